@@ -1,0 +1,61 @@
+# Entry point. Everything builds through CMake into build/ (programs in build/bin/).
+#   make          build everything
+#   make deps     install missing Debian packages (scripts/install-deps.sh)
+#   make test     deps + build + the whole ctest suite (fuzz targets run briefly)
+#   make demo     deps + build + an end-to-end run on an emulated device
+#   make bench    deps + build + benchmarks, reported as ratios to same-run baselines
+#   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target)
+#   make sanitize the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   make tsan     threaded runtime and emulator tests under ThreadSanitizer (build-tsan/)
+
+BUILD        ?= build
+FUZZ_BUILD   ?= build-fuzz
+BUILD_TYPE   ?= RelWithDebInfo
+JOBS         ?= $(shell nproc)
+FUZZ_SECONDS ?= 300
+CMAKE_FLAGS  ?=
+CTEST_FLAGS  ?= --output-on-failure
+
+.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(FUZZ_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DQAIC_FUZZ=ON $(CMAKE_FLAGS)
+
+fuzz-build: $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target qaic_fuzz_targets
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DQAIC_FUZZ_BIN_DIR=$(abspath $(FUZZ_BUILD))/bin $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: deps fuzz-build build
+	cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)
+
+demo: deps build
+	@scripts/demo.sh $(BUILD)
+
+bench: deps build
+	@scripts/bench.sh $(BUILD)
+
+fuzz: deps fuzz-build
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+sanitize: deps
+	$(MAKE) build BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=address,undefined"
+	cd build-asan && ctest $(CTEST_FLAGS) -j $(JOBS) -LE fuzz
+
+tsan: deps
+	$(MAKE) build BUILD=build-tsan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=thread"
+	cd build-tsan && ctest $(CTEST_FLAGS) -j $(JOBS) -L threaded
+
+clean:
+	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan

@@ -1,0 +1,45 @@
+// The weights side file of an IR: named tensors in one binary file, so large constants never
+// live in JSON arrays. A `create` op with from_file=true takes its data from here by tensor name.
+// The layout is documented in docs/formats/ir.md.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/Graph.hpp"
+
+namespace qaic::ir {
+
+struct WeightTensor {
+  std::string name;
+  DType dtype = DType::Float;
+  Dims dims;
+  std::span<const std::byte> data;  // elementCount(dims) * dtypeSize(dtype) bytes
+};
+
+// A read-only, memory-mapped weights file. Opening validates the header, every entry's name,
+// dtype, dims, offset and size against the file length before anything is trusted.
+class WeightsFile {
+ public:
+  static std::unique_ptr<WeightsFile> open(const std::string& path);  // throws IrError
+  ~WeightsFile();
+  WeightsFile(const WeightsFile&) = delete;
+  WeightsFile& operator=(const WeightsFile&) = delete;
+
+  const WeightTensor* find(std::string_view name) const;
+  const std::vector<WeightTensor>& tensors() const { return tensors_; }
+
+ private:
+  WeightsFile() = default;
+  void* mapping_ = nullptr;
+  std::size_t mappingSize_ = 0;
+  std::vector<WeightTensor> tensors_;
+};
+
+// Writes tensors to `path` atomically (temporary file, then rename). Throws IrError.
+void writeWeightsFile(const std::string& path, std::span<const WeightTensor> tensors);
+
+}  // namespace qaic::ir

@@ -1,0 +1,56 @@
+// The host executor: a shape-inferred IR graph turned into a runnable program whose operator
+// kernels (oneDNN for convolution, matrix multiply and pooling) are created and whose weights are
+// packed once, at build time. lightnet runs IR files with it; every emulated NSP runs compiled
+// programs with it; the ONNX conformance suite checks it.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "ir/Graph.hpp"
+#include "ir/Weights.hpp"
+
+namespace qaic::kernels {
+
+// A tensor in host memory, row-major in the IR's logical layout (NCHW for images).
+struct TensorView {
+  ir::DType dtype = ir::DType::Float;
+  ir::Dims dims;
+  void* data = nullptr;
+  std::size_t bytes = 0;  // capacity of `data`
+};
+
+// Finds the data of a `create` op with from_file=true (weights file or container constants).
+using ConstantLookup = std::function<const ir::WeightTensor*(std::string_view tensorName)>;
+
+struct BuildOptions {
+  int threads = 1;                  // compute threads this program may use
+  std::ostream* printStream = nullptr;  // where print ops write; nullptr = std::cout
+};
+
+class ExecutionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class HostProgram {
+ public:
+  // `graph` must have passed ir::inferShapes. Throws ExecutionError (naming the op) for an
+  // operator or dtype the executor does not support, or a missing constant.
+  static std::unique_ptr<HostProgram> build(const ir::Graph& graph, ConstantLookup constants,
+                                            const BuildOptions& options = {});
+  virtual ~HostProgram() = default;
+
+  // Runs the whole graph once. inputs/outputs are in the graph's io order (by direction).
+  // An input whose dims differ from the built dims (partial or specialized IO) re-infers shapes
+  // for that combination (cached); each output view's dims are set to the actual output dims and
+  // its buffer must hold them. Not thread-safe: one run at a time per HostProgram.
+  virtual void run(std::span<const TensorView> inputs, std::span<TensorView> outputs) = 0;
+};
+
+}  // namespace qaic::kernels

@@ -1,0 +1,48 @@
+// ONNX front end of the compiler: an ONNX model becomes the project's IR plus weight tensors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/Graph.hpp"
+
+namespace qaic::onnx {
+
+struct ImportedTensor {
+  std::string name;
+  ir::DType dtype = ir::DType::Float;
+  ir::Dims dims;
+  std::vector<std::byte> data;
+};
+
+struct ImportedModel {
+  ir::Graph graph;                      // with an io section for every graph input and output
+  std::vector<ImportedTensor> weights;  // initializers that survived folding
+};
+
+struct ImportOptions {
+  std::map<std::string, int64_t> symbols;  // -onnx-define-symbol=name,value for symbolic dims
+  int64_t batchSize = 0;                   // > 0: replaces a symbolic or unit batch dimension
+};
+
+// Unsupported operators are collected over the whole graph and reported in one error.
+class ImportError : public std::runtime_error {
+ public:
+  ImportError(std::string message, std::vector<std::string> unsupportedNodes = {})
+      : std::runtime_error(std::move(message)), unsupported_(std::move(unsupportedNodes)) {}
+  const std::vector<std::string>& unsupportedNodes() const noexcept { return unsupported_; }
+
+ private:
+  std::vector<std::string> unsupported_;
+};
+
+ImportedModel importOnnxFile(const std::string& path, const ImportOptions& options = {});
+ImportedModel importOnnxBytes(std::span<const std::byte> bytes, const ImportOptions& options,
+                              const std::string& sourceName);
+
+}  // namespace qaic::onnx
