@@ -1,0 +1,237 @@
+// Seed 000's batch JSON: every example of the seed parses against a network with the layout it
+// describes, and every malformed case is refused with one line naming set, entry and field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "BatchJson.hpp"
+
+namespace fs = std::filesystem;
+using namespace qaic::runner;
+
+namespace {
+
+NetworkBuffer buffer(std::string name, bool isInput, Dims dims, bool partial = false, bool droppable = false,
+                     std::vector<Dims> allowedShapes = {}) {
+  NetworkBuffer b;
+  b.name = std::move(name);
+  b.isInput = isInput;
+  b.elementSize = 4;
+  b.dims = std::move(dims);
+  b.isPartialAllowed = partial;
+  b.skipPartialHeader = droppable;
+  b.allowSkip = droppable;
+  b.allowedShapes = std::move(allowedShapes);
+  return b;
+}
+
+class BatchJsonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/qaic-batchjson-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void writeFile(const std::string& name, std::size_t bytes) {
+    std::ofstream out(dir_ / name, std::ios::binary);
+    std::string data(bytes, '\x5a');
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  }
+
+  BatchSpec load(const std::string& json, const std::vector<NetworkBuffer>& network, bool check = false) {
+    const fs::path path = dir_ / "batch.json";
+    std::ofstream(path) << json;
+    return loadBatchJson(path.string(), network, BatchJsonOptions{check});
+  }
+
+  std::string errorOf(const std::string& json, const std::vector<NetworkBuffer>& network, bool check = false) {
+    try {
+      load(json, network, check);
+    } catch (const BatchJsonError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+
+  // Seed 000 "Regular Network": in0 int, in1 float, out int.
+  static std::vector<NetworkBuffer> regularNetwork() {
+    return {buffer("in0", true, {4}), buffer("in1", true, {4}), buffer("out", false, {4})};
+  }
+  // Seed 000 "Non-Specialized Network with Partial Buffers".
+  static std::vector<NetworkBuffer> partialNetwork() {
+    return {buffer("in0", true, {32}, true, true), buffer("in1", true, {128}),
+            buffer("out0", false, {64}, true, true), buffer("out1", false, {32}, true, true)};
+  }
+  // Seed 000 "Specialized Network".
+  static std::vector<NetworkBuffer> specializedNetwork() {
+    return {buffer("in0", true, {1, 32}, true, true, {{1, 32}, {1, 1}}),
+            buffer("in1", true, {1, 128}, false, false, {{1, 128}, {1, 2}}),
+            buffer("out0", false, {1, 64}, true, true, {{1, 64}, {1, 3}}),
+            buffer("out1", false, {1, 32}, false, false, {{1, 32}, {1, 4}})};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(BatchJsonTest, RegularNetworkTwoInferencesInAnyOrder) {
+  writeFile("input0.raw", 16);
+  writeFile("input1.raw", 16);
+  writeFile("output.raw", 16);
+  auto spec = load(R"({"IO-files": [
+    [ { "path":"output.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" },
+      { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" },
+      { "path":"input1.raw", "data-type": "int", "io-direction":"in", "map-to":"in1" } ],
+    [ { "path":"input1.raw", "data-type": "int", "io-direction":"in", "map-to":"in1" },
+      { "path":"output.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" },
+      { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" } ]
+  ]})", regularNetwork(), true);
+  ASSERT_EQ(spec.sets.size(), 2u);
+  for (const IoSet& set : spec.sets) {
+    ASSERT_EQ(set.buffers.size(), 3u);
+    EXPECT_EQ(set.buffers[0]->path, (dir_ / "input0.raw").string());
+    EXPECT_EQ(set.buffers[1]->path, (dir_ / "input1.raw").string());
+    EXPECT_FALSE(set.buffers[2]->isInput);
+    EXPECT_EQ(set.buffers[2]->dims, Dims{4});
+  }
+}
+
+TEST_F(BatchJsonTest, PartialOutputDimsWithinMaximum) {
+  writeFile("input0.raw", 128);
+  writeFile("input1.raw", 512);
+  writeFile("output0.raw", 240);
+  writeFile("output1.raw", 128);
+  auto spec = load(R"({"IO-files": [[
+    { "path":"output1.raw", "data-type": "float", "io-direction":"out", "map-to":"out1" },
+    { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" },
+    { "path":"input1.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
+    { "path":"output0.raw", "dims":[60], "data-type": "float", "io-direction":"out", "map-to":"out0" }
+  ]]})", partialNetwork(), true);
+  EXPECT_EQ(spec.sets[0].buffers[2]->dims, Dims{60});
+  EXPECT_EQ(spec.sets[0].buffers[2]->bytes(), 240u);
+  EXPECT_NE(errorOf(R"({"IO-files": [[
+    { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" },
+    { "path":"input1.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
+    { "path":"output0.raw", "dims":[65], "data-type": "float", "io-direction":"out", "map-to":"out0" }
+  ]]})", partialNetwork()).find("IO set 0, entry 2, field \"dims\""), std::string::npos);
+}
+
+TEST_F(BatchJsonTest, SpecializedSetsUseDifferentShapes) {
+  writeFile("a_in1.raw", 512);
+  writeFile("a_in0.raw", 128);
+  writeFile("b_in1.raw", 8);
+  writeFile("b_in0.raw", 4);
+  auto spec = load(R"({"IO-files": [
+    [ { "path":"a_in1.raw", "dims":[1,128], "data-type": "float", "io-direction":"in", "map-to":"in1" },
+      { "path":"a_in0.raw", "dims":[1,32], "data-type": "float", "io-direction":"in", "map-to":"in0" },
+      { "path":"output1.raw", "dims":[1,32], "data-type": "float", "io-direction":"out", "map-to":"out1" },
+      { "path":"output0.raw", "dims":[1,64], "data-type": "float", "io-direction":"out", "map-to":"out0" } ],
+    [ { "path":"b_in1.raw", "dims":[1,2], "data-type": "float", "io-direction":"in", "map-to":"in1" },
+      { "path":"b_in0.raw", "dims":[1,1], "data-type": "float", "io-direction":"in", "map-to":"in0" },
+      { "path":"output1.raw", "dims":[1,4], "data-type": "float", "io-direction":"out", "map-to":"out1" },
+      { "path":"output0.raw", "dims":[1,3], "data-type": "float", "io-direction":"out", "map-to":"out0" } ]
+  ]})", specializedNetwork());
+  EXPECT_EQ(spec.sets[1].buffers[0]->dims, (Dims{1, 1}));
+  EXPECT_EQ(spec.sets[1].buffers[3]->dims, (Dims{1, 4}));
+  EXPECT_NE(errorOf(R"({"IO-files": [[
+      { "path":"b_in1.raw", "dims":[1,3], "data-type": "float", "io-direction":"in", "map-to":"in1" },
+      { "path":"b_in0.raw", "dims":[1,1], "data-type": "float", "io-direction":"in", "map-to":"in0" },
+      { "path":"output1.raw", "dims":[1,4], "data-type": "float", "io-direction":"out", "map-to":"out1" },
+      { "path":"output0.raw", "dims":[1,3], "data-type": "float", "io-direction":"out", "map-to":"out0" } ]]})",
+                    specializedNetwork()).find("entry 0, field \"dims\""), std::string::npos);
+}
+
+TEST_F(BatchJsonTest, SelectiveIoDropsOnlyWhatTheDescriptorAllows) {
+  writeFile("input1.raw", 512);
+  auto spec = load(R"({"IO-files": [[
+    { "path":"input1.raw", "dims":[1,128], "data-type": "float", "io-direction":"in", "map-to":"in1" },
+    { "path":"output1.raw", "dims":[1,32], "data-type": "float", "io-direction":"out", "map-to":"out1" }
+  ]]})", specializedNetwork());
+  EXPECT_FALSE(spec.sets[0].buffers[0].has_value());
+  EXPECT_FALSE(spec.sets[0].buffers[2].has_value());
+
+  writeFile("input0.raw", 128);
+  writeFile("in1_full.raw", 512);
+  auto mixed = load(R"({"IO-files": [
+    [ { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" },
+      { "path":"in1_full.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
+      { "path":"output1.raw", "dims":[30], "data-type": "float", "io-direction":"out", "map-to":"out1" } ],
+    [ { "path":"in1_full.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
+      { "path":"output1.raw", "dims":[0], "data-type": "float", "io-direction":"out", "map-to":"out1" } ]
+  ]})", partialNetwork());
+  EXPECT_TRUE(mixed.sets[0].buffers[0].has_value());
+  EXPECT_FALSE(mixed.sets[1].buffers[0].has_value());
+  EXPECT_EQ(mixed.sets[1].buffers[3]->bytes(), 0u);
+
+  // in1 is regular: it can never be dropped.
+  EXPECT_NE(errorOf(R"({"IO-files": [[
+    { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" }
+  ]]})", partialNetwork()).find("IO set 0, entry (none), field \"map-to\": network buffer 'in1'"),
+            std::string::npos);
+}
+
+TEST_F(BatchJsonTest, EveryMalformedCaseNamesSetEntryAndField) {
+  writeFile("input0.raw", 16);
+  writeFile("input1.raw", 16);
+  writeFile("short.raw", 12);
+  const auto net = regularNetwork();
+  const std::string ok1 = R"({ "path":"input1.raw", "data-type": "int", "io-direction":"in", "map-to":"in1" })";
+  auto bad = [&](const std::string& entry) { return R"({"IO-files": [[)" + ok1 + "," + entry + "]]}"; };
+
+  EXPECT_NE(errorOf("{not json", net).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"files": []})", net).find("\"IO-files\""), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "data-type": "float", "io-direction":"in", "map-to":"in0" })"), net)
+                .find("IO set 0, entry 1, field \"path\": missing"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type": "double", "io-direction":"in", "map-to":"in0" })"), net)
+                .find("entry 1, field \"data-type\": unknown data type"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "io-direction":"in", "map-to":"in0" })"), net)
+                .find("field \"data-type\": missing"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "elem-size": 2, "io-direction":"in", "map-to":"in0" })"), net)
+                .find("field \"elem-size\": 2 disagrees with data-type"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"int64_t", "io-direction":"in", "map-to":"in0" })"), net)
+                .find("field \"data-type\": element size 8 but network buffer 'in0' has 4"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "dims":[1,1,1,1,1,1,1,1,4], "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
+                .find("field \"dims\": 9 entries (1 to 8 allowed)"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "dims":[], "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
+                .find("field \"dims\": empty array"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "dims":[5], "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
+                .find("field \"dims\""), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"inX" })"), net)
+                .find("field \"map-to\": no network buffer named 'inX'"), std::string::npos);
+  EXPECT_NE(errorOf(bad(ok1), net).find("entry 1, field \"map-to\": 'in1' appears twice"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"missing.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
+                .find("field \"path\": cannot read file"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"short.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
+                .find("field \"path\": '" + (dir_ / "short.raw").string() + "' has 12 bytes, expected 16"),
+            std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"in0", "skip-validation": true })"), net)
+                .find("field \"skip-validation\": valid only on output entries"), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"up", "map-to":"in0" })"), net)
+                .find("field \"io-direction\""), std::string::npos);
+  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"out", "map-to":"in0" })"), net)
+                .find("field \"io-direction\": 'in0' is an input"), std::string::npos);
+  // Output files matter only when -c compares them.
+  const std::string withOutput = R"({"IO-files": [[)" + ok1 +
+      R"(, { "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" },
+           { "path":"nothere.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" }]]})";
+  EXPECT_EQ(errorOf(withOutput, net), "(no error)");
+  EXPECT_NE(errorOf(withOutput, net, true).find("entry 2, field \"path\": cannot read file"), std::string::npos);
+}
+
+TEST_F(BatchJsonTest, DataTypeSizesAreTheSeedsTable) {
+  EXPECT_EQ(batchDataTypeSize("int8_t"), 1u);
+  EXPECT_EQ(batchDataTypeSize("uint8_t"), 1u);
+  EXPECT_EQ(batchDataTypeSize("int16_t"), 2u);
+  EXPECT_EQ(batchDataTypeSize("uint16_t"), 2u);
+  EXPECT_EQ(batchDataTypeSize("float16"), 2u);
+  EXPECT_EQ(batchDataTypeSize("int"), 4u);
+  EXPECT_EQ(batchDataTypeSize("uint"), 4u);
+  EXPECT_EQ(batchDataTypeSize("float"), 4u);
+  EXPECT_EQ(batchDataTypeSize("int64_t"), 8u);
+  EXPECT_EQ(batchDataTypeSize("uint64_t"), 8u);
+  EXPECT_EQ(batchDataTypeSize("double"), std::nullopt);
+}
+
+}  // namespace

@@ -1,0 +1,205 @@
+#include "RunLoop.hpp"
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "OutputCheck.hpp"
+
+namespace qaic::runner {
+namespace {
+
+using namespace qaic::rt;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kAvailablePollUs = 200'000;  // lets the loop notice a failure while waiting
+
+// The memory and bookkeeping of one inference handle, reused for every IO set it runs.
+struct Slot {
+  std::vector<std::vector<uint8_t>> outputStorage;  // per network buffer (outputs only)
+  PreparedSet set;
+  uint64_t iteration = 0;
+};
+
+struct RunState {
+  const v2::BufferMappings& mappings;
+  const RunnerOptions& options;
+  FileCache& cache;
+  const OutputWriter* writer;
+  std::atomic<uint64_t>& completed;
+  std::mutex mutex;  // guards slots, result
+  std::unordered_map<const InferenceHandle*, std::unique_ptr<Slot>> slots;
+  RunResult result;
+  std::atomic<bool> stop{false};
+  Clock::time_point lastCompletion{};
+  InferenceSet* set = nullptr;
+};
+
+bool isInput(const v2::BufferMapping& m) { return m.ioType == BUFFER_IO_TYPE_INPUT; }
+
+uint64_t product(const std::vector<uint64_t>& dims) {
+  uint64_t p = 1;
+  for (uint64_t d : dims) p *= d;
+  return p;
+}
+
+std::vector<uint64_t> toUnsigned(const std::vector<int64_t>& dims) { return {dims.begin(), dims.end()}; }
+
+void checkOutputs(RunState& state, const InferenceHandle& handle, const Slot& slot) {
+  for (std::size_t b = 0; b < state.mappings.size(); ++b) {
+    const std::string& path = slot.set.expectedPaths[b];
+    if (path.empty() || !slot.set.present[b]) continue;
+    const auto& mapping = state.mappings[b];
+    const std::size_t actualBytes = product(handle.getOutputDims(static_cast<uint32_t>(b))) * elementSizeOf(mapping.dataType);
+    FileBytes expected = state.cache.load(path);
+    std::string difference;
+    if (actualBytes != expected->size()) {
+      difference = "output has " + std::to_string(actualBytes) + " bytes, '" + path + "' has " +
+                   std::to_string(expected->size());
+    } else if (auto m = compareOutput(mapping.dataType, *expected, std::span(slot.outputStorage[b].data(), actualBytes))) {
+      difference = "first difference at index " + std::to_string(m->index) + ": expected " + m->expected +
+                   ", got " + m->actual;
+    }
+    if (difference.empty()) continue;
+    std::lock_guard lock(state.mutex);
+    ++state.result.mismatches;
+    if (!state.result.mismatch)
+      state.result.mismatch = "IO set " + std::to_string(slot.set.setIndex) + ", buffer '" + mapping.bufferName +
+                              "' (iteration " + std::to_string(slot.iteration) + "): " + difference;
+  }
+}
+
+void writeOutputs(RunState& state, const InferenceHandle& handle, const Slot& slot) {
+  const auto& o = state.options;
+  if (!state.writer || slot.iteration < o.writeOutputStartIter ||
+      slot.iteration >= o.writeOutputStartIter + o.writeOutputNumSamples)
+    return;
+  for (std::size_t b = 0; b < state.mappings.size(); ++b) {
+    if (isInput(state.mappings[b]) || !slot.set.present[b]) continue;  // dropped outputs are not written
+    const std::size_t bytes =
+        product(handle.getOutputDims(static_cast<uint32_t>(b))) * elementSizeOf(state.mappings[b].dataType);
+    try {
+      state.writer->write(state.mappings[b].bufferName, slot.iteration, std::span(slot.outputStorage[b].data(), bytes));
+    } catch (const OutputWriteError& e) {
+      std::lock_guard lock(state.mutex);
+      if (!state.result.writeError) state.result.writeError = e.what();
+      state.stop = true;
+    }
+  }
+}
+
+void onComplete(const shInferenceHandle& handle, void* userData) {
+  auto& state = *static_cast<RunState*>(userData);
+  Slot* slot;
+  {
+    std::lock_guard lock(state.mutex);
+    slot = state.slots.at(handle.get()).get();
+  }
+  const QStatus status = handle->getStatus();
+  if (status != QS_SUCCESS) {
+    std::lock_guard lock(state.mutex);
+    if (state.result.failure == QS_SUCCESS) {
+      state.result.failure = status;
+      state.result.failureMessage = handle->getErrorMessage();
+    }
+    state.stop = true;
+  } else {
+    if (state.options.checkOutput) checkOutputs(state, *handle, *slot);
+    writeOutputs(state, *handle, *slot);
+    std::lock_guard lock(state.mutex);
+    ++state.result.completed;
+    state.lastCompletion = Clock::now();
+    const uint64_t limit = state.options.profilingNumSamples;
+    if (state.options.latencyProfiling && (limit == 0 || state.result.completed <= limit)) {
+      for (const auto& [stage, counter] : handle->getPerformanceCounts()) {
+        auto& mean = state.result.stages[stage];
+        mean.totalUs += counter.realTimeUs;
+        ++mean.samples;
+      }
+    }
+  }
+  slot->set = PreparedSet{};  // release input bytes before the handle is reused
+  state.completed.fetch_add(1);
+  state.set->putCompleted(handle);
+}
+
+Slot& slotFor(RunState& state, const InferenceHandle* handle) {
+  std::lock_guard lock(state.mutex);
+  auto& slot = state.slots[handle];
+  if (!slot) {
+    slot = std::make_unique<Slot>();
+    slot->outputStorage.resize(state.mappings.size());
+    for (std::size_t b = 0; b < state.mappings.size(); ++b)
+      if (!isInput(state.mappings[b])) slot->outputStorage[b].resize(state.mappings[b].size);
+  }
+  return *slot;
+}
+
+void bindBuffers(RunState& state, InferenceHandle& handle, Slot& slot) {
+  std::vector<QBuffer> buffers(state.mappings.size());
+  for (std::size_t b = 0; b < state.mappings.size(); ++b) {
+    QBuffer& q = buffers[b];
+    q.type = QBUFFER_TYPE_HEAP;
+    if (isInput(state.mappings[b])) {
+      if (const FileBytes& bytes = slot.set.inputs[b]) {
+        // The runtime only reads input buffers.
+        q.buf = const_cast<uint8_t*>(bytes->data());
+        q.size = bytes->size();
+      }
+    } else {
+      q.buf = slot.outputStorage[b].data();
+      q.size = slot.outputStorage[b].size();
+    }
+  }
+  handle.setBuffers(buffers);
+  for (std::size_t b = 0; b < state.mappings.size(); ++b) {
+    const auto index = static_cast<uint32_t>(b);
+    const bool present = slot.set.present[b];
+    const auto& mapping = state.mappings[b];
+    if (mapping.isPartialBufferAllowed && mapping.skipPartialHeader && mapping.allowSkip)
+      handle.setBufferSkipped(index, !present);
+    if (present) handle.setBufferDims(index, slot.set.dims[b] ? *slot.set.dims[b] : toUnsigned(mapping.ioShapes.defaultDims));
+  }
+}
+
+}  // namespace
+
+RunResult runInferences(InferenceSet& set, const v2::BufferMappings& mappings, InputSource& source,
+                        const RunnerOptions& options, FileCache& cache, const OutputWriter* writer,
+                        std::atomic<uint64_t>& completedCounter) {
+  RunState state{mappings, options, cache, writer, completedCounter, {}, {}, {}, {}, {}, &set};
+  const auto start = Clock::now();
+  const auto deadline = options.timeSeconds
+                            ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.timeSeconds))
+                            : Clock::time_point::max();
+  for (uint64_t iteration = 0; !state.stop; ++iteration) {
+    if (options.timeSeconds ? Clock::now() >= deadline : iteration >= options.numIterations) break;
+    shInferenceHandle handle;
+    QStatus status = QS_TIMEDOUT;
+    while (!state.stop && status == QS_TIMEDOUT) status = set.getAvailable(handle, kAvailablePollUs);
+    if (state.stop) break;
+    if (status != QS_SUCCESS) {
+      std::lock_guard lock(state.mutex);
+      state.result.failure = status;
+      state.result.failureMessage = "no inference handle became available (" + std::string(statusName(status)) + ")";
+      break;
+    }
+    Slot& slot = slotFor(state, handle.get());
+    slot.set = source.prepare(iteration % source.setCount());
+    slot.iteration = iteration;
+    bindBuffers(state, *handle, slot);
+    set.submit(handle, onComplete, &state);
+    ++state.result.submitted;
+  }
+  set.waitForCompletion(0);
+  std::lock_guard lock(state.mutex);
+  RunResult result = state.result;
+  const auto end = state.lastCompletion == Clock::time_point{} ? Clock::now() : state.lastCompletion;
+  result.durationUs = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(end - start).count());
+  return result;
+}
+
+}  // namespace qaic::runner

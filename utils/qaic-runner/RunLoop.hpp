@@ -1,0 +1,43 @@
+// The submission loop: keeps every inference handle busy with the next IO set (round robin),
+// and on each completion (a runtime pipeline thread) checks and writes outputs, collects stage
+// latencies and gives the handle back.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <qaic/InferenceSet.hpp>
+#include <qaic/Qpc.hpp>
+
+#include "FileCache.hpp"
+#include "InputSource.hpp"
+#include "OutputWriter.hpp"
+#include "RunnerOptions.hpp"
+
+namespace qaic::runner {
+
+struct StageMean {
+  uint64_t totalUs = 0;
+  uint64_t samples = 0;
+};
+
+struct RunResult {
+  uint64_t submitted = 0;
+  uint64_t completed = 0;            // completed successfully
+  uint64_t durationUs = 0;           // first submit to last completion
+  qaic::rt::QStatus failure = qaic::rt::QS_SUCCESS;  // first failed inference's status
+  std::string failureMessage;
+  std::optional<std::string> mismatch;               // first -c difference
+  uint64_t mismatches = 0;
+  std::optional<std::string> writeError;
+  std::map<std::string, StageMean> stages;            // --aic-profiling-type latency
+};
+
+RunResult runInferences(qaic::rt::InferenceSet& set, const qaic::rt::v2::BufferMappings& mappings,
+                        InputSource& source, const RunnerOptions& options, FileCache& cache,
+                        const OutputWriter* writer, std::atomic<uint64_t>& completedCounter);
+
+}  // namespace qaic::runner
