@@ -1,23 +1,95 @@
 #!/usr/bin/env bash
-# make demo: compile the sample network and show what the container holds.
+# make demo: the whole stack end to end on an emulated device.
+#   1. start qaic-emu on a temporary root (and qaicd when it is built)
+#   2. compile examples/smallcnn with qaic-exec
+#   3. make four IO sets of inputs and their expected outputs (host executor, lightnet)
+#   4. run them through qaic-runner with a batch JSON and -c
+#   5. print qaic-util -q, then shut everything down, also when a step fails
 # Usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=$build/bin
+python=/usr/bin/python3   # Debian's, with numpy
 work=$(mktemp -d /tmp/qaic-demo.XXXXXX)
-
-cleanup() {
-  local rc=$?
-  rm -rf "$work"
-  exit $rc
-}
-trap cleanup EXIT INT TERM
+root=$work/root
+emu_pid=""
+qaicd_pid=""
 
 step() { printf '\n==> %s\n' "$*"; }
 
+cleanup() {
+  local rc=$?
+  set +e
+  if [[ -n $qaicd_pid ]]; then kill -TERM "$qaicd_pid" 2>/dev/null; wait "$qaicd_pid" 2>/dev/null; fi
+  if [[ -n $emu_pid ]] && kill -0 "$emu_pid" 2>/dev/null; then
+    kill -TERM "$emu_pid"
+    for _ in $(seq 50); do kill -0 "$emu_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$emu_pid" 2>/dev/null
+  fi
+  if mountpoint -q "$root" 2>/dev/null; then
+    fusermount3 -u "$root" 2>/dev/null || umount -l "$root" 2>/dev/null
+  fi
+  if mountpoint -q "$root" 2>/dev/null; then
+    echo "demo: $root is still mounted" >&2
+    rc=1
+  else
+    rm -rf "$work"
+  fi
+  if ((rc == 0)); then echo; echo "demo: finished; emulator stopped and unmounted"; else echo "demo: FAILED (exit $rc)" >&2; fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for tool in qaic-emu qaic-exec qaic-runner qaic-util lightnet; do
+  [[ -x $bin/$tool ]] || { echo "demo: $bin/$tool is missing; run make first" >&2; exit 1; }
+done
+
+step "Starting the emulated device: qaic-emu --root $root --daemon"
+mkdir -p "$root"
+"$bin/qaic-emu" --root "$root" --daemon
+export QAIC_ROOT=$root
+emu_pid=$(cat "$root/sys/class/accel/accel0/device/emu_pid")
+echo "qaic-emu running as pid $emu_pid; devices: $(ls "$root/dev/accel" | tr '\n' ' ')"
+
+if [[ -x $bin/qaicd ]]; then
+  step "Starting qaicd"
+  "$bin/qaicd" --root "$root" --socket "$work/qaicd.sock" &
+  qaicd_pid=$!
+fi
+
 step "Compiling examples/smallcnn/smallcnn.json"
 "$bin/qaic-exec" -m="$here/examples/smallcnn/smallcnn.json" -aic-binary-dir="$work/smallcnn"
-
-step "Container summary (qaic-util --qpc)"
 "$bin/qaic-util" --qpc "$work/smallcnn"
+
+step "Making 4 IO sets and their expected outputs with the host executor"
+mkdir -p "$work/io"
+"$python" - "$work/io" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(7)
+for i in range(4):
+    # Values exact in float16, so the device's FP16 input format loses nothing.
+    x = rng.standard_normal((1, 3, 16, 16)).astype(np.float16).astype(np.float32)
+    x.tofile(f"{sys.argv[1]}/image{i}.raw")
+PY
+for i in 0 1 2 3; do
+  "$bin/lightnet" -o '!' --input "image=$work/io/image$i.raw" --output-dir "$work/io/ref$i" \
+    "$here/examples/smallcnn/smallcnn.json" > /dev/null
+done
+{
+  echo '{"IO-files": ['
+  for i in 0 1 2 3; do
+    sep=$([[ $i -lt 3 ]] && echo , || true)
+    echo "  [ {\"path\":\"image$i.raw\", \"data-type\":\"float\", \"io-direction\":\"in\", \"map-to\":\"image\"},"
+    echo "    {\"path\":\"ref$i/probs.raw\", \"data-type\":\"float\", \"io-direction\":\"out\", \"map-to\":\"probs\"} ]$sep"
+  done
+  echo ']}'
+} > "$work/io/batch.json"
+cat "$work/io/batch.json"
+
+step "qaic-runner -t $work/smallcnn --aic-batch-json-input batch.json -n 400 -c"
+"$bin/qaic-runner" -t "$work/smallcnn" --aic-batch-json-input "$work/io/batch.json" -n 400 -c
+
+step "qaic-util -q"
+"$bin/qaic-util" -q

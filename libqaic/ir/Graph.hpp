@@ -136,11 +136,21 @@ class IrError : public std::runtime_error {
 Graph parseGraph(std::string_view jsonText, std::string sourceName = "<memory>");
 Graph loadGraph(const std::string& path);  // reads the file, then parseGraph
 
+// Every rule parseGraph enforces, for a graph built in memory (e.g. by the ONNX importer).
+void validateGraph(const Graph& graph);
+
 // Serializes back to the JSON IR (parseGraph(toJson(g)) reproduces g's ops, io and shapes).
 std::string toJson(const Graph& graph, bool pretty = false);
 
 // Runs every operator's shape rule in order, filling graph.tensors. Tensors bound to io inputs
 // take their dtype and dims from the io section; `create` ops from their params.
+// Also checks each io output's dtype and dims and re-infers every allowed_shapes combination.
 void inferShapes(Graph& graph);
+
+// The shapes of every tensor when the io buffers have `ioDims` (indexed like graph.io: an
+// allowed_shapes combination, or a partial input's actual dims). An empty entry for an output
+// buffer skips its dims check. Does not modify the graph. Throws IrError.
+std::map<std::string, TensorInfo> inferTensorShapes(const Graph& graph,
+                                                    const ShapeCombination& ioDims);
 
 }  // namespace qaic::ir

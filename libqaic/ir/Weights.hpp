@@ -42,4 +42,12 @@ class WeightsFile {
 // Writes tensors to `path` atomically (temporary file, then rename). Throws IrError.
 void writeWeightsFile(const std::string& path, std::span<const WeightTensor> tensors);
 
+// Checks every `create` op with from_file=true against `weights`: a tensor named like the op's
+// dst must exist with the op's dtype and element count. Throws IrError naming the op.
+void bindWeights(const Graph& graph, const WeightsFile& weights);
+
+// The weights file of a graph: graph.weightsFile resolved against the directory of
+// graph.sourceName (the IR file's path); "" when the graph names none.
+std::string weightsPath(const Graph& graph);
+
 }  // namespace qaic::ir

@@ -1,0 +1,162 @@
+#include "ir/OpRegistry.hpp"
+
+#include "ir/ShapeRules.hpp"
+
+namespace qaic::ir {
+namespace {
+
+using namespace rules;
+
+std::vector<std::string_view> values(std::span<const std::string_view> list) {
+  return {list.begin(), list.end()};
+}
+
+const std::vector<std::string_view>& dtypeNames() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> all;
+    for (int code = 0; code <= static_cast<int>(DType::Bool); ++code) {
+      all.push_back(dtypeName(static_cast<DType>(code)));
+    }
+    return all;
+  }();
+  return names;
+}
+
+ParamSpec number(std::string_view name, Bound bound = Bound::None) {
+  return {name, ParamKind::Number, bound, LengthRule::Any, 0, {}};
+}
+ParamSpec integer(std::string_view name, Bound bound = Bound::None) {
+  return {name, ParamKind::Int, bound, LengthRule::Any, 0, {}};
+}
+ParamSpec boolean(std::string_view name) {
+  return {name, ParamKind::Bool, Bound::None, LengthRule::Any, 0, {}};
+}
+ParamSpec string(std::string_view name) {
+  return {name, ParamKind::String, Bound::None, LengthRule::Any, 0, {}};
+}
+ParamSpec oneOf(std::string_view name, std::vector<std::string_view> allowed) {
+  return {name, ParamKind::Enum, Bound::None, LengthRule::Any, 0, std::move(allowed)};
+}
+ParamSpec ints(std::string_view name, Bound bound, LengthRule rule, std::size_t length = 0) {
+  return {name, ParamKind::IntArray, bound, rule, length, {}};
+}
+ParamSpec numbers(std::string_view name, Bound bound, LengthRule rule, std::size_t length = 0) {
+  return {name, ParamKind::NumberArray, bound, rule, length, {}};
+}
+ParamSpec dtype() { return oneOf("dtype", dtypeNames()); }
+ParamSpec autopad() { return oneOf("autopad", values(kAutopads)); }
+ParamSpec pair(std::string_view name, Bound bound) {
+  return ints(name, bound, LengthRule::Fixed, 2);
+}
+ParamSpec padding() { return ints("padding", Bound::NonNegative, LengthRule::Fixed, 4); }
+
+std::vector<OpSpec> buildRegistry() {
+  std::vector<OpSpec> specs;
+  auto add = [&specs](OpSpec spec) { specs.push_back(std::move(spec)); };
+  // LightNet's operators.
+  add({"create", {}, {"dst"},
+       {dtype(), ints("dims", Bound::Positive, LengthRule::UpToMaxRank),
+        numbers("ran", Bound::None, LengthRule::Fixed, 2),
+        numbers("data", Bound::None, LengthRule::Any), boolean("from_file")},
+       checkCreate, shapeCreate, false, false, "dst: dtype, dims"});
+  add({"zeros", {}, {"dst"}, {dtype(), ints("dims", Bound::Positive, LengthRule::UpToMaxRank)},
+       nullptr, shapeCreate, false, false, "dst: dtype, dims (all zero)"});
+  add({"arange", {}, {"dst"}, {dtype(), number("start"), number("stop"), number("step")},
+       checkArange, shapeArange, false, false, "dst: [ceil((stop-start)/step)], dtype"});
+  add({"slice", {"src"}, {"dst"},
+       {integer("axis", Bound::NonNegative), integer("start", Bound::NonNegative),
+        integer("len", Bound::Positive)},
+       nullptr, shapeSlice, false, false, "src dims with dims[axis] = len"});
+  add({"print", {"src"}, {}, {string("msg")}, nullptr, shapeNone, true, false, "(no output)"});
+  add({"fprint", {"src"}, {}, {string("msg"), string("file")}, nullptr, shapeNone, true, false,
+       "(no output)"});
+  add({"reshape", {"src"}, {"dst"}, {ints("dims", Bound::AtLeastOne, LengthRule::UpToMaxRank)},
+       nullptr, shapeReshape, false, false, "dims (same element count)"});
+  add({"transpose", {"src"}, {"dst"}, {ints("axes", Bound::NonNegative, LengthRule::Rank)},
+       checkTranspose, shapeTranspose, false, false, "dst.dims[i] = src.dims[axes[i]]"});
+  add({"concat", {"src1", "src2"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr,
+       shapeConcat, false, false, "src1 dims with dims[axis] summed"});
+  add({"elew", {"src1", "src2"}, {"dst"}, {oneOf("elew_op", values(kElewOps))}, nullptr,
+       shapeElew, false, false, "src1 dims (src2 identical)"});
+  add({"relu", {"src"}, {"dst"}, {}, nullptr, shapeSame, false, false, "src dims"});
+  add({"lrelu", {"src"}, {"dst"}, {number("negslope")}, nullptr, shapeSame, false, false,
+       "src dims"});
+  add({"sigmoid", {"src"}, {"dst"}, {}, nullptr, shapeSame, false, false, "src dims"});
+  add({"softmax", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeAxis,
+       false, false, "src dims"});
+  add({"conv2d", {"src", "weight", "bias"}, {"dst"},
+       {integer("group", Bound::AtLeastOne), pair("size", Bound::AtLeastOne),
+        pair("stride", Bound::AtLeastOne), padding(), pair("dilation", Bound::AtLeastOne),
+        autopad()},
+       nullptr, shapeConv2d, false, false, "[N, out_c, outH, outW]"});
+  add({"deconv2d", {"src", "weight", "bias"}, {"dst"},
+       {integer("group", Bound::AtLeastOne), pair("size", Bound::AtLeastOne),
+        pair("stride", Bound::AtLeastOne), ints("output_dims", Bound::None, LengthRule::Fixed, 4),
+        padding(), pair("output_padding", Bound::NonNegative), pair("dilation", Bound::AtLeastOne),
+        autopad()},
+       nullptr, shapeDeconv2d, false, false, "[N, weight.dims[1]*group, outH, outW]"});
+  for (std::string_view pool : {"maxpool2d", "avgpool2d"}) {
+    add({pool, {"src"}, {"dst"},
+         {pair("size", Bound::AtLeastOne), pair("stride", Bound::AtLeastOne), padding(), autopad()},
+         checkPool, shapePool2d, false, false, "[N, C, outH, outW]"});
+  }
+  add({"batchnorm", {"src", "scale", "offset", "mean", "var"}, {"dst"},
+       {number("epsilon", Bound::Positive)}, nullptr, shapeBatchnorm, false, false, "src dims"});
+  add({"upsample", {"src"}, {"dst"},
+       {oneOf("mode", values(kResizeModes)), numbers("scales", Bound::Positive, LengthRule::Rank)},
+       nullptr, shapeUpsample, false, false, "dims[i] = floor(scales[i]*dims[i])"});
+  add({"resize", {"src"}, {"dst"},
+       {oneOf("mode", values(kResizeModes)), ints("dims", Bound::AtLeastOne, LengthRule::Rank)},
+       nullptr, shapeResize, false, false, "dims"});
+  add({"maxreduce", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr,
+       shapeMaxreduce, false, false, "src dims with dims[axis] = 1"});
+  add({"maxreduce_arg", {"src"}, {"dst", "arg"}, {integer("axis", Bound::NonNegative)}, nullptr,
+       shapeMaxreduceArg, false, false, "dst and arg (TL_INT32): src dims with dims[axis] = 1"});
+  add({"dot_product", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeDotProduct, false, false,
+       "[1]"});
+  add({"submean", {"src"}, {"dst"},
+       {numbers("mean", Bound::None, LengthRule::Fixed, 3), dtype()}, nullptr, shapeSubmean,
+       false, false, "[C, H, W] of dtype"});
+  add({"rearange", {"src"}, {"dst"}, {number("start"), number("stop"), number("step")}, nullptr,
+       shapeVector, false, false, "src dims (1-D)"});
+  add({"pick1d", {"src", "src_index"}, {"dst"},
+       {integer("len", Bound::AtLeastOne), integer("stride", Bound::AtLeastOne)}, nullptr,
+       shapePick1d, false, false, "[len*stride]"});
+  add({"sort1d", {"src_key"}, {"dst_key"}, {oneOf("dir", values(kSortDirs))}, nullptr,
+       shapeVector, false, false, "src_key dims (1-D)"});
+  // Project extensions.
+  add({"matmul", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeMatmul, false, true,
+       "NumPy matmul shape"});
+  add({"gemm", {"a", "b", "c"}, {"dst"},
+       {number("alpha"), number("beta"), boolean("trans_a"), boolean("trans_b")}, nullptr,
+       shapeGemm, false, true, "[M, N]"});
+  add({"elew_bcast", {"src1", "src2"}, {"dst"}, {oneOf("elew_op", values(kElewOps))}, nullptr,
+       shapeElewBcast, false, true, "broadcast of src1 and src2 dims"});
+  add({"clip", {"src"}, {"dst"}, {number("min"), number("max")}, checkClip, shapeSame, false,
+       true, "src dims"});
+  add({"global_avgpool", {"src"}, {"dst"}, {}, nullptr, shapeGlobalAvgpool, false, true,
+       "[N, C, 1, ..., 1]"});
+  add({"pad", {"src"}, {"dst"},
+       {ints("pads", Bound::NonNegative, LengthRule::TwiceRank), oneOf("mode", values(kPadModes)),
+        number("value")},
+       nullptr, shapePad, false, true, "dims[i] + pads[i] + pads[i+ndim]"});
+  add({"flatten", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeFlatten,
+       false, true, "[prod(dims[:axis]), prod(dims[axis:])]"});
+  return specs;
+}
+
+}  // namespace
+
+const std::vector<OpSpec>& opSpecs() {
+  static const std::vector<OpSpec> specs = buildRegistry();
+  return specs;
+}
+
+const OpSpec* findOpSpec(std::string_view optype) {
+  for (const auto& spec : opSpecs()) {
+    if (spec.optype == optype) return &spec;
+  }
+  return nullptr;
+}
+
+}  // namespace qaic::ir

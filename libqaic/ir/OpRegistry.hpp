@@ -1,0 +1,83 @@
+// The operator registry: for every optype its tensor argument names, its parameters (name, type,
+// constraint) and its shape rule. The parser, shape inference, the executor, the ONNX importer
+// and docs/formats/ir.md all follow this one table.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ir/Graph.hpp"
+
+namespace qaic::ir {
+
+enum class ParamKind : uint8_t {
+  Number,       // JSON number
+  Int,          // JSON number, truncated toward zero
+  Bool,
+  String,       // any string
+  Enum,         // one of ParamSpec::enumValues
+  NumberArray,  // non-empty array of numbers
+  IntArray,     // non-empty array of numbers, each truncated toward zero
+};
+
+// Applies to a scalar, or to each element of an array.
+enum class Bound : uint8_t { None, Positive, NonNegative, AtLeastOne };
+
+enum class LengthRule : uint8_t {
+  Any,        // any non-empty length (at most kMaxRank for dims-like params)
+  Fixed,      // exactly ParamSpec::length
+  Rank,       // the rank of the op's first input (checked by shape inference)
+  TwiceRank,  // 2 * the rank of the op's first input (checked by shape inference)
+  UpToMaxRank,  // 1..kMaxRank (a shape)
+};
+
+struct ParamSpec {
+  std::string_view argName;
+  ParamKind kind = ParamKind::Number;
+  Bound bound = Bound::None;
+  LengthRule lengthRule = LengthRule::Any;
+  std::size_t length = 0;                     // for LengthRule::Fixed
+  std::vector<std::string_view> enumValues;   // for ParamKind::Enum
+};
+
+// Checks across parameters that need no input shapes (e.g. ran[0] <= ran[1]). Throws IrError.
+using StructuralCheck = void (*)(const Op& op);
+// Output infos in the order of OpSpec::outputs, from input infos in the order of OpSpec::inputs.
+// Throws IrError naming the op and argument for any shape-dependent violation.
+using ShapeRule = std::vector<TensorInfo> (*)(const Op& op, std::span<const TensorInfo> inputs);
+
+struct OpSpec {
+  std::string_view optype;
+  std::vector<std::string_view> inputs;
+  std::vector<std::string_view> outputs;
+  std::vector<ParamSpec> params;
+  StructuralCheck check = nullptr;
+  ShapeRule shape = nullptr;
+  bool hostOnly = false;    // print / fprint: lightnet runs them, qaic-exec rejects them
+  bool extension = false;   // a project extension, not a LightNet operator
+  std::string_view result;  // the shape rule in words, for docs
+};
+
+const std::vector<OpSpec>& opSpecs();
+const OpSpec* findOpSpec(std::string_view optype);  // nullptr for an unknown optype
+
+// The string values of enum params, shared with the executor and importer.
+inline constexpr std::string_view kElewOps[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB",
+                                                "TL_MAX", "TL_MIN", "TL_POW"};
+inline constexpr std::string_view kAutopads[] = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
+inline constexpr std::string_view kResizeModes[] = {"TL_NEAREST", "TL_LINEAR"};
+inline constexpr std::string_view kSortDirs[] = {"TL_SORT_DIR_ASCENDING",
+                                                 "TL_SORT_DIR_DESCENDING"};
+inline constexpr std::string_view kPadModes[] = {"constant", "reflect", "edge"};
+
+// Validates one op's params against its spec: presence, no extras, type, enum value, array
+// length (fixed rules) and bounds. Throws IrError naming the op and arg_name.
+void validateParams(const Op& op, const OpSpec& spec);
+
+// Every shape-free rule for one op: known optype, unique arg_names, exact tensor arguments,
+// params (validateParams) and the op's structural check. Returns its spec. Throws IrError.
+const OpSpec& validateOp(const Op& op);
+
+}  // namespace qaic::ir

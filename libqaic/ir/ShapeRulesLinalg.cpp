@@ -1,0 +1,63 @@
+// Shape rules of matmul (NumPy semantics) and gemm (ONNX Gemm semantics).
+#include "ir/ShapeRules.hpp"
+
+namespace qaic::ir::rules {
+
+Outs shapeMatmul(const Op& op, Infos in) {
+  requireSameDType(op, "src2", in[1], in[0], "src1");
+  requireMinRank(op, "src1", in[0], 1);
+  requireMinRank(op, "src2", in[1], 1);
+  // 1-D operands are promoted ([K] -> [1,K] on the left, [K,1] on the right) and the
+  // promoted axis is dropped from the result.
+  Dims a = in[0].dims;
+  Dims b = in[1].dims;
+  const bool vectorA = a.size() == 1;
+  const bool vectorB = b.size() == 1;
+  if (vectorA) a.insert(a.begin(), 1);
+  if (vectorB) b.push_back(1);
+  const int64_t m = a[a.size() - 2];
+  const int64_t k = a[a.size() - 1];
+  const int64_t kb = b[b.size() - 2];
+  const int64_t n = b[b.size() - 1];
+  if (k != kb) {
+    throwInputError(op, "src2", "inner dimension " + std::to_string(kb) + " of " +
+                                    formatDims(in[1].dims) + " != " + std::to_string(k) +
+                                    " of src1 " + formatDims(in[0].dims));
+  }
+  Dims out = broadcastShapes(op, "src2", Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2));
+  if (!vectorA) out.push_back(m);
+  if (!vectorB) out.push_back(n);
+  return {TensorInfo{in[0].dtype, out}};
+}
+
+Outs shapeGemm(const Op& op, Infos in) {
+  requireRank(op, "a", in[0], 2);
+  requireRank(op, "b", in[1], 2);
+  requireSameDType(op, "b", in[1], in[0], "a");
+  requireSameDType(op, "c", in[2], in[0], "a");
+  const Dims& a = in[0].dims;
+  const Dims& b = in[1].dims;
+  const bool transA = op.boolean("trans_a");
+  const bool transB = op.boolean("trans_b");
+  const int64_t m = transA ? a[1] : a[0];
+  const int64_t k = transA ? a[0] : a[1];
+  const int64_t kb = transB ? b[1] : b[0];
+  const int64_t n = transB ? b[0] : b[1];
+  if (k != kb) {
+    throwInputError(op, "b", "inner dimension " + std::to_string(kb) + " != " +
+                                 std::to_string(k) + " of a (after trans_a/trans_b)");
+  }
+  const Dims result{m, n};
+  const Dims& c = in[2].dims;
+  bool broadcastable = c.size() <= 2;
+  for (std::size_t i = 0; broadcastable && i < c.size(); ++i) {
+    const int64_t target = result[2 - c.size() + i];
+    broadcastable = c[i] == 1 || c[i] == target;
+  }
+  if (!broadcastable) {
+    throwInputError(op, "c", formatDims(c) + " is not broadcastable to " + formatDims(result));
+  }
+  return {TensorInfo{in[0].dtype, result}};
+}
+
+}  // namespace qaic::ir::rules

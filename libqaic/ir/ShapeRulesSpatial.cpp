@@ -1,0 +1,130 @@
+// Shape rules of the convolution, pooling, normalization and resizing operators.
+#include <cmath>
+
+#include "ir/ShapeRules.hpp"
+#include "ir/Window2d.hpp"
+
+namespace qaic::ir::rules {
+namespace {
+
+void requireKernelSize(const Op& op, const Dims& weight) {
+  const auto size = op.integers("size");
+  if (size[0] != weight[2] || size[1] != weight[3]) {
+    throwParamError(op, "size", formatDims(size) + " != weight kernel [" +
+                                    std::to_string(weight[2]) + "," + std::to_string(weight[3]) +
+                                    "]");
+  }
+}
+
+void requireBias(const Op& op, const TensorInfo& bias, const TensorInfo& src, int64_t outC) {
+  requireSameDType(op, "bias", bias, src, "src");
+  if (bias.dims != Dims{outC}) {
+    throwInputError(op, "bias", "expected [" + std::to_string(outC) + "], got " +
+                                    formatDims(bias.dims));
+  }
+}
+
+}  // namespace
+
+Outs shapeConv2d(const Op& op, Infos in) {
+  const TensorInfo& src = in[0];
+  const TensorInfo& weight = in[1];
+  requireRank(op, "src", src, 4);
+  requireRank(op, "weight", weight, 4);
+  requireSameDType(op, "weight", weight, src, "src");
+  const int64_t group = op.integer("group");
+  const int64_t channels = src.dims[1];
+  const int64_t outC = weight.dims[0];
+  if (checkedMul(op, "group", weight.dims[1], group) != channels) {
+    throwParamError(op, "group", "weight dims[1]*group (" +
+                                     std::to_string(weight.dims[1] * group) +
+                                     ") != src channels (" + std::to_string(channels) + ")");
+  }
+  if (outC % group != 0) {
+    throwParamError(op, "group", "weight dims[0] (" + std::to_string(outC) +
+                                     " output channels) is not divisible by group (" +
+                                     std::to_string(group) + ")");
+  }
+  requireKernelSize(op, weight.dims);
+  requireBias(op, in[2], src, outC);
+  const Window2d win = forwardWindow(op, src.dims[2], src.dims[3]);
+  return {TensorInfo{src.dtype, Dims{src.dims[0], outC, win.outH, win.outW}}};
+}
+
+Outs shapeDeconv2d(const Op& op, Infos in) {
+  const TensorInfo& src = in[0];
+  const TensorInfo& weight = in[1];
+  requireRank(op, "src", src, 4);
+  requireRank(op, "weight", weight, 4);
+  requireSameDType(op, "weight", weight, src, "src");
+  const int64_t group = op.integer("group");
+  if (weight.dims[0] != src.dims[1]) {
+    throwInputError(op, "weight", "dims[0] (" + std::to_string(weight.dims[0]) +
+                                      ") != src channels (" + std::to_string(src.dims[1]) + ")");
+  }
+  if (src.dims[1] % group != 0) {
+    throwParamError(op, "group", "src channels (" + std::to_string(src.dims[1]) +
+                                     ") are not divisible by group (" + std::to_string(group) +
+                                     ")");
+  }
+  requireKernelSize(op, weight.dims);
+  const int64_t outC = checkedMul(op, "group", weight.dims[1], group);
+  requireBias(op, in[2], src, outC);
+  const Window2d win = deconvWindow(op, src.dims[2], src.dims[3]);
+  const Dims out{src.dims[0], outC, win.outH, win.outW};
+  const auto requested = op.integers("output_dims");
+  const bool used = requested[0] > 0 && requested[1] > 0 && requested[2] > 0 && requested[3] > 0;
+  if (used && Dims(requested.begin(), requested.end()) != out) {
+    throwParamError(op, "output_dims", formatDims(requested) + " != computed " + formatDims(out));
+  }
+  return {TensorInfo{src.dtype, out}};
+}
+
+Outs shapePool2d(const Op& op, Infos in) {
+  requireRank(op, "src", in[0], 4);
+  const Dims& src = in[0].dims;
+  const Window2d win = forwardWindow(op, src[2], src[3]);
+  return {TensorInfo{in[0].dtype, Dims{src[0], src[1], win.outH, win.outW}}};
+}
+
+Outs shapeGlobalAvgpool(const Op& op, Infos in) {
+  requireMinRank(op, "src", in[0], 3);
+  TensorInfo out = in[0];
+  for (std::size_t i = 2; i < out.dims.size(); ++i) out.dims[i] = 1;
+  return {out};
+}
+
+Outs shapeBatchnorm(const Op& op, Infos in) {
+  requireMinRank(op, "src", in[0], 2);
+  const int64_t channels = in[0].dims[1];
+  const char* names[] = {"scale", "offset", "mean", "var"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    requireSameDType(op, names[i], in[i + 1], in[0], "src");
+    if (in[i + 1].dims != Dims{channels}) {
+      throwInputError(op, names[i], "expected [" + std::to_string(channels) +
+                                        "] (src channels), got " + formatDims(in[i + 1].dims));
+    }
+  }
+  return {in[0]};
+}
+
+Outs shapeUpsample(const Op& op, Infos in) {
+  const auto scales = op.numbers("scales");
+  TensorInfo out = in[0];
+  for (std::size_t i = 0; i < out.dims.size(); ++i) {
+    const double scaled = std::floor(scales[i] * static_cast<double>(out.dims[i]));
+    if (!(scaled >= 1.0) || scaled > 9007199254740992.0) {
+      throwParamError(op, "scales", "axis " + std::to_string(i) + " scales to " +
+                                        std::to_string(scaled) + " (must be >= 1)");
+    }
+    out.dims[i] = static_cast<int64_t>(scaled);
+  }
+  return {out};
+}
+
+Outs shapeResize(const Op& op, Infos in) {
+  const auto dims = op.integers("dims");
+  return {TensorInfo{in[0].dtype, Dims(dims.begin(), dims.end())}};
+}
+
+}  // namespace qaic::ir::rules
