@@ -1,0 +1,41 @@
+#include "container/QpcModel.hpp"
+
+namespace qaic::container {
+
+rt::QAicBufferDataTypeEnum bufferDataTypeFor(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::Float: return rt::BUFFER_DATA_TYPE_FLOAT;
+    case ir::DType::Float16: return rt::BUFFER_DATA_TYPE_FLOAT16;
+    case ir::DType::Int64: return rt::BUFFER_DATA_TYPE_INT64I;
+    case ir::DType::Int32: return rt::BUFFER_DATA_TYPE_INT32I;
+    case ir::DType::Int16: return rt::BUFFER_DATA_TYPE_INT16Q;
+    case ir::DType::Int8: return rt::BUFFER_DATA_TYPE_INT8;
+    case ir::DType::UInt8: return rt::BUFFER_DATA_TYPE_UINT8;
+    case ir::DType::Bool: return rt::BUFFER_DATA_TYPE_UINT8;  // one byte, 0 or 1
+    case ir::DType::Double:
+    case ir::DType::UInt64:
+    case ir::DType::UInt32:
+    case ir::DType::UInt16: return rt::BUFFER_DATA_TYPE_INVAL;
+  }
+  return rt::BUFFER_DATA_TYPE_INVAL;
+}
+
+const char* bufferDataTypeName(rt::QAicBufferDataTypeEnum type) {
+  switch (type) {
+    case rt::BUFFER_DATA_TYPE_FLOAT: return "BUFFER_DATA_TYPE_FLOAT";
+    case rt::BUFFER_DATA_TYPE_FLOAT16: return "BUFFER_DATA_TYPE_FLOAT16";
+    case rt::BUFFER_DATA_TYPE_INT8Q: return "BUFFER_DATA_TYPE_INT8Q";
+    case rt::BUFFER_DATA_TYPE_UINT8Q: return "BUFFER_DATA_TYPE_UINT8Q";
+    case rt::BUFFER_DATA_TYPE_INT16Q: return "BUFFER_DATA_TYPE_INT16Q";
+    case rt::BUFFER_DATA_TYPE_INT32Q: return "BUFFER_DATA_TYPE_INT32Q";
+    case rt::BUFFER_DATA_TYPE_INT32I: return "BUFFER_DATA_TYPE_INT32I";
+    case rt::BUFFER_DATA_TYPE_INT64I: return "BUFFER_DATA_TYPE_INT64I";
+    case rt::BUFFER_DATA_TYPE_INT8: return "BUFFER_DATA_TYPE_INT8";
+    case rt::BUFFER_DATA_TYPE_UINT8: return "BUFFER_DATA_TYPE_UINT8";
+    case rt::BUFFER_DATA_TYPE_FLOAT64C: return "BUFFER_DATA_TYPE_FLOAT64C";
+    case rt::BUFFER_DATA_TYPE_INVAL: return "BUFFER_DATA_TYPE_INVAL";
+  }
+  return "BUFFER_DATA_TYPE_INVAL";
+}
+
+}  // namespace qaic::container

@@ -1,0 +1,85 @@
+// What a program container holds, as plain structs shared by the writer (qaic-exec), the
+// reader (QpcImage: runtime, emulator, qaic-util) and the tests. The byte layout is in
+// docs/formats/qpc.md and lives only in QpcWriter.cpp / QpcImage.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/Graph.hpp"
+#include "ir/Weights.hpp"
+#include <qaic/Types.hpp>
+
+namespace qaic::container {
+
+inline constexpr uint32_t kFormatVersion = 1;
+
+// Limits the loader enforces before allocating anything.
+inline constexpr std::size_t kMaxBuffers = 4096;
+inline constexpr std::size_t kMaxPrograms = 256;
+inline constexpr std::size_t kMaxConstants = 1u << 20;
+inline constexpr std::size_t kMaxStrings = 1u << 22;
+inline constexpr std::size_t kMaxShapeCombinations = 1u << 16;
+inline constexpr std::size_t kMaxStringLength = 4096;
+inline constexpr std::size_t kConstantAlignment = 64;
+
+// Program flags.
+inline constexpr uint32_t kProgramFlagFp16Constants = 1u << 0;  // -convert-to-fp16 was used
+
+// One IO buffer (a BufferMapping V2 entry). `io` carries name, bound tensor, direction, user
+// dtype / layout, full dims, the partial / skip-header / allow-skip flags and the device format.
+struct QpcBuffer {
+  uint32_t index = 0;                // position in the IO descriptor
+  ir::IoBuffer io;
+  uint64_t size = 0;                 // user bytes at full dims
+  rt::QAicBufferDataTypeEnum dataType = rt::BUFFER_DATA_TYPE_INVAL;
+  uint64_t deviceOffset = 0;         // in the IO region, 4 KiB aligned
+  uint64_t deviceSize = 0;           // device-format bytes at full dims, 4 KiB aligned
+};
+
+// One compiled program (seed 001 QpcProgramInfo plus docs/device-protocol.md fields).
+struct QpcProgram {
+  std::string name;
+  uint32_t programIndex = 0;
+  uint32_t numCores = 1;
+  uint32_t batchSize = 1;
+  uint32_t numSemaphores = 1;
+  uint32_t numMulticastIds = 0;
+  uint32_t flags = 0;                // kProgramFlag*
+  uint32_t doneSemaphore = 0;
+  uint64_t totalRequiredMemory = 0;
+  uint64_t ioRegionSize = 0;
+  uint64_t doorbellAddress = 0;
+  uint64_t requestDescriptorOffset = 0;
+  uint64_t responseDescriptorOffset = 0;
+  std::vector<uint32_t> bufferIndices;  // IO descriptor entries this program uses
+  // The compiled graph as JSON IR (ir::toJson, shapes inferred). Its size is QpcProgramInfo's
+  // "size". In a loaded image it points into the file; for the writer the caller owns it.
+  std::span<const std::byte> payload;
+};
+
+// One constant (seed 001 QpcConstantsInfo: name, index, size = tensor.data.size()). The tensor's
+// name is the tensor of the `create` op (from_file=true) it feeds, so an executor can use
+// `&constant.tensor` as its ir::WeightTensor. In a loaded image `tensor.data` points into the
+// file (64-byte aligned there), never a copy.
+struct QpcConstant {
+  uint32_t index = 0;
+  ir::WeightTensor tensor;
+};
+
+struct QpcContents {
+  std::vector<QpcBuffer> buffers;
+  // Specializations only; the default combination (every buffer at its full dims) is implied.
+  std::vector<ir::ShapeCombination> allowedShapes;
+  std::vector<QpcProgram> programs;
+  std::vector<QpcConstant> constants;
+};
+
+// The runtime data type for a user element type (BUFFER_DATA_TYPE_INVAL when there is none).
+rt::QAicBufferDataTypeEnum bufferDataTypeFor(ir::DType dtype);
+const char* bufferDataTypeName(rt::QAicBufferDataTypeEnum type);  // "BUFFER_DATA_TYPE_FLOAT"
+
+}  // namespace qaic::container

@@ -1,0 +1,26 @@
+// qaic-exec's pipeline: load, validate, infer shapes, lay out the IO region, pack constants,
+// write programqpc.bin atomically.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ExecOptions.hpp"
+
+namespace qaic::compiler {
+
+struct CompileSummary {
+  std::string outputPath;
+  std::size_t inputs = 0;
+  std::size_t outputs = 0;
+  std::size_t constants = 0;
+  uint64_t constantBytes = 0;
+  uint64_t ioRegionSize = 0;
+  uint64_t fileBytes = 0;
+};
+
+// Throws CompileError, ir::IrError, onnx::ImportError or container::QpcFormatError; on any
+// error no output file is left behind.
+CompileSummary compile(const ExecOptions& options);
+
+}  // namespace qaic::compiler

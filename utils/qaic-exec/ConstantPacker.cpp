@@ -1,0 +1,63 @@
+#include "ConstantPacker.hpp"
+
+#include <cstring>
+
+#include "CompileError.hpp"
+#include "kernels/format/Half.hpp"
+
+namespace qaic::compiler {
+
+namespace {
+
+std::vector<std::byte> toFloat16(std::span<const std::byte> data) {
+  const std::size_t count = data.size() / sizeof(float);
+  std::vector<std::byte> out(count * sizeof(uint16_t));
+  for (std::size_t i = 0; i < count; ++i) {
+    float value;
+    std::memcpy(&value, data.data() + i * sizeof(float), sizeof(float));  // weights may be unaligned
+    const uint16_t half = kernels::floatToHalf(value);
+    std::memcpy(out.data() + i * sizeof(uint16_t), &half, sizeof(half));
+  }
+  return out;
+}
+
+}  // namespace
+
+PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::WeightTensor> weights,
+                              bool convertToFp16) {
+  PackedConstants packed;
+  packed.storage.reserve(graph.ops.size());  // spans into storage must not move
+  for (const ir::Op& op : graph.ops) {
+    if (op.optype != "create" || !op.boolean("from_file")) continue;
+    const ir::TensorArg* dst = op.findOutput("dst");
+    const ir::WeightTensor* weight = nullptr;
+    for (const auto& candidate : weights) {
+      if (dst != nullptr && candidate.name == dst->name) weight = &candidate;
+    }
+    if (weight == nullptr) {
+      throw CompileError(graph.sourceName + ": op '" + op.name + "': no weights for tensor '" +
+                         (dst ? dst->name : std::string("?")) + "'");
+    }
+    container::QpcConstant constant;
+    constant.index = static_cast<uint32_t>(packed.constants.size());
+    constant.tensor = *weight;
+    // The create op's dims are the tensor's shape (the weights entry may be shaped differently).
+    const ir::TensorInfo& info = graph.tensors.at(dst->name);
+    constant.tensor.dims = info.dims;
+    if (info.dtype != weight->dtype ||
+        static_cast<uint64_t>(ir::elementCount(info.dims)) * ir::dtypeSize(info.dtype) != weight->data.size()) {
+      throw CompileError(graph.sourceName + ": op '" + op.name + "': weights tensor '" + dst->name +
+                         "' does not hold " + std::string(ir::dtypeName(info.dtype)) + " data of the op's dims");
+    }
+    if (convertToFp16 && weight->dtype == ir::DType::Float) {
+      packed.storage.push_back(toFloat16(weight->data));
+      constant.tensor.dtype = ir::DType::Float16;
+      constant.tensor.data = packed.storage.back();
+    }
+    packed.totalBytes += constant.tensor.data.size();
+    packed.constants.push_back(std::move(constant));
+  }
+  return packed;
+}
+
+}  // namespace qaic::compiler

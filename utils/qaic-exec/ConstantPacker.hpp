@@ -1,0 +1,25 @@
+// The constants of a program: the data of every `create` op with from_file=true, in op order,
+// named by the op's dst tensor. With -convert-to-fp16, float data is stored as float16.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "container/QpcModel.hpp"
+#include "ir/Graph.hpp"
+#include "ir/Weights.hpp"
+
+namespace qaic::compiler {
+
+struct PackedConstants {
+  std::vector<container::QpcConstant> constants;  // data points into `storage` or the weights
+  std::vector<std::vector<std::byte>> storage;    // converted copies
+  uint64_t totalBytes = 0;
+};
+
+// Throws CompileError naming the op when its tensor is not among `weights`.
+PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::WeightTensor> weights,
+                              bool convertToFp16);
+
+}  // namespace qaic::compiler

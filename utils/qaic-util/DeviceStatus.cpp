@@ -1,0 +1,53 @@
+#include "DeviceStatus.hpp"
+
+#include <stdexcept>
+
+#include "driver/SysfsDevice.hpp"
+
+namespace qaic::util {
+
+DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
+  const driver::SysfsDevice sysfs(root, id);
+  auto text = [&](const std::string& name) {
+    auto value = sysfs.read(name);
+    if (!value) throw std::runtime_error("device " + std::to_string(id) + ": " + value.message());
+    return value.value();
+  };
+  auto number = [&](const std::string& name) {
+    auto value = sysfs.readU64(name);
+    if (!value) throw std::runtime_error("device " + std::to_string(id) + ": " + value.message());
+    return value.value();
+  };
+  DeviceStatus s;
+  s.id = id;
+  s.status = text("status");
+  s.pciAddress = text("pci_address");
+  s.hwVersion = text("hw_version");
+  s.fwVersion = text("fw_version");
+  s.sku = text("sku");
+  s.pciVendor = text("device/vendor");
+  s.pciDevice = text("device/device");
+  s.dramTotalMb = number("dram_total");
+  s.dramFreeMb = number("dram_free");
+  s.vcTotal = number("vc_total");
+  s.vcFree = number("vc_free");
+  s.nspTotal = number("nsp_total");
+  s.nspFree = number("nsp_free");
+  s.mcidTotal = number("mcid_total");
+  s.mcidFree = number("mcid_free");
+  s.semTotal = number("sem_total");
+  s.semFree = number("sem_free");
+  s.constantsLoaded = number("constants_loaded");
+  s.constantsInUse = number("constants_in_use");
+  s.networksLoaded = number("networks_loaded");
+  s.networksActive = number("networks_active");
+  s.nspFrequencyMhz = number("nsp_frequency_mhz");
+  for (uint64_t i = 0; i < s.vcTotal; ++i) {
+    auto state = sysfs.read("dbc" + std::to_string(i) + "_state");
+    if (!state) break;  // older kernels have no per-DBC state
+    s.dbcStates.push_back(state.value());
+  }
+  return s;
+}
+
+}  // namespace qaic::util

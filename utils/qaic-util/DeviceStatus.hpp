@@ -1,0 +1,31 @@
+// What qaic-util reports about one device, read from its sysfs class directory. The same
+// attributes exist for a real qaic device and for qaic-emu's tree.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/DeviceRoot.hpp"
+
+namespace qaic::util {
+
+struct DeviceStatus {
+  unsigned id = 0;
+  std::string status;        // Initializing, Ready, Error
+  std::string pciAddress, hwVersion, fwVersion, sku;
+  uint64_t dramTotalMb = 0, dramFreeMb = 0;
+  uint64_t vcTotal = 0, vcFree = 0, nspTotal = 0, nspFree = 0;
+  uint64_t mcidTotal = 0, mcidFree = 0, semTotal = 0, semFree = 0;
+  uint64_t constantsLoaded = 0, constantsInUse = 0, networksLoaded = 0, networksActive = 0;
+  uint64_t nspFrequencyMhz = 0;
+  std::string pciVendor, pciDevice;
+  std::vector<std::string> dbcStates;  // dbc<i>_state, in order
+};
+
+// Reads every attribute. An unreadable attribute is an error naming it (the device may have
+// gone away between listing and reading).
+DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id);
+
+}  // namespace qaic::util

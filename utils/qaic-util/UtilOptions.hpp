@@ -1,0 +1,32 @@
+// The qaic-util command line. Each mode is a separate command file; device queries
+// (-q, -d, -t, -j) plug in beside --qpc.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace qaic::util {
+
+enum class Mode { Help, Qpc, Query };
+
+struct UtilOptions {
+  Mode mode = Mode::Help;
+  std::string qpcDir;                      // --qpc DIR
+  std::vector<unsigned> devices;           // -d ID, repeatable
+  bool json = false;                       // -j
+  std::optional<unsigned> refreshSeconds;  // -t N
+  std::optional<unsigned> refreshCount;    // --count N (with -t)
+};
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+UtilOptions parseUtilOptions(std::span<const std::string> args);  // throws UsageError
+std::string utilHelpText();
+
+}  // namespace qaic::util

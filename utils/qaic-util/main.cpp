@@ -1,0 +1,34 @@
+// qaic-util: inspects devices and program containers. See --help.
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "QpcCommand.hpp"
+#include "QueryCommand.hpp"
+#include "UtilOptions.hpp"
+
+int main(int argc, char** argv) {
+  using namespace qaic::util;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    const UtilOptions options = parseUtilOptions(args);
+    switch (options.mode) {
+      case Mode::Help:
+        std::cout << utilHelpText();
+        return 0;
+      case Mode::Qpc:
+        return runQpcCommand(options.qpcDir, std::cout, std::cerr);
+      case Mode::Query:
+        return runQueryCommand({options.devices, options.json, options.refreshSeconds, options.refreshCount},
+                               std::cout, std::cerr);
+    }
+  } catch (const UsageError& e) {
+    std::cerr << "qaic-util: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "qaic-util: error: internal error: " << e.what() << '\n';
+    return 1;
+  }
+  return 1;
+}
