@@ -1,0 +1,129 @@
+#include "driver/DbcWindow.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+
+namespace qaic::driver {
+
+namespace {
+
+bool plainFileName(const char* name, std::size_t capacity) {
+  const std::size_t length = strnlen(name, capacity);
+  if (length == 0 || length == capacity) return false;
+  if (std::strchr(name, '/') != nullptr) return false;
+  return std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0;
+}
+
+}  // namespace
+
+Result<void> DbcWindow::validate(const qaic_emu_dbc_info& info) {
+  const std::string what = "EMU_DBC_INFO dbc " + std::to_string(info.dbc_id) + ": ";
+  if (!plainFileName(info.name, sizeof info.name))
+    return SysError{EPROTO, what + "window name is not a terminated file name"};
+  const uint32_t n = info.nelem;
+  if (n < kMinQueueSize || n > kMaxQueueSize)
+    return SysError{EPROTO, what + "nelem " + std::to_string(n) + " out of range"};
+  const uint64_t size = info.window_size;
+  if (size < dbcWindowBytes(n) || info.request_offset < kRegisterPageBytes ||
+      info.request_offset > size - uint64_t{n} * kRequestElementBytes ||
+      info.response_offset < kRegisterPageBytes ||
+      info.response_offset > size - uint64_t{n} * kResponseElementBytes ||
+      info.request_offset % alignof(RequestElement) != 0 ||
+      info.response_offset % alignof(ResponseElement) != 0)
+    return SysError{EPROTO, what + "window size or FIFO offsets inconsistent with nelem " +
+                                std::to_string(n)};
+  return {};
+}
+
+Result<DbcWindow> DbcWindow::map(const DeviceNode& node, uint32_t dbcId) {
+  auto info = node.emuDbcInfo(dbcId);
+  if (!info) return info.sysError();
+  if (auto valid = validate(*info); !valid) return valid.sysError();
+  auto window = MappedFile::open(node.shmDir() / info->name, info->window_size);
+  if (!window) return window.sysError();
+  return DbcWindow(std::move(*window), *info);
+}
+
+Result<DbcWindow> DbcWindow::adopt(MappedFile window, const qaic_emu_dbc_info& info) {
+  if (auto valid = validate(info); !valid) return valid.sysError();
+  if (window.size() < info.window_size)
+    return SysError{EPROTO, "DBC window mapping smaller than window_size"};
+  return DbcWindow(std::move(window), info);
+}
+
+DbcWindow::DbcWindow(MappedFile window, const qaic_emu_dbc_info& info)
+    : window_(std::move(window)),
+      dbcId_(info.dbc_id),
+      generation_(info.generation),
+      nelem_(info.nelem),
+      requestOffset_(info.request_offset),
+      responseOffset_(info.response_offset) {}
+
+uint32_t DbcWindow::loadRegister(std::size_t offset) const {
+  auto* word = reinterpret_cast<uint32_t*>(window_.data() + offset);
+  return std::atomic_ref<uint32_t>(*word).load(std::memory_order_acquire);
+}
+
+void DbcWindow::storeRegister(std::size_t offset, uint32_t value) {
+  auto* word = reinterpret_cast<uint32_t*>(window_.data() + offset);
+  std::atomic_ref<uint32_t>(*word).store(value, std::memory_order_release);
+}
+
+DeviceStatus DbcWindow::deviceStatus() const {
+  return static_cast<DeviceStatus>(loadRegister(kRegDeviceStatus));
+}
+
+uint32_t DbcWindow::requestSlotsFree() const {
+  const uint32_t head = loadRegister(kRegRequestHead);
+  const uint32_t tail = loadRegister(kRegRequestTail);
+  if (head >= nelem_ || tail >= nelem_) return 0;
+  return ringFree(head, tail, nelem_);
+}
+
+Result<void> DbcWindow::submit(std::span<const RequestElement> elements) {
+  const DeviceStatus status = deviceStatus();
+  if (status == DeviceStatus::Removed || status == DeviceStatus::Stopped)
+    return SysError{ENODEV, "DBC " + std::to_string(dbcId_) + " submit"};
+  const uint32_t head = loadRegister(kRegRequestHead);
+  const uint32_t tail = loadRegister(kRegRequestTail);
+  if (head >= nelem_ || tail >= nelem_)
+    return SysError{EIO, "DBC " + std::to_string(dbcId_) + " request registers out of range"};
+  if (elements.size() > ringFree(head, tail, nelem_))
+    return SysError{EAGAIN, "DBC " + std::to_string(dbcId_) + " request ring full"};
+  auto* ring = reinterpret_cast<RequestElement*>(window_.data() + requestOffset_);
+  uint32_t slot = tail;
+  for (const RequestElement& element : elements) {
+    std::memcpy(&ring[slot], &element, sizeof(element));
+    slot = (slot + 1) % nelem_;
+  }
+  // Release: the device that sees the new tail also sees the elements before it.
+  storeRegister(kRegRequestTail, slot);
+  auto* futexWord = reinterpret_cast<uint32_t*>(window_.data() + kRegDoorbellFutex);
+  std::atomic_ref<uint32_t>(*futexWord).fetch_add(1, std::memory_order_release);
+  // A shared futex (no FUTEX_PRIVATE_FLAG): the waiter is the emulator, in another process.
+  ::syscall(SYS_futex, futexWord, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  return {};
+}
+
+Result<std::size_t> DbcWindow::takeResponses(std::span<ResponseElement> out) {
+  const uint32_t head = loadRegister(kRegResponseHead);
+  const uint32_t tail = loadRegister(kRegResponseTail);
+  if (head >= nelem_ || tail >= nelem_)
+    return SysError{EIO, "DBC " + std::to_string(dbcId_) + " response registers out of range"};
+  const auto* ring = reinterpret_cast<const ResponseElement*>(window_.data() + responseOffset_);
+  std::size_t taken = 0;
+  uint32_t slot = head;
+  while (slot != tail && taken < out.size()) {
+    std::memcpy(&out[taken++], &ring[slot], sizeof(ResponseElement));
+    slot = (slot + 1) % nelem_;
+  }
+  storeRegister(kRegResponseHead, slot);
+  return taken;
+}
+
+}  // namespace qaic::driver

@@ -1,0 +1,59 @@
+// The data path of one activated DBC, bypassing FUSE (docs/device-protocol.md section 3): the
+// window file named by QAIC_EMU_DBC_INFO holds the register page, the request FIFO and the
+// response FIFO. submit() writes request elements, advances the request tail (the doorbell) and
+// wakes the device through the shared futex word; takeResponses() drains response elements.
+//
+// Threading: one thread may submit while another takes responses (they own different
+// registers); two submitters or two takers need the caller's lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "driver/DeviceNode.hpp"
+#include "driver/DeviceProtocol.hpp"
+#include "driver/MappedFile.hpp"
+#include "driver/Result.hpp"
+
+namespace qaic::driver {
+
+class DbcWindow {
+ public:
+  // Fails with the ioctl's errno (EPERM: not the activation's owner), or EPROTO when the
+  // device's answer is inconsistent (name not terminated or not a plain file name, sizes or
+  // offsets outside the window).
+  static Result<DbcWindow> map(const DeviceNode& node, uint32_t dbcId);
+  // Uses an already mapped window described by `info` (after the same checks as map()).
+  static Result<DbcWindow> adopt(MappedFile window, const qaic_emu_dbc_info& info);
+  // The consistency checks on an EMU_DBC_INFO answer.
+  static Result<void> validate(const qaic_emu_dbc_info& info);
+
+  uint32_t dbcId() const { return dbcId_; }
+  uint32_t generation() const { return generation_; }
+  uint32_t queueSize() const { return nelem_; }
+
+  // Free request slots now (at most queueSize() - 1).
+  uint32_t requestSlotsFree() const;
+  // All of `elements` or nothing: EAGAIN when the ring lacks room, EIO when the device
+  // registers are out of range (a device fault, not a client bug), ENODEV when the device
+  // reports itself removed or stopped.
+  Result<void> submit(std::span<const RequestElement> elements);
+  // Copies up to out.size() responses and frees their slots; returns how many.
+  Result<std::size_t> takeResponses(std::span<ResponseElement> out);
+  DeviceStatus deviceStatus() const;
+
+ private:
+  DbcWindow(MappedFile window, const qaic_emu_dbc_info& info);
+  uint32_t loadRegister(std::size_t offset) const;
+  void storeRegister(std::size_t offset, uint32_t value);
+
+  MappedFile window_;
+  uint32_t dbcId_ = 0;
+  uint32_t generation_ = 0;
+  uint32_t nelem_ = 0;
+  std::size_t requestOffset_ = 0;
+  std::size_t responseOffset_ = 0;
+};
+
+}  // namespace qaic::driver

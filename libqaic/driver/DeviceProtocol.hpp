@@ -1,0 +1,301 @@
+// The device protocol of docs/device-protocol.md as types and constants: what the uAPI leaves to
+// firmware and to the emulator (memory files, IO virtual addresses, the DBC window and its
+// registers, request/response elements, descriptors, completion codes, the manage-message
+// encodings of program loads and resource groups, and the emulator's one extension ioctl).
+// Shared by qaic-emu (the device) and libqaic (the host); any layout drift is a compile error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "qaic/uapi/qaic_accel.h"
+
+namespace qaic::driver {
+
+// ---- 1. Memory files ---------------------------------------------------------------------------
+inline constexpr std::size_t kPageSize = 4096;
+inline constexpr const char* kBoFilePrefix = "bo-";
+inline constexpr unsigned kShmDirMode = 0711;  // others may traverse but not list
+inline constexpr unsigned kMemoryFileMode = 0600;
+
+constexpr uint64_t alignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+// "bo-<offset as 16 lower-case hex digits>" inside the instance's emu_shm_dir.
+inline std::string boFileName(uint64_t mmapOffset) {
+  char name[32];
+  std::snprintf(name, sizeof name, "bo-%016llx", static_cast<unsigned long long>(mmapOffset));
+  return name;
+}
+
+// MMAP_BO offsets: page aligned, start above zero so 0 is never a valid offset.
+inline constexpr uint64_t kFirstMmapOffset = 0x100000000ull;
+
+// ---- 2. IO virtual addresses -------------------------------------------------------------------
+// Host-side addresses in request elements: bit 63 | handle << 32 | offset in the BO. A BO can
+// therefore be addressed up to 4 GiB. Anything without bit 63 is a device-side address (an
+// offset in the activation's IO region).
+inline constexpr uint64_t kIovaHostBit = 1ull << 63;
+inline constexpr uint64_t kMaxBoBytes = 1ull << 32;
+
+constexpr uint64_t makeIova(uint32_t boHandle, uint32_t offsetInBo) {
+  return kIovaHostBit | (static_cast<uint64_t>(boHandle & 0x7fffffffu) << 32) | offsetInBo;
+}
+constexpr bool iovaIsHost(uint64_t address) { return (address & kIovaHostBit) != 0; }
+constexpr uint32_t iovaHandle(uint64_t address) {
+  return static_cast<uint32_t>((address >> 32) & 0x7fffffffu);
+}
+constexpr uint32_t iovaOffset(uint64_t address) { return static_cast<uint32_t>(address); }
+
+// ---- 3. The DBC window: registers and FIFOs ----------------------------------------------------
+inline constexpr std::size_t kRegisterPageBytes = 4096;
+inline constexpr std::size_t kRegRequestHead = 0x0;    // device writes
+inline constexpr std::size_t kRegRequestTail = 0x4;    // host writes: the doorbell
+inline constexpr std::size_t kRegResponseHead = 0x8;   // host writes
+inline constexpr std::size_t kRegResponseTail = 0xC;   // device writes
+inline constexpr std::size_t kRegDoorbellFutex = 0x10; // host increments + FUTEX_WAKE
+inline constexpr std::size_t kRegDeviceStatus = 0x14;  // device writes, DeviceStatus
+
+enum class DeviceStatus : uint32_t { Ok = 0, Resetting = 1, Removed = 2, Stopped = 3 };
+
+inline constexpr std::size_t kRequestElementBytes = 64;
+inline constexpr std::size_t kResponseElementBytes = 4;
+inline constexpr uint32_t kMinQueueSize = 2;
+inline constexpr uint32_t kMaxQueueSize = 65535;  // req_id is 16 bits
+inline constexpr uint32_t kDefaultQueueSize = 256;
+
+// The FIFO area as the mainline driver sizes it: requests at its start, responses at its end.
+constexpr uint64_t fifoAreaBytes(uint32_t nelem) {
+  return alignUp(uint64_t{nelem} * (kRequestElementBytes + kResponseElementBytes) + 256, 4096);
+}
+constexpr uint64_t dbcWindowBytes(uint32_t nelem) { return kRegisterPageBytes + fifoAreaBytes(nelem); }
+constexpr uint64_t requestFifoOffset(uint32_t) { return kRegisterPageBytes; }
+constexpr uint64_t responseFifoOffset(uint32_t nelem) {
+  return dbcWindowBytes(nelem) - uint64_t{nelem} * kResponseElementBytes;
+}
+
+// A ring holds at most nelem - 1 elements (head == tail means empty).
+constexpr uint32_t ringUsed(uint32_t head, uint32_t tail, uint32_t nelem) {
+  return (tail + nelem - head) % nelem;
+}
+constexpr uint32_t ringFree(uint32_t head, uint32_t tail, uint32_t nelem) {
+  return nelem - 1 - ringUsed(head, tail, nelem);
+}
+
+// Request element `cmd` bits.
+inline constexpr uint8_t kReqCmdToDevice = 1u << 0;    // src host IOVA -> dst device address
+inline constexpr uint8_t kReqCmdFromDevice = 1u << 1;  // src device address -> dst host IOVA
+inline constexpr uint8_t kReqCmdCompletion = 1u << 4;  // last element of a request: respond
+
+// Semaphore command word (sem_cmd0..3): val 0-11, index 16-20, presync 22, cmd 24-26,
+// outsync fence 29, insync fence 30, enable 31.
+inline constexpr uint32_t kSemEnable = 1u << 31;
+constexpr uint32_t encodeSem(const qaic_sem& s) {
+  if (s.cmd == QAIC_SEM_NOP) return 0;
+  return (uint32_t{s.val} & 0xfffu) | ((uint32_t{s.index} & 0x1fu) << 16) |
+         (s.presync ? 1u << 22 : 0u) | ((uint32_t{s.cmd} & 0x7u) << 24) |
+         ((s.flags & QAIC_SEM_OUTSYNCFENCE) ? 1u << 29 : 0u) |
+         ((s.flags & QAIC_SEM_INSYNCFENCE) ? 1u << 30 : 0u) | kSemEnable;
+}
+constexpr uint16_t semVal(uint32_t w) { return static_cast<uint16_t>(w & 0xfffu); }
+constexpr uint8_t semIndex(uint32_t w) { return static_cast<uint8_t>((w >> 16) & 0x1fu); }
+constexpr bool semPresync(uint32_t w) { return (w >> 22) & 1u; }
+constexpr uint8_t semCmd(uint32_t w) { return static_cast<uint8_t>((w >> 24) & 0x7u); }
+constexpr bool semEnabled(uint32_t w) { return (w & kSemEnable) != 0; }
+inline constexpr uint32_t kSemaphoresPerDbc = 32;
+inline constexpr uint32_t kSemaphoreMax = 0xfff;
+
+// One request element (64 bytes, little endian), the layout of the mainline driver's dbc_req.
+struct RequestElement {
+  uint16_t reqId;     // same for every element of one request
+  uint8_t seqId;
+  uint8_t cmd;        // kReqCmd*
+  uint32_t reserved0;
+  uint64_t srcAddr;
+  uint64_t dstAddr;
+  uint32_t length;    // bytes; 0 = no transfer (semaphores / doorbell only)
+  uint32_t reserved1;
+  uint64_t dbAddr;    // device address written after the transfer
+  uint8_t dbLen;      // 32, 16, 8 or 0 (no doorbell)
+  uint8_t reserved2;
+  uint16_t reserved3;
+  uint32_t dbData;
+  uint32_t semCmd[4];
+};
+static_assert(sizeof(RequestElement) == kRequestElementBytes, "request element is 64 bytes");
+static_assert(offsetof(RequestElement, srcAddr) == 8 && offsetof(RequestElement, dbAddr) == 32 &&
+                  offsetof(RequestElement, dbData) == 44 && offsetof(RequestElement, semCmd) == 48,
+              "request element layout");
+
+struct ResponseElement {
+  uint16_t reqId;
+  uint16_t completionCode;  // CompletionCode
+};
+static_assert(sizeof(ResponseElement) == kResponseElementBytes, "response element is 4 bytes");
+
+// ---- 4. Request and response descriptors -------------------------------------------------------
+inline constexpr uint64_t kRequestDescriptorOffset = 0;
+inline constexpr uint64_t kResponseDescriptorOffset = 4096;
+inline constexpr uint64_t kDescriptorBytes = 4096;
+inline constexpr uint32_t kRequestDescriptorMagic = 0x51524551;   // "QREQ"
+inline constexpr uint32_t kResponseDescriptorMagic = 0x51525350;  // "QRSP"
+inline constexpr uint32_t kDescriptorVersion = 1;
+inline constexpr uint32_t kDescriptorMaxRank = 8;
+
+struct RequestDescriptorHeader {
+  uint32_t magic;
+  uint32_t version;
+  uint32_t bufferCount;
+  uint32_t sequence;
+};
+struct RequestDescriptorEntry {
+  uint32_t present;
+  uint32_t rank;
+  uint32_t dims[kDescriptorMaxRank];
+};
+struct ResponseDescriptorHeader {
+  uint32_t magic;
+  uint32_t version;
+  uint32_t status;  // CompletionCode
+  uint32_t bufferCount;
+};
+struct ResponseDescriptorEntry {
+  uint32_t present;
+  uint32_t rank;
+  uint32_t dims[kDescriptorMaxRank];
+  uint32_t bytes;
+};
+static_assert(sizeof(RequestDescriptorHeader) == 16 && sizeof(RequestDescriptorEntry) == 40);
+static_assert(sizeof(ResponseDescriptorHeader) == 16 && sizeof(ResponseDescriptorEntry) == 44);
+inline constexpr uint32_t kMaxDescriptorBuffers =
+    (kDescriptorBytes - sizeof(ResponseDescriptorHeader)) / sizeof(ResponseDescriptorEntry);
+
+// ---- 5. Completion codes -----------------------------------------------------------------------
+enum class CompletionCode : uint16_t {
+  Success = 0,
+  BadAddress = 1,
+  BadRequest = 2,
+  DmaFailed = 3,
+  SemaphoreTimeout = 4,
+  NspHang = 5,
+  DeviceReset = 6,
+  Aborted = 7,
+  ProgramFailed = 8,  // the program's executor failed (e.g. an operator rejected its input)
+};
+inline constexpr uint16_t DBC_COMPLETION_SUCCESS = 0;
+inline constexpr uint16_t DBC_COMPLETION_BAD_ADDRESS = 1;
+inline constexpr uint16_t DBC_COMPLETION_BAD_REQUEST = 2;
+inline constexpr uint16_t DBC_COMPLETION_DMA_FAILED = 3;
+inline constexpr uint16_t DBC_COMPLETION_SEMAPHORE_TIMEOUT = 4;
+inline constexpr uint16_t DBC_COMPLETION_NSP_HANG = 5;
+inline constexpr uint16_t DBC_COMPLETION_DEVICE_RESET = 6;
+inline constexpr uint16_t DBC_COMPLETION_ABORTED = 7;
+inline constexpr uint16_t DBC_COMPLETION_PROGRAM_FAILED = 8;
+
+inline const char* completionCodeName(uint16_t code) {
+  switch (code) {
+    case 0: return "SUCCESS";
+    case 1: return "BAD_ADDRESS";
+    case 2: return "BAD_REQUEST";
+    case 3: return "DMA_FAILED";
+    case 4: return "SEMAPHORE_TIMEOUT";
+    case 5: return "NSP_HANG";
+    case 6: return "DEVICE_RESET";
+    case 7: return "ABORTED";
+    case 8: return "PROGRAM_FAILED";
+    default: return "UNKNOWN";
+  }
+}
+
+// ---- 6. Manage messages: program loads, activation options, resource groups -------------------
+// A program container reaches the device as DMA_XFER_FROM_USR transactions (struct
+// qaic_manage_trans_dma_xfer) whose `tag` is a load id (nonzero, chosen by the caller, unique per
+// open file). The first transfer with a new tag creates the load; further DMA_XFER_FROM_USR or
+// DMA_XFER_CONT transactions with the same tag append to it in order. A transfer with size 0
+// releases the load. ACTIVATE_FROM_USR names the load in `options`.
+inline constexpr uint32_t kLoadIdMask = 0x00ffffffu;
+constexpr uint32_t makeActivateOptions(uint32_t loadId, uint32_t programIndex) {
+  return (loadId & kLoadIdMask) | ((programIndex & 0xffu) << 24);
+}
+constexpr uint32_t activateLoadId(uint32_t options) { return options & kLoadIdMask; }
+constexpr uint32_t activateProgramIndex(uint32_t options) { return options >> 24; }
+inline constexpr uint64_t kMaxLoadBytes = 1ull << 31;
+
+// The response transactions written back over the caller's message buffer (which must have room
+// for QAIC_MANAGE_MAX_MSG_LENGTH bytes, as with the mainline driver): one per request
+// transaction that has an answer, in order. PASSTHROUGH_FROM_USR -> PASSTHROUGH_TO_USR (same
+// length, data replaced by the answer), ACTIVATE_FROM_USR -> ACTIVATE_FROM_DEV,
+// DEACTIVATE_FROM_USR -> DEACTIVATE_FROM_DEV, STATUS_FROM_USR -> STATUS_TO_USR (a
+// qaic_manage_trans_status_from_dev). DMA transfers have no answer. The message's len and count
+// are updated in the ioctl argument.
+
+// Resource-group reservation, the payload of a PASSTHROUGH_FROM_USR transaction. Reserve takes
+// the resources from the device for this open file (an activation then draws from its group
+// first and cannot exceed it); release gives them back (also done when the file closes).
+inline constexpr uint32_t kResourceGroupMagic = 0x53455251;  // "QRES"
+inline constexpr uint32_t kResourceGroupVersion = 1;
+enum class ResourceGroupOp : uint32_t { Reserve = 1, Release = 2, Query = 3 };
+
+struct ResourceGroupRequest {
+  uint32_t magic;
+  uint32_t version;
+  uint32_t op;       // ResourceGroupOp
+  uint32_t groupId;  // release/query: the group; reserve: 0
+  uint32_t numNsp;
+  uint32_t numMcid;
+  uint32_t numSem;
+  uint32_t numVc;    // virtual channels = DBCs
+  uint64_t ddrBytes;
+};
+struct ResourceGroupResponse {
+  uint32_t magic;
+  uint32_t version;
+  int32_t status;    // 0 or a negative errno (-ENOSPC when the device lacks the resources)
+  uint32_t groupId;  // reserve: the new group
+  uint32_t numNsp;   // reserve/query: what the group holds; release: 0
+  uint32_t numMcid;
+  uint32_t numSem;
+  uint32_t numVc;
+  uint64_t ddrBytes;
+};
+static_assert(sizeof(ResourceGroupRequest) == 40 && sizeof(ResourceGroupResponse) == 40,
+              "request and response have the same size so the answer fits in place");
+
+// ---- 7. The control wire header the driver puts in front of every message ---------------------
+// Kept for the device side's message check; clients never see it.
+inline constexpr uint32_t kWireMagic = 0x43494151;  // "QAIC"
+struct WireHeader {
+  uint32_t crc32;
+  uint32_t magic;
+  uint32_t sequenceNumber;
+  uint32_t len;    // header included
+  uint32_t count;
+  uint32_t handle; // user id of the sender (the open file)
+  int32_t partitionId;  // -1 = none
+  uint32_t padding;
+};
+static_assert(sizeof(WireHeader) == 32, "wire header is 32 bytes");
+
+// ---- 8. The emulator's extension ioctl ---------------------------------------------------------
+inline constexpr std::size_t kDbcWindowNameBytes = 64;
+}  // namespace qaic::driver
+
+extern "C" {
+struct qaic_emu_dbc_info {
+  __u32 dbc_id;        // in
+  __u32 generation;    // out
+  __u32 nelem;         // out: elements in each FIFO (the activation's queue_size)
+  __u32 pad;           // must be zero
+  __u64 window_size;   // out: bytes of the window file (registers + FIFOs)
+  __u64 request_offset;   // out: byte offset of the request FIFO in the window
+  __u64 response_offset;  // out: byte offset of the response FIFO in the window
+  char name[64];       // out: window file name inside emu_shm_dir, NUL terminated
+};
+}
+#define DRM_QAIC_EMU_DBC_INFO 0x20
+#define DRM_IOCTL_QAIC_EMU_DBC_INFO QAIC_IOWR(DRM_QAIC_EMU_DBC_INFO, struct qaic_emu_dbc_info)
+static_assert(sizeof(struct qaic_emu_dbc_info) == 104, "emu_dbc_info");
+static_assert(DRM_IOCTL_QAIC_EMU_DBC_INFO == 0xC0686460u, "EMU_DBC_INFO");

@@ -1,0 +1,89 @@
+#include "driver/ManageCalls.hpp"
+
+namespace qaic::driver {
+
+namespace {
+
+// Sends the builder's message and parses the answer; exactly `expected` reply transactions.
+Result<std::vector<ManageReply>> call(const DeviceNode& node, ManageMessageBuilder& builder,
+                                      std::size_t expected, const char* what) {
+  ManageBuffer buffer = builder.take();
+  if (auto sent = node.manage(buffer); !sent) return SysError{sent.error(), std::string("MANAGE ") + what};
+  try {
+    auto replies = parseManageReply(buffer);
+    if (replies.size() != expected)
+      return SysError{EPROTO, std::string("MANAGE ") + what + ": " + std::to_string(replies.size()) +
+                                  " reply transactions, expected " + std::to_string(expected)};
+    return replies;
+  } catch (const ManageMessageError& e) {
+    return SysError{EPROTO, std::string("MANAGE ") + what + ": " + e.what()};
+  }
+}
+
+template <typename T>
+Result<T> single(Result<std::vector<ManageReply>> replies, const char* what) {
+  if (!replies) return replies.sysError();
+  if (const T* reply = std::get_if<T>(&replies->front())) return *reply;
+  return SysError{EPROTO, std::string("MANAGE ") + what + ": unexpected reply transaction type"};
+}
+
+}  // namespace
+
+Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container,
+                         uint32_t loadId) {
+  if (loadId == 0 || loadId > kLoadIdMask) return SysError{EINVAL, "load id out of range"};
+  if (container.empty()) return SysError{EINVAL, "empty program container"};
+  ManageMessageBuilder builder;
+  builder.dmaTransfer(loadId, reinterpret_cast<uintptr_t>(container.data()), container.size());
+  auto replies = call(node, builder, 0, "program load");
+  if (!replies) return replies.sysError();
+  return {};
+}
+
+Result<void> releaseProgram(const DeviceNode& node, uint32_t loadId) {
+  ManageMessageBuilder builder;
+  builder.dmaTransfer(loadId, 0, 0);
+  auto replies = call(node, builder, 0, "program release");
+  if (!replies) return replies.sysError();
+  return {};
+}
+
+Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t programIndex,
+                          uint32_t queueSize, int eventfd) {
+  ManageMessageBuilder builder;
+  builder.activate(queueSize, static_cast<uint32_t>(eventfd < 0 ? 0 : eventfd),
+                   makeActivateOptions(loadId, programIndex));
+  auto reply = single<ActivateReply>(call(node, builder, 1, "activate"), "activate");
+  if (!reply) return reply.sysError();
+  if (reply->status != 0)
+    return SysError{EIO, "MANAGE activate: status " + std::to_string(reply->status)};
+  return reply->dbcId;
+}
+
+Result<void> deactivate(const DeviceNode& node, uint32_t dbcId) {
+  ManageMessageBuilder builder;
+  builder.deactivate(dbcId);
+  auto reply = single<DeactivateReply>(call(node, builder, 1, "deactivate"), "deactivate");
+  if (!reply) return reply.sysError();
+  return {};
+}
+
+Result<StatusReply> queryStatus(const DeviceNode& node) {
+  ManageMessageBuilder builder;
+  builder.status();
+  return single<StatusReply>(call(node, builder, 1, "status"), "status");
+}
+
+Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node,
+                                            const ResourceGroupRequest& request) {
+  ManageMessageBuilder builder;
+  builder.resourceGroup(request);
+  auto reply = single<PassthroughReply>(call(node, builder, 1, "resource group"), "resource group");
+  if (!reply) return reply.sysError();
+  auto answer = reply->resourceGroup();
+  if (!answer) return SysError{EPROTO, "MANAGE resource group: answer is not a ResourceGroupResponse"};
+  if (answer->status < 0) return SysError{-answer->status, "MANAGE resource group"};
+  return *answer;
+}
+
+}  // namespace qaic::driver

@@ -1,0 +1,31 @@
+// The manage calls a runtime or qaicd makes, each one MANAGE ioctl with its reply checked:
+// program loads, activation, deactivation, status and resource groups
+// (docs/device-protocol.md section 7). A malformed reply is EPROTO with the parser's message.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "driver/DeviceNode.hpp"
+#include "driver/ManageMessage.hpp"
+#include "driver/Result.hpp"
+
+namespace qaic::driver {
+
+// Sends a whole program container as DMA_XFER_FROM_USR transactions tagged `loadId` (nonzero,
+// at most 24 bits); the device reads the bytes from this process's memory.
+Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container,
+                         uint32_t loadId);
+// Releases a load (a transfer of size 0).
+Result<void> releaseProgram(const DeviceNode& node, uint32_t loadId);
+// Activates program `programIndex` of load `loadId`; returns the DBC the device chose.
+// eventfd: a descriptor in this process the device signals on completions, or 0.
+Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t programIndex,
+                          uint32_t queueSize, int eventfd);
+Result<void> deactivate(const DeviceNode& node, uint32_t dbcId);
+Result<StatusReply> queryStatus(const DeviceNode& node);
+// A negative status in the answer is returned as that errno (ENOSPC: not enough resources).
+Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node,
+                                            const ResourceGroupRequest& request);
+
+}  // namespace qaic::driver

@@ -1,0 +1,113 @@
+// CREATE_BO, MMAP_BO and DETACH_SLICE_BO argument checks, and the BO memory-file contract
+// (docs/device-protocol.md section 1).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "EmuTest.hpp"
+#include "driver/BufferObject.hpp"
+
+namespace qaic::emu::test {
+namespace {
+
+using namespace qaic::driver;
+
+TEST_F(EmuTest, CreateBoGivesDistinctHandlesAndSharedMemory) {
+  auto node = openNode();
+  auto a = BufferObject::create(node, 8192);
+  auto b = BufferObject::create(node, 4096);
+  ASSERT_TRUE(a) << a.message();
+  ASSERT_TRUE(b) << b.message();
+  EXPECT_NE(a->handle(), 0u);
+  EXPECT_NE(a->handle(), b->handle());
+  EXPECT_NE(a->mmapOffset(), b->mmapOffset());
+  EXPECT_EQ(a->mmapOffset() % kPageSize, 0u);
+  EXPECT_GE(a->mmapOffset(), kFirstMmapOffset);
+
+  std::memcpy(a->data() + 5000, "through the mapping", 19);
+  char seen[19] = {};
+  ASSERT_EQ(::pread(a->exportFd(), seen, sizeof seen, 5000), 19);
+  EXPECT_EQ(std::memcmp(seen, "through the mapping", 19), 0) << "export fd sees other memory";
+
+  struct stat st {};
+  ASSERT_EQ(::fstat(a->exportFd(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::getuid());
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_GE(static_cast<uint64_t>(st.st_size), 8192u);
+}
+
+TEST_F(EmuTest, MmapBoOffsetIsStableForTheSameHandle) {
+  auto node = openNode();
+  auto handle = node.createBo(4096);
+  ASSERT_TRUE(handle) << handle.message();
+  auto first = node.mmapBo(*handle);
+  auto second = node.mmapBo(*handle);
+  ASSERT_TRUE(first) << first.message();
+  ASSERT_TRUE(second) << second.message();
+  EXPECT_EQ(*first, *second);
+  EXPECT_TRUE(std::filesystem::exists(node.shmDir() / boFileName(*first)));
+}
+
+TEST_F(EmuTest, CreateBoRejectsZeroSizeNonzeroPadAndAbsurdSize) {
+  auto node = openNode();
+  auto zero = node.createBo(0);
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error(), EINVAL);
+
+  qaic_create_bo padded{};
+  padded.size = 4096;
+  padded.pad = 1;
+  auto pad = node.rawIoctl(DRM_IOCTL_QAIC_CREATE_BO, &padded, "CREATE_BO");
+  ASSERT_FALSE(pad);
+  EXPECT_EQ(pad.error(), EINVAL);
+
+  auto huge = node.createBo(kMaxBoBytes + 1);
+  ASSERT_FALSE(huge) << "a BO beyond the 4 GiB IOVA reach was created";
+  EXPECT_TRUE(huge.error() == EINVAL || huge.error() == ENOMEM) << huge.message();
+}
+
+TEST_F(EmuTest, MmapBoRejectsUnknownHandleAndNonzeroPad) {
+  auto node = openNode();
+  auto unknown = node.mmapBo(12345);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error(), ENOENT);
+
+  auto handle = node.createBo(4096);
+  ASSERT_TRUE(handle);
+  qaic_mmap_bo padded{};
+  padded.handle = *handle;
+  padded.pad = 7;
+  auto pad = node.rawIoctl(DRM_IOCTL_QAIC_MMAP_BO, &padded, "MMAP_BO");
+  ASSERT_FALSE(pad);
+  EXPECT_EQ(pad.error(), EINVAL);
+}
+
+TEST_F(EmuTest, HandlesArePerOpenFile) {
+  auto owner = openNode();
+  auto other = openNode();
+  auto handle = owner.createBo(4096);
+  ASSERT_TRUE(handle);
+  auto foreign = other.mmapBo(*handle);
+  ASSERT_FALSE(foreign) << "a handle of another open file resolved";
+  EXPECT_EQ(foreign.error(), ENOENT);
+}
+
+TEST_F(EmuTest, DetachRejectsUnknownHandleAndNonzeroPad) {
+  auto node = openNode();
+  auto unknown = node.detachSlice(999);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error(), ENOENT);
+  auto handle = node.createBo(4096);
+  ASSERT_TRUE(handle);
+  auto unsliced = node.detachSlice(*handle);
+  ASSERT_FALSE(unsliced) << "detached a BO that was never attached";
+  EXPECT_EQ(unsliced.error(), EINVAL);
+  qaic_detach_slice padded{*handle, 1};
+  auto pad = node.rawIoctl(DRM_IOCTL_QAIC_DETACH_SLICE_BO, &padded, "DETACH_SLICE_BO");
+  ASSERT_FALSE(pad);
+  EXPECT_EQ(pad.error(), EINVAL);
+}
+
+}  // namespace
+}  // namespace qaic::emu::test

@@ -1,0 +1,134 @@
+// The fault files under sys/class/accel/accelN/device/fault/: a hung NSP, failed DMA, a reset
+// and a surprise removal, each seen by the client as a timeout, a completion code or an errno.
+#include <unistd.h>
+
+#include <cstring>
+
+#include "EmuTest.hpp"
+#include "InferenceRig.hpp"
+#include "TestProgram.hpp"
+#include "driver/CompletionEvent.hpp"
+#include "driver/DbcWindow.hpp"
+
+namespace qaic::emu::test {
+namespace {
+
+using namespace qaic::driver;
+using namespace std::chrono_literals;
+
+class FaultTest : public EmuTest {
+ protected:
+  void SetUp() override {
+    EmuTest::SetUp();
+    if (HasFatalFailure()) return;
+    node_ = std::make_unique<DeviceNode>(openNode());
+    auto interrupt = CompletionEvent::create();
+    ASSERT_TRUE(interrupt);
+    interrupt_ = std::make_unique<CompletionEvent>(std::move(*interrupt));
+    dbc_ = activateRelu(*node_, 1, 16, interrupt_->fd());
+    image_ = container::QpcImage::fromBytes(relu_, "relu");
+    rig_ = std::make_unique<InferenceRig>(*node_, *image_, 0, dbc_);
+    rig_->attachAll();
+    rig_->writeRequestDescriptor(1);
+    std::memset(rig_->buffer("x").data(), 0, rig_->buffer("x").size());
+  }
+  void TearDown() override {
+    rig_.reset();
+    node_.reset();
+    EmuTest::TearDown();
+  }
+  void fault(const std::string& file, const std::string& value) {
+    auto r = sysfs().write("device/fault/" + file, value);
+    ASSERT_TRUE(r) << r.message();
+  }
+
+  std::unique_ptr<DeviceNode> node_;
+  std::unique_ptr<CompletionEvent> interrupt_;
+  std::unique_ptr<container::QpcImage> image_;
+  std::unique_ptr<InferenceRig> rig_;
+  uint32_t dbc_ = 0;
+};
+
+TEST_F(FaultTest, HungNspMakesTheClientTimeOut) {
+  fault("nsp_hang", "1");
+  ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
+  auto r = node_->waitBo(rig_->lastHandle(), dbc_, 300);
+  ASSERT_FALSE(r) << "a request completed on a hung NSP";
+  EXPECT_EQ(r.error(), ETIMEDOUT);
+  // The outputs wait on a program that never finishes: the device's semaphore timeout (2 s
+  // here) completes the request with NSP_HANG, which WAIT_BO reports as EIO.
+  const uint32_t output = rig_->slot("y").bo.handle();
+  auto hung = node_->waitBo(output, dbc_, 10000);
+  ASSERT_FALSE(hung);
+  EXPECT_EQ(hung.error(), EIO) << hung.message();
+  fault("nsp_hang", "0");
+}
+
+TEST_F(FaultTest, DmaFailureIsACompletionCode) {
+  auto window = DbcWindow::map(*node_, dbc_);
+  ASSERT_TRUE(window) << window.message();
+  fault("dma_fail", std::to_string(DBC_COMPLETION_DMA_FAILED) + " 1");
+  ASSERT_TRUE(window->submit(rig_->ringElements(1)));
+  ResponseElement response = awaitOneResponse(*this, *window, *interrupt_, 20s);
+  EXPECT_EQ(response.reqId, 1u);
+  EXPECT_EQ(response.completionCode, DBC_COMPLETION_DMA_FAILED)
+      << completionCodeName(response.completionCode);
+
+  // One failure was asked for: the next request succeeds.
+  ASSERT_TRUE(window->submit(rig_->ringElements(2)));
+  response = awaitOneResponse(*this, *window, *interrupt_, 20s);
+  EXPECT_EQ(response.reqId, 2u);
+  EXPECT_EQ(response.completionCode, DBC_COMPLETION_SUCCESS)
+      << completionCodeName(response.completionCode);
+}
+
+TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
+  auto window = DbcWindow::map(*node_, dbc_);
+  ASSERT_TRUE(window) << window.message();
+  fault("nsp_hang", "1");  // keep a request in flight across the reset
+  ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
+  fault("reset", "1");
+  auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
+  ASSERT_FALSE(lost) << "a request in flight survived the reset";
+  EXPECT_EQ(lost.error(), EIO) << lost.message();
+  EXPECT_EQ(window->deviceStatus(), DeviceStatus::Resetting);
+  auto status = sysfs().read("status");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(*status, "Ready");
+  auto hang = sysfs().read("device/fault/nsp_hang");
+  ASSERT_TRUE(hang);
+  EXPECT_EQ(*hang, "0") << "faults are cleared by a reset";
+  // After a reset every activation is gone; a new client gets the whole device.
+  for (int i = 0; i < 500 && attribute("nsp_free") != kTestNsps; ++i) ::usleep(10000);
+  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  auto fresh = openNode();
+  auto dbc = [&]() -> Result<uint32_t> {
+    if (auto r = loadProgram(fresh, relu_, 2); !r) return r.sysError();
+    return activate(fresh, 2, 0, 16, 0);
+  }();
+  EXPECT_TRUE(dbc) << "no activation after reset: " << dbc.message();
+}
+
+TEST_F(FaultTest, RemovedDeviceAnswersEnodev) {
+  auto window = DbcWindow::map(*node_, dbc_);
+  ASSERT_TRUE(window) << window.message();
+  fault("remove", "1");
+  auto r = node_->execute(dbc_, rig_->executeEntries());
+  ASSERT_FALSE(r) << "EXECUTE_BO on a removed device";
+  EXPECT_EQ(r.error(), ENODEV);
+  auto status = queryStatus(*node_);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.error(), ENODEV);
+  EXPECT_EQ(window->deviceStatus(), DeviceStatus::Removed);
+  auto submitted = window->submit(rig_->ringElements(3));
+  ASSERT_FALSE(submitted);
+  EXPECT_EQ(submitted.error(), ENODEV);
+  EXPECT_TRUE(root().listDevices().empty()) << "accel0 is still listed after removal";
+  EXPECT_FALSE(std::filesystem::exists(root().sysfsPath(0)));
+  auto reopen = DeviceNode::open(root(), 0);
+  ASSERT_FALSE(reopen);
+  EXPECT_EQ(reopen.error(), ENOENT);
+}
+
+}  // namespace
+}  // namespace qaic::emu::test

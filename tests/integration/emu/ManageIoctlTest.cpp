@@ -1,0 +1,133 @@
+// MANAGE: message limits, transaction checks, program loads and the status transaction.
+#include <cstring>
+
+#include "EmuTest.hpp"
+#include "TestProgram.hpp"
+
+namespace qaic::emu::test {
+namespace {
+
+using namespace qaic::driver;
+
+Result<void> sendRaw(const DeviceNode& node, uint32_t len, uint32_t count, uint64_t data) {
+  qaic_manage_msg msg{len, count, data};
+  return node.rawIoctl(DRM_IOCTL_QAIC_MANAGE, &msg, "MANAGE");
+}
+
+TEST_F(EmuTest, StatusReportsProtocolFiveZero) {
+  auto node = openNode();
+  auto status = queryStatus(node);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_EQ(status->major, QAIC_PROTOCOL_MAJOR);
+  EXPECT_LE(status->minor, QAIC_PROTOCOL_MINOR_MAX);
+}
+
+TEST_F(EmuTest, MessageOverFourKiBIsEinval) {
+  auto node = openNode();
+  std::vector<std::byte> big(2 * QAIC_MANAGE_MAX_MSG_LENGTH);
+  qaic_manage_trans_status_to_dev status{{QAIC_TRANS_STATUS_FROM_USR, 8}};
+  std::memcpy(big.data(), &status, sizeof status);
+  auto r = sendRaw(node, QAIC_MANAGE_MAX_MSG_LENGTH + 8, 1, reinterpret_cast<uintptr_t>(big.data()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), EINVAL);
+}
+
+TEST_F(EmuTest, EmptyMessageIsEinval) {
+  auto node = openNode();
+  ManageBuffer buffer;
+  auto r = sendRaw(node, 0, 0, reinterpret_cast<uintptr_t>(buffer.data()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), EINVAL);
+}
+
+TEST_F(EmuTest, UnreadableMessageIsEfault) {
+  auto node = openNode();
+  UnreadablePage page;
+  auto r = sendRaw(node, 8, 1, page.address());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), EFAULT);
+}
+
+TEST_F(EmuTest, MalformedTransactionsAreEinval) {
+  auto node = openNode();
+  ManageBuffer buffer;
+  auto send = [&](qaic_manage_trans_hdr hdr, uint32_t len) {
+    std::memcpy(buffer.data(), &hdr, sizeof hdr);
+    return sendRaw(node, len, 1, reinterpret_cast<uintptr_t>(buffer.data()));
+  };
+  auto pastEnd = send({QAIC_TRANS_STATUS_FROM_USR, 100}, 8);
+  ASSERT_FALSE(pastEnd);
+  EXPECT_EQ(pastEnd.error(), EINVAL);
+  auto shortHeader = send({QAIC_TRANS_STATUS_FROM_USR, 4}, 8);
+  ASSERT_FALSE(shortHeader);
+  EXPECT_EQ(shortHeader.error(), EINVAL);
+  auto undefined = send({QAIC_TRANS_UNDEFINED, 8}, 8);
+  ASSERT_FALSE(undefined);
+  EXPECT_EQ(undefined.error(), EINVAL);
+  auto deviceType = send({QAIC_TRANS_ACTIVATE_FROM_DEV, 24}, 24);
+  ASSERT_FALSE(deviceType) << "a device-to-user transaction was accepted from the user";
+  EXPECT_EQ(deviceType.error(), EINVAL);
+  auto terminate = send({QAIC_TRANS_TERMINATE_TO_DEV, 8}, 8);
+  ASSERT_FALSE(terminate) << "TERMINATE is not a user transaction";
+  EXPECT_EQ(terminate.error(), EINVAL);
+
+  qaic_manage_trans_activate_to_dev activate{{QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 16, 0, 0, 1};
+  std::memcpy(buffer.data(), &activate, sizeof activate);
+  auto pad = sendRaw(node, 24, 1, reinterpret_cast<uintptr_t>(buffer.data()));
+  ASSERT_FALSE(pad);
+  EXPECT_EQ(pad.error(), EINVAL);
+
+  // The device is still fine after all of that.
+  EXPECT_TRUE(queryStatus(node));
+}
+
+TEST_F(EmuTest, CountBeyondTheMessageIsEinval) {
+  auto node = openNode();
+  ManageMessageBuilder builder;
+  builder.status();
+  ManageBuffer buffer = builder.take();
+  auto r = sendRaw(node, buffer.len, 2, reinterpret_cast<uintptr_t>(buffer.data()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), EINVAL);
+}
+
+TEST_F(EmuTest, ProgramLoadFromUnreadableMemoryIsEfault) {
+  auto node = openNode();
+  UnreadablePage page;
+  auto r = loadProgram(node, std::span(reinterpret_cast<const std::byte*>(page.address()), 4096), 3);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), EFAULT);
+}
+
+TEST_F(EmuTest, ActivatingAnUnknownLoadFails) {
+  auto node = openNode();
+  const uint64_t before = attribute("nsp_free");
+  auto r = activate(node, 42, 0, 16, 0);
+  ASSERT_FALSE(r) << "activated DBC " << *r << " without a program";
+  EXPECT_EQ(r.error(), EINVAL) << r.message();
+  EXPECT_EQ(attribute("nsp_free"), before);
+}
+
+TEST_F(EmuTest, CorruptProgramIsRefusedAndNothingIsHeld) {
+  auto node = openNode();
+  const uint64_t before = attribute("nsp_free");
+  std::vector<std::byte> corrupt = relu_;
+  corrupt[corrupt.size() / 2] ^= std::byte{0x5a};
+  auto loaded = loadProgram(node, corrupt, 9);
+  auto activated = loaded ? activate(node, 9, 0, 16, 0) : Result<uint32_t>(loaded.sysError());
+  ASSERT_FALSE(activated) << "a container with a bad checksum was activated";
+  EXPECT_EQ(activated.error(), EINVAL) << activated.message();
+  EXPECT_EQ(attribute("nsp_free"), before);
+  EXPECT_TRUE(queryStatus(node));
+}
+
+TEST_F(EmuTest, ProgramIndexOutOfRangeIsRefused) {
+  auto node = openNode();
+  ASSERT_TRUE(loadProgram(node, relu_, 5));
+  auto r = activate(node, 5, 1, 16, 0);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), EINVAL);
+}
+
+}  // namespace
+}  // namespace qaic::emu::test

@@ -1,0 +1,232 @@
+// ATTACH_SLICE_BO, EXECUTE_BO, PARTIAL_EXECUTE_BO, WAIT_BO, PERF_STATS_BO and DETACH_SLICE_BO:
+// every argument check, and the state rules (unattached, busy, full ring, timeout).
+#include <cstring>
+
+#include "EmuTest.hpp"
+#include "InferenceRig.hpp"
+#include "TestProgram.hpp"
+#include "driver/BufferObject.hpp"
+
+namespace qaic::emu::test {
+namespace {
+
+using namespace qaic::driver;
+
+class SliceTest : public EmuTest {
+ protected:
+  void SetUp() override {
+    EmuTest::SetUp();
+    node_ = std::make_unique<DeviceNode>(openNode());
+    dbc_ = activateRelu(*node_, 1, 4);
+    auto bo = BufferObject::create(*node_, 8192);
+    ASSERT_TRUE(bo) << bo.message();
+    bo_ = std::make_unique<BufferObject>(std::move(*bo));
+  }
+  void TearDown() override {
+    bo_.reset();
+    node_.reset();
+    EmuTest::TearDown();
+  }
+
+  qaic_attach_slice_hdr header(uint32_t dir = QAIC_DIR_TO_DEVICE) const {
+    qaic_attach_slice_hdr hdr{};
+    hdr.dbc_id = dbc_;
+    hdr.handle = bo_->handle();
+    hdr.dir = dir;
+    hdr.size = bo_->size();
+    return hdr;
+  }
+  static qaic_attach_slice_entry slice(uint64_t offset, uint64_t size, uint64_t devAddr) {
+    qaic_attach_slice_entry e{};
+    e.offset = offset;
+    e.size = size;
+    e.dev_addr = devAddr;
+    return e;
+  }
+  void expectAttachFails(const qaic_attach_slice_hdr& hdr, const qaic_attach_slice_entry& e,
+                         int expected, const char* why) {
+    auto r = node_->attachSlices(hdr, std::span(&e, 1));
+    ASSERT_FALSE(r) << why;
+    EXPECT_EQ(r.error(), expected) << why << ": " << r.message();
+  }
+
+  std::unique_ptr<DeviceNode> node_;
+  std::unique_ptr<BufferObject> bo_;
+  uint32_t dbc_ = 0;
+};
+
+TEST_F(SliceTest, AttachAcceptsSlicesInsideTheBo) {
+  const qaic_attach_slice_entry two[] = {slice(0, 4096, kReluInputOffset),
+                                         slice(4096, 4096, kReluInputOffset)};
+  auto r = node_->attachSlices(header(), two);
+  EXPECT_TRUE(r) << r.message();
+}
+
+TEST_F(SliceTest, AttachRejectsBadArguments) {
+  const auto good = slice(0, 4096, kReluInputOffset);
+  expectAttachFails(header(), slice(4096, 8192, 0), EINVAL, "slice past the end of the BO");
+  expectAttachFails(header(), slice(UINT64_MAX - 10, 4096, 0), EINVAL, "offset overflowing");
+  auto hdr = header(0);
+  expectAttachFails(hdr, good, EINVAL, "direction 0");
+  hdr = header(3);
+  expectAttachFails(hdr, good, EINVAL, "direction 3");
+  hdr = header();
+  hdr.dbc_id = kTestDbcs;
+  expectAttachFails(hdr, good, EINVAL, "DBC out of range");
+  hdr = header();
+  hdr.dbc_id = (dbc_ + 1) % kTestDbcs;
+  expectAttachFails(hdr, good, EINVAL, "DBC not activated by this file");
+  hdr = header();
+  hdr.handle = 4242;
+  expectAttachFails(hdr, good, ENOENT, "unknown handle");
+  hdr = header();
+  hdr.size = bo_->size() * 2;
+  expectAttachFails(hdr, good, EINVAL, "header size beyond the BO");
+  auto padded = good;
+  padded.sem0.pad = 1;
+  expectAttachFails(header(), padded, EINVAL, "nonzero semaphore pad");
+  auto badCmd = good;
+  badCmd.sem0.cmd = 7;
+  expectAttachFails(header(), badCmd, EINVAL, "semaphore command 7");
+  auto badDb = good;
+  badDb.db_len = 24;
+  expectAttachFails(header(), badDb, EINVAL, "doorbell length 24");
+
+  auto none = node_->attachSlices(header(), {});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error(), EINVAL) << "count 0";
+
+  UnreadablePage page;
+  qaic_attach_slice arg{};
+  arg.hdr = header();
+  arg.hdr.count = 1;
+  arg.data = page.address();
+  auto fault = node_->rawIoctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &arg, "ATTACH_SLICE_BO");
+  ASSERT_FALSE(fault);
+  EXPECT_EQ(fault.error(), EFAULT);
+
+  // None of the failures left the BO half attached.
+  auto r = node_->attachSlices(header(), std::span(&good, 1));
+  EXPECT_TRUE(r) << r.message();
+}
+
+TEST_F(SliceTest, AttachingTwiceIsRefusedUntilDetached) {
+  const auto s = slice(0, 4096, kReluInputOffset);
+  ASSERT_TRUE(node_->attachSlices(header(), std::span(&s, 1)));
+  expectAttachFails(header(), s, EINVAL, "already attached");
+  ASSERT_TRUE(node_->detachSlice(bo_->handle()));
+  auto again = node_->attachSlices(header(), std::span(&s, 1));
+  EXPECT_TRUE(again) << again.message();
+}
+
+TEST_F(SliceTest, ExecuteRejectsUnattachedBoAndBadEntries) {
+  const qaic_execute_entry unattached[] = {{bo_->handle(), QAIC_DIR_TO_DEVICE}};
+  auto r = node_->execute(dbc_, unattached);
+  ASSERT_FALSE(r) << "executed a BO without slices";
+  EXPECT_EQ(r.error(), EINVAL);
+
+  const auto s = slice(0, 4096, kReluInputOffset);
+  ASSERT_TRUE(node_->attachSlices(header(), std::span(&s, 1)));
+  const qaic_execute_entry wrongDir[] = {{bo_->handle(), QAIC_DIR_FROM_DEVICE}};
+  auto dir = node_->execute(dbc_, wrongDir);
+  ASSERT_FALSE(dir);
+  EXPECT_EQ(dir.error(), EINVAL);
+  const qaic_execute_entry unknown[] = {{777, QAIC_DIR_TO_DEVICE}};
+  auto missing = node_->execute(dbc_, unknown);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error(), ENOENT);
+  const qaic_execute_entry good[] = {{bo_->handle(), QAIC_DIR_TO_DEVICE}};
+  auto otherDbc = node_->execute((dbc_ + 1) % kTestDbcs, good);
+  ASSERT_FALSE(otherDbc);
+  EXPECT_EQ(otherDbc.error(), EINVAL);
+  auto empty = node_->execute(dbc_, {});
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error(), EINVAL);
+
+  UnreadablePage page;
+  qaic_execute arg{};
+  arg.hdr = {1, dbc_};
+  arg.data = page.address();
+  auto fault = node_->rawIoctl(DRM_IOCTL_QAIC_EXECUTE_BO, &arg, "EXECUTE_BO");
+  ASSERT_FALSE(fault);
+  EXPECT_EQ(fault.error(), EFAULT);
+
+  const qaic_partial_execute_entry tooLong[] = {{bo_->handle(), QAIC_DIR_TO_DEVICE, 16384}};
+  auto resize = node_->partialExecute(dbc_, tooLong);
+  ASSERT_FALSE(resize) << "resize beyond the BO";
+  EXPECT_EQ(resize.error(), EINVAL);
+}
+
+TEST_F(SliceTest, WaitBoChecksItsArguments) {
+  auto unattached = node_->waitBo(bo_->handle(), dbc_, 10);
+  ASSERT_FALSE(unattached);
+  EXPECT_EQ(unattached.error(), EINVAL);
+  auto unknown = node_->waitBo(31337, dbc_, 10);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error(), ENOENT);
+  qaic_wait padded{bo_->handle(), 10, dbc_, 1};
+  auto pad = node_->rawIoctl(DRM_IOCTL_QAIC_WAIT_BO, &padded, "WAIT_BO");
+  ASSERT_FALSE(pad);
+  EXPECT_EQ(pad.error(), EINVAL);
+}
+
+// A request whose outputs wait for a program that never ran (no input, so no doorbell):
+// WAIT_BO times out, the BO is busy, and the device ends it with a semaphore error (EIO).
+TEST_F(SliceTest, WaitTimesOutAndBusyBoCannotBeDetached) {
+  auto image = container::QpcImage::fromBytes(relu_, "relu");
+  InferenceRig rig(*node_, *image, 0, dbc_);
+  rig.attachAll();
+  const uint32_t output = rig.slot("y").bo.handle();
+  const qaic_execute_entry outputs[] = {{output, QAIC_DIR_FROM_DEVICE},
+                                        {rig.lastHandle(), QAIC_DIR_FROM_DEVICE}};
+  ASSERT_TRUE(node_->execute(dbc_, outputs));
+  auto timedOut = node_->waitBo(output, dbc_, 100);
+  ASSERT_FALSE(timedOut);
+  EXPECT_EQ(timedOut.error(), ETIMEDOUT);
+  auto busy = node_->detachSlice(output);
+  ASSERT_FALSE(busy) << "detached a BO with a queued transfer";
+  EXPECT_EQ(busy.error(), EBUSY);
+  auto requeued = node_->execute(dbc_, std::span(outputs, 1));
+  ASSERT_FALSE(requeued) << "queued a BO that is still queued";
+  EXPECT_EQ(requeued.error(), EBUSY);
+  // The device's semaphore timeout (2 s in this suite's config) ends the request with an error.
+  auto ended = node_->waitBo(output, dbc_, 10000);
+  ASSERT_FALSE(ended) << "a request whose program never ran completed successfully";
+  EXPECT_EQ(ended.error(), EIO) << ended.message();
+  auto detached = node_->detachSlice(output);
+  EXPECT_TRUE(detached) << detached.message();
+}
+
+TEST_F(SliceTest, ExecuteIsEagainWhenTheRingLacksRoom) {
+  // queue_size 4 holds 3 elements; the relu request needs 4 (descriptors, input, output).
+  auto image = container::QpcImage::fromBytes(relu_, "relu");
+  InferenceRig rig(*node_, *image, 0, dbc_);
+  rig.attachAll();
+  auto r = node_->execute(dbc_, rig.executeEntries());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), EAGAIN);
+  // Nothing was queued: every BO is idle and detachable.
+  for (const auto& e : rig.executeEntries()) EXPECT_TRUE(node_->detachSlice(e.handle));
+}
+
+TEST_F(SliceTest, PerfStatsChecksItsArguments) {
+  qaic_perf_stats_entry entry{};
+  entry.handle = bo_->handle();
+  auto unattached = node_->perfStats(dbc_, std::span(&entry, 1));
+  ASSERT_FALSE(unattached);
+  EXPECT_EQ(unattached.error(), EINVAL);
+  entry.handle = 9999;
+  auto unknown = node_->perfStats(dbc_, std::span(&entry, 1));
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error(), ENOENT);
+  UnreadablePage page;
+  qaic_perf_stats arg{};
+  arg.hdr = {1, 0, dbc_};
+  arg.data = page.address();
+  auto fault = node_->rawIoctl(DRM_IOCTL_QAIC_PERF_STATS_BO, &arg, "PERF_STATS_BO");
+  ASSERT_FALSE(fault);
+  EXPECT_EQ(fault.error(), EFAULT);
+}
+
+}  // namespace
+}  // namespace qaic::emu::test

@@ -1,0 +1,163 @@
+// The ring discipline of DbcWindow against a window file this test plays the device for.
+#include "driver/DbcWindow.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "TempDir.hpp"
+
+namespace qaic::driver {
+namespace {
+
+constexpr uint32_t kNelem = 4;
+
+class DbcWindowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    info_.dbc_id = 2;
+    info_.generation = 1;
+    info_.nelem = kNelem;
+    info_.window_size = dbcWindowBytes(kNelem);
+    info_.request_offset = requestFifoOffset(kNelem);
+    info_.response_offset = responseFifoOffset(kNelem);
+    std::strcpy(info_.name, "dbc0-2-1");
+    dir_.writeFile(info_.name, std::string(info_.window_size, '\0'));
+    auto device = MappedFile::open(dir_.path() / info_.name, info_.window_size);
+    ASSERT_TRUE(device) << device.message();
+    device_ = std::move(*device);
+  }
+
+  Result<DbcWindow> adopt() {
+    auto host = MappedFile::open(dir_.path() / info_.name, info_.window_size);
+    if (!host) return host.sysError();
+    return DbcWindow::adopt(std::move(*host), info_);
+  }
+  uint32_t& reg(std::size_t offset) { return *reinterpret_cast<uint32_t*>(device_.data() + offset); }
+  RequestElement* requests() {
+    return reinterpret_cast<RequestElement*>(device_.data() + info_.request_offset);
+  }
+  ResponseElement* responses() {
+    return reinterpret_cast<ResponseElement*>(device_.data() + info_.response_offset);
+  }
+  static RequestElement element(uint16_t reqId) {
+    RequestElement e{};
+    e.reqId = reqId;
+    e.cmd = kReqCmdToDevice;
+    e.length = 64u * reqId;
+    return e;
+  }
+
+  test::TempDir dir_;
+  qaic_emu_dbc_info info_{};
+  MappedFile device_;
+};
+
+TEST_F(DbcWindowTest, SubmitWritesElementsThenTailThenDoorbell) {
+  auto window = adopt();
+  ASSERT_TRUE(window) << window.message();
+  EXPECT_EQ(window->requestSlotsFree(), kNelem - 1);
+  const RequestElement batch[] = {element(1), element(2)};
+  ASSERT_TRUE(window->submit(batch));
+  EXPECT_EQ(reg(kRegRequestTail), 2u);
+  EXPECT_EQ(reg(kRegDoorbellFutex), 1u);
+  EXPECT_EQ(requests()[0].reqId, 1u);
+  EXPECT_EQ(requests()[1].length, 128u);
+  EXPECT_EQ(window->requestSlotsFree(), 1u);
+}
+
+TEST_F(DbcWindowTest, FullRingIsEagainAndWritesNothing) {
+  auto window = adopt();
+  ASSERT_TRUE(window);
+  const RequestElement three[] = {element(1), element(2), element(3)};
+  ASSERT_TRUE(window->submit(three));
+  const RequestElement one[] = {element(4)};
+  auto full = window->submit(one);
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error(), EAGAIN);
+  EXPECT_EQ(reg(kRegRequestTail), 3u);
+  EXPECT_EQ(reg(kRegDoorbellFutex), 1u);
+
+  reg(kRegRequestHead) = 2;  // the device consumed two elements
+  ASSERT_TRUE(window->submit(one));
+  EXPECT_EQ(reg(kRegRequestTail), 0u) << "the tail wraps";
+  EXPECT_EQ(requests()[3].reqId, 4u);
+}
+
+TEST_F(DbcWindowTest, TakeResponsesDrainsAndAdvancesHead) {
+  auto window = adopt();
+  ASSERT_TRUE(window);
+  responses()[0] = {7, DBC_COMPLETION_SUCCESS};
+  responses()[1] = {8, DBC_COMPLETION_DMA_FAILED};
+  reg(kRegResponseTail) = 2;
+  ResponseElement out[1];
+  auto first = window->takeResponses(out);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(*first, 1u);
+  EXPECT_EQ(out[0].reqId, 7u);
+  EXPECT_EQ(reg(kRegResponseHead), 1u);
+  auto second = window->takeResponses(out);
+  ASSERT_TRUE(second);
+  ASSERT_EQ(*second, 1u);
+  EXPECT_EQ(out[0].completionCode, DBC_COMPLETION_DMA_FAILED);
+  auto none = window->takeResponses(out);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(*none, 0u);
+}
+
+TEST_F(DbcWindowTest, DeviceFaultsAreErrorsNotCorruption) {
+  auto window = adopt();
+  ASSERT_TRUE(window);
+  reg(kRegResponseTail) = kNelem;  // out of range
+  ResponseElement out[2];
+  auto bad = window->takeResponses(out);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), EIO);
+
+  reg(kRegRequestHead) = 99;
+  const RequestElement one[] = {element(1)};
+  auto badHead = window->submit(one);
+  ASSERT_FALSE(badHead);
+  EXPECT_EQ(badHead.error(), EIO);
+  EXPECT_EQ(window->requestSlotsFree(), 0u);
+
+  reg(kRegRequestHead) = 0;
+  reg(kRegDeviceStatus) = static_cast<uint32_t>(DeviceStatus::Removed);
+  EXPECT_EQ(window->deviceStatus(), DeviceStatus::Removed);
+  auto removed = window->submit(one);
+  ASSERT_FALSE(removed);
+  EXPECT_EQ(removed.error(), ENODEV);
+}
+
+TEST_F(DbcWindowTest, InconsistentInfoIsEproto) {
+  auto expectEproto = [](const qaic_emu_dbc_info& info, const char* why) {
+    auto valid = DbcWindow::validate(info);
+    ASSERT_FALSE(valid) << why;
+    EXPECT_EQ(valid.error(), EPROTO) << why;
+  };
+  EXPECT_TRUE(DbcWindow::validate(info_));
+  auto info = info_;
+  std::memset(info.name, 'a', sizeof info.name);
+  expectEproto(info, "unterminated name");
+  info = info_;
+  std::strcpy(info.name, "../etc/passwd");
+  expectEproto(info, "name with a slash");
+  info = info_;
+  info.name[0] = '\0';
+  expectEproto(info, "empty name");
+  info = info_;
+  info.nelem = 1;
+  expectEproto(info, "nelem below minimum");
+  info = info_;
+  info.window_size = 4096;
+  expectEproto(info, "window too small");
+  info = info_;
+  info.response_offset = info.window_size - 2;
+  expectEproto(info, "response FIFO past the end");
+  info = info_;
+  info.request_offset = 0;
+  expectEproto(info, "request FIFO over the registers");
+}
+
+}  // namespace
+}  // namespace qaic::driver
