@@ -2,3 +2,12 @@
 qaic_fuzz_target(ir_parser SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/ir_parser.cpp LIBS qaic_ir)
 qaic_fuzz_target(qpc_reader SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/qpc_reader.cpp LIBS qaic_container)
 qaic_fuzz_target(onnx_import SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/onnx_import.cpp LIBS qaic_onnx)
+# The batch JSON reader and the buffer-shape rules it shares with libqaic, compiled from their
+# own sources so the fuzz build needs no libqaic.so.
+qaic_fuzz_target(batch_json
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/batch_json.cpp ${PROJECT_SOURCE_DIR}/utils/qaic-runner/BatchJson.cpp
+          ${PROJECT_SOURCE_DIR}/libqaic/runtime/engine/IoValidation.cpp ${PROJECT_SOURCE_DIR}/libqaic/runtime/engine/Errors.cpp
+  LIBS qaic_uapi nlohmann_json::nlohmann_json)
+if(QAIC_FUZZ)
+  target_include_directories(fuzz_batch_json PRIVATE ${PROJECT_SOURCE_DIR}/utils/qaic-runner)
+endif()

@@ -194,7 +194,7 @@ BatchSpec parseBatchJson(const std::string& text, const std::string& sourcePath,
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 5e0555
     failFile(sourcePath, std::string("not valid JSON: ") + e.what());
   }
   if (!root.is_object()) failFile(sourcePath, "top level must be an object with \"IO-files\"");
