@@ -1,0 +1,179 @@
+// conv2d and deconv2d on oneDNN: primitives created and constant weights packed at build time.
+#include <cstring>
+#include <optional>
+
+#include "ir/Window2d.hpp"
+#include "kernels/ops/Dnnl.hpp"
+#include "kernels/ops/Factories.hpp"
+
+namespace qaic::kernels::ops {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+void requireFloat(const BuildContext& ctx, std::initializer_list<std::string_view> args) {
+  for (std::string_view arg : args) requireDTypes(ctx.op, arg, ctx.input(arg).dtype, {ir::DType::Float});
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(const BuildContext& ctx) : stream_(ctx.stream) {
+    const Tensor& src = ctx.input("src");
+    const Tensor& weight = ctx.input("weight");
+    const Tensor& bias = ctx.input("bias");
+    const Tensor& dst = ctx.output("dst");
+    requireFloat(ctx, {"src", "weight", "bias"});
+    if (src.dims.size() != 4 || weight.dims.size() != 4 || dst.dims.size() != 4) {
+      throwKernelError(ctx.op, "src, weight and dst must be rank 4");
+    }
+    const int64_t group = ctx.op.integer("group");
+    const ir::Window2d win = ir::forwardWindow(ctx.op, src.dims[2], src.dims[3]);
+    const int64_t oc = weight.dims[0];
+    memory::dims weightDims{oc, weight.dims[1], weight.dims[2], weight.dims[3]};
+    Tag weightTag = Tag::oihw;
+    if (group > 1) {
+      weightDims = {group, oc / group, weight.dims[1], weight.dims[2], weight.dims[3]};
+      weightTag = Tag::goihw;
+    }
+    withDnnl(ctx.op, [&] {
+      const auto srcMd = plainDesc(src.dims, Tag::nchw);
+      const auto dstMd = plainDesc(dst.dims, Tag::nchw);
+      const auto biasMd = plainDesc({oc}, Tag::x);
+      // Every layout left to oneDNN: it picks its fastest (blocked) one; activations are
+      // reordered around the primitive, constant weights once, here.
+      const memory::desc anyWeights(weightDims, memory::data_type::f32, Tag::any);
+      const memory::desc anySrc(srcMd.dims(), memory::data_type::f32, Tag::any);
+      const memory::desc anyDst(dstMd.dims(), memory::data_type::f32, Tag::any);
+      dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, anySrc, anyWeights, biasMd,
+          anyDst, {win.strideH, win.strideW}, {win.dilationH - 1, win.dilationW - 1}, {win.padTop, win.padLeft},
+          {win.padBottom, win.padRight});
+      dnnl::convolution_forward::primitive_desc pd(desc, ctx.engine);
+      weights_.emplace(memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
+                              const_cast<std::byte*>(weight.storage.data())),
+                       pd.weights_desc(), ctx.engine, ctx.stream, weight.constant);
+      primitive_ = dnnl::convolution_forward(pd);
+      userSrc_ = wrap(srcMd, ctx.engine, src);
+      userDst_ = wrap(dstMd, ctx.engine, dst);
+      src_ = userSrc_;
+      dst_ = userDst_;
+      if (pd.src_desc() != srcMd) {
+        src_ = memory(pd.src_desc(), ctx.engine);
+        srcReorder_ = dnnl::reorder(userSrc_, src_);
+      }
+      if (pd.dst_desc() != dstMd) {
+        dst_ = memory(pd.dst_desc(), ctx.engine);
+        dstReorder_ = dnnl::reorder(dst_, userDst_);
+      }
+      bias_ = wrap(biasMd, ctx.engine, bias);
+      return 0;
+    });
+  }
+
+  void run() override {
+    weights_->refresh();
+    if (srcReorder_) srcReorder_->execute(stream_, userSrc_, src_);
+    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_},
+                                 {DNNL_ARG_WEIGHTS, weights_->memory()},
+                                 {DNNL_ARG_BIAS, bias_},
+                                 {DNNL_ARG_DST, dst_}});
+    if (dstReorder_) dstReorder_->execute(stream_, dst_, userDst_);
+    stream_.wait();
+  }
+
+ private:
+  dnnl::stream& stream_;
+  dnnl::primitive primitive_;
+  std::optional<PackedWeights> weights_;
+  std::optional<dnnl::reorder> srcReorder_, dstReorder_;
+  memory userSrc_, userDst_, src_, bias_, dst_;
+};
+
+// Transposed convolution: oneDNN computes the full, unpadded output; the kernel then crops the
+// padding and adds the bias. That covers output_padding beyond pad_end (cells that no input
+// reaches hold only the bias), which oneDNN's own padding cannot express.
+class DeconvKernel final : public Kernel {
+ public:
+  DeconvKernel(const BuildContext& ctx) : stream_(ctx.stream), bias_(ctx.input("bias")), dst_(ctx.output("dst")) {
+    const Tensor& src = ctx.input("src");
+    const Tensor& weight = ctx.input("weight");
+    requireFloat(ctx, {"src", "weight", "bias"});
+    if (src.dims.size() != 4 || weight.dims.size() != 4 || dst_.dims.size() != 4) {
+      throwKernelError(ctx.op, "src, weight and dst must be rank 4");
+    }
+    const int64_t group = ctx.op.integer("group");
+    win_ = ir::deconvWindow(ctx.op, src.dims[2], src.dims[3]);
+    const int64_t ic = weight.dims[0];
+    const int64_t ocPerGroup = weight.dims[1];
+    channels_ = ocPerGroup * group;
+    if (bias_.count() != channels_) throwKernelError(ctx.op, "input 'bias': expected " + std::to_string(channels_) + " values");
+    fullH_ = win_.strideH * (src.dims[2] - 1) + (win_.kernelH - 1) * win_.dilationH + 1;
+    fullW_ = win_.strideW * (src.dims[3] - 1) + (win_.kernelW - 1) * win_.dilationW + 1;
+    full_.resize(static_cast<std::size_t>(src.dims[0] * channels_ * fullH_ * fullW_));
+    memory::dims weightDims{channels_, ic, weight.dims[2], weight.dims[3]};
+    Tag weightTag = Tag::iohw;
+    if (group > 1) {
+      weightDims = {group, ocPerGroup, ic / group, weight.dims[2], weight.dims[3]};
+      weightTag = Tag::giohw;
+    }
+    withDnnl(ctx.op, [&] {
+      const auto srcMd = plainDesc(src.dims, Tag::nchw);
+      const auto fullMd = plainDesc({src.dims[0], channels_, fullH_, fullW_}, Tag::nchw);
+      const memory::desc anyWeights(weightDims, memory::data_type::f32, Tag::any);
+      dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                             dnnl::algorithm::deconvolution_direct, srcMd, anyWeights, fullMd,
+                                             {win_.strideH, win_.strideW}, {win_.dilationH - 1, win_.dilationW - 1},
+                                             {0, 0}, {0, 0});
+      dnnl::deconvolution_forward::primitive_desc pd(desc, ctx.engine);
+      weights_.emplace(memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
+                              const_cast<std::byte*>(weight.storage.data())),
+                       pd.weights_desc(), ctx.engine, ctx.stream, weight.constant);
+      primitive_ = dnnl::deconvolution_forward(pd);
+      src_ = wrap(srcMd, ctx.engine, src);
+      fullMem_ = memory(fullMd, ctx.engine, full_.data());
+      return 0;
+    });
+  }
+
+  void run() override {
+    weights_->refresh();
+    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_->memory()}, {DNNL_ARG_DST, fullMem_}});
+    stream_.wait();
+    const float* bias = bias_.as<float>();
+    float* out = dst_.as<float>();
+    const int64_t N = dst_.dims[0], OH = dst_.dims[2], OW = dst_.dims[3];
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t c = 0; c < channels_; ++c) {
+        const float* plane = full_.data() + (n * channels_ + c) * fullH_ * fullW_;
+        float* o = out + (n * channels_ + c) * OH * OW;
+        for (int64_t y = 0; y < OH; ++y) {
+          const int64_t fy = y + win_.padTop;
+          for (int64_t x = 0; x < OW; ++x) {
+            const int64_t fx = x + win_.padLeft;
+            const bool inside = fy >= 0 && fy < fullH_ && fx >= 0 && fx < fullW_;
+            o[y * OW + x] = bias[c] + (inside ? plane[fy * fullW_ + fx] : 0.0f);
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  dnnl::stream& stream_;
+  const Tensor& bias_;
+  Tensor& dst_;
+  ir::Window2d win_;
+  int64_t channels_ = 0, fullH_ = 0, fullW_ = 0;
+  std::vector<float> full_;
+  dnnl::primitive primitive_;
+  std::optional<PackedWeights> weights_;
+  memory src_, fullMem_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> makeConv2d(const BuildContext& ctx) { return std::make_unique<ConvKernel>(ctx); }
+std::unique_ptr<Kernel> makeDeconv2d(const BuildContext& ctx) { return std::make_unique<DeconvKernel>(ctx); }
+
+}  // namespace qaic::kernels::ops

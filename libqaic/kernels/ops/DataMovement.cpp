@@ -1,0 +1,176 @@
+// slice, reshape / flatten, transpose, concat, pad: byte-exact moves for every dtype.
+#include <cstring>
+
+#include "kernels/DTypes.hpp"
+#include "kernels/ops/Factories.hpp"
+#include "kernels/ops/Indexing.hpp"
+
+namespace qaic::kernels::ops {
+namespace {
+
+// Moves elements as same-sized unsigned integers: data movement never needs the value.
+template <typename F>
+void visitElementSize(std::size_t size, F&& f) {
+  switch (size) {
+    case 1: return f(TypeTag<uint8_t>{});
+    case 2: return f(TypeTag<uint16_t>{});
+    case 4: return f(TypeTag<uint32_t>{});
+    default: return f(TypeTag<uint64_t>{});
+  }
+}
+
+int64_t product(const ir::Dims& dims, std::size_t from, std::size_t to) {
+  int64_t p = 1;
+  for (std::size_t i = from; i < to; ++i) p *= dims[i];
+  return p;
+}
+
+void requireSameType(const BuildContext& ctx, const Tensor& src, const Tensor& dst) {
+  if (src.dtype != dst.dtype) {
+    throwKernelError(ctx.op, "output dtype " + std::string(ir::dtypeName(dst.dtype)) + " differs from input " +
+                                 std::string(ir::dtypeName(src.dtype)));
+  }
+}
+
+// Reflect without repeating the edge (ONNX "reflect"), for any distance outside [0, n).
+int64_t reflectIndex(int64_t i, int64_t n) {
+  if (n == 1) return 0;
+  const int64_t period = 2 * (n - 1);
+  i %= period;
+  if (i < 0) i += period;
+  return i < n ? i : period - i;
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> makeSlice(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  Tensor& dst = ctx.output("dst");
+  requireSameType(ctx, src, dst);
+  const auto axis = static_cast<std::size_t>(ctx.op.integer("axis"));
+  const int64_t start = ctx.op.integer("start");
+  if (axis >= src.dims.size() || start < 0 || start + dst.dims[axis] > src.dims[axis]) {
+    throwKernelError(ctx.op, "slice outside the source");
+  }
+  const std::size_t esize = ir::dtypeSize(src.dtype);
+  const int64_t outer = product(src.dims, 0, axis);
+  const auto inner = static_cast<std::size_t>(product(src.dims, axis + 1, src.dims.size())) * esize;
+  const auto srcBlock = static_cast<std::size_t>(src.dims[axis]) * inner;
+  const auto dstBlock = static_cast<std::size_t>(dst.dims[axis]) * inner;
+  const auto offset = static_cast<std::size_t>(start) * inner;
+  return makeKernel([&src, &dst, outer, srcBlock, dstBlock, offset] {
+    for (int64_t o = 0; o < outer; ++o) {
+      std::memcpy(dst.storage.data() + o * dstBlock, src.storage.data() + o * srcBlock + offset, dstBlock);
+    }
+  });
+}
+
+std::unique_ptr<Kernel> makeReshape(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  Tensor& dst = ctx.output("dst");
+  requireSameType(ctx, src, dst);
+  if (src.bytes() != dst.bytes()) throwKernelError(ctx.op, "element count changes");
+  return makeKernel([&src, &dst] {
+    if (&src != &dst && src.bytes() != 0) std::memcpy(dst.storage.data(), src.storage.data(), src.bytes());
+  });
+}
+
+std::unique_ptr<Kernel> makeTranspose(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  Tensor& dst = ctx.output("dst");
+  requireSameType(ctx, src, dst);
+  const auto axes = ctx.op.integers("axes");
+  if (axes.size() != src.dims.size()) throwKernelError(ctx.op, "param 'axes': length differs from the rank");
+  const auto srcStrides = rowMajorStrides(src.dims);
+  std::vector<int64_t> strides(axes.size());
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || static_cast<std::size_t>(axes[i]) >= axes.size()) {
+      throwKernelError(ctx.op, "param 'axes': not a permutation");
+    }
+    strides[i] = srcStrides[static_cast<std::size_t>(axes[i])];
+  }
+  return makeKernel([&src, &dst, strides] {
+    visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* in = src.as<T>();
+      T* out = dst.as<T>();
+      forEachStrided(dst.dims, strides, [&](int64_t o, int64_t s) { out[o] = in[s]; });
+    });
+  });
+}
+
+std::unique_ptr<Kernel> makeConcat(const BuildContext& ctx) {
+  const Tensor& a = ctx.input("src1");
+  const Tensor& b = ctx.input("src2");
+  Tensor& dst = ctx.output("dst");
+  requireSameType(ctx, a, dst);
+  requireSameType(ctx, b, dst);
+  const auto axis = static_cast<std::size_t>(ctx.op.integer("axis"));
+  if (axis >= dst.dims.size() || a.dims.size() != dst.dims.size() || b.dims.size() != dst.dims.size()) {
+    throwKernelError(ctx.op, "param 'axis': out of range");
+  }
+  const std::size_t esize = ir::dtypeSize(dst.dtype);
+  const int64_t outer = product(dst.dims, 0, axis);
+  const auto inner = static_cast<std::size_t>(product(dst.dims, axis + 1, dst.dims.size())) * esize;
+  const auto blockA = static_cast<std::size_t>(a.dims[axis]) * inner;
+  const auto blockB = static_cast<std::size_t>(b.dims[axis]) * inner;
+  return makeKernel([&a, &b, &dst, outer, blockA, blockB] {
+    std::byte* out = dst.storage.data();
+    for (int64_t o = 0; o < outer; ++o) {
+      std::memcpy(out, a.storage.data() + o * blockA, blockA);
+      out += blockA;
+      std::memcpy(out, b.storage.data() + o * blockB, blockB);
+      out += blockB;
+    }
+  });
+}
+
+std::unique_ptr<Kernel> makePad(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  Tensor& dst = ctx.output("dst");
+  requireSameType(ctx, src, dst);
+  const auto pads = ctx.op.integers("pads");
+  const std::size_t rank = src.dims.size();
+  if (pads.size() != 2 * rank) throwKernelError(ctx.op, "param 'pads': length is not 2 * rank");
+  const std::string mode = ctx.op.string("mode");
+  const double value = ctx.op.number("value");
+  if (mode == "reflect") {
+    for (std::size_t i = 0; i < rank; ++i) {
+      if (src.dims[i] == 0) throwKernelError(ctx.op, "reflect padding of an empty axis");
+    }
+  }
+  return makeKernel([&src, &dst, pads, mode, value, rank] {
+    visitDType(src.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T fill = fromDouble<T>(value);
+      const T* in = src.as<T>();
+      T* out = dst.as<T>();
+      const auto srcStrides = rowMajorStrides(src.dims);
+      std::vector<int64_t> index(rank, 0);
+      const int64_t total = dst.count();
+      for (int64_t o = 0; o < total; ++o) {
+        int64_t offset = 0;
+        bool inside = true;
+        for (std::size_t axis = 0; axis < rank; ++axis) {
+          int64_t i = index[axis] - pads[axis];
+          const int64_t n = src.dims[axis];
+          if (i < 0 || i >= n) {
+            if (mode == "constant") {
+              inside = false;
+              break;
+            }
+            i = mode == "edge" ? (i < 0 ? 0 : n - 1) : reflectIndex(i, n);
+          }
+          offset += i * srcStrides[axis];
+        }
+        out[o] = inside ? in[offset] : fill;
+        for (std::size_t axis = rank; axis-- > 0;) {
+          if (++index[axis] < dst.dims[axis]) break;
+          index[axis] = 0;
+        }
+      }
+    });
+  });
+}
+
+}  // namespace qaic::kernels::ops

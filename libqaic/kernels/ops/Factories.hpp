@@ -1,0 +1,50 @@
+// One factory per optype; KernelRegistry.cpp maps optype names to them.
+#pragma once
+
+#include "kernels/ops/Kernel.hpp"
+
+namespace qaic::kernels::ops {
+
+#define QAIC_KERNEL(name) std::unique_ptr<Kernel> name(const BuildContext& ctx)
+// Creation.cpp
+QAIC_KERNEL(makeCreate);
+QAIC_KERNEL(makeZeros);
+QAIC_KERNEL(makeArange);
+// DataMovement.cpp
+QAIC_KERNEL(makeSlice);
+QAIC_KERNEL(makeReshape);  // also flatten
+QAIC_KERNEL(makeTranspose);
+QAIC_KERNEL(makeConcat);
+QAIC_KERNEL(makePad);
+// Vector1d.cpp
+QAIC_KERNEL(makeSubmean);
+QAIC_KERNEL(makeRearange);
+QAIC_KERNEL(makePick1d);
+QAIC_KERNEL(makeSort1d);
+// Elementwise.cpp
+QAIC_KERNEL(makeElew);  // also elew_bcast
+QAIC_KERNEL(makeRelu);
+QAIC_KERNEL(makeLrelu);
+QAIC_KERNEL(makeSigmoid);
+QAIC_KERNEL(makeClip);
+QAIC_KERNEL(makeBatchnorm);
+// Reduction.cpp
+QAIC_KERNEL(makeSoftmax);
+QAIC_KERNEL(makeMaxreduce);  // also maxreduce_arg
+QAIC_KERNEL(makeDotProduct);
+QAIC_KERNEL(makeGlobalAvgpool);
+// Convolution.cpp
+QAIC_KERNEL(makeConv2d);
+QAIC_KERNEL(makeDeconv2d);
+// Pooling.cpp
+QAIC_KERNEL(makePool2d);
+// Resize.cpp
+QAIC_KERNEL(makeResize);  // also upsample
+// Linear.cpp
+QAIC_KERNEL(makeMatmul);
+QAIC_KERNEL(makeGemm);
+// Print.cpp
+QAIC_KERNEL(makePrint);  // also fprint
+#undef QAIC_KERNEL
+
+}  // namespace qaic::kernels::ops

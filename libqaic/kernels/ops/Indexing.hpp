@@ -1,0 +1,55 @@
+// Shared index arithmetic of the data-movement and broadcasting kernels.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/Graph.hpp"
+
+namespace qaic::kernels {
+
+// Row-major strides (in elements) of `dims`.
+inline std::vector<int64_t> rowMajorStrides(const ir::Dims& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+// Strides of `in` read as if broadcast (NumPy, right-aligned) to `out`: 0 along broadcast axes.
+inline std::vector<int64_t> broadcastStrides(const ir::Dims& in, const ir::Dims& out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  const auto inStrides = rowMajorStrides(in);
+  const std::size_t offset = out.size() - in.size();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    strides[offset + i] = in[i] == 1 && out[offset + i] != 1 ? 0 : inStrides[i];
+  }
+  return strides;
+}
+
+// Calls f(outIndex, srcOffset) over every element of `dims` in row-major order, where srcOffset
+// follows `srcStrides` (one stride per axis). The innermost axis runs as a plain loop.
+template <typename F>
+void forEachStrided(const ir::Dims& dims, const std::vector<int64_t>& srcStrides, F&& f) {
+  const std::size_t rank = dims.size();
+  const int64_t total = ir::elementCount(dims);
+  if (total == 0) return;
+  if (rank == 0) {
+    f(int64_t{0}, int64_t{0});
+    return;
+  }
+  std::vector<int64_t> index(rank, 0);
+  const int64_t innerN = dims[rank - 1];
+  const int64_t innerS = srcStrides[rank - 1];
+  int64_t base = 0;
+  for (int64_t out = 0; out < total; out += innerN) {
+    for (int64_t i = 0; i < innerN; ++i) f(out + i, base + i * innerS);
+    for (std::size_t axis = rank - 1; axis-- > 0;) {  // advance the odometer above the inner axis
+      base += srcStrides[axis];
+      if (++index[axis] < dims[axis]) break;
+      base -= srcStrides[axis] * dims[axis];
+      index[axis] = 0;
+    }
+  }
+}
+
+}  // namespace qaic::kernels

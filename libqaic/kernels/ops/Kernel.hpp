@@ -1,0 +1,85 @@
+// The executor's internal model: tensors owned by a plan (one per input-shape combination) and
+// one Kernel per op, created with everything it needs (oneDNN primitives, packed weights) so
+// that running is only computing.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "ir/Graph.hpp"
+#include "kernels/HostProgram.hpp"
+
+namespace qaic::kernels {
+
+struct Tensor {
+  ir::DType dtype = ir::DType::Float;
+  ir::Dims dims;
+  std::vector<std::byte> storage;  // operator new's alignment (16) suits every element type
+  bool constant = false;           // filled at build time (create, zeros, arange)
+
+  int64_t count() const { return ir::elementCount(dims); }
+  std::size_t bytes() const { return storage.size(); }
+  template <typename T>
+  T* as() {
+    return reinterpret_cast<T*>(storage.data());
+  }
+  template <typename T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(storage.data());
+  }
+};
+
+// Tensors by name; node-based so that kernels may keep pointers.
+using TensorTable = std::map<std::string, Tensor, std::less<>>;
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run() = 0;
+};
+
+// What a kernel factory sees while a plan is built.
+struct BuildContext {
+  const ir::Op& op;
+  TensorTable& tensors;
+  const ConstantLookup& constants;
+  const BuildOptions& options;
+  dnnl::engine& engine;
+  dnnl::stream& stream;
+
+  Tensor& input(std::string_view argName) const;
+  Tensor& output(std::string_view argName) const;
+};
+
+// "op 'NAME' (OPTYPE): detail", the form the IR library uses for op errors.
+[[noreturn]] void throwKernelError(const ir::Op& op, const std::string& detail);
+// Throws unless `type` is among `allowed`, naming the op, the argument and the dtype.
+void requireDTypes(const ir::Op& op, std::string_view argName, ir::DType type,
+                   std::initializer_list<ir::DType> allowed);
+
+using KernelFactory = std::unique_ptr<Kernel> (*)(const BuildContext& ctx);
+// nullptr for an optype the executor has no kernel for.
+KernelFactory findKernelFactory(std::string_view optype);
+
+// A kernel that is one closure (most ops need nothing but their tensors and params).
+template <typename F>
+class ClosureKernel final : public Kernel {
+ public:
+  explicit ClosureKernel(F f) : f_(std::move(f)) {}
+  void run() override { f_(); }
+
+ private:
+  F f_;
+};
+template <typename F>
+std::unique_ptr<Kernel> makeKernel(F f) {
+  return std::make_unique<ClosureKernel<F>>(std::move(f));
+}
+
+}  // namespace qaic::kernels

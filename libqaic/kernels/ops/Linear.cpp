@@ -1,0 +1,134 @@
+// matmul (NumPy semantics, batch broadcasting) and gemm on oneDNN's matmul primitive; a
+// constant right-hand side is packed once at build time.
+#include <optional>
+
+#include "kernels/ops/Dnnl.hpp"
+#include "kernels/ops/Factories.hpp"
+#include "kernels/ops/Indexing.hpp"
+
+namespace qaic::kernels::ops {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+memory::desc stridedDesc(const memory::dims& dims, const memory::dims& strides) {
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+memory::dims plainStrides(const memory::dims& dims) {
+  const auto s = rowMajorStrides(ir::Dims(dims.begin(), dims.end()));
+  return memory::dims(s.begin(), s.end());
+}
+
+class MatmulKernel final : public Kernel {
+ public:
+  // a: [.., M, K] (strides aStrides), b: [.., K, N] (strides bStrides), d: [.., M, N] plain.
+  MatmulKernel(const BuildContext& ctx, const Tensor& a, const memory::dims& aDims, const memory::dims& aStrides,
+               const Tensor& b, const memory::dims& bDims, const memory::dims& bStrides, Tensor& d,
+               const memory::dims& dDims, float alpha)
+      : stream_(ctx.stream) {
+    withDnnl(ctx.op, [&] {
+      const auto aMd = stridedDesc(aDims, aStrides);
+      const auto bMd = stridedDesc(bDims, bStrides);
+      const auto dMd = stridedDesc(dDims, plainStrides(dDims));
+      const memory::desc anyB(bDims, memory::data_type::f32, Tag::any);
+      dnnl::primitive_attr attr;
+      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aMd, b.constant ? anyB : bMd, dMd), attr, ctx.engine);
+      weights_.emplace(wrap(bMd, ctx.engine, b), pd.weights_desc(), ctx.engine, ctx.stream, b.constant);
+      primitive_ = dnnl::matmul(pd);
+      a_ = wrap(aMd, ctx.engine, a);
+      d_ = wrap(dMd, ctx.engine, d);
+      return 0;
+    });
+  }
+
+  void run() override {
+    weights_->refresh();
+    primitive_.execute(stream_, {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, weights_->memory()}, {DNNL_ARG_DST, d_}});
+    stream_.wait();
+  }
+
+ private:
+  dnnl::stream& stream_;
+  dnnl::primitive primitive_;
+  std::optional<PackedWeights> weights_;
+  memory a_, d_;
+};
+
+// dst += beta * C, C broadcast (NumPy, unidirectional) to [M, N].
+class GemmKernel final : public Kernel {
+ public:
+  GemmKernel(std::unique_ptr<Kernel> product, const Tensor& c, Tensor& dst, float beta)
+      : product_(std::move(product)), c_(c), dst_(dst), beta_(beta), strides_(broadcastStrides(c.dims, dst.dims)) {}
+
+  void run() override {
+    product_->run();
+    if (beta_ == 0.0f) return;
+    const float* c = c_.as<float>();
+    float* out = dst_.as<float>();
+    forEachStrided(dst_.dims, strides_, [&](int64_t o, int64_t s) { out[o] += beta_ * c[s]; });
+  }
+
+ private:
+  std::unique_ptr<Kernel> product_;
+  const Tensor& c_;
+  Tensor& dst_;
+  float beta_;
+  std::vector<int64_t> strides_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
+  const Tensor& a = ctx.input("src1");
+  const Tensor& b = ctx.input("src2");
+  Tensor& dst = ctx.output("dst");
+  requireDTypes(ctx.op, "src1", a.dtype, {ir::DType::Float});
+  requireDTypes(ctx.op, "src2", b.dtype, {ir::DType::Float});
+  if (a.dims.empty() || b.dims.empty()) throwKernelError(ctx.op, "matmul of a scalar");
+  // NumPy: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1].
+  ir::Dims ad = a.dims, bd = b.dims;
+  if (ad.size() == 1) ad.insert(ad.begin(), 1);
+  if (bd.size() == 1) bd.push_back(1);
+  const std::size_t rank = std::max(ad.size(), bd.size());
+  ad.insert(ad.begin(), rank - ad.size(), 1);
+  bd.insert(bd.begin(), rank - bd.size(), 1);
+  ir::Dims dd(rank);
+  for (std::size_t i = 0; i + 2 < rank; ++i) dd[i] = std::max(ad[i], bd[i]);
+  dd[rank - 2] = ad[rank - 2];
+  dd[rank - 1] = bd[rank - 1];
+  if (ad[rank - 1] != bd[rank - 2] || ir::elementCount(dd) != dst.count()) {
+    throwKernelError(ctx.op, "inner dimensions of 'src1' and 'src2' differ");
+  }
+  const memory::dims A(ad.begin(), ad.end()), B(bd.begin(), bd.end()), D(dd.begin(), dd.end());
+  return std::make_unique<MatmulKernel>(ctx, a, A, plainStrides(A), b, B, plainStrides(B), dst, D, 1.0f);
+}
+
+std::unique_ptr<Kernel> makeGemm(const BuildContext& ctx) {
+  const Tensor& a = ctx.input("a");
+  const Tensor& b = ctx.input("b");
+  const Tensor& c = ctx.input("c");
+  Tensor& dst = ctx.output("dst");
+  for (std::string_view arg : {"a", "b", "c"}) requireDTypes(ctx.op, arg, ctx.input(arg).dtype, {ir::DType::Float});
+  if (a.dims.size() != 2 || b.dims.size() != 2 || dst.dims.size() != 2) throwKernelError(ctx.op, "a, b and dst must be 2-D");
+  const bool ta = ctx.op.boolean("trans_a"), tb = ctx.op.boolean("trans_b");
+  const int64_t M = ta ? a.dims[1] : a.dims[0];
+  const int64_t K = ta ? a.dims[0] : a.dims[1];
+  const int64_t N = tb ? b.dims[0] : b.dims[1];
+  if ((tb ? b.dims[1] : b.dims[0]) != K || dst.dims != ir::Dims{M, N}) throwKernelError(ctx.op, "a and b do not multiply");
+  bool broadcasts = c.dims.size() <= 2;
+  for (std::size_t i = 0; broadcasts && i < c.dims.size(); ++i) {
+    const int64_t target = dst.dims[2 - c.dims.size() + i];
+    broadcasts = c.dims[i] == 1 || c.dims[i] == target;
+  }
+  if (!broadcasts) throwKernelError(ctx.op, "input 'c' does not broadcast to [M, N]");
+  const memory::dims aStrides = ta ? memory::dims{1, M} : memory::dims{K, 1};
+  const memory::dims bStrides = tb ? memory::dims{1, K} : memory::dims{N, 1};
+  auto product = std::make_unique<MatmulKernel>(ctx, a, memory::dims{M, K}, aStrides, b, memory::dims{K, N}, bStrides,
+                                                dst, memory::dims{M, N}, static_cast<float>(ctx.op.number("alpha")));
+  return std::make_unique<GemmKernel>(std::move(product), c, dst, static_cast<float>(ctx.op.number("beta")));
+}
+
+}  // namespace qaic::kernels::ops

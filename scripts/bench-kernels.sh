@@ -1,0 +1,36 @@
+#!/bin/sh
+# Device-format conversion throughput as a ratio to memcpy of the same bytes, measured in the
+# same run. Usage: scripts/bench-kernels.sh [BUILD_DIR] (default build). Goal: ratio >= 0.5.
+set -eu
+build=${1:-build}
+bench="$build/bench/bench_device_format"
+if [ ! -x "$bench" ]; then
+  echo "error: $bench not found; build it first (make)" >&2
+  exit 1
+fi
+out=$(mktemp /tmp/bench-kernels.XXXXXX.json)
+trap 'rm -f "$out"' EXIT
+"$bench" --benchmark_min_time="${BENCH_MIN_TIME:-0.5}" --benchmark_out="$out" --benchmark_out_format=json >/dev/null 2>&1
+/usr/bin/python3 - "$out" <<'PY'
+import json, re, sys
+runs = json.load(open(sys.argv[1]))["benchmarks"]
+split = re.compile(r"^(.*?)((?:/\d+)+)$")
+memcpy, rows = {}, []
+for r in runs:
+    m = split.match(r["name"])
+    if not m or "bytes_per_second" not in r:
+        continue
+    name, args = m.groups()
+    if name == "BM_Memcpy":
+        memcpy[args] = r["bytes_per_second"]
+    else:
+        rows.append((name, args, r["bytes_per_second"]))
+print(f"{'conversion':<72} {'N/C/H/W':<16} {'GB/s':>7} {'memcpy':>7} {'ratio':>6}")
+for name, args, bps in rows:
+    base = memcpy.get(args)
+    if not base:
+        continue
+    ratio = bps / base
+    flag = "" if ratio >= 0.5 else "  (below 0.5 goal)"
+    print(f"{name:<72} {args[1:]:<16} {bps/1e9:7.2f} {base/1e9:7.2f} {ratio:6.2f}{flag}")
+PY

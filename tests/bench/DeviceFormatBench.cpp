@@ -1,0 +1,92 @@
+// Device-format conversion throughput against memcpy of the same user bytes, measured in the
+// same run (scripts/bench-kernels.sh prints the ratios). Bytes processed = the user buffer's.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/DeviceFormat.hpp"
+
+namespace {
+
+using qaic::kernels::ConversionPath;
+using qaic::ir::DeviceLayout;
+using qaic::ir::DType;
+using qaic::ir::UserLayout;
+
+std::vector<float> randomImage(int64_t count) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  std::vector<float> v(static_cast<std::size_t>(count));
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+qaic::ir::Dims dimsOf(const benchmark::State& state) {
+  return {state.range(0), state.range(1), state.range(2), state.range(3)};
+}
+
+int64_t countOf(const qaic::ir::Dims& d) { return d[0] * d[1] * d[2] * d[3]; }
+
+void BM_Memcpy(benchmark::State& state) {
+  const auto dims = dimsOf(state);
+  const auto src = randomImage(countOf(dims));
+  std::vector<float> dst(src.size());
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), src.size() * sizeof(float));
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(src.size() * sizeof(float)));
+}
+
+template <DeviceLayout kLayout, DType kElement, ConversionPath kPath>
+void BM_Preprocess(benchmark::State& state) {
+  const auto dims = dimsOf(state);
+  const auto src = randomImage(countOf(dims));
+  const qaic::ir::DeviceFormat format{kLayout, kElement};
+  std::vector<std::byte> dst(qaic::kernels::deviceBufferBytes(dims, format));
+  const qaic::kernels::UserBufferView view{"bench", DType::Float, UserLayout::NCHW, dims};
+  for (auto _ : state) {
+    qaic::kernels::userToDevice(view, std::as_bytes(std::span(src)), format, dst, kPath);
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(src.size() * sizeof(float)));
+}
+
+template <DeviceLayout kLayout, DType kElement, ConversionPath kPath>
+void BM_Postprocess(benchmark::State& state) {
+  const auto dims = dimsOf(state);
+  const qaic::ir::DeviceFormat format{kLayout, kElement};
+  std::vector<std::byte> src(qaic::kernels::deviceBufferBytes(dims, format));
+  std::vector<float> dst(static_cast<std::size_t>(countOf(dims)));
+  const qaic::kernels::UserBufferView view{"bench", DType::Float, UserLayout::NCHW, dims};
+  const auto image = randomImage(static_cast<int64_t>(dst.size()));
+  qaic::kernels::userToDevice(view, std::as_bytes(std::span(image)), format, src);
+  for (auto _ : state) {
+    qaic::kernels::deviceToUser(format, src, view, std::as_writable_bytes(std::span(dst)), kPath);
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(dst.size() * sizeof(float)));
+}
+
+// {N, C, H, W}: single images (cache-resident, where memcpy runs at cache speed) and batches
+// that fit the last-level cache, and one far larger than it (both sides bound by DRAM).
+void shapes(benchmark::internal::Benchmark* b) {
+  b->Args({1, 3, 224, 224})->Args({1, 8, 112, 112})->Args({1, 20, 56, 56});
+  b->Args({32, 3, 224, 224})->Args({64, 8, 112, 112})->Args({128, 3, 224, 224});
+}
+
+BENCHMARK(BM_Memcpy)->Apply(shapes);
+BENCHMARK(BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Auto>)->Apply(shapes);
+BENCHMARK(BM_Preprocess<DeviceLayout::DHWC, DType::Float16, ConversionPath::Auto>)->Apply(shapes);
+BENCHMARK(BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Scalar>)->Apply(shapes);
+BENCHMARK(BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Auto>)->Apply(shapes);
+BENCHMARK(BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Scalar>)->Apply(shapes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,237 @@
+// conv2d, deconv2d, pools and resize against direct (naive) implementations written from the
+// documented formulas, over parameter sets covering groups, dilation, stride and autopad.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "GraphBuilder.hpp"
+
+namespace qaic::kernels::test {
+namespace {
+
+struct Window {
+  int64_t k, s, d, padBegin, padEnd;
+};
+
+// lightnet-ops.md: SAME_* makes out = ceil(in/stride); UPPER puts floor(total/2) first.
+Window resolve(const std::string& autopad, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
+  if (autopad == "VALID") return {k, s, d, 0, 0};
+  if (autopad == "NOTSET") return {k, s, d, pb, pe};
+  const int64_t out = (in + s - 1) / s;
+  const int64_t total = std::max<int64_t>(0, (out - 1) * s + (k - 1) * d + 1 - in);
+  const int64_t first = autopad == "SAME_UPPER" ? total / 2 : total - total / 2;
+  return {k, s, d, first, total - first};
+}
+
+int64_t outSize(int64_t in, const Window& w) { return (in + w.padBegin + w.padEnd - ((w.k - 1) * w.d + 1)) / w.s + 1; }
+
+struct ConvCase {
+  int64_t n, c, h, w, oc, group, kh, kw, sh, sw, dh, dw;
+  std::vector<int64_t> padding;
+  std::string autopad;
+};
+
+std::vector<float> naiveConv(const ConvCase& p, const std::vector<float>& x, const std::vector<float>& wt,
+                             const std::vector<float>& bias, const Window& wh, const Window& ww, int64_t oh, int64_t ow) {
+  const int64_t icg = p.c / p.group, ocg = p.oc / p.group;
+  std::vector<float> y(static_cast<std::size_t>(p.n * p.oc * oh * ow));
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t o = 0; o < p.oc; ++o)
+      for (int64_t yy = 0; yy < oh; ++yy)
+        for (int64_t xx = 0; xx < ow; ++xx) {
+          double sum = bias[o];
+          const int64_t g = o / ocg;
+          for (int64_t i = 0; i < icg; ++i)
+            for (int64_t ky = 0; ky < p.kh; ++ky)
+              for (int64_t kx = 0; kx < p.kw; ++kx) {
+                const int64_t iy = yy * wh.s - wh.padBegin + ky * wh.d;
+                const int64_t ix = xx * ww.s - ww.padBegin + kx * ww.d;
+                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+                sum += x[((n * p.c + g * icg + i) * p.h + iy) * p.w + ix] * wt[((o * icg + i) * p.kh + ky) * p.kw + kx];
+              }
+          y[((n * p.oc + o) * oh + yy) * ow + xx] = static_cast<float>(sum);
+        }
+  return y;
+}
+
+void expectNear(const std::vector<float>& got, const std::vector<float>& want, double tol = 1e-4) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "at " << i;
+}
+
+class KernelsConv2d : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(KernelsConv2d, MatchesDirectConvolution) {
+  const ConvCase p = GetParam();
+  const Window wh = resolve(p.autopad, p.h, p.kh, p.sh, p.dh, p.padding[0], p.padding[2]);
+  const Window ww = resolve(p.autopad, p.w, p.kw, p.sw, p.dw, p.padding[1], p.padding[3]);
+  const int64_t oh = outSize(p.h, wh), ow = outSize(p.w, ww);
+  const auto x = randomFloats(static_cast<std::size_t>(p.n * p.c * p.h * p.w), 1);
+  const auto wt = randomFloats(static_cast<std::size_t>(p.oc * (p.c / p.group) * p.kh * p.kw), 2);
+  const auto bias = randomFloats(static_cast<std::size_t>(p.oc), 3);
+  const Json params{{"group", p.group}, {"size", {p.kh, p.kw}}, {"stride", {p.sh, p.sw}}, {"padding", p.padding},
+                    {"dilation", {p.dh, p.dw}}, {"autopad", p.autopad}};
+  const auto want = naiveConv(p, x, wt, bias, wh, ww, oh, ow);
+  const ir::Dims wdims{p.oc, p.c / p.group, p.kh, p.kw};
+  // Constant weights (packed once at build) ...
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {p.n, p.c, p.h, p.w})
+      .create("w", "TL_FLOAT", wdims, toDoubles(wt))
+      .create("b", "TL_FLOAT", {p.oc}, toDoubles(bias))
+      .op("conv", "conv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}}, params)
+      .output("y", "TL_FLOAT", {p.n, p.oc, oh, ow});
+  const auto out = runGraph(g.graph(), {HostTensor::of(ir::DType::Float, {p.n, p.c, p.h, p.w}, x)});
+  expectNear(out.at(0).values<float>(), want);
+  // ... and weights that arrive as an input (reordered every run).
+  GraphBuilder gi;
+  gi.input("x", "TL_FLOAT", {p.n, p.c, p.h, p.w})
+      .input("w", "TL_FLOAT", wdims)
+      .create("b", "TL_FLOAT", {p.oc}, toDoubles(bias))
+      .op("conv", "conv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}}, params)
+      .output("y", "TL_FLOAT", {p.n, p.oc, oh, ow});
+  const auto out2 = runGraph(gi.graph(), {HostTensor::of(ir::DType::Float, {p.n, p.c, p.h, p.w}, x),
+                                          HostTensor::of(ir::DType::Float, wdims, wt)});
+  expectNear(out2.at(0).values<float>(), want);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, KernelsConv2d,
+    ::testing::Values(ConvCase{1, 3, 7, 9, 4, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, "NOTSET"},
+                      ConvCase{2, 4, 8, 8, 6, 2, 3, 3, 2, 2, 1, 1, {0, 1, 2, 0}, "NOTSET"},
+                      ConvCase{1, 6, 9, 7, 6, 6, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, "NOTSET"},  // depthwise, dilated
+                      ConvCase{1, 3, 10, 11, 5, 1, 4, 3, 3, 2, 1, 1, {0, 0, 0, 0}, "SAME_UPPER"},
+                      ConvCase{1, 3, 10, 11, 5, 1, 4, 3, 3, 2, 1, 1, {0, 0, 0, 0}, "SAME_LOWER"},
+                      ConvCase{1, 2, 6, 5, 3, 1, 2, 2, 1, 1, 2, 1, {5, 5, 5, 5}, "VALID"},
+                      ConvCase{2, 8, 5, 5, 4, 4, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "NOTSET"}));
+
+struct DeconvCase {
+  int64_t n, c, h, w, ocPerGroup, group, kh, kw, sh, sw, dh, dw;
+  std::vector<int64_t> padding, outputPadding;
+};
+
+class KernelsDeconv2d : public ::testing::TestWithParam<DeconvCase> {};
+
+TEST_P(KernelsDeconv2d, MatchesDirectTransposedConvolution) {
+  const DeconvCase p = GetParam();
+  const int64_t oc = p.ocPerGroup * p.group, icg = p.c / p.group;
+  const int64_t oh = p.sh * (p.h - 1) + p.outputPadding[0] + (p.kh - 1) * p.dh + 1 - p.padding[0] - p.padding[2];
+  const int64_t ow = p.sw * (p.w - 1) + p.outputPadding[1] + (p.kw - 1) * p.dw + 1 - p.padding[1] - p.padding[3];
+  const auto x = randomFloats(static_cast<std::size_t>(p.n * p.c * p.h * p.w), 4);
+  const auto wt = randomFloats(static_cast<std::size_t>(p.c * p.ocPerGroup * p.kh * p.kw), 5);
+  const auto bias = randomFloats(static_cast<std::size_t>(oc), 6);
+  // Scatter form: every input cell adds its weighted kernel into the output.
+  std::vector<double> want(static_cast<std::size_t>(p.n * oc * oh * ow));
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t i = 0; i < oh * ow; ++i) want[static_cast<std::size_t>((n * oc + o) * oh * ow + i)] = bias[o];
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t ci = 0; ci < p.c; ++ci)
+      for (int64_t y = 0; y < p.h; ++y)
+        for (int64_t xx = 0; xx < p.w; ++xx)
+          for (int64_t oo = 0; oo < p.ocPerGroup; ++oo)
+            for (int64_t ky = 0; ky < p.kh; ++ky)
+              for (int64_t kx = 0; kx < p.kw; ++kx) {
+                const int64_t g = ci / icg;
+                const int64_t o = g * p.ocPerGroup + oo;
+                const int64_t yy = y * p.sh + ky * p.dh - p.padding[0];
+                const int64_t xo = xx * p.sw + kx * p.dw - p.padding[1];
+                if (yy < 0 || yy >= oh || xo < 0 || xo >= ow) continue;
+                want[static_cast<std::size_t>(((n * oc + o) * oh + yy) * ow + xo)] +=
+                    x[((n * p.c + ci) * p.h + y) * p.w + xx] * wt[((ci * p.ocPerGroup + oo) * p.kh + ky) * p.kw + kx];
+              }
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {p.n, p.c, p.h, p.w})
+      .create("w", "TL_FLOAT", {p.c, p.ocPerGroup, p.kh, p.kw}, toDoubles(wt))
+      .create("b", "TL_FLOAT", {oc}, toDoubles(bias))
+      .op("deconv", "deconv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}},
+          {{"group", p.group}, {"size", {p.kh, p.kw}}, {"stride", {p.sh, p.sw}}, {"output_dims", {0, 0, 0, 0}},
+           {"padding", p.padding}, {"output_padding", p.outputPadding}, {"dilation", {p.dh, p.dw}},
+           {"autopad", "NOTSET"}})
+      .output("y", "TL_FLOAT", {p.n, oc, oh, ow});
+  const auto out = runGraph(g.graph(), {HostTensor::of(ir::DType::Float, {p.n, p.c, p.h, p.w}, x)});
+  expectNear(out.at(0).values<float>(), std::vector<float>(want.begin(), want.end()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, KernelsDeconv2d,
+                         ::testing::Values(DeconvCase{1, 2, 3, 4, 3, 1, 3, 3, 1, 1, 1, 1, {0, 0, 0, 0}, {0, 0}},
+                                           DeconvCase{2, 4, 3, 3, 2, 2, 3, 2, 2, 2, 1, 1, {1, 0, 1, 1}, {1, 1}},
+                                           DeconvCase{1, 3, 4, 3, 2, 1, 2, 2, 3, 2, 2, 1, {0, 0, 0, 0}, {2, 1}},
+                                           DeconvCase{1, 4, 2, 2, 1, 4, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, {1, 0}}));
+
+struct PoolCase {
+  std::string optype;
+  int64_t h, w, kh, kw, sh, sw;
+  std::vector<int64_t> padding;
+  std::string autopad;
+};
+
+class KernelsPool2d : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(KernelsPool2d, MatchesDirectPoolingIgnoringPadding) {
+  const PoolCase p = GetParam();
+  const int64_t N = 2, C = 3;
+  const Window wh = resolve(p.autopad, p.h, p.kh, p.sh, 1, p.padding[0], p.padding[2]);
+  const Window ww = resolve(p.autopad, p.w, p.kw, p.sw, 1, p.padding[1], p.padding[3]);
+  const int64_t oh = outSize(p.h, wh), ow = outSize(p.w, ww);
+  const auto x = randomFloats(static_cast<std::size_t>(N * C * p.h * p.w), 7, -5, -1);  // all negative: padding must not win a max
+  std::vector<float> want;
+  for (int64_t nc = 0; nc < N * C; ++nc)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xx = 0; xx < ow; ++xx) {
+        double best = -std::numeric_limits<double>::infinity(), sum = 0;
+        int count = 0;
+        for (int64_t ky = 0; ky < p.kh; ++ky)
+          for (int64_t kx = 0; kx < p.kw; ++kx) {
+            const int64_t iy = y * p.sh - wh.padBegin + ky, ix = xx * p.sw - ww.padBegin + kx;
+            if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+            const float v = x[(nc * p.h + iy) * p.w + ix];
+            best = std::max<double>(best, v);
+            sum += v;
+            ++count;
+          }
+        want.push_back(static_cast<float>(p.optype == "maxpool2d" ? best : sum / count));
+      }
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {N, C, p.h, p.w})
+      .op("pool", p.optype, {{"src", "x"}}, {{"dst", "y"}},
+          {{"size", {p.kh, p.kw}}, {"stride", {p.sh, p.sw}}, {"padding", p.padding}, {"autopad", p.autopad}})
+      .output("y", "TL_FLOAT", {N, C, oh, ow});
+  const auto out = runGraph(g.graph(), {HostTensor::of(ir::DType::Float, {N, C, p.h, p.w}, x)});
+  expectNear(out.at(0).values<float>(), want, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, KernelsPool2d,
+                         ::testing::Values(PoolCase{"maxpool2d", 7, 8, 3, 3, 2, 2, {1, 1, 1, 1}, "NOTSET"},
+                                           PoolCase{"avgpool2d", 7, 8, 3, 3, 2, 2, {1, 1, 1, 1}, "NOTSET"},
+                                           PoolCase{"maxpool2d", 9, 5, 2, 3, 1, 2, {0, 2, 1, 0}, "NOTSET"},
+                                           PoolCase{"avgpool2d", 9, 5, 2, 3, 1, 2, {0, 2, 1, 0}, "NOTSET"},
+                                           PoolCase{"avgpool2d", 10, 7, 3, 2, 3, 2, {0, 0, 0, 0}, "SAME_UPPER"},
+                                           PoolCase{"maxpool2d", 10, 7, 3, 2, 3, 2, {0, 0, 0, 0}, "SAME_LOWER"},
+                                           PoolCase{"avgpool2d", 6, 6, 2, 2, 2, 2, {1, 1, 1, 1}, "VALID"}));
+
+TEST(KernelsResize, NearestFollowsTheDocumentedRule) {
+  GraphBuilder g;
+  g.create("x", "TL_INT32", {1, 3}, {1, 2, 3})
+      .op("r", "resize", {{"src", "x"}}, {{"dst", "y"}}, {{"mode", "TL_NEAREST"}, {"dims", {2, 5}}})
+      .output("y", "TL_INT32", {2, 5});
+  const auto v = runGraph(g.graph()).at(0).values<int32_t>();
+  // src = roundf((dst + 0.5) * 3/5 - 0.5): -0.2->0, 0.4->0, 1.0->1, 1.6->2, 2.2->2
+  EXPECT_EQ(v, (std::vector<int32_t>{1, 1, 2, 3, 3, 1, 1, 2, 3, 3}));
+}
+
+TEST(KernelsResize, LinearHalfPixel) {
+  GraphBuilder g;
+  g.create("x", "TL_FLOAT", {1, 1, 2, 2}, {0, 1, 2, 3})
+      .op("r", "upsample", {{"src", "x"}}, {{"dst", "y"}}, {{"mode", "TL_LINEAR"}, {"scales", {1, 1, 2, 2}}})
+      .output("y", "TL_FLOAT", {1, 1, 4, 4});
+  const auto v = runGraph(g.graph()).at(0).values<float>();
+  // Along one axis of 2 -> 4: coordinates -0.25, 0.25, 0.75, 1.25 -> 0, 0.25, 0.75, 1 (clamped).
+  const float a[] = {0, 0.25f, 0.75f, 1};
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) EXPECT_NEAR(v[y * 4 + x], 2 * a[y] + a[x], 1e-6) << y << "," << x;
+}
+
+}  // namespace
+}  // namespace qaic::kernels::test
