@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/Graph.hpp"
+#include "ir/Weights.hpp"
 
 namespace qaic::onnx {
 
@@ -30,7 +31,8 @@ struct ImportOptions {
   int64_t batchSize = 0;                   // > 0: replaces a symbolic or unit batch dimension
 };
 
-// Unsupported operators are collected over the whole graph and reported in one error.
+// Unsupported operators are collected over the whole graph and reported in one error:
+// unsupportedNodes() holds one "OpType (node 'name')" entry per offending node, in graph order.
 class ImportError : public std::runtime_error {
  public:
   ImportError(std::string message, std::vector<std::string> unsupportedNodes = {})
@@ -44,5 +46,9 @@ class ImportError : public std::runtime_error {
 ImportedModel importOnnxFile(const std::string& path, const ImportOptions& options = {});
 ImportedModel importOnnxBytes(std::span<const std::byte> bytes, const ImportOptions& options,
                               const std::string& sourceName);
+
+// Views of model.weights for ir::writeWeightsFile or a kernels::ConstantLookup; they point into
+// `model` and live as long as it does.
+std::vector<ir::WeightTensor> weightTensors(const ImportedModel& model);
 
 }  // namespace qaic::onnx

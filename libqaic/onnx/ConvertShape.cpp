@@ -1,0 +1,161 @@
+// Flatten, Reshape, Transpose, Concat, Pad and the operators that vanish (Identity, Dropout).
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+
+#include "onnx/ConstantMath.hpp"
+#include "onnx/Converter.hpp"
+#include "onnx/OperatorTable.hpp"
+
+namespace qaic::onnx {
+namespace {
+
+std::vector<int64_t> integerInput(Converter& c, std::size_t i, const std::string& role) {
+  return toInt64s(c.requireConstant(i, role), role);
+}
+
+}  // namespace
+
+// ONNX's Reshape target: 0 copies the input dim (unless allowzero), one -1 is inferred.
+ir::Dims resolveReshape(Converter& c, const ir::Dims& in, const std::vector<int64_t>& target) {
+  const bool allowZero = c.attributes().integer("allowzero", 0) != 0;
+  ir::Dims out;
+  std::ptrdiff_t inferred = -1;
+  int64_t known = 1;
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    int64_t d = target[i];
+    if (d == 0 && !allowZero) {
+      if (i >= in.size()) c.fail("shape[" + std::to_string(i) + "] is 0 but the input has only " + std::to_string(in.size()) + " dims");
+      d = in[i];
+    }
+    if (d == -1) {
+      if (inferred >= 0) c.fail("shape has more than one -1");
+      inferred = static_cast<std::ptrdiff_t>(i);
+    } else if (d <= 0) {
+      c.fail("shape[" + std::to_string(i) + "] is " + std::to_string(d) + "; empty or negative dims are not supported");
+    } else {
+      if (known > (int64_t{1} << 62) / d) c.fail("shape is too large");
+      known *= d;
+    }
+    out.push_back(d);
+  }
+  const int64_t total = ir::elementCount(in);
+  if (inferred >= 0) {
+    if (total % known != 0) c.fail("shape cannot hold the input's " + std::to_string(total) + " elements");
+    out[static_cast<std::size_t>(inferred)] = total / known;
+  }
+  if (ir::elementCount(out) != total) {
+    c.fail("shape holds " + std::to_string(ir::elementCount(out)) + " elements, the input " + std::to_string(total));
+  }
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
+std::vector<int64_t> reshapeTarget(Converter& c) {
+  if (c.opset() < 5) {
+    auto shape = c.attributes().integers("shape");
+    if (!shape) c.attributes().fail("shape", "is required");
+    return *shape;
+  }
+  return integerInput(c, 1, "shape");
+}
+
+void convertFlatten(Converter& c) {
+  const auto rank = static_cast<int64_t>(c.dims(0).size());
+  int64_t axis = c.attributes().integer("axis", 1);
+  if (axis < -rank || axis > rank) c.attributes().fail("axis", "is out of range for rank " + std::to_string(rank));
+  if (axis < 0) axis += rank;
+  c.emit("flatten", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {numberParam("axis", static_cast<double>(axis))});
+}
+
+void convertReshape(Converter& c) {
+  const ir::Dims out = resolveReshape(c, c.dims(0), reshapeTarget(c));
+  c.emit("reshape", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("dims", out)});
+}
+
+void convertTranspose(Converter& c) {
+  const std::size_t rank = c.dims(0).size();
+  std::vector<int64_t> perm;
+  if (auto given = c.attributes().integers("perm")) {
+    perm = *given;
+  } else {
+    for (std::size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  }
+  c.emit("transpose", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("axes", perm)});
+}
+
+void convertConcat(Converter& c) {
+  const int inputs = c.node().input_size();
+  if (inputs < 1) c.fail("needs at least one input");
+  if (!c.attributes().has("axis")) c.attributes().fail("axis", "is required");
+  const auto rank = static_cast<int64_t>(c.dims(0).size());
+  int64_t axis = c.attributes().integer("axis", 0);
+  if (axis < -rank || axis >= rank) c.attributes().fail("axis", "is out of range for rank " + std::to_string(rank));
+  if (axis < 0) axis += rank;
+  std::string acc = c.tensor(0);
+  if (inputs == 1) {
+    c.alias(0, acc);
+    return;
+  }
+  for (int i = 1; i < inputs; ++i) {
+    const std::string dst = i + 1 == inputs ? c.output(0) : c.temporary("concat" + std::to_string(i));
+    c.emit("concat", {{"src1", acc}, {"src2", c.tensor(static_cast<std::size_t>(i))}}, {{"dst", dst}},
+           {numberParam("axis", static_cast<double>(axis))});
+    acc = dst;
+  }
+}
+
+void convertPad(Converter& c) {
+  const std::size_t rank = c.dims(0).size();
+  std::string mode = c.attributes().string("mode", "constant");
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (c.opset() < 11) {
+    auto given = c.attributes().integers(c.opset() < 2 ? "paddings" : "pads");
+    if (!given) c.attributes().fail("pads", "is required");
+    pads = *given;
+    value = c.attributes().number("value", 0.0f);
+  } else {
+    pads = integerInput(c, 1, "pads");
+    if (c.hasInput(2)) {
+      value = scalarValue(c.requireConstant(2, "constant_value"), "constant_value");
+    }
+    if (c.hasInput(3)) c.fail("the axes input is not supported");
+  }
+  if (pads.size() != 2 * rank) {
+    c.fail("pads has " + std::to_string(pads.size()) + " values, expected " + std::to_string(2 * rank));
+  }
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; })) {
+    c.fail("negative pads (cropping) are not supported");
+  }
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > (int64_t{1} << 31); })) {
+    c.fail("pads larger than 2^31 are not supported");
+  }
+  if (mode != "constant" && mode != "reflect" && mode != "edge") {
+    c.attributes().fail("mode", "is '" + mode + "'; expected constant, reflect or edge");
+  }
+  c.emit("pad", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {integersParam("pads", pads), stringParam("mode", mode), numberParam("value", value)});
+}
+
+void convertIdentity(Converter& c) { c.alias(0, c.tensor(0)); }
+
+void convertDropout(Converter& c) {
+  if (c.opset() < 7 && c.attributes().integer("is_test", 0) == 0) {
+    c.fail("is_test=0 (training) is not supported");
+  }
+  if (c.hasInput(2)) {
+    const bool training = scalarValue(c.requireConstant(2, "training_mode"), "training_mode") != 0;
+    const double ratio = c.hasInput(1) ? scalarValue(c.requireConstant(1, "ratio"), "ratio") : 0.5;
+    if (training && ratio != 0) c.fail("training_mode=true with a nonzero ratio is random; only inference is supported");
+  }
+  c.alias(0, c.tensor(0));
+  if (c.hasOutput(1)) {
+    const ir::Dims dims = c.dims(0);
+    if (static_cast<std::size_t>(ir::elementCount(dims)) > kMaxFoldedBytes) c.fail("the mask output is too large");
+    const ir::DType maskType = c.opset() >= 10 ? ir::DType::Bool : c.dtype(0);
+    c.setConstant(1, fromInt64s("", maskType, dims, std::vector<int64_t>(static_cast<std::size_t>(ir::elementCount(dims)), 1)));
+  }
+}
+
+}  // namespace qaic::onnx

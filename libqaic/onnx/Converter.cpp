@@ -1,0 +1,428 @@
+#include "onnx/Converter.hpp"
+
+#include <onnx/onnx_pb.h>
+
+#include "onnx/OnnxTensor.hpp"
+#include "onnx/OperatorTable.hpp"
+
+namespace qaic::onnx {
+
+namespace pb = ::onnx;
+
+ir::Param numberParam(std::string argName, double value) { return {std::move(argName), value}; }
+
+ir::Param integersParam(std::string argName, const std::vector<int64_t>& values) {
+  return {std::move(argName), std::vector<double>(values.begin(), values.end())};
+}
+
+ir::Param stringParam(std::string argName, std::string value) { return {std::move(argName), std::move(value)}; }
+
+ir::Param boolParam(std::string argName, bool value) { return {std::move(argName), value}; }
+
+namespace {
+
+bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+std::string describeNode(const pb::NodeProto& node, std::size_t index) {
+  const std::string name = node.name().empty() ? "#" + std::to_string(index) : node.name();
+  return node.op_type() + " (node '" + name + "')";
+}
+
+// A bound far above any real network input that keeps every dims product far from overflow.
+constexpr int64_t kMaxInputElements = int64_t{1} << 32;
+
+// Rank-0 tensors become [1]: IR dims are never empty.
+ir::Dims irDims(const ir::Dims& dims) { return dims.empty() ? ir::Dims{1} : dims; }
+
+}  // namespace
+
+Converter::Converter(const pb::ModelProto& model, const ImportOptions& options, std::string sourceName)
+    : model_(model), graph_(model.graph()), options_(options) {
+  result_.graph.sourceName = std::move(sourceName);
+}
+
+ImportedModel Converter::run() {
+  readOpset();
+  checkSupported();
+  for (const auto& v : graph_.input()) reservedNames_.insert(v.name());
+  for (const auto& t : graph_.initializer()) reservedNames_.insert(t.name());
+  for (const auto& n : graph_.node()) {
+    for (const auto& o : n.output()) reservedNames_.insert(o);
+  }
+  bindInitializers();
+  bindInputs();
+  indexConsumers();
+  for (int i = 0; i < graph_.node_size(); ++i) convertNode(static_cast<std::size_t>(i));
+  bindOutputs();
+  return std::move(result_);
+}
+
+void Converter::readOpset() {
+  for (const auto& entry : model_.opset_import()) {
+    if (isDefaultDomain(entry.domain())) opset_ = entry.version();
+  }
+  if (opset_ <= 0) throw ImportError("the model imports no version of the default ONNX operator set");
+}
+
+void Converter::checkSupported() const {
+  std::vector<std::string> unsupported;
+  for (int i = 0; i < graph_.node_size(); ++i) {
+    const auto& n = graph_.node(i);
+    if (!isDefaultDomain(n.domain()) || findOperator(n.op_type()) == nullptr) {
+      std::string entry = describeNode(n, static_cast<std::size_t>(i));
+      if (!isDefaultDomain(n.domain())) entry = n.domain() + "::" + entry;
+      unsupported.push_back(std::move(entry));
+    }
+  }
+  if (unsupported.empty()) return;
+  std::string message = "unsupported operators: ";
+  for (std::size_t i = 0; i < unsupported.size(); ++i) message += (i ? ", " : "") + unsupported[i];
+  throw ImportError(message, unsupported);
+}
+
+void Converter::bindInitializers() {
+  for (const auto& proto : graph_.initializer()) {
+    if (proto.name().empty()) throw ImportError("an initializer has no name");
+    if (values_.count(proto.name())) throw ImportError("initializer '" + proto.name() + "' is defined twice");
+    auto tensor = std::make_shared<ImportedTensor>(tensorFromProto(proto, "initializer '" + proto.name() + "'"));
+    values_[proto.name()].constant = std::move(tensor);
+  }
+}
+
+ir::Dims Converter::resolveInputDims(const pb::ValueInfoProto& input) const {
+  const std::string what = "graph input '" + input.name() + "'";
+  if (!input.type().has_tensor_type()) throw ImportError(what + " is not a tensor");
+  const auto& type = input.type().tensor_type();
+  if (!type.has_shape()) throw ImportError(what + " has no shape; the compiler needs static dims");
+  const auto& shape = type.shape();
+  if (static_cast<std::size_t>(shape.dim_size()) > ir::kMaxRank) {
+    throw ImportError(what + ": rank " + std::to_string(shape.dim_size()) + " exceeds " + std::to_string(ir::kMaxRank));
+  }
+  ir::Dims dims;
+  int64_t elements = 1;
+  for (int d = 0; d < shape.dim_size(); ++d) {
+    const auto& dim = shape.dim(d);
+    const std::string where = what + " dim " + std::to_string(d);
+    int64_t value = 0;
+    if (dim.has_dim_value()) {
+      value = dim.dim_value();
+      if (d == 0 && value == 1 && options_.batchSize > 0) value = options_.batchSize;
+    } else if (dim.has_dim_param() && options_.symbols.count(dim.dim_param())) {
+      value = options_.symbols.at(dim.dim_param());
+    } else if (d == 0 && options_.batchSize > 0) {
+      value = options_.batchSize;
+    } else if (dim.has_dim_param()) {
+      throw ImportError(where + " is the symbol '" + dim.dim_param() + "'; define it (-onnx-define-symbol=" +
+                        dim.dim_param() + ",<value>) or set a batch size");
+    } else {
+      throw ImportError(where + " is unknown; the compiler needs static dims");
+    }
+    if (value <= 0) throw ImportError(where + " is " + std::to_string(value) + "; dims must be positive");
+    if (elements > kMaxInputElements / value) throw ImportError(what + " has more than 2^32 elements");
+    elements *= value;
+    dims.push_back(value);
+  }
+  return irDims(dims);
+}
+
+void Converter::bindInputs() {
+  for (const auto& input : graph_.input()) {
+    if (input.name().empty()) throw ImportError("a graph input has no name");
+    if (values_.count(input.name())) {
+      if (values_[input.name()].constant) continue;  // an initializer's declaration, not a network input
+      throw ImportError("graph input '" + input.name() + "' is declared twice");
+    }
+    const auto dtype = dtypeFromOnnx(input.type().tensor_type().elem_type());
+    if (!input.type().has_tensor_type() || !dtype) {
+      throw ImportError("graph input '" + input.name() + "' has an unsupported type (" +
+                        std::string(onnxTypeName(input.type().tensor_type().elem_type())) + ")");
+    }
+    ir::IoBuffer io;
+    io.bufferName = input.name();
+    io.tensor = uniqueTensorName(input.name());
+    io.direction = ir::Direction::In;
+    io.dtype = *dtype;
+    io.dims = resolveInputDims(input);
+    values_[input.name()].tensor = io.tensor;
+    inputTensors_.insert(io.tensor);
+    result_.graph.io.push_back(std::move(io));
+  }
+}
+
+void Converter::indexConsumers() {
+  for (const auto& n : graph_.node()) {
+    std::set<std::string> seen;
+    for (const auto& in : n.input()) {
+      if (!in.empty() && seen.insert(in).second) consumers_[in].push_back(&n);
+    }
+  }
+  for (const auto& out : graph_.output()) graphOutputs_.insert(out.name());
+}
+
+void Converter::convertNode(std::size_t index) {
+  const pb::NodeProto& n = graph_.node(static_cast<int>(index));
+  if (absorbed_.count(&n)) return;
+  node_ = &n;
+  std::string wanted = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+  label_ = wanted;
+  for (int k = 1; !usedLabels_.insert(label_).second; ++k) label_ = wanted + "_" + std::to_string(k);
+  attributes_ = std::make_unique<NodeAttributes>(n, label_);
+
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (!n.input(i).empty() && !values_.count(n.input(i))) {
+      fail("input '" + n.input(i) + "' is not produced by an earlier node, an initializer or a graph input");
+    }
+  }
+  for (const auto& out : n.output()) {
+    if (!out.empty() && values_.count(out)) fail("output '" + out + "' is already defined");
+  }
+
+  const OperatorEntry* entry = findOperator(n.op_type());
+  bool allConstant = true;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (hasInput(static_cast<std::size_t>(i)) && !constant(static_cast<std::size_t>(i))) allConstant = false;
+  }
+  try {
+    const bool folded = entry->fold && (allConstant || entry->foldWithoutConstantInputs) && entry->fold(*this);
+    if (!folded) {
+      if (!entry->convert) fail("is only supported when its inputs are known at import time (shape arithmetic)");
+      entry->convert(*this);
+    }
+  } catch (const ir::IrError& e) {
+    throw ImportError(irErrorOrigin(e) + ": " + e.what());
+  }
+  for (int i = 0; i < n.output_size(); ++i) {
+    if (hasOutput(static_cast<std::size_t>(i)) && !values_.count(n.output(i))) {
+      fail("output " + std::to_string(i) + " ('" + n.output(i) + "') is not supported by the importer");
+    }
+  }
+}
+
+void Converter::bindOutputs() {
+  node_ = nullptr;
+  std::set<std::string> boundTensors;
+  std::vector<ir::IoBuffer> outputs;
+  std::set<std::string> bufferNames;
+  for (const auto& io : result_.graph.io) bufferNames.insert(io.bufferName);
+  for (const auto& output : graph_.output()) {
+    if (!bufferNames.insert(output.name()).second) {
+      throw ImportError("graph output '" + output.name() + "' repeats the name of another graph input or output");
+    }
+    const auto it = values_.find(output.name());
+    if (it == values_.end()) throw ImportError("graph output '" + output.name() + "' is not produced by any node");
+    std::string tensor = materialize(it->second, output.name());
+    // An output must be its own tensor: copy (a same-shape reshape) when it is an input or bound twice.
+    if (inputTensors_.count(tensor) || boundTensors.count(tensor)) {
+      const std::string copy = uniqueTensorName(output.name() + "/copy");
+      emit("reshape", {{"src", tensor}}, {{"dst", copy}}, {integersParam("dims", tensorDims(tensor))});
+      tensor = copy;
+    }
+    boundTensors.insert(tensor);
+    ir::IoBuffer io;
+    io.bufferName = output.name();
+    io.tensor = tensor;
+    io.direction = ir::Direction::Out;
+    outputs.push_back(std::move(io));
+  }
+  try {
+    inferShapes();
+    for (auto& io : outputs) {
+      const ir::TensorInfo& info = result_.graph.tensors.at(io.tensor);
+      io.dtype = info.dtype;
+      io.dims = info.dims;
+    }
+    for (auto& io : outputs) result_.graph.io.push_back(std::move(io));
+    inferShapes();
+    // Shape inference skips the per-op parameter rules that parsing checks (e.g. padding smaller
+    // than the window): the importer's graph must pass everything an IR file must.
+    ir::parseGraph(ir::toJson(result_.graph), result_.graph.sourceName);
+  } catch (const ir::IrError& e) {
+    throw ImportError(irErrorOrigin(e) + ": " + e.what());
+  }
+}
+
+void Converter::inferShapes() { ir::inferShapes(result_.graph); }
+
+std::string Converter::irErrorOrigin(const ir::IrError& e) const {
+  const auto origin = opOrigins_.find(e.opName());
+  if (origin != opOrigins_.end()) return origin->second;
+  if (node_) return node_->op_type() + " node '" + label_ + "'";
+  return "the imported graph is invalid";
+}
+
+bool Converter::hasInput(std::size_t i) const {
+  return i < static_cast<std::size_t>(node_->input_size()) && !node_->input(static_cast<int>(i)).empty();
+}
+
+bool Converter::hasOutput(std::size_t i) const {
+  return i < static_cast<std::size_t>(node_->output_size()) && !node_->output(static_cast<int>(i)).empty();
+}
+
+const Converter::Value* Converter::findInputValue(std::size_t i) const {
+  if (!hasInput(i)) return nullptr;
+  const auto it = values_.find(node_->input(static_cast<int>(i)));
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+Converter::Value& Converter::inputValue(std::size_t i) {
+  if (!hasInput(i)) fail("input " + std::to_string(i) + " is missing");
+  return values_.at(node_->input(static_cast<int>(i)));
+}
+
+const ImportedTensor* Converter::constant(std::size_t i) const {
+  const Value* value = findInputValue(i);
+  return value ? value->constant.get() : nullptr;
+}
+
+const ImportedTensor& Converter::requireConstant(std::size_t i, const std::string& role) const {
+  const ImportedTensor* value = constant(i);
+  if (!value) {
+    if (!hasInput(i)) fail("input " + std::to_string(i) + " (" + role + ") is missing");
+    fail("input '" + node_->input(static_cast<int>(i)) + "' (" + role +
+         ") must be known at import time (an initializer or computable from constants)");
+  }
+  return *value;
+}
+
+const ImportedTensor* Converter::constantValue(const std::string& value) const {
+  const auto it = values_.find(value);
+  return it == values_.end() ? nullptr : it->second.constant.get();
+}
+
+std::string Converter::materialize(Value& value, const std::string& name) {
+  if (!value.tensor.empty()) return value.tensor;
+  ImportedTensor data = *value.constant;
+  data.dims = irDims(data.dims);
+  value.tensor = constantTensor(std::move(data), name);
+  return value.tensor;
+}
+
+std::string Converter::tensor(std::size_t i) {
+  return materialize(inputValue(i), node_->input(static_cast<int>(i)));
+}
+
+ir::Dims Converter::dims(std::size_t i) {
+  const Value& value = inputValue(i);
+  if (value.tensor.empty()) return irDims(value.constant->dims);
+  return tensorDims(value.tensor);
+}
+
+ir::DType Converter::dtype(std::size_t i) {
+  const Value& value = inputValue(i);
+  if (value.tensor.empty()) return value.constant->dtype;
+  tensorDims(value.tensor);
+  return result_.graph.tensors.at(value.tensor).dtype;
+}
+
+ir::Dims Converter::tensorDims(const std::string& irTensor) {
+  auto it = result_.graph.tensors.find(irTensor);
+  if (it == result_.graph.tensors.end()) {
+    inferShapes();
+    it = result_.graph.tensors.find(irTensor);
+    if (it == result_.graph.tensors.end()) fail("internal: no shape for tensor '" + irTensor + "'");
+  }
+  return it->second.dims;
+}
+
+void Converter::requireRank(std::size_t i, std::initializer_list<std::size_t> ranks) {
+  const std::size_t rank = dims(i).size();
+  std::string allowed;
+  for (std::size_t r : ranks) {
+    if (r == rank) return;
+    allowed += (allowed.empty() ? "" : " or ") + std::to_string(r);
+  }
+  fail("input '" + node_->input(static_cast<int>(i)) + "' has rank " + std::to_string(rank) + "; supported: rank " +
+       allowed);
+}
+
+std::string Converter::uniqueTensorName(const std::string& wanted) {
+  std::string name = wanted;
+  for (int k = 1; usedTensors_.count(name) || (name != wanted && reservedNames_.count(name)); ++k) {
+    name = wanted + "_" + std::to_string(k);
+  }
+  usedTensors_.insert(name);
+  return name;
+}
+
+std::string Converter::uniqueOpName(const std::string& wanted) {
+  std::string name = wanted;
+  for (int k = 1; !usedOps_.insert(name).second; ++k) name = wanted + "/" + std::to_string(k);
+  return name;
+}
+
+std::string Converter::output(std::size_t i) {
+  if (!hasOutput(i)) fail("output " + std::to_string(i) + " is missing");
+  const std::string& name = node_->output(static_cast<int>(i));
+  Value& value = values_[name];
+  value.tensor = uniqueTensorName(name);
+  return value.tensor;
+}
+
+std::string Converter::temporary(const std::string& hint) {
+  std::string wanted = label_ + "/" + hint;
+  while (reservedNames_.count(wanted)) wanted += "_";
+  return uniqueTensorName(wanted);
+}
+
+void Converter::emit(std::string optype, std::vector<ir::TensorArg> inputs, std::vector<ir::TensorArg> outputs,
+                     std::vector<ir::Param> params) {
+  ir::Op op;
+  op.name = uniqueOpName(node_ ? label_ : (outputs.empty() ? optype : outputs.front().name));
+  if (node_) opOrigins_[op.name] = node_->op_type() + " node '" + label_ + "'";
+  op.optype = std::move(optype);
+  op.inputs = std::move(inputs);
+  op.outputs = std::move(outputs);
+  op.params = std::move(params);
+  result_.graph.ops.push_back(std::move(op));
+}
+
+void Converter::alias(std::size_t outputIndex, const std::string& irTensor) {
+  if (!hasOutput(outputIndex)) return;
+  values_[node_->output(static_cast<int>(outputIndex))].tensor = irTensor;
+}
+
+void Converter::setConstant(std::size_t outputIndex, ImportedTensor value) {
+  if (!hasOutput(outputIndex)) return;
+  const std::string name = node_->output(static_cast<int>(outputIndex));
+  value.name = name;
+  values_[name].constant = std::make_shared<const ImportedTensor>(std::move(value));
+}
+
+std::string Converter::constantTensor(ImportedTensor value, const std::string& wanted) {
+  if (ir::elementCount(value.dims) <= 0) fail("constant '" + wanted + "' has no elements; empty tensors are not supported");
+  const std::string name = uniqueTensorName(wanted);
+  value.name = name;
+  emit("create", {}, {{"dst", name}},
+       {stringParam("dtype", std::string(ir::dtypeName(value.dtype))), integersParam("dims", value.dims),
+        integersParam("ran", {0, 0}), integersParam("data", {0}), boolParam("from_file", true)});
+  result_.weights.push_back(std::move(value));
+  return name;
+}
+
+std::string Converter::zeros(ir::DType dtype, const ir::Dims& dims, const std::string& hint) {
+  const std::string name = temporary(hint);
+  emit("create", {}, {{"dst", name}},
+       {stringParam("dtype", std::string(ir::dtypeName(dtype))), integersParam("dims", dims),
+        integersParam("ran", {0, 0}), integersParam("data", {0}), boolParam("from_file", false)});
+  return name;
+}
+
+const pb::NodeProto* Converter::soleConsumer(const std::string& value) const {
+  if (graphOutputs_.count(value)) return nullptr;
+  const auto it = consumers_.find(value);
+  if (it == consumers_.end() || it->second.size() != 1) return nullptr;
+  return it->second.front();
+}
+
+void Converter::absorb(const pb::NodeProto& consumer, const std::string& consumerOutput, const std::string& irTensor) {
+  absorbed_.insert(&consumer);
+  if (values_.count(consumerOutput)) fail("output '" + consumerOutput + "' is already defined");
+  values_[consumerOutput].tensor = irTensor;
+}
+
+void Converter::fail(const std::string& problem) const {
+  if (!node_) throw ImportError(problem);
+  throw ImportError(node_->op_type() + " node '" + label_ + "': " + problem);
+}
+
+}  // namespace qaic::onnx

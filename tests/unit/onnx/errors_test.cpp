@@ -1,0 +1,203 @@
+// Bad models get one clear ImportError naming the file, node, input or field.
+#include <gtest/gtest.h>
+
+#include "ModelBuilder.hpp"
+
+namespace qaic::onnx::test {
+namespace {
+
+std::string importError(const ModelBuilder& b, const ImportOptions& options = {}) {
+  try {
+    b.import(options);
+  } catch (const ImportError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(OnnxErrors, EveryUnsupportedOperatorIsListedOnce) {
+  ModelBuilder b;
+  b.input("x", {1, 1, 4, 4}).output("y");
+  b.node("Resize", {"x"}, {"a"}, "resize_3");
+  b.node("Relu", {"a"}, {"b"});
+  b.node("NonZero", {"b"}, {"c"}, "nz");
+  b.node("Tanh", {"c"}, {"y"});
+  try {
+    b.import();
+    FAIL() << "import succeeded";
+  } catch (const ImportError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("test.onnx: unsupported operators: Resize (node 'resize_3'), NonZero (node 'nz'), "
+                           "Tanh (node '#3')"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(e.unsupportedNodes(),
+              (std::vector<std::string>{"Resize (node 'resize_3')", "NonZero (node 'nz')", "Tanh (node '#3')"}));
+  }
+}
+
+TEST(OnnxErrors, OperatorFromAnotherDomainIsUnsupported) {
+  ModelBuilder b;
+  b.input("x", {2}).output("y");
+  b.node("Relu", {"x"}, {"y"}, "r").set_domain("com.example");
+  EXPECT_NE(importError(b).find("com.example::Relu (node 'r')"), std::string::npos);
+}
+
+TEST(OnnxErrors, UndefinedSymbolNamesInputAndDim) {
+  ModelBuilder b;
+  b.input("images", {0, 3}, {"N"}).output("y");
+  b.node("Relu", {"images"}, {"y"});
+  const std::string message = importError(b);
+  EXPECT_NE(message.find("graph input 'images' dim 0 is the symbol 'N'"), std::string::npos) << message;
+}
+
+TEST(OnnxErrors, NotAModel) {
+  const std::string garbage = "\xff\xff\xff\xff this is not protobuf";
+  try {
+    importOnnxBytes(std::as_bytes(std::span(garbage.data(), garbage.size())), {}, "junk.onnx");
+    FAIL() << "import succeeded";
+  } catch (const ImportError& e) {
+    EXPECT_NE(std::string(e.what()).find("junk.onnx"), std::string::npos);
+  }
+  EXPECT_THROW(importOnnxBytes({}, {}, "empty.onnx"), ImportError);
+}
+
+TEST(OnnxErrors, MissingFileNamesThePath) {
+  try {
+    importOnnxFile("/nonexistent/dir/model.onnx");
+    FAIL() << "import succeeded";
+  } catch (const ImportError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/model.onnx"), std::string::npos);
+  }
+}
+
+TEST(OnnxErrors, RawDataSizeMustMatchDims) {
+  ModelBuilder b;
+  b.input("x", {4}).output("y");
+  auto* w = b.model().mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(::onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->set_raw_data(std::string(12, '\0'));
+  b.node("Add", {"x", "w"}, {"y"});
+  const std::string message = importError(b);
+  EXPECT_NE(message.find("initializer 'w': raw_data holds 12 bytes but dims need 16"), std::string::npos) << message;
+}
+
+TEST(OnnxErrors, TypedFieldCountMustMatchDims) {
+  ModelBuilder b;
+  b.input("x", {4}).output("y");
+  b.initializer("w", {4}, {1, 2, 3});
+  b.node("Add", {"x", "w"}, {"y"});
+  EXPECT_NE(importError(b).find("initializer 'w': float_data holds 3 values but dims need 4"), std::string::npos);
+}
+
+TEST(OnnxErrors, HugeDimsAreRejectedBeforeAllocation) {
+  ModelBuilder b;
+  b.input("x", {4}).output("y");
+  auto* w = b.model().mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(::onnx::TensorProto::FLOAT);
+  for (int i = 0; i < 4; ++i) w->add_dims(int64_t{1} << 40);
+  b.node("Add", {"x", "w"}, {"y"});
+  EXPECT_NE(importError(b).find("initializer 'w'"), std::string::npos);
+}
+
+TEST(OnnxErrors, ReshapeShapeMustBeConstant) {
+  ModelBuilder b;
+  b.input("x", {2, 3}).input("shape", {2}, {}, ::onnx::TensorProto::INT64).output("y");
+  b.node("Reshape", {"x", "shape"}, {"y"}, "r");
+  const std::string message = importError(b);
+  EXPECT_NE(message.find("Reshape node 'r': input 'shape' (shape) must be known at import time"), std::string::npos)
+      << message;
+}
+
+TEST(OnnxErrors, NodeInputMustBeDefined) {
+  ModelBuilder b;
+  b.input("x", {2}).output("y");
+  b.node("Add", {"x", "ghost"}, {"y"}, "add");
+  EXPECT_NE(importError(b).find("Add node 'add': input 'ghost' is not produced"), std::string::npos);
+}
+
+TEST(OnnxErrors, ShapeRuleViolationNamesTheNode) {
+  ModelBuilder b;
+  b.input("a", {2, 3}).input("b", {4, 5}).output("y");
+  b.node("MatMul", {"a", "b"}, {"y"}, "mm");
+  const std::string message = importError(b);
+  EXPECT_NE(message.find("MatMul node 'mm'"), std::string::npos) << message;
+}
+
+TEST(OnnxErrors, BatchNormTrainingModeIsRejected) {
+  ModelBuilder b(15);
+  b.input("x", {1, 2, 2, 2}).output("y");
+  for (const char* name : {"s", "o", "m", "v"}) b.initializer(name, {2}, {1, 1});
+  auto& bn = b.node("BatchNormalization", {"x", "s", "o", "m", "v"}, {"y"}, "bn");
+  setAttr(bn, "training_mode", int64_t{1});
+  EXPECT_NE(importError(b).find("BatchNormalization node 'bn': training_mode=1"), std::string::npos);
+}
+
+TEST(OnnxErrors, MissingOpsetIsReported) {
+  ModelBuilder b;
+  b.model().clear_opset_import();
+  b.input("x", {2}).output("y");
+  b.node("Relu", {"x"}, {"y"});
+  EXPECT_NE(importError(b).find("operator set"), std::string::npos);
+}
+
+TEST(OnnxErrors, WrongAttributeTypeNamesTheAttribute) {
+  ModelBuilder b;
+  b.input("x", {2, 3}).output("y");
+  auto& flatten = b.node("Flatten", {"x"}, {"y"}, "f");
+  setAttr(flatten, "axis", 1.0f);
+  EXPECT_NE(importError(b).find("Flatten node 'f': attribute 'axis' has type FLOAT, expected INT"), std::string::npos);
+}
+
+// Regressions found by the onnx_import fuzz target.
+TEST(OnnxErrors, OutputNamedLikeAnInputIsRejected) {
+  ModelBuilder b;
+  b.input("x", {2}).output("x");
+  b.node("Relu", {"x"}, {"r"});
+  EXPECT_NE(importError(b).find("graph output 'x' repeats the name"), std::string::npos);
+}
+
+TEST(OnnxErrors, ConvWithoutOutputIsRejected) {
+  ModelBuilder b;
+  b.input("x", {1, 1, 3, 3}).output("x2");
+  b.initializer("w", {1, 1, 1, 1}, {1});
+  b.node("Conv", {"x", "w"}, {}, "conv");
+  b.node("Relu", {"x"}, {"x2"});
+  EXPECT_NE(importError(b).find("Conv node 'conv': output 0 is missing"), std::string::npos);
+}
+
+TEST(OnnxErrors, FoldedOperatorWithMissingInputIsRejected) {
+  ModelBuilder b;
+  b.input("x", {2}).output("y");
+  b.initializerInt64("data", {3}, {1, 2, 3});
+  b.node("Gather", {"data"}, {"g"}, "gather");
+  b.node("Relu", {"x"}, {"y"});
+  EXPECT_NE(importError(b).find("Gather node 'gather': input 1 (indices) is missing"), std::string::npos);
+}
+
+TEST(OnnxErrors, PaddingNotSmallerThanTheWindowNamesTheNode) {
+  ModelBuilder b;
+  b.input("x", {1, 1, 8, 8}).output("y");
+  auto& pool = b.node("AveragePool", {"x"}, {"y"}, "pool");
+  setAttr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  setAttr(pool, "pads", std::vector<int64_t>{0, 0, 0, 5});
+  EXPECT_NE(importError(b).find("AveragePool node 'pool'"), std::string::npos);
+}
+
+TEST(OnnxErrors, RandomDropoutIsRejected) {
+  ModelBuilder b;
+  b.input("x", {2}).output("y");
+  b.initializer("ratio", {}, {0.5f});
+  auto* training = b.model().mutable_graph()->add_initializer();
+  training->set_name("training");
+  training->set_data_type(::onnx::TensorProto::BOOL);
+  training->add_int32_data(1);
+  b.node("Dropout", {"x", "ratio", "training"}, {"y"}, "drop");
+  EXPECT_NE(importError(b).find("Dropout node 'drop': training_mode=true"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace qaic::onnx::test
