@@ -1,6 +1,9 @@
 #include "RunLoop.hpp"
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -36,6 +39,10 @@ struct RunState {
   std::atomic<bool> stop{false};
   Clock::time_point lastCompletion{};
   InferenceSet* set = nullptr;
+  // The runtime's waitForCompletion covers the inferences, not the notify callbacks still
+  // running on its threads; the loop's state must outlive every callback.
+  std::condition_variable callbacksDone;
+  uint64_t callbacksFinished = 0;
 };
 
 bool isInput(const v2::BufferMapping& m) { return m.ioType == BUFFER_IO_TYPE_INPUT; }
@@ -124,6 +131,9 @@ void onComplete(const shInferenceHandle& handle, void* userData) {
   slot->set = PreparedSet{};  // release input bytes before the handle is reused
   state.completed.fetch_add(1);
   state.set->putCompleted(handle);
+  std::lock_guard lock(state.mutex);
+  ++state.callbacksFinished;
+  state.callbacksDone.notify_all();  // the last touch of `state` by this callback
 }
 
 Slot& slotFor(RunState& state, const InferenceHandle* handle) {
@@ -170,7 +180,7 @@ void bindBuffers(RunState& state, InferenceHandle& handle, Slot& slot) {
 RunResult runInferences(InferenceSet& set, const v2::BufferMappings& mappings, InputSource& source,
                         const RunnerOptions& options, FileCache& cache, const OutputWriter* writer,
                         std::atomic<uint64_t>& completedCounter) {
-  RunState state{mappings, options, cache, writer, completedCounter, {}, {}, {}, {}, {}, &set};
+  RunState state{mappings, options, cache, writer, completedCounter, {}, {}, {}, {}, {}, &set, {}, 0};
   const auto start = Clock::now();
   const auto deadline = options.timeSeconds
                             ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.timeSeconds))
@@ -195,7 +205,16 @@ RunResult runInferences(InferenceSet& set, const v2::BufferMappings& mappings, I
     ++state.result.submitted;
   }
   set.waitForCompletion(0);
-  std::lock_guard lock(state.mutex);
+  std::unique_lock lock(state.mutex);
+  // Every submitted inference has completed, so its callback has started; bounded regardless.
+  const auto callbackDeadline = Clock::now() + std::chrono::seconds(60);
+  while (state.callbacksFinished < state.result.submitted) {
+    if (state.callbacksDone.wait_until(lock, callbackDeadline) == std::cv_status::timeout) {
+      std::fprintf(stderr, "qaic-runner: error: %llu completion callback(s) did not finish within 60 s\n",
+                   static_cast<unsigned long long>(state.result.submitted - state.callbacksFinished));
+      std::abort();  // their state is on this stack: returning would let them touch freed memory
+    }
+  }
   RunResult result = state.result;
   const auto end = state.lastCompletion == Clock::time_point{} ? Clock::now() : state.lastCompletion;
   result.durationUs = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(end - start).count());

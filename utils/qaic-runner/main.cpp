@@ -5,6 +5,7 @@
 
 #include <qaic/Context.hpp>
 #include <qaic/InferenceSet.hpp>
+#include <qaic/IoValidation.hpp>
 #include <qaic/Qpc.hpp>
 
 #include "BatchJson.hpp"
@@ -37,23 +38,6 @@ int exitCodeFor(const Error& e) {
       e.status() == QS_BUFFER_DIMS)
     return kBadInput;
   return kInferenceFailed;
-}
-
-std::vector<NetworkBuffer> networkOf(const v2::BufferMappings& mappings) {
-  std::vector<NetworkBuffer> network;
-  for (const auto& m : mappings) {
-    NetworkBuffer b;
-    b.name = m.bufferName;
-    b.isInput = m.ioType == BUFFER_IO_TYPE_INPUT;
-    b.elementSize = elementSizeOf(m.dataType);
-    b.dims.assign(m.ioShapes.defaultDims.begin(), m.ioShapes.defaultDims.end());
-    b.isPartialAllowed = m.isPartialBufferAllowed;
-    b.skipPartialHeader = m.skipPartialHeader;
-    b.allowSkip = m.allowSkip;
-    for (const auto& shape : m.ioShapes.allowedDims) b.allowedShapes.emplace_back(shape.begin(), shape.end());
-    network.push_back(std::move(b));
-  }
-  return network;
 }
 
 void printStats(const RunResult& result, uint32_t batchSize) {
@@ -98,7 +82,7 @@ int run(const RunnerOptions& options) {
   std::unique_ptr<InputSource> source;
   try {
     if (!options.batchJson.empty())
-      source = InputSource::batch(loadBatchJson(options.batchJson, networkOf(mappings), {options.checkOutput}),
+      source = InputSource::batch(loadBatchJson(options.batchJson, shapeRules(mappings), {options.checkOutput}),
                                   mappings.size(), options.checkOutput, cache);
     else if (!options.inputFiles.empty())
       source = InputSource::files(mappings, options.inputFiles, cache);
