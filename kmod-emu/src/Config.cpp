@@ -1,0 +1,180 @@
+#include "Config.hpp"
+
+#include <grp.h>
+#include <pwd.h>
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "driver/DeviceProtocol.hpp"
+
+namespace qaic::emu {
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+ public:
+  Reader(std::string_view source) : source_(source) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw ConfigError(std::string(source_) + ": " + field + ": " + what);
+  }
+
+  uint64_t unsignedField(const json& obj, const char* key, const std::string& path, uint64_t min,
+                         uint64_t max, uint64_t fallback) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) return fallback;
+    if (!it->is_number_unsigned()) fail(path + key, "expected a non-negative integer");
+    uint64_t v = it->get<uint64_t>();
+    if (v < min || v > max)
+      fail(path + key, "value " + std::to_string(v) + " outside [" + std::to_string(min) + ", " +
+                           std::to_string(max) + "]");
+    return v;
+  }
+
+  std::string stringField(const json& obj, const char* key, const std::string& path,
+                          const std::string& fallback) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) return fallback;
+    if (!it->is_string()) fail(path + key, "expected a string");
+    return it->get<std::string>();
+  }
+
+  void onlyKeys(const json& obj, std::initializer_list<const char*> keys,
+                const std::string& path) const {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      bool known = false;
+      for (const char* k : keys) known = known || it.key() == k;
+      if (!known) fail(path + it.key(), "unknown field");
+    }
+  }
+
+ private:
+  std::string_view source_;
+};
+
+FaultConfig parseFaults(const Reader& r, const json& obj, const std::string& path) {
+  if (!obj.is_object()) r.fail(path, "expected an object");
+  r.onlyKeys(obj, {"nsp_hang", "dma_fail_code", "dma_fail_count"}, path + ".");
+  FaultConfig f;
+  if (auto it = obj.find("nsp_hang"); it != obj.end()) {
+    if (!it->is_boolean()) r.fail(path + ".nsp_hang", "expected true or false");
+    f.nspHang = it->get<bool>();
+  }
+  f.dmaFailCode = static_cast<uint16_t>(
+      r.unsignedField(obj, "dma_fail_code", path + ".", 0, driver::DBC_COMPLETION_ABORTED, 0));
+  f.dmaFailCount = static_cast<uint32_t>(
+      r.unsignedField(obj, "dma_fail_count", path + ".", 0, 1u << 30, f.dmaFailCode ? 1 : 0));
+  return f;
+}
+
+DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& path) {
+  if (!obj.is_object()) r.fail(path, "expected an object");
+  r.onlyKeys(obj,
+             {"nsps", "dbcs", "mcids", "semaphores", "ddr_mb", "sku", "fw_version", "hw_version",
+              "nsp_frequency_mhz", "faults"},
+             path + ".");
+  DeviceConfig d;
+  const std::string p = path + ".";
+  d.nsps = static_cast<uint32_t>(r.unsignedField(obj, "nsps", p, 1, 64, d.nsps));
+  d.dbcs = static_cast<uint32_t>(r.unsignedField(obj, "dbcs", p, 1, 64, d.dbcs));
+  d.mcids = static_cast<uint32_t>(r.unsignedField(obj, "mcids", p, 0, 4096, d.mcids));
+  d.semaphores =
+      static_cast<uint32_t>(r.unsignedField(obj, "semaphores", p, 0, 1u << 20, d.semaphores));
+  d.ddrMb = r.unsignedField(obj, "ddr_mb", p, 1, 1u << 20, d.ddrMb);
+  d.sku = r.stringField(obj, "sku", p, d.sku);
+  d.fwVersion = r.stringField(obj, "fw_version", p, d.fwVersion);
+  d.hwVersion = r.stringField(obj, "hw_version", p, d.hwVersion);
+  d.nspFrequencyMhz = static_cast<uint32_t>(
+      r.unsignedField(obj, "nsp_frequency_mhz", p, 1, 100000, d.nspFrequencyMhz));
+  if (auto it = obj.find("faults"); it != obj.end()) d.faults = parseFaults(r, *it, p + "faults");
+  return d;
+}
+
+std::optional<uint32_t> parseId(const Reader& r, const json& obj, const char* key,
+                                const std::string& path, bool isGroup) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return std::nullopt;
+  if (it->is_number_unsigned()) return it->get<uint32_t>();
+  if (!it->is_string()) r.fail(path + key, "expected a name or a numeric id");
+  const std::string name = it->get<std::string>();
+  if (isGroup) {
+    if (const struct group* g = getgrnam(name.c_str())) return g->gr_gid;
+  } else if (const passwd* u = getpwnam(name.c_str())) {
+    return u->pw_uid;
+  }
+  r.fail(path + key, std::string("no ") + (isGroup ? "group" : "user") + " named '" + name + "'");
+}
+
+}  // namespace
+
+EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
+  Reader r(source);
+  json root;
+  try {
+    root = json::parse(jsonText);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
+    throw ConfigError(std::string(source) + ": not valid JSON: " + e.what());
+  }
+  if (!root.is_object()) r.fail("(top level)", "expected an object");
+  r.onlyKeys(root, {"devices", "nodes", "semaphore_timeout_ms", "compute_threads"}, "");
+  EmuConfig cfg;
+  if (auto it = root.find("devices"); it != root.end()) {
+    if (!it->is_array() || it->empty() || it->size() > 64)
+      r.fail("devices", "expected an array of 1 to 64 device objects");
+    cfg.devices.clear();
+    for (std::size_t i = 0; i < it->size(); ++i)
+      cfg.devices.push_back(parseDevice(r, (*it)[i], "devices[" + std::to_string(i) + "]"));
+  }
+  if (auto it = root.find("nodes"); it != root.end()) {
+    if (!it->is_object()) r.fail("nodes", "expected an object");
+    r.onlyKeys(*it, {"mode", "owner", "group"}, "nodes.");
+    if (auto m = it->find("mode"); m != it->end()) {
+      if (!m->is_string()) r.fail("nodes.mode", "expected an octal string such as \"0660\"");
+      const std::string text = m->get<std::string>();
+      std::size_t used = 0;
+      unsigned long mode = 0;
+      try {
+        mode = std::stoul(text, &used, 8);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != text.size() || text.empty() || mode > 0777)
+        r.fail("nodes.mode", "'" + text + "' is not an octal permission mode");
+      cfg.nodes.mode = static_cast<uint32_t>(mode);
+    }
+    cfg.nodes.uid = parseId(r, *it, "owner", "nodes.", false);
+    cfg.nodes.gid = parseId(r, *it, "group", "nodes.", true);
+  }
+  cfg.semaphoreTimeoutMs = static_cast<uint32_t>(
+      r.unsignedField(root, "semaphore_timeout_ms", "", 1, 3600000, cfg.semaphoreTimeoutMs));
+  cfg.computeThreads =
+      static_cast<uint32_t>(r.unsignedField(root, "compute_threads", "", 0, 256, 0));
+  return cfg;
+}
+
+EmuConfig loadConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path + ": cannot open the configuration file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseConfig(text.str(), path);
+}
+
+ResolvedNodePolicy resolveNodePolicy(const NodePolicy& policy) {
+  ResolvedNodePolicy out{0666, 0, 0};
+  if (const struct group* g = getgrnam("qaic")) {
+    out.mode = 0660;
+    out.gid = g->gr_gid;
+  }
+  if (policy.mode) out.mode = *policy.mode;
+  if (policy.uid) out.uid = *policy.uid;
+  if (policy.gid) out.gid = *policy.gid;
+  return out;
+}
+
+}  // namespace qaic::emu

@@ -1,0 +1,215 @@
+// A DeviceProgram from a programqpc.bin: QpcImage validates the container, the program's JSON IR
+// becomes a HostProgram, and each run converts inputs from their device format, runs, and writes
+// outputs in their declared device format plus the response descriptor (device-protocol.md 4).
+#include <cstring>
+#include <exception>
+#include <map>
+
+#include "DeviceProgram.hpp"
+#include "container/QpcImage.hpp"
+#include "driver/DeviceProtocol.hpp"
+#include "kernels/DeviceFormat.hpp"
+#include "kernels/HostProgram.hpp"
+
+namespace qaic::emu {
+namespace {
+
+using container::QpcBuffer;
+using container::QpcImage;
+using container::QpcProgram;
+
+// The request is malformed: the program answers BAD_REQUEST instead of running.
+struct BadRequest {
+  std::string why;
+};
+
+class ContainerProgram final : public DeviceProgram {
+ public:
+  ContainerProgram(LoadBytes bytes, std::unique_ptr<QpcImage> image, const QpcProgram& program,
+                   unsigned threads)
+      : bytes_(std::move(bytes)), image_(std::move(image)), program_(program) {
+    graph_ = ir::parseGraph(QpcImage::payloadText(program_), image_->sourceName() + ":" +
+                                                                 program_.name);
+    ir::inferShapes(graph_);
+    for (const auto& io : graph_.io) {
+      const QpcBuffer* b = image_->findBuffer(io.bufferName);
+      if (b == nullptr)
+        throw std::runtime_error("program '" + program_.name + "' binds buffer '" +
+                                 io.bufferName + "' that the IO descriptor lacks");
+      (io.direction == ir::Direction::In ? inputs_ : outputs_).push_back(b);
+    }
+    const QpcImage* view = image_.get();
+    kernels::BuildOptions options;
+    options.threads = static_cast<int>(threads);
+    host_ = kernels::HostProgram::build(
+        graph_,
+        [view](std::string_view name) -> const ir::WeightTensor* {
+          const auto* c = view->findConstant(name);
+          return c ? &c->tensor : nullptr;
+        },
+        options);
+    needs_.numCores = program_.numCores;
+    needs_.numSemaphores = program_.numSemaphores;
+    needs_.numMcids = program_.numMulticastIds;
+    needs_.ioRegionSize = program_.ioRegionSize;
+    needs_.doorbellAddress = program_.doorbellAddress;
+    needs_.doneSemaphore = program_.doneSemaphore;
+    for (const auto& c : image_->constants()) needs_.constantsBytes += c.tensor.data.size();
+    const uint64_t descEnd =
+        std::max(program_.requestDescriptorOffset, program_.responseDescriptorOffset) +
+        driver::kDescriptorBytes;
+    if (descEnd > program_.ioRegionSize)
+      throw std::runtime_error("program '" + program_.name + "': descriptors outside the IO region");
+    if (image_->buffers().size() > driver::kMaxDescriptorBuffers)
+      throw std::runtime_error("more IO buffers than a descriptor can describe");
+  }
+
+  const ProgramNeeds& needs() const override { return needs_; }
+
+  uint16_t run(std::span<std::byte> region) override {
+    uint16_t status = 0;
+    std::map<uint32_t, ir::Dims> outDims;
+    std::map<uint32_t, ir::Dims> inDims;
+    try {
+      inDims = readRequest(region);
+      outDims = compute(region, inDims);
+    } catch (const BadRequest&) {
+      status = driver::DBC_COMPLETION_BAD_REQUEST;
+    } catch (const kernels::FormatError&) {
+      status = driver::DBC_COMPLETION_BAD_REQUEST;
+    } catch (const std::exception&) {
+      status = driver::DBC_COMPLETION_PROGRAM_FAILED;
+    }
+    writeResponse(region, status, inDims, outDims);
+    return status;
+  }
+
+ private:
+  std::map<uint32_t, ir::Dims> readRequest(std::span<const std::byte> region) {
+    const std::byte* base = region.data() + program_.requestDescriptorOffset;
+    driver::RequestDescriptorHeader h;
+    std::memcpy(&h, base, sizeof h);
+    const auto& buffers = image_->buffers();
+    if (h.magic != driver::kRequestDescriptorMagic || h.version != driver::kDescriptorVersion ||
+        h.bufferCount != buffers.size())
+      throw BadRequest{"request descriptor header"};
+    std::map<uint32_t, ir::Dims> dims;
+    for (const QpcBuffer* b : inputs_) {
+      driver::RequestDescriptorEntry e;
+      std::memcpy(&e, base + sizeof h + b->index * sizeof e, sizeof e);
+      const ir::Dims& full = b->io.dims;
+      if (!e.present) {
+        // A dropped (selective IO) input keeps what its device buffer last held.
+        if (!b->io.allowSkip) throw BadRequest{"required input absent"};
+        dims[b->index] = full;
+        continue;
+      }
+      if (e.rank != full.size()) throw BadRequest{"input rank"};
+      ir::Dims d(e.rank);
+      for (uint32_t i = 0; i < e.rank; ++i) {
+        if (e.dims[i] == 0 || e.dims[i] > full[i]) throw BadRequest{"input dims"};
+        d[i] = e.dims[i];
+      }
+      if (d != full && !b->io.isPartialAllowed && !isSpecialization(b->index, d))
+        throw BadRequest{"input dims not allowed"};
+      dims[b->index] = std::move(d);
+    }
+    return dims;
+  }
+
+  bool isSpecialization(uint32_t index, const ir::Dims& d) const {
+    for (const auto& combo : image_->allowedShapes())
+      if (index < combo.size() && combo[index] == d) return true;
+    return false;
+  }
+
+  std::map<uint32_t, ir::Dims> compute(std::span<std::byte> region,
+                                       const std::map<uint32_t, ir::Dims>& inDims) {
+    std::vector<std::vector<std::byte>> inData(inputs_.size()), outData(outputs_.size());
+    std::vector<kernels::TensorView> ins(inputs_.size()), outs(outputs_.size());
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      const QpcBuffer& b = *inputs_[i];
+      const ir::Dims& d = inDims.at(b.index);
+      kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW, d};
+      inData[i].resize(kernels::userBufferBytes(d, b.io.dtype));
+      kernels::deviceToUser(b.io.deviceFormat,
+                            region.subspan(b.deviceOffset, b.deviceSize), view, inData[i]);
+      ins[i] = {b.io.dtype, d, inData[i].data(), inData[i].size()};
+    }
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+      const QpcBuffer& b = *outputs_[i];
+      outData[i].resize(kernels::userBufferBytes(b.io.dims, b.io.dtype));
+      outs[i] = {b.io.dtype, b.io.dims, outData[i].data(), outData[i].size()};
+    }
+    host_->run(ins, outs);
+    std::map<uint32_t, ir::Dims> outDims;
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+      const QpcBuffer& b = *outputs_[i];
+      kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW,
+                                   outs[i].dims};
+      const std::size_t used = kernels::userBufferBytes(outs[i].dims, b.io.dtype);
+      kernels::userToDevice(view, std::span<const std::byte>(outData[i]).first(used),
+                            b.io.deviceFormat, region.subspan(b.deviceOffset, b.deviceSize));
+      outDims[b.index] = outs[i].dims;
+    }
+    return outDims;
+  }
+
+  void writeResponse(std::span<std::byte> region, uint16_t status,
+                     const std::map<uint32_t, ir::Dims>& inDims,
+                     const std::map<uint32_t, ir::Dims>& outDims) const {
+    std::byte* base = region.data() + program_.responseDescriptorOffset;
+    std::memset(base, 0, driver::kDescriptorBytes);
+    const auto& buffers = image_->buffers();
+    driver::ResponseDescriptorHeader h{driver::kResponseDescriptorMagic, driver::kDescriptorVersion,
+                                       status, static_cast<uint32_t>(buffers.size())};
+    std::memcpy(base, &h, sizeof h);
+    for (const auto& b : buffers) {
+      driver::ResponseDescriptorEntry e{};
+      const auto* dims = outDims.count(b.index)  ? &outDims.at(b.index)
+                         : inDims.count(b.index) ? &inDims.at(b.index)
+                                                 : nullptr;
+      if (status == 0 && dims != nullptr && dims->size() <= driver::kDescriptorMaxRank) {
+        e.present = 1;
+        e.rank = static_cast<uint32_t>(dims->size());
+        for (std::size_t i = 0; i < dims->size(); ++i) e.dims[i] = static_cast<uint32_t>((*dims)[i]);
+        if (outDims.count(b.index))
+          e.bytes = static_cast<uint32_t>(kernels::deviceBufferBytes(*dims, b.io.deviceFormat));
+      }
+      std::memcpy(base + sizeof h + b.index * sizeof e, &e, sizeof e);
+    }
+  }
+
+  LoadBytes bytes_;
+  std::unique_ptr<QpcImage> image_;
+  const QpcProgram& program_;
+  ir::Graph graph_;
+  std::vector<const QpcBuffer*> inputs_, outputs_;
+  std::unique_ptr<kernels::HostProgram> host_;
+  ProgramNeeds needs_;
+};
+
+}  // namespace
+
+ProgramLoader containerProgramLoader(unsigned threads) {
+  return [threads](const LoadBytes& bytes, uint32_t programIndex,
+                   std::string& error) -> std::unique_ptr<DeviceProgram> {
+    try {
+      auto image = QpcImage::fromBytes(std::span<const std::byte>(bytes->data(), bytes->size()),
+                                       "programqpc.bin");
+      const auto& programs = image->programs();
+      if (programIndex >= programs.size()) {
+        error = "program index " + std::to_string(programIndex) + " is not below the " +
+                std::to_string(programs.size()) + " programs of the container";
+        return nullptr;
+      }
+      const QpcProgram& p = programs[programIndex];
+      return std::make_unique<ContainerProgram>(bytes, std::move(image), p, threads);
+    } catch (const std::exception& e) {
+      error = e.what();
+      return nullptr;
+    }
+  };
+}
+
+}  // namespace qaic::emu

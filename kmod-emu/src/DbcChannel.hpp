@@ -1,0 +1,39 @@
+// The channel thread of one active DBC: sleeps on the doorbell futex, processes request
+// elements in ring order (presync semaphores, DMA through the IOMMU, postsync semaphores,
+// doorbell) and writes completions, raising the eventfd "interrupt".
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "Activation.hpp"
+#include "NspPool.hpp"
+
+namespace qaic::emu {
+
+// What a channel needs from its device; implemented by Device.
+class ChannelHost {
+ public:
+  virtual ~ChannelHost() = default;
+  // The BO of the activation's owner holding [offset, offset + length) inside one slice attached
+  // to this DBC with direction `dir`; nullptr when no such slice exists (BAD_ADDRESS).
+  virtual std::shared_ptr<BufferObject> translate(const Activation& act, uint32_t handle,
+                                                  uint64_t offset, uint64_t length,
+                                                  uint32_t dir) = 0;
+  // Completes an EXECUTE_BO submission whose completion element sat in `slot`; false when the
+  // slot belongs to a request the ring's owner wrote itself.
+  virtual bool completeKernelSlot(Activation& act, uint32_t slot, uint16_t code) = 0;
+  // A completion code injected by the dma_fail fault for the next request, or 0.
+  virtual uint16_t takeInjectedFault() = 0;
+  // Blocks while the nsp_hang fault is set (returns early when `act` stops).
+  virtual void waitWhileHung(const Activation& act) = 0;
+  virtual std::chrono::milliseconds semaphoreTimeout() const = 0;
+};
+
+// Starts act.channel. The activation must stay alive until stopChannel returns.
+void startChannel(Activation& act, ChannelHost& host);
+// Completes every pending request with `code`, sets the status register and joins the thread.
+void stopChannel(Activation& act, uint16_t code, driver::DeviceStatus status);
+
+}  // namespace qaic::emu

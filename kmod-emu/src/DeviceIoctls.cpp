@@ -1,0 +1,289 @@
+// The buffer-object and data-path ioctls, validated the way the mainline driver does.
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "Device.hpp"
+#include "UserMemory.hpp"
+
+namespace qaic::emu {
+namespace {
+
+using driver::RequestElement;
+
+template <typename T>
+T argIn(const IoctlCall& c) {
+  T v;
+  std::memcpy(&v, c.in, sizeof v);
+  return v;
+}
+template <typename T>
+void argOut(const IoctlCall& c, const T& v) {
+  std::memcpy(c.out, &v, sizeof v);
+}
+
+bool semValid(const qaic_sem& s) {
+  return s.pad == 0 && s.val <= driver::kSemaphoreMax && s.index < driver::kSemaphoresPerDbc &&
+         s.cmd <= QAIC_SEM_WAIT_GT_0 &&
+         (s.flags & ~(QAIC_SEM_INSYNCFENCE | QAIC_SEM_OUTSYNCFENCE)) == 0;
+}
+
+// Upper bound on slices per BO and entries per execute: keeps user-sized copies bounded.
+constexpr uint32_t kMaxEntries = 4096;
+
+uint32_t loadReg(const Activation& a, std::size_t off) {
+  return std::atomic_ref<uint32_t>(*a.reg(off)).load(std::memory_order_acquire);
+}
+
+}  // namespace
+
+int Device::createBo(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<qaic_create_bo>(c);
+  if (args.pad != 0 || args.size == 0 || args.size > driver::kMaxBoBytes) return EINVAL;
+  const uint64_t bytes = driver::alignUp(args.size, driver::kPageSize);
+  const uint64_t offset = ctx_.nextMmapOffset->fetch_add(bytes + driver::kPageSize);
+  int err = 0;
+  auto mem = ctx_.shm->createFile(driver::boFileName(offset), bytes, f.uid, f.gid, err);
+  if (!mem) return err == ENOSPC ? ENOMEM : err;
+  auto bo = std::make_shared<BufferObject>();
+  bo->size = args.size;
+  bo->mmapOffset = offset;
+  bo->memory = std::move(mem);
+  {
+    std::lock_guard lock(mutex_);
+    if (f.nextHandle > 0x7fffffffu) return ENOSPC;  // IOVAs carry 31 handle bits
+    bo->handle = f.nextHandle++;
+    f.bos[bo->handle] = bo;
+  }
+  args.handle = bo->handle;
+  argOut(c, args);
+  return 0;
+}
+
+int Device::mmapBo(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<qaic_mmap_bo>(c);
+  if (args.pad != 0) return EINVAL;
+  std::lock_guard lock(mutex_);
+  auto it = f.bos.find(args.handle);
+  if (it == f.bos.end()) return ENOENT;
+  args.offset = it->second->mmapOffset;
+  argOut(c, args);
+  return 0;
+}
+
+int Device::attachSlice(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<qaic_attach_slice>(c);
+  const auto& h = args.hdr;
+  if (h.count == 0 || h.count > kMaxEntries || h.dbc_id >= config_.dbcs || args.data == 0 ||
+      (h.dir != QAIC_DIR_TO_DEVICE && h.dir != QAIC_DIR_FROM_DEVICE))
+    return EINVAL;
+  std::vector<qaic_attach_slice_entry> entries(h.count);
+  if (UserMemory(c.pid).read(args.data, entries.data(), entries.size() * sizeof entries[0]))
+    return EFAULT;
+  std::lock_guard lock(mutex_);
+  auto it = f.bos.find(h.handle);
+  if (it == f.bos.end()) return ENOENT;
+  BufferObject& bo = *it->second;
+  if (bo.sliced || h.size > bo.size) return EINVAL;
+  if (!f.activations.count(h.dbc_id)) return EINVAL;  // the DBC must be this file's
+  uint64_t total = 0;
+  for (const auto& e : entries) {
+    if (!semValid(e.sem0) || !semValid(e.sem1) || !semValid(e.sem2) || !semValid(e.sem3))
+      return EINVAL;
+    if (e.db_len != 0 && e.db_len != 8 && e.db_len != 16 && e.db_len != 32) return EINVAL;
+    if (e.offset > bo.size || e.size > bo.size - e.offset) return EINVAL;
+    total += e.size;
+  }
+  if (total > h.size) return EINVAL;
+  bo.sliced = true;
+  bo.dbcId = h.dbc_id;
+  bo.dir = h.dir;
+  bo.slices = std::move(entries);
+  bo.state = BufferObject::State::Idle;
+  return 0;
+}
+
+int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
+  const auto entered = Clock::now();
+  auto args = argIn<qaic_execute>(c);
+  if (args.hdr.count == 0 || args.hdr.count > kMaxEntries || args.hdr.dbc_id >= config_.dbcs ||
+      args.data == 0)
+    return EINVAL;
+  const std::size_t entrySize =
+      partial ? sizeof(qaic_partial_execute_entry) : sizeof(qaic_execute_entry);
+  std::vector<qaic_partial_execute_entry> entries(args.hdr.count);
+  {
+    std::vector<std::byte> raw(entrySize * args.hdr.count);
+    if (UserMemory(c.pid).read(args.data, raw.data(), raw.size())) return EFAULT;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (partial) {
+        std::memcpy(&entries[i], raw.data() + i * entrySize, entrySize);
+      } else {
+        qaic_execute_entry e;
+        std::memcpy(&e, raw.data() + i * entrySize, entrySize);
+        entries[i] = {e.handle, e.dir, 0};
+      }
+    }
+  }
+
+  std::lock_guard lock(mutex_);
+  auto actIt = f.activations.find(args.hdr.dbc_id);
+  if (actIt == f.activations.end()) return EINVAL;
+  Activation& act = *actIt->second;
+  std::vector<std::shared_ptr<BufferObject>> bos;
+  uint32_t needed = 0;
+  for (const auto& e : entries) {
+    auto it = f.bos.find(e.handle);
+    if (it == f.bos.end()) return ENOENT;
+    auto& bo = it->second;
+    if (!bo->sliced || bo->dbcId != args.hdr.dbc_id || bo->dir != e.dir) return EINVAL;
+    if (partial && e.resize > bo->size) return EINVAL;
+    if (bo->state == BufferObject::State::Queued) return EBUSY;
+    for (const auto& other : bos)
+      if (other == bo) return EINVAL;  // the same BO twice in one submission
+    needed += static_cast<uint32_t>(bo->slices.size());
+    bos.push_back(bo);
+  }
+  const uint32_t n = act.nelem;
+  const uint32_t head = loadReg(act, driver::kRegRequestHead) % n;
+  const uint32_t tail = loadReg(act, driver::kRegRequestTail);
+  if (tail >= n) return EINVAL;  // the ring's owner corrupted its tail register
+  const uint32_t used = driver::ringUsed(head, tail, n);
+  if (driver::ringFree(head, tail, n) < needed) return EAGAIN;
+
+  uint32_t slot = tail;
+  uint32_t ringUsedBefore = 0;  // elements this call queued ahead of the current BO
+  for (std::size_t b = 0; b < bos.size(); ++b) {
+    BufferObject& bo = *bos[b];
+    const uint64_t limit = partial && entries[b].resize != 0 ? entries[b].resize : bo.size;
+    const uint16_t reqId = act.nextKernelReqId++;
+    for (std::size_t s = 0; s < bo.slices.size(); ++s) {
+      const auto& sl = bo.slices[s];
+      const bool last = s + 1 == bo.slices.size();
+      // A partial execute moves only the bytes below `resize`; slices above it keep their
+      // semaphores and doorbell but transfer nothing.
+      uint64_t len = sl.size;
+      if (sl.offset >= limit) len = 0;
+      else if (sl.offset + len > limit) len = limit - sl.offset;
+      RequestElement e{};
+      e.reqId = reqId;
+      e.cmd = bo.dir == QAIC_DIR_TO_DEVICE ? driver::kReqCmdToDevice : driver::kReqCmdFromDevice;
+      if (last) e.cmd |= driver::kReqCmdCompletion;
+      const uint64_t iova = driver::makeIova(bo.handle, static_cast<uint32_t>(sl.offset));
+      e.srcAddr = bo.dir == QAIC_DIR_TO_DEVICE ? iova : sl.dev_addr;
+      e.dstAddr = bo.dir == QAIC_DIR_TO_DEVICE ? sl.dev_addr : iova;
+      e.length = static_cast<uint32_t>(len);
+      e.dbAddr = sl.db_addr;
+      e.dbLen = static_cast<uint8_t>(sl.db_len);
+      e.dbData = sl.db_data;
+      const qaic_sem* sems[4] = {&sl.sem0, &sl.sem1, &sl.sem2, &sl.sem3};
+      for (int i = 0; i < 4; ++i) {
+        // A presync semaphore belongs on every segment; postsync ones only on the last.
+        if (sems[i]->presync || last) e.semCmd[i] = driver::encodeSem(*sems[i]);
+      }
+      std::memcpy(act.requestFifo() + std::size_t{slot} * sizeof e, &e, sizeof e);
+      if (last) act.kernelSlots[slot] = bos[b];
+      slot = (slot + 1) % n;
+    }
+    bo.state = BufferObject::State::Queued;
+    bo.completionCode = 0;
+    bo.queueLevelBefore = used + ringUsedBefore;
+    ringUsedBefore += static_cast<uint32_t>(bo.slices.size());
+    bo.queuedElements = static_cast<uint32_t>(bo.slices.size());
+    bo.ioctlEntry = entered;
+    bo.submitted = Clock::now();
+  }
+  std::atomic_ref<uint32_t>(*act.reg(driver::kRegRequestTail)).store(slot, std::memory_order_release);
+  uint32_t* futex = act.reg(driver::kRegDoorbellFutex);
+  std::atomic_ref<uint32_t>(*futex).fetch_add(1, std::memory_order_acq_rel);
+  syscall(SYS_futex, futex, FUTEX_WAKE, 1, nullptr, nullptr, 0);
+  return 0;
+}
+
+int Device::waitBo(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<qaic_wait>(c);
+  if (args.pad != 0 || args.dbc_id >= config_.dbcs) return EINVAL;
+  const auto timeout = std::chrono::milliseconds(
+      args.timeout == 0 ? QAIC_WAIT_BO_DEFAULT_TIMEOUT_MS : args.timeout);
+  Lock lock(mutex_);
+  auto it = f.bos.find(args.handle);
+  if (it == f.bos.end()) return ENOENT;
+  auto bo = it->second;
+  if (!bo->sliced || bo->dbcId != args.dbc_id) return EINVAL;
+  const bool finished = boChanged_.wait_for(lock, timeout, [&] {
+    return bo->state != BufferObject::State::Queued || removed_.load() || stopped_;
+  });
+  if (!finished) return ETIMEDOUT;
+  if (bo->state == BufferObject::State::Queued) return ENODEV;
+  if (bo->state == BufferObject::State::Idle) return EINVAL;  // never submitted
+  return bo->completionCode == 0 ? 0 : EIO;
+}
+
+int Device::perfStats(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<qaic_perf_stats>(c);
+  if (args.hdr.pad != 0 || args.hdr.count == 0 || args.hdr.dbc_id >= config_.dbcs ||
+      args.data == 0)
+    return EINVAL;
+  std::vector<qaic_perf_stats_entry> entries(args.hdr.count);
+  UserMemory mem(c.pid);
+  if (mem.read(args.data, entries.data(), entries.size() * sizeof entries[0])) return EFAULT;
+  {
+    std::lock_guard lock(mutex_);
+    auto us = [](Clock::duration d) {
+      return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+    };
+    for (auto& e : entries) {
+      auto it = f.bos.find(e.handle);
+      if (it == f.bos.end()) return ENOENT;
+      const BufferObject& bo = *it->second;
+      if (!bo.sliced || bo.dbcId != args.hdr.dbc_id) return EINVAL;
+      e.queue_level_before = bo.queueLevelBefore;
+      e.num_queue_element = bo.queuedElements;
+      e.submit_latency_us = bo.state == BufferObject::State::Idle ? 0 : us(bo.submitted - bo.ioctlEntry);
+      e.device_latency_us =
+          bo.state == BufferObject::State::Done ? us(bo.completed - bo.submitted) : 0;
+    }
+  }
+  return mem.write(args.data, entries.data(), entries.size() * sizeof entries[0]) ? EFAULT : 0;
+}
+
+int Device::detachSlice(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<qaic_detach_slice>(c);
+  if (args.pad != 0) return EINVAL;
+  std::lock_guard lock(mutex_);
+  auto it = f.bos.find(args.handle);
+  if (it == f.bos.end()) return ENOENT;
+  BufferObject& bo = *it->second;
+  if (!bo.sliced) return EINVAL;
+  if (bo.state == BufferObject::State::Queued) return EBUSY;
+  bo.sliced = false;
+  bo.slices.clear();
+  bo.state = BufferObject::State::Idle;
+  return 0;
+}
+
+int Device::dbcInfo(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<qaic_emu_dbc_info>(c);
+  if (args.pad != 0 || args.dbc_id >= config_.dbcs) return EINVAL;
+  std::lock_guard lock(mutex_);
+  auto it = f.activations.find(args.dbc_id);
+  if (it == f.activations.end()) return EPERM;
+  const Activation& act = *it->second;
+  args.generation = act.generation;
+  args.nelem = act.nelem;
+  args.window_size = driver::dbcWindowBytes(act.nelem);
+  args.request_offset = driver::requestFifoOffset(act.nelem);
+  args.response_offset = driver::responseFifoOffset(act.nelem);
+  std::memset(args.name, 0, sizeof args.name);
+  const std::string& path = act.window->path();
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  std::memcpy(args.name, name.data(), std::min(name.size(), sizeof args.name - 1));
+  argOut(c, args);
+  return 0;
+}
+
+}  // namespace qaic::emu

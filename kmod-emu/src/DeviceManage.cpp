@@ -1,0 +1,345 @@
+// MANAGE: the control messages a driver relays to the device's firmware. Transactions run in
+// order; the answers are written over the caller's message buffer as the mainline driver does.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "Device.hpp"
+#include "Log.hpp"
+#include "UserMemory.hpp"
+
+namespace qaic::emu {
+namespace {
+
+// Building a program packs its weights; a minute means the worker is stuck behind a hang.
+constexpr std::chrono::milliseconds kProgramBuildTimeout{60000};
+
+template <typename T>
+T readAt(const std::vector<std::byte>& msg, std::size_t offset) {
+  T v;
+  std::memcpy(&v, msg.data() + offset, sizeof v);
+  return v;
+}
+template <typename T>
+void append(std::vector<std::byte>& out, const T& v) {
+  const auto* p = reinterpret_cast<const std::byte*>(&v);
+  out.insert(out.end(), p, p + sizeof v);
+}
+
+// True when `fd` (in this process) is an eventfd.
+bool isEventfd(int fd) {
+  char link[64];
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  ssize_t n = readlink(path.c_str(), link, sizeof link - 1);
+  if (n <= 0) return false;
+  link[n] = '\0';
+  return std::strcmp(link, "anon_inode:[eventfd]") == 0;
+}
+
+}  // namespace
+
+int Device::manage(OpenFile& f, const IoctlCall& c) {
+  qaic_manage_msg args;
+  std::memcpy(&args, c.in, sizeof args);
+  if (args.len == 0 || args.len > QAIC_MANAGE_MAX_MSG_LENGTH || args.count == 0 || args.data == 0)
+    return EINVAL;
+  std::vector<std::byte> msg(args.len);
+  UserMemory mem(c.pid);
+  if (mem.read(args.data, msg.data(), msg.size())) return EFAULT;
+
+  // Check the framing of every transaction before running any.
+  std::vector<std::pair<std::size_t, qaic_manage_trans_hdr>> trans;
+  for (std::size_t off = 0; off < msg.size();) {
+    if (msg.size() - off < sizeof(qaic_manage_trans_hdr)) return EINVAL;
+    auto hdr = readAt<qaic_manage_trans_hdr>(msg, off);
+    if (hdr.len < sizeof hdr || hdr.len > msg.size() - off) return EINVAL;
+    trans.emplace_back(off, hdr);
+    off += hdr.len;
+  }
+  if (trans.size() != args.count) return EINVAL;
+
+  std::vector<std::byte> answer;
+  uint32_t answers = 0;
+  std::vector<uint32_t> activatedHere;
+  auto fail = [&](int err) {
+    for (uint32_t dbc : activatedHere) deactivate(f, dbc);
+    return err;
+  };
+  for (const auto& [off, hdr] : trans) {
+    switch (hdr.type) {
+      case QAIC_TRANS_PASSTHROUGH_FROM_USR: {
+        if (hdr.len != sizeof(qaic_manage_trans_hdr) + sizeof(driver::ResourceGroupRequest))
+          return fail(EINVAL);
+        auto req = readAt<driver::ResourceGroupRequest>(msg, off + sizeof hdr);
+        driver::ResourceGroupResponse resp{};
+        if (int err = resourceGroup(f, req, resp)) return fail(err);
+        append(answer, qaic_manage_trans_hdr{QAIC_TRANS_PASSTHROUGH_TO_USR, hdr.len});
+        append(answer, resp);
+        ++answers;
+        break;
+      }
+      case QAIC_TRANS_DMA_XFER_FROM_USR:
+      case QAIC_TRANS_DMA_XFER_CONT: {
+        if (hdr.len != sizeof(qaic_manage_trans_dma_xfer)) return fail(EINVAL);
+        auto t = readAt<qaic_manage_trans_dma_xfer>(msg, off);
+        if (int err = dmaTransfer(f, t, hdr.type == QAIC_TRANS_DMA_XFER_CONT, c.pid))
+          return fail(err);
+        break;
+      }
+      case QAIC_TRANS_ACTIVATE_FROM_USR: {
+        if (hdr.len != sizeof(qaic_manage_trans_activate_to_dev)) return fail(EINVAL);
+        auto t = readAt<qaic_manage_trans_activate_to_dev>(msg, off);
+        uint32_t dbc = 0;
+        if (int err = activate(f, t, c.pid, dbc)) return fail(err);
+        activatedHere.push_back(dbc);
+        qaic_manage_trans_activate_from_dev resp{};
+        resp.hdr = {QAIC_TRANS_ACTIVATE_FROM_DEV, sizeof resp};
+        resp.status = 0;
+        resp.dbc_id = dbc;
+        resp.options = t.options;
+        append(answer, resp);
+        ++answers;
+        break;
+      }
+      case QAIC_TRANS_DEACTIVATE_FROM_USR: {
+        if (hdr.len != sizeof(qaic_manage_trans_deactivate)) return fail(EINVAL);
+        auto t = readAt<qaic_manage_trans_deactivate>(msg, off);
+        if (t.pad != 0) return fail(EINVAL);
+        if (int err = deactivate(f, t.dbc_id)) return fail(err);
+        std::erase(activatedHere, t.dbc_id);
+        qaic_manage_trans_deactivate resp{{QAIC_TRANS_DEACTIVATE_FROM_DEV, sizeof resp}, t.dbc_id, 0};
+        append(answer, resp);
+        ++answers;
+        break;
+      }
+      case QAIC_TRANS_STATUS_FROM_USR: {
+        if (hdr.len != sizeof(qaic_manage_trans_status_to_dev)) return fail(EINVAL);
+        qaic_manage_trans_status_from_dev resp{};
+        resp.hdr = {QAIC_TRANS_STATUS_TO_USR, sizeof resp};
+        resp.major = QAIC_PROTOCOL_MAJOR;
+        resp.minor = QAIC_PROTOCOL_MINOR_MAX;
+        resp.status = 0;
+        resp.status_flags = 0;
+        append(answer, resp);
+        ++answers;
+        break;
+      }
+      default:
+        // Device-side types and TERMINATE (closing the file does that) are not user requests.
+        return fail(EINVAL);
+    }
+  }
+  if (answer.size() > QAIC_MANAGE_MAX_MSG_LENGTH) return fail(EINVAL);
+  if (!answer.empty() && mem.write(args.data, answer.data(), answer.size())) return fail(EFAULT);
+  args.len = static_cast<uint32_t>(answer.size());
+  args.count = answers;
+  std::memcpy(c.out, &args, sizeof args);
+  return 0;
+}
+
+int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
+                          driver::ResourceGroupResponse& resp) {
+  if (req.magic != driver::kResourceGroupMagic || req.version != driver::kResourceGroupVersion)
+    return EINVAL;
+  resp.magic = driver::kResourceGroupMagic;
+  resp.version = driver::kResourceGroupVersion;
+  std::lock_guard lock(mutex_);
+  switch (static_cast<driver::ResourceGroupOp>(req.op)) {
+    case driver::ResourceGroupOp::Reserve: {
+      if (req.groupId != 0) return EINVAL;
+      ResourceCounts want{req.numNsp, req.numMcid, req.numSem, req.numVc, req.ddrBytes};
+      if (!free_.covers(want)) {
+        resp.status = -ENOSPC;
+        return 0;
+      }
+      free_ -= want;
+      ResourceGroup g{nextGroupId_++, want, want};
+      f.groups[g.id] = g;
+      resp.groupId = g.id;
+      resp.numNsp = want.nsp, resp.numMcid = want.mcid, resp.numSem = want.sem;
+      resp.numVc = want.vc, resp.ddrBytes = want.ddr;
+      return 0;
+    }
+    case driver::ResourceGroupOp::Release:
+    case driver::ResourceGroupOp::Query: {
+      auto it = f.groups.find(req.groupId);
+      if (it == f.groups.end()) {
+        resp.status = -ENOENT;
+        return 0;
+      }
+      resp.groupId = req.groupId;
+      if (static_cast<driver::ResourceGroupOp>(req.op) == driver::ResourceGroupOp::Query) {
+        const auto& cap = it->second.capacity;
+        resp.numNsp = cap.nsp, resp.numMcid = cap.mcid, resp.numSem = cap.sem;
+        resp.numVc = cap.vc, resp.ddrBytes = cap.ddr;
+        return 0;
+      }
+      if (!(it->second.free == it->second.capacity)) {
+        resp.status = -EBUSY;  // activations still draw from it
+        return 0;
+      }
+      free_ += it->second.capacity;
+      f.groups.erase(it);
+      return 0;
+    }
+  }
+  return EINVAL;
+}
+
+int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation,
+                        pid_t pid) {
+  if (t.pad != 0 || t.tag == 0 || t.tag > driver::kLoadIdMask) return EINVAL;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = f.loads.find(t.tag);
+    if (t.size == 0) {
+      if (continuation || it == f.loads.end()) return EINVAL;
+      f.loads.erase(it);
+      return 0;
+    }
+    if (continuation && it == f.loads.end()) return EINVAL;
+    if (it != f.loads.end() && it->second.sealed) return EBUSY;
+    const uint64_t have = it == f.loads.end() ? 0 : it->second.bytes->size();
+    if (t.size > driver::kMaxLoadBytes - have || have + t.size > total_.ddr) return ENOMEM;
+  }
+  // Copy outside the mutex: large containers take a while.
+  std::vector<std::byte> chunk;
+  try {
+    chunk.resize(t.size);
+  } catch (const std::bad_alloc&) {
+    return ENOMEM;
+  }
+  if (UserMemory(pid).read(t.addr, chunk.data(), chunk.size())) return EFAULT;
+  std::lock_guard lock(mutex_);
+  auto& load = f.loads[t.tag];
+  if (!load.bytes) load.bytes = std::make_shared<LoadBuffer>();
+  if (load.sealed) return EBUSY;
+  load.bytes->insert(load.bytes->end(), chunk.begin(), chunk.end());
+  return 0;
+}
+
+int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid,
+                     uint32_t& dbcId) {
+  if (t.pad != 0) return EINVAL;
+  const uint32_t nelem = t.queue_size == 0 ? driver::kDefaultQueueSize : t.queue_size;
+  if (nelem < driver::kMinQueueSize || nelem > driver::kMaxQueueSize) return EINVAL;
+  const uint32_t loadId = driver::activateLoadId(t.options);
+  LoadBytes bytes;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = f.loads.find(loadId);
+    if (it == f.loads.end()) return EINVAL;
+    bytes = it->second.bytes;
+  }
+  // Build the program on the worker that will run it (see NspPool).
+  const unsigned worker = ctx_.pool->pick();
+  const uint32_t programIndex = driver::activateProgramIndex(t.options);
+  ProgramLoader loader = ctx_.loader;
+  auto built = ctx_.pool->call(
+      worker,
+      [loader, bytes, programIndex] {
+        std::string why;
+        std::shared_ptr<DeviceProgram> p(loader(bytes, programIndex, why));
+        return std::make_pair(std::move(p), std::move(why));
+      },
+      kProgramBuildTimeout);
+  if (!built) return ETIMEDOUT;
+  std::shared_ptr<DeviceProgram> program = std::move(built->first);
+  const std::string error = std::move(built->second);
+  if (!program) {
+    logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) +
+             ": " + error);
+    return EINVAL;
+  }
+  // From here on the activation owns the program and destroys it on its worker.
+  auto act = std::make_shared<Activation>();
+  act->pool = ctx_.pool;
+  act->worker = worker;
+  act->program = std::move(program);
+  const ProgramNeeds needs = act->program->needs();
+  if (needs.doneSemaphore >= driver::kSemaphoresPerDbc) return EINVAL;
+  // Refuse before allocating: an IO region beyond the device's DDR can never fit.
+  if (needs.ioRegionSize + needs.constantsBytes > total_.ddr) return ENOMEM;
+  act->nelem = nelem;
+  act->loadId = loadId;
+  act->owner = &f;
+  act->load = bytes;
+  try {
+    act->ioRegion.resize(needs.ioRegionSize);
+  } catch (const std::bad_alloc&) {
+    return ENOMEM;
+  }
+  if (t.eventfd != 0) {
+    const pid_t tgid = threadGroupOf(pid);
+    int fd = tgid > 0 ? takeRemoteFd(tgid, static_cast<int>(t.eventfd)) : -ESRCH;
+    if (fd < 0) return fd == -EBADF ? EBADF : (fd == -EPERM ? EPERM : EINVAL);
+    act->eventfd = fd;
+    if (!isEventfd(fd)) return EINVAL;  // the Activation closes fd
+  }
+  const ResourceCounts need{needs.numCores, needs.numMcids, needs.numSemaphores, 1,
+                            needs.ioRegionSize + needs.constantsBytes};
+
+  std::lock_guard lock(mutex_);
+  if (removed_.load() || stopped_) return ENODEV;
+  if (status_ != Status::Ready) return EAGAIN;
+  auto it = f.loads.find(loadId);
+  if (it == f.loads.end() || it->second.bytes != bytes) return EINVAL;  // released meanwhile
+  ResourceCounts* pool = &free_;
+  uint32_t groupId = 0;
+  if (!f.groups.empty()) {
+    pool = nullptr;
+    for (auto& [id, g] : f.groups) {
+      if (g.free.covers(need)) {
+        pool = &g.free;
+        groupId = id;
+        break;
+      }
+    }
+    if (!pool) return ENOSPC;
+  }
+  ResourceCounts withoutDdr = need;
+  withoutDdr.ddr = 0;
+  if (!pool->covers(withoutDdr)) return ENOSPC;
+  if (pool->ddr < need.ddr) return ENOMEM;
+  uint32_t id = 0;
+  while (id < dbcs_.size() && dbcs_[id]) ++id;
+  if (id == dbcs_.size()) return ENOSPC;
+
+  const uint32_t generation = ++dbcGeneration_[id];
+  const std::string name = "dbc" + std::to_string(index_) + "-" + std::to_string(id) + "-" +
+                           std::to_string(generation);
+  int err = 0;
+  act->window = ctx_.shm->createFile(name, driver::dbcWindowBytes(nelem), f.uid, f.gid, err);
+  if (!act->window) return err == ENOSPC ? ENOMEM : err;
+  *pool -= need;
+  act->charged = need;
+  act->groupId = groupId;
+  act->dbcId = id;
+  act->generation = generation;
+  it->second.sealed = true;
+  dbcs_[id] = act;
+  f.activations[id] = act;
+  startChannel(*act, *this);
+  dbcId = id;
+  logInfo("accel" + std::to_string(index_) + ": load " + std::to_string(loadId) +
+          " activated on dbc " + std::to_string(id) + " (" + std::to_string(needs.numCores) +
+          " NSPs)");
+  return 0;
+}
+
+int Device::deactivate(OpenFile& f, uint32_t dbcId) {
+  std::shared_ptr<Activation> act;
+  {
+    std::lock_guard lock(mutex_);
+    if (dbcId >= dbcs_.size()) return EINVAL;
+    act = detachActivation(f, dbcId);
+  }
+  if (!act) return EINVAL;
+  stopChannel(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
+  boChanged_.notify_all();
+  return 0;
+}
+
+}  // namespace qaic::emu

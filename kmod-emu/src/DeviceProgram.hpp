@@ -1,0 +1,63 @@
+// What an activation runs on its NSPs: a program loaded from a validated container. The device
+// only needs its resource needs and addresses, and a way to run it over the activation's IO
+// region; ContainerProgram.cpp builds one from programqpc.bin.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <new>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace qaic::emu {
+
+struct ProgramNeeds {
+  uint32_t numCores = 1;
+  uint32_t numSemaphores = 0;
+  uint32_t numMcids = 0;
+  uint64_t ioRegionSize = 0;      // device memory of the activation
+  uint64_t constantsBytes = 0;    // DDR the constants occupy
+  uint64_t doorbellAddress = 0;   // device address whose write starts the program
+  uint32_t doneSemaphore = 0;     // INC'd when a run finishes
+};
+
+class DeviceProgram {
+ public:
+  virtual ~DeviceProgram() = default;
+  virtual const ProgramNeeds& needs() const = 0;
+  // One run over the IO region: reads the request descriptor and inputs, writes the outputs and
+  // the response descriptor. Returns the completion code (0 = success); never throws.
+  virtual uint16_t run(std::span<std::byte> ioRegion) = 0;
+};
+
+// Storage of a transferred programqpc.bin: 64-byte aligned like a mapped file, so the
+// container's constants keep the alignment the format promises.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlign); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+};
+using LoadBuffer = std::vector<std::byte, CacheLineAllocator<std::byte>>;
+
+// The bytes of one program load, shared by its activations.
+using LoadBytes = std::shared_ptr<const LoadBuffer>;
+
+// Validates the container and builds program `programIndex`; nullptr with `error` naming the
+// problem when it is invalid.
+using ProgramLoader = std::function<std::unique_ptr<DeviceProgram>(
+    const LoadBytes& container, uint32_t programIndex, std::string& error)>;
+
+// The loader for real containers (QpcImage + HostProgram).
+ProgramLoader containerProgramLoader(unsigned computeThreadsPerProgram);
+
+}  // namespace qaic::emu

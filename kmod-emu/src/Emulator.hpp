@@ -1,0 +1,90 @@
+// One qaic-emu instance: the devices of a configuration, their shared-memory directory and NSP
+// pool, and the FUSE file system that serves dev/accel and sys/class/accel under a root.
+// start() returns once the tree is mounted and served; stop() (or destruction) aborts every
+// activation, stops serving and unmounts.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "Config.hpp"
+#include "Device.hpp"
+#include "FileTree.hpp"
+#include "MemoryFile.hpp"
+#include "NspPool.hpp"
+
+struct fuse_session;
+
+namespace qaic::emu {
+
+class StartError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a FUSE file handle (fi->fh) stands for: an open device node, or an attribute's content
+// rendered at open so that one read() sees one consistent value.
+struct OpenHandle {
+  Device* device = nullptr;
+  std::shared_ptr<OpenFile> file;  // device nodes only
+  std::string content;             // attributes only
+};
+
+class Emulator {
+ public:
+  // `loader` builds programs from containers; the default is containerProgramLoader.
+  explicit Emulator(EmuConfig config, ProgramLoader loader = {});
+  ~Emulator();
+  Emulator(const Emulator&) = delete;
+  Emulator& operator=(const Emulator&) = delete;
+
+  // Mounts at `root` (created if missing; a stale mount there is lazily unmounted first).
+  // Throws StartError naming what failed.
+  void start(const std::string& root);
+  void stop();
+  // False once the file system stopped being served (stop(), or unmounted from outside).
+  bool serving() const { return serving_.load(); }
+
+  const std::string& root() const { return root_; }
+  const std::string& shmDir() const { return shm_->path(); }
+  std::size_t deviceCount() const { return devices_.size(); }
+  Device& device(std::size_t i) { return *devices_[i]; }
+  const FileTree& tree() const { return *tree_; }
+  const ResolvedNodePolicy& nodePolicy() const { return policy_; }
+
+  // File handles: registered here so that stop() can release what clients never closed.
+  uint64_t addHandle(std::shared_ptr<OpenHandle> handle);
+  std::shared_ptr<OpenHandle> handle(uint64_t fh);
+  std::shared_ptr<OpenHandle> takeHandle(uint64_t fh);
+
+ private:
+  EmuConfig config_;
+  ResolvedNodePolicy policy_;
+  std::unique_ptr<ShmDirectory> shm_;
+  std::unique_ptr<NspPool> pool_;
+  std::atomic<uint64_t> nextMmapOffset_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::unique_ptr<FileTree> tree_;
+  std::string root_;
+  fuse_session* session_ = nullptr;
+  static constexpr unsigned kFuseWorkers = 32;  // blocking ioctls (WAIT_BO) hold one each
+  void serveRequests();
+  std::vector<std::thread> workers_;
+  std::atomic<unsigned> liveWorkers_{0};
+  std::atomic<bool> serving_{false};
+  std::mutex handlesMutex_;
+  std::map<uint64_t, std::shared_ptr<OpenHandle>> handles_;
+  uint64_t nextHandle_ = 1;
+  bool stopped_ = false;
+};
+
+// Unmounts a dead FUSE mount (ENOTCONN) at `dir`; true when one was found and removed.
+bool recoverStaleMount(const std::string& dir);
+
+}  // namespace qaic::emu

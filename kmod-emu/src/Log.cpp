@@ -1,0 +1,26 @@
+#include "Log.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+
+namespace qaic::emu {
+namespace {
+std::atomic<bool> gVerbose{false};
+std::mutex gLogMutex;
+
+void emit(std::string_view level, std::string_view message) {
+  std::lock_guard lock(gLogMutex);
+  std::fprintf(stderr, "qaic-emu: %.*s%.*s\n", static_cast<int>(level.size()), level.data(),
+               static_cast<int>(message.size()), message.data());
+}
+}  // namespace
+
+void setVerbose(bool v) { gVerbose.store(v); }
+bool verbose() { return gVerbose.load(); }
+void logError(std::string_view message) { emit("error: ", message); }
+void logInfo(std::string_view message) {
+  if (gVerbose.load()) emit("", message);
+}
+
+}  // namespace qaic::emu

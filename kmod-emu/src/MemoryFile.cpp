@@ -1,0 +1,107 @@
+#include "MemoryFile.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "driver/DeviceProtocol.hpp"
+
+namespace qaic::emu {
+
+MemoryFile::~MemoryFile() {
+  if (data_ != nullptr) munmap(data_, size_);
+  unlink(path_.c_str());
+}
+
+namespace {
+
+void removeTree(const std::string& dir) {
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") unlink((dir + "/" + name).c_str());
+    }
+    closedir(d);
+  }
+  rmdir(dir.c_str());
+}
+
+// Instance directories are named qaic-emu.<pid>.XXXXXX; those of dead emulators (killed, or
+// crashed) are removed so tmpfs memory does not pile up.
+void removeDeadInstances(const std::string& base) {
+  DIR* d = opendir(base.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> dead;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    constexpr std::string_view prefix = "qaic-emu.";
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::size_t dot = name.find('.', prefix.size());
+    if (dot == std::string::npos) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (end != name.c_str() + dot || pid <= 0) continue;
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) dead.push_back(base + "/" + name);
+  }
+  closedir(d);
+  for (const auto& dir : dead) removeTree(dir);
+}
+
+}  // namespace
+
+std::unique_ptr<ShmDirectory> ShmDirectory::create(const std::string& base) {
+  removeDeadInstances(base);
+  std::string templ = base + "/qaic-emu." + std::to_string(getpid()) + ".XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (mkdtemp(buf.data()) == nullptr)
+    throw std::system_error(errno, std::generic_category(), "creating " + templ);
+  std::string path(buf.data());
+  chmod(path.c_str(), driver::kShmDirMode);
+  return std::unique_ptr<ShmDirectory>(new ShmDirectory(std::move(path)));
+}
+
+// Files still present belong to objects that outlived the instance; remove them with it.
+ShmDirectory::~ShmDirectory() { removeTree(path_); }
+
+std::unique_ptr<MemoryFile> ShmDirectory::createFile(const std::string& name, std::size_t bytes,
+                                                     uid_t uid, gid_t gid, int& error) const {
+  const std::string full = path_ + "/" + name;
+  int fd = open(full.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, driver::kMemoryFileMode);
+  if (fd < 0) {
+    error = errno;
+    return nullptr;
+  }
+  auto fail = [&](int err) -> std::unique_ptr<MemoryFile> {
+    error = err;
+    close(fd);
+    unlink(full.c_str());
+    return nullptr;
+  };
+  // Without root the mount admits only our own user (no allow_other), who owns the file already.
+  if (geteuid() == 0 && fchown(fd, uid, gid) != 0) return fail(errno);
+  if (fchmod(fd, driver::kMemoryFileMode) != 0) return fail(errno);
+  // fallocate reserves the tmpfs pages now, so a full /dev/shm is ENOMEM here, not SIGBUS later.
+  if (bytes > 0) {
+    int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+    if (rc != 0) return fail(rc == ENOSPC ? ENOMEM : rc);
+  }
+  void* data = nullptr;
+  if (bytes > 0) {
+    data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (data == MAP_FAILED) return fail(ENOMEM);
+  }
+  close(fd);
+  return std::unique_ptr<MemoryFile>(new MemoryFile(full, static_cast<std::byte*>(data), bytes));
+}
+
+}  // namespace qaic::emu

@@ -1,0 +1,54 @@
+// Memory files on tmpfs that the emulator and one client both map (docs/device-protocol.md
+// section 1): the instance's shared-memory directory and one mapped file in it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace qaic::emu {
+
+// A mapped memory file; unlinks and unmaps itself when destroyed.
+class MemoryFile {
+ public:
+  ~MemoryFile();
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+
+  std::byte* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  friend class ShmDirectory;
+  MemoryFile(std::string path, std::byte* data, std::size_t size)
+      : path_(std::move(path)), data_(data), size_(size) {}
+  std::string path_;
+  std::byte* data_;
+  std::size_t size_;
+};
+
+// /dev/shm/qaic-emu.<pid>.XXXXXX (mode 0711), removed with everything in it when destroyed;
+// create() first removes the directories of emulators that no longer run.
+class ShmDirectory {
+ public:
+  // Throws std::system_error when the directory cannot be created.
+  static std::unique_ptr<ShmDirectory> create(const std::string& base = "/dev/shm");
+  ~ShmDirectory();
+
+  const std::string& path() const { return path_; }
+
+  // Creates `name` with `bytes` (zero filled), owned by uid/gid with mode 0600, and maps it.
+  // Returns nullptr and sets `error` to an errno on failure (ENOMEM when tmpfs is full).
+  std::unique_ptr<MemoryFile> createFile(const std::string& name, std::size_t bytes, uid_t uid,
+                                         gid_t gid, int& error) const;
+
+ private:
+  explicit ShmDirectory(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace qaic::emu

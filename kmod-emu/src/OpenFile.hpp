@@ -1,0 +1,37 @@
+// Per-open-file state of a device node, like a DRM file: everything it holds is freed when the
+// file is released (the TERMINATE semantics). Guarded by the owning Device's mutex.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "Activation.hpp"
+#include "BufferObject.hpp"
+#include "DeviceProgram.hpp"
+#include "Resources.hpp"
+
+namespace qaic::emu {
+
+// A program container being transferred or already activated. Once an activation uses it, it is
+// sealed: its bytes never change again (programs point into them).
+struct ProgramLoad {
+  std::shared_ptr<LoadBuffer> bytes;
+  bool sealed = false;
+};
+
+struct OpenFile {
+  uint64_t id = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  uint32_t nextHandle = 1;
+  std::map<uint32_t, std::shared_ptr<BufferObject>> bos;
+  std::map<uint32_t, ProgramLoad> loads;                             // by load id
+  std::map<uint32_t, ResourceGroup> groups;                          // by group id
+  std::map<uint32_t, std::shared_ptr<Activation>> activations;       // by DBC id
+};
+
+}  // namespace qaic::emu

@@ -1,0 +1,184 @@
+// qaic-emu: the emulated qaic kernel driver and AIC100 devices, served over FUSE.
+//   qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v]
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "Config.hpp"
+#include "Emulator.hpp"
+#include "Log.hpp"
+
+namespace {
+
+using namespace qaic::emu;
+
+constexpr const char* kUsage =
+    "usage: qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v]\n"
+    "  --root DIR     mount point; devices appear at DIR/dev/accel/accelN and\n"
+    "                 DIR/sys/class/accel/accelN (created if missing)\n"
+    "  --config FILE  JSON configuration (docs/emulator.md); default: one AIC100-like device\n"
+    "  --devices N    N copies of the configuration's first device\n"
+    "  --daemon       detach; exit 0 once the tree is visible\n"
+    "  --foreground   stay attached (the default)\n"
+    "  -v             log control-plane events\n";
+
+struct Options {
+  std::string root;
+  std::string config;
+  int devices = 0;
+  bool daemon = false;
+};
+
+int usageError(const std::string& message) {
+  std::cerr << "qaic-emu: " << message << "\n" << kUsage;
+  return 2;
+}
+
+// Waits for SIGTERM/SIGINT (blocked in every thread) or for the mount to go away.
+void serveUntilSignalled(Emulator& emu) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  const timespec tick{0, 200'000'000};
+  while (emu.serving()) {
+    int sig = sigtimedwait(&set, nullptr, &tick);
+    if (sig == SIGTERM || sig == SIGINT) {
+      logInfo(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT"));
+      return;
+    }
+  }
+  logError("the file system at " + emu.root() + " was unmounted from outside; stopping");
+}
+
+void redirectToDevNull(int fd) {
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0) return;
+  dup2(null, fd);
+  close(null);
+}
+
+int run(const Options& opt, int readyFd) {
+  EmuConfig config;
+  try {
+    if (!opt.config.empty()) config = loadConfig(opt.config);
+  } catch (const ConfigError& e) {
+    logError(e.what());
+    return 2;
+  }
+  if (opt.devices > 0) config.devices.assign(static_cast<std::size_t>(opt.devices), config.devices.front());
+  try {
+    Emulator emu(config);
+    emu.start(opt.root);
+    // Ready means visible: look the tree up through the mount like a client would. (Not
+    // accel0 itself: a client may already have removed it through the fault files.)
+    struct stat st;
+    const std::string first = emu.root() + "/dev/accel";
+    if (stat(first.c_str(), &st) != 0) {
+      logError(first + " is not visible after mounting: " + std::strerror(errno));
+      return 1;
+    }
+    if (readyFd >= 0) {
+      const char ok = '1';
+      [[maybe_unused]] ssize_t w = write(readyFd, &ok, 1);
+      close(readyFd);
+      // A daemon must not hold its starter's pipes open (`pid=$(qaic-emu --daemon)` would
+      // wait forever); with -v it keeps logging to the inherited stderr.
+      if (!verbose()) redirectToDevNull(STDERR_FILENO);
+    }
+    serveUntilSignalled(emu);
+    emu.stop();
+  } catch (const std::exception& e) {
+    logError(e.what());
+    return 1;
+  }
+  return 0;
+}
+
+// Forks; the parent returns the child's verdict: 0 once the child reported the tree visible.
+int daemonize(const Options& opt) {
+  int pipefd[2];
+  if (pipe(pipefd) != 0) return usageError(std::string("pipe: ") + std::strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) return usageError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(pipefd[0]);
+    setsid();
+    redirectToDevNull(STDIN_FILENO);
+    redirectToDevNull(STDOUT_FILENO);
+    int rc = run(opt, pipefd[1]);
+    _exit(rc);
+  }
+  close(pipefd[1]);
+  pollfd p{pipefd[0], POLLIN, 0};
+  char verdict = 0;
+  // Starting takes well under a second; a minute means something is stuck.
+  int ready = poll(&p, 1, 60000);
+  ssize_t n = ready > 0 ? read(pipefd[0], &verdict, 1) : -1;
+  close(pipefd[0]);
+  if (n == 1 && verdict == '1') {
+    std::printf("%d\n", static_cast<int>(pid));
+    return 0;
+  }
+  std::cerr << "qaic-emu: the daemon did not become ready\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)name;
+      return argv[++i];
+    };
+    if (a == "--root") {
+      const char* v = value("--root");
+      if (!v) return usageError("--root needs a directory");
+      opt.root = v;
+    } else if (a == "--config") {
+      const char* v = value("--config");
+      if (!v) return usageError("--config needs a file");
+      opt.config = v;
+    } else if (a == "--devices") {
+      const char* v = value("--devices");
+      char* end = nullptr;
+      long n = v ? std::strtol(v, &end, 10) : 0;
+      if (!v || *end != '\0' || n < 1 || n > 64) return usageError("--devices needs a count from 1 to 64");
+      opt.devices = static_cast<int>(n);
+    } else if (a == "--daemon") {
+      opt.daemon = true;
+    } else if (a == "--foreground") {
+      opt.daemon = false;
+    } else if (a == "-v" || a == "--verbose") {
+      setVerbose(true);
+    } else if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return 0;
+    } else {
+      return usageError("unknown argument '" + a + "'");
+    }
+  }
+  if (opt.root.empty()) return usageError("--root is required");
+
+  // Signals are taken synchronously by the main thread; every other thread inherits the mask.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  return opt.daemon ? daemonize(opt) : run(opt, -1);
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, each reported as a ratio to a baseline measured in the same run.
+#   device-format conversion vs memcpy      (scripts/bench-kernels.sh; goal >= 0.5x)
+#   ResNet-18 / MobileNetV2 host vs PyTorch  (scripts/bench-models.sh; goal <= 1.0x latency)
+#   emulator ioctl and ring round trips      (build/bench/emu_bench)
+#   runtime latency and throughput           (build/bench/runtime_bench)
+# Usage: scripts/bench.sh BUILD_DIR
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+here=$(cd "$(dirname "$0")/.." && pwd)
+threads=$(nproc)
+
+section() { printf '\n==== %s ====\n' "$*"; }
+
+section "Device-format conversion vs memcpy"
+"$here/scripts/bench-kernels.sh" "$build"
+
+section "Models on the host executor vs PyTorch ($threads threads)"
+"$here/scripts/bench-models.sh" "$build" "$threads"
+
+for program in emu_bench runtime_bench; do
+  section "$program"
+  [[ -x $build/bench/$program ]] || { echo "bench: $build/bench/$program was not built" >&2; exit 1; }
+  "$build/bench/$program" --benchmark_min_time="${BENCH_MIN_TIME:-0.5}"
+done
