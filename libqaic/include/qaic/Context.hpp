@@ -1,0 +1,74 @@
+// The runtime's root object (seed 001): the devices a client uses, its logging and its error
+// handler. Everything else (InferenceSet, DMA buffers) is created against a Context.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <qaic/Errors.hpp>
+#include <qaic/QBuffer.hpp>
+
+namespace qaic::rt {
+
+namespace engine {
+class ContextImpl;
+}
+
+using QID = uint32_t;        // a device index: $QAIC_ROOT/dev/accel/accel<QID>
+using QCtxId = uint64_t;     // unique per Context in this process, passed to the error handler
+
+enum QLogLevel : int { QL_DEBUG = 0, QL_INFO = 1, QL_WARN = 2, QL_ERROR = 3 };
+
+using LogCallback = std::function<void(QLogLevel level, const char* message, void* userData)>;
+// Called for critical errors that no API call can return (an inference that failed on the
+// device or timed out after its retries, a device that went away).
+using ErrorHandler =
+    std::function<void(QCtxId contextId, QStatus status, const char* message, void* userData)>;
+
+// Writes "[qaic] LEVEL message" to stderr.
+void defaultLogger(QLogLevel level, const char* message, void* userData);
+// Logs nothing itself beyond one stderr line; the error reaches the caller through the status of
+// the API call or the inference handle as well.
+void defaultErrorHandler(QCtxId contextId, QStatus status, const char* message, void* userData);
+
+struct QAicContextProperties {
+  QLogLevel initialLogLevel = QL_WARN;
+};
+
+class Context {
+ public:
+  // `devices` empty means every device found under $QAIC_ROOT (unset: the real /dev and /sys).
+  // Throws Error(QS_NODEV) naming the missing node, or when no device exists at all.
+  static std::shared_ptr<Context> Factory(const QAicContextProperties* properties,
+                                          const std::vector<QID>& devices,
+                                          LogCallback logCallback = defaultLogger,
+                                          void* logUserData = nullptr,
+                                          ErrorHandler errorHandler = defaultErrorHandler,
+                                          void* errorUserData = nullptr);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  void setLogLevel(QLogLevel level);
+  QLogLevel getLogLevel() const;
+  QCtxId getId() const;
+  const std::vector<QID>& getDevices() const;
+
+  // A device buffer object of `size` bytes on `device`, mapped into this process. Pass its
+  // qbuffer() (type DMA) to an InferenceHandle: inputs are read and outputs written in place.
+  // Throws Error(QS_INVAL) for size 0 or a device not in this context, QS_NO_RESOURCES when the
+  // device refuses the allocation.
+  std::shared_ptr<DmaBuffer> allocateDmaBuffer(QID device, std::size_t size);
+
+  engine::ContextImpl& impl() const { return *impl_; }
+  const std::shared_ptr<engine::ContextImpl>& sharedImpl() const { return impl_; }
+
+ private:
+  explicit Context(std::shared_ptr<engine::ContextImpl> impl);
+  std::shared_ptr<engine::ContextImpl> impl_;
+};
+
+}  // namespace qaic::rt

@@ -1,0 +1,152 @@
+// One activation of a program and the queue that feeds it: the DBC and its mapped window, the
+// eventfd interrupt and its CompletionEngine, the in-flight requests with their deadlines, the
+// staging buffer objects of the handles assigned to it, and numThreadsPerQueue pipeline threads
+// that run seed 002's stages (preprocess + upload for a submission; download + postprocess for
+// a completion). Owned by a SetImpl; destroyed only after its requests have drained or failed.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "CompletionEngine.hpp"
+#include "HandleImpl.hpp"
+#include "ProgramLayout.hpp"
+#include "RequestBuilder.hpp"
+#include "driver/CompletionEvent.hpp"
+#include "driver/DbcWindow.hpp"
+#include "driver/DeviceNode.hpp"
+
+namespace qaic::rt::engine {
+
+class SetImpl;
+class ContextImpl;
+
+struct QueueConfig {
+  uint32_t threads = 4;
+  std::chrono::milliseconds dataPathTimeout{5000};
+  uint32_t retries = 5;
+  uint32_t queueSize = driver::kDefaultQueueSize;  // ring elements
+  // DMA buffers in the device's own format are transferred in place. Off for group members,
+  // whose DBC changes with every switch (a BO stays sliced to one DBC).
+  bool zeroCopy = true;
+};
+
+class ActivationQueue {
+ public:
+  ActivationQueue(SetImpl& set, uint32_t index, QID device,
+                  std::shared_ptr<const driver::DeviceNode> node, const ProgramLayout& layout,
+                  QueueConfig config);
+  ~ActivationQueue();
+  ActivationQueue(const ActivationQueue&) = delete;
+  ActivationQueue& operator=(const ActivationQueue&) = delete;
+
+  uint32_t index() const { return index_; }
+  QID device() const { return device_; }
+  // Creates the staging BOs of `handle` (once); they are attached on activate().
+  void addHandle(HandleImpl& handle);
+
+  // ACTIVATE the loaded program, map the DBC window, attach every handle's staging.
+  // Throws Error (QS_NO_RESOURCES for ENOSPC, QS_INCOMPATIBLE, QS_DEV_REMOVED, QS_ERROR).
+  void activate(uint32_t loadId);
+  // DEACTIVATE; requests still in flight fail with QS_CANCELED.
+  void deactivate();
+  bool isActive() const;
+  std::size_t inFlight() const;
+
+  // Hands a submitted handle to the pipeline threads.
+  void enqueueSubmit(HandleImpl& handle);
+  // Retries submissions parked while waiting for an over-subscription group.
+  void wakeParked();
+  // Stops the threads and the completion engine (in-flight requests fail with QS_CANCELED).
+  void shutdown();
+
+ private:
+  struct Task {
+    HandleImpl* handle = nullptr;
+    bool isCompletion = false;
+    bool admitted = false;  // passed SetImpl::tryAdmit, so it owes one SetImpl::release
+    AdmitTicket ticket;
+    QStatus status = QS_SUCCESS;
+    uint16_t code = 0;
+    std::string message;
+
+    static Task submission(HandleImpl& handle) {
+      Task task;
+      task.handle = &handle;
+      return task;
+    }
+    // A request that reached the ring (hence was admitted) and ended with `code` or `status`.
+    static Task completion(HandleImpl* handle, QStatus status, uint16_t code, std::string message) {
+      Task task;
+      task.handle = handle;
+      task.isCompletion = true;
+      task.admitted = true;
+      task.status = status;
+      task.code = code;
+      task.message = std::move(message);
+      return task;
+    }
+  };
+  struct Request {
+    HandleImpl* handle = nullptr;
+    std::vector<driver::RequestElement> elements;
+    Clock::time_point deadline{};
+    uint32_t retriesLeft = 0;
+  };
+
+  void worker();
+  void push(Task task);
+  void conclude(Task& task);  // finish without running the task
+  void runSubmission(Task& task);
+  void park(Task task);
+  void runCompletion(HandleImpl& handle, QStatus status, uint16_t code, std::string message);
+  void chooseDirect(HandleImpl& handle);
+  void preprocess(HandleImpl& handle);
+  void upload(HandleImpl& handle, Clock::time_point preprocessed);
+  void postprocess(HandleImpl& handle);
+  std::span<const std::byte> userBytes(const QBuffer& buffer, const std::string& name) const;
+  void attachStaging(HandleImpl& handle, uint32_t dbcId);
+
+  // Completion side (CompletionEngine thread).
+  void onWake();
+  Clock::time_point nextDeadline() const;
+  uint16_t nextReqIdLocked();
+  void failAllLocked(QStatus status, const std::string& why, std::vector<Task>& out);
+
+  SetImpl& set_;
+  ContextImpl& context_;
+  const uint32_t index_;
+  const QID device_;
+  std::shared_ptr<const driver::DeviceNode> node_;
+  const ProgramLayout& layout_;
+  const QueueConfig config_;
+  std::vector<HandleImpl*> handles_;
+
+  // Guards the activation, the window (ring writes and response reads) and in-flight requests.
+  mutable std::mutex ringMutex_;
+  std::condition_variable ringChanged_;
+  std::optional<driver::CompletionEvent> event_;
+  std::optional<driver::DbcWindow> window_;
+  uint32_t dbcId_ = 0;
+  bool active_ = false;
+  std::map<uint16_t, Request> inFlight_;
+  uint16_t nextReqId_ = 0;
+  uint32_t nextSequence_ = 1;
+  std::unique_ptr<CompletionEngine> engine_;
+
+  std::mutex taskMutex_;
+  std::condition_variable taskReady_;
+  std::deque<Task> tasks_;
+  std::deque<Task> parked_;  // submissions waiting for their group to switch over
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace qaic::rt::engine

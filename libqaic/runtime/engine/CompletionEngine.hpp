@@ -1,0 +1,44 @@
+// The completion loop of one queue: a thread that waits through io_uring for the DBC's eventfd
+// "interrupt" (IORING_OP_READ) linked with a timeout (IORING_OP_LINK_TIMEOUT) set to the next
+// data-path deadline, then lets its owner drain every response and handle expired requests in
+// one batch. No busy-spinning: between interrupts and deadlines the thread sleeps in the kernel.
+// stop() (or the destructor) wakes the thread through the same eventfd and joins it.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <thread>
+
+#include "HandleImpl.hpp"
+
+namespace qaic::rt::engine {
+
+class CompletionEngine {
+ public:
+  using Wake = std::function<void()>;
+  using NextDeadline = std::function<Clock::time_point()>;
+
+  // Throws Error(QS_ERROR) when io_uring cannot be set up. `eventFd` must stay open until stop().
+  CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline);
+  ~CompletionEngine();
+  CompletionEngine(const CompletionEngine&) = delete;
+  CompletionEngine& operator=(const CompletionEngine&) = delete;
+
+  void stop();
+
+  // The longest sleep without a deadline, so a vanished device is noticed even when idle.
+  static constexpr std::chrono::milliseconds kIdleWake{500};
+
+ private:
+  void run();
+
+  int eventFd_;
+  Wake onWake_;
+  NextDeadline nextDeadline_;
+  std::atomic<bool> stopping_{false};
+  struct Ring;
+  std::unique_ptr<Ring> ring_;
+  std::thread thread_;
+};
+
+}  // namespace qaic::rt::engine

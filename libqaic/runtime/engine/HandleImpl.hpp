@@ -1,0 +1,99 @@
+// The state of one InferenceHandle: its life-cycle state, the user's buffers, dims and dropped
+// buffers, the outcome and stage durations of its last inference, and its staging buffer
+// objects on the device. `mutex` guards everything; the owning set takes its own lock first.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <qaic/InferenceSet.hpp>
+
+#include "HandleState.hpp"
+#include "ProgramLayout.hpp"
+#include "driver/BufferObject.hpp"
+
+namespace qaic::rt::engine {
+
+class SetImpl;
+
+enum class Stage : uint8_t { QueueWait, Preprocess, Upload, Execute, Download, Postprocess, Count };
+const char* stageName(Stage stage);
+
+using Clock = std::chrono::steady_clock;
+using StageDurations = std::array<Clock::duration, static_cast<std::size_t>(Stage::Count)>;
+// Seed 002's performance-count map of one inference's stage durations.
+std::map<std::string, PerfCounter> performanceCounts(const StageDurations& stages);
+
+// A submission's place in an over-subscription group's queue (GroupImpl::tryAdmit).
+struct AdmitTicket {
+  bool waiting = false;   // counted in the group's waiters
+  uint64_t arrival = 0;   // the group's switch count when it started waiting
+  Clock::time_point deadline{};
+};
+
+class HandleImpl {
+ public:
+  HandleImpl(const SetImpl* owner, const ProgramLayout& layout, uint32_t index, uint32_t activation);
+
+  const SetImpl* owner() const { return owner_; }
+  uint32_t index() const { return index_; }
+  uint32_t activation() const { return activation_; }
+  const ProgramLayout& layout() const { return layout_; }
+
+  mutable std::mutex mutex;
+  HandleStateMachine state;
+
+  // User side (Acquired only).
+  void setBuffers(const std::vector<QBuffer>& buffers);
+  void setDirection(bool inputs, const std::vector<QBuffer>& buffers);
+  void setDims(uint32_t bufferIndex, const IoDims& dims);
+  void setSkipped(uint32_t bufferIndex, bool skipped);
+  std::vector<QBuffer> buffersOf(bool inputs) const;
+
+  std::vector<QBuffer> buffers;
+  std::vector<std::optional<IoDims>> dims;
+  std::vector<bool> skipped;
+
+  // The inference in flight or last completed.
+  uint64_t requestId = 0;
+  bool viaNotify = false;
+  bool retrieved = false;  // claimed by getCompletedId
+  NotifyFn notifyFn;
+  void* notifyUserData = nullptr;
+  std::vector<bool> present;          // the submitted IO set
+  std::vector<IoDims> submittedDims;
+  std::vector<IoDims> outputDims;     // after completion
+  QStatus status = QS_SUCCESS;
+  std::string errorMessage;
+  StageDurations stages{};
+  Clock::time_point submittedAt{};
+
+  // Written only by the pipeline while the handle is Submitted; SetImpl::finished publishes it
+  // into stages / outputDims under `mutex`.
+  struct Work {
+    StageDurations stages{};
+    std::vector<IoDims> outputDims;
+    Clock::time_point uploadedAt{};
+    Clock::time_point completedAt{};
+    std::vector<uint64_t> direct;       // zero copy: see RequestPlan::direct
+    std::vector<uint64_t> directBytes;
+  } work;
+
+  // Staging on the device; the BOs live as long as the set's device file.
+  std::optional<driver::BufferObject> inputBo;
+  std::optional<driver::BufferObject> outputBo;
+
+ private:
+  void checkIndex(uint32_t bufferIndex, const char* operation) const;
+  const SetImpl* owner_;
+  const ProgramLayout& layout_;
+  uint32_t index_;
+  uint32_t activation_;
+};
+
+}  // namespace qaic::rt::engine

@@ -1,0 +1,102 @@
+// Activations, devices and contexts: numActivations up to the free NSPs and a clear error
+// beyond, devMapping, missing devices, log levels and context ids.
+#include "RuntimeFixture.hpp"
+
+namespace qaic::rt::test {
+namespace {
+
+class ActivationTest : public RuntimeTest {
+ protected:
+  std::string emulatorConfig() const override { return R"({"devices":[{"nsps":4}]})"; }
+};
+
+TEST_F(ActivationTest, ActivationsUpToTheFreeNspsThenAClearError) {
+  auto context = makeContext();
+  auto network = compile("add2", addNetworkIr(16), {"-aic-num-cores=2"});
+  auto set = InferenceSet::Factory(context, network.qpc, 0, 2, 2);
+  EXPECT_EQ(set->getNumActivations(), 2u);
+  // Every activation computes.
+  std::vector<std::shared_ptr<InferenceHandle>> handles(4);
+  std::vector<std::vector<float>> a(4, std::vector<float>(16)), b(4, std::vector<float>(16, 1.0f)),
+      c(4, std::vector<float>(16));
+  for (std::size_t k = 0; k < 4; ++k) {
+    std::fill(a[k].begin(), a[k].end(), static_cast<float>(k));
+    ASSERT_EQ(set->getAvailable(handles[k], 1'000'000), QS_SUCCESS);
+    handles[k]->setBuffers({heapBuffer(a[k]), heapBuffer(b[k]), heapBuffer(c[k])});
+    set->submit(handles[k], k);
+  }
+  ASSERT_EQ(set->waitForCompletion(20'000'000), QS_SUCCESS);
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(handles[k]->getStatus(), QS_SUCCESS) << handles[k]->getErrorMessage();
+    EXPECT_FLOAT_EQ(c[k][7], static_cast<float>(k) + 1.0f);
+  }
+
+  try {
+    InferenceSet::Factory(context, network.qpc, 0, 1, 1);
+    FAIL() << "an activation beyond the free NSPs succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_NO_RESOURCES);
+    EXPECT_NE(std::string(e.what()).find("NSP"), std::string::npos) << e.what();
+  }
+  set.reset();  // its NSPs come back
+  EXPECT_NO_THROW(InferenceSet::Factory(context, network.qpc, 0, 1, 2));
+}
+
+TEST_F(ActivationTest, BadArgumentsAreRefused) {
+  auto context = makeContext();
+  auto network = compile("add", addNetworkIr(16));
+  auto statusOf = [](auto&& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return e.status();
+    }
+    return QS_SUCCESS;
+  };
+  EXPECT_EQ(statusOf([&] { InferenceSet::Factory(context, network.qpc, 0, 0, 1); }), QS_INVAL);
+  EXPECT_EQ(statusOf([&] { InferenceSet::Factory(context, network.qpc, 0, 1, 0); }), QS_INVAL);
+  EXPECT_EQ(statusOf([&] { InferenceSet::Factory(context, nullptr, 0, 1, 1); }), QS_INVAL);
+  EXPECT_EQ(statusOf([&] { InferenceSet::Factory(context, network.qpc, 7, 1, 1); }), QS_INVAL);
+  InferenceSetProperties properties;
+  properties.programProperties.devMapping = {3};
+  EXPECT_EQ(statusOf([&] { InferenceSet::Factory(context, network.qpc, 0, 1, 1, &properties); }), QS_INVAL);
+  properties.programProperties.devMapping = {0};
+  EXPECT_EQ(statusOf([&] { InferenceSet::Factory(context, network.qpc, 0, 1, 1, &properties); }), QS_SUCCESS);
+}
+
+TEST_F(ActivationTest, ContextFindsDevicesAndRefusesMissingOnes) {
+  std::vector<std::string> messages;
+  auto context = Context::Factory(nullptr, {}, [&](QLogLevel, const char* m, void*) { messages.push_back(m); });
+  EXPECT_EQ(context->getDevices(), (std::vector<QID>{0}));
+  context->setLogLevel(QL_DEBUG);
+  EXPECT_EQ(context->getLogLevel(), QL_DEBUG);
+  context->setLogLevel(QL_ERROR);
+  EXPECT_EQ(context->getLogLevel(), QL_ERROR);
+  auto second = makeContext();
+  EXPECT_NE(context->getId(), second->getId());
+  try {
+    Context::Factory(nullptr, {5});
+    FAIL() << "device 5 does not exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_NODEV);
+    EXPECT_NE(std::string(e.what()).find("accel5"), std::string::npos) << e.what();
+  }
+  ::setenv("QAIC_ROOT", (work_ / "empty").c_str(), 1);
+  EXPECT_THROW(Context::Factory(nullptr, {}), Error);
+}
+
+TEST_F(ActivationTest, LogLevelFiltersTheLogCallback) {
+  std::vector<QLogLevel> levels;
+  QAicContextProperties properties;
+  properties.initialLogLevel = QL_INFO;
+  auto context = Context::Factory(&properties, {}, [&](QLogLevel l, const char*, void*) { levels.push_back(l); });
+  EXPECT_FALSE(levels.empty()) << "context creation logs at QL_INFO";
+  levels.clear();
+  context->setLogLevel(QL_ERROR);
+  auto network = compile("add", addNetworkIr(16));
+  auto set = InferenceSet::Factory(context, network.qpc, 0, 1, 1);
+  for (QLogLevel l : levels) EXPECT_GE(l, QL_ERROR);
+}
+
+}  // namespace
+}  // namespace qaic::rt::test

@@ -1,0 +1,317 @@
+// Seed 001's three flow patterns against the real emulator, with outputs checked against the
+// host executor, plus the life-cycle misuse errors and the per-stage performance counters.
+#include <atomic>
+#include <cstring>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "RuntimeFixture.hpp"
+
+namespace qaic::rt::test {
+namespace {
+
+constexpr int kElements = 16;
+
+class InferenceFlowTest : public RuntimeTest {
+ protected:
+  void SetUp() override {
+    RuntimeTest::SetUp();
+    network_ = compile("add", addNetworkIr(kElements));
+    context_ = makeContext();
+  }
+
+  // The runtime closes its device file before the emulator stops.
+  void TearDown() override {
+    context_.reset();
+    RuntimeTest::TearDown();
+  }
+
+  std::vector<float> ramp(float start) {
+    std::vector<float> v(kElements);
+    for (int i = 0; i < kElements; ++i) v[static_cast<std::size_t>(i)] = start + 0.5f * static_cast<float>(i) - 3.0f;
+    return v;
+  }
+
+  // One synchronous inference; returns the output.
+  std::vector<float> runOnce(InferenceSet& set, float seed, uint64_t id) {
+    auto a = ramp(seed), b = ramp(seed * 2);
+    std::vector<float> c(kElements, -1.0f);
+    shInferenceHandle h;
+    EXPECT_EQ(set.getAvailable(h, 5'000'000), QS_SUCCESS);
+    if (!h) return {};
+    h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
+    set.submit(h, id);
+    shInferenceHandle done;
+    EXPECT_EQ(set.getCompletedId(done, id, 10'000'000), QS_SUCCESS) << (done ? done->getErrorMessage() : "");
+    EXPECT_EQ(done, h);
+    if (done) set.putCompleted(done);
+    return c;
+  }
+
+  Network network_;
+  std::shared_ptr<Context> context_;
+};
+
+TEST_F(InferenceFlowTest, SynchronousPollingMatchesTheHostExecutor) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 2, 1);
+  for (uint64_t id = 1; id <= 5; ++id) {
+    const float seed = static_cast<float>(id);
+    const auto out = runOnce(*set, seed, id);
+    const auto want = expected(network_, {ramp(seed), ramp(seed * 2)});
+    ASSERT_EQ(out.size(), want[0].size());
+    for (std::size_t i = 0; i < out.size(); ++i) EXPECT_FLOAT_EQ(out[i], want[0][i]) << "element " << i;
+  }
+}
+
+TEST_F(InferenceFlowTest, MultiThreadedFlowKeepsEveryResultWithItsRequest) {
+  InferenceSetProperties properties;
+  properties.queueProperties.numThreadsPerQueue = 2;
+  properties.name = "mt";
+  properties.id = 42;
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 4, 2, &properties);
+  EXPECT_EQ(set->getName(), "mt");
+  EXPECT_EQ(set->getId(), 42u);
+  EXPECT_EQ(set->getSetSize(), 4u);
+  std::atomic<int> mismatches{0}, done{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 10; ++k) {
+        const uint64_t id = static_cast<uint64_t>(t * 100 + k);
+        const float seed = static_cast<float>(id % 17);
+        const auto out = runOnce(*set, seed, id);
+        const auto a = ramp(seed), b = ramp(seed * 2);
+        for (int i = 0; i < kElements; ++i)
+          if (out.size() != kElements || out[static_cast<std::size_t>(i)] != a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]) {
+            ++mismatches;
+            break;
+          }
+        ++done;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(done.load(), 40);
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(set->waitForCompletion(1'000'000), QS_SUCCESS);
+}
+
+TEST_F(InferenceFlowTest, CallbackFlowDeliversEveryCompletion) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 3, 1);
+  struct Slot {
+    std::vector<float> a, b, c;
+  };
+  std::vector<Slot> slots(6);
+  std::mutex mutex;
+  std::condition_variable cv;
+  int completed = 0;
+  std::vector<QStatus> statuses;
+  auto notify = [&](const shInferenceHandle& handle, void* userData) {
+    EXPECT_NE(userData, nullptr);
+    std::lock_guard lock(mutex);
+    statuses.push_back(handle->getStatus());
+    ++completed;
+    set->putCompleted(handle);  // from the callback, as an application would
+    cv.notify_all();
+  };
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    slots[k].a = ramp(static_cast<float>(k));
+    slots[k].b = ramp(1.0f);
+    slots[k].c.assign(kElements, 0.0f);
+    shInferenceHandle h;
+    ASSERT_EQ(set->getAvailable(h, 10'000'000), QS_SUCCESS);
+    h->setInputBuffers({heapBuffer(slots[k].a), heapBuffer(slots[k].b)});
+    h->setOutputBuffers({heapBuffer(slots[k].c)});
+    set->submit(h, notify, &slots[k]);
+  }
+  std::unique_lock lock(mutex);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return completed == 6; }));
+  for (QStatus s : statuses) EXPECT_EQ(s, QS_SUCCESS);
+  for (const auto& slot : slots)
+    for (int i = 0; i < kElements; ++i)
+      EXPECT_FLOAT_EQ(slot.c[static_cast<std::size_t>(i)], slot.a[static_cast<std::size_t>(i)] + slot.b[static_cast<std::size_t>(i)]);
+}
+
+TEST_F(InferenceFlowTest, WaitForCompletionOfOneHandleAndOfTheSet) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 2, 1);
+  auto a = ramp(1), b = ramp(2);
+  std::vector<float> c(kElements), c2(kElements);
+  shInferenceHandle h1, h2;
+  ASSERT_EQ(set->getAvailable(h1, 1'000'000), QS_SUCCESS);
+  ASSERT_EQ(set->getAvailable(h2, 1'000'000), QS_SUCCESS);
+  h1->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
+  h2->setBuffers({heapBuffer(b), heapBuffer(b), heapBuffer(c2)});
+  set->submit(h1, 11);
+  set->submit(h2, 12);
+  EXPECT_EQ(set->waitForCompletion(h1, 10'000'000), QS_SUCCESS);
+  EXPECT_EQ(set->waitForCompletion(10'000'000), QS_SUCCESS);
+  EXPECT_EQ(h1->getId(), 11u);
+  EXPECT_FLOAT_EQ(c[3], a[3] + b[3]);
+  EXPECT_FLOAT_EQ(c2[5], 2 * b[5]);
+  set->putCompleted(h1);
+  set->putCompleted(h2);
+}
+
+TEST_F(InferenceFlowTest, GetAvailableTimesOutWhenEveryHandleIsTaken) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  shInferenceHandle h, other;
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  EXPECT_EQ(set->getAvailable(other, 50'000), QS_TIMEDOUT);
+  EXPECT_EQ(other, nullptr);
+  set->putCompleted(h);
+  EXPECT_EQ(set->getAvailable(other, 1'000'000), QS_SUCCESS);
+  EXPECT_EQ(other, h);
+}
+
+TEST_F(InferenceFlowTest, MisuseIsATypedError) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 2, 1);
+  auto otherSet = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  auto a = ramp(1), b = ramp(2);
+  std::vector<float> c(kElements);
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
+
+  auto statusOf = [](auto&& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return e.status();
+    }
+    return QS_SUCCESS;
+  };
+  EXPECT_EQ(statusOf([&] { otherSet->submit(h, 1); }), QS_WRONG_SET);
+  EXPECT_EQ(statusOf([&] { otherSet->putCompleted(h); }), QS_WRONG_SET);
+  EXPECT_EQ(statusOf([&] { h->setBuffers({heapBuffer(a)}); }), QS_INVAL);
+  set->submit(h, 7);
+  EXPECT_EQ(statusOf([&] { set->submit(h, 8); }), QS_WRONG_STATE);
+  EXPECT_EQ(statusOf([&] { h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)}); }), QS_WRONG_STATE);
+  shInferenceHandle done;
+  EXPECT_EQ(statusOf([&] { set->getCompletedId(done, 999, 1000); }), QS_INVAL);
+  ASSERT_EQ(set->getCompletedId(done, 7, 10'000'000), QS_SUCCESS);
+  set->putCompleted(done);
+  EXPECT_EQ(statusOf([&] { set->putCompleted(done); }), QS_WRONG_STATE);
+  EXPECT_EQ(statusOf([&] { set->submit(h, 9); }), QS_WRONG_STATE) << "submit of a handle not acquired";
+  EXPECT_EQ(statusOf([&] { set->submit(nullptr, 9); }), QS_INVAL);
+}
+
+TEST_F(InferenceFlowTest, WrongBufferSizeIsRefusedNamingTheBuffer) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  auto a = ramp(1), b = ramp(2);
+  b.pop_back();
+  std::vector<float> c(kElements);
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
+  try {
+    set->submit(h, 1);
+    FAIL() << "short buffer accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_BUFFER_SIZE);
+    EXPECT_NE(std::string(e.what()).find("'b'"), std::string::npos) << e.what();
+  }
+  h->setBufferDims(0, {1, 8});
+  b.push_back(0);
+  h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
+  try {
+    set->submit(h, 1);
+    FAIL() << "wrong dims accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_BUFFER_DIMS);
+    EXPECT_NE(std::string(e.what()).find("'a'"), std::string::npos) << e.what();
+  }
+  // The handle is still acquired and usable after a refused submit.
+  h->setBufferDims(0, {1, kElements});
+  set->submit(h, 2);
+  shInferenceHandle done;
+  EXPECT_EQ(set->getCompletedId(done, 2, 10'000'000), QS_SUCCESS);
+}
+
+TEST_F(InferenceFlowTest, DmaBuffersAreReadAndWrittenInPlace) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  const std::size_t bytes = kElements * sizeof(float);
+  auto dma = set->allocateDmaBuffer(3 * bytes);
+  ASSERT_NE(dma->fd(), -1);
+  auto a = ramp(4), b = ramp(-1);
+  std::memcpy(dma->data(), a.data(), bytes);
+  std::memcpy(dma->data() + bytes, b.data(), bytes);
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h->setBuffers({dma->qbuffer(0, bytes), dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
+  set->submit(h, 3);
+  shInferenceHandle done;
+  ASSERT_EQ(set->getCompletedId(done, 3, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  const float* c = reinterpret_cast<const float*>(dma->data() + 2 * bytes);
+  for (int i = 0; i < kElements; ++i) EXPECT_FLOAT_EQ(c[i], a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]);
+  set->putCompleted(done);
+
+  // A DMA QBuffer that names no live DMA buffer is refused.
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  QBuffer bogus = dma->qbuffer(0, bytes);
+  bogus.handle = 12345;
+  h->setBuffers({bogus, dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
+  EXPECT_THROW(set->submit(h, 4), Error);
+}
+
+TEST_F(InferenceFlowTest, DmaBuffersOfOneDirectionEachWorkAcrossSets) {
+  // The first set's DBC takes these BOs for in-place transfers; a second set on another DBC must
+  // still get correct results (it stages them instead).
+  auto first = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  auto second = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  const std::size_t bytes = kElements * sizeof(float);
+  auto in = first->allocateDmaBuffer(2 * bytes);
+  auto out = first->allocateDmaBuffer(bytes);
+  for (int round = 0; round < 2; ++round) {
+    for (auto* set : {first.get(), second.get()}) {
+      auto a = ramp(static_cast<float>(round) + (set == first.get() ? 0.0f : 10.0f)), b = ramp(2);
+      std::memcpy(in->data(), a.data(), bytes);
+      std::memcpy(in->data() + bytes, b.data(), bytes);
+      std::memset(out->data(), 0, bytes);
+      shInferenceHandle h;
+      ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+      h->setBuffers({in->qbuffer(0, bytes), in->qbuffer(bytes, bytes), out->qbuffer()});
+      set->submit(h, 5);
+      shInferenceHandle done;
+      ASSERT_EQ(set->getCompletedId(done, 5, 10'000'000), QS_SUCCESS)
+          << (done ? done->getErrorMessage() : std::string("no completion"));
+      set->putCompleted(done);
+      const float* c = reinterpret_cast<const float*>(out->data());
+      for (int i = 0; i < kElements; ++i)
+        EXPECT_FLOAT_EQ(c[i], a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]) << i;
+    }
+  }
+}
+
+TEST_F(InferenceFlowTest, PerformanceCountersCoverEveryStage) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  runOnce(*set, 1.0f, 1);
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  const auto counters = h->getPerformanceCounts();
+  for (const char* stage : {"0. queue wait", "1. input preprocessing", "2. input transfer to a device",
+                            "3. execution time", "4. output transfer from a device", "5. output postprocessing"})
+    EXPECT_TRUE(counters.count(stage)) << stage;
+  EXPECT_GT(counters.at("3. execution time").realTimeUs, 0u) << "the device ran a program";
+  EXPECT_EQ(counters.at("3. execution time").executionIndex, 3u);
+}
+
+TEST_F(InferenceFlowTest, ProfilingDeliversSamplesOnlyWhenSomethingCompleted) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  std::vector<ProfilingReport> reports;
+  auto profiler = ProfilingHandle::Factory(
+      set, 3, [&](const ProfilingReport& report, void*) { reports.push_back(report); });
+  profiler->start();
+  profiler->stop();
+  EXPECT_TRUE(reports.empty()) << "no callback when nothing completed";
+  profiler->start();
+  for (uint64_t id = 1; id <= 5; ++id) runOnce(*set, 1.0f, id);
+  profiler->stop();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].samples.size(), 3u) << "at most numSamples";
+  EXPECT_EQ(reports[0].samples[0].requestId, 1u);
+  EXPECT_TRUE(reports[0].meanUs.count("3. execution time"));
+}
+
+}  // namespace
+}  // namespace qaic::rt::test

@@ -1,0 +1,132 @@
+// Partial, specialized and selective IO (seed 000's buffer types) through the whole pipeline.
+#include "RuntimeFixture.hpp"
+
+namespace qaic::rt::test {
+namespace {
+
+class IoShapesTest : public RuntimeTest {
+ protected:
+  void SetUp() override {
+    RuntimeTest::SetUp();
+    context_ = makeContext();
+  }
+
+  // The runtime closes its device file before the emulator stops.
+  void TearDown() override {
+    context_.reset();
+    RuntimeTest::TearDown();
+  }
+
+  std::vector<float> signedRamp(std::size_t n) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i) - static_cast<float>(n) / 2;
+    return v;
+  }
+
+  std::shared_ptr<Context> context_;
+};
+
+TEST_F(IoShapesTest, PartialBufferRunsWithTheActualDims) {
+  auto network = compile("relu_partial", reluNetworkIr(64, true));
+  auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
+  auto x = signedRamp(40);
+  std::vector<float> y(64, 123.0f);
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h->setBuffers({heapBuffer(x), heapBuffer(y)});
+  h->setBufferDims(0, {1, 40});
+  h->setBufferDims(1, {1, 40});
+  set->submit(h, 1);
+  shInferenceHandle done;
+  ASSERT_EQ(set->getCompletedId(done, 1, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  EXPECT_EQ(done->getOutputDims(1), (std::vector<uint64_t>{1, 40}));
+  const auto want = expected(network, {x}, {{1, 40}});
+  ASSERT_EQ(want[0].size(), 40u);
+  for (std::size_t i = 0; i < 40; ++i) EXPECT_FLOAT_EQ(y[i], want[0][i]) << i;
+  EXPECT_FLOAT_EQ(y[40], 123.0f) << "nothing written past the actual output";
+  set->putCompleted(done);
+
+  // More elements than the full dims: refused before anything reaches the device.
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  std::vector<float> big(65);
+  h->setBuffers({heapBuffer(big), heapBuffer(y)});
+  h->setBufferDims(0, {1, 65});
+  EXPECT_THROW(set->submit(h, 2), Error);
+}
+
+TEST_F(IoShapesTest, SpecializedNetworkAcceptsOnlyItsAllowedShapes) {
+  const std::string shapes =
+      R"(,"allowed_shapes":[{"x":[1,32],"y":[1,32]},{"x":[1,8],"y":[1,8]}])";
+  auto network = compile("relu_special", reluNetworkIr(32, true, shapes));
+  auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
+  auto x = signedRamp(8);
+  std::vector<float> y(32, 7.0f);
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h->setBuffers({heapBuffer(x), heapBuffer(y)});
+  h->setBufferDims(0, {1, 8});
+  h->setBufferDims(1, {1, 8});
+  set->submit(h, 1);
+  shInferenceHandle done;
+  ASSERT_EQ(set->getCompletedId(done, 1, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  const auto want = expected(network, {x}, {{1, 8}});
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(y[i], want[0][i]) << i;
+  set->putCompleted(done);
+
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  auto x9 = signedRamp(9);
+  h->setBuffers({heapBuffer(x9), heapBuffer(y)});
+  h->setBufferDims(0, {1, 9});
+  h->setBufferDims(1, {1, 9});
+  try {
+    set->submit(h, 2);
+    FAIL() << "a shape outside allowed_shapes was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_BUFFER_DIMS);
+    EXPECT_NE(std::string(e.what()).find("allowed shapes"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(IoShapesTest, SelectiveIoDropsOnlyWhatTheNetworkAllows) {
+  // c = a + b where `a` may be dropped; a dropped input keeps what its device buffer last held.
+  std::string ir = addNetworkIr(16);
+  const std::string plainA = R"({"name":"a","tensor":"a","direction":"in","dtype":"TL_FLOAT","dims":[1,16]})";
+  const std::string droppableA =
+      R"({"name":"a","tensor":"a","direction":"in","dtype":"TL_FLOAT","dims":[1,16],)"
+      R"("is_partial_allowed":true,"skip_partial_header":true,"allow_skip":true})";
+  ir.replace(ir.find(plainA), plainA.size(), droppableA);
+  auto network = compile("add_selective", ir);
+  auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
+  std::vector<float> a(16, 1.0f), b(16, 2.0f), c(16, 0.0f);
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
+  set->submit(h, 1);
+  shInferenceHandle done;
+  ASSERT_EQ(set->getCompletedId(done, 1, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  EXPECT_FLOAT_EQ(c[0], 3.0f);
+  set->putCompleted(done);
+
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  std::fill(a.begin(), a.end(), 100.0f);  // must not reach the device: `a` is dropped
+  std::fill(b.begin(), b.end(), 5.0f);
+  h->setBufferSkipped(0, true);
+  set->submit(h, 2);
+  ASSERT_EQ(set->getCompletedId(done, 2, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  EXPECT_FLOAT_EQ(c[15], 6.0f) << "the dropped input kept its previous value";
+  set->putCompleted(done);
+
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h->setBufferSkipped(0, false);
+  h->setBufferSkipped(1, true);
+  try {
+    set->submit(h, 3);
+    FAIL() << "dropping a regular buffer was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_INVAL);
+    EXPECT_NE(std::string(e.what()).find("'b'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace qaic::rt::test

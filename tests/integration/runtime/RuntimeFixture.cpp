@@ -1,0 +1,141 @@
+#include "RuntimeFixture.hpp"
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "Subprocess.hpp"
+#include "driver/SysfsDevice.hpp"
+#include "ir/Graph.hpp"
+#include "ir/Weights.hpp"
+#include "kernels/HostProgram.hpp"
+
+namespace qaic::rt::test {
+
+namespace {
+std::string buildDir() {
+  const char* dir = std::getenv("QAIC_BUILD_DIR");
+  if (dir == nullptr) throw std::runtime_error("QAIC_BUILD_DIR is not set (ctest sets it)");
+  return dir;
+}
+
+std::string ioEntry(const std::string& name, const std::string& direction, int elements, bool partial) {
+  return R"({"name":")" + name + R"(","tensor":")" + name + R"(","direction":")" + direction +
+         R"(","dtype":"TL_FLOAT","dims":[1,)" + std::to_string(elements) + "]" +
+         (partial ? R"(,"is_partial_allowed":true)" : "") + "}";
+}
+}  // namespace
+
+std::string addNetworkIr(int elements, bool partial) {
+  return R"({"ops":[{"name":"add","optype":"elew","tensors_in":[{"arg_name":"src1","name":"a"},)"
+         R"({"arg_name":"src2","name":"b"}],"tensors_out":[{"arg_name":"dst","name":"c"}],)"
+         R"("params":[{"arg_name":"elew_op","value":"TL_SUM"}]}],"io":[)" +
+         ioEntry("a", "in", elements, partial) + "," + ioEntry("b", "in", elements, partial) + "," +
+         ioEntry("c", "out", elements, partial) + "]}";
+}
+
+std::string reluNetworkIr(int elements, bool partial, const std::string& extra) {
+  return R"({"ops":[{"name":"relu","optype":"relu","tensors_in":[{"arg_name":"src","name":"x"}],)"
+         R"("tensors_out":[{"arg_name":"dst","name":"y"}],"params":[]}],"io":[)" +
+         ioEntry("x", "in", elements, partial) + "," + ioEntry("y", "out", elements, partial) + "]" +
+         extra + "}";
+}
+
+void RuntimeTest::SetUp() {
+  emulator_ = std::make_unique<emu::test::EmulatorProcess>(emulatorConfig());
+  ::setenv("QAIC_ROOT", emulator_->root().path().c_str(), 1);
+  std::string pattern = (std::filesystem::temp_directory_path() / "qaic-runtime-test-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  work_ = pattern;
+}
+
+void RuntimeTest::TearDown() {
+  ::unsetenv("QAIC_ROOT");
+  // How the emulator itself shuts down is the emulator suite's business; here it only has to go.
+  if (emulator_ && !emulator_->stop()) std::fprintf(stderr, "note: qaic-emu had to be killed\n");
+  emulator_.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(work_, ec);
+}
+
+Network RuntimeTest::compile(const std::string& name, const std::string& irJson,
+                             const std::vector<std::string>& options) {
+  const auto irPath = work_ / (name + ".json");
+  std::ofstream(irPath) << irJson;
+  return compileFile(name, irPath, options);
+}
+
+Network RuntimeTest::compileFile(const std::string& name, const std::filesystem::path& irPath,
+                                 const std::vector<std::string>& options) {
+  Network network;
+  network.irPath = irPath;
+  network.qpcDir = work_ / (name + "-qpc");
+  std::vector<std::string> argv = {buildDir() + "/bin/qaic-exec", "-m=" + network.irPath.string(),
+                                   "-aic-binary-dir=" + network.qpcDir.string()};
+  argv.insert(argv.end(), options.begin(), options.end());
+  const std::string log = (work_ / (name + "-exec.log")).string();
+  const auto status = emu::test::runProgram(argv, log, std::chrono::seconds(60));
+  if (!status.exited || status.code != 0) {
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    throw std::runtime_error("qaic-exec failed on " + name + ": " + text.str());
+  }
+  network.qpc = Qpc::Factory(network.qpcDir.string());
+  return network;
+}
+
+std::shared_ptr<Context> RuntimeTest::makeContext(LogCallback log, ErrorHandler errors, void* errorUserData) {
+  QAicContextProperties properties;
+  properties.initialLogLevel = QL_ERROR;
+  return Context::Factory(&properties, {}, log, nullptr, errors, errorUserData);
+}
+
+std::vector<std::vector<float>> RuntimeTest::expected(const Network& network,
+                                                      const std::vector<std::vector<float>>& inputs,
+                                                      const std::vector<std::vector<int64_t>>& inputDims) {
+  ir::Graph graph = ir::loadGraph(network.irPath.string());
+  ir::inferShapes(graph);
+  std::unique_ptr<ir::WeightsFile> weights;
+  if (!graph.weightsFile.empty())
+    weights = ir::WeightsFile::open((network.irPath.parent_path() / graph.weightsFile).string());
+  auto program = kernels::HostProgram::build(graph, [&](std::string_view tensor) -> const ir::WeightTensor* {
+    return weights ? weights->find(tensor) : nullptr;
+  });
+  std::vector<kernels::TensorView> ins;
+  std::vector<std::vector<float>> inCopies = inputs;
+  std::size_t next = 0;
+  for (const auto& io : graph.io) {
+    if (io.direction != ir::Direction::In) continue;
+    const ir::Dims dims = next < inputDims.size() && !inputDims[next].empty() ? inputDims[next] : io.dims;
+    ins.push_back({ir::DType::Float, dims, inCopies[next].data(), inCopies[next].size() * sizeof(float)});
+    ++next;
+  }
+  std::vector<std::vector<float>> outs;
+  std::vector<kernels::TensorView> outViews;
+  for (const auto& io : graph.io) {
+    if (io.direction != ir::Direction::Out) continue;
+    outs.emplace_back(static_cast<std::size_t>(ir::elementCount(io.dims)));
+  }
+  std::size_t o = 0;
+  for (const auto& io : graph.io) {
+    if (io.direction != ir::Direction::Out) continue;
+    outViews.push_back({ir::DType::Float, io.dims, outs[o].data(), outs[o].size() * sizeof(float)});
+    ++o;
+  }
+  program->run(ins, outViews);
+  for (std::size_t i = 0; i < outs.size(); ++i)
+    outs[i].resize(static_cast<std::size_t>(ir::elementCount(outViews[i].dims)));
+  return outs;
+}
+
+void RuntimeTest::writeSysfs(const std::string& attribute, const std::string& value) {
+  driver::SysfsDevice device(emulator_->root(), 0);
+  auto rc = device.write(attribute, value);
+  ASSERT_TRUE(rc.ok()) << attribute << ": " << rc.message();
+}
+
+}  // namespace qaic::rt::test

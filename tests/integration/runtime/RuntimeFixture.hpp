@@ -1,0 +1,67 @@
+// The fixture of every runtime integration test: a real qaic-emu on a mkdtemp root (through the
+// emulator suite's EmulatorProcess), QAIC_ROOT pointing at it, small networks compiled with the
+// real qaic-exec, and the host executor (kernels::HostProgram) computing expected outputs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <qaic/qaic.hpp>
+
+#include "EmulatorProcess.hpp"
+
+namespace qaic::rt::test {
+
+// A compiled network: its IR (for the host executor) and its programqpc.bin directory.
+struct Network {
+  std::filesystem::path irPath;
+  std::filesystem::path qpcDir;
+  std::shared_ptr<Qpc> qpc;
+};
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  // The emulator's JSON configuration (docs/emulator.md); empty means the default device.
+  virtual std::string emulatorConfig() const { return {}; }
+
+  void SetUp() override;
+  void TearDown() override;
+
+  // Writes `irJson` to a file, compiles it with qaic-exec (extra options appended) and loads it.
+  Network compile(const std::string& name, const std::string& irJson,
+                  const std::vector<std::string>& options = {});
+  // Compiles an IR file that already exists (with its weights side file) in place.
+  Network compileFile(const std::string& name, const std::filesystem::path& irPath,
+                      const std::vector<std::string>& options = {});
+  std::shared_ptr<Context> makeContext(LogCallback log = nullptr, ErrorHandler errors = nullptr,
+                                       void* errorUserData = nullptr);
+  // Outputs of the host executor for `inputs` (float tensors, io order), each resized to what the
+  // executor produced.
+  std::vector<std::vector<float>> expected(const Network& network,
+                                           const std::vector<std::vector<float>>& inputs,
+                                           const std::vector<std::vector<int64_t>>& inputDims = {});
+  void writeSysfs(const std::string& attribute, const std::string& value);
+
+  std::unique_ptr<emu::test::EmulatorProcess> emulator_;
+  std::filesystem::path work_;
+};
+
+// Two simple networks every test file uses.
+std::string addNetworkIr(int elements, bool partial = false);  // c = a + b, [1, elements] floats
+std::string reluNetworkIr(int elements, bool partial = false, const std::string& extra = {});
+
+// Heap QBuffer over a vector's bytes.
+template <typename T>
+QBuffer heapBuffer(std::vector<T>& data) {
+  QBuffer b;
+  b.buf = reinterpret_cast<uint8_t*>(data.data());
+  b.size = data.size() * sizeof(T);
+  b.type = QBUFFER_TYPE_HEAP;
+  return b;
+}
+
+}  // namespace qaic::rt::test
