@@ -12,6 +12,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "EmulatorProcess.hpp"
@@ -311,6 +312,23 @@ TEST_F(RunnerTest, MissingDeviceExitsFour) {
   ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (*suiteDir_ / "regular").string(), "-d", "7", "-n", "1"});
   EXPECT_EQ(r.exitCode, 4) << r.err;
   EXPECT_THAT(r.err, HasSubstr("QS_NODEV"));
+}
+
+// A device removed while the runner is submitting: exit 4, saying the device went away.
+TEST_F(RunnerTest, DeviceRemovedMidRunExitsFour) {
+  qaic::emu::test::EmulatorProcess doomed;
+  const std::string suiteRoot = std::getenv("QAIC_ROOT");
+  ::setenv("QAIC_ROOT", doomed.root().path().c_str(), 1);
+  std::thread remover([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    std::ofstream(doomed.root().sysfsPath(0) / "device/fault/remove") << "1";
+  });
+  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (*suiteDir_ / "regular").string(), "--time", "20",
+                                                      "--submit-timeout", "1000", "--submit-retry-count", "0"});
+  remover.join();
+  ::setenv("QAIC_ROOT", suiteRoot.c_str(), 1);
+  EXPECT_EQ(r.exitCode, 4) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("QS_DEV_REMOVED"));
 }
 
 }  // namespace
