@@ -3,7 +3,7 @@
 #   device-format conversion vs memcpy      (scripts/bench-kernels.sh; goal >= 0.5x)
 #   ResNet-18 / MobileNetV2 host vs PyTorch  (scripts/bench-models.sh; goal <= 1.0x latency)
 #   emulator ioctl and ring round trips      (build/bench/emu_bench)
-#   runtime latency and throughput           (build/bench/runtime_bench)
+#   runtime latency and throughput           (build/bin/qaic_runtime_bench)
 # Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -18,8 +18,8 @@ section "Device-format conversion vs memcpy"
 section "Models on the host executor vs PyTorch ($threads threads)"
 "$here/scripts/bench-models.sh" "$build" "$threads"
 
-for program in emu_bench runtime_bench; do
-  section "$program"
-  [[ -x $build/bench/$program ]] || { echo "bench: $build/bench/$program was not built" >&2; exit 1; }
-  "$build/bench/$program" --benchmark_min_time="${BENCH_MIN_TIME:-0.5}"
+for program in bench/emu_bench bin/qaic_runtime_bench; do
+  section "${program##*/}"
+  [[ -x $build/$program ]] || { echo "bench: $build/$program was not built" >&2; exit 1; }
+  "$build/$program" --benchmark_min_time="${BENCH_MIN_TIME:-0.5}"
 done
