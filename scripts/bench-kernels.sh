@@ -3,7 +3,7 @@
 # same run. Usage: scripts/bench-kernels.sh [BUILD_DIR] (default build). Goal: ratio >= 0.5.
 set -eu
 build=${1:-build}
-bench="$build/bench/bench_device_format"
+bench="$build/bin/bench_device_format"
 if [ ! -x "$bench" ]; then
   echo "error: $bench not found; build it first (make)" >&2
   exit 1
