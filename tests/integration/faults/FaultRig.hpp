@@ -1,0 +1,61 @@
+// The fixture of the fault tests: the seed-000 "regular" network (out = in0 + in0, in1 relu'd;
+// 4-element int32/float buffers) compiled once by the real qaic-exec, a fresh qaic-emu per test,
+// qaic-runner started in the background against it, and bounded polls of the device's sysfs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ChildProcess.hpp"
+#include "EmulatorProcess.hpp"
+
+namespace qaic::faults::test {
+
+// The resources a run holds on device 0: nsp_free, vc_free, dram_free and every dbc<i>_state.
+using ResourceSnapshot = std::map<std::string, std::string>;
+
+class LiveFaultTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  void SetUp() override;
+  void TearDown() override;
+
+  static std::filesystem::path qpcDir();
+  std::filesystem::path testDir() const { return dir_; }
+
+  // A fresh emulator, replacing (and stopping) the current one.
+  void startEmulator();
+  std::string root() const;
+  // sysfs attribute of accel0 (relative to sys/class/accel/accel0), whitespace trimmed; nullopt
+  // when it cannot be read.
+  std::optional<std::string> readSysfs(const std::string& attribute) const;
+  void writeSysfs(const std::string& attribute, const std::string& value) const;
+  ResourceSnapshot resources() const;
+
+  // qaic-runner on the regular network with `extra` options, in the background.
+  std::unique_ptr<ChildProcess> startRunner(const std::vector<std::string>& extra, const std::string& tag);
+  // Waits until the runner has its network active on the device (so it is mid-inference).
+  ::testing::AssertionResult waitUntilActive(ChildProcess& runner);
+  // A short runner run that must succeed: the device serves new work.
+  ::testing::AssertionResult newRunSucceeds(const std::string& tag);
+
+  // Polls `condition` every 10 ms until it holds or `timeout` passes.
+  static bool pollUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+
+  std::unique_ptr<emu::test::EmulatorProcess> emulator_;
+
+ private:
+  static std::filesystem::path* suiteDir_;
+  std::filesystem::path dir_;
+};
+
+}  // namespace qaic::faults::test
