@@ -1,0 +1,225 @@
+// What PermissionTest (emu_uapi_tests) leaves out: with a node every user may open, another uid
+// still cannot reach a user's activation (DBC_INFO is EPERM, the window file is 0600 and owned by
+// the owner), BO memory files or handles; and the same holds between two unprivileged users,
+// where root's DAC override cannot hide a wrong mode or owner.
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "EmuTest.hpp"
+#include "Subprocess.hpp"
+#include "driver/BufferObject.hpp"
+#include "driver/DeviceProtocol.hpp"
+
+namespace qaic::emu::test {
+namespace {
+
+using namespace qaic::driver;
+using namespace std::chrono_literals;
+
+constexpr int kSetuidFailed = 90;
+
+// In a child: drop groups, gid and uid to `user`'s, or _exit(kSetuidFailed).
+void becomeUser(const char* user) {
+  const passwd* pw = ::getpwnam(user);
+  if (pw == nullptr || ::setgroups(0, nullptr) != 0 || ::setgid(pw->pw_gid) != 0 ||
+      ::setuid(pw->pw_uid) != 0 || ::getuid() == 0)
+    ::_exit(kSetuidFailed);
+}
+
+uid_t uidOf(const char* user) {
+  const passwd* pw = ::getpwnam(user);
+  return pw != nullptr ? pw->pw_uid : 0;
+}
+
+// True when open(path) is refused with EACCES.
+bool openIsDenied(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd >= 0) {
+    ::close(fd);
+    return false;
+  }
+  return errno == EACCES;
+}
+
+class CrossUserTest : public EmuTest {
+ protected:
+  // The default device with nodes any user may open, so permissions rest on the files inside.
+  std::string config() const override {
+    return R"({"devices": [{"nsps": 4, "dbcs": 4}],
+               "nodes": {"mode": "0666", "owner": "root", "group": "root"},
+               "semaphore_timeout_ms": 2000, "compute_threads": 1})";
+  }
+  void SetUp() override {
+    if (::getuid() != 0) GTEST_FAIL() << "the cross-user tests need root to setuid()";
+    if (uidOf("nobody") == 0 || uidOf("daemon") == 0) GTEST_FAIL() << "users nobody and daemon are needed";
+    EmuTest::SetUp();
+    // EmulatorProcess makes its work directory 0700 (mkdtemp); other users must be able to
+    // traverse it to reach the 0666 node, or every check below would pass for the wrong reason.
+    ASSERT_EQ(::chmod(root().path().parent_path().c_str(), 0711), 0);
+  }
+};
+
+TEST_F(CrossUserTest, AnotherUidCannotReachRootsActivationOrBo) {
+  auto owner = openNode();
+  const uint32_t dbc = activateRelu(owner, 1, 16);
+  auto info = owner.emuDbcInfo(dbc);
+  ASSERT_TRUE(info) << info.message();
+  const std::string window = (owner.shmDir() / info->name).string();
+  struct stat st {};
+  ASSERT_EQ(::stat(window.c_str(), &st), 0) << window;
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_uid, 0u);
+  auto bo = BufferObject::create(owner, 4096);
+  ASSERT_TRUE(bo) << bo.message();
+  const std::string boFile = (owner.shmDir() / boFileName(bo->mmapOffset())).string();
+  const uint32_t handle = bo->handle();
+
+  // Exit codes name the first check that failed.
+  const ExitStatus child = runInChild(
+      [&] {
+        becomeUser("nobody");
+        auto node = DeviceNode::open(root(), 0);
+        if (!node) return 10;  // the node is 0666: opening it must work
+        auto stranger = node->emuDbcInfo(dbc);
+        if (stranger || stranger.error() != EPERM) return 11;
+        if (DbcWindow::map(*node, dbc)) return 12;
+        if (!openIsDenied(window)) return 13;
+        if (!openIsDenied(boFile)) return 14;
+        auto foreign = node->mmapBo(handle);
+        if (foreign || foreign.error() != ENOENT) return 15;
+        if (deactivate(*node, dbc)) return 16;
+        return 0;
+      },
+      30s);
+  ASSERT_TRUE(child.exited);
+  EXPECT_EQ(child.code, 0) << "10 open node, 11 DBC_INFO not EPERM, 12 window mapped, 13 window "
+                              "opened, 14 BO file opened, 15 foreign handle resolved, 16 "
+                              "deactivated another's DBC, 90 setuid";
+
+  // The owner's activation is untouched.
+  auto window2 = DbcWindow::map(owner, dbc);
+  ASSERT_TRUE(window2) << window2.message();
+  EXPECT_EQ(window2->deviceStatus(), DeviceStatus::Ok);
+}
+
+// nobody activates and creates a BO, then waits; daemon tries to open nobody's files.
+TEST_F(CrossUserTest, TwoUnprivilegedUsersCannotOpenEachOthersFiles) {
+  int paths[2], release[2];
+  ASSERT_EQ(::pipe2(paths, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(release, O_CLOEXEC), 0);
+
+  ExitStatus ownerStatus;
+  std::thread ownerThread([&] {
+    ownerStatus = runInChild(
+        [&] {
+          becomeUser("nobody");
+          auto node = DeviceNode::open(root(), 0);
+          if (!node) return 20;
+          const uint32_t dbc = activateRelu(*node, 1, 16);
+          auto info = node->emuDbcInfo(dbc);
+          auto bo = BufferObject::create(*node, 4096);
+          if (!info || !bo) return 21;
+          const std::string text = (node->shmDir() / info->name).string() + "\n" +
+                                   (node->shmDir() / boFileName(bo->mmapOffset())).string() + "\n";
+          if (::write(paths[1], text.data(), text.size()) != static_cast<ssize_t>(text.size())) return 22;
+          // Hold the activation and BO until the parent has run the stranger (or gave up).
+          pollfd p{release[0], POLLIN, 0};
+          return ::poll(&p, 1, 30'000) == 1 ? 0 : 23;
+        },
+        60s);
+  });
+
+  // The write end stays open here until the end: the child may not have been forked yet.
+  std::string text;
+  char buffer[512];
+  for (pollfd p{paths[0], POLLIN, 0}; std::count(text.begin(), text.end(), '\n') < 2 && ::poll(&p, 1, 15'000) == 1;) {
+    const ssize_t n = ::read(paths[0], buffer, sizeof buffer);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  const auto newline = text.find('\n');
+  const std::string window = newline == std::string::npos ? "" : text.substr(0, newline);
+  const std::string boFile =
+      newline == std::string::npos ? "" : text.substr(newline + 1, text.find('\n', newline + 1) - newline - 1);
+
+  ExitStatus stranger;
+  if (!window.empty() && !boFile.empty()) {
+    for (const auto& file : {window, boFile}) {
+      struct stat st {};
+      EXPECT_EQ(::stat(file.c_str(), &st), 0) << file;
+      EXPECT_EQ(st.st_mode & 0777, 0600u) << file;
+      EXPECT_EQ(st.st_uid, uidOf("nobody")) << file << " is not owned by its client's uid";
+    }
+    stranger = runInChild(
+        [&] {
+          becomeUser("daemon");
+          if (!openIsDenied(window)) return 30;
+          if (!openIsDenied(boFile)) return 31;
+          return 0;
+        },
+        30s);
+  }
+  ASSERT_EQ(::write(release[1], "x", 1), 1);
+  ownerThread.join();
+  ::close(paths[0]);
+  ::close(paths[1]);
+  ::close(release[0]);
+  ::close(release[1]);
+
+  ASSERT_TRUE(ownerStatus.exited);
+  ASSERT_EQ(ownerStatus.code, 0) << "20 open node, 21 activate/BO, 22 pipe, 23 not released, 90 setuid";
+  ASSERT_TRUE(stranger.exited);
+  EXPECT_EQ(stranger.code, 0) << "30 daemon opened nobody's window, 31 daemon opened nobody's BO file";
+}
+
+// A node a non-root user owns with 0600: the kernel (FUSE default_permissions) lets that user in
+// and keeps another unprivileged user out, without root's DAC override in the way.
+class UserOwnedNodeTest : public CrossUserTest {
+ protected:
+  std::string config() const override {
+    return R"({"devices": [{"nsps": 4, "dbcs": 4}],
+               "nodes": {"mode": "0600", "owner": "nobody", "group": "root"},
+               "semaphore_timeout_ms": 2000, "compute_threads": 1})";
+  }
+};
+
+TEST_F(UserOwnedNodeTest, OnlyTheOwningUserOpensTheNode) {
+  const std::string node = root().nodePath(0).string();
+  struct stat st {};
+  ASSERT_EQ(::stat(node.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_uid, uidOf("nobody"));
+
+  const ExitStatus owner = runInChild(
+      [&] {
+        becomeUser("nobody");
+        return DeviceNode::open(root(), 0) ? 0 : 40;
+      },
+      30s);
+  ASSERT_TRUE(owner.exited);
+  EXPECT_EQ(owner.code, 0) << "40: the owning user could not open its node, 90: setuid";
+
+  const ExitStatus stranger = runInChild(
+      [&] {
+        becomeUser("daemon");
+        if (!openIsDenied(node)) return 41;
+        const int fd = ::open(node.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 || errno != EACCES) return 42;
+        return 0;
+      },
+      30s);
+  ASSERT_TRUE(stranger.exited);
+  EXPECT_EQ(stranger.code, 0) << "41: daemon opened nobody's node read-write, 42: read-only, 90: setuid";
+}
+
+}  // namespace
+}  // namespace qaic::emu::test

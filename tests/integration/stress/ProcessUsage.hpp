@@ -1,0 +1,17 @@
+// Open file descriptors and resident memory of a process, read from /proc.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace qaic::stress {
+
+struct ProcessUsage {
+  long fds = -1;       // entries of /proc/<pid>/fd; -1 when unreadable
+  long rssKb = -1;     // VmRSS of /proc/<pid>/status; -1 when unreadable
+};
+
+ProcessUsage sampleUsage(pid_t pid);
+
+}  // namespace qaic::stress

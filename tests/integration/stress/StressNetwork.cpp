@@ -1,0 +1,38 @@
+#include "StressNetwork.hpp"
+
+#include <algorithm>
+
+namespace qaic::stress {
+
+uint64_t requestId(uint64_t client, uint64_t thread, uint64_t sequence) {
+  return (client & 0xff) << 56 | (thread & 0xff) << 48 | (sequence & 0xffff'ffff'ffffULL);
+}
+
+// Mixed signs whose pattern moves with the id, so a response delivered to the wrong request
+// (or not written at all) shows.
+std::vector<float> inputFor(uint64_t requestId) {
+  std::vector<float> x(kElements);
+  const uint64_t mix = requestId * 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < kElements; ++i) {
+    const auto v = static_cast<int>((mix >> (i % 48)) % 201) - 100;
+    x[static_cast<std::size_t>(i)] = static_cast<float>(v) * 0.25f + static_cast<float>(i) * 0.001f;
+  }
+  return x;
+}
+
+bool matchesRelu(const std::vector<float>& input, const std::vector<float>& output) {
+  if (input.size() != output.size()) return false;
+  for (std::size_t i = 0; i < input.size(); ++i)
+    if (output[i] != std::max(input[i], 0.0f)) return false;
+  return true;
+}
+
+std::string reluIr() {
+  const std::string dims = "[1," + std::to_string(kElements) + "]";
+  return R"({"ops":[{"name":"relu","optype":"relu","tensors_in":[{"arg_name":"src","name":"x"}],)"
+         R"("tensors_out":[{"arg_name":"dst","name":"y"}],"params":[]}],"io":[)"
+         R"({"name":"x","tensor":"x","direction":"in","dtype":"TL_FLOAT","dims":)" + dims + "},"
+         R"({"name":"y","tensor":"y","direction":"out","dtype":"TL_FLOAT","dims":)" + dims + "}]}";
+}
+
+}  // namespace qaic::stress
