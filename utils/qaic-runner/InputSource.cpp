@@ -4,6 +4,8 @@
 #include <random>
 #include <stdexcept>
 
+#include <qaic/IoValidation.hpp>
+
 #include "kernels/format/Half.hpp"
 
 namespace qaic::runner {
@@ -65,13 +67,15 @@ PreparedSet emptySet(std::size_t count) {
 }
 
 // Values a network can digest: floats in [0, 1), integers in [0, 16).
-std::vector<uint8_t> randomBytes(qaic::rt::QAicBufferDataTypeEnum type, std::size_t bytes, std::mt19937& rng) {
+std::vector<uint8_t> randomBytes(const qaic::rt::v2::BufferMapping& mapping, std::mt19937& rng) {
   using namespace qaic::rt;
-  std::vector<uint8_t> data(bytes);
+  const QAicBufferDataTypeEnum type = mapping.dataType;
+  std::vector<uint8_t> data(mapping.size);
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
   std::uniform_int_distribution<int> small(0, 15);
-  const std::size_t size = elementSizeOf(type);
-  for (std::size_t offset = 0; offset + size <= bytes; offset += size) {
+  const std::size_t size = shapeRules(mapping).elementSize;
+  const std::size_t bytes = data.size();
+  for (std::size_t offset = 0; size > 0 && offset + size <= bytes; offset += size) {
     if (type == BUFFER_DATA_TYPE_FLOAT) {
       float v = unit(rng);
       std::memcpy(&data[offset], &v, 4);
@@ -88,30 +92,12 @@ std::vector<uint8_t> randomBytes(qaic::rt::QAicBufferDataTypeEnum type, std::siz
 
 }  // namespace
 
-std::size_t elementSizeOf(qaic::rt::QAicBufferDataTypeEnum type) {
-  using namespace qaic::rt;
-  switch (type) {
-    case BUFFER_DATA_TYPE_FLOAT: return 4;
-    case BUFFER_DATA_TYPE_FLOAT16: return 2;
-    case BUFFER_DATA_TYPE_INT8Q:
-    case BUFFER_DATA_TYPE_UINT8Q:
-    case BUFFER_DATA_TYPE_INT8:
-    case BUFFER_DATA_TYPE_UINT8: return 1;
-    case BUFFER_DATA_TYPE_INT16Q: return 2;
-    case BUFFER_DATA_TYPE_INT32Q:
-    case BUFFER_DATA_TYPE_INT32I: return 4;
-    case BUFFER_DATA_TYPE_INT64I:
-    case BUFFER_DATA_TYPE_FLOAT64C: return 8;
-    default: return 1;
-  }
-}
-
 std::unique_ptr<InputSource> InputSource::random(const BufferMappings& mappings) {
   std::mt19937 rng(20261121);  // fixed: runs are repeatable
   PreparedSet set = emptySet(mappings.size());
   for (std::size_t b = 0; b < mappings.size(); ++b)
     if (isInput(mappings[b]))
-      set.inputs[b] = std::make_shared<const std::vector<uint8_t>>(randomBytes(mappings[b].dataType, mappings[b].size, rng));
+      set.inputs[b] = std::make_shared<const std::vector<uint8_t>>(randomBytes(mappings[b], rng));
   return std::make_unique<FixedSource>(std::move(set));
 }
 

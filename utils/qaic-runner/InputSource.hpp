@@ -38,7 +38,4 @@ class InputSource {
   virtual PreparedSet prepare(std::size_t setIndex) = 0;
 };
 
-// Bytes per element of a buffer data type.
-std::size_t elementSizeOf(qaic::rt::QAicBufferDataTypeEnum type);
-
 }  // namespace qaic::runner

@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <qaic/IoValidation.hpp>
+
 #include "OutputCheck.hpp"
 
 namespace qaic::runner {
@@ -29,6 +31,7 @@ struct Slot {
 
 struct RunState {
   const v2::BufferMappings& mappings;
+  std::vector<BufferShapeRules> rules;  // per mapping: element size (one derivation, libqaic's)
   const RunnerOptions& options;
   FileCache& cache;
   const OutputWriter* writer;
@@ -47,12 +50,6 @@ struct RunState {
 
 bool isInput(const v2::BufferMapping& m) { return m.ioType == BUFFER_IO_TYPE_INPUT; }
 
-uint64_t product(const std::vector<uint64_t>& dims) {
-  uint64_t p = 1;
-  for (uint64_t d : dims) p *= d;
-  return p;
-}
-
 std::vector<uint64_t> toUnsigned(const std::vector<int64_t>& dims) { return {dims.begin(), dims.end()}; }
 
 void checkOutputs(RunState& state, const InferenceHandle& handle, const Slot& slot) {
@@ -60,7 +57,7 @@ void checkOutputs(RunState& state, const InferenceHandle& handle, const Slot& sl
     const std::string& path = slot.set.expectedPaths[b];
     if (path.empty() || !slot.set.present[b]) continue;
     const auto& mapping = state.mappings[b];
-    const std::size_t actualBytes = product(handle.getOutputDims(static_cast<uint32_t>(b))) * elementSizeOf(mapping.dataType);
+    const std::size_t actualBytes = dimsProduct(handle.getOutputDims(static_cast<uint32_t>(b))) * state.rules[b].elementSize;
     FileBytes expected = state.cache.load(path);
     std::string difference;
     if (actualBytes != expected->size()) {
@@ -87,7 +84,7 @@ void writeOutputs(RunState& state, const InferenceHandle& handle, const Slot& sl
   for (std::size_t b = 0; b < state.mappings.size(); ++b) {
     if (isInput(state.mappings[b]) || !slot.set.present[b]) continue;  // dropped outputs are not written
     const std::size_t bytes =
-        product(handle.getOutputDims(static_cast<uint32_t>(b))) * elementSizeOf(state.mappings[b].dataType);
+        dimsProduct(handle.getOutputDims(static_cast<uint32_t>(b))) * state.rules[b].elementSize;
     try {
       state.writer->write(state.mappings[b].bufferName, slot.iteration, std::span(slot.outputStorage[b].data(), bytes));
     } catch (const OutputWriteError& e) {
@@ -180,7 +177,7 @@ void bindBuffers(RunState& state, InferenceHandle& handle, Slot& slot) {
 RunResult runInferences(InferenceSet& set, const v2::BufferMappings& mappings, InputSource& source,
                         const RunnerOptions& options, FileCache& cache, const OutputWriter* writer,
                         std::atomic<uint64_t>& completedCounter) {
-  RunState state{mappings, options, cache, writer, completedCounter, {}, {}, {}, {}, {}, &set, {}, 0};
+  RunState state{mappings, shapeRules(mappings), options, cache, writer, completedCounter, {}, {}, {}, {}, {}, &set, {}, 0};
   const auto start = Clock::now();
   const auto deadline = options.timeSeconds
                             ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.timeSeconds))
