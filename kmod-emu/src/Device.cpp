@@ -61,16 +61,34 @@ Device::Device(uint32_t index, DeviceConfig config, DeviceContext context)
 
 Device::~Device() { shutdown(); }
 
-std::shared_ptr<OpenFile> Device::open(uid_t uid, gid_t gid, int& error) {
+std::shared_ptr<OpenFile> Device::open(uid_t uid, gid_t gid, int& error, uint32_t partitionId) {
   std::lock_guard lock(mutex_);
   if (removed_.load() || stopped_) {
     error = ENODEV;
     return nullptr;
   }
+  std::shared_ptr<Partition> partition;
+  if (partitionId != 0) {
+    auto it = partitions_.find(partitionId);
+    if (it == partitions_.end() || it->second->ended) {
+      error = ENODEV;
+      return nullptr;
+    }
+    partition = it->second;
+    // The node's mode bits already stopped others at the kernel's permission check; this is the
+    // device's own word on it, so the lease holds even for a caller that got past the mode.
+    const bool owner = uid == partition->ownerUid;
+    const bool group = (partition->mode & 0060) == 0060 && gid == partition->ownerGid;
+    if (uid != 0 && !owner && !group) {
+      error = EACCES;
+      return nullptr;
+    }
+  }
   auto f = std::make_shared<OpenFile>();
   f->id = nextFileId_++;
   f->uid = uid;
   f->gid = gid;
+  f->partition = std::move(partition);
   files_[f->id] = f;
   error = 0;
   return f;
@@ -84,7 +102,7 @@ void Device::release(const std::shared_ptr<OpenFile>& file) {
     for (auto& [dbc, act] : file->activations) ids.push_back(dbc);
     for (uint32_t dbc : ids)
       if (auto act = detachActivation(*file, dbc)) stopping.push_back(std::move(act));
-    for (auto& [id, group] : file->groups) free_ += group.capacity;
+    for (auto& [id, group] : file->groups) *file->pool(free_) += group.capacity;
     file->groups.clear();
     file->loads.clear();
     files_.erase(file->id);
@@ -110,18 +128,19 @@ std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId
     auto g = f.groups.find(act->groupId);
     if (g != f.groups.end()) g->second.free += act->charged;
   } else {
-    free_ += act->charged;
+    *f.pool(free_) += act->charged;
   }
   return act;
 }
 
-void Device::abortActivations(uint16_t code, driver::DeviceStatus status) {
+void Device::abortActivations(uint16_t code, driver::DeviceStatus status,
+                              const Partition* partition) {
   std::vector<std::shared_ptr<Activation>> stopping;
   {
     std::lock_guard lock(mutex_);
     for (auto& [id, weak] : files_) {
       auto f = weak.lock();
-      if (!f) continue;
+      if (!f || (partition != nullptr && f->partition.get() != partition)) continue;
       std::vector<uint32_t> ids;
       for (auto& [dbc, act] : f->activations) ids.push_back(dbc);
       for (uint32_t dbc : ids)
@@ -150,6 +169,7 @@ void Device::reset() {
   logInfo("accel" + std::to_string(index_) + ": reset");
   abortActivations(driver::DBC_COMPLETION_DEVICE_RESET, driver::DeviceStatus::Resetting);
   std::lock_guard lock(mutex_);
+  endPartitionsLocked();  // a reset loses the firmware's reservations, as on the card
   nspHang_ = false;
   dmaFailCount_ = 0;
   status_ = Status::Ready;
@@ -159,20 +179,48 @@ void Device::remove() {
   removed_.store(true);
   logInfo("accel" + std::to_string(index_) + ": removed");
   abortActivations(driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Removed);
+  std::lock_guard lock(mutex_);
+  endPartitionsLocked();
+}
+
+void Device::stopRemovedPartitions() {
+  std::vector<std::shared_ptr<Partition>> removed;
+  {
+    std::lock_guard lock(mutex_);
+    removed.swap(removedPartitions_);
+  }
+  for (const auto& p : removed) {
+    abortActivations(driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped, p.get());
+    logInfo("accel" + std::to_string(index_) + ": partition " + std::to_string(p->id) + " removed");
+  }
+}
+
+void Device::endPartitionsLocked() {
+  for (auto& [id, p] : partitions_) {
+    p->ended = true;
+    free_ += p->capacity;
+    if (ctx_.partitionNodes) ctx_.partitionNodes->withdrawPartition(id);
+    logInfo("accel" + std::to_string(index_) + ": partition " + std::to_string(id) + " ended");
+  }
+  partitions_.clear();
 }
 
 int Device::ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call) {
   if (removed_.load()) return ENODEV;
   {
     std::lock_guard lock(mutex_);
-    if (stopped_) return ENODEV;
+    if (stopped_ || (file.partition && file.partition->ended)) return ENODEV;
   }
   // FUSE sizes the argument from the command number; a mismatch means a foreign command.
   const std::size_t size = _IOC_SIZE(cmd);
   const bool writes = _IOC_DIR(cmd) & _IOC_WRITE, reads = _IOC_DIR(cmd) & _IOC_READ;
   if ((writes && call.inSize < size) || (reads && call.outSize < size)) return EINVAL;
   switch (cmd) {
-    case DRM_IOCTL_QAIC_MANAGE: return manage(file, call);
+    case DRM_IOCTL_QAIC_MANAGE: {
+      const int err = manage(file, call);
+      stopRemovedPartitions();
+      return err;
+    }
     case DRM_IOCTL_QAIC_CREATE_BO: return createBo(file, call);
     case DRM_IOCTL_QAIC_MMAP_BO: return mmapBo(file, call);
     case DRM_IOCTL_QAIC_ATTACH_SLICE_BO: return attachSlice(file, call);
@@ -244,14 +292,42 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   return names;
 }
 
+std::vector<std::string> Device::writableAttributeNames() { return kFaultFiles; }
+
+std::vector<std::string> Device::partitionAttributeNames() {
+  std::vector<std::string> names;
+  for (const std::string& n : attributeNames(0))
+    if (!attributeWritable(n)) names.push_back(n);
+  for (const char* n : {"parent", "owner_uid", "owner_gid", "mode", "holder_pid", "label"})
+    names.push_back(std::string("device/partition/") + n);
+  return names;
+}
+
+std::optional<Device::NodeOwner> Device::partitionOwner(uint32_t partitionId) {
+  std::lock_guard lock(mutex_);
+  auto it = partitions_.find(partitionId);
+  if (it == partitions_.end() || it->second->ended) return std::nullopt;
+  return NodeOwner{it->second->ownerUid, it->second->ownerGid, it->second->mode};
+}
+
 bool Device::attributeWritable(const std::string& name) {
   for (const auto& f : kFaultFiles)
     if (f == name) return true;
   return false;
 }
 
-std::optional<std::string> Device::readAttribute(const std::string& name) {
+std::optional<std::string> Device::readAttribute(const std::string& name, uint32_t partitionId) {
   std::lock_guard lock(mutex_);
+  if (partitionId != 0) {
+    auto it = partitions_.find(partitionId);
+    if (it == partitions_.end()) return std::nullopt;
+    if (auto own = readPartitionAttribute(*it->second, name)) return own;
+    if (name.rfind("dbc", 0) == 0 || name.starts_with("device/")) {
+      if (name != "device/vendor" && name != "device/device" && name != "device/emu_shm_dir" &&
+          name != "device/emu_pid")
+        return std::nullopt;
+    }
+  }
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
   if (name == "status") return std::string(statusName(status_)) + "\n";
   if (name == "nsp_total") return n(total_.nsp);
@@ -345,6 +421,48 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
     return 0;
   }
   return EACCES;
+}
+
+// A partition shows its own capacity and what is left of it; the rest is its parent's.
+std::optional<std::string> Device::readPartitionAttribute(const Partition& p,
+                                                          const std::string& name) {
+  auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
+  if (name == "nsp_total") return n(p.capacity.nsp);
+  if (name == "nsp_free") return n(p.free.nsp);
+  if (name == "vc_total") return n(p.capacity.vc);
+  if (name == "vc_free") return n(p.free.vc);
+  if (name == "mcid_total") return n(p.capacity.mcid);
+  if (name == "mcid_free") return n(p.free.mcid);
+  if (name == "sem_total") return n(p.capacity.sem);
+  if (name == "sem_free") return n(p.free.sem);
+  if (name == "dram_total") return n(p.capacity.ddr / kMiB);
+  if (name == "dram_free") return n(p.free.ddr / kMiB);
+  if (name == "networks_loaded" || name == "networks_active" || name == "constants_loaded" ||
+      name == "constants_in_use") {
+    uint64_t loads = 0, active = 0, constants = 0;
+    for (auto& [id, weak] : files_) {
+      auto f = weak.lock();
+      if (!f || f->partition.get() != &p) continue;
+      loads += f->loads.size();
+      active += f->activations.size();
+      for (auto& [dbc, act] : f->activations)
+        if (act->program && act->program->needs().constantsBytes > 0) ++constants;
+    }
+    if (name == "networks_loaded") return n(loads);
+    if (name == "networks_active") return n(active);
+    return n(constants);
+  }
+  if (name == "device/partition/parent") return n(index_);
+  if (name == "device/partition/owner_uid") return n(p.ownerUid);
+  if (name == "device/partition/owner_gid") return n(p.ownerGid);
+  if (name == "device/partition/mode") {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04o\n", p.mode);
+    return std::string(buf);
+  }
+  if (name == "device/partition/holder_pid") return std::to_string(p.holderPid) + "\n";
+  if (name == "device/partition/label") return p.label + "\n";
+  return std::nullopt;  // status, versions, PCI ids, shm dir and pid: the parent's
 }
 
 }  // namespace qaic::emu

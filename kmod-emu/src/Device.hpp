@@ -25,6 +25,16 @@
 
 namespace qaic::emu {
 
+// Where partitions get their ids (unique across the emulator's devices) and their nodes in the
+// file tree: implemented by the Emulator. Called with the Device mutex held.
+class PartitionNodes {
+ public:
+  virtual ~PartitionNodes() = default;
+  virtual uint32_t allocatePartitionId() = 0;
+  virtual void publishPartition(uint32_t deviceIndex, uint32_t partitionId) = 0;
+  virtual void withdrawPartition(uint32_t partitionId) = 0;
+};
+
 // What every device of one emulator instance shares.
 struct DeviceContext {
   const ShmDirectory* shm = nullptr;
@@ -32,6 +42,7 @@ struct DeviceContext {
   ProgramLoader loader;
   std::atomic<uint64_t>* nextMmapOffset = nullptr;
   std::chrono::milliseconds semaphoreTimeout{10000};
+  PartitionNodes* partitionNodes = nullptr;  // null: partitions get ids but no nodes
 };
 
 // The caller of one ioctl: FUSE copies the fixed-size argument, the rest is read from `pid`.
@@ -55,16 +66,28 @@ class Device final : public ChannelHost {
   uint32_t index() const { return index_; }
   bool removed() const { return removed_.load(); }
 
-  // Control plane. Errors are positive errno values.
-  std::shared_ptr<OpenFile> open(uid_t uid, gid_t gid, int& error);
+  // Control plane. Errors are positive errno values. `partitionId` nonzero opens the node of
+  // that partition (EACCES for anyone but its owner, its group if the mode allows, or root).
+  std::shared_ptr<OpenFile> open(uid_t uid, gid_t gid, int& error, uint32_t partitionId = 0);
   void release(const std::shared_ptr<OpenFile>& file);
   int ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call);
 
   // sysfs: the attribute files of sys/class/accel/accelN (names relative to it, e.g. "status",
   // "device/emu_pid", "device/fault/reset"). Writable ones are the fault files.
   static std::vector<std::string> attributeNames(uint32_t dbcs);
+  static std::vector<std::string> writableAttributeNames();
   static bool attributeWritable(const std::string& name);
-  std::optional<std::string> readAttribute(const std::string& name);
+  // A partition's class directory: the device's counters (its own totals and free) and
+  // device/partition/{parent,owner_uid,owner_gid,mode,holder_pid,label}.
+  static std::vector<std::string> partitionAttributeNames();
+  std::optional<std::string> readAttribute(const std::string& name, uint32_t partitionId = 0);
+  // Owner, group and mode of a partition's node; nullopt once it ended.
+  struct NodeOwner {
+    uid_t uid;
+    gid_t gid;
+    uint32_t mode;
+  };
+  std::optional<NodeOwner> partitionOwner(uint32_t partitionId);
   int writeAttribute(const std::string& name, const std::string& text);  // errno
 
   // Aborts every activation (ABORTED, status register Stopped); the device serves no more ioctls.
@@ -95,6 +118,8 @@ class Device final : public ChannelHost {
   int manage(OpenFile& f, const IoctlCall& c);
   int resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
                     driver::ResourceGroupResponse& resp);
+  int partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
+                       driver::PartitionResponse& resp);
   int dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation,
                   pid_t pid);
   int activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid,
@@ -104,7 +129,14 @@ class Device final : public ChannelHost {
   // Removes an activation from every table and gives its resources back (mutex held); the
   // caller then stops it with stopChannel outside the mutex.
   std::shared_ptr<Activation> detachActivation(OpenFile& f, uint32_t dbcId);
-  void abortActivations(uint16_t code, driver::DeviceStatus status);
+  // Aborts the activations of every file, or only of the files opened on `partition`.
+  void abortActivations(uint16_t code, driver::DeviceStatus status,
+                        const Partition* partition = nullptr);
+  // Ends every partition (mutex held): their nodes go, their capacity returns to free_.
+  void endPartitionsLocked();
+  // Stops the activations of partitions a MANAGE call removed (outside the mutex).
+  void stopRemovedPartitions();
+  std::optional<std::string> readPartitionAttribute(const Partition& p, const std::string& name);
   void reset();
   void remove();
 
@@ -121,6 +153,9 @@ class Device final : public ChannelHost {
   bool stopped_ = false;
   ResourceCounts free_;
   uint32_t nextGroupId_ = 1;
+  std::map<uint32_t, std::shared_ptr<Partition>> partitions_;  // by derived device id
+  uint32_t localPartitionId_ = driver::kFirstPartitionId;     // without PartitionNodes
+  std::vector<std::shared_ptr<Partition>> removedPartitions_;  // activations still to stop
   uint64_t nextFileId_ = 1;
   std::map<uint64_t, std::weak_ptr<OpenFile>> files_;
   std::vector<std::shared_ptr<Activation>> dbcs_;  // by DBC id; null when idle

@@ -70,8 +70,21 @@ int Device::manage(OpenFile& f, const IoctlCall& c) {
   for (const auto& [off, hdr] : trans) {
     switch (hdr.type) {
       case QAIC_TRANS_PASSTHROUGH_FROM_USR: {
-        if (hdr.len != sizeof(qaic_manage_trans_hdr) + sizeof(driver::ResourceGroupRequest))
-          return fail(EINVAL);
+        // The payload's magic says which firmware command it is.
+        const std::size_t payload = hdr.len - sizeof(qaic_manage_trans_hdr);
+        if (payload < sizeof(uint32_t)) return fail(EINVAL);
+        const auto magic = readAt<uint32_t>(msg, off + sizeof hdr);
+        if (magic == driver::kPartitionMagic) {
+          if (payload != sizeof(driver::PartitionRequest)) return fail(EINVAL);
+          auto req = readAt<driver::PartitionRequest>(msg, off + sizeof hdr);
+          driver::PartitionResponse resp{};
+          if (int err = partitionCommand(f, req, resp)) return fail(err);
+          append(answer, qaic_manage_trans_hdr{QAIC_TRANS_PASSTHROUGH_TO_USR, hdr.len});
+          append(answer, resp);
+          ++answers;
+          break;
+        }
+        if (payload != sizeof(driver::ResourceGroupRequest)) return fail(EINVAL);
         auto req = readAt<driver::ResourceGroupRequest>(msg, off + sizeof hdr);
         driver::ResourceGroupResponse resp{};
         if (int err = resourceGroup(f, req, resp)) return fail(err);
@@ -146,15 +159,16 @@ int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
   resp.magic = driver::kResourceGroupMagic;
   resp.version = driver::kResourceGroupVersion;
   std::lock_guard lock(mutex_);
+  ResourceCounts& pool = *f.pool(free_);
   switch (static_cast<driver::ResourceGroupOp>(req.op)) {
     case driver::ResourceGroupOp::Reserve: {
       if (req.groupId != 0) return EINVAL;
       ResourceCounts want{req.numNsp, req.numMcid, req.numSem, req.numVc, req.ddrBytes};
-      if (!free_.covers(want)) {
+      if (!pool.covers(want)) {
         resp.status = -ENOSPC;
         return 0;
       }
-      free_ -= want;
+      pool -= want;
       ResourceGroup g{nextGroupId_++, want, want};
       f.groups[g.id] = g;
       resp.groupId = g.id;
@@ -180,8 +194,97 @@ int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
         resp.status = -EBUSY;  // activations still draw from it
         return 0;
       }
-      free_ += it->second.capacity;
+      pool += it->second.capacity;
       f.groups.erase(it);
+      return 0;
+    }
+  }
+  return EINVAL;
+}
+
+namespace {
+
+// The first resource `have` lacks for `want`, in the order the request names them.
+driver::PartitionResource shortOf(const ResourceCounts& have, const ResourceCounts& want) {
+  using R = driver::PartitionResource;
+  if (have.nsp < want.nsp) return R::Nsp;
+  if (have.mcid < want.mcid) return R::Mcid;
+  if (have.sem < want.sem) return R::Sem;
+  if (have.vc < want.vc) return R::Vc;
+  if (have.ddr < want.ddr) return R::Ddr;
+  return R::None;
+}
+
+bool printableLabel(const char (&label)[32]) {
+  const std::size_t len = strnlen(label, sizeof label);
+  if (len == sizeof label) return false;  // not NUL-terminated
+  for (std::size_t i = 0; i < len; ++i)
+    if (label[i] < 0x20 || label[i] > 0x7e) return false;
+  return true;
+}
+
+}  // namespace
+
+int Device::partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
+                             driver::PartitionResponse& resp) {
+  if (req.magic != driver::kPartitionMagic || req.version != driver::kPartitionVersion)
+    return EINVAL;
+  resp.magic = driver::kPartitionMagic;
+  resp.version = driver::kPartitionVersion;
+  // Carving up a device is the administrator's (qaicd's) business, as CAP_SYS_ADMIN would be.
+  if (f.uid != 0 && f.uid != geteuid()) {
+    resp.status = -EPERM;
+    return 0;
+  }
+  if (f.partition) return EINVAL;  // a partition is not partitioned again
+  std::lock_guard lock(mutex_);
+  switch (static_cast<driver::PartitionOp>(req.op)) {
+    case driver::PartitionOp::Create: {
+      if (req.partitionId != 0 || (req.mode & ~0777u) != 0 || req.holderPid < 0 ||
+          !printableLabel(req.label))
+        return EINVAL;
+      const ResourceCounts want{req.numNsp, req.numMcid, req.numSem, req.numVc, req.ddrBytes};
+      if (want.vc == 0 || want.nsp == 0) return EINVAL;  // nothing could ever run in it
+      if (status_ != Status::Ready) return EAGAIN;
+      if (const auto lacking = shortOf(free_, want); lacking != driver::PartitionResource::None) {
+        resp.status = -ENOSPC;
+        resp.shortResource = static_cast<uint32_t>(lacking);
+        return 0;
+      }
+      auto p = std::make_shared<Partition>();
+      p->id = ctx_.partitionNodes ? ctx_.partitionNodes->allocatePartitionId() : localPartitionId_++;
+      p->capacity = want;
+      p->free = want;
+      p->ownerUid = req.ownerUid;
+      p->ownerGid = req.ownerGid;
+      p->mode = req.mode;
+      p->holderPid = req.holderPid;
+      p->label = req.label;
+      free_ -= want;
+      partitions_[p->id] = p;
+      if (ctx_.partitionNodes) ctx_.partitionNodes->publishPartition(index_, p->id);
+      resp.partitionId = p->id;
+      resp.numNsp = want.nsp, resp.numMcid = want.mcid, resp.numSem = want.sem;
+      resp.numVc = want.vc, resp.ddrBytes = want.ddr;
+      logInfo("accel" + std::to_string(index_) + ": partition " + std::to_string(p->id) +
+              " created (" + std::to_string(want.nsp) + " NSPs, owner " +
+              std::to_string(req.ownerUid) + ", holder " + std::to_string(req.holderPid) + ")");
+      return 0;
+    }
+    case driver::PartitionOp::Remove: {
+      auto it = partitions_.find(req.partitionId);
+      if (it == partitions_.end()) {
+        resp.status = -ENOENT;
+        return 0;
+      }
+      std::shared_ptr<Partition> p = it->second;
+      partitions_.erase(it);
+      p->ended = true;
+      free_ += p->capacity;
+      if (ctx_.partitionNodes) ctx_.partitionNodes->withdrawPartition(p->id);
+      resp.partitionId = p->id;
+      // Its activations stop outside the mutex; their charges return to the ended partition.
+      removedPartitions_.push_back(std::move(p));
       return 0;
     }
   }
@@ -286,7 +389,8 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   if (status_ != Status::Ready) return EAGAIN;
   auto it = f.loads.find(loadId);
   if (it == f.loads.end() || it->second.bytes != bytes) return EINVAL;  // released meanwhile
-  ResourceCounts* pool = &free_;
+  if (f.partition && f.partition->ended) return ENODEV;
+  ResourceCounts* pool = f.pool(free_);
   uint32_t groupId = 0;
   if (!f.groups.empty()) {
     pool = nullptr;

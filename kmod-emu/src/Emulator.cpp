@@ -13,38 +13,26 @@
 #include <filesystem>
 
 #include "FuseOps.hpp"
+#include "FusermountMount.hpp"
 #include "Log.hpp"
 #include "driver/DeviceProtocol.hpp"
 
 namespace qaic::emu {
-namespace {
-
-// Runs fusermount3 -u -z for users without CAP_SYS_ADMIN; true on success.
-bool fusermountUnmount(const std::string& dir) {
-  pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) {
-    execlp("fusermount3", "fusermount3", "-u", "-q", "-z", dir.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-}  // namespace
 
 bool recoverStaleMount(const std::string& dir) {
   struct stat st;
   if (stat(dir.c_str(), &st) == 0 || errno != ENOTCONN) return false;
   logInfo("lazily unmounting a stale mount at " + dir);
   if (geteuid() == 0 && umount2(dir.c_str(), MNT_DETACH) == 0) return true;
-  return fusermountUnmount(dir);
+  auto unmounted = unmountThroughFusermount(dir, /*lazy=*/true);
+  if (!unmounted) logError(unmounted.message());
+  return unmounted.ok();
 }
 
 Emulator::Emulator(EmuConfig config, ProgramLoader loader)
-    : config_(std::move(config)), nextMmapOffset_(driver::kFirstMmapOffset) {
+    : config_(std::move(config)),
+      nextMmapOffset_(driver::kFirstMmapOffset),
+      nextPartitionId_(driver::kFirstPartitionId) {
   policy_ = resolveNodePolicy(config_.nodes);
   try {
     shm_ = ShmDirectory::create();
@@ -53,18 +41,75 @@ Emulator::Emulator(EmuConfig config, ProgramLoader loader)
   }
   pool_ = std::make_unique<NspPool>(config_.computeThreads);
   if (!loader) loader = containerProgramLoader(1);
-  std::vector<uint32_t> dbcs;
-  for (std::size_t i = 0; i < config_.devices.size(); ++i) {
-    DeviceContext ctx;
-    ctx.shm = shm_.get();
-    ctx.pool = pool_.get();
-    ctx.loader = loader;
-    ctx.nextMmapOffset = &nextMmapOffset_;
-    ctx.semaphoreTimeout = std::chrono::milliseconds(config_.semaphoreTimeoutMs);
-    devices_.push_back(std::make_unique<Device>(static_cast<uint32_t>(i), config_.devices[i], ctx));
-    dbcs.push_back(config_.devices[i].dbcs);
+  deviceContext_.shm = shm_.get();
+  deviceContext_.pool = pool_.get();
+  deviceContext_.loader = loader;
+  deviceContext_.nextMmapOffset = &nextMmapOffset_;
+  deviceContext_.semaphoreTimeout = std::chrono::milliseconds(config_.semaphoreTimeoutMs);
+  deviceContext_.partitionNodes = this;
+  tree_ = std::make_unique<FileTree>();
+  tree_->addControl("add_device");
+  for (const DeviceConfig& device : config_.devices) addDevice(device);
+}
+
+uint32_t Emulator::addDevice(const DeviceConfig& config) {
+  std::unique_lock lock(devicesMutex_);
+  const auto index = static_cast<uint32_t>(devices_.size());
+  devices_.push_back(std::make_unique<Device>(index, config, deviceContext_));
+  tree_->addDevice(index, Device::attributeNames(config.dbcs), Device::writableAttributeNames());
+  if (session_ != nullptr) logInfo("accel" + std::to_string(index) + ": added");
+  return index;
+}
+
+std::size_t Emulator::deviceCount() const {
+  std::shared_lock lock(devicesMutex_);
+  return devices_.size();
+}
+
+Device* Emulator::device(std::size_t i) const {
+  std::shared_lock lock(devicesMutex_);
+  return i < devices_.size() ? devices_[i].get() : nullptr;
+}
+
+uint32_t Emulator::allocatePartitionId() { return nextPartitionId_.fetch_add(1); }
+
+void Emulator::publishPartition(uint32_t deviceIndex, uint32_t partitionId) {
+  tree_->addPartition(deviceIndex, partitionId, Device::partitionAttributeNames());
+}
+
+void Emulator::withdrawPartition(uint32_t partitionId) { tree_->removePartition(partitionId); }
+
+std::optional<std::string> Emulator::readAttribute(const TreeNode& node) {
+  if (node.device < 0) return std::string("0\n");  // controls read as 0, like fault/reset
+  Device* d = device(static_cast<std::size_t>(node.device));
+  if (d == nullptr) return std::nullopt;
+  return d->readAttribute(node.attribute, node.partition);
+}
+
+int Emulator::writeAttribute(const TreeNode& node, const std::string& text) {
+  if (node.device >= 0) {
+    Device* d = device(static_cast<std::size_t>(node.device));
+    return d == nullptr ? ENODEV : d->writeAttribute(node.attribute, text);
   }
-  tree_ = std::make_unique<FileTree>(dbcs);
+  if (node.attribute == "add_device") {
+    // "1": one more device configured like the first one.
+    std::string word = text;
+    while (!word.empty() && (word.back() == '\n' || word.back() == ' ')) word.pop_back();
+    if (word != "1") return EINVAL;
+    if (deviceCount() >= kMaxDevices) return ENOSPC;
+    addDevice(config_.devices.empty() ? DeviceConfig{} : config_.devices.front());
+    return 0;
+  }
+  return EACCES;
+}
+
+std::optional<ResolvedNodePolicy> Emulator::nodeOwner(const TreeNode& node) const {
+  if (node.partition == 0) return policy_;
+  Device* d = device(static_cast<std::size_t>(node.device));
+  if (d == nullptr) return std::nullopt;
+  auto owner = d->partitionOwner(node.partition);
+  if (!owner) return std::nullopt;
+  return ResolvedNodePolicy{owner->mode, owner->uid, owner->gid};
 }
 
 Emulator::~Emulator() { stop(); }
@@ -90,7 +135,9 @@ void Emulator::start(const std::string& root) {
   if (fuse_session_mount(session_, root_.c_str()) != 0) {
     fuse_session_destroy(session_);
     session_ = nullptr;
-    throw StartError(root_ + ": mounting the FUSE file system failed (is /dev/fuse usable?)");
+    const std::string why = fuseDeviceProblem();
+    throw StartError(root_ + ": mounting the FUSE file system failed" +
+                     (why.empty() ? std::string(" (is /dev/fuse usable?)") : ": " + why));
   }
   // Our own workers instead of fuse_session_loop_mt: they poll a non-blocking /dev/fuse with a
   // timeout, so stop() ends them without sending a request to our own mount (a request nobody
@@ -100,14 +147,17 @@ void Emulator::start(const std::string& root) {
   serving_.store(true);
   liveWorkers_.store(kFuseWorkers);
   for (unsigned i = 0; i < kFuseWorkers; ++i) workers_.emplace_back([this] { serveRequests(); });
-  logInfo("serving " + std::to_string(devices_.size()) + " device(s) at " + root_ +
+  logInfo("serving " + std::to_string(deviceCount()) + " device(s) at " + root_ +
           " (shm " + shm_->path() + ")");
 }
 
 void Emulator::stop() {
   if (stopped_) return;
   stopped_ = true;
-  for (auto& d : devices_) d->shutdown();
+  {
+    std::shared_lock lock(devicesMutex_);
+    for (auto& d : devices_) d->shutdown();
+  }
   if (session_ != nullptr) {
     fuse_session_exit(session_);
     for (auto& w : workers_)
@@ -125,6 +175,7 @@ void Emulator::stop() {
   for (auto& [fh, h] : leftovers)
     if (h->file) h->device->release(h->file);
   pool_->stop();
+  std::unique_lock lock(devicesMutex_);
   devices_.clear();
   logInfo("stopped");
 }

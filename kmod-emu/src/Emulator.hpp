@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -36,11 +38,13 @@ struct OpenHandle {
   std::string content;             // attributes only
 };
 
-class Emulator {
+class Emulator final : public PartitionNodes {
  public:
+  // Device indices stay below the first partition id, so accel names never clash.
+  static constexpr std::size_t kMaxDevices = driver::kFirstPartitionId;
   // `loader` builds programs from containers; the default is containerProgramLoader.
   explicit Emulator(EmuConfig config, ProgramLoader loader = {});
-  ~Emulator();
+  ~Emulator() override;
   Emulator(const Emulator&) = delete;
   Emulator& operator=(const Emulator&) = delete;
 
@@ -53,9 +57,24 @@ class Emulator {
 
   const std::string& root() const { return root_; }
   const std::string& shmDir() const { return shm_->path(); }
-  std::size_t deviceCount() const { return devices_.size(); }
-  Device& device(std::size_t i) { return *devices_[i]; }
+  std::size_t deviceCount() const;
+  // Devices live until stop(), so the pointer stays valid while the emulator serves.
+  Device* device(std::size_t i) const;
   const FileTree& tree() const { return *tree_; }
+
+  // Adds a device at run time (sys/bus/qaic-emu/add_device); returns its index.
+  uint32_t addDevice(const DeviceConfig& config);
+
+  // Attribute files of any node: a device's, a partition's or an emulator control.
+  std::optional<std::string> readAttribute(const TreeNode& node);
+  int writeAttribute(const TreeNode& node, const std::string& text);  // errno
+  // Owner, group and mode of a device node (the policy, or its partition's).
+  std::optional<ResolvedNodePolicy> nodeOwner(const TreeNode& node) const;
+
+  // PartitionNodes
+  uint32_t allocatePartitionId() override;
+  void publishPartition(uint32_t deviceIndex, uint32_t partitionId) override;
+  void withdrawPartition(uint32_t partitionId) override;
   const ResolvedNodePolicy& nodePolicy() const { return policy_; }
 
   // File handles: registered here so that stop() can release what clients never closed.
@@ -69,7 +88,10 @@ class Emulator {
   std::unique_ptr<ShmDirectory> shm_;
   std::unique_ptr<NspPool> pool_;
   std::atomic<uint64_t> nextMmapOffset_;
+  DeviceContext deviceContext_;
+  mutable std::shared_mutex devicesMutex_;
   std::vector<std::unique_ptr<Device>> devices_;
+  std::atomic<uint32_t> nextPartitionId_;
   std::unique_ptr<FileTree> tree_;
   std::string root_;
   fuse_session* session_ = nullptr;

@@ -1,10 +1,15 @@
-// The file tree qaic-emu serves under its root: dev/accel/accelN (device nodes) and
-// sys/class/accel/accelN/... (attributes), as numbered nodes the FUSE layer looks up.
+// The file tree qaic-emu serves under its root: dev/accel/accelN (device nodes),
+// sys/class/accel/accelN/... (attributes) and sys/bus/qaic-emu/ (the emulator's own controls),
+// as numbered nodes the FUSE layer looks up. Devices and partitions (derived devices) come and
+// go at run time, so the tree changes while FUSE workers read it: every accessor returns a copy
+// taken under the tree's lock, and inode numbers are never reused.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -16,25 +21,45 @@ struct TreeNode {
   uint64_t parent = 0;
   std::string name;
   Kind kind = Kind::Directory;
-  int device = -1;         // the device this node belongs to, -1 for shared directories
-  std::string attribute;   // Attribute: the name Device::readAttribute takes
+  int device = -1;          // the device this node belongs to, -1 for shared directories/controls
+  uint32_t partition = 0;   // nonzero: the node belongs to this derived device of `device`
+  std::string attribute;    // Attribute: the name Device::readAttribute takes
   bool writable = false;
+  bool alive = true;
   std::vector<uint64_t> children;
 };
 
 class FileTree {
  public:
   static constexpr uint64_t kRootIno = 1;
-  // dbcs[i] = DBC count of device i.
-  explicit FileTree(const std::vector<uint32_t>& dbcs);
+  FileTree();
 
-  const TreeNode* node(uint64_t ino) const;
-  const TreeNode* child(uint64_t parent, const std::string& name) const;
+  // accel<index> under dev/accel and sys/class/accel with the device's attribute files.
+  void addDevice(uint32_t index, const std::vector<std::string>& attributes,
+                 const std::vector<std::string>& writableAttributes);
+  // accel<partitionId> for a partition of device `index`.
+  void addPartition(uint32_t index, uint32_t partitionId, const std::vector<std::string>& attributes);
+  void removePartition(uint32_t partitionId);
+  // A writable control file under sys/bus/qaic-emu/.
+  void addControl(const std::string& name);
+
+  std::optional<TreeNode> node(uint64_t ino) const;
+  std::optional<TreeNode> child(uint64_t parent, const std::string& name) const;
+  std::vector<TreeNode> children(uint64_t parent) const;
 
  private:
-  uint64_t add(uint64_t parent, std::string name, TreeNode::Kind kind, int device);
-  uint64_t directory(uint64_t parent, const std::string& name, int device);
+  uint64_t add(uint64_t parent, std::string name, TreeNode::Kind kind, int device,
+               uint32_t partition);
+  uint64_t directory(uint64_t parent, const std::string& name, int device, uint32_t partition);
+  void addAccel(const std::string& name, int device, uint32_t partition,
+                const std::vector<std::string>& attributes,
+                const std::vector<std::string>& writableAttributes);
+  const TreeNode* find(uint64_t parent, const std::string& name) const;  // lock held
+  void unlink(uint64_t ino);                                               // lock held
+
+  mutable std::shared_mutex mutex_;
   std::vector<TreeNode> nodes_;  // index = ino - 1
+  uint64_t accelDev_ = 0, accelSys_ = 0, busDir_ = 0;
 };
 
 }  // namespace qaic::emu

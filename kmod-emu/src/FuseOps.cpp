@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,15 @@ namespace {
 
 Emulator& emu(fuse_req_t req) { return *static_cast<Emulator*>(fuse_req_userdata(req)); }
 
-// A node is visible unless it belongs to a removed device.
-const TreeNode* visible(Emulator& e, uint64_t ino) {
-  const TreeNode* n = e.tree().node(ino);
-  if (n == nullptr) return nullptr;
-  if (n->device >= 0 && e.device(static_cast<std::size_t>(n->device)).removed()) return nullptr;
+// A node is visible unless it belongs to a removed device (a partition's nodes leave the tree
+// when it ends).
+std::optional<TreeNode> visible(Emulator& e, uint64_t ino) {
+  auto n = e.tree().node(ino);
+  if (!n) return std::nullopt;
+  if (n->device >= 0) {
+    Device* d = e.device(static_cast<std::size_t>(n->device));
+    if (d == nullptr || d->removed()) return std::nullopt;
+  }
   return n;
 }
 
@@ -32,7 +37,8 @@ struct stat attributesOf(Emulator& e, const TreeNode& n) {
       st.st_nlink = 2;
       break;
     case TreeNode::Kind::DeviceNode: {
-      const auto& p = e.nodePolicy();
+      // An ended partition's node that is still being looked at: nobody may open it.
+      const auto p = e.nodeOwner(n).value_or(ResolvedNodePolicy{0, 0, 0});
       st.st_mode = S_IFREG | p.mode;
       st.st_uid = p.uid;
       st.st_gid = p.gid;
@@ -48,12 +54,11 @@ struct stat attributesOf(Emulator& e, const TreeNode& n) {
   return st;
 }
 
-
 void opLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Emulator& e = emu(req);
-  if (visible(e, parent) == nullptr) return void(fuse_reply_err(req, ENOENT));
-  const TreeNode* n = e.tree().child(parent, name);
-  if (n == nullptr || visible(e, n->ino) == nullptr) return void(fuse_reply_err(req, ENOENT));
+  if (!visible(e, parent)) return void(fuse_reply_err(req, ENOENT));
+  auto n = e.tree().child(parent, name);
+  if (!n || !visible(e, n->ino)) return void(fuse_reply_err(req, ENOENT));
   fuse_entry_param entry{};
   entry.ino = n->ino;
   entry.attr = attributesOf(e, *n);
@@ -65,8 +70,8 @@ void opLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 
 void opGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   Emulator& e = emu(req);
-  const TreeNode* n = visible(e, ino);
-  if (n == nullptr) return void(fuse_reply_err(req, ENOENT));
+  auto n = visible(e, ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
   struct stat st = attributesOf(e, *n);
   fuse_reply_attr(req, &st, 0);
 }
@@ -81,17 +86,17 @@ void opSetattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int toSet, fuse_fil
 
 void opReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   Emulator& e = emu(req);
-  const TreeNode* dir = visible(e, ino);
-  if (dir == nullptr) return void(fuse_reply_err(req, ENOENT));
+  auto dir = visible(e, ino);
+  if (!dir) return void(fuse_reply_err(req, ENOENT));
   if (dir->kind != TreeNode::Kind::Directory) return void(fuse_reply_err(req, ENOTDIR));
-  std::vector<std::pair<std::string, const TreeNode*>> entries = {{".", dir},
-                                                                  {"..", e.tree().node(dir->parent)}};
-  for (uint64_t c : dir->children)
-    if (const TreeNode* n = visible(e, c)) entries.emplace_back(n->name, n);
+  auto parent = e.tree().node(dir->parent);
+  std::vector<std::pair<std::string, TreeNode>> entries = {{".", *dir}, {"..", parent.value_or(*dir)}};
+  for (const TreeNode& c : e.tree().children(ino))
+    if (visible(e, c.ino)) entries.emplace_back(c.name, c);
   std::vector<char> buf(size);
   std::size_t used = 0;
   for (std::size_t i = static_cast<std::size_t>(off); i < entries.size(); ++i) {
-    struct stat st = attributesOf(e, *entries[i].second);
+    struct stat st = attributesOf(e, entries[i].second);
     std::size_t len = fuse_add_direntry(req, buf.data() + used, size - used,
                                         entries[i].first.c_str(), &st, static_cast<off_t>(i + 1));
     if (len > size - used) break;
@@ -102,40 +107,38 @@ void opReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file
 
 void opOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Emulator& e = emu(req);
-  const TreeNode* n = visible(e, ino);
-  if (n == nullptr) return void(fuse_reply_err(req, ENOENT));
+  auto n = visible(e, ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
   fi->direct_io = 1;
   fi->keep_cache = 0;
   if (n->kind == TreeNode::Kind::Directory) return void(fuse_reply_err(req, EISDIR));
-  Device& dev = e.device(static_cast<std::size_t>(n->device));
   if (n->kind == TreeNode::Kind::DeviceNode) {
+    Device* dev = e.device(static_cast<std::size_t>(n->device));
+    if (dev == nullptr) return void(fuse_reply_err(req, ENODEV));
     const fuse_ctx* ctx = fuse_req_ctx(req);
     int err = 0;
-    auto file = dev.open(ctx->uid, ctx->gid, err);
+    auto file = dev->open(ctx->uid, ctx->gid, err, n->partition);
     if (!file) return void(fuse_reply_err(req, err));
     fi->nonseekable = 1;
     auto h = std::make_shared<OpenHandle>();
-    h->device = &dev;
+    h->device = dev;
     h->file = std::move(file);
     fi->fh = e.addHandle(h);
-    if (fuse_reply_open(req, fi) != 0 && e.takeHandle(fi->fh)) dev.release(h->file);
+    if (fuse_reply_open(req, fi) != 0 && e.takeHandle(fi->fh)) dev->release(h->file);
     return;
   }
   if ((fi->flags & O_ACCMODE) != O_RDONLY && !n->writable) return void(fuse_reply_err(req, EACCES));
-  auto content = dev.readAttribute(n->attribute);
+  auto content = e.readAttribute(*n);
   if (!content) return void(fuse_reply_err(req, ENOENT));
   auto h = std::make_shared<OpenHandle>();
-  h->device = &dev;
   h->content = std::move(*content);
   fi->fh = e.addHandle(std::move(h));
   if (fuse_reply_open(req, fi) != 0) e.takeHandle(fi->fh);
 }
 
-void opRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  const TreeNode* n = emu(req).tree().node(ino);
+void opRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   auto h = emu(req).handle(fi->fh);
-  if (n == nullptr || n->kind != TreeNode::Kind::Attribute || !h)
-    return void(fuse_reply_err(req, EINVAL));
+  if (!h || h->file) return void(fuse_reply_err(req, EINVAL));
   const std::string& s = h->content;
   if (off < 0 || static_cast<std::size_t>(off) >= s.size()) return void(fuse_reply_buf(req, nullptr, 0));
   fuse_reply_buf(req, s.data() + off, std::min(size, s.size() - static_cast<std::size_t>(off)));
@@ -144,11 +147,10 @@ void opRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
 void opWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t,
              fuse_file_info*) {
   Emulator& e = emu(req);
-  const TreeNode* n = visible(e, ino);
-  if (n == nullptr) return void(fuse_reply_err(req, ENODEV));
+  auto n = visible(e, ino);
+  if (!n) return void(fuse_reply_err(req, ENODEV));
   if (n->kind != TreeNode::Kind::Attribute || !n->writable) return void(fuse_reply_err(req, EINVAL));
-  int err = e.device(static_cast<std::size_t>(n->device))
-                .writeAttribute(n->attribute, std::string(buf, size));
+  int err = e.writeAttribute(*n, std::string(buf, size));
   if (err != 0) return void(fuse_reply_err(req, err));
   fuse_reply_write(req, size);
 }
@@ -158,13 +160,12 @@ void opRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-void opIoctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void*, fuse_file_info* fi,
+void opIoctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info* fi,
              unsigned flags, const void* inBuf, size_t inSize, size_t outSize) {
-  const TreeNode* n = emu(req).tree().node(ino);
-  if (n == nullptr || n->kind != TreeNode::Kind::DeviceNode) return void(fuse_reply_err(req, ENOTTY));
   if (flags & FUSE_IOCTL_COMPAT) return void(fuse_reply_err(req, ENOSYS));
   auto h = emu(req).handle(fi->fh);
-  if (!h || !h->file) return void(fuse_reply_err(req, EBADF));
+  if (!h) return void(fuse_reply_err(req, EBADF));
+  if (!h->file) return void(fuse_reply_err(req, ENOTTY));  // an attribute file
   std::vector<std::byte> out(outSize);
   if (outSize > 0 && inSize > 0) std::memcpy(out.data(), inBuf, std::min(inSize, outSize));
   IoctlCall call;

@@ -24,9 +24,15 @@ struct ProgramLoad {
 };
 
 struct OpenFile {
+  // The pool activations and resource groups of this file draw from (Device mutex held).
+  ResourceCounts* pool(ResourceCounts& deviceFree) {
+    return partition ? &partition->free : &deviceFree;
+  }
+
   uint64_t id = 0;
   uid_t uid = 0;
   gid_t gid = 0;
+  std::shared_ptr<Partition> partition;  // opened on a derived node; null = the whole device
   uint32_t nextHandle = 1;
   std::map<uint32_t, std::shared_ptr<BufferObject>> bos;
   std::map<uint32_t, ProgramLoad> loads;                             // by load id

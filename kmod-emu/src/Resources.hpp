@@ -1,7 +1,10 @@
 // Countable device resources: what a device has, a resource group holds and an activation uses.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <string>
 
 namespace qaic::emu {
 
@@ -32,6 +35,21 @@ struct ResourceGroup {
   uint32_t id = 0;
   ResourceCounts capacity;
   ResourceCounts free;  // capacity minus what the holder's activations use
+};
+
+// A partition: resources carved out of a device for a derived device node (id >= 100). Created
+// and removed by a privileged caller (qaicd); it outlives that caller's open file. Files opened
+// on its node charge every activation and resource group to `free`. Guarded by the Device mutex.
+struct Partition {
+  uint32_t id = 0;
+  ResourceCounts capacity;
+  ResourceCounts free;
+  uid_t ownerUid = 0;
+  gid_t ownerGid = 0;
+  uint32_t mode = 0600;
+  int32_t holderPid = 0;  // 0 = static
+  std::string label;
+  bool ended = false;     // removed, or its device reset or went away
 };
 
 }  // namespace qaic::emu

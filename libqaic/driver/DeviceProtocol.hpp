@@ -264,6 +264,55 @@ struct ResourceGroupResponse {
 static_assert(sizeof(ResourceGroupRequest) == 40 && sizeof(ResourceGroupResponse) == 40,
               "request and response have the same size so the answer fits in place");
 
+// Partitions (derived devices), the payload of a PASSTHROUGH_FROM_USR transaction told apart
+// from a resource-group request by its magic. Only a privileged caller (uid 0, or the uid the
+// emulator runs as) may create or remove them: that is qaicd. Create takes the resources from the
+// parent device's free pool (not from the caller's open file) and publishes a derived device node
+// dev/accel/accel<id> (id >= kFirstPartitionId) with owner `ownerUid`:`ownerGid` and `mode`, plus
+// its class directory sys/class/accel/accel<id>/ whose *_total/*_free attributes are the
+// partition's and whose device/partition/ files say who holds it. The partition outlives the
+// creator's open file (so qaicd can restart); Remove, a device reset or a device removal ends it,
+// aborting every activation made through its node. An open file of a partition node draws every
+// activation from the partition and cannot exceed it.
+inline constexpr uint32_t kPartitionMagic = 0x54525051;  // "QPRT"
+inline constexpr uint32_t kPartitionVersion = 1;
+inline constexpr uint32_t kFirstPartitionId = 100;
+enum class PartitionOp : uint32_t { Create = 1, Remove = 2 };
+
+struct PartitionRequest {
+  uint32_t magic;
+  uint32_t version;
+  uint32_t op;           // PartitionOp
+  uint32_t partitionId;  // remove: the derived device id; create: 0
+  uint32_t numNsp;
+  uint32_t numMcid;
+  uint32_t numSem;
+  uint32_t numVc;
+  uint64_t ddrBytes;
+  uint32_t ownerUid;     // who may open the node
+  uint32_t ownerGid;
+  uint32_t mode;         // permission bits of the node: 0600 (a user) or 0660 (a group)
+  int32_t holderPid;     // the lease holder, recorded for re-adoption (0 = static partition)
+  char label[32];        // NUL-terminated, printable; shown in device/partition/label
+};
+struct PartitionResponse {
+  uint32_t magic;
+  uint32_t version;
+  int32_t status;        // 0 or a negative errno: -ENOSPC (a resource short; `shortResource`
+                         // names it), -ENOENT (no such partition), -EPERM (caller not privileged)
+  uint32_t partitionId;  // create: the new derived device id
+  uint32_t numNsp;       // create: what the partition holds
+  uint32_t numMcid;
+  uint32_t numSem;
+  uint32_t numVc;
+  uint64_t ddrBytes;
+  uint32_t shortResource;  // create refused with -ENOSPC: 1 nsp, 2 mcid, 3 sem, 4 vc, 5 ddr
+  uint8_t padding[44];
+};
+static_assert(sizeof(PartitionRequest) == 88 && sizeof(PartitionResponse) == 88,
+              "request and response have the same size so the answer fits in place");
+enum class PartitionResource : uint32_t { None = 0, Nsp = 1, Mcid = 2, Sem = 3, Vc = 4, Ddr = 5 };
+
 // ---- 7. The control wire header the driver puts in front of every message ---------------------
 // Kept for the device side's message check; clients never see it.
 inline constexpr uint32_t kWireMagic = 0x43494151;  // "QAIC"

@@ -1,5 +1,7 @@
 #include "driver/ManageCalls.hpp"
 
+#include <cerrno>
+
 namespace qaic::driver {
 
 namespace {
@@ -84,6 +86,30 @@ Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node,
   if (!answer) return SysError{EPROTO, "MANAGE resource group: answer is not a ResourceGroupResponse"};
   if (answer->status < 0) return SysError{-answer->status, "MANAGE resource group"};
   return *answer;
+}
+
+Result<PartitionResponse> partitionCommand(const DeviceNode& node, const PartitionRequest& request) {
+  ManageMessageBuilder builder;
+  builder.partition(request);
+  auto reply = single<PassthroughReply>(call(node, builder, 1, "partition"), "partition");
+  if (!reply) return reply.sysError();
+  auto answer = reply->partition();
+  if (!answer) return SysError{EPROTO, "MANAGE partition: answer is not a PartitionResponse"};
+  if (answer->status < 0 && answer->status != -ENOSPC)
+    return SysError{-answer->status, "MANAGE partition"};
+  return *answer;
+}
+
+const char* partitionResourceName(PartitionResource resource) {
+  switch (resource) {
+    case PartitionResource::Nsp: return "numNsp";
+    case PartitionResource::Mcid: return "numMcid";
+    case PartitionResource::Sem: return "numSem";
+    case PartitionResource::Vc: return "numVc";
+    case PartitionResource::Ddr: return "ddrSize";
+    case PartitionResource::None: break;
+  }
+  return "";
 }
 
 }  // namespace qaic::driver

@@ -28,4 +28,12 @@ Result<StatusReply> queryStatus(const DeviceNode& node);
 Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node,
                                             const ResourceGroupRequest& request);
 
+// Creates or removes a partition (a derived device); only a privileged caller may. A negative
+// status in the answer is returned as that errno, except -ENOSPC on create, which comes back as
+// the answer itself so the caller can name the short resource (PartitionResponse::shortResource).
+Result<PartitionResponse> partitionCommand(const DeviceNode& node, const PartitionRequest& request);
+
+// "numNsp", "numMcid", "numSem", "numVc", "ddrSize" or "" for PartitionResource::None.
+const char* partitionResourceName(PartitionResource resource);
+
 }  // namespace qaic::driver

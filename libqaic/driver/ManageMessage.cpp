@@ -33,6 +33,14 @@ std::optional<ResourceGroupResponse> PassthroughReply::resourceGroup() const {
   return r;
 }
 
+std::optional<PartitionResponse> PassthroughReply::partition() const {
+  PartitionResponse r;
+  if (data.size() != sizeof(r)) return std::nullopt;
+  std::memcpy(&r, data.data(), sizeof(r));
+  if (r.magic != kPartitionMagic || r.version != kPartitionVersion) return std::nullopt;
+  return r;
+}
+
 void ManageMessageBuilder::reserve(std::size_t size, const char* what) const {
   if (size > buffer_.bytes.size() - buffer_.len)
     throw ManageMessageError(std::string("manage message: ") + what + " transaction of " +
@@ -66,6 +74,10 @@ ManageMessageBuilder& ManageMessageBuilder::passthrough(std::span<const std::byt
 }
 
 ManageMessageBuilder& ManageMessageBuilder::resourceGroup(const ResourceGroupRequest& request) {
+  return passthrough(std::as_bytes(std::span(&request, 1)));
+}
+
+ManageMessageBuilder& ManageMessageBuilder::partition(const PartitionRequest& request) {
   return passthrough(std::as_bytes(std::span(&request, 1)));
 }
 

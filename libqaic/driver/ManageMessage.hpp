@@ -44,6 +44,8 @@ class ManageMessageBuilder {
   ManageMessageBuilder& passthrough(std::span<const std::byte> payload);
   // A resource-group reserve/release/query (docs/device-protocol.md section 6) as passthrough.
   ManageMessageBuilder& resourceGroup(const ResourceGroupRequest& request);
+  // A partition create/remove (DeviceProtocol.hpp, "Partitions") as passthrough.
+  ManageMessageBuilder& partition(const PartitionRequest& request);
   // Program loads: `tag` is the load id (DeviceProtocol.hpp section 6); size 0 releases it.
   ManageMessageBuilder& dmaTransfer(uint32_t tag, uint64_t userAddress, uint64_t size);
   // eventfd: a descriptor number in this process that the device signals on completions
@@ -68,6 +70,8 @@ struct PassthroughReply {
   std::vector<std::byte> data;
   // The answer to a resource-group request, when data is one (right size, magic and version).
   std::optional<ResourceGroupResponse> resourceGroup() const;
+  // The answer to a partition command, likewise.
+  std::optional<PartitionResponse> partition() const;
 };
 struct ActivateReply {
   uint32_t status = 0;

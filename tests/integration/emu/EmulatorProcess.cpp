@@ -48,6 +48,8 @@ EmulatorProcess::EmulatorProcess(const std::string& configJson) {
   std::string pattern = (std::filesystem::temp_directory_path() / "qaic-uapi-test-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern);
   work_ = pattern;
+  // Other uids must reach the mount, or a permission test would pass on the directory alone.
+  ::chmod(work_.c_str(), 0755);
   root_ = work_ / "root";
   std::filesystem::create_directory(root_);
   std::vector<std::string> argv = {binary().string(), "--root", root_.string(), "--daemon"};
