@@ -1,6 +1,7 @@
-// qaic-emu benchmarks (make bench; never ctest). Each device-path number has a baseline measured
-// in the same run: the same program run directly over an in-memory IO region, so the ratio is
-// the cost the emulated driver and DBC add.
+// qaic-emu benchmarks (make bench; never ctest), each with a baseline measured in the same run.
+// Here the kernel path: its baseline is the same program run directly over an in-memory IO
+// region, so the ratio is the cost the emulated driver and DBC add. The mapped-ring path and its
+// futex baseline are in RingRoundTripBench.cpp; scripts/bench.sh prints the ratios.
 #include <benchmark/benchmark.h>
 
 #include <cstring>

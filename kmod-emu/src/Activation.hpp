@@ -4,11 +4,14 @@
 // Device::teardown (deactivate, file release, reset, removal, shutdown).
 #pragma once
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -23,6 +26,28 @@
 namespace qaic::emu {
 
 struct OpenFile;
+class Channel;
+
+// Device memory (an activation's IO region): mapped directly and, being large and streamed
+// through by every DMA and program run, backed by transparent huge pages where the host allows,
+// so a 64 MiB transfer does not walk 16384 page-table entries. Throws std::bad_alloc.
+template <typename T>
+struct DeviceMemoryAllocator {
+  using value_type = T;
+  DeviceMemoryAllocator() = default;
+  template <typename U>
+  DeviceMemoryAllocator(const DeviceMemoryAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    const std::size_t bytes = n * sizeof(T);
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    (void)::madvise(p, bytes, MADV_HUGEPAGE);  // a hint: without THP the pages stay small
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t n) { ::munmap(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const DeviceMemoryAllocator<U>&) const { return true; }
+};  // DbcChannel.cpp: the ring consumer state shared by the channel thread and the NSP
 
 struct Activation : std::enable_shared_from_this<Activation> {
   ~Activation();
@@ -33,7 +58,7 @@ struct Activation : std::enable_shared_from_this<Activation> {
   uint32_t loadId = 0;
   OpenFile* owner = nullptr;  // outlives the activation (release tears it down first)
   std::unique_ptr<MemoryFile> window;
-  std::vector<std::byte> ioRegion;
+  std::vector<std::byte, DeviceMemoryAllocator<std::byte>> ioRegion;
   LoadBytes load;  // keeps the container (and its constants) alive while the program runs
   std::shared_ptr<DeviceProgram> program;
   int eventfd = -1;
@@ -53,6 +78,7 @@ struct Activation : std::enable_shared_from_this<Activation> {
 
   std::atomic<bool> stopping{false};
   std::atomic<uint16_t> abortCode{driver::DBC_COMPLETION_ABORTED};
+  std::shared_ptr<Channel> ring;  // set by startChannel
   std::thread channel;
 
   uint32_t* reg(std::size_t offset) const {

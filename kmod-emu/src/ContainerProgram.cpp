@@ -1,6 +1,7 @@
 // A DeviceProgram from a programqpc.bin: QpcImage validates the container, the program's JSON IR
 // becomes a HostProgram, and each run converts inputs from their device format, runs, and writes
 // outputs in their declared device format plus the response descriptor (device-protocol.md 4).
+#include <array>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -38,6 +39,15 @@ class ContainerProgram final : public DeviceProgram {
                                  io.bufferName + "' that the IO descriptor lacks");
       (io.direction == ir::Direction::In ? inputs_ : outputs_).push_back(b);
     }
+    // In place only when the device buffer also holds the full tensor, so nothing but the
+    // copy's source or destination differs from converting through scratch memory.
+    auto inPlace = [](const QpcBuffer* b) {
+      return isIdentityFormat(*b) && kernels::userBufferBytes(b->io.dims, b->io.dtype) <= b->deviceSize;
+    };
+    for (const QpcBuffer* b : inputs_) inputIdentity_.push_back(inPlace(b));
+    for (const QpcBuffer* b : outputs_) outputIdentity_.push_back(inPlace(b));
+    inScratch_.resize(inputs_.size());
+    outScratch_.resize(outputs_.size());
     const QpcImage* view = image_.get();
     kernels::BuildOptions options;
     options.threads = static_cast<int>(threads);
@@ -123,34 +133,63 @@ class ContainerProgram final : public DeviceProgram {
     return false;
   }
 
+  // True when `b`'s device format holds exactly the bytes of the tensor in its own dtype (flat,
+  // same element type, a type the format conversions accept): the program then reads and writes
+  // device memory in place instead of converting through a scratch buffer.
+  static bool isIdentityFormat(const QpcBuffer& b) {
+    if (b.io.deviceFormat.layout != ir::DeviceLayout::Flat || b.io.deviceFormat.elementType != b.io.dtype)
+      return false;
+    try {  // one element through the shared conversion: throws for a type it does not handle
+      std::array<std::byte, 16> one{}, device{};
+      kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW, ir::Dims{1}};
+      kernels::userToDevice(view, one, b.io.deviceFormat, device);
+      return true;
+    } catch (const kernels::FormatError&) {
+      return false;
+    }
+  }
+
   std::map<uint32_t, ir::Dims> compute(std::span<std::byte> region,
                                        const std::map<uint32_t, ir::Dims>& inDims) {
-    std::vector<std::vector<std::byte>> inData(inputs_.size()), outData(outputs_.size());
     std::vector<kernels::TensorView> ins(inputs_.size()), outs(outputs_.size());
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       const QpcBuffer& b = *inputs_[i];
       const ir::Dims& d = inDims.at(b.index);
+      const std::size_t bytes = kernels::userBufferBytes(d, b.io.dtype);
+      const auto device = region.subspan(b.deviceOffset, b.deviceSize);
+      if (inputIdentity_[i]) {
+        if (bytes > device.size()) throw BadRequest{"input larger than its device buffer"};
+        ins[i] = {b.io.dtype, d, device.data(), bytes};
+        continue;
+      }
       kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW, d};
-      inData[i].resize(kernels::userBufferBytes(d, b.io.dtype));
-      kernels::deviceToUser(b.io.deviceFormat,
-                            region.subspan(b.deviceOffset, b.deviceSize), view, inData[i]);
-      ins[i] = {b.io.dtype, d, inData[i].data(), inData[i].size()};
+      std::vector<std::byte>& scratch = inScratch_[i];
+      if (scratch.size() < bytes) scratch.resize(bytes);
+      kernels::deviceToUser(b.io.deviceFormat, device, view, std::span<std::byte>(scratch).first(bytes));
+      ins[i] = {b.io.dtype, d, scratch.data(), bytes};
     }
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
       const QpcBuffer& b = *outputs_[i];
-      outData[i].resize(kernels::userBufferBytes(b.io.dims, b.io.dtype));
-      outs[i] = {b.io.dtype, b.io.dims, outData[i].data(), outData[i].size()};
+      const std::size_t bytes = kernels::userBufferBytes(b.io.dims, b.io.dtype);
+      if (outputIdentity_[i]) {
+        outs[i] = {b.io.dtype, b.io.dims, region.data() + b.deviceOffset, bytes};
+        continue;
+      }
+      std::vector<std::byte>& scratch = outScratch_[i];
+      if (scratch.size() < bytes) scratch.resize(bytes);
+      outs[i] = {b.io.dtype, b.io.dims, scratch.data(), bytes};
     }
     host_->run(ins, outs);
     std::map<uint32_t, ir::Dims> outDims;
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
       const QpcBuffer& b = *outputs_[i];
+      outDims[b.index] = outs[i].dims;
+      if (outputIdentity_[i]) continue;  // the program wrote device memory itself
       kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW,
                                    outs[i].dims};
       const std::size_t used = kernels::userBufferBytes(outs[i].dims, b.io.dtype);
-      kernels::userToDevice(view, std::span<const std::byte>(outData[i]).first(used),
+      kernels::userToDevice(view, std::span<const std::byte>(outScratch_[i]).first(used),
                             b.io.deviceFormat, region.subspan(b.deviceOffset, b.deviceSize));
-      outDims[b.index] = outs[i].dims;
     }
     return outDims;
   }
@@ -185,6 +224,10 @@ class ContainerProgram final : public DeviceProgram {
   const QpcProgram& program_;
   ir::Graph graph_;
   std::vector<const QpcBuffer*> inputs_, outputs_;
+  std::vector<bool> inputIdentity_, outputIdentity_;  // by position in inputs_ / outputs_
+  // Conversion buffers of the other formats, kept between runs (one run at a time) so a large
+  // network does not allocate and fault in fresh pages on every inference.
+  std::vector<std::vector<std::byte>> inScratch_, outScratch_;
   std::unique_ptr<kernels::HostProgram> host_;
   ProgramNeeds needs_;
 };

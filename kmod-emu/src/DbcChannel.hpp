@@ -1,6 +1,8 @@
-// The channel thread of one active DBC: sleeps on the doorbell futex, processes request
-// elements in ring order (presync semaphores, DMA through the IOMMU, postsync semaphores,
-// doorbell) and writes completions, raising the eventfd "interrupt".
+// The channel of one active DBC: processes request elements in ring order (presync semaphores,
+// DMA through the IOMMU, postsync semaphores, doorbell) and writes completions, raising the
+// eventfd "interrupt". Its thread sleeps on the doorbell futex; when the next element waits for
+// a program that is still running, the ring is parked and the program's NSP worker continues it
+// once the run ends (no wake-up back to the channel thread between program and output DMA).
 #pragma once
 
 #include <chrono>

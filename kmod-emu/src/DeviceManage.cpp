@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "Device.hpp"
@@ -307,14 +309,23 @@ int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool c
     const uint64_t have = it == f.loads.end() ? 0 : it->second.bytes->size();
     if (t.size > driver::kMaxLoadBytes - have || have + t.size > total_.ddr) return ENOMEM;
   }
-  // Copy outside the mutex: large containers take a while.
+  // Copy outside the mutex: large containers take a while. The buffer grows only as bytes are
+  // actually read, so a claim of 2 GiB backed by one readable page costs a page, not 2 GiB.
+  if (t.addr > UINT64_MAX - t.size) return EFAULT;
+  constexpr uint64_t kReadStep = 1ull << 20;
   std::vector<std::byte> chunk;
-  try {
-    chunk.resize(t.size);
-  } catch (const std::bad_alloc&) {
-    return ENOMEM;
+  UserMemory caller(pid);
+  for (uint64_t done = 0; done < t.size;) {
+    const uint64_t step = std::min<uint64_t>(kReadStep, t.size - done);
+    const std::size_t at = chunk.size();
+    try {
+      chunk.resize(at + step);
+    } catch (const std::bad_alloc&) {
+      return ENOMEM;
+    }
+    if (caller.read(t.addr + done, chunk.data() + at, step)) return EFAULT;
+    done += step;
   }
-  if (UserMemory(pid).read(t.addr, chunk.data(), chunk.size())) return EFAULT;
   std::lock_guard lock(mutex_);
   auto& load = f.loads[t.tag];
   if (!load.bytes) load.bytes = std::make_shared<LoadBuffer>();

@@ -1,7 +1,8 @@
 // The emulated NSPs' compute threads: a bounded pool (at most the host's cores) shared by every
 // activation of every device. Each activation is pinned to one worker, which builds, runs and
 // destroys its program: oneDNN keeps per-thread state (its scratchpad) tied to the thread that
-// created a primitive, so a program must live and run on one thread that outlives it.
+// created a primitive, so a program must live and run on one thread that outlives it. After a
+// run the worker may also continue its activation's ring (DbcChannel.cpp), never blocking in it.
 // Owned by the Emulator; stop() runs the jobs already queued, then ends the threads.
 #pragma once
 

@@ -27,6 +27,20 @@ Semaphores::Result Semaphores::execute(uint32_t word, std::chrono::milliseconds 
   return Result::Ok;
 }
 
+bool Semaphores::satisfied(uint32_t word) {
+  if (!driver::semEnabled(word)) return true;
+  const uint16_t val = driver::semVal(word);
+  std::lock_guard lock(mutex_);
+  if (cancelled_) return true;  // a cancelled wait returns at once too
+  const uint16_t sem = values_[driver::semIndex(word)];
+  switch (driver::semCmd(word)) {
+    case QAIC_SEM_WAIT_EQUAL: return sem == val;
+    case QAIC_SEM_WAIT_GT_EQ: return sem >= val;
+    case QAIC_SEM_WAIT_GT_0: return sem > 0;
+    default: return true;
+  }
+}
+
 void Semaphores::increment(uint8_t index) {
   {
     std::lock_guard lock(mutex_);

@@ -19,6 +19,8 @@ class Semaphores {
   // Executes one encoded semaphore command (driver::encodeSem). Wait commands block up to
   // `timeout`.
   Result execute(uint32_t semWord, std::chrono::milliseconds timeout);
+  // Whether the wait command `semWord` would return at once (true for a non-wait command).
+  bool satisfied(uint32_t semWord);
   void increment(uint8_t index);
   uint16_t value(uint8_t index);
   void cancel();  // wakes and fails every current and future wait

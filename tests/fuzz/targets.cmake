@@ -11,3 +11,13 @@ qaic_fuzz_target(batch_json
 if(QAIC_FUZZ)
   target_include_directories(fuzz_batch_json PRIVATE ${PROJECT_SOURCE_DIR}/utils/qaic-runner)
 endif()
+# The emulator's ioctl decoding and MANAGE messages, in-process on one Device (no FUSE).
+qaic_fuzz_target(emu_ioctl
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/emu_ioctl.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlHarness.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlRawCalls.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlBuiltCalls.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlSeeds.cpp ${PROJECT_SOURCE_DIR}/tests/integration/emu/TestProgram.cpp
+  LIBS qaic_emu_core qaic_driver)
+if(QAIC_FUZZ)
+  target_include_directories(fuzz_emu_ioctl PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration/emu)
+endif()
+qaic_fuzz_target(qaicd_protocol SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/qaicd_protocol.cpp LIBS qaic_qaicd_protocol)

@@ -42,6 +42,16 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   s.networksLoaded = number("networks_loaded");
   s.networksActive = number("networks_active");
   s.nspFrequencyMhz = number("nsp_frequency_mhz");
+  if (sysfs.read("device/partition/parent")) {
+    PartitionOrigin p;
+    p.parent = static_cast<unsigned>(number("device/partition/parent"));
+    p.ownerUid = number("device/partition/owner_uid");
+    p.ownerGid = number("device/partition/owner_gid");
+    p.mode = text("device/partition/mode");
+    p.holderPid = static_cast<int64_t>(number("device/partition/holder_pid"));
+    p.label = text("device/partition/label");
+    s.partition = std::move(p);
+  }
   for (uint64_t i = 0; i < s.vcTotal; ++i) {
     auto state = sysfs.read("dbc" + std::to_string(i) + "_state");
     if (!state) break;  // older kernels have no per-DBC state

@@ -11,6 +11,16 @@
 
 namespace qaic::util {
 
+// Present when the device is a partition (a derived device, id >= 100): its
+// device/partition/ files.
+struct PartitionOrigin {
+  unsigned parent = 0;
+  uint64_t ownerUid = 0, ownerGid = 0;
+  std::string mode;       // "0600"
+  int64_t holderPid = 0;  // 0: a static partition
+  std::string label;
+};
+
 struct DeviceStatus {
   unsigned id = 0;
   std::string status;        // Initializing, Ready, Error
@@ -22,9 +32,11 @@ struct DeviceStatus {
   uint64_t nspFrequencyMhz = 0;
   std::string pciVendor, pciDevice;
   std::vector<std::string> dbcStates;  // dbc<i>_state, in order
+  std::optional<PartitionOrigin> partition;
 };
 
-// Reads every attribute. An unreadable attribute is an error naming it (the device may have
+// Reads every attribute (a partition's counters are its own: its totals and what is free of
+// them). An unreadable attribute is an error naming it (the device may have
 // gone away between listing and reading).
 DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id);
 

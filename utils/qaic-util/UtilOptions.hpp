@@ -1,5 +1,6 @@
-// The qaic-util command line. Each mode is a separate command file; device queries
-// (-q, -d, -t, -j) plug in beside --qpc.
+// The qaic-util command line. Each mode is a separate command file: device queries (-q, -d, -t,
+// -j), --qpc, and the partition subcommands create, list and remove, which parse their own
+// arguments.
 #pragma once
 
 #include <optional>
@@ -10,7 +11,7 @@
 
 namespace qaic::util {
 
-enum class Mode { Help, Qpc, Query };
+enum class Mode { Help, Qpc, Query, Create, List, Remove };
 
 struct UtilOptions {
   Mode mode = Mode::Help;
@@ -19,6 +20,7 @@ struct UtilOptions {
   bool json = false;                       // -j
   std::optional<unsigned> refreshSeconds;  // -t N
   std::optional<unsigned> refreshCount;    // --count N (with -t)
+  std::vector<std::string> commandArgs;    // create / list / remove: what follows the word
 };
 
 class UsageError : public std::runtime_error {

@@ -1,11 +1,14 @@
-// qaic-util: inspects devices and program containers. See --help.
+// qaic-util: inspects devices, partitions and program containers; leases partitions. See --help.
 #include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "CreateCommand.hpp"
+#include "ListCommand.hpp"
 #include "QpcCommand.hpp"
 #include "QueryCommand.hpp"
+#include "RemoveCommand.hpp"
 #include "UtilOptions.hpp"
 
 int main(int argc, char** argv) {
@@ -22,6 +25,12 @@ int main(int argc, char** argv) {
       case Mode::Query:
         return runQueryCommand({options.devices, options.json, options.refreshSeconds, options.refreshCount},
                                std::cout, std::cerr);
+      case Mode::Create:
+        return runCreateCommand(options.commandArgs, std::cout, std::cerr);
+      case Mode::List:
+        return runListCommand(options.commandArgs, std::cout, std::cerr);
+      case Mode::Remove:
+        return runRemoveCommand(options.commandArgs, std::cout, std::cerr);
     }
   } catch (const UsageError& e) {
     std::cerr << "qaic-util: error: " << e.what() << '\n';

@@ -16,6 +16,8 @@ namespace qaic::rt {
 namespace engine {
 class ContextImpl;
 }
+struct ResourceRequest;  // <qaic/Partition.hpp>
+class Partition;
 
 using QID = uint32_t;        // a device index: $QAIC_ROOT/dev/accel/accel<QID>
 using QCtxId = uint64_t;     // unique per Context in this process, passed to the error handler
@@ -36,12 +38,20 @@ void defaultErrorHandler(QCtxId contextId, QStatus status, const char* message, 
 
 struct QAicContextProperties {
   QLogLevel initialLogLevel = QL_WARN;
+  // Non-null: the context runs inside a partition with these resources that it asks qaicd for
+  // (on the one device Factory's `devices` names, or any device when it is empty) and holds
+  // until the context and everything created from it are gone. Read only during Factory.
+  // Null (the default): whole devices, first come first served, qaicd or not.
+  const ResourceRequest* partition = nullptr;
 };
 
 class Context {
  public:
-  // `devices` empty means every device found under $QAIC_ROOT (unset: the real /dev and /sys).
-  // Throws Error(QS_NODEV) naming the missing node, or when no device exists at all.
+  // `devices` empty means every device found under $QAIC_ROOT (unset: the real /dev and /sys),
+  // partitions (accel100 and up) excluded; a partition's id may be named explicitly.
+  // Throws Error(QS_NODEV) naming the missing node, or when no device exists at all; with
+  // properties->partition, whatever Partition::acquire throws (QS_NO_RESOURCES naming the
+  // resource, QS_NODEV when qaicd is not running) and QS_INVAL for more than one device.
   static std::shared_ptr<Context> Factory(const QAicContextProperties* properties,
                                           const std::vector<QID>& devices,
                                           LogCallback logCallback = defaultLogger,
@@ -56,6 +66,8 @@ class Context {
   QLogLevel getLogLevel() const;
   QCtxId getId() const;
   const std::vector<QID>& getDevices() const;
+  // The partition this context acquired through QAicContextProperties::partition, or null.
+  std::shared_ptr<const Partition> getPartition() const;
 
   // A device buffer object of `size` bytes on `device`, mapped into this process. Pass its
   // qbuffer() (type DMA) to an InferenceHandle: inputs are read and outputs written in place.

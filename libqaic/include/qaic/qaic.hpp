@@ -8,6 +8,7 @@
 #include <qaic/InferenceSet.hpp>
 #include <qaic/InferenceSetGroup.hpp>
 #include <qaic/IoValidation.hpp>
+#include <qaic/Partition.hpp>
 #include <qaic/ProfilingHandle.hpp>
 #include <qaic/QBuffer.hpp>
 #include <qaic/Qpc.hpp>

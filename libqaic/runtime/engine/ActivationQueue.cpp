@@ -74,6 +74,12 @@ void ActivationQueue::shutdown() {
   taskReady_.notify_all();
   for (auto& thread : workers_) thread.join();
   workers_.clear();
+  {
+    // A submission running on its caller's thread reaches the ring (or fails) before the
+    // in-flight requests are failed below; it is bounded by the data-path timeout.
+    std::unique_lock lock(taskMutex_);
+    inlineDone_.wait(lock, [&] { return inlineSubmissions_ == 0; });
+  }
   if (engine_) engine_->stop();
   // Anything still queued or in flight now fails; nothing will complete it otherwise.
   std::vector<Task> failed;
@@ -235,7 +241,35 @@ std::size_t ActivationQueue::inFlight() const {
   return inFlight_.size();
 }
 
-void ActivationQueue::enqueueSubmit(HandleImpl& handle) { push(Task::submission(handle)); }
+uint64_t ActivationQueue::inlineCost(const HandleImpl& h, bool inputs) const {
+  // A notify callback is user code that may block: it never runs on the completion thread.
+  if (!config_.inlineSmallRequests || (!inputs && h.viaNotify)) return UINT64_MAX;
+  uint64_t bytes = 0;
+  for (std::size_t i = 0; i < layout_.buffers.size(); ++i) {
+    const StagedBuffer& b = layout_.buffers[i];
+    if (b.isInput != inputs || !h.present[i]) continue;
+    if (!inputs && i < h.work.direct.size() && h.work.direct[i] != 0) continue;
+    bytes += inputs ? deviceBytes(b, h.submittedDims[i]) : b.deviceSize;
+  }
+  return bytes;
+}
+
+void ActivationQueue::enqueueSubmit(HandleImpl& handle) {
+  if (inlineCost(handle, true) > kInlineConversionBytes) return push(Task::submission(handle));
+  {
+    std::lock_guard lock(taskMutex_);
+    // While stopping, push() fails the submission as a queued one would be.
+    if (stopping_) return push(Task::submission(handle));
+    ++inlineSubmissions_;
+  }
+  Task task = Task::submission(handle);
+  runSubmission(task, true);
+  {
+    std::lock_guard lock(taskMutex_);
+    --inlineSubmissions_;
+  }
+  inlineDone_.notify_all();
+}
 
 void ActivationQueue::push(Task task) {
   {
@@ -264,9 +298,9 @@ void ActivationQueue::worker() {
       tasks_.pop_front();
     }
     if (task.isCompletion)
-      runCompletion(*task.handle, task.status, task.code, std::move(task.message));
+      runCompletion(*task.handle, task.status, task.code, std::move(task.message), false);
     else
-      runSubmission(task);
+      runSubmission(task, false);
   }
 }
 
@@ -411,7 +445,7 @@ void ActivationQueue::wakeParked() {
   taskReady_.notify_all();
 }
 
-void ActivationQueue::runSubmission(Task& task) {
+void ActivationQueue::runSubmission(Task& task, bool onCaller) {
   HandleImpl& h = *task.handle;
   try {
     if (!set_.tryAdmit(task.ticket)) {
@@ -431,12 +465,21 @@ void ActivationQueue::runSubmission(Task& task) {
     h.work.stages[static_cast<std::size_t>(Stage::Preprocess)] = preprocessed - start;
     upload(h, preprocessed);  // after this the completion side owns h.work
   } catch (const Error& e) {
-    set_.release();
-    set_.finished(h, e.status(), e.what());
+    fail(h, e.status(), e.what(), onCaller);
   } catch (const std::exception& e) {
-    set_.release();
-    set_.finished(h, QS_ERROR, e.what());
+    fail(h, QS_ERROR, e.what(), onCaller);
   }
+}
+
+void ActivationQueue::fail(HandleImpl& h, QStatus status, std::string message, bool onCaller) {
+  if (onCaller) {
+    // The error handler and a notify callback are user code: they run on a pipeline thread,
+    // never inside the application's submit() (which may hold the locks they take).
+    push(Task::completion(&h, status, 0, std::move(message)));
+    return;
+  }
+  set_.release();
+  set_.finished(h, status, message);
 }
 
 // ---- Completion: interrupt, responses, deadlines ----------------------------------------------
@@ -517,7 +560,15 @@ void ActivationQueue::onWake() {
     }
     ringChanged_.notify_all();
   }
-  for (Task& task : done) push(std::move(task));
+  for (Task& task : done) {
+    // Successes only: a failure calls the context's error handler (user code), which must not
+    // hold up this thread and with it every other completion and deadline of the queue.
+    const bool success = task.status == QS_SUCCESS && task.code == 0;
+    if (task.isCompletion && success && inlineCost(*task.handle, false) <= kInlineConversionBytes)
+      runCompletion(*task.handle, task.status, task.code, std::move(task.message), true);
+    else
+      push(std::move(task));
+  }
   wakeParked();  // parked submissions re-check their deadlines at least this often
 }
 
@@ -563,7 +614,8 @@ void ActivationQueue::postprocess(HandleImpl& h) {
   h.work.stages[static_cast<std::size_t>(Stage::Postprocess)] = Clock::now() - downloaded;
 }
 
-void ActivationQueue::runCompletion(HandleImpl& h, QStatus status, uint16_t code, std::string message) {
+void ActivationQueue::runCompletion(HandleImpl& h, QStatus status, uint16_t code, std::string message,
+                                    bool onCompletionThread) {
   const bool reachedDevice = status == QS_SUCCESS || code != 0;
   if (reachedDevice) {
     h.work.stages[static_cast<std::size_t>(Stage::Execute)] = h.work.completedAt - h.work.uploadedAt;
@@ -574,6 +626,11 @@ void ActivationQueue::runCompletion(HandleImpl& h, QStatus status, uint16_t code
       try {
         postprocess(h);
       } catch (const Error& e) {
+        if (onCompletionThread) {
+          // Concluded (error handler included) on a pipeline thread; it no longer reaches here.
+          push(Task::completion(&h, e.status(), 0, e.what()));
+          return;
+        }
         status = e.status();
         message = e.what();
       }

@@ -36,7 +36,14 @@ struct QueueConfig {
   // DMA buffers in the device's own format are transferred in place. Off for group members,
   // whose DBC changes with every switch (a BO stays sliced to one DBC).
   bool zeroCopy = true;
+  // Small requests skip the pipeline threads: the submitting thread preprocesses and uploads,
+  // the completion thread postprocesses (a hand-off to another thread costs more than the work).
+  // Off for group members, whose admission may park a submission or switch activations.
+  bool inlineSmallRequests = true;
 };
+
+// Conversion bytes up to which a request's preprocessing or postprocessing runs inline.
+inline constexpr uint64_t kInlineConversionBytes = 64 * 1024;
 
 class ActivationQueue {
  public:
@@ -104,10 +111,18 @@ class ActivationQueue {
   void worker();
   void push(Task task);
   void conclude(Task& task);  // finish without running the task
-  void runSubmission(Task& task);
+  // onCaller: running on the application's thread inside submit() (failures are deferred).
+  void runSubmission(Task& task, bool onCaller);
+  // A submission that failed before reaching the ring: concluded here or on a pipeline thread.
+  void fail(HandleImpl& handle, QStatus status, std::string message, bool onCaller);
   void park(Task task);
-  void runCompletion(HandleImpl& handle, QStatus status, uint16_t code, std::string message);
+  // onCompletionThread: a success finished inline (a failure found then is deferred).
+  void runCompletion(HandleImpl& handle, QStatus status, uint16_t code, std::string message,
+                     bool onCompletionThread);
   void chooseDirect(HandleImpl& handle);
+  // Device-format bytes the pipeline converts for `handle`'s inputs or (after chooseDirect)
+  // outputs, or UINT64_MAX when the work must not run inline (a completion with a callback).
+  uint64_t inlineCost(const HandleImpl& handle, bool inputs) const;
   void preprocess(HandleImpl& handle);
   void upload(HandleImpl& handle, Clock::time_point preprocessed);
   void postprocess(HandleImpl& handle);
@@ -147,6 +162,8 @@ class ActivationQueue {
   std::deque<Task> parked_;  // submissions waiting for their group to switch over
   bool stopping_ = false;
   std::vector<std::thread> workers_;
+  std::size_t inlineSubmissions_ = 0;  // runSubmission calls on submitting threads
+  std::condition_variable inlineDone_;
 };
 
 }  // namespace qaic::rt::engine

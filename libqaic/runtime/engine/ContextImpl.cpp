@@ -33,7 +33,9 @@ ContextImpl::ContextImpl(const QAicContextProperties& properties, driver::Device
 void ContextImpl::openDevices(const std::vector<QID>& devices) {
   std::vector<QID> wanted = devices;
   if (wanted.empty()) {
-    for (unsigned index : root_.listDevices()) wanted.push_back(index);
+    // Partitions are other processes' leases (or this one's, named explicitly), not devices.
+    for (unsigned index : root_.listDevices())
+      if (index < driver::kFirstPartitionId) wanted.push_back(index);
     if (wanted.empty())
       throw Error(QS_NODEV, "no accel device under " + (root_.path() / "dev/accel").string() +
                                 " (is the device or qaic-emu running, is QAIC_ROOT right?)");

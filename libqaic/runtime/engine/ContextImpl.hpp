@@ -30,6 +30,9 @@ class ContextImpl {
   // The open node of `device`; throws Error(QS_INVAL) when it is not part of this context.
   std::shared_ptr<const driver::DeviceNode> device(QID device) const;
   const driver::DeviceRoot& root() const { return root_; }
+  // The partition this context runs in and keeps alive (QAicContextProperties::partition).
+  void holdPartition(std::shared_ptr<const Partition> partition) { partition_ = std::move(partition); }
+  const std::shared_ptr<const Partition>& partition() const { return partition_; }
 
   void setLogLevel(QLogLevel level) { level_.store(level); }
   QLogLevel logLevel() const { return level_.load(); }
@@ -46,6 +49,8 @@ class ContextImpl {
   std::shared_ptr<DmaBuffer> findDmaBuffer(int fd) const;
 
  private:
+  // First, so it is released last: after every node opened in it is closed.
+  std::shared_ptr<const Partition> partition_;
   QCtxId id_;
   driver::DeviceRoot root_;
   std::atomic<QLogLevel> level_;

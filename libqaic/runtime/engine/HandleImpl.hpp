@@ -5,6 +5,7 @@
 
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -47,6 +48,9 @@ class HandleImpl {
 
   mutable std::mutex mutex;
   HandleStateMachine state;
+  // Notified (under the set's lock) when this handle completes or the set shuts down; waited on
+  // with the set's mutex by getCompletedId and waitForCompletion(handle).
+  std::condition_variable completed;
 
   // User side (Acquired only).
   void setBuffers(const std::vector<QBuffer>& buffers);

@@ -66,6 +66,7 @@ SetImpl::SetImpl(std::shared_ptr<Context> context, std::shared_ptr<Qpc> qpc, QID
   config.retries = program.submitNumRetries;
   config.queueSize = ringElements(setSize, layout_.elementsPerRequest);
   config.zeroCopy = !group_;
+  config.inlineSmallRequests = !group_;
 
   for (uint32_t a = 0; a < numActivations; ++a) {
     const QID d = placement[a % placement.size()];
@@ -96,6 +97,8 @@ void SetImpl::shutdown() {
     std::unique_lock lock(mutex_);
     shuttingDown_ = true;
     changed_.notify_all();
+    availableChanged_.notify_all();
+    for (const auto& handle : handles_) handle->impl().completed.notify_all();
     // Give what is in flight its chance to finish; anything left is cancelled by the queues.
     const auto bound = inferenceBound();
     changed_.wait_for(lock, bound, [&] { return inFlight_ == 0; });
@@ -146,18 +149,19 @@ HandleImpl& SetImpl::own(const shInferenceHandle& handle, const char* operation)
 ActivationQueue& SetImpl::queueOf(const HandleImpl& handle) const { return *queues_[handle.activation()]; }
 
 template <typename Predicate>
-bool SetImpl::waitFor(std::unique_lock<std::mutex>& lock, uint64_t timeoutUs, Predicate done) {
+bool SetImpl::waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
+                      Predicate done) {
   if (timeoutUs == 0) {
-    changed_.wait(lock, [&] { return done() || shuttingDown_; });
+    cv.wait(lock, [&] { return done() || shuttingDown_; });
     return done();
   }
-  return changed_.wait_for(lock, std::chrono::microseconds(timeoutUs), done);
+  return cv.wait_for(lock, std::chrono::microseconds(timeoutUs), done);
 }
 
 QStatus SetImpl::getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) {
   std::unique_lock lock(mutex_);
   handle.reset();
-  if (!waitFor(lock, timeoutUs, [&] { return !available_.empty(); }))
+  if (!waitFor(availableChanged_, lock, timeoutUs, [&] { return !available_.empty(); }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
   const uint32_t index = available_.front();
   available_.pop_front();
@@ -245,8 +249,10 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
       notify = h.notifyFn;
       userData = h.notifyUserData;
     }
+    // Notified under the lock: a waiter woken by the drain may destroy the set at once.
+    h.completed.notify_all();
+    if (inFlight_ == 0 || anyWaiters_ > 0) changed_.notify_all();
   }
-  changed_.notify_all();
   if (notify) {
     try {
       notify(shared, userData);
@@ -256,6 +262,20 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
       context().log(QL_ERROR, "InferenceSet '" + name_ + "': notify callback threw");
     }
   }
+}
+
+HandleImpl* SetImpl::soleCandidate(uint64_t requestId) const {
+  HandleImpl* sole = nullptr;
+  for (const auto& h : handles_) {
+    HandleImpl& impl = h->impl();
+    std::lock_guard handleLock(impl.mutex);
+    if (impl.requestId != requestId || impl.viaNotify) continue;
+    const HandleState state = impl.state.state();
+    if (state != HandleState::Submitted && !(state == HandleState::Completed && !impl.retrieved)) continue;
+    if (sole != nullptr) return nullptr;
+    sole = &impl;
+  }
+  return sole;
 }
 
 QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs) {
@@ -276,7 +296,11 @@ QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, u
     throw Error(QS_INVAL, "getCompletedId: no inference with requestId " + std::to_string(requestId) +
                               " was submitted to '" + name_ + "' (or it was already retrieved)");
   int found = -1;
-  const bool ok = waitFor(lock, timeoutUs, [&] { return (found = find(true)) >= 0; });
+  HandleImpl* sole = soleCandidate(requestId);
+  if (sole == nullptr) ++anyWaiters_;
+  const bool ok = waitFor(sole ? sole->completed : changed_, lock, timeoutUs,
+                          [&] { return (found = find(true)) >= 0; });
+  if (sole == nullptr) --anyWaiters_;
   if (!ok) return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
   HandleImpl& impl = handles_[static_cast<std::size_t>(found)]->impl();
   std::lock_guard handleLock(impl.mutex);
@@ -293,7 +317,7 @@ void SetImpl::putCompleted(const shInferenceHandle& handle) {
     h.state.put();
     available_.push_back(h.index());
   }
-  changed_.notify_all();
+  availableChanged_.notify_one();
 }
 
 QStatus SetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t timeoutUs) {
@@ -306,7 +330,7 @@ QStatus SetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t tim
   const HandleState now = state();
   if (now != HandleState::Submitted && now != HandleState::Completed)
     throw Error(QS_WRONG_STATE, std::string("waitForCompletion: the inference handle is ") + handleStateName(now));
-  if (!waitFor(lock, timeoutUs, [&] { return state() == HandleState::Completed; }))
+  if (!waitFor(h.completed, lock, timeoutUs, [&] { return state() == HandleState::Completed; }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
   std::lock_guard handleLock(h.mutex);
   return h.status;

@@ -1,7 +1,9 @@
 // The implementation of one InferenceSet: its handles and their free list, the program layout,
 // one ActivationQueue per activation, the program loads, the optional over-subscription group,
 // and the profilers listening to completions. One mutex (`mutex_`) guards the free list and the
-// handles' life-cycle transitions; waits on `changed_` are all bounded or cancellable.
+// handles' life-cycle transitions. Waits are all bounded or cancellable, and each waits on the
+// condition that concerns it (a free handle, one handle's completion, the set draining), so a
+// completion wakes only the thread waiting for it, not every application thread.
 #pragma once
 
 #include <condition_variable>
@@ -70,9 +72,13 @@ class SetImpl {
  private:
   HandleImpl& own(const shInferenceHandle& handle, const char* operation) const;
   ActivationQueue& queueOf(const HandleImpl& handle) const;
-  // Waits on changed_ until `done` or the timeout (0: until done or shutdown). Lock held.
+  // Waits on `cv` until `done` or the timeout (0: until done or shutdown). Lock held.
   template <typename Predicate>
-  bool waitFor(std::unique_lock<std::mutex>& lock, uint64_t timeoutUs, Predicate done);
+  bool waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
+               Predicate done);
+  // The handle a getCompletedId(requestId) caller can wait on alone, or nullptr when several
+  // handles carry that id (the caller then waits for any completion). Lock held.
+  HandleImpl* soleCandidate(uint64_t requestId) const;
   void shutdown();
 
   std::shared_ptr<Context> context_;
@@ -91,7 +97,9 @@ class SetImpl {
   std::vector<shInferenceHandle> handles_;
 
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable availableChanged_;  // a handle was put back
+  std::condition_variable changed_;           // the set drained, shuts down, or (anyWaiters_) any completion
+  std::size_t anyWaiters_ = 0;                // getCompletedId callers waiting on changed_
   std::deque<uint32_t> available_;
   std::size_t inFlight_ = 0;
   bool shuttingDown_ = false;

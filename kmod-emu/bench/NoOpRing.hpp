@@ -1,0 +1,39 @@
+// A qaic-emu process with one activation whose DBC ring this process drives the way libqaic
+// does: DbcWindow::submit writes the element, the tail and the futex doorbell; the device's
+// completion raises the activation's eventfd (CompletionEvent); DbcWindow::takeResponses drains
+// the response FIFO. Each request is one element with a zero-length transfer and the completion
+// bit: the channel thread moves nothing, starts no program and answers at once
+// (docs/device-protocol.md section 6), so a round trip is the cost of the path alone.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "EmuProcess.hpp"
+#include "driver/CompletionEvent.hpp"
+#include "driver/DbcWindow.hpp"
+#include "driver/DeviceNode.hpp"
+
+namespace qaic::emu::bench {
+
+class NoOpRing {
+ public:
+  NoOpRing();  // starts the emulator, loads and activates a program, maps the window
+  // Empty when ready; else what failed.
+  const std::string& error() const { return error_; }
+  // One no-op request, doorbell to consumed response; false (and error()) on failure.
+  bool roundTrip(std::chrono::milliseconds timeout);
+
+ private:
+  test::TempDir root_{"qaic-emu-bench"};
+  test::EmuProcess emu_{root_.path()};
+  std::optional<driver::DeviceNode> node_;
+  std::optional<driver::CompletionEvent> interrupt_;
+  std::optional<driver::DbcWindow> window_;
+  uint16_t reqId_ = 0;
+  std::string error_;
+};
+
+}  // namespace qaic::emu::bench

@@ -1,0 +1,36 @@
+// The F16C/AVX2 kernels between a float NCHW user buffer and a chunked (DWHC / DHWC) device
+// buffer, one file each: PlanarRegion.cpp (any region, the general tile), DwhcTiles.cpp and
+// DhwcRows.cpp (the fast paths). All are compiled with -mf16c -mavx2 and run only after
+// cpuHasF16cAvx2(); arguments are already validated.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/DeviceFormat.hpp"
+
+namespace qaic::kernels::format {
+
+struct PlanarJob {
+  DeviceGeometry geometry;
+  ir::DeviceLayout layout;  // DWHC or DHWC
+  float* user;              // NCHW floats (only read when toDevice)
+  std::byte* device;        // float16 or float elements (only read when !toDevice)
+  bool half;                // device elements are float16, else float
+  bool toDevice;            // user -> device, else device -> user
+};
+
+// Pixels h in [hBegin, hEnd), w in [wBegin, wEnd) of depth d and the chunk starting at channel c0.
+// Eight W positions of the chunk's channels per step; a pixel's vector store may write up to
+// seven elements past the pixel, inside its own column (DWHC) or row (DHWC), which this function
+// rewrites later as long as the region reaches the end of that column or row.
+void planarRegion(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int64_t hEnd, int64_t wBegin,
+                  int64_t wEnd);
+
+// Whole tensors. DWHC: 8 x 8 pixel tiles transposed per chunk; rows and columns outside whole
+// tiles (all of them when H < 8) via planarRegion.
+void dwhcTiles(const PlanarJob& job);
+// DHWC (and DWHC with H == 1, the same order): per row, channels interleaved with byte shuffles.
+void dhwcRows(const PlanarJob& job);
+
+}  // namespace qaic::kernels::format

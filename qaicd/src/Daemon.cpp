@@ -1,0 +1,347 @@
+#include "Daemon.hpp"
+
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "Log.hpp"
+
+namespace qaic::qaicd {
+
+using nlohmann::json;
+
+namespace {
+
+int pidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+ProtocolError refusal(int errnum, std::string message, int64_t id) {
+  return ProtocolError{errnum, std::move(message), id};
+}
+
+bool isRealRoot(const std::string& root) {
+  std::error_code ec;
+  return std::filesystem::equivalent(root, "/", ec);
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options, EventLoop loop, ListenSocket listen)
+    : options_(std::move(options)),
+      loop_(std::move(loop)),
+      listen_(std::move(listen)),
+      registry_(driver::DeviceRoot(options_.root)) {}
+
+driver::Result<std::unique_ptr<Daemon>> Daemon::start(DaemonOptions options) {
+  std::error_code ec;
+  options.root = std::filesystem::absolute(options.root, ec).lexically_normal().string();
+  if (options.root.size() > 1 && options.root.back() == '/') options.root.pop_back();
+  auto loop = EventLoop::create();
+  if (!loop) return loop.sysError();
+  auto listen = ListenSocket::open(options.socket);
+  if (!listen) return listen.sysError();
+  std::unique_ptr<Daemon> daemon(new Daemon(std::move(options), std::move(*loop), std::move(*listen)));
+  if (auto ok = daemon->setUp(); !ok) return ok.sysError();
+  return daemon;
+}
+
+driver::Result<void> Daemon::setUp() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  signals_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!signals_) return driver::lastError("signalfd");
+  if (auto t = loop_.add(signals_.get(), EPOLLIN, [this](uint64_t, uint32_t) {
+        signalfd_siginfo info{};
+        if (::read(signals_.get(), &info, sizeof info) == sizeof info)
+          logInfo(std::string("received ") + (info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT") +
+                  ": stopping; partitions stay on their devices");
+        loop_.stop();
+      });
+      !t)
+    return t.sysError();
+  if (auto t = loop_.add(listen_.fd(), EPOLLIN, [this](uint64_t, uint32_t) { onAccept(); }); !t) return t.sysError();
+  loop_.setAfterEvents([this] { return serveBacklog(); });
+
+  bool polling = true;
+  if (isRealRoot(options_.root)) {
+    auto monitor = UdevMonitor::create();
+    if (monitor) {
+      udev_ = std::move(*monitor);
+      if (auto t = loop_.add(udev_->fd(), EPOLLIN, [this](uint64_t, uint32_t) {
+            if (udev_->drain()) rescan();
+          });
+          t) {
+        polling = false;
+        logInfo("following devices through udev");
+      }
+    } else {
+      logWarn(monitor.message() + ": following devices by polling instead");
+    }
+  }
+  if (polling) {
+    timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+    if (!timer_) return driver::lastError("timerfd_create");
+    itimerspec period{};
+    period.it_interval.tv_sec = options_.pollMs / 1000;
+    period.it_interval.tv_nsec = static_cast<long>(options_.pollMs % 1000) * 1'000'000;
+    period.it_value = period.it_interval;
+    if (::timerfd_settime(timer_.get(), 0, &period, nullptr) != 0) return driver::lastError("timerfd_settime");
+    if (auto t = loop_.add(timer_.get(), EPOLLIN, [this](uint64_t, uint32_t) {
+          uint64_t expirations = 0;
+          [[maybe_unused]] ssize_t n = ::read(timer_.get(), &expirations, sizeof expirations);
+          rescan();
+        });
+        !t)
+      return t.sysError();
+  }
+  rescan();
+  logInfo("serving " + listen_.path() + " for devices under " + options_.root);
+  return {};
+}
+
+void Daemon::run() {
+  loop_.run();
+  logInfo("stopped with " + std::to_string(registry_.partitions().size()) +
+          " partitions left for the next start");
+}
+
+void Daemon::rescan() {
+  registry_.rescan();
+  ensureStaticPartitions();
+  syncHolderWatches();
+}
+
+void Daemon::ensureStaticPartitions() {
+  for (const auto& s : options_.config.staticPartitions) {
+    const std::string label = s.label();
+    bool present = false;
+    for (const auto& [id, p] : registry_.partitions())
+      if (p.isStatic() && p.label == label && p.device == s.device) present = true;
+    if (present || !registry_.hasDevice(s.device)) continue;
+    PartitionSpec spec{s.resources, s.uid, s.gid, s.mode, 0, label};
+    auto created = registry_.create(s.device, spec);
+    if (auto* e = std::get_if<ProtocolError>(&created)) {
+      // Retried on every scan (room may free up); logged once per distinct reason.
+      if (staticFailures_[s.name] != e->message) logWarn("static partition " + s.name + ": " + e->message);
+      staticFailures_[s.name] = e->message;
+    } else {
+      staticFailures_.erase(s.name);
+      logInfo("static partition " + s.name + " is partition " + std::to_string(std::get<Partition*>(created)->id));
+    }
+  }
+}
+
+void Daemon::syncHolderWatches() {
+  std::set<pid_t> needed;
+  for (const auto& [id, p] : registry_.partitions())
+    if (!p.isStatic()) needed.insert(p.holderPid);
+  for (auto it = holders_.begin(); it != holders_.end();) {
+    if (needed.count(it->first) == 0) {
+      loop_.remove(it->second.token);
+      it = holders_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::vector<pid_t> gone;
+  for (pid_t pid : needed) {
+    if (holders_.count(pid) != 0) continue;
+    driver::UniqueFd pidfd(pidfdOpen(pid));
+    if (!pidfd) {
+      gone.push_back(pid);
+      continue;
+    }
+    auto token = loop_.add(pidfd.get(), EPOLLIN, [this, pid](uint64_t, uint32_t) { onHolderExit(pid); });
+    if (!token) {
+      logWarn("watching holder " + std::to_string(pid) + ": " + token.message());
+      continue;
+    }
+    holders_.emplace(pid, HolderWatch{std::move(pidfd), *token});
+  }
+  for (pid_t pid : gone) onHolderExit(pid);
+}
+
+void Daemon::onHolderExit(pid_t pid) {
+  std::vector<uint32_t> held;
+  for (const auto& [id, p] : registry_.partitions())
+    if (!p.isStatic() && p.holderPid == pid) held.push_back(id);
+  for (uint32_t id : held) registry_.remove(id, "holder " + std::to_string(pid) + " exited");
+  if (auto it = holders_.find(pid); it != holders_.end()) {
+    loop_.remove(it->second.token);
+    holders_.erase(it);
+  }
+}
+
+void Daemon::onAccept() {
+  for (int i = 0; i < 64; ++i) {
+    driver::UniqueFd fd(::accept4(listen_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (!fd) {
+      if (errno != EAGAIN && errno != EINTR) logWarn(std::string("accept: ") + std::strerror(errno));
+      return;
+    }
+    auto peer = peerCredentials(fd.get());
+    if (!peer) {
+      logWarn("a connection without peer credentials was closed");
+      continue;
+    }
+    auto token = loop_.add(fd.get(), EPOLLIN, [this](uint64_t t, uint32_t events) { onClient(t, events); });
+    if (!token) {
+      logWarn("connection: " + token.message());
+      continue;
+    }
+    clients_.emplace(*token, ClientConnection(std::move(fd), *peer));
+    logInfo("connection " + std::to_string(*token) + " from uid " + std::to_string(peer->uid) +
+            " pid " + std::to_string(peer->pid));
+  }
+}
+
+void Daemon::onClient(uint64_t token, uint32_t events) {
+  auto it = clients_.find(token);
+  if (it == clients_.end()) return;
+  ClientConnection& client = it->second;
+  if ((events & EPOLLOUT) && !client.flush()) return closeClient(token, "write error");
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+    // Reading is off while requests are queued, so only a hang-up gets here then: nobody is
+    // left to answer.
+    if (client.hasQueuedLines()) return closeClient(token, "hung up");
+    const auto state = client.read();
+    if (!serveQueued(token)) return;
+    if (state == ClientConnection::ReadState::TooLong) {
+      (void)client.send(errorLine(ProtocolError{E2BIG, "request: line longer than " + std::to_string(kMaxLineBytes) + " bytes", {}}));
+      return closeClient(token, "request line too long");
+    }
+    if (state == ClientConnection::ReadState::Closed) return closeClient(token, "closed");
+  }
+  updateInterest(token);
+}
+
+bool Daemon::serveQueued(uint64_t token) {
+  ClientConnection& client = clients_.at(token);
+  for (int i = 0; i < kLinesPerTurn; ++i) {
+    auto line = client.nextLine();
+    if (!line) break;
+    if (!client.send(answer(token, client.peer(), *line))) {
+      closeClient(token, "not reading its answers (more than 1 MiB pending)");
+      return false;
+    }
+  }
+  if (client.hasQueuedLines()) backlog_.insert(token);
+  else backlog_.erase(token);
+  return true;
+}
+
+bool Daemon::serveBacklog() {
+  const std::vector<uint64_t> tokens(backlog_.begin(), backlog_.end());
+  for (uint64_t token : tokens)
+    if (clients_.count(token) != 0 && serveQueued(token)) updateInterest(token);
+  return !backlog_.empty();
+}
+
+void Daemon::updateInterest(uint64_t token) {
+  const ClientConnection& client = clients_.at(token);
+  const uint32_t events = (client.hasQueuedLines() ? 0u : uint32_t{EPOLLIN}) |
+                          (client.hasPendingOutput() ? uint32_t{EPOLLOUT} : 0u);
+  (void)loop_.modify(token, events);
+}
+
+void Daemon::closeClient(uint64_t token, const std::string& why) {
+  auto it = clients_.find(token);
+  if (it == clients_.end()) return;
+  loop_.remove(token);
+  const PeerInfo peer = it->second.peer();
+  clients_.erase(it);
+  backlog_.erase(token);
+  std::vector<uint32_t> held;
+  for (const auto& [id, p] : registry_.partitions())
+    if (p.connection == token) held.push_back(id);
+  for (uint32_t id : held) registry_.remove(id, "connection of pid " + std::to_string(peer.pid) + " " + why);
+  logInfo("connection " + std::to_string(token) + " (pid " + std::to_string(peer.pid) + ") " + why +
+          (held.empty() ? "" : ": released " + std::to_string(held.size()) + " partitions"));
+  if (!held.empty()) syncHolderWatches();
+}
+
+std::string Daemon::answer(uint64_t token, const PeerInfo& peer, const std::string& line) {
+  auto parsed = parseRequest(line);
+  if (auto* e = std::get_if<ProtocolError>(&parsed)) return errorLine(*e);
+  return dispatch(token, peer, std::get<Request>(parsed));
+}
+
+std::string Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request& request) {
+  const int64_t id = request.id;
+  switch (request.op) {
+    case Op::Hello: {
+      if (request.version != kProtocolVersion)
+        return errorLine(refusal(EPROTONOSUPPORT, "version: " + std::to_string(request.version) +
+                                                      " is not supported (this qaicd speaks " +
+                                                      std::to_string(kProtocolVersion) + ")", id));
+      return successLine(id, toJson(HelloInfo{kProtocolVersion, options_.root, ::getpid(), peer}));
+    }
+    case Op::Devices: {
+      json devices = json::array();
+      for (const auto& d : registry_.deviceInfos()) devices.push_back(toJson(d));
+      return successLine(id, {{"devices", devices}});
+    }
+    case Op::List: {
+      json partitions = json::array();
+      for (const auto& [pid, p] : registry_.partitions()) partitions.push_back(toJson(registry_.info(p)));
+      return successLine(id, {{"partitions", partitions}});
+    }
+    case Op::Create: {
+      if (peer.pid <= 0) return errorLine(refusal(EPERM, "create: the peer's pid is not visible to qaicd", id));
+      PartitionSpec spec{request.resources, peer.uid, peer.gid, 0600, peer.pid, request.label};
+      auto created = registry_.create(request.device, spec);
+      if (auto* e = std::get_if<ProtocolError>(&created)) {
+        e->id = id;
+        return errorLine(*e);
+      }
+      Partition* p = std::get<Partition*>(created);
+      p->connection = token;
+      syncHolderWatches();
+      return successLine(id, {{"partition", toJson(registry_.info(*p))}});
+    }
+    case Op::Release: {
+      Partition* p = registry_.find(request.partition);
+      if (p == nullptr)
+        return errorLine(refusal(ENOENT, "partition: " + std::to_string(request.partition) + " does not exist", id));
+      // The holder's connection, another process of the holder's uid (qaic-util remove), or root.
+      const bool holdersUid = !p->isStatic() && peer.uid == p->ownerUid;
+      if (p->connection != token && peer.uid != 0 && !holdersUid)
+        return errorLine(refusal(EPERM, "partition " + std::to_string(p->id) +
+                                            ": held by uid " + std::to_string(p->ownerUid) +
+                                            "; only that uid or root may release it", id));
+      if (auto e = registry_.remove(p->id, "released by pid " + std::to_string(peer.pid))) {
+        e->id = id;
+        return errorLine(*e);
+      }
+      syncHolderWatches();
+      return successLine(id);
+    }
+    case Op::Adopt: {
+      Partition* p = registry_.find(request.partition);
+      if (p == nullptr)
+        return errorLine(refusal(ENOENT, "partition: " + std::to_string(request.partition) + " does not exist", id));
+      if (p->connection != token) {
+        if (p->isStatic())
+          return errorLine(refusal(EPERM, "partition " + std::to_string(p->id) + ": static partitions have no lease", id));
+        if (p->holderPid != peer.pid)
+          return errorLine(refusal(EPERM, "partition " + std::to_string(p->id) + ": held by pid " +
+                                              std::to_string(p->holderPid), id));
+        if (p->connection != 0)
+          return errorLine(refusal(EBUSY, "partition " + std::to_string(p->id) + ": bound to another connection", id));
+        p->connection = token;
+      }
+      return successLine(id, {{"partition", toJson(registry_.info(*p))}});
+    }
+  }
+  return errorLine(refusal(EINVAL, "op: unknown", id));
+}
+
+}  // namespace qaic::qaicd

@@ -1,0 +1,80 @@
+// qaicd itself: one event-loop thread serving the socket, following the devices and keeping
+// the leases (docs/qaicd.md). Everything runs on the thread that calls run(); there are no
+// other threads. SIGTERM/SIGINT (blocked by the caller before start) end run() and leave every
+// partition on its device, so the next start re-adopts them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "ClientConnection.hpp"
+#include "Config.hpp"
+#include "DeviceRegistry.hpp"
+#include "EventLoop.hpp"
+#include "ListenSocket.hpp"
+#include "UdevMonitor.hpp"
+#include "driver/Result.hpp"
+#include "driver/UniqueFd.hpp"
+
+namespace qaic::qaicd {
+
+struct DaemonOptions {
+  std::string root = "/";
+  std::string socket = "/run/qaic/qaicd.sock";
+  Config config;
+  unsigned pollMs = 250;
+};
+
+class Daemon {
+ public:
+  // Listens, scans the root (re-adopting or removing partitions left by a previous qaicd) and
+  // creates the configured static partitions. When this returns, the socket accepts.
+  static driver::Result<std::unique_ptr<Daemon>> start(DaemonOptions options);
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  void run();
+
+ private:
+  Daemon(DaemonOptions options, EventLoop loop, ListenSocket listen);
+  driver::Result<void> setUp();
+
+  void onAccept();
+  void onClient(uint64_t token, uint32_t events);
+  void closeClient(uint64_t token, const std::string& why);
+  // Answers up to kLinesPerTurn queued requests of one client, so a client that sends many
+  // (expensive) requests at once takes turns with the others. False: the client was dropped.
+  bool serveQueued(uint64_t token);
+  bool serveBacklog();  // one turn for every client with queued requests; true if any remain
+  void updateInterest(uint64_t token);
+  // The answer line to one request line.
+  std::string answer(uint64_t token, const PeerInfo& peer, const std::string& line);
+  std::string dispatch(uint64_t token, const PeerInfo& peer, const Request& request);
+
+  void rescan();
+  void ensureStaticPartitions();
+  void syncHolderWatches();
+  void onHolderExit(pid_t pid);
+
+  DaemonOptions options_;
+  EventLoop loop_;
+  ListenSocket listen_;
+  DeviceRegistry registry_;
+  static constexpr int kLinesPerTurn = 16;
+  std::map<uint64_t, ClientConnection> clients_;  // by event-loop token
+  std::set<uint64_t> backlog_;                    // clients with queued requests
+  struct HolderWatch {
+    driver::UniqueFd pidfd;
+    uint64_t token = 0;
+  };
+  std::map<pid_t, HolderWatch> holders_;
+  driver::UniqueFd signals_, timer_;
+  std::unique_ptr<UdevMonitor> udev_;
+  std::map<std::string, std::string> staticFailures_;  // name -> last logged reason
+};
+
+}  // namespace qaic::qaicd

@@ -1,0 +1,35 @@
+// qaicd's listening Unix socket. A socket file left by a qaicd that died is replaced; one that
+// still answers means another qaicd serves it (EADDRINUSE). The file is removed on destruction
+// only while it is still the one this process bound.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "driver/Result.hpp"
+#include "driver/UniqueFd.hpp"
+
+namespace qaic::qaicd {
+
+class ListenSocket {
+ public:
+  // Creates the parent directory (0755) when missing; the socket is mode 0666: every local user
+  // may connect, and what each may do follows from the peer credentials.
+  static driver::Result<ListenSocket> open(const std::string& path);
+  ListenSocket(ListenSocket&& other) noexcept;
+  ListenSocket& operator=(ListenSocket&&) = delete;
+  ~ListenSocket();
+
+  int fd() const { return fd_.get(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  ListenSocket(driver::UniqueFd fd, std::string path, ino_t inode)
+      : fd_(std::move(fd)), path_(std::move(path)), inode_(inode) {}
+  driver::UniqueFd fd_;
+  std::string path_;
+  ino_t inode_ = 0;
+};
+
+}  // namespace qaic::qaicd

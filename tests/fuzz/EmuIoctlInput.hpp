@@ -1,0 +1,118 @@
+// The byte format of an emu_ioctl fuzz input, shared by the harness (which reads it) and the seed
+// generator (which writes it). An input is a sequence of calls: one Op byte, then that op's
+// fields in the order the harness reads them. Reading past the end yields zeros, so every
+// prefix of an input is itself a valid input and libFuzzer's mutations never "misparse".
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace qaic::fuzz {
+
+enum class Op : uint8_t {
+  Manage,           // raw qaic_manage_msg; message bytes copied to where `data` points
+  CreateBo,
+  MmapBo,
+  AttachSlice,      // raw header; slice entries copied to where `data` points
+  Execute,
+  PartialExecute,
+  WaitBo,
+  PerfStats,
+  DetachSlice,
+  DbcInfo,
+  RawCommand,       // any other command number, argument bytes from the input
+  WellFormedManage, // one transaction kind built by libqaic/driver's ManageMessageBuilder
+  WellFormedAttach, // slices of a created BO laid over the test program's IO region
+  WellFormedExecute,
+  WriteBo,          // bytes (optionally after a valid request descriptor) into a BO's memory
+  Fault,            // a write to one of the device's fault files (dma_fail, nsp_hang, reset, remove)
+  Count
+};
+
+enum class ManageKind : uint8_t {
+  Status,
+  Reserve,
+  ReleaseGroup,
+  QueryGroup,
+  Load,          // the test container, in 1 to 4 DMA_XFER pieces
+  ReleaseLoad,
+  Activate,
+  LoadAndActivate,
+  Deactivate,
+  Count
+};
+
+// Where an embedded user pointer points (the first field of every pointer spec).
+enum class PointerKind : uint8_t {
+  Arena,          // inside the harness's arena (the common case)
+  Null,
+  Unmapped,       // inside a PROT_NONE reservation: EFAULT
+  ArenaEnd,       // starts in the arena and runs into the PROT_NONE guard: a short copy
+  NonCanonical,   // an address no process can map: EFAULT
+  Count
+};
+
+// Bits of the "fix" byte most calls carry: which fields the harness replaces with values that
+// the device will accept, so that mutations reach the checks behind the first ones.
+inline constexpr uint8_t kFixHandle = 1u << 0;     // a handle CREATE_BO returned
+inline constexpr uint8_t kFixDbc = 1u << 1;        // a DBC an activation returned
+inline constexpr uint8_t kFixFields = 1u << 2;     // zero pads, a valid direction, a small count
+inline constexpr uint8_t kShortArgument = 0xe0;    // all three bits: one byte short of the size
+
+class InputReader {
+ public:
+  InputReader(const uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+  bool done() const { return pos_ >= size_; }
+  void bytes(void* out, std::size_t n) {
+    if (n == 0) return;
+    const std::size_t have = pos_ < size_ ? std::min(n, size_ - pos_) : 0;
+    if (have) std::memcpy(out, data_ + pos_, have);
+    std::memset(static_cast<uint8_t*>(out) + have, 0, n - have);
+    pos_ += have;
+  }
+  template <typename T>
+  T take() {
+    T v;
+    bytes(&v, sizeof v);
+    return v;
+  }
+  uint8_t u8() { return take<uint8_t>(); }
+  uint16_t u16() { return take<uint16_t>(); }
+  uint32_t u32() { return take<uint32_t>(); }
+  uint64_t u64() { return take<uint64_t>(); }
+
+ private:
+  const uint8_t* data_;
+  std::size_t size_;
+  std::size_t pos_ = 0;
+};
+
+class InputWriter {
+ public:
+  InputWriter& op(Op o) { return u8(static_cast<uint8_t>(o)); }
+  InputWriter& bytes(const void* p, std::size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    out_.insert(out_.end(), b, b + n);
+    return *this;
+  }
+  template <typename T>
+  InputWriter& put(const T& v) {
+    return bytes(&v, sizeof v);
+  }
+  InputWriter& u8(uint8_t v) { return put(v); }
+  InputWriter& u16(uint16_t v) { return put(v); }
+  InputWriter& u32(uint32_t v) { return put(v); }
+  InputWriter& u64(uint64_t v) { return put(v); }
+  InputWriter& pointer(PointerKind kind, uint16_t offset) {
+    return u8(static_cast<uint8_t>(kind)).u16(offset);
+  }
+  const std::vector<uint8_t>& data() const { return out_; }
+
+ private:
+  std::vector<uint8_t> out_;
+};
+
+}  // namespace qaic::fuzz

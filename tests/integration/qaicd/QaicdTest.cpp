@@ -1,0 +1,76 @@
+#include "QaicdTest.hpp"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "driver/DeviceProtocol.hpp"
+#include "driver/SysfsDevice.hpp"
+
+namespace qaic::qaicd::test {
+
+std::string QaicdTest::emulatorConfig() const {
+  return R"({"devices": [{"nsps": 8, "dbcs": 8}], "semaphore_timeout_ms": 2000, "compute_threads": 1})";
+}
+
+void QaicdTest::SetUp() {
+  ::signal(SIGPIPE, SIG_IGN);  // a killed client child must not take the test down with it
+  std::string pattern = (std::filesystem::temp_directory_path() / "qaicd-test-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  work_ = pattern;
+  // Other users (the cross-user tests) must reach the socket and the emulator's tree.
+  ASSERT_EQ(::chmod(work_.c_str(), 0711), 0);
+  emu_ = std::make_unique<emu::test::EmulatorProcess>(emulatorConfig());
+  ASSERT_EQ(::chmod(emu_->root().path().parent_path().c_str(), 0711), 0);
+  startQaicd(qaicdArgs());
+}
+
+void QaicdTest::TearDown() {
+  if (qaicd_ && HasFailure()) std::cerr << "--- qaicd log ---\n" << qaicd_->log();
+  qaicd_.reset();
+  emu_.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(work_, ec);
+}
+
+void QaicdTest::startQaicd(const std::vector<std::string>& extra) {
+  qaicd_ = std::make_unique<QaicdProcess>(rootPath(), socketPath(), work_ / "qaicd.log", extra);
+}
+
+bool QaicdTest::stopQaicd() {
+  if (!qaicd_) return true;
+  const bool clean = qaicd_->stop();
+  return clean;
+}
+
+QaicdClient QaicdTest::connect() const {
+  auto client = QaicdClient::connect(socketPath(), std::chrono::seconds(30));
+  if (!client) throw std::runtime_error("connect: " + client.message());
+  return std::move(*client);
+}
+
+uint64_t QaicdTest::attribute(unsigned index, const std::string& name) const {
+  auto v = driver::SysfsDevice(emu_->root(), index).readU64(name);
+  if (!v) throw std::runtime_error(v.message());
+  return *v;
+}
+
+std::vector<unsigned> QaicdTest::partitionNodes() const {
+  std::vector<unsigned> out;
+  for (unsigned index : emu_->root().listDevices())
+    if (index >= driver::kFirstPartitionId) out.push_back(index);
+  return out;
+}
+
+bool QaicdTest::waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace qaic::qaicd::test

@@ -1,0 +1,127 @@
+// Which threads run what on the data path. A small request is preprocessed and uploaded by the
+// thread that submits it and finished by the completion thread (docs/runtime.md, "One
+// inference"); user code (the context's error handler, notify callbacks) still never runs inside
+// submit(), whose caller may hold the locks that code takes.
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "RuntimeFixture.hpp"
+
+namespace qaic::rt::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct UserCalls {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::thread::id> errorThreads;
+  std::vector<std::thread::id> notifyThreads;
+  std::vector<QStatus> notifiedStatus;
+};
+
+class DataPathThreadsTest : public RuntimeTest {
+ protected:
+  void SetUp() override {
+    RuntimeTest::SetUp();
+    network_ = compile("relu", reluNetworkIr(16));
+    context_ = makeContext(nullptr, [](QCtxId, QStatus, const char*, void* user) {
+      auto* calls = static_cast<UserCalls*>(user);
+      std::lock_guard lock(calls->mutex);
+      calls->errorThreads.push_back(std::this_thread::get_id());
+      calls->changed.notify_all();
+    }, &calls_);
+  }
+
+  void TearDown() override {
+    context_.reset();
+    RuntimeTest::TearDown();
+  }
+
+  static void onComplete(const shInferenceHandle& handle, void* user) {
+    auto* calls = static_cast<UserCalls*>(user);
+    std::lock_guard lock(calls->mutex);
+    calls->notifyThreads.push_back(std::this_thread::get_id());
+    calls->notifiedStatus.push_back(handle->getStatus());
+    calls->changed.notify_all();
+  }
+
+  Network network_;
+  std::shared_ptr<Context> context_;
+  UserCalls calls_;
+};
+
+TEST_F(DataPathThreadsTest, SmallRequestsCompleteWithTheirOwnResultsFromEveryThread) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 4, 1);
+  constexpr int kThreads = 3;
+  constexpr int kRequests = 50;
+  std::vector<int> wrong(kThreads, 0), failed(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<float> x(16), y(16);
+      for (int i = 0; i < kRequests; ++i) {
+        for (int k = 0; k < 16; ++k) x[k] = static_cast<float>((t * 1000 + i * 16 + k) % 7) - 3.0f;
+        shInferenceHandle h;
+        if (set->getAvailable(h, 30'000'000) != QS_SUCCESS) {
+          ++failed[t];
+          continue;
+        }
+        h->setBuffers({heapBuffer(x), heapBuffer(y)});
+        const uint64_t id = (uint64_t(t) << 32) | uint64_t(i + 1);
+        set->submit(h, id);
+        shInferenceHandle done;
+        if (set->getCompletedId(done, id, 30'000'000) != QS_SUCCESS) ++failed[t];
+        if (done) set->putCompleted(done);
+        for (int k = 0; k < 16; ++k)
+          if (y[k] != std::max(x[k], 0.0f)) ++wrong[t];
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(failed[t], 0) << "thread " << t;
+    EXPECT_EQ(wrong[t], 0) << "thread " << t;
+  }
+  std::lock_guard lock(calls_.mutex);
+  EXPECT_TRUE(calls_.errorThreads.empty());
+}
+
+TEST_F(DataPathThreadsTest, FailureFoundInsideSubmitIsReportedOnAPipelineThread) {
+  InferenceSetProperties properties;
+  properties.programProperties.submitNumRetries = 0;
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1, &properties);
+  std::vector<float> x(16, 1.0f), y(16);
+  {
+    shInferenceHandle h;
+    ASSERT_EQ(set->getAvailable(h, 30'000'000), QS_SUCCESS);
+    h->setBuffers({heapBuffer(x), heapBuffer(y)});
+    set->submit(h, onComplete, &calls_);
+    std::unique_lock lock(calls_.mutex);
+    ASSERT_TRUE(calls_.changed.wait_for(lock, 30s, [&] { return calls_.notifyThreads.size() == 1; }));
+    EXPECT_EQ(calls_.notifiedStatus[0], QS_SUCCESS);
+    lock.unlock();
+    set->putCompleted(h);
+  }
+  // The window's status register now says "removed": the upload inside submit() fails.
+  writeSysfs("device/fault/remove", "1");
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 30'000'000), QS_SUCCESS);
+  h->setBuffers({heapBuffer(x), heapBuffer(y)});
+  const auto caller = std::this_thread::get_id();
+  set->submit(h, onComplete, &calls_);
+  std::unique_lock lock(calls_.mutex);
+  ASSERT_TRUE(calls_.changed.wait_for(lock, 30s, [&] {
+    return calls_.notifyThreads.size() == 2 && !calls_.errorThreads.empty();
+  }));
+  EXPECT_EQ(calls_.notifiedStatus[1], QS_DEV_REMOVED) << statusName(calls_.notifiedStatus[1]);
+  EXPECT_NE(calls_.notifyThreads[1], caller);
+  for (const auto& id : calls_.errorThreads) EXPECT_NE(id, caller);
+  lock.unlock();
+  set->putCompleted(h);
+}
+
+}  // namespace
+}  // namespace qaic::rt::test

@@ -1,0 +1,163 @@
+// The vectorized device-format kernels (whole tiles, shuffled rows, the general tile at edges)
+// against the scalar walk, bit for bit, on the sizes where they change strategy: C = 1..9 and
+// chunked channel counts, H = 1 and around the 8-row tile, W around the 8 / 16-pixel steps.
+// Output buffers carry guard bytes that must stay untouched, and start filled with a pattern
+// no conversion produces, so an element a kernel forgets to write shows up as a mismatch.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/Half.hpp"
+
+namespace qaic::kernels {
+namespace {
+
+using ir::DeviceLayout;
+using ir::DType;
+using ir::UserLayout;
+
+constexpr std::size_t kGuard = 64;
+constexpr std::byte kFill{0xFF};  // all-ones: a NaN as float and float16, never a converted input
+
+struct Case {
+  int64_t N, C, H, W;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  for (int64_t c = 1; c <= 9; ++c)
+    for (int64_t h : {1, 2, 7, 8, 9, 17})
+      for (int64_t w : {1, 3, 7, 8, 9, 15, 16, 17, 33}) v.push_back({1, c, h, w});
+  for (int64_t c : {12, 16, 20, 23})
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 17}, {8, 16}, {9, 23}, {16, 40}}) v.push_back({2, c, h, w});
+  v.push_back({3, 3, 24, 40});
+  return v;
+}
+
+// Finite values across the float16 range and beyond it (overflow to infinity), half subnormals
+// and exact ties, so rounding differences would show.
+std::vector<float> userValues(std::size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> wide(-70000.0f, 70000.0f);
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (i % 4) {
+      case 0: v[i] = wide(rng); break;
+      case 1: v[i] = wide(rng) * 1e-9f; break;
+      case 2: v[i] = 1.0f + static_cast<float>(i % 64) * (1.0f / 2048.0f); break;  // ties at 2^-11 steps
+      default: v[i] = wide(rng) / 4096.0f; break;
+    }
+  }
+  return v;
+}
+
+std::vector<std::byte> guarded(std::size_t bytes) { return std::vector<std::byte>(bytes + kGuard, kFill); }
+
+std::string describe(const Case& c, DeviceLayout layout, DType element, UserLayout user) {
+  return "N=" + std::to_string(c.N) + " C=" + std::to_string(c.C) + " H=" + std::to_string(c.H) +
+         " W=" + std::to_string(c.W) + " layout=" + std::to_string(static_cast<int>(layout)) +
+         " element=" + std::string(ir::dtypeName(element)) + " user=" + std::to_string(static_cast<int>(user));
+}
+
+class KernelsDeviceFormatPaths : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!vectorPathAvailable()) GTEST_FAIL() << "this CPU lacks F16C/AVX2: the vector path cannot be compared";
+  }
+};
+
+TEST_F(KernelsDeviceFormatPaths, PreprocessVectorMatchesScalar) {
+  uint32_t seed = 1;
+  int compared = 0;
+  for (const Case& c : cases()) {
+    const ir::Dims dims{c.N, c.C, c.H, c.W};
+    const auto count = static_cast<std::size_t>(c.N * c.C * c.H * c.W);
+    const std::vector<float> user = userValues(count, seed++);
+    const auto userBytes = std::as_bytes(std::span(user));
+    for (UserLayout ul : {UserLayout::NCHW, UserLayout::NHWC}) {
+      for (DeviceLayout layout : {DeviceLayout::DWHC, DeviceLayout::DHWC, DeviceLayout::Flat}) {
+        for (DType element : {DType::Float16, DType::Float}) {
+          const ir::DeviceFormat format{layout, element};
+          const std::size_t bytes = deviceBufferBytes(dims, format);
+          auto scalar = guarded(bytes), vector = guarded(bytes);
+          const UserBufferView view{"x", DType::Float, ul, dims};
+          userToDevice(view, userBytes, format, std::span(scalar).first(bytes), ConversionPath::Scalar);
+          userToDevice(view, userBytes, format, std::span(vector).first(bytes), ConversionPath::Vector);
+          ASSERT_EQ(vector, scalar) << describe(c, layout, element, ul);
+          for (std::size_t i = 0; i < kGuard; ++i) ASSERT_EQ(vector[bytes + i], kFill) << describe(c, layout, element, ul);
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 3000);
+}
+
+TEST_F(KernelsDeviceFormatPaths, PostprocessVectorMatchesScalar) {
+  uint32_t seed = 1000;
+  for (const Case& c : cases()) {
+    const ir::Dims dims{c.N, c.C, c.H, c.W};
+    const auto count = static_cast<std::size_t>(c.N * c.C * c.H * c.W);
+    const std::vector<float> values = userValues(count, seed++);
+    for (DeviceLayout layout : {DeviceLayout::DWHC, DeviceLayout::DHWC, DeviceLayout::Flat}) {
+      for (DType element : {DType::Float16, DType::Float}) {
+        // Any device content: element k is derived from values[k] (finite, or infinity for half).
+        const ir::DeviceFormat format{layout, element};
+        std::vector<std::byte> device(deviceBufferBytes(dims, format));
+        for (std::size_t k = 0; k < count; ++k) {
+          if (element == DType::Float16) {
+            const uint16_t h = floatToHalf(values[k]);
+            std::memcpy(device.data() + k * 2, &h, 2);
+          } else {
+            std::memcpy(device.data() + k * 4, &values[k], 4);
+          }
+        }
+        const std::vector<std::byte> deviceBefore = device;
+        for (UserLayout ul : {UserLayout::NCHW, UserLayout::NHWC}) {
+          const std::size_t bytes = count * sizeof(float);
+          auto scalar = guarded(bytes), vector = guarded(bytes);
+          const UserBufferView view{"y", DType::Float, ul, dims};
+          deviceToUser(format, device, view, std::span(scalar).first(bytes), ConversionPath::Scalar);
+          deviceToUser(format, device, view, std::span(vector).first(bytes), ConversionPath::Vector);
+          ASSERT_EQ(vector, scalar) << describe(c, layout, element, ul);
+          for (std::size_t i = 0; i < kGuard; ++i) ASSERT_EQ(vector[bytes + i], kFill) << describe(c, layout, element, ul);
+          ASSERT_EQ(device, deviceBefore) << "the device buffer was written: " << describe(c, layout, element, ul);
+        }
+      }
+    }
+  }
+}
+
+// The benchmark's shapes (whole tiles, no edges at all), one with every edge at once, and one
+// over 8 MB, where wide chunks are walked group by group (DwhcTiles.cpp).
+TEST_F(KernelsDeviceFormatPaths, LargeShapesMatchScalar) {
+  for (const Case& c : {Case{1, 3, 224, 224}, Case{1, 8, 112, 112}, Case{1, 20, 56, 56}, Case{2, 11, 61, 45},
+                        Case{1, 8, 521, 515}}) {
+    const ir::Dims dims{c.N, c.C, c.H, c.W};
+    const auto count = static_cast<std::size_t>(c.N * c.C * c.H * c.W);
+    const std::vector<float> user = userValues(count, 77);
+    for (DeviceLayout layout : {DeviceLayout::DWHC, DeviceLayout::DHWC}) {
+      for (DType element : {DType::Float16, DType::Float}) {
+        const ir::DeviceFormat format{layout, element};
+        const std::size_t bytes = deviceBufferBytes(dims, format);
+        std::vector<std::byte> scalar(bytes), vector(bytes);
+        const UserBufferView view{"big", DType::Float, UserLayout::NCHW, dims};
+        userToDevice(view, std::as_bytes(std::span(user)), format, scalar, ConversionPath::Scalar);
+        userToDevice(view, std::as_bytes(std::span(user)), format, vector, ConversionPath::Vector);
+        ASSERT_EQ(vector, scalar) << describe(c, layout, element, UserLayout::NCHW);
+        std::vector<float> back(count, -1.0f), backScalar(count, -1.0f);
+        deviceToUser(format, vector, view, std::as_writable_bytes(std::span(back)), ConversionPath::Vector);
+        deviceToUser(format, vector, view, std::as_writable_bytes(std::span(backScalar)), ConversionPath::Scalar);
+        ASSERT_EQ(0, std::memcmp(back.data(), backScalar.data(), count * sizeof(float)))
+            << describe(c, layout, element, UserLayout::NCHW);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qaic::kernels

@@ -1,0 +1,57 @@
+// qaicd's command line: defaults from the environment, values, and usage errors naming the option.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "Options.hpp"
+
+namespace qaic::qaicd {
+namespace {
+
+std::string usageErrorOf(const std::vector<std::string>& args) {
+  try {
+    parseCommandLine(args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return {};
+}
+
+TEST(OptionsTest, DefaultsComeFromTheEnvironment) {
+  ::setenv("QAIC_ROOT", "/tmp/emu-root", 1);
+  ::setenv("QAICD_SOCKET", "/tmp/q.sock", 1);
+  CommandLine line = parseCommandLine({});
+  EXPECT_EQ(line.root, "/tmp/emu-root");
+  EXPECT_EQ(line.socket, "/tmp/q.sock");
+  EXPECT_FALSE(line.daemon);
+  EXPECT_FALSE(line.pollMs.has_value());
+  ::unsetenv("QAIC_ROOT");
+  ::unsetenv("QAICD_SOCKET");
+  line = parseCommandLine({});
+  EXPECT_EQ(line.root, "/");
+  EXPECT_EQ(line.socket, "/run/qaic/qaicd.sock");
+}
+
+TEST(OptionsTest, EveryOption) {
+  const CommandLine line = parseCommandLine(
+      {"--root", "/r", "--socket", "/s.sock", "--config", "/c.json", "--daemon", "--poll-ms", "75", "-v"});
+  EXPECT_EQ(line.root, "/r");
+  EXPECT_EQ(line.socket, "/s.sock");
+  EXPECT_EQ(line.config, "/c.json");
+  EXPECT_TRUE(line.daemon);
+  EXPECT_TRUE(line.verbose);
+  ASSERT_TRUE(line.pollMs.has_value());
+  EXPECT_EQ(*line.pollMs, 75u);
+  EXPECT_TRUE(parseCommandLine({"--help"}).help);
+}
+
+TEST(OptionsTest, UsageErrorsNameTheOption) {
+  EXPECT_NE(usageErrorOf({"--root"}).find("--root needs a value"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--poll-ms", "5"}).find("--poll-ms"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--poll-ms", "1e3"}).find("--poll-ms"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--poll-ms", "99999999999"}).find("--poll-ms"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--frobnicate"}).find("unknown argument \"--frobnicate\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace qaic::qaicd

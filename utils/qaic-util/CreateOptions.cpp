@@ -1,0 +1,121 @@
+#include "CreateOptions.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "UtilOptions.hpp"
+#include "container/QpcFormatError.hpp"
+#include "container/QpcImage.hpp"
+#include "container/ResourceNeeds.hpp"
+#include "driver/DeviceProtocol.hpp"
+
+namespace qaic::util {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+// Defaults of the explicit form: one VC with every semaphore a DBC has, 256 MB of DDR.
+constexpr uint32_t kDefaultVc = 1;
+constexpr uint64_t kDefaultDdrMb = 256;
+
+uint64_t parseNumber(const std::string& option, const std::string& text, uint64_t maximum) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value > maximum)
+    throw UsageError("create: option " + option + ": '" + text + "' is not a whole number <= " +
+                     std::to_string(maximum));
+  return value;
+}
+
+qaicd::Resources needsOfContainer(const std::string& dir, uint32_t activations) {
+  const std::string path = dir + "/programqpc.bin";
+  try {
+    const auto image = container::QpcImage::open(path);
+    if (image->programs().empty()) throw UsageError("create: " + path + ": the container has no program");
+    const auto n = container::resourceNeeds(image->contents(), image->programs()[0], activations);
+    return {n.numNsp, n.numMcid, n.numSem, n.numVc, n.ddrBytes};
+  } catch (const container::QpcFormatError& e) {
+    throw UsageError(std::string("create: ") + e.what());
+  } catch (const std::overflow_error& e) {
+    throw UsageError("create: " + path + ": " + std::to_string(activations) + " activations: " + e.what());
+  }
+}
+
+}  // namespace
+
+qaicd::Resources readResourceFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("create: --resources " + path + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) throw UsageError("create: " + path + ": not valid JSON");
+  if (!doc.is_object()) throw UsageError("create: " + path + ": not a JSON object");
+  for (const auto& [key, value] : doc.items()) {
+    (void)value;
+    if (!qaicd::isResourceField(key) && key != "l2Region")
+      throw UsageError("create: " + path + ": " + key +
+                       ": unknown field (numNsp, numMcid, numSem, numVc, ddrSize, l2Region)");
+  }
+  auto parsed = qaicd::parseResources(doc, path + ": ");
+  if (auto* e = std::get_if<qaicd::ProtocolError>(&parsed)) throw UsageError("create: " + e->message);
+  return std::get<qaicd::Resources>(parsed);
+}
+
+CreateOptions parseCreateOptions(std::span<const std::string> args) {
+  CreateOptions options;
+  std::optional<std::string> resourceFile, qpcDir;
+  std::optional<uint64_t> activations, nsp, mcid, sem, vc, ddrMb;
+  constexpr uint64_t u32 = std::numeric_limits<uint32_t>::max();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      options.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      if (options.command.empty()) throw UsageError("create: '--' needs a command after it");
+      break;
+    }
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw UsageError("create: option " + arg + " needs a value");
+      return args[++i];
+    };
+    if (arg == "-d") options.device = static_cast<unsigned>(parseNumber(arg, value(), u32));
+    else if (arg == "--resources") resourceFile = value();
+    else if (arg == "--qpc") qpcDir = value();
+    else if (arg == "--activations") activations = parseNumber(arg, value(), u32);
+    else if (arg == "--nsp") nsp = parseNumber(arg, value(), u32);
+    else if (arg == "--mcid") mcid = parseNumber(arg, value(), u32);
+    else if (arg == "--sem") sem = parseNumber(arg, value(), u32);
+    else if (arg == "--vc") vc = parseNumber(arg, value(), u32);
+    else if (arg == "--ddr-mb") ddrMb = parseNumber(arg, value(), std::numeric_limits<uint64_t>::max() / kMiB);
+    else if (arg == "--label") options.label = value();
+    else throw UsageError("create: unknown option '" + arg + "' (see --help)");
+  }
+  const bool counts = nsp || mcid || sem || vc || ddrMb;
+  if ((resourceFile ? 1 : 0) + (qpcDir ? 1 : 0) + (counts ? 1 : 0) != 1)
+    throw UsageError("create: give exactly one of --resources FILE, --qpc DIR or --nsp N");
+  if (activations && !qpcDir) throw UsageError("create: --activations goes with --qpc");
+  if (!qaicd::isValidLabel(options.label))
+    throw UsageError("create: --label: printable ASCII, at most " + std::to_string(qaicd::kMaxLabelBytes) + " bytes");
+
+  if (resourceFile) {
+    options.resources = readResourceFile(*resourceFile);
+  } else if (qpcDir) {
+    if (activations && *activations == 0) throw UsageError("create: --activations must be at least 1");
+    options.resources = needsOfContainer(*qpcDir, static_cast<uint32_t>(activations.value_or(1)));
+  } else {
+    if (!nsp || *nsp == 0) throw UsageError("create: --nsp N (at least 1) is required with explicit counts");
+    if (vc && *vc == 0) throw UsageError("create: --vc must be at least 1");
+    auto& r = options.resources;
+    r.numNsp = static_cast<uint32_t>(*nsp);
+    r.numVc = static_cast<uint32_t>(vc.value_or(kDefaultVc));
+    r.numMcid = static_cast<uint32_t>(mcid.value_or(0));
+    const uint64_t defaultSem = uint64_t{driver::kSemaphoresPerDbc} * r.numVc;
+    if (!sem && defaultSem > u32) throw UsageError("create: --vc " + std::to_string(r.numVc) + ": too many VCs");
+    r.numSem = static_cast<uint32_t>(sem.value_or(defaultSem));
+    r.ddrSize = ddrMb.value_or(kDefaultDdrMb) * kMiB;
+  }
+  return options;
+}
+
+}  // namespace qaic::util
