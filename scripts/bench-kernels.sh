@@ -32,7 +32,9 @@ for r in runs:
     if name == "BM_Memcpy":
         memcpy[args] = r["bytes_per_second"]
     else:
-        rows.append((name, args, r["bytes_per_second"]))
+        order = (r.get("family_index", 0), r.get("per_family_instance_index", 0))
+        rows.append((order, name, args, r["bytes_per_second"]))
+rows = [row[1:] for row in sorted(rows, key=lambda row: row[0])]  # registration order, not run order
 print(f"{'conversion':<72} {'N/C/H/W':<16} {'GB/s':>7} {'memcpy':>7} {'ratio':>6}")
 for name, args, bps in rows:
     base = memcpy.get(args)
