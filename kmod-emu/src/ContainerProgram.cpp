@@ -58,13 +58,11 @@ class ContainerProgram final : public DeviceProgram {
           return c ? &c->tensor : nullptr;
         },
         options);
-    needs_.numCores = program_.numCores;
-    needs_.numSemaphores = program_.numSemaphores;
-    needs_.numMcids = program_.numMulticastIds;
+    needs_.charge = container::resourceNeeds(image_->contents(), program_, 1);
     needs_.ioRegionSize = program_.ioRegionSize;
+    needs_.constantsBytes = container::constantsBytes(image_->contents());
     needs_.doorbellAddress = program_.doorbellAddress;
     needs_.doneSemaphore = program_.doneSemaphore;
-    for (const auto& c : image_->constants()) needs_.constantsBytes += c.tensor.data.size();
     const uint64_t descEnd =
         std::max(program_.requestDescriptorOffset, program_.responseDescriptorOffset) +
         driver::kDescriptorBytes;

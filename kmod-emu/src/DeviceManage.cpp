@@ -375,7 +375,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   const ProgramNeeds needs = act->program->needs();
   if (needs.doneSemaphore >= driver::kSemaphoresPerDbc) return EINVAL;
   // Refuse before allocating: an IO region beyond the device's DDR can never fit.
-  if (needs.ioRegionSize + needs.constantsBytes > total_.ddr) return ENOMEM;
+  if (needs.charge.ddrBytes > total_.ddr) return ENOMEM;
   act->nelem = nelem;
   act->loadId = loadId;
   act->owner = &f;
@@ -392,8 +392,8 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
     act->eventfd = fd;
     if (!isEventfd(fd)) return EINVAL;  // the Activation closes fd
   }
-  const ResourceCounts need{needs.numCores, needs.numMcids, needs.numSemaphores, 1,
-                            needs.ioRegionSize + needs.constantsBytes};
+  const ResourceCounts need{needs.charge.numNsp, needs.charge.numMcid, needs.charge.numSem,
+                            needs.charge.numVc, needs.charge.ddrBytes};
 
   std::lock_guard lock(mutex_);
   if (removed_.load() || stopped_) return ENODEV;
@@ -439,7 +439,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   startChannel(*act, *this);
   dbcId = id;
   logInfo("accel" + std::to_string(index_) + ": load " + std::to_string(loadId) +
-          " activated on dbc " + std::to_string(id) + " (" + std::to_string(needs.numCores) +
+          " activated on dbc " + std::to_string(id) + " (" + std::to_string(needs.charge.numNsp) +
           " NSPs)");
   return 0;
 }

@@ -3,6 +3,7 @@
 // region; ContainerProgram.cpp builds one from programqpc.bin.
 #pragma once
 
+#include "container/ResourceNeeds.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -15,9 +16,9 @@
 namespace qaic::emu {
 
 struct ProgramNeeds {
-  uint32_t numCores = 1;
-  uint32_t numSemaphores = 0;
-  uint32_t numMcids = 0;
+  // What one activation is charged: container::resourceNeeds, the same rule libqaic sizes
+  // partitions with.
+  container::ResourceNeeds charge;
   uint64_t ioRegionSize = 0;      // device memory of the activation
   uint64_t constantsBytes = 0;    // DDR the constants occupy
   uint64_t doorbellAddress = 0;   // device address whose write starts the program

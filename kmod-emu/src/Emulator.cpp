@@ -114,6 +114,14 @@ std::optional<ResolvedNodePolicy> Emulator::nodeOwner(const TreeNode& node) cons
 
 Emulator::~Emulator() { stop(); }
 
+void Emulator::noteInitialized() {
+  {
+    std::lock_guard lock(initMutex_);
+    initDone_ = true;
+  }
+  initialized_.notify_all();
+}
+
 void Emulator::start(const std::string& root) {
   if (session_ != nullptr) throw StartError("already started");
   std::error_code ec;
@@ -147,6 +155,18 @@ void Emulator::start(const std::string& root) {
   serving_.store(true);
   liveWorkers_.store(kFuseWorkers);
   for (unsigned i = 0; i < kFuseWorkers; ++i) workers_.emplace_back([this] { serveRequests(); });
+  // Ready once the kernel's INIT went through our workers. The emulator never looks at its own
+  // tree through the mount: a thread of ours waiting on our own FUSE request could not be
+  // killed, and a SIGKILL then would leave a process that never exits.
+  {
+    std::unique_lock lock(initMutex_);
+    if (!initialized_.wait_for(lock, kInitTimeout, [this] { return initDone_; })) {
+      lock.unlock();
+      stop();
+      throw StartError(root_ + ": the kernel's FUSE INIT did not arrive within " +
+                       std::to_string(kInitTimeout.count()) + " ms");
+    }
+  }
   logInfo("serving " + std::to_string(deviceCount()) + " device(s) at " + root_ +
           " (shm " + shm_->path() + ")");
 }

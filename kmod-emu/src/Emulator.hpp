@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +54,8 @@ class Emulator final : public PartitionNodes {
   // Throws StartError naming what failed.
   void start(const std::string& root);
   void stop();
+  // Called by the FUSE worker that handles the kernel's INIT.
+  void noteInitialized();
   // False once the file system stopped being served (stop(), or unmounted from outside).
   bool serving() const { return serving_.load(); }
 
@@ -95,11 +99,15 @@ class Emulator final : public PartitionNodes {
   std::unique_ptr<FileTree> tree_;
   std::string root_;
   fuse_session* session_ = nullptr;
+  static constexpr std::chrono::milliseconds kInitTimeout{20000};
   static constexpr unsigned kFuseWorkers = 32;  // blocking ioctls (WAIT_BO) hold one each
   void serveRequests();
   std::vector<std::thread> workers_;
   std::atomic<unsigned> liveWorkers_{0};
   std::atomic<bool> serving_{false};
+  std::mutex initMutex_;
+  std::condition_variable initialized_;
+  bool initDone_ = false;
   std::mutex handlesMutex_;
   std::map<uint64_t, std::shared_ptr<OpenHandle>> handles_;
   uint64_t nextHandle_ = 1;

@@ -179,8 +179,12 @@ void opIoctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info
   fuse_reply_ioctl(req, 0, outSize ? out.data() : nullptr, outSize);
 }
 
+// The kernel's INIT is the first request of a mount: once a worker has taken it, the tree serves.
+void opInit(void* userdata, fuse_conn_info*) { static_cast<Emulator*>(userdata)->noteInitialized(); }
+
 fuse_lowlevel_ops makeOps() {
   fuse_lowlevel_ops ops{};
+  ops.init = opInit;
   ops.lookup = opLookup;
   ops.getattr = opGetattr;
   ops.setattr = opSetattr;

@@ -43,8 +43,8 @@ void EmuIoctlHarness::run(const uint8_t* data, std::size_t size) {
   Session s;
   emu::DeviceConfig config;
   config.dbcs = 4;  // each activation runs a channel thread
-  // DMA_XFER sizes its copy buffer from the transaction before reading the caller's memory (open
-  // finding, docs/reliability.md): a small DDR bounds that at 64 MiB instead of 2 GiB per call.
+  // A DMA_XFER copies as much as the caller's memory yields, up to the device's DDR: mutated
+  // addresses can land in ASan's terabytes of readable shadow, so a small DDR bounds each copy.
   config.ddrMb = 64;
   emu::DeviceContext ctx;
   ctx.shm = shm_.get();
@@ -144,6 +144,13 @@ void EmuIoctlHarness::fillArena(InputReader& in, uint64_t address, std::size_t n
 }
 
 int EmuIoctlHarness::sendManage(Session& s, uint64_t address, uint32_t len, uint32_t count) {
+  // An activation builds its program on the NSP worker, which may be held by a hung run: by
+  // design that ACTIVATE then waits up to a minute (DeviceManage.cpp, kProgramBuildTimeout),
+  // longer than libFuzzer's timeout. The hang is lifted before every control message.
+  if (s.nspHang) {
+    s.device->writeAttribute("device/fault/nsp_hang", "0");
+    s.nspHang = false;
+  }
   qaic_manage_msg m{len, count, address};
   qaic_manage_msg out{};
   const int rc = ioctl(s, DRM_IOCTL_QAIC_MANAGE, &m, sizeof m, &out, false);

@@ -1,9 +1,10 @@
 // The emu_ioctl harness: one emulated Device driven in-process (no FUSE) by a sequence of ioctl
 // calls decoded from a fuzz input (EmuIoctlInput.hpp). The device reads and writes "the
-// caller's memory" with process_vm_readv/writev on this very process, so every user pointer the
-// harness passes points into its own arena (whose bytes come from the input), into a PROT_NONE
-// reservation, or at an address no process can map: a device write can never land on the
-// harness's own data.
+// caller's memory" with process_vm_readv/writev on this very process, so every user pointer in
+// a fixed argument points into the harness's own arena (whose bytes come from the input), into a
+// PROT_NONE reservation, or at an address no process can map: a device write can never land on
+// the harness's own data. (DMA addresses inside manage messages stay as the input has them: the
+// device only reads there.)
 #pragma once
 
 #include <sys/types.h>

@@ -9,6 +9,8 @@
 #include "kernels/format/Avx2Common.hpp"
 #include "kernels/format/PlanarKernels.hpp"
 
+#include <algorithm>
+
 namespace qaic::kernels::format {
 namespace {
 
@@ -64,6 +66,25 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hTiles, int
   // one group (eight rows) crosses the whole band at a time.
   const bool tensorFromDram = g.depth * C * H * W * static_cast<int64_t>(sizeof(float)) > (int64_t{8} << 20);
   const bool groupMajor = kK > 4 && (tensorFromDram || !kToDevice);
+  // Narrow chunks read from DRAM into user rows: a band of eight rows reads only 32 * kK bytes
+  // of each column before moving to the next column, W short streams far apart that the memory
+  // system serves poorly. A tile column instead crosses many bands (up to 1024 user rows, whose
+  // partly written lines stay in the L2 cache until the next tile column completes them), so
+  // each column is read in runs of up to 4 KB. Measured: 128/3/224/224 from 0.47 to 0.57 of
+  // memcpy; cached images are faster band by band.
+  if (!kToDevice && kK <= 4 && tensorFromDram) {
+    const int64_t blockRows = std::min<int64_t>(hTiles * 8, 1024 / kK / 8 * 8);
+    for (int64_t hb = 0; hb < hTiles * 8; hb += blockRows) {
+      const int64_t hbEnd = std::min(hTiles * 8, hb + blockRows);
+      for (int64_t w0 = 0; w0 < wTiled; w0 += 8) {
+        for (int64_t h0 = hb; h0 < hbEnd; h0 += 8) {
+          #pragma GCC unroll 8
+          for (int k = 0; k < kK; ++k) group(plane + h0 * W + w0, device + h0 * kK + w0 * column, k);
+        }
+      }
+    }
+    return;
+  }
   for (int64_t h0 = 0; h0 < hTiles * 8; h0 += 8) {
     float* user = plane + h0 * W;
     auto* dev = device + h0 * kK;

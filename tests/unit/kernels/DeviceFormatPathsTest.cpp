@@ -132,11 +132,14 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessVectorMatchesScalar) {
   }
 }
 
-// The benchmark's shapes (whole tiles, no edges at all), one with every edge at once, and one
-// over 8 MB, where wide chunks are walked group by group (DwhcTiles.cpp).
+// The benchmark's shapes (whole tiles, no edges at all), one with every edge at once, and two
+// over 8 MB, where wide chunks are walked group by group and narrow chunks read into user rows
+// tile column by tile column across many bands (DwhcTiles.cpp; C = 11 is a chunk of 8 and one
+// of 3, H = 2061 takes several blocks of bands and leaves five rows and seven columns to the
+// general tile).
 TEST_F(KernelsDeviceFormatPaths, LargeShapesMatchScalar) {
   for (const Case& c : {Case{1, 3, 224, 224}, Case{1, 8, 112, 112}, Case{1, 20, 56, 56}, Case{2, 11, 61, 45},
-                        Case{1, 8, 521, 515}}) {
+                        Case{1, 8, 521, 515}, Case{1, 11, 2061, 103}}) {
     const ir::Dims dims{c.N, c.C, c.H, c.W};
     const auto count = static_cast<std::size_t>(c.N * c.C * c.H * c.W);
     const std::vector<float> user = userValues(count, 77);
