@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make demo: the whole stack end to end on an emulated device.
-#   1. start qaic-emu on a temporary root (and qaicd when it is built)
+#   1. start qaic-emu on a temporary root, and qaicd on it
 #   2. compile examples/smallcnn with qaic-exec
 #   3. make four IO sets of inputs and their expected outputs (host executor, lightnet)
-#   4. run them through qaic-runner with a batch JSON and -c
-#   5. print qaic-util -q, then shut everything down, also when a step fails
+#   4. run them through qaic-runner with a batch JSON and -c, on the whole device
+#   5. again inside a partition qaicd sized for the container (qaic-util create -- ...)
+#   6. print qaic-util -q, then shut everything down, also when a step fails
 # Usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -21,7 +22,10 @@ step() { printf '\n==> %s\n' "$*"; }
 cleanup() {
   local rc=$?
   set +e
-  if [[ -n $qaicd_pid ]]; then kill -TERM "$qaicd_pid" 2>/dev/null; wait "$qaicd_pid" 2>/dev/null; fi
+  if [[ -n $qaicd_pid ]] && kill -0 "$qaicd_pid" 2>/dev/null; then
+    kill -TERM "$qaicd_pid"
+    for _ in $(seq 50); do kill -0 "$qaicd_pid" 2>/dev/null || break; sleep 0.1; done
+  fi
   if [[ -n $emu_pid ]] && kill -0 "$emu_pid" 2>/dev/null; then
     kill -TERM "$emu_pid"
     for _ in $(seq 50); do kill -0 "$emu_pid" 2>/dev/null || break; sleep 0.1; done
@@ -42,7 +46,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for tool in qaic-emu qaic-exec qaic-runner qaic-util lightnet; do
+for tool in qaic-emu qaicd qaic-exec qaic-runner qaic-util lightnet; do
   [[ -x $bin/$tool ]] || { echo "demo: $bin/$tool is missing; run make first" >&2; exit 1; }
 done
 
@@ -53,11 +57,10 @@ export QAIC_ROOT=$root
 emu_pid=$(cat "$root/sys/class/accel/accel0/device/emu_pid")
 echo "qaic-emu running as pid $emu_pid; devices: $(ls "$root/dev/accel" | tr '\n' ' ')"
 
-if [[ -x $bin/qaicd ]]; then
-  step "Starting qaicd"
-  "$bin/qaicd" --root "$root" --socket "$work/qaicd.sock" &
-  qaicd_pid=$!
-fi
+step "Starting qaicd: qaicd --root $root --socket $work/qaicd.sock --daemon"
+qaicd_pid=$("$bin/qaicd" --root "$root" --socket "$work/qaicd.sock" --daemon)
+export QAICD_SOCKET=$work/qaicd.sock
+echo "qaicd running as pid $qaicd_pid"
 
 step "Compiling examples/smallcnn/smallcnn.json"
 "$bin/qaic-exec" -m="$here/examples/smallcnn/smallcnn.json" -aic-binary-dir="$work/smallcnn"
@@ -91,5 +94,11 @@ cat "$work/io/batch.json"
 step "qaic-runner -t $work/smallcnn --aic-batch-json-input batch.json -n 400 -c"
 "$bin/qaic-runner" -t "$work/smallcnn" --aic-batch-json-input "$work/io/batch.json" -n 400 -c
 
-step "qaic-util -q"
+step "The same inside a partition: qaic-util create --qpc smallcnn -- qaic-runner -d \$QAIC_PARTITION"
+# qaicd sizes the partition from the container; it lives as long as the command.
+"$bin/qaic-util" create --qpc "$work/smallcnn" --label demo -- \
+  bash -c '"$1" -q -d "$QAIC_PARTITION" && "$2" -t "$3" --aic-batch-json-input "$4" -n 100 -c -d "$QAIC_PARTITION"' \
+  demo "$bin/qaic-util" "$bin/qaic-runner" "$work/smallcnn" "$work/io/batch.json"
+
+step "qaic-util -q (the partition went with its command)"
 "$bin/qaic-util" -q
