@@ -20,21 +20,23 @@ section "Device-format conversion vs memcpy"
 section "Models on the host executor vs PyTorch ($threads threads)"
 "$here/scripts/bench-models.sh" "$build" "$threads"
 
-# emu_bench: its console table, then the ratio lines from its JSON; exit 1 on a benchmark error.
-run_emu_bench() {  # run_emu_bench PROGRAM JSON_OUT
-  local program=$1 json=$2
+# One Google Benchmark program: its console table (and JSON when JSON_OUT is given); exit 1 on a
+# benchmark error.
+run_bench() {  # run_bench PROGRAM [JSON_OUT]
+  local program=$1 json=${2:-}
   section "${program##*/}"
   [[ -x $build/$program ]] || { echo "bench: $build/$program was not built" >&2; exit 1; }
+  local log
   log=$(mktemp)
   "$build/$program" --benchmark_min_time="${BENCH_MIN_TIME:-0.5}" \
-    --benchmark_out="$json" --benchmark_out_format=json | tee "$log"
+    ${json:+--benchmark_out="$json" --benchmark_out_format=json} | tee "$log"
   if grep -q "ERROR OCCURRED" "$log"; then rm -f "$log"; echo "bench: $program reported an error" >&2; exit 1; fi
   rm -f "$log"
 }
 
 emu_json=$(mktemp)
 trap 'rm -f "$emu_json"' EXIT
-run_emu_bench bin/emu_bench "$emu_json"
+run_bench bin/emu_bench "$emu_json"
 # The ring's ratio comes from the interleaved run (both round trips under the same load).
 /usr/bin/python3 - "$emu_json" <<'PY'
 import json, sys
@@ -59,7 +61,7 @@ rm -f "$emu_json"
 # qaic_runtime_bench: the three goals of the runtime, each against its same-run baseline.
 runtime_json=$(mktemp)
 trap 'rm -f "$runtime_json"' EXIT
-run_emu_bench bin/qaic_runtime_bench "$runtime_json"
+run_bench bin/qaic_runtime_bench "$runtime_json"
 /usr/bin/python3 - "$runtime_json" <<'PY'
 import json, sys
 runs = {r["name"]: r for r in json.load(open(sys.argv[1]))["benchmarks"]}
@@ -91,9 +93,4 @@ rm -f "$runtime_json"
 
 # qaicd: create+release through the daemon vs the same MANAGE ioctls sent directly, and 100
 # clients asking at once vs one; the program prints its ratio lines after the table.
-section "qaicd_bench"
-[[ -x $build/bin/qaicd_bench ]] || { echo "bench: $build/bin/qaicd_bench was not built" >&2; exit 1; }
-qaicd_log=$(mktemp)
-"$build/bin/qaicd_bench" --benchmark_min_time="${BENCH_MIN_TIME:-0.5}" | tee "$qaicd_log"
-if grep -q "ERROR OCCURRED" "$qaicd_log"; then rm -f "$qaicd_log"; echo "bench: qaicd_bench reported an error" >&2; exit 1; fi
-rm -f "$qaicd_log"
+run_bench bin/qaicd_bench
