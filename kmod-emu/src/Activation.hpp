@@ -47,7 +47,10 @@ struct DeviceMemoryAllocator {
   void deallocate(T* p, std::size_t n) { ::munmap(p, n * sizeof(T)); }
   template <typename U>
   bool operator==(const DeviceMemoryAllocator<U>&) const { return true; }
-};  // DbcChannel.cpp: the ring consumer state shared by the channel thread and the NSP
+};
+using DeviceRegion = std::vector<std::byte, DeviceMemoryAllocator<std::byte>>;
+
+// DbcChannel.cpp: the ring consumer state shared by the channel thread and the NSP
 
 struct Activation : std::enable_shared_from_this<Activation> {
   ~Activation();
@@ -58,7 +61,7 @@ struct Activation : std::enable_shared_from_this<Activation> {
   uint32_t loadId = 0;
   OpenFile* owner = nullptr;  // outlives the activation (release tears it down first)
   std::unique_ptr<MemoryFile> window;
-  std::vector<std::byte, DeviceMemoryAllocator<std::byte>> ioRegion;
+  DeviceRegion ioRegion;
   LoadBytes load;  // keeps the container (and its constants) alive while the program runs
   std::shared_ptr<DeviceProgram> program;
   int eventfd = -1;

@@ -48,16 +48,7 @@ class ContainerProgram final : public DeviceProgram {
     for (const QpcBuffer* b : outputs_) outputIdentity_.push_back(inPlace(b));
     inScratch_.resize(inputs_.size());
     outScratch_.resize(outputs_.size());
-    const QpcImage* view = image_.get();
-    kernels::BuildOptions options;
-    options.threads = static_cast<int>(threads);
-    host_ = kernels::HostProgram::build(
-        graph_,
-        [view](std::string_view name) -> const ir::WeightTensor* {
-          const auto* c = view->findConstant(name);
-          return c ? &c->tensor : nullptr;
-        },
-        options);
+    threads_ = static_cast<int>(threads);
     needs_.charge = container::resourceNeeds(image_->contents(), program_, 1);
     needs_.ioRegionSize = program_.ioRegionSize;
     needs_.constantsBytes = container::constantsBytes(image_->contents());
@@ -74,11 +65,40 @@ class ContainerProgram final : public DeviceProgram {
 
   const ProgramNeeds& needs() const override { return needs_; }
 
+  // Identity-format buffers are the program's own input and output tensors, so a run reads and
+  // writes device memory with no copy in between (the kernels are created with their addresses).
+  void attach(std::span<std::byte> region) override {
+    if (region.size() < program_.ioRegionSize) throw std::runtime_error("IO region smaller than the program's");
+    kernels::BuildOptions options;
+    options.threads = threads_;
+    auto bind = [&](const std::vector<const QpcBuffer*>& buffers, const std::vector<bool>& identity) {
+      std::vector<kernels::IoMemory> memory(buffers.size());
+      for (std::size_t i = 0; i < buffers.size(); ++i) {
+        if (identity[i]) memory[i] = {region.data() + buffers[i]->deviceOffset, buffers[i]->deviceSize};
+      }
+      return memory;
+    };
+    options.inputMemory = bind(inputs_, inputIdentity_);
+    options.outputMemory = bind(outputs_, outputIdentity_);
+    const QpcImage* view = image_.get();
+    host_.reset();
+    attached_ = nullptr;
+    host_ = kernels::HostProgram::build(
+        graph_,
+        [view](std::string_view name) -> const ir::WeightTensor* {
+          const auto* c = view->findConstant(name);
+          return c ? &c->tensor : nullptr;
+        },
+        options);
+    attached_ = region.data();
+  }
+
   uint16_t run(std::span<std::byte> region) override {
     uint16_t status = 0;
     std::map<uint32_t, ir::Dims> outDims;
     std::map<uint32_t, ir::Dims> inDims;
     try {
+      if (!host_ || attached_ != region.data()) attach(region);
       inDims = readRequest(region);
       outDims = compute(region, inDims);
     } catch (const BadRequest&) {
@@ -226,7 +246,9 @@ class ContainerProgram final : public DeviceProgram {
   // Conversion buffers of the other formats, kept between runs (one run at a time) so a large
   // network does not allocate and fault in fresh pages on every inference.
   std::vector<std::vector<std::byte>> inScratch_, outScratch_;
-  std::unique_ptr<kernels::HostProgram> host_;
+  int threads_ = 1;
+  std::unique_ptr<kernels::HostProgram> host_;  // built by attach()
+  const std::byte* attached_ = nullptr;         // the IO region host_'s bound tensors live in
   ProgramNeeds needs_;
 };
 

@@ -351,40 +351,62 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   const unsigned worker = ctx_.pool->pick();
   const uint32_t programIndex = driver::activateProgramIndex(t.options);
   ProgramLoader loader = ctx_.loader;
+  const uint64_t deviceDdr = total_.ddr;
+  // The IO region is allocated before the program is prepared, since the program's kernels are
+  // created with the addresses of the buffers they read and write in place.
+  struct Built {
+    std::shared_ptr<DeviceProgram> program;
+    DeviceRegion region;
+    std::string error;
+    int errnoValue = 0;
+  };
   auto built = ctx_.pool->call(
       worker,
-      [loader, bytes, programIndex] {
-        std::string why;
-        std::shared_ptr<DeviceProgram> p(loader(bytes, programIndex, why));
-        return std::make_pair(std::move(p), std::move(why));
+      [loader, bytes, programIndex, deviceDdr] {
+        Built b;
+        b.program = loader(bytes, programIndex, b.error);
+        if (!b.program) {
+          b.errnoValue = EINVAL;
+          return b;
+        }
+        // Refuse before allocating: an IO region beyond the device's DDR can never fit.
+        const ProgramNeeds& needs = b.program->needs();
+        if (needs.charge.ddrBytes > deviceDdr) {
+          b.errnoValue = ENOMEM;
+        } else {
+          try {
+            b.region.resize(needs.ioRegionSize);
+            b.program->attach(b.region);
+          } catch (const std::bad_alloc&) {
+            b.errnoValue = ENOMEM;
+          } catch (const std::exception& e) {
+            b.error = e.what();
+            b.errnoValue = EINVAL;
+          }
+        }
+        if (b.errnoValue != 0) b.program.reset();  // destroyed here, on its worker
+        return b;
       },
       kProgramBuildTimeout);
   if (!built) return ETIMEDOUT;
-  std::shared_ptr<DeviceProgram> program = std::move(built->first);
-  const std::string error = std::move(built->second);
-  if (!program) {
-    logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) +
-             ": " + error);
-    return EINVAL;
+  if (built->errnoValue != 0) {
+    if (!built->error.empty())
+      logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " +
+               built->error);
+    return built->errnoValue;
   }
   // From here on the activation owns the program and destroys it on its worker.
   auto act = std::make_shared<Activation>();
   act->pool = ctx_.pool;
   act->worker = worker;
-  act->program = std::move(program);
+  act->program = std::move(built->program);
+  act->ioRegion = std::move(built->region);  // moves the buffer: the attached addresses hold
   const ProgramNeeds needs = act->program->needs();
   if (needs.doneSemaphore >= driver::kSemaphoresPerDbc) return EINVAL;
-  // Refuse before allocating: an IO region beyond the device's DDR can never fit.
-  if (needs.charge.ddrBytes > total_.ddr) return ENOMEM;
   act->nelem = nelem;
   act->loadId = loadId;
   act->owner = &f;
   act->load = bytes;
-  try {
-    act->ioRegion.resize(needs.ioRegionSize);
-  } catch (const std::bad_alloc&) {
-    return ENOMEM;
-  }
   if (t.eventfd != 0) {
     const pid_t tgid = threadGroupOf(pid);
     int fd = tgid > 0 ? takeRemoteFd(tgid, static_cast<int>(t.eventfd)) : -ESRCH;

@@ -29,6 +29,10 @@ class DeviceProgram {
  public:
   virtual ~DeviceProgram() = default;
   virtual const ProgramNeeds& needs() const = 0;
+  // The activation's IO region (needs().ioRegionSize bytes, fixed for the activation's life),
+  // given once before the first run, on the worker that will run the program. Throws
+  // std::exception naming the problem when the program cannot be prepared to run there.
+  virtual void attach(std::span<std::byte> /*ioRegion*/) {}
   // One run over the IO region: reads the request descriptor and inputs, writes the outputs and
   // the response descriptor. Returns the completion code (0 = success); never throws.
   virtual uint16_t run(std::span<std::byte> ioRegion) = 0;

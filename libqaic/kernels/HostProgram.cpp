@@ -5,12 +5,18 @@
 #include <omp.h>
 
 #include <cstring>
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "kernels/ops/Kernel.hpp"
 
 namespace qaic::kernels {
 namespace {
+
+// What the kernels may assume of any tensor's address (operator new's guarantee).
+constexpr std::uintptr_t kBoundAlignment = 16;
 
 // The inferred graph a plan was built from owns the ops its kernels refer to, so it lives here.
 struct Plan {
@@ -74,7 +80,8 @@ class Program final : public HostProgram {
                              std::to_string(inputs[k].bytes) + " bytes, " + describeDims(t.dims) + " needs " +
                              std::to_string(t.bytes()));
       }
-      if (t.bytes()) std::memcpy(t.storage.data(), inputs[k].data, t.bytes());
+      // Bound memory (BuildOptions::inputMemory) is the tensor itself: nothing to copy.
+      if (t.bytes() && t.data() != inputs[k].data) std::memcpy(t.data(), inputs[k].data, t.bytes());
     }
     for (auto& kernel : plan.kernels) kernel->run();
     for (std::size_t k = 0; k < outputs.size(); ++k) {
@@ -86,7 +93,7 @@ class Program final : public HostProgram {
                              std::to_string(outputs[k].bytes) + " bytes, " + describeDims(t.dims) + " needs " +
                              std::to_string(t.bytes()));
       }
-      if (t.bytes()) std::memcpy(outputs[k].data, t.storage.data(), t.bytes());
+      if (t.bytes() && t.data() != outputs[k].data) std::memcpy(outputs[k].data, t.data(), t.bytes());
     }
   }
 
@@ -126,16 +133,58 @@ class Program final : public HostProgram {
     return *plans_.emplace(key, buildPlan(std::move(specialized))).first->second;
   }
 
+  // Kernels capture their tensors' addresses when they are created, so which tensors live in
+  // the caller's memory is settled here, before any kernel exists.
   std::unique_ptr<Plan> buildPlan(ir::Graph graph) {
+    std::set<std::string, std::less<>> keepOwn;
+    for (;;) {
+      std::optional<ir::Graph> retry;
+      if (!keepOwn.empty() || !options_.inputMemory.empty() || !options_.outputMemory.empty()) retry = graph;
+      auto plan = buildPlanWith(std::move(graph), keepOwn);
+      // A constant is filled once at build; in bound memory the caller could overwrite it.
+      bool rebuild = false;
+      for (const auto& [name, t] : plan->tensors) {
+        if (t.external() && t.constant) rebuild = keepOwn.insert(name).second || rebuild;
+      }
+      if (!rebuild) return plan;
+      graph = std::move(*retry);
+    }
+  }
+
+  // Tensor name -> caller memory, for the io tensors that may live there.
+  std::map<std::string, IoMemory, std::less<>> boundMemory(const ir::Graph& graph) const {
+    std::map<std::string, int, std::less<>> uses;
+    for (const ir::IoBuffer& io : graph.io) ++uses[io.tensor];
+    std::map<std::string, IoMemory, std::less<>> bound;
+    auto bindAll = [&](const std::vector<std::size_t>& ioIndices, const std::vector<IoMemory>& memory) {
+      for (std::size_t k = 0; k < ioIndices.size() && k < memory.size(); ++k) {
+        const std::string& tensor = graph.io[ioIndices[k]].tensor;
+        const bool aligned = reinterpret_cast<std::uintptr_t>(memory[k].data) % kBoundAlignment == 0;
+        if (memory[k].data && aligned && uses[tensor] == 1) bound.emplace(tensor, memory[k]);
+      }
+    };
+    bindAll(inputIo_, options_.inputMemory);
+    bindAll(outputIo_, options_.outputMemory);
+    return bound;
+  }
+
+  std::unique_ptr<Plan> buildPlanWith(ir::Graph graph, const std::set<std::string, std::less<>>& keepOwn) {
     auto plan = std::make_unique<Plan>();
     plan->graph = std::move(graph);
+    const auto bound = boundMemory(plan->graph);
     for (const auto& [name, info] : plan->graph.tensors) {
       const int64_t count = ir::elementCount(info.dims);
       if (count < 0) throw ExecutionError("tensor '" + name + "': negative element count");
+      const std::size_t bytes = static_cast<std::size_t>(count) * ir::dtypeSize(info.dtype);
       Tensor t;
       t.dtype = info.dtype;
       t.dims = info.dims;
-      t.storage.resize(static_cast<std::size_t>(count) * ir::dtypeSize(info.dtype));
+      auto memory = bound.find(name);
+      if (memory != bound.end() && memory->second.bytes >= bytes && !keepOwn.contains(name)) {
+        t.useExternal(static_cast<std::byte*>(memory->second.data), bytes);
+      } else {
+        t.allocate(bytes);
+      }
       plan->tensors.emplace(name, std::move(t));
     }
     auto bind = [&](std::size_t ioIndex) -> Tensor* {

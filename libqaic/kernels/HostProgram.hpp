@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/Graph.hpp"
 #include "ir/Weights.hpp"
@@ -28,9 +29,20 @@ struct TensorView {
 // Finds the data of a `create` op with from_file=true (weights file or container constants).
 using ConstantLookup = std::function<const ir::WeightTensor*(std::string_view tensorName)>;
 
+// Caller memory a graph input or output lives in for the program's whole life.
+struct IoMemory {
+  void* data = nullptr;  // nullptr: the program keeps the tensor in memory of its own
+  std::size_t bytes = 0;
+};
+
 struct BuildOptions {
   int threads = 1;                  // compute threads this program may use
   std::ostream* printStream = nullptr;  // where print ops write; nullptr = std::cout
+  // In the graph's io order by direction (shorter lists leave the rest unbound). A bound input
+  // is read and a bound output written by the kernels in place, so a run() given views of
+  // exactly this memory copies nothing; views of other memory are still copied. A tensor that
+  // is several io buffers at once, or is a constant, stays in the program's own memory.
+  std::vector<IoMemory> inputMemory, outputMemory;
 };
 
 class ExecutionError : public std::runtime_error {

@@ -51,7 +51,7 @@ class ConvKernel final : public Kernel {
           {win.padBottom, win.padRight});
       dnnl::convolution_forward::primitive_desc pd(desc, ctx.engine);
       weights_.emplace(memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
-                              const_cast<std::byte*>(weight.storage.data())),
+                              const_cast<std::byte*>(weight.data())),
                        pd.weights_desc(), ctx.engine, ctx.stream, weight.constant);
       primitive_ = dnnl::convolution_forward(pd);
       userSrc_ = wrap(srcMd, ctx.engine, src);
@@ -127,7 +127,7 @@ class DeconvKernel final : public Kernel {
                                              {0, 0}, {0, 0});
       dnnl::deconvolution_forward::primitive_desc pd(desc, ctx.engine);
       weights_.emplace(memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
-                              const_cast<std::byte*>(weight.storage.data())),
+                              const_cast<std::byte*>(weight.data())),
                        pd.weights_desc(), ctx.engine, ctx.stream, weight.constant);
       primitive_ = dnnl::deconvolution_forward(pd);
       src_ = wrap(srcMd, ctx.engine, src);

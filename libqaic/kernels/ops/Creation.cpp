@@ -59,7 +59,7 @@ void fillFromConstant(const BuildContext& ctx, Tensor& dst, const std::string& n
   // in float, so they widen here, once, when the program is built.
   if (w->dtype == ir::DType::Float16 && dst.dtype == ir::DType::Float && ir::elementCount(w->dims) == dst.count() &&
       w->data.size() == dst.bytes() / 2) {
-    auto* out = reinterpret_cast<float*>(dst.storage.data());
+    auto* out = reinterpret_cast<float*>(dst.data());
     for (int64_t i = 0; i < dst.count(); ++i) {
       uint16_t bits;
       std::memcpy(&bits, w->data.data() + 2 * i, 2);
@@ -77,7 +77,7 @@ void fillFromConstant(const BuildContext& ctx, Tensor& dst, const std::string& n
     throwKernelError(ctx.op, "constant '" + name + "' holds " + std::to_string(w->data.size()) +
                                  " bytes, expected " + std::to_string(dst.bytes()));
   }
-  if (!w->data.empty()) std::memcpy(dst.storage.data(), w->data.data(), w->data.size());
+  if (!w->data.empty()) std::memcpy(dst.data(), w->data.data(), w->data.size());
 }
 
 std::unique_ptr<Kernel> constantKernel(Tensor& t) {
@@ -101,7 +101,7 @@ std::unique_ptr<Kernel> makeCreate(const BuildContext& ctx) {
       fillUniform<T>(dst, ran[0], ran[1], name);
     });
   } else {
-    std::memset(dst.storage.data(), 0, dst.bytes());
+    std::memset(dst.data(), 0, dst.bytes());
     const bool zeros = data.size() == 1 && data[0] == 0.0;
     if (!zeros) {
       if (static_cast<int64_t>(data.size()) > dst.count()) {
@@ -120,7 +120,7 @@ std::unique_ptr<Kernel> makeCreate(const BuildContext& ctx) {
 
 std::unique_ptr<Kernel> makeZeros(const BuildContext& ctx) {
   Tensor& dst = ctx.output("dst");
-  std::memset(dst.storage.data(), 0, dst.bytes());
+  std::memset(dst.data(), 0, dst.bytes());
   return constantKernel(dst);
 }
 

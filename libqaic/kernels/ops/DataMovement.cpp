@@ -60,7 +60,7 @@ std::unique_ptr<Kernel> makeSlice(const BuildContext& ctx) {
   const auto offset = static_cast<std::size_t>(start) * inner;
   return makeKernel([&src, &dst, outer, srcBlock, dstBlock, offset] {
     for (int64_t o = 0; o < outer; ++o) {
-      std::memcpy(dst.storage.data() + o * dstBlock, src.storage.data() + o * srcBlock + offset, dstBlock);
+      std::memcpy(dst.data() + o * dstBlock, src.data() + o * srcBlock + offset, dstBlock);
     }
   });
 }
@@ -71,7 +71,7 @@ std::unique_ptr<Kernel> makeReshape(const BuildContext& ctx) {
   requireSameType(ctx, src, dst);
   if (src.bytes() != dst.bytes()) throwKernelError(ctx.op, "element count changes");
   return makeKernel([&src, &dst] {
-    if (&src != &dst && src.bytes() != 0) std::memcpy(dst.storage.data(), src.storage.data(), src.bytes());
+    if (&src != &dst && src.bytes() != 0) std::memcpy(dst.data(), src.data(), src.bytes());
   });
 }
 
@@ -115,11 +115,11 @@ std::unique_ptr<Kernel> makeConcat(const BuildContext& ctx) {
   const auto blockA = static_cast<std::size_t>(a.dims[axis]) * inner;
   const auto blockB = static_cast<std::size_t>(b.dims[axis]) * inner;
   return makeKernel([&a, &b, &dst, outer, blockA, blockB] {
-    std::byte* out = dst.storage.data();
+    std::byte* out = dst.data();
     for (int64_t o = 0; o < outer; ++o) {
-      std::memcpy(out, a.storage.data() + o * blockA, blockA);
+      std::memcpy(out, a.data() + o * blockA, blockA);
       out += blockA;
-      std::memcpy(out, b.storage.data() + o * blockB, blockB);
+      std::memcpy(out, b.data() + o * blockB, blockB);
       out += blockB;
     }
   });

@@ -12,7 +12,7 @@ inline dnnl::memory::desc plainDesc(const ir::Dims& dims, dnnl::memory::format_t
 }
 
 inline dnnl::memory wrap(const dnnl::memory::desc& md, dnnl::engine& engine, const Tensor& t) {
-  return dnnl::memory(md, engine, const_cast<std::byte*>(t.storage.data()));
+  return dnnl::memory(md, engine, const_cast<std::byte*>(t.data()));
 }
 
 // Weights in the layout a primitive chose, reordered once when they are constant, else before

@@ -20,19 +20,47 @@ namespace qaic::kernels {
 struct Tensor {
   ir::DType dtype = ir::DType::Float;
   ir::Dims dims;
-  std::vector<std::byte> storage;  // operator new's alignment (16) suits every element type
-  bool constant = false;           // filled at build time (create, zeros, arange)
+  bool constant = false;  // filled at build time (create, zeros, arange)
+
+  Tensor() = default;
+  Tensor(Tensor&&) = default;  // a moved vector keeps its buffer, so data() stays valid
+  Tensor& operator=(Tensor&&) = default;
+  Tensor(const Tensor&) = delete;  // a copy's data() would point into the original
+  Tensor& operator=(const Tensor&) = delete;
+
+  // Zero-filled memory of its own; operator new's alignment (16) suits every element type.
+  void allocate(std::size_t bytes) {
+    owned_.assign(bytes, std::byte{0});
+    data_ = owned_.data();
+    bytes_ = bytes;
+  }
+  // Memory the program's caller owns (a device buffer read or written in place, see
+  // BuildOptions::inputMemory); it must outlive the plan.
+  void useExternal(std::byte* memory, std::size_t bytes) {
+    owned_.clear();
+    owned_.shrink_to_fit();
+    data_ = memory;
+    bytes_ = bytes;
+  }
+  bool external() const { return owned_.data() != data_; }
 
   int64_t count() const { return ir::elementCount(dims); }
-  std::size_t bytes() const { return storage.size(); }
+  std::size_t bytes() const { return bytes_; }
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
   template <typename T>
   T* as() {
-    return reinterpret_cast<T*>(storage.data());
+    return reinterpret_cast<T*>(data_);
   }
   template <typename T>
   const T* as() const {
-    return reinterpret_cast<const T*>(storage.data());
+    return reinterpret_cast<const T*>(data_);
   }
+
+ private:
+  std::vector<std::byte> owned_;
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
 };
 
 // Tensors by name; node-based so that kernels may keep pointers.

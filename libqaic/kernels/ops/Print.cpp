@@ -18,12 +18,12 @@ std::unique_ptr<Kernel> makePrint(const BuildContext& ctx) {
         std::cerr << "warning: fprint: cannot open '" << file << "' for writing; skipped\n";
         return;
       }
-      out << msg << '\n' << formatTensor(src.dtype, src.dims, src.storage.data());
+      out << msg << '\n' << formatTensor(src.dtype, src.dims, src.data());
     });
   }
   std::ostream* stream = ctx.options.printStream ? ctx.options.printStream : &std::cout;
   return makeKernel([&src, msg = std::move(msg), stream] {
-    *stream << msg << '\n' << formatTensor(src.dtype, src.dims, src.storage.data());
+    *stream << msg << '\n' << formatTensor(src.dtype, src.dims, src.data());
     stream->flush();
   });
 }

@@ -66,7 +66,7 @@ std::unique_ptr<Kernel> makePick1d(const BuildContext& ctx) {
         throwKernelError(op, "input 'src_index': index " + std::to_string(idx[k]) + " at " + std::to_string(k) +
                                  " is outside 'src'");
       }
-      std::memcpy(dst.storage.data() + k * chunk, src.storage.data() + idx[k] * chunk, chunk);
+      std::memcpy(dst.data() + k * chunk, src.data() + idx[k] * chunk, chunk);
     }
   });
 }
@@ -77,7 +77,7 @@ std::unique_ptr<Kernel> makeSort1d(const BuildContext& ctx) {
   if (src.dtype != dst.dtype || src.count() != dst.count()) throwKernelError(ctx.op, "output differs from input");
   const bool descending = ctx.op.string("dir") == "TL_SORT_DIR_DESCENDING";
   return makeKernel([&src, &dst, descending] {
-    if (&src != &dst && src.bytes() != 0) std::memcpy(dst.storage.data(), src.storage.data(), src.bytes());
+    if (&src != &dst && src.bytes() != 0) std::memcpy(dst.data(), src.data(), src.bytes());
     visitDType(dst.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* data = dst.as<T>();

@@ -4,6 +4,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
 #include <sstream>
 
 #include "GraphBuilder.hpp"
@@ -46,6 +48,81 @@ TEST(KernelsHostProgram, PartialInputsReinferShapesAndReportActualDims) {
       EXPECT_EQ(out[r * 2], std::max(0.0f, a + c));
       EXPECT_EQ(out[r * 2 + 1], std::max(0.0f, b + c));
     }
+  }
+}
+
+// x -> matmul -> relu -> z; each row r of z is relu(x[r][0] + x[r][2], x[r][1] + x[r][2]).
+void expectRows(const float* x, const float* z, int rows) {
+  for (int r = 0; r < rows; ++r) {
+    const float a = x[r * 3], b = x[r * 3 + 1], c = x[r * 3 + 2];
+    EXPECT_EQ(z[r * 2], std::max(0.0f, a + c)) << "row " << r;
+    EXPECT_EQ(z[r * 2 + 1], std::max(0.0f, b + c)) << "row " << r;
+  }
+}
+
+TEST(KernelsHostProgram, BoundIoMemoryIsTheTensorItself) {
+  std::vector<float> boundIn(12), boundOut(8, -7.0f);
+  BuildOptions options;
+  options.inputMemory = {{boundIn.data(), boundIn.size() * sizeof(float)}};
+  options.outputMemory = {{boundOut.data(), boundOut.size() * sizeof(float)}};
+  auto program = HostProgram::build(partialGraph(), nullptr, options);
+  for (std::size_t i = 0; i < boundIn.size(); ++i) boundIn[i] = static_cast<float>(i) - 5.0f;
+  TensorView in{ir::DType::Float, {4, 3}, boundIn.data(), boundIn.size() * sizeof(float)};
+  TensorView out{ir::DType::Float, {4, 2}, boundOut.data(), boundOut.size() * sizeof(float)};
+  program->run(std::span(&in, 1), std::span(&out, 1));
+  expectRows(boundIn.data(), boundOut.data(), 4);
+
+  // A partial shape uses the front of the same memory.
+  for (std::size_t i = 0; i < 6; ++i) boundIn[i] = 3.0f - static_cast<float>(i);
+  in.dims = {2, 3};
+  program->run(std::span(&in, 1), std::span(&out, 1));
+  EXPECT_EQ(out.dims, (ir::Dims{2, 2}));
+  expectRows(boundIn.data(), boundOut.data(), 2);
+
+  // Views of other memory are copied: into the bound input, and out of the bound output, which
+  // the kernels wrote in place.
+  std::vector<float> otherIn(12), otherOut(8, -7.0f);
+  for (std::size_t i = 0; i < otherIn.size(); ++i) otherIn[i] = static_cast<float>(i % 5) - 2.0f;
+  TensorView in2{ir::DType::Float, {4, 3}, otherIn.data(), otherIn.size() * sizeof(float)};
+  TensorView out2{ir::DType::Float, {4, 2}, otherOut.data(), otherOut.size() * sizeof(float)};
+  program->run(std::span(&in2, 1), std::span(&out2, 1));
+  expectRows(otherIn.data(), otherOut.data(), 4);
+  EXPECT_EQ(boundIn, otherIn);
+  EXPECT_EQ(boundOut, otherOut);
+}
+
+TEST(KernelsHostProgram, MisalignedOrTooSmallMemoryStaysUnbound) {
+  std::vector<float> memory(16, -7.0f);
+  BuildOptions options;
+  // One byte off the element alignment, and an output too small for the tensor.
+  options.inputMemory = {{reinterpret_cast<std::byte*>(memory.data()) + 1, 12 * sizeof(float)}};
+  options.outputMemory = {{memory.data() + 13, 3 * sizeof(float)}};
+  auto program = HostProgram::build(partialGraph(), nullptr, options);
+  std::vector<float> x(12), z(8);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 6.0f;
+  TensorView in{ir::DType::Float, {4, 3}, x.data(), x.size() * sizeof(float)};
+  TensorView out{ir::DType::Float, {4, 2}, z.data(), z.size() * sizeof(float)};
+  program->run(std::span(&in, 1), std::span(&out, 1));
+  expectRows(x.data(), z.data(), 4);
+  EXPECT_EQ(memory, std::vector<float>(16, -7.0f));
+}
+
+TEST(KernelsHostProgram, ConstantOutputKeepsItsOwnMemory) {
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {2}).create("c", "TL_FLOAT", {2}, {4, 5});
+  g.op("r", "relu", {{"src", "x"}}, {{"dst", "y"}}).output("y", "TL_FLOAT", {2}).output("c", "TL_FLOAT", {2});
+  std::vector<float> x{-1, 2}, boundY(2), boundC(2);
+  BuildOptions options;
+  options.outputMemory = {{boundY.data(), sizeof(float) * 2}, {boundC.data(), sizeof(float) * 2}};
+  auto program = HostProgram::build(g.graph(), nullptr, options);
+  TensorView in{ir::DType::Float, {2}, x.data(), sizeof(float) * 2};
+  std::array<TensorView, 2> outs{TensorView{ir::DType::Float, {2}, boundY.data(), sizeof(float) * 2},
+                                 TensorView{ir::DType::Float, {2}, boundC.data(), sizeof(float) * 2}};
+  for (int run = 0; run < 2; ++run) {
+    program->run(std::span(&in, 1), outs);
+    EXPECT_EQ(boundY, (std::vector<float>{0, 2}));
+    EXPECT_EQ(boundC, (std::vector<float>{4, 5})) << "run " << run;
+    boundC = {-1, -1};  // the caller reuses its memory; the next run must write the constant again
   }
 }
 
