@@ -1,5 +1,6 @@
 #include "DbcChannel.hpp"
 
+#include <pthread.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,6 +29,17 @@ void storeReg(const Activation& act, std::size_t off, uint32_t v) {
   std::atomic_ref<uint32_t>(*act.reg(off)).store(v, std::memory_order_release);
 }
 
+// The doorbell handshake (DeviceProtocol.hpp, kRegDeviceSleeping): the device announces that it
+// may sleep, then reads the futex word and the tail; the host bumps the futex word, then reads
+// the flag. All four sequentially consistent, so a doorbell is never missed: the host either
+// sees the flag and wakes, or its tail is visible to the device's check.
+void announceSleeping(const Activation& act, bool sleeping) {
+  std::atomic_ref<uint32_t>(*act.reg(driver::kRegDeviceSleeping)).store(sleeping ? 1 : 0, std::memory_order_seq_cst);
+}
+uint32_t loadRegSeqCst(const Activation& act, std::size_t off) {
+  return std::atomic_ref<uint32_t>(*act.reg(off)).load(std::memory_order_seq_cst);
+}
+
 void futexWake(uint32_t* word) {
   std::atomic_ref<uint32_t>(*word).fetch_add(1, std::memory_order_acq_rel);
   syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
@@ -53,9 +65,9 @@ class Channel {
 
   void runThread() {
     while (!act_.stopping.load()) {
-      const uint32_t seen = loadReg(act_, driver::kRegDoorbellFutex);
       bool own = false;
       timespec poll = kFutexPoll;
+      uint32_t seen = 0;
       {
         std::lock_guard lock(driveMutex_);
         if (owner_ == Owner::Parked && Clock::now() >= parkDeadline_) {
@@ -66,14 +78,19 @@ class Channel {
         }
         own = owner_ == Owner::Thread;
         if (owner_ == Owner::Parked) poll = untilDeadline();
+        // While an NSP drives, doorbells need no wake-up (it keeps going until the ring is
+        // empty, then sets the flag itself when it hands the ring back, under this mutex).
+        if (own) announceSleeping(act_, true);
+        seen = loadRegSeqCst(act_, driver::kRegDoorbellFutex);
       }
-      const uint32_t tail = own ? loadReg(act_, driver::kRegRequestTail) : 0;
+      const uint32_t tail = own ? loadRegSeqCst(act_, driver::kRegRequestTail) : 0;
       // Not ours (an NSP drives or will), nothing new, or a tail outside the ring (ignored until
       // the host writes a valid one): sleep until the next doorbell.
       if (!own || tail >= act_.nelem || tail == head_) {
         syscall(SYS_futex, act_.reg(driver::kRegDoorbellFutex), FUTEX_WAIT, seen, &poll, nullptr, 0);
         continue;
       }
+      announceSleeping(act_, false);
       step(false);
     }
     // Stopping: wait for an NSP that is driving to let go, then fail what is left.
@@ -150,12 +167,15 @@ class Channel {
       }
       if (last == Step::Parked) return;  // the next program's job continues
       std::lock_guard lock(driveMutex_);
-      const uint32_t tail = loadReg(act_, driver::kRegRequestTail);
+      // From here doorbells wake the thread again; an element that came before the flag was
+      // seen is found by this check of the tail.
+      announceSleeping(act_, true);
+      const uint32_t tail = loadRegSeqCst(act_, driver::kRegRequestTail);
       const bool empty = tail >= act_.nelem || tail == head_;
-      // A doorbell rung while we drove woke a thread that saw us driving and went back to sleep;
-      // it took this mutex after the new tail was written, so the element is visible here: keep
-      // going instead of leaving it behind.
-      if (last == Step::Advanced && budget > 0 && !empty && !act_.stopping.load()) continue;
+      if (last == Step::Advanced && budget > 0 && !empty && !act_.stopping.load()) {
+        announceSleeping(act_, false);
+        continue;
+      }
       owner_ = Owner::Thread;
       driveChanged_.notify_all();
       if (!empty) futexWake(act_.reg(driver::kRegDoorbellFutex));
@@ -377,7 +397,10 @@ Activation::~Activation() {
 void startChannel(Activation& act, ChannelHost& host) {
   storeReg(act, driver::kRegDeviceStatus, static_cast<uint32_t>(driver::DeviceStatus::Ok));
   act.ring = std::make_shared<Channel>(act, host);
-  act.channel = std::thread([ring = act.ring.get()] { ring->runThread(); });
+  act.channel = std::thread([ring = act.ring.get()] {
+    ::pthread_setname_np(::pthread_self(), "emu-dbc");
+    ring->runThread();
+  });
 }
 
 void stopChannel(Activation& act, uint16_t code, driver::DeviceStatus status) {

@@ -1,5 +1,6 @@
 #include "Emulator.hpp"
 
+#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mount.h>
@@ -154,7 +155,12 @@ void Emulator::start(const std::string& root) {
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   serving_.store(true);
   liveWorkers_.store(kFuseWorkers);
-  for (unsigned i = 0; i < kFuseWorkers; ++i) workers_.emplace_back([this] { serveRequests(); });
+  for (unsigned i = 0; i < kFuseWorkers; ++i) {
+    workers_.emplace_back([this] {
+      ::pthread_setname_np(::pthread_self(), "emu-fuse");
+      serveRequests();
+    });
+  }
   // Ready once the kernel's INIT went through our workers. The emulator never looks at its own
   // tree through the mount: a thread of ours waiting on our own FUSE request could not be
   // killed, and a SIGKILL then would leave a process that never exits.

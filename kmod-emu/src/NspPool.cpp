@@ -1,5 +1,6 @@
 #include "NspPool.hpp"
 
+#include <pthread.h>
 #include <algorithm>
 
 namespace qaic::emu {
@@ -10,7 +11,10 @@ NspPool::NspPool(unsigned threads) {
   for (unsigned i = 0; i < n; ++i) {
     workers_.push_back(std::make_unique<Worker>());
     Worker& w = *workers_.back();
-    w.thread = std::thread([&w] { work(w); });
+    w.thread = std::thread([&w] {
+      ::pthread_setname_np(::pthread_self(), "emu-nsp");
+      work(w);
+    });
   }
 }
 

@@ -104,7 +104,11 @@ Result<void> DbcWindow::submit(std::span<const RequestElement> elements) {
   // Release: the device that sees the new tail also sees the elements before it.
   storeRegister(kRegRequestTail, slot);
   auto* futexWord = reinterpret_cast<uint32_t*>(window_.data() + kRegDoorbellFutex);
-  std::atomic_ref<uint32_t>(*futexWord).fetch_add(1, std::memory_order_release);
+  // Sequentially consistent with the device's store of the sleeping flag before it reads the
+  // futex word and the tail: either this load sees the flag, or the device sees the new tail.
+  std::atomic_ref<uint32_t>(*futexWord).fetch_add(1, std::memory_order_seq_cst);
+  auto* sleeping = reinterpret_cast<uint32_t*>(window_.data() + kRegDeviceSleeping);
+  if (std::atomic_ref<uint32_t>(*sleeping).load(std::memory_order_seq_cst) == 0) return {};
   // A shared futex (no FUTEX_PRIVATE_FLAG): the waiter is the emulator, in another process.
   ::syscall(SYS_futex, futexWord, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
   return {};

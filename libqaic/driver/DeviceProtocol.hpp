@@ -58,6 +58,9 @@ inline constexpr std::size_t kRegResponseHead = 0x8;   // host writes
 inline constexpr std::size_t kRegResponseTail = 0xC;   // device writes
 inline constexpr std::size_t kRegDoorbellFutex = 0x10; // host increments + FUTEX_WAKE
 inline constexpr std::size_t kRegDeviceStatus = 0x14;  // device writes, DeviceStatus
+// Device writes: nonzero while the channel may sleep on the doorbell futex, so a doorbell needs
+// FUTEX_WAKE; zero while it runs or an NSP drives the ring, so the doorbell skips the syscall.
+inline constexpr std::size_t kRegDeviceSleeping = 0x18;
 
 enum class DeviceStatus : uint32_t { Ok = 0, Resetting = 1, Removed = 2, Stopped = 3 };
 

@@ -1,5 +1,6 @@
 #include "ActivationQueue.hpp"
 
+#include <pthread.h>
 #include <fcntl.h>
 
 #include <cstring>
@@ -57,7 +58,12 @@ ActivationQueue::ActivationQueue(SetImpl& set, uint32_t index, QID device,
   engine_ = std::make_unique<CompletionEngine>(
       event_->fd(), [this] { onWake(); }, [this] { return nextDeadline(); });
   const uint32_t threads = std::max<uint32_t>(1, config_.threads);
-  for (uint32_t i = 0; i < threads; ++i) workers_.emplace_back([this] { worker(); });
+  for (uint32_t i = 0; i < threads; ++i) {
+    workers_.emplace_back([this] {
+      ::pthread_setname_np(::pthread_self(), "qaic-pipeline");
+      worker();
+    });
+  }
 }
 
 ActivationQueue::~ActivationQueue() {

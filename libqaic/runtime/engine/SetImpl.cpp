@@ -249,10 +249,12 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
       notify = h.notifyFn;
       userData = h.notifyUserData;
     }
-    // Notified under the lock: a waiter woken by the drain may destroy the set at once.
-    h.completed.notify_all();
+    // changed_ is notified under the lock: a waiter woken by the drain may destroy the set at
+    // once. The handle's own condition is notified after it, so the woken thread does not block
+    // on the mutex this thread still holds; `shared` keeps the handle alive until then.
     if (inFlight_ == 0 || anyWaiters_ > 0) changed_.notify_all();
   }
+  h.completed.notify_all();
   if (notify) {
     try {
       notify(shared, userData);

@@ -3,7 +3,17 @@
 
 #include <gtest/gtest.h>
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
 
 #include "TempDir.hpp"
 
@@ -64,6 +74,71 @@ TEST_F(DbcWindowTest, SubmitWritesElementsThenTailThenDoorbell) {
   EXPECT_EQ(requests()[0].reqId, 1u);
   EXPECT_EQ(requests()[1].length, 128u);
   EXPECT_EQ(window->requestSlotsFree(), 1u);
+}
+
+// Plays the device's channel thread: sleeps on the doorbell futex (up to `timeout`) once it is
+// asleep in the kernel, the test rings the doorbell. Returns 0 when woken, else the errno.
+class SleepingDevice {
+ public:
+  SleepingDevice(uint32_t& futexWord, std::chrono::milliseconds timeout) {
+    const uint32_t seen = std::atomic_ref<uint32_t>(futexWord).load();
+    thread_ = std::thread([this, &futexWord, seen, timeout] {
+      tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+      const timespec ts{timeout.count() / 1000, (timeout.count() % 1000) * 1'000'000};
+      result_ = ::syscall(SYS_futex, &futexWord, FUTEX_WAIT, seen, &ts, nullptr, 0) == 0 ? 0 : errno;
+    });
+  }
+  ~SleepingDevice() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // True once the thread sleeps in the kernel (its state in /proc is S), within 10 s.
+  bool asleep() const {
+    for (int i = 0; i < 10'000; ++i) {
+      const pid_t tid = tid_.load();
+      if (tid != 0) {
+        std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+        std::string line;
+        std::getline(stat, line);
+        const auto close = line.rfind(')');
+        if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'S') return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
+  int result() {
+    thread_.join();
+    return result_;
+  }
+
+ private:
+  std::atomic<pid_t> tid_{0};
+  int result_ = -1;
+  std::thread thread_;
+};
+
+TEST_F(DbcWindowTest, DoorbellWakesADeviceThatAnnouncedSleeping) {
+  auto window = adopt();
+  ASSERT_TRUE(window);
+  reg(kRegDeviceSleeping) = 1;
+  SleepingDevice device(reg(kRegDoorbellFutex), std::chrono::seconds(60));
+  ASSERT_TRUE(device.asleep());
+  const RequestElement one[] = {element(1)};
+  ASSERT_TRUE(window->submit(one));
+  EXPECT_EQ(device.result(), 0) << "the doorbell must FUTEX_WAKE a device that may sleep";
+}
+
+TEST_F(DbcWindowTest, DoorbellSkipsTheWakeWhileTheDeviceRuns) {
+  auto window = adopt();
+  ASSERT_TRUE(window);
+  reg(kRegDeviceSleeping) = 0;  // the device is processing (or an NSP drives the ring)
+  SleepingDevice device(reg(kRegDoorbellFutex), std::chrono::milliseconds(300));
+  ASSERT_TRUE(device.asleep());
+  const RequestElement one[] = {element(1)};
+  ASSERT_TRUE(window->submit(one));
+  EXPECT_EQ(device.result(), ETIMEDOUT) << "no FUTEX_WAKE while the device announced it runs";
+  EXPECT_EQ(reg(kRegDoorbellFutex), 1u) << "the doorbell word still counts";
+  EXPECT_EQ(reg(kRegRequestTail), 1u);
 }
 
 TEST_F(DbcWindowTest, FullRingIsEagainAndWritesNothing) {
