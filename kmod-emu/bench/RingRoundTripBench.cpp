@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "FutexPingPong.hpp"
+#include "Median.hpp"
 #include "NoOpRing.hpp"
 
 namespace qaic::emu::bench {
@@ -16,6 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using qaic::bench::FutexPingPong;
 
 void BM_Baseline_FutexRoundTrip(benchmark::State& state) {
   FutexPingPong pingPong;
@@ -33,13 +35,6 @@ void BM_RingNoOpRequest(benchmark::State& state) {
 }
 BENCHMARK(BM_RingNoOpRequest)->UseRealTime();
 
-double medianNs(std::vector<double>& samples) {
-  if (samples.empty()) return 0;
-  auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
-  std::nth_element(samples.begin(), middle, samples.end());
-  return *middle;
-}
-
 // Each iteration: one futex round trip, then one ring round trip, each timed on its own.
 void BM_RingVsFutexInterleaved(benchmark::State& state) {
   FutexPingPong pingPong;
@@ -56,7 +51,7 @@ void BM_RingVsFutexInterleaved(benchmark::State& state) {
     futexNs.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
     ringNs.push_back(std::chrono::duration<double, std::nano>(t2 - t1).count());
   }
-  const double futex = medianNs(futexNs), ringMedian = medianNs(ringNs);
+  const double futex = qaic::bench::medianOf(futexNs), ringMedian = qaic::bench::medianOf(ringNs);
   state.counters["futex_median_ns"] = futex;
   state.counters["ring_median_ns"] = ringMedian;
   state.counters["ratio"] = futex > 0 ? ringMedian / futex : 0;

@@ -1,27 +1,26 @@
 // libqaic data-path benchmarks against a real qaic-emu, each with its same-run baseline:
 //   TinySyncRoundTrip        one relu over 16 floats: getAvailable, submit, getCompletedId, put
 //   FutexRoundTripBaseline   a cross-process futex ping-pong (the floor of any device round trip)
+//   TinySyncVsFutexInterleaved  the two alternated, compared by their medians (the goal's ratio)
 //   Throughput/threads:4     4 application threads sharing a set of setSize 10
 //   Dma64MiB                 a 64 MiB input and output in DMA buffers through one inference
 //   Memcpy64MiBBaseline      copying 64 MiB in and 64 MiB out
 #include <benchmark/benchmark.h>
-#include <linux/futex.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include <qaic/qaic.hpp>
 
 #include "EmulatorProcess.hpp"
+#include "FutexPingPong.hpp"
+#include "Median.hpp"
 #include "Subprocess.hpp"
 
 namespace {
@@ -82,49 +81,41 @@ void TinySyncRoundTrip(benchmark::State& state) {
 }
 BENCHMARK(TinySyncRoundTrip)->UseRealTime();
 
-long futex(std::atomic<uint32_t>* word, int op, uint32_t value) {
-  return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, nullptr, nullptr, 0);
-}
-
-// Waits (shared futex, bounded by a 1 s timeout per sleep) until *word == value.
-void awaitValue(std::atomic<uint32_t>* word, uint32_t value) {
-  while (word->load() != value) {
-    const timespec second{1, 0};
-    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, word->load(), &second, nullptr, 0);
-  }
-}
-
 void FutexRoundTripBaseline(benchmark::State& state) {
-  // ping[0]: parent -> child sequence, ping[1]: child -> parent; 0xffffffff tells the child to exit.
-  void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED) return state.SkipWithError("mmap failed");
-  auto* ping = new (page) std::atomic<uint32_t>[2]{};
-  const pid_t child = ::fork();
-  if (child == 0) {
-    for (uint32_t seen = 0;;) {
-      while (ping[0].load() == seen) {
-        const timespec second{1, 0};
-        ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&ping[0]), FUTEX_WAIT, seen, &second, nullptr, 0);
-      }
-      seen = ping[0].load();
-      if (seen == 0xffffffffu) ::_exit(0);
-      ping[1].store(seen);
-      futex(&ping[1], FUTEX_WAKE, 1);
-    }
-  }
-  uint32_t sequence = 0;
-  for (auto _ : state) {
-    ping[0].store(++sequence);
-    futex(&ping[0], FUTEX_WAKE, 1);
-    awaitValue(&ping[1], sequence);
-  }
-  ping[0].store(0xffffffffu);
-  futex(&ping[0], FUTEX_WAKE, 1);
-  ::waitpid(child, nullptr, 0);
-  ::munmap(page, 4096);
+  qaic::bench::FutexPingPong pingPong;
+  if (!pingPong.ok()) return state.SkipWithError("could not start the futex responder");
+  for (auto _ : state)
+    if (!pingPong.roundTrip(std::chrono::seconds(5))) return state.SkipWithError("no pong within 5 s");
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(FutexRoundTripBaseline)->UseRealTime();
+
+// The goal's comparison. In a VM a wake-up costs anything from 5 to 200 us depending on whether
+// the other vCPU is halted, so the two separate benchmarks above can land in different regimes;
+// here each iteration times one futex round trip and then one tiny inference, and the medians
+// are compared (what `make bench` prints).
+void TinySyncVsFutexInterleaved(benchmark::State& state) {
+  qaic::bench::FutexPingPong pingPong;
+  if (!pingPong.ok()) return state.SkipWithError("could not start the futex responder");
+  auto set = InferenceSet::Factory(session->context, compileRelu("tiny-interleaved", 16), 0, 1, 1);
+  std::vector<float> x(16, -1.0f), y(16);
+  std::vector<double> futexNs, syncNs;
+  uint64_t id = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!pingPong.roundTrip(std::chrono::seconds(5))) return state.SkipWithError("no pong within 5 s");
+    const auto t1 = std::chrono::steady_clock::now();
+    inferOnce(*set, {heap(x), heap(y)}, ++id, state);
+    const auto t2 = std::chrono::steady_clock::now();
+    futexNs.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+    syncNs.push_back(std::chrono::duration<double, std::nano>(t2 - t1).count());
+  }
+  const double futex = qaic::bench::medianOf(futexNs), sync = qaic::bench::medianOf(syncNs);
+  state.counters["futex_median_ns"] = futex;
+  state.counters["sync_median_ns"] = sync;
+  state.counters["ratio"] = futex > 0 ? sync / futex : 0;
+}
+BENCHMARK(TinySyncVsFutexInterleaved)->UseRealTime();
 
 std::shared_ptr<InferenceSet> throughputSet;
 std::once_flag throughputOnce;

@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <ctime>
 
-namespace qaic::emu::bench {
+namespace qaic::bench {
 namespace {
 
 uint32_t load(uint32_t& word) { return std::atomic_ref<uint32_t>(word).load(std::memory_order_acquire); }
@@ -95,4 +95,4 @@ bool FutexPingPong::roundTrip(std::chrono::milliseconds timeout) {
   }
 }
 
-}  // namespace qaic::emu::bench
+}  // namespace qaic::bench

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace qaic::emu::bench {
+namespace qaic::bench {
 
 class FutexPingPong {
  public:
@@ -34,4 +34,4 @@ class FutexPingPong {
   uint32_t sequence_ = 0;
 };
 
-}  // namespace qaic::emu::bench
+}  // namespace qaic::bench
