@@ -3,7 +3,9 @@
 # same run. Usage: scripts/bench-kernels.sh [BUILD_DIR] (default build). Goal: ratio >= 0.5 for
 # the product path (ConversionPath::Auto, the F16C/AVX2 kernels on this machine). The Scalar rows
 # are the fallback for CPUs without F16C/AVX2; they are printed in a separate reference block,
-# without the goal flag, so that they are visible but not read as the product's throughput.
+# without the goal flag, so that they are visible but not read as the product's throughput. The
+# rows forcing one vector kernel family (ConversionPath::Avx2 / Avx512) are printed in a third
+# block: the A/B behind Auto's choice between AVX2 and AVX-512 kernels.
 # Every benchmark, memcpy included, runs BENCH_REPETITIONS times (default 3), the repetitions of
 # all benchmarks in random order, and the medians are compared: on a shared machine a burst of
 # load then falls on memcpy and the conversions alike instead of deciding a row.
@@ -39,6 +41,7 @@ for r in runs:
         rows.append((order, name, args, r["bytes_per_second"]))
 rows = [row[1:] for row in sorted(rows, key=lambda row: row[0])]  # registration order, not run order
 fallback = lambda name: "ConversionPath::Scalar" in name
+forced = lambda name: "ConversionPath::Avx2>" in name or "ConversionPath::Avx512>" in name
 header = f"{'conversion':<72} {'N/C/H/W':<16} {'GB/s':>7} {'memcpy':>7} {'ratio':>6}"
 
 def table(selected, goal):
@@ -52,10 +55,15 @@ def table(selected, goal):
         print(f"{name:<72} {args[1:]:<16} {bps/1e9:7.2f} {base/1e9:7.2f} {ratio:6.2f}{flag}")
 
 print("product path (goal: ratio >= 0.5)")
-table([r for r in rows if not fallback(r[0])], goal=True)
+table([r for r in rows if not fallback(r[0]) and not forced(r[0])], goal=True)
 reference = [r for r in rows if fallback(r[0])]
 if reference:
     print()
     print("reference: scalar fallback (not the product path)")
     table(reference, goal=False)
+families = [r for r in rows if forced(r[0])]
+if families:
+    print()
+    print("reference: one vector kernel family forced (A/B of what Auto picks)")
+    table(families, goal=False)
 PY

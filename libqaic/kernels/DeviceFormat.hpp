@@ -62,9 +62,14 @@ std::size_t userBufferBytes(const ir::Dims& dims, ir::DType dtype);
 // Bytes of the device format of a tensor of `dims`.
 std::size_t deviceBufferBytes(const ir::Dims& dims, const ir::DeviceFormat& format);
 
-// Which implementation converts. Auto picks the vectorized one when the CPU has F16C and AVX2.
-enum class ConversionPath : uint8_t { Auto, Scalar, Vector };
-bool vectorPathAvailable();
+// Which implementation converts. Auto: the fastest vector kernels the CPU has (the AVX-512 ones
+// where they were measured faster, else F16C/AVX2), the scalar walk without F16C/AVX2. Vector:
+// the same, but an error without F16C/AVX2. Avx2 and Avx512 force one kernel family (for tests
+// and benchmarks) and are an error on a CPU without it; Avx512 uses the AVX2 kernels for the
+// cases that have no AVX-512 kernel.
+enum class ConversionPath : uint8_t { Auto, Scalar, Vector, Avx2, Avx512 };
+bool vectorPathAvailable();  // F16C and AVX2
+bool avx512PathAvailable();  // AVX-512 F/BW/VL/DQ enabled by the OS (and F16C/AVX2)
 
 struct UserBufferView {
   std::string_view name;  // for messages

@@ -86,6 +86,25 @@ BENCHMARK(BM_Preprocess<DeviceLayout::DHWC, DType::Float16, ConversionPath::Auto
 BENCHMARK(BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Scalar>)->Apply(shapes);
 BENCHMARK(BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Auto>)->Apply(shapes);
 BENCHMARK(BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Scalar>)->Apply(shapes);
+// Reference rows: each vector kernel family forced, an A/B of Auto's choice in the same run.
+// Registered only on a CPU that has the family (forcing it elsewhere throws).
+const bool kForcedRows = [] {
+  if (!qaic::kernels::vectorPathAvailable()) return false;
+  benchmark::RegisterBenchmark("BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Avx2>",
+                               BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Avx2>)
+      ->Apply(shapes);
+  benchmark::RegisterBenchmark("BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx2>",
+                               BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx2>)
+      ->Apply(shapes);
+  if (!qaic::kernels::avx512PathAvailable()) return true;
+  benchmark::RegisterBenchmark("BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Avx512>",
+                               BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Avx512>)
+      ->Apply(shapes);
+  benchmark::RegisterBenchmark("BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx512>",
+                               BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx512>)
+      ->Apply(shapes);
+  return true;
+}();
 
 }  // namespace
 

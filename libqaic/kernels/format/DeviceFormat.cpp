@@ -2,9 +2,11 @@
 
 #include <cpuid.h>
 
+#include <optional>
 #include <string>
 
 #include "kernels/DTypes.hpp"
+#include "kernels/format/DwhcTilesAvx512.hpp"
 #include "kernels/format/FormatWalk.hpp"
 #include "kernels/format/VectorFormat.hpp"
 
@@ -84,18 +86,27 @@ void convertScalar(const DeviceGeometry& g, ir::DeviceLayout layout, ir::UserLay
   });
 }
 
-bool useVector(ConversionPath path) {
-  if (path == ConversionPath::Scalar) return false;
-  const bool available = format::cpuHasF16cAvx2();
-  if (path == ConversionPath::Vector && !available) {
+// The vector kernels a path runs, or nothing for the scalar walk.
+std::optional<format::VectorKernels> vectorKernels(ConversionPath path) {
+  if (path == ConversionPath::Scalar) return std::nullopt;
+  const bool avx2 = format::cpuHasF16cAvx2();
+  const bool avx512 = avx2 && format::cpuHasAvx512();
+  if (path != ConversionPath::Auto && !avx2) {
     throw FormatError("the vectorized device-format path needs a CPU with F16C and AVX2");
   }
-  return available;
+  if (path == ConversionPath::Avx512 && !avx512) {
+    throw FormatError("the AVX-512 device-format path needs a CPU with AVX-512 F, BW, VL and DQ");
+  }
+  if (!avx2) return std::nullopt;
+  if (path == ConversionPath::Avx2) return format::VectorKernels::Avx2;
+  if (path == ConversionPath::Avx512) return format::VectorKernels::Avx512;
+  return avx512 ? format::VectorKernels::Best : format::VectorKernels::Avx2;
 }
 
 }  // namespace
 
 bool vectorPathAvailable() { return format::cpuHasF16cAvx2(); }
+bool avx512PathAvailable() { return format::cpuHasF16cAvx2() && format::cpuHasAvx512(); }
 
 namespace format {
 namespace {
@@ -110,10 +121,27 @@ bool detectF16cAvx2() {
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
   return b & (1u << 5);  // AVX2
 }
+
+// AVX-512 F/BW/VL/DQ, and the OS saving the opmask and ZMM state (XCR0 bits 5-7) besides SSE
+// and AVX state: __builtin_cpu_supports reads only the CPUID feature bits.
+bool detectAvx512() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false;  // OSXSAVE
+  unsigned xcr0 = 0, xcr0High = 0;
+  __asm__("xgetbv" : "=a"(xcr0), "=d"(xcr0High) : "c"(0));
+  if ((xcr0 & 0xE6u) != 0xE6u) return false;
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
 }  // namespace
 
 bool cpuHasF16cAvx2() {
   static const bool has = detectF16cAvx2();
+  return has;
+}
+
+bool cpuHasAvx512() {
+  static const bool has = detectAvx512();
   return has;
 }
 }  // namespace format
@@ -175,8 +203,9 @@ void userToDevice(const UserBufferView& view, std::span<const std::byte> user,
                       " bytes, the device format needs " + std::to_string(deviceBytes));
   }
   if (userBytes == 0) return;
-  if (useVector(path) && format::userToDeviceVector(g, format.layout, view.layout, view.dtype, user.data(),
-                                                    format.elementType, device.data())) {
+  const auto kernels = vectorKernels(path);
+  if (kernels && format::userToDeviceVector(g, format.layout, view.layout, view.dtype, user.data(),
+                                            format.elementType, device.data(), *kernels)) {
     return;
   }
   convertScalar(g, format.layout, view.layout, view.dtype, user.data(), format.elementType, device.data(), true);
@@ -197,8 +226,9 @@ void deviceToUser(const ir::DeviceFormat& format, std::span<const std::byte> dev
                       " bytes, the tensor needs " + std::to_string(userBytes));
   }
   if (userBytes == 0) return;
-  if (useVector(path) && format::deviceToUserVector(g, format.layout, format.elementType, device.data(),
-                                                    view.layout, view.dtype, user.data())) {
+  const auto kernels = vectorKernels(path);
+  if (kernels && format::deviceToUserVector(g, format.layout, format.elementType, device.data(),
+                                            view.layout, view.dtype, user.data(), *kernels)) {
     return;
   }
   convertScalar(g, format.layout, view.layout, format.elementType, device.data(), view.dtype, user.data(), false);

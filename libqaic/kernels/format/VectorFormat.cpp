@@ -3,6 +3,7 @@
 // pair; the same-order and NHWC cases are simple enough to live here, NCHW against a chunked
 // layout has its own files (PlanarKernels.hpp).
 #include "kernels/format/Avx2Common.hpp"
+#include "kernels/format/DwhcTilesAvx512.hpp"
 #include "kernels/format/PlanarKernels.hpp"
 #include "kernels/format/VectorFormat.hpp"
 
@@ -27,11 +28,24 @@ void contiguous(const DeviceGeometry& g, float* user, typename DeviceIo<kHalf>::
   }
 }
 
+// Whether the AVX-512 tiles beat the AVX2 ones on this job. Measured (device-format.md, A/B of
+// the forced paths in the same runs): reading DWHC into user rows when H and W are multiples of
+// the 16-pixel tile (postprocess 1/8/112/112 +0.03 to +0.18 of memcpy, 64/8/112/112 and
+// 32/3/224/224 about +0.05, 1/3/224/224 and 128/3/224/224 equal). Slower elsewhere: into the
+// device format (narrow chunks from DRAM 0.72 -> 0.37) and with masked edge tiles (1/20/56/56).
+bool avx512Faster(const PlanarJob& job) {
+  const DeviceGeometry& g = job.geometry;
+  return !job.toDevice && g.height % 16 == 0 && g.width % 16 == 0;
+}
+
 // User NCHW against a chunked layout.
-void planar(const PlanarJob& job) {
+void planar(const PlanarJob& job, VectorKernels kernels) {
   const DeviceGeometry& g = job.geometry;
   // One row (H == 1) is ordered the same way in DWHC and DHWC: the row kernel handles both.
   if (job.layout == DeviceLayout::DHWC || g.height == 1) return dhwcRows(job);
+  if (kernels == VectorKernels::Avx512 || (kernels == VectorKernels::Best && avx512Faster(job))) {
+    return dwhcTilesAvx512(job);
+  }
   if (g.height >= 8) return dwhcTiles(job);
   for (int64_t d = 0; d < g.depth; ++d) {
     for (int64_t c0 = 0; c0 < g.channels; c0 += 8) planarRegion(job, d, c0, 0, g.height, 0, g.width);
@@ -63,7 +77,8 @@ void interleaved(const DeviceGeometry& g, DeviceLayout layout, float* user,
 }
 
 template <bool kHalf, bool kToDevice>
-bool convert(const DeviceGeometry& g, DeviceLayout layout, UserLayout userLayout, float* user, void* deviceBytes) {
+bool convert(const DeviceGeometry& g, DeviceLayout layout, UserLayout userLayout, float* user, void* deviceBytes,
+             VectorKernels kernels) {
   auto* device = static_cast<typename DeviceIo<kHalf>::Element*>(deviceBytes);
   const bool sameOrder = (layout == DeviceLayout::Flat && userLayout == UserLayout::NCHW) ||
                          (layout == DeviceLayout::DHWC && userLayout == UserLayout::NHWC && g.channels <= 8);
@@ -72,7 +87,7 @@ bool convert(const DeviceGeometry& g, DeviceLayout layout, UserLayout userLayout
   } else if (layout == DeviceLayout::Flat) {
     return false;  // NHWC user buffer into a flat NCHW tensor: the scalar walk handles it
   } else if (userLayout == UserLayout::NCHW) {
-    planar(PlanarJob{g, layout, user, reinterpret_cast<std::byte*>(device), kHalf, kToDevice});
+    planar(PlanarJob{g, layout, user, reinterpret_cast<std::byte*>(device), kHalf, kToDevice}, kernels);
   } else {
     interleaved<kHalf, kToDevice>(g, layout, user, device);
   }
@@ -82,22 +97,22 @@ bool convert(const DeviceGeometry& g, DeviceLayout layout, UserLayout userLayout
 }  // namespace
 
 bool userToDeviceVector(const DeviceGeometry& g, DeviceLayout layout, UserLayout userLayout, DType userType,
-                        const std::byte* user, DType deviceType, std::byte* device) {
+                        const std::byte* user, DType deviceType, std::byte* device, VectorKernels kernels) {
   if (userType != DType::Float) return false;
   // The user side is only read; the shared helpers take a mutable pointer for both directions.
   float* in = const_cast<float*>(reinterpret_cast<const float*>(user));
-  if (deviceType == DType::Float16) return convert<true, true>(g, layout, userLayout, in, device);
-  if (deviceType == DType::Float) return convert<false, true>(g, layout, userLayout, in, device);
+  if (deviceType == DType::Float16) return convert<true, true>(g, layout, userLayout, in, device, kernels);
+  if (deviceType == DType::Float) return convert<false, true>(g, layout, userLayout, in, device, kernels);
   return false;
 }
 
 bool deviceToUserVector(const DeviceGeometry& g, DeviceLayout layout, DType deviceType, const std::byte* device,
-                        UserLayout userLayout, DType userType, std::byte* user) {
+                        UserLayout userLayout, DType userType, std::byte* user, VectorKernels kernels) {
   if (userType != DType::Float) return false;
   float* out = reinterpret_cast<float*>(user);
   void* in = const_cast<std::byte*>(device);
-  if (deviceType == DType::Float16) return convert<true, false>(g, layout, userLayout, out, in);
-  if (deviceType == DType::Float) return convert<false, false>(g, layout, userLayout, out, in);
+  if (deviceType == DType::Float16) return convert<true, false>(g, layout, userLayout, out, in, kernels);
+  if (deviceType == DType::Float) return convert<false, false>(g, layout, userLayout, out, in, kernels);
   return false;
 }
 

@@ -1,0 +1,212 @@
+// Built with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mf16c -mavx2; nothing here runs
+// unless cpuHasAvx512(). NCHW floats <-> DWHC, 16 x 16 tiles.
+//
+// The AVX2 kernel's tiles (DwhcTiles.cpp), twice as wide: sixteen rows h0..h0+15 of a chunk of K
+// channels are 16K consecutive elements of each device column, element e being channel e % K of
+// row h0 + e / K. The user rows (plane e % K, row h0 + e / K) at w0..w0+15 for e = 16k..16k+15
+// are the rows of a 16x16 tile; its transpose gives each of the 16 columns its elements
+// 16k..16k+15. A user row segment is then one 64-byte vector (a whole cache line when the row
+// is aligned), a device column segment one 64-byte (float) or 32-byte (float16) vector.
+// Tiles at the bottom and right edges are the same tiles with masked loads and stores.
+#include "kernels/format/DwhcTilesAvx512.hpp"
+
+// GCC 12's avx512fintrin.h initialises its "undefined" vectors from themselves, which
+// -Wuninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/format/Avx2Common.hpp"
+
+namespace qaic::kernels::format {
+namespace {
+
+// The 16x16 transpose of the tile whose row i is load(i): store(j, column j). In-lane 4x4
+// transposes of four rows at a time (32 shuffles), then the 4x4 transpose of the 128-bit lanes
+// (32 lane shuffles), each column stored as soon as it is complete. Loading and transposing
+// four rows at a time keeps the tile in registers; forced inline, because as a call (or with all
+// sixteen rows loaded first) the tile went through the stack and the kernel ran at half the
+// speed of the AVX2 one.
+template <typename Load, typename Store>
+[[gnu::always_inline]] inline void transposeTile(Load load, Store store) {
+  __m512 u[16];  // u[4q + m], lane L: element 4L + m of rows 4q..4q+3
+  #pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const __m512 r0 = load(4 * q), r1 = load(4 * q + 1), r2 = load(4 * q + 2), r3 = load(4 * q + 3);
+    const __m512 t0 = _mm512_unpacklo_ps(r0, r1), t1 = _mm512_unpackhi_ps(r0, r1);
+    const __m512 t2 = _mm512_unpacklo_ps(r2, r3), t3 = _mm512_unpackhi_ps(r2, r3);
+    u[4 * q + 0] = _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * q + 1] = _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * q + 2] = _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * q + 3] = _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  #pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    const __m512 v0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x44);  // lanes 0, 1 of both
+    const __m512 v1 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xEE);  // lanes 2, 3
+    const __m512 w0 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x44);
+    const __m512 w1 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xEE);
+    store(m, _mm512_shuffle_f32x4(v0, w0, 0x88));       // lane 0 of u[m], u[4+m], u[8+m], u[12+m]
+    store(4 + m, _mm512_shuffle_f32x4(v0, w0, 0xDD));   // lane 1
+    store(8 + m, _mm512_shuffle_f32x4(v1, w1, 0x88));   // lane 2
+    store(12 + m, _mm512_shuffle_f32x4(v1, w1, 0xDD));  // lane 3
+  }
+}
+
+// Device elements, 16 at a time; `mask` selects the first n of them at the edges.
+template <bool kHalf>
+struct DeviceIo16 {
+  using Element = std::conditional_t<kHalf, uint16_t, float>;
+  static __m512 load(const Element* p) {
+    if constexpr (kHalf) {
+      return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    } else {
+      return _mm512_loadu_ps(p);
+    }
+  }
+  static __m512 load(const Element* p, __mmask16 mask) {
+    if constexpr (kHalf) {
+      return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, p));
+    } else {
+      return _mm512_maskz_loadu_ps(mask, p);
+    }
+  }
+  static void store(Element* p, __m512 v) {
+    if constexpr (kHalf) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    } else {
+      _mm512_storeu_ps(p, v);
+    }
+  }
+  static void store(Element* p, __m512 v, __mmask16 mask) {
+    if constexpr (kHalf) {
+      _mm256_mask_storeu_epi16(p, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    } else {
+      _mm512_mask_storeu_ps(p, mask, v);
+    }
+  }
+};
+
+// One tile: user rows user + rows[s] (s < 16) at 16 columns against device columns
+// dev + j * column (j < 16), 16 elements each.
+template <bool kHalf, bool kToDevice>
+[[gnu::always_inline]] inline void wholeTile(float* user, typename DeviceIo16<kHalf>::Element* dev,
+                                             const int64_t* rows, int64_t column) {
+  using Io = DeviceIo16<kHalf>;
+  if constexpr (kToDevice) {
+    transposeTile([&](int s) [[gnu::always_inline]] { return _mm512_loadu_ps(user + rows[s]); },
+                  [&](int j, __m512 v) [[gnu::always_inline]] { Io::store(dev + j * column, v); });
+  } else {
+    transposeTile([&](int j) [[gnu::always_inline]] { return Io::load(dev + j * column); },
+                  [&](int s, __m512 v) [[gnu::always_inline]] { _mm512_storeu_ps(user + rows[s], v); });
+  }
+}
+
+// The same at an edge: only the first n tile rows (column elements) and m columns exist. Masks
+// instead of branches: a row or column that does not exist has an empty mask, and a masked
+// access does not touch memory outside its mask.
+template <bool kHalf, bool kToDevice>
+void edgeTile(float* user, typename DeviceIo16<kHalf>::Element* dev, const int64_t* rows, int64_t column, int64_t n,
+              int64_t m) {
+  using Io = DeviceIo16<kHalf>;
+  const __mmask16 elements = static_cast<__mmask16>((1u << n) - 1u), columns = static_cast<__mmask16>((1u << m) - 1u);
+  auto rowMask = [&](int s) [[gnu::always_inline]] { return s < n ? columns : __mmask16{0}; };
+  auto columnMask = [&](int j) [[gnu::always_inline]] { return j < m ? elements : __mmask16{0}; };
+  if constexpr (kToDevice) {
+    transposeTile([&](int s) [[gnu::always_inline]] { return _mm512_maskz_loadu_ps(rowMask(s), user + rows[s]); },
+                  [&](int j, __m512 v) [[gnu::always_inline]] { Io::store(dev + j * column, v, columnMask(j)); });
+  } else {
+    transposeTile([&](int j) [[gnu::always_inline]] { return Io::load(dev + j * column, columnMask(j)); },
+                  [&](int s, __m512 v) [[gnu::always_inline]] { _mm512_mask_storeu_ps(user + rows[s], rowMask(s), v); });
+  }
+}
+
+template <bool kHalf, bool kToDevice, int kK>
+void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
+  using Element = typename DeviceIo16<kHalf>::Element;
+  const DeviceGeometry& g = job.geometry;
+  const int64_t C = g.channels, H = g.height, W = g.width;
+  const ChunkAddress a = chunkAddress(g, job.layout, d, c0);
+  auto* device = reinterpret_cast<Element*>(job.device) + a.base;
+  float* plane = job.user + (d * C + c0) * H * W;
+  int64_t rows[16 * kK];  // user offset of tile row e, relative to (c0, h0, w0)
+  for (int e = 0; e < 16 * kK; ++e) rows[e] = (e % kK) * H * W + (e / kK) * W;
+  const int64_t column = a.wStride;  // H * kK
+  const int64_t hFull = H / 16 * 16, wFull = W / 16 * 16;
+  auto whole = [&](int64_t h0, int64_t w0, int k) {
+    wholeTile<kHalf, kToDevice>(plane + h0 * W + w0, device + h0 * kK + w0 * column + 16 * k, rows + 16 * k, column);
+  };
+  // Whole tiles. Orders as in the AVX2 kernel (DwhcTiles.cpp), except that wide chunks of cached
+  // tensors are read into user rows tile by tile: measured faster here than group by group
+  // (postprocess 1/8/112/112 0.42 -> 0.55 of memcpy), unlike with 8 x 8 tiles.
+  const bool tensorFromDram = g.depth * C * H * W * static_cast<int64_t>(sizeof(float)) > (int64_t{8} << 20);
+  const bool groupMajor = kK > 4 && tensorFromDram;
+  if (!kToDevice && kK <= 4 && tensorFromDram) {
+    const int64_t blockRows = std::max<int64_t>(16, std::min<int64_t>(hFull, 1024 / kK / 16 * 16));
+    for (int64_t hb = 0; hb < hFull; hb += blockRows) {
+      const int64_t hbEnd = std::min(hFull, hb + blockRows);
+      for (int64_t w0 = 0; w0 < wFull; w0 += 16) {
+        for (int64_t h0 = hb; h0 < hbEnd; h0 += 16) {
+          #pragma GCC unroll 8
+          for (int k = 0; k < kK; ++k) whole(h0, w0, k);
+        }
+      }
+    }
+  } else {
+    for (int64_t h0 = 0; h0 < hFull; h0 += 16) {
+      if (groupMajor) {
+        for (int k = 0; k < kK; ++k) {
+          for (int64_t w0 = 0; w0 < wFull; w0 += 16) whole(h0, w0, k);
+        }
+      } else {
+        for (int64_t w0 = 0; w0 < wFull; w0 += 16) {
+          // Not unrolled: with the groups unrolled GCC hoists all 16K row addresses and runs
+          // out of registers, and the tiles of narrow chunks went through the stack.
+          #pragma GCC unroll 1
+          for (int k = 0; k < kK; ++k) whole(h0, w0, k);
+        }
+      }
+    }
+  }
+  // The edges: the last W % 16 columns of the whole bands, then the last H % 16 rows.
+  auto edge = [&](int64_t h0, int64_t bandRows, int64_t w0, int64_t columns) {
+    const int64_t elements = bandRows * kK;
+    for (int64_t e0 = 0; e0 < elements; e0 += 16) {
+      edgeTile<kHalf, kToDevice>(plane + h0 * W + w0, device + h0 * kK + w0 * column + e0, rows + e0, column,
+                                 std::min<int64_t>(16, elements - e0), columns);
+    }
+  };
+  if (wFull < W) {
+    for (int64_t h0 = 0; h0 < hFull; h0 += 16) edge(h0, 16, wFull, W - wFull);
+  }
+  if (hFull < H) {
+    for (int64_t w0 = 0; w0 < W; w0 += 16) edge(hFull, H - hFull, w0, std::min<int64_t>(16, W - w0));
+  }
+}
+
+template <bool kHalf, bool kToDevice>
+void tiles(const PlanarJob& job) {
+  const DeviceGeometry& g = job.geometry;
+  for (int64_t d = 0; d < g.depth; ++d) {
+    for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
+      const int64_t chunk = g.channels - c0 < 8 ? g.channels - c0 : 8;
+      withChannelCount(chunk, [&](auto k) { chunkTiles<kHalf, kToDevice, k.value>(job, d, c0); });
+    }
+  }
+}
+
+}  // namespace
+
+void dwhcTilesAvx512(const PlanarJob& job) {
+  if (job.half) {
+    job.toDevice ? tiles<true, true>(job) : tiles<true, false>(job);
+  } else {
+    job.toDevice ? tiles<false, true>(job) : tiles<false, false>(job);
+  }
+}
+
+}  // namespace qaic::kernels::format
