@@ -15,7 +15,8 @@ namespace qaic::kernels::format {
 namespace {
 
 template <bool kHalf, bool kToDevice, int kK>
-void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hTiles, int64_t wTiles) {
+void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int64_t hEnd, int64_t wBegin,
+                int64_t wEnd) {
   using Io = DeviceIo<kHalf>;
   const DeviceGeometry& g = job.geometry;
   const int64_t C = g.channels, H = g.height, W = g.width;
@@ -58,7 +59,6 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hTiles, int
                            reinterpret_cast<__m128i*>(dev + j * column + 8 * k), x[j]);
     }
   };
-  const int64_t wTiled = wTiles * 8;
   // Measured (tests/bench/DeviceFormatBench.cpp): whole tiles, all groups at once, are fastest
   // for narrow chunks and for cached tensors read into the device format. A tile of a wide chunk
   // touches 8 * kK user rows at once, though: too many streams for the hardware prefetchers when
@@ -73,10 +73,10 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hTiles, int
   // each column is read in runs of up to 4 KB. Measured: 128/3/224/224 from 0.47 to 0.57 of
   // memcpy; cached images are faster band by band.
   if (!kToDevice && kK <= 4 && tensorFromDram) {
-    const int64_t blockRows = std::min<int64_t>(hTiles * 8, 1024 / kK / 8 * 8);
-    for (int64_t hb = 0; hb < hTiles * 8; hb += blockRows) {
-      const int64_t hbEnd = std::min(hTiles * 8, hb + blockRows);
-      for (int64_t w0 = 0; w0 < wTiled; w0 += 8) {
+    const int64_t blockRows = std::min<int64_t>(hEnd - hBegin, 1024 / kK / 8 * 8);
+    for (int64_t hb = hBegin; hb < hEnd; hb += blockRows) {
+      const int64_t hbEnd = std::min(hEnd, hb + blockRows);
+      for (int64_t w0 = wBegin; w0 < wEnd; w0 += 8) {
         for (int64_t h0 = hb; h0 < hbEnd; h0 += 8) {
           #pragma GCC unroll 8
           for (int k = 0; k < kK; ++k) group(plane + h0 * W + w0, device + h0 * kK + w0 * column, k);
@@ -85,51 +85,56 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hTiles, int
     }
     return;
   }
-  for (int64_t h0 = 0; h0 < hTiles * 8; h0 += 8) {
+  for (int64_t h0 = hBegin; h0 < hEnd; h0 += 8) {
     float* user = plane + h0 * W;
     auto* dev = device + h0 * kK;
     if (groupMajor) {
       for (int k = 0; k < kK; ++k) {
-        for (int64_t w0 = 0; w0 < wTiled; w0 += 8) group(user + w0, dev + w0 * column, k);
+        for (int64_t w0 = wBegin; w0 < wEnd; w0 += 8) group(user + w0, dev + w0 * column, k);
       }
       continue;
     }
-    int64_t w0 = 0;
+    int64_t w0 = wBegin;
     if constexpr (kHalf && kToDevice && kK <= 4) {
-      for (; w0 + 16 <= wTiled; w0 += 16) {
+      for (; w0 + 16 <= wEnd; w0 += 16) {
         #pragma GCC unroll 8
         for (int k = 0; k < kK; ++k) halfGroupPair(user + w0, dev + w0 * column, k);
       }
     }
-    for (; w0 < wTiled; w0 += 8) {
+    for (; w0 < wEnd; w0 += 8) {
       #pragma GCC unroll 8
       for (int k = 0; k < kK; ++k) group(user + w0, dev + w0 * column, k);
     }
   }
 }
 
-template <bool kHalf, bool kToDevice>
-void tiles(const PlanarJob& job) {
-  const DeviceGeometry& g = job.geometry;
-  const int64_t hTiles = g.height / 8, wTiles = g.width / 8;
-  for (int64_t d = 0; d < g.depth; ++d) {
-    for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
-      const int64_t chunk = g.channels - c0 < 8 ? g.channels - c0 : 8;
-      withChannelCount(chunk, [&](auto k) { chunkTiles<kHalf, kToDevice, k.value>(job, d, c0, hTiles, wTiles); });
-      // The edges: the last H % 8 rows of the tiled columns, then the last W % 8 columns whole.
-      planarRegion(job, d, c0, hTiles * 8, g.height, 0, wTiles * 8);
-      planarRegion(job, d, c0, 0, g.height, wTiles * 8, g.width);
-    }
-  }
-}
-
 }  // namespace
 
+void dwhcTileRegion(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int64_t hEnd, int64_t wBegin,
+                    int64_t wEnd) {
+  if (hBegin >= hEnd || wBegin >= wEnd) return;
+  const int64_t chunk = job.geometry.channels - c0 < 8 ? job.geometry.channels - c0 : 8;
+  withChannelCount(chunk, [&](auto k) {
+    if (job.half) {
+      job.toDevice ? chunkTiles<true, true, k.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd)
+                   : chunkTiles<true, false, k.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd);
+    } else {
+      job.toDevice ? chunkTiles<false, true, k.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd)
+                   : chunkTiles<false, false, k.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd);
+    }
+  });
+}
+
 void dwhcTiles(const PlanarJob& job) {
-  if (job.half) {
-    job.toDevice ? tiles<true, true>(job) : tiles<true, false>(job);
-  } else {
-    job.toDevice ? tiles<false, true>(job) : tiles<false, false>(job);
+  const DeviceGeometry& g = job.geometry;
+  const int64_t hTiled = g.height / 8 * 8, wTiled = g.width / 8 * 8;
+  for (int64_t d = 0; d < g.depth; ++d) {
+    for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
+      dwhcTileRegion(job, d, c0, 0, hTiled, 0, wTiled);
+      // The edges: the last H % 8 rows of the tiled columns, then the last W % 8 columns whole.
+      planarRegion(job, d, c0, hTiled, g.height, 0, wTiled);
+      planarRegion(job, d, c0, 0, g.height, wTiled, g.width);
+    }
   }
 }
 

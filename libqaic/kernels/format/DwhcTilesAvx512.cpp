@@ -188,13 +188,82 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   }
 }
 
+// Device columns into user rows, 8 x 8 tiles two at a time: a 16-element run of each of eight
+// columns (two neighbouring groups of the AVX2 kernel's tiles, DwhcTiles.cpp) is one vector, and
+// the 8x8 transpose of each 256-bit half gives user row segments of both groups at once:
+// 24 shuffles and 8 loads per 128 elements against 48 and 16. Chunks of an even K, H and W
+// multiples of 8; the tiles are walked group pair by group pair across each band of eight rows
+// (tile by tile, all pairs at once, was slower: 1/4/56/56 and 1/16/56/56 both lost 0.02-0.10).
+template <bool kHalf, int kK>
+void pairTiles(const PlanarJob& job, int64_t d, int64_t c0) {
+  using Io = DeviceIo16<kHalf>;
+  const DeviceGeometry& g = job.geometry;
+  const int64_t C = g.channels, H = g.height, W = g.width;
+  const ChunkAddress a = chunkAddress(g, job.layout, d, c0);
+  const auto* device = reinterpret_cast<const typename Io::Element*>(job.device) + a.base;
+  float* plane = job.user + (d * C + c0) * H * W;
+  int64_t rows[8 * kK];  // user offset of tile row e, relative to (c0, h0, w0)
+  for (int e = 0; e < 8 * kK; ++e) rows[e] = (e % kK) * H * W + (e / kK) * W;
+  const int64_t column = a.wStride;  // H * kK
+  // Lane 0 of a, lane 0 of b, lane 2 of a, lane 2 of b (and lanes 1 / 3): the last stage of the
+  // 8x8 transpose in each half.
+  const __m512i low = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+  const __m512i high = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+  for (int64_t h0 = 0; h0 < H; h0 += 8) {
+    for (int p = 0; p < kK / 2; ++p) {
+      const int64_t* pairRows = rows + 16 * p;
+      for (int64_t w0 = 0; w0 < W; w0 += 8) {
+        const auto* dev = device + h0 * kK + w0 * column + 16 * p;
+        float* user = plane + h0 * W + w0;
+        __m512 r[8];
+        #pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) r[j] = Io::load(dev + j * column);
+        const __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
+        const __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
+        const __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
+        const __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
+        const __m512 s[8] = {_mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+                             _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
+                             _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
+                             _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2))};
+        #pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) {
+          // Row i of both tiles: s[i % 4] and s[4 + i % 4], lanes 0/2 for i < 4, else 1/3.
+          const __m512 out = _mm512_permutex2var_ps(s[i % 4], i < 4 ? low : high, s[4 + i % 4]);
+          _mm256_storeu_ps(user + pairRows[i], _mm512_castps512_ps256(out));
+          _mm256_storeu_ps(user + pairRows[8 + i], _mm512_extractf32x8_ps(out, 1));
+        }
+      }
+    }
+  }
+}
+
 template <bool kHalf, bool kToDevice>
 void tiles(const PlanarJob& job) {
   const DeviceGeometry& g = job.geometry;
+  // H and W multiples of 8 but not both of 16 (e.g. 56 x 56), read into user rows: masked 16 x 16
+  // edge tiles would take a quarter of the pixels or more. There chunks of two or four channels
+  // of cached tensors take pairTiles, the others the AVX2 kernel's whole 8 x 8 tiles, the faster
+  // of the kernels measured per chunk size (device-format.md). With masked edges instead, and
+  // with the 16 x 16 tiles inside and 8 x 8 tiles for the bands of eight, 1/20/56/56 ran at 0.37.
+  const bool bands = g.height % 16 != 0 || g.width % 16 != 0;
+  const bool eightTiles = !kToDevice && bands && g.height % 8 == 0 && g.width % 8 == 0;
+  const bool tensorFromDram = g.depth * g.channels * g.height * g.width * static_cast<int64_t>(sizeof(float)) >
+                              (int64_t{8} << 20);
   for (int64_t d = 0; d < g.depth; ++d) {
     for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
       const int64_t chunk = g.channels - c0 < 8 ? g.channels - c0 : 8;
-      withChannelCount(chunk, [&](auto k) { chunkTiles<kHalf, kToDevice, k.value>(job, d, c0); });
+      withChannelCount(chunk, [&](auto k) {
+        if constexpr (!kToDevice && (k.value == 2 || k.value == 4)) {
+          if (eightTiles && !tensorFromDram) return pairTiles<kHalf, k.value>(job, d, c0);
+        }
+        if (eightTiles) return dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
+        chunkTiles<kHalf, kToDevice, k.value>(job, d, c0);
+      });
     }
   }
 }

@@ -12,7 +12,8 @@ namespace qaic::kernels::format {
 bool cpuHasAvx512();
 
 // A whole DWHC tensor (job.layout must be DWHC, any H and W): 16 x 16 tiles, every edge by
-// masked tiles of the same kernel.
+// masked tiles of the same kernel; into user rows with H and W multiples of 8 but not both of
+// 16, 8 x 8 tiles instead (two per vector for chunks of 2 or 4 channels, else the AVX2 kernel's).
 void dwhcTilesAvx512(const PlanarJob& job);
 
 }  // namespace qaic::kernels::format

@@ -30,6 +30,10 @@ void planarRegion(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, i
 // Whole tensors. DWHC: 8 x 8 pixel tiles transposed per chunk; rows and columns outside whole
 // tiles (all of them when H < 8) via planarRegion.
 void dwhcTiles(const PlanarJob& job);
+// DWHC: the whole 8 x 8 tiles of depth d and the chunk at c0 in rows [hBegin, hEnd) and columns
+// [wBegin, wEnd), all four multiples of 8 (the AVX-512 kernel's bands of eight rows / columns).
+void dwhcTileRegion(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int64_t hEnd, int64_t wBegin,
+                    int64_t wEnd);
 // DHWC (and DWHC with H == 1, the same order): per row, channels interleaved with byte shuffles.
 void dhwcRows(const PlanarJob& job);
 

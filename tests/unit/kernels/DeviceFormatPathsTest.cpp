@@ -39,6 +39,10 @@ std::vector<Case> cases() {
   for (int64_t c : {12, 16, 20, 23})
     for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 17}, {8, 16}, {9, 23}, {16, 40}}) v.push_back({2, c, h, w});
   v.push_back({3, 3, 24, 40});
+  // H and W multiples of 8, not both of 16: the AVX-512 kernel's 8 x 8 tiles (two per vector for
+  // chunks of 2 or 4 channels) with a chunk of 8 before the last one.
+  for (int64_t c : {2, 4, 10, 12, 20})
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{24, 24}, {40, 16}, {16, 56}, {56, 40}}) v.push_back({2, c, h, w});
   return v;
 }
 
