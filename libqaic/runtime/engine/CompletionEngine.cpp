@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <liburing.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,8 +44,25 @@ void CompletionEngine::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+constexpr uint64_t kInterrupt = 1;  // user data of the eventfd poll
+
+// One poll request that stays armed across interrupts (multishot), so a wake-up costs a single
+// io_uring_enter: no read request and linked timeout to set up and tear down every time.
+bool armInterruptPoll(io_uring* ring, int eventFd) {
+  io_uring_sqe* poll = io_uring_get_sqe(ring);
+  if (poll == nullptr) return false;
+  io_uring_prep_poll_multishot(poll, eventFd, POLLIN);
+  io_uring_sqe_set_data64(poll, kInterrupt);
+  return io_uring_submit(ring) == 1;
+}
+
+}  // namespace
+
 void CompletionEngine::run() {
   io_uring* ring = &ring_->ring;
+  bool armed = armInterruptPoll(ring, eventFd_);
   while (!stopping_.load()) {
     const auto now = Clock::now();
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(nextDeadline_() - now);
@@ -52,29 +70,24 @@ void CompletionEngine::run() {
     ring_->timeout.tv_sec = wait.count() / 1000000000;
     ring_->timeout.tv_nsec = wait.count() % 1000000000;
 
-    io_uring_sqe* read = io_uring_get_sqe(ring);
-    io_uring_prep_read(read, eventFd_, &ring_->counter, sizeof ring_->counter, 0);
-    read->flags |= IOSQE_IO_LINK;
-    io_uring_sqe_set_data64(read, 1);
-    io_uring_sqe* timeout = io_uring_get_sqe(ring);
-    io_uring_prep_link_timeout(timeout, &ring_->timeout, 0);
-    io_uring_sqe_set_data64(timeout, 2);
-
-    int rc = io_uring_submit_and_wait(ring, 2);
-    // Both the read and its linked timeout always post a completion; reap both before reuse.
-    unsigned reaped = 0;
-    while (reaped < 2) {
-      io_uring_cqe* cqe = nullptr;
-      rc = io_uring_wait_cqe(ring, &cqe);
-      if (rc == -EINTR) continue;
-      if (rc < 0) break;
-      io_uring_cqe_seen(ring, cqe);
-      ++reaped;
-    }
-    if (rc < 0 && rc != -EINTR) {
+    // The deadline travels with the wait itself (IORING_ENTER_EXT_ARG): -ETIME when it passes.
+    io_uring_cqe* cqe = nullptr;
+    int rc = armed ? io_uring_wait_cqe_timeout(ring, &cqe, &ring_->timeout) : -EAGAIN;
+    if (rc == 0) {
+      unsigned head = 0, seen = 0;
+      io_uring_for_each_cqe(ring, head, cqe) {
+        // The kernel ends a multishot poll on an error or overflow; arm a new one.
+        if (io_uring_cqe_get_data64(cqe) == kInterrupt && !(cqe->flags & IORING_CQE_F_MORE)) armed = false;
+        ++seen;
+      }
+      io_uring_cq_advance(ring, seen);
+      // Reset the counter (the eventfd is non-blocking), so the next write is a new event.
+      [[maybe_unused]] ssize_t drained = ::read(eventFd_, &ring_->counter, sizeof ring_->counter);
+    } else if (rc != -ETIME && rc != -EINTR) {
       // The ring itself failed: fall back to a bounded sleep so deadlines are still honoured.
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    if (!armed) armed = armInterruptPoll(ring, eventFd_);
     if (stopping_.load()) break;
     onWake_();
   }

@@ -1,7 +1,7 @@
 // The completion loop of one queue: a thread that waits through io_uring for the DBC's eventfd
-// "interrupt" (IORING_OP_READ) linked with a timeout (IORING_OP_LINK_TIMEOUT) set to the next
-// data-path deadline, then lets its owner drain every response and handle expired requests in
-// one batch. No busy-spinning: between interrupts and deadlines the thread sleeps in the kernel.
+// "interrupt" (a multishot IORING_OP_POLL_ADD, armed once) with a timeout set to the next
+// data-path deadline (the wait's own timeout), then lets its owner drain every response and
+// handle expired requests in one batch. No busy-spinning: between interrupts and deadlines the thread sleeps in the kernel.
 // stop() (or the destructor) wakes the thread through the same eventfd and joins it.
 #pragma once
 
