@@ -77,7 +77,11 @@ if mixed:
     ratio = mixed["ratio"]
     print(f"tiny sync round trip / cross-process futex round trip: {mixed['sync_median_ns']/1e3:.1f} us / "
           f"{mixed['futex_median_ns']/1e3:.1f} us = {ratio:.2f}x ({verdict(ratio <= 3)} the <= 3x goal; "
-          f"medians, interleaved)")
+          f"medians of alternating blocks)")
+sync, futex = get("TinySyncRoundTrip/real_time"), get("FutexRoundTripBaseline/real_time")
+if sync and futex:
+    print(f"  reference, the two run apart: {sync[0]/1e3:.1f} us / {futex[0]/1e3:.1f} us = "
+          f"{sync[0]/futex[0]:.2f}x (a VM's wake-up cost changes between them; docs/runtime.md)")
 thr = get("Throughput/real_time/threads:4")
 if thr:
     rate = thr[1].get("items_per_second", 0)

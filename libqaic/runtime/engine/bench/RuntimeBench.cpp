@@ -1,7 +1,7 @@
 // libqaic data-path benchmarks against a real qaic-emu, each with its same-run baseline:
 //   TinySyncRoundTrip        one relu over 16 floats: getAvailable, submit, getCompletedId, put
 //   FutexRoundTripBaseline   a cross-process futex ping-pong (the floor of any device round trip)
-//   TinySyncVsFutexInterleaved  the two alternated, compared by their medians (the goal's ratio)
+//   TinySyncVsFutexInterleaved  the two in alternating blocks, medians compared (the goal's ratio)
 //   Throughput/threads:4     4 application threads sharing a set of setSize 10
 //   Dma64MiB                 a 64 MiB input and output in DMA buffers through one inference
 //   Memcpy64MiBBaseline      copying 64 MiB in and 64 MiB out
@@ -20,7 +20,7 @@
 
 #include "EmulatorProcess.hpp"
 #include "FutexPingPong.hpp"
-#include "Median.hpp"
+#include "AlternatingBlocks.hpp"
 #include "Subprocess.hpp"
 
 namespace {
@@ -90,30 +90,21 @@ void FutexRoundTripBaseline(benchmark::State& state) {
 }
 BENCHMARK(FutexRoundTripBaseline)->UseRealTime();
 
-// The goal's comparison. In a VM a wake-up costs anything from 5 to 200 us depending on whether
-// the other vCPU is halted, so the two separate benchmarks above can land in different regimes;
-// here each iteration times one futex round trip and then one tiny inference, and the medians
-// are compared (what `make bench` prints).
+// The goal's comparison: blocks of 32 futex round trips alternating with blocks of 32 tiny
+// inferences (tests/bench/support/AlternatingBlocks.hpp says why blocks), medians compared.
 void TinySyncVsFutexInterleaved(benchmark::State& state) {
   qaic::bench::FutexPingPong pingPong;
   if (!pingPong.ok()) return state.SkipWithError("could not start the futex responder");
   auto set = InferenceSet::Factory(session->context, compileRelu("tiny-interleaved", 16), 0, 1, 1);
   std::vector<float> x(16, -1.0f), y(16);
-  std::vector<double> futexNs, syncNs;
   uint64_t id = 0;
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!pingPong.roundTrip(std::chrono::seconds(5))) return state.SkipWithError("no pong within 5 s");
-    const auto t1 = std::chrono::steady_clock::now();
-    inferOnce(*set, {heap(x), heap(y)}, ++id, state);
-    const auto t2 = std::chrono::steady_clock::now();
-    futexNs.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
-    syncNs.push_back(std::chrono::duration<double, std::nano>(t2 - t1).count());
-  }
-  const double futex = qaic::bench::medianOf(futexNs), sync = qaic::bench::medianOf(syncNs);
-  state.counters["futex_median_ns"] = futex;
-  state.counters["sync_median_ns"] = sync;
-  state.counters["ratio"] = futex > 0 ? sync / futex : 0;
+  qaic::bench::compareInAlternatingBlocks(
+      state, 32, "futex", [&] { return pingPong.roundTrip(std::chrono::seconds(5)); }, "sync",
+      [&] {
+        inferOnce(*set, {heap(x), heap(y)}, ++id, state);
+        return !state.error_occurred();
+      },
+      "a round trip failed");
 }
 BENCHMARK(TinySyncVsFutexInterleaved)->UseRealTime();
 
