@@ -11,9 +11,12 @@
 #include "kernels/format/DwhcTilesAvx512.hpp"
 
 // GCC 12's avx512fintrin.h initialises its "undefined" vectors from themselves, which
-// -Wuninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13).
+// -Wuninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13). Clang (the
+// fuzz build) neither has the problem nor knows -Wmaybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <algorithm>
@@ -98,11 +101,11 @@ template <bool kHalf, bool kToDevice>
                                              const int64_t* rows, int64_t column) {
   using Io = DeviceIo16<kHalf>;
   if constexpr (kToDevice) {
-    transposeTile([&](int s) [[gnu::always_inline]] { return _mm512_loadu_ps(user + rows[s]); },
-                  [&](int j, __m512 v) [[gnu::always_inline]] { Io::store(dev + j * column, v); });
+    transposeTile([&](int s) __attribute__((always_inline)) { return _mm512_loadu_ps(user + rows[s]); },
+                  [&](int j, __m512 v) __attribute__((always_inline)) { Io::store(dev + j * column, v); });
   } else {
-    transposeTile([&](int j) [[gnu::always_inline]] { return Io::load(dev + j * column); },
-                  [&](int s, __m512 v) [[gnu::always_inline]] { _mm512_storeu_ps(user + rows[s], v); });
+    transposeTile([&](int j) __attribute__((always_inline)) { return Io::load(dev + j * column); },
+                  [&](int s, __m512 v) __attribute__((always_inline)) { _mm512_storeu_ps(user + rows[s], v); });
   }
 }
 
@@ -114,14 +117,14 @@ void edgeTile(float* user, typename DeviceIo16<kHalf>::Element* dev, const int64
               int64_t m) {
   using Io = DeviceIo16<kHalf>;
   const __mmask16 elements = static_cast<__mmask16>((1u << n) - 1u), columns = static_cast<__mmask16>((1u << m) - 1u);
-  auto rowMask = [&](int s) [[gnu::always_inline]] { return s < n ? columns : __mmask16{0}; };
-  auto columnMask = [&](int j) [[gnu::always_inline]] { return j < m ? elements : __mmask16{0}; };
+  auto rowMask = [&](int s) __attribute__((always_inline)) { return s < n ? columns : __mmask16{0}; };
+  auto columnMask = [&](int j) __attribute__((always_inline)) { return j < m ? elements : __mmask16{0}; };
   if constexpr (kToDevice) {
-    transposeTile([&](int s) [[gnu::always_inline]] { return _mm512_maskz_loadu_ps(rowMask(s), user + rows[s]); },
-                  [&](int j, __m512 v) [[gnu::always_inline]] { Io::store(dev + j * column, v, columnMask(j)); });
+    transposeTile([&](int s) __attribute__((always_inline)) { return _mm512_maskz_loadu_ps(rowMask(s), user + rows[s]); },
+                  [&](int j, __m512 v) __attribute__((always_inline)) { Io::store(dev + j * column, v, columnMask(j)); });
   } else {
-    transposeTile([&](int j) [[gnu::always_inline]] { return Io::load(dev + j * column, columnMask(j)); },
-                  [&](int s, __m512 v) [[gnu::always_inline]] { _mm512_mask_storeu_ps(user + rows[s], rowMask(s), v); });
+    transposeTile([&](int j) __attribute__((always_inline)) { return Io::load(dev + j * column, columnMask(j)); },
+                  [&](int s, __m512 v) __attribute__((always_inline)) { _mm512_mask_storeu_ps(user + rows[s], rowMask(s), v); });
   }
 }
 
