@@ -20,7 +20,8 @@ struct StaticPartition {
   uint32_t device = 0;
   uint32_t uid = 0, gid = 0, mode = 0600;
   Resources resources;
-  std::string label() const { return "static:" + name; }
+  static constexpr std::string_view kLabelPrefix = "static:";
+  std::string label() const { return std::string(kLabelPrefix) + name; }
 };
 
 struct Config {

@@ -120,6 +120,18 @@ void Daemon::rescan() {
 }
 
 void Daemon::ensureStaticPartitions() {
+  // A static partition whose entry left the configuration goes with it, so that the
+  // configuration stays the one description of what is set aside. Only qaicd's own: no holder,
+  // and the label it gives them.
+  std::vector<uint32_t> dropped;
+  for (const auto& [id, p] : registry_.partitions()) {
+    if (!p.isStatic() || !p.label.starts_with(StaticPartition::kLabelPrefix)) continue;
+    bool configured = false;
+    for (const auto& s : options_.config.staticPartitions)
+      configured = configured || (s.label() == p.label && s.device == p.device);
+    if (!configured) dropped.push_back(id);
+  }
+  for (uint32_t id : dropped) registry_.remove(id, "static partition no longer in the configuration");
   for (const auto& s : options_.config.staticPartitions) {
     const std::string label = s.label();
     bool present = false;

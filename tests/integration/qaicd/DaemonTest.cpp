@@ -220,6 +220,39 @@ TEST_F(StaticPartitionTest, CreatedAtStartForUsersAndGroupsAndKeptAcrossRestart)
   EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 3);
 }
 
+TEST_F(StaticPartitionTest, OneDroppedFromTheConfigurationIsRemovedAtTheNextStart) {
+  auto listed = connect().list();
+  ASSERT_TRUE(listed) << listed.message();
+  ASSERT_EQ(listed->size(), 2u);
+  uint32_t kept = 0;
+  for (const auto& p : *listed)
+    if (p.label == "static:team-a") kept = p.id;
+  ASSERT_NE(kept, 0u);
+  // A lease is not the configuration's to drop: it stays.
+  auto client = connect();
+  auto leased = client.createPartition(Resources{1, 0, 0, 1, 0}, 0u);
+  ASSERT_TRUE(leased) << leased.message();
+
+  ASSERT_TRUE(stopQaicd());
+  const std::string config = (work() / "qaicd-smaller.json").string();
+  std::ofstream(config) << R"({"poll_ms": 50, "static_partitions": [
+      {"name": "team-a", "device": 0, "user": "nobody", "numNsp": 2, "numVc": 1}]})";
+  startQaicd({"--config", config});
+  auto again = connect().list();
+  ASSERT_TRUE(again) << again.message();
+  std::set<std::string> labels;
+  for (const auto& p : *again) labels.insert(p.label);
+  EXPECT_EQ(labels.count("static:team-a"), 1u);
+  EXPECT_EQ(labels.count("static:team-b"), 0u) << "team-b left the configuration";
+  for (const auto& p : *again) {
+    if (p.label == "static:team-a") {
+      EXPECT_EQ(p.id, kept) << "team-a is kept, not re-created";
+    }
+  }
+  EXPECT_EQ(partitionNodes().size(), 2u) << "team-a and the lease";
+  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 3) << "team-b's NSP is back";
+}
+
 TEST_F(StaticPartitionTest, ADeviceResetEndsLeasesAndStaticPartitionsComeBack) {
   auto client = connect();
   auto leased = client.createPartition(Resources{1, 0, 0, 1, 0}, 0u);
