@@ -54,7 +54,7 @@ if mixed:
     verdict = "meets" if ratio <= 2 else "MISSES"
     print(f"ring no-op request (doorbell to completion) / cross-process futex round trip: "
           f"{mixed['ring_median_ns']/1e3:.1f} us / {mixed['futex_median_ns']/1e3:.1f} us = "
-          f"{ratio:.2f}x ({verdict} the <= 2x goal; medians, interleaved)")
+          f"{ratio:.2f}x ({verdict} the <= 2x goal; medians of alternating blocks)")
 PY
 rm -f "$emu_json"
 
