@@ -1,5 +1,5 @@
-// Child processes for the suite, each with a bounded wait: a program run to completion, and a
-// forked function (for the permission tests that drop to another uid).
+// Child processes for the suite, each with a bounded wait: a program run to completion (its
+// output logged, or its stdout captured), and a forked function (for the permission tests that drop to another uid).
 #pragma once
 
 #include <sys/types.h>
@@ -23,6 +23,17 @@ bool waitForExit(pid_t pid, std::chrono::milliseconds timeout);
 // Runs `argv` with stdout and stderr appended to `logFile`; kills it after `timeout`.
 ExitStatus runProgram(const std::vector<std::string>& argv, const std::string& logFile,
                       std::chrono::milliseconds timeout);
+
+struct ProgramOutput {
+  ExitStatus status;
+  std::string stdoutText;
+};
+
+// Runs `argv` with stdout captured and stderr appended to `logFile`. Reads stdout until the
+// program closes it or `timeout` passes, then waits for the exit for the rest of the timeout (at
+// least a second) and kills it after that.
+ProgramOutput runProgramCapturingStdout(const std::vector<std::string>& argv, const std::string& logFile,
+                                        std::chrono::milliseconds timeout);
 
 // Forks; the child runs `body` and _exits with its result (a C++ exception is exit code 99).
 // The parent kills the child after `timeout`.
