@@ -7,7 +7,6 @@
 #include <cstring>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <set>
 
 #include "kernels/ops/Kernel.hpp"
@@ -138,8 +137,6 @@ class Program final : public HostProgram {
   std::unique_ptr<Plan> buildPlan(ir::Graph graph) {
     std::set<std::string, std::less<>> keepOwn;
     for (;;) {
-      std::optional<ir::Graph> retry;
-      if (!keepOwn.empty() || !options_.inputMemory.empty() || !options_.outputMemory.empty()) retry = graph;
       auto plan = buildPlanWith(std::move(graph), keepOwn);
       // A constant is filled once at build; in bound memory the caller could overwrite it.
       bool rebuild = false;
@@ -147,7 +144,8 @@ class Program final : public HostProgram {
         if (t.external() && t.constant) rebuild = keepOwn.insert(name).second || rebuild;
       }
       if (!rebuild) return plan;
-      graph = std::move(*retry);
+      plan->kernels.clear();  // they refer to the graph's ops, which the next attempt takes over
+      graph = std::move(plan->graph);
     }
   }
 
