@@ -18,6 +18,7 @@
 
 #include "EmulatorProcess.hpp"
 #include "RunTool.hpp"
+#include "RunnerSuite.hpp"
 #include <zlib.h>
 
 #include <cstring>
@@ -44,30 +45,15 @@ std::set<std::string> tree(const fs::path& root) {
   return paths;
 }
 
-class OutputNameEscapeTest : public ::testing::Test {
+class OutputNameEscapeTest : public RunnerSuite {
  protected:
-  static void SetUpTestSuite() {
-    emulator_ = new qaic::emu::test::EmulatorProcess();
-    ::setenv("QAIC_ROOT", emulator_->root().path().c_str(), 1);
-    char tmpl[] = "/tmp/qaic-runner-escape-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    suiteDir_ = new fs::path(tmpl);
-    const fs::path source = fs::path(QAIC_TEST_SOURCE_DIR) / "tests/integration/runner/data/regular.json";
-    ToolResult r = runProgram(toolPath("qaic-exec"),
-                              {"-m=" + source.string(), "-aic-binary-dir=" + (*suiteDir_ / "compiled").string()});
-    ASSERT_EQ(r.exitCode, 0) << r.err;
-  }
-  static void TearDownTestSuite() {
-    delete emulator_;
-    emulator_ = nullptr;
-    fs::remove_all(*suiteDir_);
-    delete suiteDir_;
-  }
+  static void SetUpTestSuite() { startSuite("qaic-runner-escape", {"regular"}); }
+  static void TearDownTestSuite() { stopSuite(); }
 
   // A sandbox per test: sandbox/program (the container), sandbox/a/b/out (DIR, two levels down
   // so that "../" and "../../" still land inside the sandbox where they can be seen).
   void SetUp() override {
-    sandbox_ = *suiteDir_ / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    sandbox_ = suiteDir() / ::testing::UnitTest::GetInstance()->current_test_info()->name();
     outDir_ = sandbox_ / "a" / "b" / "out";
     fs::create_directories(outDir_);
     fs::create_directories(sandbox_ / "program");
@@ -75,7 +61,7 @@ class OutputNameEscapeTest : public ::testing::Test {
 
   // The compiled network with output buffer "out" renamed to `name`.
   void writeRenamedContainer(const std::string& name) {
-    auto image = qaic::container::QpcImage::open((*suiteDir_ / "compiled" / "programqpc.bin").string());
+    auto image = qaic::container::QpcImage::open((suiteDir() / "regular" / "programqpc.bin").string());
     qaic::container::QpcContents contents = image->contents();
     for (auto& b : contents.buffers)
       if (b.io.bufferName == "out") b.io.bufferName = name;
@@ -105,14 +91,9 @@ class OutputNameEscapeTest : public ::testing::Test {
     }
   }
 
-  static qaic::emu::test::EmulatorProcess* emulator_;
-  static fs::path* suiteDir_;
   fs::path sandbox_;
   fs::path outDir_;
 };
-
-qaic::emu::test::EmulatorProcess* OutputNameEscapeTest::emulator_ = nullptr;
-fs::path* OutputNameEscapeTest::suiteDir_ = nullptr;
 
 // The unmodified network writes its one output into DIR: the baseline that makes the refusals
 // below meaningful (the same run, only the name differs).

@@ -17,6 +17,7 @@
 
 #include "EmulatorProcess.hpp"
 #include "RunTool.hpp"
+#include "RunnerSuite.hpp"
 
 namespace fs = std::filesystem;
 using qaic::testing::runProgram;
@@ -54,30 +55,13 @@ std::set<std::string> filesIn(const fs::path& dir) {
   return names;
 }
 
-class RunnerTest : public ::testing::Test {
+class RunnerTest : public RunnerSuite {
  protected:
-  static void SetUpTestSuite() {
-    emulator_ = new qaic::emu::test::EmulatorProcess();
-    ::setenv("QAIC_ROOT", emulator_->root().path().c_str(), 1);
-    char tmpl[] = "/tmp/qaic-runner-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    suiteDir_ = new fs::path(tmpl);
-    for (const char* network : {"regular", "partial", "specialized"}) {
-      const fs::path source = fs::path(QAIC_TEST_SOURCE_DIR) / "tests/integration/runner/data" / (std::string(network) + ".json");
-      ToolResult r = runProgram(toolPath("qaic-exec"),
-                                {"-m=" + source.string(), "-aic-binary-dir=" + (*suiteDir_ / network).string()});
-      ASSERT_EQ(r.exitCode, 0) << r.err;
-    }
-  }
-  static void TearDownTestSuite() {
-    delete emulator_;
-    emulator_ = nullptr;
-    fs::remove_all(*suiteDir_);
-    delete suiteDir_;
-  }
+  static void SetUpTestSuite() { startSuite("qaic-runner-test", {"regular", "partial", "specialized"}); }
+  static void TearDownTestSuite() { stopSuite(); }
 
   void SetUp() override {
-    dir_ = *suiteDir_ / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = suiteDir() / ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::create_directories(dir_);
   }
 
@@ -88,18 +72,13 @@ class RunnerTest : public ::testing::Test {
   }
 
   ToolResult runner(const std::string& network, const fs::path& batch, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"-t", (*suiteDir_ / network).string(), "--aic-batch-json-input", batch.string()};
+    std::vector<std::string> args = {"-t", (suiteDir() / network).string(), "--aic-batch-json-input", batch.string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return runProgram(toolPath("qaic-runner"), args, std::chrono::seconds(120));
   }
 
-  static qaic::emu::test::EmulatorProcess* emulator_;
-  static fs::path* suiteDir_;
   fs::path dir_;
 };
-
-qaic::emu::test::EmulatorProcess* RunnerTest::emulator_ = nullptr;
-fs::path* RunnerTest::suiteDir_ = nullptr;
 
 const std::regex kStatsLine(R"(InferenceCnt (\d+) TotalDuration (\d+)us BatchSize 1 Inf/Sec (\d+\.\d{3}))");
 
@@ -292,14 +271,14 @@ TEST_F(RunnerTest, EveryMalformedBatchJsonExitsTwoWithOneLine) {
 
 // Random inputs, the latency profile and --time.
 TEST_F(RunnerTest, RandomInputsProfilingAndTime) {
-  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (*suiteDir_ / "regular").string(), "-n", "30",
+  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (suiteDir() / "regular").string(), "-n", "30",
                                                       "--aic-profiling-type", "latency"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(std::regex_search(r.out, kStatsLine)) << r.out;
   EXPECT_THAT(r.out, HasSubstr("preProcTime"));
   EXPECT_THAT(r.out, HasSubstr("execToComplete"));
 
-  r = runProgram(toolPath("qaic-runner"), {"-t", (*suiteDir_ / "regular").string(), "--time", "1"});
+  r = runProgram(toolPath("qaic-runner"), {"-t", (suiteDir() / "regular").string(), "--time", "1"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, kStatsLine)) << r.out;
@@ -309,7 +288,7 @@ TEST_F(RunnerTest, RandomInputsProfilingAndTime) {
 
 // A device that does not exist exits 4 and says so.
 TEST_F(RunnerTest, MissingDeviceExitsFour) {
-  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (*suiteDir_ / "regular").string(), "-d", "7", "-n", "1"});
+  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (suiteDir() / "regular").string(), "-d", "7", "-n", "1"});
   EXPECT_EQ(r.exitCode, 4) << r.err;
   EXPECT_THAT(r.err, HasSubstr("QS_NODEV"));
 }
@@ -323,7 +302,7 @@ TEST_F(RunnerTest, DeviceRemovedMidRunExitsFour) {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     std::ofstream(doomed.root().sysfsPath(0) / "device/fault/remove") << "1";
   });
-  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (*suiteDir_ / "regular").string(), "--time", "20",
+  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (suiteDir() / "regular").string(), "--time", "20",
                                                       "--submit-timeout", "1000", "--submit-retry-count", "0"});
   remover.join();
   ::setenv("QAIC_ROOT", suiteRoot.c_str(), 1);
