@@ -1,5 +1,5 @@
-// HostProgram: one Plan (tensors + kernels with their oneDNN primitives) per combination of
-// input shapes, built on first use and cached.
+// HostProgram: one Plan (tensors, kernels with their oneDNN primitives, the scratchpad those
+// share) per combination of input shapes, built on first use and cached.
 #include "kernels/HostProgram.hpp"
 
 #include <omp.h>
@@ -21,6 +21,7 @@ constexpr std::uintptr_t kBoundAlignment = 16;
 struct Plan {
   ir::Graph graph;
   TensorTable tensors;
+  SharedScratchpad scratchpad;
   std::vector<std::unique_ptr<Kernel>> kernels;  // declared last: destroyed before what they use
   std::vector<Tensor*> inputs;
   std::vector<Tensor*> outputs;
@@ -49,8 +50,10 @@ class Program final : public HostProgram {
     ShapeKey key;
     for (std::size_t i : inputIo_) key.push_back(graph_.io[i].dims);
     ThreadLimit limit(options_.threads);
-    plans_.emplace(key, buildPlan(graph_));
+    builtPlan_ = plans_.emplace(key, buildPlan(graph_)).first->second.get();
   }
+
+  std::size_t scratchpadBytes() const override { return builtPlan_->scratchpad.bytes(); }
 
   void run(std::span<const TensorView> inputs, std::span<TensorView> outputs) override {
     if (inputs.size() != inputIo_.size()) {
@@ -196,13 +199,14 @@ class Program final : public HostProgram {
     for (std::size_t i : inputIo_) plan->inputs.push_back(bind(i));
     for (std::size_t i : outputIo_) plan->outputs.push_back(bind(i));
     for (const ir::Op& op : plan->graph.ops) {
-      BuildContext ctx{op, plan->tensors, constants_, options_, engine_, stream_};
+      BuildContext ctx{op, plan->tensors, constants_, options_, engine_, stream_, plan->scratchpad};
       try {
         plan->kernels.push_back(findKernelFactory(op.optype)(ctx));
       } catch (const ir::IrError& e) {
         throw ExecutionError(e.what());
       }
     }
+    plan->scratchpad.bind();
     return plan;
   }
 
@@ -213,6 +217,7 @@ class Program final : public HostProgram {
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::map<ShapeKey, std::unique_ptr<Plan>> plans_;
+  const Plan* builtPlan_ = nullptr;  // the one for the graph's own input dims
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The host executor: a shape-inferred IR graph turned into a runnable program whose operator
 // kernels (oneDNN for convolution, matrix multiply and pooling) are created and whose weights are
-// packed once, at build time. lightnet runs IR files with it; every emulated NSP runs compiled
-// programs with it; the ONNX conformance suite checks it.
+// packed once, at build time; it may then run on any thread. lightnet runs IR files with it;
+// every emulated NSP runs compiled programs with it; the ONNX conformance suite checks it.
 #pragma once
 
 #include <cstddef>
@@ -61,8 +61,13 @@ class HostProgram {
   // Runs the whole graph once. inputs/outputs are in the graph's io order (by direction).
   // An input whose dims differ from the built dims (partial or specialized IO) re-infers shapes
   // for that combination (cached); each output view's dims are set to the actual output dims and
-  // its buffer must hold them. Not thread-safe: one run at a time per HostProgram.
+  // its buffer must hold them. Any thread may run it (not only the building one), but not
+  // concurrently: one run at a time per HostProgram.
   virtual void run(std::span<const TensorView> inputs, std::span<TensorView> outputs) = 0;
+
+  // Bytes of the one oneDNN scratchpad shared by the kernels of the plan for the graph's own
+  // input dims (each shape combination's plan has its own); 0 when no primitive needs one.
+  virtual std::size_t scratchpadBytes() const = 0;
 };
 
 }  // namespace qaic::kernels

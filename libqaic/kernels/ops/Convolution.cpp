@@ -1,4 +1,5 @@
-// conv2d and deconv2d on oneDNN: primitives created and constant weights packed at build time.
+// conv2d and deconv2d on oneDNN: primitives created and constant weights packed at build time;
+// every primitive run per inference uses the plan's shared scratchpad (Scratchpad.hpp).
 #include <cstring>
 #include <optional>
 
@@ -49,22 +50,23 @@ class ConvKernel final : public Kernel {
           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, anySrc, anyWeights, biasMd,
           anyDst, {win.strideH, win.strideW}, {win.dilationH - 1, win.dilationW - 1}, {win.padTop, win.padLeft},
           {win.padBottom, win.padRight});
-      dnnl::convolution_forward::primitive_desc pd(desc, ctx.engine);
+      dnnl::convolution_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
       weights_.emplace(memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
                               const_cast<std::byte*>(weight.data())),
                        pd.weights_desc(), ctx.engine, ctx.stream, weight.constant);
       primitive_ = dnnl::convolution_forward(pd);
+      scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       userSrc_ = wrap(srcMd, ctx.engine, src);
       userDst_ = wrap(dstMd, ctx.engine, dst);
       src_ = userSrc_;
       dst_ = userDst_;
       if (pd.src_desc() != srcMd) {
         src_ = memory(pd.src_desc(), ctx.engine);
-        srcReorder_ = dnnl::reorder(userSrc_, src_);
+        srcReorder_.emplace(ctx, srcMd, pd.src_desc());
       }
       if (pd.dst_desc() != dstMd) {
         dst_ = memory(pd.dst_desc(), ctx.engine);
-        dstReorder_ = dnnl::reorder(dst_, userDst_);
+        dstReorder_.emplace(ctx, pd.dst_desc(), dstMd);
       }
       bias_ = wrap(biasMd, ctx.engine, bias);
       return 0;
@@ -73,12 +75,13 @@ class ConvKernel final : public Kernel {
 
   void run() override {
     weights_->refresh();
-    if (srcReorder_) srcReorder_->execute(stream_, userSrc_, src_);
+    if (srcReorder_) srcReorder_->run(stream_, userSrc_, src_);
     primitive_.execute(stream_, {{DNNL_ARG_SRC, src_},
                                  {DNNL_ARG_WEIGHTS, weights_->memory()},
                                  {DNNL_ARG_BIAS, bias_},
-                                 {DNNL_ARG_DST, dst_}});
-    if (dstReorder_) dstReorder_->execute(stream_, dst_, userDst_);
+                                 {DNNL_ARG_DST, dst_},
+                                 {DNNL_ARG_SCRATCHPAD, scratchpad_}});
+    if (dstReorder_) dstReorder_->run(stream_, dst_, userDst_);
     stream_.wait();
   }
 
@@ -86,8 +89,8 @@ class ConvKernel final : public Kernel {
   dnnl::stream& stream_;
   dnnl::primitive primitive_;
   std::optional<PackedWeights> weights_;
-  std::optional<dnnl::reorder> srcReorder_, dstReorder_;
-  memory userSrc_, userDst_, src_, bias_, dst_;
+  std::optional<ScratchpadReorder> srcReorder_, dstReorder_;
+  memory userSrc_, userDst_, src_, bias_, dst_, scratchpad_;
 };
 
 // Transposed convolution: oneDNN computes the full, unpadded output; the kernel then crops the
@@ -125,11 +128,12 @@ class DeconvKernel final : public Kernel {
                                              dnnl::algorithm::deconvolution_direct, srcMd, anyWeights, fullMd,
                                              {win_.strideH, win_.strideW}, {win_.dilationH - 1, win_.dilationW - 1},
                                              {0, 0}, {0, 0});
-      dnnl::deconvolution_forward::primitive_desc pd(desc, ctx.engine);
+      dnnl::deconvolution_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
       weights_.emplace(memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
                               const_cast<std::byte*>(weight.data())),
                        pd.weights_desc(), ctx.engine, ctx.stream, weight.constant);
       primitive_ = dnnl::deconvolution_forward(pd);
+      scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       src_ = wrap(srcMd, ctx.engine, src);
       fullMem_ = memory(fullMd, ctx.engine, full_.data());
       return 0;
@@ -138,7 +142,10 @@ class DeconvKernel final : public Kernel {
 
   void run() override {
     weights_->refresh();
-    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_->memory()}, {DNNL_ARG_DST, fullMem_}});
+    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_},
+                                 {DNNL_ARG_WEIGHTS, weights_->memory()},
+                                 {DNNL_ARG_DST, fullMem_},
+                                 {DNNL_ARG_SCRATCHPAD, scratchpad_}});
     stream_.wait();
     const float* bias = bias_.as<float>();
     float* out = dst_.as<float>();
@@ -168,7 +175,7 @@ class DeconvKernel final : public Kernel {
   std::vector<float> full_;
   dnnl::primitive primitive_;
   std::optional<PackedWeights> weights_;
-  memory src_, fullMem_;
+  memory src_, fullMem_, scratchpad_;
 };
 
 }  // namespace

@@ -11,12 +11,38 @@ inline dnnl::memory::desc plainDesc(const ir::Dims& dims, dnnl::memory::format_t
   return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), dnnl::memory::data_type::f32, tag);
 }
 
+// For every primitive a kernel keeps and runs: its scratchpad comes from the plan's
+// SharedScratchpad (attach), so that the primitive may run on any thread.
+inline dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 inline dnnl::memory wrap(const dnnl::memory::desc& md, dnnl::engine& engine, const Tensor& t) {
   return dnnl::memory(md, engine, const_cast<std::byte*>(t.data()));
 }
 
+// An activation reorder run at every inference (into or out of a primitive's layout).
+class ScratchpadReorder {
+ public:
+  ScratchpadReorder(const BuildContext& ctx, const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+    const dnnl::reorder::primitive_desc pd(ctx.engine, from, ctx.engine, to, userScratchpad());
+    primitive_ = dnnl::reorder(pd);
+    scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
+  }
+  void run(dnnl::stream& stream, const dnnl::memory& from, const dnnl::memory& to) {
+    primitive_.execute(stream, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, scratchpad_}});
+  }
+
+ private:
+  dnnl::reorder primitive_;
+  dnnl::memory scratchpad_;
+};
+
 // Weights in the layout a primitive chose, reordered once when they are constant, else before
-// every run (a weight computed by the graph itself).
+// every run (a weight computed by the graph itself). Either way the reorder is created and
+// executed at once on the same thread, so it may keep oneDNN's default (library) scratchpad.
 class PackedWeights {
  public:
   PackedWeights(dnnl::memory user, const dnnl::memory::desc& wanted, dnnl::engine& engine, dnnl::stream& stream,

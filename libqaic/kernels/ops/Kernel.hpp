@@ -14,6 +14,7 @@
 
 #include "ir/Graph.hpp"
 #include "kernels/HostProgram.hpp"
+#include "kernels/ops/Scratchpad.hpp"
 
 namespace qaic::kernels {
 
@@ -80,6 +81,7 @@ struct BuildContext {
   const BuildOptions& options;
   dnnl::engine& engine;
   dnnl::stream& stream;
+  SharedScratchpad& scratchpad;  // the plan's; see Scratchpad.hpp
 
   Tensor& input(std::string_view argName) const;
   Tensor& output(std::string_view argName) const;

@@ -33,11 +33,12 @@ class MatmulKernel final : public Kernel {
       const auto bMd = stridedDesc(bDims, bStrides);
       const auto dMd = stridedDesc(dDims, plainStrides(dDims));
       const memory::desc anyB(bDims, memory::data_type::f32, Tag::any);
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = userScratchpad();
       if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aMd, b.constant ? anyB : bMd, dMd), attr, ctx.engine);
       weights_.emplace(wrap(bMd, ctx.engine, b), pd.weights_desc(), ctx.engine, ctx.stream, b.constant);
       primitive_ = dnnl::matmul(pd);
+      scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       a_ = wrap(aMd, ctx.engine, a);
       d_ = wrap(dMd, ctx.engine, d);
       return 0;
@@ -46,7 +47,10 @@ class MatmulKernel final : public Kernel {
 
   void run() override {
     weights_->refresh();
-    primitive_.execute(stream_, {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, weights_->memory()}, {DNNL_ARG_DST, d_}});
+    primitive_.execute(stream_, {{DNNL_ARG_SRC, a_},
+                                 {DNNL_ARG_WEIGHTS, weights_->memory()},
+                                 {DNNL_ARG_DST, d_},
+                                 {DNNL_ARG_SCRATCHPAD, scratchpad_}});
     stream_.wait();
   }
 
@@ -54,7 +58,7 @@ class MatmulKernel final : public Kernel {
   dnnl::stream& stream_;
   dnnl::primitive primitive_;
   std::optional<PackedWeights> weights_;
-  memory a_, d_;
+  memory a_, d_, scratchpad_;
 };
 
 // dst += beta * C, C broadcast (NumPy, unidirectional) to [M, N].

@@ -23,7 +23,9 @@ class PoolKernel final : public Kernel {
       dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, srcMd, dstMd,
                                        {win.strideH, win.strideW}, {win.kernelH, win.kernelW},
                                        {win.padTop, win.padLeft}, {win.padBottom, win.padRight});
-      primitive_ = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(desc, ctx.engine));
+      const dnnl::pooling_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
+      primitive_ = dnnl::pooling_forward(pd);
+      scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       src_ = wrap(srcMd, ctx.engine, src);
       dst_ = wrap(dstMd, ctx.engine, dst);
       return 0;
@@ -31,14 +33,14 @@ class PoolKernel final : public Kernel {
   }
 
   void run() override {
-    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_SCRATCHPAD, scratchpad_}});
     stream_.wait();
   }
 
  private:
   dnnl::stream& stream_;
   dnnl::primitive primitive_;
-  dnnl::memory src_, dst_;
+  dnnl::memory src_, dst_, scratchpad_;
 };
 
 }  // namespace
