@@ -21,6 +21,8 @@ NoOpRing::NoOpRing() {
   node_.emplace(std::move(*node));
   // An activation needs a program; the no-op requests never start it.
   const auto container = test::makeReluContainer(1);
+  doorbell_ = container.doorbell;
+  doneSemaphore_ = static_cast<uint8_t>(container.doneSemaphore);
   constexpr uint32_t kLoadId = 1;
   if (auto loaded = driver::loadProgram(*node_, container.bytes, kLoadId); !loaded) {
     error_ = loaded.message();
@@ -49,7 +51,26 @@ bool NoOpRing::roundTrip(std::chrono::milliseconds timeout) {
   // A zero-length slice: its element moves nothing and, being the last, asks for a response.
   const driver::RequestElement element =
       driver::sliceRequestElement(++reqId_, 0, QAIC_DIR_TO_DEVICE, qaic_attach_slice_entry{}, true);
-  if (auto sent = window_->submit({&element, 1}); !sent) {
+  return exchange({&element, 1}, 0, timeout);
+}
+
+bool NoOpRing::programRoundTrip(std::chrono::milliseconds timeout) {
+  qaic_attach_slice_entry ring{};
+  ring.db_addr = doorbell_;
+  ring.db_len = 32;
+  qaic_attach_slice_entry await{};
+  await.sem0 = {0, doneSemaphore_, 1, QAIC_SEM_WAIT_GT_0, 0, 0};
+  await.sem1 = {0, doneSemaphore_, 0, QAIC_SEM_DEC, 0, 0};
+  ++reqId_;
+  const std::array<driver::RequestElement, 2> elements = {
+      driver::sliceRequestElement(reqId_, 0, QAIC_DIR_TO_DEVICE, ring, false),
+      driver::sliceRequestElement(reqId_, 0, QAIC_DIR_FROM_DEVICE, await, true)};
+  return exchange(elements, driver::DBC_COMPLETION_BAD_REQUEST, timeout);
+}
+
+bool NoOpRing::exchange(std::span<const driver::RequestElement> elements, uint16_t code,
+                        std::chrono::milliseconds timeout) {
+  if (auto sent = window_->submit(elements); !sent) {
     error_ = sent.message();
     return false;
   }
@@ -68,8 +89,9 @@ bool NoOpRing::roundTrip(std::chrono::milliseconds timeout) {
     }
     taken = *got;
   }
-  if (taken != 1 || responses[0].reqId != reqId_ || responses[0].completionCode != 0) {
-    error_ = "unexpected response to no-op request " + std::to_string(reqId_);
+  if (taken != 1 || responses[0].reqId != reqId_ || responses[0].completionCode != code) {
+    error_ = "unexpected response to request " + std::to_string(reqId_) + ": code " +
+             std::to_string(responses[0].completionCode);
     return false;
   }
   return true;

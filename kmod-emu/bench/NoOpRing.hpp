@@ -4,11 +4,16 @@
 // the response FIFO. Each request is one element with a zero-length transfer and the completion
 // bit: the channel thread moves nothing, starts no program and answers at once
 // (docs/device-protocol.md section 6), so a round trip is the cost of the path alone.
+// programRoundTrip adds the program: a zero-length element rings its doorbell and a second waits
+// for its done semaphore and asks for the response. The IO region holds no request descriptor,
+// so the run answers BAD_REQUEST at once (device-protocol.md section 4): the path of a program
+// run (doorbell, run, semaphore, completion) without the computation.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "EmuProcess.hpp"
@@ -25,6 +30,8 @@ class NoOpRing {
   const std::string& error() const { return error_; }
   // One no-op request, doorbell to consumed response; false (and error()) on failure.
   bool roundTrip(std::chrono::milliseconds timeout);
+  // One program-run request, doorbell to consumed response; false (and error()) on failure.
+  bool programRoundTrip(std::chrono::milliseconds timeout);
 
  private:
   test::TempDir root_{"qaic-emu-bench"};
@@ -32,6 +39,12 @@ class NoOpRing {
   std::optional<driver::DeviceNode> node_;
   std::optional<driver::CompletionEvent> interrupt_;
   std::optional<driver::DbcWindow> window_;
+  // Submits `elements` (one request) and takes its one response, expecting `code`.
+  bool exchange(std::span<const driver::RequestElement> elements, uint16_t code,
+                std::chrono::milliseconds timeout);
+
+  uint64_t doorbell_ = 0;
+  uint8_t doneSemaphore_ = 0;
   uint16_t reqId_ = 0;
   std::string error_;
 };

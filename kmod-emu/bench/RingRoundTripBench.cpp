@@ -47,5 +47,17 @@ void BM_RingVsFutexInterleaved(benchmark::State& state) {
 }
 BENCHMARK(BM_RingVsFutexInterleaved)->UseRealTime();
 
+// The same with a program run in each request (NoOpRing::programRoundTrip).
+void BM_ProgramRingVsFutexInterleaved(benchmark::State& state) {
+  FutexPingPong pingPong;
+  if (!pingPong.ok()) return state.SkipWithError("could not start the futex responder");
+  NoOpRing ring;
+  if (!ring.error().empty()) return state.SkipWithError(ring.error().c_str());
+  qaic::bench::compareInAlternatingBlocks(
+      state, 64, "futex", [&] { return pingPong.roundTrip(5000ms); }, "program_ring",
+      [&] { return ring.programRoundTrip(5000ms); }, "a round trip got no answer within 5 s");
+}
+BENCHMARK(BM_ProgramRingVsFutexInterleaved)->UseRealTime();
+
 }  // namespace
 }  // namespace qaic::emu::bench

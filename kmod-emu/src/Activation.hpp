@@ -1,10 +1,11 @@
 // One activated program on one DBC: its window file (registers + FIFOs), device memory (the IO
 // region), program, semaphores, interrupt eventfd, what it charged to the device, and the
-// channel thread that serves its ring. Created by Device::activate, torn down by
+// channel thread that serves its ring and runs its program. Created by Device::activate, torn down by
 // Device::teardown (deactivate, file release, reset, removal, shutdown).
 #pragma once
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -18,7 +19,6 @@
 #include "BufferObject.hpp"
 #include "DeviceProgram.hpp"
 #include "MemoryFile.hpp"
-#include "NspPool.hpp"
 #include "Resources.hpp"
 #include "Semaphores.hpp"
 #include "driver/DeviceProtocol.hpp"
@@ -50,10 +50,17 @@ struct DeviceMemoryAllocator {
 };
 using DeviceRegion = std::vector<std::byte, DeviceMemoryAllocator<std::byte>>;
 
-// DbcChannel.cpp: the ring consumer state shared by the channel thread and the NSP
+// DbcChannel.cpp: the ring consumer of the channel thread
 
-struct Activation : std::enable_shared_from_this<Activation> {
-  ~Activation();
+struct Activation {
+  Activation() = default;
+  Activation(const Activation&) = delete;
+  Activation& operator=(const Activation&) = delete;
+  // The program goes with the last reference, on whichever thread releases it: a built program
+  // is tied to no thread (its oneDNN primitives run on scratchpads the kernels own).
+  ~Activation() {
+    if (eventfd >= 0) ::close(eventfd);
+  }
 
   uint32_t dbcId = 0;
   uint32_t generation = 0;
@@ -65,8 +72,6 @@ struct Activation : std::enable_shared_from_this<Activation> {
   LoadBytes load;  // keeps the container (and its constants) alive while the program runs
   std::shared_ptr<DeviceProgram> program;
   int eventfd = -1;
-  NspPool* pool = nullptr;  // the program is built, run and destroyed on `worker` of `pool`
-  unsigned worker = 0;
   Semaphores semaphores;
   ResourceCounts charged;
   uint32_t groupId = 0;  // 0 = charged to the device's free pool
@@ -74,10 +79,6 @@ struct Activation : std::enable_shared_from_this<Activation> {
   // Requests submitted by EXECUTE_BO: slot of their completion element -> BO (Device mutex).
   std::map<uint32_t, std::shared_ptr<BufferObject>> kernelSlots;
   uint16_t nextKernelReqId = 0;  // Device mutex
-
-  std::mutex runMutex;  // one program run at a time (HostProgram is not re-entrant)
-  std::atomic<bool> programBusy{false};
-  std::atomic<uint16_t> programStatus{0};
 
   std::atomic<bool> stopping{false};
   std::atomic<uint16_t> abortCode{driver::DBC_COMPLETION_ABORTED};

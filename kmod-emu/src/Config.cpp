@@ -152,8 +152,9 @@ EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
   }
   cfg.semaphoreTimeoutMs = static_cast<uint32_t>(
       r.unsignedField(root, "semaphore_timeout_ms", "", 1, 3600000, cfg.semaphoreTimeoutMs));
-  cfg.computeThreads =
-      static_cast<uint32_t>(r.unsignedField(root, "compute_threads", "", 0, 256, 0));
+  // Still checked, no longer used: configurations from when the NSPs were a shared thread pool
+  // keep loading, though every program now runs on its activation's channel thread.
+  (void)r.unsignedField(root, "compute_threads", "", 0, 256, 0);
   return cfg;
 }
 

@@ -49,7 +49,6 @@ struct EmuConfig {
   std::vector<DeviceConfig> devices{DeviceConfig{}};
   NodePolicy nodes;
   uint32_t semaphoreTimeoutMs = 10000;  // longest a semaphore WAIT element blocks a channel
-  uint32_t computeThreads = 0;          // NSP worker threads; 0 = host cores
 };
 
 // Parses the JSON text; `source` names the file in messages. Throws ConfigError naming the field.

@@ -1,8 +1,8 @@
 // The channel of one active DBC: processes request elements in ring order (presync semaphores,
-// DMA through the IOMMU, postsync semaphores, doorbell) and writes completions, raising the
-// eventfd "interrupt". Its thread sleeps on the doorbell futex; when the next element waits for
-// a program that is still running, the ring is parked and the program's NSP worker continues it
-// once the run ends (no wake-up back to the channel thread between program and output DMA).
+// DMA through the IOMMU, postsync semaphores, doorbell) and writes completions, waking the host
+// through the response futex or the eventfd "interrupt". Its thread sleeps on the doorbell futex
+// and is the activation's NSP as well: the element whose doorbell starts the program runs it
+// there and then, so a request never crosses a second thread inside the device.
 #pragma once
 
 #include <chrono>
@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "Activation.hpp"
-#include "NspPool.hpp"
 
 namespace qaic::emu {
 
@@ -28,8 +27,9 @@ class ChannelHost {
   virtual bool completeKernelSlot(Activation& act, uint32_t slot, uint16_t code) = 0;
   // A completion code injected by the dma_fail fault for the next request, or 0.
   virtual uint16_t takeInjectedFault() = 0;
-  // Blocks while the nsp_hang fault is set (returns early when `act` stops).
-  virtual void waitWhileHung(const Activation& act) = 0;
+  // Blocks while the nsp_hang fault is set, at most `limit`, returning early when `act` stops.
+  // True when the NSP may run the program (no hang, `act` still running).
+  virtual bool waitWhileHung(const Activation& act, std::chrono::milliseconds limit) = 0;
   virtual std::chrono::milliseconds semaphoreTimeout() const = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <set>
@@ -271,10 +272,18 @@ uint16_t Device::takeInjectedFault() {
   return dmaFailCode_;
 }
 
-void Device::waitWhileHung(const Activation& act) {
+bool Device::waitWhileHung(const Activation& act, std::chrono::milliseconds limit) {
+  if (!nspHang_.load()) return !act.stopping.load();  // every run passes here: no mutex
+  const auto deadline = std::chrono::steady_clock::now() + limit;
   std::unique_lock lock(mutex_);
-  while (nspHang_ && !act.stopping.load())
-    faultChanged_.wait_for(lock, std::chrono::milliseconds(100));
+  // A stopping activation does not notify faultChanged_: poll for it.
+  constexpr std::chrono::milliseconds kStopPoll{100};
+  while (nspHang_.load() && !act.stopping.load()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    faultChanged_.wait_until(lock, std::min(deadline, now + kStopPoll));
+  }
+  return !nspHang_.load() && !act.stopping.load();
 }
 
 // ---- sysfs -------------------------------------------------------------------------------------

@@ -38,7 +38,6 @@ class PartitionNodes {
 // What every device of one emulator instance shares.
 struct DeviceContext {
   const ShmDirectory* shm = nullptr;
-  NspPool* pool = nullptr;
   ProgramLoader loader;
   std::atomic<uint64_t>* nextMmapOffset = nullptr;
   std::chrono::milliseconds semaphoreTimeout{10000};
@@ -98,7 +97,7 @@ class Device final : public ChannelHost {
                                           uint64_t length, uint32_t dir) override;
   bool completeKernelSlot(Activation& act, uint32_t slot, uint16_t code) override;
   uint16_t takeInjectedFault() override;
-  void waitWhileHung(const Activation& act) override;
+  bool waitWhileHung(const Activation& act, std::chrono::milliseconds limit) override;
   std::chrono::milliseconds semaphoreTimeout() const override { return ctx_.semaphoreTimeout; }
 
  private:
@@ -160,7 +159,7 @@ class Device final : public ChannelHost {
   std::map<uint64_t, std::weak_ptr<OpenFile>> files_;
   std::vector<std::shared_ptr<Activation>> dbcs_;  // by DBC id; null when idle
   std::vector<uint32_t> dbcGeneration_;
-  bool nspHang_ = false;
+  std::atomic<bool> nspHang_{false};  // written under mutex_; read without it on every run
   uint16_t dmaFailCode_ = 0;
   uint32_t dmaFailCount_ = 0;
 };

@@ -15,9 +15,6 @@
 namespace qaic::emu {
 namespace {
 
-// Building a program packs its weights; a minute means the worker is stuck behind a hang.
-constexpr std::chrono::milliseconds kProgramBuildTimeout{60000};
-
 template <typename T>
 T readAt(const std::vector<std::byte>& msg, std::size_t offset) {
   T v;
@@ -347,60 +344,31 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
     if (it == f.loads.end()) return EINVAL;
     bytes = it->second.bytes;
   }
-  // Build the program on the worker that will run it (see NspPool).
-  const unsigned worker = ctx_.pool->pick();
+  // Built here, on the FUSE worker serving the ACTIVATE: the program is tied to no thread, and
+  // a hung NSP (another activation's run) cannot hold up an activation.
   const uint32_t programIndex = driver::activateProgramIndex(t.options);
-  ProgramLoader loader = ctx_.loader;
-  const uint64_t deviceDdr = total_.ddr;
-  // The IO region is allocated before the program is prepared, since the program's kernels are
-  // created with the addresses of the buffers they read and write in place.
-  struct Built {
-    std::shared_ptr<DeviceProgram> program;
-    DeviceRegion region;
-    std::string error;
-    int errnoValue = 0;
-  };
-  auto built = ctx_.pool->call(
-      worker,
-      [loader, bytes, programIndex, deviceDdr] {
-        Built b;
-        b.program = loader(bytes, programIndex, b.error);
-        if (!b.program) {
-          b.errnoValue = EINVAL;
-          return b;
-        }
-        // Refuse before allocating: an IO region beyond the device's DDR can never fit.
-        const ProgramNeeds& needs = b.program->needs();
-        if (needs.charge.ddrBytes > deviceDdr) {
-          b.errnoValue = ENOMEM;
-        } else {
-          try {
-            b.region.resize(needs.ioRegionSize);
-            b.program->attach(b.region);
-          } catch (const std::bad_alloc&) {
-            b.errnoValue = ENOMEM;
-          } catch (const std::exception& e) {
-            b.error = e.what();
-            b.errnoValue = EINVAL;
-          }
-        }
-        if (b.errnoValue != 0) b.program.reset();  // destroyed here, on its worker
-        return b;
-      },
-      kProgramBuildTimeout);
-  if (!built) return ETIMEDOUT;
-  if (built->errnoValue != 0) {
-    if (!built->error.empty())
-      logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " +
-               built->error);
-    return built->errnoValue;
-  }
-  // From here on the activation owns the program and destroys it on its worker.
+  std::string error;
   auto act = std::make_shared<Activation>();
-  act->pool = ctx_.pool;
-  act->worker = worker;
-  act->program = std::move(built->program);
-  act->ioRegion = std::move(built->region);  // moves the buffer: the attached addresses hold
+  act->program = ctx_.loader(bytes, programIndex, error);
+  if (!act->program) {
+    logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " +
+             error);
+    return EINVAL;
+  }
+  // Refuse before allocating: an IO region beyond the device's DDR can never fit. The region is
+  // allocated before the program is attached, since the program's kernels are created with the
+  // addresses of the buffers they read and write in place.
+  if (act->program->needs().charge.ddrBytes > total_.ddr) return ENOMEM;
+  try {
+    act->ioRegion.resize(act->program->needs().ioRegionSize);
+    act->program->attach(act->ioRegion);
+  } catch (const std::bad_alloc&) {
+    return ENOMEM;
+  } catch (const std::exception& e) {
+    logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " +
+             e.what());
+    return EINVAL;
+  }
   const ProgramNeeds needs = act->program->needs();
   if (needs.doneSemaphore >= driver::kSemaphoresPerDbc) return EINVAL;
   act->nelem = nelem;

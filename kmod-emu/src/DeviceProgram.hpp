@@ -30,11 +30,12 @@ class DeviceProgram {
   virtual ~DeviceProgram() = default;
   virtual const ProgramNeeds& needs() const = 0;
   // The activation's IO region (needs().ioRegionSize bytes, fixed for the activation's life),
-  // given once before the first run, on the worker that will run the program. Throws
-  // std::exception naming the problem when the program cannot be prepared to run there.
+  // given once before the first run. Throws std::exception naming the problem when the program
+  // cannot be prepared to run over it.
   virtual void attach(std::span<std::byte> /*ioRegion*/) {}
   // One run over the IO region: reads the request descriptor and inputs, writes the outputs and
-  // the response descriptor. Returns the completion code (0 = success); never throws.
+  // the response descriptor. Returns the completion code (0 = success); never throws. Runs come
+  // one at a time, from any thread (the activation's channel thread, not the one that built it).
   virtual uint16_t run(std::span<std::byte> ioRegion) = 0;
 };
 

@@ -40,10 +40,8 @@ Emulator::Emulator(EmuConfig config, ProgramLoader loader)
   } catch (const std::exception& e) {
     throw StartError(std::string("shared-memory directory: ") + e.what());
   }
-  pool_ = std::make_unique<NspPool>(config_.computeThreads);
   if (!loader) loader = containerProgramLoader(1);
   deviceContext_.shm = shm_.get();
-  deviceContext_.pool = pool_.get();
   deviceContext_.loader = loader;
   deviceContext_.nextMmapOffset = &nextMmapOffset_;
   deviceContext_.semaphoreTimeout = std::chrono::milliseconds(config_.semaphoreTimeoutMs);
@@ -200,7 +198,6 @@ void Emulator::stop() {
   }
   for (auto& [fh, h] : leftovers)
     if (h->file) h->device->release(h->file);
-  pool_->stop();
   std::unique_lock lock(devicesMutex_);
   devices_.clear();
   logInfo("stopped");

@@ -1,5 +1,5 @@
-// One qaic-emu instance: the devices of a configuration, their shared-memory directory and NSP
-// pool, and the FUSE file system that serves dev/accel and sys/class/accel under a root.
+// One qaic-emu instance: the devices of a configuration, their shared-memory directory, and the
+// FUSE file system that serves dev/accel and sys/class/accel under a root.
 // start() returns once the tree is mounted and served; stop() (or destruction) aborts every
 // activation, stops serving and unmounts.
 #pragma once
@@ -21,7 +21,6 @@
 #include "Device.hpp"
 #include "FileTree.hpp"
 #include "MemoryFile.hpp"
-#include "NspPool.hpp"
 
 struct fuse_session;
 
@@ -90,7 +89,6 @@ class Emulator final : public PartitionNodes {
   EmuConfig config_;
   ResolvedNodePolicy policy_;
   std::unique_ptr<ShmDirectory> shm_;
-  std::unique_ptr<NspPool> pool_;
   std::atomic<uint64_t> nextMmapOffset_;
   DeviceContext deviceContext_;
   mutable std::shared_mutex devicesMutex_;

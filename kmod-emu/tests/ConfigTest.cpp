@@ -32,6 +32,13 @@ TEST(Config, DevicesAndFaultsAreRead) {
   EXPECT_EQ(p.gid, 0u);
 }
 
+// Configurations written for the NSP thread pool keep loading; the key has no effect any more.
+TEST(Config, ComputeThreadsIsAcceptedForOldConfigurations) {
+  EmuConfig c = parseConfig(R"({"compute_threads": 4, "semaphore_timeout_ms": 300})", "cfg.json");
+  EXPECT_EQ(c.semaphoreTimeoutMs, 300u);
+  ASSERT_EQ(c.devices.size(), 1u);
+}
+
 void expectError(const char* text, const char* fragment) {
   try {
     parseConfig(text, "cfg.json");
@@ -53,6 +60,7 @@ TEST(Config, ErrorsNameTheFileAndField) {
   expectError(R"({"nodes": {"mode": "999"}})", "nodes.mode");
   expectError(R"({"nodes": {"group": "no-such-group-here"}})", "nodes.group");
   expectError(R"({"semaphore_timeout_ms": -1})", "semaphore_timeout_ms");
+  expectError(R"({"compute_threads": "many"})", "compute_threads");
 }
 
 }  // namespace

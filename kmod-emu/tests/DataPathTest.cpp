@@ -11,8 +11,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "ClientHelpers.hpp"
 #include "EmuProcess.hpp"
@@ -36,9 +39,11 @@ std::vector<float> inputValues() {
 
 class DataPath : public ::testing::Test {
  protected:
+  virtual const char* configJson() const { return R"({"semaphore_timeout_ms": 1500})"; }
+
   void SetUp() override {
     cfg_ = root_.path() + ".json";
-    std::ofstream(cfg_) << R"({"semaphore_timeout_ms": 1500})";
+    std::ofstream(cfg_) << configJson();
     emu_ = std::make_unique<EmuProcess>(root_.path(), std::vector<std::string>{"--config", cfg_});
     ASSERT_TRUE(emu_->ready());
     shm_ = emu_->readAttribute(0, "device/emu_shm_dir");
@@ -330,6 +335,161 @@ TEST_F(DataPath, HungNspTimesOutWithNspHang) {
   ASSERT_TRUE(nextResponse(r));           // then the device's semaphore timeout
   EXPECT_EQ(r.completionCode, driver::DBC_COMPLETION_NSP_HANG);
   ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "0"));
+}
+
+// The hung request fails once, after one semaphore timeout; its program never runs late, so the
+// next request's wait for the done semaphore is not satisfied by a stale INC.
+TEST_F(DataPath, HungRunIsDroppedAndTheNextRequestComputes) {
+  activateAndMap();
+  prepareBuffers();
+  attachAllForRing();
+  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
+  submit(inferenceElements(1));
+  driver::ResponseElement r{};
+  ASSERT_TRUE(nextResponse(r));
+  EXPECT_EQ(r.reqId, 1);
+  EXPECT_EQ(r.completionCode, driver::DBC_COMPLETION_NSP_HANG);
+  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "0"));
+  std::memset(out_.map.data(), 0, out_.size);
+  submit(inferenceElements(2));
+  ASSERT_TRUE(nextResponse(r));
+  EXPECT_EQ(r.reqId, 2);
+  EXPECT_EQ(r.completionCode, 0) << driver::completionCodeName(r.completionCode);
+  expectReluOutput();
+  EXPECT_FALSE(nextResponse(r, 300ms)) << "an extra response, reqId " << r.reqId;
+}
+
+// A hang that outlasts the test unless lifted, and the one compute thread old configurations
+// asked for (accepted and ignored).
+class LongHang : public DataPath {
+ protected:
+  const char* configJson() const override {
+    return R"({"semaphore_timeout_ms": 60000, "compute_threads": 1})";
+  }
+};
+
+// Programs are built on the ACTIVATE's own thread: a hung run elsewhere does not hold it up.
+TEST_F(LongHang, ActivateDoesNotWaitBehindAHungRun) {
+  activateAndMap();
+  prepareBuffers();
+  attachAllForRing();
+  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
+  submit(inferenceElements(1));
+  // The doorbell's element is done once the head passes it: the run is being held.
+  ASSERT_TRUE(eventually([&] { return std::atomic_ref(reg(driver::kRegRequestHead)).load() == 2; }, 10s));
+  RawDevice other(emu_->devPath(0));
+  uint32_t dbc = 0;
+  EXPECT_EQ(activate(other, 8, dbc, 0), 0);
+  driver::ResponseElement r{};
+  EXPECT_FALSE(nextResponse(r, 0ms)) << "the hung request completed, code " << r.completionCode;
+  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(nextResponse(r));
+  EXPECT_EQ(r.completionCode, 0) << driver::completionCodeName(r.completionCode);
+  expectReluOutput();
+}
+
+// Which syscall thread `tid` of this process is blocked in, or -1 while it runs.
+long blockedSyscall(pid_t tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/syscall");
+  long nr = -1;
+  if (!(f >> nr)) return -1;  // "running"
+  return nr;
+}
+
+bool eventfdWasWritten(int efd) {
+  uint64_t n = 0;
+  return read(efd, &n, sizeof n) == sizeof n;
+}
+
+// A host thread asleep in FUTEX_WAIT on one word of the window (at most 30 s).
+class FutexSleeper {
+ public:
+  explicit FutexSleeper(uint32_t& word) : word_(word), before_(std::atomic_ref(word).load()) {
+    thread_ = std::thread([this] {
+      tid_.store(static_cast<pid_t>(syscall(SYS_gettid)));
+      timespec limit{30, 0};
+      result_ = syscall(SYS_futex, &word_, FUTEX_WAIT, before_, &limit, nullptr, 0);
+      errno_ = errno;
+    });
+  }
+  ~FutexSleeper() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // True once the thread sleeps in the futex, so only a FUTEX_WAKE can end its wait.
+  bool asleep() {
+    return eventually([&] {
+      const pid_t tid = tid_.load();
+      return tid != 0 && blockedSyscall(tid) == SYS_futex;
+    }, 10s);
+  }
+  // Joins; empty when a FUTEX_WAKE ended the wait and the word had changed, else what happened.
+  std::string woken() {
+    thread_.join();
+    if (result_ != 0) return std::string("FUTEX_WAIT ended with ") + strerror(errno_);
+    if (std::atomic_ref(word_).load() == before_) return "the futex word did not change";
+    return "";
+  }
+
+ private:
+  uint32_t& word_;
+  const uint32_t before_;
+  std::atomic<pid_t> tid_{0};
+  long result_ = -1;
+  int errno_ = 0;
+  std::thread thread_;
+};
+
+// kRegHostWaiting nonzero: the completion bumps the response futex and wakes the thread
+// sleeping on it, and the eventfd stays quiet (device-protocol.md section 3).
+TEST_F(DataPath, WaitingHostIsWokenThroughTheResponseFutex) {
+  activateAndMap();
+  prepareBuffers();
+  attachAllForRing();
+  std::atomic_ref(reg(driver::kRegHostWaiting)).store(1);
+  FutexSleeper sleeper(reg(driver::kRegResponseFutex));
+  const bool asleep = sleeper.asleep();
+  if (asleep) submit(inferenceElements(1));
+  const std::string woken = sleeper.woken();
+  ASSERT_TRUE(asleep) << "the waiter never blocked in FUTEX_WAIT";
+  EXPECT_EQ(woken, "");
+  EXPECT_FALSE(eventfdWasWritten(efd_)) << "the eventfd was written for a waiting host";
+  EXPECT_EQ(errno, EAGAIN);
+  std::atomic_ref(reg(driver::kRegHostWaiting)).store(0);
+  driver::ResponseElement r{};
+  ASSERT_TRUE(nextResponse(r, 0ms));  // already in the FIFO
+  EXPECT_EQ(r.reqId, 1);
+  EXPECT_EQ(r.completionCode, 0) << driver::completionCodeName(r.completionCode);
+  expectReluOutput();
+}
+
+// A stopping activation wakes the response futex, so a sleeper reads the status register now.
+TEST_F(DataPath, StoppedActivationWakesTheResponseFutex) {
+  activateAndMap();
+  std::atomic_ref(reg(driver::kRegHostWaiting)).store(1);
+  FutexSleeper sleeper(reg(driver::kRegResponseFutex));
+  const bool asleep = sleeper.asleep();
+  if (asleep) dev_->close();  // releases the file and with it the activation
+  const std::string woken = sleeper.woken();
+  ASSERT_TRUE(asleep) << "the waiter never blocked in FUTEX_WAIT";
+  EXPECT_EQ(woken, "");
+  EXPECT_EQ(std::atomic_ref(reg(driver::kRegDeviceStatus)).load(),
+            static_cast<uint32_t>(driver::DeviceStatus::Stopped));
+}
+
+// kRegHostWaiting zero: the eventfd is the interrupt, as before; the futex word still counts.
+TEST_F(DataPath, IdleHostIsInterruptedThroughTheEventfd) {
+  activateAndMap();
+  prepareBuffers();
+  attachAllForRing();
+  const uint32_t before = std::atomic_ref(reg(driver::kRegResponseFutex)).load();
+  submit(inferenceElements(1));
+  pollfd p{efd_, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 10000), 1) << "no eventfd write within 10 s";
+  EXPECT_TRUE(eventfdWasWritten(efd_));
+  EXPECT_NE(std::atomic_ref(reg(driver::kRegResponseFutex)).load(), before);
+  driver::ResponseElement r{};
+  ASSERT_TRUE(nextResponse(r, 0ms));
+  EXPECT_EQ(r.completionCode, 0) << driver::completionCodeName(r.completionCode);
 }
 
 class ExecuteBo : public DataPath {

@@ -17,7 +17,6 @@
 
 #include "Device.hpp"
 #include "MemoryFile.hpp"
-#include "NspPool.hpp"
 #include "driver/DeviceProtocol.hpp"
 
 namespace qaic::emu {
@@ -39,11 +38,9 @@ long peakRssKb() {
 ChildResult transferMoreThanReadable(uint64_t claimed) {
   ChildResult result;
   auto shm = ShmDirectory::create();
-  NspPool pool(1);
   DeviceContext ctx;
   std::atomic<uint64_t> nextOffset{driver::kFirstMmapOffset};
   ctx.shm = shm.get();
-  ctx.pool = &pool;
   ctx.loader = containerProgramLoader(1);
   ctx.nextMmapOffset = &nextOffset;
   Device device(0, DeviceConfig{}, ctx);  // 16 GiB of DDR: the claim fits the device

@@ -59,8 +59,15 @@ inline constexpr std::size_t kRegResponseTail = 0xC;   // device writes
 inline constexpr std::size_t kRegDoorbellFutex = 0x10; // host increments + FUTEX_WAKE
 inline constexpr std::size_t kRegDeviceStatus = 0x14;  // device writes, DeviceStatus
 // Device writes: nonzero while the channel may sleep on the doorbell futex, so a doorbell needs
-// FUTEX_WAKE; zero while it runs or an NSP drives the ring, so the doorbell skips the syscall.
+// FUTEX_WAKE; zero while it processes the ring, so the doorbell skips the syscall.
 inline constexpr std::size_t kRegDeviceSleeping = 0x18;
+// Host writes: how many host threads wait on the response futex below instead of the eventfd.
+// While it is nonzero the device, when the response FIFO goes from empty to non-empty, bumps the
+// response futex word and FUTEX_WAKEs it instead of writing the eventfd, so the waiting thread
+// is woken directly and drains the FIFO itself (docs/device-protocol.md section 3).
+inline constexpr std::size_t kRegHostWaiting = 0x1C;
+// Device increments (then FUTEX_WAKE when kRegHostWaiting is nonzero); host threads FUTEX_WAIT.
+inline constexpr std::size_t kRegResponseFutex = 0x20;
 
 enum class DeviceStatus : uint32_t { Ok = 0, Resetting = 1, Removed = 2, Stopped = 3 };
 

@@ -201,8 +201,7 @@ void EmuIoctlHarness::fault(Session& s, InputReader& in) {
                                std::to_string(value % 9) + " " + std::to_string(1 + value / 9 % 4));
       break;
     case 1:
-      s.nspHang = value & 1;
-      s.device->writeAttribute("device/fault/nsp_hang", s.nspHang ? "1" : "0");
+      s.device->writeAttribute("device/fault/nsp_hang", (value & 1) ? "1" : "0");
       break;
     case 2: s.device->writeAttribute("device/fault/reset", "1"); break;
     case 3: s.device->writeAttribute("device/fault/remove", "1"); break;

@@ -20,7 +20,6 @@ namespace qaic::fuzz {
 
 EmuIoctlHarness::EmuIoctlHarness() : nextMmapOffset_(driver::kFirstMmapOffset) {
   shm_ = emu::ShmDirectory::create();
-  pool_ = std::make_unique<emu::NspPool>(1);
   loader_ = emu::containerProgramLoader(1);
   container_ = emu::test::reluProgram(1);
   void* region = mmap(nullptr, kArenaBytes + kGuardBytes, PROT_READ | PROT_WRITE,
@@ -33,7 +32,6 @@ EmuIoctlHarness::EmuIoctlHarness() : nextMmapOffset_(driver::kFirstMmapOffset) {
 }
 
 EmuIoctlHarness::~EmuIoctlHarness() {
-  pool_->stop();
   if (eventfd_ >= 0) close(eventfd_);
   munmap(arena_, kArenaBytes + kGuardBytes);
 }
@@ -48,7 +46,6 @@ void EmuIoctlHarness::run(const uint8_t* data, std::size_t size) {
   config.ddrMb = 64;
   emu::DeviceContext ctx;
   ctx.shm = shm_.get();
-  ctx.pool = pool_.get();
   ctx.loader = loader_;
   ctx.nextMmapOffset = &nextMmapOffset_;
   ctx.semaphoreTimeout = kSemaphoreTimeout;
@@ -59,10 +56,7 @@ void EmuIoctlHarness::run(const uint8_t* data, std::size_t size) {
   InputReader in(data, size);
   for (std::size_t calls = 0; !in.done() && calls < kMaxCalls; ++calls) call(s, in);
   s.device->release(s.file);
-  s.file.reset();
-  // A program run queued on the pool calls back into its Device (as in the emulator, where the
-  // pool is drained before the devices go): let the worker finish every earlier job first.
-  if (!pool_->call(0, [] { return true; }, std::chrono::seconds(60))) violated("the NSP worker is stuck");
+  s.file.reset();  // release() joined the channel threads, which run the programs
   s.device.reset();
 }
 
@@ -144,13 +138,6 @@ void EmuIoctlHarness::fillArena(InputReader& in, uint64_t address, std::size_t n
 }
 
 int EmuIoctlHarness::sendManage(Session& s, uint64_t address, uint32_t len, uint32_t count) {
-  // An activation builds its program on the NSP worker, which may be held by a hung run: by
-  // design that ACTIVATE then waits up to a minute (DeviceManage.cpp, kProgramBuildTimeout),
-  // longer than libFuzzer's timeout. The hang is lifted before every control message.
-  if (s.nspHang) {
-    s.device->writeAttribute("device/fault/nsp_hang", "0");
-    s.nspHang = false;
-  }
   qaic_manage_msg m{len, count, address};
   qaic_manage_msg out{};
   const int rc = ioctl(s, DRM_IOCTL_QAIC_MANAGE, &m, sizeof m, &out, false);

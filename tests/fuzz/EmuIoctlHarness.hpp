@@ -19,7 +19,6 @@
 #include "Device.hpp"
 #include "EmuIoctlInput.hpp"
 #include "MemoryFile.hpp"
-#include "NspPool.hpp"
 
 namespace qaic::fuzz {
 
@@ -76,7 +75,6 @@ class EmuIoctlHarness {
   int sendManage(Session& s, uint64_t address, uint32_t len, uint32_t count);
 
   std::unique_ptr<emu::ShmDirectory> shm_;
-  std::unique_ptr<emu::NspPool> pool_;
   emu::ProgramLoader loader_;
   std::atomic<uint64_t> nextMmapOffset_;
   std::vector<std::byte> container_;  // a valid programqpc.bin (the relu test program)

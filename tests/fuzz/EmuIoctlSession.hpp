@@ -39,7 +39,6 @@ struct EmuIoctlHarness::Session {
   std::vector<Bo> bos;
   std::vector<uint32_t> dbcs;
   std::vector<uint32_t> groups;
-  bool nspHang = false;  // the nsp_hang fault is set
 
   Bo* bo(uint8_t index) { return bos.empty() ? nullptr : &bos[index % bos.size()]; }
   uint32_t handle(uint8_t index, uint32_t fallback) { return bos.empty() ? fallback : bo(index)->handle; }
