@@ -2,6 +2,7 @@
 // same run (scripts/bench-kernels.sh prints the ratios). Bytes processed = the user buffer's.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -103,6 +104,53 @@ const bool kForcedRows = [] {
   benchmark::RegisterBenchmark("BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx512>",
                                BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx512>)
       ->Apply(shapes);
+  return true;
+}();
+
+// Investigation rows, off by default (scripts/bench-kernels.sh does not show them): the DWHC
+// rows at 56 x 56 for chunk widths around 1/20/56/56's chunks of 8, 8 and 4 channels. Run with
+// BENCH_CHUNK_WIDTHS=1 and --benchmark_filter=ChunkWidth.
+void chunkWidths(benchmark::internal::Benchmark* b) {
+  for (const int64_t c : {2, 4, 8, 16, 20, 24}) b->Args({1, c, 56, 56});
+}
+
+// Postprocess into a user buffer whose data starts `range(4)` bytes past a 64-byte boundary,
+// the device buffer 64-byte aligned (std::vector's buffers of these sizes start 16 bytes past a
+// page).
+void BM_PostprocessOffset(benchmark::State& state) {
+  const qaic::ir::Dims dims{state.range(0), state.range(1), state.range(2), state.range(3)};
+  const int64_t offset = state.range(4);
+  const qaic::ir::DeviceFormat format{DeviceLayout::DWHC, DType::Float};
+  const std::size_t deviceBytes = qaic::kernels::deviceBufferBytes(dims, format);
+  const std::size_t userBytes = static_cast<std::size_t>(countOf(dims)) * sizeof(float);
+  std::vector<std::byte> deviceStore(deviceBytes + 64), userStore(userBytes + 128);
+  auto alignUp = [](std::byte* p) {
+    return p + ((64 - reinterpret_cast<std::uintptr_t>(p) % 64) % 64);
+  };
+  std::span<std::byte> device(alignUp(deviceStore.data()), deviceBytes);
+  std::span<std::byte> user(alignUp(userStore.data()) + offset, userBytes);
+  const qaic::kernels::UserBufferView view{"bench", DType::Float, UserLayout::NCHW, dims};
+  const auto image = randomImage(countOf(dims));
+  qaic::kernels::userToDevice(view, std::as_bytes(std::span(image)), format, device);
+  for (auto _ : state) {
+    qaic::kernels::deviceToUser(format, device, view, user, ConversionPath::Auto);
+    benchmark::DoNotOptimize(user.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(userBytes));
+}
+
+const bool kChunkWidthRows = [] {
+  if (std::getenv("BENCH_CHUNK_WIDTHS") == nullptr) return false;
+  benchmark::RegisterBenchmark("ChunkWidth/BM_Memcpy", BM_Memcpy)->Apply(chunkWidths);
+  benchmark::RegisterBenchmark("ChunkWidth/BM_Preprocess<DWHC, Float16, Auto>",
+                               BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Auto>)
+      ->Apply(chunkWidths);
+  benchmark::RegisterBenchmark("ChunkWidth/BM_Postprocess<DWHC, Float, Auto>",
+                               BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Auto>)
+      ->Apply(chunkWidths);
+  benchmark::RegisterBenchmark("ChunkWidth/BM_PostprocessOffset", BM_PostprocessOffset)
+      ->Args({1, 20, 56, 56, 0})->Args({1, 20, 56, 56, 16})->Args({1, 20, 56, 56, 32})->Args({1, 20, 56, 56, 48});
   return true;
 }();
 

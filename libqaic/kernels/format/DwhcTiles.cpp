@@ -64,15 +64,15 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
   // touches 8 * kK user rows at once, though: too many streams for the hardware prefetchers when
   // the tensor comes from DRAM, and too many partly written lines when writing user rows. There
   // one group (eight rows) crosses the whole band at a time.
-  const bool tensorFromDram = g.depth * C * H * W * static_cast<int64_t>(sizeof(float)) > (int64_t{8} << 20);
-  const bool groupMajor = kK > 4 && (tensorFromDram || !kToDevice);
+  const bool fromDram = tensorFromDram(g);
+  const bool groupMajor = kK > 4 && (fromDram || !kToDevice);
   // Narrow chunks read from DRAM into user rows: a band of eight rows reads only 32 * kK bytes
   // of each column before moving to the next column, W short streams far apart that the memory
   // system serves poorly. A tile column instead crosses many bands (up to 1024 user rows, whose
   // partly written lines stay in the L2 cache until the next tile column completes them), so
   // each column is read in runs of up to 4 KB. Measured: 128/3/224/224 from 0.47 to 0.57 of
   // memcpy; cached images are faster band by band.
-  if (!kToDevice && kK <= 4 && tensorFromDram) {
+  if (!kToDevice && kK <= 4 && fromDram) {
     const int64_t blockRows = std::min<int64_t>(hEnd - hBegin, 1024 / kK / 8 * 8);
     for (int64_t hb = hBegin; hb < hEnd; hb += blockRows) {
       const int64_t hbEnd = std::min(hEnd, hb + blockRows);

@@ -146,9 +146,9 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   // Whole tiles. Orders as in the AVX2 kernel (DwhcTiles.cpp), except that wide chunks of cached
   // tensors are read into user rows tile by tile: measured faster here than group by group
   // (postprocess 1/8/112/112 0.42 -> 0.55 of memcpy), unlike with 8 x 8 tiles.
-  const bool tensorFromDram = g.depth * C * H * W * static_cast<int64_t>(sizeof(float)) > (int64_t{8} << 20);
-  const bool groupMajor = kK > 4 && tensorFromDram;
-  if (!kToDevice && kK <= 4 && tensorFromDram) {
+  const bool fromDram = tensorFromDram(g);
+  const bool groupMajor = kK > 4 && fromDram;
+  if (!kToDevice && kK <= 4 && fromDram) {
     const int64_t blockRows = std::max<int64_t>(16, std::min<int64_t>(hFull, 1024 / kK / 16 * 16));
     for (int64_t hb = 0; hb < hFull; hb += blockRows) {
       const int64_t hbEnd = std::min(hFull, hb + blockRows);
@@ -191,56 +191,119 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   }
 }
 
-// Device columns into user rows, 8 x 8 tiles two at a time: a 16-element run of each of eight
-// columns (two neighbouring groups of the AVX2 kernel's tiles, DwhcTiles.cpp) is one vector, and
-// the 8x8 transpose of each 256-bit half gives user row segments of both groups at once:
-// 24 shuffles and 8 loads per 128 elements against 48 and 16. Chunks of an even K, H and W
-// multiples of 8; the tiles are walked group pair by group pair across each band of eight rows
-// (tile by tile, all pairs at once, was slower: 1/4/56/56 and 1/16/56/56 both lost 0.02-0.10).
-template <bool kHalf, int kK>
-void pairTiles(const PlanarJob& job, int64_t d, int64_t c0) {
-  using Io = DeviceIo16<kHalf>;
+// r[i] <- the 8x8 transpose of each 256-bit half of r[0..7] separately (both halves at once:
+// 8 unpacks, 8 shuffles and 8 two-input lane permutes).
+[[gnu::always_inline]] inline void transposeHalves8x8(__m512 r[8]) {
+  // Lane 0 of a, lane 0 of b, lane 2 of a, lane 2 of b (and lanes 1 / 3): the last stage.
+  const __m512i low = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+  const __m512i high = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+  const __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
+  const __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
+  const __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
+  const __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
+  const __m512 s[8] = {_mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
+                       _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+                       _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
+                       _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
+                       _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)),
+                       _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
+                       _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)),
+                       _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2))};
+  #pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) r[i] = _mm512_permutex2var_ps(s[i % 4], i < 4 ? low : high, s[4 + i % 4]);
+}
+
+// 8 x 8 tiles two side by side: the 8-element runs of group k in device columns w0 + j and
+// w0 + 8 + j share one vector (low and high half), and so do the 16-float user row segments of
+// both tiles, so one 8x8 transpose of both halves moves 128 elements with 8 user-side vectors
+// (one 64-byte access per row instead of two 32-byte ones), 16 device-side halves and 24
+// shuffles. A last tile column of eight (W = 56: 48..55) takes the AVX2 tile. Bands of eight
+// rows; cached tensors only (the callers' choice), so no DRAM-specific order.
+template <bool kHalf, bool kToDevice, int kK>
+void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
+  using Io8 = DeviceIo<kHalf>;
+  using Element = typename Io8::Element;
   const DeviceGeometry& g = job.geometry;
   const int64_t C = g.channels, H = g.height, W = g.width;
   const ChunkAddress a = chunkAddress(g, job.layout, d, c0);
-  const auto* device = reinterpret_cast<const typename Io::Element*>(job.device) + a.base;
+  auto* device = reinterpret_cast<Element*>(job.device) + a.base;
   float* plane = job.user + (d * C + c0) * H * W;
   int64_t rows[8 * kK];  // user offset of tile row e, relative to (c0, h0, w0)
   for (int e = 0; e < 8 * kK; ++e) rows[e] = (e % kK) * H * W + (e / kK) * W;
   const int64_t column = a.wStride;  // H * kK
-  // Lane 0 of a, lane 0 of b, lane 2 of a, lane 2 of b (and lanes 1 / 3): the last stage of the
-  // 8x8 transpose in each half.
-  const __m512i low = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-  const __m512i high = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+  // Device columns j and 8 + j of the run at dev, as the low and high half of one vector.
+  auto loadPair = [&](const Element* dev, int j) __attribute__((always_inline)) {
+    if constexpr (kHalf) {
+      const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dev + j * column));
+      const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dev + (8 + j) * column));
+      return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
+    } else {
+      return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(dev + j * column)),
+                                _mm256_loadu_ps(dev + (8 + j) * column), 1);
+    }
+  };
+  auto storePair = [&](Element* dev, int j, __m512 v) __attribute__((always_inline)) {
+    if constexpr (kHalf) {
+      const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dev + j * column), _mm256_castsi256_si128(h));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dev + (8 + j) * column), _mm256_extracti128_si256(h, 1));
+    } else {
+      _mm256_storeu_ps(dev + j * column, _mm512_castps512_ps256(v));
+      _mm256_storeu_ps(dev + (8 + j) * column, _mm512_extractf32x8_ps(v, 1));
+    }
+  };
+  // Tile pair (both tiles of group k at w0 and w0 + 8) and the last single tile of group k.
+  auto pair = [&](float* user, Element* dev, const int64_t* groupRows) __attribute__((always_inline)) {
+    __m512 r[8];
+    if constexpr (kToDevice) {
+      #pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_ps(user + groupRows[i]);
+      transposeHalves8x8(r);
+      #pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) storePair(dev, j, r[j]);
+    } else {
+      #pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) r[j] = loadPair(dev, j);
+      transposeHalves8x8(r);
+      #pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) _mm512_storeu_ps(user + groupRows[i], r[i]);
+    }
+  };
+  auto single = [&](float* user, Element* dev, const int64_t* groupRows) __attribute__((always_inline)) {
+    __m256 r[8];
+    if constexpr (kToDevice) {
+      loadTransposed8x8([&](int i) { return user + groupRows[i]; }, r);
+      #pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) Io8::store8(dev + j * column, r[j]);
+    } else {
+      #pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) r[j] = Io8::load8(dev + j * column);
+      transpose8x8(r);
+      #pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(user + groupRows[i], r[i]);
+    }
+  };
+  const int64_t wPairs = W / 16 * 16;
   for (int64_t h0 = 0; h0 < H; h0 += 8) {
-    for (int p = 0; p < kK / 2; ++p) {
-      const int64_t* pairRows = rows + 16 * p;
-      for (int64_t w0 = 0; w0 < W; w0 += 8) {
-        const auto* dev = device + h0 * kK + w0 * column + 16 * p;
-        float* user = plane + h0 * W + w0;
-        __m512 r[8];
-        #pragma GCC unroll 8
-        for (int j = 0; j < 8; ++j) r[j] = Io::load(dev + j * column);
-        const __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
-        const __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
-        const __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
-        const __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
-        const __m512 s[8] = {_mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
-                             _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
-                             _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
-                             _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2))};
-        #pragma GCC unroll 8
-        for (int i = 0; i < 8; ++i) {
-          // Row i of both tiles: s[i % 4] and s[4 + i % 4], lanes 0/2 for i < 4, else 1/3.
-          const __m512 out = _mm512_permutex2var_ps(s[i % 4], i < 4 ? low : high, s[4 + i % 4]);
-          _mm256_storeu_ps(user + pairRows[i], _mm512_castps512_ps256(out));
-          _mm256_storeu_ps(user + pairRows[8 + i], _mm512_extractf32x8_ps(out, 1));
-        }
+    float* user = plane + h0 * W;
+    auto* dev = device + h0 * kK;
+    // Into the device format tile by tile (all groups of a tile pair), as the AVX2 kernel does for
+    // cached tensors (1/20/56/56: 57 against 55-56 GB/s group by group); into user rows group by
+    // group across the band (its order for wide chunks read into user rows).
+    if constexpr (kToDevice) {
+      for (int64_t w0 = 0; w0 < wPairs; w0 += 16) {
+        #pragma GCC unroll 1
+        for (int k = 0; k < kK; ++k) pair(user + w0, dev + w0 * column + 8 * k, rows + 8 * k);
       }
+      if (wPairs < W) {
+        #pragma GCC unroll 1
+        for (int k = 0; k < kK; ++k) single(user + wPairs, dev + wPairs * column + 8 * k, rows + 8 * k);
+      }
+      continue;
+    }
+    for (int k = 0; k < kK; ++k) {
+      for (int64_t w0 = 0; w0 < wPairs; w0 += 16) pair(user + w0, dev + w0 * column + 8 * k, rows + 8 * k);
+      if (wPairs < W) single(user + wPairs, dev + wPairs * column + 8 * k, rows + 8 * k);
     }
   }
 }
@@ -248,23 +311,25 @@ void pairTiles(const PlanarJob& job, int64_t d, int64_t c0) {
 template <bool kHalf, bool kToDevice>
 void tiles(const PlanarJob& job) {
   const DeviceGeometry& g = job.geometry;
-  // H and W multiples of 8 but not both of 16 (e.g. 56 x 56), read into user rows: masked 16 x 16
-  // edge tiles would take a quarter of the pixels or more. There chunks of two or four channels
-  // of cached tensors take pairTiles, the others the AVX2 kernel's whole 8 x 8 tiles, the faster
-  // of the kernels measured per chunk size (device-format.md). With masked edges instead, and
-  // with the 16 x 16 tiles inside and 8 x 8 tiles for the bands of eight, 1/20/56/56 ran at 0.37.
+  // H and W multiples of 8 but not both of 16 (e.g. 56 x 56): masked 16 x 16 edge tiles would
+  // take a quarter of the pixels or more. There cached tensors take wideTiles in both
+  // directions (every chunk width); tensors from DRAM read into user rows the AVX2 kernel's
+  // 8 x 8 tiles and tile orders, and written into the device format the 16 x 16 tiles (only
+  // when forced: Auto takes the AVX2 kernel there). Measured (device-format.md), GB/s at 56 x 56:
+  // postprocess chunks of 2 channels 37 -> 61 and of 4 channels 44 -> 50-60 against two 8 x 8
+  // tiles per vector down the device columns (pairTiles, removed), chunks of 8 equal to the
+  // AVX2 tiles (59-60), 1/20/56/56 57-59 -> 62-63; preprocess 1/20/56/56 51-52 -> 57 against the
+  // AVX2 kernel. With masked edges instead, and with the 16 x 16 tiles inside and 8 x 8 tiles for
+  // the bands of eight, 1/20/56/56 ran at 0.37 of memcpy.
   const bool bands = g.height % 16 != 0 || g.width % 16 != 0;
-  const bool eightTiles = !kToDevice && bands && g.height % 8 == 0 && g.width % 8 == 0;
-  const bool tensorFromDram = g.depth * g.channels * g.height * g.width * static_cast<int64_t>(sizeof(float)) >
-                              (int64_t{8} << 20);
+  const bool eightTiles = bands && g.height % 8 == 0 && g.width % 8 == 0;
+  const bool fromDram = tensorFromDram(g);
   for (int64_t d = 0; d < g.depth; ++d) {
     for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
       const int64_t chunk = g.channels - c0 < 8 ? g.channels - c0 : 8;
       withChannelCount(chunk, [&](auto k) {
-        if constexpr (!kToDevice && (k.value == 2 || k.value == 4)) {
-          if (eightTiles && !tensorFromDram) return pairTiles<kHalf, k.value>(job, d, c0);
-        }
-        if (eightTiles) return dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
+        if (eightTiles && !fromDram) return wideTiles<kHalf, kToDevice, k.value>(job, d, c0);
+        if (eightTiles && !kToDevice) return dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
         chunkTiles<kHalf, kToDevice, k.value>(job, d, c0);
       });
     }

@@ -20,6 +20,12 @@ struct PlanarJob {
   bool toDevice;            // user -> device, else device -> user
 };
 
+// Whether the tensor counts as coming from DRAM for the tile orders: over 8 MB of user floats
+// (single images and small batches stay in the caches between conversions).
+inline bool tensorFromDram(const DeviceGeometry& g) {
+  return g.depth * g.channels * g.height * g.width * static_cast<int64_t>(sizeof(float)) > (int64_t{8} << 20);
+}
+
 // Pixels h in [hBegin, hEnd), w in [wBegin, wEnd) of depth d and the chunk starting at channel c0.
 // Eight W positions of the chunk's channels per step; a pixel's vector store may write up to
 // seven elements past the pixel, inside its own column (DWHC) or row (DHWC), which this function

@@ -32,12 +32,16 @@ void contiguous(const DeviceGeometry& g, float* user, typename DeviceIo<kHalf>::
 // the forced paths in the same runs): reading DWHC into user rows when H and W are multiples of
 // the 16-pixel tile (postprocess 1/8/112/112 +0.03 to +0.18 of memcpy, 64/8/112/112 and
 // 32/3/224/224 about +0.05, 1/3/224/224 and 128/3/224/224 equal). With H and W multiples of 8
-// only, the AVX-512 kernel runs 8 x 8 tiles (chunks of 2 or 4 channels two tiles per vector:
-// postprocess 1/4/56/56 0.33 -> 0.38). Slower elsewhere: into the device format (narrow chunks
-// from DRAM 0.72 -> 0.37) and with masked edge tiles (1/20/56/56 0.43 -> 0.38).
+// but not both of 16, the AVX-512 kernel runs pairs of 8 x 8 tiles per vector (wideTiles) on
+// cached tensors in both directions: 1/20/56/56 postprocess 57-59 -> 62-63 GB/s, preprocess
+// 51-52 -> 57 GB/s. Slower elsewhere: 16 x 16 tiles into the device format (narrow chunks from
+// DRAM 0.72 -> 0.37) and with masked edge tiles (1/20/56/56 0.43 -> 0.38).
 bool avx512Faster(const PlanarJob& job) {
   const DeviceGeometry& g = job.geometry;
-  return !job.toDevice && g.height % 8 == 0 && g.width % 8 == 0;
+  const bool eightAligned = g.height % 8 == 0 && g.width % 8 == 0;
+  if (!job.toDevice) return eightAligned;
+  const bool sixteenAligned = g.height % 16 == 0 && g.width % 16 == 0;
+  return eightAligned && !sixteenAligned && !tensorFromDram(g);
 }
 
 // User NCHW against a chunked layout.
