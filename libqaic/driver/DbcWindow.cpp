@@ -64,9 +64,12 @@ DbcWindow::DbcWindow(MappedFile window, const qaic_emu_dbc_info& info)
       requestOffset_(info.request_offset),
       responseOffset_(info.response_offset) {}
 
+std::atomic_ref<uint32_t> DbcWindow::registerRef(std::size_t offset) const {
+  return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(window_.data() + offset));
+}
+
 uint32_t DbcWindow::loadRegister(std::size_t offset) const {
-  auto* word = reinterpret_cast<uint32_t*>(window_.data() + offset);
-  return std::atomic_ref<uint32_t>(*word).load(std::memory_order_acquire);
+  return registerRef(offset).load(std::memory_order_acquire);
 }
 
 void DbcWindow::storeRegister(std::size_t offset, uint32_t value) {
@@ -128,6 +131,36 @@ Result<std::size_t> DbcWindow::takeResponses(std::span<ResponseElement> out) {
   }
   storeRegister(kRegResponseHead, slot);
   return taken;
+}
+
+uint32_t DbcWindow::responseFutexValue() const {
+  return registerRef(kRegResponseFutex).load(std::memory_order_seq_cst);
+}
+
+void DbcWindow::announceHostWaiting(bool waiting) {
+  if (waiting)
+    registerRef(kRegHostWaiting).fetch_add(1, std::memory_order_seq_cst);
+  else
+    registerRef(kRegHostWaiting).fetch_sub(1, std::memory_order_seq_cst);
+}
+
+bool DbcWindow::responsesPending() const {
+  return registerRef(kRegResponseTail).load(std::memory_order_seq_cst) !=
+         registerRef(kRegResponseHead).load(std::memory_order_seq_cst);
+}
+
+void DbcWindow::waitForResponse(uint32_t seen, std::chrono::nanoseconds timeout) const {
+  if (timeout <= std::chrono::nanoseconds::zero()) return;
+  const timespec wait{static_cast<time_t>(timeout.count() / 1'000'000'000),
+                      static_cast<long>(timeout.count() % 1'000'000'000)};
+  // Shared futex: the device wakes it from its own process. EAGAIN (the word moved on), a
+  // timeout or a signal all just return: the caller re-checks what it waits for.
+  ::syscall(SYS_futex, window_.data() + kRegResponseFutex, FUTEX_WAIT, seen, &wait, nullptr, 0);
+}
+
+void DbcWindow::wakeResponseWaiters() {
+  registerRef(kRegResponseFutex).fetch_add(1, std::memory_order_seq_cst);
+  ::syscall(SYS_futex, window_.data() + kRegResponseFutex, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 }  // namespace qaic::driver

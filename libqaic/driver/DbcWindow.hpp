@@ -7,6 +7,8 @@
 // registers); two submitters or two takers need the caller's lock.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -43,9 +45,22 @@ class DbcWindow {
   Result<std::size_t> takeResponses(std::span<ResponseElement> out);
   DeviceStatus deviceStatus() const;
 
+  // The response futex (docs/device-protocol.md section 3): a host thread that announces itself
+  // with announceHostWaiting(true) is woken by the device through the response futex word instead
+  // of the eventfd, and then drains the FIFO itself. Every access is sequentially consistent,
+  // mirroring the device's store of the tail, increment of the word and load of the count.
+  uint32_t responseFutexValue() const;
+  void announceHostWaiting(bool waiting);
+  bool responsesPending() const;
+  // Sleeps while the response futex word still holds `seen`, at most `timeout`.
+  void waitForResponse(uint32_t seen, std::chrono::nanoseconds timeout) const;
+  // Changes the word and wakes every thread in waitForResponse (a host thread's own wake-up).
+  void wakeResponseWaiters();
+
  private:
   DbcWindow(MappedFile window, const qaic_emu_dbc_info& info);
   uint32_t loadRegister(std::size_t offset) const;
+  std::atomic_ref<uint32_t> registerRef(std::size_t offset) const;
   void storeRegister(std::size_t offset, uint32_t value);
 
   MappedFile window_;

@@ -208,7 +208,7 @@ void ActivationQueue::activate(uint32_t loadId) {
     deactivateOnError();
     throw;
   }
-  window_.emplace(std::move(window.value()));
+  window_ = std::make_shared<driver::DbcWindow>(std::move(window.value()));
   dbcId_ = dbcId;
   active_ = true;
   context_.log(QL_DEBUG, "'" + set_.name() + "' activation " + std::to_string(index_) + " on DBC " +
@@ -235,6 +235,12 @@ void ActivationQueue::conclude(Task& task) {
   if (task.admitted) set_.release();
   if (task.ticket.waiting) set_.forget(task.ticket);
   set_.finished(*task.handle, task.status, task.message);
+}
+
+std::shared_ptr<driver::DbcWindow> ActivationQueue::leadableWindow() const {
+  if (!config_.inlineSmallRequests) return nullptr;
+  std::lock_guard lock(ringMutex_);
+  return active_ ? window_ : nullptr;
 }
 
 bool ActivationQueue::isActive() const {

@@ -17,6 +17,7 @@
 
 #include "CompletionEngine.hpp"
 #include "HandleImpl.hpp"
+#include "InterruptLeader.hpp"
 #include "ProgramLayout.hpp"
 #include "RequestBuilder.hpp"
 #include "driver/CompletionEvent.hpp"
@@ -73,6 +74,11 @@ class ActivationQueue {
   void wakeParked();
   // Stops the threads and the completion engine (in-flight requests fail with QS_CANCELED).
   void shutdown();
+
+  // A synchronous waiter's way to the interrupt (InterruptLeader). The window is null when
+  // the queue is inactive or belongs to a group (whose activation may switch under a waiter).
+  std::shared_ptr<driver::DbcWindow> leadableWindow() const;
+  InterruptLeader& interruptLeader() { return leader_; }
 
  private:
   struct Task {
@@ -148,13 +154,14 @@ class ActivationQueue {
   mutable std::mutex ringMutex_;
   std::condition_variable ringChanged_;
   std::optional<driver::CompletionEvent> event_;
-  std::optional<driver::DbcWindow> window_;
+  std::shared_ptr<driver::DbcWindow> window_;  // shared with a leading waiter while it sleeps
   uint32_t dbcId_ = 0;
   bool active_ = false;
   std::map<uint16_t, Request> inFlight_;
   uint16_t nextReqId_ = 0;
   uint32_t nextSequence_ = 1;
   std::unique_ptr<CompletionEngine> engine_;
+  InterruptLeader leader_{[this] { onWake(); }};
 
   std::mutex taskMutex_;
   std::condition_variable taskReady_;

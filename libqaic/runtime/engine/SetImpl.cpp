@@ -99,6 +99,7 @@ void SetImpl::shutdown() {
     changed_.notify_all();
     availableChanged_.notify_all();
     for (const auto& handle : handles_) handle->impl().completed.notify_all();
+    for (const auto& queue : queues_) queue->interruptLeader().wake();
     // Give what is in flight its chance to finish; anything left is cancelled by the queues.
     const auto bound = inferenceBound();
     changed_.wait_for(lock, bound, [&] { return inFlight_ == 0; });
@@ -156,6 +157,32 @@ bool SetImpl::waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>&
     return done();
   }
   return cv.wait_for(lock, std::chrono::microseconds(timeoutUs), done);
+}
+
+template <typename Predicate>
+bool SetImpl::waitForHandle(HandleImpl& handle, std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                            uint64_t timeoutUs, Predicate done) {
+  if (done()) return true;
+  const auto start = Clock::now();
+  ActivationQueue& queue = queueOf(handle);
+  InterruptLeader& leader = queue.interruptLeader();
+  lock.unlock();  // the queue's ring lock is never taken under the set's
+  const bool leading = leader.tryLead(queue.leadableWindow());
+  lock.lock();
+  if (!leading) return waitFor(cv, lock, timeoutUs, done);
+  const auto deadline = timeoutUs == 0 ? Clock::time_point::max() : start + std::chrono::microseconds(timeoutUs);
+  bool ok = false;
+  for (;;) {
+    if ((ok = done()) || shuttingDown_ || Clock::now() >= deadline) break;
+    // Read under the lock, after the check: a completion on another thread changes the handle
+    // under this lock and only then wakes the leader, so the wake-up finds a newer word.
+    const uint32_t ticket = leader.ticket();
+    lock.unlock();
+    leader.await(ticket, deadline, CompletionEngine::kIdleWake);
+    lock.lock();
+  }
+  leader.stopLeading();
+  return ok;
 }
 
 QStatus SetImpl::getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) {
@@ -255,6 +282,7 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
     if (inFlight_ == 0 || anyWaiters_ > 0) changed_.notify_all();
   }
   h.completed.notify_all();
+  queueOf(h).interruptLeader().wake();
   if (notify) {
     try {
       notify(shared, userData);
@@ -300,8 +328,9 @@ QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, u
   int found = -1;
   HandleImpl* sole = soleCandidate(requestId);
   if (sole == nullptr) ++anyWaiters_;
-  const bool ok = waitFor(sole ? sole->completed : changed_, lock, timeoutUs,
-                          [&] { return (found = find(true)) >= 0; });
+  auto completed = [&] { return (found = find(true)) >= 0; };
+  const bool ok = sole ? waitForHandle(*sole, sole->completed, lock, timeoutUs, completed)
+                       : waitFor(changed_, lock, timeoutUs, completed);
   if (sole == nullptr) --anyWaiters_;
   if (!ok) return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
   HandleImpl& impl = handles_[static_cast<std::size_t>(found)]->impl();
@@ -332,7 +361,7 @@ QStatus SetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t tim
   const HandleState now = state();
   if (now != HandleState::Submitted && now != HandleState::Completed)
     throw Error(QS_WRONG_STATE, std::string("waitForCompletion: the inference handle is ") + handleStateName(now));
-  if (!waitFor(h.completed, lock, timeoutUs, [&] { return state() == HandleState::Completed; }))
+  if (!waitForHandle(h, h.completed, lock, timeoutUs, [&] { return state() == HandleState::Completed; }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
   std::lock_guard handleLock(h.mutex);
   return h.status;
