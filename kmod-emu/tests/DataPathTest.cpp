@@ -192,6 +192,15 @@ class DataPath : public ::testing::Test {
     ASSERT_EQ(attach(rsp_, QAIC_DIR_FROM_DEVICE, e), 0);
   }
 
+  // An activation ready for inferences, the nsp_hang fault set, and request 1 submitted.
+  void submitWhileHung() {
+    activateAndMap();
+    prepareBuffers();
+    attachAllForRing();
+    ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
+    submit(inferenceElements(1));
+  }
+
   TempDir root_;
   std::string cfg_;
   std::unique_ptr<EmuProcess> emu_;
@@ -325,11 +334,7 @@ TEST_F(DataPath, InjectedDmaFailureCompletesTheNextRequests) {
 }
 
 TEST_F(DataPath, HungNspTimesOutWithNspHang) {
-  activateAndMap();
-  prepareBuffers();
-  attachAllForRing();
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
-  submit(inferenceElements(1));
+  submitWhileHung();
   driver::ResponseElement r{};
   EXPECT_FALSE(nextResponse(r, 500ms));  // the client's own timeout fires first
   ASSERT_TRUE(nextResponse(r));           // then the device's semaphore timeout
@@ -340,11 +345,7 @@ TEST_F(DataPath, HungNspTimesOutWithNspHang) {
 // The hung request fails once, after one semaphore timeout; its program never runs late, so the
 // next request's wait for the done semaphore is not satisfied by a stale INC.
 TEST_F(DataPath, HungRunIsDroppedAndTheNextRequestComputes) {
-  activateAndMap();
-  prepareBuffers();
-  attachAllForRing();
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
-  submit(inferenceElements(1));
+  submitWhileHung();
   driver::ResponseElement r{};
   ASSERT_TRUE(nextResponse(r));
   EXPECT_EQ(r.reqId, 1);
@@ -370,11 +371,7 @@ class LongHang : public DataPath {
 
 // Programs are built on the ACTIVATE's own thread: a hung run elsewhere does not hold it up.
 TEST_F(LongHang, ActivateDoesNotWaitBehindAHungRun) {
-  activateAndMap();
-  prepareBuffers();
-  attachAllForRing();
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
-  submit(inferenceElements(1));
+  submitWhileHung();
   // The doorbell's element is done once the head passes it: the run is being held.
   ASSERT_TRUE(eventually([&] { return std::atomic_ref(reg(driver::kRegRequestHead)).load() == 2; }, 10s));
   RawDevice other(emu_->devPath(0));
