@@ -1,13 +1,13 @@
 #include "DbcChannel.hpp"
 
 #include <pthread.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
 #include <thread>
+
+#include "driver/WindowFutex.hpp"
 
 namespace qaic::emu {
 namespace {
@@ -17,7 +17,7 @@ using driver::RequestElement;
 using driver::ResponseElement;
 
 // How long a sleeping channel waits before it re-checks for shutdown.
-constexpr timespec kFutexPoll{0, 100'000'000};
+constexpr std::chrono::milliseconds kFutexPoll{100};
 
 uint32_t loadReg(const Activation& act, std::size_t off) {
   return std::atomic_ref<uint32_t>(*act.reg(off)).load(std::memory_order_acquire);
@@ -35,12 +35,6 @@ uint32_t loadRegSeqCst(const Activation& act, std::size_t off) {
 // sees the flag and wakes, or its tail is visible to the device's check.
 void announceSleeping(const Activation& act, bool sleeping) {
   std::atomic_ref<uint32_t>(*act.reg(driver::kRegDeviceSleeping)).store(sleeping ? 1 : 0, std::memory_order_seq_cst);
-}
-
-// Bumps a futex word of the window and wakes everyone waiting on it.
-void futexWake(uint32_t* word) {
-  std::atomic_ref<uint32_t>(*word).fetch_add(1, std::memory_order_seq_cst);
-  syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
 }
 
 // Wait words of an element that are enabled commands of the WAIT kind.
@@ -65,8 +59,7 @@ class Channel {
       // Nothing new, or a tail outside the ring (ignored until the host writes a valid one):
       // sleep until the next doorbell.
       if (tail >= act_.nelem || tail == head_) {
-        timespec poll = kFutexPoll;
-        syscall(SYS_futex, act_.reg(driver::kRegDoorbellFutex), FUTEX_WAIT, seen, &poll, nullptr, 0);
+        driver::futexWaitWhile(act_.reg(driver::kRegDoorbellFutex), seen, kFutexPoll);
         continue;
       }
       announceSleeping(act_, false);
@@ -229,7 +222,7 @@ class Channel {
     uint32_t* word = act_.reg(driver::kRegResponseFutex);
     std::atomic_ref<uint32_t>(*word).fetch_add(1, std::memory_order_seq_cst);
     if (loadRegSeqCst(act_, driver::kRegHostWaiting) != 0) {
-      syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+      driver::futexWakeAll(word);
       return;
     }
     if (act_.eventfd >= 0) {
@@ -266,10 +259,10 @@ void stopChannel(Activation& act, uint16_t code, driver::DeviceStatus status) {
   act.stopping.store(true);
   storeReg(act, driver::kRegDeviceStatus, static_cast<uint32_t>(status));
   act.semaphores.cancel();
-  futexWake(act.reg(driver::kRegDoorbellFutex));
+  driver::futexBumpAndWakeAll(act.reg(driver::kRegDoorbellFutex));
   if (act.channel.joinable()) act.channel.join();
   // Host threads asleep on the response futex look again and find the status register.
-  futexWake(act.reg(driver::kRegResponseFutex));
+  driver::futexBumpAndWakeAll(act.reg(driver::kRegResponseFutex));
 }
 
 }  // namespace qaic::emu

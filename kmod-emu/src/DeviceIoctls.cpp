@@ -1,6 +1,4 @@
 // The buffer-object and data-path ioctls, validated the way the mainline driver does.
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +7,7 @@
 
 #include "Device.hpp"
 #include "UserMemory.hpp"
+#include "driver/WindowFutex.hpp"
 
 namespace qaic::emu {
 namespace {
@@ -198,9 +197,7 @@ int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
     bo.submitted = Clock::now();
   }
   std::atomic_ref<uint32_t>(*act.reg(driver::kRegRequestTail)).store(slot, std::memory_order_release);
-  uint32_t* futex = act.reg(driver::kRegDoorbellFutex);
-  std::atomic_ref<uint32_t>(*futex).fetch_add(1, std::memory_order_acq_rel);
-  syscall(SYS_futex, futex, FUTEX_WAKE, 1, nullptr, nullptr, 0);
+  driver::futexBumpAndWakeAll(act.reg(driver::kRegDoorbellFutex));
   return 0;
 }
 

@@ -1,12 +1,9 @@
 #include "driver/DbcWindow.hpp"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <climits>
 #include <cstring>
+
+#include "driver/WindowFutex.hpp"
 
 namespace qaic::driver {
 
@@ -112,8 +109,7 @@ Result<void> DbcWindow::submit(std::span<const RequestElement> elements) {
   std::atomic_ref<uint32_t>(*futexWord).fetch_add(1, std::memory_order_seq_cst);
   auto* sleeping = reinterpret_cast<uint32_t*>(window_.data() + kRegDeviceSleeping);
   if (std::atomic_ref<uint32_t>(*sleeping).load(std::memory_order_seq_cst) == 0) return {};
-  // A shared futex (no FUTEX_PRIVATE_FLAG): the waiter is the emulator, in another process.
-  ::syscall(SYS_futex, futexWord, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  futexWakeAll(futexWord);
   return {};
 }
 
@@ -150,17 +146,11 @@ bool DbcWindow::responsesPending() const {
 }
 
 void DbcWindow::waitForResponse(uint32_t seen, std::chrono::nanoseconds timeout) const {
-  if (timeout <= std::chrono::nanoseconds::zero()) return;
-  const timespec wait{static_cast<time_t>(timeout.count() / 1'000'000'000),
-                      static_cast<long>(timeout.count() % 1'000'000'000)};
-  // Shared futex: the device wakes it from its own process. EAGAIN (the word moved on), a
-  // timeout or a signal all just return: the caller re-checks what it waits for.
-  ::syscall(SYS_futex, window_.data() + kRegResponseFutex, FUTEX_WAIT, seen, &wait, nullptr, 0);
+  futexWaitWhile(reinterpret_cast<uint32_t*>(window_.data() + kRegResponseFutex), seen, timeout);
 }
 
 void DbcWindow::wakeResponseWaiters() {
-  registerRef(kRegResponseFutex).fetch_add(1, std::memory_order_seq_cst);
-  ::syscall(SYS_futex, window_.data() + kRegResponseFutex, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  futexBumpAndWakeAll(reinterpret_cast<uint32_t*>(window_.data() + kRegResponseFutex));
 }
 
 }  // namespace qaic::driver

@@ -1,0 +1,40 @@
+// The futex words of a DBC window (doorbell, response; docs/device-protocol.md section 3). They
+// are shared futexes, without FUTEX_PRIVATE_FLAG: the thread that wakes and the thread that sleeps
+// are in different processes mapping the same file. The device (qaic-emu) and the host
+// (DbcWindow) both make these calls.
+#pragma once
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <ctime>
+
+namespace qaic::driver {
+
+// Wakes every thread sleeping on `word`.
+inline void futexWakeAll(uint32_t* word) {
+  ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// Changes `word`, then wakes every thread sleeping on it. A thread that read the word before the
+// change and has not gone to sleep yet finds it changed and does not sleep.
+inline void futexBumpAndWakeAll(uint32_t* word) {
+  std::atomic_ref<uint32_t>(*word).fetch_add(1, std::memory_order_seq_cst);
+  futexWakeAll(word);
+}
+
+// Sleeps while `word` still holds `seen`, at most `timeout`. A wake-up, a changed word, the
+// timeout and a signal all just return: the caller re-checks what it waits for.
+inline void futexWaitWhile(uint32_t* word, uint32_t seen, std::chrono::nanoseconds timeout) {
+  if (timeout <= std::chrono::nanoseconds::zero()) return;
+  const timespec wait{static_cast<time_t>(timeout.count() / 1'000'000'000),
+                      static_cast<long>(timeout.count() % 1'000'000'000)};
+  ::syscall(SYS_futex, word, FUTEX_WAIT, seen, &wait, nullptr, 0);
+}
+
+}  // namespace qaic::driver
