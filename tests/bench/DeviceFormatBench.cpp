@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <vector>
 
+#include "PageAlignedBuffer.hpp"
 #include "kernels/DeviceFormat.hpp"
 
 namespace {
@@ -47,7 +49,8 @@ void BM_Preprocess(benchmark::State& state) {
   const auto dims = dimsOf(state);
   const auto src = randomImage(countOf(dims));
   const qaic::ir::DeviceFormat format{kLayout, kElement};
-  std::vector<std::byte> dst(qaic::kernels::deviceBufferBytes(dims, format));
+  const qaic::bench::PageAlignedBuffer device(qaic::kernels::deviceBufferBytes(dims, format));
+  const auto dst = device.span();
   const qaic::kernels::UserBufferView view{"bench", DType::Float, UserLayout::NCHW, dims};
   for (auto _ : state) {
     qaic::kernels::userToDevice(view, std::as_bytes(std::span(src)), format, dst, kPath);
@@ -61,7 +64,8 @@ template <DeviceLayout kLayout, DType kElement, ConversionPath kPath>
 void BM_Postprocess(benchmark::State& state) {
   const auto dims = dimsOf(state);
   const qaic::ir::DeviceFormat format{kLayout, kElement};
-  std::vector<std::byte> src(qaic::kernels::deviceBufferBytes(dims, format));
+  const qaic::bench::PageAlignedBuffer device(qaic::kernels::deviceBufferBytes(dims, format));
+  const auto src = device.span();
   std::vector<float> dst(static_cast<std::size_t>(countOf(dims)));
   const qaic::kernels::UserBufferView view{"bench", DType::Float, UserLayout::NCHW, dims};
   const auto image = randomImage(static_cast<int64_t>(dst.size()));
