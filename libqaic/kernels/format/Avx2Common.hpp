@@ -1,5 +1,12 @@
 // Building blocks shared by the F16C/AVX2 conversion kernels. Include only from files compiled
-// with -mf16c -mavx2 (see CMakeLists.txt); their code runs only after cpuHasF16cAvx2().
+// with -mf16c -mavx2 or the AVX-512 flags (see CMakeLists.txt); their code runs only after
+// cpuHasF16cAvx2().
+//
+// Everything here has internal linkage (an unnamed namespace), so that each kernel file keeps
+// the copy compiled with its own flags. As ordinary inline functions, an unoptimised (Debug)
+// build emits them as weak symbols in every such file, and the linker keeps one copy for all:
+// if it kept DwhcTilesAvx512.cpp's, the AVX2 kernels would run its vshuff32x4 (AVX-512VL) on a
+// CPU without AVX-512.
 #pragma once
 
 #include <immintrin.h>
@@ -12,6 +19,7 @@
 #include "kernels/DeviceFormat.hpp"
 
 namespace qaic::kernels::format {
+namespace {
 
 // r[i][j] <- r[j][i] for an 8x8 tile of floats.
 inline void transpose8x8(__m256 r[8]) {
@@ -183,4 +191,5 @@ void withChannelCount(int64_t n, F&& f) {
   }
 }
 
+}  // namespace
 }  // namespace qaic::kernels::format
