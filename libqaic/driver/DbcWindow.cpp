@@ -61,8 +61,12 @@ DbcWindow::DbcWindow(MappedFile window, const qaic_emu_dbc_info& info)
       requestOffset_(info.request_offset),
       responseOffset_(info.response_offset) {}
 
+uint32_t* DbcWindow::registerWord(std::size_t offset) const {
+  return reinterpret_cast<uint32_t*>(window_.data() + offset);
+}
+
 std::atomic_ref<uint32_t> DbcWindow::registerRef(std::size_t offset) const {
-  return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(window_.data() + offset));
+  return std::atomic_ref<uint32_t>(*registerWord(offset));
 }
 
 uint32_t DbcWindow::loadRegister(std::size_t offset) const {
@@ -70,8 +74,7 @@ uint32_t DbcWindow::loadRegister(std::size_t offset) const {
 }
 
 void DbcWindow::storeRegister(std::size_t offset, uint32_t value) {
-  auto* word = reinterpret_cast<uint32_t*>(window_.data() + offset);
-  std::atomic_ref<uint32_t>(*word).store(value, std::memory_order_release);
+  registerRef(offset).store(value, std::memory_order_release);
 }
 
 DeviceStatus DbcWindow::deviceStatus() const {
@@ -103,13 +106,11 @@ Result<void> DbcWindow::submit(std::span<const RequestElement> elements) {
   }
   // Release: the device that sees the new tail also sees the elements before it.
   storeRegister(kRegRequestTail, slot);
-  auto* futexWord = reinterpret_cast<uint32_t*>(window_.data() + kRegDoorbellFutex);
   // Sequentially consistent with the device's store of the sleeping flag before it reads the
   // futex word and the tail: either this load sees the flag, or the device sees the new tail.
-  std::atomic_ref<uint32_t>(*futexWord).fetch_add(1, std::memory_order_seq_cst);
-  auto* sleeping = reinterpret_cast<uint32_t*>(window_.data() + kRegDeviceSleeping);
-  if (std::atomic_ref<uint32_t>(*sleeping).load(std::memory_order_seq_cst) == 0) return {};
-  futexWakeAll(futexWord);
+  registerRef(kRegDoorbellFutex).fetch_add(1, std::memory_order_seq_cst);
+  if (registerRef(kRegDeviceSleeping).load(std::memory_order_seq_cst) == 0) return {};
+  futexWakeAll(registerWord(kRegDoorbellFutex));
   return {};
 }
 
@@ -146,11 +147,11 @@ bool DbcWindow::responsesPending() const {
 }
 
 void DbcWindow::waitForResponse(uint32_t seen, std::chrono::nanoseconds timeout) const {
-  futexWaitWhile(reinterpret_cast<uint32_t*>(window_.data() + kRegResponseFutex), seen, timeout);
+  futexWaitWhile(registerWord(kRegResponseFutex), seen, timeout);
 }
 
 void DbcWindow::wakeResponseWaiters() {
-  futexBumpAndWakeAll(reinterpret_cast<uint32_t*>(window_.data() + kRegResponseFutex));
+  futexBumpAndWakeAll(registerWord(kRegResponseFutex));
 }
 
 }  // namespace qaic::driver

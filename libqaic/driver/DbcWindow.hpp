@@ -60,6 +60,9 @@ class DbcWindow {
  private:
   DbcWindow(MappedFile window, const qaic_emu_dbc_info& info);
   uint32_t loadRegister(std::size_t offset) const;
+  // The 32-bit register at `offset` of the window: its address (for the futex calls) and an
+  // atomic view of it.
+  uint32_t* registerWord(std::size_t offset) const;
   std::atomic_ref<uint32_t> registerRef(std::size_t offset) const;
   void storeRegister(std::size_t offset, uint32_t value);
 
