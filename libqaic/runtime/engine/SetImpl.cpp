@@ -160,8 +160,8 @@ bool SetImpl::waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>&
 }
 
 template <typename Predicate>
-bool SetImpl::waitForHandle(HandleImpl& handle, std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                            uint64_t timeoutUs, Predicate done) {
+bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
+                            Predicate done) {
   if (done()) return true;
   const auto start = Clock::now();
   ActivationQueue& queue = queueOf(handle);
@@ -169,7 +169,7 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::condition_variable& cv, std
   lock.unlock();  // the queue's ring lock is never taken under the set's
   const bool leading = leader.tryLead(queue.leadableWindow());
   lock.lock();
-  if (!leading) return waitFor(cv, lock, timeoutUs, done);
+  if (!leading) return waitFor(handle.completed, lock, timeoutUs, done);
   const auto deadline = timeoutUs == 0 ? Clock::time_point::max() : start + std::chrono::microseconds(timeoutUs);
   bool ok = false;
   for (;;) {
@@ -329,7 +329,7 @@ QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, u
   HandleImpl* sole = soleCandidate(requestId);
   if (sole == nullptr) ++anyWaiters_;
   auto completed = [&] { return (found = find(true)) >= 0; };
-  const bool ok = sole ? waitForHandle(*sole, sole->completed, lock, timeoutUs, completed)
+  const bool ok = sole ? waitForHandle(*sole, lock, timeoutUs, completed)
                        : waitFor(changed_, lock, timeoutUs, completed);
   if (sole == nullptr) --anyWaiters_;
   if (!ok) return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
@@ -361,7 +361,7 @@ QStatus SetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t tim
   const HandleState now = state();
   if (now != HandleState::Submitted && now != HandleState::Completed)
     throw Error(QS_WRONG_STATE, std::string("waitForCompletion: the inference handle is ") + handleStateName(now));
-  if (!waitForHandle(h, h.completed, lock, timeoutUs, [&] { return state() == HandleState::Completed; }))
+  if (!waitForHandle(h, lock, timeoutUs, [&] { return state() == HandleState::Completed; }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
   std::lock_guard handleLock(h.mutex);
   return h.status;

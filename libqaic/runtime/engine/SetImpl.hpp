@@ -77,10 +77,10 @@ class SetImpl {
   bool waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
                Predicate done);
   // waitFor for one handle's completion: when no other thread of the handle's queue does, this
-  // thread waits on the device's interrupt itself (InterruptLeader), else on `cv`. Lock held.
+  // thread waits on the device's interrupt itself (InterruptLeader), else on the handle's
+  // `completed`. Lock held.
   template <typename Predicate>
-  bool waitForHandle(HandleImpl& handle, std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                     uint64_t timeoutUs, Predicate done);
+  bool waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs, Predicate done);
   // The handle a getCompletedId(requestId) caller can wait on alone, or nullptr when several
   // handles carry that id (the caller then waits for any completion). Lock held.
   HandleImpl* soleCandidate(uint64_t requestId) const;
