@@ -35,27 +35,26 @@ void BM_RingNoOpRequest(benchmark::State& state) {
 }
 BENCHMARK(BM_RingNoOpRequest)->UseRealTime();
 
-// Blocks of 64 futex round trips alternating with blocks of 64 ring round trips.
-void BM_RingVsFutexInterleaved(benchmark::State& state) {
+// Blocks of 64 futex round trips alternating with blocks of 64 round trips of `trip` on a ring.
+void ringVsFutexInterleaved(benchmark::State& state, const char* measuredName,
+                            bool (NoOpRing::*trip)(std::chrono::milliseconds)) {
   FutexPingPong pingPong;
   if (!pingPong.ok()) return state.SkipWithError("could not start the futex responder");
   NoOpRing ring;
   if (!ring.error().empty()) return state.SkipWithError(ring.error().c_str());
   qaic::bench::compareInAlternatingBlocks(
-      state, 64, "futex", [&] { return pingPong.roundTrip(5000ms); }, "ring",
-      [&] { return ring.roundTrip(5000ms); }, "a round trip got no answer within 5 s");
+      state, 64, "futex", [&] { return pingPong.roundTrip(5000ms); }, measuredName,
+      [&] { return (ring.*trip)(5000ms); }, "a round trip got no answer within 5 s");
+}
+
+void BM_RingVsFutexInterleaved(benchmark::State& state) {
+  ringVsFutexInterleaved(state, "ring", &NoOpRing::roundTrip);
 }
 BENCHMARK(BM_RingVsFutexInterleaved)->UseRealTime();
 
 // The same with a program run in each request (NoOpRing::programRoundTrip).
 void BM_ProgramRingVsFutexInterleaved(benchmark::State& state) {
-  FutexPingPong pingPong;
-  if (!pingPong.ok()) return state.SkipWithError("could not start the futex responder");
-  NoOpRing ring;
-  if (!ring.error().empty()) return state.SkipWithError(ring.error().c_str());
-  qaic::bench::compareInAlternatingBlocks(
-      state, 64, "futex", [&] { return pingPong.roundTrip(5000ms); }, "program_ring",
-      [&] { return ring.programRoundTrip(5000ms); }, "a round trip got no answer within 5 s");
+  ringVsFutexInterleaved(state, "program_ring", &NoOpRing::programRoundTrip);
 }
 BENCHMARK(BM_ProgramRingVsFutexInterleaved)->UseRealTime();
 

@@ -118,21 +118,17 @@ void chunkWidths(benchmark::internal::Benchmark* b) {
   for (const int64_t c : {2, 4, 8, 16, 20, 24}) b->Args({1, c, 56, 56});
 }
 
-// Postprocess into a user buffer whose data starts `range(4)` bytes past a 64-byte boundary,
-// the device buffer 64-byte aligned (std::vector's buffers of these sizes start 16 bytes past a
-// page).
+// Postprocess into a user buffer whose data starts `range(4)` bytes past a page (so past a
+// 64-byte boundary), the device buffer page-aligned as in every other row.
 void BM_PostprocessOffset(benchmark::State& state) {
   const qaic::ir::Dims dims{state.range(0), state.range(1), state.range(2), state.range(3)};
-  const int64_t offset = state.range(4);
+  const auto offset = static_cast<std::size_t>(state.range(4));
   const qaic::ir::DeviceFormat format{DeviceLayout::DWHC, DType::Float};
-  const std::size_t deviceBytes = qaic::kernels::deviceBufferBytes(dims, format);
   const std::size_t userBytes = static_cast<std::size_t>(countOf(dims)) * sizeof(float);
-  std::vector<std::byte> deviceStore(deviceBytes + 64), userStore(userBytes + 128);
-  auto alignUp = [](std::byte* p) {
-    return p + ((64 - reinterpret_cast<std::uintptr_t>(p) % 64) % 64);
-  };
-  std::span<std::byte> device(alignUp(deviceStore.data()), deviceBytes);
-  std::span<std::byte> user(alignUp(userStore.data()) + offset, userBytes);
+  const qaic::bench::PageAlignedBuffer deviceStore(qaic::kernels::deviceBufferBytes(dims, format));
+  const qaic::bench::PageAlignedBuffer userStore(userBytes + offset);
+  const std::span<std::byte> device = deviceStore.span();
+  const std::span<std::byte> user = userStore.span().subspan(offset, userBytes);
   const qaic::kernels::UserBufferView view{"bench", DType::Float, UserLayout::NCHW, dims};
   const auto image = randomImage(countOf(dims));
   qaic::kernels::userToDevice(view, std::as_bytes(std::span(image)), format, device);
