@@ -213,6 +213,45 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   for (int i = 0; i < 8; ++i) r[i] = _mm512_permutex2var_ps(s[i % 4], i < 4 ? low : high, s[4 + i % 4]);
 }
 
+// p + n, computed where it is used. Without the barrier GCC hoists every multiple of a
+// runtime stride out of the loops (16 device columns, 8 planes) and spills them: rowPairLines8
+// ran at 59-61 GB/s that way in a harness, 66-68 with the barrier, 68-72 with the strides as
+// compile-time constants.
+template <typename T>
+[[gnu::always_inline]] inline T* stepped(T* p, int64_t n) {
+  p += n;
+  asm("" : "+r"(p));
+  return p;
+}
+
+// The run at lo (eight elements) and the run at hi as the low and high half of one vector.
+template <bool kHalf>
+[[gnu::always_inline]] inline __m512 runPair(const typename DeviceIo<kHalf>::Element* lo,
+                                             const typename DeviceIo<kHalf>::Element* hi) {
+  if constexpr (kHalf) {
+    const __m128i low = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lo));
+    const __m128i high = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi));
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1));
+  } else {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(lo)), _mm256_loadu_ps(hi), 1);
+  }
+}
+
+// The 16 device runs lo + j * column (element j) and hi + j * column (element 8 + j), j < 8,
+// transposed: r[e] holds element e of each of the 16 runs, in run order.
+template <bool kHalf>
+[[gnu::always_inline]] inline void transposeRunPairs(const typename DeviceIo<kHalf>::Element* lo,
+                                                     const typename DeviceIo<kHalf>::Element* hi, int64_t column,
+                                                     __m512 r[8]) {
+  #pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    r[j] = runPair<kHalf>(lo, hi);
+    lo = stepped(lo, column);
+    hi = stepped(hi, column);
+  }
+  transposeHalves8x8(r);
+}
+
 // 8 x 8 tiles two side by side: the 8-element runs of group k in device columns w0 + j and
 // w0 + 8 + j share one vector (low and high half), and so do the 16-float user row segments of
 // both tiles, so one 8x8 transpose of both halves moves 128 elements with 8 user-side vectors
@@ -231,17 +270,6 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   int64_t rows[8 * kK];  // user offset of tile row e, relative to (c0, h0, w0)
   for (int e = 0; e < 8 * kK; ++e) rows[e] = (e % kK) * H * W + (e / kK) * W;
   const int64_t column = a.wStride;  // H * kK
-  // Device columns j and 8 + j of the run at dev, as the low and high half of one vector.
-  auto loadPair = [&](const Element* dev, int j) __attribute__((always_inline)) {
-    if constexpr (kHalf) {
-      const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dev + j * column));
-      const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dev + (8 + j) * column));
-      return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
-    } else {
-      return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(dev + j * column)),
-                                _mm256_loadu_ps(dev + (8 + j) * column), 1);
-    }
-  };
   auto storePair = [&](Element* dev, int j, __m512 v) __attribute__((always_inline)) {
     if constexpr (kHalf) {
       const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
@@ -262,9 +290,7 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
       #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) storePair(dev, j, r[j]);
     } else {
-      #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) r[j] = loadPair(dev, j);
-      transposeHalves8x8(r);
+      transposeRunPairs<kHalf>(dev, dev + 8 * column, column, r);
       #pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) _mm512_storeu_ps(user + groupRows[i], r[i]);
     }
@@ -328,6 +354,101 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   }
 }
 
+// Device into user rows as whole cache lines, for W = 16n + 8 (n >= 1), H even and planes
+// starting on a line (H * W * 4 is then a multiple of 64): each plane is a sequence of 64-byte
+// lines, and in each pair of rows the even row starts a line and the odd row starts half way
+// through one. wideTiles writes 16-pixel row segments, so every odd row's stores cross a line;
+// here every line is one aligned 64-byte store. Chunks of 8 channels: a line is 16 consecutive
+// pixels of a plane, two runs of eight columns of one row each (the line across the two rows:
+// the even row's last eight columns, then the odd row's first eight), and the transpose of their
+// 16 device runs (wideTiles' pair with its halves from the two runs) is that line of all eight
+// planes. Even and odd lines alternate, so that the odd row reads the device lines the even row
+// has just brought in (63-64 against 58-60 GB/s with all even lines first, in a harness).
+// Postprocess 1/20/56/56 into a user buffer on a line: 55-56 -> 60-61 GB/s (device-format.md).
+template <bool kHalf>
+void rowPairLines8(const PlanarJob& job, int64_t d, int64_t c0) {
+  using Element = typename DeviceIo<kHalf>::Element;
+  const DeviceGeometry& g = job.geometry;
+  const int64_t C = g.channels, H = g.height, W = g.width, plane = H * W;
+  const ChunkAddress a = chunkAddress(g, job.layout, d, c0);
+  const auto* device = reinterpret_cast<const Element*>(job.device) + a.base;
+  float* const user = job.user + (d * C + c0) * plane;
+  const int64_t column = a.wStride, wPairs = W - 8;
+  auto line = [&](const Element* lo, const Element* hi, float* out) __attribute__((always_inline)) {
+    __m512 r[8];
+    transposeRunPairs<kHalf>(lo, hi, column, r);
+    #pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      _mm512_storeu_ps(out, r[c]);
+      out = stepped(out, plane);
+    }
+  };
+  for (int64_t h = 0; h < H; h += 2) {
+    const Element* even = device + h * 8;  // the runs of row h
+    const Element* odd = even + 8;
+    float* rows = user + h * W;  // row h of the chunk's first plane
+    line(even, even + 8 * column, rows);
+    line(even + wPairs * column, odd, rows + wPairs);
+    for (int64_t w0 = 16; w0 < wPairs; w0 += 16) {
+      line(even + w0 * column, even + (w0 + 8) * column, rows + w0);
+      line(odd + (w0 - 8) * column, odd + w0 * column, rows + W + w0 - 8);
+    }
+    line(odd + (wPairs - 8) * column, odd + wPairs * column, rows + W + wPairs - 8);
+  }
+}
+
+// The same for chunks of 4 channels. One device run holds both rows, so each of wideTiles' pairs
+// gives the even row's line and two half lines of the odd row, which are joined with the
+// neighbouring pair's (`carry`); the line across the two rows joins the even row's last eight
+// columns with the odd row's first eight. Output e of a pair is channel e % 4 of row h + e / 4.
+template <bool kHalf>
+void rowPairLines4(const PlanarJob& job, int64_t d, int64_t c0) {
+  const DeviceGeometry& g = job.geometry;
+  const int64_t C = g.channels, H = g.height, W = g.width, plane = H * W;
+  const ChunkAddress a = chunkAddress(g, job.layout, d, c0);
+  const auto* device = reinterpret_cast<const typename DeviceIo<kHalf>::Element*>(job.device) + a.base;
+  float* const user = job.user + (d * C + c0) * plane;
+  const int64_t column = a.wStride, wPairs = W - 8;
+  for (int64_t h = 0; h < H; h += 2) {
+    const auto* runs = device + h * 4;  // rows h and h + 1
+    float* rows = user + h * W;         // row h of the chunk's first plane
+    __m256 tail[8];                     // output e at W - 8..W - 1
+    #pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) tail[j] = DeviceIo<kHalf>::load8(runs + (wPairs + j) * column);
+    transpose8x8(tail);
+    __m512 carry[4];  // the odd row's last pair, whose upper half starts the next line
+    for (int64_t w0 = 0; w0 < wPairs; w0 += 16) {
+      __m512 r[8];
+      transposeRunPairs<kHalf>(runs + w0 * column, runs + (w0 + 8) * column, column, r);
+      #pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        _mm512_storeu_ps(rows + c * plane + w0, r[c]);
+        if (w0 == 0) {
+          _mm512_storeu_ps(rows + c * plane + wPairs,
+                           _mm512_insertf32x8(_mm512_castps256_ps512(tail[c]), _mm512_castps512_ps256(r[4 + c]), 1));
+        } else {
+          // carry's lanes 2 and 3, then r's lanes 0 and 1
+          _mm512_storeu_ps(rows + c * plane + W + w0 - 8, _mm512_shuffle_f32x4(carry[c], r[4 + c], 0x4E));
+        }
+        carry[c] = r[4 + c];
+      }
+    }
+    #pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      _mm512_storeu_ps(rows + c * plane + W + wPairs - 8,
+                       _mm512_shuffle_f32x4(carry[c], _mm512_castps256_ps512(tail[4 + c]), 0x4E));
+    }
+  }
+}
+
+// Whether rowPairLines8 / rowPairLines4 apply to a chunk of `chunk` channels (both read cached
+// tensors into NCHW floats).
+inline bool rowPairLinesApply(const PlanarJob& job, int64_t chunk) {
+  const DeviceGeometry& g = job.geometry;
+  return (chunk == 4 || chunk == 8) && g.width % 16 == 8 && g.width >= 24 && g.height % 2 == 0 &&
+         reinterpret_cast<uintptr_t>(job.user) % 64 == 0;
+}
+
 template <bool kHalf, bool kToDevice>
 void tiles(const PlanarJob& job) {
   const DeviceGeometry& g = job.geometry;
@@ -348,6 +469,11 @@ void tiles(const PlanarJob& job) {
     for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
       const int64_t chunk = g.channels - c0 < 8 ? g.channels - c0 : 8;
       withChannelCount(chunk, [&](auto k) {
+        if constexpr (!kToDevice && (k.value == 4 || k.value == 8)) {
+          if (!fromDram && rowPairLinesApply(job, k.value)) {
+            return k.value == 8 ? rowPairLines8<kHalf>(job, d, c0) : rowPairLines4<kHalf>(job, d, c0);
+          }
+        }
         if (eightTiles && !fromDram) return wideTiles<kHalf, kToDevice, k.value>(job, d, c0);
         if (eightTiles && !kToDevice) return dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
         chunkTiles<kHalf, kToDevice, k.value>(job, d, c0);

@@ -224,5 +224,43 @@ TEST_F(KernelsDeviceFormatPaths, LargeShapesMatchScalar) {
   }
 }
 
+// Postprocess into user buffers that start on a cache line and 16, 32 bytes past one: on a line,
+// chunks of 8 and of 4 with W = 16n + 8 and H even are written line by line (rowPairLines8 /
+// rowPairLines4 in DwhcTilesAvx512.cpp), elsewhere by wideTiles. The bytes before and after the
+// buffer stay untouched.
+TEST_F(KernelsDeviceFormatPaths, PostprocessAtLineOffsetsMatchesScalar) {
+  int compared = 0;
+  for (const Case& c : {Case{1, 20, 56, 56}, Case{2, 12, 24, 24}, Case{1, 8, 10, 40}, Case{1, 4, 2, 24},
+                        Case{1, 16, 8, 8}}) {
+    const ir::Dims dims{c.N, c.C, c.H, c.W};
+    const auto count = static_cast<std::size_t>(c.N * c.C * c.H * c.W);
+    const std::vector<float> values = userValues(count, 4242);
+    const std::size_t bytes = count * sizeof(float);
+    for (DType element : {DType::Float16, DType::Float}) {
+      const ir::DeviceFormat format{DeviceLayout::DWHC, element};
+      std::vector<std::byte> device(deviceBufferBytes(dims, format));
+      const UserBufferView view{"y", DType::Float, UserLayout::NCHW, dims};
+      userToDevice(view, std::as_bytes(std::span(values)), format, device, ConversionPath::Scalar);
+      auto scalar = guarded(bytes);
+      deviceToUser(format, device, view, std::span(scalar).first(bytes), ConversionPath::Scalar);
+      for (std::size_t offset : {0, 16, 32}) {
+        for (const VectorPath& p : vectorPaths()) {
+          std::vector<std::byte> storage(bytes + 2 * kGuard + 64, kFill);
+          const auto misalignment = reinterpret_cast<uintptr_t>(storage.data() + kGuard) % 64;
+          const std::size_t start = kGuard + (misalignment == 0 ? 0 : 64 - misalignment) + offset;
+          deviceToUser(format, device, view, std::span(storage).subspan(start, bytes), p.path);
+          const std::string what = std::string(p.name) + " offset " + std::to_string(offset) + " " +
+                                   describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW);
+          ASSERT_EQ(0, std::memcmp(storage.data() + start, scalar.data(), bytes)) << what;
+          for (std::size_t i = 0; i < start; ++i) ASSERT_EQ(storage[i], kFill) << what << ": byte " << i << " before";
+          for (std::size_t i = start + bytes; i < storage.size(); ++i) ASSERT_EQ(storage[i], kFill) << what << ": after";
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 5 * 2 * 3 * static_cast<int>(vectorPaths().size()));
+}
+
 }  // namespace
 }  // namespace qaic::kernels
