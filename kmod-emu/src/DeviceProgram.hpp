@@ -4,10 +4,10 @@
 #pragma once
 
 #include "container/ResourceNeeds.hpp"
+#include "kernels/CacheLineAllocator.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <new>
 #include <memory>
 #include <span>
 #include <string>
@@ -41,19 +41,7 @@ class DeviceProgram {
 
 // Storage of a transferred programqpc.bin: 64-byte aligned like a mapped file, so the
 // container's constants keep the alignment the format promises.
-template <typename T>
-struct CacheLineAllocator {
-  using value_type = T;
-  static constexpr std::align_val_t kAlign{64};
-  CacheLineAllocator() = default;
-  template <typename U>
-  CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
-  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlign); }
-  template <typename U>
-  bool operator==(const CacheLineAllocator<U>&) const { return true; }
-};
-using LoadBuffer = std::vector<std::byte, CacheLineAllocator<std::byte>>;
+using LoadBuffer = std::vector<std::byte, kernels::CacheLineAllocator<std::byte>>;
 
 // The bytes of one program load, shared by its activations.
 using LoadBytes = std::shared_ptr<const LoadBuffer>;

@@ -13,6 +13,7 @@
 #include <qaic/IoValidation.hpp>
 
 #include "OutputCheck.hpp"
+#include "kernels/CacheLineAllocator.hpp"
 
 namespace qaic::runner {
 namespace {
@@ -24,7 +25,9 @@ constexpr uint64_t kAvailablePollUs = 200'000;  // lets the loop notice a failur
 
 // The memory and bookkeeping of one inference handle, reused for every IO set it runs.
 struct Slot {
-  std::vector<std::vector<uint8_t>> outputStorage;  // per network buffer (outputs only)
+  // Per network buffer (outputs only), each starting on a cache line: the runtime converts the
+  // device's output formats into them, and writes whole lines into a buffer that starts on one.
+  std::vector<std::vector<uint8_t, qaic::kernels::CacheLineAllocator<uint8_t>>> outputStorage;
   PreparedSet set;
   uint64_t iteration = 0;
 };

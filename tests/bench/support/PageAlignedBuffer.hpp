@@ -1,8 +1,9 @@
-// The device side of a format conversion as the product hands it to the kernels: page-aligned
-// and zeroed (so every page is mapped before timing starts). libqaic converts into and out of its
-// staging BOs, whose slices start on page boundaries (ProgramLayout); the emulator converts at BO
-// offsets in device memory. A std::vector's data would start 16 bytes past a cache line, a
-// placement no caller in the product passes and one that moves the conversions' rates by up to a
+// Both sides of a format conversion as the product hands them to the kernels: page-aligned and
+// zeroed (so every page is mapped before timing starts). On the device side, libqaic converts
+// into and out of its staging BOs, whose slices start on page boundaries (ProgramLayout), and the
+// emulator at BO offsets in device memory. On the user side, qaic-runner's output buffers start
+// on a cache line (CacheLineAllocator). A std::vector's data starts wherever malloc puts it (16
+// bytes past a line when it maps the block), which moves the conversions' rates by up to a
 // quarter (docs/formats/device-format.md).
 #pragma once
 
