@@ -447,12 +447,11 @@ void rowPairLines4(const PlanarJob& job, int64_t d, int64_t c0) {
   }
 }
 
-// Whether rowPairLines8 / rowPairLines4 apply to a chunk of `chunk` channels (both read cached
-// tensors into NCHW floats).
-inline bool rowPairLinesApply(const PlanarJob& job, int64_t chunk) {
+// Whether rowPairLines8 / rowPairLines4 apply to the job's chunks of 8 and of 4 (both read
+// cached tensors into NCHW floats).
+inline bool rowPairLinesApply(const PlanarJob& job) {
   const DeviceGeometry& g = job.geometry;
-  return (chunk == 4 || chunk == 8) && g.width % 16 == 8 && g.width >= 24 && g.height % 2 == 0 &&
-         reinterpret_cast<uintptr_t>(job.user) % 64 == 0;
+  return g.width % 16 == 8 && g.width >= 24 && g.height % 2 == 0 && reinterpret_cast<uintptr_t>(job.user) % 64 == 0;
 }
 
 template <bool kHalf, bool kToDevice>
@@ -471,21 +470,21 @@ void tiles(const PlanarJob& job) {
   const bool bands = g.height % 16 != 0 || g.width % 16 != 0;
   const bool eightTiles = bands && g.height % 8 == 0 && g.width % 8 == 0;
   const bool fromDram = tensorFromDram(g);
+  const bool rowPairLines = !kToDevice && !fromDram && rowPairLinesApply(job);
   for (int64_t d = 0; d < g.depth; ++d) {
     for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
       const int64_t chunk = g.channels - c0 < 8 ? g.channels - c0 : 8;
       withChannelCount(chunk, [&](auto k) {
-        if constexpr (!kToDevice && (k.value == 4 || k.value == 8)) {
-          if (!fromDram && rowPairLinesApply(job, k.value)) {
-            return k.value == 8 ? rowPairLines8<kHalf>(job, d, c0) : rowPairLines4<kHalf>(job, d, c0);
-          }
+        if constexpr (!kToDevice && k.value == 8) {
+          if (rowPairLines) return rowPairLines8<kHalf>(job, d, c0);
         }
-        if (eightTiles && !fromDram) return wideTiles<kHalf, kToDevice, k.value>(job, d, c0);
-        // Whole 16 x 16 tiles, into the device format: chunks of 8 of cached tensors are faster
-        // as wideTiles' pairs (preprocess 1/8/112/112 54-56 -> 71 GB/s).
-        if constexpr (kToDevice && k.value == 8) {
-          if (!bands && !fromDram) return wideTiles<kHalf, kToDevice, k.value>(job, d, c0);
+        if constexpr (!kToDevice && k.value == 4) {
+          if (rowPairLines) return rowPairLines4<kHalf>(job, d, c0);
         }
+        // Whole 16 x 16 tiles into the device format take wideTiles' pairs too for chunks of 8
+        // (preprocess 1/8/112/112 54-56 -> 71 GB/s).
+        const bool sixteenPairs = kToDevice && k.value == 8 && !bands;
+        if ((eightTiles || sixteenPairs) && !fromDram) return wideTiles<kHalf, kToDevice, k.value>(job, d, c0);
         if (eightTiles && !kToDevice) return dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
         chunkTiles<kHalf, kToDevice, k.value>(job, d, c0);
       });
