@@ -43,17 +43,20 @@ qaic::bench::PageAlignedBuffer userImage(int64_t count) {
   return buffer;
 }
 
-void BM_Memcpy(benchmark::State& state) {
-  const auto dims = dimsOf(state);
+// memcpy of the image into a destination `offset` bytes past a page.
+void timeMemcpy(benchmark::State& state, const qaic::ir::Dims& dims, std::size_t offset) {
   const auto src = userImage(countOf(dims));
-  const qaic::bench::PageAlignedBuffer dst(src.span().size());
+  const qaic::bench::PageAlignedBuffer dstStore(src.span().size() + offset);
+  const std::span<std::byte> dst = dstStore.span().subspan(offset, src.span().size());
   for (auto _ : state) {
-    std::memcpy(dst.data(), src.data(), src.span().size());
+    std::memcpy(dst.data(), src.data(), dst.size());
     benchmark::DoNotOptimize(dst.data());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(src.span().size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(dst.size()));
 }
+
+void BM_Memcpy(benchmark::State& state) { timeMemcpy(state, dimsOf(state), 0); }
 
 template <DeviceLayout kLayout, DType kElement, ConversionPath kPath>
 void BM_Preprocess(benchmark::State& state) {
@@ -132,7 +135,7 @@ void chunkWidths(benchmark::internal::Benchmark* b) {
 // Postprocess into a user buffer whose data starts `range(4)` bytes past a page (so past a
 // 64-byte boundary), the device buffer page-aligned as in every other row.
 void BM_PostprocessOffset(benchmark::State& state) {
-  const qaic::ir::Dims dims{state.range(0), state.range(1), state.range(2), state.range(3)};
+  const auto dims = dimsOf(state);
   const auto offset = static_cast<std::size_t>(state.range(4));
   const qaic::ir::DeviceFormat format{DeviceLayout::DWHC, DType::Float};
   const std::size_t userBytes = static_cast<std::size_t>(countOf(dims)) * sizeof(float);
@@ -154,17 +157,7 @@ void BM_PostprocessOffset(benchmark::State& state) {
 // memcpy into a destination `range(4)` bytes past a page: the baseline of BM_PostprocessOffset
 // at the same placement.
 void BM_MemcpyOffset(benchmark::State& state) {
-  const qaic::ir::Dims dims{state.range(0), state.range(1), state.range(2), state.range(3)};
-  const auto offset = static_cast<std::size_t>(state.range(4));
-  const auto src = userImage(countOf(dims));
-  const qaic::bench::PageAlignedBuffer dstStore(src.span().size() + offset);
-  const std::span<std::byte> dst = dstStore.span().subspan(offset, src.span().size());
-  for (auto _ : state) {
-    std::memcpy(dst.data(), src.data(), dst.size());
-    benchmark::DoNotOptimize(dst.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(dst.size()));
+  timeMemcpy(state, dimsOf(state), static_cast<std::size_t>(state.range(4)));
 }
 
 const bool kChunkWidthRows = [] {
