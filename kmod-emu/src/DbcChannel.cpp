@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "driver/ResponsePublisher.hpp"
 #include "driver/WindowFutex.hpp"
 
 namespace qaic::emu {
@@ -198,19 +199,12 @@ class Channel {
   // host makes room or the activation stops; when stopping the response is dropped instead
   // (the host may never drain again).
   void pushResponse(uint16_t reqId, uint16_t code, bool waitForRoom) {
-    const uint32_t n = act_.nelem;
-    const uint32_t tail = loadReg(act_, driver::kRegResponseTail) % n;
-    uint32_t head = loadReg(act_, driver::kRegResponseHead) % n;
-    while (driver::ringFree(head, tail, n) == 0) {
+    const driver::ResponseFifoView fifo{act_.window->data(), act_.responseFifo(), act_.nelem};
+    while (fifo.freeSlots() == 0) {
       if (!waitForRoom || act_.stopping.load()) return;
       std::this_thread::sleep_for(1ms);
-      head = loadReg(act_, driver::kRegResponseHead) % n;
     }
-    const bool wasEmpty = head == tail;
-    ResponseElement r{reqId, code};
-    std::memcpy(act_.responseFifo() + std::size_t{tail} * sizeof r, &r, sizeof r);
-    std::atomic_ref<uint32_t>(*act_.reg(driver::kRegResponseTail)).store((tail + 1) % n, std::memory_order_seq_cst);
-    if (wasEmpty) interruptHost();
+    if (driver::publishResponse(fifo, ResponseElement{reqId, code})) interruptHost();
   }
 
   // The response handshake (DeviceProtocol.hpp, kRegHostWaiting): the device stores the tail,

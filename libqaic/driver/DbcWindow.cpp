@@ -115,8 +115,11 @@ Result<void> DbcWindow::submit(std::span<const RequestElement> elements) {
 }
 
 Result<std::size_t> DbcWindow::takeResponses(std::span<ResponseElement> out) {
+  // The tail is read, and the head stored below, sequentially consistent: a drain ends with a
+  // call that stores nothing new and finds no response, and the device's interrupt rule
+  // (publishResponse) relies on that read coming after the previous call's store.
   const uint32_t head = loadRegister(kRegResponseHead);
-  const uint32_t tail = loadRegister(kRegResponseTail);
+  const uint32_t tail = registerRef(kRegResponseTail).load(std::memory_order_seq_cst);
   if (head >= nelem_ || tail >= nelem_)
     return SysError{EIO, "DBC " + std::to_string(dbcId_) + " response registers out of range"};
   const auto* ring = reinterpret_cast<const ResponseElement*>(window_.data() + responseOffset_);
@@ -126,7 +129,7 @@ Result<std::size_t> DbcWindow::takeResponses(std::span<ResponseElement> out) {
     std::memcpy(&out[taken++], &ring[slot], sizeof(ResponseElement));
     slot = (slot + 1) % nelem_;
   }
-  storeRegister(kRegResponseHead, slot);
+  registerRef(kRegResponseHead).store(slot, std::memory_order_seq_cst);
   return taken;
 }
 

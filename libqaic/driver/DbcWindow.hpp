@@ -41,7 +41,9 @@ class DbcWindow {
   // registers are out of range (a device fault, not a client bug), ENODEV when the device
   // reports itself removed or stopped.
   Result<void> submit(std::span<const RequestElement> elements);
-  // Copies up to out.size() responses and frees their slots; returns how many.
+  // Copies up to out.size() responses and frees their slots; returns how many. The device
+  // interrupts only when the FIFO it appends to was empty, so a drain must go on until a call
+  // returns 0: a response appended while a batch is taken raises no interrupt of its own.
   Result<std::size_t> takeResponses(std::span<ResponseElement> out);
   DeviceStatus deviceStatus() const;
 

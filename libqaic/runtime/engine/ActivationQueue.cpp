@@ -1,9 +1,7 @@
 #include "ActivationQueue.hpp"
 
 #include <pthread.h>
-#include <fcntl.h>
 
-#include <cstring>
 
 #include "ContextImpl.hpp"
 #include "DmaBufferImpl.hpp"
@@ -48,12 +46,6 @@ ActivationQueue::ActivationQueue(SetImpl& set, uint32_t index, QID device,
       layout_(layout), config_(config) {
   auto event = driver::CompletionEvent::create();
   if (!event) throw Error(QS_ERROR, "queue " + std::to_string(index) + ": " + event.message());
-  // io_uring's READ must block in the kernel (it then waits asynchronously); a non-blocking
-  // eventfd would complete at once with EAGAIN and turn the loop into polling.
-  const int flags = ::fcntl(event->fd(), F_GETFL);
-  if (flags < 0 || ::fcntl(event->fd(), F_SETFL, flags & ~O_NONBLOCK) < 0)
-    throw Error(QS_ERROR, "queue " + std::to_string(index) + ": fcntl on the eventfd: " +
-                              std::strerror(errno));
   event_.emplace(std::move(event.value()));
   engine_ = std::make_unique<CompletionEngine>(
       event_->fd(), [this] { onWake(); }, [this] { return nextDeadline(); });

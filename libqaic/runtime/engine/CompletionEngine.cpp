@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <liburing.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -20,6 +21,13 @@ struct CompletionEngine::Ring {
 CompletionEngine::CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline)
     : eventFd_(eventFd), onWake_(std::move(onWake)), nextDeadline_(std::move(nextDeadline)),
       ring_(std::make_unique<Ring>()) {
+  // The loop reads the eventfd after every poll completion to reset its counter. A completion
+  // can outlive the count it reported (a multishot poll posts one per wake-up, and the read after
+  // an earlier one already took the count), so that read must never block: a blocked thread
+  // neither drains nor handles deadlines until the device happens to signal again.
+  const int flags = ::fcntl(eventFd, F_GETFL);
+  if (flags < 0 || ::fcntl(eventFd, F_SETFL, flags | O_NONBLOCK) < 0)
+    throw Error(QS_ERROR, std::string("fcntl on the completion eventfd: ") + std::strerror(errno));
   const int rc = io_uring_queue_init(8, &ring_->ring, 0);
   if (rc < 0) throw Error(QS_ERROR, std::string("io_uring_queue_init: ") + std::strerror(-rc));
   thread_ = std::thread([this] {
@@ -81,7 +89,7 @@ void CompletionEngine::run() {
         ++seen;
       }
       io_uring_cq_advance(ring, seen);
-      // Reset the counter (the eventfd is non-blocking), so the next write is a new event.
+      // Reset the counter (non-blocking: EAGAIN when an earlier read took it).
       [[maybe_unused]] ssize_t drained = ::read(eventFd_, &ring_->counter, sizeof ring_->counter);
     } else if (rc != -ETIME && rc != -EINTR) {
       // The ring itself failed: fall back to a bounded sleep so deadlines are still honoured.

@@ -6,19 +6,23 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <thread>
 
-#include "HandleImpl.hpp"
+#include <qaic/Errors.hpp>
 
 namespace qaic::rt::engine {
 
 class CompletionEngine {
  public:
+  using Clock = std::chrono::steady_clock;
   using Wake = std::function<void()>;
   using NextDeadline = std::function<Clock::time_point()>;
 
-  // Throws Error(QS_ERROR) when io_uring cannot be set up. `eventFd` must stay open until stop().
+  // Throws Error(QS_ERROR) when io_uring cannot be set up. `eventFd` must stay open until stop();
+  // the engine makes it non-blocking (an open file description flag, so the writer's too).
   CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline);
   ~CompletionEngine();
   CompletionEngine(const CompletionEngine&) = delete;

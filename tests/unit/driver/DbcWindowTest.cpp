@@ -16,6 +16,8 @@
 #include <thread>
 
 #include "TempDir.hpp"
+#include "driver/CompletionEvent.hpp"
+#include "driver/ResponsePublisher.hpp"
 
 namespace qaic::driver {
 namespace {
@@ -178,6 +180,53 @@ TEST_F(DbcWindowTest, TakeResponsesDrainsAndAdvancesHead) {
   auto none = window->takeResponses(out);
   ASSERT_TRUE(none);
   EXPECT_EQ(*none, 0u);
+}
+
+// The interrupt handshake under load: a device thread appends responses with the emulator's rule
+// (publishResponse) while the host drains the way libqaic does, to an empty read, and otherwise
+// sleeps on the eventfd alone. A response appended while a drain is under way must either be
+// found by that drain or interrupt; one that does neither sits in the FIFO with the host asleep.
+TEST_F(DbcWindowTest, ADrainInProgressNeverStrandsAResponse) {
+  auto window = adopt();
+  ASSERT_TRUE(window);
+  auto event = CompletionEvent::create();
+  ASSERT_TRUE(event) << event.message();
+  constexpr uint32_t kResponses = 1000000;
+  std::atomic<bool> stop{false};
+  std::thread device([&] {
+    const ResponseFifoView fifo{device_.data(), device_.data() + info_.response_offset, kNelem};
+    for (uint32_t i = 0; i < kResponses && !stop.load(std::memory_order_relaxed); ++i) {
+      while (fifo.freeSlots() == 0 && !stop.load(std::memory_order_relaxed)) std::this_thread::yield();
+      if (!publishResponse(fifo, ResponseElement{static_cast<uint16_t>(i), 0})) continue;
+      const uint64_t one = 1;
+      ASSERT_EQ(::write(event->fd(), &one, sizeof one), static_cast<ssize_t>(sizeof one));
+    }
+  });
+  uint32_t received = 0, stranded = 0, outOfOrder = 0;
+  ResponseElement batch[1];
+  while (received < kResponses) {
+    for (;;) {
+      auto taken = window->takeResponses(batch);
+      ASSERT_TRUE(taken) << taken.message();
+      for (std::size_t i = 0; i < *taken; ++i, ++received)
+        if (batch[i].reqId != static_cast<uint16_t>(received)) ++outOfOrder;
+      if (*taken == 0) break;
+    }
+    if (received == kResponses) break;
+    // Far longer than the device needs for its next append and interrupt, even on a loaded
+    // machine: a quiet eventfd with a response waiting means the interrupt was never raised.
+    auto signalled = event->wait(std::chrono::seconds(5));
+    ASSERT_TRUE(signalled) << signalled.message();
+    if (!*signalled && window->responsesPending()) {
+      ++stranded;
+      break;
+    }
+  }
+  stop.store(true);
+  device.join();
+  EXPECT_EQ(stranded, 0u) << "a response sat in the FIFO with no interrupt after " << received;
+  EXPECT_EQ(received, kResponses);
+  EXPECT_EQ(outOfOrder, 0u);
 }
 
 TEST_F(DbcWindowTest, DeviceFaultsAreErrorsNotCorruption) {

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <thread>
 
+#include "driver/ResponsePublisher.hpp"
+
 namespace qaic::rt::engine {
 namespace {
 
@@ -58,9 +60,8 @@ class InterruptLeaderTest : public ::testing::Test {
   }
   // The device's side of a completion: response, tail, word, then the announcement decides.
   void pushResponse(uint16_t reqId) {
-    driver::ResponseElement r{reqId, 0};
-    std::memcpy(device_.data() + info_.response_offset, &r, sizeof r);
-    reg(driver::kRegResponseTail).store(1, std::memory_order_seq_cst);
+    const driver::ResponseFifoView fifo{device_.data(), device_.data() + info_.response_offset, kNelem};
+    if (!driver::publishResponse(fifo, driver::ResponseElement{reqId, 0})) return;
     reg(driver::kRegResponseFutex).fetch_add(1, std::memory_order_seq_cst);
     if (reg(driver::kRegHostWaiting).load(std::memory_order_seq_cst) != 0)
       ::syscall(SYS_futex, device_.data() + driver::kRegResponseFutex, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
