@@ -106,10 +106,12 @@ struct DeviceIo16 {
 };
 
 // One tile: user rows user + rows[s] (s < 16) at 16 columns against device columns
-// dev + j * column (j < 16), 16 elements each.
-template <bool kHalf, bool kToDevice>
+// dev + j * column (j < 16), 16 elements each. kStream: the user rows are written with
+// non-temporal stores (every row segment then has to be a whole, aligned line).
+template <bool kHalf, bool kToDevice, bool kStream = false>
 [[gnu::always_inline]] inline void wholeTile(float* user, typename DeviceIo16<kHalf>::Element* dev,
                                              const int64_t* rows, int64_t column) {
+  static_assert(!(kStream && kToDevice), "non-temporal stores are for user rows only");
   using Io = DeviceIo16<kHalf>;
   if constexpr (kToDevice) {
     transposeTile([&](int s) __attribute__((always_inline)) { return _mm512_loadu_ps(user + rows[s]); },
@@ -122,7 +124,13 @@ template <bool kHalf, bool kToDevice>
                     next = stepped(next, column);
                     return v;
                   },
-                  [&](int s, __m512 v) __attribute__((always_inline)) { _mm512_storeu_ps(user + rows[s], v); });
+                  [&](int s, __m512 v) __attribute__((always_inline)) {
+                    if constexpr (kStream) {
+                      _mm512_stream_ps(user + rows[s], v);
+                    } else {
+                      _mm512_storeu_ps(user + rows[s], v);
+                    }
+                  });
   }
 }
 
@@ -157,37 +165,55 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   for (int e = 0; e < 16 * kK; ++e) rows[e] = (e % kK) * H * W + (e / kK) * W;
   const int64_t column = a.wStride;  // H * kK
   const int64_t hFull = H / 16 * 16, wFull = W / 16 * 16;
-  auto whole = [&](int64_t h0, int64_t w0, int k) {
-    wholeTile<kHalf, kToDevice>(plane + h0 * W + w0, device + h0 * kK + w0 * column + 16 * k, rows + 16 * k, column);
+  auto whole = [&](int64_t h0, int64_t w0, int k, auto stream) {
+    wholeTile<kHalf, kToDevice, stream.value && !kToDevice>(plane + h0 * W + w0, device + h0 * kK + w0 * column + 16 * k,
+                                                            rows + 16 * k, column);
   };
-  // Whole tiles. Orders as in the AVX2 kernel (DwhcTiles.cpp), except that wide chunks of cached
-  // tensors are read into user rows tile by tile: measured faster here than group by group
-  // (postprocess 1/8/112/112 0.42 -> 0.55 of memcpy), unlike with 8 x 8 tiles.
+  constexpr std::false_type ordinaryStores;
+  // Whole tiles. Orders as in the AVX2 kernel (DwhcTiles.cpp), except that chunks of any width
+  // are read into user rows tile by tile: for cached tensors measured faster than group by group
+  // (postprocess 1/8/112/112 0.42 -> 0.55 of memcpy), unlike with 8 x 8 tiles; from DRAM below.
   const bool fromDram = tensorFromDram(g);
-  const bool groupMajor = kK > 4 && fromDram;
-  if (!kToDevice && kK <= 4 && fromDram) {
-    const int64_t blockRows = std::max<int64_t>(16, std::min<int64_t>(hFull, 1024 / kK / 16 * 16));
-    for (int64_t hb = 0; hb < hFull; hb += blockRows) {
-      const int64_t hbEnd = std::min(hFull, hb + blockRows);
-      for (int64_t w0 = 0; w0 < wFull; w0 += 16) {
-        for (int64_t h0 = hb; h0 < hbEnd; h0 += 16) {
-          #pragma GCC unroll 8
-          for (int k = 0; k < kK; ++k) whole(h0, w0, k);
+  if (!kToDevice && fromDram) {
+    // Tensors from DRAM read into user rows, chunks of any width: tile columns across blocks of
+    // bands, as the AVX2 kernel does for narrow chunks (wide chunks group by group instead: 64/8/
+    // 112/112 at 0.50-0.55 of memcpy, 0.87-0.89 this way). Such a tensor is not read back from
+    // the caches, so when every whole-tile row segment is an aligned line the user rows are
+    // written with non-temporal stores: no line is read from DRAM only to be overwritten.
+    // 128/3/224/224 ran at 0.32-0.55 of memcpy with ordinary stores, 0.68-0.70 streamed
+    // (device-format.md, "Postprocess from DRAM").
+    const bool streamed = W % 16 == 0 && reinterpret_cast<uintptr_t>(job.user) % 64 == 0;
+    auto tileColumns = [&](auto stream) {
+      const int64_t blockRows = std::max<int64_t>(16, std::min<int64_t>(hFull, 1024 / kK / 16 * 16));
+      for (int64_t hb = 0; hb < hFull; hb += blockRows) {
+        const int64_t hbEnd = std::min(hFull, hb + blockRows);
+        for (int64_t w0 = 0; w0 < wFull; w0 += 16) {
+          for (int64_t h0 = hb; h0 < hbEnd; h0 += 16) {
+            #pragma GCC unroll 1
+            for (int k = 0; k < kK; ++k) whole(h0, w0, k, stream);
+          }
         }
       }
+    };
+    if (streamed) {
+      tileColumns(std::true_type{});
+      _mm_sfence();  // the stores are weakly ordered: complete them before the caller publishes the buffer
+    } else {
+      tileColumns(ordinaryStores);
     }
   } else {
+    const bool groupMajor = kToDevice && kK > 4 && fromDram;
     for (int64_t h0 = 0; h0 < hFull; h0 += 16) {
       if (groupMajor) {
         for (int k = 0; k < kK; ++k) {
-          for (int64_t w0 = 0; w0 < wFull; w0 += 16) whole(h0, w0, k);
+          for (int64_t w0 = 0; w0 < wFull; w0 += 16) whole(h0, w0, k, ordinaryStores);
         }
       } else {
         for (int64_t w0 = 0; w0 < wFull; w0 += 16) {
           // Not unrolled: with the groups unrolled GCC hoists all 16K row addresses and runs
           // out of registers, and the tiles of narrow chunks went through the stack.
           #pragma GCC unroll 1
-          for (int k = 0; k < kK; ++k) whole(h0, w0, k);
+          for (int k = 0; k < kK; ++k) whole(h0, w0, k, ordinaryStores);
         }
       }
     }

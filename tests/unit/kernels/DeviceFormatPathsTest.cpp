@@ -262,5 +262,42 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessAtLineOffsetsMatchesScalar) {
   EXPECT_EQ(compared, 5 * 2 * 3 * static_cast<int>(vectorPaths().size()));
 }
 
+// Over 8 MB with W a multiple of 16, into a user buffer on a cache line: the AVX-512 kernel
+// writes the whole tiles' user rows with non-temporal stores, and the bottom rows (H % 16 = 10)
+// with the masked edge tiles. 16 bytes past a line the same tiles take ordinary stores. C = 11 is
+// a chunk of 8 and one of 3. The bytes around the buffer stay untouched.
+TEST_F(KernelsDeviceFormatPaths, PostprocessFromDramIntoAlignedRowsMatchesScalar) {
+  const Case c{1, 11, 250, 784};
+  const ir::Dims dims{c.N, c.C, c.H, c.W};
+  const auto count = static_cast<std::size_t>(c.N * c.C * c.H * c.W);
+  const std::size_t bytes = count * sizeof(float);
+  ASSERT_GT(bytes, std::size_t{8} << 20) << "the shape must count as coming from DRAM";
+  const std::vector<float> values = userValues(count, 31337);
+  int compared = 0;
+  for (DType element : {DType::Float16, DType::Float}) {
+    const ir::DeviceFormat format{DeviceLayout::DWHC, element};
+    std::vector<std::byte> device(deviceBufferBytes(dims, format));
+    const UserBufferView view{"dram", DType::Float, UserLayout::NCHW, dims};
+    userToDevice(view, std::as_bytes(std::span(values)), format, device, ConversionPath::Scalar);
+    std::vector<std::byte> scalar(bytes);
+    deviceToUser(format, device, view, scalar, ConversionPath::Scalar);
+    for (std::size_t offset : {0, 16}) {
+      for (const VectorPath& p : vectorPaths()) {
+        std::vector<std::byte> storage(bytes + 2 * kGuard + 64, kFill);
+        const auto misalignment = reinterpret_cast<uintptr_t>(storage.data() + kGuard) % 64;
+        const std::size_t start = kGuard + (misalignment == 0 ? 0 : 64 - misalignment) + offset;
+        deviceToUser(format, device, view, std::span(storage).subspan(start, bytes), p.path);
+        const std::string what = std::string(p.name) + " offset " + std::to_string(offset) + " " +
+                                 describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW);
+        ASSERT_EQ(0, std::memcmp(storage.data() + start, scalar.data(), bytes)) << what;
+        for (std::size_t i = 0; i < start; ++i) ASSERT_EQ(storage[i], kFill) << what << ": byte " << i << " before";
+        for (std::size_t i = start + bytes; i < storage.size(); ++i) ASSERT_EQ(storage[i], kFill) << what << ": after";
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 2 * 2 * static_cast<int>(vectorPaths().size()));
+}
+
 }  // namespace
 }  // namespace qaic::kernels
