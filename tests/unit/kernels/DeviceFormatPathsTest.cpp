@@ -224,6 +224,22 @@ TEST_F(KernelsDeviceFormatPaths, LargeShapesMatchScalar) {
   }
 }
 
+// Postprocess with path p into a user buffer `offset` bytes past a cache line, between guard
+// bytes: it must hold `expected`, and the bytes before and after it must stay untouched.
+void expectPostprocessAtLineOffset(const ir::DeviceFormat& format, std::span<const std::byte> device,
+                                   const UserBufferView& view, std::span<const std::byte> expected,
+                                   std::size_t offset, const VectorPath& p, const std::string& shape) {
+  const std::size_t bytes = expected.size();
+  std::vector<std::byte> storage(bytes + 2 * kGuard + 64, kFill);
+  const auto misalignment = reinterpret_cast<uintptr_t>(storage.data() + kGuard) % 64;
+  const std::size_t start = kGuard + (misalignment == 0 ? 0 : 64 - misalignment) + offset;
+  deviceToUser(format, device, view, std::span(storage).subspan(start, bytes), p.path);
+  const std::string what = std::string(p.name) + " offset " + std::to_string(offset) + " " + shape;
+  ASSERT_EQ(0, std::memcmp(storage.data() + start, expected.data(), bytes)) << what;
+  for (std::size_t i = 0; i < start; ++i) ASSERT_EQ(storage[i], kFill) << what << ": byte " << i << " before";
+  for (std::size_t i = start + bytes; i < storage.size(); ++i) ASSERT_EQ(storage[i], kFill) << what << ": after";
+}
+
 // Postprocess into user buffers that start on a cache line and 16, 32 bytes past one: on a line,
 // chunks of 8 and of 4 with W = 16n + 8 and H even are written line by line (rowPairLines8 /
 // rowPairLines4 in DwhcTilesAvx512.cpp), elsewhere by wideTiles. The bytes before and after the
@@ -245,15 +261,9 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessAtLineOffsetsMatchesScalar) {
       deviceToUser(format, device, view, std::span(scalar).first(bytes), ConversionPath::Scalar);
       for (std::size_t offset : {0, 16, 32}) {
         for (const VectorPath& p : vectorPaths()) {
-          std::vector<std::byte> storage(bytes + 2 * kGuard + 64, kFill);
-          const auto misalignment = reinterpret_cast<uintptr_t>(storage.data() + kGuard) % 64;
-          const std::size_t start = kGuard + (misalignment == 0 ? 0 : 64 - misalignment) + offset;
-          deviceToUser(format, device, view, std::span(storage).subspan(start, bytes), p.path);
-          const std::string what = std::string(p.name) + " offset " + std::to_string(offset) + " " +
-                                   describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW);
-          ASSERT_EQ(0, std::memcmp(storage.data() + start, scalar.data(), bytes)) << what;
-          for (std::size_t i = 0; i < start; ++i) ASSERT_EQ(storage[i], kFill) << what << ": byte " << i << " before";
-          for (std::size_t i = start + bytes; i < storage.size(); ++i) ASSERT_EQ(storage[i], kFill) << what << ": after";
+          ASSERT_NO_FATAL_FAILURE(expectPostprocessAtLineOffset(
+              format, device, view, std::span(scalar).first(bytes), offset, p,
+              describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW)));
           ++compared;
         }
       }
@@ -283,15 +293,8 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessFromDramIntoAlignedRowsMatchesScalar
     deviceToUser(format, device, view, scalar, ConversionPath::Scalar);
     for (std::size_t offset : {0, 16}) {
       for (const VectorPath& p : vectorPaths()) {
-        std::vector<std::byte> storage(bytes + 2 * kGuard + 64, kFill);
-        const auto misalignment = reinterpret_cast<uintptr_t>(storage.data() + kGuard) % 64;
-        const std::size_t start = kGuard + (misalignment == 0 ? 0 : 64 - misalignment) + offset;
-        deviceToUser(format, device, view, std::span(storage).subspan(start, bytes), p.path);
-        const std::string what = std::string(p.name) + " offset " + std::to_string(offset) + " " +
-                                 describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW);
-        ASSERT_EQ(0, std::memcmp(storage.data() + start, scalar.data(), bytes)) << what;
-        for (std::size_t i = 0; i < start; ++i) ASSERT_EQ(storage[i], kFill) << what << ": byte " << i << " before";
-        for (std::size_t i = start + bytes; i < storage.size(); ++i) ASSERT_EQ(storage[i], kFill) << what << ": after";
+        ASSERT_NO_FATAL_FAILURE(expectPostprocessAtLineOffset(format, device, view, scalar, offset, p,
+                                                              describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW)));
         ++compared;
       }
     }
