@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/DeviceFormat.hpp"
 
@@ -175,20 +176,20 @@ inline ChunkAddress chunkAddress(const DeviceGeometry& g, ir::DeviceLayout layou
   return {base, chunk, chunk, W * chunk};
 }
 
-// Calls f(std::integral_constant<int, n>) for a runtime n in 1..8, so that kernels can unroll
-// over a chunk's channel count.
+// Calls f(std::integral_constant<int, n>) for a runtime n in 1..kMax, and
+// f(std::integral_constant<int, kOther>) for any other n, so that a kernel can unroll over n.
+template <int kMax, int kOther, typename F>
+void withConstant(int64_t n, F&& f) {
+  [&]<int... kI>(std::integer_sequence<int, kI...>) {
+    const bool matched = ((n == kI + 1 && (f(std::integral_constant<int, kI + 1>{}), true)) || ...);
+    if (!matched) f(std::integral_constant<int, kOther>{});
+  }(std::make_integer_sequence<int, kMax>{});
+}
+
+// A chunk's channel count (1..8) as a constant.
 template <typename F>
 void withChannelCount(int64_t n, F&& f) {
-  switch (n) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 5: return f(std::integral_constant<int, 5>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    case 7: return f(std::integral_constant<int, 7>{});
-    default: return f(std::integral_constant<int, 8>{});
-  }
+  withConstant<8, 8>(n, f);
 }
 
 }  // namespace

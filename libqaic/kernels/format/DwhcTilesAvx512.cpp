@@ -8,102 +8,20 @@
 // 16k..16k+15. A user row segment is then one 64-byte vector (a whole cache line when the row
 // is aligned), a device column segment one 64-byte (float) or 32-byte (float16) vector.
 // Tiles at the bottom and right edges are the same tiles with masked loads and stores.
+//
+// Cached tensors read into user rows go by sweeps across the whole width (DwhcSweepsAvx512.cpp);
+// the building blocks shared with them are in Avx512Common.hpp.
 #include "kernels/format/DwhcTilesAvx512.hpp"
-
-// GCC 12's avx512fintrin.h initialises its "undefined" vectors from themselves, which
-// -Wuninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13). Clang (the
-// fuzz build) neither has the problem nor knows -Wmaybe-uninitialized.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/format/Avx2Common.hpp"
+#include "kernels/format/Avx512Common.hpp"
+#include "kernels/format/DwhcSweepsAvx512.hpp"
 
 namespace qaic::kernels::format {
 namespace {
-
-// p + n, computed where it is used. Without the barrier GCC hoists every multiple of a
-// runtime stride out of the loops (16 device columns, 8 planes) and spills them: rowPairLines8
-// ran at 59-61 GB/s that way in a harness, 66-68 with the barrier, 68-72 with the strides as
-// compile-time constants.
-template <typename T>
-[[gnu::always_inline]] inline T* stepped(T* p, int64_t n) {
-  p += n;
-  asm("" : "+r"(p));
-  return p;
-}
-
-// The 16x16 transpose of the tile whose row i is load(i): store(j, column j). In-lane 4x4
-// transposes of four rows at a time (32 shuffles), then the 4x4 transpose of the 128-bit lanes
-// (32 lane shuffles), each column stored as soon as it is complete. Loading and transposing
-// four rows at a time keeps the tile in registers; forced inline, because as a call (or with all
-// sixteen rows loaded first) the tile went through the stack and the kernel ran at half the
-// speed of the AVX2 one.
-template <typename Load, typename Store>
-[[gnu::always_inline]] inline void transposeTile(Load load, Store store) {
-  __m512 u[16];  // u[4q + m], lane L: element 4L + m of rows 4q..4q+3
-  #pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) {
-    const __m512 r0 = load(4 * q), r1 = load(4 * q + 1), r2 = load(4 * q + 2), r3 = load(4 * q + 3);
-    const __m512 t0 = _mm512_unpacklo_ps(r0, r1), t1 = _mm512_unpackhi_ps(r0, r1);
-    const __m512 t2 = _mm512_unpacklo_ps(r2, r3), t3 = _mm512_unpackhi_ps(r2, r3);
-    u[4 * q + 0] = _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-    u[4 * q + 1] = _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-    u[4 * q + 2] = _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-    u[4 * q + 3] = _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  #pragma GCC unroll 4
-  for (int m = 0; m < 4; ++m) {
-    const __m512 v0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x44);  // lanes 0, 1 of both
-    const __m512 v1 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xEE);  // lanes 2, 3
-    const __m512 w0 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x44);
-    const __m512 w1 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xEE);
-    store(m, _mm512_shuffle_f32x4(v0, w0, 0x88));       // lane 0 of u[m], u[4+m], u[8+m], u[12+m]
-    store(4 + m, _mm512_shuffle_f32x4(v0, w0, 0xDD));   // lane 1
-    store(8 + m, _mm512_shuffle_f32x4(v1, w1, 0x88));   // lane 2
-    store(12 + m, _mm512_shuffle_f32x4(v1, w1, 0xDD));  // lane 3
-  }
-}
-
-// Device elements, 16 at a time; `mask` selects the first n of them at the edges.
-template <bool kHalf>
-struct DeviceIo16 {
-  using Element = std::conditional_t<kHalf, uint16_t, float>;
-  static __m512 load(const Element* p) {
-    if constexpr (kHalf) {
-      return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    } else {
-      return _mm512_loadu_ps(p);
-    }
-  }
-  static __m512 load(const Element* p, __mmask16 mask) {
-    if constexpr (kHalf) {
-      return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, p));
-    } else {
-      return _mm512_maskz_loadu_ps(mask, p);
-    }
-  }
-  static void store(Element* p, __m512 v) {
-    if constexpr (kHalf) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-    } else {
-      _mm512_storeu_ps(p, v);
-    }
-  }
-  static void store(Element* p, __m512 v, __mmask16 mask) {
-    if constexpr (kHalf) {
-      _mm256_mask_storeu_epi16(p, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-    } else {
-      _mm512_mask_storeu_ps(p, mask, v);
-    }
-  }
-};
 
 // One tile: user rows user + rows[s] (s < 16) at 16 columns against device columns
 // dev + j * column (j < 16), 16 elements each. kStream: the user rows are written with
@@ -170,11 +88,13 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
                                                             rows + 16 * k, column);
   };
   constexpr std::false_type ordinaryStores;
-  // Whole tiles. Orders as in the AVX2 kernel (DwhcTiles.cpp), except that chunks of any width
-  // are read into user rows tile by tile: for cached tensors measured faster than group by group
-  // (postprocess 1/8/112/112 0.42 -> 0.55 of memcpy), unlike with 8 x 8 tiles; from DRAM below.
+  // Whole tiles. Cached tensors read into user rows: sweeps across the width (DwhcSweepsAvx512.cpp;
+  // postprocess 1/8/112/112 0.48 -> 0.62 of memcpy against tile by tile, which had beaten group by
+  // group, 0.42). From DRAM: below. Into the device format: the AVX2 kernel's orders (DwhcTiles.cpp).
   const bool fromDram = tensorFromDram(g);
-  if (!kToDevice && fromDram) {
+  if (!kToDevice && !fromDram) {
+    sweepWholeTiles(job, d, c0);
+  } else if (!kToDevice) {
     // Tensors from DRAM read into user rows, chunks of any width: tile columns across blocks of
     // bands, as the AVX2 kernel does for narrow chunks (wide chunks group by group instead: 64/8/
     // 112/112 at 0.50-0.55 of memcpy, 0.87-0.89 this way). Such a tensor is not read back from
@@ -202,7 +122,7 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
       tileColumns(ordinaryStores);
     }
   } else {
-    const bool groupMajor = kToDevice && kK > 4 && fromDram;
+    const bool groupMajor = kK > 4 && fromDram;
     for (int64_t h0 = 0; h0 < hFull; h0 += 16) {
       if (groupMajor) {
         for (int k = 0; k < kK; ++k) {
@@ -234,63 +154,15 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   }
 }
 
-// r[i] <- the 8x8 transpose of each 256-bit half of r[0..7] separately (both halves at once:
-// 8 unpacks, 8 shuffles and 8 two-input lane permutes).
-[[gnu::always_inline]] inline void transposeHalves8x8(__m512 r[8]) {
-  // Lane 0 of a, lane 0 of b, lane 2 of a, lane 2 of b (and lanes 1 / 3): the last stage.
-  const __m512i low = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-  const __m512i high = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-  const __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
-  const __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
-  const __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
-  const __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
-  const __m512 s[8] = {_mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
-                       _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
-                       _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
-                       _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
-                       _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)),
-                       _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
-                       _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)),
-                       _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2))};
-  #pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) r[i] = _mm512_permutex2var_ps(s[i % 4], i < 4 ? low : high, s[4 + i % 4]);
-}
-
-// The run at lo (eight elements) and the run at hi as the low and high half of one vector.
-template <bool kHalf>
-[[gnu::always_inline]] inline __m512 runPair(const typename DeviceIo<kHalf>::Element* lo,
-                                             const typename DeviceIo<kHalf>::Element* hi) {
-  if constexpr (kHalf) {
-    const __m128i low = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lo));
-    const __m128i high = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi));
-    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1));
-  } else {
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(lo)), _mm256_loadu_ps(hi), 1);
-  }
-}
-
-// The 16 device runs lo + j * column (element j) and hi + j * column (element 8 + j), j < 8,
-// transposed: r[e] holds element e of each of the 16 runs, in run order.
-template <bool kHalf>
-[[gnu::always_inline]] inline void transposeRunPairs(const typename DeviceIo<kHalf>::Element* lo,
-                                                     const typename DeviceIo<kHalf>::Element* hi, int64_t column,
-                                                     __m512 r[8]) {
-  #pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) {
-    r[j] = runPair<kHalf>(lo, hi);
-    lo = stepped(lo, column);
-    hi = stepped(hi, column);
-  }
-  transposeHalves8x8(r);
-}
-
 // 8 x 8 tiles two side by side: the 8-element runs of group k in device columns w0 + j and
 // w0 + 8 + j share one vector (low and high half), and so do the 16-float user row segments of
 // both tiles, so one 8x8 transpose of both halves moves 128 elements with 8 user-side vectors
 // (one 64-byte access per row instead of two 32-byte ones), 16 device-side halves and 24
 // shuffles. A last tile column of eight (W = 56: 48..55) takes the AVX2 tile. Bands of eight
-// rows; cached tensors only (the callers' choice), so no DRAM-specific order.
-template <bool kHalf, bool kToDevice, int kK>
+// rows; cached tensors only (the callers' choice), so no DRAM-specific order. kPairs = W / 16
+// sweeps each group across the band's tile pairs unrolled (DwhcSweepsAvx512.cpp says why),
+// kPairs = 0 loops over them.
+template <bool kHalf, bool kToDevice, int kPairs>
 void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   using Io8 = DeviceIo<kHalf>;
   using Element = typename Io8::Element;
@@ -299,185 +171,107 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   const ChunkAddress a = chunkAddress(g, job.layout, d, c0);
   auto* device = reinterpret_cast<Element*>(job.device) + a.base;
   float* plane = job.user + (d * C + c0) * H * W;
-  int64_t rows[8 * kK];  // user offset of tile row e, relative to (c0, h0, w0)
-  for (int e = 0; e < 8 * kK; ++e) rows[e] = (e % kK) * H * W + (e / kK) * W;
-  const int64_t column = a.wStride;  // H * kK
-  auto storePair = [&](Element* dev, int j, __m512 v) __attribute__((always_inline)) {
-    if constexpr (kHalf) {
-      const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dev + j * column), _mm256_castsi256_si128(h));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dev + (8 + j) * column), _mm256_extracti128_si256(h, 1));
-    } else {
-      _mm256_storeu_ps(dev + j * column, _mm512_castps512_ps256(v));
-      _mm256_storeu_ps(dev + (8 + j) * column, _mm512_extractf32x8_ps(v, 1));
-    }
-  };
-  // Tile pair (both tiles of group k at w0 and w0 + 8) and the last single tile of group k.
-  auto pair = [&](float* user, Element* dev, const int64_t* groupRows) __attribute__((always_inline)) {
+  const int64_t K = a.channels;
+  int64_t rows[8 * 8];  // user offset of tile row e, relative to (c0, h0, w0)
+  for (int e = 0; e < 8 * K; ++e) rows[e] = (e % K) * H * W + (e / K) * W;
+  const int64_t column = a.wStride;  // H * K
+  // The device side walks the columns with stepped pointers: each tile pair starts where the
+  // previous one's sixteenth column ends. With every multiple of the column stride hoisted
+  // instead, GCC kept them on the stack and reloaded one per device access.
+  const int64_t halfway = 8 * column, pairStride = 16 * column;
+  // Tile pair (both tiles of group k at w0 and w0 + 8, device columns from `next` on; `next`
+  // moves on to the pair after it) and the last single tile of group k.
+  auto pair = [&](float* user, Element*& next, const int64_t* groupRows) __attribute__((always_inline)) {
     __m512 r[8];
     if constexpr (kToDevice) {
       #pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_ps(user + groupRows[i]);
       transposeHalves8x8(r);
+      Element* lo = next;
+      Element* hi = stepped(next, halfway);
       #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) storePair(dev, j, r[j]);
+      for (int j = 0; j < 8; ++j) {
+        if constexpr (kHalf) {
+          const __m256i h = _mm512_cvtps_ph(r[j], _MM_FROUND_TO_NEAREST_INT);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(lo), _mm256_castsi256_si128(h));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(hi), _mm256_extracti128_si256(h, 1));
+        } else {
+          _mm256_storeu_ps(lo, _mm512_castps512_ps256(r[j]));
+          _mm256_storeu_ps(hi, _mm512_extractf32x8_ps(r[j], 1));
+        }
+        lo = stepped(lo, column);
+        hi = stepped(hi, column);
+      }
     } else {
-      transposeRunPairs<kHalf>(dev, dev + 8 * column, column, r);
+      transposeRunPairs<kHalf>(next, stepped(next, halfway), column, r);
       #pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) _mm512_storeu_ps(user + groupRows[i], r[i]);
     }
+    next = stepped(next, pairStride);
   };
   // Into float16 device columns: converted first and transposed as 16-bit elements (as the AVX2
   // kernel's halfGroupPair), one tile per 128-bit lane. Against the float transpose with a
   // conversion per column pair, preprocess 1/20/56/56 ran at 62.7-63.1 against 59.8-61.7 GB/s.
-  auto halfPair = [&](const float* user, Element* dev, const int64_t* groupRows) __attribute__((always_inline)) {
+  auto halfPair = [&](const float* user, Element*& next, const int64_t* groupRows) __attribute__((always_inline)) {
     __m256i x[8];
     #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) x[i] = _mm512_cvtps_ph(_mm512_loadu_ps(user + groupRows[i]), _MM_FROUND_TO_NEAREST_INT);
     transpose8x8Epi16(x);  // x[j] = column j (low lane) and 8 + j (high lane)
+    Element* lo = next;
+    Element* hi = stepped(next, halfway);
     #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      _mm256_storeu2_m128i(reinterpret_cast<__m128i*>(dev + (8 + j) * column), reinterpret_cast<__m128i*>(dev + j * column),
-                           x[j]);
+      _mm256_storeu2_m128i(reinterpret_cast<__m128i*>(hi), reinterpret_cast<__m128i*>(lo), x[j]);
+      lo = stepped(lo, column);
+      hi = stepped(hi, column);
     }
+    next = stepped(next, pairStride);
   };
   auto single = [&](float* user, Element* dev, const int64_t* groupRows) __attribute__((always_inline)) {
     __m256 r[8];
     if constexpr (kToDevice) {
       loadTransposed8x8([&](int i) { return user + groupRows[i]; }, r);
       #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) Io8::store8(dev + j * column, r[j]);
+      for (int j = 0; j < 8; ++j) {
+        Io8::store8(dev, r[j]);
+        dev = stepped(dev, column);
+      }
     } else {
       #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) r[j] = Io8::load8(dev + j * column);
+      for (int j = 0; j < 8; ++j) {
+        r[j] = Io8::load8(dev);
+        dev = stepped(dev, column);
+      }
       transpose8x8(r);
       #pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) _mm256_storeu_ps(user + groupRows[i], r[i]);
     }
   };
   const int64_t wPairs = W / 16 * 16;
-  for (int64_t h0 = 0; h0 < H; h0 += 8) {
-    float* user = plane + h0 * W;
-    auto* dev = device + h0 * kK;
-    // Into the device format tile by tile (all groups of a tile pair), as the AVX2 kernel does for
-    // cached tensors (1/20/56/56: 57 against 55-56 GB/s group by group); into user rows group by
-    // group across the band (its order for wide chunks read into user rows).
-    if constexpr (kToDevice) {
-      for (int64_t w0 = 0; w0 < wPairs; w0 += 16) {
-        #pragma GCC unroll 1
-        for (int k = 0; k < kK; ++k) {
-          if constexpr (kHalf) {
-            halfPair(user + w0, dev + w0 * column + 8 * k, rows + 8 * k);
-          } else {
-            pair(user + w0, dev + w0 * column + 8 * k, rows + 8 * k);
-          }
-        }
+  // One step: group k of a band of eight rows (elements 8k..8k+7 of every column), all its tile
+  // pairs across the width, then the last single tile. Swept (unrolled, stepped pointers),
+  // preprocess 1/8/112/112 ran at 75-79 GB/s against 61 before, when the device format was written
+  // tile pair by tile pair in a loop; 1/20/56/56 57-58 against 56-60, the same within the noise.
+  auto group = [&](float* user, Element* next, const int64_t* groupRows) __attribute__((always_inline)) {
+    auto tilePair = [&](int64_t w0) __attribute__((always_inline)) {
+      if constexpr (kToDevice && kHalf) {
+        halfPair(user + w0, next, groupRows);
+      } else {
+        pair(user + w0, next, groupRows);
       }
-      if (wPairs < W) {
-        #pragma GCC unroll 1
-        for (int k = 0; k < kK; ++k) single(user + wPairs, dev + wPairs * column + 8 * k, rows + 8 * k);
-      }
-      continue;
+    };
+    if constexpr (kPairs > 0) {
+      #pragma GCC unroll 8
+      for (int t = 0; t < kPairs; ++t) tilePair(16 * t);
+    } else {
+      for (int64_t w0 = 0; w0 < wPairs; w0 += 16) tilePair(w0);
     }
-    for (int k = 0; k < kK; ++k) {
-      for (int64_t w0 = 0; w0 < wPairs; w0 += 16) pair(user + w0, dev + w0 * column + 8 * k, rows + 8 * k);
-      if (wPairs < W) single(user + wPairs, dev + wPairs * column + 8 * k, rows + 8 * k);
-    }
-  }
-}
-
-// Device into user rows as whole cache lines, for W = 16n + 8 (n >= 1), H even and planes
-// starting on a line (H * W * 4 is then a multiple of 64): each plane is a sequence of 64-byte
-// lines, and in each pair of rows the even row starts a line and the odd row starts half way
-// through one. wideTiles writes 16-pixel row segments, so every odd row's stores cross a line;
-// here every line is one aligned 64-byte store. Chunks of 8 channels: a line is 16 consecutive
-// pixels of a plane, two runs of eight columns of one row each (the line across the two rows:
-// the even row's last eight columns, then the odd row's first eight), and the transpose of their
-// 16 device runs (wideTiles' pair with its halves from the two runs) is that line of all eight
-// planes. Even and odd lines alternate, so that the odd row reads the device lines the even row
-// has just brought in (63-64 against 58-60 GB/s with all even lines first, in a harness).
-// Postprocess 1/20/56/56 into a user buffer on a line: 55-56 -> 60-61 GB/s (device-format.md).
-template <bool kHalf>
-void rowPairLines8(const PlanarJob& job, int64_t d, int64_t c0) {
-  using Element = typename DeviceIo<kHalf>::Element;
-  const DeviceGeometry& g = job.geometry;
-  const int64_t C = g.channels, H = g.height, W = g.width, plane = H * W;
-  const ChunkAddress a = chunkAddress(g, job.layout, d, c0);
-  const auto* device = reinterpret_cast<const Element*>(job.device) + a.base;
-  float* const user = job.user + (d * C + c0) * plane;
-  const int64_t column = a.wStride, wPairs = W - 8;
-  auto line = [&](const Element* lo, const Element* hi, float* out) __attribute__((always_inline)) {
-    __m512 r[8];
-    transposeRunPairs<kHalf>(lo, hi, column, r);
-    #pragma GCC unroll 8
-    for (int c = 0; c < 8; ++c) {
-      _mm512_storeu_ps(out, r[c]);
-      out = stepped(out, plane);
-    }
+    if (wPairs < W) single(user + wPairs, next, groupRows);
   };
-  for (int64_t h = 0; h < H; h += 2) {
-    const Element* even = device + h * 8;  // the runs of row h
-    const Element* odd = even + 8;
-    float* rows = user + h * W;  // row h of the chunk's first plane
-    line(even, even + 8 * column, rows);
-    line(even + wPairs * column, odd, rows + wPairs);
-    for (int64_t w0 = 16; w0 < wPairs; w0 += 16) {
-      line(even + w0 * column, even + (w0 + 8) * column, rows + w0);
-      line(odd + (w0 - 8) * column, odd + w0 * column, rows + W + w0 - 8);
-    }
-    line(odd + (wPairs - 8) * column, odd + wPairs * column, rows + W + wPairs - 8);
+  for (int64_t h0 = 0; h0 < H; h0 += 8) {
+    #pragma GCC unroll 1
+    for (int k = 0; k < K; ++k) group(plane + h0 * W, device + h0 * K + 8 * k, rows + 8 * k);
   }
-}
-
-// The same for chunks of 4 channels. One device run holds both rows, so each of wideTiles' pairs
-// gives the even row's line and two half lines of the odd row, which are joined with the
-// neighbouring pair's (`carry`); the line across the two rows joins the even row's last eight
-// columns with the odd row's first eight. Output e of a pair is channel e % 4 of row h + e / 4.
-template <bool kHalf>
-void rowPairLines4(const PlanarJob& job, int64_t d, int64_t c0) {
-  const DeviceGeometry& g = job.geometry;
-  const int64_t C = g.channels, H = g.height, W = g.width, plane = H * W;
-  const ChunkAddress a = chunkAddress(g, job.layout, d, c0);
-  const auto* device = reinterpret_cast<const typename DeviceIo<kHalf>::Element*>(job.device) + a.base;
-  float* const user = job.user + (d * C + c0) * plane;
-  const int64_t column = a.wStride, wPairs = W - 8;
-  for (int64_t h = 0; h < H; h += 2) {
-    const auto* runs = device + h * 4;  // rows h and h + 1
-    float* rows = user + h * W;         // row h of the chunk's first plane
-    __m256 tail[8];                     // output e at W - 8..W - 1
-    #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) tail[j] = DeviceIo<kHalf>::load8(runs + (wPairs + j) * column);
-    transpose8x8(tail);
-    __m512 carry[4];  // the odd row's last pair, whose upper half starts the next line
-    for (int64_t w0 = 0; w0 < wPairs; w0 += 16) {
-      __m512 r[8];
-      transposeRunPairs<kHalf>(runs + w0 * column, runs + (w0 + 8) * column, column, r);
-      #pragma GCC unroll 4
-      for (int c = 0; c < 4; ++c) {
-        _mm512_storeu_ps(rows + c * plane + w0, r[c]);
-        if (w0 == 0) {
-          _mm512_storeu_ps(rows + c * plane + wPairs,
-                           _mm512_insertf32x8(_mm512_castps256_ps512(tail[c]), _mm512_castps512_ps256(r[4 + c]), 1));
-        } else {
-          // carry's lanes 2 and 3, then r's lanes 0 and 1
-          _mm512_storeu_ps(rows + c * plane + W + w0 - 8, _mm512_shuffle_f32x4(carry[c], r[4 + c], 0x4E));
-        }
-        carry[c] = r[4 + c];
-      }
-    }
-    #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) {
-      _mm512_storeu_ps(rows + c * plane + W + wPairs - 8,
-                       _mm512_shuffle_f32x4(carry[c], _mm512_castps256_ps512(tail[4 + c]), 0x4E));
-    }
-  }
-}
-
-// Whether rowPairLines8 / rowPairLines4 apply to the job's chunks of 8 and of 4 (both read
-// cached tensors into NCHW floats).
-inline bool rowPairLinesApply(const PlanarJob& job) {
-  const DeviceGeometry& g = job.geometry;
-  return g.width % 16 == 8 && g.width >= 24 && g.height % 2 == 0 && reinterpret_cast<uintptr_t>(job.user) % 64 == 0;
 }
 
 template <bool kHalf, bool kToDevice>
@@ -496,24 +290,26 @@ void tiles(const PlanarJob& job) {
   const bool bands = g.height % 16 != 0 || g.width % 16 != 0;
   const bool eightTiles = bands && g.height % 8 == 0 && g.width % 8 == 0;
   const bool fromDram = tensorFromDram(g);
-  const bool rowPairLines = !kToDevice && !fromDram && rowPairLinesApply(job);
+  const bool byLines = !kToDevice && !fromDram && rowPairLinesApply(job);  // chunks of 8 and 4
   for (int64_t d = 0; d < g.depth; ++d) {
     for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
       const int64_t chunk = g.channels - c0 < 8 ? g.channels - c0 : 8;
-      withChannelCount(chunk, [&](auto k) {
-        if constexpr (!kToDevice && k.value == 8) {
-          if (rowPairLines) return rowPairLines8<kHalf>(job, d, c0);
-        }
-        if constexpr (!kToDevice && k.value == 4) {
-          if (rowPairLines) return rowPairLines4<kHalf>(job, d, c0);
-        }
-        // Whole 16 x 16 tiles into the device format take wideTiles' pairs too for chunks of 8
-        // (preprocess 1/8/112/112 54-56 -> 71 GB/s).
-        const bool sixteenPairs = kToDevice && k.value == 8 && !bands;
-        if ((eightTiles || sixteenPairs) && !fromDram) return wideTiles<kHalf, kToDevice, k.value>(job, d, c0);
-        if (eightTiles && !kToDevice) return dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
-        chunkTiles<kHalf, kToDevice, k.value>(job, d, c0);
-      });
+      if (byLines && (chunk == 8 || chunk == 4)) {
+        rowPairLines(job, d, c0);
+        continue;
+      }
+      // Whole 16 x 16 tiles into the device format take wideTiles' pairs too for chunks of 8
+      // (preprocess 1/8/112/112 54-56 -> 71 GB/s).
+      const bool sixteenPairs = kToDevice && chunk == 8 && !bands;
+      if ((eightTiles || sixteenPairs) && !fromDram) {
+        withUnrolledSteps(g.width / 16, [&](auto pairs) { wideTiles<kHalf, kToDevice, pairs.value>(job, d, c0); });
+        continue;
+      }
+      if (eightTiles && !kToDevice) {
+        dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
+        continue;
+      }
+      withChannelCount(chunk, [&](auto k) { chunkTiles<kHalf, kToDevice, k.value>(job, d, c0); });
     }
   }
 }
@@ -529,3 +325,4 @@ void dwhcTilesAvx512(const PlanarJob& job) {
 }
 
 }  // namespace qaic::kernels::format
+

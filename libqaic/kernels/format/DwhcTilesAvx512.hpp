@@ -12,8 +12,9 @@ namespace qaic::kernels::format {
 bool cpuHasAvx512();
 
 // A whole DWHC tensor (job.layout must be DWHC, any H and W): 16 x 16 tiles, every edge by
-// masked tiles of the same kernel; into user rows with H and W multiples of 8 but not both of
-// 16, 8 x 8 tiles instead (two per vector for chunks of 2 or 4 channels, else the AVX2 kernel's).
+// masked tiles of the same kernel; with H and W multiples of 8 but not both of 16, 8 x 8 tiles
+// two per vector instead (the AVX2 kernel's for tensors from DRAM read into user rows). Cached
+// tensors read into user rows go by the sweeps of DwhcSweepsAvx512.cpp.
 void dwhcTilesAvx512(const PlanarJob& job);
 
 }  // namespace qaic::kernels::format

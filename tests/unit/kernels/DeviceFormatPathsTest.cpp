@@ -272,6 +272,53 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessAtLineOffsetsMatchesScalar) {
   EXPECT_EQ(compared, 5 * 2 * 3 * static_cast<int>(vectorPaths().size()));
 }
 
+// The sweeps (DwhcSweepsAvx512.cpp, and wideTiles) unroll a row of tiles across the width: every
+// unrolled width from one to eight steps, the loop beyond it (nine), and several sweep blocks per
+// row (W = 277: 17 whole tiles as 6 + 6 + 5, then an edge of five columns). H = 16 and 18 take the
+// 16 x 16 tiles (18 with a bottom edge), H = 24 the 8 x 8 pairs; W = 16n + 8 with even H reads a
+// chunk of 8 and one of 4 (C = 12) line by line into a user buffer on a cache line, and by
+// wideTiles 16 bytes past one; C = 3 takes the tiles at every width. Both directions against the
+// scalar walk, the bytes around the user buffer untouched.
+TEST_F(KernelsDeviceFormatPaths, SweepsAtEveryUnrolledWidthMatchScalar) {
+  std::vector<Case> shapes;
+  for (int64_t n = 1; n <= 9; ++n) {
+    for (int64_t w : {16 * n, 16 * n + 8}) {
+      for (int64_t h : {16, 18, 24}) {
+        for (int64_t c : {12, 3}) shapes.push_back({1, c, h, w});
+      }
+    }
+  }
+  for (int64_t h : {16, 18}) shapes.push_back({1, 12, h, 277});
+  int compared = 0;
+  uint32_t seed = 9000;
+  for (const Case& c : shapes) {
+    const ir::Dims dims{c.N, c.C, c.H, c.W};
+    const auto count = static_cast<std::size_t>(c.N * c.C * c.H * c.W);
+    const std::vector<float> values = userValues(count, seed++);
+    const std::size_t bytes = count * sizeof(float);
+    const UserBufferView view{"sweep", DType::Float, UserLayout::NCHW, dims};
+    for (DType element : {DType::Float16, DType::Float}) {
+      const ir::DeviceFormat format{DeviceLayout::DWHC, element};
+      const std::string shape = describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW);
+      std::vector<std::byte> device(deviceBufferBytes(dims, format));
+      userToDevice(view, std::as_bytes(std::span(values)), format, device, ConversionPath::Scalar);
+      std::vector<std::byte> scalar(bytes);
+      deviceToUser(format, device, view, scalar, ConversionPath::Scalar);
+      for (const VectorPath& p : vectorPaths()) {
+        auto vector = guarded(device.size());
+        userToDevice(view, std::as_bytes(std::span(values)), format, std::span(vector).first(device.size()), p.path);
+        ASSERT_EQ(0, std::memcmp(vector.data(), device.data(), device.size())) << p.name << " preprocess " << shape;
+        for (std::size_t i = 0; i < kGuard; ++i) ASSERT_EQ(vector[device.size() + i], kFill) << p.name << " " << shape;
+        for (std::size_t offset : {0, 16}) {
+          ASSERT_NO_FATAL_FAILURE(expectPostprocessAtLineOffset(format, device, view, scalar, offset, p, shape));
+        }
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, static_cast<int>(shapes.size()) * 2 * static_cast<int>(vectorPaths().size()));
+}
+
 // Over 8 MB with W a multiple of 16, into a user buffer on a cache line: the AVX-512 kernel
 // writes the whole tiles' user rows with non-temporal stores, and the bottom rows (H % 16 = 10)
 // with the masked edge tiles. 16 bytes past a line the same tiles take ordinary stores. C = 11 is
