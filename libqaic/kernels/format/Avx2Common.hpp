@@ -176,6 +176,13 @@ inline ChunkAddress chunkAddress(const DeviceGeometry& g, ir::DeviceLayout layou
   return {base, chunk, chunk, W * chunk};
 }
 
+// rows[e] for e < count: the user offset, relative to (c0, h0, w0), of tile row e of a chunk of
+// `channels` channels. A tile's rows are consecutive elements of each device column: element e is
+// channel e % channels of row h0 + e / channels.
+inline void tileRowOffsets(const DeviceGeometry& g, int64_t channels, int count, int64_t* rows) {
+  for (int e = 0; e < count; ++e) rows[e] = (e % channels) * g.height * g.width + (e / channels) * g.width;
+}
+
 // Calls f(std::integral_constant<int, n>) for a runtime n in 1..kMax, and
 // f(std::integral_constant<int, kOther>) for any other n, so that a kernel can unroll over n.
 template <int kMax, int kOther, typename F>

@@ -167,8 +167,6 @@ void rowPairLines4(const PlanarJob& job, int64_t d, int64_t c0) {
   }
 }
 
-
-
 // The chunk's whole tiles in blocks of at most kMaxUnrolledSteps tile columns, the tiles shared
 // out evenly (W = 224: two blocks of 7).
 template <bool kHalf>
@@ -180,7 +178,7 @@ void wholeTilesBySweeps(const PlanarJob& job, int64_t d, int64_t c0) {
   const auto* device = reinterpret_cast<const typename DeviceIo16<kHalf>::Element*>(job.device) + a.base;
   float* const plane = job.user + (d * C + c0) * H * W;
   int64_t rows[16 * 8];  // user offset of tile row e, relative to (c0, h0, w0)
-  for (int e = 0; e < 16 * K; ++e) rows[e] = (e % K) * H * W + (e / K) * W;
+  tileRowOffsets(g, K, 16 * K, rows);
   const int64_t tiles = W / 16, blocks = (tiles + kMaxUnrolledSteps - 1) / kMaxUnrolledSteps;
   int64_t t0 = 0;
   for (int64_t b = 0; b < blocks; ++b) {

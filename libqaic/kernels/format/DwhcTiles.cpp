@@ -24,7 +24,7 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
   auto* device = reinterpret_cast<typename Io::Element*>(job.device) + a.base;
   float* plane = job.user + (d * C + c0) * H * W;
   int64_t rowOffset[8 * kK];  // user offset of tile row e, relative to (c0, h0, w0)
-  for (int e = 0; e < 8 * kK; ++e) rowOffset[e] = (e % kK) * H * W + (e / kK) * W;
+  tileRowOffsets(g, kK, 8 * kK, rowOffset);
   const int64_t column = a.wStride;  // H * kK
   // Tile group k at (h0, w0): the column elements 8k..8k+7 of rows h0..h0+7 in columns
   // w0..w0+7, whose user rows start at user + rowOffset[8k + s].

@@ -80,7 +80,7 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   auto* device = reinterpret_cast<Element*>(job.device) + a.base;
   float* plane = job.user + (d * C + c0) * H * W;
   int64_t rows[16 * kK];  // user offset of tile row e, relative to (c0, h0, w0)
-  for (int e = 0; e < 16 * kK; ++e) rows[e] = (e % kK) * H * W + (e / kK) * W;
+  tileRowOffsets(g, kK, 16 * kK, rows);
   const int64_t column = a.wStride;  // H * kK
   const int64_t hFull = H / 16 * 16, wFull = W / 16 * 16;
   auto whole = [&](int64_t h0, int64_t w0, int k, auto stream) {
@@ -173,7 +173,7 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   float* plane = job.user + (d * C + c0) * H * W;
   const int64_t K = a.channels;
   int64_t rows[8 * 8];  // user offset of tile row e, relative to (c0, h0, w0)
-  for (int e = 0; e < 8 * K; ++e) rows[e] = (e % K) * H * W + (e / K) * W;
+  tileRowOffsets(g, K, 8 * K, rows);
   const int64_t column = a.wStride;  // H * K
   // The device side walks the columns with stepped pointers: each tile pair starts where the
   // previous one's sixteenth column ends. With every multiple of the column stride hoisted
