@@ -32,7 +32,12 @@ struct ResourceRequest {
   uint32_t numSem = 0;
   uint32_t numVc = 0;
   uint64_t ddrSize = 0;  // bytes
-  bool operator==(const ResourceRequest&) const = default;
+  // Spelled out rather than defaulted: the public headers also compile as C++17.
+  friend bool operator==(const ResourceRequest& a, const ResourceRequest& b) {
+    return a.numNsp == b.numNsp && a.numMcid == b.numMcid && a.numSem == b.numSem && a.numVc == b.numVc &&
+           a.ddrSize == b.ddrSize;
+  }
+  friend bool operator!=(const ResourceRequest& a, const ResourceRequest& b) { return !(a == b); }
 };
 
 // What `numActivations` activations of program `programIndex` of `qpc` need: its NSPs, multicast
