@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <set>
 #include <sstream>
@@ -50,7 +51,7 @@ std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
 
 Device::Device(uint32_t index, DeviceConfig config, DeviceContext context)
     : index_(index),
-      config_(std::move(config)),
+      config_(completeIdentity(std::move(config), index)),
       ctx_(std::move(context)),
       total_(totalsOf(config_)),
       free_(total_),
@@ -288,6 +289,64 @@ bool Device::waitWhileHung(const Activation& act, std::chrono::milliseconds limi
 
 // ---- sysfs -------------------------------------------------------------------------------------
 
+// Identity and telemetry as a card exposes them: the firmware's strings as class attributes, the
+// PCI function's link attributes (the kernel's own names and formats) and an hwmon directory
+// (millidegrees, microwatts) under device/.
+const std::vector<std::string> Device::kIdentityAttributes = {
+    "serial",
+    "board_serial",
+    "fw_qc_image_version",
+    "fw_oem_image_version",
+    "fw_image_variant",
+    "nsp_version",
+    "nsp_qc_image_version",
+    "nsp_image_variant",
+    "device_capabilities",
+    "ddr_frequency_mhz",
+    "device/max_link_speed",
+    "device/max_link_width",
+    "device/current_link_speed",
+    "device/current_link_width",
+    "device/hwmon/hwmon0/name",
+    "device/hwmon/hwmon0/temp1_input",
+    "device/hwmon/hwmon0/power1_input",
+    "device/hwmon/hwmon0/power1_cap",
+};
+
+// Caller holds mutex_.
+std::optional<std::string> Device::readIdentityAttribute(const std::string& name) const {
+  const DeviceConfig& c = config_;
+  auto line = [](const std::string& text) { return text + "\n"; };
+  if (name == "serial") return line(c.serial);
+  if (name == "board_serial") return line(c.boardSerial);
+  if (name == "fw_qc_image_version") return line(c.fwQcImageVersion);
+  if (name == "fw_oem_image_version") return line(c.fwOemImageVersion);
+  if (name == "fw_image_variant") return line(c.fwImageVariant);
+  if (name == "nsp_version") return line(c.fwVersion);
+  if (name == "nsp_qc_image_version") return line(c.nspQcImageVersion);
+  if (name == "nsp_image_variant") return line(c.nspImageVariant);
+  if (name == "device_capabilities") {
+    std::string text;
+    for (const auto& [capability, supported] : c.capabilities)
+      text += (text.empty() ? "" : " ") + capability + (supported ? "+" : "-");
+    return line(text);
+  }
+  if (name == "ddr_frequency_mhz") return line(std::to_string(c.ddrFrequencyMhz));
+  if (name == "device/max_link_speed") return line(c.maxLinkSpeed);
+  if (name == "device/max_link_width") return line(std::to_string(c.maxLinkWidth));
+  if (name == "device/current_link_speed") return line(c.currentLinkSpeed);
+  if (name == "device/current_link_width") return line(std::to_string(c.currentLinkWidth));
+  if (name == "device/hwmon/hwmon0/name") return line("qaic");
+  // The NSPs working (claimed by activations or partitions) draw power, up to the cap.
+  const double busyNsps = static_cast<double>(total_.nsp - free_.nsp);
+  const double powerW = std::min(c.tdpCapW, c.idlePowerW + c.powerPerNspW * busyNsps);
+  if (name == "device/hwmon/hwmon0/power1_input") return line(std::to_string(std::llround(powerW * 1e6)));
+  if (name == "device/hwmon/hwmon0/power1_cap") return line(std::to_string(std::llround(c.tdpCapW * 1e6)));
+  if (name == "device/hwmon/hwmon0/temp1_input")
+    return line(std::to_string(std::llround((c.idleTemperatureC + c.degreesPerW * (powerW - c.idlePowerW)) * 1000)));
+  return std::nullopt;
+}
+
 std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   std::vector<std::string> names = {
       "status",          "nsp_total",        "nsp_free",          "vc_total",
@@ -296,6 +355,7 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
       "networks_active", "constants_loaded", "constants_in_use",  "pci_address",
       "fw_version",      "hw_version",       "sku",               "nsp_frequency_mhz",
       "device/vendor",   "device/device",    "device/emu_shm_dir", "device/emu_pid"};
+  names.insert(names.end(), kIdentityAttributes.begin(), kIdentityAttributes.end());
   for (uint32_t i = 0; i < dbcs; ++i) names.push_back("dbc" + std::to_string(i) + "_state");
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
@@ -331,9 +391,12 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
     auto it = partitions_.find(partitionId);
     if (it == partitions_.end()) return std::nullopt;
     if (auto own = readPartitionAttribute(*it->second, name)) return own;
+    // A partition shows its parent card's identity and telemetry, not its DBCs or fault files.
     if (name.rfind("dbc", 0) == 0 || name.starts_with("device/")) {
+      const bool identity = std::find(kIdentityAttributes.begin(), kIdentityAttributes.end(), name) !=
+                            kIdentityAttributes.end();
       if (name != "device/vendor" && name != "device/device" && name != "device/emu_shm_dir" &&
-          name != "device/emu_pid")
+          name != "device/emu_pid" && !identity)
         return std::nullopt;
     }
   }
@@ -382,6 +445,7 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == "hw_version") return config_.hwVersion + "\n";
   if (name == "sku") return config_.sku + "\n";
   if (name == "nsp_frequency_mhz") return n(config_.nspFrequencyMhz);
+  if (auto identity = readIdentityAttribute(name)) return identity;
   if (name == "device/vendor") return std::string("0x17cb\n");
   if (name == "device/device") return std::string("0xa100\n");
   if (name == "device/emu_shm_dir") return ctx_.shm->path() + "\n";

@@ -76,6 +76,9 @@ class Device final : public ChannelHost {
   static std::vector<std::string> attributeNames(uint32_t dbcs);
   static std::vector<std::string> writableAttributeNames();
   static bool attributeWritable(const std::string& name);
+  // serial, board_serial, fw/nsp image strings, device_capabilities, ddr_frequency_mhz, the PCI
+  // link attributes and hwmon: what qaic-util -q reads of a card besides its resources.
+  static const std::vector<std::string> kIdentityAttributes;
   // A partition's class directory: the device's counters (its own totals and free) and
   // device/partition/{parent,owner_uid,owner_gid,mode,holder_pid,label}.
   static std::vector<std::string> partitionAttributeNames();
@@ -101,6 +104,7 @@ class Device final : public ChannelHost {
   std::chrono::milliseconds semaphoreTimeout() const override { return ctx_.semaphoreTimeout; }
 
  private:
+  std::optional<std::string> readIdentityAttribute(const std::string& name) const;  // mutex_ held
   using Lock = std::unique_lock<std::mutex>;
 
   // ioctls (DeviceIoctls.cpp)
