@@ -44,7 +44,7 @@ driver::Result<std::unique_ptr<Daemon>> Daemon::start(DaemonOptions options) {
   if (options.root.size() > 1 && options.root.back() == '/') options.root.pop_back();
   auto loop = EventLoop::create();
   if (!loop) return loop.sysError();
-  auto listen = ListenSocket::open(options.socket);
+  auto listen = ListenSocket::activatedOrOpen(options.socket);
   if (!listen) return listen.sysError();
   std::unique_ptr<Daemon> daemon(new Daemon(std::move(options), std::move(*loop), std::move(*listen)));
   if (auto ok = daemon->setUp(); !ok) return ok.sysError();

@@ -1,8 +1,10 @@
 #include "ListenSocket.hpp"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <systemd/sd-daemon.h>
 
 #include <cstring>
 #include <filesystem>
@@ -52,6 +54,27 @@ driver::Result<ListenSocket> ListenSocket::open(const std::string& path) {
     return driver::SysError{code, "listen " + path};
   }
   return ListenSocket(std::move(fd), path, st.st_ino);
+}
+
+driver::Result<ListenSocket> ListenSocket::activatedOrOpen(const std::string& path) {
+  // 1: LISTEN_FDS is unset, so the programs qaicd starts do not take the socket for theirs.
+  const int count = ::sd_listen_fds(1);
+  if (count < 0) return driver::SysError{-count, "sd_listen_fds"};
+  if (count == 0) return open(path);
+  if (count != 1)
+    return driver::SysError{EINVAL, "systemd passed " + std::to_string(count) + " sockets; qaicd serves exactly one"};
+  driver::UniqueFd fd(SD_LISTEN_FDS_START);
+  if (::sd_is_socket_unix(fd.get(), SOCK_STREAM, 1, nullptr, 0) <= 0)
+    return driver::SysError{ENOTSOCK, "the socket systemd passed (fd 3) is not a listening Unix stream socket"};
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0 || ::fcntl(fd.get(), F_SETFD, FD_CLOEXEC) != 0)
+    return driver::lastError("fcntl on the socket systemd passed");
+  sockaddr_un address{};
+  socklen_t length = sizeof address;
+  std::string bound;
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) == 0 && length > sizeof(sa_family_t))
+    bound.assign(address.sun_path, ::strnlen(address.sun_path, length - sizeof(sa_family_t)));
+  return ListenSocket(std::move(fd), bound, 0);  // inode 0: the file is systemd's to remove
 }
 
 ListenSocket::ListenSocket(ListenSocket&& other) noexcept

@@ -1,6 +1,7 @@
 // qaicd's listening Unix socket. A socket file left by a qaicd that died is replaced; one that
 // still answers means another qaicd serves it (EADDRINUSE). The file is removed on destruction
-// only while it is still the one this process bound.
+// only while it is still the one this process bound. Under systemd socket activation
+// (qaicd.socket) the socket is the one systemd passed, and its file stays systemd's.
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +18,9 @@ class ListenSocket {
   // Creates the parent directory (0755) when missing; the socket is mode 0666: every local user
   // may connect, and what each may do follows from the peer credentials.
   static driver::Result<ListenSocket> open(const std::string& path);
+  // The socket systemd passed (sd_listen_fds: exactly one listening Unix stream socket), else
+  // open(path). Without systemd the environment has no LISTEN_FDS and this is open(path).
+  static driver::Result<ListenSocket> activatedOrOpen(const std::string& path);
   ListenSocket(ListenSocket&& other) noexcept;
   ListenSocket& operator=(ListenSocket&&) = delete;
   ~ListenSocket();

@@ -9,13 +9,22 @@
 namespace qaic::qaicd {
 
 const char* const kUsage =
-    "usage: qaicd [--root DIR] [--socket PATH] [--config FILE] [--daemon] [--poll-ms N] [-v] [--help]\n"
+    "Usage: qaicd [--root DIR] [--socket PATH] [--config FILE] [--daemon] [--poll-ms N] [-v] [--help]\n"
     "  --root DIR      devices under DIR/dev/accel and DIR/sys/class/accel (default $QAIC_ROOT or /)\n"
     "  --socket PATH   the Unix socket to serve (default $QAICD_SOCKET or /run/qaic/qaicd.sock)\n"
     "  --config FILE   JSON: poll_ms and static_partitions (docs/qaicd.md)\n"
     "  --daemon        detach; print the daemon's pid and exit 0 once the socket accepts\n"
     "  --poll-ms N     how often an emulated root is rescanned (default 250)\n"
-    "  -v              log connections, leases and devices to stderr\n";
+    "  -v, --verbose   log connections, leases and devices to stderr\n"
+    "  -h, --help      this text\n"
+    "  --version       print the version and exit\n"
+    "\n"
+    "Under systemd, qaicd.socket passes the listening socket (socket activation, --socket is then\n"
+    "ignored) and qaicd.service (Type=notify) learns of readiness through sd_notify; without\n"
+    "systemd qaicd binds --socket itself.\n"
+    "\n"
+    "Exit status: 0 clean stop (SIGTERM, SIGINT); 1 start failure; 2 bad arguments or\n"
+    "configuration.\n";
 
 CommandLine parseCommandLine(const std::vector<std::string>& args) {
   CommandLine line;
@@ -31,6 +40,7 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
     else if (a == "--daemon") line.daemon = true;
     else if (a == "-v" || a == "--verbose") line.verbose = true;
     else if (a == "-h" || a == "--help") line.help = true;
+    else if (a == "--version") line.version = true;
     else if (a == "--poll-ms") {
       const std::string text = value(i, a);
       unsigned ms = 0;

@@ -16,6 +16,7 @@ struct CommandLine {
   bool daemon = false;
   bool verbose = false;
   bool help = false;
+  bool version = false;
 };
 
 class UsageError : public std::runtime_error {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "Daemon.hpp"
 #include "Log.hpp"
 #include "Options.hpp"
+#include "QaicVersion.hpp"
 
 namespace {
 
@@ -39,7 +41,11 @@ int serve(const DaemonOptions& options, int ready) {
       }
     }
   }
+  // Type=notify units (qaicd.service) start their dependents only now; without systemd
+  // (no NOTIFY_SOCKET) these are no-ops.
+  ::sd_notify(0, "READY=1");
   (*daemon)->run();
+  ::sd_notify(0, "STOPPING=1");
   return 0;
 }
 
@@ -98,6 +104,10 @@ int main(int argc, char** argv) {
   }
   if (line.help) {
     std::cout << kUsage;
+    return 0;
+  }
+  if (line.version) {
+    qaic::printVersion("qaicd");
     return 0;
   }
   setVerbose(line.verbose);
