@@ -11,6 +11,11 @@
 #                                                              -> qaic-tools
 #   daemon    qaicd, qaicd.service, qaicd.socket               -> qaicd
 #   emulator  qaic-emu, qaic-emu@.service, etc/qaic-emu        -> qaic-emu
+# On a multiarch system (Debian) libraries go to lib/<triplet> whatever the prefix, so that one
+# build tree installs the same layout into /usr (the packages), /usr/local or a private prefix.
+if(CMAKE_LIBRARY_ARCHITECTURE)
+  set(CMAKE_INSTALL_LIBDIR "lib/${CMAKE_LIBRARY_ARCHITECTURE}" CACHE PATH "Object code libraries")
+endif()
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -24,13 +29,10 @@ set(QAIC_INSTALL_PROGRAMS qaic-runner qaic-util qaic-exec lightnet)
 set(QAIC_INSTALL_EMULATOR qaic-emu)
 set(QAIC_INSTALL_DAEMON qaicd)
 
-# Programs that link libqaic.so find it next to them in a private prefix ($ORIGIN), and through
-# the system's search path in /usr (no RPATH there, as Debian wants).
+# Programs that link libqaic.so find it relative to themselves ($ORIGIN/../lib/<triplet>), so
+# they run from any prefix, /usr included (where the path is the system's own).
 file(RELATIVE_PATH _qaic_bin_to_lib "${CMAKE_INSTALL_FULL_BINDIR}" "${CMAKE_INSTALL_FULL_LIBDIR}")
-list(FIND CMAKE_PLATFORM_IMPLICIT_LINK_DIRECTORIES "${CMAKE_INSTALL_FULL_LIBDIR}" _qaic_libdir_is_system)
-if(_qaic_libdir_is_system EQUAL -1)
-  set_target_properties(${QAIC_INSTALL_PROGRAMS} PROPERTIES INSTALL_RPATH "\$ORIGIN/${_qaic_bin_to_lib}")
-endif()
+set_target_properties(${QAIC_INSTALL_PROGRAMS} PROPERTIES INSTALL_RPATH "\$ORIGIN/${_qaic_bin_to_lib}")
 
 # qaic-compile is the newer name of qaic-exec: the same program, under both names in bin/.
 add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/bin/qaic-compile

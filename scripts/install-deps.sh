@@ -11,7 +11,11 @@ packages=(
   # Only recommended by libdnnl-dev, but dnnl-config.cmake requires OpenCL (Debian's oneDNN is
   # built with the OpenCL GPU runtime), and packages are installed without recommends.
   ocl-icd-opencl-dev
-  python3-numpy python3-onnx python3-torch python3-torchvision
+  python3-numpy python3-onnx python3-torch python3-torchvision python3-pytest
+  # Install, packaging and services (cmake/Install.cmake, deploy/): socket activation and
+  # sd_notify, man pages from --help, the .deb tool chain and its checker, systemd-analyze,
+  # man to read the pages.
+  libsystemd-dev help2man dpkg-dev lintian systemd man-db
 )
 
 missing=()

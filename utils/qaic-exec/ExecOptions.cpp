@@ -134,7 +134,7 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
 
 std::string execHelpText(const std::string& program) {
   std::string text = "Usage: " + program + R"( -m=<model> -aic-binary-dir=<dir> [options]
-       )" + program + R"( -operators-supported=<file>
+  or:  )" + program + R"( -operators-supported=<file>
 
 Compiles a network into a program container, <dir>/programqpc.bin. qaic-exec and qaic-compile
 are the same program.

@@ -107,12 +107,10 @@ UtilOptions parseUtilOptions(std::span<const std::string> args) {
 
 std::string utilHelpText() {
   return R"(Usage: qaic-util [-q] [-d <id>]... [-f <field>==<value>]... [-j [<file>] | -t <seconds> [--count <n>]]
-       qaic-util --qpc <dir>
-       qaic-util create [-d <id>] (--resources <file.json> | --qpc <dir> [--activations <n>] |
-                        --nsp <n> [--mcid <n>] [--sem <n>] [--vc <n>] [--ddr-mb <n>])
-                        [--label <text>] [-- <command> [<args>...]]
-       qaic-util list [-j]
-       qaic-util remove <partition-id>
+  or:  qaic-util --qpc <dir>
+  or:  qaic-util create [-d <id>] (--resources <file.json> | --qpc <dir> [--activations <n>] | --nsp <n> [--mcid <n>] [--sem <n>] [--vc <n>] [--ddr-mb <n>]) [--label <text>] [-- <command> [<args>...]]
+  or:  qaic-util list [-j]
+  or:  qaic-util remove <partition-id>
 
 Devices are found under $QAIC_ROOT/dev/accel and $QAIC_ROOT/sys/class/accel (QAIC_ROOT unset:
 the real /dev and /sys), so the same commands work on a card and on qaic-emu. A partition is a
