@@ -51,9 +51,11 @@ def prefix():
 class Emulator:
     """qaic-emu --daemon on a temporary root; stop() unmounts and removes it."""
 
-    def __init__(self, binary, devices=1, config=None, env=None):
+    def __init__(self, binary, devices=None, config=None, env=None):
         self.root = pathlib.Path(tempfile.mkdtemp(prefix="qaic-emu-root."))
-        cmd = [binary, "--root", self.root, "--daemon", "--devices", str(devices)]
+        cmd = [binary, "--root", self.root, "--daemon"]
+        if devices:
+            cmd += ["--devices", str(devices)]
         if config:
             cmd += ["--config", config]
         self.pid = int(run(cmd, env=env).stdout.strip())
