@@ -2,7 +2,6 @@
 // programqpc.bin. See --help.
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "CompileError.hpp"
 #include "Compiler.hpp"
 #include "ExecOptions.hpp"
+#include "container/AtomicFile.hpp"
 #include "container/QpcFormatError.hpp"
 #include "ir/Graph.hpp"
 
@@ -38,24 +38,15 @@ int reportError(const std::string& message, int code) {
 }
 
 #ifdef QAIC_HAVE_ONNX
-// -operators-supported=FILE: the importer's own operator table, one name per line; written to a
-// temporary beside FILE and renamed, so FILE is complete or untouched.
+// -operators-supported=FILE: the importer's own operator table, one name per line; FILE is
+// complete or untouched.
 void writeSupportedOperators(const std::string& path) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    for (const std::string& name : qaic::onnx::supportedOperators()) out << name << '\n';
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(temporary);
-      throw qaic::compiler::UsageError("-operators-supported: cannot write '" + path + "'");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary);
-    throw qaic::compiler::UsageError("-operators-supported: cannot write '" + path + "': " + ec.message());
+  std::string text;
+  for (const std::string& name : qaic::onnx::supportedOperators()) text += name + "\n";
+  try {
+    qaic::container::writeFileAtomically(path, text);
+  } catch (const qaic::container::AtomicWriteError& e) {
+    throw qaic::compiler::UsageError(std::string("-operators-supported: ") + e.what());
   }
 }
 #endif

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -19,6 +18,7 @@
 
 #include "DeviceStatus.hpp"
 #include "QaicdAccess.hpp"
+#include "container/AtomicFile.hpp"
 #include "driver/DeviceProtocol.hpp"
 
 namespace qaic::util {
@@ -161,24 +161,6 @@ std::vector<std::string> knownFields() {
   std::vector<std::string> names;
   for (const auto& [label, value] : queryFields(full, LeaseMap{{0, lease}})) names.push_back(label);
   return names;
-}
-
-bool writeFileAtomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    file << text;
-    file.flush();
-    if (!file) {
-      std::remove(temporary.c_str());
-      return false;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return false;
-  }
-  return true;
 }
 
 nlohmann::json toJson(const DeviceStatus& s, const LeaseMap& leases) {
@@ -325,9 +307,13 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
         const std::string text = nlohmann::json{{"devices", list}, {"partitions", partitions}}.dump(2) + "\n";
         if (request.jsonFile.empty()) {
           out << text;
-        } else if (!writeFileAtomically(request.jsonFile, text)) {
-          err << "qaic-util: error: -j: cannot write '" << request.jsonFile << "'\n";
-          return 1;
+        } else {
+          try {
+            container::writeFileAtomically(request.jsonFile, text);
+          } catch (const container::AtomicWriteError& e) {
+            err << "qaic-util: error: -j: " << e.what() << "\n";
+            return 1;
+          }
         }
       } else {
         for (const auto& s : devices) printQuery(s, leases, out);
