@@ -5,11 +5,16 @@
 #   qaic_man_page_alias(<name> <program> <section> <component>)   a symlink to <program>'s page
 find_program(HELP2MAN help2man REQUIRED)
 
-# A fixed date keeps the pages reproducible: the last commit's, else the configure time.
-execute_process(COMMAND git log -1 --format=%ct WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-                OUTPUT_VARIABLE QAIC_SOURCE_DATE_EPOCH OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+# A fixed date keeps the pages reproducible: the last commit's when the build tree was first
+# configured, kept in the cache so that later commits do not change the pages' rules (which would
+# make the Makefile generator throw the built pages away on every reconfigure).
 if(NOT QAIC_SOURCE_DATE_EPOCH)
-  string(TIMESTAMP QAIC_SOURCE_DATE_EPOCH "%s")
+  execute_process(COMMAND git log -1 --format=%ct WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                  OUTPUT_VARIABLE _qaic_epoch OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(NOT _qaic_epoch)
+    string(TIMESTAMP _qaic_epoch "%s")
+  endif()
+  set(QAIC_SOURCE_DATE_EPOCH ${_qaic_epoch} CACHE STRING "Date of the man pages (seconds since 1970)")
 endif()
 
 add_custom_target(man-pages ALL)

@@ -14,6 +14,15 @@ SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", ".")).resolve()
 TOOLS = ["qaic-runner", "qaic-util", "qaic-exec", "lightnet", "qaic-emu", "qaicd"]
 
 
+def sanitizers():
+    """QAIC_SANITIZE of the build tree ("address,undefined", "thread" or "")."""
+    cache = BUILD / "CMakeCache.txt"
+    for line in cache.read_text().splitlines() if cache.exists() else []:
+        if line.startswith("QAIC_SANITIZE:"):
+            return line.split("=", 1)[1]
+    return ""
+
+
 def run(cmd, check=True, **kwargs):
     """Runs a command, returning the CompletedProcess; a failure shows its output."""
     kwargs.setdefault("capture_output", True)

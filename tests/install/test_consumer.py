@@ -7,10 +7,13 @@ import tempfile
 
 import pytest
 
-from conftest import SOURCE, multiarch, run
+from conftest import SOURCE, multiarch, run, sanitizers
 
 CONSUMER = SOURCE / "examples/consumer"
-BUILDS = [(compiler, standard) for compiler in ("g++", "clang++") for standard in ("17", "20")]
+# A sanitized libqaic (make sanitize) needs a consumer built with the same sanitizers and the
+# same compiler's runtime: GCC's there, both compilers otherwise.
+SANITIZE = [f"-fsanitize={sanitizers()}"] if sanitizers() else []
+BUILDS = [(compiler, standard) for compiler in (("g++",) if SANITIZE else ("g++", "clang++")) for standard in ("17", "20")]
 
 
 @pytest.fixture(scope="module")
@@ -26,14 +29,14 @@ def build_with_pkg_config(prefix, work, compiler, standard):
     out = work / f"pkg-{compiler}-{standard}"
     shutil.copytree(CONSUMER, out)
     env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / multiarch() / "pkgconfig"))
-    run(["make", "-C", out, f"CXX={compiler}", f"STD=c++{standard}"], env=env)
+    run(["make", "-C", out, f"CXX={compiler}", f"STD=c++{standard}", f"CXXFLAGS=-O2 {' '.join(SANITIZE)}"], env=env)
     return out / "consumer"
 
 
 def build_with_cmake(prefix, work, compiler, standard):
     out = work / f"cmake-{compiler}-{standard}"
     run(["cmake", "-S", CONSUMER, "-B", out, f"-DCMAKE_PREFIX_PATH={prefix}", f"-DCMAKE_CXX_COMPILER={compiler}",
-         f"-DCMAKE_CXX_STANDARD={standard}"])
+         f"-DCMAKE_CXX_STANDARD={standard}", f"-DCMAKE_CXX_FLAGS={' '.join(SANITIZE)}"])
     run(["cmake", "--build", out])
     return out / "consumer"
 
@@ -45,7 +48,7 @@ def test_consumer_builds_every_way_and_runs_on_the_emulator(prefix, program, emu
         for compiler, standard in BUILDS:
             binaries.append(build_with_pkg_config(prefix, work, compiler, standard))
             binaries.append(build_with_cmake(prefix, work, compiler, standard))
-        assert len(binaries) == 8
+        assert len(binaries) == 2 * len(BUILDS)
         # The installed emulator, the installed library: nothing from the build tree.
         emu = emulator(binary=prefix / "bin/qaic-emu")
         outputs = set()
