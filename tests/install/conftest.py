@@ -52,9 +52,11 @@ def multiarch():
 def prefix():
     """The whole stack installed into a temporary prefix, removed afterwards."""
     directory = pathlib.Path(tempfile.mkdtemp(prefix="qaic-prefix."))
-    install(directory)
-    yield directory
-    shutil.rmtree(directory, ignore_errors=True)
+    try:
+        install(directory)
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 class Emulator:
@@ -112,6 +114,8 @@ def emulator():
 def smallcnn():
     """examples/smallcnn compiled by the build tree's qaic-exec."""
     directory = pathlib.Path(tempfile.mkdtemp(prefix="qaic-smallcnn."))
-    run([BUILD / "bin" / "qaic-exec", f"-m={SOURCE / 'examples/smallcnn/smallcnn.json'}", f"-aic-binary-dir={directory}"])
-    yield directory
-    shutil.rmtree(directory, ignore_errors=True)
+    try:
+        run([BUILD / "bin" / "qaic-exec", f"-m={SOURCE / 'examples/smallcnn/smallcnn.json'}", f"-aic-binary-dir={directory}"])
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

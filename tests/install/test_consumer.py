@@ -20,9 +20,11 @@ BUILDS = [(compiler, standard) for compiler in (("g++",) if SANITIZE else ("g++"
 def program(prefix):
     """smallcnn compiled by the installed compiler, under its newer name."""
     directory = pathlib.Path(tempfile.mkdtemp(prefix="qaic-consumer-qpc."))
-    run([prefix / "bin/qaic-compile", f"-m={SOURCE / 'examples/smallcnn/smallcnn.json'}", f"-aic-binary-dir={directory}"])
-    yield directory
-    shutil.rmtree(directory)
+    try:
+        run([prefix / "bin/qaic-compile", f"-m={SOURCE / 'examples/smallcnn/smallcnn.json'}", f"-aic-binary-dir={directory}"])
+        yield directory
+    finally:
+        shutil.rmtree(directory)
 
 
 def build_with_pkg_config(prefix, work, compiler, standard):

@@ -17,10 +17,12 @@ PACKAGES = ["libqaic1", "libqaic-dev", "qaic-tools", "qaicd", "qaic-emu"]
 @pytest.fixture(scope="module")
 def debs():
     out = pathlib.Path(tempfile.mkdtemp(prefix="qaic-debs."))
-    result = run([SOURCE / "deploy/debian/build-packages.sh", BUILD, out], timeout=600)
-    found = {p.name.split("_")[0]: p for p in out.glob("*.deb")}
-    yield found, result.stdout, out
-    shutil.rmtree(out)
+    try:
+        result = run([SOURCE / "deploy/debian/build-packages.sh", BUILD, out], timeout=1100)
+        found = {p.name.split("_")[0]: p for p in out.glob("*.deb")}
+        yield found, result.stdout, out
+    finally:
+        shutil.rmtree(out)
 
 
 def contents(deb):
