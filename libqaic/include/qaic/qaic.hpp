@@ -13,3 +13,4 @@
 #include <qaic/QBuffer.hpp>
 #include <qaic/Qpc.hpp>
 #include <qaic/Types.hpp>
+#include <qaic/Util.hpp>

@@ -1,0 +1,401 @@
+"""qaic.Session: compile (when given a model) and run a program with numpy arrays in and out."""
+import collections
+import itertools
+import math
+import pathlib
+import threading
+import time
+import weakref
+
+import numpy as np
+
+import qaicrt
+
+from . import _compile
+from ._dtypes import numpy_dtype
+
+# The pipeline stages (seed 002) with the names qaic-runner prints for them, in pipeline order.
+STAGES = (
+    ("0. queue wait", "enqTime"),
+    ("1. input preprocessing", "preProcTime"),
+    ("2. input transfer to a device", "submitTime"),
+    ("3. execution time", "execToComplete"),
+    ("4. output transfer from a device", "exectoVc"),
+    ("5. output postprocessing", "postProc"),
+)
+# Session.run latencies kept for get_metrics' percentiles.
+_LATENCY_WINDOW = 10000
+# Inferences whose stage durations one profiling window keeps.
+_PROFILED_SAMPLES = 10000
+
+
+class _Buffer:
+    """One buffer of the program, and how Session.run treats it."""
+
+    def __init__(self, mapping):
+        self.name = mapping.bufferName
+        self.index = mapping.index
+        self.is_input = mapping.ioType == qaicrt.BUFFER_IO_TYPE_INPUT
+        self.dtype = numpy_dtype(mapping.dataType)
+        self.shape = tuple(int(d) for d in mapping.ioShapes.defaultDims)
+        self.elements = math.prod(self.shape)
+        self.allowed = [tuple(int(d) for d in dims) for dims in mapping.ioShapes.allowedDims]
+        self.partial = mapping.isPartialBufferAllowed
+        # Selective IO (seed 000): the buffer may be left out of a request.
+        self.droppable = mapping.isPartialBufferAllowed and mapping.skipPartialHeader and mapping.allowSkip
+
+    def describe(self):
+        return f"{'input' if self.is_input else 'output'} '{self.name}'"
+
+
+class Session:
+    """A program on a device, run with dicts of numpy arrays.
+
+    Session(model_path, dev_id=0, num_activations=1, set_size=10, ...) where model_path is a
+    program container (a programqpc.bin file or the directory holding one) or a model that
+    qaic-exec compiles first (.onnx, or a JSON IR .json) into a cache keyed by the model's
+    content and the compile options ($QAIC_CACHE_DIR, else ~/.cache/qaic; cache_dir=...).
+
+    Compile options (for models): aic_num_cores, convert_to_fp16, onnx_define_symbol
+    ({name: value}), batchsize, stats_batchsize, compile_options (extra qaic-exec flags), or
+    options_path, a JSON or YAML file of the same keys.
+
+    Runtime options: num_threads_per_queue, data_path_timeout_ms, submit_num_retries.
+
+    run(inputs) takes {input name: array} and returns {output name: array}, dtype and shape
+    from the program. Inputs the program may do without (selective IO) can be left out, so
+    programs whose state stays on the device (retained state) take only what changes per
+    step. Partial and specialized buffers take their dims from the arrays. Several threads
+    may call run() at once (up to set_size x num_activations inferences in flight).
+    """
+
+    def __init__(self, model_path, dev_id=0, num_activations=1, set_size=10, *, cache_dir=None, options_path=None,
+                 aic_num_cores=None, convert_to_fp16=False, onnx_define_symbol=None, batchsize=None,
+                 stats_batchsize=None, compile_options=(), num_threads_per_queue=None, data_path_timeout_ms=None,
+                 submit_num_retries=None, log_level=qaicrt.QL_WARN):
+        path = pathlib.Path(model_path)
+        options = dict(aic_num_cores=aic_num_cores, convert_to_fp16=convert_to_fp16,
+                       onnx_define_symbol=onnx_define_symbol, batchsize=batchsize, stats_batchsize=stats_batchsize,
+                       compile_options=list(compile_options))
+        if options_path is not None:
+            for key, value in _compile.load_options_file(options_path).items():
+                options.setdefault(key, value)
+                if options[key] in (None, False, []):
+                    options[key] = value
+        if path.suffix in (".onnx", ".json"):
+            path = _compile.compile_model(path, options, cache_dir)
+        elif not path.exists():
+            raise FileNotFoundError(f"model_path '{model_path}' does not exist")
+        self.model_path = path
+        self.qpc = qaicrt.Qpc(str(path))
+        program = self.qpc.getInfo().program[0]
+        self.batch_size = program.batchSize or 1
+
+        properties = qaicrt.QAicContextProperties()
+        properties.initialLogLevel = log_level
+        self.context = qaicrt.Context([dev_id], properties)
+        set_properties = qaicrt.InferenceSetProperties()
+        set_properties.name = f"qaic.Session({path.name})"
+        if num_threads_per_queue is not None:
+            set_properties.queueProperties.numThreadsPerQueue = num_threads_per_queue
+        if data_path_timeout_ms is not None:
+            set_properties.programProperties.dataPathTimeoutMs = data_path_timeout_ms
+        if submit_num_retries is not None:
+            set_properties.programProperties.submitNumRetries = submit_num_retries
+        self.dev_id = dev_id
+        self.num_activations = num_activations
+        self.set_size = set_size
+        self.inference_set = qaicrt.InferenceSet(self.context, self.qpc, dev_id, set_size, num_activations,
+                                                 set_properties)
+
+        self._buffers = [_Buffer(m) for m in self.qpc.getBufferMappingsV2()]
+        self._inputs = [b for b in self._buffers if b.is_input]
+        self._outputs = [b for b in self._buffers if not b.is_input]
+        self._by_name = {b.name: b for b in self._buffers}
+        # Specialized programs (more than the default shape combination): every buffer of one
+        # request takes its dims from the same combination.
+        self._combinations = max((len(b.allowed) for b in self._buffers), default=1)
+        self._simple = self._combinations <= 1 and not any(b.partial for b in self._buffers)
+        self._request_ids = itertools.count(1)
+        self._latencies = collections.deque(maxlen=_LATENCY_WINDOW)
+        self._runs = 0
+        self._metrics_lock = threading.Lock()
+        self._stage_totals = {}
+        self._stage_samples = 0
+        # The profiler's callback must not keep the session alive (the C++ side holds it).
+        this = weakref.ref(self)
+        self._profiler = qaicrt.ProfilingHandle(
+            self.inference_set, _PROFILED_SAMPLES, lambda report, _: this() and this()._on_profile(report))
+        self._profiler.start()
+
+    # ---- the program's buffers ---------------------------------------------------------------
+
+    @property
+    def input_names(self):
+        return [b.name for b in self._inputs]
+
+    @property
+    def output_names(self):
+        return [b.name for b in self._outputs]
+
+    def model_input_shape_dict(self):
+        """{input name: (shape, numpy dtype)} at the program's full (default) dims."""
+        return {b.name: (b.shape, b.dtype) for b in self._inputs}
+
+    def model_output_shape_dict(self):
+        """{output name: (shape, numpy dtype)} at the program's full (default) dims."""
+        return {b.name: (b.shape, b.dtype) for b in self._outputs}
+
+    # ---- one inference ----------------------------------------------------------------------
+
+    def run(self, input_dict, output_dict=None):
+        """Runs one inference: {input name: array} -> {output name: array}.
+
+        Arrays must have the program's dtype (TypeError otherwise) and, for regular buffers,
+        its shape (ValueError); lists and scalars are converted to the program's dtype. Input
+        arrays are read in place when C-contiguous. output_dict may give arrays to fill in
+        place; other outputs are new arrays. A failed inference raises qaicrt.Error naming its
+        QStatus."""
+        unknown = [name for name in input_dict if name not in self._by_name or not self._by_name[name].is_input]
+        if unknown:
+            raise ValueError(f"unknown input {unknown[0]!r}; the program's inputs are {self.input_names}")
+        start = time.perf_counter()
+        status, handle = self.inference_set.getAvailable()
+        if handle is None:
+            raise qaicrt.errorFor(status, "no inference handle became available")
+        try:
+            arrays, dims = self._bind(handle, input_dict, output_dict or {})
+            self.inference_set.submit(handle, next(self._request_ids))
+            status = self.inference_set.waitForCompletion(handle)
+            if status != qaicrt.QS_SUCCESS:
+                raise qaicrt.errorFor(status, f"inference failed: {handle.getErrorMessage()}")
+            results = {}
+            for b in self._outputs:
+                out = arrays[b.index]
+                if out is None:
+                    continue
+                if dims is not None:
+                    shape = tuple(handle.getOutputDims(b.index))
+                    out = out.reshape(-1)[:math.prod(shape)].reshape(shape)
+                results[b.name] = out
+        finally:
+            self.inference_set.putCompleted(handle)
+        elapsed = time.perf_counter() - start
+        with self._metrics_lock:
+            self._runs += 1
+            self._latencies.append(elapsed)
+        return results
+
+    def _input_array(self, b, value):
+        if not isinstance(value, np.ndarray):
+            value = np.asarray(value, dtype=b.dtype)
+        elif value.dtype != b.dtype:
+            raise TypeError(f"{b.describe()}: dtype {value.dtype}, the program expects {b.dtype}")
+        if self._simple and value.shape != b.shape:
+            raise ValueError(f"{b.describe()}: shape {value.shape}, the program expects {b.shape}")
+        return np.ascontiguousarray(value)
+
+    def _output_array(self, b, given):
+        if given is None:
+            return np.empty(b.shape, b.dtype)
+        if not isinstance(given, np.ndarray):
+            raise TypeError(f"{b.describe()}: output_dict needs a numpy array, got {type(given).__name__}")
+        if given.dtype != b.dtype:
+            raise TypeError(f"{b.describe()}: dtype {given.dtype}, the program writes {b.dtype}")
+        if given.size < b.elements or (self._simple and given.shape != b.shape):
+            raise ValueError(f"{b.describe()}: shape {given.shape}, the program writes {b.shape}")
+        if not given.flags.c_contiguous or not given.flags.writeable:
+            raise ValueError(f"{b.describe()}: the array must be C-contiguous and writable to be filled in place")
+        return given
+
+    def _bind(self, handle, input_dict, output_dict):
+        """Sets the handle's buffers (and dims) for one request. Returns the arrays by buffer
+        index and, for partial or specialized programs, the dims set (else None)."""
+        arrays = [None] * len(self._buffers)
+        for b in self._inputs:
+            value = input_dict.get(b.name)
+            if value is not None:
+                arrays[b.index] = self._input_array(b, value)
+            elif not b.droppable:
+                raise ValueError(f"{b.describe()} is missing; the program needs "
+                                 f"{[i.name for i in self._inputs if not i.droppable]}")
+        for b in self._outputs:
+            arrays[b.index] = self._output_array(b, output_dict.get(b.name))
+        if self._simple:
+            handle.setBuffers([a if a is not None else bytearray() for a in arrays])
+            for b in self._inputs:
+                if b.droppable:
+                    handle.setBufferSkipped(b.index, arrays[b.index] is None)
+            return arrays, None
+        dims = self._request_dims(arrays)
+        handle.setBuffers([a if a is not None else bytearray() for a in arrays])
+        for b in self._buffers:
+            if b.droppable:
+                handle.setBufferSkipped(b.index, arrays[b.index] is None)
+            if dims[b.index] is not None:
+                handle.setBufferDims(b.index, list(dims[b.index]))
+        return arrays, dims
+
+    def _request_dims(self, arrays):
+        """The dims of every buffer of a request to a partial or specialized program: inputs from
+        their arrays; outputs from the shape combination the inputs chose (specialized) or their
+        full dims (partial)."""
+        dims = [None] * len(self._buffers)
+        for b in self._inputs:
+            if arrays[b.index] is not None:
+                dims[b.index] = arrays[b.index].shape
+        if self._combinations > 1:
+            chosen = None
+            for k in range(self._combinations):
+                if all(dims[b.index] is None or b.allowed[k] == dims[b.index] for b in self._inputs if b.allowed):
+                    chosen = k
+                    break
+            if chosen is None:
+                for b in self._inputs:
+                    if dims[b.index] is not None and b.allowed and dims[b.index] not in b.allowed:
+                        raise ValueError(f"{b.describe()}: shape {dims[b.index]} is not one of the allowed shapes "
+                                         f"{b.allowed}")
+                raise ValueError("the inputs' shapes " +
+                                 str({b.name: dims[b.index] for b in self._inputs if dims[b.index] is not None}) +
+                                 " are not one allowed combination of the program")
+            for b in self._outputs:
+                if b.allowed:
+                    dims[b.index] = b.allowed[chosen]
+        return dims
+
+    # ---- throughput -------------------------------------------------------------------------
+
+    def run_benchmark(self, num_inferences=None, inf_time=None, input_dict=None):
+        """Keeps every inference handle of the set busy until num_inferences completed or
+        inf_time seconds passed (default: 40 inferences, as qaic-runner's -n), with input_dict
+        or random inputs (floats in [0, 1), integers in [0, 16), as qaic-runner's), then prints
+        qaic-runner's Stats lines. Returns (inferences completed, inferences/s x batch size,
+        seconds, batch size)."""
+        if num_inferences is None and inf_time is None:
+            num_inferences = 40
+        inputs = input_dict if input_dict is not None else self._random_inputs()
+        handles = []
+        try:
+            for _ in range(self.set_size * self.num_activations):
+                status, handle = self.inference_set.getAvailable()
+                if handle is None:
+                    raise qaicrt.errorFor(status, "no inference handle became available")
+                handles.append(handle)
+                self._bind(handle, inputs, {})
+            completed, elapsed = self._keep_busy(handles, num_inferences, inf_time)
+        finally:
+            for handle in handles:
+                self.inference_set.putCompleted(handle)
+        rate = completed * self.batch_size / elapsed if elapsed > 0 else 0.0
+        print(" ---- Stats ----")
+        print(f"InferenceCnt {completed} TotalDuration {int(elapsed * 1e6)}us BatchSize {self.batch_size} "
+              f"Inf/Sec {rate:.3f}", flush=True)
+        return completed, rate, elapsed, self.batch_size
+
+    def _keep_busy(self, handles, num_inferences, inf_time):
+        """Submits on every handle, and each one again as it completes, in submission order.
+        Returns (inferences completed, seconds from the first submit to the last completion)."""
+        pending = collections.deque()
+        ids = self._request_ids
+        submitted = completed = 0
+        start = time.perf_counter()
+        deadline = start + inf_time if inf_time is not None else None
+
+        def more():
+            if num_inferences is not None and submitted >= num_inferences:
+                return False
+            return deadline is None or time.perf_counter() < deadline
+
+        for handle in handles:
+            if not more():
+                break
+            self.inference_set.submit(handle, next(ids))
+            pending.append(handle)
+            submitted += 1
+        failure = None
+        while pending:
+            handle = pending.popleft()
+            status = self.inference_set.waitForCompletion(handle)
+            if status != qaicrt.QS_SUCCESS:
+                failure = failure or (status, handle.getErrorMessage())
+            else:
+                completed += 1
+            self.inference_set.putCompleted(handle)
+            _, handle = self.inference_set.getAvailable()
+            if failure is None and more():
+                self.inference_set.submit(handle, next(ids))
+                pending.append(handle)
+                submitted += 1
+        elapsed = time.perf_counter() - start
+        if failure is not None:
+            raise qaicrt.errorFor(failure[0], f"inference failed during run_benchmark: {failure[1]}")
+        return completed, elapsed
+
+    def _random_inputs(self):
+        rng = np.random.default_rng(20261121)
+        inputs = {}
+        for b in self._inputs:
+            if b.dtype.kind == "f":
+                inputs[b.name] = rng.random(b.shape, dtype=np.float32).astype(b.dtype)
+            elif b.dtype.kind == "c":
+                inputs[b.name] = (rng.random(b.shape) + 1j * rng.random(b.shape)).astype(b.dtype)
+            else:
+                inputs[b.name] = rng.integers(0, 16, b.shape).astype(b.dtype)
+        return inputs
+
+    # ---- metrics ----------------------------------------------------------------------------
+
+    def _on_profile(self, report):
+        with self._metrics_lock:
+            for stage, mean in report.meanUs.items():
+                total, count = self._stage_totals.get(stage, (0.0, 0))
+                self._stage_totals[stage] = (total + mean * len(report.samples), count + len(report.samples))
+            self._stage_samples += len(report.samples)
+
+    def get_metrics(self):
+        """{'inferences': Session.run calls, 'latency_us': {mean, min, p50, p90, p99, max} of
+        run() over the last 10000 calls, 'stages_us': {stage: mean microseconds} of the pipeline
+        stages (seed 002) over the inferences profiled so far, run_benchmark's included,
+        'stage_samples': how many}."""
+        self._profiler.stop()  # folds the samples since the last call into the totals
+        self._profiler.start()
+        with self._metrics_lock:
+            latencies = sorted(self._latencies)
+            stages = {stage: total / count for stage, (total, count) in self._stage_totals.items() if count}
+            samples, runs = self._stage_samples, self._runs
+
+        def percentile(p):
+            return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))] * 1e6
+
+        latency = {}
+        if latencies:
+            latency = {"mean": sum(latencies) / len(latencies) * 1e6, "min": latencies[0] * 1e6,
+                       "p50": percentile(50), "p90": percentile(90), "p99": percentile(99),
+                       "max": latencies[-1] * 1e6}
+        ordered = {name: stages[name] for name, _ in STAGES if name in stages}
+        return {"inferences": runs, "latency_us": latency, "stages_us": ordered, "stage_samples": samples}
+
+    def print_metrics(self):
+        """Prints get_metrics() with the stage lines qaic-runner prints for --aic-profiling-type latency."""
+        metrics = self.get_metrics()
+        latency = metrics["latency_us"]
+        print(f" ---- Session.run ({metrics['inferences']} calls) ----")
+        if latency:
+            print("latency          " + "  ".join(f"{k} {v:.1f}us" for k, v in latency.items()))
+        print(" ---- Latency (mean per inference) ----")
+        for stage, vendor_name in STAGES:
+            if stage in metrics["stages_us"]:
+                print(f"{vendor_name:<16} {metrics['stages_us'][stage]:10.1f}us  ({stage}, "
+                      f"{metrics['stage_samples']} samples)")
+
+    def close(self):
+        """Releases the device now (deactivates the program); the session is unusable after."""
+        self._profiler = None
+        self.inference_set = None
+        self.context = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
