@@ -102,10 +102,16 @@ def _model_files(model):
             import onnx
         except ImportError:  # without python3-onnx only the model file itself is the key
             return files
-        proto = onnx.load(str(model), load_external_data=False)
+        try:
+            proto = onnx.load(str(model), load_external_data=False)
+        except Exception:  # not a model: qaic-exec will say what is wrong with it
+            return files
         files += [model.parent / name for name in sorted(set(_external_locations(proto.graph, onnx.TensorProto)))]
     elif model.suffix == ".json":
-        weights = json.loads(model.read_text()).get("weights")
+        try:
+            weights = json.loads(model.read_text()).get("weights")
+        except (ValueError, AttributeError):  # not an IR: qaic-exec will say so
+            return files
         if isinstance(weights, str):
             files.append(model.parent / weights)
     return [f for f in files if f.is_file()]

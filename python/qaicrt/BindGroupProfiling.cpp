@@ -151,8 +151,20 @@ Util.getDeviceInfo(id) reads what qaic-util -q prints (a missing device raises q
 with status QS_NODEV). Util() instances work too.
 )doc")
       .def(py::init<>())
-      .def_static("getDeviceIds", &rt::Util::getDeviceIds, py::call_guard<py::gil_scoped_release>())
-      .def_static("getDeviceInfo", &rt::Util::getDeviceInfo, py::arg("device"), py::call_guard<py::gil_scoped_release>());
+      .def_static("getDeviceIds",
+                  [] {
+                    std::vector<rt::QID> ids;
+                    withoutGil([&] { ids = rt::Util::getDeviceIds(); });
+                    return ids;
+                  })
+      .def_static(
+          "getDeviceInfo",
+          [](rt::QID device) {
+            rt::QDevInfo info;
+            withoutGil([&] { info = rt::Util::getDeviceInfo(device); });
+            return info;
+          },
+          py::arg("device"));
 }
 
 }  // namespace qaicrt

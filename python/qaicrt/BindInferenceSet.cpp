@@ -95,11 +95,17 @@ py::list buffersOf(const PyHandle& h, Which which) {
 struct NotifySlot {
   std::shared_ptr<SetState> state;
   std::vector<py::object> objects;  // the function and its userData
+  std::atomic<bool> done{false};    // counted out of the pending callbacks
+  void finish() {
+    if (!done.exchange(true)) callbackDone();
+  }
 };
 
 void submitWithCallback(const std::shared_ptr<SetState>& state, PyHandle& h, const py::function& fn,
                         const py::object& userData) {
+  callbackSubmitted();
   auto slot = std::shared_ptr<NotifySlot>(new NotifySlot{state, {fn, userData}}, [](NotifySlot* s) {
+    s->finish();  // never called (a failed submit, or Python gone first)
     dropPythonObjects(s->objects);
     auto held = std::move(s->state);
     delete s;
@@ -112,6 +118,7 @@ void submitWithCallback(const std::shared_ptr<SetState>& state, PyHandle& h, con
       if (!owner || objects.size() != 2) return;  // already delivered
       objects[0](handleObject(owner, handle), objects[1]);
     });
+    slot->finish();
   };
   withoutGil([&] { state->set->submit(h.handle, std::move(notify), nullptr); });
 }

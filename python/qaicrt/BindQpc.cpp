@@ -93,7 +93,7 @@ void bindQpc(py::module_& m) {
 
   py::class_<rt::QpcFile>(m, "QpcFile", "The bytes of a program container file, read by load().")
       .def(py::init<std::string, std::string>(), py::arg("basePath"), py::arg("filename") = "programqpc.bin")
-      .def("load", &rt::QpcFile::load, py::call_guard<py::gil_scoped_release>(), "Reads the file; raises qaicrt.Error naming the path.")
+      .def("load", [](rt::QpcFile& f) { withoutGil([&] { f.load(); }); }, "Reads the file; raises qaicrt.Error naming the path.")
       .def("getBuffer", [](const rt::QpcFile& f) { return py::bytes(reinterpret_cast<const char*>(f.data()), f.size()); },
            "The loaded bytes (a copy).")
       .def("size", &rt::QpcFile::size)

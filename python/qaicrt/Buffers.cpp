@@ -1,6 +1,7 @@
 // QBuffer over any C-contiguous buffer-protocol object, without a copy, and DmaBuffer as memory
 // numpy can use in place.
 #include <pybind11/numpy.h>
+#include <pybind11/stl.h>
 
 #include "Common.hpp"
 

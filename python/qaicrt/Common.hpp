@@ -57,6 +57,10 @@ SharedObject shareObject(py::object object);
 // Sets that may still have inferences in flight when the interpreter exits; the atexit hook
 // waits for them (bounded) before Python stops.
 void registerLiveSet(const std::shared_ptr<rt::InferenceSet>& set);
+// Notify callbacks submitted and not yet run: the atexit hook waits for them too (a set drains
+// before its last callbacks have been called).
+void callbackSubmitted();
+void callbackDone();
 void installExitHook();
 
 // ---- buffers (Buffers.cpp) ------------------------------------------------------------------

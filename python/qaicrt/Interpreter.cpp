@@ -25,8 +25,11 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kExitDrain = std::chrono::seconds(10);
 
 std::atomic<bool> pythonGone{false};
+std::thread::id exitThread;  // the thread that ran the exit hook (it finalizes the interpreter)
 std::atomic<int> inside{0};
 thread_local int callbackDepth = 0;
+
+std::atomic<int> pendingCallbacks{0};
 
 std::mutex releaseMutex;
 std::condition_variable releaseDone;
@@ -36,6 +39,7 @@ std::mutex liveMutex;
 std::vector<std::weak_ptr<rt::InferenceSet>> liveSets;
 
 void onExit() {
+  exitThread = std::this_thread::get_id();
   std::vector<std::shared_ptr<rt::InferenceSet>> sets;
   {
     std::lock_guard lock(liveMutex);
@@ -58,6 +62,8 @@ void onExit() {
       }
       set.reset();  // never the last reference: its Python object still holds it
     }
+    while (pendingCallbacks.load() > 0 && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::unique_lock lock(releaseMutex);
     releaseDone.wait_until(lock, deadline, [] { return releasing == 0; });
   }
@@ -75,13 +81,30 @@ bool holdsGil() {
   return current != nullptr && current->thread_id == PyThread_get_thread_ident();
 }
 
+namespace {
+// Takes the GIL back after a call made without it. A daemon thread coming back after the exit
+// hook ran would be ended by Python 3.11 inside PyEval_RestoreThread (pthread_exit through C++
+// frames, a crash at exit); it waits for the process to end instead, as it would in Python.
+void restoreGil(PyThreadState* state) {
+  if (pythonGone.load() && std::this_thread::get_id() != exitThread)
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  PyEval_RestoreThread(state);
+}
+}  // namespace
+
 void withoutGil(const std::function<void()>& work) {
-  if (holdsGil()) {
-    py::gil_scoped_release release;
+  if (!holdsGil()) {
     work();
-  } else {
-    work();
+    return;
   }
+  PyThreadState* state = PyEval_SaveThread();
+  try {
+    work();
+  } catch (...) {
+    restoreGil(state);
+    throw;
+  }
+  restoreGil(state);
 }
 
 bool inRuntimeCallback() { return callbackDepth > 0; }
@@ -152,6 +175,9 @@ void releaseSafely(std::function<void()> release) {
     releaseDone.notify_all();
   }).detach();
 }
+
+void callbackSubmitted() { pendingCallbacks.fetch_add(1); }
+void callbackDone() { pendingCallbacks.fetch_sub(1); }
 
 void registerLiveSet(const std::shared_ptr<rt::InferenceSet>& set) {
   std::lock_guard lock(liveMutex);
