@@ -5,7 +5,6 @@ import math
 import pathlib
 import threading
 import time
-import weakref
 
 import numpy as np
 
@@ -25,8 +24,11 @@ STAGES = (
 )
 # Session.run latencies kept for get_metrics' percentiles.
 _LATENCY_WINDOW = 10000
-# Inferences whose stage durations one profiling window keeps.
-_PROFILED_SAMPLES = 10000
+# run() reads the stage durations of one inference in this many (reading them costs about as
+# much as 1/10 of a tiny inference; a sample of them gives the same means).
+_STAGE_SAMPLING = 16
+# The most inferences of one run_benchmark whose stage durations are kept (memory: ~1 KiB each).
+_BENCHMARK_STAGE_SAMPLES = 50000
 
 
 class _Buffer:
@@ -112,6 +114,8 @@ class Session:
         self._inputs = [b for b in self._buffers if b.is_input]
         self._outputs = [b for b in self._buffers if not b.is_input]
         self._by_name = {b.name: b for b in self._buffers}
+        self._input_names = frozenset(b.name for b in self._inputs)
+        self._droppable = [b for b in self._buffers if b.droppable]
         # Specialized programs (more than the default shape combination): every buffer of one
         # request takes its dims from the same combination.
         self._combinations = max((len(b.allowed) for b in self._buffers), default=1)
@@ -120,13 +124,8 @@ class Session:
         self._latencies = collections.deque(maxlen=_LATENCY_WINDOW)
         self._runs = 0
         self._metrics_lock = threading.Lock()
-        self._stage_totals = {}
+        self._stage_totals = {}  # stage -> [microseconds, samples]
         self._stage_samples = 0
-        # The profiler's callback must not keep the session alive (the C++ side holds it).
-        this = weakref.ref(self)
-        self._profiler = qaicrt.ProfilingHandle(
-            self.inference_set, _PROFILED_SAMPLES, lambda report, _: this() and this()._on_profile(report))
-        self._profiler.start()
 
     # ---- the program's buffers ---------------------------------------------------------------
 
@@ -156,9 +155,9 @@ class Session:
         arrays are read in place when C-contiguous. output_dict may give arrays to fill in
         place; other outputs are new arrays. A failed inference raises qaicrt.Error naming its
         QStatus."""
-        unknown = [name for name in input_dict if name not in self._by_name or not self._by_name[name].is_input]
-        if unknown:
-            raise ValueError(f"unknown input {unknown[0]!r}; the program's inputs are {self.input_names}")
+        for name in input_dict:
+            if name not in self._input_names:
+                raise ValueError(f"unknown input {name!r}; the program's inputs are {self.input_names}")
         start = time.perf_counter()
         status, handle = self.inference_set.getAvailable()
         if handle is None:
@@ -169,15 +168,15 @@ class Session:
             status = self.inference_set.waitForCompletion(handle)
             if status != qaicrt.QS_SUCCESS:
                 raise qaicrt.errorFor(status, f"inference failed: {handle.getErrorMessage()}")
-            results = {}
-            for b in self._outputs:
-                out = arrays[b.index]
-                if out is None:
-                    continue
-                if dims is not None:
+            if self._runs % _STAGE_SAMPLING == 0:
+                self._add_stages(handle.getPerformanceCounts().items(), 1)
+            if dims is None:
+                results = {b.name: arrays[b.index] for b in self._outputs}
+            else:
+                results = {}
+                for b in self._outputs:
                     shape = tuple(handle.getOutputDims(b.index))
-                    out = out.reshape(-1)[:math.prod(shape)].reshape(shape)
-                results[b.name] = out
+                    results[b.name] = arrays[b.index].reshape(-1)[:math.prod(shape)].reshape(shape)
         finally:
             self.inference_set.putCompleted(handle)
         elapsed = time.perf_counter() - start
@@ -187,13 +186,13 @@ class Session:
         return results
 
     def _input_array(self, b, value):
-        if not isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray:
             value = np.asarray(value, dtype=b.dtype)
         elif value.dtype != b.dtype:
             raise TypeError(f"{b.describe()}: dtype {value.dtype}, the program expects {b.dtype}")
         if self._simple and value.shape != b.shape:
             raise ValueError(f"{b.describe()}: shape {value.shape}, the program expects {b.shape}")
-        return np.ascontiguousarray(value)
+        return value if value.flags.c_contiguous else np.ascontiguousarray(value)
 
     def _output_array(self, b, given):
         if given is None:
@@ -220,12 +219,15 @@ class Session:
                 raise ValueError(f"{b.describe()} is missing; the program needs "
                                  f"{[i.name for i in self._inputs if not i.droppable]}")
         for b in self._outputs:
-            arrays[b.index] = self._output_array(b, output_dict.get(b.name))
+            given = output_dict.get(b.name)
+            arrays[b.index] = np.empty(b.shape, b.dtype) if given is None else self._output_array(b, given)
         if self._simple:
-            handle.setBuffers([a if a is not None else bytearray() for a in arrays])
-            for b in self._inputs:
-                if b.droppable:
+            if self._droppable:
+                handle.setBuffers([a if a is not None else bytearray() for a in arrays])
+                for b in self._droppable:
                     handle.setBufferSkipped(b.index, arrays[b.index] is None)
+            else:
+                handle.setBuffers(arrays)
             return arrays, None
         dims = self._request_dims(arrays)
         handle.setBuffers([a if a is not None else bytearray() for a in arrays])
@@ -269,63 +271,85 @@ class Session:
         """Keeps every inference handle of the set busy until num_inferences completed or
         inf_time seconds passed (default: 40 inferences, as qaic-runner's -n), with input_dict
         or random inputs (floats in [0, 1), integers in [0, 16), as qaic-runner's), then prints
-        qaic-runner's Stats lines. Returns (inferences completed, inferences/s x batch size,
-        seconds, batch size)."""
+        qaic-runner's Stats lines. The pipeline stages of its inferences go into get_metrics().
+        Returns (inferences completed, inferences/s x batch size, seconds, batch size)."""
         if num_inferences is None and inf_time is None:
             num_inferences = 40
         inputs = input_dict if input_dict is not None else self._random_inputs()
-        handles = []
+        reports = []
+        profiler = qaicrt.ProfilingHandle(self.inference_set, min(num_inferences or _BENCHMARK_STAGE_SAMPLES,
+                                                                  _BENCHMARK_STAGE_SAMPLES),
+                                          lambda report, _: reports.append(report))
+        profiler.start()
         try:
-            for _ in range(self.set_size * self.num_activations):
-                status, handle = self.inference_set.getAvailable()
-                if handle is None:
-                    raise qaicrt.errorFor(status, "no inference handle became available")
-                handles.append(handle)
-                self._bind(handle, inputs, {})
-            completed, elapsed = self._keep_busy(handles, num_inferences, inf_time)
+            completed, elapsed = self._keep_busy(inputs, num_inferences, inf_time)
         finally:
-            for handle in handles:
-                self.inference_set.putCompleted(handle)
+            profiler.stop()
+        for report in reports:
+            self._add_stages(((stage, mean) for stage, mean in report.meanUs.items()), len(report.samples))
         rate = completed * self.batch_size / elapsed if elapsed > 0 else 0.0
         print(" ---- Stats ----")
         print(f"InferenceCnt {completed} TotalDuration {int(elapsed * 1e6)}us BatchSize {self.batch_size} "
               f"Inf/Sec {rate:.3f}", flush=True)
         return completed, rate, elapsed, self.batch_size
 
-    def _keep_busy(self, handles, num_inferences, inf_time):
-        """Submits on every handle, and each one again as it completes, in submission order.
-        Returns (inferences completed, seconds from the first submit to the last completion)."""
-        pending = collections.deque()
-        ids = self._request_ids
-        submitted = completed = 0
+    def _keep_busy(self, inputs, num_inferences, inf_time):
+        """Submits on every handle of the set, and on each again as soon as it completes, in
+        whatever order they complete (one request id for all: getCompletedId returns any of
+        them). Returns (inferences completed, seconds from the first submit to the last
+        completion)."""
+        inference_set = self.inference_set
+        handles = []
+        try:
+            for _ in range(self.set_size * self.num_activations):
+                status, handle = inference_set.getAvailable()
+                if handle is None:
+                    raise qaicrt.errorFor(status, "no inference handle became available")
+                handles.append(handle)
+                self._bind(handle, inputs, {})
+        except BaseException:
+            for handle in handles:
+                inference_set.putCompleted(handle)
+            raise
+        request = next(self._request_ids)
+        submitted = completed = in_flight = 0
+        failure = None
         start = time.perf_counter()
         deadline = start + inf_time if inf_time is not None else None
 
         def more():
-            if num_inferences is not None and submitted >= num_inferences:
+            if failure is not None or (num_inferences is not None and submitted >= num_inferences):
                 return False
             return deadline is None or time.perf_counter() < deadline
 
-        for handle in handles:
-            if not more():
-                break
-            self.inference_set.submit(handle, next(ids))
-            pending.append(handle)
-            submitted += 1
-        failure = None
-        while pending:
-            handle = pending.popleft()
-            status = self.inference_set.waitForCompletion(handle)
-            if status != qaicrt.QS_SUCCESS:
-                failure = failure or (status, handle.getErrorMessage())
-            else:
-                completed += 1
-            self.inference_set.putCompleted(handle)
-            _, handle = self.inference_set.getAvailable()
-            if failure is None and more():
-                self.inference_set.submit(handle, next(ids))
-                pending.append(handle)
+        try:
+            for handle in handles:
+                if not more():
+                    inference_set.putCompleted(handle)
+                    continue
+                inference_set.submit(handle, request)
                 submitted += 1
+                in_flight += 1
+            while in_flight:
+                status, handle = inference_set.getCompletedId(request)
+                in_flight -= 1
+                if status == qaicrt.QS_SUCCESS:
+                    completed += 1
+                elif failure is None:
+                    failure = (status, handle.getErrorMessage())
+                inference_set.putCompleted(handle)
+                if more():
+                    _, handle = inference_set.getAvailable()
+                    inference_set.submit(handle, request)
+                    submitted += 1
+                    in_flight += 1
+        finally:
+            if in_flight:  # an exception: let what is in flight finish, give every handle back
+                inference_set.waitForCompletion()
+                while in_flight:
+                    _, handle = inference_set.getCompletedId(request)
+                    inference_set.putCompleted(handle)
+                    in_flight -= 1
         elapsed = time.perf_counter() - start
         if failure is not None:
             raise qaicrt.errorFor(failure[0], f"inference failed during run_benchmark: {failure[1]}")
@@ -345,24 +369,26 @@ class Session:
 
     # ---- metrics ----------------------------------------------------------------------------
 
-    def _on_profile(self, report):
+    def _add_stages(self, means, samples):
+        """Adds `samples` inferences whose stages took `means` (stage -> microseconds, or
+        PerfCounter) on average."""
         with self._metrics_lock:
-            for stage, mean in report.meanUs.items():
-                total, count = self._stage_totals.get(stage, (0.0, 0))
-                self._stage_totals[stage] = (total + mean * len(report.samples), count + len(report.samples))
-            self._stage_samples += len(report.samples)
+            for stage, value in means:
+                mean = value.realTimeUs if isinstance(value, qaicrt.PerfCounter) else value
+                totals = self._stage_totals.setdefault(stage, [0.0, 0])
+                totals[0] += mean * samples
+                totals[1] += samples
+            self._stage_samples += samples
 
     def get_metrics(self):
         """{'inferences': Session.run calls, 'latency_us': {mean, min, p50, p90, p99, max} of
         run() over the last 10000 calls, 'stages_us': {stage: mean microseconds} of the pipeline
-        stages (seed 002) over the inferences profiled so far, run_benchmark's included,
-        'stage_samples': how many}."""
-        self._profiler.stop()  # folds the samples since the last call into the totals
-        self._profiler.start()
+        stages (seed 002), 'stage_samples': the inferences they were measured on (every
+        run_benchmark inference, up to 50000 per call, and one run() in 16)}."""
         with self._metrics_lock:
-            latencies = sorted(self._latencies)
             stages = {stage: total / count for stage, (total, count) in self._stage_totals.items() if count}
             samples, runs = self._stage_samples, self._runs
+            latencies = sorted(self._latencies)
 
         def percentile(p):
             return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))] * 1e6
@@ -390,7 +416,6 @@ class Session:
 
     def close(self):
         """Releases the device now (deactivates the program); the session is unusable after."""
-        self._profiler = None
         self.inference_set = None
         self.context = None
 

@@ -63,9 +63,9 @@ void setBuffers(PyHandle& h, const py::sequence& items, Which which) {
   BufferList list = toBufferList(items);
   const auto indices = indicesOf(*h.state, which);
   // The runtime checks the count; outputs must be writable memory, which only Python knows.
-  for (std::size_t k = 0; k < list.objects.size() && k < indices.size(); ++k) {
+  for (std::size_t k = 0; k < list.owners.size() && k < indices.size(); ++k) {
     const auto i = indices[k];
-    const auto& buffer = list.objects[k].cast<const PyQBuffer&>();
+    const PyQBuffer& buffer = *list.owners[k];
     if (!h.state->isInput[i] && !buffer.writable())
       raiseStatus(rt::QS_INVAL, "buffer '" + h.state->names[i] + "' (index " + std::to_string(i) +
                                     ") is an output, but its QBuffer is read-only (" + buffer.describe() + ")");
@@ -77,14 +77,14 @@ void setBuffers(PyHandle& h, const py::sequence& items, Which which) {
   });
   auto& owners = h.state->owners[h.handle.get()];
   owners.resize(h.state->isInput.size());
-  for (std::size_t k = 0; k < indices.size(); ++k) owners[indices[k]] = std::move(list.objects[k]);
+  for (std::size_t k = 0; k < indices.size(); ++k) owners[indices[k]] = std::move(list.owners[k]);
 }
 
 py::list buffersOf(const PyHandle& h, Which which) {
   py::list result;
   auto it = h.state->owners.find(h.handle.get());
   for (auto i : indicesOf(*h.state, which)) {
-    if (it != h.state->owners.end() && it->second[i]) result.append(it->second[i]);
+    if (it != h.state->owners.end() && it->second[i]) result.append(py::cast(it->second[i]));
     else result.append(py::none());
   }
   return result;
@@ -106,7 +106,7 @@ void submitWithCallback(const std::shared_ptr<SetState>& state, PyHandle& h, con
   callbackSubmitted();
   auto slot = std::shared_ptr<NotifySlot>(new NotifySlot{state, {fn, userData}}, [](NotifySlot* s) {
     s->finish();  // never called (a failed submit, or Python gone first)
-    dropPythonObjects(s->objects);
+    dropWithGil(s->objects);
     auto held = std::move(s->state);
     delete s;
     if (held) releaseSafely([held = std::move(held)]() mutable { held.reset(); });
@@ -155,14 +155,14 @@ those arrays in place. An output must be writable memory.
 SetState::~SetState() {
   // The runtime's set first (it waits for inferences in flight, without the GIL), then the
   // buffers it may have been using.
-  std::vector<py::object> objects;
+  std::vector<SharedQBuffer> buffers;
   for (auto& [handle, list] : owners)
-    for (auto& object : list)
-      if (object) objects.push_back(std::move(object));
+    for (auto& buffer : list)
+      if (buffer) buffers.push_back(std::move(buffer));
   owners.clear();
-  releaseSafely([set = std::move(set), objects = std::move(objects)]() mutable {
+  releaseSafely([set = std::move(set), buffers = std::move(buffers)]() mutable {
     withoutGil([&] { set.reset(); });
-    dropPythonObjects(objects);
+    dropWithGil(buffers);
   });
 }
 

@@ -43,16 +43,13 @@ std::string PyQBuffer::describe() const {
 
 BufferList toBufferList(const py::sequence& items) {
   BufferList list;
-  list.objects.reserve(items.size());
+  list.owners.reserve(items.size());
   list.buffers.reserve(items.size());
   for (const py::handle item : items) {
-    py::object object;
-    if (py::isinstance<PyQBuffer>(item))
-      object = py::reinterpret_borrow<py::object>(item);
-    else
-      object = py::cast(new PyQBuffer(py::reinterpret_borrow<py::object>(item)), py::return_value_policy::take_ownership);
-    list.buffers.push_back(object.cast<const PyQBuffer&>().qbuffer());
-    list.objects.push_back(std::move(object));
+    SharedQBuffer owner = py::isinstance<PyQBuffer>(item) ? item.cast<SharedQBuffer>()
+                                                          : std::make_shared<PyQBuffer>(py::reinterpret_borrow<py::object>(item));
+    list.buffers.push_back(owner->qbuffer());
+    list.owners.push_back(std::move(owner));
   }
   return list;
 }
@@ -99,7 +96,7 @@ py::array dmaArray(const py::object& self, const py::object& dtypeLike, const py
 }  // namespace
 
 void bindBuffers(py::module_& m) {
-  py::class_<PyQBuffer>(m, "QBuffer", py::buffer_protocol(), R"doc(
+  py::class_<PyQBuffer, SharedQBuffer>(m, "QBuffer", py::buffer_protocol(), R"doc(
 A user buffer of an inference: heap memory or a region of a DmaBuffer (seed 001's QBuffer).
 
 QBuffer(obj) shares the memory of any C-contiguous buffer-protocol object (numpy array,

@@ -19,6 +19,15 @@
 
 #include <qaic/qaic.hpp>
 
+#include "Enums.hpp"
+
+QAICRT_INT_ENUM(qaic::rt::QStatus, "QStatus")
+QAICRT_INT_ENUM(qaic::rt::QLogLevel, "QLogLevel")
+QAICRT_INT_ENUM(qaic::rt::QAicBufferDataTypeEnum, "QAicBufferDataTypeEnum")
+QAICRT_INT_ENUM(qaic::rt::QAicBufferIoTypeEnum, "QAicBufferIoTypeEnum")
+QAICRT_INT_ENUM(qaic::rt::QBufferType, "QBufferType")
+QAICRT_INT_ENUM(qaic::rt::ProfilingType, "ProfilingType")
+
 namespace qaicrt {
 
 namespace py = pybind11;
@@ -45,9 +54,18 @@ bool inRuntimeCallback();
 // owns the thread would join the thread itself), on a short-lived thread that the interpreter's
 // exit waits for.
 void releaseSafely(std::function<void()> release);
-// Drops Python references without the GIL: takes it when the interpreter is alive, leaks them
-// once it is shutting down (no Python code may run then).
-void dropPythonObjects(std::vector<py::object>& objects);
+// Runs `work` with the GIL (taken when this thread lacks it); false, without running it, once
+// the interpreter is shutting down.
+bool runWithGil(const char* where, const std::function<void()>& work);
+// Drops objects that hold Python references, from any thread: with the GIL while the interpreter
+// is alive, else leaked (no reference count may change once it is shutting down).
+template <typename T>
+void dropWithGil(std::vector<T>& objects) {
+  if (objects.empty()) return;
+  if (!runWithGil("qaicrt: releasing Python objects", [&] { objects.clear(); }))
+    new std::vector<T>(std::move(objects));  // deliberately never freed
+  objects.clear();
+}
 
 // A Python object that runtime threads may copy and drop without the GIL (inside a
 // std::function): the last reference takes the GIL to release it.
@@ -91,10 +109,11 @@ class PyQBuffer {
   bool writable_ = true;
 };
 
-// A sequence of QBuffer or buffer-protocol objects as Python QBuffer objects (each item wrapped
-// once) and the runtime's QBuffers.
+// A sequence of QBuffer or buffer-protocol objects as QBuffers (objects wrapped without creating
+// Python objects: this runs for every inference) and the runtime's QBuffers.
+using SharedQBuffer = std::shared_ptr<PyQBuffer>;
 struct BufferList {
-  std::vector<py::object> objects;  // qaicrt.QBuffer instances
+  std::vector<SharedQBuffer> owners;
   std::vector<rt::QBuffer> buffers;
 };
 BufferList toBufferList(const py::sequence& items);
@@ -134,7 +153,7 @@ struct SetState {
   std::shared_ptr<rt::Qpc> qpc;
   std::vector<bool> isInput;  // per buffer index, from the program's mappings
   std::vector<std::string> names;
-  std::unordered_map<const rt::InferenceHandle*, std::vector<py::object>> owners;  // GIL guarded
+  std::unordered_map<const rt::InferenceHandle*, std::vector<SharedQBuffer>> owners;  // GIL guarded
   ~SetState();
 };
 

@@ -9,7 +9,6 @@ struct ExceptionTypes {
   PyObject* error = nullptr;     // qaicrt.Error
   PyObject* invalid = nullptr;   // qaicrt.InvalidArgumentError
   PyObject* timedOut = nullptr;  // qaicrt.TimedOutError
-  PyObject* status = nullptr;    // qaicrt.QStatus
 };
 // Created once at import and never released (module-lifetime types).
 ExceptionTypes types;
@@ -35,7 +34,7 @@ PyObject* typeFor(rt::QStatus status) {
 py::object errorFor(rt::QStatus status, const std::string& message) {
   py::object type = py::reinterpret_borrow<py::object>(typeFor(status));
   py::object error = type(std::string(rt::statusName(status)) + ": " + message);
-  error.attr("status") = py::reinterpret_borrow<py::object>(types.status)(static_cast<int>(status));
+  error.attr("status") = py::cast(status);
   error.attr("message") = message;
   return error;
 }
@@ -53,7 +52,6 @@ void setError(rt::QStatus status, const std::string& message) {
 }
 
 void bindErrors(py::module_& m) {
-  types.status = py::object(m.attr("QStatus")).release().ptr();  // bound before (Module.cpp)
   types.error = newException(m, "Error", PyExc_RuntimeError,
                              "A libqaic error: .status is the QStatus, .message the runtime's message "
                              "(naming the buffer, field or device); str() is 'QS_NAME: message'.");

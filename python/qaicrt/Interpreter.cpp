@@ -134,24 +134,19 @@ bool enterPython(const char* where, const std::function<void()>& body) {
 
 void callPython(const char* where, const std::function<void()>& body) { enterPython(where, body); }
 
-void dropPythonObjects(std::vector<py::object>& objects) {
-  if (objects.empty()) return;
+bool runWithGil(const char* where, const std::function<void()>& work) {
   if (holdsGil()) {
-    objects.clear();
-    return;
+    work();
+    return true;
   }
-  if (!enterPython("qaicrt: releasing Python objects", [&] { objects.clear(); })) {
-    // The interpreter is going away: no reference count may change any more.
-    for (auto& object : objects) object.release();
-    objects.clear();
-  }
+  return enterPython(where, work);
 }
 
 SharedObject shareObject(py::object object) {
   return SharedObject(new py::object(std::move(object)), [](py::object* pointer) {
     std::vector<py::object> objects;
     objects.push_back(std::move(*pointer));
-    dropPythonObjects(objects);
+    dropWithGil(objects);
     delete pointer;
   });
 }

@@ -166,7 +166,7 @@ def test_exit_with_inferences_and_callbacks_in_flight_delivers_them_and_does_not
     properties = qaicrt.InferenceSetProperties()
     inference_set = qaicrt.InferenceSet(context, qpc, 0, 8, 2, properties)
     def notify(handle, data):
-        say("delivered", data, handle.getStatus())
+        say("delivered", data, handle.getStatus().name)
     for k in range(16):
         status, handle = inference_set.getAvailable()
         handle.setBuffers([a, b, np.zeros((1, 256), np.float32)])
@@ -180,7 +180,7 @@ def test_exit_with_inferences_and_callbacks_in_flight_delivers_them_and_does_not
     lines = result.stdout.splitlines()
     assert "exiting" in lines
     assert sorted(int(l.split()[1]) for l in lines if l.startswith("delivered")) == list(range(1, 16, 2))
-    assert all(l.endswith("QStatus.QS_SUCCESS") for l in lines if l.startswith("delivered"))
+    assert all(l.endswith(" QS_SUCCESS") for l in lines if l.startswith("delivered"))
     assert took < 60
 
 
@@ -197,7 +197,7 @@ def test_exit_with_a_hung_device_and_a_waiting_thread_does_not_hang(emulator, ad
         for k in range(2):
             status, handle = inference_set.getAvailable()
             handle.setBuffers([a, b, np.zeros((1, 256), np.float32)])
-            inference_set.submit(handle, lambda h, d: say("completed", h.getStatus()))
+            inference_set.submit(handle, lambda h, d: say("completed", h.getStatus().name))
         # A daemon thread blocked in the runtime when the interpreter goes away.
         threading.Thread(target=lambda: inference_set.getAvailable(2_000_000), daemon=True).start()
         say("exiting")
@@ -205,5 +205,5 @@ def test_exit_with_a_hung_device_and_a_waiting_thread_does_not_hang(emulator, ad
     finally:
         hang.write_text("0")
     assert result.returncode == 0, result.stderr
-    assert "exiting" in result.stdout and result.stdout.count("completed QStatus.QS_TIMEDOUT") == 2, result.stdout
+    assert "exiting" in result.stdout and result.stdout.count("completed QS_TIMEDOUT") == 2, result.stdout
     assert took < 60
