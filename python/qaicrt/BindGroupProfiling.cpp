@@ -60,7 +60,12 @@ the group registered under it; release() unregisters it.
       .def("disable", [](PyGroup& g) { withoutGil([&] { g.group->disable(); }); },
            "Waits for inferences in flight, then deactivates.")
       .def("release", [](PyGroup& g) { withoutGil([&] { g.group->release(); }); })
-      .def("isEnabled", [](const PyGroup& g) { return g.group->isEnabled(); })
+      .def("isEnabled",
+           [](const PyGroup& g) {
+             bool enabled = false;
+             withoutGil([&] { enabled = g.group->isEnabled(); });
+             return enabled;
+           })
       .def("getName", [](const PyGroup& g) { return g.group->getName(); });
 
   py::class_<rt::ProfilingSample>(m, "ProfilingSample")

@@ -20,6 +20,13 @@ struct PyHandle {
   rt::shInferenceHandle handle;
 };
 
+// The handle's own lock is taken by the runtime's threads too: never wait for it with the GIL.
+uint64_t requestIdOf(const PyHandle& h) {
+  uint64_t id = 0;
+  withoutGil([&] { id = h.handle->getId(); });
+  return id;
+}
+
 py::object handleObject(const std::shared_ptr<SetState>& state, rt::shInferenceHandle handle) {
   if (!handle) return py::none();
   return py::cast(PyHandle{state, std::move(handle)});
@@ -219,7 +226,7 @@ void bindInferenceSet(py::module_& m) {
              return dims;
            },
            py::arg("bufferIndex"), "Dims of an output after completion.")
-      .def("getId", [](const PyHandle& h) { return h.handle->getId(); }, "The requestId of the last submit().")
+      .def("getId", &requestIdOf, "The requestId of the last submit().")
       .def("getStatus",
            [](const PyHandle& h) {
              rt::QStatus status;
@@ -244,7 +251,7 @@ void bindInferenceSet(py::module_& m) {
            "'5. output postprocessing').")
       .def("__eq__", [](const PyHandle& a, const PyHandle& b) { return a.handle == b.handle; })
       .def("__hash__", [](const PyHandle& h) { return std::hash<const void*>()(h.handle.get()); })
-      .def("__repr__", [](const PyHandle& h) { return "InferenceHandle(id=" + std::to_string(h.handle->getId()) + ")"; });
+      .def("__repr__", [](const PyHandle& h) { return "InferenceHandle(id=" + std::to_string(requestIdOf(h)) + ")"; });
 
   py::class_<SetState, std::shared_ptr<SetState>>(m, "InferenceSet", kSetDoc)
       .def(py::init(&makeSet), py::arg("context"), py::arg("qpc"), py::arg("device"), py::arg("setSize"),

@@ -108,19 +108,17 @@ container raises qaicrt.Error naming the file and field. The Qpc is a read-only 
 container's bytes.
 )doc")
       .def(py::init(&openQpc), py::arg("basePath"), py::arg("filename") = "programqpc.bin")
-      .def_static("Factory", &openQpc, py::arg("basePath"), py::arg("filename") = "programqpc.bin",
-                  "The same as Qpc(basePath, filename).")
       .def_static(
           "Factory",
           [](const py::buffer& data) {
-            const py::buffer_info info = data.request();
+            const PyQBuffer bytes(data);  // C-contiguous, or a ValueError
             std::shared_ptr<rt::Qpc> qpc;
-            withoutGil([&] {
-              qpc = rt::Qpc::Factory(static_cast<const uint8_t*>(info.ptr), static_cast<std::size_t>(info.size * info.itemsize));
-            });
+            withoutGil([&] { qpc = rt::Qpc::Factory(bytes.qbuffer().buf, bytes.qbuffer().size); });
             return qpc;
           },
-          py::arg("data"), "A container from the bytes of `data` (copied).")
+          py::arg("data"), "A container from the bytes of `data` (copied); bytes, bytearray, numpy arrays...")
+      .def_static("Factory", &openQpc, py::arg("basePath"), py::arg("filename") = "programqpc.bin",
+                  "The same as Qpc(basePath, filename).")
       .def("getInfo", &rt::Qpc::getInfo, py::return_value_policy::reference_internal)
       .def("getBufferMappings", &rt::Qpc::getBufferMappings, "Every user buffer, in IO-descriptor order.")
       .def("getBufferMappingsV2", &rt::Qpc::getBufferMappingsV2, "The same with IoShapes and selective-IO flags.")
