@@ -8,7 +8,7 @@ import tempfile
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
-from qaic_processes import Emulator, run  # noqa: E402  (shared with tests/python)
+from qaic_processes import Emulator, python_environment, run  # noqa: E402  (shared with tests/python)
 
 BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
 SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", ".")).resolve()

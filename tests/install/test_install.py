@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from conftest import BUILD, SOURCE, TOOLS, install, multiarch, run
+from conftest import BUILD, SOURCE, TOOLS, install, multiarch, python_environment, run
 
 
 def files_under(root):
@@ -69,7 +69,7 @@ def test_python_lands_on_debians_path_for_the_prefix_and_uses_the_prefix(prefix)
     resolved = next(l for l in ldd.splitlines() if "libqaic.so.1" in l).split("=>")[1].split("(")[0].strip()
     assert pathlib.Path(resolved).resolve() == (prefix / "lib" / multiarch() / "libqaic.so.1.1.0").resolve(), ldd
     found = run([sys.executable, "-c", "import qaic, qaicrt; print(qaic.find_qaic_exec()); print(qaicrt.__version__)"],
-                env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}).stdout.split()
+                env=python_environment(BUILD, {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})).stdout.split()
     assert found[0] == str((prefix / "bin/qaic-exec").resolve()) and found[1] == run([prefix / "bin/qaic-exec", "--version"]).stdout.split()[-1]
     # Under /usr, the package's path.
     stage = pathlib.Path(tempfile.mkdtemp(prefix="qaic-destdir."))

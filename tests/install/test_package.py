@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from conftest import BUILD, SOURCE, Emulator, multiarch, run
+from conftest import BUILD, SOURCE, Emulator, multiarch, python_environment, run
 
 PACKAGES = ["libqaic1", "libqaic-dev", "qaic-tools", "qaicd", "qaic-emu", "python3-qaic"]
 SITE = "/usr/lib/python3/dist-packages"
@@ -141,7 +141,7 @@ def test_tools_work_from_a_scratch_root(debs):
                   "session = qaic.Session(sys.argv[1], cache_dir=sys.argv[2])\n"
                   "print(session.run({'image': numpy.zeros((1, 3, 16, 16), numpy.float32)})['probs'].shape)\n")
         python = run([sys.executable, "-c", script, SOURCE / "examples/smallcnn/smallcnn.json", root / "cache"],
-                     env=dict(env, PYTHONPATH=str(site))).stdout.splitlines()
+                     env=python_environment(BUILD, dict(env, PYTHONPATH=str(site)))).stdout.splitlines()
         assert python == [str(root / "usr/bin/qaic-exec"), "(1, 10)"]
     finally:
         if emu:

@@ -21,6 +21,25 @@ def run(cmd, check=True, **kwargs):
     return result
 
 
+def python_environment(build, env=None):
+    """The environment for /usr/bin/python3 to import a build tree's qaicrt (or one installed from
+    it): an AddressSanitizer build needs ASan's runtime, and libstdc++ with it, preloaded into the
+    uninstrumented interpreter (as tests/python/CMakeLists.txt does for its tests)."""
+    env = dict(os.environ if env is None else env)
+    cache = pathlib.Path(build) / "CMakeCache.txt"
+    values = {}  # NAME:TYPE=value lines
+    for line in cache.read_text().splitlines() if cache.exists() else []:
+        key, equals, value = line.partition("=")
+        if equals and ":" in key:
+            values[key.split(":", 1)[0]] = value
+    if "address" in values.get("QAIC_SANITIZE", ""):
+        compiler = values["CMAKE_CXX_COMPILER"]
+        libraries = [run([compiler, f"-print-file-name={name}"]).stdout.strip() for name in ("libasan.so", "libstdc++.so")]
+        env["LD_PRELOAD"] = " ".join(libraries)
+        env["ASAN_OPTIONS"] = "detect_leaks=0"
+    return env
+
+
 def stop_process(pid, seconds=10):
     """SIGTERM, then SIGKILL when `pid` has not exited within `seconds`."""
     try:
