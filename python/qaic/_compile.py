@@ -6,6 +6,7 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
+from typing import Any, Mapping, Optional, Union
 
 # What Session's compile options become on qaic-exec's command line.
 _FLAG_OPTIONS = {"convert_to_fp16": "-convert-to-fp16"}
@@ -20,7 +21,7 @@ class CompileError(RuntimeError):
     """qaic-exec could not compile the model; the message carries its own."""
 
 
-def find_qaic_exec():
+def find_qaic_exec() -> pathlib.Path:
     """qaic-exec: $QAIC_EXEC, else bin/qaic-exec of the tree this package lies in (the build
     tree's build/python/qaic, or <prefix>/lib/python3/dist-packages/qaic), else PATH."""
     explicit = os.environ.get("QAIC_EXEC")
@@ -138,7 +139,8 @@ def default_cache_dir():
     return pathlib.Path(base) / "qaic"
 
 
-def compile_model(model, options, cache_dir=None):
+def compile_model(model: Union[str, os.PathLike], options: Mapping[str, Any],
+                  cache_dir: Optional[Union[str, os.PathLike]] = None) -> pathlib.Path:
     """The directory of `model` compiled with `options`, compiled now unless the cache has it.
 
     The entry appears atomically (compiled into a temporary directory, then renamed), so

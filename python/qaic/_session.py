@@ -2,9 +2,11 @@
 import collections
 import itertools
 import math
+import os
 import pathlib
 import threading
 import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -71,10 +73,14 @@ class Session:
     may call run() at once (up to set_size x num_activations inferences in flight).
     """
 
-    def __init__(self, model_path, dev_id=0, num_activations=1, set_size=10, *, cache_dir=None, options_path=None,
-                 aic_num_cores=None, convert_to_fp16=False, onnx_define_symbol=None, batchsize=None,
-                 stats_batchsize=None, compile_options=(), num_threads_per_queue=None, data_path_timeout_ms=None,
-                 submit_num_retries=None, log_level=qaicrt.QL_WARN):
+    def __init__(self, model_path: Union[str, os.PathLike], dev_id: int = 0, num_activations: int = 1,
+                 set_size: int = 10, *, cache_dir: Optional[Union[str, os.PathLike]] = None,
+                 options_path: Optional[Union[str, os.PathLike]] = None, aic_num_cores: Optional[int] = None,
+                 convert_to_fp16: bool = False, onnx_define_symbol: Optional[Mapping[str, int]] = None,
+                 batchsize: Optional[int] = None, stats_batchsize: Optional[int] = None,
+                 compile_options: Sequence[str] = (), num_threads_per_queue: Optional[int] = None,
+                 data_path_timeout_ms: Optional[int] = None, submit_num_retries: Optional[int] = None,
+                 log_level: qaicrt.QLogLevel = qaicrt.QL_WARN) -> None:
         path = pathlib.Path(model_path)
         options = dict(aic_num_cores=aic_num_cores, convert_to_fp16=convert_to_fp16,
                        onnx_define_symbol=onnx_define_symbol, batchsize=batchsize, stats_batchsize=stats_batchsize,
@@ -130,24 +136,25 @@ class Session:
     # ---- the program's buffers ---------------------------------------------------------------
 
     @property
-    def input_names(self):
+    def input_names(self) -> List[str]:
         return [b.name for b in self._inputs]
 
     @property
-    def output_names(self):
+    def output_names(self) -> List[str]:
         return [b.name for b in self._outputs]
 
-    def model_input_shape_dict(self):
+    def model_input_shape_dict(self) -> Dict[str, Tuple[Tuple[int, ...], np.dtype]]:
         """{input name: (shape, numpy dtype)} at the program's full (default) dims."""
         return {b.name: (b.shape, b.dtype) for b in self._inputs}
 
-    def model_output_shape_dict(self):
+    def model_output_shape_dict(self) -> Dict[str, Tuple[Tuple[int, ...], np.dtype]]:
         """{output name: (shape, numpy dtype)} at the program's full (default) dims."""
         return {b.name: (b.shape, b.dtype) for b in self._outputs}
 
     # ---- one inference ----------------------------------------------------------------------
 
-    def run(self, input_dict, output_dict=None):
+    def run(self, input_dict: Mapping[str, Any],
+            output_dict: Optional[Mapping[str, np.ndarray]] = None) -> Dict[str, np.ndarray]:
         """Runs one inference: {input name: array} -> {output name: array}.
 
         Arrays must have the program's dtype (TypeError otherwise) and, for regular buffers,
@@ -267,7 +274,8 @@ class Session:
 
     # ---- throughput -------------------------------------------------------------------------
 
-    def run_benchmark(self, num_inferences=None, inf_time=None, input_dict=None):
+    def run_benchmark(self, num_inferences: Optional[int] = None, inf_time: Optional[float] = None,
+                      input_dict: Optional[Mapping[str, Any]] = None) -> Tuple[int, float, float, int]:
         """Keeps every inference handle of the set busy until num_inferences completed or
         inf_time seconds passed (default: 40 inferences, as qaic-runner's -n), with input_dict
         or random inputs (floats in [0, 1), integers in [0, 16), as qaic-runner's), then prints
@@ -380,7 +388,7 @@ class Session:
                 totals[1] += samples
             self._stage_samples += samples
 
-    def get_metrics(self):
+    def get_metrics(self) -> Dict[str, Any]:
         """{'inferences': Session.run calls, 'latency_us': {mean, min, p50, p90, p99, max} of
         run() over the last 10000 calls, 'stages_us': {stage: mean microseconds} of the pipeline
         stages (seed 002), 'stage_samples': the inferences they were measured on (every
@@ -401,7 +409,7 @@ class Session:
         ordered = {name: stages[name] for name, _ in STAGES if name in stages}
         return {"inferences": runs, "latency_us": latency, "stages_us": ordered, "stage_samples": samples}
 
-    def print_metrics(self):
+    def print_metrics(self) -> None:
         """Prints get_metrics() with the stage lines qaic-runner prints for --aic-profiling-type latency."""
         metrics = self.get_metrics()
         latency = metrics["latency_us"]
@@ -414,12 +422,12 @@ class Session:
                 print(f"{vendor_name:<16} {metrics['stages_us'][stage]:10.1f}us  ({stage}, "
                       f"{metrics['stage_samples']} samples)")
 
-    def close(self):
+    def close(self) -> None:
         """Releases the device now (deactivates the program); the session is unusable after."""
         self.inference_set = None
         self.context = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Session":
         return self
 
     def __exit__(self, *exc):

@@ -84,9 +84,10 @@ bool holdsGil() {
 namespace {
 // Takes the GIL back after a call made without it. A daemon thread coming back after the exit
 // hook ran would be ended by Python 3.11 inside PyEval_RestoreThread (pthread_exit through C++
-// frames, a crash at exit); it waits for the process to end instead, as it would in Python.
+// frames, a crash at exit); it waits for the process to end instead, as it would in Python. A
+// runtime thread inside a callback goes on: the exit hook waits for it to leave Python.
 void restoreGil(PyThreadState* state) {
-  if (pythonGone.load() && std::this_thread::get_id() != exitThread)
+  if (pythonGone.load() && callbackDepth == 0 && std::this_thread::get_id() != exitThread)
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   PyEval_RestoreThread(state);
 }
