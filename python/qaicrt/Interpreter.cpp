@@ -25,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kExitDrain = std::chrono::seconds(10);
 
 std::atomic<bool> pythonGone{false};
-std::thread::id exitThread;  // the thread that ran the exit hook (it finalizes the interpreter)
+std::atomic<std::thread::id> exitThread;  // the thread that ran the exit hook (it finalizes the interpreter)
 std::atomic<int> inside{0};
 thread_local int callbackDepth = 0;
 
@@ -60,7 +60,7 @@ void onExit() {
       } catch (...) {
         // A set shutting down meanwhile has nothing left to wait for.
       }
-      set.reset();  // never the last reference: its Python object still holds it
+      set.reset();  // if this was the last reference the set ends here, without the GIL, as it must
     }
     while (pendingCallbacks.load() > 0 && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -87,7 +87,7 @@ namespace {
 // frames, a crash at exit); it waits for the process to end instead, as it would in Python. A
 // runtime thread inside a callback goes on: the exit hook waits for it to leave Python.
 void restoreGil(PyThreadState* state) {
-  if (pythonGone.load() && callbackDepth == 0 && std::this_thread::get_id() != exitThread)
+  if (pythonGone.load() && callbackDepth == 0 && std::this_thread::get_id() != exitThread.load())
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   PyEval_RestoreThread(state);
 }
