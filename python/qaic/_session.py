@@ -166,26 +166,20 @@ class Session:
             if name not in self._input_names:
                 raise ValueError(f"unknown input {name!r}; the program's inputs are {self.input_names}")
         start = time.perf_counter()
-        status, handle = self.inference_set.getAvailable()
-        if handle is None:
-            raise qaicrt.errorFor(status, "no inference handle became available")
-        try:
-            arrays, dims = self._bind(handle, input_dict, output_dict or {})
-            self.inference_set.submit(handle, next(self._request_ids))
-            status = self.inference_set.waitForCompletion(handle)
-            if status != qaicrt.QS_SUCCESS:
-                raise qaicrt.errorFor(status, f"inference failed: {handle.getErrorMessage()}")
-            if self._runs % _STAGE_SAMPLING == 0:
-                self._add_stages(handle.getPerformanceCounts().items(), 1)
-            if dims is None:
-                results = {b.name: arrays[b.index] for b in self._outputs}
-            else:
-                results = {}
-                for b in self._outputs:
-                    shape = tuple(handle.getOutputDims(b.index))
-                    results[b.name] = arrays[b.index].reshape(-1)[:math.prod(shape)].reshape(shape)
-        finally:
-            self.inference_set.putCompleted(handle)
+        arrays, dims, skipped = self._prepare(input_dict, output_dict or {})
+        # One call through the bindings: getAvailable, setBuffers, setBufferDims,
+        # setBufferSkipped, submit, waitForCompletion, putCompleted.
+        status, message, produced, counts = self.inference_set._runSync(
+            arrays, next(self._request_ids), dims, skipped, dims is not None, self._runs % _STAGE_SAMPLING == 0)
+        if status != qaicrt.QS_SUCCESS:
+            raise qaicrt.errorFor(status, f"inference failed: {message}")
+        if counts is not None:
+            self._add_stages(counts.items(), 1)
+        if produced is None:
+            results = {b.name: arrays[b.index] for b in self._outputs}
+        else:
+            results = {b.name: arrays[b.index].reshape(-1)[:math.prod(produced[b.index])].reshape(produced[b.index])
+                       for b in self._outputs}
         elapsed = time.perf_counter() - start
         with self._metrics_lock:
             self._runs += 1
@@ -214,9 +208,11 @@ class Session:
             raise ValueError(f"{b.describe()}: the array must be C-contiguous and writable to be filled in place")
         return given
 
-    def _bind(self, handle, input_dict, output_dict):
-        """Sets the handle's buffers (and dims) for one request. Returns the arrays by buffer
-        index and, for partial or specialized programs, the dims set (else None)."""
+    def _prepare(self, input_dict, output_dict):
+        """The buffers of one request, by buffer index (an empty bytearray for a dropped input),
+        and for the handle: the dims of each buffer (None where the default holds; None for a
+        program without partial or specialized buffers) and whether each droppable buffer is
+        left out (None for the others; None without droppable buffers)."""
         arrays = [None] * len(self._buffers)
         for b in self._inputs:
             value = input_dict.get(b.name)
@@ -228,30 +224,37 @@ class Session:
         for b in self._outputs:
             given = output_dict.get(b.name)
             arrays[b.index] = np.empty(b.shape, b.dtype) if given is None else self._output_array(b, given)
-        if self._simple:
-            if self._droppable:
-                handle.setBuffers([a if a is not None else bytearray() for a in arrays])
-                for b in self._droppable:
-                    handle.setBufferSkipped(b.index, arrays[b.index] is None)
-            else:
-                handle.setBuffers(arrays)
-            return arrays, None
-        dims = self._request_dims(arrays)
-        handle.setBuffers([a if a is not None else bytearray() for a in arrays])
-        for b in self._buffers:
-            if b.droppable:
-                handle.setBufferSkipped(b.index, arrays[b.index] is None)
-            if dims[b.index] is not None:
-                handle.setBufferDims(b.index, list(dims[b.index]))
-        return arrays, dims
+        skipped = None
+        if self._droppable:
+            skipped = [None] * len(self._buffers)
+            for b in self._droppable:
+                skipped[b.index] = arrays[b.index] is None
+                if arrays[b.index] is None:
+                    arrays[b.index] = bytearray()
+        dims = None
+        if not self._simple:
+            dims = [list(d) if d is not None else None for d in self._request_dims(arrays, skipped)]
+        return arrays, dims, skipped
 
-    def _request_dims(self, arrays):
+    def _bind(self, handle, input_dict, output_dict):
+        """Sets a handle's buffers, dims and dropped buffers for a request; returns the arrays."""
+        arrays, dims, skipped = self._prepare(input_dict, output_dict)
+        handle.setBuffers(arrays)
+        for index, value in enumerate(dims or []):
+            if value is not None:
+                handle.setBufferDims(index, value)
+        for index, value in enumerate(skipped or []):
+            if value is not None:
+                handle.setBufferSkipped(index, value)
+        return arrays
+
+    def _request_dims(self, arrays, skipped):
         """The dims of every buffer of a request to a partial or specialized program: inputs from
         their arrays; outputs from the shape combination the inputs chose (specialized) or their
         full dims (partial)."""
         dims = [None] * len(self._buffers)
         for b in self._inputs:
-            if arrays[b.index] is not None:
+            if not (skipped and skipped[b.index]):
                 dims[b.index] = arrays[b.index].shape
         if self._combinations > 1:
             chosen = None
@@ -302,10 +305,9 @@ class Session:
         return completed, rate, elapsed, self.batch_size
 
     def _keep_busy(self, inputs, num_inferences, inf_time):
-        """Submits on every handle of the set, and on each again as soon as it completes, in
-        whatever order they complete (one request id for all: getCompletedId returns any of
-        them). Returns (inferences completed, seconds from the first submit to the last
-        completion)."""
+        """Binds the request to every handle of the set, then keeps them all busy in
+        InferenceSet._keepBusy (the GIL given up throughout: the figure is the program's
+        throughput, not the interpreter's). Returns (inferences completed, seconds)."""
         inference_set = self.inference_set
         handles = []
         try:
@@ -319,48 +321,11 @@ class Session:
             for handle in handles:
                 inference_set.putCompleted(handle)
             raise
-        request = next(self._request_ids)
-        submitted = completed = in_flight = 0
-        failure = None
-        start = time.perf_counter()
-        deadline = start + inf_time if inf_time is not None else None
-
-        def more():
-            if failure is not None or (num_inferences is not None and submitted >= num_inferences):
-                return False
-            return deadline is None or time.perf_counter() < deadline
-
-        try:
-            for handle in handles:
-                if not more():
-                    inference_set.putCompleted(handle)
-                    continue
-                inference_set.submit(handle, request)
-                submitted += 1
-                in_flight += 1
-            while in_flight:
-                status, handle = inference_set.getCompletedId(request)
-                in_flight -= 1
-                if status == qaicrt.QS_SUCCESS:
-                    completed += 1
-                elif failure is None:
-                    failure = (status, handle.getErrorMessage())
-                inference_set.putCompleted(handle)
-                if more():
-                    _, handle = inference_set.getAvailable()
-                    inference_set.submit(handle, request)
-                    submitted += 1
-                    in_flight += 1
-        finally:
-            if in_flight:  # an exception: let what is in flight finish, give every handle back
-                inference_set.waitForCompletion()
-                while in_flight:
-                    _, handle = inference_set.getCompletedId(request)
-                    inference_set.putCompleted(handle)
-                    in_flight -= 1
-        elapsed = time.perf_counter() - start
-        if failure is not None:
-            raise qaicrt.errorFor(failure[0], f"inference failed during run_benchmark: {failure[1]}")
+        # Session waits for handles, never by request id: the ids only label the requests.
+        completed, elapsed, status, message = inference_set._keepBusy(handles, next(self._request_ids),
+                                                                      num_inferences, inf_time)
+        if status != qaicrt.QS_SUCCESS:
+            raise qaicrt.errorFor(status, f"inference failed during run_benchmark: {message}")
         return completed, elapsed
 
     def _random_inputs(self):

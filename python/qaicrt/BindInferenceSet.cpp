@@ -2,6 +2,15 @@
 // API returns (with the handle, as a tuple, where C++ fills one in); misuse raises qaicrt.Error.
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
 #include "Common.hpp"
 
 namespace qaicrt {
@@ -66,17 +75,21 @@ std::vector<std::size_t> indicesOf(const SetState& state, Which which) {
   return indices;
 }
 
-void setBuffers(PyHandle& h, const py::sequence& items, Which which) {
-  BufferList list = toBufferList(items);
-  const auto indices = indicesOf(*h.state, which);
-  // The runtime checks the count; outputs must be writable memory, which only Python knows.
+// The runtime checks the count; outputs must be writable memory, which only Python knows.
+void checkWritable(const SetState& state, const BufferList& list, const std::vector<std::size_t>& indices) {
   for (std::size_t k = 0; k < list.owners.size() && k < indices.size(); ++k) {
     const auto i = indices[k];
     const PyQBuffer& buffer = *list.owners[k];
-    if (!h.state->isInput[i] && !buffer.writable())
-      raiseStatus(rt::QS_INVAL, "buffer '" + h.state->names[i] + "' (index " + std::to_string(i) +
+    if (!state.isInput[i] && !buffer.writable())
+      raiseStatus(rt::QS_INVAL, "buffer '" + state.names[i] + "' (index " + std::to_string(i) +
                                     ") is an output, but its QBuffer is read-only (" + buffer.describe() + ")");
   }
+}
+
+void setBuffers(PyHandle& h, const py::sequence& items, Which which) {
+  BufferList list = toBufferList(items);
+  const auto indices = indicesOf(*h.state, which);
+  checkWritable(*h.state, list, indices);
   withoutGil([&] {
     if (which == Which::All) h.handle->setBuffers(list.buffers);
     else if (which == Which::Inputs) h.handle->setInputBuffers(list.buffers);
@@ -128,6 +141,146 @@ void submitWithCallback(const std::shared_ptr<SetState>& state, PyHandle& h, con
     slot->finish();
   };
   withoutGil([&] { state->set->submit(h.handle, std::move(notify), nullptr); });
+}
+
+// qaic.Session.run's fast path, not part of seed 001's API: getAvailable, setBuffers (with dims
+// and dropped buffers), submit, waitForCompletion and putCompleted in one call that gives the GIL
+// up once, the same public calls a C++ program makes. Returns (status, error message, output dims
+// by buffer index or None, performance counts or None).
+using PerBuffer = std::optional<std::vector<std::optional<std::vector<uint64_t>>>>;  // None, or by index
+using PerBufferFlag = std::optional<std::vector<std::optional<bool>>>;
+py::tuple runSync(const std::shared_ptr<SetState>& s, const py::sequence& items, uint64_t requestId,
+                  const PerBuffer& dims, const PerBufferFlag& skipped, bool outputDims, bool performanceCounts) {
+  BufferList list = toBufferList(items);
+  checkWritable(*s, list, indicesOf(*s, Which::All));
+  rt::shInferenceHandle handle;
+  rt::QStatus status = rt::QS_SUCCESS;
+  std::string message;
+  std::vector<std::optional<std::vector<uint64_t>>> produced;
+  std::map<std::string, rt::PerfCounter> counts;
+  std::exception_ptr failure;
+  bool buffersSet = false;
+  withoutGil([&] {
+    status = s->set->getAvailable(handle, 0);
+    if (!handle) return;
+    try {
+      handle->setBuffers(list.buffers);
+      buffersSet = true;
+      for (std::size_t i = 0; dims && i < dims->size(); ++i)
+        if ((*dims)[i]) handle->setBufferDims(static_cast<uint32_t>(i), *(*dims)[i]);
+      for (std::size_t i = 0; skipped && i < skipped->size(); ++i)
+        if ((*skipped)[i]) handle->setBufferSkipped(static_cast<uint32_t>(i), *(*skipped)[i]);
+      s->set->submit(handle, requestId);
+      status = s->set->waitForCompletion(handle, 0);
+      if (status != rt::QS_SUCCESS) message = handle->getErrorMessage();
+      if (outputDims)
+        for (std::size_t i = 0; i < s->isInput.size(); ++i)
+          produced.push_back(s->isInput[i] ? std::nullopt : std::optional(handle->getOutputDims(static_cast<uint32_t>(i))));
+      if (performanceCounts) counts = handle->getPerformanceCounts();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  if (!handle) return py::make_tuple(status, "no inference handle became available", py::none(), py::none());
+  // The handle keeps pointing at these buffers after it is given back (a later user may submit
+  // it again as it is), so they stay alive with it, as setBuffers' do.
+  if (buffersSet) {
+    auto& owners = s->owners[handle.get()];
+    owners = std::move(list.owners);
+    owners.resize(s->isInput.size());
+  }
+  withoutGil([&] { s->set->putCompleted(handle); });
+  if (failure) std::rethrow_exception(failure);
+  return py::make_tuple(status, message, outputDims ? py::cast(produced) : py::none(),
+                        performanceCounts ? py::cast(counts) : py::none());
+}
+
+// qaic.Session.run_benchmark's loop, not part of seed 001's API: the handles given (acquired,
+// their buffers set) are submitted and, as each completes, submitted again until `count` were
+// submitted or `seconds` passed, with the GIL given up for the whole run, so that the figure is
+// the program's throughput and not the interpreter's. One thread per activation waits for that
+// activation's handles in submission order (handle i of a set belongs to activation
+// i / setSize, docs/runtime.md): a thread waiting for one handle takes the completion thread's
+// place, the fastest wait the runtime has, and no activation idles while another's handles are
+// waited for. Every handle is given back. Returns (completed, seconds from the first submit to
+// the last completion, first failure's status, its message).
+py::tuple keepBusy(const std::shared_ptr<SetState>& s, const std::vector<PyHandle*>& handles, uint64_t firstRequestId,
+                   std::optional<uint64_t> count, std::optional<double> seconds) {
+  using Clock = std::chrono::steady_clock;
+  const uint32_t setSize = s->set->getSetSize();
+  std::atomic<uint64_t> submitted{0}, completed{0}, nextId{firstRequestId};
+  std::mutex failureMutex;
+  rt::QStatus failedStatus = rt::QS_SUCCESS;
+  std::string failedMessage;
+  std::exception_ptr error;
+  std::atomic<bool> stop{false};
+  const auto start = Clock::now();
+  const auto deadline = seconds ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*seconds))
+                                : Clock::time_point::max();
+  auto more = [&] {
+    if (stop.load() || Clock::now() >= deadline) return false;
+    return !count || submitted.fetch_add(1) < *count;
+  };
+  auto activation = [&](std::vector<rt::shInferenceHandle> own) {
+    std::deque<rt::shInferenceHandle> pending;
+    try {
+      for (auto& handle : own) {
+        if (more()) {
+          s->set->submit(handle, nextId.fetch_add(1));
+          pending.push_back(std::move(handle));
+        } else {
+          s->set->putCompleted(handle);
+        }
+      }
+      while (!pending.empty()) {
+        rt::shInferenceHandle handle = std::move(pending.front());
+        pending.pop_front();
+        const rt::QStatus status = s->set->waitForCompletion(handle, 0);
+        if (status == rt::QS_SUCCESS) {
+          completed.fetch_add(1);
+        } else {
+          std::lock_guard lock(failureMutex);
+          if (failedStatus == rt::QS_SUCCESS) {
+            failedStatus = status;
+            failedMessage = handle->getErrorMessage();
+          }
+          stop = true;
+        }
+        s->set->putCompleted(handle);
+        if (more()) {
+          // The handle just given back (or another activation's, which runs just as well).
+          if (s->set->getAvailable(handle, 0) != rt::QS_SUCCESS) break;
+          s->set->submit(handle, nextId.fetch_add(1));
+          pending.push_back(std::move(handle));
+        }
+      }
+    } catch (...) {
+      std::lock_guard lock(failureMutex);
+      if (!error) error = std::current_exception();
+      stop = true;
+    }
+    for (auto& handle : pending) {  // after an error: let what is in flight finish, give it back
+      s->set->waitForCompletion(handle, 0);
+      s->set->putCompleted(handle);
+    }
+  };
+  std::vector<std::vector<rt::shInferenceHandle>> groups;
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    const std::size_t group = setSize ? i / setSize : 0;
+    if (groups.size() <= group) groups.resize(group + 1);
+    groups[group].push_back(handles[i]->handle);
+  }
+  Clock::time_point end;
+  withoutGil([&] {
+    std::vector<std::thread> threads;
+    for (std::size_t g = 1; g < groups.size(); ++g) threads.emplace_back(activation, std::move(groups[g]));
+    if (!groups.empty()) activation(std::move(groups[0]));
+    for (auto& thread : threads) thread.join();
+    end = Clock::now();
+  });
+  if (error) std::rethrow_exception(error);
+  return py::make_tuple(completed.load(), std::chrono::duration<double>(end - start).count(), failedStatus,
+                        failedMessage);
 }
 
 const char* kSetDoc = R"doc(
@@ -315,6 +468,11 @@ void bindInferenceSet(py::module_& m) {
             return d;
           },
           py::arg("size"), "A DmaBuffer on this set's device.")
+      .def("_runSync", &runSync, py::arg("buffers"), py::arg("requestId"), py::arg("dims"), py::arg("skipped"),
+           py::arg("outputDims") = false, py::arg("performanceCounts") = false,
+           "qaic.Session.run's one-call round trip (not seed 001's API): (status, message, output dims, counts).")
+      .def("_keepBusy", &keepBusy, py::arg("handles"), py::arg("firstRequestId"), py::arg("count"), py::arg("seconds"),
+           "qaic.Session.run_benchmark's loop (not seed 001's API): (completed, seconds, status, message).")
       .def("getName", [](const SetState& s) { return s.set->getName(); })
       .def("getId", [](const SetState& s) { return s.set->getId(); })
       .def("getNumActivations", [](const SetState& s) { return s.set->getNumActivations(); })

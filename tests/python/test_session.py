@@ -241,6 +241,19 @@ def test_run_benchmark_prints_qaic_runners_stats_line(emulator, smallcnn, capsys
     assert completed > 0 and 0.3 <= seconds < 5 and "InferenceCnt" in capsys.readouterr().out
 
 
+def test_run_benchmark_over_several_activations_and_its_failures(emulator, relu16, capsys):
+    session = qaic.Session(relu16, set_size=3, num_activations=2)
+    completed, rate, seconds, _ = session.run_benchmark(num_inferences=500)
+    assert completed == 500 and rate > 0
+    (emulator.root / "sys/class/accel/accel0/device/fault/dma_fail").write_text("3 1")
+    with pytest.raises(qaicrt.Error) as raised:
+        session.run_benchmark(num_inferences=100)
+    assert raised.value.status == qaicrt.QS_DEVICE_ERROR and "run_benchmark" in str(raised.value)
+    # Every handle was given back: the whole set is usable again.
+    assert session.run_benchmark(num_inferences=50)[0] == 50
+    assert session.run({"x": np.ones((1, 16), np.float32)})["y"].sum() == 16
+
+
 def test_metrics_report_the_pipeline_stages_as_qaic_runner_names_them(emulator, relu16, capsys):
     session = qaic.Session(relu16, set_size=1)
     for _ in range(20):
