@@ -76,7 +76,7 @@ DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& pa
   if (!obj.is_object()) r.fail(path, "expected an object");
   r.onlyKeys(obj,
              {"nsps", "dbcs", "mcids", "semaphores", "ddr_mb", "sku", "fw_version", "hw_version",
-              "nsp_frequency_mhz", "faults"},
+              "nsp_frequency_mhz", "numa_node", "faults"},
              path + ".");
   DeviceConfig d;
   const std::string p = path + ".";
@@ -91,6 +91,8 @@ DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& pa
   d.hwVersion = r.stringField(obj, "hw_version", p, d.hwVersion);
   d.nspFrequencyMhz = static_cast<uint32_t>(
       r.unsignedField(obj, "nsp_frequency_mhz", p, 1, 100000, d.nspFrequencyMhz));
+  if (obj.contains("numa_node"))
+    d.numaNode = static_cast<uint32_t>(r.unsignedField(obj, "numa_node", p, 0, 1023, 0));
   if (auto it = obj.find("faults"); it != obj.end()) d.faults = parseFaults(r, *it, p + "faults");
   return d;
 }

@@ -34,6 +34,7 @@ struct DeviceConfig {
   std::string fwVersion = "1.12.2.0";
   std::string hwVersion = "2.1.0";
   uint32_t nspFrequencyMhz = 1450;
+  std::optional<uint32_t> numaNode;  // device/numa_node; unset reads -1 (unknown), as on a host without NUMA
   FaultConfig faults;
 };
 

@@ -109,6 +109,33 @@ TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
   EXPECT_TRUE(dbc) << "no activation after reset: " << dbc.message();
 }
 
+TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
+  fault("nsp_hang", "1");  // keep a request in flight into the error
+  ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
+  fault("error", "1");
+  auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
+  ASSERT_FALSE(lost) << "a request in flight survived the device error";
+  EXPECT_EQ(lost.error(), EIO) << lost.message();
+  EXPECT_EQ(sysfs().read("status").value(), "Error");
+  EXPECT_EQ(sysfs().read("device/fault/error").value(), "1");
+  auto refused = [&]() -> Result<uint32_t> {
+    if (auto r = loadProgram(*node_, relu_, 2); !r) return r.sysError();
+    return activate(*node_, 2, 0, 16, 0);
+  }();
+  ASSERT_FALSE(refused) << "an activation started on a device in error";
+  EXPECT_EQ(refused.error(), EAGAIN) << refused.message();
+
+  fault("error", "0");
+  EXPECT_EQ(sysfs().read("status").value(), "Ready");
+  fault("error", "1");
+  fault("reset", "1");
+  EXPECT_EQ(sysfs().read("status").value(), "Ready") << "a reset ends the error";
+  EXPECT_EQ(sysfs().read("device/fault/error").value(), "0");
+  auto bad = sysfs().write("device/fault/error", "2");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), EINVAL);
+}
+
 TEST_F(FaultTest, RemovedDeviceAnswersEnodev) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();

@@ -65,7 +65,7 @@ TEST_F(EmuTest, DiscoveryListsTheDevice) {
 class TwoDevices : public EmuTest {
  protected:
   std::string config() const override {
-    return R"({"devices": [{"nsps": 2, "dbcs": 2}, {"nsps": 3, "dbcs": 2}],
+    return R"({"devices": [{"nsps": 2, "dbcs": 2}, {"nsps": 3, "dbcs": 2, "numa_node": 1}],
                "nodes": {"mode": "0600", "owner": "root", "group": "root"},
                "compute_threads": 1})";
   }
@@ -81,6 +81,12 @@ TEST_F(TwoDevices, EachDeviceHasItsOwnNodeAndResources) {
   ASSERT_TRUE(activate(*second, 1, 0, 16, 0));
   EXPECT_EQ(SysfsDevice(root(), 1).readU64("nsp_free").value(), 2u);
   EXPECT_EQ(SysfsDevice(root(), 0).readU64("nsp_free").value(), 2u);
+}
+
+TEST_F(TwoDevices, NumaNodeIsMinusOneUnlessConfigured) {
+  // As on a host without NUMA information: -1 means unknown.
+  EXPECT_EQ(SysfsDevice(root(), 0).read("device/numa_node").value(), "-1");
+  EXPECT_EQ(SysfsDevice(root(), 1).read("device/numa_node").value(), "1");
 }
 
 }  // namespace
