@@ -8,6 +8,7 @@ packages=(
   libfuse3-dev fuse3 liburing-dev libdrm-dev libudev-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc
   # Only recommended by libdnnl-dev, but dnnl-config.cmake requires OpenCL (Debian's oneDNN is
   # built with the OpenCL GPU runtime), and packages are installed without recommends.
   ocl-icd-opencl-dev
