@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
+
 #include "Options.hpp"
 
 namespace qaic::qaicd {
@@ -51,6 +53,22 @@ TEST(OptionsTest, UsageErrorsNameTheOption) {
   EXPECT_NE(usageErrorOf({"--poll-ms", "1e3"}).find("--poll-ms"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--poll-ms", "99999999999"}).find("--poll-ms"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--frobnicate"}).find("unknown argument \"--frobnicate\""), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--kubelet-dir"}).find("--kubelet-dir needs a value"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--kubelet-dir", ""}).find("--kubelet-dir"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--kubelet-dir", "/k", "--no-kubelet"}).find("contradict"), std::string::npos);
+}
+
+TEST(OptionsTest, KubeletPluginOnlyWhereAsked) {
+  // Asked for: the directory, made absolute.
+  CommandLine line = parseCommandLine({"--root", "/tmp/emu", "--kubelet-dir", "plugins"});
+  EXPECT_EQ(kubeletDirectory(line), (std::filesystem::current_path() / "plugins").string());
+  // An emulated root is never offered to a kubelet unless asked for, even on a Kubernetes node.
+  EXPECT_EQ(kubeletDirectory(parseCommandLine({"--root", "/tmp/emu"})), "");
+  EXPECT_EQ(kubeletDirectory(parseCommandLine({"--root", "/", "--no-kubelet"})), "");
+  // The real root: the kubelet's directory when this machine has one.
+  const std::string expected = std::filesystem::is_directory(kDefaultKubeletDir) ? kDefaultKubeletDir : "";
+  EXPECT_EQ(kubeletDirectory(parseCommandLine({"--root", "/"})), expected);
+  EXPECT_NE(std::string(kUsage).find("--kubelet-dir DIR"), std::string::npos);
 }
 
 }  // namespace
