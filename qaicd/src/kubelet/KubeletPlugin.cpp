@@ -1,5 +1,6 @@
 #include "kubelet/KubeletPlugin.hpp"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -19,6 +20,22 @@ namespace {
 
 std::string unitId(const std::string& device, const std::string& profile, uint32_t slot) {
   return device + "-" + profile + "-" + std::to_string(slot);
+}
+
+// `status` of a class directory: "Ready", "Error", ...; empty when it cannot be read (the
+// device is going away). One read: an attribute is rendered whole when it is opened.
+std::string readStatus(int classDir) {
+  driver::UniqueFd fd(::openat(classDir, "status", O_RDONLY | O_CLOEXEC));
+  if (!fd) return {};
+  char text[64];
+  ssize_t n;
+  do {
+    n = ::read(fd.get(), text, sizeof text);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return {};
+  std::string status(text, static_cast<std::size_t>(n));
+  while (!status.empty() && (status.back() == '\n' || status.back() == ' ')) status.pop_back();
+  return status;
 }
 
 }  // namespace
@@ -95,6 +112,7 @@ const KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
     f.gid = st.st_gid;
     f.mode = st.st_mode & 0777;
   }
+  f.classDir.reset(::open(registry_.root().sysfsPath(device).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   f.profile = profileForDevice(options_.profiles, device);
   if (f.profile != nullptr) {
     const auto total = registry_.totals(device);
@@ -148,11 +166,12 @@ void KubeletPlugin::ensureProfilePartitions() {
 
 void KubeletPlugin::readHealth() {
   for (uint32_t device : registry_.deviceIndices()) {
-    auto status = driver::SysfsDevice(registry_.root(), device).read("status");
-    const bool ready = status && *status == "Ready";
+    const std::string status = readStatus(facts(device).classDir.get());
+    const bool ready = status == "Ready";
     auto [it, fresh] = ready_.try_emplace(device, ready);
     if (!fresh && it->second != ready)
-      logWarn("device " + std::to_string(device) + " is " + (ready ? "Ready again" : "not Ready (" + (status ? *status : status.message()) + ")") +
+      logWarn("device " + std::to_string(device) + " is " +
+              (ready ? "Ready again" : "not Ready (" + (status.empty() ? "unreadable" : status) + ")") +
               ": its kubelet units are " + (ready ? "Healthy" : "Unhealthy"));
     it->second = ready;
   }

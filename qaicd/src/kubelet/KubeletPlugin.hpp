@@ -65,6 +65,9 @@ class KubeletPlugin {
     uint32_t uid = 0, gid = 0, mode = 0600;
     const K8sProfile* profile = nullptr;
     uint32_t slots = 0;
+    // The class directory, kept open: reading `status` through it costs one lookup instead of
+    // one per path component (an emulated root's FUSE tree caches no lookups).
+    driver::UniqueFd classDir;
   };
   const DeviceFacts& facts(uint32_t device);
   void ensureProfilePartitions();

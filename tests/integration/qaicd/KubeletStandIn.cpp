@@ -81,12 +81,17 @@ DeviceWatch::~DeviceWatch() {
 }
 
 std::optional<DeviceWatch::Devices> DeviceWatch::waitFor(const std::function<bool(const Devices&)>& condition,
-                                                         std::chrono::milliseconds timeout, std::size_t from) {
+                                                         std::chrono::milliseconds timeout, std::size_t from,
+                                                         std::size_t* index) {
   std::unique_lock lock(mutex_);
   std::optional<Devices> found;
   changed_.wait_for(lock, timeout, [&] {
-    for (std::size_t i = from; i < updates_.size() && !found; ++i)
-      if (condition(updates_[i])) found = updates_[i];
+    // Updates already checked are not checked again on the next wake-up.
+    for (; from < updates_.size() && !found; ++from) {
+      if (!condition(updates_[from])) continue;
+      found = updates_[from];
+      if (index != nullptr) *index = from;
+    }
     return found.has_value() || finished_.has_value();
   });
   return found;

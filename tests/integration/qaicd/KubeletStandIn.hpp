@@ -56,9 +56,10 @@ class DeviceWatch {
   DeviceWatch& operator=(const DeviceWatch&) = delete;
 
   // The first update (at or after `from`) whose device list satisfies `condition`, or nullopt
-  // when none arrives within `timeout`.
+  // when none arrives within `timeout`; `index` receives its position.
   std::optional<Devices> waitFor(const std::function<bool(const Devices&)>& condition,
-                                 std::chrono::milliseconds timeout, std::size_t from = 0);
+                                 std::chrono::milliseconds timeout, std::size_t from = 0,
+                                 std::size_t* index = nullptr);
   std::size_t updates() const;
   // When the stream ended, its status (nullopt while it is open).
   std::optional<grpc::Status> finished() const;
