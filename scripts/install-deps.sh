@@ -13,6 +13,7 @@ packages=(
   # built with the OpenCL GPU runtime), and packages are installed without recommends.
   ocl-icd-opencl-dev
   python3-numpy python3-onnx python3-torch python3-torchvision
+  python3-pytest python3-yaml
 )
 
 missing=()

@@ -108,7 +108,7 @@ driver::Result<void> Daemon::setUp() {
   if (!options_.kubeletDir.empty()) {
     auto plugin = KubeletPlugin::create(loop_, registry_,
                                         {options_.kubeletDir, options_.root, options_.config.k8sProfiles,
-                                         options_.config.staticPartitions});
+                                         options_.config.staticPartitions, options_.kubeletMountsOnly});
     if (!plugin) return plugin.sysError();
     kubelet_ = std::move(*plugin);
   } else if (!options_.config.k8sProfiles.empty()) {

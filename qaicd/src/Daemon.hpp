@@ -31,6 +31,7 @@ struct DaemonOptions {
   Config config;
   unsigned pollMs = 250;
   std::string kubeletDir;  // empty: no kubelet device plugin (docs/kubernetes.md)
+  bool kubeletMountsOnly = false;
 };
 
 class Daemon {

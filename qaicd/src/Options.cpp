@@ -11,7 +11,7 @@ namespace qaic::qaicd {
 
 const char* const kUsage =
     "usage: qaicd [--root DIR] [--socket PATH] [--config FILE] [--kubelet-dir DIR | --no-kubelet]\n"
-    "             [--daemon] [--poll-ms N] [-v] [--help]\n"
+    "             [--kubelet-mounts-only] [--daemon] [--poll-ms N] [-v] [--help]\n"
     "  --root DIR         devices under DIR/dev/accel and DIR/sys/class/accel (default $QAIC_ROOT or /)\n"
     "  --socket PATH      the Unix socket to serve (default $QAICD_SOCKET or /run/qaic/qaicd.sock)\n"
     "  --config FILE      JSON: poll_ms, static_partitions, k8s_profiles (docs/qaicd.md, docs/kubernetes.md)\n"
@@ -20,6 +20,9 @@ const char* const kUsage =
     "                     DIR/kubelet.sock (default with the root /: /var/lib/kubelet/device-plugins\n"
     "                     when it exists; with another root: off unless given)\n"
     "  --no-kubelet       no device plugin, even on a Kubernetes node\n"
+    "  --kubelet-mounts-only\n"
+    "                     with an emulated root: give containers qaic-emu's files as mounts only, no\n"
+    "                     DeviceSpec (container runtimes refuse one that is not a device node)\n"
     "  --daemon           detach; print the daemon's pid and exit 0 once the socket accepts\n"
     "  --poll-ms N        how often an emulated root is rescanned (default 250)\n"
     "  -v                 log connections, leases, devices and kubelet calls to stderr\n";
@@ -39,6 +42,7 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
       line.kubeletDir = value(i, a);
       if (line.kubeletDir->empty()) throw UsageError("--kubelet-dir: needs a directory");
     } else if (a == "--no-kubelet") line.noKubelet = true;
+    else if (a == "--kubelet-mounts-only") line.kubeletMountsOnly = true;
     else if (a == "--daemon") line.daemon = true;
     else if (a == "-v" || a == "--verbose") line.verbose = true;
     else if (a == "-h" || a == "--help") line.help = true;

@@ -15,6 +15,7 @@ struct CommandLine {
   std::optional<unsigned> pollMs;
   std::optional<std::string> kubeletDir;  // --kubelet-dir
   bool noKubelet = false;                 // --no-kubelet
+  bool kubeletMountsOnly = false;         // --kubelet-mounts-only
   bool daemon = false;
   bool verbose = false;
   bool help = false;

@@ -79,8 +79,9 @@ std::variant<ContainerAllocation, Refusal> allocateContainer(const Inventory& in
 
   ContainerAllocation a;
   const driver::DeviceRoot root(inventory.root);
-  for (uint32_t n : nodes)
-    a.devices.push_back({"/dev/accel/accel" + std::to_string(n), root.nodePath(n).string(), "rw"});
+  if (inventory.deviceSpecs || !inventory.emulated)
+    for (uint32_t n : nodes)
+      a.devices.push_back({"/dev/accel/accel" + std::to_string(n), root.nodePath(n).string(), "rw"});
   a.envs["QAIC_VISIBLE_DEVICES"] = joinNodes(nodes);
   if (resource.partitions) a.envs["QAIC_PARTITION"] = joinNodes(nodes);
   if (inventory.emulated) {

@@ -191,6 +191,7 @@ void KubeletPlugin::publish() {
   Inventory inventory;
   inventory.root = options_.root;
   inventory.emulated = emulated_;
+  inventory.deviceSpecs = !options_.mountsOnly;
   ResourceInventory whole{std::string(kWholeDeviceResource), false, {}};
   std::map<std::string, ResourceInventory> profiles;
   for (const K8sProfile& p : options_.profiles)

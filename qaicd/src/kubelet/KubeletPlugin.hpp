@@ -35,6 +35,7 @@ class KubeletPlugin {
     std::string root;                      // qaicd's root, absolute
     std::vector<K8sProfile> profiles;
     std::vector<StaticPartition> statics;  // their room is not counted for profiles
+    bool mountsOnly = false;               // --kubelet-mounts-only
   };
 
   // Checks the directory and adds the health timer to `loop`; serves nothing until serve().

@@ -83,6 +83,18 @@ TEST(KubeletInventoryTest, AllocateOnAnEmulatedRootMountsItsTree) {
   EXPECT_TRUE(a.mounts[1].readOnly);
   EXPECT_EQ(a.mounts[4].hostPath, "/dev/shm/qaic-emu.7.x");
   for (const auto& m : a.mounts) EXPECT_EQ(m.containerPath, m.hostPath);
+
+  // --kubelet-mounts-only: the same container view without DeviceSpecs, which runc-based
+  // runtimes refuse for anything but a device node.
+  inventory.deviceSpecs = false;
+  auto mountsOnly = allocateContainer(inventory, r, {"dev1-p-0"});
+  ASSERT_TRUE(std::holds_alternative<ContainerAllocation>(mountsOnly));
+  EXPECT_TRUE(std::get<ContainerAllocation>(mountsOnly).devices.empty());
+  EXPECT_EQ(std::get<ContainerAllocation>(mountsOnly).mounts.size(), 3u);
+  inventory.root = "/";
+  inventory.emulated = false;
+  EXPECT_EQ(std::get<ContainerAllocation>(allocateContainer(inventory, r, {"dev1-p-0"})).devices.size(), 1u)
+      << "a real device node is always a DeviceSpec";
 }
 
 TEST(KubeletInventoryTest, AllocateRefusalsNameTheIdAndTheResource) {
