@@ -62,19 +62,22 @@ grpc::Status DevicePluginService::ListAndWatch(grpc::ServerContext* context, con
     ~Release() { count.fetch_sub(1); }
   } release{streams_};
 
-  // The whole list at once, then again whenever this resource's part of a new inventory differs.
+  // The whole list at once, then again whenever what the kubelet sees of this resource (IDs,
+  // health, topology) changed; a partition made again under the same ID is not news.
   uint64_t seen = 0;
-  std::optional<ResourceInventory> sent;
+  std::optional<std::string> sent;
   while (!stopping_ && !context->IsCancelled()) {
     auto inventory = inventory_->waitNewer(seen, kStreamCheck, stopping_);
     if (!inventory) continue;
     seen = inventory->generation;
     const ResourceInventory* resource = inventory->find(resource_);
-    if (resource == nullptr || (sent && *sent == *resource)) continue;
+    if (resource == nullptr) continue;
     v1beta1::ListAndWatchResponse response;
     fill(response, *resource);
+    std::string bytes = response.SerializeAsString();
+    if (sent && *sent == bytes) continue;
     if (!writer->Write(response)) break;  // the kubelet went away, or the server is shutting down
-    sent = *resource;
+    sent = std::move(bytes);
   }
   return grpc::Status::OK;
 }

@@ -99,9 +99,17 @@ const KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
   if (it != facts_.end()) return it->second;
   const driver::SysfsDevice sysfs(registry_.root(), device);
   DeviceFacts f;
-  // The PCI address names the card itself, whatever order the driver probed it in.
-  auto pci = sysfs.read("pci_address");
-  f.id = pci && !pci->empty() ? *pci : "accel" + std::to_string(device);
+  // The PCI address names the card itself, whatever order the driver probed it in: the
+  // vendor's pci_address attribute, else the name of the PCI device the class device links to.
+  if (auto pci = sysfs.read("pci_address"); pci && !pci->empty()) {
+    f.id = *pci;
+  } else {
+    std::error_code ec;
+    const auto link = std::filesystem::read_symlink(registry_.root().sysfsPath(device) / "device", ec);
+    const std::string name = link.filename().string();  // "0000:01:00.0"
+    const bool isPci = !ec && name.size() == 12 && name[4] == ':' && name[7] == ':' && name[10] == '.';
+    f.id = isPci ? name : "accel" + std::to_string(device);
+  }
   // Linux shows -1 when the platform does not say; readU64 refuses it, which means "unknown".
   if (auto numa = sysfs.readU64("device/numa_node")) f.numaNode = static_cast<int64_t>(*numa);
   if (emulated_)
