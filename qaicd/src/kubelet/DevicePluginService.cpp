@@ -9,10 +9,11 @@ namespace {
 // Containers per Allocate or GetPreferredAllocation: a pod has at most a few dozen.
 constexpr int kMaxContainers = 256;
 
-grpc::Status toStatus(const Refusal& refusal) {
+// A refused container request, its index in the message.
+grpc::Status refuse(int container, const Refusal& refusal) {
   return grpc::Status(refusal.code == Refusal::Code::Unavailable ? grpc::StatusCode::UNAVAILABLE
                                                                  : grpc::StatusCode::INVALID_ARGUMENT,
-                      refusal.message);
+                      "container_requests[" + std::to_string(container) + "]: " + refusal.message);
 }
 
 std::vector<std::string> toVector(const google::protobuf::RepeatedPtrField<std::string>& ids) {
@@ -35,8 +36,11 @@ void DevicePluginService::beginShutdown() {
   inventory_->wake();
 }
 
-grpc::Status DevicePluginService::snapshot(std::shared_ptr<const Inventory>& inventory,
-                                           const ResourceInventory*& resource) const {
+grpc::Status DevicePluginService::begin(int containers, std::shared_ptr<const Inventory>& inventory,
+                                        const ResourceInventory*& resource) const {
+  if (containers < 1 || containers > kMaxContainers)
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "container_requests: " + std::to_string(containers) +
+                                                                " (1 to " + std::to_string(kMaxContainers) + ")");
   inventory = inventory_->current();
   resource = inventory ? inventory->find(resource_) : nullptr;
   if (resource == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "qaicd has no inventory of " + resource_ + " yet");
@@ -85,21 +89,14 @@ grpc::Status DevicePluginService::ListAndWatch(grpc::ServerContext* context, con
 grpc::Status DevicePluginService::GetPreferredAllocation(grpc::ServerContext*,
                                                          const v1beta1::PreferredAllocationRequest* request,
                                                          v1beta1::PreferredAllocationResponse* response) {
-  if (request->container_requests_size() > kMaxContainers)
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        std::to_string(request->container_requests_size()) + " container requests (at most " +
-                            std::to_string(kMaxContainers) + ")");
   std::shared_ptr<const Inventory> inventory;
   const ResourceInventory* resource = nullptr;
-  if (auto status = snapshot(inventory, resource); !status.ok()) return status;
+  if (auto status = begin(request->container_requests_size(), inventory, resource); !status.ok()) return status;
   for (int i = 0; i < request->container_requests_size(); ++i) {
     const auto& container = request->container_requests(i);
     auto chosen = preferredAllocation(*resource, toVector(container.available_deviceids()),
                                       toVector(container.must_include_deviceids()), container.allocation_size());
-    if (auto* refusal = std::get_if<Refusal>(&chosen)) {
-      refusal->message = "container_requests[" + std::to_string(i) + "]: " + refusal->message;
-      return toStatus(*refusal);
-    }
+    if (auto* refusal = std::get_if<Refusal>(&chosen)) return refuse(i, *refusal);
     auto* out = response->add_container_responses();
     for (const std::string& id : std::get<std::vector<std::string>>(chosen)) out->add_deviceids(id);
   }
@@ -108,23 +105,17 @@ grpc::Status DevicePluginService::GetPreferredAllocation(grpc::ServerContext*,
 
 grpc::Status DevicePluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
                                            v1beta1::AllocateResponse* response) {
-  if (request->container_requests_size() == 0)
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "container_requests: empty");
-  if (request->container_requests_size() > kMaxContainers)
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        std::to_string(request->container_requests_size()) + " container requests (at most " +
-                            std::to_string(kMaxContainers) + ")");
   std::shared_ptr<const Inventory> inventory;
   const ResourceInventory* resource = nullptr;
-  if (auto status = snapshot(inventory, resource); !status.ok()) return status;
+  if (auto status = begin(request->container_requests_size(), inventory, resource); !status.ok()) return status;
   std::string granted;
   for (int i = 0; i < request->container_requests_size(); ++i) {
     const auto& container = request->container_requests(i);
     auto allocation = allocateContainer(*inventory, *resource, toVector(container.devices_ids()));
     if (auto* refusal = std::get_if<Refusal>(&allocation)) {
-      refusal->message = "container_requests[" + std::to_string(i) + "]: " + refusal->message;
-      logWarn("Allocate " + resource_ + " refused: " + refusal->message);
-      return toStatus(*refusal);
+      const grpc::Status status = refuse(i, *refusal);
+      logWarn("Allocate " + resource_ + " refused: " + status.error_message());
+      return status;
     }
     const auto& a = std::get<ContainerAllocation>(allocation);
     auto* out = response->add_container_responses();

@@ -39,8 +39,9 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
                                  v1beta1::PreStartContainerResponse* response) override;
 
  private:
-  // The current inventory and this resource in it, or an UNAVAILABLE status.
-  grpc::Status snapshot(std::shared_ptr<const Inventory>& inventory, const ResourceInventory*& resource) const;
+  // Checks the number of container requests, then takes the current inventory and this
+  // resource in it (UNAVAILABLE before the first inventory).
+  grpc::Status begin(int containers, std::shared_ptr<const Inventory>& inventory, const ResourceInventory*& resource) const;
 
   const std::string resource_;
   const std::shared_ptr<const InventoryChannel> inventory_;

@@ -41,6 +41,15 @@ class FaultTest : public EmuTest {
     auto r = sysfs().write("device/fault/" + file, value);
     ASSERT_TRUE(r) << r.message();
   }
+  // A request kept in flight by a hung NSP, then `file` written 1: the request ends with EIO.
+  void expectRequestInFlightLostTo(const std::string& file) {
+    fault("nsp_hang", "1");
+    ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
+    fault(file, "1");
+    auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
+    ASSERT_FALSE(lost) << "a request in flight survived " << file;
+    EXPECT_EQ(lost.error(), EIO) << lost.message();
+  }
 
   std::unique_ptr<DeviceNode> node_;
   std::unique_ptr<CompletionEvent> interrupt_;
@@ -85,12 +94,7 @@ TEST_F(FaultTest, DmaFailureIsACompletionCode) {
 TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();
-  fault("nsp_hang", "1");  // keep a request in flight across the reset
-  ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
-  fault("reset", "1");
-  auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
-  ASSERT_FALSE(lost) << "a request in flight survived the reset";
-  EXPECT_EQ(lost.error(), EIO) << lost.message();
+  expectRequestInFlightLostTo("reset");
   EXPECT_EQ(window->deviceStatus(), DeviceStatus::Resetting);
   auto status = sysfs().read("status");
   ASSERT_TRUE(status);
@@ -110,12 +114,7 @@ TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
 }
 
 TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
-  fault("nsp_hang", "1");  // keep a request in flight into the error
-  ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
-  fault("error", "1");
-  auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
-  ASSERT_FALSE(lost) << "a request in flight survived the device error";
-  EXPECT_EQ(lost.error(), EIO) << lost.message();
+  expectRequestInFlightLostTo("error");
   EXPECT_EQ(sysfs().read("status").value(), "Error");
   EXPECT_EQ(sysfs().read("device/fault/error").value(), "1");
   auto refused = [&]() -> Result<uint32_t> {

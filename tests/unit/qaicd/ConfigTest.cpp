@@ -18,6 +18,19 @@ std::string errorOf(const std::string& text) {
   return {};
 }
 
+// Each configuration is refused with a message that names the file and mentions `mentions`.
+struct ErrorCase {
+  const char* text;
+  const char* mentions;
+};
+void expectErrors(std::initializer_list<ErrorCase> cases) {
+  for (const auto& c : cases) {
+    const std::string message = errorOf(c.text);
+    EXPECT_NE(message.find(c.mentions), std::string::npos) << c.text << " -> " << message;
+    EXPECT_EQ(message.rfind("qaicd.json: ", 0), 0u) << message;
+  }
+}
+
 TEST(ConfigTest, StaticPartitionsForUsersAndGroups) {
   const Config c = parseConfig(R"({"poll_ms": 100, "static_partitions": [
       {"name": "team-a", "device": 0, "user": "root", "numNsp": 4, "numVc": 2, "ddrSize": 1048576},
@@ -48,10 +61,7 @@ TEST(ConfigTest, EmptyObjectIsValid) {
 }
 
 TEST(ConfigTest, ErrorsNameFileAndField) {
-  const struct {
-    const char* text;
-    const char* mentions;
-  } cases[] = {
+  expectErrors({
       {"{", "qaicd.json: not valid JSON"},
       {"[]", "top level"},
       {R"({"poll": 1})", "poll: unknown field"},
@@ -83,12 +93,7 @@ TEST(ConfigTest, ErrorsNameFileAndField) {
       {R"({"static_partitions": [{"name": "a", "device": 0, "uid": 0, "numNsp": 1, "numVc": 1},
                                  {"name": "a", "device": 0, "uid": 0, "numNsp": 1, "numVc": 1}]})",
        "static_partitions[1].name: \"a\" used twice"},
-  };
-  for (const auto& c : cases) {
-    const std::string message = errorOf(c.text);
-    EXPECT_NE(message.find(c.mentions), std::string::npos) << c.text << " -> " << message;
-    EXPECT_EQ(message.rfind("qaicd.json: ", 0), 0u) << message;
-  }
+  });
 }
 
 TEST(ConfigTest, MissingFileIsAnError) {
@@ -116,10 +121,7 @@ TEST(ConfigTest, KubernetesProfiles) {
 }
 
 TEST(ConfigTest, KubernetesProfileErrorsNameTheField) {
-  const struct {
-    const char* text;
-    const char* mentions;
-  } cases[] = {
+  expectErrors({
       {R"({"k8s_profiles": {}})", "k8s_profiles: must be an array"},
       {R"({"k8s_profiles": [{"numNsp": 1, "numVc": 1}]})", "k8s_profiles[0].name: missing"},
       {R"({"k8s_profiles": [{"name": "Big NSP", "numNsp": 1, "numVc": 1}]})", "k8s_profiles[0].name: \"Big NSP\" is not a resource name"},
@@ -138,12 +140,7 @@ TEST(ConfigTest, KubernetesProfileErrorsNameTheField) {
        "k8s_profiles[1].devices: device 0 is already given to \"p\""},
       {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1}, {"name": "q", "numNsp": 2, "numVc": 1, "devices": "all"}]})",
        "\"p\" and \"q\" both take every device"},
-  };
-  for (const auto& c : cases) {
-    const std::string error = errorOf(c.text);
-    EXPECT_NE(error.find(c.mentions), std::string::npos) << c.text << " -> " << error;
-    EXPECT_EQ(error.rfind("qaicd.json: ", 0), 0u) << error;
-  }
+  });
 }
 
 TEST(ConfigTest, ProfileLabelsAndHowManyPartitionsADeviceHolds) {
