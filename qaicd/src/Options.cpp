@@ -27,7 +27,21 @@ const char* const kUsage =
     "  --poll-ms N        how often an emulated root is rescanned (default 250)\n"
     "  -v                 log connections, leases, devices and kubelet calls to stderr\n";
 
-CommandLine parseCommandLine(const std::vector<std::string>& args) {
+CommandLine parseCommandLine(const std::vector<std::string>& given) {
+  // "--root=/r" is "--root /r", as manifests and unit files often write it.
+  std::vector<std::string> args;
+  for (const std::string& a : given) {
+    const auto eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    const bool valued = name == "--root" || name == "--socket" || name == "--config" || name == "--kubelet-dir" ||
+                        name == "--poll-ms";
+    if (eq != std::string::npos && valued) {
+      args.push_back(name);
+      args.push_back(a.substr(eq + 1));
+    } else {
+      args.push_back(a);
+    }
+  }
   CommandLine line;
   auto value = [&](std::size_t& i, const std::string& name) -> std::string {
     if (i + 1 >= args.size()) throw UsageError(name + " needs a value");

@@ -28,6 +28,7 @@ class UsageError : public std::runtime_error {
 
 inline constexpr const char* kDefaultKubeletDir = "/var/lib/kubelet/device-plugins";
 
+// Options with a value may also be written "--name=value".
 CommandLine parseCommandLine(const std::vector<std::string>& args);
 // Where the kubelet device plugin serves, or "" for no plugin: --kubelet-dir; else, for the
 // real root "/" only, kDefaultKubeletDir when that directory exists (a Kubernetes node); never

@@ -3,8 +3,10 @@ the real qaicd accepts, and the example pod asks for one qualcomm.com/qaic."""
 import json
 import os
 import pathlib
+import select
 import subprocess
 import tempfile
+import time
 
 import yaml
 
@@ -51,27 +53,42 @@ def test_daemonset_mounts_what_qaicd_uses():
     assert "configMap" in mounted[str(config.parent)]
 
 
-def test_shipped_configuration_is_accepted_by_qaicd():
-    _, config_map = daemonset()
+def test_qaicd_runs_with_the_daemonsets_command_and_configuration():
+    ds, config_map = daemonset()
+    command = ds["spec"]["template"]["spec"]["containers"][0]["command"]
     text = config_map["data"]["qaicd.json"]
     json.loads(text)
     with tempfile.TemporaryDirectory() as work:
         work = pathlib.Path(work)
         (work / "qaicd.json").write_text(text)
         (work / "root").mkdir()
-        run = subprocess.run(
-            [str(BUILD / "bin" / "qaicd"), "--root", str(work / "root"), "--socket", str(work / "qaicd.sock"),
-             "--config", str(work / "qaicd.json"), "--no-kubelet", "--daemon"],
-            capture_output=True, text=True, timeout=60)
-        assert run.returncode == 0, run.stderr
+        (work / "plugins").mkdir()
+        # The manifest's own arguments, with the node's paths moved under a temporary directory.
+        moved = {"--root": work / "root", "--socket": work / "qaicd.sock", "--kubelet-dir": work / "plugins",
+                 "--config": work / "qaicd.json"}
+        args = [f"{a.split('=', 1)[0]}={moved[a.split('=', 1)[0]]}" if a.split("=", 1)[0] in moved else a
+                for a in command[1:]]
+        # With -v the daemon keeps writing to its stderr: a file, not a pipe the run would wait on.
+        with open(work / "qaicd.log", "w") as log:
+            run = subprocess.run([str(BUILD / "bin" / "qaicd"), *args, "--daemon"],
+                                 stdout=subprocess.PIPE, stderr=log, text=True, timeout=60)
+        assert run.returncode == 0, (work / "qaicd.log").read_text()
         pid = int(run.stdout)
-        os.kill(pid, 15)
+        # The plugin serves (on its own thread) soon after qaicd's socket accepts.
+        plugin_socket = work / "plugins" / "qaicd-qaic.sock"
+        for _ in range(1000):
+            if plugin_socket.exists():
+                break
+            time.sleep(0.01)
+        served = plugin_socket.is_socket()
         fd = os.pidfd_open(pid)
         try:
-            import select
+            os.kill(pid, 15)
             assert select.select([fd], [], [], 10)[0], "qaicd did not stop on SIGTERM"
         finally:
             os.close(fd)
+        assert served, (work / "qaicd.log").read_text()
+        assert not plugin_socket.exists(), "qaicd left its plugin socket behind"
 
 
 def test_example_pod_asks_for_one_card():

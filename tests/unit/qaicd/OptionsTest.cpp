@@ -45,6 +45,11 @@ TEST(OptionsTest, EveryOption) {
   ASSERT_TRUE(line.pollMs.has_value());
   EXPECT_EQ(*line.pollMs, 75u);
   EXPECT_TRUE(parseCommandLine({"--help"}).help);
+  const CommandLine joined = parseCommandLine({"--root=/r", "--kubelet-dir=/k", "--poll-ms=75", "--config=/a=b.json"});
+  EXPECT_EQ(joined.root, "/r");
+  EXPECT_EQ(joined.kubeletDir, "/k");
+  EXPECT_EQ(joined.pollMs, 75u);
+  EXPECT_EQ(joined.config, "/a=b.json");
 }
 
 TEST(OptionsTest, UsageErrorsNameTheOption) {
@@ -56,6 +61,8 @@ TEST(OptionsTest, UsageErrorsNameTheOption) {
   EXPECT_NE(usageErrorOf({"--kubelet-dir"}).find("--kubelet-dir needs a value"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--kubelet-dir", ""}).find("--kubelet-dir"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--kubelet-dir", "/k", "--no-kubelet"}).find("contradict"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--kubelet-dir="}).find("--kubelet-dir"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--daemon=yes"}).find("unknown argument \"--daemon=yes\""), std::string::npos);
 }
 
 TEST(OptionsTest, KubeletPluginOnlyWhereAsked) {
