@@ -22,15 +22,13 @@ std::string unitId(const std::string& device, const std::string& profile, uint32
   return device + "-" + profile + "-" + std::to_string(slot);
 }
 
-// `status` of a class directory: "Ready", "Error", ...; empty when it cannot be read (the
-// device is going away). One read: an attribute is rendered whole when it is opened.
-std::string readStatus(int classDir) {
-  driver::UniqueFd fd(::openat(classDir, "status", O_RDONLY | O_CLOEXEC));
-  if (!fd) return {};
+// A device's status ("Ready", "Error", ...) from its open `status` file; empty when it cannot
+// be read (the device is going away).
+std::string readStatus(int statusFd) {
   char text[64];
   ssize_t n;
   do {
-    n = ::read(fd.get(), text, sizeof text);
+    n = ::pread(statusFd, text, sizeof text, 0);
   } while (n < 0 && errno == EINTR);
   if (n <= 0) return {};
   std::string status(text, static_cast<std::size_t>(n));
@@ -120,7 +118,7 @@ const KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
     f.gid = st.st_gid;
     f.mode = st.st_mode & 0777;
   }
-  f.classDir.reset(::open(registry_.root().sysfsPath(device).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  f.status.reset(::open((registry_.root().sysfsPath(device) / "status").c_str(), O_RDONLY | O_CLOEXEC));
   f.profile = profileForDevice(options_.profiles, device);
   if (f.profile != nullptr) {
     const auto total = registry_.totals(device);
@@ -174,7 +172,7 @@ void KubeletPlugin::ensureProfilePartitions() {
 
 void KubeletPlugin::readHealth() {
   for (uint32_t device : registry_.deviceIndices()) {
-    const std::string status = readStatus(facts(device).classDir.get());
+    const std::string status = readStatus(facts(device).status.get());
     const bool ready = status == "Ready";
     auto [it, fresh] = ready_.try_emplace(device, ready);
     if (!fresh && it->second != ready)

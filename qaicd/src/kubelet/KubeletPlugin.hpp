@@ -66,9 +66,10 @@ class KubeletPlugin {
     uint32_t uid = 0, gid = 0, mode = 0600;
     const K8sProfile* profile = nullptr;
     uint32_t slots = 0;
-    // The class directory, kept open: reading `status` through it costs one lookup instead of
-    // one per path component (an emulated root's FUSE tree caches no lookups).
-    driver::UniqueFd classDir;
+    // `status`, kept open and read again from offset 0 (which renders it anew, in sysfs and in
+    // qaic-emu alike): one read per poll instead of a lookup per path component, an open, a
+    // read and a close through an emulated root's FUSE tree.
+    driver::UniqueFd status;
   };
   const DeviceFacts& facts(uint32_t device);
   void ensureProfilePartitions();

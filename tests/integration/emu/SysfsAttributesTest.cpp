@@ -1,4 +1,5 @@
 // The class-directory attributes and their accounting, and discovery under the root.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "EmuTest.hpp"
@@ -56,6 +57,23 @@ TEST_F(EmuTest, AttributesAreReadOnlyExceptFaults) {
   auto garbage = sysfs().write("device/fault/nsp_hang", "maybe");
   ASSERT_FALSE(garbage);
   EXPECT_EQ(garbage.error(), EINVAL);
+}
+
+TEST_F(EmuTest, AnOpenAttributeShowsTheValueNowWhenReadFromTheStart) {
+  auto path = root().sysfsPath(0) / "device/fault/nsp_hang";
+  UniqueFd watched(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(watched);
+  char text[16] = {};
+  ASSERT_EQ(::pread(watched.get(), text, sizeof text, 0), 2);
+  EXPECT_EQ(std::string(text, 2), "0\n");
+  ASSERT_TRUE(sysfs().write("device/fault/nsp_hang", "1"));
+  ASSERT_EQ(::pread(watched.get(), text, sizeof text, 0), 2);
+  EXPECT_EQ(std::string(text, 2), "1\n") << "a read from offset 0 renders the attribute again";
+  EXPECT_EQ(::pread(watched.get(), text, sizeof text, 2), 0) << "and the rest of it follows that rendering";
+  ASSERT_TRUE(sysfs().write("device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(sysfs().write("device/fault/remove", "1"));
+  EXPECT_EQ(::pread(watched.get(), text, sizeof text, 0), -1);
+  EXPECT_EQ(errno, ENODEV);
 }
 
 TEST_F(EmuTest, DiscoveryListsTheDevice) {
