@@ -12,6 +12,7 @@
 
 #include "KubeletStandIn.hpp"
 #include "QaicdTest.hpp"
+#include "Subprocess.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "driver/UniqueFd.hpp"
 
@@ -111,6 +112,19 @@ class KubeletPluginTest : public QaicdTest {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kWait);
     return plugin(resource).Allocate(&context, request, &response);
+  }
+  // Runs qaic-util -q -d <QAIC_VISIBLE_DEVICES> with the environment an Allocate answer gives a
+  // container (what a container's own tools would see); returns its stdout, or "" on failure.
+  std::string utilWithEnvironment(const v1beta1::ContainerAllocateResponse& container) {
+    const char* saved = std::getenv("QAIC_ROOT");
+    const std::string previous = saved != nullptr ? saved : "";
+    ::setenv("QAIC_ROOT", container.envs().at("QAIC_ROOT").c_str(), 1);
+    const auto run = emu::test::runProgramCapturingStdout(
+        {(emu::test::buildDir() / "bin" / "qaic-util").string(), "-q", "-d", container.envs().at("QAIC_VISIBLE_DEVICES")},
+        (work() / "qaic-util.log").string(), kWait);
+    if (saved != nullptr) ::setenv("QAIC_ROOT", previous.c_str(), 1);
+    else ::unsetenv("QAIC_ROOT");
+    return run.status.exited && run.status.code == 0 ? run.stdoutText : std::string();
   }
   grpc::Status prefer(const std::string& resource, const std::vector<std::string>& available,
                       const std::vector<std::string>& mustInclude, int size, std::vector<std::string>& chosen) {
@@ -271,6 +285,10 @@ TEST_F(KubeletPluginTest, AllocateGivesTheContainerTheDeviceAndWhatLibqaicNeeds)
   ASSERT_EQ(mounts.count(shm), 1u);
   EXPECT_FALSE(mounts[shm]);
   EXPECT_EQ(mounts.size(), 3u);
+  // With that environment the stack's own tools find the device.
+  const std::string util = utilWithEnvironment(c);
+  EXPECT_NE(util.find("QID 0"), std::string::npos) << util;
+  EXPECT_NE(util.find("Status:Ready"), std::string::npos) << util;
 }
 
 TEST_F(KubeletPluginTest, AllocateOfPartitionsNamesTheirNodes) {
@@ -294,6 +312,10 @@ TEST_F(KubeletPluginTest, AllocateOfPartitionsNamesTheirNodes) {
   const auto [low, high] = std::minmax(second, other);
   EXPECT_EQ(two.envs().at("QAIC_PARTITION"), std::to_string(low) + "," + std::to_string(high));
   EXPECT_EQ(attribute(first, "nsp_total"), 4u);
+  const std::string util = utilWithEnvironment(one);
+  EXPECT_NE(util.find("QID " + std::to_string(first)), std::string::npos) << util;
+  EXPECT_NE(util.find("Parent QID:1"), std::string::npos) << util;
+  EXPECT_NE(util.find("Nsp Total:4"), std::string::npos) << util;
 }
 
 TEST_F(KubeletPluginTest, PreferredAllocationPacksOntoFewDevices) {
