@@ -92,7 +92,7 @@ void KubeletPlugin::stop() {
   if (registrar_) registrar_->stop();
 }
 
-const KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
+KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
   auto it = facts_.find(device);
   if (it != facts_.end()) return it->second;
   const driver::SysfsDevice sysfs(registry_.root(), device);
@@ -118,7 +118,6 @@ const KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
     f.gid = st.st_gid;
     f.mode = st.st_mode & 0777;
   }
-  f.status.reset(::open((registry_.root().sysfsPath(device) / "status").c_str(), O_RDONLY | O_CLOEXEC));
   f.profile = profileForDevice(options_.profiles, device);
   if (f.profile != nullptr) {
     const auto total = registry_.totals(device);
@@ -172,7 +171,10 @@ void KubeletPlugin::ensureProfilePartitions() {
 
 void KubeletPlugin::readHealth() {
   for (uint32_t device : registry_.deviceIndices()) {
-    const std::string status = readStatus(facts(device).status.get());
+    DeviceFacts& f = facts(device);
+    if (!f.status)  // opened on first use, and again if that failed
+      f.status.reset(::open((registry_.root().sysfsPath(device) / "status").c_str(), O_RDONLY | O_CLOEXEC));
+    const std::string status = f.status ? readStatus(f.status.get()) : std::string();
     const bool ready = status == "Ready";
     auto [it, fresh] = ready_.try_emplace(device, ready);
     if (!fresh && it->second != ready)

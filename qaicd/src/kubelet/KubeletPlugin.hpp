@@ -71,7 +71,7 @@ class KubeletPlugin {
     // read and a close through an emulated root's FUSE tree.
     driver::UniqueFd status;
   };
-  const DeviceFacts& facts(uint32_t device);
+  DeviceFacts& facts(uint32_t device);
   void ensureProfilePartitions();
   void readHealth();
   void publish();
