@@ -205,6 +205,10 @@ void KubeletRegistrar::Impl::fail(Endpoint& e, const std::string& message, Clock
 
 void KubeletRegistrar::Impl::serve(Endpoint& e) {
   shutDown(e);
+  struct stat dir {};
+  if (::stat(options.directory.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode))
+    return fail(e, "kubelet directory " + options.directory + " is gone: " + e.resource + " is served again when it is back",
+                e.restartAt);
   if (::access(e.socketPath.c_str(), F_OK) == 0) {
     // Left by a qaicd that died, or another plugin's: only a socket nobody answers is replaced.
     if (socketInode(e.socketPath) == 0) return fail(e, e.socketPath + " exists and is not a socket", e.restartAt);
