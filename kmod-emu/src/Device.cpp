@@ -30,7 +30,8 @@ const char* statusName(Device::Status s) {
 }
 
 const std::vector<std::string> kFaultFiles = {"device/fault/nsp_hang", "device/fault/dma_fail",
-                                              "device/fault/reset", "device/fault/remove"};
+                                              "device/fault/error", "device/fault/reset",
+                                              "device/fault/remove"};
 
 // Parses "<unsigned>" fields of a fault write; trailing newline allowed.
 std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
@@ -175,6 +176,18 @@ void Device::reset() {
   nspHang_ = false;
   dmaFailCount_ = 0;
   status_ = Status::Ready;
+}
+
+void Device::enterError() {
+  {
+    std::lock_guard lock(mutex_);
+    if (status_ == Status::Error) return;
+    status_ = Status::Error;
+  }
+  logInfo("accel" + std::to_string(index_) + ": fatal error reported");
+  // The firmware is gone: what ran on it ends, and nothing starts until a reset (or clearing the
+  // fault) makes the card Ready again. Its partitions stay, as reservations do on the card.
+  abortActivations(driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
 }
 
 void Device::remove() {
@@ -354,7 +367,8 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
       "sem_free",        "dram_total",       "dram_free",         "networks_loaded",
       "networks_active", "constants_loaded", "constants_in_use",  "pci_address",
       "fw_version",      "hw_version",       "sku",               "nsp_frequency_mhz",
-      "device/vendor",   "device/device",    "device/emu_shm_dir", "device/emu_pid"};
+      "device/vendor",   "device/device",    "device/emu_shm_dir", "device/emu_pid",
+      "device/numa_node"};
   names.insert(names.end(), kIdentityAttributes.begin(), kIdentityAttributes.end());
   for (uint32_t i = 0; i < dbcs; ++i) names.push_back("dbc" + std::to_string(i) + "_state");
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
@@ -396,7 +410,7 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
       const bool identity = std::find(kIdentityAttributes.begin(), kIdentityAttributes.end(), name) !=
                             kIdentityAttributes.end();
       if (name != "device/vendor" && name != "device/device" && name != "device/emu_shm_dir" &&
-          name != "device/emu_pid" && !identity)
+          name != "device/emu_pid" && name != "device/numa_node" && !identity)
         return std::nullopt;
     }
   }
@@ -450,9 +464,11 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == "device/device") return std::string("0xa100\n");
   if (name == "device/emu_shm_dir") return ctx_.shm->path() + "\n";
   if (name == "device/emu_pid") return n(static_cast<uint64_t>(getpid()));
+  if (name == "device/numa_node") return config_.numaNode ? n(*config_.numaNode) : std::string("-1\n");
   if (name == "device/fault/nsp_hang") return std::string(nspHang_ ? "1\n" : "0\n");
   if (name == "device/fault/dma_fail")
     return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
+  if (name == "device/fault/error") return std::string(status_ == Status::Error ? "1\n" : "0\n");
   if (name == "device/fault/reset" || name == "device/fault/remove") return std::string("0\n");
   if (name.size() > 9 && name.rfind("dbc", 0) == 0 && name.ends_with("_state")) {
     const std::string digits = name.substr(3, name.size() - 9);
@@ -483,6 +499,16 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
     std::lock_guard lock(mutex_);
     dmaFailCode_ = static_cast<uint16_t>(values[0]);
     dmaFailCount_ = values[0] == 0 ? 0 : static_cast<uint32_t>(values.size() == 2 ? values[1] : 1);
+    return 0;
+  }
+  if (name == "device/fault/error") {
+    if (values.size() != 1 || values[0] > 1) return EINVAL;
+    if (values[0] == 1) {
+      enterError();
+    } else {
+      std::lock_guard lock(mutex_);
+      if (status_ == Status::Error) status_ = Status::Ready;
+    }
     return 0;
   }
   if (name == "device/fault/reset" || name == "device/fault/remove") {

@@ -141,6 +141,9 @@ class Device final : public ChannelHost {
   void stopRemovedPartitions();
   std::optional<std::string> readPartitionAttribute(const Partition& p, const std::string& name);
   void reset();
+  // device/fault/error: status Error (activations aborted, new ones refused) until a reset or
+  // writing 0 makes it Ready again.
+  void enterError();
   void remove();
 
   const uint32_t index_;

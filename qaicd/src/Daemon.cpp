@@ -12,6 +12,7 @@
 #include <set>
 
 #include "Log.hpp"
+#include "kubelet/KubeletPlugin.hpp"
 
 namespace qaic::qaicd {
 
@@ -37,6 +38,8 @@ Daemon::Daemon(DaemonOptions options, EventLoop loop, ListenSocket listen)
       loop_(std::move(loop)),
       listen_(std::move(listen)),
       registry_(driver::DeviceRoot(options_.root)) {}
+
+Daemon::~Daemon() = default;
 
 driver::Result<std::unique_ptr<Daemon>> Daemon::start(DaemonOptions options) {
   std::error_code ec;
@@ -102,13 +105,25 @@ driver::Result<void> Daemon::setUp() {
         !t)
       return t.sysError();
   }
+  if (!options_.kubeletDir.empty()) {
+    auto plugin = KubeletPlugin::create(loop_, registry_,
+                                        {options_.kubeletDir, options_.root, options_.config.k8sProfiles,
+                                         options_.config.staticPartitions, options_.kubeletMountsOnly});
+    if (!plugin) return plugin.sysError();
+    kubelet_ = std::move(*plugin);
+  } else if (!options_.config.k8sProfiles.empty()) {
+    logWarn("k8s_profiles are configured but the kubelet plugin is off (no --kubelet-dir): no profile partitions are made");
+  }
   rescan();
+  if (kubelet_)
+    if (auto served = kubelet_->serve(); !served) return served;
   logInfo("serving " + listen_.path() + " for devices under " + options_.root);
   return {};
 }
 
 void Daemon::run() {
   loop_.run();
+  if (kubelet_) kubelet_->stop();
   logInfo("stopped with " + std::to_string(registry_.partitions().size()) +
           " partitions left for the next start");
 }
@@ -117,6 +132,7 @@ void Daemon::rescan() {
   registry_.rescan();
   ensureStaticPartitions();
   syncHolderWatches();
+  if (kubelet_) kubelet_->afterRescan();
 }
 
 void Daemon::ensureStaticPartitions() {

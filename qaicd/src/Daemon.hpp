@@ -1,6 +1,7 @@
 // qaicd itself: one event-loop thread serving the socket, following the devices and keeping
-// the leases (docs/qaicd.md). Everything runs on the thread that calls run(); there are no
-// other threads. SIGTERM/SIGINT (blocked by the caller before start) end run() and leave every
+// the leases (docs/qaicd.md). Everything runs on the thread that calls run(); the only other
+// threads are the kubelet device plugin's (kubelet/KubeletRegistrar.hpp), which never touch
+// what this thread owns. SIGTERM/SIGINT (blocked by the caller before start) end run() and leave every
 // partition on its device, so the next start re-adopts them.
 #pragma once
 
@@ -22,11 +23,15 @@
 
 namespace qaic::qaicd {
 
+class KubeletPlugin;
+
 struct DaemonOptions {
   std::string root = "/";
   std::string socket = "/run/qaic/qaicd.sock";
   Config config;
   unsigned pollMs = 250;
+  std::string kubeletDir;  // empty: no kubelet device plugin (docs/kubernetes.md)
+  bool kubeletMountsOnly = false;
 };
 
 class Daemon {
@@ -36,6 +41,7 @@ class Daemon {
   static driver::Result<std::unique_ptr<Daemon>> start(DaemonOptions options);
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
+  ~Daemon();
 
   void run();
 
@@ -75,6 +81,8 @@ class Daemon {
   driver::UniqueFd signals_, timer_;
   std::unique_ptr<UdevMonitor> udev_;
   std::map<std::string, std::string> staticFailures_;  // name -> last logged reason
+  // Last member: destroyed first, while the loop and the registry it uses still exist.
+  std::unique_ptr<KubeletPlugin> kubelet_;
 };
 
 }  // namespace qaic::qaicd

@@ -257,6 +257,18 @@ std::vector<DeviceInfo> DeviceRegistry::deviceInfos() const {
   return out;
 }
 
+std::vector<uint32_t> DeviceRegistry::deviceIndices() const {
+  std::vector<uint32_t> out;
+  for (const auto& [index, node] : devices_) out.push_back(index);
+  return out;
+}
+
+std::optional<Resources> DeviceRegistry::totals(uint32_t index) const {
+  auto it = devices_.find(index);
+  if (it == devices_.end()) return std::nullopt;
+  return readResources(it->second.sysfs(), "total");
+}
+
 PartitionInfo DeviceRegistry::info(const Partition& p) const {
   PartitionInfo i;
   i.id = p.id;

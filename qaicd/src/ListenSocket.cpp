@@ -24,6 +24,14 @@ bool someoneListens(const sockaddr_un& address) {
 
 }  // namespace
 
+bool socketAnswers(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof address.sun_path) return false;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  return someoneListens(address);
+}
+
 driver::Result<ListenSocket> ListenSocket::open(const std::string& path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;

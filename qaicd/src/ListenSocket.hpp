@@ -36,4 +36,8 @@ class ListenSocket {
   ino_t inode_ = 0;
 };
 
+// Whether something accepts connections on the Unix socket at `path` now (a non-blocking
+// connect; a full backlog counts as alive).
+bool socketAnswers(const std::string& path);
+
 }  // namespace qaic::qaicd

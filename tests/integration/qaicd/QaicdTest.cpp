@@ -24,6 +24,8 @@ void QaicdTest::SetUp() {
   ASSERT_EQ(::chmod(work_.c_str(), 0711), 0);
   emu_ = std::make_unique<emu::test::EmulatorProcess>(emulatorConfig());
   ASSERT_EQ(::chmod(emu_->root().path().parent_path().c_str(), 0711), 0);
+  beforeQaicd();
+  if (HasFatalFailure()) return;
   startQaicd(qaicdArgs());
 }
 

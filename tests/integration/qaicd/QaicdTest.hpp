@@ -25,6 +25,8 @@ class QaicdTest : public ::testing::Test {
  protected:
   virtual std::string emulatorConfig() const;
   virtual std::vector<std::string> qaicdArgs() const { return {}; }
+  // Runs in SetUp once work() and the emulator exist, before qaicd starts.
+  virtual void beforeQaicd() {}
 
   void SetUp() override;
   void TearDown() override;
