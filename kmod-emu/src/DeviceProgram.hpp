@@ -4,7 +4,7 @@
 #pragma once
 
 #include "container/ResourceNeeds.hpp"
-#include "kernels/CacheLineAllocator.hpp"
+#include "base/CacheLineAllocator.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <functional>

@@ -16,7 +16,7 @@
 #include <sstream>
 #include <vector>
 
-#include "driver/UniqueFd.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::emu {
 namespace {

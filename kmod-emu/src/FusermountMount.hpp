@@ -8,7 +8,7 @@
 #include <chrono>
 #include <string>
 
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 
 namespace qaic::emu {
 

@@ -8,7 +8,7 @@
 
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageMessage.hpp"
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 
 namespace qaic::driver {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 #include "qaicd/Protocol.hpp"
 
 namespace qaic::qaicd {

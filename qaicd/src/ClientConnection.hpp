@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "driver/UniqueFd.hpp"
+#include "base/UniqueFd.hpp"
 #include "qaicd/Protocol.hpp"
 
 namespace qaic::qaicd {

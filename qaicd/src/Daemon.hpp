@@ -17,8 +17,8 @@
 #include "EventLoop.hpp"
 #include "ListenSocket.hpp"
 #include "UdevMonitor.hpp"
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::qaicd {
 

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::qaicd {
 

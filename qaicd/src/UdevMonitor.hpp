@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 
 struct udev;
 struct udev_monitor;

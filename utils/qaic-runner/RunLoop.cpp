@@ -13,7 +13,7 @@
 #include <qaic/IoValidation.hpp>
 
 #include "OutputCheck.hpp"
-#include "kernels/CacheLineAllocator.hpp"
+#include "base/CacheLineAllocator.hpp"
 
 namespace qaic::runner {
 namespace {

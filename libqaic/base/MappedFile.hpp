@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <filesystem>
 
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::driver {
 

@@ -1,4 +1,4 @@
-#include "driver/MappedFile.hpp"
+#include "base/MappedFile.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
