@@ -41,7 +41,7 @@ class DeviceProgram {
 
 // Storage of a transferred programqpc.bin: 64-byte aligned like a mapped file, so the
 // container's constants keep the alignment the format promises.
-using LoadBuffer = std::vector<std::byte, kernels::CacheLineAllocator<std::byte>>;
+using LoadBuffer = std::vector<std::byte, CacheLineAllocator<std::byte>>;
 
 // The bytes of one program load, shared by its activations.
 using LoadBytes = std::shared_ptr<const LoadBuffer>;

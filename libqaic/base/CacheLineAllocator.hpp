@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <new>
 
-namespace qaic::kernels {
+namespace qaic {
 
 template <typename T>
 struct CacheLineAllocator {
@@ -23,4 +23,4 @@ struct CacheLineAllocator {
   bool operator==(const CacheLineAllocator<U>&) const { return true; }
 };
 
-}  // namespace qaic::kernels
+}  // namespace qaic

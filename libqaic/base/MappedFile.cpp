@@ -6,7 +6,7 @@
 
 #include <utility>
 
-namespace qaic::driver {
+namespace qaic {
 
 Result<MappedFile> MappedFile::open(const std::filesystem::path& path, std::size_t size) {
   const std::string name = path.string();
@@ -53,4 +53,4 @@ void MappedFile::unmap() {
   fd_.reset();
 }
 
-}  // namespace qaic::driver
+}  // namespace qaic

@@ -8,7 +8,7 @@
 #include "base/Result.hpp"
 #include "base/UniqueFd.hpp"
 
-namespace qaic::driver {
+namespace qaic {
 
 class MappedFile {
  public:
@@ -39,4 +39,4 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
-}  // namespace qaic::driver
+}  // namespace qaic

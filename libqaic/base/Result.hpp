@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-namespace qaic::driver {
+namespace qaic {
 
 struct SysError {
   int code = 0;         // errno
@@ -66,4 +66,4 @@ inline SysError lastError(const char* context) {
   return SysError{code, context};
 }
 
-}  // namespace qaic::driver
+}  // namespace qaic

@@ -5,7 +5,7 @@
 
 #include <utility>
 
-namespace qaic::driver {
+namespace qaic {
 
 class UniqueFd {
  public:
@@ -35,4 +35,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace qaic::driver
+}  // namespace qaic

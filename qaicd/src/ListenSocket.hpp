@@ -16,7 +16,7 @@ class ListenSocket {
  public:
   // Creates the parent directory (0755) when missing; the socket is mode 0666: every local user
   // may connect, and what each may do follows from the peer credentials.
-  static driver::Result<ListenSocket> open(const std::string& path);
+  static Result<ListenSocket> open(const std::string& path);
   ListenSocket(ListenSocket&& other) noexcept;
   ListenSocket& operator=(ListenSocket&&) = delete;
   ~ListenSocket();
@@ -25,9 +25,9 @@ class ListenSocket {
   const std::string& path() const { return path_; }
 
  private:
-  ListenSocket(driver::UniqueFd fd, std::string path, ino_t inode)
+  ListenSocket(UniqueFd fd, std::string path, ino_t inode)
       : fd_(std::move(fd)), path_(std::move(path)), inode_(inode) {}
-  driver::UniqueFd fd_;
+  UniqueFd fd_;
   std::string path_;
   ino_t inode_ = 0;
 };

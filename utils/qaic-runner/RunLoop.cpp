@@ -27,7 +27,7 @@ constexpr uint64_t kAvailablePollUs = 200'000;  // lets the loop notice a failur
 struct Slot {
   // Per network buffer (outputs only), each starting on a cache line: the runtime converts the
   // device's output formats into them, and writes whole lines into a buffer that starts on one.
-  std::vector<std::vector<uint8_t, qaic::kernels::CacheLineAllocator<uint8_t>>> outputStorage;
+  std::vector<std::vector<uint8_t, qaic::CacheLineAllocator<uint8_t>>> outputStorage;
   PreparedSet set;
   uint64_t iteration = 0;
 };

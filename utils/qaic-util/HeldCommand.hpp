@@ -30,7 +30,7 @@ class HeldCommand {
 
  private:
   sigset_t blocked_{}, previous_{};
-  driver::UniqueFd signals_;
+  UniqueFd signals_;
 };
 
 }  // namespace qaic::util

@@ -89,7 +89,7 @@ bool readLine(int fd, std::string& pending, std::string& line, int timeoutMs) {
         static uint32_t loadId = 0;
         ++loadId;
         auto loaded = driver::loadProgram(*node, program, loadId);
-        auto dbc = loaded ? driver::activate(*node, loadId, 0, 16, 0) : driver::Result<uint32_t>(loaded.sysError());
+        auto dbc = loaded ? driver::activate(*node, loadId, 0, 16, 0) : Result<uint32_t>(loaded.sysError());
         if (!dbc) answer = failure(dbc.error(), dbc.message());
         else answer = "ok " + std::to_string(*dbc);
         held.push_back(std::move(*node));

@@ -47,7 +47,7 @@ class ScriptedServer {
     thread_ = std::thread([this, script = std::move(script)] {
       pollfd p{listen_.get(), POLLIN, 0};
       if (::poll(&p, 1, 10'000) != 1) return;
-      driver::UniqueFd fd(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      UniqueFd fd(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
       if (fd) script(fd.get());
     });
   }
@@ -64,7 +64,7 @@ class ScriptedServer {
  private:
   std::filesystem::path dir_;
   std::string path_;
-  driver::UniqueFd listen_;
+  UniqueFd listen_;
   std::thread thread_;
 };
 

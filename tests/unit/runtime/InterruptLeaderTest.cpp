@@ -34,10 +34,10 @@ class InterruptLeaderTest : public ::testing::Test {
     fd_ = ::memfd_create("window", 0);
     ASSERT_GE(fd_, 0);
     ASSERT_EQ(::ftruncate(fd_, static_cast<off_t>(info_.window_size)), 0);
-    auto device = driver::MappedFile::map(fd_, info_.window_size, 0, "device side");
+    auto device = MappedFile::map(fd_, info_.window_size, 0, "device side");
     ASSERT_TRUE(device) << device.message();
     device_ = std::move(*device);
-    auto host = driver::MappedFile::map(fd_, info_.window_size, 0, "host side");
+    auto host = MappedFile::map(fd_, info_.window_size, 0, "host side");
     ASSERT_TRUE(host) << host.message();
     auto window = driver::DbcWindow::adopt(std::move(*host), info_);
     ASSERT_TRUE(window) << window.message();
@@ -69,7 +69,7 @@ class InterruptLeaderTest : public ::testing::Test {
 
   qaic_emu_dbc_info info_{};
   int fd_ = -1;
-  driver::MappedFile device_;
+  MappedFile device_;
   std::shared_ptr<driver::DbcWindow> window_;
   std::atomic<int> drains_{0};
   InterruptLeader leader_{[this] { ++drains_; }};
