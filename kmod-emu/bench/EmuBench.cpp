@@ -11,7 +11,7 @@
 #include "DeviceProgram.hpp"
 #include "EmuProcess.hpp"
 #include "TestContainer.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu::test {
 namespace {

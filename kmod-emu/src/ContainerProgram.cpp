@@ -9,7 +9,7 @@
 #include "DeviceProgram.hpp"
 #include "container/QpcImage.hpp"
 #include "driver/DeviceProtocol.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 #include "kernels/HostProgram.hpp"
 
 namespace qaic::emu {

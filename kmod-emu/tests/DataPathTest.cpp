@@ -21,7 +21,7 @@
 #include "EmuProcess.hpp"
 #include "RawDevice.hpp"
 #include "TestContainer.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu::test {
 namespace {

@@ -7,7 +7,7 @@
 #include "DmaBufferImpl.hpp"
 #include "SetImpl.hpp"
 #include "driver/ManageMessage.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::rt::engine {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::rt::engine {
 namespace {

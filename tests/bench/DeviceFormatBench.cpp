@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "PageAlignedBuffer.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 #include <cpuid.h>
 

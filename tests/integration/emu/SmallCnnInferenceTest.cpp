@@ -13,7 +13,7 @@
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "ir/Weights.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 #include "kernels/HostProgram.hpp"
 
 namespace qaic::emu::test {
