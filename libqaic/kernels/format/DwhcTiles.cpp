@@ -59,7 +59,7 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
                            reinterpret_cast<__m128i*>(dev + j * column + 8 * k), x[j]);
     }
   };
-  // Measured (tests/bench/DeviceFormatBench.cpp): whole tiles, all groups at once, are fastest
+  // Measured (tests/bench/format/DeviceFormatBench.cpp): whole tiles, all groups at once, are fastest
   // for narrow chunks and for cached tensors read into the device format. A tile of a wide chunk
   // touches 8 * kK user rows at once, though: too many streams for the hardware prefetchers when
   // the tensor comes from DRAM, and too many partly written lines when writing user rows. There
