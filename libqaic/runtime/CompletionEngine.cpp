@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
 struct CompletionEngine::Ring {
   io_uring ring{};
@@ -101,4 +101,4 @@ void CompletionEngine::run() {
   }
 }
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

@@ -13,7 +13,7 @@
 
 #include <qaic/Errors.hpp>
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
 class CompletionEngine {
  public:
@@ -45,4 +45,4 @@ class CompletionEngine {
   std::thread thread_;
 };
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

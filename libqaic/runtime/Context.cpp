@@ -3,10 +3,25 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "ContextImpl.hpp"
-#include "DmaBufferImpl.hpp"
 
 namespace qaic::rt {
+
+namespace {
+
+const char* levelName(QLogLevel level) {
+  switch (level) {
+    case QL_DEBUG: return "DEBUG";
+    case QL_INFO: return "INFO";
+    case QL_WARN: return "WARN";
+    case QL_ERROR: return "ERROR";
+  }
+  return "?";
+}
+
+}  // namespace
 
 std::shared_ptr<Context> Context::Factory(const QAicContextProperties* properties,
                                           const std::vector<QID>& devices, LogCallback logCallback,
@@ -14,44 +29,32 @@ std::shared_ptr<Context> Context::Factory(const QAicContextProperties* propertie
                                           void* errorUserData) {
   const QAicContextProperties defaults;
   const QAicContextProperties& props = properties ? *properties : defaults;
-  auto impl = std::make_shared<engine::ContextImpl>(
-      props, driver::DeviceRoot::fromEnvironment(), std::move(logCallback), logUserData,
-      std::move(errorHandler), errorUserData);
+  auto context = std::make_shared<ContextImpl>(props, driver::DeviceRoot::fromEnvironment(), std::move(logCallback),
+                                               logUserData, std::move(errorHandler), errorUserData);
   if (props.partition == nullptr) {
-    impl->openDevices(devices);
+    context->openDevices(devices);
   } else {
     if (devices.size() > 1)
       throw Error(QS_INVAL, "Context::Factory: a partition comes from one device, " +
                                 std::to_string(devices.size()) + " were named");
     auto partition = Partition::acquire(
         *props.partition, devices.empty() ? std::nullopt : std::optional<QID>(devices[0]),
-        ("context-" + std::to_string(::getpid()) + "-" + std::to_string(impl->id())).substr(0, 31));
-    impl->holdPartition(partition);
-    impl->openDevices({partition->id()});
+        ("context-" + std::to_string(::getpid()) + "-" + std::to_string(context->getId())).substr(0, 31));
+    context->holdPartition(partition);
+    context->openDevices({partition->id()});
   }
-  return std::shared_ptr<Context>(new Context(std::move(impl)));
+  return context;
 }
 
-Context::Context(std::shared_ptr<engine::ContextImpl> impl) : impl_(std::move(impl)) {}
 Context::~Context() = default;
 
-void Context::setLogLevel(QLogLevel level) { impl_->setLogLevel(level); }
-QLogLevel Context::getLogLevel() const { return impl_->logLevel(); }
-QCtxId Context::getId() const { return impl_->id(); }
-const std::vector<QID>& Context::getDevices() const { return impl_->devices(); }
-std::shared_ptr<const Partition> Context::getPartition() const { return impl_->partition(); }
+void defaultLogger(QLogLevel level, const char* message, void*) {
+  std::fprintf(stderr, "[qaic] %s %s\n", levelName(level), message);
+}
 
-std::shared_ptr<DmaBuffer> Context::allocateDmaBuffer(QID device, std::size_t size) {
-  if (size == 0) throw Error(QS_INVAL, "allocateDmaBuffer: size 0");
-  auto node = impl_->device(device);
-  auto bo = driver::BufferObject::create(*node, size);
-  if (!bo)
-    throw Error(bo.error() == ENOMEM || bo.error() == ENOSPC ? QS_NO_RESOURCES : QS_ERROR,
-                "allocateDmaBuffer(" + std::to_string(size) + " bytes) on device " +
-                    std::to_string(device) + ": " + bo.message());
-  auto buffer = std::make_shared<engine::DmaBufferImpl>(node, std::move(bo.value()), impl_, device);
-  impl_->registerDmaBuffer(buffer->fd(), buffer);
-  return buffer;
+void defaultErrorHandler(QCtxId contextId, QStatus status, const char* message, void*) {
+  std::fprintf(stderr, "[qaic] context %llu: %s: %s\n", static_cast<unsigned long long>(contextId),
+               statusName(status), message);
 }
 
 }  // namespace qaic::rt

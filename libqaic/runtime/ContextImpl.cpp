@@ -1,22 +1,13 @@
 #include "ContextImpl.hpp"
 
-#include <cstdio>
-
+#include "DmaBufferImpl.hpp"
+#include "StatusCodes.hpp"
 #include "driver/DeviceProtocol.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
+
 namespace {
 std::atomic<QCtxId> nextContextId{1};
-
-const char* levelName(QLogLevel level) {
-  switch (level) {
-    case QL_DEBUG: return "DEBUG";
-    case QL_INFO: return "INFO";
-    case QL_WARN: return "WARN";
-    case QL_ERROR: return "ERROR";
-  }
-  return "?";
-}
 }  // namespace
 
 ContextImpl::ContextImpl(const QAicContextProperties& properties, driver::DeviceRoot root,
@@ -29,6 +20,13 @@ ContextImpl::ContextImpl(const QAicContextProperties& properties, driver::Device
       logUserData_(logUserData),
       errorHandler_(errorHandler ? std::move(errorHandler) : ErrorHandler(defaultErrorHandler)),
       errorUserData_(errorUserData) {}
+
+std::shared_ptr<ContextImpl> ContextImpl::of(const std::shared_ptr<Context>& context, const char* operation) {
+  if (!context) throw Error(QS_INVAL, std::string(operation) + ": null Context");
+  auto impl = std::dynamic_pointer_cast<ContextImpl>(context);
+  if (!impl) throw Error(QS_INVAL, std::string(operation) + ": the Context was not made by Context::Factory");
+  return impl;
+}
 
 void ContextImpl::openDevices(const std::vector<QID>& devices) {
   std::vector<QID> wanted = devices;
@@ -44,21 +42,33 @@ void ContextImpl::openDevices(const std::vector<QID>& devices) {
     if (nodes_.count(id)) continue;
     auto node = driver::DeviceNode::open(root_, id);
     if (!node)
-      throw Error(node.error() == ENOENT ? QS_NODEV : QS_ERROR,
-                  "device " + std::to_string(id) + ": " + node.message());
+      throw Error(node.error() == ENOENT ? QS_NODEV : QS_ERROR, "device " + std::to_string(id) + ": " + node.message());
     nodes_.emplace(id, std::make_shared<const driver::DeviceNode>(std::move(node.value())));
     deviceIds_.push_back(id);
   }
-  log(QL_INFO, "context " + std::to_string(id_) + ": " + std::to_string(deviceIds_.size()) +
-                   " device(s) under " + root_.path().string());
+  log(QL_INFO, "context " + std::to_string(id_) + ": " + std::to_string(deviceIds_.size()) + " device(s) under " +
+                   root_.path().string());
 }
 
 std::shared_ptr<const driver::DeviceNode> ContextImpl::device(QID device) const {
   auto it = nodes_.find(device);
   if (it == nodes_.end())
-    throw Error(QS_INVAL, "device " + std::to_string(device) + " is not part of context " +
-                              std::to_string(id_));
+    throw Error(QS_INVAL, "device " + std::to_string(device) + " is not part of context " + std::to_string(id_));
   return it->second;
+}
+
+std::shared_ptr<DmaBuffer> ContextImpl::allocateDmaBuffer(QID device, std::size_t size) {
+  if (size == 0) throw Error(QS_INVAL, "allocateDmaBuffer: size 0");
+  auto node = this->device(device);
+  auto bo = driver::BufferObject::create(*node, size);
+  if (!bo)
+    throw Error(statusForBufferObjectErrno(bo.error()), "allocateDmaBuffer(" + std::to_string(size) +
+                                                           " bytes) on device " + std::to_string(device) + ": " +
+                                                           bo.message());
+  auto buffer = std::make_shared<DmaBufferImpl>(node, std::move(bo.value()), shared_from_this());
+  std::lock_guard lock(dmaMutex_);
+  dmaBuffers_[buffer->fd()] = buffer;
+  return buffer;
 }
 
 void ContextImpl::log(QLogLevel level, const std::string& message) const {
@@ -79,11 +89,6 @@ uint32_t ContextImpl::nextLoadId() {
   return id;
 }
 
-void ContextImpl::registerDmaBuffer(int fd, std::weak_ptr<DmaBuffer> buffer) {
-  std::lock_guard lock(dmaMutex_);
-  dmaBuffers_[fd] = std::move(buffer);
-}
-
 void ContextImpl::unregisterDmaBuffer(int fd) {
   std::lock_guard lock(dmaMutex_);
   dmaBuffers_.erase(fd);
@@ -93,19 +98,6 @@ std::shared_ptr<DmaBuffer> ContextImpl::findDmaBuffer(int fd) const {
   std::lock_guard lock(dmaMutex_);
   auto it = dmaBuffers_.find(fd);
   return it == dmaBuffers_.end() ? nullptr : it->second.lock();
-}
-
-}  // namespace qaic::rt::engine
-
-namespace qaic::rt {
-
-void defaultLogger(QLogLevel level, const char* message, void*) {
-  std::fprintf(stderr, "[qaic] %s %s\n", engine::levelName(level), message);
-}
-
-void defaultErrorHandler(QCtxId contextId, QStatus status, const char* message, void*) {
-  std::fprintf(stderr, "[qaic] context %llu: %s: %s\n", static_cast<unsigned long long>(contextId),
-               statusName(status), message);
 }
 
 }  // namespace qaic::rt

@@ -14,28 +14,33 @@
 #include "driver/DeviceNode.hpp"
 #include "driver/DeviceRoot.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
-class ContextImpl {
+class ContextImpl final : public Context, public std::enable_shared_from_this<ContextImpl> {
  public:
-  ContextImpl(const QAicContextProperties& properties, driver::DeviceRoot root,
-              LogCallback logCallback, void* logUserData, ErrorHandler errorHandler,
-              void* errorUserData);
+  ContextImpl(const QAicContextProperties& properties, driver::DeviceRoot root, LogCallback logCallback,
+              void* logUserData, ErrorHandler errorHandler, void* errorUserData);
+
+  // The implementation behind `context`; throws Error(QS_INVAL) naming `operation` for a null
+  // context or one that Context::Factory did not make.
+  static std::shared_ptr<ContextImpl> of(const std::shared_ptr<Context>& context, const char* operation);
+
+  // Context
+  void setLogLevel(QLogLevel level) override { level_.store(level); }
+  QLogLevel getLogLevel() const override { return level_.load(); }
+  QCtxId getId() const override { return id_; }
+  const std::vector<QID>& getDevices() const override { return deviceIds_; }
+  std::shared_ptr<const Partition> getPartition() const override { return partition_; }
+  std::shared_ptr<DmaBuffer> allocateDmaBuffer(QID device, std::size_t size) override;
 
   // Opens every device (all found under the root when `devices` is empty). Throws QS_NODEV.
   void openDevices(const std::vector<QID>& devices);
-
-  QCtxId id() const { return id_; }
-  const std::vector<QID>& devices() const { return deviceIds_; }
   // The open node of `device`; throws Error(QS_INVAL) when it is not part of this context.
   std::shared_ptr<const driver::DeviceNode> device(QID device) const;
   const driver::DeviceRoot& root() const { return root_; }
   // The partition this context runs in and keeps alive (QAicContextProperties::partition).
   void holdPartition(std::shared_ptr<const Partition> partition) { partition_ = std::move(partition); }
-  const std::shared_ptr<const Partition>& partition() const { return partition_; }
 
-  void setLogLevel(QLogLevel level) { level_.store(level); }
-  QLogLevel logLevel() const { return level_.load(); }
   void log(QLogLevel level, const std::string& message) const;
   // A critical error: logged at QL_ERROR and given to the error handler.
   void reportError(QStatus status, const std::string& message) const;
@@ -44,7 +49,6 @@ class ContextImpl {
   uint32_t nextLoadId();
 
   // DMA buffers by export descriptor, so a QBuffer's handle can be resolved and checked.
-  void registerDmaBuffer(int fd, std::weak_ptr<DmaBuffer> buffer);
   void unregisterDmaBuffer(int fd);
   std::shared_ptr<DmaBuffer> findDmaBuffer(int fd) const;
 
@@ -66,4 +70,4 @@ class ContextImpl {
   mutable std::mutex callbackMutex_;  // callbacks need not be reentrant
 };
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

@@ -17,14 +17,10 @@ QBuffer DmaBuffer::qbuffer(std::size_t offset, std::size_t bytes) const {
   return buffer;
 }
 
-}  // namespace qaic::rt
 
-namespace qaic::rt::engine {
-
-DmaBufferImpl::DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node,
-                             driver::BufferObject bo, std::shared_ptr<ContextImpl> context,
-                             QID device)
-    : node_(std::move(node)), bo_(std::move(bo)), context_(std::move(context)), device_(device) {}
+DmaBufferImpl::DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo,
+                             std::shared_ptr<ContextImpl> context)
+    : node_(std::move(node)), bo_(std::move(bo)), context_(std::move(context)) {}
 
 bool DmaBufferImpl::attachTo(const void* owner, uint32_t generation, uint32_t dbcId, uint32_t dir) {
   std::lock_guard lock(attachMutex_);
@@ -48,4 +44,4 @@ bool DmaBufferImpl::attachTo(const void* owner, uint32_t generation, uint32_t db
 
 DmaBufferImpl::~DmaBufferImpl() { context_->unregisterDmaBuffer(fd()); }
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

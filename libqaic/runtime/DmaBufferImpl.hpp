@@ -5,26 +5,24 @@
 #include <memory>
 #include <mutex>
 
-#include <qaic/Context.hpp>
 #include <qaic/QBuffer.hpp>
 
 #include "driver/BufferObject.hpp"
 #include "driver/DeviceNode.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
 class ContextImpl;
 
 class DmaBufferImpl final : public DmaBuffer {
  public:
   DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo,
-                std::shared_ptr<ContextImpl> context, QID device);
+                std::shared_ptr<ContextImpl> context);
   ~DmaBufferImpl() override;
 
   uint8_t* data() const override { return reinterpret_cast<uint8_t*>(bo_.data()); }
   std::size_t size() const override { return bo_.size(); }
   int fd() const override { return bo_.exportFd(); }
-  QID device() const { return device_; }
   const driver::BufferObject& bufferObject() const { return bo_; }
   const driver::DeviceNode* node() const { return node_.get(); }
 
@@ -38,7 +36,6 @@ class DmaBufferImpl final : public DmaBuffer {
   std::shared_ptr<const driver::DeviceNode> node_;  // the BO lives as long as its open file
   driver::BufferObject bo_;
   std::shared_ptr<ContextImpl> context_;
-  QID device_;
   std::mutex attachMutex_;
   const void* attachedOwner_ = nullptr;
   uint32_t attachedGeneration_ = 0;
@@ -46,4 +43,4 @@ class DmaBufferImpl final : public DmaBuffer {
   uint32_t attachedDbc_ = 0;
 };
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

@@ -2,17 +2,15 @@
 
 #include <algorithm>
 
-#include "ContextImpl.hpp"
-#include "SetImpl.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
-bool GroupImpl::enabled() const {
+bool GroupImpl::isEnabled() const {
   std::lock_guard lock(mutex_);
   return enabled_;
 }
 
-void GroupImpl::addMember(SetImpl& set) {
+void GroupImpl::addMember(GroupMember& set) {
   std::lock_guard lock(mutex_);
   if (enabled_)
     throw Error(QS_WRONG_STATE, "InferenceSetGroup '" + name_ + "' is enabled: call disable() before adding '" +
@@ -24,10 +22,10 @@ void GroupImpl::addMember(SetImpl& set) {
   members_.push_back(&set);
 }
 
-void GroupImpl::removeMember(SetImpl& set) {
+void GroupImpl::removeMember(GroupMember& set) {
   std::lock_guard lock(mutex_);
   if (active_ == &set) {
-    set.deactivateQueues();
+    set.deactivate();
     active_ = nullptr;
   }
   std::erase(members_, &set);
@@ -37,16 +35,16 @@ void GroupImpl::removeMember(SetImpl& set) {
   changed_.notify_all();
 }
 
-void GroupImpl::enableLocked(SetImpl* first) {
+void GroupImpl::enableLocked(GroupMember* first) {
   if (enabled_) return;
   if (members_.empty()) throw Error(QS_INVAL, "InferenceSetGroup '" + name_ + "' has no InferenceSet");
-  for (SetImpl* member : members_) member->loadPrograms();
-  SetImpl* target = first ? first : members_.front();
-  target->activateQueues();
+  for (GroupMember* member : members_) member->loadPrograms();
+  GroupMember* target = first ? first : members_.front();
+  target->activate();
   active_ = target;
   activeSince_ = ++switches_;
   enabled_ = true;
-  target->context().log(QL_INFO, "InferenceSetGroup '" + name_ + "' enabled with '" + target->name() + "' active");
+  target->log(QL_INFO, "InferenceSetGroup '" + name_ + "' enabled with '" + target->name() + "' active");
   changed_.notify_all();
 }
 
@@ -63,24 +61,24 @@ void GroupImpl::disable() {
     if (!changed_.wait_for(lock, bound, [&] { return !active_ || outstanding_[active_] == 0; }))
       throw Error(QS_TIMEDOUT, "InferenceSetGroup '" + name_ + "': '" + active_->name() +
                                    "' did not drain within " + std::to_string(bound.count()) + " ms");
-    if (active_) active_->deactivateQueues();
+    if (active_) active_->deactivate();
   }
   active_ = nullptr;
   enabled_ = false;
   changed_.notify_all();
 }
 
-void GroupImpl::switchToLocked(SetImpl& set) {
-  if (active_) active_->deactivateQueues();
+void GroupImpl::switchToLocked(GroupMember& set) {
+  if (active_) active_->deactivate();
   active_ = nullptr;
-  set.activateQueues();
+  set.activate();
   active_ = &set;
   activeSince_ = ++switches_;
   wakeMembersLocked();
-  set.context().log(QL_DEBUG, "InferenceSetGroup '" + name_ + "' switched to '" + set.name() + "'");
+  set.log(QL_DEBUG, "InferenceSetGroup '" + name_ + "' switched to '" + set.name() + "'");
 }
 
-bool GroupImpl::tryAdmit(SetImpl& set, AdmitTicket& ticket) {
+bool GroupImpl::tryAdmit(GroupMember& set, AdmitTicket& ticket) {
   std::lock_guard lock(mutex_);
   if (!enabled_) {
     if (ticket.waiting) {
@@ -122,14 +120,14 @@ bool GroupImpl::tryAdmit(SetImpl& set, AdmitTicket& ticket) {
   return false;
 }
 
-void GroupImpl::forget(SetImpl& set, AdmitTicket& ticket) {
+void GroupImpl::forget(GroupMember& set, AdmitTicket& ticket) {
   std::lock_guard lock(mutex_);
   if (ticket.waiting) --waiting_[&set];
   ticket.waiting = false;
   wakeMembersLocked();
 }
 
-void GroupImpl::release(SetImpl& set) {
+void GroupImpl::requestEnded(GroupMember& set) {
   std::lock_guard lock(mutex_);
   auto it = outstanding_.find(&set);
   if (it != outstanding_.end() && it->second > 0) --it->second;
@@ -138,7 +136,7 @@ void GroupImpl::release(SetImpl& set) {
 }
 
 void GroupImpl::wakeMembersLocked() {
-  for (SetImpl* member : members_) member->wakeParked();
+  for (GroupMember* member : members_) member->wakeParked();
 }
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

@@ -1,6 +1,8 @@
 #include "HandleImpl.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
+
+InferenceHandle::~InferenceHandle() = default;
 
 const char* stageName(Stage stage) {
   switch (stage) {
@@ -27,8 +29,7 @@ std::map<std::string, PerfCounter> performanceCounts(const StageDurations& stage
   return counters;
 }
 
-HandleImpl::HandleImpl(const SetImpl* owner, const ProgramLayout& layout, uint32_t index,
-                       uint32_t activation)
+HandleImpl::HandleImpl(const void* owner, const ProgramLayout& layout, uint32_t index, uint32_t activation)
     : buffers(layout.buffers.size()),
       dims(layout.buffers.size()),
       skipped(layout.buffers.size(), false),
@@ -52,6 +53,9 @@ void HandleImpl::setBuffers(const std::vector<QBuffer>& all) {
   buffers = all;
 }
 
+void HandleImpl::setInputBuffers(const std::vector<QBuffer>& inputs) { setDirection(true, inputs); }
+void HandleImpl::setOutputBuffers(const std::vector<QBuffer>& outputs) { setDirection(false, outputs); }
+
 void HandleImpl::setDirection(bool inputs, const std::vector<QBuffer>& given) {
   std::lock_guard lock(mutex);
   const char* operation = inputs ? "setInputBuffers" : "setOutputBuffers";
@@ -73,68 +77,44 @@ std::vector<QBuffer> HandleImpl::buffersOf(bool inputs) const {
   return out;
 }
 
-void HandleImpl::setDims(uint32_t bufferIndex, const IoDims& newDims) {
+void HandleImpl::setBufferDims(uint32_t bufferIndex, const std::vector<uint64_t>& newDims) {
   std::lock_guard lock(mutex);
   state.requireAcquired("setBufferDims");
   checkIndex(bufferIndex, "setBufferDims");
   dims[bufferIndex] = newDims;
 }
 
-void HandleImpl::setSkipped(uint32_t bufferIndex, bool skip) {
+void HandleImpl::setBufferSkipped(uint32_t bufferIndex, bool skip) {
   std::lock_guard lock(mutex);
   state.requireAcquired("setBufferSkipped");
   checkIndex(bufferIndex, "setBufferSkipped");
   skipped[bufferIndex] = skip;
 }
 
-}  // namespace qaic::rt::engine
-
-namespace qaic::rt {
-
-InferenceHandle::InferenceHandle(std::unique_ptr<engine::HandleImpl> impl) : impl_(std::move(impl)) {}
-InferenceHandle::~InferenceHandle() = default;
-
-void InferenceHandle::setBuffers(const std::vector<QBuffer>& buffers) { impl_->setBuffers(buffers); }
-void InferenceHandle::setInputBuffers(const std::vector<QBuffer>& inputs) {
-  impl_->setDirection(true, inputs);
-}
-void InferenceHandle::setOutputBuffers(const std::vector<QBuffer>& outputs) {
-  impl_->setDirection(false, outputs);
-}
-const std::vector<QBuffer>& InferenceHandle::getBuffers() const { return impl_->buffers; }
-std::vector<QBuffer> InferenceHandle::getInputBuffers() const { return impl_->buffersOf(true); }
-std::vector<QBuffer> InferenceHandle::getOutputBuffers() const { return impl_->buffersOf(false); }
-void InferenceHandle::setBufferDims(uint32_t bufferIndex, const std::vector<uint64_t>& dims) {
-  impl_->setDims(bufferIndex, dims);
-}
-void InferenceHandle::setBufferSkipped(uint32_t bufferIndex, bool skipped) {
-  impl_->setSkipped(bufferIndex, skipped);
+std::vector<uint64_t> HandleImpl::getOutputDims(uint32_t bufferIndex) const {
+  std::lock_guard lock(mutex);
+  if (bufferIndex >= outputDims.size()) return {};
+  return outputDims[bufferIndex];
 }
 
-std::vector<uint64_t> InferenceHandle::getOutputDims(uint32_t bufferIndex) const {
-  std::lock_guard lock(impl_->mutex);
-  if (bufferIndex >= impl_->outputDims.size()) return {};
-  return impl_->outputDims[bufferIndex];
+uint64_t HandleImpl::getId() const {
+  std::lock_guard lock(mutex);
+  return requestId;
 }
 
-uint64_t InferenceHandle::getId() const {
-  std::lock_guard lock(impl_->mutex);
-  return impl_->requestId;
+QStatus HandleImpl::getStatus() const {
+  std::lock_guard lock(mutex);
+  return status;
 }
 
-QStatus InferenceHandle::getStatus() const {
-  std::lock_guard lock(impl_->mutex);
-  return impl_->status;
+std::string HandleImpl::getErrorMessage() const {
+  std::lock_guard lock(mutex);
+  return errorMessage;
 }
 
-std::string InferenceHandle::getErrorMessage() const {
-  std::lock_guard lock(impl_->mutex);
-  return impl_->errorMessage;
-}
-
-std::map<std::string, PerfCounter> InferenceHandle::getPerformanceCounts() const {
-  std::lock_guard lock(impl_->mutex);
-  return engine::performanceCounts(impl_->stages);
+std::map<std::string, PerfCounter> HandleImpl::getPerformanceCounts() const {
+  std::lock_guard lock(mutex);
+  return performanceCounts(stages);
 }
 
 }  // namespace qaic::rt

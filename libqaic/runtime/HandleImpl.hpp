@@ -18,9 +18,7 @@
 #include "ProgramLayout.hpp"
 #include "driver/BufferObject.hpp"
 
-namespace qaic::rt::engine {
-
-class SetImpl;
+namespace qaic::rt {
 
 enum class Stage : uint8_t { QueueWait, Preprocess, Upload, Execute, Download, Postprocess, Count };
 const char* stageName(Stage stage);
@@ -37,14 +35,29 @@ struct AdmitTicket {
   Clock::time_point deadline{};
 };
 
-class HandleImpl {
+class HandleImpl final : public InferenceHandle {
  public:
-  HandleImpl(const SetImpl* owner, const ProgramLayout& layout, uint32_t index, uint32_t activation);
+  // `owner` identifies the set that created the handle (never called through).
+  HandleImpl(const void* owner, const ProgramLayout& layout, uint32_t index, uint32_t activation);
 
-  const SetImpl* owner() const { return owner_; }
+  // InferenceHandle
+  void setBuffers(const std::vector<QBuffer>& buffers) override;
+  void setInputBuffers(const std::vector<QBuffer>& inputs) override;
+  void setOutputBuffers(const std::vector<QBuffer>& outputs) override;
+  const std::vector<QBuffer>& getBuffers() const override { return buffers; }
+  std::vector<QBuffer> getInputBuffers() const override { return buffersOf(true); }
+  std::vector<QBuffer> getOutputBuffers() const override { return buffersOf(false); }
+  void setBufferDims(uint32_t bufferIndex, const std::vector<uint64_t>& dims) override;
+  void setBufferSkipped(uint32_t bufferIndex, bool skipped) override;
+  std::vector<uint64_t> getOutputDims(uint32_t bufferIndex) const override;
+  uint64_t getId() const override;
+  QStatus getStatus() const override;
+  std::string getErrorMessage() const override;
+  std::map<std::string, PerfCounter> getPerformanceCounts() const override;
+
+  const void* owner() const { return owner_; }
   uint32_t index() const { return index_; }
   uint32_t activation() const { return activation_; }
-  const ProgramLayout& layout() const { return layout_; }
 
   mutable std::mutex mutex;
   HandleStateMachine state;
@@ -53,12 +66,6 @@ class HandleImpl {
   std::condition_variable completed;
 
   // User side (Acquired only).
-  void setBuffers(const std::vector<QBuffer>& buffers);
-  void setDirection(bool inputs, const std::vector<QBuffer>& buffers);
-  void setDims(uint32_t bufferIndex, const IoDims& dims);
-  void setSkipped(uint32_t bufferIndex, bool skipped);
-  std::vector<QBuffer> buffersOf(bool inputs) const;
-
   std::vector<QBuffer> buffers;
   std::vector<std::optional<IoDims>> dims;
   std::vector<bool> skipped;
@@ -82,8 +89,7 @@ class HandleImpl {
   struct Work {
     StageDurations stages{};
     std::vector<IoDims> outputDims;
-    Clock::time_point uploadedAt{};
-    Clock::time_point completedAt{};
+    Clock::time_point preprocessedAt{};
     std::vector<uint64_t> direct;       // zero copy: see RequestPlan::direct
     std::vector<uint64_t> directBytes;
   } work;
@@ -93,11 +99,14 @@ class HandleImpl {
   std::optional<driver::BufferObject> outputBo;
 
  private:
+  void setDirection(bool inputs, const std::vector<QBuffer>& buffers);
+  std::vector<QBuffer> buffersOf(bool inputs) const;
   void checkIndex(uint32_t bufferIndex, const char* operation) const;
-  const SetImpl* owner_;
+
+  const void* owner_;
   const ProgramLayout& layout_;
   uint32_t index_;
   uint32_t activation_;
 };
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

@@ -1,6 +1,6 @@
 #include "HandleState.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
 const char* handleStateName(HandleState state) {
   switch (state) {
@@ -42,4 +42,4 @@ void HandleStateMachine::requireAcquired(const char* operation) const {
   require(state_ == HandleState::Acquired, operation);
 }
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

@@ -14,7 +14,7 @@
 
 #include <qaic/Errors.hpp>
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
 enum class HandleState : uint8_t { Available, Acquired, Submitted, Completed };
 
@@ -36,4 +36,4 @@ class HandleStateMachine {
   HandleState state_ = HandleState::Available;
 };
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

@@ -16,25 +16,25 @@ std::map<std::string, std::shared_ptr<InferenceSetGroup>>& registry() {
 }  // namespace
 
 std::shared_ptr<InferenceSetGroup> InferenceSetGroup::Factory(const std::string& name) {
-  if (name.empty())
-    return std::make_shared<InferenceSetGroup>(std::make_unique<engine::GroupImpl>("<unnamed>"));
+  if (name.empty()) return std::make_shared<GroupImpl>("<unnamed>");
   std::lock_guard lock(registryMutex);
   auto& slot = registry()[name];
-  if (!slot) slot = std::make_shared<InferenceSetGroup>(std::make_unique<engine::GroupImpl>(name));
+  if (!slot) slot = std::make_shared<GroupImpl>(name);
   return slot;
 }
 
-InferenceSetGroup::InferenceSetGroup(std::unique_ptr<engine::GroupImpl> impl) : impl_(std::move(impl)) {}
 InferenceSetGroup::~InferenceSetGroup() = default;
 
-void InferenceSetGroup::enable() { impl_->enable(); }
-void InferenceSetGroup::disable() { impl_->disable(); }
-void InferenceSetGroup::release() {
+std::shared_ptr<GroupImpl> GroupImpl::of(const std::shared_ptr<InferenceSetGroup>& group) {
+  auto impl = std::dynamic_pointer_cast<GroupImpl>(group);
+  if (group && !impl) throw Error(QS_INVAL, "the InferenceSetGroup was not made by InferenceSetGroup::Factory");
+  return impl;
+}
+
+void GroupImpl::release() {
   std::lock_guard lock(registryMutex);
-  auto it = registry().find(impl_->name());
+  auto it = registry().find(name_);
   if (it != registry().end() && it->second.get() == this) registry().erase(it);
 }
-bool InferenceSetGroup::isEnabled() const { return impl_->enabled(); }
-const std::string& InferenceSetGroup::getName() const { return impl_->name(); }
 
 }  // namespace qaic::rt

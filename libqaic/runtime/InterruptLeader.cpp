@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
 bool InterruptLeader::tryLead(std::shared_ptr<driver::DbcWindow> window) {
   bool expected = false;
@@ -32,10 +32,9 @@ void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline,
     const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
     window.waitForResponse(ticket, std::clamp<std::chrono::nanoseconds>(left, {}, longestSleep));
   }
-  // Withdraw, then drain: a response pushed while the device still saw the announcement raised
-  // no eventfd, and this drain finds it.
+  // Withdraw; the caller's drain then finds a response pushed while the device still saw the
+  // announcement, which raised no eventfd.
   window.announceHostWaiting(false);
-  drain_();
 }
 
 void InterruptLeader::wake() {
@@ -44,4 +43,4 @@ void InterruptLeader::wake() {
   if (window_ && leader_ != std::this_thread::get_id()) window_->wakeResponseWaiters();
 }
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

@@ -12,20 +12,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 
 #include "driver/DbcWindow.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
 class InterruptLeader {
  public:
   using Clock = std::chrono::steady_clock;
-  // `drain` takes every response and handles expired deadlines (the completion thread's work).
-  explicit InterruptLeader(std::function<void()> drain) : drain_(std::move(drain)) {}
 
   // False when another thread leads. The window stays mapped while this thread leads.
   bool tryLead(std::shared_ptr<driver::DbcWindow> window);
@@ -34,19 +31,19 @@ class InterruptLeader {
   // Leader only. Read the ticket, then check what is awaited, then await(ticket): a device
   // response or a wake() after the ticket was read ends the wait at once.
   uint32_t ticket() const { return window_->responseFutexValue(); }
-  // Sleeps until a response, a wake(), `deadline` or `longestSleep`, whichever comes first, then
-  // drains the responses.
+  // Sleeps until a response, a wake(), `deadline` or `longestSleep`, whichever comes first. The
+  // leader then drains the responses (RequestRing::drain): the device raises no eventfd for
+  // those it pushed while the leader was announced.
   void await(uint32_t ticket, Clock::time_point deadline, std::chrono::milliseconds longestSleep);
 
   // Any thread: makes the leader re-check (no-op without a leader or on the leader itself).
   void wake();
 
  private:
-  std::function<void()> drain_;
   std::atomic<bool> leading_{false};
   std::mutex mutex_;  // guards window_ and leader_ against wake()
   std::shared_ptr<driver::DbcWindow> window_;
   std::thread::id leader_;
 };
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

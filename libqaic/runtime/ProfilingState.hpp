@@ -2,14 +2,17 @@
 // between start() and stop(), at most numSamples of them.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <qaic/ProfilingHandle.hpp>
 
 namespace qaic::rt {
 
-struct ProfilingHandle::State {
-  std::weak_ptr<InferenceSet> set;
+struct ProfilingState {
   uint32_t numSamples = 0;
   ProfilingCallback callback;
   void* userData = nullptr;

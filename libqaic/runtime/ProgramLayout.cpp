@@ -3,8 +3,9 @@
 #include <algorithm>
 
 #include "driver/DeviceProtocol.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
 std::size_t ProgramLayout::inputCount() const {
   return static_cast<std::size_t>(
@@ -63,4 +64,14 @@ ProgramLayout makeProgramLayout(const container::QpcImage& image, uint32_t progr
   return layout;
 }
 
-}  // namespace qaic::rt::engine
+ir::Dims toIrDims(const IoDims& dims) { return ir::Dims(dims.begin(), dims.end()); }
+
+uint64_t userBytes(const StagedBuffer& buffer, const IoDims& dims) {
+  return kernels::userBufferBytes(toIrDims(dims), buffer.userType);
+}
+
+uint64_t deviceBytes(const StagedBuffer& buffer, const IoDims& dims) {
+  return kernels::deviceBufferBytes(toIrDims(dims), buffer.deviceFormat);
+}
+
+}  // namespace qaic::rt

@@ -2,6 +2,7 @@
 // user type and layout, device format and place in the IO region, and where the runtime stages
 // it in its own buffer objects (one to-device BO with the request descriptor and the inputs, one
 // from-device BO with the outputs and the response descriptor). Derived once per InferenceSet.
+// Also the one place where the API's dims (IoDims) become the IR's for the format library.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +14,7 @@
 
 #include "container/QpcImage.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
 struct StagedBuffer {
   uint32_t mappingIndex = 0;     // IO-descriptor index (the BufferMapping's index)
@@ -51,4 +52,10 @@ struct ProgramLayout {
 ProgramLayout makeProgramLayout(const container::QpcImage& image, uint32_t programIndex,
                                 std::vector<BufferShapeRules> rules);
 
-}  // namespace qaic::rt::engine
+// `dims` as the IR (and so the format library) spells them.
+ir::Dims toIrDims(const IoDims& dims);
+// Bytes of `buffer`'s user data at `dims`, and of its device format at `dims`.
+uint64_t userBytes(const StagedBuffer& buffer, const IoDims& dims);
+uint64_t deviceBytes(const StagedBuffer& buffer, const IoDims& dims);
+
+}  // namespace qaic::rt

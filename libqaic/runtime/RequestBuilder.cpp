@@ -2,9 +2,7 @@
 
 #include <cstring>
 
-#include "kernels/format/DeviceFormat.hpp"
-
-namespace qaic::rt::engine {
+namespace qaic::rt {
 namespace {
 
 template <typename T>
@@ -18,12 +16,8 @@ T get(std::span<const std::byte> in, std::size_t offset) {
   return value;
 }
 
-ir::Dims toIrDims(const IoDims& dims) { return ir::Dims(dims.begin(), dims.end()); }
-
-driver::RequestElement transfer(const RequestPlan& plan, uint8_t cmd, uint64_t src, uint64_t dst,
-                                uint64_t length) {
+driver::RequestElement transfer(uint8_t cmd, uint64_t src, uint64_t dst, uint64_t length) {
   driver::RequestElement e{};
-  e.reqId = plan.reqId;
   e.cmd = cmd;
   e.srcAddr = src;
   e.dstAddr = dst;
@@ -32,10 +26,6 @@ driver::RequestElement transfer(const RequestPlan& plan, uint8_t cmd, uint64_t s
 }
 
 }  // namespace
-
-uint64_t deviceBytes(const StagedBuffer& buffer, const IoDims& dims) {
-  return kernels::deviceBufferBytes(toIrDims(dims), buffer.deviceFormat);
-}
 
 void writeRequestDescriptor(std::span<std::byte> out, const ProgramLayout& layout,
                             const RequestPlan& plan) {
@@ -58,14 +48,14 @@ void writeRequestDescriptor(std::span<std::byte> out, const ProgramLayout& layou
 std::vector<driver::RequestElement> buildRequest(const ProgramLayout& layout, const RequestPlan& plan) {
   std::vector<driver::RequestElement> elements;
   elements.reserve(layout.elementsPerRequest);
-  elements.push_back(transfer(plan, driver::kReqCmdToDevice,
+  elements.push_back(transfer(driver::kReqCmdToDevice,
                               driver::makeIova(plan.inputBo, static_cast<uint32_t>(layout.requestDescriptorStaging)),
                               layout.requestDescriptorOffset, driver::kDescriptorBytes));
   for (std::size_t i = 0; i < layout.buffers.size(); ++i) {
     const StagedBuffer& b = layout.buffers[i];
     if (!b.isInput || !plan.present[i]) continue;
     const bool direct = i < plan.direct.size() && plan.direct[i] != 0;
-    elements.push_back(transfer(plan, driver::kReqCmdToDevice,
+    elements.push_back(transfer(driver::kReqCmdToDevice,
                                 direct ? plan.direct[i]
                                        : driver::makeIova(plan.inputBo, static_cast<uint32_t>(b.stagingOffset)),
                                 b.deviceOffset, deviceBytes(b, plan.dims[i])));
@@ -81,12 +71,12 @@ std::vector<driver::RequestElement> buildRequest(const ProgramLayout& layout, co
     const StagedBuffer& b = layout.buffers[i];
     if (b.isInput || !plan.present[i]) continue;
     const bool direct = i < plan.direct.size() && plan.direct[i] != 0;
-    elements.push_back(transfer(plan, driver::kReqCmdFromDevice, b.deviceOffset,
+    elements.push_back(transfer(driver::kReqCmdFromDevice, b.deviceOffset,
                                 direct ? plan.direct[i]
                                        : driver::makeIova(plan.outputBo, static_cast<uint32_t>(b.stagingOffset)),
                                 direct ? plan.directBytes[i] : b.deviceSize));
   }
-  elements.push_back(transfer(plan, driver::kReqCmdFromDevice, layout.responseDescriptorOffset,
+  elements.push_back(transfer(driver::kReqCmdFromDevice, layout.responseDescriptorOffset,
                               driver::makeIova(plan.outputBo, static_cast<uint32_t>(layout.responseDescriptorStaging)),
                               driver::kDescriptorBytes));
   qaic_sem wait{};
@@ -127,4 +117,4 @@ ResponseInfo readResponseDescriptor(std::span<const std::byte> in, const Program
   return info;
 }
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

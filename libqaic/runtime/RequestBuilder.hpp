@@ -11,11 +11,11 @@
 #include "ProgramLayout.hpp"
 #include "driver/DeviceProtocol.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 
+// One request's elements carry req_id 0; RequestRing::submit stamps the ring's own.
 struct RequestPlan {
   uint32_t sequence = 0;
-  uint16_t reqId = 0;
   uint32_t inputBo = 0;    // handle of the to-device staging BO
   uint32_t outputBo = 0;   // handle of the from-device staging BO
   std::vector<bool> present;      // by mapping index
@@ -25,9 +25,6 @@ struct RequestPlan {
   std::vector<uint64_t> direct;
   std::vector<uint64_t> directBytes;
 };
-
-// Device-format bytes of a buffer with `dims`.
-uint64_t deviceBytes(const StagedBuffer& buffer, const IoDims& dims);
 
 void writeRequestDescriptor(std::span<std::byte> out, const ProgramLayout& layout,
                             const RequestPlan& plan);
@@ -42,4 +39,4 @@ struct ResponseInfo {
 // Throws Error(QS_DEVICE_ERROR) naming the field when the descriptor is malformed.
 ResponseInfo readResponseDescriptor(std::span<const std::byte> in, const ProgramLayout& layout);
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

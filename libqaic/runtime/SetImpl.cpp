@@ -2,12 +2,9 @@
 
 #include <algorithm>
 
-#include "ContextImpl.hpp"
-#include "GroupImpl.hpp"
-#include "ProfilingState.hpp"
 #include "runtime/QAicQpcObj.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 namespace {
 
 const container::QpcImage& imageOf(const Qpc& qpc) {
@@ -25,8 +22,8 @@ uint32_t ringElements(uint32_t setSize, uint32_t elementsPerRequest) {
 
 }  // namespace
 
-SetImpl::SetImpl(std::shared_ptr<Context> context, std::shared_ptr<Qpc> qpc, QID device,
-                 uint32_t setSize, uint32_t numActivations, const InferenceSetProperties& properties)
+SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc, QID device, uint32_t setSize,
+                 uint32_t numActivations, const InferenceSetProperties& properties)
     : context_(std::move(context)),
       qpc_(std::move(qpc)),
       device_(device),
@@ -35,8 +32,7 @@ SetImpl::SetImpl(std::shared_ptr<Context> context, std::shared_ptr<Qpc> qpc, QID
       properties_(properties),
       name_(properties.name.empty() ? "InferenceSet" : properties.name),
       id_(properties.id),
-      group_(properties.inferenceSetGroup) {
-  if (!context_) throw Error(QS_INVAL, "InferenceSet::Factory: null Context");
+      group_(GroupImpl::of(properties.inferenceSetGroup)) {
   if (!qpc_) throw Error(QS_INVAL, "InferenceSet::Factory: null Qpc");
   if (setSize == 0) throw Error(QS_INVAL, "InferenceSet '" + name_ + "': setSize must be at least 1");
   if (numActivations == 0)
@@ -57,36 +53,37 @@ SetImpl::SetImpl(std::shared_ptr<Context> context, std::shared_ptr<Qpc> qpc, QID
   layout_ = makeProgramLayout(image, 0, shapeRules(qpc_->getBufferMappingsV2()));
 
   std::vector<QID> placement = program.devMapping.empty() ? std::vector<QID>{device} : program.devMapping;
-  ContextImpl& ctx = this->context();
-  for (QID d : placement) ctx.device(d);  // throws for a device outside the context
+  for (QID d : placement) context_->device(d);  // throws for a device outside the context
 
-  QueueConfig config;
+  PipelineConfig config;
   config.threads = std::max<uint32_t>(1, properties_.queueProperties.numThreadsPerQueue);
-  config.dataPathTimeout = std::chrono::milliseconds(program.dataPathTimeoutMs == 0 ? 5000 : program.dataPathTimeoutMs);
-  config.retries = program.submitNumRetries;
-  config.queueSize = ringElements(setSize, layout_.elementsPerRequest);
   config.zeroCopy = !group_;
   config.inlineSmallRequests = !group_;
+  config.ring.timeout = std::chrono::milliseconds(program.dataPathTimeoutMs == 0 ? 5000 : program.dataPathTimeoutMs);
+  config.ring.retries = program.submitNumRetries;
+  config.ring.queueSize = ringElements(setSize, layout_.elementsPerRequest);
+  config.ring.leadable = !group_;
 
   for (uint32_t a = 0; a < numActivations; ++a) {
     const QID d = placement[a % placement.size()];
-    queues_.push_back(std::make_unique<ActivationQueue>(*this, a, d, ctx.device(d), layout_, config));
+    pipelines_.push_back(std::make_unique<Pipeline>(static_cast<PipelineOwner&>(*this), *context_, name_, a, d,
+                                                    context_->device(d), layout_, config));
   }
   for (uint32_t i = 0; i < setSize * numActivations; ++i) {
     const uint32_t activation = i / setSize;
-    auto impl = std::make_unique<HandleImpl>(this, layout_, i, activation);
-    queues_[activation]->addHandle(*impl);
-    handles_.push_back(std::make_shared<InferenceHandle>(std::move(impl)));
+    auto handle = std::make_shared<HandleImpl>(this, layout_, i, activation);
+    pipelines_[activation]->addHandle(*handle);
+    handles_.push_back(std::move(handle));
     available_.push_back(i);
   }
 
   if (group_) {
-    group_->impl().addMember(*this);  // throws when the group is enabled (constraint 3)
+    group_->addMember(*this);  // throws when the group is enabled (constraint 3)
   } else {
     loadPrograms();
-    activateQueues();
+    activate();
   }
-  ctx.log(QL_INFO, "InferenceSet '" + name_ + "': " + std::to_string(numActivations) + " activation(s) x " +
+  context_->log(QL_INFO, "InferenceSet '" + name_ + "': " + std::to_string(numActivations) + " activation(s) x " +
                        std::to_string(setSize) + " handle(s)");
 }
 
@@ -98,20 +95,18 @@ void SetImpl::shutdown() {
     shuttingDown_ = true;
     changed_.notify_all();
     availableChanged_.notify_all();
-    for (const auto& handle : handles_) handle->impl().completed.notify_all();
-    for (const auto& queue : queues_) queue->interruptLeader().wake();
-    // Give what is in flight its chance to finish; anything left is cancelled by the queues.
+    for (const auto& handle : handles_) handle->completed.notify_all();
+    for (const auto& pipeline : pipelines_) pipeline->ring().interruptLeader().wake();
+    // Give what is in flight its chance to finish; anything left is cancelled by the pipelines.
     const auto bound = inferenceBound();
     changed_.wait_for(lock, bound, [&] { return inFlight_ == 0; });
   }
-  for (auto& queue : queues_) queue->shutdown();
-  if (group_) group_->impl().removeMember(*this);
-  for (auto& queue : queues_) queue->deactivate();
-  queues_.clear();
+  for (auto& pipeline : pipelines_) pipeline->shutdown();
+  if (group_) group_->removeMember(*this);
+  for (auto& pipeline : pipelines_) pipeline->deactivate();
+  pipelines_.clear();
   loads_.clear();
 }
-
-ContextImpl& SetImpl::context() const { return context_->impl(); }
 
 std::chrono::milliseconds SetImpl::inferenceBound() const {
   const auto& p = properties_.programProperties;
@@ -120,34 +115,33 @@ std::chrono::milliseconds SetImpl::inferenceBound() const {
 }
 
 void SetImpl::loadPrograms() {
-  for (const auto& queue : queues_) {
-    if (loads_.count(queue->device())) continue;
-    ContextImpl& ctx = this->context();
-    loads_.emplace(queue->device(),
-                   std::make_unique<ProgramLoad>(ctx.device(queue->device()), ctx.nextLoadId(),
-                                                 std::span<const uint8_t>(qpc_->buffer(), qpc_->size()),
-                                                 "InferenceSet '" + name_ + "'"));
+  const auto container = std::as_bytes(std::span<const uint8_t>(qpc_->buffer(), qpc_->size()));
+  for (const auto& pipeline : pipelines_) {
+    if (loads_.count(pipeline->device())) continue;
+    loads_.emplace(pipeline->device(),
+                   std::make_unique<ProgramLoad>(context_->device(pipeline->device()), context_->nextLoadId(),
+                                                 container, "InferenceSet '" + name_ + "'"));
   }
 }
 
-void SetImpl::activateQueues() {
-  for (auto& queue : queues_) queue->activate(loads_.at(queue->device())->loadId());
+void SetImpl::activate() {
+  for (auto& pipeline : pipelines_) pipeline->activate(loads_.at(pipeline->device())->loadId());
 }
 
-void SetImpl::deactivateQueues() {
-  for (auto& queue : queues_) queue->deactivate();
+void SetImpl::deactivate() {
+  for (auto& pipeline : pipelines_) pipeline->deactivate();
 }
 
 HandleImpl& SetImpl::own(const shInferenceHandle& handle, const char* operation) const {
   if (!handle) throw Error(QS_INVAL, std::string(operation) + ": null inference handle");
-  HandleImpl& impl = handle->impl();
-  if (impl.owner() != this)
+  auto* impl = dynamic_cast<HandleImpl*>(handle.get());
+  if (impl == nullptr || impl->owner() != this)
     throw Error(QS_WRONG_SET, std::string(operation) + ": the inference handle belongs to another InferenceSet, not '" +
                                   name_ + "'");
-  return impl;
+  return *impl;
 }
 
-ActivationQueue& SetImpl::queueOf(const HandleImpl& handle) const { return *queues_[handle.activation()]; }
+Pipeline& SetImpl::pipelineOf(const HandleImpl& handle) const { return *pipelines_[handle.activation()]; }
 
 template <typename Predicate>
 bool SetImpl::waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
@@ -164,10 +158,10 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lo
                             Predicate done) {
   if (done()) return true;
   const auto start = Clock::now();
-  ActivationQueue& queue = queueOf(handle);
-  InterruptLeader& leader = queue.interruptLeader();
-  lock.unlock();  // the queue's ring lock is never taken under the set's
-  const bool leading = leader.tryLead(queue.leadableWindow());
+  RequestRing& ring = pipelineOf(handle).ring();
+  InterruptLeader& leader = ring.interruptLeader();
+  lock.unlock();  // the ring's lock is never taken under the set's
+  const bool leading = leader.tryLead(ring.leadableWindow());
   lock.lock();
   if (!leading) return waitFor(handle.completed, lock, timeoutUs, done);
   const auto deadline = timeoutUs == 0 ? Clock::time_point::max() : start + std::chrono::microseconds(timeoutUs);
@@ -179,6 +173,7 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lo
     const uint32_t ticket = leader.ticket();
     lock.unlock();
     leader.await(ticket, deadline, CompletionEngine::kIdleWake);
+    ring.drain();
     lock.lock();
   }
   leader.stopLeading();
@@ -192,15 +187,23 @@ QStatus SetImpl::getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) {
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
   const uint32_t index = available_.front();
   available_.pop_front();
-  HandleImpl& impl = handles_[index]->impl();
+  HandleImpl& impl = *handles_[index];
   std::lock_guard handleLock(impl.mutex);
   impl.state.acquire();
   handle = handles_[index];
   return QS_SUCCESS;
 }
 
-void SetImpl::submit(const shInferenceHandle& handle, uint64_t requestId, NotifyFn notifyFn,
-                     void* userData, bool viaNotify) {
+void SetImpl::submit(const shInferenceHandle& handle, uint64_t requestId) {
+  submitHandle(handle, requestId, nullptr, nullptr, false);
+}
+
+void SetImpl::submit(const shInferenceHandle& handle, NotifyFn notifyFn, void* userData) {
+  submitHandle(handle, 0, std::move(notifyFn), userData, true);
+}
+
+void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, NotifyFn notifyFn, void* userData,
+                           bool viaNotify) {
   HandleImpl& h = own(handle, "submit");
   if (viaNotify && !notifyFn) throw Error(QS_INVAL, "submit: null notify function");
   {
@@ -217,7 +220,7 @@ void SetImpl::submit(const shInferenceHandle& handle, uint64_t requestId, Notify
       if (!entries[i].present) continue;
       const std::string& bufferName = layout_.buffers[i].name;
       if (b.type == QBUFFER_TYPE_DMABUF) {
-        if (!context().findDmaBuffer(b.handle))
+        if (!context_->findDmaBuffer(b.handle))
           throw Error(QS_INVAL, "submit: buffer '" + bufferName + "': DMA handle " + std::to_string(b.handle) +
                                     " is not a live DMA buffer of this context");
       } else if (b.type != QBUFFER_TYPE_HEAP) {
@@ -241,7 +244,7 @@ void SetImpl::submit(const shInferenceHandle& handle, uint64_t requestId, Notify
     h.state.submit();
     ++inFlight_;
   }
-  queueOf(h).enqueueSubmit(h);
+  pipelineOf(h).submit(h);
 }
 
 void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message) {
@@ -257,7 +260,7 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
     }
   }
   if (status != QS_SUCCESS)
-    context().reportError(status, "InferenceSet '" + name_ + "' request " + std::to_string(requestId) +
+    context_->reportError(status, "InferenceSet '" + name_ + "' request " + std::to_string(requestId) +
                                       ": " + message);
   NotifyFn notify;
   void* userData = nullptr;
@@ -282,14 +285,14 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
     if (inFlight_ == 0 || anyWaiters_ > 0) changed_.notify_all();
   }
   h.completed.notify_all();
-  queueOf(h).interruptLeader().wake();
+  pipelineOf(h).ring().interruptLeader().wake();
   if (notify) {
     try {
       notify(shared, userData);
     } catch (const std::exception& e) {
-      context().log(QL_ERROR, "InferenceSet '" + name_ + "': notify callback threw: " + e.what());
+      context_->log(QL_ERROR, "InferenceSet '" + name_ + "': notify callback threw: " + e.what());
     } catch (...) {
-      context().log(QL_ERROR, "InferenceSet '" + name_ + "': notify callback threw");
+      context_->log(QL_ERROR, "InferenceSet '" + name_ + "': notify callback threw");
     }
   }
 }
@@ -297,7 +300,7 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
 HandleImpl* SetImpl::soleCandidate(uint64_t requestId) const {
   HandleImpl* sole = nullptr;
   for (const auto& h : handles_) {
-    HandleImpl& impl = h->impl();
+    HandleImpl& impl = *h;
     std::lock_guard handleLock(impl.mutex);
     if (impl.requestId != requestId || impl.viaNotify) continue;
     const HandleState state = impl.state.state();
@@ -313,7 +316,7 @@ QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, u
   handle.reset();
   auto find = [&](bool completedOnly) -> int {
     for (const auto& h : handles_) {
-      HandleImpl& impl = h->impl();
+      HandleImpl& impl = *h;
       std::lock_guard handleLock(impl.mutex);
       if (impl.requestId != requestId || impl.viaNotify) continue;
       const HandleState state = impl.state.state();
@@ -333,7 +336,7 @@ QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, u
                        : waitFor(changed_, lock, timeoutUs, completed);
   if (sole == nullptr) --anyWaiters_;
   if (!ok) return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
-  HandleImpl& impl = handles_[static_cast<std::size_t>(found)]->impl();
+  HandleImpl& impl = *handles_[static_cast<std::size_t>(found)];
   std::lock_guard handleLock(impl.mutex);
   impl.retrieved = true;
   handle = handles_[static_cast<std::size_t>(found)];
@@ -378,31 +381,36 @@ QStatus SetImpl::waitForCompletion(uint64_t timeoutUs) {
              : QS_TIMEDOUT;
 }
 
-bool SetImpl::tryAdmit(AdmitTicket& ticket) { return !group_ || group_->impl().tryAdmit(*this, ticket); }
+std::shared_ptr<DmaBuffer> SetImpl::allocateDmaBuffer(std::size_t size) {
+  // The set's Context is the owner of DMA buffers; the set only picks its device.
+  return context_->allocateDmaBuffer(device_, size);
+}
+
+bool SetImpl::admit(AdmitTicket& ticket) { return !group_ || group_->tryAdmit(*this, ticket); }
 
 void SetImpl::forget(AdmitTicket& ticket) {
-  if (group_) group_->impl().forget(*this, ticket);
+  if (group_) group_->forget(*this, ticket);
 }
 
 void SetImpl::release() {
-  if (group_) group_->impl().release(*this);
+  if (group_) group_->requestEnded(*this);
 }
 
 void SetImpl::wakeParked() {
-  for (auto& queue : queues_) queue->wakeParked();
+  for (auto& pipeline : pipelines_) pipeline->wakeParked();
 }
 
-void SetImpl::addProfiler(const std::shared_ptr<ProfilingHandle::State>& profiler) {
+void SetImpl::addProfiler(const std::shared_ptr<ProfilingState>& profiler) {
   std::lock_guard lock(profilerMutex_);
   profilers_.push_back(profiler);
 }
 
-void SetImpl::removeProfiler(const ProfilingHandle::State* profiler) {
+void SetImpl::removeProfiler(const ProfilingState* profiler) {
   std::lock_guard lock(profilerMutex_);
-  std::erase_if(profilers_, [&](const std::weak_ptr<ProfilingHandle::State>& weak) {
+  std::erase_if(profilers_, [&](const std::weak_ptr<ProfilingState>& weak) {
     auto locked = weak.lock();
     return !locked || locked.get() == profiler;
   });
 }
 
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

@@ -49,11 +49,13 @@ TEST_F(QpcApi, InfoAndMappingsOfTheTinyNetwork) {
   EXPECT_EQ(p.batchSize, 1u);
   EXPECT_EQ(p.numSemaphores, 1u);
   EXPECT_EQ(p.numMcIds, 0u);
-  EXPECT_EQ(p.requestDescriptorOffset, 0u);
-  EXPECT_EQ(p.responseDescriptorOffset, 4096u);
-  EXPECT_EQ(p.doorbellAddress, 8192u);
-  EXPECT_EQ(p.ioRegionSize, 12288u + 2 * 4096u);
-  EXPECT_GE(p.totalRequiredMemory, p.ioRegionSize + 16);
+  // The device protocol's fields stay inside the container (libqaic's private view).
+  const container::QpcProgram& program = qpc->get()->image->programs()[0];
+  EXPECT_EQ(program.requestDescriptorOffset, 0u);
+  EXPECT_EQ(program.responseDescriptorOffset, 4096u);
+  EXPECT_EQ(program.doorbellAddress, 8192u);
+  EXPECT_EQ(program.ioRegionSize, 12288u + 2 * 4096u);
+  EXPECT_GE(p.totalRequiredMemory, program.ioRegionSize + 16);
   EXPECT_FALSE(p.fp16Constants);
   ASSERT_EQ(p.bufferMappings.size(), 2u);
 
@@ -109,7 +111,7 @@ TEST_F(QpcApi, BufferMappingsV2CarryShapesAndFlags) {
   EXPECT_EQ(buffers[0].deviceSize, 4096u);
   EXPECT_EQ(buffers[1].deviceOffset, 16384u);
   EXPECT_EQ(buffers[1].deviceSize, 8192u);
-  EXPECT_EQ(qpc->getInfo().program[0].ioRegionSize, 24576u);
+  EXPECT_EQ(qpc->get()->image->programs()[0].ioRegionSize, 24576u);
 }
 
 TEST_F(QpcApi, ConvertToFp16StoresHalfConstantsAndMarksTheProgram) {
