@@ -8,6 +8,7 @@
 
 #include "DeviceProgram.hpp"
 #include "container/QpcImage.hpp"
+#include "container/ResourceNeeds.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "kernels/format/DeviceFormat.hpp"
 #include "kernels/HostProgram.hpp"

@@ -15,8 +15,8 @@ namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-ResourceCounts totalsOf(const DeviceConfig& c) {
-  return ResourceCounts{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
+rt::Resources totalsOf(const DeviceConfig& c) {
+  return rt::Resources{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
 }
 
 const char* statusName(Device::Status s) {
@@ -339,16 +339,16 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   }
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
   if (name == "status") return std::string(statusName(status_)) + "\n";
-  if (name == "nsp_total") return n(total_.nsp);
-  if (name == "nsp_free") return n(free_.nsp);
-  if (name == "vc_total") return n(total_.vc);
-  if (name == "vc_free") return n(free_.vc);
-  if (name == "mcid_total") return n(total_.mcid);
-  if (name == "mcid_free") return n(free_.mcid);
-  if (name == "sem_total") return n(total_.sem);
-  if (name == "sem_free") return n(free_.sem);
-  if (name == "dram_total") return n(total_.ddr / kMiB);
-  if (name == "dram_free") return n(free_.ddr / kMiB);
+  if (name == "nsp_total") return n(total_.numNsp);
+  if (name == "nsp_free") return n(free_.numNsp);
+  if (name == "vc_total") return n(total_.numVc);
+  if (name == "vc_free") return n(free_.numVc);
+  if (name == "mcid_total") return n(total_.numMcid);
+  if (name == "mcid_free") return n(free_.numMcid);
+  if (name == "sem_total") return n(total_.numSem);
+  if (name == "sem_free") return n(free_.numSem);
+  if (name == "dram_total") return n(total_.ddrSize / kMiB);
+  if (name == "dram_free") return n(free_.ddrSize / kMiB);
   if (name == "networks_loaded" || name == "constants_loaded") {
     // A load counts as network; its constants count once it has been validated by activation.
     uint64_t loads = 0, constants = 0;
@@ -436,16 +436,16 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
 std::optional<std::string> Device::readPartitionAttribute(const Partition& p,
                                                           const std::string& name) {
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "nsp_total") return n(p.capacity.nsp);
-  if (name == "nsp_free") return n(p.free.nsp);
-  if (name == "vc_total") return n(p.capacity.vc);
-  if (name == "vc_free") return n(p.free.vc);
-  if (name == "mcid_total") return n(p.capacity.mcid);
-  if (name == "mcid_free") return n(p.free.mcid);
-  if (name == "sem_total") return n(p.capacity.sem);
-  if (name == "sem_free") return n(p.free.sem);
-  if (name == "dram_total") return n(p.capacity.ddr / kMiB);
-  if (name == "dram_free") return n(p.free.ddr / kMiB);
+  if (name == "nsp_total") return n(p.capacity.numNsp);
+  if (name == "nsp_free") return n(p.free.numNsp);
+  if (name == "vc_total") return n(p.capacity.numVc);
+  if (name == "vc_free") return n(p.free.numVc);
+  if (name == "mcid_total") return n(p.capacity.numMcid);
+  if (name == "mcid_free") return n(p.free.numMcid);
+  if (name == "sem_total") return n(p.capacity.numSem);
+  if (name == "sem_free") return n(p.free.numSem);
+  if (name == "dram_total") return n(p.capacity.ddrSize / kMiB);
+  if (name == "dram_free") return n(p.free.ddrSize / kMiB);
   if (name == "networks_loaded" || name == "networks_active" || name == "constants_loaded" ||
       name == "constants_in_use") {
     uint64_t loads = 0, active = 0, constants = 0;

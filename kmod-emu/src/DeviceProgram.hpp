@@ -3,7 +3,8 @@
 // region; ContainerProgram.cpp builds one from programqpc.bin.
 #pragma once
 
-#include "container/ResourceNeeds.hpp"
+#include <qaic/Resources.hpp>
+
 #include "base/CacheLineAllocator.hpp"
 #include <cstddef>
 #include <cstdint>
@@ -18,7 +19,7 @@ namespace qaic::emu {
 struct ProgramNeeds {
   // What one activation is charged: container::resourceNeeds, the same rule libqaic sizes
   // partitions with.
-  container::ResourceNeeds charge;
+  rt::Resources charge;
   uint64_t ioRegionSize = 0;      // device memory of the activation
   uint64_t constantsBytes = 0;    // DDR the constants occupy
   uint64_t doorbellAddress = 0;   // device address whose write starts the program

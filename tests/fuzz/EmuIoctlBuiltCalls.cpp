@@ -50,11 +50,11 @@ void EmuIoctlHarness::wellFormedManage(Session& s, InputReader& in) {
     case ManageKind::Status: b.status(); break;
     case ManageKind::Reserve:
       group.op = static_cast<uint32_t>(driver::ResourceGroupOp::Reserve);
-      group.numNsp = in.u8() % 20;
-      group.numMcid = in.u8() % 30;
-      group.numSem = in.u16() % 600;
-      group.numVc = in.u8() % 20;
-      group.ddrBytes = uint64_t{in.u16()} << 20;
+      group.resources.numNsp = in.u8() % 20;
+      group.resources.numMcid = in.u8() % 30;
+      group.resources.numSem = in.u16() % 600;
+      group.resources.numVc = in.u8() % 20;
+      group.resources.ddrSize = uint64_t{in.u16()} << 20;
       b.resourceGroup(group);
       break;
     case ManageKind::ReleaseGroup:

@@ -10,10 +10,10 @@
 
 #include <qaic/Errors.hpp>
 #include <qaic/QBuffer.hpp>
+#include <qaic/Resources.hpp>
 
 namespace qaic::rt {
 
-struct ResourceRequest;  // <qaic/Partition.hpp>
 class Partition;
 
 using QID = uint32_t;        // a device index: $QAIC_ROOT/dev/accel/accel<QID>

@@ -13,4 +13,5 @@
 #include <qaic/ProfilingHandle.hpp>
 #include <qaic/QBuffer.hpp>
 #include <qaic/Qpc.hpp>
+#include <qaic/Resources.hpp>
 #include <qaic/Types.hpp>

@@ -68,8 +68,8 @@ driver::PartitionRequest partitionRequest(driver::PartitionOp op, uint32_t id) {
   r.op = static_cast<uint32_t>(op);
   r.partitionId = id;
   if (op == driver::PartitionOp::Create) {
-    r.numNsp = 1;
-    r.numVc = 1;
+    r.resources.numNsp = 1;
+    r.resources.numVc = 1;
     r.ownerUid = ::getuid();
     r.ownerGid = ::getgid();
     r.mode = 0600;

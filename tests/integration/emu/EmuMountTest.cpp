@@ -261,7 +261,7 @@ TEST_F(EmuDevice, ResourceGroupsAreReservedAndFreedWithTheFile) {
   driver::ResourceGroupResponse resp{};
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 10), resp), 0);
   ASSERT_EQ(resp.status, 0);
-  EXPECT_EQ(resp.numNsp, 10u);
+  EXPECT_EQ(resp.resources.numNsp, 10u);
   EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "6");
   EXPECT_EQ(emu_->readAttribute(0, "vc_free"), "15");
   {

@@ -27,11 +27,11 @@ class PartitionQueryTest : public PartitionToolTest {
     r.magic = kPartitionMagic;
     r.version = kPartitionVersion;
     r.op = static_cast<uint32_t>(PartitionOp::Create);
-    r.numNsp = 3;
-    r.numMcid = 1;
-    r.numSem = 64;
-    r.numVc = 2;
-    r.ddrBytes = 512ull << 20;
+    r.resources.numNsp = 3;
+    r.resources.numMcid = 1;
+    r.resources.numSem = 64;
+    r.resources.numVc = 2;
+    r.resources.ddrSize = 512ull << 20;
     r.ownerUid = 0;
     r.ownerGid = 0;
     r.mode = 0600;
