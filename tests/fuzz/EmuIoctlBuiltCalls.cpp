@@ -10,16 +10,16 @@
 
 #include "EmuIoctlHarness.hpp"
 #include "EmuIoctlSession.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "driver/ManageMessage.hpp"
 
 namespace qaic::fuzz {
 namespace {
 
-using emu::test::kReluDoorbell;
-using emu::test::kReluInputOffset;
-using emu::test::kReluOutputOffset;
+using testing::kReluDoorbell;
+using testing::kReluInputOffset;
+using testing::kReluOutputOffset;
 
 }  // namespace
 

@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-namespace qaic::emu::test {
+namespace qaic::testing {
 
 Mapping::~Mapping() {
   if (data_ != nullptr) munmap(data_, size_);
@@ -53,4 +53,4 @@ int attachOneSlice(RawDevice& dev, uint32_t dbcId, const Bo& bo, uint32_t dir,
   return rawIoctl(dev.fd(), DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a);
 }
 
-}  // namespace qaic::emu::test
+}  // namespace qaic::testing

@@ -9,7 +9,7 @@
 
 #include "RawDevice.hpp"
 
-namespace qaic::emu::test {
+namespace qaic::testing {
 
 // A mapped memory file (BO or DBC window), unmapped when destroyed.
 class Mapping {
@@ -44,4 +44,4 @@ int transferAndActivate(RawDevice& dev, const std::vector<std::byte>& container,
 int attachOneSlice(RawDevice& dev, uint32_t dbcId, const Bo& bo, uint32_t dir,
                    const qaic_attach_slice_entry& entry);
 
-}  // namespace qaic::emu::test
+}  // namespace qaic::testing

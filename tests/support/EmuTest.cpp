@@ -4,9 +4,9 @@
 
 #include <stdexcept>
 
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 
-namespace qaic::emu::test {
+namespace qaic::testing {
 
 std::string EmuTest::config() const {
   return R"({"devices": [{"nsps": 4, "dbcs": 4}],
@@ -78,4 +78,4 @@ UnreadablePage::UnreadablePage()
 
 UnreadablePage::~UnreadablePage() { ::munmap(page_, 4096); }
 
-}  // namespace qaic::emu::test
+}  // namespace qaic::testing

@@ -18,7 +18,7 @@
 #include "driver/ManageCalls.hpp"
 #include "driver/SysfsDevice.hpp"
 
-namespace qaic::emu::test {
+namespace qaic::testing {
 
 inline constexpr uint32_t kTestNsps = 4;
 inline constexpr uint32_t kTestDbcs = 4;
@@ -67,4 +67,4 @@ class UnreadablePage {
   void* page_;
 };
 
-}  // namespace qaic::emu::test
+}  // namespace qaic::testing

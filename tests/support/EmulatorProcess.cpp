@@ -3,94 +3,92 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <stdlib.h>
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
-#include "Subprocess.hpp"
+#include "Paths.hpp"
 #include "driver/SysfsDevice.hpp"
 
-namespace qaic::emu::test {
+namespace qaic::testing {
 
 using namespace std::chrono_literals;
 
 namespace {
-
 constexpr auto kStartTimeout = 30s;
 constexpr auto kStopTimeout = 5s;
-
-std::string readAll(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
-std::filesystem::path buildDir() {
-  const char* build = std::getenv("QAIC_BUILD_DIR");
-  return build != nullptr && *build != '\0' ? build : QAIC_DEFAULT_BUILD_DIR;
-}
+std::filesystem::path EmulatorProcess::binary() { return programPath("qaic-emu"); }
 
-std::filesystem::path sourceDir() {
-  const char* source = std::getenv("QAIC_SOURCE_DIR");
-  return source != nullptr && *source != '\0' ? source : QAIC_DEFAULT_SOURCE_DIR;
-}
+EmulatorProcess::EmulatorProcess(const std::string& config) : EmulatorProcess(EmulatorOptions{config, {}, {}, false}) {}
 
-std::filesystem::path EmulatorProcess::binary() { return buildDir() / "bin" / "qaic-emu"; }
-
-EmulatorProcess::EmulatorProcess(const std::string& configJson) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "qaic-uapi-test-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern);
-  work_ = pattern;
+EmulatorProcess::EmulatorProcess(const EmulatorOptions& options) {
   // Other uids must reach the mount, or a permission test would pass on the directory alone.
-  ::chmod(work_.c_str(), 0755);
-  root_ = work_ / "root";
-  std::filesystem::create_directory(root_);
-  std::vector<std::string> argv = {binary().string(), "--root", root_.string(), "--daemon"};
-  if (!configJson.empty()) {
-    std::ofstream(work_ / "config.json") << configJson;
-    argv.insert(argv.end(), {"--config", (work_ / "config.json").string()});
-  }
-  const ExitStatus launcher = runProgram(argv, (work_ / "emu.log").string(), kStartTimeout);
+  work_.setMode(0755);
+  root_ = options.root;  // may be a stale mount the emulator is to recover
+  if (root_.empty()) std::filesystem::create_directory(root_ = work_ / "root");
+  std::vector<std::string> argv = {binary().string(), "--root", root_.string(),
+                                   options.foreground ? "--foreground" : "--daemon"};
+  if (!options.config.empty())
+    argv.insert(argv.end(), {"--config", work_.writeFile("config.json", options.config).string()});
+  argv.insert(argv.end(), options.arguments.begin(), options.arguments.end());
   running_ = true;  // from here on the destructor must clean up whatever did start
   auto fail = [&](const std::string& why) {
     const std::string text = why + "\n--- qaic-emu log ---\n" + log();
     stop();
-    std::filesystem::remove_all(work_);
     throw std::runtime_error(text);
   };
-  if (!launcher.exited || launcher.code != 0)
-    fail("qaic-emu --daemon did not exit 0 (code " + std::to_string(launcher.code) +
+  if (options.foreground) {
+    ProcessOptions io;
+    io.stdoutFile = work_ / "emu.log";
+    io.stderrToStdout = true;
+    child_.emplace(argv, io);
+  } else if (const ExitStatus launcher = runProgram(argv, work_ / "emu.log", kStartTimeout);
+             !launcher.exited || launcher.code != 0) {
+    fail("qaic-emu --daemon did not exit 0 (exit status " + std::to_string(launcher.shellCode()) +
          (launcher.timedOut ? ", timed out)" : ")"));
+  }
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   driver::SysfsDevice device(root(), 0);
   for (;;) {
     auto pid = device.readU64("device/emu_pid");
-    if (pid && std::filesystem::exists(root().nodePath(0))) {
+    if (pid && std::filesystem::exists(nodePath(0))) {
       pid_ = static_cast<pid_t>(*pid);
       struct stat st {};
       if (::stat(root_.c_str(), &st) == 0) fuseDevice_ = st.st_dev;
       break;
     }
-    if (std::chrono::steady_clock::now() > deadline)
-      fail("no accel0 with device/emu_pid under " + root_.string());
+    if (child_ && child_->wait(0ms).ended) fail("qaic-emu exited before its tree was visible");
+    if (std::chrono::steady_clock::now() > deadline) fail("no accel0 with device/emu_pid under " + root_.string());
     std::this_thread::sleep_for(20ms);
   }
 }
 
-EmulatorProcess::~EmulatorProcess() {
-  stop();
-  std::error_code ec;
-  if (!mounted()) std::filesystem::remove_all(work_, ec);
+EmulatorProcess::~EmulatorProcess() { stop(); }
+
+std::string EmulatorProcess::log() const { return readFile(work_ / "emu.log"); }
+
+std::filesystem::path EmulatorProcess::nodePath(unsigned device) const { return root().nodePath(device); }
+
+std::filesystem::path EmulatorProcess::attributePath(unsigned device, const std::string& name) const {
+  return root_ / "sys/class/accel" / ("accel" + std::to_string(device)) / name;
 }
 
-std::string EmulatorProcess::log() const { return readAll(work_ / "emu.log"); }
+std::string EmulatorProcess::attribute(unsigned device, const std::string& name) const {
+  std::string text = readFile(attributePath(device, name));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+bool EmulatorProcess::setAttribute(unsigned device, const std::string& name, const std::string& value) const {
+  std::ofstream out(attributePath(device, name));
+  out << value;
+  out.flush();
+  return static_cast<bool>(out);
+}
 
 bool EmulatorProcess::mounted() const {
   std::ifstream mounts("/proc/self/mountinfo");
@@ -101,38 +99,52 @@ bool EmulatorProcess::mounted() const {
   return false;
 }
 
-void EmulatorProcess::unmount() const {
-  runProgram({"/usr/bin/fusermount3", "-u", "-z", root_.string()}, (work_ / "emu.log").string(),
-             kStopTimeout);
-}
-
 void EmulatorProcess::abortConnection() const {
   // A FUSE daemon blocked on its own mount sits in uninterruptible sleep where even SIGKILL
   // cannot reach it; aborting its connection (fusectl) fails the blocked request instead.
   if (fuseDevice_ == 0) return;
-  const auto abort = std::filesystem::path("/sys/fs/fuse/connections") /
-                     std::to_string(minor(fuseDevice_)) / "abort";
+  const auto abort = std::filesystem::path("/sys/fs/fuse/connections") / std::to_string(minor(fuseDevice_)) / "abort";
   std::ofstream(abort) << "1";
 }
 
-bool EmulatorProcess::stop() {
-  if (!running_) return true;
+void EmulatorProcess::kill() {
+  if (!running_) return;
   running_ = false;
+  crashed_ = true;
+  if (child_) {
+    child_->signal(SIGKILL);
+    child_->wait(kStopTimeout);
+  } else if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    waitForExit(pid_, kStopTimeout);
+  }
+}
+
+bool EmulatorProcess::stop() {
   bool clean = true;
-  if (pid_ > 0) {
-    ::kill(pid_, SIGTERM);
-    if (!waitForExit(pid_, kStopTimeout)) {
-      clean = false;
-      abortConnection();
-      ::kill(pid_, SIGKILL);
-      waitForExit(pid_, kStopTimeout);
+  if (running_) {
+    running_ = false;
+    const pid_t target = child_ ? child_->pid() : pid_;
+    if (target > 0) {
+      ::kill(target, SIGTERM);
+      const bool ended = child_ ? child_->wait(kStopTimeout).ended : waitForExit(target, kStopTimeout);
+      if (!ended) {
+        clean = false;
+        abortConnection();
+        ::kill(target, SIGKILL);
+        if (child_) child_->wait(kStopTimeout);
+        else waitForExit(target, kStopTimeout);
+      } else if (child_) {
+        const ExitStatus status = child_->wait(0ms);
+        clean = status.exited && status.code == 0;
+      }
     }
   }
-  if (mounted()) {  // a daemon that exits cleanly unmounts its root itself
+  if (!crashed_ && mounted()) {  // a daemon that exits cleanly unmounts its root itself
     clean = false;
-    unmount();
+    runProgram({"/usr/bin/fusermount3", "-u", "-z", root_.string()}, work_ / "emu.log", kStopTimeout);
   }
   return clean;
 }
 
-}  // namespace qaic::emu::test
+}  // namespace qaic::testing

@@ -1,50 +1,73 @@
-// One qaic-emu daemon on a private mkdtemp root: started with --daemon, stopped (SIGTERM, then
-// SIGKILL) and unmounted in the destructor, so a failing test never leaves a mount behind.
-// The binary is $QAIC_BUILD_DIR/bin/qaic-emu.
+// One qaic-emu on a private root: a daemon (--daemon, the default) or a foreground child,
+// stopped (SIGTERM; after 5 s its FUSE connection aborted and SIGKILL) and unmounted in the
+// destructor, so a failing test never leaves a mount behind. Its log (stdout and stderr) is a
+// file beside the root. The binary is programPath("qaic-emu").
 #pragma once
 
 #include <sys/types.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "Paths.hpp"
+#include "Process.hpp"
+#include "TempDir.hpp"
 #include "driver/DeviceRoot.hpp"
 
-namespace qaic::emu::test {
+namespace qaic::testing {
 
-// $QAIC_BUILD_DIR and $QAIC_SOURCE_DIR, or the directories this suite was configured with.
-std::filesystem::path buildDir();
-std::filesystem::path sourceDir();
+struct EmulatorOptions {
+  std::string config;                  // JSON (docs/emulator.md) written beside the root; "": defaults
+  std::vector<std::string> arguments;  // more command-line arguments, e.g. {"--devices", "3"}
+  std::filesystem::path root;          // mount here (an existing directory); empty: a fresh one
+  bool foreground = false;             // a --foreground child of the test instead of a daemon
+};
 
 class EmulatorProcess {
  public:
-  // `configJson` (docs/emulator.md) is written next to the root; empty means the defaults.
   // Throws std::runtime_error with the emulator's log when it does not come up.
-  explicit EmulatorProcess(const std::string& configJson = {});
+  explicit EmulatorProcess(const std::string& config = {});
+  explicit EmulatorProcess(const EmulatorOptions& options);
   ~EmulatorProcess();
   EmulatorProcess(const EmulatorProcess&) = delete;
   EmulatorProcess& operator=(const EmulatorProcess&) = delete;
 
   driver::DeviceRoot root() const { return driver::DeviceRoot(root_); }
+  const std::filesystem::path& rootPath() const { return root_; }
   pid_t pid() const { return pid_; }
   std::string log() const;
 
-  // Stops the daemon (SIGTERM; after 5 s abort its FUSE connection and SIGKILL) and unmounts;
-  // idempotent. Returns false unless SIGTERM alone stopped it and it unmounted its root.
+  // $root/dev/accel/accel<device> and sys/class/accel/accel<device>/<name>.
+  std::filesystem::path nodePath(unsigned device) const;
+  std::filesystem::path attributePath(unsigned device, const std::string& name) const;
+  // The attribute's text without its trailing newline ("" when unreadable).
+  std::string attribute(unsigned device, const std::string& name) const;
+  bool setAttribute(unsigned device, const std::string& name, const std::string& value) const;
+
+  // SIGTERM, then unmount whatever is left; idempotent. True when SIGTERM alone stopped it (a
+  // foreground child: with exit code 0, which under LeakSanitizer also means nothing leaked)
+  // and it unmounted its root itself.
   bool stop();
+  // SIGKILL, and the mount is left as a crash leaves it: stale (the recovery tests). Nothing
+  // unmounts it afterwards; the next emulator on the same root must recover it.
+  void kill();
 
   static std::filesystem::path binary();
 
  private:
   bool mounted() const;
-  void unmount() const;
   void abortConnection() const;
 
-  std::filesystem::path work_;  // holds root/, config.json and emu.log
+  TempDir work_{"qaic-emu"};  // config.json, emu.log and (by default) root/
   std::filesystem::path root_;
+  std::optional<Process> child_;  // foreground mode
   pid_t pid_ = -1;
   dev_t fuseDevice_ = 0;  // the mount's device: names its fusectl connection
   bool running_ = false;
+  bool crashed_ = false;  // kill(): the stale mount is the test's
 };
 
-}  // namespace qaic::emu::test
+}  // namespace qaic::testing

@@ -1,6 +1,6 @@
 // One qaicd daemon for a test: started with --daemon (so it is ready when the constructor
 // returns), stopped with SIGTERM (SIGKILL after 10 s) in stop() or the destructor. Its stderr
-// (-v) goes to a log file the failure messages include. The binary is $QAIC_BUILD_DIR/bin/qaicd.
+// (-v) goes to a log file the failure messages include. The binary is programPath("qaicd").
 #pragma once
 
 #include <sys/types.h>
@@ -9,15 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace qaic::qaicd::test {
-
-struct LaunchResult {
-  int exitCode = -1;   // of the --daemon launcher; -1 when it did not exit in time
-  std::string stdoutText;
-};
-
-// Runs `argv` with stdout captured and stderr appended to `logFile`, waiting up to 60 s.
-LaunchResult launch(const std::vector<std::string>& argv, const std::string& logFile);
+namespace qaic::testing {
 
 class QaicdProcess {
  public:
@@ -40,4 +32,4 @@ class QaicdProcess {
   std::filesystem::path log_;
 };
 
-}  // namespace qaic::qaicd::test
+}  // namespace qaic::testing

@@ -9,12 +9,13 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "driver/DeviceProtocol.hpp"
 
-namespace qaic::emu::test {
+namespace qaic::testing {
 
 // 0 or the errno of the ioctl.
 inline int rawIoctl(int fd, unsigned long cmd, void* arg) {
@@ -23,7 +24,7 @@ inline int rawIoctl(int fd, unsigned long cmd, void* arg) {
 
 class RawDevice {
  public:
-  explicit RawDevice(const std::string& node) : fd_(::open(node.c_str(), O_RDWR | O_CLOEXEC)) {}
+  explicit RawDevice(const std::filesystem::path& node) : fd_(::open(node.c_str(), O_RDWR | O_CLOEXEC)) {}
   ~RawDevice() { close(); }
   RawDevice(const RawDevice&) = delete;
   RawDevice& operator=(const RawDevice&) = delete;
@@ -69,4 +70,4 @@ void appendBytes(std::vector<std::byte>& out, const T& v) {
   out.insert(out.end(), p, p + sizeof v);
 }
 
-}  // namespace qaic::emu::test
+}  // namespace qaic::testing

@@ -1,29 +1,49 @@
 #include "TempDir.hpp"
 
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
-namespace qaic::driver::test {
+namespace qaic::testing {
 
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "qaic-driver-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern);
+TempDir::TempDir(const std::string& prefix) {
+  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr)
+    throw std::runtime_error("mkdtemp " + pattern + ": " + std::strerror(errno));
   path_ = pattern;
 }
 
 TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
+  ::umount2(path_.c_str(), MNT_DETACH);  // EINVAL when nothing is mounted there
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
 }
 
-void TempDir::writeFile(const std::filesystem::path& relative, const std::string& text) const {
+void TempDir::setMode(mode_t mode) const {
+  if (::chmod(path_.c_str(), mode) != 0)
+    throw std::runtime_error("chmod " + path_.string() + ": " + std::strerror(errno));
+}
+
+std::filesystem::path TempDir::writeFile(const std::filesystem::path& relative, const std::string& text) const {
   const auto full = path_ / relative;
   std::filesystem::create_directories(full.parent_path());
   std::ofstream out(full, std::ios::binary);
   out << text;
   if (!out) throw std::runtime_error("write " + full.string());
+  return full;
 }
 
-}  // namespace qaic::driver::test
+std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace qaic::testing

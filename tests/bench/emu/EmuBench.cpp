@@ -9,15 +9,20 @@
 
 #include "ClientHelpers.hpp"
 #include "DeviceProgram.hpp"
-#include "EmuProcess.hpp"
-#include "TestContainer.hpp"
+#include "EmulatorProcess.hpp"
+#include "ReluProgram.hpp"
 #include "kernels/format/DeviceFormat.hpp"
 
-namespace qaic::emu::test {
+namespace qaic::emu::bench {
 namespace {
 
+using namespace qaic::testing;
+
+// The relu program with an FP16 DWHC input, so a run includes a device-format conversion.
+ReluProgram relu() { return makeReluProgram(1, {1, 8, 2, 2}, {ir::DeviceLayout::DWHC, ir::DType::Float16}); }
+
 // Fills the request descriptor and the device-format input of one relu inference.
-void writeRequest(const ReluContainer& c, std::byte* descriptor, std::byte* input) {
+void writeRequest(const ReluProgram& c, std::byte* descriptor, std::byte* input) {
   driver::RequestDescriptorHeader h{driver::kRequestDescriptorMagic, 1, 2, 1};
   std::memcpy(descriptor, &h, sizeof h);
   for (uint32_t i = 0; i < 2; ++i) {
@@ -30,7 +35,7 @@ void writeRequest(const ReluContainer& c, std::byte* descriptor, std::byte* inpu
 }
 
 void BM_Baseline_ProgramRunInMemory(benchmark::State& state) {
-  auto c = makeReluContainer(1);
+  auto c = relu();
   auto bytes = std::make_shared<LoadBuffer>(c.bytes.begin(), c.bytes.end());
   std::string error;
   auto program = containerProgramLoader(1)(bytes, 0, error);
@@ -43,12 +48,10 @@ BENCHMARK(BM_Baseline_ProgramRunInMemory);
 
 // EXECUTE_BO of the four BOs of one inference, then WAIT_BO: the kernel-path round trip.
 void BM_ExecuteWaitInference(benchmark::State& state) {
-  TempDir root("qaic-emu-bench");
-  EmuProcess emu(root.path());
-  if (!emu.ready()) return state.SkipWithError("qaic-emu did not start");
-  const std::string shm = emu.readAttribute(0, "device/emu_shm_dir");
-  auto c = makeReluContainer(1);
-  RawDevice dev(emu.devPath(0));
+  EmulatorProcess emu(EmulatorOptions{{}, {}, {}, true});
+  const std::string shm = emu.attribute(0, "device/emu_shm_dir");
+  auto c = relu();
+  RawDevice dev(emu.nodePath(0));
   uint32_t dbc = 0;
   if (transferAndActivate(dev, c.bytes, 1, 64, 0, dbc) != 0) return state.SkipWithError("activate");
   Bo req, in, out, rsp;
@@ -92,10 +95,8 @@ BENCHMARK(BM_ExecuteWaitInference)->UseRealTime();
 
 // One MANAGE STATUS: the cost of a control ioctl through FUSE and process_vm_readv.
 void BM_ManageStatusIoctl(benchmark::State& state) {
-  TempDir root("qaic-emu-bench");
-  EmuProcess emu(root.path());
-  if (!emu.ready()) return state.SkipWithError("qaic-emu did not start");
-  RawDevice dev(emu.devPath(0));
+  EmulatorProcess emu(EmulatorOptions{{}, {}, {}, true});
+  RawDevice dev(emu.nodePath(0));
   std::vector<std::byte> msg;
   for (auto _ : state) {
     msg.clear();
@@ -107,6 +108,6 @@ void BM_ManageStatusIoctl(benchmark::State& state) {
 BENCHMARK(BM_ManageStatusIoctl)->UseRealTime();
 
 }  // namespace
-}  // namespace qaic::emu::test
+}  // namespace qaic::emu::bench
 
 BENCHMARK_MAIN();

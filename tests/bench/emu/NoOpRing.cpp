@@ -2,25 +2,28 @@
 
 #include <array>
 
-#include "TestContainer.hpp"
+#include "ReluProgram.hpp"
 #include "driver/ManageCalls.hpp"
 #include "driver/RequestElements.hpp"
 
 namespace qaic::emu::bench {
 
 NoOpRing::NoOpRing() {
-  if (!emu_.ready()) {
-    error_ = "qaic-emu did not start";
+  try {
+    emu_.emplace(testing::EmulatorOptions{{}, {}, {}, true});
+  } catch (const std::exception& e) {
+    error_ = e.what();
     return;
   }
-  auto node = driver::DeviceNode::open(driver::DeviceRoot(root_.path()), 0);
+  auto node = driver::DeviceNode::open(emu_->root(), 0);
   if (!node) {
     error_ = node.message();
     return;
   }
   node_.emplace(std::move(*node));
   // An activation needs a program; the no-op requests never start it.
-  const auto container = test::makeReluContainer(1);
+  const auto container =
+      testing::makeReluProgram(1, {1, 8, 2, 2}, {ir::DeviceLayout::DWHC, ir::DType::Float16});
   doorbell_ = container.doorbell;
   doneSemaphore_ = static_cast<uint8_t>(container.doneSemaphore);
   constexpr uint32_t kLoadId = 1;

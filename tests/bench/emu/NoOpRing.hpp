@@ -16,7 +16,7 @@
 #include <span>
 #include <string>
 
-#include "EmuProcess.hpp"
+#include "EmulatorProcess.hpp"
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "driver/DeviceNode.hpp"
@@ -34,8 +34,7 @@ class NoOpRing {
   bool programRoundTrip(std::chrono::milliseconds timeout);
 
  private:
-  test::TempDir root_{"qaic-emu-bench"};
-  test::EmuProcess emu_{root_.path()};
+  std::optional<testing::EmulatorProcess> emu_;
   std::optional<driver::DeviceNode> node_;
   std::optional<driver::CompletionEvent> interrupt_;
   std::optional<driver::DbcWindow> window_;

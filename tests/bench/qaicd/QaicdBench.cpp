@@ -28,19 +28,14 @@ constexpr int kConcurrentClients = 100;
 
 struct Rig {
   Rig() {
-    emu = std::make_unique<emu::test::EmulatorProcess>(
+    emu = std::make_unique<testing::EmulatorProcess>(
         R"({"devices": [{"nsps": 64, "dbcs": 64}, {"nsps": 64, "dbcs": 64}], "compute_threads": 1})");
-    char pattern[] = "/tmp/qaicd-bench-XXXXXX";
-    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp");
-    work = pattern;
     socket = (work / "qaicd.sock").string();
-    qaicd = std::make_unique<test::QaicdProcess>(emu->root().path(), socket, work / "qaicd.log");
+    qaicd = std::make_unique<testing::QaicdProcess>(emu->rootPath(), socket, work / "qaicd.log");
   }
   ~Rig() {
     qaicd.reset();
     emu.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(work, ec);
   }
   uint64_t freeNsps() const {
     uint64_t total = 0;
@@ -50,10 +45,10 @@ struct Rig {
     }
     return total;
   }
-  std::unique_ptr<emu::test::EmulatorProcess> emu;
-  std::filesystem::path work;
+  std::unique_ptr<testing::EmulatorProcess> emu;
+  testing::TempDir work{"qaicd-bench"};
   std::string socket;
-  std::unique_ptr<test::QaicdProcess> qaicd;
+  std::unique_ptr<testing::QaicdProcess> qaicd;
 };
 
 Rig& rig() {

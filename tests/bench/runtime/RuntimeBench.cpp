@@ -21,7 +21,8 @@
 #include "EmulatorProcess.hpp"
 #include "FutexPingPong.hpp"
 #include "AlternatingBlocks.hpp"
-#include "Subprocess.hpp"
+#include "Process.hpp"
+#include "TempDir.hpp"
 
 namespace {
 
@@ -29,24 +30,23 @@ using namespace qaic::rt;
 namespace fs = std::filesystem;
 
 struct Session {
-  std::unique_ptr<qaic::emu::test::EmulatorProcess> emulator;
-  fs::path work;
+  std::unique_ptr<qaic::testing::EmulatorProcess> emulator;
+  std::unique_ptr<qaic::testing::TempDir> work;
   std::shared_ptr<Context> context;
 };
 Session* session = nullptr;
 
 std::shared_ptr<Qpc> compileRelu(const std::string& name, uint64_t elements) {
-  const fs::path ir = session->work / (name + ".json");
+  const fs::path ir = *session->work / (name + ".json");
   const std::string dims = "[1," + std::to_string(elements) + "]";
   std::ofstream(ir) << R"({"ops":[{"name":"relu","optype":"relu","tensors_in":[{"arg_name":"src","name":"x"}],)"
                        R"("tensors_out":[{"arg_name":"dst","name":"y"}],"params":[]}],"io":[)"
                        R"({"name":"x","tensor":"x","direction":"in","dtype":"TL_FLOAT","dims":)" + dims + "},"
                        R"({"name":"y","tensor":"y","direction":"out","dtype":"TL_FLOAT","dims":)" + dims + "}]}";
-  const fs::path out = session->work / (name + "-qpc");
-  const auto exec = qaic::emu::test::EmulatorProcess::binary().parent_path() / "qaic-exec";
-  const auto status = qaic::emu::test::runProgram(
-      {exec.string(), "-m=" + ir.string(), "-aic-binary-dir=" + out.string()},
-      (session->work / "exec.log").string(), std::chrono::seconds(120));
+  const fs::path out = *session->work / (name + "-qpc");
+  const auto status = qaic::testing::runProgram(
+      {qaic::testing::programPath("qaic-exec").string(), "-m=" + ir.string(), "-aic-binary-dir=" + out.string()},
+      *session->work / "exec.log", std::chrono::seconds(120));
   if (!status.exited || status.code != 0) throw std::runtime_error("qaic-exec failed on " + name);
   return Qpc::Factory(out.string());
 }
@@ -160,11 +160,9 @@ int main(int argc, char** argv) {
   session = &s;
   int rc = 0;
   try {
-    s.emulator = std::make_unique<qaic::emu::test::EmulatorProcess>();
-    ::setenv("QAIC_ROOT", s.emulator->root().path().c_str(), 1);
-    std::string pattern = (fs::temp_directory_path() / "qaic-runtime-bench-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    s.work = pattern;
+    s.emulator = std::make_unique<qaic::testing::EmulatorProcess>();
+    ::setenv("QAIC_ROOT", s.emulator->rootPath().c_str(), 1);
+    s.work = std::make_unique<qaic::testing::TempDir>("qaic-runtime-bench");
     QAicContextProperties properties;
     properties.initialLogLevel = QL_ERROR;
     s.context = Context::Factory(&properties, {});
@@ -176,8 +174,7 @@ int main(int argc, char** argv) {
   throughputSet.reset();
   s.context.reset();
   if (s.emulator) s.emulator->stop();
-  std::error_code ec;
-  if (!s.work.empty()) fs::remove_all(s.work, ec);
+  s.work.reset();
   benchmark::Shutdown();
   return rc;
 }

@@ -18,12 +18,13 @@
 #include <thread>
 
 #include "ClientHelpers.hpp"
-#include "EmuProcess.hpp"
+#include "EmulatorProcess.hpp"
 #include "RawDevice.hpp"
-#include "TestContainer.hpp"
+#include "ReluProgram.hpp"
 #include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace std::chrono_literals;
@@ -42,13 +43,10 @@ class DataPath : public ::testing::Test {
   virtual const char* configJson() const { return R"({"semaphore_timeout_ms": 1500})"; }
 
   void SetUp() override {
-    cfg_ = root_.path() + ".json";
-    std::ofstream(cfg_) << configJson();
-    emu_ = std::make_unique<EmuProcess>(root_.path(), std::vector<std::string>{"--config", cfg_});
-    ASSERT_TRUE(emu_->ready());
-    shm_ = emu_->readAttribute(0, "device/emu_shm_dir");
-    program_ = makeReluContainer(4);
-    dev_ = std::make_unique<RawDevice>(emu_->devPath(0));
+    emu_ = std::make_unique<EmulatorProcess>(EmulatorOptions{configJson(), {}, {}, true});
+    shm_ = emu_->attribute(0, "device/emu_shm_dir");
+    program_ = makeReluProgram(4, {1, 8, 2, 2}, {ir::DeviceLayout::DWHC, ir::DType::Float16});
+    dev_ = std::make_unique<RawDevice>(emu_->nodePath(0));
     ASSERT_GE(dev_->fd(), 0);
     efd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   }
@@ -56,10 +54,9 @@ class DataPath : public ::testing::Test {
     window_.reset();
     dev_.reset();
     // A clean exit (0) also means no leak under LeakSanitizer.
-    EXPECT_EQ(emu_->stop(), 0);
+    EXPECT_TRUE(emu_->stop()) << emu_->log();
     emu_.reset();
     if (efd_ >= 0) close(efd_);
-    std::remove(cfg_.c_str());
   }
 
   int activate(RawDevice& dev, uint32_t queueSize, uint32_t& dbc, int eventfd) {
@@ -197,15 +194,13 @@ class DataPath : public ::testing::Test {
     activateAndMap();
     prepareBuffers();
     attachAllForRing();
-    ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
+    ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "1"));
     submit(inferenceElements(1));
   }
 
-  TempDir root_;
-  std::string cfg_;
-  std::unique_ptr<EmuProcess> emu_;
+  std::unique_ptr<EmulatorProcess> emu_;
   std::string shm_;
-  ReluContainer program_;
+  ReluProgram program_;
   std::unique_ptr<RawDevice> dev_;
   int efd_ = -1;
   uint32_t dbc_ = 0, nelem_ = 0;
@@ -216,33 +211,33 @@ class DataPath : public ::testing::Test {
 
 TEST_F(DataPath, ActivationClaimsResourcesUntilTheFileCloses) {
   activateAndMap();
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "12");
-  EXPECT_EQ(emu_->readAttribute(0, "vc_free"), "15");
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "1");
-  EXPECT_EQ(emu_->readAttribute(0, "dbc" + std::to_string(dbc_) + "_state"), "assigned");
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "12");
+  EXPECT_EQ(emu_->attribute(0, "vc_free"), "15");
+  EXPECT_EQ(emu_->attribute(0, "networks_active"), "1");
+  EXPECT_EQ(emu_->attribute(0, "dbc" + std::to_string(dbc_) + "_state"), "assigned");
   {
-    RawDevice other(emu_->devPath(0));
+    RawDevice other(emu_->nodePath(0));
     qaic_emu_dbc_info info{};
     info.dbc_id = dbc_;
     EXPECT_EQ(rawIoctl(other.fd(), DRM_IOCTL_QAIC_EMU_DBC_INFO, &info), EPERM);
   }
   dev_->close();
-  EXPECT_TRUE(eventually([&] { return emu_->readAttribute(0, "nsp_free") == "16"; }));
-  EXPECT_EQ(emu_->readAttribute(0, "vc_free"), "16");
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "networks_loaded"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "dram_free"), emu_->readAttribute(0, "dram_total"));
+  EXPECT_TRUE(eventually([&] { return emu_->attribute(0, "nsp_free") == "16"; }));
+  EXPECT_EQ(emu_->attribute(0, "vc_free"), "16");
+  EXPECT_EQ(emu_->attribute(0, "networks_active"), "0");
+  EXPECT_EQ(emu_->attribute(0, "networks_loaded"), "0");
+  EXPECT_EQ(emu_->attribute(0, "dram_free"), emu_->attribute(0, "dram_total"));
 }
 
 TEST_F(DataPath, ActivationsBeyondTheNspsFailWithEnospc) {
   uint32_t dbc = 0;
   std::vector<std::unique_ptr<RawDevice>> files;
   for (int i = 0; i < 4; ++i) {
-    files.push_back(std::make_unique<RawDevice>(emu_->devPath(0)));
+    files.push_back(std::make_unique<RawDevice>(emu_->nodePath(0)));
     ASSERT_EQ(activate(*files.back(), 8, dbc, 0), 0) << i;
   }
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "0");
-  RawDevice last(emu_->devPath(0));
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "0");
+  RawDevice last(emu_->nodePath(0));
   EXPECT_EQ(activate(last, 8, dbc, 0), ENOSPC);
 }
 
@@ -255,8 +250,8 @@ TEST_F(DataPath, ActivationTakesOnlyARealEventfd) {
   EXPECT_EQ(transferAndActivate(*dev_, program_.bytes, 12, 8, 987654, dbc), EBADF);
   close(fds[0]);
   close(fds[1]);
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->attribute(0, "networks_active"), "0");
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
   EXPECT_EQ(transferAndActivate(*dev_, program_.bytes, 13, 8, efd_, dbc), 0);
 }
 
@@ -322,7 +317,7 @@ TEST_F(DataPath, InjectedDmaFailureCompletesTheNextRequests) {
   activateAndMap();
   prepareBuffers();
   attachAllForRing();
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/dma_fail", "3 1"));
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/dma_fail", "3 1"));
   driver::ResponseElement r{};
   submit(inferenceElements(1));
   ASSERT_TRUE(nextResponse(r));
@@ -339,7 +334,7 @@ TEST_F(DataPath, HungNspTimesOutWithNspHang) {
   EXPECT_FALSE(nextResponse(r, 500ms));  // the client's own timeout fires first
   ASSERT_TRUE(nextResponse(r));           // then the device's semaphore timeout
   EXPECT_EQ(r.completionCode, driver::DBC_COMPLETION_NSP_HANG);
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "0"));
 }
 
 // The hung request fails once, after one semaphore timeout; its program never runs late, so the
@@ -350,7 +345,7 @@ TEST_F(DataPath, HungRunIsDroppedAndTheNextRequestComputes) {
   ASSERT_TRUE(nextResponse(r));
   EXPECT_EQ(r.reqId, 1);
   EXPECT_EQ(r.completionCode, driver::DBC_COMPLETION_NSP_HANG);
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "0"));
   std::memset(out_.map.data(), 0, out_.size);
   submit(inferenceElements(2));
   ASSERT_TRUE(nextResponse(r));
@@ -374,12 +369,12 @@ TEST_F(LongHang, ActivateDoesNotWaitBehindAHungRun) {
   submitWhileHung();
   // The doorbell's element is done once the head passes it: the run is being held.
   ASSERT_TRUE(eventually([&] { return std::atomic_ref(reg(driver::kRegRequestHead)).load() == 2; }, 10s));
-  RawDevice other(emu_->devPath(0));
+  RawDevice other(emu_->nodePath(0));
   uint32_t dbc = 0;
   EXPECT_EQ(activate(other, 8, dbc, 0), 0);
   driver::ResponseElement r{};
   EXPECT_FALSE(nextResponse(r, 0ms)) << "the hung request completed, code " << r.completionCode;
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "0"));
   ASSERT_TRUE(nextResponse(r));
   EXPECT_EQ(r.completionCode, 0) << driver::completionCodeName(r.completionCode);
   expectReluOutput();
@@ -552,7 +547,7 @@ TEST_F(ExecuteBo, BusyBoCannotBeDetachedAndWaitTimesOut) {
   activateAndMap(4);  // room for 3 elements
   prepareBuffers();
   attachForExecute();
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "1"));
   ASSERT_EQ(execute({{req_.handle, QAIC_DIR_TO_DEVICE},
                      {in_.handle, QAIC_DIR_TO_DEVICE},
                      {out_.handle, QAIC_DIR_FROM_DEVICE}}),
@@ -566,11 +561,11 @@ TEST_F(ExecuteBo, BusyBoCannotBeDetachedAndWaitTimesOut) {
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(execute({{rsp_.handle, QAIC_DIR_FROM_DEVICE}}), 0);
   EXPECT_EQ(execute({{req_.handle, QAIC_DIR_TO_DEVICE}, {in_.handle, QAIC_DIR_TO_DEVICE}}), EAGAIN);
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/reset", "1"));
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/reset", "1"));
   EXPECT_EQ(wait(out_, 5000), EIO);  // completed with DEVICE_RESET
-  EXPECT_EQ(emu_->readAttribute(0, "status"), "Ready");
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->attribute(0, "status"), "Ready");
+  EXPECT_EQ(emu_->attribute(0, "networks_active"), "0");
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
 }
 
 }  // namespace

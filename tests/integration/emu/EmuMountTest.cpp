@@ -11,133 +11,130 @@
 #include <fstream>
 #include <thread>
 
-#include "EmuProcess.hpp"
+#include "EmulatorProcess.hpp"
 #include "RawDevice.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace std::chrono_literals;
 
+// A foreground qaic-emu on `root` with `arguments`.
+EmulatorOptions foreground(const std::filesystem::path& root, std::vector<std::string> arguments = {},
+                           std::string config = {}) {
+  return EmulatorOptions{std::move(config), std::move(arguments), root, true};
+}
+
+bool statable(const std::filesystem::path& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
 TEST(EmuMount, ServesDeviceNodeAndSysfsAttributes) {
   TempDir root;
-  EmuProcess emu(root.path());
-  ASSERT_TRUE(emu.ready());
+  EmulatorProcess emu(foreground(root.path()));
   struct stat st;
-  ASSERT_EQ(stat(emu.devPath(0).c_str(), &st), 0);
+  ASSERT_EQ(stat(emu.nodePath(0).c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 0u);
   EXPECT_EQ(st.st_mode & 0777, getgrnam("qaic") ? 0660u : 0666u);
-  EXPECT_EQ(emu.readAttribute(0, "status"), "Ready");
-  EXPECT_EQ(emu.readAttribute(0, "nsp_total"), "16");
-  EXPECT_EQ(emu.readAttribute(0, "nsp_free"), "16");
-  EXPECT_EQ(emu.readAttribute(0, "vc_total"), "16");
-  EXPECT_EQ(emu.readAttribute(0, "device/vendor"), "0x17cb");
-  EXPECT_EQ(emu.readAttribute(0, "device/device"), "0xa100");
-  EXPECT_EQ(emu.readAttribute(0, "device/emu_pid"), std::to_string(emu.pid()));
-  EXPECT_EQ(emu.readAttribute(0, "dbc15_state"), "idle");
-  EXPECT_EQ(emu.readAttribute(0, "networks_active"), "0");
-  const std::string shm = emu.readAttribute(0, "device/emu_shm_dir");
+  EXPECT_EQ(emu.attribute(0, "status"), "Ready");
+  EXPECT_EQ(emu.attribute(0, "nsp_total"), "16");
+  EXPECT_EQ(emu.attribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu.attribute(0, "vc_total"), "16");
+  EXPECT_EQ(emu.attribute(0, "device/vendor"), "0x17cb");
+  EXPECT_EQ(emu.attribute(0, "device/device"), "0xa100");
+  EXPECT_EQ(emu.attribute(0, "device/emu_pid"), std::to_string(emu.pid()));
+  EXPECT_EQ(emu.attribute(0, "dbc15_state"), "idle");
+  EXPECT_EQ(emu.attribute(0, "networks_active"), "0");
+  const std::string shm = emu.attribute(0, "device/emu_shm_dir");
   ASSERT_EQ(stat(shm.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0711u);
-  EXPECT_NE(stat(emu.sysPath(1, "status").c_str(), &st), 0);  // one device by default
+  EXPECT_FALSE(statable(emu.attributePath(1, "status")));  // one device by default
 }
 
 TEST(EmuMount, DevicesOptionClonesTheDefaultDevice) {
   TempDir root;
-  EmuProcess emu(root.path(), {"--devices", "3"});
-  ASSERT_TRUE(emu.ready());
-  for (int d = 0; d < 3; ++d) EXPECT_EQ(emu.readAttribute(d, "nsp_total"), "16");
-  EXPECT_NE(emu.readAttribute(0, "pci_address"), emu.readAttribute(2, "pci_address"));
-  struct stat st;
-  EXPECT_NE(stat(emu.devPath(3).c_str(), &st), 0);
+  EmulatorProcess emu(foreground(root.path(), {"--devices", "3"}));
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(emu.attribute(d, "nsp_total"), "16");
+  EXPECT_NE(emu.attribute(0, "pci_address"), emu.attribute(2, "pci_address"));
+  EXPECT_FALSE(statable(emu.nodePath(3)));
 }
 
 TEST(EmuMount, ConfigFileSetsResourcesAndNodePolicy) {
   TempDir root;
-  const std::string cfg = root.path() + ".json";
-  std::ofstream(cfg) << R"({"devices": [{"nsps": 4, "dbcs": 2, "ddr_mb": 64, "sku": "tiny"}],
-                           "nodes": {"mode": "0600"}})";
-  {
-    EmuProcess emu(root.path(), {"--config", cfg});
-    ASSERT_TRUE(emu.ready());
-    EXPECT_EQ(emu.readAttribute(0, "nsp_total"), "4");
-    EXPECT_EQ(emu.readAttribute(0, "dram_total"), "64");
-    EXPECT_EQ(emu.readAttribute(0, "sku"), "tiny");
-    EXPECT_EQ(emu.readAttribute(0, "dbc1_state"), "idle");
-    struct stat st;
-    EXPECT_NE(stat(emu.sysPath(0, "dbc2_state").c_str(), &st), 0);
-    ASSERT_EQ(stat(emu.devPath(0).c_str(), &st), 0);
-    EXPECT_EQ(st.st_mode & 0777, 0600u);
-  }
-  std::remove(cfg.c_str());
+  EmulatorProcess emu(foreground(root.path(), {}, R"({"devices": [{"nsps": 4, "dbcs": 2, "ddr_mb": 64, "sku": "tiny"}],
+                                                      "nodes": {"mode": "0600"}})"));
+  EXPECT_EQ(emu.attribute(0, "nsp_total"), "4");
+  EXPECT_EQ(emu.attribute(0, "dram_total"), "64");
+  EXPECT_EQ(emu.attribute(0, "sku"), "tiny");
+  EXPECT_EQ(emu.attribute(0, "dbc1_state"), "idle");
+  EXPECT_FALSE(statable(emu.attributePath(0, "dbc2_state")));
+  struct stat st;
+  ASSERT_EQ(stat(emu.nodePath(0).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST(EmuMount, BadConfigIsRejectedNamingTheField) {
-  TempDir root;
-  const std::string cfg = root.path() + ".json";
-  std::ofstream(cfg) << R"({"devices": [{"nsps": "many"}]})";
-  EXPECT_EQ(runToExit({emulatorBinary(), "--root", root.path(), "--config", cfg}, 20s), 2);
-  std::remove(cfg.c_str());
+  TempDir dir;
+  const auto config = dir.writeFile("config.json", R"({"devices": [{"nsps": "many"}]})");
+  std::filesystem::create_directory(dir / "root");
+  const RunResult run =
+      runCapturing({EmulatorProcess::binary().string(), "--root", (dir / "root").string(), "--config", config.string()}, 20s);
+  EXPECT_EQ(run.exitCode, 2);
+  EXPECT_NE(run.err.find("nsps"), std::string::npos) << run.err;
 }
 
 TEST(EmuMount, SigtermUnmountsAndExitsZero) {
   TempDir root;
-  EmuProcess emu(root.path());
-  ASSERT_TRUE(emu.ready());
-  EXPECT_EQ(emu.stop(), 0);
-  struct stat st;
-  EXPECT_NE(stat((root.path() + "/dev").c_str(), &st), 0);  // the mount is gone
+  EmulatorProcess emu(foreground(root.path()));
+  EXPECT_TRUE(emu.stop()) << emu.log();
+  EXPECT_FALSE(statable(root / "dev"));  // the mount is gone
 }
 
 TEST(EmuMount, StaleMountIsRecoveredAtStart) {
   TempDir root;
   {
-    EmuProcess crashed(root.path());
-    ASSERT_TRUE(crashed.ready());
-    crashed.kill9();
+    EmulatorProcess crashed(foreground(root.path()));
+    crashed.kill();
     struct stat st;
     ASSERT_NE(stat(root.path().c_str(), &st), 0);
     ASSERT_EQ(errno, ENOTCONN);
   }
-  EmuProcess emu(root.path());
-  ASSERT_TRUE(emu.ready());
-  EXPECT_EQ(emu.readAttribute(0, "status"), "Ready");
-  EXPECT_EQ(emu.stop(), 0);
+  EmulatorProcess emu(foreground(root.path()));
+  EXPECT_EQ(emu.attribute(0, "status"), "Ready");
+  EXPECT_TRUE(emu.stop()) << emu.log();
 }
 
 TEST(EmuMount, DaemonReturnsOnceTheTreeIsVisible) {
   TempDir root;
-  const std::string out = root.path() + ".pid";
-  const std::string cmd = emulatorBinary() + " --root " + root.path() + " --daemon > " + out;
-  ASSERT_EQ(std::system(cmd.c_str()), 0);
-  struct stat st;
-  EXPECT_EQ(stat((root.path() + "/dev/accel/accel0").c_str(), &st), 0);
-  const pid_t pid = std::stoi(readFile(out));
-  std::remove(out.c_str());
+  const RunResult launcher = runCapturing({EmulatorProcess::binary().string(), "--root", root.str(), "--daemon"}, 30s);
+  ASSERT_EQ(launcher.exitCode, 0) << launcher.err;
+  EXPECT_TRUE(statable(root / "dev/accel/accel0"));
+  const pid_t pid = std::stoi(launcher.out);
   ASSERT_GT(pid, 0);
   ASSERT_EQ(kill(pid, SIGTERM), 0);
-  EXPECT_TRUE(eventually([&] { return kill(pid, 0) != 0; }, 20s));
-  EXPECT_NE(stat((root.path() + "/dev").c_str(), &st), 0);
+  EXPECT_TRUE(waitForExit(pid, 20s));
+  EXPECT_FALSE(statable(root / "dev"));
 }
 
 class EmuDevice : public ::testing::Test {
  protected:
   void SetUp() override {
-    emu_ = std::make_unique<EmuProcess>(root_.path());
-    ASSERT_TRUE(emu_->ready());
-    shm_ = emu_->readAttribute(0, "device/emu_shm_dir");
+    emu_ = std::make_unique<EmulatorProcess>(foreground(root_.path()));
+    shm_ = emu_->attribute(0, "device/emu_shm_dir");
   }
   void TearDown() override {
-    EXPECT_EQ(emu_->stop(), 0);  // under LeakSanitizer, 0 also means nothing leaked
+    EXPECT_TRUE(emu_->stop()) << emu_->log();  // under LeakSanitizer, 0 also means nothing leaked
     emu_.reset();
   }
   TempDir root_;
-  std::unique_ptr<EmuProcess> emu_;
+  std::unique_ptr<EmulatorProcess> emu_;
   std::string shm_;
 };
 
 TEST_F(EmuDevice, BufferObjectRoundTripThroughItsMemoryFile) {
-  RawDevice dev(emu_->devPath(0));
+  RawDevice dev(emu_->nodePath(0));
   ASSERT_GE(dev.fd(), 0);
   uint32_t handle = 0;
   ASSERT_EQ(dev.createBo(10000, handle), 0);
@@ -169,7 +166,7 @@ TEST_F(EmuDevice, BufferObjectRoundTripThroughItsMemoryFile) {
 }
 
 TEST_F(EmuDevice, BufferObjectIoctlsValidateLikeTheKernel) {
-  RawDevice dev(emu_->devPath(0));
+  RawDevice dev(emu_->nodePath(0));
   uint32_t handle = 0;
   EXPECT_EQ(dev.createBo(0, handle), EINVAL);
   qaic_create_bo badPad{4096, 0, 1};
@@ -196,7 +193,7 @@ TEST_F(EmuDevice, BufferObjectIoctlsValidateLikeTheKernel) {
 }
 
 TEST_F(EmuDevice, ManageStatusAnswersInPlace) {
-  RawDevice dev(emu_->devPath(0));
+  RawDevice dev(emu_->nodePath(0));
   std::vector<std::byte> msg;
   appendBytes(msg, qaic_manage_trans_status_to_dev{{QAIC_TRANS_STATUS_FROM_USR, 8}});
   uint32_t len = 0, count = 0;
@@ -211,7 +208,7 @@ TEST_F(EmuDevice, ManageStatusAnswersInPlace) {
 }
 
 TEST_F(EmuDevice, ManageRejectsMalformedMessages) {
-  RawDevice dev(emu_->devPath(0));
+  RawDevice dev(emu_->nodePath(0));
   uint32_t len = 0, count = 0;
   std::vector<std::byte> msg;
   appendBytes(msg, qaic_manage_trans_hdr{QAIC_TRANS_STATUS_FROM_USR, 8});
@@ -234,8 +231,8 @@ TEST_F(EmuDevice, ManageRejectsMalformedMessages) {
   appendBytes(msg, qaic_manage_trans_activate_to_dev{{QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 0, 0,
                                                      driver::makeActivateOptions(5, 0), 0});
   EXPECT_EQ(dev.manage(msg, 56, 2, len, count), EINVAL);
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->attribute(0, "networks_active"), "0");
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
 }
 
 driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t group,
@@ -257,15 +254,15 @@ int passthrough(RawDevice& dev, const driver::ResourceGroupRequest& req,
 }
 
 TEST_F(EmuDevice, ResourceGroupsAreReservedAndFreedWithTheFile) {
-  RawDevice dev(emu_->devPath(0));
+  RawDevice dev(emu_->nodePath(0));
   driver::ResourceGroupResponse resp{};
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 10), resp), 0);
   ASSERT_EQ(resp.status, 0);
   EXPECT_EQ(resp.resources.numNsp, 10u);
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "6");
-  EXPECT_EQ(emu_->readAttribute(0, "vc_free"), "15");
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "6");
+  EXPECT_EQ(emu_->attribute(0, "vc_free"), "15");
   {
-    RawDevice other(emu_->devPath(0));
+    RawDevice other(emu_->nodePath(0));
     driver::ResourceGroupResponse r2{};
     ASSERT_EQ(passthrough(other, groupRequest(driver::ResourceGroupOp::Reserve, 0, 7), r2), 0);
     EXPECT_EQ(r2.status, -ENOSPC);
@@ -274,31 +271,31 @@ TEST_F(EmuDevice, ResourceGroupsAreReservedAndFreedWithTheFile) {
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Release, resp.groupId, 0),
                         released), 0);
   EXPECT_EQ(released.status, 0);
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 16), resp), 0);
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "0");
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "0");
   dev.close();  // TERMINATE semantics: the reservation goes with the file
-  EXPECT_TRUE(eventually([&] { return emu_->readAttribute(0, "nsp_free") == "16"; }));
+  EXPECT_TRUE(eventually([&] { return emu_->attribute(0, "nsp_free") == "16"; }));
 }
 
 TEST_F(EmuDevice, RemovedDeviceDisappearsAndOpenFilesGetEnodev) {
-  RawDevice dev(emu_->devPath(0));
+  RawDevice dev(emu_->nodePath(0));
   uint32_t handle = 0;
   ASSERT_EQ(dev.createBo(4096, handle), 0);
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/remove", "1"));
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/remove", "1"));
   struct stat st;
-  EXPECT_NE(stat(emu_->devPath(0).c_str(), &st), 0);
-  EXPECT_NE(stat(emu_->sysPath(0, "status").c_str(), &st), 0);
+  EXPECT_NE(stat(emu_->nodePath(0).c_str(), &st), 0);
+  EXPECT_NE(stat(emu_->attributePath(0, "status").c_str(), &st), 0);
   EXPECT_EQ(dev.createBo(4096, handle), ENODEV);
 }
 
 TEST_F(EmuDevice, ResetKeepsTheDeviceUsable) {
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/reset", "1"));
-  EXPECT_EQ(emu_->readAttribute(0, "status"), "Ready");
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/dma_fail", "3 2"));
-  EXPECT_EQ(emu_->readAttribute(0, "device/fault/dma_fail"), "3 2");
-  EXPECT_FALSE(emu_->writeAttribute(0, "device/fault/dma_fail", "banana"));
-  EXPECT_FALSE(emu_->writeAttribute(0, "status", "Error"));
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/reset", "1"));
+  EXPECT_EQ(emu_->attribute(0, "status"), "Ready");
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/dma_fail", "3 2"));
+  EXPECT_EQ(emu_->attribute(0, "device/fault/dma_fail"), "3 2");
+  EXPECT_FALSE(emu_->setAttribute(0, "device/fault/dma_fail", "banana"));
+  EXPECT_FALSE(emu_->setAttribute(0, "status", "Error"));
 }
 
 }  // namespace

@@ -12,10 +12,11 @@
 #include <fstream>
 
 #include "EmuTest.hpp"
-#include "Subprocess.hpp"
-#include "TestProgram.hpp"
+#include "Process.hpp"
+#include "ReluProgram.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

@@ -9,7 +9,7 @@
 
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
-#include "Subprocess.hpp"
+#include "Process.hpp"
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "ir/Weights.hpp"
@@ -17,6 +17,7 @@
 #include "kernels/HostProgram.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

@@ -25,48 +25,17 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "EmuProcess.hpp"
+#include "EmulatorProcess.hpp"
 #include "FusermountMount.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace std::chrono_literals;
 
 constexpr uid_t kNobody = 65534;
 constexpr gid_t kNogroup = 65534;
-
-// Monotonic deadline arithmetic for poll(2).
-int millisecondsUntil(std::chrono::steady_clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-  return left.count() > 0 ? static_cast<int>(left.count()) : 0;
-}
-
-// Reads `fd` until EOF or `deadline`.
-std::string readUntilEof(int fd, std::chrono::steady_clock::time_point deadline) {
-  std::string text;
-  char buf[1024];
-  for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, millisecondsUntil(deadline)) <= 0) break;
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  return text;
-}
-
-// Reaps `pid`, killing it when it has not exited within `timeout`; its exit code or -1.
-int reap(pid_t pid, std::chrono::milliseconds timeout) {
-  int status = 0;
-  if (!eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeout)) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // In the child, still root: a private mount namespace whose /dev/fuse is a node of the host's
 // FUSE device with `mode`, on a tmpfs mounted at `nodeDir`. "" or what failed.
@@ -93,42 +62,30 @@ struct ChildOutcome {
 };
 
 // Runs `body` in a forked child as nobody, with a private /dev/fuse of `fuseMode`. `body`
-// returns "" or what failed.
+// returns "" or what failed; the child writes that to its stdout, which the test captures.
 ChildOutcome runAsNobody(mode_t fuseMode, const std::function<std::string()>& body,
                          std::chrono::seconds timeout = 180s) {
   TempDir nodeDir("qaic-emu-fusedev");
-  int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) != 0) return {-1, std::string("pipe: ") + std::strerror(errno)};
-  const pid_t pid = fork();
-  if (pid < 0) {
-    const std::string why = std::string("fork: ") + std::strerror(errno);
-    close(pipefd[0]);
-    close(pipefd[1]);
-    return {-1, why};
-  }
-  if (pid == 0) {
-    close(pipefd[0]);
-    std::string report = usePrivateFuseDevice(nodeDir.path(), fuseMode);
-    if (report.empty() &&
-        (setgroups(0, nullptr) != 0 || setgid(kNogroup) != 0 || setuid(kNobody) != 0))
-      report = std::string("dropping to nobody: ") + std::strerror(errno);
-    if (report.empty() && (getuid() != kNobody || geteuid() != kNobody))
-      report = "still privileged after setuid";
-    // An exception must not escape into gtest's frames: the child would go on running tests.
-    try {
-      if (report.empty()) report = body();
-    } catch (const std::exception& e) {
-      report = std::string("exception: ") + e.what();
-    }
-    [[maybe_unused]] ssize_t w = write(pipefd[1], report.data(), report.size());
-    _exit(0);
-  }
-  close(pipefd[1]);
-  ChildOutcome out;
-  out.report = readUntilEof(pipefd[0], std::chrono::steady_clock::now() + timeout);
-  close(pipefd[0]);
-  out.exitCode = reap(pid, 30s);
-  return out;
+  ProcessOptions options;
+  options.captureStdout = true;
+  Process child = Process::fork(
+      [&]() -> int {
+        std::string report = usePrivateFuseDevice(nodeDir.str(), fuseMode);
+        if (report.empty() && (setgroups(0, nullptr) != 0 || setgid(kNogroup) != 0 || setuid(kNobody) != 0))
+          report = std::string("dropping to nobody: ") + std::strerror(errno);
+        if (report.empty() && (getuid() != kNobody || geteuid() != kNobody)) report = "still privileged after setuid";
+        // An exception must not escape into gtest's frames: the child would go on running tests.
+        try {
+          if (report.empty()) report = body();
+        } catch (const std::exception& e) {
+          report = std::string("exception: ") + e.what();
+        }
+        [[maybe_unused]] ssize_t w = write(STDOUT_FILENO, report.data(), report.size());
+        return 0;
+      },
+      options);
+  const ExitStatus status = child.finish(timeout);
+  return {status.exited && !status.timedOut ? status.code : -1, child.output()};
 }
 
 // The mountinfo line of the mount at `dir` in this process's namespace, or "".
@@ -151,7 +108,7 @@ class NobodysRoot {
     if (chown(dir_.path().c_str(), kNobody, kNogroup) != 0)
       error_ = std::string("chown: ") + std::strerror(errno);
   }
-  const std::string& path() const { return dir_.path(); }
+  std::string path() const { return dir_.str(); }
   const std::string& error() const { return error_; }
 
  private:
@@ -161,17 +118,17 @@ class NobodysRoot {
 
 // What an ordinary user must see through a mount with a root-only node policy: the tree and
 // its attributes served, the device node owned by root with 0600, and open() refused.
-std::string checkServedTree(const EmuProcess& emu) {
+std::string checkServedTree(const EmulatorProcess& emu) {
   std::ostringstream failures;
-  const std::string node = emu.devPath(0);
+  const std::string node = emu.nodePath(0).string();
   struct stat st;
   if (stat(node.c_str(), &st) != 0) return node + ": " + std::strerror(errno);
   if (st.st_uid != 0 || (st.st_mode & 0777) != 0600)
     failures << node << ": owner " << st.st_uid << " mode " << std::oct << (st.st_mode & 0777)
              << std::dec << ", want root 0600; ";
-  if (emu.readAttribute(0, "status") != "Ready")
-    failures << "status reads '" << emu.readAttribute(0, "status") << "', want Ready; ";
-  if (emu.readAttribute(0, "device/emu_pid") != std::to_string(emu.pid()))
+  if (emu.attribute(0, "status") != "Ready")
+    failures << "status reads '" << emu.attribute(0, "status") << "', want Ready; ";
+  if (emu.attribute(0, "device/emu_pid") != std::to_string(emu.pid()))
     failures << "device/emu_pid does not name the emulator; ";
   const int fd = open(node.c_str(), O_RDWR | O_CLOEXEC);
   if (fd >= 0) {
@@ -204,27 +161,23 @@ class UnprivilegedMount : public ::testing::Test {
     ASSERT_EQ(root_.error(), "");
     ASSERT_FALSE(fusermountProgram().empty()) << "fusermount3 (package fuse3) is missing";
   }
-  const std::string& dir() const { return root_.path(); }
+  std::string dir() const { return root_.path(); }
 
  private:
   NobodysRoot root_;
 };
 
 TEST_F(UnprivilegedMount, OrdinaryUserRunsTheEmulatorThroughFusermount) {
-  const std::string cfg = dir() + ".json";
-  std::ofstream(cfg) << R"({"nodes": {"mode": "0600", "owner": "root", "group": "root"},
-                           "compute_threads": 1})";
   ChildOutcome child = runAsNobody(0666, [&]() -> std::string {
     if (const std::string why = fuseDeviceProblem(); !why.empty()) return "setup: " + why;
-    EmuProcess emu(dir(), {"--config", cfg});
-    if (!emu.ready()) return "qaic-emu did not start as nobody";
+    EmulatorProcess emu(EmulatorOptions{R"({"nodes": {"mode": "0600", "owner": "root", "group": "root"},
+                                            "compute_threads": 1})",
+                                        {}, dir(), true});
     std::string failures = checkUserMount(dir()) + checkServedTree(emu);
-    if (const int rc = emu.stop(); rc != 0)
-      failures += "SIGTERM: exit status " + std::to_string(rc) + ", want 0; ";
+    if (!emu.stop()) failures += "SIGTERM did not end it with exit status 0 and no mount: " + emu.log() + "; ";
     if (!mountInfo(dir()).empty()) failures += "still mounted after SIGTERM; ";
     return failures;
   });
-  std::remove(cfg.c_str());
   EXPECT_EQ(child.exitCode, 0);
   EXPECT_EQ(child.report, "");
 }
@@ -232,18 +185,16 @@ TEST_F(UnprivilegedMount, OrdinaryUserRunsTheEmulatorThroughFusermount) {
 TEST_F(UnprivilegedMount, OrdinaryUserRestartsOverAStaleMount) {
   ChildOutcome child = runAsNobody(0666, [&]() -> std::string {
     {
-      EmuProcess killed(dir());
-      if (!killed.ready()) return "first qaic-emu did not start";
-      killed.kill9();
+      EmulatorProcess killed(EmulatorOptions{{}, {}, dir(), true});
+      killed.kill();
     }
     struct stat st;
     if (stat(dir().c_str(), &st) == 0 || errno != ENOTCONN)
       return "no stale mount (ENOTCONN) after SIGKILL";
-    EmuProcess emu(dir());  // recovers the stale mount through fusermount3 -u -z
-    if (!emu.ready()) return "qaic-emu did not start over the stale mount";
+    EmulatorProcess emu(EmulatorOptions{{}, {}, dir(), true});  // recovers it through fusermount3 -u -z
     std::string failures = checkUserMount(dir());
-    if (emu.readAttribute(0, "status") != "Ready") failures += "status not Ready; ";
-    if (emu.stop() != 0) failures += "SIGTERM: nonzero exit; ";
+    if (emu.attribute(0, "status") != "Ready") failures += "status not Ready; ";
+    if (!emu.stop()) failures += "SIGTERM: nonzero exit; ";
     if (!mountInfo(dir()).empty()) failures += "still mounted after SIGTERM; ";
     return failures;
   });
@@ -255,10 +206,9 @@ TEST_F(UnprivilegedMount, UnmountThroughFusermountRemovesAStaleMount) {
   ChildOutcome child = runAsNobody(0666, [&]() -> std::string {
     std::string shmDir;
     {
-      EmuProcess killed(dir());
-      if (!killed.ready()) return "qaic-emu did not start";
-      shmDir = killed.readAttribute(0, "device/emu_shm_dir");
-      killed.kill9();
+      EmulatorProcess killed(EmulatorOptions{{}, {}, dir(), true});
+      shmDir = killed.attribute(0, "device/emu_shm_dir");
+      killed.kill();
     }
     // No emulator starts after this one to sweep its shared memory away.
     std::error_code ignored;
@@ -287,26 +237,6 @@ TEST_F(UnprivilegedMount, UnmountOfAPathThatIsNotMountedFailsNamingIt) {
   EXPECT_EQ(child.report, "");
 }
 
-// Runs `argv` with its stderr captured; {exit code or -1, stderr}.
-std::pair<int, std::string> runCapturingStderr(const std::vector<std::string>& argv,
-                                               std::chrono::seconds timeout) {
-  int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) != 0) return {-1, "pipe failed"};
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(pipefd[1], STDERR_FILENO);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(pipefd[1]);
-  std::string err = readUntilEof(pipefd[0], std::chrono::steady_clock::now() + timeout);
-  close(pipefd[0]);
-  return {pid < 0 ? -1 : reap(pid, 30s), err};
-}
-
 TEST_F(UnprivilegedMount, WithoutAccessToDevFuseStartFailsSayingWhy) {
   ChildOutcome child = runAsNobody(0600, [&]() -> std::string {
     std::string failures;
@@ -314,10 +244,10 @@ TEST_F(UnprivilegedMount, WithoutAccessToDevFuseStartFailsSayingWhy) {
     if (why.find("/dev/fuse: Permission denied") == std::string::npos ||
         why.find("mode 0600") == std::string::npos)
       failures += "fuseDeviceProblem says '" + why + "'; ";
-    auto [code, err] = runCapturingStderr({emulatorBinary(), "--root", dir()}, 60s);
-    if (code != 1) failures += "exit status " + std::to_string(code) + ", want 1; ";
-    if (err.find("/dev/fuse") == std::string::npos || err.find(dir()) == std::string::npos)
-      failures += "stderr does not name /dev/fuse and the root: " + err;
+    const RunResult run = runCapturing({EmulatorProcess::binary().string(), "--root", dir()}, 60s);
+    if (run.exitCode != 1) failures += "exit status " + std::to_string(run.exitCode) + ", want 1; ";
+    if (run.err.find("/dev/fuse") == std::string::npos || run.err.find(dir()) == std::string::npos)
+      failures += "stderr does not name /dev/fuse and the root: " + run.err;
     if (!mountInfo(dir()).empty()) failures += "a mount was left behind; ";
     return failures;
   });

@@ -25,7 +25,7 @@ class PartitionRuntimeTest : public RuntimeTest {
     RuntimeTest::SetUp();
     if (HasFatalFailure()) return;
     ::setenv("QAICD_SOCKET", socket().c_str(), 1);
-    qaicd_ = std::make_unique<qaicd::test::QaicdProcess>(emulator_->root().path(), socket(), work_ / "qaicd.log");
+    qaicd_ = std::make_unique<testing::QaicdProcess>(emulator_->rootPath(), socket(), work_ / "qaicd.log");
     network_ = compile("relu", reluNetworkIr(kElements), {"-aic-num-cores=2"});
   }
   void TearDown() override {
@@ -65,7 +65,7 @@ class PartitionRuntimeTest : public RuntimeTest {
   }
 
   Network network_;
-  std::unique_ptr<qaicd::test::QaicdProcess> qaicd_;
+  std::unique_ptr<testing::QaicdProcess> qaicd_;
 };
 
 TEST_F(PartitionRuntimeTest, ResourcesForFollowsTheProgramInfo) {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "PartitionToolFixture.hpp"
-#include "RunTool.hpp"
+#include "Process.hpp"
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageCalls.hpp"
 
@@ -157,7 +157,7 @@ TEST_F(PartitionQueryTest, BadCreateArgumentsAndResourceFilesExitTwoNamingTheFie
   std::ofstream(file, std::ios::trunc) << R"({"numNsp": 2)";
   expectUsage({"create", "--resources", file}, "not valid JSON");
   expectUsage({"create", "--resources", (work_ / "missing.json").string()}, "missing.json");
-  expectUsage({"create", "--qpc", work_.string()}, "programqpc.bin");
+  expectUsage({"create", "--qpc", work_.str()}, "programqpc.bin");
   EXPECT_TRUE(partitions().empty());
 }
 

@@ -1,20 +1,22 @@
 // qaic-exec on an ONNX model (generated with the Debian python3-onnx at test time).
 #include <gtest/gtest.h>
 
-#include "RunTool.hpp"
-#include "TestModels.hpp"
 #include "container/QpcImage.hpp"
+#include "Process.hpp"
+#include "TempDir.hpp"
+#include "TestModels.hpp"
 
 namespace qaic::testing {
 namespace {
 
-using container::testing::ScratchDir;
+using namespace std::chrono_literals;
+
 
 TEST(QaicExecOnnx, SymbolicBatchFromDefineSymbol) {
-  ScratchDir dir("qaic-exec-onnx");
+  TempDir dir("qaic-exec-onnx");
   const std::string model = (dir.path() / "relu.onnx").string();
-  const auto gen = runProgram("/usr/bin/python3",
-                              {container::testing::sourceDir() + "/tests/integration/tools/make_relu_onnx.py", model});
+  const auto gen = runCapturing(
+      {"/usr/bin/python3", (sourceDir() / "tests/integration/tools/make_relu_onnx.py").string(), model}, 60s);
   ASSERT_EQ(gen.exitCode, 0) << gen.err;
   const std::string out = (dir.path() / "out").string();
   const auto r = runTool("qaic-exec", {"-m=" + model, "-aic-binary-dir=" + out, "-onnx-define-symbol=N,3"});

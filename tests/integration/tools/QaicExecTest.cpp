@@ -5,26 +5,26 @@
 #include <fstream>
 #include <iterator>
 
-#include "RunTool.hpp"
-#include "TestModels.hpp"
 #include "container/QpcImage.hpp"
+#include "Process.hpp"
+#include "TempDir.hpp"
+#include "TestModels.hpp"
 
 namespace qaic::testing {
 namespace {
 
-using container::testing::ScratchDir;
 using container::testing::stageModel;
 
 class QaicExec : public ::testing::Test {
  protected:
   std::string out() const { return (dir_.path() / "out").string(); }
   std::string container() const { return out() + "/programqpc.bin"; }
-  ToolResult compile(const std::string& model, std::vector<std::string> extra = {}) {
+  RunResult compile(const std::string& model, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"-m=" + model, "-aic-binary-dir=" + out()};
     args.insert(args.end(), extra.begin(), extra.end());
     return runTool("qaic-exec", args);
   }
-  void expectBadInput(const ToolResult& r, const std::string& needle) {
+  void expectBadInput(const RunResult& r, const std::string& needle) {
     EXPECT_EQ(r.exitCode, 2) << r.err;
     EXPECT_EQ(r.err.rfind("qaic-exec: error: ", 0), 0u) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -35,7 +35,7 @@ class QaicExec : public ::testing::Test {
     return {std::istreambuf_iterator<char>(in), {}};
   }
 
-  ScratchDir dir_{"qaic-exec"};
+  TempDir dir_{"qaic-exec"};
 };
 
 TEST_F(QaicExec, HelpExplainsEveryOption) {

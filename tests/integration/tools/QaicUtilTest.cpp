@@ -3,13 +3,13 @@
 
 #include <fstream>
 
-#include "RunTool.hpp"
+#include "Process.hpp"
+#include "TempDir.hpp"
 #include "TestModels.hpp"
 
 namespace qaic::testing {
 namespace {
 
-using container::testing::ScratchDir;
 using container::testing::stageModel;
 
 class QaicUtilQpc : public ::testing::Test {
@@ -25,7 +25,7 @@ class QaicUtilQpc : public ::testing::Test {
     for (const auto& line : lines) EXPECT_NE(text.find("\n" + line + "\n"), std::string::npos) << line << "\n" << text;
   }
 
-  ScratchDir dir_{"qaic-util"};
+  TempDir dir_{"qaic-util"};
 };
 
 TEST_F(QaicUtilQpc, PrintsProgramsBuffersShapesAndConstants) {

@@ -4,26 +4,26 @@
 #include <algorithm>
 #include <cstring>
 
-#include "RunTool.hpp"
-#include "TestModels.hpp"
 #include "container/QpcImage.hpp"
 #include "ir/Weights.hpp"
 #include "kernels/format/Half.hpp"
+#include "Process.hpp"
+#include "TempDir.hpp"
+#include "TestModels.hpp"
 
 namespace qaic::testing {
 namespace {
 
-using container::testing::ScratchDir;
 
-std::string smallcnn() { return container::testing::sourceDir() + "/examples/smallcnn/smallcnn.json"; }
+std::string smallcnn() { return (qaic::testing::sourceDir() / "examples/smallcnn/smallcnn.json").string(); }
 
 TEST(SmallCnn, ConstantsAreTheWeightsFileTensors) {
-  ScratchDir dir("smallcnn");
+  TempDir dir("smallcnn");
   const std::string out = (dir.path() / "out").string();
   const auto r = runTool("qaic-exec", {"-m=" + smallcnn(), "-aic-binary-dir=" + out});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const auto image = container::QpcImage::open(out + "/programqpc.bin");
-  const auto weights = ir::WeightsFile::open(container::testing::sourceDir() + "/examples/smallcnn/smallcnn.weights.bin");
+  const auto weights = ir::WeightsFile::open((qaic::testing::sourceDir() / "examples/smallcnn/smallcnn.weights.bin").string());
   ASSERT_EQ(image->constants().size(), 4u);
   for (const auto& constant : image->constants()) {
     const ir::WeightTensor* w = weights->find(constant.tensor.name);
@@ -46,12 +46,12 @@ TEST(SmallCnn, ConstantsAreTheWeightsFileTensors) {
 }
 
 TEST(SmallCnn, ConvertToFp16HalvesTheConstants) {
-  ScratchDir dir("smallcnn16");
+  TempDir dir("smallcnn16");
   const std::string out = (dir.path() / "out").string();
   const auto r = runTool("qaic-exec", {"-m=" + smallcnn(), "-aic-binary-dir=" + out, "-convert-to-fp16"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const auto image = container::QpcImage::open(out + "/programqpc.bin");
-  const auto weights = ir::WeightsFile::open(container::testing::sourceDir() + "/examples/smallcnn/smallcnn.weights.bin");
+  const auto weights = ir::WeightsFile::open((qaic::testing::sourceDir() / "examples/smallcnn/smallcnn.weights.bin").string());
   EXPECT_EQ(image->programs()[0].flags & container::kProgramFlagFp16Constants, container::kProgramFlagFp16Constants);
   for (const auto& constant : image->constants()) {
     const ir::WeightTensor* w = weights->find(constant.tensor.name);
@@ -67,7 +67,7 @@ TEST(SmallCnn, ConvertToFp16HalvesTheConstants) {
 }
 
 TEST(SmallCnn, BatchSizeThatBreaksAFixedReshapeIsABadInput) {
-  ScratchDir dir("smallcnn-b2");
+  TempDir dir("smallcnn-b2");
   const std::string out = (dir.path() / "out").string();
   const auto r = runTool("qaic-exec", {"-m=" + smallcnn(), "-aic-binary-dir=" + out, "-batchsize=2"});
   EXPECT_EQ(r.exitCode, 2);

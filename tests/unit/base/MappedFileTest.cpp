@@ -7,11 +7,11 @@
 
 #include "TempDir.hpp"
 
-namespace qaic::driver {
+namespace qaic {
 namespace {
 
 TEST(MappedFile, SharesWritesWithTheFile) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("bo-0000000100000000", std::string(8192, '\0'));
   {
     auto file = MappedFile::open(dir.path() / "bo-0000000100000000", 8192);
@@ -26,7 +26,7 @@ TEST(MappedFile, SharesWritesWithTheFile) {
 }
 
 TEST(MappedFile, ShortFileIsRefusedInsteadOfFaultingLater) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("small", std::string(100, '\0'));
   auto file = MappedFile::open(dir.path() / "small", 4096);
   ASSERT_FALSE(file);
@@ -35,7 +35,7 @@ TEST(MappedFile, ShortFileIsRefusedInsteadOfFaultingLater) {
 }
 
 TEST(MappedFile, MissingFileAndSymlinkAreErrors) {
-  test::TempDir dir;
+  testing::TempDir dir;
   auto missing = MappedFile::open(dir.path() / "absent", 4096);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error(), ENOENT);
@@ -47,7 +47,7 @@ TEST(MappedFile, MissingFileAndSymlinkAreErrors) {
 }
 
 TEST(MappedFile, MoveTransfersOwnership) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("f", std::string(4096, '\0'));
   auto file = MappedFile::open(dir.path() / "f", 4096);
   ASSERT_TRUE(file);
@@ -58,4 +58,4 @@ TEST(MappedFile, MoveTransfersOwnership) {
 }
 
 }  // namespace
-}  // namespace qaic::driver
+}  // namespace qaic

@@ -8,16 +8,16 @@
 
 #include <qaic/Qpc.hpp>
 
-#include "TestModels.hpp"
 #include "Compiler.hpp"
 #include "container/QpcImage.hpp"
 #include "kernels/format/Half.hpp"
 #include "runtime/QAicQpcObj.hpp"
+#include "TempDir.hpp"
+#include "TestModels.hpp"
 
 namespace qaic::rt {
 namespace {
 
-using container::testing::ScratchDir;
 using container::testing::stageModel;
 
 class QpcApi : public ::testing::Test {
@@ -33,7 +33,7 @@ class QpcApi : public ::testing::Test {
   }
   std::string outDir() const { return (dir_.path() / "out").string(); }
 
-  ScratchDir dir_{"qpc-api"};
+  testing::TempDir dir_{"qpc-api"};
 };
 
 TEST_F(QpcApi, InfoAndMappingsOfTheTinyNetwork) {

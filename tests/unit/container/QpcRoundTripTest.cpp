@@ -8,6 +8,7 @@
 #include "QpcTestContents.hpp"
 #include "container/QpcImage.hpp"
 #include "container/QpcWriter.hpp"
+#include "TempDir.hpp"
 
 namespace qaic::container {
 namespace {
@@ -97,8 +98,7 @@ TEST(QpcRoundTrip, ConstantsAndPayloadAreViewsIntoTheBytes) {
 
 TEST(QpcRoundTrip, FileIsWrittenAtomicallyAndMappedOnOpen) {
   SampleContents sample;
-  const auto dir = std::filesystem::temp_directory_path() / ("qpc-rt-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const qaic::testing::TempDir dir("qpc-rt");
   const auto path = (dir / "programqpc.bin").string();
   writeQpcFile(path, sample.contents);
   {
@@ -117,16 +117,14 @@ TEST(QpcRoundTrip, FileIsWrittenAtomicallyAndMappedOnOpen) {
   }
   // Only the container itself is in the directory: no temporary file remains.
   std::size_t files = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) ++files;
   EXPECT_EQ(files, 1u);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(QpcRoundTrip, WriterRejectsContentsTheReaderWouldRejectAndLeavesNoFile) {
   SampleContents sample;
   sample.contents.buffers[1].size = 7;  // not dims x dtype
-  const auto dir = std::filesystem::temp_directory_path() / ("qpc-bad-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const qaic::testing::TempDir dir("qpc-bad");
   const auto path = (dir / "programqpc.bin").string();
   try {
     writeQpcFile(path, sample.contents);
@@ -135,8 +133,7 @@ TEST(QpcRoundTrip, WriterRejectsContentsTheReaderWouldRejectAndLeavesNoFile) {
     EXPECT_EQ(e.code(), QpcErrorCode::BadValue);
     EXPECT_EQ(e.field(), "buffers[1].size");
   }
-  EXPECT_TRUE(std::filesystem::is_empty(dir));
-  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 TEST(QpcRoundTrip, OpenNamesAMissingFile) {

@@ -9,6 +9,7 @@
 
 #include "IrTestUtil.hpp"
 #include "ir/Weights.hpp"
+#include "TempDir.hpp"
 
 namespace qaic::ir::test {
 namespace {
@@ -26,15 +27,7 @@ constexpr std::size_t kNameOffset = 0, kDTypeOffset = 12, kRankOffset = 13, kDat
 
 class WeightsFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ir-weights-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "w.bin").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { path_ = (dir_ / "w.bin").string(); }
 
   void writeSample() {
     floats_ = {1.5f, -2.0f, 3.25f, 4.0f, 5.0f, 6.0f};
@@ -77,7 +70,7 @@ class WeightsFileTest : public ::testing::Test {
     return "";
   }
 
-  fs::path dir_;
+  qaic::testing::TempDir dir_{"ir-weights"};
   std::string path_;
   std::vector<float> floats_;
   std::vector<int64_t> ints_;
@@ -118,7 +111,7 @@ TEST_F(WeightsFileTest, WriteIsAtomicAndLeavesNoTemporaries) {
   writeSample();
   writeSample();  // replaces
   std::size_t entries = 0;
-  for (const auto& entry : fs::directory_iterator(dir_)) {
+  for (const auto& entry : fs::directory_iterator(dir_.path())) {
     ++entries;
     EXPECT_EQ(entry.path().filename(), "w.bin");
   }
