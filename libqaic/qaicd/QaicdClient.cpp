@@ -145,32 +145,34 @@ Result<HelloInfo> QaicdClient::hello() {
   return *info;
 }
 
-Result<std::vector<DeviceInfo>> QaicdClient::devices() {
-  auto body = call(Op::Devices);
+namespace {
+
+// The array `key` of an answer, each element read with `read`; EPROTO naming `what` when the
+// answer or an element is malformed.
+template <typename Read>
+auto arrayOf(Result<json> body, const char* key, const char* what, Read read)
+    -> Result<std::vector<typename std::invoke_result_t<Read, const json&>::value_type>> {
   if (!body) return body.sysError();
-  auto array = body->find("devices");
-  if (array == body->end() || !array->is_array()) return SysError{EPROTO, "qaicd devices: malformed answer"};
-  std::vector<DeviceInfo> out;
-  for (const auto& d : *array) {
-    auto info = deviceFromJson(d);
-    if (!info) return SysError{EPROTO, "qaicd devices: malformed device"};
+  auto array = body->find(key);
+  if (array == body->end() || !array->is_array())
+    return SysError{EPROTO, std::string("qaicd ") + what + ": malformed answer"};
+  std::vector<typename std::invoke_result_t<Read, const json&>::value_type> out;
+  for (const auto& element : *array) {
+    auto info = read(element);
+    if (!info) return SysError{EPROTO, std::string("qaicd ") + what + ": malformed element of " + key};
     out.push_back(std::move(*info));
   }
   return out;
 }
 
+}  // namespace
+
+Result<std::vector<DeviceInfo>> QaicdClient::devices() {
+  return arrayOf(call(Op::Devices), "devices", "devices", deviceFromJson);
+}
+
 Result<std::vector<PartitionInfo>> QaicdClient::list() {
-  auto body = call(Op::List);
-  if (!body) return body.sysError();
-  auto array = body->find("partitions");
-  if (array == body->end() || !array->is_array()) return SysError{EPROTO, "qaicd list: malformed answer"};
-  std::vector<PartitionInfo> out;
-  for (const auto& p : *array) {
-    auto info = partitionFromJson(p);
-    if (!info) return SysError{EPROTO, "qaicd list: malformed partition"};
-    out.push_back(std::move(*info));
-  }
-  return out;
+  return arrayOf(call(Op::List), "partitions", "list", partitionFromJson);
 }
 
 namespace {
