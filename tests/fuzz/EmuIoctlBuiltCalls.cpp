@@ -44,8 +44,7 @@ void EmuIoctlHarness::wellFormedManage(Session& s, InputReader& in) {
     b.activate(queue, static_cast<uint32_t>(fds[fdKind]), driver::makeActivateOptions(tag, program));
   };
   bool continuation = false;
-  driver::ResourceGroupRequest group{driver::kResourceGroupMagic, driver::kResourceGroupVersion,
-                                     0, 0, 0, 0, 0, 0, 0};
+  driver::ResourceGroupRequest group{driver::kResourceGroupMagic, driver::kResourceGroupVersion, 0, 0, {}};
   switch (kind) {
     case ManageKind::Status: b.status(); break;
     case ManageKind::Reserve:

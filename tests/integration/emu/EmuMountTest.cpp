@@ -237,8 +237,8 @@ TEST_F(EmuDevice, ManageRejectsMalformedMessages) {
 
 driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t group,
                                           uint32_t nsp) {
-  return {driver::kResourceGroupMagic, driver::kResourceGroupVersion,
-          static_cast<uint32_t>(op), group, nsp, 1, 2, 1, 1 << 20};
+  return {driver::kResourceGroupMagic, driver::kResourceGroupVersion, static_cast<uint32_t>(op), group,
+          {nsp, 1, 2, 1, 1 << 20}};
 }
 
 int passthrough(RawDevice& dev, const driver::ResourceGroupRequest& req,
