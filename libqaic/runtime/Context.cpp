@@ -23,9 +23,8 @@ const char* levelName(QLogLevel level) {
 
 }  // namespace
 
-std::shared_ptr<Context> Context::Factory(const QAicContextProperties* properties,
-                                          const std::vector<QID>& devices, LogCallback logCallback,
-                                          void* logUserData, ErrorHandler errorHandler,
+std::shared_ptr<Context> Context::Factory(const QAicContextProperties* properties, const std::vector<QID>& devices,
+                                          LogCallback logCallback, void* logUserData, ErrorHandler errorHandler,
                                           void* errorUserData) {
   const QAicContextProperties defaults;
   const QAicContextProperties& props = properties ? *properties : defaults;
@@ -35,8 +34,8 @@ std::shared_ptr<Context> Context::Factory(const QAicContextProperties* propertie
     context->openDevices(devices);
   } else {
     if (devices.size() > 1)
-      throw Error(QS_INVAL, "Context::Factory: a partition comes from one device, " +
-                                std::to_string(devices.size()) + " were named");
+      throw Error(QS_INVAL, "Context::Factory: a partition comes from one device, " + std::to_string(devices.size()) +
+                                " were named");
     auto partition = Partition::acquire(
         *props.partition, devices.empty() ? std::nullopt : std::optional<QID>(devices[0]),
         ("context-" + std::to_string(::getpid()) + "-" + std::to_string(context->getId())).substr(0, 31));
@@ -53,8 +52,8 @@ void defaultLogger(QLogLevel level, const char* message, void*) {
 }
 
 void defaultErrorHandler(QCtxId contextId, QStatus status, const char* message, void*) {
-  std::fprintf(stderr, "[qaic] context %llu: %s: %s\n", static_cast<unsigned long long>(contextId),
-               statusName(status), message);
+  std::fprintf(stderr, "[qaic] context %llu: %s: %s\n", static_cast<unsigned long long>(contextId), statusName(status),
+               message);
 }
 
 }  // namespace qaic::rt

@@ -10,9 +10,8 @@ namespace {
 std::atomic<QCtxId> nextContextId{1};
 }  // namespace
 
-ContextImpl::ContextImpl(const QAicContextProperties& properties, driver::DeviceRoot root,
-                         LogCallback logCallback, void* logUserData, ErrorHandler errorHandler,
-                         void* errorUserData)
+ContextImpl::ContextImpl(const QAicContextProperties& properties, driver::DeviceRoot root, LogCallback logCallback,
+                         void* logUserData, ErrorHandler errorHandler, void* errorUserData)
     : id_(nextContextId.fetch_add(1)),
       root_(std::move(root)),
       level_(properties.initialLogLevel),
@@ -63,8 +62,8 @@ std::shared_ptr<DmaBuffer> ContextImpl::allocateDmaBuffer(QID device, std::size_
   auto bo = driver::BufferObject::create(*node, size);
   if (!bo)
     throw Error(statusForBufferObjectErrno(bo.error()), "allocateDmaBuffer(" + std::to_string(size) +
-                                                           " bytes) on device " + std::to_string(device) + ": " +
-                                                           bo.message());
+                                                            " bytes) on device " + std::to_string(device) + ": " +
+                                                            bo.message());
   auto buffer = std::make_shared<DmaBufferImpl>(node, std::move(bo.value()), shared_from_this());
   std::lock_guard lock(dmaMutex_);
   dmaBuffers_[buffer->fd()] = buffer;

@@ -58,7 +58,7 @@ class GroupImpl final : public InferenceSetGroup {
   // when the ticket's deadline passed, QS_CANCELED when the group was disabled.
   bool tryAdmit(GroupMember& set, AdmitTicket& ticket);
   void forget(GroupMember& set, AdmitTicket& ticket);  // a parked request that will not be retried
-  void requestEnded(GroupMember& set);  // an admitted request left the device
+  void requestEnded(GroupMember& set);                 // an admitted request left the device
 
  private:
   void enableLocked(GroupMember* first);
@@ -71,8 +71,8 @@ class GroupImpl final : public InferenceSetGroup {
   std::vector<GroupMember*> members_;
   bool enabled_ = false;
   GroupMember* active_ = nullptr;
-  uint64_t switches_ = 0;        // how many times the device was switched over
-  uint64_t activeSince_ = 0;     // value of switches_ when active_ was activated
+  uint64_t switches_ = 0;                            // how many times the device was switched over
+  uint64_t activeSince_ = 0;                         // value of switches_ when active_ was activated
   std::map<GroupMember*, std::size_t> outstanding_;  // admitted, not yet released
   std::map<GroupMember*, std::size_t> waiting_;      // blocked in admit
 };

@@ -30,8 +30,8 @@ std::map<std::string, PerfCounter> performanceCounts(const StageDurations& stage
 
 // A submission's place in an over-subscription group's queue (GroupImpl::tryAdmit).
 struct AdmitTicket {
-  bool waiting = false;   // counted in the group's waiters
-  uint64_t arrival = 0;   // the group's switch count when it started waiting
+  bool waiting = false;  // counted in the group's waiters
+  uint64_t arrival = 0;  // the group's switch count when it started waiting
   Clock::time_point deadline{};
 };
 
@@ -76,9 +76,9 @@ class HandleImpl final : public InferenceHandle {
   bool retrieved = false;  // claimed by getCompletedId
   NotifyFn notifyFn;
   void* notifyUserData = nullptr;
-  std::vector<bool> present;          // the submitted IO set
+  std::vector<bool> present;  // the submitted IO set
   std::vector<IoDims> submittedDims;
-  std::vector<IoDims> outputDims;     // after completion
+  std::vector<IoDims> outputDims;  // after completion
   QStatus status = QS_SUCCESS;
   std::string errorMessage;
   StageDurations stages{};
@@ -90,7 +90,7 @@ class HandleImpl final : public InferenceHandle {
     StageDurations stages{};
     std::vector<IoDims> outputDims;
     Clock::time_point preprocessedAt{};
-    std::vector<uint64_t> direct;       // zero copy: see RequestPlan::direct
+    std::vector<uint64_t> direct;  // zero copy: see RequestPlan::direct
     std::vector<uint64_t> directBytes;
   } work;
 

@@ -33,9 +33,8 @@ Pipeline::Task Pipeline::Task::completion(EndedRequest end) {
   return task;
 }
 
-Pipeline::Pipeline(PipelineOwner& owner, ContextImpl& context, const std::string& setName, uint32_t index,
-                   QID device, std::shared_ptr<const driver::DeviceNode> node, const ProgramLayout& layout,
-                   PipelineConfig config)
+Pipeline::Pipeline(PipelineOwner& owner, ContextImpl& context, const std::string& setName, uint32_t index, QID device,
+                   std::shared_ptr<const driver::DeviceNode> node, const ProgramLayout& layout, PipelineConfig config)
     : owner_(owner),
       context_(context),
       setName_(setName),
@@ -281,8 +280,8 @@ std::span<const std::byte> Pipeline::userBytesOf(const QBuffer& buffer, const st
       throw Error(QS_INVAL, "buffer '" + name + "': DMA handle " + std::to_string(buffer.handle) +
                                 " is not a live DMA buffer of this context");
     if (buffer.offset > dma->size() || buffer.size > dma->size() - buffer.offset)
-      throw Error(QS_BUFFER_SIZE, "buffer '" + name + "': offset " + std::to_string(buffer.offset) +
-                                      " + size " + std::to_string(buffer.size) + " exceed the DMA buffer's " +
+      throw Error(QS_BUFFER_SIZE, "buffer '" + name + "': offset " + std::to_string(buffer.offset) + " + size " +
+                                      std::to_string(buffer.size) + " exceed the DMA buffer's " +
                                       std::to_string(dma->size()) + " bytes");
     return {reinterpret_cast<const std::byte*>(dma->data()) + buffer.offset, buffer.size};
   }
@@ -304,8 +303,7 @@ void Pipeline::chooseDirect(HandleImpl& h) {
     if (!h.present[i] || q.type != QBUFFER_TYPE_DMABUF) continue;
     // In place only when the device format is the user's bytes, and (outputs) when the program
     // cannot produce fewer elements than the transfer brings back.
-    const bool identity = b.deviceFormat.layout == ir::DeviceLayout::Flat &&
-                          b.deviceFormat.elementType == b.userType &&
+    const bool identity = b.deviceFormat.layout == ir::DeviceLayout::Flat && b.deviceFormat.elementType == b.userType &&
                           !(b.userLayout == ir::UserLayout::NHWC && h.submittedDims[i].size() == 4);
     if (!identity || (!b.isInput && layout_.rules[i].isPartialAllowed)) continue;
     auto dma = std::dynamic_pointer_cast<DmaBufferImpl>(context_.findDmaBuffer(q.handle));
@@ -346,9 +344,9 @@ void Pipeline::upload(HandleImpl& h) {
   plan.dims = h.submittedDims;
   plan.direct = h.work.direct;
   plan.directBytes = h.work.directBytes;
-  writeRequestDescriptor(std::span<std::byte>(h.inputBo->data() + layout_.requestDescriptorStaging,
-                                              driver::kDescriptorBytes),
-                         layout_, plan);
+  writeRequestDescriptor(
+      std::span<std::byte>(h.inputBo->data() + layout_.requestDescriptorStaging, driver::kDescriptorBytes), layout_,
+      plan);
   ring_.submit(h, h.requestId, buildRequest(layout_, plan));
 }
 
@@ -383,19 +381,18 @@ void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt) {
     const auto user = userBytesOf(h.buffers[i], b.name);
     const uint64_t needed = userBytes(b, dims);
     if (needed > user.size())
-      throw Error(QS_BUFFER_SIZE, "output '" + b.name + "': the program produced dims " + formatDims(dims) +
-                                      " (" + std::to_string(needed) + " bytes), the buffer holds " +
+      throw Error(QS_BUFFER_SIZE, "output '" + b.name + "': the program produced dims " + formatDims(dims) + " (" +
+                                      std::to_string(needed) + " bytes), the buffer holds " +
                                       std::to_string(user.size()));
     if (deviceBytes(b, dims) > b.deviceSize)
-      throw Error(QS_DEVICE_ERROR, "output '" + b.name + "': response dims " + formatDims(dims) +
-                                       " exceed the buffer's device size");
+      throw Error(QS_DEVICE_ERROR,
+                  "output '" + b.name + "': response dims " + formatDims(dims) + " exceed the buffer's device size");
     if (h.work.direct[i] == 0) {  // else the device wrote the user's DMA buffer itself
       const kernels::UserBufferView view{b.name, b.userType, b.userLayout, toIrDims(dims)};
       std::span<std::byte> out(const_cast<std::byte*>(user.data()), needed);
       try {
-        kernels::deviceToUser(b.deviceFormat,
-                              std::span<const std::byte>(h.outputBo->data() + b.stagingOffset, b.deviceSize),
-                              view, out);
+        kernels::deviceToUser(
+            b.deviceFormat, std::span<const std::byte>(h.outputBo->data() + b.stagingOffset, b.deviceSize), view, out);
       } catch (const kernels::FormatError& e) {
         throw Error(QS_DEVICE_ERROR, std::string("postprocess: ") + e.what());
       }

@@ -56,9 +56,8 @@ inline constexpr uint64_t kInlineConversionBytes = 64 * 1024;
 class Pipeline final : private RingOwner {
  public:
   // `setName` names the set in messages. Throws Error when the ring cannot be set up.
-  Pipeline(PipelineOwner& owner, ContextImpl& context, const std::string& setName, uint32_t index,
-           QID device, std::shared_ptr<const driver::DeviceNode> node, const ProgramLayout& layout,
-           PipelineConfig config);
+  Pipeline(PipelineOwner& owner, ContextImpl& context, const std::string& setName, uint32_t index, QID device,
+           std::shared_ptr<const driver::DeviceNode> node, const ProgramLayout& layout, PipelineConfig config);
   ~Pipeline() override;
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;

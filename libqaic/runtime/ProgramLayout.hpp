@@ -17,15 +17,15 @@
 namespace qaic::rt {
 
 struct StagedBuffer {
-  uint32_t mappingIndex = 0;     // IO-descriptor index (the BufferMapping's index)
+  uint32_t mappingIndex = 0;  // IO-descriptor index (the BufferMapping's index)
   std::string name;
   bool isInput = true;
   ir::DType userType = ir::DType::Float;
   ir::UserLayout userLayout = ir::UserLayout::NCHW;
   ir::DeviceFormat deviceFormat;
-  uint64_t deviceOffset = 0;     // in the IO region
-  uint64_t deviceSize = 0;       // device-format bytes at full dims (4 KiB aligned)
-  uint64_t stagingOffset = 0;    // in the input or output staging BO
+  uint64_t deviceOffset = 0;   // in the IO region
+  uint64_t deviceSize = 0;     // device-format bytes at full dims (4 KiB aligned)
+  uint64_t stagingOffset = 0;  // in the input or output staging BO
 };
 
 struct ProgramLayout {
@@ -35,13 +35,13 @@ struct ProgramLayout {
   uint32_t doneSemaphore = 0;
   uint64_t requestDescriptorOffset = 0;
   uint64_t responseDescriptorOffset = 0;
-  std::vector<StagedBuffer> buffers;      // by mapping index
-  std::vector<BufferShapeRules> rules;    // by mapping index
-  uint64_t inputStagingBytes = 0;         // request descriptor + inputs
-  uint64_t outputStagingBytes = 0;        // outputs + response descriptor
-  uint64_t requestDescriptorStaging = 0;  // offset in the input BO
-  uint64_t responseDescriptorStaging = 0; // offset in the output BO
-  uint32_t elementsPerRequest = 0;        // worst case, every buffer present
+  std::vector<StagedBuffer> buffers;       // by mapping index
+  std::vector<BufferShapeRules> rules;     // by mapping index
+  uint64_t inputStagingBytes = 0;          // request descriptor + inputs
+  uint64_t outputStagingBytes = 0;         // outputs + response descriptor
+  uint64_t requestDescriptorStaging = 0;   // offset in the input BO
+  uint64_t responseDescriptorStaging = 0;  // offset in the output BO
+  uint32_t elementsPerRequest = 0;         // worst case, every buffer present
 
   std::size_t inputCount() const;
   std::size_t outputCount() const;

@@ -16,8 +16,8 @@ class ProgramLoad {
  public:
   // Throws Error (QS_INCOMPATIBLE when the device rejects the container, QS_NO_RESOURCES,
   // QS_DEV_REMOVED, QS_ERROR), naming `what`.
-  ProgramLoad(std::shared_ptr<const driver::DeviceNode> node, uint32_t loadId,
-              std::span<const std::byte> container, const std::string& what);
+  ProgramLoad(std::shared_ptr<const driver::DeviceNode> node, uint32_t loadId, std::span<const std::byte> container,
+              const std::string& what);
   ~ProgramLoad();
   ProgramLoad(const ProgramLoad&) = delete;
   ProgramLoad& operator=(const ProgramLoad&) = delete;

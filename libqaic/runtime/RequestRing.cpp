@@ -9,8 +9,8 @@
 
 namespace qaic::rt {
 
-RequestRing::RequestRing(RingOwner& owner, const ContextImpl& context,
-                         std::shared_ptr<const driver::DeviceNode> node, std::string what, RingConfig config)
+RequestRing::RequestRing(RingOwner& owner, const ContextImpl& context, std::shared_ptr<const driver::DeviceNode> node,
+                         std::string what, RingConfig config)
     : owner_(owner), context_(context), node_(std::move(node)), what_(std::move(what)), config_(config) {
   auto event = driver::CompletionEvent::create();
   if (!event) throw Error(QS_ERROR, what_ + ": " + event.message());
@@ -46,8 +46,7 @@ void RequestRing::activate(uint32_t loadId, uint32_t programIndex, uint32_t numC
       detail += "; the program needs " + std::to_string(numCores) + " NSP(s) per activation" +
                 (freeNsps ? ", the device has " + std::to_string(*freeNsps) + " free" : std::string());
     }
-    throw Error(statusForErrno(dbc.error()),
-                what_ + " on device " + std::to_string(node_->index()) + ": " + detail);
+    throw Error(statusForErrno(dbc.error()), what_ + " on device " + std::to_string(node_->index()) + ": " + detail);
   }
   const uint32_t dbcId = *dbc;
   auto undo = [&] { (void)driver::deactivate(*node_, dbcId); };
@@ -65,8 +64,8 @@ void RequestRing::activate(uint32_t loadId, uint32_t programIndex, uint32_t numC
     for (const auto& slice : attachment.slices) header.size += slice.size;
     if (auto attached = node_->attachSlices(header, attachment.slices); !attached) {
       undo();
-      throw Error(QS_ERROR, "attaching " + attachment.what + " to DBC " + std::to_string(dbcId) + ": " +
-                                attached.message());
+      throw Error(QS_ERROR,
+                  "attaching " + attachment.what + " to DBC " + std::to_string(dbcId) + ": " + attached.message());
     }
   }
   window_ = std::make_shared<driver::DbcWindow>(std::move(window.value()));

@@ -72,8 +72,7 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   Pipeline& pipelineOf(const HandleImpl& handle) const;
   // Waits on `cv` until `done` or the timeout (0: until done or shutdown). Lock held.
   template <typename Predicate>
-  bool waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
-               Predicate done);
+  bool waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs, Predicate done);
   // waitFor for one handle's completion: when no other thread of the handle's activation does,
   // this thread waits on the device's interrupt itself (InterruptLeader), else on the handle's
   // `completed`. Lock held.

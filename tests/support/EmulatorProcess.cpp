@@ -132,8 +132,10 @@ bool EmulatorProcess::stop() {
         clean = false;
         abortConnection();
         ::kill(target, SIGKILL);
-        if (child_) child_->wait(kStopTimeout);
-        else waitForExit(target, kStopTimeout);
+        if (child_)
+          child_->wait(kStopTimeout);
+        else
+          waitForExit(target, kStopTimeout);
       } else if (child_) {
         const ExitStatus status = child_->wait(0ms);
         clean = status.exited && status.code == 0;

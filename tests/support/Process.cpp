@@ -38,7 +38,7 @@ void closeFd(int& fd) {
 // The descriptors a child starts with, opened before fork (the child then only calls
 // async-signal-safe functions: dup2, close_range, execve, _exit).
 struct ChildSetup {
-  int stdinFd = -1, stdoutFd = -1, stderrFd = -1;  // the child's ends; -1: inherited
+  int stdinFd = -1, stdoutFd = -1, stderrFd = -1;        // the child's ends; -1: inherited
   int stdinPipe = -1, stdoutPipe = -1, stderrPipe = -1;  // the parent's ends
   bool stderrToStdout = false;
   bool closeInherited = true;
@@ -51,11 +51,15 @@ struct ChildSetup {
       } else {
         stdinFd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
       }
-      if (options.captureStdout) openPipe(stdoutFd, stdoutPipe, false);
-      else if (!options.stdoutFile.empty()) stdoutFd = openLog(options.stdoutFile);
+      if (options.captureStdout)
+        openPipe(stdoutFd, stdoutPipe, false);
+      else if (!options.stdoutFile.empty())
+        stdoutFd = openLog(options.stdoutFile);
       if (!options.stderrToStdout) {
-        if (options.captureStderr) openPipe(stderrFd, stderrPipe, false);
-        else if (!options.stderrFile.empty()) stderrFd = openLog(options.stderrFile);
+        if (options.captureStderr)
+          openPipe(stderrFd, stderrPipe, false);
+        else if (!options.stderrFile.empty())
+          stderrFd = openLog(options.stderrFile);
       }
     } catch (...) {
       closeAll();
@@ -90,8 +94,10 @@ struct ChildSetup {
   void install() const {
     if (stdinFd >= 0) ::dup2(stdinFd, 0);
     if (stdoutFd >= 0) ::dup2(stdoutFd, 1);
-    if (stderrToStdout) ::dup2(1, 2);
-    else if (stderrFd >= 0) ::dup2(stderrFd, 2);
+    if (stderrToStdout)
+      ::dup2(1, 2);
+    else if (stderrFd >= 0)
+      ::dup2(stderrFd, 2);
     if (closeInherited) ::close_range(3, ~0U, 0);
   }
 };
@@ -211,8 +217,10 @@ bool Process::pump(std::chrono::milliseconds timeout) {
     if (fds[i].fd < 0 || fds[i].revents == 0) continue;
     char buffer[4096];
     const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
-    if (n > 0) captures[i]->text.append(buffer, static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR) closeFd(captures[i]->fd);
+    if (n > 0)
+      captures[i]->text.append(buffer, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      closeFd(captures[i]->fd);
   }
   return out_.fd >= 0 || err_.fd >= 0;
 }

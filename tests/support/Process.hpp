@@ -15,8 +15,8 @@
 namespace qaic::testing {
 
 struct ExitStatus {
-  bool ended = false;     // false: still running when the wait ran out
-  bool exited = false;    // ended by exit, with `code`
+  bool ended = false;   // false: still running when the wait ran out
+  bool exited = false;  // ended by exit, with `code`
   int code = -1;
   int signal = 0;         // ended by this signal
   bool timedOut = false;  // finish() killed it because its time ran out

@@ -20,7 +20,7 @@ QaicdProcess::QaicdProcess(const std::filesystem::path& root, const std::filesys
                            const std::filesystem::path& logFile, const std::vector<std::string>& extraArgs)
     : log_(logFile) {
   std::vector<std::string> argv = {binary().string(), "--root", root.string(), "--socket", socket.string(),
-                                   "--daemon", "-v", "--poll-ms", "50"};
+                                   "--daemon",        "-v",     "--poll-ms",   "50"};
   argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
   const RunResult launcher = runCapturing(argv, 60s, logFile);  // it prints the daemon's pid
   if (launcher.exitCode != 0)

@@ -10,7 +10,6 @@
 
 namespace qaic::rt {
 
-
 inline uint16_t floatToHalf(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);
   const uint32_t sign = (bits >> 16) & 0x8000u;
@@ -23,7 +22,7 @@ inline uint16_t floatToHalf(float value) {
   if (halfExponent >= 31) return static_cast<uint16_t>(sign | 0x7C00u);  // overflow to Inf
   if (halfExponent <= 0) {
     if (halfExponent < -10) return static_cast<uint16_t>(sign);  // below half the smallest subnormal
-    mantissa |= 0x800000u;                                        // make the implicit bit explicit
+    mantissa |= 0x800000u;                                       // make the implicit bit explicit
     const uint32_t shift = static_cast<uint32_t>(14 - halfExponent);
     uint32_t half = mantissa >> shift;
     const uint32_t remainder = mantissa & ((1u << shift) - 1u);

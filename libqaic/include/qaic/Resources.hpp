@@ -18,8 +18,8 @@ struct Resources {
   bool operator==(const Resources&) const = default;
   // Every count at least `need`'s.
   bool covers(const Resources& need) const {
-    return numNsp >= need.numNsp && numMcid >= need.numMcid && numSem >= need.numSem &&
-           numVc >= need.numVc && ddrSize >= need.ddrSize;
+    return numNsp >= need.numNsp && numMcid >= need.numMcid && numSem >= need.numSem && numVc >= need.numVc &&
+           ddrSize >= need.ddrSize;
   }
   Resources& operator+=(const Resources& other) {
     numNsp += other.numNsp, numMcid += other.numMcid, numSem += other.numSem, numVc += other.numVc;
