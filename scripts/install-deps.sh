@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config clang libclang-rt-14-dev zlib1g-dev
+  build-essential cmake pkg-config clang libclang-rt-14-dev clang-format zlib1g-dev
   libfuse3-dev fuse3 liburing-dev libdrm-dev libudev-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libonnx-dev libprotobuf-dev protobuf-compiler

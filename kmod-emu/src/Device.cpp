@@ -16,8 +16,8 @@ namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-ResourceCounts totalsOf(const DeviceConfig& c) {
-  return ResourceCounts{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
+rt::Resources totalsOf(const DeviceConfig& c) {
+  return rt::Resources{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
 }
 
 const char* statusName(Device::Status s) {
@@ -351,7 +351,7 @@ std::optional<std::string> Device::readIdentityAttribute(const std::string& name
   if (name == "device/current_link_width") return line(std::to_string(c.currentLinkWidth));
   if (name == "device/hwmon/hwmon0/name") return line("qaic");
   // The NSPs working (claimed by activations or partitions) draw power, up to the cap.
-  const double busyNsps = static_cast<double>(total_.nsp - free_.nsp);
+  const double busyNsps = static_cast<double>(total_.numNsp - free_.numNsp);
   const double powerW = std::min(c.tdpCapW, c.idlePowerW + c.powerPerNspW * busyNsps);
   if (name == "device/hwmon/hwmon0/power1_input") return line(std::to_string(std::llround(powerW * 1e6)));
   if (name == "device/hwmon/hwmon0/power1_cap") return line(std::to_string(std::llround(c.tdpCapW * 1e6)));
@@ -416,16 +416,16 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   }
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
   if (name == "status") return std::string(statusName(status_)) + "\n";
-  if (name == "nsp_total") return n(total_.nsp);
-  if (name == "nsp_free") return n(free_.nsp);
-  if (name == "vc_total") return n(total_.vc);
-  if (name == "vc_free") return n(free_.vc);
-  if (name == "mcid_total") return n(total_.mcid);
-  if (name == "mcid_free") return n(free_.mcid);
-  if (name == "sem_total") return n(total_.sem);
-  if (name == "sem_free") return n(free_.sem);
-  if (name == "dram_total") return n(total_.ddr / kMiB);
-  if (name == "dram_free") return n(free_.ddr / kMiB);
+  if (name == "nsp_total") return n(total_.numNsp);
+  if (name == "nsp_free") return n(free_.numNsp);
+  if (name == "vc_total") return n(total_.numVc);
+  if (name == "vc_free") return n(free_.numVc);
+  if (name == "mcid_total") return n(total_.numMcid);
+  if (name == "mcid_free") return n(free_.numMcid);
+  if (name == "sem_total") return n(total_.numSem);
+  if (name == "sem_free") return n(free_.numSem);
+  if (name == "dram_total") return n(total_.ddrSize / kMiB);
+  if (name == "dram_free") return n(free_.ddrSize / kMiB);
   if (name == "networks_loaded" || name == "constants_loaded") {
     // A load counts as network; its constants count once it has been validated by activation.
     uint64_t loads = 0, constants = 0;
@@ -526,16 +526,16 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
 std::optional<std::string> Device::readPartitionAttribute(const Partition& p,
                                                           const std::string& name) {
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "nsp_total") return n(p.capacity.nsp);
-  if (name == "nsp_free") return n(p.free.nsp);
-  if (name == "vc_total") return n(p.capacity.vc);
-  if (name == "vc_free") return n(p.free.vc);
-  if (name == "mcid_total") return n(p.capacity.mcid);
-  if (name == "mcid_free") return n(p.free.mcid);
-  if (name == "sem_total") return n(p.capacity.sem);
-  if (name == "sem_free") return n(p.free.sem);
-  if (name == "dram_total") return n(p.capacity.ddr / kMiB);
-  if (name == "dram_free") return n(p.free.ddr / kMiB);
+  if (name == "nsp_total") return n(p.capacity.numNsp);
+  if (name == "nsp_free") return n(p.free.numNsp);
+  if (name == "vc_total") return n(p.capacity.numVc);
+  if (name == "vc_free") return n(p.free.numVc);
+  if (name == "mcid_total") return n(p.capacity.numMcid);
+  if (name == "mcid_free") return n(p.free.numMcid);
+  if (name == "sem_total") return n(p.capacity.numSem);
+  if (name == "sem_free") return n(p.free.numSem);
+  if (name == "dram_total") return n(p.capacity.ddrSize / kMiB);
+  if (name == "dram_free") return n(p.free.ddrSize / kMiB);
   if (name == "networks_loaded" || name == "networks_active" || name == "constants_loaded" ||
       name == "constants_in_use") {
     uint64_t loads = 0, active = 0, constants = 0;

@@ -83,7 +83,6 @@ class Emulator final : public PartitionNodes {
   uint32_t allocatePartitionId() override;
   void publishPartition(uint32_t deviceIndex, uint32_t partitionId) override;
   void withdrawPartition(uint32_t partitionId) override;
-  const ResolvedNodePolicy& nodePolicy() const { return policy_; }
 
   // File handles: registered here so that stop() can release what clients never closed.
   uint64_t addHandle(std::shared_ptr<OpenHandle> handle);

@@ -18,8 +18,8 @@
 #include "EventLoop.hpp"
 #include "ListenSocket.hpp"
 #include "UdevMonitor.hpp"
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::qaicd {
 
@@ -38,7 +38,7 @@ class Daemon {
  public:
   // Listens, scans the root (re-adopting or removing partitions left by a previous qaicd) and
   // creates the configured static partitions. When this returns, the socket accepts.
-  static driver::Result<std::unique_ptr<Daemon>> start(DaemonOptions options);
+  static Result<std::unique_ptr<Daemon>> start(DaemonOptions options);
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
   ~Daemon();
@@ -47,7 +47,7 @@ class Daemon {
 
  private:
   Daemon(DaemonOptions options, EventLoop loop, ListenSocket listen);
-  driver::Result<void> setUp();
+  Result<void> setUp();
 
   void onAccept();
   void onClient(uint64_t token, uint32_t events);
@@ -74,11 +74,11 @@ class Daemon {
   std::map<uint64_t, ClientConnection> clients_;  // by event-loop token
   std::set<uint64_t> backlog_;                    // clients with queued requests
   struct HolderWatch {
-    driver::UniqueFd pidfd;
+    UniqueFd pidfd;
     uint64_t token = 0;
   };
   std::map<pid_t, HolderWatch> holders_;
-  driver::UniqueFd signals_, timer_;
+  UniqueFd signals_, timer_;
   std::unique_ptr<UdevMonitor> udev_;
   std::map<std::string, std::string> staticFailures_;  // name -> last logged reason
   // Last member: destroyed first, while the loop and the registry it uses still exist.

@@ -153,11 +153,7 @@ std::variant<Partition*, ProtocolError> DeviceRegistry::createOn(uint32_t device
   request.magic = driver::kPartitionMagic;
   request.version = driver::kPartitionVersion;
   request.op = static_cast<uint32_t>(driver::PartitionOp::Create);
-  request.numNsp = spec.resources.numNsp;
-  request.numMcid = spec.resources.numMcid;
-  request.numSem = spec.resources.numSem;
-  request.numVc = spec.resources.numVc;
-  request.ddrBytes = spec.resources.ddrSize;
+  request.resources = spec.resources;
   request.ownerUid = spec.ownerUid;
   request.ownerGid = spec.ownerGid;
   request.mode = spec.mode;
@@ -181,7 +177,7 @@ std::variant<Partition*, ProtocolError> DeviceRegistry::createOn(uint32_t device
   Partition p;
   p.id = answer->partitionId;
   p.device = device;
-  p.resources = Resources{answer->numNsp, answer->numMcid, answer->numSem, answer->numVc, answer->ddrBytes};
+  p.resources = answer->resources;
   p.ownerUid = spec.ownerUid;
   p.ownerGid = spec.ownerGid;
   p.mode = spec.mode;

@@ -18,7 +18,7 @@
 
 #include "DeviceStatus.hpp"
 #include "QaicdAccess.hpp"
-#include "container/AtomicFile.hpp"
+#include "base/AtomicFile.hpp"
 #include "driver/DeviceProtocol.hpp"
 
 namespace qaic::util {
@@ -309,8 +309,8 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
           out << text;
         } else {
           try {
-            container::writeFileAtomically(request.jsonFile, text);
-          } catch (const container::AtomicWriteError& e) {
+            writeFileAtomically(request.jsonFile, text);
+          } catch (const AtomicWriteError& e) {
             err << "qaic-util: error: -j: " << e.what() << "\n";
             return 1;
           }

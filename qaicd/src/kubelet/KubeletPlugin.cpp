@@ -49,18 +49,18 @@ KubeletPlugin::~KubeletPlugin() {
   if (timerToken_ != 0) loop_.remove(timerToken_);
 }
 
-driver::Result<std::unique_ptr<KubeletPlugin>> KubeletPlugin::create(EventLoop& loop, DeviceRegistry& registry,
+Result<std::unique_ptr<KubeletPlugin>> KubeletPlugin::create(EventLoop& loop, DeviceRegistry& registry,
                                                                       Options options) {
   struct stat st {};
-  if (::stat(options.directory.c_str(), &st) != 0) return driver::SysError{errno, "--kubelet-dir " + options.directory};
-  if (!S_ISDIR(st.st_mode)) return driver::SysError{ENOTDIR, "--kubelet-dir " + options.directory};
+  if (::stat(options.directory.c_str(), &st) != 0) return SysError{errno, "--kubelet-dir " + options.directory};
+  if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "--kubelet-dir " + options.directory};
   std::unique_ptr<KubeletPlugin> plugin(new KubeletPlugin(loop, registry, std::move(options)));
   plugin->timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-  if (!plugin->timer_) return driver::lastError("timerfd_create");
+  if (!plugin->timer_) return lastError("timerfd_create");
   itimerspec period{};
   period.it_interval.tv_nsec = static_cast<long>(kHealthPollMs) * 1'000'000;
   period.it_value = period.it_interval;
-  if (::timerfd_settime(plugin->timer_.get(), 0, &period, nullptr) != 0) return driver::lastError("timerfd_settime");
+  if (::timerfd_settime(plugin->timer_.get(), 0, &period, nullptr) != 0) return lastError("timerfd_settime");
   KubeletPlugin* raw = plugin.get();
   auto token = loop.add(plugin->timer_.get(), EPOLLIN, [raw](uint64_t, uint32_t) {
     uint64_t expirations = 0;
@@ -79,7 +79,7 @@ std::vector<std::string> KubeletPlugin::resourceNames() const {
   return names;
 }
 
-driver::Result<void> KubeletPlugin::serve() {
+Result<void> KubeletPlugin::serve() {
   auto registrar = KubeletRegistrar::start(RegistrarOptions{options_.directory, resourceNames()}, inventory_);
   if (!registrar) return registrar.sysError();
   registrar_ = std::move(*registrar);

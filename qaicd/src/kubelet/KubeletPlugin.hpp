@@ -15,8 +15,8 @@
 #include "Config.hpp"
 #include "DeviceRegistry.hpp"
 #include "EventLoop.hpp"
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 #include "kubelet/InventoryChannel.hpp"
 #include "kubelet/Profiles.hpp"
 
@@ -39,7 +39,7 @@ class KubeletPlugin {
   };
 
   // Checks the directory and adds the health timer to `loop`; serves nothing until serve().
-  static driver::Result<std::unique_ptr<KubeletPlugin>> create(EventLoop& loop, DeviceRegistry& registry,
+  static Result<std::unique_ptr<KubeletPlugin>> create(EventLoop& loop, DeviceRegistry& registry,
                                                                 Options options);
   KubeletPlugin(const KubeletPlugin&) = delete;
   KubeletPlugin& operator=(const KubeletPlugin&) = delete;
@@ -48,7 +48,7 @@ class KubeletPlugin {
   // On the loop, after every rescan: profile partitions created or removed, inventory published.
   void afterRescan();
   // Starts serving and registering every resource (call after the first afterRescan()).
-  driver::Result<void> serve();
+  Result<void> serve();
   // Ends serving (bounded; see KubeletRegistrar::stop). Idempotent.
   void stop();
 
@@ -69,7 +69,7 @@ class KubeletPlugin {
     // `status`, kept open and read again from offset 0 (which renders it anew, in sysfs and in
     // qaic-emu alike): one read per poll instead of a lookup per path component, an open, a
     // read and a close through an emulated root's FUSE tree.
-    driver::UniqueFd status;
+    UniqueFd status;
   };
   DeviceFacts& facts(uint32_t device);
   void ensureProfilePartitions();
@@ -82,7 +82,7 @@ class KubeletPlugin {
   bool emulated_ = false;
   std::shared_ptr<InventoryChannel> inventory_ = std::make_shared<InventoryChannel>();
   std::unique_ptr<KubeletRegistrar> registrar_;
-  driver::UniqueFd timer_;
+  UniqueFd timer_;
   uint64_t timerToken_ = 0;
   std::map<uint32_t, DeviceFacts> facts_;
   std::map<uint32_t, bool> ready_;                      // device -> status is Ready

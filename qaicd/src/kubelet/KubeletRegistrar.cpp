@@ -18,7 +18,7 @@
 
 #include "ListenSocket.hpp"
 #include "Log.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/UniqueFd.hpp"
 #include "kubelet/DevicePluginService.hpp"
 #include "kubelet/GrpcLifetime.hpp"
 #include "kubelet/Profiles.hpp"
@@ -71,7 +71,7 @@ struct KubeletRegistrar::Impl {
   std::string kubeletPath;
   std::shared_ptr<const InventoryChannel> inventory;
   std::vector<Endpoint> endpoints;
-  driver::UniqueFd inotify, wake;
+  UniqueFd inotify, wake;
   int watch = -1;
   std::atomic<bool> stopping{false};
   std::mutex callMutex;
@@ -95,12 +95,12 @@ KubeletRegistrar::KubeletRegistrar(std::unique_ptr<Impl> impl) : impl_(std::move
 
 KubeletRegistrar::~KubeletRegistrar() { stop(); }
 
-driver::Result<std::unique_ptr<KubeletRegistrar>> KubeletRegistrar::start(
+Result<std::unique_ptr<KubeletRegistrar>> KubeletRegistrar::start(
     RegistrarOptions options, std::shared_ptr<const InventoryChannel> inventory) {
   struct stat st {};
   if (::stat(options.directory.c_str(), &st) != 0)
-    return driver::SysError{errno, "kubelet directory " + options.directory};
-  if (!S_ISDIR(st.st_mode)) return driver::SysError{ENOTDIR, "kubelet directory " + options.directory};
+    return SysError{errno, "kubelet directory " + options.directory};
+  if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "kubelet directory " + options.directory};
   auto impl = std::make_unique<Impl>();
   impl->kubeletPath = options.directory + "/" + std::string(kKubeletSocket);
   for (const std::string& resource : options.resources) {
@@ -108,16 +108,16 @@ driver::Result<std::unique_ptr<KubeletRegistrar>> KubeletRegistrar::start(
     e.resource = resource;
     e.socketPath = options.directory + "/" + socketName(resource);
     if (e.socketPath.size() >= sizeof(sockaddr_un::sun_path))
-      return driver::SysError{ENAMETOOLONG, "plugin socket " + e.socketPath + " (at most 107 bytes)"};
+      return SysError{ENAMETOOLONG, "plugin socket " + e.socketPath + " (at most 107 bytes)"};
     impl->endpoints.push_back(std::move(e));
   }
   if (impl->kubeletPath.size() >= sizeof(sockaddr_un::sun_path))
-    return driver::SysError{ENAMETOOLONG, "kubelet socket " + impl->kubeletPath + " (at most 107 bytes)"};
+    return SysError{ENAMETOOLONG, "kubelet socket " + impl->kubeletPath + " (at most 107 bytes)"};
   keepGrpcInitialized();
   impl->inotify.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  if (!impl->inotify) return driver::lastError("inotify_init1");
+  if (!impl->inotify) return lastError("inotify_init1");
   impl->wake.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!impl->wake) return driver::lastError("eventfd");
+  if (!impl->wake) return lastError("eventfd");
   impl->options = std::move(options);
   impl->inventory = std::move(inventory);
   Impl* raw = impl.get();

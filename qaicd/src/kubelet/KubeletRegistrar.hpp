@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 #include "kubelet/InventoryChannel.hpp"
 
 namespace qaic::qaicd {
@@ -36,7 +36,7 @@ class KubeletRegistrar {
 
   // Checks the directory and the socket paths, then starts the thread, which starts serving
   // and registering at once.
-  static driver::Result<std::unique_ptr<KubeletRegistrar>> start(RegistrarOptions options,
+  static Result<std::unique_ptr<KubeletRegistrar>> start(RegistrarOptions options,
                                                                  std::shared_ptr<const InventoryChannel> inventory);
   KubeletRegistrar(const KubeletRegistrar&) = delete;
   KubeletRegistrar& operator=(const KubeletRegistrar&) = delete;

@@ -12,9 +12,9 @@
 
 #include "KubeletStandIn.hpp"
 #include "QaicdTest.hpp"
-#include "Subprocess.hpp"
+#include "Process.hpp"
 #include "driver/SysfsDevice.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::qaicd::test {
 namespace {
@@ -119,12 +119,10 @@ class KubeletPluginTest : public QaicdTest {
     const char* saved = std::getenv("QAIC_ROOT");
     const std::string previous = saved != nullptr ? saved : "";
     ::setenv("QAIC_ROOT", container.envs().at("QAIC_ROOT").c_str(), 1);
-    const auto run = emu::test::runProgramCapturingStdout(
-        {(emu::test::buildDir() / "bin" / "qaic-util").string(), "-q", "-d", container.envs().at("QAIC_VISIBLE_DEVICES")},
-        (work() / "qaic-util.log").string(), kWait);
+    const auto run = testing::runTool("qaic-util", {"-q", "-d", container.envs().at("QAIC_VISIBLE_DEVICES")}, kWait);
     if (saved != nullptr) ::setenv("QAIC_ROOT", previous.c_str(), 1);
     else ::unsetenv("QAIC_ROOT");
-    return run.status.exited && run.status.code == 0 ? run.stdoutText : std::string();
+    return run.exitCode == 0 ? run.out : std::string();
   }
   grpc::Status prefer(const std::string& resource, const std::vector<std::string>& available,
                       const std::vector<std::string>& mustInclude, int size, std::vector<std::string>& chosen) {
@@ -442,14 +440,14 @@ TEST_F(KubeletPluginTest, ServesItsClientsWhileTheKubeletDoesNotAnswer) {
   // A "kubelet" that accepts connections and never says a word: qaicd's Register waits for it
   // (on the plugin's thread), and meanwhile qaicd answers its own clients.
   kubelet_.reset();
-  driver::UniqueFd mute(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd mute(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   const std::string path = (kubeletDir_ / "kubelet.sock").string();
   std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
   ASSERT_EQ(::bind(mute.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
   ASSERT_EQ(::listen(mute.get(), 8), 0);
-  driver::UniqueFd caller(::accept4(mute.get(), nullptr, nullptr, SOCK_CLOEXEC));  // qaicd dials it
+  UniqueFd caller(::accept4(mute.get(), nullptr, nullptr, SOCK_CLOEXEC));  // qaicd dials it
   ASSERT_TRUE(caller);
   auto client = connect();
   auto hello = client.hello();
