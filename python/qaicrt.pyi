@@ -152,7 +152,6 @@ class QpcProgramInfo:
     numSemaphores: int
     numMcIds: int
     totalRequiredMemory: int
-    ioRegionSize: int
     fp16Constants: bool
 
 class QpcConstantsInfo:

@@ -4,10 +4,11 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config clang libclang-rt-14-dev zlib1g-dev
+  build-essential cmake pkg-config clang libclang-rt-14-dev clang-format zlib1g-dev
   libfuse3-dev fuse3 liburing-dev libdrm-dev libudev-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc
   # Only recommended by libdnnl-dev, but dnnl-config.cmake requires OpenCL (Debian's oneDNN is
   # built with the OpenCL GPU runtime), and packages are installed without recommends.
   ocl-icd-opencl-dev
@@ -18,6 +19,7 @@ packages=(
   # sd_notify, man pages from --help, the .deb tool chain and its checker, systemd-analyze,
   # man to read the pages.
   libsystemd-dev help2man dpkg-dev lintian systemd man-db
+  python3-yaml
 )
 
 missing=()

@@ -88,7 +88,7 @@ DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& pa
   if (!obj.is_object()) r.fail(path, "expected an object");
   r.onlyKeys(obj,
              {"nsps", "dbcs", "mcids", "semaphores", "ddr_mb", "sku", "fw_version", "hw_version",
-              "nsp_frequency_mhz", "faults", "serial", "board_serial", "fw_qc_image_version",
+              "nsp_frequency_mhz", "numa_node", "faults", "serial", "board_serial", "fw_qc_image_version",
               "fw_oem_image_version", "fw_image_variant", "nsp_qc_image_version", "nsp_image_variant",
               "capabilities", "max_link_speed", "max_link_width", "current_link_speed", "current_link_width",
               "ddr_frequency_mhz", "idle_power_w", "power_per_nsp_w", "tdp_cap_w", "idle_temperature_c",
@@ -107,6 +107,8 @@ DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& pa
   d.hwVersion = r.stringField(obj, "hw_version", p, d.hwVersion);
   d.nspFrequencyMhz = static_cast<uint32_t>(
       r.unsignedField(obj, "nsp_frequency_mhz", p, 1, 100000, d.nspFrequencyMhz));
+  if (obj.contains("numa_node"))
+    d.numaNode = static_cast<uint32_t>(r.unsignedField(obj, "numa_node", p, 0, 1023, 0));
   if (auto it = obj.find("faults"); it != obj.end()) d.faults = parseFaults(r, *it, p + "faults");
   d.serial = r.stringField(obj, "serial", p, d.serial);
   d.boardSerial = r.stringField(obj, "board_serial", p, d.boardSerial);

@@ -57,6 +57,7 @@ struct DeviceConfig {
   double tdpCapW = 75.0;
   double idleTemperatureC = 36.0;
   double degreesPerW = 0.45;
+  std::optional<uint32_t> numaNode;  // device/numa_node; unset reads -1 (unknown), as on a host without NUMA
   FaultConfig faults;
 };
 

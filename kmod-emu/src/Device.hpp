@@ -141,12 +141,15 @@ class Device final : public ChannelHost {
   void stopRemovedPartitions();
   std::optional<std::string> readPartitionAttribute(const Partition& p, const std::string& name);
   void reset();
+  // device/fault/error: status Error (activations aborted, new ones refused) until a reset or
+  // writing 0 makes it Ready again.
+  void enterError();
   void remove();
 
   const uint32_t index_;
   const DeviceConfig config_;
   DeviceContext ctx_;
-  const ResourceCounts total_;
+  const rt::Resources total_;
 
   std::mutex mutex_;
   std::condition_variable boChanged_;  // a BO completed, or activations were torn down
@@ -154,7 +157,7 @@ class Device final : public ChannelHost {
   Status status_ = Status::Ready;
   std::atomic<bool> removed_{false};
   bool stopped_ = false;
-  ResourceCounts free_;
+  rt::Resources free_;
   uint32_t nextGroupId_ = 1;
   std::map<uint32_t, std::shared_ptr<Partition>> partitions_;  // by derived device id
   uint32_t localPartitionId_ = driver::kFirstPartitionId;     // without PartitionNodes

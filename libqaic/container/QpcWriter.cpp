@@ -10,7 +10,7 @@
 #include <cstring>
 #include <map>
 
-#include "container/AtomicFile.hpp"
+#include "base/AtomicFile.hpp"
 #include "container/Bytes.hpp"
 #include "container/QpcImage.hpp"
 #include "container/QpcLayout.hpp"

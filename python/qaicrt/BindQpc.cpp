@@ -81,7 +81,6 @@ void bindQpc(py::module_& m) {
       .def_readonly("numSemaphores", &rt::QpcProgramInfo::numSemaphores)
       .def_readonly("numMcIds", &rt::QpcProgramInfo::numMcIds)
       .def_readonly("totalRequiredMemory", &rt::QpcProgramInfo::totalRequiredMemory)
-      .def_readonly("ioRegionSize", &rt::QpcProgramInfo::ioRegionSize)
       .def_readonly("fp16Constants", &rt::QpcProgramInfo::fp16Constants);
   py::class_<rt::QpcConstantsInfo>(m, "QpcConstantsInfo")
       .def_readonly("name", &rt::QpcConstantsInfo::name)

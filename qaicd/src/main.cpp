@@ -123,6 +123,8 @@ int main(int argc, char** argv) {
     }
   }
   options.pollMs = line.pollMs.value_or(options.config.pollMs.value_or(250));
+  options.kubeletDir = kubeletDirectory(line);
+  options.kubeletMountsOnly = line.kubeletMountsOnly;
 
   // Blocked before any fork so the daemon's signalfd receives them; a client that disappears
   // mid-answer must not kill the daemon.

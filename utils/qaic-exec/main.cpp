@@ -11,7 +11,7 @@
 #include "CompileError.hpp"
 #include "Compiler.hpp"
 #include "ExecOptions.hpp"
-#include "container/AtomicFile.hpp"
+#include "base/AtomicFile.hpp"
 #include "container/QpcFormatError.hpp"
 #include "ir/Graph.hpp"
 
@@ -44,8 +44,8 @@ void writeSupportedOperators(const std::string& path) {
   std::string text;
   for (const std::string& name : qaic::onnx::supportedOperators()) text += name + "\n";
   try {
-    qaic::container::writeFileAtomically(path, text);
-  } catch (const qaic::container::AtomicWriteError& e) {
+    qaic::writeFileAtomically(path, text);
+  } catch (const qaic::AtomicWriteError& e) {
     throw qaic::compiler::UsageError(std::string("-operators-supported: ") + e.what());
   }
 }

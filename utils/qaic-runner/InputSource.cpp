@@ -4,9 +4,8 @@
 #include <random>
 #include <stdexcept>
 
+#include <qaic/Float16.hpp>
 #include <qaic/IoValidation.hpp>
-
-#include "kernels/format/Half.hpp"
 
 namespace qaic::runner {
 namespace {
@@ -108,7 +107,7 @@ std::vector<uint8_t> randomBytes(const qaic::rt::v2::BufferMapping& mapping, boo
       float v = unit(rng);
       std::memcpy(&data[offset], &v, 4);
     } else if (type == BUFFER_DATA_TYPE_FLOAT16) {
-      uint16_t v = qaic::kernels::floatToHalf(unit(rng));
+      uint16_t v = qaic::rt::floatToHalf(unit(rng));
       std::memcpy(&data[offset], &v, 2);
     } else {
       std::memset(&data[offset], 0, size);

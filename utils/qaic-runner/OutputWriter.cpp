@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "container/AtomicFile.hpp"
+#include "base/AtomicFile.hpp"
 
 namespace qaic::runner {
 namespace {
@@ -36,8 +36,8 @@ std::string OutputWriter::write(const std::string& bufferName, uint64_t iteratio
 std::string OutputWriter::writeFile(const std::string& fileName, std::span<const uint8_t> bytes) const {
   const std::string finalPath = directory_ + "/" + fileName;
   try {
-    container::writeFileAtomically(finalPath, bytes);
-  } catch (const container::AtomicWriteError& e) {
+    writeFileAtomically(finalPath, bytes);
+  } catch (const AtomicWriteError& e) {
     throw OutputWriteError("cannot write '" + finalPath + "': " + std::strerror(e.error()));
   }
   return finalPath;

@@ -14,7 +14,6 @@
 #include <qaic/IoValidation.hpp>
 
 #include "OutputCheck.hpp"
-#include "kernels/CacheLineAllocator.hpp"
 
 namespace qaic::runner {
 namespace {
@@ -24,11 +23,29 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kAvailablePollUs = 200'000;  // lets the loop notice a failure while waiting
 
+// An output buffer starting on a 64-byte cache line: the runtime converts the device's output
+// formats into it and writes whole lines into a buffer that starts on one. Zero-filled.
+class OutputBuffer {
+ public:
+  void resize(std::size_t bytes) {
+    storage_.assign(bytes + kLine - 1, 0);
+    offset_ = (kLine - reinterpret_cast<uintptr_t>(storage_.data()) % kLine) % kLine;
+    size_ = bytes;
+  }
+  uint8_t* data() { return storage_.data() + offset_; }
+  const uint8_t* data() const { return storage_.data() + offset_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  static constexpr std::size_t kLine = 64;
+  std::vector<uint8_t> storage_;
+  std::size_t offset_ = 0;
+  std::size_t size_ = 0;
+};
+
 // The memory and bookkeeping of one inference handle, reused for every IO set it runs.
 struct Slot {
-  // Per network buffer (outputs only), each starting on a cache line: the runtime converts the
-  // device's output formats into them, and writes whole lines into a buffer that starts on one.
-  std::vector<std::vector<uint8_t, qaic::kernels::CacheLineAllocator<uint8_t>>> outputStorage;
+  std::vector<OutputBuffer> outputStorage;  // per network buffer (outputs only)
   PreparedSet set;
   uint64_t iteration = 0;
   InferenceSet* owner = nullptr;   // the set the handle belongs to

@@ -19,7 +19,7 @@
 #include <qaic/Util.hpp>
 
 #include "QaicdAccess.hpp"
-#include "container/AtomicFile.hpp"
+#include "base/AtomicFile.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "driver/DeviceRoot.hpp"
 
@@ -311,8 +311,8 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
           out << text;
         } else {
           try {
-            container::writeFileAtomically(request.jsonFile, text);
-          } catch (const container::AtomicWriteError& e) {
+            writeFileAtomically(request.jsonFile, text);
+          } catch (const AtomicWriteError& e) {
             err << "qaic-util: error: -j: " << e.what() << "\n";
             return 1;
           }
