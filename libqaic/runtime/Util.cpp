@@ -1,25 +1,39 @@
-#include "DeviceStatus.hpp"
+#include <qaic/Util.hpp>
 
 #include <filesystem>
-#include <stdexcept>
 
+#include "driver/DeviceRoot.hpp"
 #include "driver/SysfsDevice.hpp"
 
-namespace qaic::util {
+namespace qaic::rt {
 
-DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
+std::vector<QID> Util::getDeviceIds() {
+  const auto ids = driver::DeviceRoot::fromEnvironment().listDevices();
+  return {ids.begin(), ids.end()};
+}
+
+QDevInfo Util::getDeviceInfo(QID id) {
+  const auto root = driver::DeviceRoot::fromEnvironment();
+  std::error_code ec;
+  if (!std::filesystem::exists(root.nodePath(id), ec))
+    throw Error(QS_NODEV, "device " + std::to_string(id) + ": no " + root.nodePath(id).string() +
+                              " (is the device or qaic-emu running, is QAIC_ROOT right?)");
   const driver::SysfsDevice sysfs(root, id);
   auto text = [&](const std::string& name) {
     auto value = sysfs.read(name);
-    if (!value) throw std::runtime_error("device " + std::to_string(id) + ": " + value.message());
+    if (!value) throw Error(QS_ERROR, "device " + std::to_string(id) + ": " + value.message());
     return value.value();
   };
   auto number = [&](const std::string& name) {
     auto value = sysfs.readU64(name);
-    if (!value) throw std::runtime_error("device " + std::to_string(id) + ": " + value.message());
+    if (!value) throw Error(QS_ERROR, "device " + std::to_string(id) + ": " + value.message());
     return value.value();
   };
-  DeviceStatus s;
+  auto optional = [&](const std::string& name) {
+    auto value = sysfs.read(name);
+    return value ? value.value() : std::string();
+  };
+  QDevInfo s;
   s.id = id;
   s.status = text("status");
   s.pciAddress = text("pci_address");
@@ -43,10 +57,6 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   s.networksLoaded = number("networks_loaded");
   s.networksActive = number("networks_active");
   s.nspFrequencyMhz = number("nsp_frequency_mhz");
-  auto optional = [&](const std::string& name) {
-    auto value = sysfs.read(name);
-    return value ? value.value() : std::string();
-  };
   s.hwSerial = optional("serial");
   s.boardSerial = optional("board_serial");
   s.fwQcImageVersion = optional("fw_qc_image_version");
@@ -63,7 +73,6 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   s.currentLinkSpeed = optional("device/current_link_speed");
   s.currentLinkWidth = optional("device/current_link_width");
   // hwmon: millidegrees Celsius and microwatts, in whichever hwmonN the kernel numbered it.
-  std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(sysfs.directory() / "device" / "hwmon", ec)) {
     const std::string hwmon = "device/hwmon/" + entry.path().filename().string() + "/";
     auto scaled = [&](const std::string& name, double scale) -> std::optional<double> {
@@ -76,8 +85,8 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
     break;
   }
   if (sysfs.read("device/partition/parent")) {
-    PartitionOrigin p;
-    p.parent = static_cast<unsigned>(number("device/partition/parent"));
+    QDevPartitionInfo p;
+    p.parent = static_cast<QID>(number("device/partition/parent"));
     p.ownerUid = number("device/partition/owner_uid");
     p.ownerGid = number("device/partition/owner_gid");
     p.mode = text("device/partition/mode");
@@ -93,4 +102,4 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   return s;
 }
 
-}  // namespace qaic::util
+}  // namespace qaic::rt
