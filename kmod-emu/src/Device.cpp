@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "FreedMemory.hpp"
 #include "Log.hpp"
 
 namespace qaic::emu {
@@ -112,12 +113,14 @@ void Device::release(const std::shared_ptr<OpenFile>& file) {
   }
   for (auto& act : stopping)
     stopChannel(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
+  stopping.clear();
   {
     // BOs go last: a stopped channel no longer reaches them.
     std::lock_guard lock(mutex_);
     file->bos.clear();
   }
   boChanged_.notify_all();
+  returnFreedMemoryToSystem();
   logInfo("accel" + std::to_string(index_) + ": file " + std::to_string(file->id) + " released");
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "Device.hpp"
+#include "FreedMemory.hpp"
 #include "Log.hpp"
 #include "UserMemory.hpp"
 
@@ -439,6 +440,8 @@ int Device::deactivate(OpenFile& f, uint32_t dbcId) {
   if (!act) return EINVAL;
   stopChannel(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
   boChanged_.notify_all();
+  act.reset();
+  returnFreedMemoryToSystem();
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "Config.hpp"
+#include "FreedMemory.hpp"
 #include "QaicVersion.hpp"
 #include "Emulator.hpp"
 #include "Log.hpp"
@@ -142,6 +143,7 @@ int daemonize(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  qaic::emu::keepLargeAllocationsReturnable();
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
