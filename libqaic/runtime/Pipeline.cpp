@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <utility>
+
 #include "ContextImpl.hpp"
 #include "DmaBufferImpl.hpp"
 #include "RequestBuilder.hpp"
@@ -149,6 +151,10 @@ void Pipeline::push(Task task) {
   {
     std::lock_guard lock(taskMutex_);
     if (!stopping_) {
+      if (!task.isCompletion) {
+        task.holdsOrder = true;
+        ++submissionsAhead_;
+      }
       tasks_.push_back(std::move(task));
       taskReady_.notify_one();
       return;
@@ -218,11 +224,15 @@ uint64_t Pipeline::inlineCost(const HandleImpl& h, bool inputs) const {
 }
 
 void Pipeline::submit(HandleImpl& handle) {
-  if (inlineCost(handle, true) > kInlineConversionBytes) return push(Task::submission(handle));
+  const bool small = inlineCost(handle, true) <= kInlineConversionBytes;
   {
-    std::lock_guard lock(taskMutex_);
-    // While stopping, push() fails the submission as a queued one would be.
-    if (stopping_) return push(Task::submission(handle));
+    std::unique_lock lock(taskMutex_);
+    // While stopping, push() fails the submission as a queued one would be. A small request
+    // behind a queued one is queued too: run here, it would reach the device first.
+    if (!small || stopping_ || submissionsAhead_ > 0) {
+      lock.unlock();
+      return push(Task::submission(handle));
+    }
     ++inlineSubmissions_;
   }
   Task task = Task::submission(handle);
@@ -238,6 +248,16 @@ void Pipeline::submit(HandleImpl& handle) {
 
 void Pipeline::runSubmission(Task& task, bool onCaller) {
   HandleImpl& h = *task.handle;
+  // On the ring, failed or parked: either way no longer ahead of later submissions.
+  struct OrderRelease {
+    Pipeline& pipeline;
+    bool held;
+    ~OrderRelease() {
+      if (!held) return;
+      std::lock_guard lock(pipeline.taskMutex_);
+      --pipeline.submissionsAhead_;
+    }
+  } orderRelease{*this, std::exchange(task.holdsOrder, false)};
   try {
     if (!owner_.admit(task.ticket)) {
       park(std::move(task));

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
@@ -17,9 +19,13 @@
 
 class RunnerSuite : public ::testing::Test {
  protected:
-  // From SetUpTestSuite. `dirPrefix` names the temporary directory.
-  static void startSuite(const std::string& dirPrefix, std::initializer_list<const char*> networks) {
-    emulator_ = new qaic::testing::EmulatorProcess();
+  // From SetUpTestSuite. `dirPrefix` names the temporary directory; `emulatorArguments` go to
+  // qaic-emu (e.g. --trace-requests).
+  static void startSuite(const std::string& dirPrefix, std::initializer_list<const char*> networks,
+                         std::vector<std::string> emulatorArguments = {}) {
+    qaic::testing::EmulatorOptions options;
+    options.arguments = std::move(emulatorArguments);
+    emulator_ = new qaic::testing::EmulatorProcess(options);
     ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
     suiteDir_ = new qaic::testing::TempDir(dirPrefix);
     for (const char* network : networks) {
@@ -36,6 +42,7 @@ class RunnerSuite : public ::testing::Test {
     suiteDir_ = nullptr;
   }
   static const std::filesystem::path& suiteDir() { return suiteDir_->path(); }
+  static const qaic::testing::EmulatorProcess& emulator() { return *emulator_; }
 
  private:
   inline static qaic::testing::EmulatorProcess* emulator_ = nullptr;
