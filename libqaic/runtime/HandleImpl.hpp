@@ -74,6 +74,7 @@ class HandleImpl final : public InferenceHandle {
   uint64_t requestId = 0;
   bool viaNotify = false;
   bool retrieved = false;  // claimed by getCompletedId
+  bool waitedFor = false;  // returned by waitForCompletion(handle): not discarded by the set-wide wait
   NotifyFn notifyFn;
   void* notifyUserData = nullptr;
   std::vector<bool> present;  // the submitted IO set

@@ -149,8 +149,52 @@ TEST_F(InferenceFlowTest, WaitForCompletionOfOneHandleAndOfTheSet) {
   EXPECT_EQ(h1->getId(), 11u);
   EXPECT_FLOAT_EQ(c[3], a[3] + b[3]);
   EXPECT_FLOAT_EQ(c2[5], 2 * b[5]);
+  // Seed 001: the set-wide wait discards results no one retrieved. h2 is back in the pool (the
+  // next getAvailable returns it at once) and its id is gone; h1, returned by
+  // waitForCompletion(h1), stays the application's, and getCompletedId still finds it.
+  EXPECT_THROW(set->putCompleted(h2), Error) << "h2 was already put back";
+  EXPECT_THROW(
+      {
+        shInferenceHandle none;
+        set->getCompletedId(none, 12, 1'000);
+      },
+      Error);
+  shInferenceHandle again;
+  ASSERT_EQ(set->getAvailable(again, 1'000), QS_SUCCESS) << "the discarded handle is available";
+  EXPECT_EQ(again, h2);
+  shInferenceHandle done;
+  ASSERT_EQ(set->getCompletedId(done, 11, 1'000'000), QS_SUCCESS);
+  EXPECT_EQ(done, h1);
   set->putCompleted(h1);
-  set->putCompleted(h2);
+  set->putCompleted(again);
+}
+
+// getCompletedId keeps its meaning next to the set-wide wait: a result it retrieved is the
+// application's, a result still in flight when the wait starts is discarded once it completes.
+TEST_F(InferenceFlowTest, SetWideWaitDiscardsOnlyUnretrievedResults) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 3, 1);
+  auto a = ramp(1), b = ramp(2);
+  std::vector<std::vector<float>> c(3, std::vector<float>(kElements));
+  std::vector<shInferenceHandle> h(3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ(set->getAvailable(h[k], 1'000'000), QS_SUCCESS);
+    h[k]->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c[k])});
+    set->submit(h[k], 20 + k);
+  }
+  shInferenceHandle first;
+  ASSERT_EQ(set->getCompletedId(first, 20, 10'000'000), QS_SUCCESS);
+  EXPECT_EQ(set->waitForCompletion(0), QS_SUCCESS);
+  for (const auto& out : c) EXPECT_FLOAT_EQ(out[4], a[4] + b[4]) << "every inference ran";
+  // Two handles discarded, one retrieved: exactly two are available.
+  shInferenceHandle x, y, z;
+  ASSERT_EQ(set->getAvailable(x, 1'000), QS_SUCCESS);
+  ASSERT_EQ(set->getAvailable(y, 1'000), QS_SUCCESS);
+  EXPECT_EQ(set->getAvailable(z, 1'000), QS_TIMEDOUT);
+  EXPECT_NE(x, first);
+  EXPECT_NE(y, first);
+  set->putCompleted(first);
+  set->putCompleted(x);
+  set->putCompleted(y);
 }
 
 TEST_F(InferenceFlowTest, GetAvailableTimesOutWhenEveryHandleIsTaken) {
@@ -296,21 +340,46 @@ TEST_F(InferenceFlowTest, PerformanceCountersCoverEveryStage) {
   EXPECT_EQ(counters.at("3. execution time").executionIndex, 3u);
 }
 
-TEST_F(InferenceFlowTest, ProfilingDeliversSamplesOnlyWhenSomethingCompleted) {
+// Seed 001: the report comes when numSamples have been collected (without stop()), or on stop()
+// with fewer; never when nothing completed.
+TEST_F(InferenceFlowTest, ProfilingDeliversAtNumSamplesOrOnStop) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  std::mutex mutex;
   std::vector<ProfilingReport> reports;
-  auto profiler = ProfilingHandle::Factory(
-      set, 3, [&](const ProfilingReport& report, void*) { reports.push_back(report); });
+  auto profiler = ProfilingHandle::Factory(set, 3, [&](const ProfilingReport& report, void*) {
+    std::lock_guard lock(mutex);
+    reports.push_back(report);
+  });
+  auto delivered = [&] {
+    std::lock_guard lock(mutex);
+    return reports.size();
+  };
   profiler->start();
   profiler->stop();
-  EXPECT_TRUE(reports.empty()) << "no callback when nothing completed";
+  EXPECT_EQ(delivered(), 0u) << "no callback when nothing completed";
+
   profiler->start();
-  for (uint64_t id = 1; id <= 5; ++id) runOnce(*set, 1.0f, id);
-  profiler->stop();
-  ASSERT_EQ(reports.size(), 1u);
-  EXPECT_EQ(reports[0].samples.size(), 3u) << "at most numSamples";
+  runOnce(*set, 1.0f, 1);
+  runOnce(*set, 1.0f, 2);
+  EXPECT_EQ(delivered(), 0u) << "two of three samples";
+  runOnce(*set, 1.0f, 3);  // the report is delivered before the third handle completes
+  ASSERT_EQ(delivered(), 1u) << "the third sample delivers the report without stop()";
+  runOnce(*set, 1.0f, 4);  // after the report nothing more is collected
+  profiler->stop();        // nothing left to deliver
+  ASSERT_EQ(delivered(), 1u);
+  EXPECT_EQ(reports[0].samples.size(), 3u);
   EXPECT_EQ(reports[0].samples[0].requestId, 1u);
+  EXPECT_EQ(reports[0].samples[2].requestId, 3u);
+  EXPECT_EQ(reports[0].setName, set->getName());
   EXPECT_TRUE(reports[0].meanUs.count("3. execution time"));
+
+  profiler->start();  // a new round: stop() with fewer than numSamples delivers what there is
+  runOnce(*set, 1.0f, 5);
+  profiler->stop();
+  ASSERT_EQ(delivered(), 2u);
+  ASSERT_EQ(reports[1].samples.size(), 1u);
+  EXPECT_EQ(reports[1].samples[0].requestId, 5u);
+  EXPECT_THROW(profiler->stop(), Error) << "stopped twice";
 }
 
 }  // namespace
