@@ -24,7 +24,15 @@ enum class Stage : uint8_t { QueueWait, Preprocess, Upload, Execute, Download, P
 const char* stageName(Stage stage);
 
 using Clock = std::chrono::steady_clock;
-using StageDurations = std::array<Clock::duration, static_cast<std::size_t>(Stage::Count)>;
+// One stage of one inference: wall-clock and this process's CPU time, and whether it ran.
+struct StageTime {
+  Clock::duration real{};
+  Clock::duration cpu{};
+  bool ran = false;
+};
+using StageDurations = std::array<StageTime, static_cast<std::size_t>(Stage::Count)>;
+// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
+Clock::duration threadCpuTime();
 // Seed 002's performance-count map of one inference's stage durations.
 std::map<std::string, PerfCounter> performanceCounts(const StageDurations& stages);
 

@@ -268,13 +268,16 @@ void Pipeline::runSubmission(Task& task, bool onCaller) {
     return;
   }
   const auto start = Clock::now();
-  h.work.stages[stageIndex(Stage::QueueWait)] = start - h.submittedAt;
+  const auto cpuStart = threadCpuTime();
+  // A request run on the submitting thread was never queued.
+  if (!onCaller) h.work.stages[stageIndex(Stage::QueueWait)] = {start - h.submittedAt, {}, true};
   try {
     chooseDirect(h);
     preprocess(h);
     h.work.preprocessedAt = Clock::now();
-    h.work.stages[stageIndex(Stage::Preprocess)] = h.work.preprocessedAt - start;
-    upload(h);  // after this the completion side owns h.work
+    const auto cpuPreprocessed = threadCpuTime();
+    h.work.stages[stageIndex(Stage::Preprocess)] = {h.work.preprocessedAt - start, cpuPreprocessed - cpuStart, true};
+    upload(h, cpuPreprocessed);  // after this the completion side owns h.work
   } catch (const Error& e) {
     fail(h, e.status(), e.what(), onCaller);
   } catch (const std::exception& e) {
@@ -355,7 +358,7 @@ void Pipeline::preprocess(HandleImpl& h) {
   }
 }
 
-void Pipeline::upload(HandleImpl& h) {
+void Pipeline::upload(HandleImpl& h, Clock::duration cpuStart) {
   RequestPlan plan;
   plan.sequence = nextSequence_.fetch_add(1);
   plan.inputBo = h.inputBo->handle();
@@ -367,7 +370,11 @@ void Pipeline::upload(HandleImpl& h) {
   writeRequestDescriptor(
       std::span<std::byte>(h.inputBo->data() + layout_.requestDescriptorStaging, driver::kDescriptorBytes), layout_,
       plan);
-  ring_.submit(h, h.requestId, buildRequest(layout_, plan));
+  auto elements = buildRequest(layout_, plan);
+  // The wall-clock time of the transfer is known once the device reports when the program
+  // started (runCompletion); the CPU time is this thread's, up to handing the request over.
+  h.work.stages[stageIndex(Stage::Upload)].cpu = threadCpuTime() - cpuStart;
+  ring_.submit(h, h.requestId, std::move(elements));
 }
 
 // ---- Completion: download, postprocess --------------------------------------------------------
@@ -385,14 +392,27 @@ void Pipeline::requestsEnded(std::vector<EndedRequest>& ended) {
 }
 
 void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt) {
+  const auto cpuStart = threadCpuTime();
   const ResponseInfo info = readResponseDescriptor(
       std::span<const std::byte>(h.outputBo->data() + layout_.responseDescriptorStaging, driver::kDescriptorBytes),
       layout_);
+  const auto downloaded = Clock::now();
+  const auto cpuDownloaded = threadCpuTime();
+  auto& stages = h.work.stages;
+  stages[stageIndex(Stage::Download)] = {downloaded - completedAt, cpuDownloaded - cpuStart, true};
+  // With the device's program times, the doorbell-to-wake-up span splits into the inputs'
+  // transfer, the run and the outputs' transfer (seed 002's stages 2-4).
+  if (info.programRun) {
+    const auto [programStart, programEnd] = *info.programRun;
+    if (h.work.preprocessedAt <= programStart && programEnd <= downloaded) {
+      stages[stageIndex(Stage::Upload)].real = programStart - h.work.preprocessedAt;
+      stages[stageIndex(Stage::Execute)].real = programEnd - programStart;
+      stages[stageIndex(Stage::Download)].real = downloaded - programEnd;
+    }
+  }
   if (info.status != 0)
     throw Error(statusForCompletion(info.status),
                 std::string("the program reported ") + driver::completionCodeName(info.status));
-  const auto downloaded = Clock::now();
-  h.work.stages[stageIndex(Stage::Download)] = downloaded - completedAt;
   h.work.outputDims.assign(layout_.buffers.size(), {});
   for (std::size_t i = 0; i < layout_.buffers.size(); ++i) {
     const StagedBuffer& b = layout_.buffers[i];
@@ -419,17 +439,20 @@ void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt) {
     }
     h.work.outputDims[i] = dims;
   }
-  h.work.stages[stageIndex(Stage::Postprocess)] = Clock::now() - downloaded;
+  stages[stageIndex(Stage::Postprocess)] = {Clock::now() - downloaded, threadCpuTime() - cpuDownloaded, true};
 }
 
 void Pipeline::runCompletion(EndedRequest& end, bool onCompletionThread) {
   HandleImpl& h = *end.handle;
   QStatus status = end.status;
   std::string message = std::move(end.message);
-  if (end.submittedAt != Clock::time_point{})
-    h.work.stages[stageIndex(Stage::Upload)] = end.submittedAt - h.work.preprocessedAt;
+  auto& stages = h.work.stages;
+  if (end.submittedAt != Clock::time_point{}) {
+    stages[stageIndex(Stage::Upload)].real = end.submittedAt - h.work.preprocessedAt;
+    stages[stageIndex(Stage::Upload)].ran = true;
+  }
   if (status == QS_SUCCESS) {  // the device answered
-    h.work.stages[stageIndex(Stage::Execute)] = end.completedAt - end.submittedAt;
+    stages[stageIndex(Stage::Execute)] = {end.completedAt - end.submittedAt, {}, true};
     if (end.code != 0) {
       status = statusForCompletion(end.code);
       message = std::string("the device completed the request with ") + driver::completionCodeName(end.code);
