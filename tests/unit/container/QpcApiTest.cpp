@@ -148,6 +148,31 @@ TEST_F(QpcApi, ConvertToFp16StoresHalfConstantsAndMarksTheProgram) {
   std::memcpy(halves, bias->tensor.data.data(), sizeof halves);
   EXPECT_EQ(kernels::halfToFloat(halves[1]), -1.0f);
   EXPECT_EQ(kernels::halfToFloat(halves[2]), 2.0f);
+  // Seed 003: the [1,4] input (no convolution reads it) lives on the device flat in FP16, the
+  // output comes back flat float; the user's side stays float, the DMA view shows the device's.
+  const auto& buffers = qpc->get()->image->buffers();
+  EXPECT_EQ(buffers[0].io.deviceFormat.layout, ir::DeviceLayout::Flat);
+  EXPECT_EQ(buffers[0].io.deviceFormat.elementType, ir::DType::Float16);
+  EXPECT_EQ(buffers[1].io.deviceFormat.elementType, ir::DType::Float);
+  EXPECT_EQ(qpc->getBufferMappings()[0].dataType, BUFFER_DATA_TYPE_FLOAT);
+  EXPECT_EQ(qpc->getBufferMappingsDma()[0].dataType, BUFFER_DATA_TYPE_FLOAT16);
+  EXPECT_EQ(qpc->getBufferMappingsDma()[0].size, 8u);
+}
+
+TEST_F(QpcApi, ConvertToFp16WithFlatIoLayoutKeepsTheUsersType) {
+  compiler::ExecOptions options;
+  options.model = stageModel("tiny", dir_.path());
+  options.binaryDir = outDir();
+  options.convertToFp16 = true;
+  options.fp16IoLayout = compiler::Fp16IoLayout::Flat;
+  compiler::compile(options);
+  const auto qpc = Qpc::Factory(outDir());
+  EXPECT_TRUE(qpc->getInfo().program[0].fp16Constants);
+  for (const auto& buffer : qpc->get()->image->buffers()) {
+    EXPECT_EQ(buffer.io.deviceFormat.layout, ir::DeviceLayout::Flat);
+    EXPECT_EQ(buffer.io.deviceFormat.elementType, ir::DType::Float);
+  }
+  EXPECT_EQ(qpc->getBufferMappingsDma()[0].size, qpc->getBufferMappings()[0].size);
 }
 
 TEST_F(QpcApi, FactoryFromBufferMatchesFactoryFromFile) {
