@@ -6,10 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -26,19 +24,6 @@ namespace {
 
 constexpr std::size_t kSmall = 256;          // floats: 1 KiB
 constexpr std::size_t kLarge = 1024 * 1024;  // floats: 4 MiB, the network's full input
-
-void writeFloats(const fs::path& path, const std::vector<float>& values) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
-}
-
-std::vector<float> readFloats(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-  return values;
-}
 
 // Inputs with negative values, so relu's output differs from its input.
 std::vector<float> ramp(std::size_t n, float start) {
@@ -68,8 +53,8 @@ class RunnerOrderTest : public RunnerSuite {
     for (std::size_t s = 0; s < sizes.size(); ++s) {
       const std::string n = std::to_string(sizes[s]);
       const std::vector<float> input = ramp(sizes[s], static_cast<float>(sizes[s] % 7));
-      writeFloats(dir_ / ("in_" + n + ".raw"), input);
-      writeFloats(dir_ / ("out_" + n + ".raw"), relu(input));
+      writeRaw<float>(dir_ / ("in_" + n + ".raw"), input);
+      writeRaw<float>(dir_ / ("out_" + n + ".raw"), relu(input));
       sets += std::string(s ? "," : "") + R"([{ "path":"in_)" + n + R"(.raw", "dims":[)" + n +
               R"(], "data-type":"float", "io-direction":"in", "map-to":"in0" },
                  { "path":"out_)" + n + R"(.raw", "dims":[)" + n +
@@ -143,13 +128,13 @@ TEST_F(RunnerOrderTest, BatchJsonWithTimeRunsTheSetsRoundRobin) {
   EXPECT_GE(std::stoull(m[1]), 4u) << "one second holds more than two rounds of the two sets";
   for (int i = 0; i < 4; ++i) {
     const std::size_t n = i % 2 ? kLarge : kSmall;
-    EXPECT_EQ(readFloats(dir_ / ("out/out0-inf-" + std::to_string(i) + ".bin")),
+    EXPECT_EQ(readRaw<float>(dir_ / ("out/out0-inf-" + std::to_string(i) + ".bin")),
               relu(ramp(n, static_cast<float>(n % 7))))
         << "iteration " << i;
   }
 
   // A wrong expected output in the second set is found under --time too.
-  writeFloats(dir_ / ("out_" + std::to_string(kLarge) + ".raw"), std::vector<float>(kLarge, 1.0f));
+  writeRaw<float>(dir_ / ("out_" + std::to_string(kLarge) + ".raw"), std::vector<float>(kLarge, 1.0f));
   const RunResult bad = runner(batch, {"--time", "1", "-c"});
   EXPECT_NE(bad.exitCode, 0) << bad.out;
   EXPECT_THAT(bad.err, HasSubstr("IO set 1, buffer 'out0'"));

@@ -7,7 +7,10 @@
 
 #include <stdlib.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -16,6 +19,22 @@
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
+
+// A raw buffer file of T, as the runner reads inputs and writes outputs.
+template <typename T>
+void writeRaw(const std::filesystem::path& path, const std::vector<T>& values) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(T)));
+}
+
+template <typename T>
+std::vector<T> readRaw(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<T> values(bytes.size() / sizeof(T));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
 
 class RunnerSuite : public ::testing::Test {
  protected:
