@@ -33,6 +33,12 @@ struct StageTime {
 using StageDurations = std::array<StageTime, static_cast<std::size_t>(Stage::Count)>;
 // The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
 Clock::duration threadCpuTime();
+// What a stage's CPU time is read from: with `precise`, threadCpuTime(); else the wall clock, for
+// the runtime's own non-blocking work on a small request, where the system call behind each
+// CPU-time reading (1-3 us in a VM) would cost more than the stage itself.
+inline Clock::duration stageCpuClock(bool precise) {
+  return precise ? threadCpuTime() : Clock::now().time_since_epoch();
+}
 // Seed 002's performance-count map of one inference's stage durations.
 std::map<std::string, PerfCounter> performanceCounts(const StageDurations& stages);
 

@@ -268,16 +268,17 @@ void Pipeline::runSubmission(Task& task, bool onCaller) {
     return;
   }
   const auto start = Clock::now();
-  const auto cpuStart = threadCpuTime();
+  const bool preciseCpu = !onCaller;  // a small request runs inline: see stageCpuClock
+  const auto cpuStart = stageCpuClock(preciseCpu);
   // A request run on the submitting thread was never queued.
   if (!onCaller) h.work.stages[stageIndex(Stage::QueueWait)] = {start - h.submittedAt, {}, true};
   try {
     chooseDirect(h);
     preprocess(h);
     h.work.preprocessedAt = Clock::now();
-    const auto cpuPreprocessed = threadCpuTime();
+    const auto cpuPreprocessed = stageCpuClock(preciseCpu);
     h.work.stages[stageIndex(Stage::Preprocess)] = {h.work.preprocessedAt - start, cpuPreprocessed - cpuStart, true};
-    upload(h, cpuPreprocessed);  // after this the completion side owns h.work
+    upload(h, cpuPreprocessed, preciseCpu);  // after this the completion side owns h.work
   } catch (const Error& e) {
     fail(h, e.status(), e.what(), onCaller);
   } catch (const std::exception& e) {
@@ -358,7 +359,7 @@ void Pipeline::preprocess(HandleImpl& h) {
   }
 }
 
-void Pipeline::upload(HandleImpl& h, Clock::duration cpuStart) {
+void Pipeline::upload(HandleImpl& h, Clock::duration cpuStart, bool preciseCpu) {
   RequestPlan plan;
   plan.sequence = nextSequence_.fetch_add(1);
   plan.inputBo = h.inputBo->handle();
@@ -373,7 +374,7 @@ void Pipeline::upload(HandleImpl& h, Clock::duration cpuStart) {
   auto elements = buildRequest(layout_, plan);
   // The wall-clock time of the transfer is known once the device reports when the program
   // started (runCompletion); the CPU time is this thread's, up to handing the request over.
-  h.work.stages[stageIndex(Stage::Upload)].cpu = threadCpuTime() - cpuStart;
+  h.work.stages[stageIndex(Stage::Upload)].cpu = stageCpuClock(preciseCpu) - cpuStart;
   ring_.submit(h, h.requestId, std::move(elements));
 }
 
@@ -391,13 +392,13 @@ void Pipeline::requestsEnded(std::vector<EndedRequest>& ended) {
   }
 }
 
-void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt) {
-  const auto cpuStart = threadCpuTime();
+void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt, bool preciseCpu) {
+  const auto cpuStart = stageCpuClock(preciseCpu);
   const ResponseInfo info = readResponseDescriptor(
       std::span<const std::byte>(h.outputBo->data() + layout_.responseDescriptorStaging, driver::kDescriptorBytes),
       layout_);
   const auto downloaded = Clock::now();
-  const auto cpuDownloaded = threadCpuTime();
+  const auto cpuDownloaded = stageCpuClock(preciseCpu);
   auto& stages = h.work.stages;
   stages[stageIndex(Stage::Download)] = {downloaded - completedAt, cpuDownloaded - cpuStart, true};
   // With the device's program times, the doorbell-to-wake-up span splits into the inputs'
@@ -439,7 +440,7 @@ void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt) {
     }
     h.work.outputDims[i] = dims;
   }
-  stages[stageIndex(Stage::Postprocess)] = {Clock::now() - downloaded, threadCpuTime() - cpuDownloaded, true};
+  stages[stageIndex(Stage::Postprocess)] = {Clock::now() - downloaded, stageCpuClock(preciseCpu) - cpuDownloaded, true};
 }
 
 void Pipeline::runCompletion(EndedRequest& end, bool onCompletionThread) {
@@ -458,7 +459,7 @@ void Pipeline::runCompletion(EndedRequest& end, bool onCompletionThread) {
       message = std::string("the device completed the request with ") + driver::completionCodeName(end.code);
     } else {
       try {
-        postprocess(h, end.completedAt);
+        postprocess(h, end.completedAt, !onCompletionThread);
       } catch (const Error& e) {
         if (onCompletionThread) {
           // Concluded (error handler included) on a pipeline thread; it no longer reaches here.

@@ -113,8 +113,9 @@ class Pipeline final : private RingOwner {
   uint64_t inlineCost(const HandleImpl& handle, bool inputs) const;
   void chooseDirect(HandleImpl& handle);
   void preprocess(HandleImpl& handle);
-  void upload(HandleImpl& handle, Clock::duration cpuStart);  // cpuStart: threadCpuTime() after preprocess
-  void postprocess(HandleImpl& handle, Clock::time_point completedAt);
+  // cpuStart: stageCpuClock(preciseCpu) after preprocess.
+  void upload(HandleImpl& handle, Clock::duration cpuStart, bool preciseCpu);
+  void postprocess(HandleImpl& handle, Clock::time_point completedAt, bool preciseCpu);
   std::span<const std::byte> userBytesOf(const QBuffer& buffer, const std::string& name) const;
   std::vector<SliceAttachment> stagingAttachments() const;
 

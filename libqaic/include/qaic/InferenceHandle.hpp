@@ -28,7 +28,7 @@ struct PerfCounter {
   };
   double realTimeUs = 0;        // wall-clock time of the stage
   double cpuUs = 0;             // CPU time this process's thread spent in it (0 while it only waits:
-                                // queue wait, execution on the device)
+                                // queue wait, execution on the device; docs/runtime.md)
   uint32_t executionIndex = 0;  // 0 for every stage, as seed 002 gives it; the names carry the order
   Status status = NOT_RUN;
 };
