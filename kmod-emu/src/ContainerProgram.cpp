@@ -2,6 +2,7 @@
 // becomes a HostProgram, and each run converts inputs from their device format, runs, and writes
 // outputs in their declared device format plus the response descriptor (device-protocol.md 4).
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -95,6 +96,7 @@ class ContainerProgram final : public DeviceProgram {
   }
 
   uint16_t run(std::span<std::byte> region) override {
+    const auto started = std::chrono::steady_clock::now();
     uint16_t status = 0;
     std::map<uint32_t, ir::Dims> outDims;
     std::map<uint32_t, ir::Dims> inDims;
@@ -109,7 +111,7 @@ class ContainerProgram final : public DeviceProgram {
     } catch (const std::exception&) {
       status = driver::DBC_COMPLETION_PROGRAM_FAILED;
     }
-    writeResponse(region, status, inDims, outDims);
+    writeResponse(region, status, inDims, outDims, started);
     return status;
   }
 
@@ -215,9 +217,16 @@ class ContainerProgram final : public DeviceProgram {
 
   void writeResponse(std::span<std::byte> region, uint16_t status,
                      const std::map<uint32_t, ir::Dims>& inDims,
-                     const std::map<uint32_t, ir::Dims>& outDims) const {
+                     const std::map<uint32_t, ir::Dims>& outDims,
+                     std::chrono::steady_clock::time_point started) const {
     std::byte* base = region.data() + program_.responseDescriptorOffset;
     std::memset(base, 0, driver::kDescriptorBytes);
+    auto nanoseconds = [](std::chrono::steady_clock::time_point t) {
+      return static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    };
+    const driver::ResponseTimestamps times{nanoseconds(started), nanoseconds(std::chrono::steady_clock::now())};
+    std::memcpy(base + driver::kResponseTimestampsOffset, &times, sizeof times);
     const auto& buffers = image_->buffers();
     driver::ResponseDescriptorHeader h{driver::kResponseDescriptorMagic, driver::kDescriptorVersion,
                                        status, static_cast<uint32_t>(buffers.size())};

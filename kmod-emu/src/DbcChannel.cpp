@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <cstring>
+#include <string>
 #include <thread>
 
+#include "Log.hpp"
 #include "driver/ResponsePublisher.hpp"
 #include "driver/WindowFutex.hpp"
 
@@ -77,6 +79,7 @@ class Channel {
       inRequest_ = true;
       failCode_ = host_.takeInjectedFault();
       reportCode_ = 0;
+      bytesToDevice_ = bytesFromDevice_ = 0;
     }
     process(e, head_);
     head_ = (head_ + 1) % act_.nelem;
@@ -93,7 +96,12 @@ class Channel {
     semaphores(e, false);
     if (failCode_ == 0) failCode_ = doorbell(e);
     if (e.cmd & driver::kReqCmdCompletion) {
-      complete(e.reqId, failCode_ != 0 ? failCode_ : reportCode_, slot);
+      const uint16_t code = failCode_ != 0 ? failCode_ : reportCode_;
+      if (traceRequests())
+        logRequest("dbc " + std::to_string(act_.dbcId) + ": request " + std::to_string(e.reqId) + " ended, code " +
+                   std::to_string(code) + ", " + std::to_string(bytesToDevice_) + " bytes to the device, " +
+                   std::to_string(bytesFromDevice_) + " from it");
+      complete(e.reqId, code, slot);
       inRequest_ = false;
     }
   }
@@ -147,6 +155,7 @@ class Channel {
       std::memcpy(devPtr, hostPtr, e.length);
     else
       std::memcpy(hostPtr, devPtr, e.length);
+    (toDevice ? bytesToDevice_ : bytesFromDevice_) += e.length;
     return 0;
   }
 
@@ -237,6 +246,8 @@ class Channel {
   bool runRequested_ = false;   // the element being processed rang the program's doorbell
   bool runDropped_ = false;     // the last run was dropped as hung: its done INC never comes
   uint16_t programStatus_ = 0;  // of the last run, reported by the wait for its done semaphore
+  uint64_t bytesToDevice_ = 0;    // moved by the request in progress (--trace-requests)
+  uint64_t bytesFromDevice_ = 0;
 };
 
 void startChannel(Activation& act, ChannelHost& host) {

@@ -7,6 +7,7 @@
 namespace qaic::emu {
 namespace {
 std::atomic<bool> gVerbose{false};
+std::atomic<bool> gTraceRequests{false};
 std::mutex gLogMutex;
 
 void emit(std::string_view level, std::string_view message) {
@@ -21,6 +22,11 @@ bool verbose() { return gVerbose.load(); }
 void logError(std::string_view message) { emit("error: ", message); }
 void logInfo(std::string_view message) {
   if (gVerbose.load()) emit("", message);
+}
+void setTraceRequests(bool trace) { gTraceRequests.store(trace); }
+bool traceRequests() { return gTraceRequests.load(std::memory_order_relaxed); }
+void logRequest(std::string_view message) {
+  if (traceRequests()) emit("", message);
 }
 
 }  // namespace qaic::emu

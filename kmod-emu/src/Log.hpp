@@ -9,5 +9,10 @@ void setVerbose(bool verbose);
 bool verbose();
 void logError(std::string_view message);
 void logInfo(std::string_view message);  // only with -v
+// --trace-requests: one line per request the device ends, in the order the device ends them
+// (how a test sees the order on the device side).
+void setTraceRequests(bool trace);
+bool traceRequests();
+void logRequest(std::string_view message);  // only with --trace-requests
 
 }  // namespace qaic::emu

@@ -1,5 +1,5 @@
 // qaic-emu: the emulated qaic kernel driver and AIC100 devices, served over FUSE.
-//   qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v]
+//   qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v] [--trace-requests]
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,7 +24,7 @@ namespace {
 using namespace qaic::emu;
 
 constexpr const char* kUsage =
-    "Usage: qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v]\n"
+    "Usage: qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v] [--trace-requests]\n"
     "  --root DIR     mount point; devices appear at DIR/dev/accel/accelN and\n"
     "                 DIR/sys/class/accel/accelN (created if missing)\n"
     "  --config FILE  JSON configuration (docs/emulator.md); default: one AIC100-like device\n"
@@ -32,6 +32,9 @@ constexpr const char* kUsage =
     "  --daemon       detach; exit 0 once the tree is visible\n"
     "  --foreground   stay attached (the default)\n"
     "  -v, --verbose  log control-plane events\n"
+    "  --trace-requests\n"
+    "                 log one line per request a device ends, in the device's order: DBC,\n"
+    "                 request id, completion code, bytes moved to and from the device\n"
     "  -h, --help     this text\n"
     "  --version      print the version and exit\n"
     "\n"
@@ -99,7 +102,7 @@ int run(const Options& opt, int readyFd) {
       close(readyFd);
       // A daemon must not hold its starter's pipes open (`pid=$(qaic-emu --daemon)` would
       // wait forever); with -v it keeps logging to the inherited stderr.
-      if (!verbose()) redirectToDevNull(STDERR_FILENO);
+      if (!verbose() && !traceRequests()) redirectToDevNull(STDERR_FILENO);
     }
     serveUntilSignalled(emu);
     sd_notify(0, "STOPPING=1");
@@ -172,6 +175,8 @@ int main(int argc, char** argv) {
       opt.daemon = false;
     } else if (a == "-v" || a == "--verbose") {
       setVerbose(true);
+    } else if (a == "--trace-requests") {
+      setTraceRequests(true);
     } else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       return 0;

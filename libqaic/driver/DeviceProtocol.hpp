@@ -184,6 +184,17 @@ static_assert(sizeof(RequestDescriptorHeader) == 16 && sizeof(RequestDescriptorE
 static_assert(sizeof(ResponseDescriptorHeader) == 16 && sizeof(ResponseDescriptorEntry) == 44);
 inline constexpr uint32_t kMaxDescriptorBuffers =
     (kDescriptorBytes - sizeof(ResponseDescriptorHeader)) / sizeof(ResponseDescriptorEntry);
+// After the room for kMaxDescriptorBuffers entries: when the program ran, in nanoseconds of the
+// host's CLOCK_MONOTONIC (std::chrono::steady_clock), so the runtime can tell the input transfer,
+// the run and the output transfer apart (seed 002's stages). 0 when the device does not report
+// them (the runtime then counts the whole time on the ring as execution).
+struct ResponseTimestamps {
+  uint64_t programStartNs;  // inputs are on the device, the program starts
+  uint64_t programEndNs;    // the program ended; the outputs' transfer follows
+};
+inline constexpr uint64_t kResponseTimestampsOffset =
+    sizeof(ResponseDescriptorHeader) + uint64_t{kMaxDescriptorBuffers} * sizeof(ResponseDescriptorEntry);
+static_assert(kResponseTimestampsOffset + sizeof(ResponseTimestamps) <= kDescriptorBytes);
 
 // ---- 5. Completion codes -----------------------------------------------------------------------
 enum class CompletionCode : uint16_t {

@@ -1,5 +1,7 @@
 #include "HandleImpl.hpp"
 
+#include <time.h>
+
 namespace qaic::rt {
 
 InferenceHandle::~InferenceHandle() = default;
@@ -18,15 +20,25 @@ const char* stageName(Stage stage) {
 }
 
 std::map<std::string, PerfCounter> performanceCounts(const StageDurations& stages) {
+  using Microseconds = std::chrono::duration<double, std::micro>;
   std::map<std::string, PerfCounter> counters;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     PerfCounter counter;
-    counter.realTimeUs = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(stages[s]).count());
-    counter.executionIndex = static_cast<uint32_t>(s);
+    if (stages[s].ran) {
+      counter.realTimeUs = std::chrono::duration_cast<Microseconds>(stages[s].real).count();
+      counter.cpuUs = std::chrono::duration_cast<Microseconds>(stages[s].cpu).count();
+      counter.status = PerfCounter::EXECUTED;
+    }
     counters[stageName(static_cast<Stage>(s))] = counter;
   }
   return counters;
+}
+
+Clock::duration threadCpuTime() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(now.tv_sec) +
+                                                     std::chrono::nanoseconds(now.tv_nsec));
 }
 
 HandleImpl::HandleImpl(const void* owner, const ProgramLayout& layout, uint32_t index, uint32_t activation)

@@ -24,7 +24,21 @@ enum class Stage : uint8_t { QueueWait, Preprocess, Upload, Execute, Download, P
 const char* stageName(Stage stage);
 
 using Clock = std::chrono::steady_clock;
-using StageDurations = std::array<Clock::duration, static_cast<std::size_t>(Stage::Count)>;
+// One stage of one inference: wall-clock and this process's CPU time, and whether it ran.
+struct StageTime {
+  Clock::duration real{};
+  Clock::duration cpu{};
+  bool ran = false;
+};
+using StageDurations = std::array<StageTime, static_cast<std::size_t>(Stage::Count)>;
+// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
+Clock::duration threadCpuTime();
+// What a stage's CPU time is read from: with `precise`, threadCpuTime(); else the wall clock, for
+// the runtime's own non-blocking work on a small request, where the system call behind each
+// CPU-time reading (1-3 us in a VM) would cost more than the stage itself.
+inline Clock::duration stageCpuClock(bool precise) {
+  return precise ? threadCpuTime() : Clock::now().time_since_epoch();
+}
 // Seed 002's performance-count map of one inference's stage durations.
 std::map<std::string, PerfCounter> performanceCounts(const StageDurations& stages);
 
@@ -74,6 +88,7 @@ class HandleImpl final : public InferenceHandle {
   uint64_t requestId = 0;
   bool viaNotify = false;
   bool retrieved = false;  // claimed by getCompletedId
+  bool waitedFor = false;  // returned by waitForCompletion(handle): not discarded by the set-wide wait
   NotifyFn notifyFn;
   void* notifyUserData = nullptr;
   std::vector<bool> present;  // the submitted IO set

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <utility>
+
 #include "ContextImpl.hpp"
 #include "DmaBufferImpl.hpp"
 #include "RequestBuilder.hpp"
@@ -149,6 +151,10 @@ void Pipeline::push(Task task) {
   {
     std::lock_guard lock(taskMutex_);
     if (!stopping_) {
+      if (!task.isCompletion) {
+        task.holdsOrder = true;
+        ++submissionsAhead_;
+      }
       tasks_.push_back(std::move(task));
       taskReady_.notify_one();
       return;
@@ -218,11 +224,15 @@ uint64_t Pipeline::inlineCost(const HandleImpl& h, bool inputs) const {
 }
 
 void Pipeline::submit(HandleImpl& handle) {
-  if (inlineCost(handle, true) > kInlineConversionBytes) return push(Task::submission(handle));
+  const bool small = inlineCost(handle, true) <= kInlineConversionBytes;
   {
-    std::lock_guard lock(taskMutex_);
-    // While stopping, push() fails the submission as a queued one would be.
-    if (stopping_) return push(Task::submission(handle));
+    std::unique_lock lock(taskMutex_);
+    // While stopping, push() fails the submission as a queued one would be. A small request
+    // behind a queued one is queued too: run here, it would reach the device first.
+    if (!small || stopping_ || submissionsAhead_ > 0) {
+      lock.unlock();
+      return push(Task::submission(handle));
+    }
     ++inlineSubmissions_;
   }
   Task task = Task::submission(handle);
@@ -238,6 +248,16 @@ void Pipeline::submit(HandleImpl& handle) {
 
 void Pipeline::runSubmission(Task& task, bool onCaller) {
   HandleImpl& h = *task.handle;
+  // On the ring, failed or parked: either way no longer ahead of later submissions.
+  struct OrderRelease {
+    Pipeline& pipeline;
+    bool held;
+    ~OrderRelease() {
+      if (!held) return;
+      std::lock_guard lock(pipeline.taskMutex_);
+      --pipeline.submissionsAhead_;
+    }
+  } orderRelease{*this, std::exchange(task.holdsOrder, false)};
   try {
     if (!owner_.admit(task.ticket)) {
       park(std::move(task));
@@ -248,13 +268,17 @@ void Pipeline::runSubmission(Task& task, bool onCaller) {
     return;
   }
   const auto start = Clock::now();
-  h.work.stages[stageIndex(Stage::QueueWait)] = start - h.submittedAt;
+  const bool preciseCpu = !onCaller;  // a small request runs inline: see stageCpuClock
+  const auto cpuStart = stageCpuClock(preciseCpu);
+  // A request run on the submitting thread was never queued.
+  if (!onCaller) h.work.stages[stageIndex(Stage::QueueWait)] = {start - h.submittedAt, {}, true};
   try {
     chooseDirect(h);
     preprocess(h);
     h.work.preprocessedAt = Clock::now();
-    h.work.stages[stageIndex(Stage::Preprocess)] = h.work.preprocessedAt - start;
-    upload(h);  // after this the completion side owns h.work
+    const auto cpuPreprocessed = stageCpuClock(preciseCpu);
+    h.work.stages[stageIndex(Stage::Preprocess)] = {h.work.preprocessedAt - start, cpuPreprocessed - cpuStart, true};
+    upload(h, cpuPreprocessed, preciseCpu);  // after this the completion side owns h.work
   } catch (const Error& e) {
     fail(h, e.status(), e.what(), onCaller);
   } catch (const std::exception& e) {
@@ -335,7 +359,7 @@ void Pipeline::preprocess(HandleImpl& h) {
   }
 }
 
-void Pipeline::upload(HandleImpl& h) {
+void Pipeline::upload(HandleImpl& h, Clock::duration cpuStart, bool preciseCpu) {
   RequestPlan plan;
   plan.sequence = nextSequence_.fetch_add(1);
   plan.inputBo = h.inputBo->handle();
@@ -347,7 +371,11 @@ void Pipeline::upload(HandleImpl& h) {
   writeRequestDescriptor(
       std::span<std::byte>(h.inputBo->data() + layout_.requestDescriptorStaging, driver::kDescriptorBytes), layout_,
       plan);
-  ring_.submit(h, h.requestId, buildRequest(layout_, plan));
+  auto elements = buildRequest(layout_, plan);
+  // The wall-clock time of the transfer is known once the device reports when the program
+  // started (runCompletion); the CPU time is this thread's, up to handing the request over.
+  h.work.stages[stageIndex(Stage::Upload)].cpu = stageCpuClock(preciseCpu) - cpuStart;
+  ring_.submit(h, h.requestId, std::move(elements));
 }
 
 // ---- Completion: download, postprocess --------------------------------------------------------
@@ -364,15 +392,28 @@ void Pipeline::requestsEnded(std::vector<EndedRequest>& ended) {
   }
 }
 
-void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt) {
+void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt, bool preciseCpu) {
+  const auto cpuStart = stageCpuClock(preciseCpu);
   const ResponseInfo info = readResponseDescriptor(
       std::span<const std::byte>(h.outputBo->data() + layout_.responseDescriptorStaging, driver::kDescriptorBytes),
       layout_);
+  const auto downloaded = Clock::now();
+  const auto cpuDownloaded = stageCpuClock(preciseCpu);
+  auto& stages = h.work.stages;
+  stages[stageIndex(Stage::Download)] = {downloaded - completedAt, cpuDownloaded - cpuStart, true};
+  // With the device's program times, the doorbell-to-wake-up span splits into the inputs'
+  // transfer, the run and the outputs' transfer (seed 002's stages 2-4).
+  if (info.programRun) {
+    const auto [programStart, programEnd] = *info.programRun;
+    if (h.work.preprocessedAt <= programStart && programEnd <= downloaded) {
+      stages[stageIndex(Stage::Upload)].real = programStart - h.work.preprocessedAt;
+      stages[stageIndex(Stage::Execute)].real = programEnd - programStart;
+      stages[stageIndex(Stage::Download)].real = downloaded - programEnd;
+    }
+  }
   if (info.status != 0)
     throw Error(statusForCompletion(info.status),
                 std::string("the program reported ") + driver::completionCodeName(info.status));
-  const auto downloaded = Clock::now();
-  h.work.stages[stageIndex(Stage::Download)] = downloaded - completedAt;
   h.work.outputDims.assign(layout_.buffers.size(), {});
   for (std::size_t i = 0; i < layout_.buffers.size(); ++i) {
     const StagedBuffer& b = layout_.buffers[i];
@@ -399,23 +440,26 @@ void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt) {
     }
     h.work.outputDims[i] = dims;
   }
-  h.work.stages[stageIndex(Stage::Postprocess)] = Clock::now() - downloaded;
+  stages[stageIndex(Stage::Postprocess)] = {Clock::now() - downloaded, stageCpuClock(preciseCpu) - cpuDownloaded, true};
 }
 
 void Pipeline::runCompletion(EndedRequest& end, bool onCompletionThread) {
   HandleImpl& h = *end.handle;
   QStatus status = end.status;
   std::string message = std::move(end.message);
-  if (end.submittedAt != Clock::time_point{})
-    h.work.stages[stageIndex(Stage::Upload)] = end.submittedAt - h.work.preprocessedAt;
+  auto& stages = h.work.stages;
+  if (end.submittedAt != Clock::time_point{}) {
+    stages[stageIndex(Stage::Upload)].real = end.submittedAt - h.work.preprocessedAt;
+    stages[stageIndex(Stage::Upload)].ran = true;
+  }
   if (status == QS_SUCCESS) {  // the device answered
-    h.work.stages[stageIndex(Stage::Execute)] = end.completedAt - end.submittedAt;
+    stages[stageIndex(Stage::Execute)] = {end.completedAt - end.submittedAt, {}, true};
     if (end.code != 0) {
       status = statusForCompletion(end.code);
       message = std::string("the device completed the request with ") + driver::completionCodeName(end.code);
     } else {
       try {
-        postprocess(h, end.completedAt);
+        postprocess(h, end.completedAt, !onCompletionThread);
       } catch (const Error& e) {
         if (onCompletionThread) {
           // Concluded (error handler included) on a pipeline thread; it no longer reaches here.

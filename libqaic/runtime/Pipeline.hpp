@@ -4,7 +4,9 @@
 // postprocess what the ring reports ended. Owns the ring and the staging BOs; reports every
 // handle's end to its owner, the InferenceSet. Small requests skip the threads: the submitting
 // thread preprocesses and uploads, the completion thread postprocesses (a hand-off to another
-// thread costs more than the work).
+// thread costs more than the work), unless an earlier submission is still queued: a request never
+// overtakes one submitted before it on the same thread, so one pipeline thread (-T 1) keeps the
+// submission order on the device.
 #pragma once
 
 #include <atomic>
@@ -85,6 +87,7 @@ class Pipeline final : private RingOwner {
     HandleImpl* handle = nullptr;
     bool isCompletion = false;
     bool admitted = false;  // passed PipelineOwner::admit, so it owes one release()
+    bool holdsOrder = false;  // counted in submissionsAhead_ until it reaches the ring (or ends)
     AdmitTicket ticket;
     EndedRequest end;  // a completion: how it left the ring (or why it never reached it)
 
@@ -110,8 +113,9 @@ class Pipeline final : private RingOwner {
   uint64_t inlineCost(const HandleImpl& handle, bool inputs) const;
   void chooseDirect(HandleImpl& handle);
   void preprocess(HandleImpl& handle);
-  void upload(HandleImpl& handle);
-  void postprocess(HandleImpl& handle, Clock::time_point completedAt);
+  // cpuStart: stageCpuClock(preciseCpu) after preprocess.
+  void upload(HandleImpl& handle, Clock::duration cpuStart, bool preciseCpu);
+  void postprocess(HandleImpl& handle, Clock::time_point completedAt, bool preciseCpu);
   std::span<const std::byte> userBytesOf(const QBuffer& buffer, const std::string& name) const;
   std::vector<SliceAttachment> stagingAttachments() const;
 
@@ -133,6 +137,8 @@ class Pipeline final : private RingOwner {
   bool stopping_ = false;
   std::vector<std::thread> workers_;
   std::size_t inlineSubmissions_ = 0;  // runSubmission calls on submitting threads
+  // Queued submissions not yet on the ring: a small request may not run inline past them.
+  std::size_t submissionsAhead_ = 0;
   std::condition_variable inlineDone_;
   RequestRing ring_;  // last: destroyed first, after shutdown() has stopped it
 };

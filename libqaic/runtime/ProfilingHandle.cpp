@@ -27,32 +27,50 @@ void ProfilingHandleImpl::start() {
   if (state_->started) throw Error(QS_WRONG_STATE, "ProfilingHandle::start: already started");
   state_->samples.clear();
   state_->started = true;
+  state_->endedByCount = false;
 }
 
 void ProfilingHandleImpl::stop() {
-  ProfilingReport report;
+  std::vector<ProfilingSample> samples;
   {
     std::lock_guard lock(state_->mutex);
+    // After the numSamples-th sample delivered the report, stop() has nothing left to deliver.
+    if (!state_->started && state_->endedByCount) return;
     if (!state_->started) throw Error(QS_WRONG_STATE, "ProfilingHandle::stop: not started");
     state_->started = false;
-    report.samples.swap(state_->samples);
+    samples.swap(state_->samples);
   }
-  if (report.samples.empty()) return;  // seed 001: no callback when nothing completed
-  report.type = state_->type;
-  if (auto set = set_.lock()) report.setName = set->getName();
-  std::map<std::string, double> sums;
-  for (const auto& sample : report.samples)
-    for (const auto& [stage, counter] : sample.stages) sums[stage] += static_cast<double>(counter.realTimeUs);
-  for (const auto& [stage, sum] : sums) report.meanUs[stage] = sum / static_cast<double>(report.samples.size());
-  state_->callback(report, state_->userData);
+  if (samples.empty()) return;  // seed 001: no callback when nothing completed
+  state_->deliver(state_->report(std::move(samples)));
 }
 
 }  // namespace
 
-void ProfilingState::record(uint64_t requestId, QStatus status, const std::map<std::string, PerfCounter>& stages) {
-  std::lock_guard lock(mutex);
-  if (!started || samples.size() >= numSamples) return;
-  samples.push_back({requestId, status, stages});
+std::optional<ProfilingReport> ProfilingState::record(uint64_t requestId, QStatus status,
+                                                      const std::map<std::string, PerfCounter>& stages) {
+  std::vector<ProfilingSample> full;
+  {
+    std::lock_guard lock(mutex);
+    if (!started) return std::nullopt;
+    samples.push_back({requestId, status, stages});
+    if (samples.size() < numSamples) return std::nullopt;
+    started = false;  // seed 001: profiling runs until numSamples have been collected
+    endedByCount = true;
+    full.swap(samples);
+  }
+  return report(std::move(full));
+}
+
+ProfilingReport ProfilingState::report(std::vector<ProfilingSample> collected) const {
+  ProfilingReport report;
+  report.type = type;
+  report.setName = setName;
+  report.samples = std::move(collected);
+  std::map<std::string, double> sums;
+  for (const auto& sample : report.samples)
+    for (const auto& [stage, counter] : sample.stages) sums[stage] += static_cast<double>(counter.realTimeUs);
+  for (const auto& [stage, sum] : sums) report.meanUs[stage] = sum / static_cast<double>(report.samples.size());
+  return report;
 }
 
 std::shared_ptr<ProfilingHandle> ProfilingHandle::Factory(std::shared_ptr<InferenceSet> set, uint32_t numSamples,
@@ -70,6 +88,7 @@ std::shared_ptr<ProfilingHandle> ProfilingHandle::Factory(std::shared_ptr<Infere
   state->callback = std::move(callback);
   state->userData = userData;
   state->type = type;
+  state->setName = impl->getName();
   impl->addProfiler(state);
   return std::make_shared<ProfilingHandleImpl>(std::move(impl), std::move(state));
 }

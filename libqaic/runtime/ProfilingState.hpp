@@ -1,10 +1,12 @@
 // The collecting side of a ProfilingHandle: samples recorded by the set's completion path
-// between start() and stop(), at most numSamples of them.
+// between start() and stop(). The numSamples-th ends the profiling: record() then returns the
+// report, which the set delivers (deliver()) once it holds no lock.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,11 +20,18 @@ struct ProfilingState {
   void* userData = nullptr;
   ProfilingType type = PROFILING_TYPE_LATENCY;
 
+  std::string setName;
+
   std::mutex mutex;
   bool started = false;
+  bool endedByCount = false;  // the last start() ended with numSamples samples, not by stop()
   std::vector<ProfilingSample> samples;
 
-  void record(uint64_t requestId, QStatus status, const std::map<std::string, PerfCounter>& stages);
+  // The report when this sample was the numSamples-th.
+  std::optional<ProfilingReport> record(uint64_t requestId, QStatus status,
+                                        const std::map<std::string, PerfCounter>& stages);
+  ProfilingReport report(std::vector<ProfilingSample> samples) const;  // samples and per-stage means
+  void deliver(const ProfilingReport& report) const { callback(report, userData); }
 };
 
 }  // namespace qaic::rt

@@ -28,6 +28,7 @@ struct Qpc::Impl {
   std::unique_ptr<container::QpcImage> image;
   QpcInfo info;
   BufferMappings mappings;
+  BufferMappings dmaMappings;
   v2::BufferMappings mappingsV2;
   QData ioDescriptor;
   QAicQpcObj object;
@@ -36,6 +37,7 @@ struct Qpc::Impl {
       : copy(std::move(bytes)), image(std::move(img)) {
     info = toQpcInfo(*image);
     mappings = toBufferMappings(*image);
+    dmaMappings = toDmaBufferMappings(*image);
     mappingsV2 = toBufferMappingsV2(*image);
     const auto io = image->ioDescriptorBytes();
     // QData's pointer is non-const by seed 001's definition; the bytes stay read-only.
@@ -75,7 +77,7 @@ Qpc::~Qpc() = default;
 const QpcInfo& Qpc::getInfo() const { return impl_->info; }
 const BufferMappings& Qpc::getBufferMappings() const { return impl_->mappings; }
 const v2::BufferMappings& Qpc::getBufferMappingsV2() const { return impl_->mappingsV2; }
-const BufferMappings& Qpc::getBufferMappingsDma() const { return impl_->mappings; }
+const BufferMappings& Qpc::getBufferMappingsDma() const { return impl_->dmaMappings; }
 const QData* Qpc::getIoDescriptor() const { return &impl_->ioDescriptor; }
 const QAicQpcObj* Qpc::get() const { return &impl_->object; }
 const uint8_t* Qpc::buffer() const { return reinterpret_cast<const uint8_t*>(impl_->image->bytes().data()); }

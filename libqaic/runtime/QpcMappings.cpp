@@ -1,11 +1,28 @@
 #include "runtime/QpcMappings.hpp"
 
+#include "container/QpcModel.hpp"
+#include "kernels/format/DeviceFormat.hpp"
+
 namespace qaic::rt {
 
 BufferMapping toBufferMapping(const container::QpcBuffer& buffer) {
   return BufferMapping(buffer.io.bufferName, buffer.index,
                        buffer.io.direction == ir::Direction::In ? BUFFER_IO_TYPE_INPUT : BUFFER_IO_TYPE_OUTPUT,
                        buffer.size, buffer.io.isPartialAllowed, buffer.dataType);
+}
+
+BufferMapping toDmaBufferMapping(const container::QpcBuffer& buffer) {
+  return BufferMapping(buffer.io.bufferName, buffer.index,
+                       buffer.io.direction == ir::Direction::In ? BUFFER_IO_TYPE_INPUT : BUFFER_IO_TYPE_OUTPUT,
+                       kernels::deviceBufferBytes(buffer.io.dims, buffer.io.deviceFormat), buffer.io.isPartialAllowed,
+                       container::bufferDataTypeFor(buffer.io.deviceFormat.elementType));
+}
+
+BufferMappings toDmaBufferMappings(const container::QpcImage& image) {
+  BufferMappings mappings;
+  mappings.reserve(image.buffers().size());
+  for (const auto& buffer : image.buffers()) mappings.push_back(toDmaBufferMapping(buffer));
+  return mappings;
 }
 
 BufferMappings toBufferMappings(const container::QpcImage& image) {
@@ -36,7 +53,7 @@ QpcInfo toQpcInfo(const container::QpcImage& image) {
   for (const auto& program : image.programs()) {
     QpcProgramInfo p;
     for (auto index : program.bufferIndices) p.bufferMappings.push_back(toBufferMapping(image.buffers()[index]));
-    p.bufferMappingsDma = p.bufferMappings;
+    for (auto index : program.bufferIndices) p.bufferMappingsDma.push_back(toDmaBufferMapping(image.buffers()[index]));
     p.name = program.name;
     p.numCores = program.numCores;
     p.programIndex = program.programIndex;

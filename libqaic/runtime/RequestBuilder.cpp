@@ -114,6 +114,13 @@ ResponseInfo readResponseDescriptor(std::span<const std::byte> in, const Program
                                        "' rank " + std::to_string(entry.rank));
     info.dims[i].assign(entry.dims, entry.dims + entry.rank);
   }
+  const auto times = get<driver::ResponseTimestamps>(in, driver::kResponseTimestampsOffset);
+  if (times.programStartNs != 0 && times.programEndNs >= times.programStartNs) {
+    using std::chrono::nanoseconds;
+    using TimePoint = std::chrono::steady_clock::time_point;
+    info.programRun.emplace(TimePoint(std::chrono::duration_cast<TimePoint::duration>(nanoseconds(times.programStartNs))),
+                            TimePoint(std::chrono::duration_cast<TimePoint::duration>(nanoseconds(times.programEndNs))));
+  }
   return info;
 }
 

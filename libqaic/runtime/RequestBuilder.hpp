@@ -4,7 +4,10 @@
 // the last releases it and asks for a completion). Pure functions over a ProgramLayout.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -34,6 +37,8 @@ struct ResponseInfo {
   uint16_t status = 0;             // a DBC completion code
   std::vector<bool> present;       // by mapping index
   std::vector<IoDims> dims;        // by mapping index
+  // When the program ran (driver::ResponseTimestamps), if the device reported it.
+  std::optional<std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>> programRun;
 };
 
 // Throws Error(QS_DEVICE_ERROR) naming the field when the descriptor is malformed.

@@ -239,6 +239,7 @@ void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, 
     h.notifyFn = std::move(notifyFn);
     h.notifyUserData = userData;
     h.retrieved = false;
+    h.waitedFor = false;
     h.work = {};
     h.submittedAt = Clock::now();
     h.state.submit();
@@ -251,12 +252,26 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
   // Reported before the handle turns Completed, so whoever waits for it sees the report done.
   // h.work and h.requestId are the pipeline's until then.
   const uint64_t requestId = h.requestId;
+  std::vector<std::pair<std::shared_ptr<ProfilingState>, ProfilingReport>> reports;
   {
     std::lock_guard lock(profilerMutex_);
     if (!profilers_.empty()) {
       const auto counters = performanceCounts(h.work.stages);
       for (auto& weak : profilers_)
-        if (auto profiler = weak.lock()) profiler->record(requestId, status, counters);
+        if (auto profiler = weak.lock())
+          if (auto report = profiler->record(requestId, status, counters))
+            reports.emplace_back(std::move(profiler), std::move(*report));
+    }
+  }
+  // A full report goes to its callback without the profiler lock (the callback may destroy its
+  // ProfilingHandle), before the handle completes.
+  for (const auto& [profiler, report] : reports) {
+    try {
+      profiler->deliver(report);
+    } catch (const std::exception& e) {
+      context_->log(QL_ERROR, "InferenceSet '" + name_ + "': profiling callback threw: " + e.what());
+    } catch (...) {
+      context_->log(QL_ERROR, "InferenceSet '" + name_ + "': profiling callback threw");
     }
   }
   if (status != QS_SUCCESS)
@@ -367,18 +382,33 @@ QStatus SetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t tim
   if (!waitForHandle(h, lock, timeoutUs, [&] { return state() == HandleState::Completed; }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
   std::lock_guard handleLock(h.mutex);
+  h.waitedFor = true;  // the application consumes it: the set-wide wait no longer discards it
   return h.status;
 }
 
 QStatus SetImpl::waitForCompletion(uint64_t timeoutUs) {
-  std::unique_lock lock(mutex_);
-  if (timeoutUs == 0) {
-    changed_.wait(lock, [&] { return inFlight_ == 0; });
-    return QS_SUCCESS;
+  std::size_t discarded = 0;
+  {
+    std::unique_lock lock(mutex_);
+    const auto drained = [&] { return inFlight_ == 0; };
+    if (timeoutUs == 0)
+      changed_.wait(lock, drained);
+    else if (!changed_.wait_for(lock, std::chrono::microseconds(timeoutUs), drained))
+      return QS_TIMEDOUT;
+    // Seed 001: the results are discarded. A completion no one retrieved (getCompletedId,
+    // waitForCompletion(handle)) goes back to the pool as putCompleted would put it; a
+    // notify-path handle belongs to its callback and a retrieved one to the application.
+    for (const auto& shared : handles_) {
+      HandleImpl& h = *shared;
+      std::lock_guard handleLock(h.mutex);
+      if (h.state.state() != HandleState::Completed || h.viaNotify || h.retrieved || h.waitedFor) continue;
+      h.state.put();
+      available_.push_back(h.index());
+      ++discarded;
+    }
   }
-  return changed_.wait_for(lock, std::chrono::microseconds(timeoutUs), [&] { return inFlight_ == 0; })
-             ? QS_SUCCESS
-             : QS_TIMEDOUT;
+  if (discarded > 0) availableChanged_.notify_all();
+  return QS_SUCCESS;
 }
 
 std::shared_ptr<DmaBuffer> SetImpl::allocateDmaBuffer(std::size_t size) {

@@ -5,6 +5,7 @@
 
 #include "CompileError.hpp"
 #include "ConstantPacker.hpp"
+#include "Fp16IoFormats.hpp"
 #include "IoLayout.hpp"
 #include "ModelLoader.hpp"
 #include "container/QpcWriter.hpp"
@@ -64,6 +65,7 @@ CompileSummary compile(const ExecOptions& options) {
   }
   if (options.batchSize > 0) applyBatchSize(graph, options.batchSize);
   ir::inferShapes(graph);
+  if (options.convertToFp16) chooseFp16IoFormats(graph, options.fp16IoLayout);
 
   const PackedConstants constants = packConstants(graph, model.weights, options.convertToFp16);
   IoLayout layout = layoutIo(graph);

@@ -92,6 +92,12 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     } else if (name == "-convert-to-fp16") {
       requireFlag();
       options.convertToFp16 = true;
+    } else if (name == "-fp16-io-layout") {
+      requireValue();
+      if (value == "DWHC" || value == "dwhc") options.fp16IoLayout = Fp16IoLayout::DWHC;
+      else if (value == "DHWC" || value == "dhwc") options.fp16IoLayout = Fp16IoLayout::DHWC;
+      else if (value == "flat") options.fp16IoLayout = Fp16IoLayout::Flat;
+      else throw UsageError("option -fp16-io-layout: '" + value + "' is not a layout (DWHC, DHWC or flat)");
     } else if (name == "-aic-hw") {
       requireFlag();
       options.aicHw = true;
@@ -148,7 +154,12 @@ Options:
   -batchsize=<b>             sets dim 0 of every io buffer to b and re-infers every shape
   -stats-batchsize=<b>       samples one inference processes, as qaic-runner reports it (BatchSize
                              and Inf/Sec); default: -batchsize, else 1
-  -convert-to-fp16           stores float constants as float16 and marks the program
+  -convert-to-fp16           stores float constants as float16 and gives float io buffers the
+                             device's native formats (seed 003): inputs read by a convolution
+                             (rank 4) in DWHC float16, other inputs flat float16, rank-4 outputs
+                             DWHC float, other outputs flat float; the runtime converts
+  -fp16-io-layout=<layout>   with -convert-to-fp16: DWHC (default), DHWC (the transposed layout)
+                             or flat (io buffers stay flat in the user's type)
   -onnx-define-symbol=<name>,<value>
                              value of a symbolic ONNX dimension (repeatable)
   -operators-supported=<file>

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "Fp16IoFormats.hpp"
+
 namespace qaic::compiler {
 
 struct ExecOptions {
@@ -16,6 +18,7 @@ struct ExecOptions {
   uint32_t numCores = 1;         // -aic-num-cores=N
   int64_t batchSize = 0;         // -batchsize=B (0: keep the model's)
   bool convertToFp16 = false;    // -convert-to-fp16
+  Fp16IoLayout fp16IoLayout = Fp16IoLayout::DWHC;  // -fp16-io-layout=DWHC|DHWC|flat
   bool aicHw = false;            // -aic-hw
   bool compileOnly = false;      // -compile-only
   std::string hwVersion;         // -aic-hw-version=2.0|ai100 (validated; the device is an AIC100)

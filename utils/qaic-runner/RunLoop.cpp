@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -137,7 +138,7 @@ LatencySample latencySample(const InferenceHandle& handle, const Slot& slot, Clo
     else if (stage == "3. execution time") column = &sample.execToComplete;
     else if (stage == "4. output transfer from a device") column = &sample.exectoVc;
     else if (stage == "5. output postprocessing") column = &sample.postProc;
-    if (column) *column = counter.realTimeUs;
+    if (column) *column = static_cast<uint64_t>(std::llround(counter.realTimeUs));
   }
   sample.execTotal = sample.execToComplete + sample.exectoVc;
   return sample;

@@ -21,7 +21,7 @@
 namespace qaic::runner {
 
 struct StageMean {
-  uint64_t totalUs = 0;
+  double totalUs = 0;
   uint64_t samples = 0;
 };
 

@@ -66,7 +66,7 @@ void printLatency(const RunResult& result) {
     auto it = result.stages.find(stage);
     if (it == result.stages.end() || it->second.samples == 0) continue;
     std::printf("%-16s %10.1fus  (%s, %llu samples)\n", vendorName,
-                double(it->second.totalUs) / double(it->second.samples), stage,
+                it->second.totalUs / double(it->second.samples), stage,
                 static_cast<unsigned long long>(it->second.samples));
   }
 }

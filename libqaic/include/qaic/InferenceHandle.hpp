@@ -18,11 +18,19 @@
 
 namespace qaic::rt {
 
-// Seed 002's GetPerformanceCounts entry: microseconds spent in one pipeline stage of the last
-// completed inference.
+// Seed 002's GetPerformanceCounts entry (InferenceEngineProfileInfo): one pipeline stage of the
+// last completed inference, in floating-point microseconds.
 struct PerfCounter {
-  uint64_t realTimeUs = 0;
-  uint32_t executionIndex = 0;  // the stage's position in the pipeline
+  enum Status : uint32_t {
+    NOT_RUN = 0,   // the inference ended before this stage, or skipped it (a request small
+                   // enough to run on the submitting thread has no queue wait)
+    EXECUTED = 1,
+  };
+  double realTimeUs = 0;        // wall-clock time of the stage
+  double cpuUs = 0;             // CPU time this process's thread spent in it (0 while it only waits:
+                                // queue wait, execution on the device; docs/runtime.md)
+  uint32_t executionIndex = 0;  // 0 for every stage, as seed 002 gives it; the names carry the order
+  Status status = NOT_RUN;
 };
 
 class InferenceHandle {
@@ -53,8 +61,10 @@ class InferenceHandle {
   virtual QStatus getStatus() const = 0;           // outcome of the last completed inference
   virtual std::string getErrorMessage() const = 0; // empty on success
   // Stages of the last completed inference: "1. input preprocessing", "2. input transfer to a
-  // device", "3. execution time", "4. output transfer from a device", "5. output postprocessing"
-  // and "0. queue wait" (submit() until a pipeline thread took it).
+  // device" (until the program starts on the device, inputs transferred), "3. execution time" (the
+  // program's run on the device), "4. output transfer from a device" (until the outputs and the
+  // response are back), "5. output postprocessing", and, an addition to seed 002, "0. queue wait"
+  // (submit() until a pipeline thread took it). docs/runtime.md says how each is measured.
   virtual std::map<std::string, PerfCounter> getPerformanceCounts() const = 0;
 
  protected:

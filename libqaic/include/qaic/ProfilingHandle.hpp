@@ -1,6 +1,8 @@
-// Num-iter based profiling (seed 001): collects the per-stage durations of up to numSamples
-// inferences of one InferenceSet between start() and stop(); stop() delivers the report to the
-// callback, unless no inference completed in between.
+// Num-iter based profiling (seed 001): collects the per-stage durations of the inferences of one
+// InferenceSet from start() until numSamples have completed, then delivers the report to the
+// callback (on the thread that completed the last sample, before that inference's handle
+// completes: keep the callback short). stop() ends it earlier and delivers what was collected,
+// unless no inference completed in between.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +48,9 @@ class ProfilingHandle {
   ProfilingHandle& operator=(const ProfilingHandle&) = delete;
 
   virtual void start() = 0;  // forgets earlier samples; Error(QS_WRONG_STATE) when already started
-  virtual void stop() = 0;   // delivers the report (if any sample) on the calling thread
+  // Delivers the report (if any sample) on the calling thread. After the numSamples-th sample
+  // delivered it, a no-op; Error(QS_WRONG_STATE) when never started.
+  virtual void stop() = 0;
 
  protected:
   ProfilingHandle() = default;

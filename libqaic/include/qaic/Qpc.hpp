@@ -67,7 +67,7 @@ using BufferMappings = std::vector<BufferMapping>;
 
 struct QpcProgramInfo {
   BufferMappings bufferMappings;     // user (heap) buffers, IO-descriptor order
-  BufferMappings bufferMappingsDma;  // the same buffers when passed as DMA buffers
+  BufferMappings bufferMappingsDma;  // the same buffers as the device's DMA moves them (device format)
   std::string name;
   uint32_t numCores = 0;
   uint32_t programIndex = 0;
@@ -131,6 +131,10 @@ class Qpc {
   const QpcInfo& getInfo() const;
   const BufferMappings& getBufferMappings() const;
   const v2::BufferMappings& getBufferMappingsV2() const;
+  // Each buffer as the device's DMA moves it: `dataType` is the device format's element type and
+  // `size` its bytes at full dims (FP16 inputs: half the heap size). A DMA buffer passed to the
+  // runtime still holds the heap mapping's form; where the two differ the runtime converts
+  // (docs/runtime.md, "Buffers").
   const BufferMappings& getBufferMappingsDma() const;
   const QData* getIoDescriptor() const;  // the IO descriptor section inside buffer()
   const QAicQpcObj* get() const;         // opaque; libqaic-internal users see QAicQpcObj.hpp

@@ -7,19 +7,44 @@
 
 #include <stdlib.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 
+// A raw buffer file of T, as the runner reads inputs and writes outputs.
+template <typename T>
+void writeRaw(const std::filesystem::path& path, const std::vector<T>& values) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(T)));
+}
+
+template <typename T>
+std::vector<T> readRaw(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<T> values(bytes.size() / sizeof(T));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
+
 class RunnerSuite : public ::testing::Test {
  protected:
-  // From SetUpTestSuite. `dirPrefix` names the temporary directory.
-  static void startSuite(const std::string& dirPrefix, std::initializer_list<const char*> networks) {
-    emulator_ = new qaic::testing::EmulatorProcess();
+  // From SetUpTestSuite. `dirPrefix` names the temporary directory; `emulatorArguments` go to
+  // qaic-emu (e.g. --trace-requests).
+  static void startSuite(const std::string& dirPrefix, std::initializer_list<const char*> networks,
+                         std::vector<std::string> emulatorArguments = {}) {
+    qaic::testing::EmulatorOptions options;
+    options.arguments = std::move(emulatorArguments);
+    emulator_ = new qaic::testing::EmulatorProcess(options);
     ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
     suiteDir_ = new qaic::testing::TempDir(dirPrefix);
     for (const char* network : networks) {
@@ -36,6 +61,7 @@ class RunnerSuite : public ::testing::Test {
     suiteDir_ = nullptr;
   }
   static const std::filesystem::path& suiteDir() { return suiteDir_->path(); }
+  static const qaic::testing::EmulatorProcess& emulator() { return *emulator_; }
 
  private:
   inline static qaic::testing::EmulatorProcess* emulator_ = nullptr;

@@ -26,21 +26,6 @@ using ::testing::HasSubstr;
 
 namespace {
 
-template <typename T>
-void writeRaw(const fs::path& path, const std::vector<T>& values) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(T)));
-}
-
-template <typename T>
-std::vector<T> readRaw(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<T> values(bytes.size() / sizeof(T));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
-  return values;
-}
-
 std::vector<float> iota(std::size_t n, float start = 0) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);

@@ -149,8 +149,52 @@ TEST_F(InferenceFlowTest, WaitForCompletionOfOneHandleAndOfTheSet) {
   EXPECT_EQ(h1->getId(), 11u);
   EXPECT_FLOAT_EQ(c[3], a[3] + b[3]);
   EXPECT_FLOAT_EQ(c2[5], 2 * b[5]);
+  // Seed 001: the set-wide wait discards results no one retrieved. h2 is back in the pool (the
+  // next getAvailable returns it at once) and its id is gone; h1, returned by
+  // waitForCompletion(h1), stays the application's, and getCompletedId still finds it.
+  EXPECT_THROW(set->putCompleted(h2), Error) << "h2 was already put back";
+  EXPECT_THROW(
+      {
+        shInferenceHandle none;
+        set->getCompletedId(none, 12, 1'000);
+      },
+      Error);
+  shInferenceHandle again;
+  ASSERT_EQ(set->getAvailable(again, 1'000), QS_SUCCESS) << "the discarded handle is available";
+  EXPECT_EQ(again, h2);
+  shInferenceHandle done;
+  ASSERT_EQ(set->getCompletedId(done, 11, 1'000'000), QS_SUCCESS);
+  EXPECT_EQ(done, h1);
   set->putCompleted(h1);
-  set->putCompleted(h2);
+  set->putCompleted(again);
+}
+
+// getCompletedId keeps its meaning next to the set-wide wait: a result it retrieved is the
+// application's, a result still in flight when the wait starts is discarded once it completes.
+TEST_F(InferenceFlowTest, SetWideWaitDiscardsOnlyUnretrievedResults) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 3, 1);
+  auto a = ramp(1), b = ramp(2);
+  std::vector<std::vector<float>> c(3, std::vector<float>(kElements));
+  std::vector<shInferenceHandle> h(3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ(set->getAvailable(h[k], 1'000'000), QS_SUCCESS);
+    h[k]->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c[k])});
+    set->submit(h[k], 20 + k);
+  }
+  shInferenceHandle first;
+  ASSERT_EQ(set->getCompletedId(first, 20, 10'000'000), QS_SUCCESS);
+  EXPECT_EQ(set->waitForCompletion(0), QS_SUCCESS);
+  for (const auto& out : c) EXPECT_FLOAT_EQ(out[4], a[4] + b[4]) << "every inference ran";
+  // Two handles discarded, one retrieved: exactly two are available.
+  shInferenceHandle x, y, z;
+  ASSERT_EQ(set->getAvailable(x, 1'000), QS_SUCCESS);
+  ASSERT_EQ(set->getAvailable(y, 1'000), QS_SUCCESS);
+  EXPECT_EQ(set->getAvailable(z, 1'000), QS_TIMEDOUT);
+  EXPECT_NE(x, first);
+  EXPECT_NE(y, first);
+  set->putCompleted(first);
+  set->putCompleted(x);
+  set->putCompleted(y);
 }
 
 TEST_F(InferenceFlowTest, GetAvailableTimesOutWhenEveryHandleIsTaken) {
@@ -292,25 +336,93 @@ TEST_F(InferenceFlowTest, PerformanceCountersCoverEveryStage) {
   for (const char* stage : {"0. queue wait", "1. input preprocessing", "2. input transfer to a device",
                             "3. execution time", "4. output transfer from a device", "5. output postprocessing"})
     EXPECT_TRUE(counters.count(stage)) << stage;
-  EXPECT_GT(counters.at("3. execution time").realTimeUs, 0u) << "the device ran a program";
-  EXPECT_EQ(counters.at("3. execution time").executionIndex, 3u);
+  EXPECT_GT(counters.at("3. execution time").realTimeUs, 0.0) << "the device ran a program";
+  // Seed 002's entries: floating-point real and CPU microseconds, execution index 0, a status.
+  // A 16-float request runs on the submitting thread: it never waited in a queue.
+  EXPECT_EQ(counters.at("0. queue wait").status, PerfCounter::NOT_RUN);
+  for (const char* stage : {"1. input preprocessing", "2. input transfer to a device", "3. execution time",
+                            "4. output transfer from a device", "5. output postprocessing"}) {
+    const PerfCounter& c = counters.at(stage);
+    EXPECT_EQ(c.status, PerfCounter::EXECUTED) << stage;
+    EXPECT_EQ(c.executionIndex, 0u) << stage;
+    EXPECT_GE(c.cpuUs, 0.0) << stage;
+    EXPECT_LE(c.cpuUs, c.realTimeUs + 50.0) << stage << ": one thread's CPU time within its wall-clock time";
+  }
+  EXPECT_EQ(counters.at("3. execution time").cpuUs, 0.0) << "the host only waits while the device runs";
+  EXPECT_GT(counters.at("2. input transfer to a device").realTimeUs, 0.0);
+  EXPECT_GT(counters.at("4. output transfer from a device").realTimeUs, 0.0);
 }
 
-TEST_F(InferenceFlowTest, ProfilingDeliversSamplesOnlyWhenSomethingCompleted) {
+// With the device's program times the doorbell-to-completion span is split: the input transfer
+// ends when the program starts, the output transfer starts when it ends. The six stages are
+// disjoint spans of one inference, so together they fit in the caller's own measurement of it.
+TEST_F(InferenceFlowTest, PerformanceCountersSplitTransfersFromExecution) {
+  constexpr int kLarge = 1 << 20;  // 4 MiB per float buffer: queued, and transfers that take time
+  auto network = compile("add-large", addNetworkIr(kLarge));
+  auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
+  std::vector<float> a(kLarge, 1.0f), b(kLarge, 2.0f), c(kLarge, 0.0f);
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
+  const auto before = std::chrono::steady_clock::now();
+  set->submit(h, 9);
+  shInferenceHandle done;
+  ASSERT_EQ(set->getCompletedId(done, 9, 20'000'000), QS_SUCCESS) << (done ? done->getErrorMessage() : "");
+  const double callerUs =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - before).count();
+  EXPECT_EQ(c[kLarge - 1], 3.0f);
+  const auto counters = done->getPerformanceCounts();
+  double sum = 0;
+  for (const auto& [stage, counter] : counters) {
+    EXPECT_EQ(counter.status, PerfCounter::EXECUTED) << stage << " (a queued request runs every stage)";
+    EXPECT_GT(counter.realTimeUs, 0.0) << stage;
+    sum += counter.realTimeUs;
+  }
+  EXPECT_LE(sum, callerUs + 1.0) << "stages overlap or double count";
+  EXPECT_GT(counters.at("1. input preprocessing").cpuUs, 0.0) << "8 MiB of inputs were copied";
+  set->putCompleted(done);
+}
+
+// Seed 001: the report comes when numSamples have been collected (without stop()), or on stop()
+// with fewer; never when nothing completed.
+TEST_F(InferenceFlowTest, ProfilingDeliversAtNumSamplesOrOnStop) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  std::mutex mutex;
   std::vector<ProfilingReport> reports;
-  auto profiler = ProfilingHandle::Factory(
-      set, 3, [&](const ProfilingReport& report, void*) { reports.push_back(report); });
+  auto profiler = ProfilingHandle::Factory(set, 3, [&](const ProfilingReport& report, void*) {
+    std::lock_guard lock(mutex);
+    reports.push_back(report);
+  });
+  auto delivered = [&] {
+    std::lock_guard lock(mutex);
+    return reports.size();
+  };
   profiler->start();
   profiler->stop();
-  EXPECT_TRUE(reports.empty()) << "no callback when nothing completed";
+  EXPECT_EQ(delivered(), 0u) << "no callback when nothing completed";
+
   profiler->start();
-  for (uint64_t id = 1; id <= 5; ++id) runOnce(*set, 1.0f, id);
-  profiler->stop();
-  ASSERT_EQ(reports.size(), 1u);
-  EXPECT_EQ(reports[0].samples.size(), 3u) << "at most numSamples";
+  runOnce(*set, 1.0f, 1);
+  runOnce(*set, 1.0f, 2);
+  EXPECT_EQ(delivered(), 0u) << "two of three samples";
+  runOnce(*set, 1.0f, 3);  // the report is delivered before the third handle completes
+  ASSERT_EQ(delivered(), 1u) << "the third sample delivers the report without stop()";
+  runOnce(*set, 1.0f, 4);  // after the report nothing more is collected
+  profiler->stop();        // nothing left to deliver
+  ASSERT_EQ(delivered(), 1u);
+  EXPECT_EQ(reports[0].samples.size(), 3u);
   EXPECT_EQ(reports[0].samples[0].requestId, 1u);
+  EXPECT_EQ(reports[0].samples[2].requestId, 3u);
+  EXPECT_EQ(reports[0].setName, set->getName());
   EXPECT_TRUE(reports[0].meanUs.count("3. execution time"));
+
+  profiler->start();  // a new round: stop() with fewer than numSamples delivers what there is
+  runOnce(*set, 1.0f, 5);
+  profiler->stop();
+  ASSERT_EQ(delivered(), 2u);
+  ASSERT_EQ(reports[1].samples.size(), 1u);
+  EXPECT_EQ(reports[1].samples[0].requestId, 5u);
+  EXPECT_THROW(profiler->stop(), Error) << "stopped twice";
 }
 
 }  // namespace

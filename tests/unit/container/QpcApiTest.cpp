@@ -69,7 +69,16 @@ TEST_F(QpcApi, InfoAndMappingsOfTheTinyNetwork) {
   EXPECT_FALSE(mappings[0].isPartialBufferAllowed);
   EXPECT_EQ(mappings[1].bufferName, "output");
   EXPECT_EQ(mappings[1].ioType, BUFFER_IO_TYPE_OUTPUT);
-  EXPECT_EQ(qpc->getBufferMappingsDma().size(), 2u);
+  // Flat float buffers: the device moves the user's bytes, so the DMA view is the heap view.
+  const BufferMappings& dma = qpc->getBufferMappingsDma();
+  ASSERT_EQ(dma.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(dma[i].bufferName, mappings[i].bufferName);
+    EXPECT_EQ(dma[i].index, mappings[i].index);
+    EXPECT_EQ(dma[i].ioType, mappings[i].ioType);
+    EXPECT_EQ(dma[i].size, mappings[i].size);
+    EXPECT_EQ(dma[i].dataType, mappings[i].dataType);
+  }
 
   ASSERT_EQ(info.constants.size(), 1u);
   EXPECT_EQ(info.constants[0].name, "b");
@@ -102,6 +111,19 @@ TEST_F(QpcApi, BufferMappingsV2CarryShapesAndFlags) {
   EXPECT_EQ(v2[0].ioShapes.allowedDims[0], (std::vector<int64_t>{8, 3, 8, 8}));
   EXPECT_EQ(v2[0].ioShapes.allowedDims[1], (std::vector<int64_t>{8, 3, 4, 8}));
   EXPECT_EQ(v2[0].size, 8u * 3 * 8 * 8 * 4);
+  // The DMA view is the device's: the FP16 DWHC input moves half the heap bytes as FLOAT16, the
+  // float output its float bytes; names, indices, directions and partial flags are the heap's.
+  const BufferMappings& dma = qpc->getBufferMappingsDma();
+  ASSERT_EQ(dma.size(), 2u);
+  EXPECT_EQ(dma[0].bufferName, "frames");
+  EXPECT_EQ(dma[0].dataType, BUFFER_DATA_TYPE_FLOAT16);
+  EXPECT_EQ(dma[0].size, 8u * 3 * 8 * 8 * 2);
+  EXPECT_TRUE(dma[0].isPartialBufferAllowed);
+  EXPECT_EQ(dma[1].ioType, BUFFER_IO_TYPE_OUTPUT);
+  EXPECT_EQ(dma[1].dataType, BUFFER_DATA_TYPE_FLOAT);
+  EXPECT_EQ(dma[1].size, v2[1].size);
+  ASSERT_EQ(qpc->getInfo().program[0].bufferMappingsDma.size(), 2u);
+  EXPECT_EQ(qpc->getInfo().program[0].bufferMappingsDma[0].size, dma[0].size);
   EXPECT_EQ(qpc->getInfo().program[0].batchSize, 8u);
   // 1536 elements: the FP16 DWHC input needs 3072 bytes (one 4 KiB page), the float output
   // 6144 bytes (two pages), placed one after the other after the descriptors and doorbell.
@@ -126,6 +148,31 @@ TEST_F(QpcApi, ConvertToFp16StoresHalfConstantsAndMarksTheProgram) {
   std::memcpy(halves, bias->tensor.data.data(), sizeof halves);
   EXPECT_EQ(kernels::halfToFloat(halves[1]), -1.0f);
   EXPECT_EQ(kernels::halfToFloat(halves[2]), 2.0f);
+  // Seed 003: the [1,4] input (no convolution reads it) lives on the device flat in FP16, the
+  // output comes back flat float; the user's side stays float, the DMA view shows the device's.
+  const auto& buffers = qpc->get()->image->buffers();
+  EXPECT_EQ(buffers[0].io.deviceFormat.layout, ir::DeviceLayout::Flat);
+  EXPECT_EQ(buffers[0].io.deviceFormat.elementType, ir::DType::Float16);
+  EXPECT_EQ(buffers[1].io.deviceFormat.elementType, ir::DType::Float);
+  EXPECT_EQ(qpc->getBufferMappings()[0].dataType, BUFFER_DATA_TYPE_FLOAT);
+  EXPECT_EQ(qpc->getBufferMappingsDma()[0].dataType, BUFFER_DATA_TYPE_FLOAT16);
+  EXPECT_EQ(qpc->getBufferMappingsDma()[0].size, 8u);
+}
+
+TEST_F(QpcApi, ConvertToFp16WithFlatIoLayoutKeepsTheUsersType) {
+  compiler::ExecOptions options;
+  options.model = stageModel("tiny", dir_.path());
+  options.binaryDir = outDir();
+  options.convertToFp16 = true;
+  options.fp16IoLayout = compiler::Fp16IoLayout::Flat;
+  compiler::compile(options);
+  const auto qpc = Qpc::Factory(outDir());
+  EXPECT_TRUE(qpc->getInfo().program[0].fp16Constants);
+  for (const auto& buffer : qpc->get()->image->buffers()) {
+    EXPECT_EQ(buffer.io.deviceFormat.layout, ir::DeviceLayout::Flat);
+    EXPECT_EQ(buffer.io.deviceFormat.elementType, ir::DType::Float);
+  }
+  EXPECT_EQ(qpc->getBufferMappingsDma()[0].size, qpc->getBufferMappings()[0].size);
 }
 
 TEST_F(QpcApi, FactoryFromBufferMatchesFactoryFromFile) {

@@ -1,6 +1,7 @@
 // The element sequence of one request (docs/device-protocol.md section 4) and the descriptors.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "runtime/RequestBuilder.hpp"
@@ -139,6 +140,19 @@ TEST(RequestBuilder, ResponseDescriptorIsCheckedBeforeUse) {
   EXPECT_EQ(info.status, 0);
   EXPECT_TRUE(info.present[2]);
   EXPECT_EQ(info.dims[2], (IoDims{12}));
+  EXPECT_FALSE(info.programRun) << "a device that does not report program times";
+
+  // The program's times after the entries, in steady_clock nanoseconds; an end before the start
+  // is not believed.
+  driver::ResponseTimestamps times{5'000'000'000, 5'000'250'000};
+  std::memcpy(bytes.data() + driver::kResponseTimestampsOffset, &times, sizeof times);
+  info = readResponseDescriptor(bytes, l);
+  ASSERT_TRUE(info.programRun);
+  EXPECT_EQ(info.programRun->first.time_since_epoch(), std::chrono::seconds(5));
+  EXPECT_EQ(info.programRun->second - info.programRun->first, std::chrono::microseconds(250));
+  times.programEndNs = 4'000'000'000;
+  std::memcpy(bytes.data() + driver::kResponseTimestampsOffset, &times, sizeof times);
+  EXPECT_FALSE(readResponseDescriptor(bytes, l).programRun);
 
   out.rank = 9;
   std::memcpy(bytes.data() + sizeof h + 2 * sizeof out, &out, sizeof out);
