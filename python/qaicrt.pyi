@@ -311,8 +311,15 @@ class Util:
 # ---- inference -------------------------------------------------------------------------------------
 
 class PerfCounter:
-    realTimeUs: int
+    class Status(enum.IntEnum):
+        NOT_RUN = 0
+        EXECUTED = 1
+    NOT_RUN: "PerfCounter.Status"
+    EXECUTED: "PerfCounter.Status"
+    realTimeUs: float
+    cpuUs: float
     executionIndex: int
+    status: "PerfCounter.Status"
 
 class ProgramProperties:
     dataPathTimeoutMs: int

@@ -327,12 +327,23 @@ SetState::~SetState() {
 }
 
 void bindInferenceSet(py::module_& m) {
-  py::class_<rt::PerfCounter>(m, "PerfCounter", "Microseconds one pipeline stage took (seed 002).")
-      .def_readonly("realTimeUs", &rt::PerfCounter::realTimeUs)
-      .def_readonly("executionIndex", &rt::PerfCounter::executionIndex, "The stage's position in the pipeline.")
+  py::class_<rt::PerfCounter> counter(m, "PerfCounter",
+                                      "One pipeline stage of one inference (seed 002): wall-clock and CPU time in "
+                                      "microseconds, the execution index (0 for every stage, as the seed gives it) "
+                                      "and whether the stage ran.");
+  py::enum_<rt::PerfCounter::Status>(counter, "Status")
+      .value("NOT_RUN", rt::PerfCounter::NOT_RUN)
+      .value("EXECUTED", rt::PerfCounter::EXECUTED)
+      .export_values();
+  counter.def_readonly("realTimeUs", &rt::PerfCounter::realTimeUs, "Wall-clock microseconds of the stage.")
+      .def_readonly("cpuUs", &rt::PerfCounter::cpuUs,
+                    "CPU microseconds this process spent in the stage (0 while it only waits).")
+      .def_readonly("executionIndex", &rt::PerfCounter::executionIndex, "0 for every stage, as seed 002 gives it.")
+      .def_readonly("status", &rt::PerfCounter::status, "EXECUTED, or NOT_RUN when the inference skipped the stage.")
       .def("__repr__", [](const rt::PerfCounter& c) {
-        return "PerfCounter(realTimeUs=" + std::to_string(c.realTimeUs) + ", executionIndex=" +
-               std::to_string(c.executionIndex) + ")";
+        return "PerfCounter(realTimeUs=" + std::to_string(c.realTimeUs) + ", cpuUs=" + std::to_string(c.cpuUs) +
+               ", executionIndex=" + std::to_string(c.executionIndex) +
+               ", status=" + (c.status == rt::PerfCounter::EXECUTED ? "EXECUTED" : "NOT_RUN") + ")";
       });
 
   py::class_<rt::ProgramProperties>(m, "ProgramProperties")
@@ -459,7 +470,10 @@ void bindInferenceSet(py::module_& m) {
             withoutGil([&] { status = s->set->waitForCompletion(timeoutUs); });
             return status;
           },
-          py::arg("timeoutUs") = 0, "Waits until nothing is in flight in the whole set.")
+          py::arg("timeoutUs") = 0,
+          "Waits until nothing is in flight in the whole set; completed results the application has not "
+          "retrieved (getCompletedId, waitForCompletion(handle)) are discarded and their handles return to "
+          "the available pool (seed 001).")
       .def(
           "allocateDmaBuffer",
           [](const std::shared_ptr<SetState>& s, std::size_t size) {
