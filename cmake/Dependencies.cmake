@@ -10,6 +10,8 @@ if(NOT QAIC_FUZZ)
   pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)
   pkg_check_modules(UDEV REQUIRED IMPORTED_TARGET libudev)
 endif()
+# libdrm: the DRM core's structures (drm.h) for the emulator, drmIoctl and PRIME for libqaic.
+pkg_check_modules(LIBDRM REQUIRED IMPORTED_TARGET libdrm)
 find_package(Protobuf REQUIRED)
 find_package(ONNX CONFIG QUIET)
 find_program(DEBIAN_PYTHON /usr/bin/python3 REQUIRED NO_DEFAULT_PATH)

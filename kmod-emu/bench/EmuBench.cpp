@@ -46,7 +46,7 @@ void BM_ExecuteWaitInference(benchmark::State& state) {
   TempDir root("qaic-emu-bench");
   EmuProcess emu(root.path());
   if (!emu.ready()) return state.SkipWithError("qaic-emu did not start");
-  const std::string shm = emu.readAttribute(0, "device/emu_shm_dir");
+  const std::string shm = emu.readAttribute(0, "qaic-emu/shm_dir");
   auto c = makeReluContainer(1);
   RawDevice dev(emu.devPath(0));
   uint32_t dbc = 0;

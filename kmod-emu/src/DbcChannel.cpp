@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "GuardedCopy.hpp"
 #include "driver/ResponsePublisher.hpp"
 #include "driver/WindowFutex.hpp"
 
@@ -141,13 +142,14 @@ class Channel {
     auto bo = host_.translate(act_, driver::iovaHandle(hostAddr), off, e.length,
                               toDevice ? QAIC_DIR_TO_DEVICE : QAIC_DIR_FROM_DEVICE);
     if (!bo) return driver::DBC_COMPLETION_BAD_ADDRESS;
+    if (off > bo->memory->size() || e.length > bo->memory->size() - off)
+      return driver::DBC_COMPLETION_BAD_ADDRESS;  // a slice beyond an imported file's pages
     std::byte* hostPtr = bo->memory->data() + off;
     std::byte* devPtr = act_.ioRegion.data() + devAddr;
-    if (toDevice)
-      std::memcpy(devPtr, hostPtr, e.length);
-    else
-      std::memcpy(hostPtr, devPtr, e.length);
-    return 0;
+    // The host side is a file its client may have truncated: that is a failed DMA, not a crash.
+    const bool copied = toDevice ? guardedCopy(devPtr, hostPtr, e.length)
+                                 : guardedCopy(hostPtr, devPtr, e.length);
+    return copied ? 0 : driver::DBC_COMPLETION_DMA_FAILED;
   }
 
   uint16_t doorbell(const RequestElement& e) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -19,17 +20,9 @@ ResourceCounts totalsOf(const DeviceConfig& c) {
   return ResourceCounts{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
 }
 
-const char* statusName(Device::Status s) {
-  switch (s) {
-    case Device::Status::Initializing: return "Initializing";
-    case Device::Status::Ready: return "Ready";
-    case Device::Status::Error: return "Error";
-  }
-  return "Error";
-}
-
-const std::vector<std::string> kFaultFiles = {"device/fault/nsp_hang", "device/fault/dma_fail",
-                                              "device/fault/reset", "device/fault/remove"};
+const std::vector<std::string> kFaultFiles = {
+    "qaic-emu/fault/nsp_hang", "qaic-emu/fault/dma_fail", "qaic-emu/fault/reset",
+    "qaic-emu/fault/remove", "qaic-emu/fault/control_hang"};
 
 // Parses "<unsigned>" fields of a fault write; trailing newline allowed.
 std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
@@ -56,9 +49,13 @@ Device::Device(uint32_t index, DeviceConfig config, DeviceContext context)
       free_(total_),
       dbcs_(config_.dbcs),
       dbcGeneration_(config_.dbcs, 0),
+      dbcState_(config_.dbcs, DbcState::Idle),
       nspHang_(config_.faults.nspHang),
       dmaFailCode_(config_.faults.dmaFailCode),
-      dmaFailCount_(config_.faults.dmaFailCount) {}
+      dmaFailCount_(config_.faults.dmaFailCount) {
+  if (!ctx_.memories) ctx_.memories = std::make_shared<MemoryRegistry>();
+  if (!ctx_.parameters) ctx_.parameters = std::make_shared<ModuleParameters>();
+}
 
 Device::~Device() { shutdown(); }
 
@@ -108,12 +105,14 @@ void Device::release(const std::shared_ptr<OpenFile>& file) {
     file->loads.clear();
     files_.erase(file->id);
   }
-  for (auto& act : stopping)
-    stopChannel(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
+  for (auto& act : stopping) retire(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
   {
-    // BOs go last: a stopped channel no longer reaches them.
+    // Handles go last: a stopped channel no longer reaches their BOs.
     std::lock_guard lock(mutex_);
-    file->bos.clear();
+    std::vector<uint32_t> handles;
+    for (const auto& [handle, bo] : file->bos) handles.push_back(handle);
+    for (uint32_t handle : handles) dropHandle(*file, handle);
+    file->prime.clear();
   }
   boChanged_.notify_all();
   logInfo("accel" + std::to_string(index_) + ": file " + std::to_string(file->id) + " released");
@@ -125,6 +124,7 @@ std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId
   auto act = it->second;
   f.activations.erase(it);
   dbcs_[dbcId].reset();
+  if (dbcState_[dbcId] == DbcState::Assigned) dbcState_[dbcId] = DbcState::Idle;  // not a reset
   if (act->groupId != 0) {
     auto g = f.groups.find(act->groupId);
     if (g != f.groups.end()) g->second.free += act->charged;
@@ -132,6 +132,23 @@ std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId
     *f.pool(free_) += act->charged;
   }
   return act;
+}
+
+void Device::retire(Activation& act, uint16_t code, driver::DeviceStatus status) {
+  stopChannel(act, code, status);
+  std::map<uint32_t, std::shared_ptr<BufferObject>> sliced;
+  {
+    std::lock_guard lock(mutex_);
+    sliced.swap(act.slicedBos);
+    for (auto& [handle, bo] : sliced) {
+      if (!bo->sliced || bo->dbcId != act.dbcId) continue;
+      bo->sliced = false;
+      bo->slices.clear();
+    }
+  }
+  // BOs no handle names any more, and their memory, go here: outside the mutex, as unmapping
+  // and unlinking a large file takes a while.
+  sliced.clear();
 }
 
 void Device::abortActivations(uint16_t code, driver::DeviceStatus status,
@@ -149,7 +166,7 @@ void Device::abortActivations(uint16_t code, driver::DeviceStatus status,
     }
   }
   faultChanged_.notify_all();
-  for (auto& act : stopping) stopChannel(*act, code, status);
+  for (auto& act : stopping) retire(*act, code, status);
   boChanged_.notify_all();
 }
 
@@ -162,16 +179,29 @@ void Device::shutdown() {
   abortActivations(driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
 }
 
+// The DBCs that were assigned go through the states mainline reports around a subsystem
+// restart (BEFORE_SHUTDOWN, AFTER_SHUTDOWN, BEFORE_POWER_UP, AFTER_POWER_UP) back to idle.
 void Device::reset() {
+  std::vector<uint32_t> assigned;
   {
     std::lock_guard lock(mutex_);
     status_ = Status::Initializing;
+    for (uint32_t i = 0; i < dbcs_.size(); ++i) {
+      if (!dbcs_[i]) continue;
+      assigned.push_back(i);
+      dbcState_[i] = DbcState::BeforeShutdown;
+    }
   }
   logInfo("accel" + std::to_string(index_) + ": reset");
   abortActivations(driver::DBC_COMPLETION_DEVICE_RESET, driver::DeviceStatus::Resetting);
   std::lock_guard lock(mutex_);
+  for (DbcState s : {DbcState::AfterShutdown, DbcState::BeforePowerUp, DbcState::AfterPowerUp,
+                     DbcState::Idle})
+    for (uint32_t i : assigned)
+      if (!dbcs_[i]) dbcState_[i] = s;
   endPartitionsLocked();  // a reset loses the firmware's reservations, as on the card
   nspHang_ = false;
+  controlHang_ = false;
   dmaFailCount_ = 0;
   status_ = Status::Ready;
 }
@@ -206,42 +236,13 @@ void Device::endPartitionsLocked() {
   partitions_.clear();
 }
 
-int Device::ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call) {
-  if (removed_.load()) return ENODEV;
-  {
-    std::lock_guard lock(mutex_);
-    if (stopped_ || (file.partition && file.partition->ended)) return ENODEV;
-  }
-  // FUSE sizes the argument from the command number; a mismatch means a foreign command.
-  const std::size_t size = _IOC_SIZE(cmd);
-  const bool writes = _IOC_DIR(cmd) & _IOC_WRITE, reads = _IOC_DIR(cmd) & _IOC_READ;
-  if ((writes && call.inSize < size) || (reads && call.outSize < size)) return EINVAL;
-  switch (cmd) {
-    case DRM_IOCTL_QAIC_MANAGE: {
-      const int err = manage(file, call);
-      stopRemovedPartitions();
-      return err;
-    }
-    case DRM_IOCTL_QAIC_CREATE_BO: return createBo(file, call);
-    case DRM_IOCTL_QAIC_MMAP_BO: return mmapBo(file, call);
-    case DRM_IOCTL_QAIC_ATTACH_SLICE_BO: return attachSlice(file, call);
-    case DRM_IOCTL_QAIC_EXECUTE_BO: return execute(file, call, false);
-    case DRM_IOCTL_QAIC_PARTIAL_EXECUTE_BO: return execute(file, call, true);
-    case DRM_IOCTL_QAIC_WAIT_BO: return waitBo(file, call);
-    case DRM_IOCTL_QAIC_PERF_STATS_BO: return perfStats(file, call);
-    case DRM_IOCTL_QAIC_DETACH_SLICE_BO: return detachSlice(file, call);
-    case DRM_IOCTL_QAIC_EMU_DBC_INFO: return dbcInfo(file, call);
-    default: return ENOTTY;
-  }
-}
-
 // ---- ChannelHost -------------------------------------------------------------------------------
 
 std::shared_ptr<BufferObject> Device::translate(const Activation& act, uint32_t handle,
                                                 uint64_t offset, uint64_t length, uint32_t dir) {
   std::lock_guard lock(mutex_);
-  auto it = act.owner->bos.find(handle);
-  if (it == act.owner->bos.end()) return nullptr;
+  auto it = act.slicedBos.find(handle);
+  if (it == act.slicedBos.end()) return nullptr;
   const auto& bo = it->second;
   if (!bo->sliced || bo->dbcId != act.dbcId || bo->dir != dir) return nullptr;
   for (const auto& s : bo->slices) {
@@ -286,17 +287,78 @@ bool Device::waitWhileHung(const Activation& act, std::chrono::milliseconds limi
   return !nspHang_.load() && !act.stopping.load();
 }
 
-// ---- sysfs -------------------------------------------------------------------------------------
+// ---- sysfs and the status report -------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kEmuDir = "qaic-emu/";
+
+const std::vector<std::string> kFigureNames = {
+    "status",          "nsp_total",        "nsp_free",          "vc_total",
+    "vc_free",         "mcid_total",       "mcid_free",         "sem_total",
+    "sem_free",        "dram_total",       "dram_free",         "networks_loaded",
+    "networks_active", "constants_loaded", "constants_in_use",  "pci_address",
+    "fw_version",      "hw_version",       "sku",               "nsp_frequency_mhz"};
+const std::vector<std::string> kPciNames = {"device/vendor", "device/device", "device/ce_count",
+                                            "device/ue_count", "device/ue_nonfatal_count"};
+const std::vector<std::string> kPartitionFiles = {"parent", "owner_uid",  "owner_gid",
+                                                  "mode",   "holder_pid", "label"};
+
+const char* firmwareStateName(uint32_t state) {
+  switch (static_cast<driver::FirmwareState>(state)) {
+    case driver::FirmwareState::Initializing: return "Initializing";
+    case driver::FirmwareState::Ready: return "Ready";
+    case driver::FirmwareState::Error: return "Error";
+  }
+  return "Error";
+}
+
+template <std::size_t N>
+void copyText(char (&to)[N], const std::string& from) {
+  std::memset(to, 0, N);
+  std::memcpy(to, from.data(), std::min(from.size(), N - 1));
+}
+
+// A figure of the report as its qaic-emu/ file shows it; nullopt for another name.
+std::optional<std::string> renderFigure(const driver::DeviceStatusResponse& r, const std::string& name) {
+  auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
+  if (name == "status") return std::string(firmwareStateName(r.firmwareState)) + "\n";
+  if (name == "nsp_total") return n(r.nspTotal);
+  if (name == "nsp_free") return n(r.nspFree);
+  if (name == "vc_total") return n(r.vcTotal);
+  if (name == "vc_free") return n(r.vcFree);
+  if (name == "mcid_total") return n(r.mcidTotal);
+  if (name == "mcid_free") return n(r.mcidFree);
+  if (name == "sem_total") return n(r.semTotal);
+  if (name == "sem_free") return n(r.semFree);
+  if (name == "dram_total") return n(r.ddrTotalBytes / kMiB);
+  if (name == "dram_free") return n(r.ddrFreeBytes / kMiB);
+  if (name == "networks_loaded") return n(r.networksLoaded);
+  if (name == "networks_active") return n(r.networksActive);
+  if (name == "constants_loaded") return n(r.constantsLoaded);
+  if (name == "constants_in_use") return n(r.constantsInUse);
+  if (name == "fw_version") return std::string(r.fwVersion) + "\n";
+  if (name == "hw_version") return std::string(r.hwVersion) + "\n";
+  if (name == "sku") return std::string(r.sku) + "\n";
+  if (name == "nsp_frequency_mhz") return n(r.nspFrequencyMhz);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string Device::pciAddress() const {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0000:%02x:00.0", index_ + 1);
+  return buf;
+}
 
 std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
-  std::vector<std::string> names = {
-      "status",          "nsp_total",        "nsp_free",          "vc_total",
-      "vc_free",         "mcid_total",       "mcid_free",         "sem_total",
-      "sem_free",        "dram_total",       "dram_free",         "networks_loaded",
-      "networks_active", "constants_loaded", "constants_in_use",  "pci_address",
-      "fw_version",      "hw_version",       "sku",               "nsp_frequency_mhz",
-      "device/vendor",   "device/device",    "device/emu_shm_dir", "device/emu_pid"};
+  std::vector<std::string> names;
   for (uint32_t i = 0; i < dbcs; ++i) names.push_back("dbc" + std::to_string(i) + "_state");
+  names.insert(names.end(), kPciNames.begin(), kPciNames.end());
+  for (const auto& n : kFigureNames) names.push_back(kEmuDir + n);
+  names.push_back(std::string(kEmuDir) + "shm_dir");
+  names.push_back(std::string(kEmuDir) + "pid");
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
 }
@@ -307,8 +369,7 @@ std::vector<std::string> Device::partitionAttributeNames() {
   std::vector<std::string> names;
   for (const std::string& n : attributeNames(0))
     if (!attributeWritable(n)) names.push_back(n);
-  for (const char* n : {"parent", "owner_uid", "owner_gid", "mode", "holder_pid", "label"})
-    names.push_back(std::string("device/partition/") + n);
+  for (const auto& n : kPartitionFiles) names.push_back(std::string(kEmuDir) + "partition/" + n);
   return names;
 }
 
@@ -325,77 +386,80 @@ bool Device::attributeWritable(const std::string& name) {
   return false;
 }
 
+driver::DeviceStatusResponse Device::statusReport(const Partition* partition) {
+  std::lock_guard lock(mutex_);
+  return statusReportLocked(partition);
+}
+
+driver::DeviceStatusResponse Device::statusReportLocked(const Partition* partition) {
+  driver::DeviceStatusResponse r{};
+  r.magic = driver::kDeviceStatusMagic;
+  r.version = driver::kDeviceStatusVersion;
+  r.firmwareState = static_cast<uint32_t>(status_ == Status::Ready          ? driver::FirmwareState::Ready
+                                          : status_ == Status::Initializing ? driver::FirmwareState::Initializing
+                                                                            : driver::FirmwareState::Error);
+  const ResourceCounts& total = partition ? partition->capacity : total_;
+  const ResourceCounts& free = partition ? partition->free : free_;
+  r.nspTotal = total.nsp, r.nspFree = free.nsp;
+  r.mcidTotal = total.mcid, r.mcidFree = free.mcid;
+  r.semTotal = total.sem, r.semFree = free.sem;
+  r.vcTotal = total.vc, r.vcFree = free.vc;
+  r.ddrTotalBytes = total.ddr, r.ddrFreeBytes = free.ddr;
+  // A load counts as a network; its constants count once an activation uses them.
+  for (auto& [id, weak] : files_) {
+    auto f = weak.lock();
+    if (!f || (partition != nullptr && f->partition.get() != partition)) continue;
+    r.networksLoaded += static_cast<uint32_t>(f->loads.size());
+    r.networksActive += static_cast<uint32_t>(f->activations.size());
+    std::set<const void*> withConstants;
+    for (auto& [dbc, act] : f->activations) {
+      if (!act->program || act->program->needs().constantsBytes == 0) continue;
+      withConstants.insert(act->load.get());
+      ++r.constantsInUse;
+    }
+    r.constantsLoaded += static_cast<uint32_t>(withConstants.size());
+  }
+  r.nspFrequencyMhz = config_.nspFrequencyMhz;
+  copyText(r.fwVersion, config_.fwVersion);
+  copyText(r.hwVersion, config_.hwVersion);
+  copyText(r.sku, config_.sku);
+  return r;
+}
+
 std::optional<std::string> Device::readAttribute(const std::string& name, uint32_t partitionId) {
   std::lock_guard lock(mutex_);
+  const Partition* partition = nullptr;
   if (partitionId != 0) {
     auto it = partitions_.find(partitionId);
     if (it == partitions_.end()) return std::nullopt;
-    if (auto own = readPartitionAttribute(*it->second, name)) return own;
-    if (name.rfind("dbc", 0) == 0 || name.starts_with("device/")) {
-      if (name != "device/vendor" && name != "device/device" && name != "device/emu_shm_dir" &&
-          name != "device/emu_pid")
-        return std::nullopt;
-    }
+    partition = it->second.get();
+    if (auto own = readPartitionAttribute(*partition, name)) return own;
+    if (name.starts_with("dbc") || attributeWritable(name)) return std::nullopt;
   }
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "status") return std::string(statusName(status_)) + "\n";
-  if (name == "nsp_total") return n(total_.nsp);
-  if (name == "nsp_free") return n(free_.nsp);
-  if (name == "vc_total") return n(total_.vc);
-  if (name == "vc_free") return n(free_.vc);
-  if (name == "mcid_total") return n(total_.mcid);
-  if (name == "mcid_free") return n(free_.mcid);
-  if (name == "sem_total") return n(total_.sem);
-  if (name == "sem_free") return n(free_.sem);
-  if (name == "dram_total") return n(total_.ddr / kMiB);
-  if (name == "dram_free") return n(free_.ddr / kMiB);
-  if (name == "networks_loaded" || name == "constants_loaded") {
-    // A load counts as network; its constants count once it has been validated by activation.
-    uint64_t loads = 0, constants = 0;
-    for (auto& [id, weak] : files_) {
-      auto f = weak.lock();
-      if (!f) continue;
-      loads += f->loads.size();
-      std::set<const void*> withConstants;
-      for (auto& [dbc, act] : f->activations)
-        if (act->program && act->program->needs().constantsBytes > 0)
-          withConstants.insert(act->load.get());
-      constants += withConstants.size();
-    }
-    return n(name == "networks_loaded" ? loads : constants);
-  }
-  if (name == "networks_active" || name == "constants_in_use") {
-    uint64_t active = 0, constants = 0;
-    for (const auto& act : dbcs_) {
-      if (!act) continue;
-      ++active;
-      if (act->program && act->program->needs().constantsBytes > 0) ++constants;
-    }
-    return n(name == "networks_active" ? active : constants);
-  }
-  if (name == "pci_address") {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0000:%02x:00.0\n", index_ + 1);
-    return std::string(buf);
-  }
-  if (name == "fw_version") return config_.fwVersion + "\n";
-  if (name == "hw_version") return config_.hwVersion + "\n";
-  if (name == "sku") return config_.sku + "\n";
-  if (name == "nsp_frequency_mhz") return n(config_.nspFrequencyMhz);
   if (name == "device/vendor") return std::string("0x17cb\n");
   if (name == "device/device") return std::string("0xa100\n");
-  if (name == "device/emu_shm_dir") return ctx_.shm->path() + "\n";
-  if (name == "device/emu_pid") return n(static_cast<uint64_t>(getpid()));
-  if (name == "device/fault/nsp_hang") return std::string(nspHang_ ? "1\n" : "0\n");
-  if (name == "device/fault/dma_fail")
-    return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
-  if (name == "device/fault/reset" || name == "device/fault/remove") return std::string("0\n");
-  if (name.size() > 9 && name.rfind("dbc", 0) == 0 && name.ends_with("_state")) {
+  // The emulated card raises no RAS events: its error counters stay 0.
+  if (name == "device/ce_count" || name == "device/ue_count" || name == "device/ue_nonfatal_count")
+    return std::string("0\n");
+  if (name.starts_with(kEmuDir)) {
+    const std::string own = name.substr(std::strlen(kEmuDir));
+    if (own == "pci_address") return pciAddress() + "\n";
+    if (own == "shm_dir") return ctx_.shm->path() + "\n";
+    if (own == "pid") return n(static_cast<uint64_t>(getpid()));
+    if (own == "fault/nsp_hang") return std::string(nspHang_ ? "1\n" : "0\n");
+    if (own == "fault/control_hang") return std::string(controlHang_ ? "1\n" : "0\n");
+    if (own == "fault/dma_fail")
+      return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
+    if (own == "fault/reset" || own == "fault/remove") return std::string("0\n");
+    return renderFigure(statusReportLocked(partition), own);
+  }
+  if (name.size() > 9 && name.starts_with("dbc") && name.ends_with("_state")) {
     const std::string digits = name.substr(3, name.size() - 9);
     uint32_t i = 0;
     auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), i);
-    if (ec == std::errc() && p == digits.data() + digits.size() && i < dbcs_.size())
-      return std::string(dbcs_[i] ? "assigned\n" : "idle\n");
+    if (ec == std::errc() && p == digits.data() + digits.size() && i < dbcState_.size())
+      return n(static_cast<uint64_t>(dbcState_[i]));
   }
   return std::nullopt;
 }
@@ -404,16 +468,17 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
   bool ok = false;
   auto values = parseNumbers(text, ok);
   if (!ok || values.empty()) return EINVAL;
-  if (name == "device/fault/nsp_hang") {
+  const std::string fault = std::string(kEmuDir) + "fault/";
+  if (name == fault + "nsp_hang" || name == fault + "control_hang") {
     if (values.size() != 1 || values[0] > 1) return EINVAL;
     {
       std::lock_guard lock(mutex_);
-      nspHang_ = values[0] == 1;
+      (name.ends_with("nsp_hang") ? nspHang_ : controlHang_) = values[0] == 1;
     }
     faultChanged_.notify_all();
     return 0;
   }
-  if (name == "device/fault/dma_fail") {
+  if (name == fault + "dma_fail") {
     // "<code> [count]": the next count (default 1) requests complete with code; "0" clears.
     if (values.size() > 2 || values[0] > driver::DBC_COMPLETION_ABORTED) return EINVAL;
     std::lock_guard lock(mutex_);
@@ -421,7 +486,7 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
     dmaFailCount_ = values[0] == 0 ? 0 : static_cast<uint32_t>(values.size() == 2 ? values[1] : 1);
     return 0;
   }
-  if (name == "device/fault/reset" || name == "device/fault/remove") {
+  if (name == fault + "reset" || name == fault + "remove") {
     if (values.size() != 1 || values[0] != 1) return EINVAL;
     if (name.ends_with("reset"))
       reset();
@@ -432,46 +497,24 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
   return EACCES;
 }
 
-// A partition shows its own capacity and what is left of it; the rest is its parent's.
+// A partition's own files; the rest of its directory is its parent's.
 std::optional<std::string> Device::readPartitionAttribute(const Partition& p,
                                                           const std::string& name) {
+  const std::string dir = std::string(kEmuDir) + "partition/";
+  if (!name.starts_with(dir)) return std::nullopt;
+  const std::string own = name.substr(dir.size());
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "nsp_total") return n(p.capacity.nsp);
-  if (name == "nsp_free") return n(p.free.nsp);
-  if (name == "vc_total") return n(p.capacity.vc);
-  if (name == "vc_free") return n(p.free.vc);
-  if (name == "mcid_total") return n(p.capacity.mcid);
-  if (name == "mcid_free") return n(p.free.mcid);
-  if (name == "sem_total") return n(p.capacity.sem);
-  if (name == "sem_free") return n(p.free.sem);
-  if (name == "dram_total") return n(p.capacity.ddr / kMiB);
-  if (name == "dram_free") return n(p.free.ddr / kMiB);
-  if (name == "networks_loaded" || name == "networks_active" || name == "constants_loaded" ||
-      name == "constants_in_use") {
-    uint64_t loads = 0, active = 0, constants = 0;
-    for (auto& [id, weak] : files_) {
-      auto f = weak.lock();
-      if (!f || f->partition.get() != &p) continue;
-      loads += f->loads.size();
-      active += f->activations.size();
-      for (auto& [dbc, act] : f->activations)
-        if (act->program && act->program->needs().constantsBytes > 0) ++constants;
-    }
-    if (name == "networks_loaded") return n(loads);
-    if (name == "networks_active") return n(active);
-    return n(constants);
-  }
-  if (name == "device/partition/parent") return n(index_);
-  if (name == "device/partition/owner_uid") return n(p.ownerUid);
-  if (name == "device/partition/owner_gid") return n(p.ownerGid);
-  if (name == "device/partition/mode") {
+  if (own == "parent") return n(index_);
+  if (own == "owner_uid") return n(p.ownerUid);
+  if (own == "owner_gid") return n(p.ownerGid);
+  if (own == "mode") {
     char buf[16];
     std::snprintf(buf, sizeof buf, "%04o\n", p.mode);
     return std::string(buf);
   }
-  if (name == "device/partition/holder_pid") return std::to_string(p.holderPid) + "\n";
-  if (name == "device/partition/label") return p.label + "\n";
-  return std::nullopt;  // status, versions, PCI ids, shm dir and pid: the parent's
+  if (own == "holder_pid") return std::to_string(p.holderPid) + "\n";
+  if (own == "label") return p.label + "\n";
+  return std::nullopt;
 }
 
 }  // namespace qaic::emu

@@ -46,7 +46,7 @@ class DataPath : public ::testing::Test {
     std::ofstream(cfg_) << configJson();
     emu_ = std::make_unique<EmuProcess>(root_.path(), std::vector<std::string>{"--config", cfg_});
     ASSERT_TRUE(emu_->ready());
-    shm_ = emu_->readAttribute(0, "device/emu_shm_dir");
+    shm_ = emu_->readAttribute(0, "qaic-emu/shm_dir");
     program_ = makeReluContainer(4);
     dev_ = std::make_unique<RawDevice>(emu_->devPath(0));
     ASSERT_GE(dev_->fd(), 0);
@@ -197,7 +197,7 @@ class DataPath : public ::testing::Test {
     activateAndMap();
     prepareBuffers();
     attachAllForRing();
-    ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
+    ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/nsp_hang", "1"));
     submit(inferenceElements(1));
   }
 
@@ -216,10 +216,10 @@ class DataPath : public ::testing::Test {
 
 TEST_F(DataPath, ActivationClaimsResourcesUntilTheFileCloses) {
   activateAndMap();
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "12");
-  EXPECT_EQ(emu_->readAttribute(0, "vc_free"), "15");
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "1");
-  EXPECT_EQ(emu_->readAttribute(0, "dbc" + std::to_string(dbc_) + "_state"), "assigned");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/nsp_free"), "12");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/vc_free"), "15");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/networks_active"), "1");
+  EXPECT_EQ(emu_->readAttribute(0, "dbc" + std::to_string(dbc_) + "_state"), "1");
   {
     RawDevice other(emu_->devPath(0));
     qaic_emu_dbc_info info{};
@@ -227,11 +227,11 @@ TEST_F(DataPath, ActivationClaimsResourcesUntilTheFileCloses) {
     EXPECT_EQ(rawIoctl(other.fd(), DRM_IOCTL_QAIC_EMU_DBC_INFO, &info), EPERM);
   }
   dev_->close();
-  EXPECT_TRUE(eventually([&] { return emu_->readAttribute(0, "nsp_free") == "16"; }));
-  EXPECT_EQ(emu_->readAttribute(0, "vc_free"), "16");
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "networks_loaded"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "dram_free"), emu_->readAttribute(0, "dram_total"));
+  EXPECT_TRUE(eventually([&] { return emu_->readAttribute(0, "qaic-emu/nsp_free") == "16"; }));
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/vc_free"), "16");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/networks_active"), "0");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/networks_loaded"), "0");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/dram_free"), emu_->readAttribute(0, "qaic-emu/dram_total"));
 }
 
 TEST_F(DataPath, ActivationsBeyondTheNspsFailWithEnospc) {
@@ -241,7 +241,7 @@ TEST_F(DataPath, ActivationsBeyondTheNspsFailWithEnospc) {
     files.push_back(std::make_unique<RawDevice>(emu_->devPath(0)));
     ASSERT_EQ(activate(*files.back(), 8, dbc, 0), 0) << i;
   }
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "0");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/nsp_free"), "0");
   RawDevice last(emu_->devPath(0));
   EXPECT_EQ(activate(last, 8, dbc, 0), ENOSPC);
 }
@@ -255,8 +255,8 @@ TEST_F(DataPath, ActivationTakesOnlyARealEventfd) {
   EXPECT_EQ(transferAndActivate(*dev_, program_.bytes, 12, 8, 987654, dbc), EBADF);
   close(fds[0]);
   close(fds[1]);
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/networks_active"), "0");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/nsp_free"), "16");
   EXPECT_EQ(transferAndActivate(*dev_, program_.bytes, 13, 8, efd_, dbc), 0);
 }
 
@@ -322,7 +322,7 @@ TEST_F(DataPath, InjectedDmaFailureCompletesTheNextRequests) {
   activateAndMap();
   prepareBuffers();
   attachAllForRing();
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/dma_fail", "3 1"));
+  ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/dma_fail", "3 1"));
   driver::ResponseElement r{};
   submit(inferenceElements(1));
   ASSERT_TRUE(nextResponse(r));
@@ -339,7 +339,7 @@ TEST_F(DataPath, HungNspTimesOutWithNspHang) {
   EXPECT_FALSE(nextResponse(r, 500ms));  // the client's own timeout fires first
   ASSERT_TRUE(nextResponse(r));           // then the device's semaphore timeout
   EXPECT_EQ(r.completionCode, driver::DBC_COMPLETION_NSP_HANG);
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/nsp_hang", "0"));
 }
 
 // The hung request fails once, after one semaphore timeout; its program never runs late, so the
@@ -350,7 +350,7 @@ TEST_F(DataPath, HungRunIsDroppedAndTheNextRequestComputes) {
   ASSERT_TRUE(nextResponse(r));
   EXPECT_EQ(r.reqId, 1);
   EXPECT_EQ(r.completionCode, driver::DBC_COMPLETION_NSP_HANG);
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/nsp_hang", "0"));
   std::memset(out_.map.data(), 0, out_.size);
   submit(inferenceElements(2));
   ASSERT_TRUE(nextResponse(r));
@@ -379,7 +379,7 @@ TEST_F(LongHang, ActivateDoesNotWaitBehindAHungRun) {
   EXPECT_EQ(activate(other, 8, dbc, 0), 0);
   driver::ResponseElement r{};
   EXPECT_FALSE(nextResponse(r, 0ms)) << "the hung request completed, code " << r.completionCode;
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/nsp_hang", "0"));
   ASSERT_TRUE(nextResponse(r));
   EXPECT_EQ(r.completionCode, 0) << driver::completionCodeName(r.completionCode);
   expectReluOutput();
@@ -552,7 +552,7 @@ TEST_F(ExecuteBo, BusyBoCannotBeDetachedAndWaitTimesOut) {
   activateAndMap(4);  // room for 3 elements
   prepareBuffers();
   attachForExecute();
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/nsp_hang", "1"));
+  ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/nsp_hang", "1"));
   ASSERT_EQ(execute({{req_.handle, QAIC_DIR_TO_DEVICE},
                      {in_.handle, QAIC_DIR_TO_DEVICE},
                      {out_.handle, QAIC_DIR_FROM_DEVICE}}),
@@ -566,11 +566,11 @@ TEST_F(ExecuteBo, BusyBoCannotBeDetachedAndWaitTimesOut) {
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(execute({{rsp_.handle, QAIC_DIR_FROM_DEVICE}}), 0);
   EXPECT_EQ(execute({{req_.handle, QAIC_DIR_TO_DEVICE}, {in_.handle, QAIC_DIR_TO_DEVICE}}), EAGAIN);
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/reset", "1"));
+  ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/reset", "1"));
   EXPECT_EQ(wait(out_, 5000), EIO);  // completed with DEVICE_RESET
-  EXPECT_EQ(emu_->readAttribute(0, "status"), "Ready");
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/status"), "Ready");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/networks_active"), "0");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/nsp_free"), "16");
 }
 
 }  // namespace

@@ -27,27 +27,27 @@ TEST(EmuMount, ServesDeviceNodeAndSysfsAttributes) {
   ASSERT_EQ(stat(emu.devPath(0).c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 0u);
   EXPECT_EQ(st.st_mode & 0777, getgrnam("qaic") ? 0660u : 0666u);
-  EXPECT_EQ(emu.readAttribute(0, "status"), "Ready");
-  EXPECT_EQ(emu.readAttribute(0, "nsp_total"), "16");
-  EXPECT_EQ(emu.readAttribute(0, "nsp_free"), "16");
-  EXPECT_EQ(emu.readAttribute(0, "vc_total"), "16");
+  EXPECT_EQ(emu.readAttribute(0, "qaic-emu/status"), "Ready");
+  EXPECT_EQ(emu.readAttribute(0, "qaic-emu/nsp_total"), "16");
+  EXPECT_EQ(emu.readAttribute(0, "qaic-emu/nsp_free"), "16");
+  EXPECT_EQ(emu.readAttribute(0, "qaic-emu/vc_total"), "16");
   EXPECT_EQ(emu.readAttribute(0, "device/vendor"), "0x17cb");
   EXPECT_EQ(emu.readAttribute(0, "device/device"), "0xa100");
-  EXPECT_EQ(emu.readAttribute(0, "device/emu_pid"), std::to_string(emu.pid()));
-  EXPECT_EQ(emu.readAttribute(0, "dbc15_state"), "idle");
-  EXPECT_EQ(emu.readAttribute(0, "networks_active"), "0");
-  const std::string shm = emu.readAttribute(0, "device/emu_shm_dir");
+  EXPECT_EQ(emu.readAttribute(0, "qaic-emu/pid"), std::to_string(emu.pid()));
+  EXPECT_EQ(emu.readAttribute(0, "dbc15_state"), "0");
+  EXPECT_EQ(emu.readAttribute(0, "qaic-emu/networks_active"), "0");
+  const std::string shm = emu.readAttribute(0, "qaic-emu/shm_dir");
   ASSERT_EQ(stat(shm.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0711u);
-  EXPECT_NE(stat(emu.sysPath(1, "status").c_str(), &st), 0);  // one device by default
+  EXPECT_NE(stat(emu.sysPath(1, "qaic-emu/status").c_str(), &st), 0);  // one device by default
 }
 
 TEST(EmuMount, DevicesOptionClonesTheDefaultDevice) {
   TempDir root;
   EmuProcess emu(root.path(), {"--devices", "3"});
   ASSERT_TRUE(emu.ready());
-  for (int d = 0; d < 3; ++d) EXPECT_EQ(emu.readAttribute(d, "nsp_total"), "16");
-  EXPECT_NE(emu.readAttribute(0, "pci_address"), emu.readAttribute(2, "pci_address"));
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(emu.readAttribute(d, "qaic-emu/nsp_total"), "16");
+  EXPECT_NE(emu.readAttribute(0, "qaic-emu/pci_address"), emu.readAttribute(2, "qaic-emu/pci_address"));
   struct stat st;
   EXPECT_NE(stat(emu.devPath(3).c_str(), &st), 0);
 }
@@ -60,10 +60,10 @@ TEST(EmuMount, ConfigFileSetsResourcesAndNodePolicy) {
   {
     EmuProcess emu(root.path(), {"--config", cfg});
     ASSERT_TRUE(emu.ready());
-    EXPECT_EQ(emu.readAttribute(0, "nsp_total"), "4");
-    EXPECT_EQ(emu.readAttribute(0, "dram_total"), "64");
-    EXPECT_EQ(emu.readAttribute(0, "sku"), "tiny");
-    EXPECT_EQ(emu.readAttribute(0, "dbc1_state"), "idle");
+    EXPECT_EQ(emu.readAttribute(0, "qaic-emu/nsp_total"), "4");
+    EXPECT_EQ(emu.readAttribute(0, "qaic-emu/dram_total"), "64");
+    EXPECT_EQ(emu.readAttribute(0, "qaic-emu/sku"), "tiny");
+    EXPECT_EQ(emu.readAttribute(0, "dbc1_state"), "0");
     struct stat st;
     EXPECT_NE(stat(emu.sysPath(0, "dbc2_state").c_str(), &st), 0);
     ASSERT_EQ(stat(emu.devPath(0).c_str(), &st), 0);
@@ -101,7 +101,7 @@ TEST(EmuMount, StaleMountIsRecoveredAtStart) {
   }
   EmuProcess emu(root.path());
   ASSERT_TRUE(emu.ready());
-  EXPECT_EQ(emu.readAttribute(0, "status"), "Ready");
+  EXPECT_EQ(emu.readAttribute(0, "qaic-emu/status"), "Ready");
   EXPECT_EQ(emu.stop(), 0);
 }
 
@@ -125,7 +125,7 @@ class EmuDevice : public ::testing::Test {
   void SetUp() override {
     emu_ = std::make_unique<EmuProcess>(root_.path());
     ASSERT_TRUE(emu_->ready());
-    shm_ = emu_->readAttribute(0, "device/emu_shm_dir");
+    shm_ = emu_->readAttribute(0, "qaic-emu/shm_dir");
   }
   void TearDown() override {
     EXPECT_EQ(emu_->stop(), 0);  // under LeakSanitizer, 0 also means nothing leaked
@@ -192,7 +192,9 @@ TEST_F(EmuDevice, BufferObjectIoctlsValidateLikeTheKernel) {
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EXECUTE_BO, &exec), EINVAL);
   qaic_emu_dbc_info info{};
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EMU_DBC_INFO, &info), EPERM);
-  EXPECT_EQ(rawIoctl(dev.fd(), _IOWR('d', 0x40 + 0x30, qaic_wait), &wait), ENOTTY);
+  // Numbers the driver does not define are EINVAL, as drm_ioctl() answers; other types ENOTTY.
+  EXPECT_EQ(rawIoctl(dev.fd(), _IOWR('d', 0x40 + 0x30, qaic_wait), &wait), EINVAL);
+  EXPECT_EQ(rawIoctl(dev.fd(), _IOWR('q', 0x40, qaic_wait), &wait), ENOTTY);
 }
 
 TEST_F(EmuDevice, ManageStatusAnswersInPlace) {
@@ -234,8 +236,8 @@ TEST_F(EmuDevice, ManageRejectsMalformedMessages) {
   appendBytes(msg, qaic_manage_trans_activate_to_dev{{QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 0, 0,
                                                      driver::makeActivateOptions(5, 0), 0});
   EXPECT_EQ(dev.manage(msg, 56, 2, len, count), EINVAL);
-  EXPECT_EQ(emu_->readAttribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/networks_active"), "0");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/nsp_free"), "16");
 }
 
 driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t group,
@@ -262,8 +264,8 @@ TEST_F(EmuDevice, ResourceGroupsAreReservedAndFreedWithTheFile) {
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 10), resp), 0);
   ASSERT_EQ(resp.status, 0);
   EXPECT_EQ(resp.numNsp, 10u);
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "6");
-  EXPECT_EQ(emu_->readAttribute(0, "vc_free"), "15");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/nsp_free"), "6");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/vc_free"), "15");
   {
     RawDevice other(emu_->devPath(0));
     driver::ResourceGroupResponse r2{};
@@ -274,31 +276,31 @@ TEST_F(EmuDevice, ResourceGroupsAreReservedAndFreedWithTheFile) {
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Release, resp.groupId, 0),
                         released), 0);
   EXPECT_EQ(released.status, 0);
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/nsp_free"), "16");
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 16), resp), 0);
-  EXPECT_EQ(emu_->readAttribute(0, "nsp_free"), "0");
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/nsp_free"), "0");
   dev.close();  // TERMINATE semantics: the reservation goes with the file
-  EXPECT_TRUE(eventually([&] { return emu_->readAttribute(0, "nsp_free") == "16"; }));
+  EXPECT_TRUE(eventually([&] { return emu_->readAttribute(0, "qaic-emu/nsp_free") == "16"; }));
 }
 
 TEST_F(EmuDevice, RemovedDeviceDisappearsAndOpenFilesGetEnodev) {
   RawDevice dev(emu_->devPath(0));
   uint32_t handle = 0;
   ASSERT_EQ(dev.createBo(4096, handle), 0);
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/remove", "1"));
+  ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/remove", "1"));
   struct stat st;
   EXPECT_NE(stat(emu_->devPath(0).c_str(), &st), 0);
-  EXPECT_NE(stat(emu_->sysPath(0, "status").c_str(), &st), 0);
+  EXPECT_NE(stat(emu_->sysPath(0, "qaic-emu/status").c_str(), &st), 0);
   EXPECT_EQ(dev.createBo(4096, handle), ENODEV);
 }
 
 TEST_F(EmuDevice, ResetKeepsTheDeviceUsable) {
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/reset", "1"));
-  EXPECT_EQ(emu_->readAttribute(0, "status"), "Ready");
-  ASSERT_TRUE(emu_->writeAttribute(0, "device/fault/dma_fail", "3 2"));
-  EXPECT_EQ(emu_->readAttribute(0, "device/fault/dma_fail"), "3 2");
-  EXPECT_FALSE(emu_->writeAttribute(0, "device/fault/dma_fail", "banana"));
-  EXPECT_FALSE(emu_->writeAttribute(0, "status", "Error"));
+  ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/reset", "1"));
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/status"), "Ready");
+  ASSERT_TRUE(emu_->writeAttribute(0, "qaic-emu/fault/dma_fail", "3 2"));
+  EXPECT_EQ(emu_->readAttribute(0, "qaic-emu/fault/dma_fail"), "3 2");
+  EXPECT_FALSE(emu_->writeAttribute(0, "qaic-emu/fault/dma_fail", "banana"));
+  EXPECT_FALSE(emu_->writeAttribute(0, "qaic-emu/status", "Error"));
 }
 
 }  // namespace

@@ -169,10 +169,10 @@ std::string checkServedTree(const EmuProcess& emu) {
   if (st.st_uid != 0 || (st.st_mode & 0777) != 0600)
     failures << node << ": owner " << st.st_uid << " mode " << std::oct << (st.st_mode & 0777)
              << std::dec << ", want root 0600; ";
-  if (emu.readAttribute(0, "status") != "Ready")
-    failures << "status reads '" << emu.readAttribute(0, "status") << "', want Ready; ";
-  if (emu.readAttribute(0, "device/emu_pid") != std::to_string(emu.pid()))
-    failures << "device/emu_pid does not name the emulator; ";
+  if (emu.readAttribute(0, "qaic-emu/status") != "Ready")
+    failures << "status reads '" << emu.readAttribute(0, "qaic-emu/status") << "', want Ready; ";
+  if (emu.readAttribute(0, "qaic-emu/pid") != std::to_string(emu.pid()))
+    failures << "qaic-emu/pid does not name the emulator; ";
   const int fd = open(node.c_str(), O_RDWR | O_CLOEXEC);
   if (fd >= 0) {
     close(fd);
@@ -242,7 +242,7 @@ TEST_F(UnprivilegedMount, OrdinaryUserRestartsOverAStaleMount) {
     EmuProcess emu(dir());  // recovers the stale mount through fusermount3 -u -z
     if (!emu.ready()) return "qaic-emu did not start over the stale mount";
     std::string failures = checkUserMount(dir());
-    if (emu.readAttribute(0, "status") != "Ready") failures += "status not Ready; ";
+    if (emu.readAttribute(0, "qaic-emu/status") != "Ready") failures += "status not Ready; ";
     if (emu.stop() != 0) failures += "SIGTERM: nonzero exit; ";
     if (!mountInfo(dir()).empty()) failures += "still mounted after SIGTERM; ";
     return failures;
@@ -257,7 +257,7 @@ TEST_F(UnprivilegedMount, UnmountThroughFusermountRemovesAStaleMount) {
     {
       EmuProcess killed(dir());
       if (!killed.ready()) return "qaic-emu did not start";
-      shmDir = killed.readAttribute(0, "device/emu_shm_dir");
+      shmDir = killed.readAttribute(0, "qaic-emu/shm_dir");
       killed.kill9();
     }
     // No emulator starts after this one to sweep its shared memory away.

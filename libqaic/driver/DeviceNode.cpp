@@ -13,7 +13,7 @@ Result<DeviceNode> DeviceNode::open(const DeviceRoot& root, unsigned index, int 
   if (!fd) return SysError{errno, "open " + path};
   SysfsDevice sysfs(root, index);
   std::filesystem::path shmDir;
-  if (auto dir = sysfs.read("device/emu_shm_dir")) {
+  if (auto dir = sysfs.read("qaic-emu/shm_dir")) {
     shmDir = *dir;
     // Without the declaration the emulator cannot read our ioctl arguments: fail here, clearly.
     if (auto traced = declareEmulatorPtracer(sysfs); !traced) return traced.sysError();

@@ -22,7 +22,7 @@ namespace qaic::driver {
 
 class DeviceNode {
  public:
-  // Opens the node read-write, learns whether it is emulated (device/emu_shm_dir) and, if so,
+  // Opens the node read-write, learns whether it is emulated (qaic-emu/shm_dir) and, if so,
   // declares the emulator as ptracer (see Ptracer.hpp).
   static Result<DeviceNode> open(const DeviceRoot& root, unsigned index, int flags = O_RDWR);
 

@@ -10,7 +10,7 @@
 
 namespace qaic::driver {
 
-// When `yamaScopeFile` says 1 and the device publishes device/emu_pid, calls
+// When `yamaScopeFile` says 1 and the device publishes qaic-emu/pid, calls
 // prctl(PR_SET_PTRACER, emu_pid). Nothing to do (success) without Yama, at other scopes, or for
 // a real device (no emu_pid).
 Result<void> declareEmulatorPtracer(

@@ -45,7 +45,7 @@ struct Rig {
   uint64_t freeNsps() const {
     uint64_t total = 0;
     for (unsigned d : {0u, 1u}) {
-      auto v = driver::SysfsDevice(emu->root(), d).readU64("nsp_free");
+      auto v = driver::SysfsDevice(emu->root(), d).readU64("qaic-emu/nsp_free");
       total += v ? *v : 0;
     }
     return total;

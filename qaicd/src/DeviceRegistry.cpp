@@ -24,11 +24,11 @@ uint64_t readOr(const driver::SysfsDevice& sysfs, const char* name, uint64_t fal
 Resources readResources(const driver::SysfsDevice& sysfs, const char* suffix) {
   const std::string s = suffix;
   Resources r;
-  r.numNsp = static_cast<uint32_t>(readOr(sysfs, ("nsp_" + s).c_str()));
-  r.numMcid = static_cast<uint32_t>(readOr(sysfs, ("mcid_" + s).c_str()));
-  r.numSem = static_cast<uint32_t>(readOr(sysfs, ("sem_" + s).c_str()));
-  r.numVc = static_cast<uint32_t>(readOr(sysfs, ("vc_" + s).c_str()));
-  r.ddrSize = readOr(sysfs, ("dram_" + s).c_str()) * kMiB;
+  r.numNsp = static_cast<uint32_t>(readOr(sysfs, ("qaic-emu/nsp_" + s).c_str()));
+  r.numMcid = static_cast<uint32_t>(readOr(sysfs, ("qaic-emu/mcid_" + s).c_str()));
+  r.numSem = static_cast<uint32_t>(readOr(sysfs, ("qaic-emu/sem_" + s).c_str()));
+  r.numVc = static_cast<uint32_t>(readOr(sysfs, ("qaic-emu/vc_" + s).c_str()));
+  r.ddrSize = readOr(sysfs, ("qaic-emu/dram_" + s).c_str()) * kMiB;
   return r;
 }
 
@@ -107,17 +107,17 @@ void DeviceRegistry::rescan() {
 
 std::optional<Partition> DeviceRegistry::readPartition(uint32_t id) const {
   driver::SysfsDevice sysfs(root_, id);
-  auto parent = sysfs.readU64("device/partition/parent");
-  auto holder = sysfs.readU64("device/partition/holder_pid");
+  auto parent = sysfs.readU64("qaic-emu/partition/parent");
+  auto holder = sysfs.readU64("qaic-emu/partition/holder_pid");
   if (!parent || !holder) return std::nullopt;
   Partition p;
   p.id = id;
   p.device = static_cast<uint32_t>(*parent);
   p.holderPid = static_cast<pid_t>(*holder);
-  p.ownerUid = static_cast<uint32_t>(readOr(sysfs, "device/partition/owner_uid"));
-  p.ownerGid = static_cast<uint32_t>(readOr(sysfs, "device/partition/owner_gid"));
-  if (auto mode = sysfs.read("device/partition/mode")) p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
-  if (auto label = sysfs.read("device/partition/label")) p.label = *label;
+  p.ownerUid = static_cast<uint32_t>(readOr(sysfs, "qaic-emu/partition/owner_uid"));
+  p.ownerGid = static_cast<uint32_t>(readOr(sysfs, "qaic-emu/partition/owner_gid"));
+  if (auto mode = sysfs.read("qaic-emu/partition/mode")) p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
+  if (auto label = sysfs.read("qaic-emu/partition/label")) p.label = *label;
   p.resources = readResources(sysfs, "total");
   return p;
 }
@@ -246,7 +246,7 @@ std::vector<DeviceInfo> DeviceRegistry::deviceInfos() const {
   for (const auto& [index, node] : devices_) {
     DeviceInfo d;
     d.id = index;
-    auto status = node.sysfs().read("status");
+    auto status = node.sysfs().read("qaic-emu/status");
     d.status = status ? *status : "Gone";
     d.total = readResources(node.sysfs(), "total");
     d.free = readResources(node.sysfs(), "free");

@@ -12,7 +12,7 @@
 namespace qaic::util {
 
 // Present when the device is a partition (a derived device, id >= 100): its
-// device/partition/ files.
+// qaic-emu/partition/ files.
 struct PartitionOrigin {
   unsigned parent = 0;
   uint64_t ownerUid = 0, ownerGid = 0;

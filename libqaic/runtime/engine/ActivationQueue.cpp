@@ -164,7 +164,7 @@ void ActivationQueue::activate(uint32_t loadId) {
   if (!rc) {
     std::string detail = rc.message();
     if (rc.error() == ENOSPC) {
-      auto freeNsps = node_->sysfs().readU64("nsp_free");
+      auto freeNsps = node_->sysfs().readU64("qaic-emu/nsp_free");
       detail += "; the program needs " + std::to_string(layout_.numCores) + " NSP(s) per activation" +
                 (freeNsps ? ", the device has " + std::to_string(*freeNsps) + " free" : std::string());
     }

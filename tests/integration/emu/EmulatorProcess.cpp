@@ -71,7 +71,7 @@ EmulatorProcess::EmulatorProcess(const std::string& configJson) {
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   driver::SysfsDevice device(root(), 0);
   for (;;) {
-    auto pid = device.readU64("device/emu_pid");
+    auto pid = device.readU64("qaic-emu/pid");
     if (pid && std::filesystem::exists(root().nodePath(0))) {
       pid_ = static_cast<pid_t>(*pid);
       struct stat st {};
@@ -79,7 +79,7 @@ EmulatorProcess::EmulatorProcess(const std::string& configJson) {
       break;
     }
     if (std::chrono::steady_clock::now() > deadline)
-      fail("no accel0 with device/emu_pid under " + root_.string());
+      fail("no accel0 with qaic-emu/pid under " + root_.string());
     std::this_thread::sleep_for(20ms);
   }
 }

@@ -1,4 +1,4 @@
-// The fault files under sys/class/accel/accelN/device/fault/: a hung NSP, failed DMA, a reset
+// The fault files under sys/class/accel/accelN/qaic-emu/fault/: a hung NSP, failed DMA, a reset
 // and a surprise removal, each seen by the client as a timeout, a completion code or an errno.
 #include <unistd.h>
 
@@ -38,7 +38,7 @@ class FaultTest : public EmuTest {
     EmuTest::TearDown();
   }
   void fault(const std::string& file, const std::string& value) {
-    auto r = sysfs().write("device/fault/" + file, value);
+    auto r = sysfs().write("qaic-emu/fault/" + file, value);
     ASSERT_TRUE(r) << r.message();
   }
 
@@ -92,15 +92,15 @@ TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
   ASSERT_FALSE(lost) << "a request in flight survived the reset";
   EXPECT_EQ(lost.error(), EIO) << lost.message();
   EXPECT_EQ(window->deviceStatus(), DeviceStatus::Resetting);
-  auto status = sysfs().read("status");
+  auto status = sysfs().read("qaic-emu/status");
   ASSERT_TRUE(status);
   EXPECT_EQ(*status, "Ready");
-  auto hang = sysfs().read("device/fault/nsp_hang");
+  auto hang = sysfs().read("qaic-emu/fault/nsp_hang");
   ASSERT_TRUE(hang);
   EXPECT_EQ(*hang, "0") << "faults are cleared by a reset";
   // After a reset every activation is gone; a new client gets the whole device.
-  for (int i = 0; i < 500 && attribute("nsp_free") != kTestNsps; ++i) ::usleep(10000);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  for (int i = 0; i < 500 && attribute("qaic-emu/nsp_free") != kTestNsps; ++i) ::usleep(10000);
+  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
   auto fresh = openNode();
   auto dbc = [&]() -> Result<uint32_t> {
     if (auto r = loadProgram(fresh, relu_, 2); !r) return r.sysError();

@@ -10,20 +10,20 @@ namespace {
 using namespace qaic::driver;
 
 TEST_F(EmuTest, IdentityAndTotalsMatchTheConfiguredDevice) {
-  EXPECT_EQ(attribute("nsp_total"), kTestNsps);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
-  EXPECT_EQ(attribute("vc_total"), kTestDbcs);
-  EXPECT_EQ(attribute("vc_free"), kTestDbcs);
+  EXPECT_EQ(attribute("qaic-emu/nsp_total"), kTestNsps);
+  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute("qaic-emu/vc_total"), kTestDbcs);
+  EXPECT_EQ(attribute("qaic-emu/vc_free"), kTestDbcs);
   EXPECT_EQ(attribute("device/vendor"), 0x17cbu);
   EXPECT_EQ(attribute("device/device"), 0xa100u);
-  EXPECT_EQ(attribute("device/emu_pid"), static_cast<uint64_t>(emu_->pid()));
-  auto shm = sysfs().read("device/emu_shm_dir");
+  EXPECT_EQ(attribute("qaic-emu/pid"), static_cast<uint64_t>(emu_->pid()));
+  auto shm = sysfs().read("qaic-emu/shm_dir");
   ASSERT_TRUE(shm) << shm.message();
   EXPECT_TRUE(std::filesystem::is_directory(*shm)) << *shm;
   for (uint32_t i = 0; i < kTestDbcs; ++i) {
     auto state = sysfs().read("dbc" + std::to_string(i) + "_state");
     ASSERT_TRUE(state) << state.message();
-    EXPECT_EQ(*state, "idle");
+    EXPECT_EQ(*state, "0");
   }
   auto beyond = sysfs().read("dbc" + std::to_string(kTestDbcs) + "_state");
   ASSERT_FALSE(beyond);
@@ -34,26 +34,26 @@ TEST_F(EmuTest, AccountingFollowsActivationAndClose) {
   {
     auto node = openNode();
     const uint32_t dbc = activateRelu(node);
-    EXPECT_EQ(attribute("nsp_free"), kTestNsps - 1);
-    EXPECT_EQ(attribute("vc_free"), kTestDbcs - 1);
-    EXPECT_EQ(attribute("networks_active"), 1u);
+    EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps - 1);
+    EXPECT_EQ(attribute("qaic-emu/vc_free"), kTestDbcs - 1);
+    EXPECT_EQ(attribute("qaic-emu/networks_active"), 1u);
     auto state = sysfs().read("dbc" + std::to_string(dbc) + "_state");
     ASSERT_TRUE(state);
-    EXPECT_EQ(*state, "assigned");
+    EXPECT_EQ(*state, "1");
   }
   // Close is asynchronous behind FUSE's release; give it a bounded moment.
-  for (int i = 0; i < 500 && attribute("nsp_free") != kTestNsps; ++i) ::usleep(10000);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
-  EXPECT_EQ(attribute("vc_free"), kTestDbcs);
-  EXPECT_EQ(attribute("networks_active"), 0u);
+  for (int i = 0; i < 500 && attribute("qaic-emu/nsp_free") != kTestNsps; ++i) ::usleep(10000);
+  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute("qaic-emu/vc_free"), kTestDbcs);
+  EXPECT_EQ(attribute("qaic-emu/networks_active"), 0u);
 }
 
 TEST_F(EmuTest, AttributesAreReadOnlyExceptFaults) {
-  auto r = sysfs().write("nsp_free", "16");
+  auto r = sysfs().write("qaic-emu/nsp_free", "16");
   ASSERT_FALSE(r) << "nsp_free was writable";
   EXPECT_EQ(r.error(), EACCES) << r.message();
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
-  auto garbage = sysfs().write("device/fault/nsp_hang", "maybe");
+  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
+  auto garbage = sysfs().write("qaic-emu/fault/nsp_hang", "maybe");
   ASSERT_FALSE(garbage);
   EXPECT_EQ(garbage.error(), EINVAL);
 }
@@ -73,14 +73,14 @@ class TwoDevices : public EmuTest {
 
 TEST_F(TwoDevices, EachDeviceHasItsOwnNodeAndResources) {
   EXPECT_EQ(root().listDevices(), (std::vector<unsigned>{0, 1}));
-  EXPECT_EQ(SysfsDevice(root(), 0).readU64("nsp_total").value(), 2u);
-  EXPECT_EQ(SysfsDevice(root(), 1).readU64("nsp_total").value(), 3u);
+  EXPECT_EQ(SysfsDevice(root(), 0).readU64("qaic-emu/nsp_total").value(), 2u);
+  EXPECT_EQ(SysfsDevice(root(), 1).readU64("qaic-emu/nsp_total").value(), 3u);
   auto second = DeviceNode::open(root(), 1);
   ASSERT_TRUE(second) << second.message();
   ASSERT_TRUE(loadProgram(*second, relu_, 1));
   ASSERT_TRUE(activate(*second, 1, 0, 16, 0));
-  EXPECT_EQ(SysfsDevice(root(), 1).readU64("nsp_free").value(), 2u);
-  EXPECT_EQ(SysfsDevice(root(), 0).readU64("nsp_free").value(), 2u);
+  EXPECT_EQ(SysfsDevice(root(), 1).readU64("qaic-emu/nsp_free").value(), 2u);
+  EXPECT_EQ(SysfsDevice(root(), 0).readU64("qaic-emu/nsp_free").value(), 2u);
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ using namespace std::chrono_literals;
 TEST_F(LiveFaultTest, ResetMidFlightEndsTheRunnerAndTheDeviceServesAgain) {
   auto runner = startRunner({"--time", "30", "--submit-timeout", "1000", "--submit-retry-count", "0"}, "runner");
   ASSERT_TRUE(waitUntilActive(*runner));
-  writeSysfs("device/fault/reset", "1");
+  writeSysfs("qaic-emu/fault/reset", "1");
 
   const ChildExit e = runner->wait(10s);
   ASSERT_TRUE(e.ended) << "the runner hung after the reset";
@@ -29,7 +29,7 @@ TEST_F(LiveFaultTest, ResetMidFlightEndsTheRunnerAndTheDeviceServesAgain) {
   EXPECT_THAT(runner->err(), HasSubstr("qaic-runner: error: inference failed (QS_DEV_RESET): "));
   RecordProperty("runner_error", runner->err());
 
-  EXPECT_TRUE(pollUntil([&] { return readSysfs("status") == "Ready"; }, 5s)) << readSysfs("status").value_or("?");
+  EXPECT_TRUE(pollUntil([&] { return readSysfs("qaic-emu/status") == "Ready"; }, 5s)) << readSysfs("qaic-emu/status").value_or("?");
   EXPECT_TRUE(newRunSucceeds("after"));
 }
 
@@ -70,10 +70,10 @@ TEST_F(LiveFaultTest, RemovedDeviceAnswersDevRemovedToInferenceSetCalls) {
   set->putCompleted(h);
   ASSERT_EQ(set->getAvailable(h, 1'000'000), rt::QS_SUCCESS);
 
-  writeSysfs("device/fault/nsp_hang", "1");  // keeps the next request in flight until the removal
+  writeSysfs("qaic-emu/fault/nsp_hang", "1");  // keeps the next request in flight until the removal
   set->submit(h, 2);
   ASSERT_EQ(set->waitForCompletion(h, 200'000), rt::QS_TIMEDOUT) << "the device is hung";
-  writeSysfs("device/fault/remove", "1");
+  writeSysfs("qaic-emu/fault/remove", "1");
   EXPECT_EQ(set->waitForCompletion(h, 10'000'000), rt::QS_DEV_REMOVED) << h->getErrorMessage();
   EXPECT_FALSE(h->getErrorMessage().empty());
   RecordProperty("removed_error", h->getErrorMessage());

@@ -68,7 +68,7 @@ void LiveFaultTest::writeSysfs(const std::string& attribute, const std::string& 
 ResourceSnapshot LiveFaultTest::resources() const {
   ResourceSnapshot snapshot;
   for (const char* attribute : {"nsp_free", "vc_free", "dram_free"})
-    snapshot[attribute] = readSysfs(attribute).value_or("<unreadable>");
+    snapshot[attribute] = readSysfs(std::string("qaic-emu/") + attribute).value_or("<unreadable>");
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(emulator_->root().sysfsPath(0), ec)) {
     const std::string name = entry.path().filename().string();
@@ -86,7 +86,7 @@ std::unique_ptr<ChildProcess> LiveFaultTest::startRunner(const std::vector<std::
 
 ::testing::AssertionResult LiveFaultTest::waitUntilActive(ChildProcess& runner) {
   const bool active = pollUntil([&] {
-    const auto n = readSysfs("networks_active");
+    const auto n = readSysfs("qaic-emu/networks_active");
     return (n && *n != "0") || runner.wait(std::chrono::milliseconds(0)).ended;
   }, std::chrono::seconds(20));
   if (runner.wait(std::chrono::milliseconds(0)).ended)

@@ -32,7 +32,7 @@ bool isMounted(const std::string& path) {
 TEST_F(LiveFaultTest, EmulatorKilledMidInferenceFailsTheClientAndAFreshEmulatorServes) {
   auto runner = startRunner({"--time", "30", "--submit-timeout", "1000", "--submit-retry-count", "0"}, "runner");
   ASSERT_TRUE(waitUntilActive(*runner));
-  const auto deadShm = readSysfs("device/emu_shm_dir");
+  const auto deadShm = readSysfs("qaic-emu/shm_dir");
   ASSERT_TRUE(deadShm.has_value());
   const std::string deadRoot = root();
   const pid_t deadPid = emulator_->pid();

@@ -88,7 +88,7 @@ TEST_F(QaicdTest, EveryMalformedRequestGetsItsErrorAndTheDaemonServesOn) {
   EXPECT_NE(binary->find("EINVAL"), std::string::npos);
   // The same connection still works, and nothing was reserved.
   EXPECT_TRUE(client.hello());
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps);
+  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kDeviceNsps);
   EXPECT_TRUE(partitionNodes().empty());
 }
 

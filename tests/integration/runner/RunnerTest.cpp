@@ -300,7 +300,7 @@ TEST_F(RunnerTest, DeviceRemovedMidRunExitsFour) {
   ::setenv("QAIC_ROOT", doomed.root().path().c_str(), 1);
   std::thread remover([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    std::ofstream(doomed.root().sysfsPath(0) / "device/fault/remove") << "1";
+    std::ofstream(doomed.root().sysfsPath(0) / "qaic-emu/fault/remove") << "1";
   });
   ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (suiteDir() / "regular").string(), "--time", "20",
                                                       "--submit-timeout", "1000", "--submit-retry-count", "0"});

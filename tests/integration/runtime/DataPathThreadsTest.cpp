@@ -106,7 +106,7 @@ TEST_F(DataPathThreadsTest, FailureFoundInsideSubmitIsReportedOnAPipelineThread)
     set->putCompleted(h);
   }
   // The window's status register now says "removed": the upload inside submit() fails.
-  writeSysfs("device/fault/remove", "1");
+  writeSysfs("qaic-emu/fault/remove", "1");
   shInferenceHandle h;
   ASSERT_EQ(set->getAvailable(h, 30'000'000), QS_SUCCESS);
   h->setBuffers({heapBuffer(x), heapBuffer(y)});
