@@ -3,14 +3,17 @@
 #include <setjmp.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
 namespace qaic::emu {
 namespace {
 
-// Where the faulting copy of this thread resumes; null outside a guarded copy.
-thread_local sigjmp_buf* resumeAt = nullptr;
+// Where the faulting copy of this thread resumes; null outside a guarded copy. Volatile, and
+// fenced below, so that the compiler neither drops the store before the copy (nothing it can see
+// reads it) nor moves it past the copy.
+thread_local sigjmp_buf* volatile resumeAt = nullptr;
 struct sigaction previousAction {};
 
 // A SIGBUS inside a guarded copy resumes it; any other goes where it went before (a
@@ -46,7 +49,9 @@ bool guardedCopy(void* to, const void* from, std::size_t bytes) {
     return false;
   }
   resumeAt = &resume;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   std::memcpy(to, from, bytes);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   resumeAt = nullptr;
   return true;
 }

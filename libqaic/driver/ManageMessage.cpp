@@ -41,6 +41,14 @@ std::optional<PartitionResponse> PassthroughReply::partition() const {
   return r;
 }
 
+std::optional<DeviceStatusResponse> PassthroughReply::deviceStatus() const {
+  DeviceStatusResponse r;
+  if (data.size() != sizeof(r)) return std::nullopt;
+  std::memcpy(&r, data.data(), sizeof(r));
+  if (r.magic != kDeviceStatusMagic || r.version != kDeviceStatusVersion) return std::nullopt;
+  return r;
+}
+
 void ManageMessageBuilder::reserve(std::size_t size, const char* what) const {
   if (size > buffer_.bytes.size() - buffer_.len)
     throw ManageMessageError(std::string("manage message: ") + what + " transaction of " +
@@ -78,6 +86,13 @@ ManageMessageBuilder& ManageMessageBuilder::resourceGroup(const ResourceGroupReq
 }
 
 ManageMessageBuilder& ManageMessageBuilder::partition(const PartitionRequest& request) {
+  return passthrough(std::as_bytes(std::span(&request, 1)));
+}
+
+ManageMessageBuilder& ManageMessageBuilder::deviceStatus() {
+  DeviceStatusRequest request{};
+  request.magic = kDeviceStatusMagic;
+  request.version = kDeviceStatusVersion;
   return passthrough(std::as_bytes(std::span(&request, 1)));
 }
 

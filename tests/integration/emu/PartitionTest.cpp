@@ -137,6 +137,14 @@ TEST_F(PartitionTest, ActivationsInsideAPartitionCannotExceedIt) {
   ASSERT_TRUE(fits) << fits.message();
   EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/nsp_free"), 1u);
   EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/networks_active"), 1u);
+  // The firmware's status query on the partition's node reports the partition.
+  auto report = queryDeviceStatus(*inside);
+  ASSERT_TRUE(report) << report.message();
+  EXPECT_EQ(report->nspTotal, 2u);
+  EXPECT_EQ(report->nspFree, 1u);
+  EXPECT_EQ(report->vcTotal, 1u);
+  EXPECT_EQ(report->networksActive, 1u);
+  EXPECT_EQ(report->ddrTotalBytes, 256ull << 20);
   // The partition has one VC, now in use, though the device has more.
   ASSERT_TRUE(loadProgram(*inside, relu_, 3));
   auto secondVc = activate(*inside, 3, 0, 16, 0);

@@ -48,6 +48,37 @@ TEST_F(EmuTest, AccountingFollowsActivationAndClose) {
   EXPECT_EQ(attribute("qaic-emu/networks_active"), 0u);
 }
 
+// The firmware's answer to the MANAGE status query carries the same figures qaic-emu/ shows, and
+// a real card's tools read them from there (as qaic-util and qaicd do).
+TEST_F(EmuTest, StatusQueryReportsTheFiguresOfTheDevice) {
+  auto node = openNode();
+  const uint32_t dbc = activateRelu(node);
+  auto report = queryDeviceStatus(node);
+  ASSERT_TRUE(report) << report.message();
+  EXPECT_EQ(report->status, 0);
+  EXPECT_EQ(report->firmwareState, static_cast<uint32_t>(FirmwareState::Ready));
+  EXPECT_EQ(report->nspTotal, kTestNsps);
+  EXPECT_EQ(report->nspFree, kTestNsps - 1);
+  EXPECT_EQ(report->vcTotal, kTestDbcs);
+  EXPECT_EQ(report->vcFree, kTestDbcs - 1);
+  EXPECT_EQ(report->ddrTotalBytes / (1 << 20), attribute("qaic-emu/dram_total"));
+  EXPECT_EQ(report->ddrFreeBytes / (1 << 20), attribute("qaic-emu/dram_free"));
+  EXPECT_EQ(report->mcidTotal, attribute("qaic-emu/mcid_total"));
+  EXPECT_EQ(report->semFree, attribute("qaic-emu/sem_free"));
+  EXPECT_EQ(report->networksLoaded, 1u);
+  EXPECT_EQ(report->networksActive, 1u);
+  EXPECT_EQ(report->nspFrequencyMhz, attribute("qaic-emu/nsp_frequency_mhz"));
+  EXPECT_EQ(std::string(report->fwVersion), sysfs().read("qaic-emu/fw_version").value());
+  EXPECT_EQ(std::string(report->sku), sysfs().read("qaic-emu/sku").value());
+  ASSERT_TRUE(deactivate(node, dbc));
+  EXPECT_EQ(queryDeviceStatus(node)->nspFree, kTestNsps);
+}
+
+TEST_F(EmuTest, MainlinePciCountersReadZero) {
+  for (const char* name : {"device/ce_count", "device/ue_count", "device/ue_nonfatal_count"})
+    EXPECT_EQ(attribute(name), 0u) << name;
+}
+
 TEST_F(EmuTest, AttributesAreReadOnlyExceptFaults) {
   auto r = sysfs().write("qaic-emu/nsp_free", "16");
   ASSERT_FALSE(r) << "nsp_free was writable";
