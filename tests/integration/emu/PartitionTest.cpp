@@ -2,6 +2,7 @@
 // resources off a device; the partition appears as accel<id>, only its owner may open it, its
 // activations cannot exceed it, and it ends by removal or a device reset. Devices also come at
 // run time through sys/bus/qaic-emu/add_device.
+#include <drm.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <grp.h>
@@ -137,6 +138,14 @@ TEST_F(PartitionTest, ActivationsInsideAPartitionCannotExceedIt) {
   ASSERT_TRUE(fits) << fits.message();
   EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/nsp_free"), 1u);
   EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/networks_active"), 1u);
+  // The DRM core answers on the partition's node as on its parent's.
+  drm_version version{};
+  ASSERT_TRUE(inside->rawIoctl(DRM_IOCTL_VERSION, &version, "VERSION"));
+  EXPECT_EQ(version.name_len, 4u);
+  char unique[16] = {};
+  drm_unique u{sizeof unique, unique};
+  ASSERT_TRUE(inside->rawIoctl(DRM_IOCTL_GET_UNIQUE, &u, "GET_UNIQUE"));
+  EXPECT_EQ(std::string(unique, u.unique_len), "0000:01:00.0") << "the parent's PCI function";
   // The firmware's status query on the partition's node reports the partition.
   auto report = queryDeviceStatus(*inside);
   ASSERT_TRUE(report) << report.message();
