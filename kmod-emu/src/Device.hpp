@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,19 @@ struct IoctlCall {
   void* out = nullptr;
   std::size_t outSize = 0;
 };
+
+// The fixed argument of an ioctl as its handler reads and answers it (the dispatch sized both
+// buffers to the handler's own struct).
+template <typename T>
+T argIn(const IoctlCall& c) {
+  T v;
+  std::memcpy(&v, c.in, sizeof v);
+  return v;
+}
+template <typename T>
+void argOut(const IoctlCall& c, const T& v) {
+  std::memcpy(c.out, &v, sizeof v);
+}
 
 class Device final : public ChannelHost {
  public:

@@ -14,17 +14,6 @@ namespace {
 
 using driver::RequestElement;
 
-template <typename T>
-T argIn(const IoctlCall& c) {
-  T v;
-  std::memcpy(&v, c.in, sizeof v);
-  return v;
-}
-template <typename T>
-void argOut(const IoctlCall& c, const T& v) {
-  std::memcpy(c.out, &v, sizeof v);
-}
-
 bool semValid(const qaic_sem& s) {
   return s.pad == 0 && s.val <= driver::kSemaphoreMax && s.index < driver::kSemaphoresPerDbc &&
          s.cmd <= QAIC_SEM_WAIT_GT_0 &&

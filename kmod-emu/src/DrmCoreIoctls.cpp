@@ -28,17 +28,6 @@ struct drm_set_client_name {
 namespace qaic::emu {
 namespace {
 
-template <typename T>
-T argIn(const IoctlCall& c) {
-  T v;
-  std::memcpy(&v, c.in, sizeof v);
-  return v;
-}
-template <typename T>
-void argOut(const IoctlCall& c, const T& v) {
-  std::memcpy(c.out, &v, sizeof v);
-}
-
 // drm_ioctl_desc flags (include/drm/drm_ioctl.h).
 constexpr unsigned kAuth = 1u << 0;
 constexpr unsigned kMaster = 1u << 1;

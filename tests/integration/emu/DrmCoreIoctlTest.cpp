@@ -189,8 +189,7 @@ class DrmCoreUnprivilegedTest : public EmuTest {
 TEST_F(DrmCoreUnprivilegedTest, RootOnlyAndAuthenticatedIoctlsAreEaccesForOthers) {
   const ExitStatus child = runInChild(
       [&] {
-        const passwd* pw = ::getpwnam("nobody");
-        if (::setgroups(0, nullptr) != 0 || ::setgid(pw->pw_gid) != 0 || ::setuid(pw->pw_uid) != 0) return 90;
+        becomeUser("nobody");
         auto node = DeviceNode::open(root(), 0);
         if (!node) return 10;
         std::vector<std::byte> arg(256);

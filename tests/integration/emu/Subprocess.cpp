@@ -1,7 +1,9 @@
 #include "Subprocess.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
@@ -117,6 +119,13 @@ ProgramOutput runProgramCapturingStdout(const std::vector<std::string>& argv, co
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   result.status = reap(pid, std::max(left, std::chrono::milliseconds(1000)));
   return result;
+}
+
+void becomeUser(const char* user) {
+  const passwd* pw = ::getpwnam(user);
+  if (pw == nullptr || ::setgroups(0, nullptr) != 0 || ::setgid(pw->pw_gid) != 0 ||
+      ::setuid(pw->pw_uid) != 0 || ::getuid() == 0)
+    ::_exit(kSetuidFailed);
 }
 
 ExitStatus runInChild(const std::function<int()>& body, std::chrono::milliseconds timeout) {

@@ -35,6 +35,12 @@ struct ProgramOutput {
 ProgramOutput runProgramCapturingStdout(const std::vector<std::string>& argv, const std::string& logFile,
                                         std::chrono::milliseconds timeout);
 
+// What becomeUser exits with when it cannot become the user.
+inline constexpr int kSetuidFailed = 90;
+
+// In a forked child: drop the groups, gid and uid to those of `user`, or _exit(kSetuidFailed).
+void becomeUser(const char* user);
+
 // Forks; the child runs `body` and _exits with its result (a C++ exception is exit code 99).
 // The parent kills the child after `timeout`.
 ExitStatus runInChild(const std::function<int()>& body, std::chrono::milliseconds timeout);

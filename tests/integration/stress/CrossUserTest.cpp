@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "EmuTest.hpp"
 #include "Subprocess.hpp"
@@ -27,19 +28,26 @@ namespace {
 using namespace qaic::driver;
 using namespace std::chrono_literals;
 
-constexpr int kSetuidFailed = 90;
-
-// In a child: drop groups, gid and uid to `user`'s, or _exit(kSetuidFailed).
-void becomeUser(const char* user) {
-  const passwd* pw = ::getpwnam(user);
-  if (pw == nullptr || ::setgroups(0, nullptr) != 0 || ::setgid(pw->pw_gid) != 0 ||
-      ::setuid(pw->pw_uid) != 0 || ::getuid() == 0)
-    ::_exit(kSetuidFailed);
-}
-
 uid_t uidOf(const char* user) {
   const passwd* pw = ::getpwnam(user);
   return pw != nullptr ? pw->pw_uid : 0;
+}
+
+// The first `count` lines a child writes to `fd`, waiting up to 15 s for each read; fewer when
+// it wrote fewer.
+std::vector<std::string> readLines(int fd, std::size_t count) {
+  std::string text;
+  char buffer[512];
+  for (pollfd p{fd, POLLIN, 0};
+       static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) < count && ::poll(&p, 1, 15'000) == 1;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  std::vector<std::string> lines;
+  for (std::size_t start = 0, end; lines.size() < count && (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(text.substr(start, end - start));
+  return lines;
 }
 
 // True when open(path) is refused with EACCES.
@@ -141,17 +149,9 @@ TEST_F(CrossUserTest, TwoUnprivilegedUsersCannotOpenEachOthersFiles) {
   });
 
   // The write end stays open here until the end: the child may not have been forked yet.
-  std::string text;
-  char buffer[512];
-  for (pollfd p{paths[0], POLLIN, 0}; std::count(text.begin(), text.end(), '\n') < 2 && ::poll(&p, 1, 15'000) == 1;) {
-    const ssize_t n = ::read(paths[0], buffer, sizeof buffer);
-    if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  const auto newline = text.find('\n');
-  const std::string window = newline == std::string::npos ? "" : text.substr(0, newline);
-  const std::string boFile =
-      newline == std::string::npos ? "" : text.substr(newline + 1, text.find('\n', newline + 1) - newline - 1);
+  const auto lines = readLines(paths[0], 2);
+  const std::string window = lines.size() == 2 ? lines[0] : "";
+  const std::string boFile = lines.size() == 2 ? lines[1] : "";
 
   ExitStatus stranger;
   if (!window.empty() && !boFile.empty()) {
@@ -214,17 +214,9 @@ TEST_F(CrossUserTest, AnotherUidCannotImportAUsersBufferByItsDescriptorNumber) {
         60s);
   });
 
-  std::string text;
-  char buffer[512];
-  for (pollfd p{ready[0], POLLIN, 0}; std::count(text.begin(), text.end(), '\n') < 2 && ::poll(&p, 1, 15'000) == 1;) {
-    const ssize_t n = ::read(ready[0], buffer, sizeof buffer);
-    if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  const auto newline = text.find('\n');
-  const std::string exporterPid = newline == std::string::npos ? "" : text.substr(0, newline);
-  const std::string boFile =
-      newline == std::string::npos ? "" : text.substr(newline + 1, text.find('\n', newline + 1) - newline - 1);
+  const auto lines = readLines(ready[0], 2);
+  const std::string exporterPid = lines.size() == 2 ? lines[0] : "";
+  const std::string boFile = lines.size() == 2 ? lines[1] : "";
 
   ExitStatus guesser;
   if (!exporterPid.empty() && !boFile.empty()) {
