@@ -1,6 +1,7 @@
 #include "EmuIoctlSeeds.hpp"
 
 #include <drm.h>
+#include <fcntl.h>
 
 #include "EmuIoctlInput.hpp"
 #include "TestProgram.hpp"
