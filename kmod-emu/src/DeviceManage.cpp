@@ -467,7 +467,7 @@ int Device::deactivate(OpenFile& f, uint32_t dbcId) {
     act = detachActivation(f, dbcId);
   }
   if (!act) return EINVAL;
-  stopChannel(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
+  retire(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
   boChanged_.notify_all();
   return 0;
 }

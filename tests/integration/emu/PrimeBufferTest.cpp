@@ -131,6 +131,30 @@ TEST_F(PrimeBufferTest, ClosedBoThatIsSlicedAndQueuedCompletesThenGoesWithItsSli
       << "BOs that still have handles stay";
 }
 
+// The end of an activation detaches the BOs sliced to it (release_dbc): they serve the next one.
+TEST_F(PrimeBufferTest, BosOfAnEndedActivationCanBeSlicedAgain) {
+  auto node = openNode();
+  const uint32_t first = activateRelu(node, 1);
+  InferenceRig rig(node, *image_, 0, first);
+  rig.attachAll();
+  ASSERT_TRUE(deactivate(node, first));
+  const uint32_t second = activateRelu(node, 2);
+  auto image = container::QpcImage::fromBytes(relu_, "relu");
+  // The same BOs, attached to the new DBC through a rig that adopts their handles.
+  InferenceRig again(node, *image, 0, second);
+  for (const char* name : {"request descriptor", "x", "y", "response descriptor"})
+    again.useHandle(name, rig.slot(name).handle);
+  again.attachAll();
+  const auto x = reluInput();
+  std::memcpy(rig.buffer("x").data(), x.data(), x.size() * sizeof(float));
+  rig.writeRequestDescriptor(1);
+  auto submitted = node.execute(second, again.executeEntries());
+  ASSERT_TRUE(submitted) << submitted.message();
+  auto done = node.waitBo(again.lastHandle(), second, 20000);
+  ASSERT_TRUE(done) << done.message();
+  expectRelu(x, rig.buffer("y"));
+}
+
 TEST_F(PrimeBufferTest, AnExportOutlivesTheHandleAndMapsTheSameMemory) {
   auto node = openNode();
   auto bo = BufferObject::create(node, 8192);
