@@ -310,12 +310,10 @@ void ActivationQueue::worker() {
 
 // ---- Submission: preprocess, upload (request elements + doorbell) ------------------------------
 
-std::span<const std::byte> ActivationQueue::userBytes(const QBuffer& buffer, const std::string& name) const {
+std::span<const std::byte> ActivationQueue::userBytes(const QBuffer& buffer, const DmaBufferImpl* dma,
+                                                     const std::string& name) const {
   if (buffer.type == QBUFFER_TYPE_DMABUF) {
-    auto dma = context_.findDmaBuffer(buffer.handle);
-    if (!dma)
-      throw Error(QS_INVAL, "buffer '" + name + "': DMA handle " + std::to_string(buffer.handle) +
-                                " is not a live DMA buffer of this context");
+    if (dma == nullptr) throw Error(QS_INVAL, "buffer '" + name + "': DMA handle not resolved");
     if (buffer.offset > dma->size() || buffer.size > dma->size() - buffer.offset)
       throw Error(QS_BUFFER_SIZE, "buffer '" + name + "': offset " + std::to_string(buffer.offset) +
                                       " + size " + std::to_string(buffer.size) + " exceed the DMA buffer's " +
@@ -331,6 +329,10 @@ void ActivationQueue::chooseDirect(HandleImpl& h) {
   const std::size_t n = layout_.buffers.size();
   h.work.direct.assign(n, 0);
   h.work.directBytes.assign(n, 0);
+  h.work.dma.assign(n, nullptr);
+  for (std::size_t i = 0; i < n; ++i)
+    if (h.present[i] && h.buffers[i].type == QBUFFER_TYPE_DMABUF)
+      h.work.dma[i] = context_.dmaBufferOn(h.buffers[i].handle, node_, "buffer '" + layout_.buffers[i].name + "'");
   if (!config_.zeroCopy) return;
   uint32_t dbcId = 0, generation = 0;
   {
@@ -349,8 +351,9 @@ void ActivationQueue::chooseDirect(HandleImpl& h) {
                           b.deviceFormat.elementType == b.userType &&
                           !(b.userLayout == ir::UserLayout::NHWC && h.submittedDims[i].size() == 4);
     if (!identity || (!b.isInput && layout_.rules[i].isPartialAllowed)) continue;
-    auto dma = std::dynamic_pointer_cast<DmaBufferImpl>(context_.findDmaBuffer(q.handle));
-    if (!dma || dma->node() != node_.get()) continue;
+    // Another device's buffer, a memfd or any dma-buf was imported into this device: the
+    // transfer reads or writes the same pages.
+    const auto& dma = h.work.dma[i];
     const uint64_t bytes = kernels::userBufferBytes(toIrDims(h.submittedDims[i]), b.userType);
     if (q.offset > dma->size() || bytes > dma->size() - q.offset || q.offset + bytes > UINT32_MAX) continue;
     if (!dma->attachTo(this, generation, dbcId, b.isInput ? QAIC_DIR_TO_DEVICE : QAIC_DIR_FROM_DEVICE)) continue;
@@ -366,7 +369,7 @@ void ActivationQueue::preprocess(HandleImpl& h) {
     if (deviceBytes(b, h.submittedDims[i]) > b.deviceSize)
       throw Error(QS_BUFFER_DIMS, "buffer '" + b.name + "': dims " + formatDims(h.submittedDims[i]) +
                                       " need more device memory than the program reserved");
-    const auto user = userBytes(h.buffers[i], b.name);
+    const auto user = userBytes(h.buffers[i], h.work.dma[i].get(), b.name);
     kernels::UserBufferView view{b.name, b.userType, b.userLayout, toIrDims(h.submittedDims[i])};
     std::span<std::byte> device(h.inputBo->data() + b.stagingOffset, b.deviceSize);
     try {
@@ -591,7 +594,7 @@ void ActivationQueue::postprocess(HandleImpl& h) {
     const StagedBuffer& b = layout_.buffers[i];
     if (b.isInput || !h.present[i]) continue;
     const IoDims dims = info.present[i] ? info.dims[i] : h.submittedDims[i];
-    const auto user = userBytes(h.buffers[i], b.name);
+    const auto user = userBytes(h.buffers[i], h.work.dma[i].get(), b.name);
     const std::size_t needed = kernels::userBufferBytes(toIrDims(dims), b.userType);
     if (needed > user.size())
       throw Error(QS_BUFFER_SIZE, "output '" + b.name + "': the program produced dims " + formatDims(dims) +

@@ -132,7 +132,9 @@ class ActivationQueue {
   void preprocess(HandleImpl& handle);
   void upload(HandleImpl& handle, Clock::time_point preprocessed);
   void postprocess(HandleImpl& handle);
-  std::span<const std::byte> userBytes(const QBuffer& buffer, const std::string& name) const;
+  // The bytes a QBuffer names: heap memory, or `dma` (the DMA buffer resolved for it).
+  std::span<const std::byte> userBytes(const QBuffer& buffer, const DmaBufferImpl* dma,
+                                       const std::string& name) const;
   void attachStaging(HandleImpl& handle, uint32_t dbcId);
 
   // Completion side (CompletionEngine thread).

@@ -6,6 +6,8 @@
 #include "ContextImpl.hpp"
 #include "DmaBufferImpl.hpp"
 
+#include <drm.h>
+
 namespace qaic::rt {
 
 std::shared_ptr<Context> Context::Factory(const QAicContextProperties* properties,
@@ -49,7 +51,12 @@ std::shared_ptr<DmaBuffer> Context::allocateDmaBuffer(QID device, std::size_t si
     throw Error(bo.error() == ENOMEM || bo.error() == ENOSPC ? QS_NO_RESOURCES : QS_ERROR,
                 "allocateDmaBuffer(" + std::to_string(size) + " bytes) on device " +
                     std::to_string(device) + ": " + bo.message());
-  auto buffer = std::make_shared<engine::DmaBufferImpl>(node, std::move(bo.value()), impl_, device);
+  auto exported = node->primeHandleToFd(bo->handle(), DRM_CLOEXEC | DRM_RDWR);
+  if (!exported)
+    throw Error(QS_ERROR, "allocateDmaBuffer(" + std::to_string(size) + " bytes) on device " +
+                              std::to_string(device) + ": " + exported.message());
+  auto buffer = std::make_shared<engine::DmaBufferImpl>(node, std::move(bo.value()),
+                                                        std::move(exported.value()), impl_, device);
   impl_->registerDmaBuffer(buffer->fd(), buffer);
   return buffer;
 }

@@ -14,6 +14,7 @@
 
 #include <qaic/InferenceSet.hpp>
 
+#include "DmaBufferImpl.hpp"
 #include "HandleState.hpp"
 #include "ProgramLayout.hpp"
 #include "driver/BufferObject.hpp"
@@ -86,6 +87,9 @@ class HandleImpl {
     Clock::time_point completedAt{};
     std::vector<uint64_t> direct;       // zero copy: see RequestPlan::direct
     std::vector<uint64_t> directBytes;
+    // The DMA buffer of each DMA QBuffer, resolved on this activation's device (an import for
+    // another device's buffer or a foreign dma-buf), held until the next submission.
+    std::vector<std::shared_ptr<DmaBufferImpl>> dma;
   } work;
 
   // Staging on the device; the BOs live as long as the set's device file.

@@ -1,5 +1,7 @@
 #include "SetImpl.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 
 #include "ContextImpl.hpp"
@@ -217,9 +219,10 @@ void SetImpl::submit(const shInferenceHandle& handle, uint64_t requestId, Notify
       if (!entries[i].present) continue;
       const std::string& bufferName = layout_.buffers[i].name;
       if (b.type == QBUFFER_TYPE_DMABUF) {
-        if (!context().findDmaBuffer(b.handle))
+        // A buffer of this context, or any dma-buf descriptor: the activation imports it.
+        if (!context().findDmaBuffer(b.handle) && ::fcntl(b.handle, F_GETFD) < 0)
           throw Error(QS_INVAL, "submit: buffer '" + bufferName + "': DMA handle " + std::to_string(b.handle) +
-                                    " is not a live DMA buffer of this context");
+                                    " is neither a live DMA buffer of this context nor an open descriptor");
       } else if (b.type != QBUFFER_TYPE_HEAP) {
         throw Error(QS_INVAL, "submit: buffer '" + bufferName + "': unknown QBuffer type " +
                                   std::to_string(static_cast<uint32_t>(b.type)));
