@@ -13,7 +13,7 @@ Result<DeviceNode> DeviceNode::open(const DeviceRoot& root, unsigned index, int 
   UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC));
   if (!fd) return SysError{errno, "open " + path};
   drmVersionPtr version = drmGetVersion(fd.get());
-  if (version == nullptr) return SysError{errno, "DRM_IOCTL_VERSION " + path};
+  if (version == nullptr) return SysError{errno, "open " + path + ": not a qaic node (no DRM driver answers DRM_IOCTL_VERSION)"};
   const std::string driver(version->name, static_cast<std::size_t>(version->name_len));
   drmFreeVersion(version);
   if (driver != "qaic") return SysError{ENODEV, "open " + path + ": its driver is '" + driver + "', not qaic"};

@@ -29,6 +29,14 @@ struct PerfCounter {
   uint32_t executionIndex = 0;  // the stage's position in the pipeline
 };
 
+// What the last completed inference moved: bytes the runtime copied on the host (converting the
+// user's inputs into its staging buffers, the outputs out of them) and bytes the device read or
+// wrote in the user's DMA buffers in place, with no copy on the host.
+struct TransferCounts {
+  uint64_t hostCopiedBytes = 0;
+  uint64_t inPlaceBytes = 0;
+};
+
 class InferenceHandle {
  public:
   ~InferenceHandle();
@@ -60,6 +68,8 @@ class InferenceHandle {
   // device", "3. execution time", "4. output transfer from a device", "5. output postprocessing"
   // and "0. queue wait" (submit() until a pipeline thread took it).
   std::map<std::string, PerfCounter> getPerformanceCounts() const;
+  // The bytes of the last completed inference that the host copied, and those used in place.
+  TransferCounts getTransferCounts() const;
 
   engine::HandleImpl& impl() const { return *impl_; }
   explicit InferenceHandle(std::unique_ptr<engine::HandleImpl> impl);

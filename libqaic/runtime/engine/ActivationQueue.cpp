@@ -377,6 +377,7 @@ void ActivationQueue::preprocess(HandleImpl& h) {
     } catch (const kernels::FormatError& e) {
       throw Error(QS_BUFFER_SIZE, std::string("preprocess: ") + e.what());
     }
+    h.work.hostCopiedBytes += deviceBytes(b, h.submittedDims[i]);
   }
 }
 
@@ -616,6 +617,7 @@ void ActivationQueue::postprocess(HandleImpl& h) {
     } catch (const kernels::FormatError& e) {
       throw Error(QS_DEVICE_ERROR, std::string("postprocess: ") + e.what());
     }
+    h.work.hostCopiedBytes += needed;
     h.work.outputDims[i] = dims;
   }
   h.work.stages[static_cast<std::size_t>(Stage::Postprocess)] = Clock::now() - downloaded;

@@ -137,4 +137,9 @@ std::map<std::string, PerfCounter> InferenceHandle::getPerformanceCounts() const
   return engine::performanceCounts(impl_->stages);
 }
 
+TransferCounts InferenceHandle::getTransferCounts() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->transfers;
+}
+
 }  // namespace qaic::rt

@@ -76,6 +76,7 @@ class HandleImpl {
   QStatus status = QS_SUCCESS;
   std::string errorMessage;
   StageDurations stages{};
+  TransferCounts transfers{};
   Clock::time_point submittedAt{};
 
   // Written only by the pipeline while the handle is Submitted; SetImpl::finished publishes it
@@ -87,6 +88,7 @@ class HandleImpl {
     Clock::time_point completedAt{};
     std::vector<uint64_t> direct;       // zero copy: see RequestPlan::direct
     std::vector<uint64_t> directBytes;
+    uint64_t hostCopiedBytes = 0;       // converted into and out of the staging buffers
     // The DMA buffer of each DMA QBuffer, resolved on this activation's device (an import for
     // another device's buffer or a foreign dma-buf), held until the next submission.
     std::vector<std::shared_ptr<DmaBufferImpl>> dma;

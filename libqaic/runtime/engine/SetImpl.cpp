@@ -273,6 +273,9 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
     h.errorMessage = message;
     h.stages = h.work.stages;
     h.outputDims = h.work.outputDims;
+    h.transfers.hostCopiedBytes = h.work.hostCopiedBytes;
+    h.transfers.inPlaceBytes = 0;
+    for (uint64_t bytes : h.work.directBytes) h.transfers.inPlaceBytes += bytes;
     h.state.complete();
     --inFlight_;
     if (h.viaNotify) {
