@@ -154,14 +154,16 @@ int Device::ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call) {
   if (!(_IOC_DIR(cmd) & _IOC_DIR(entry.cmd) & _IOC_WRITE)) inSize = 0;
   if (!(_IOC_DIR(cmd) & _IOC_DIR(entry.cmd) & _IOC_READ)) outSize = 0;
   std::vector<std::byte> data(std::max({inSize, outSize, driverSize}));
-  std::memcpy(data.data(), call.in, std::min(inSize, call.inSize));
+  // A call without an argument buffer (size 0) has a null pointer: memcpy may not see it.
+  if (const std::size_t n = std::min(inSize, call.inSize); n != 0) std::memcpy(data.data(), call.in, n);
   IoctlCall normalized = call;
   normalized.in = data.data();
   normalized.inSize = data.size();
   normalized.out = data.data();
   normalized.outSize = data.size();
   const int err = (this->*entry.handler)(file, normalized);
-  if (err == 0) std::memcpy(call.out, data.data(), std::min(outSize, call.outSize));
+  if (const std::size_t n = std::min(outSize, call.outSize); err == 0 && n != 0)
+    std::memcpy(call.out, data.data(), n);
   return err;
 }
 
