@@ -304,15 +304,6 @@ const std::vector<std::string> kPciNames = {"device/vendor", "device/device", "d
 const std::vector<std::string> kPartitionFiles = {"parent", "owner_uid",  "owner_gid",
                                                   "mode",   "holder_pid", "label"};
 
-const char* firmwareStateName(uint32_t state) {
-  switch (static_cast<driver::FirmwareState>(state)) {
-    case driver::FirmwareState::Initializing: return "Initializing";
-    case driver::FirmwareState::Ready: return "Ready";
-    case driver::FirmwareState::Error: return "Error";
-  }
-  return "Error";
-}
-
 template <std::size_t N>
 void copyText(char (&to)[N], const std::string& from) {
   std::memset(to, 0, N);
@@ -322,7 +313,7 @@ void copyText(char (&to)[N], const std::string& from) {
 // A figure of the report as its qaic-emu/ file shows it; nullopt for another name.
 std::optional<std::string> renderFigure(const driver::DeviceStatusResponse& r, const std::string& name) {
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "status") return std::string(firmwareStateName(r.firmwareState)) + "\n";
+  if (name == "status") return std::string(driver::firmwareStateName(r.firmwareState)) + "\n";
   if (name == "nsp_total") return n(r.nspTotal);
   if (name == "nsp_free") return n(r.nspFree);
   if (name == "vc_total") return n(r.vcTotal);

@@ -330,6 +330,15 @@ enum class PartitionResource : uint32_t { None = 0, Nsp = 1, Mcid = 2, Sem = 3, 
 inline constexpr uint32_t kDeviceStatusMagic = 0x41545351;  // "QSTA"
 inline constexpr uint32_t kDeviceStatusVersion = 1;
 enum class FirmwareState : uint32_t { Initializing = 0, Ready = 1, Error = 2 };
+// How qaic-util and the emulator's status file name the state; an unknown value is an error state.
+inline const char* firmwareStateName(uint32_t state) {
+  switch (static_cast<FirmwareState>(state)) {
+    case FirmwareState::Initializing: return "Initializing";
+    case FirmwareState::Ready: return "Ready";
+    case FirmwareState::Error: return "Error";
+  }
+  return "Error";
+}
 
 struct DeviceStatusRequest {
   uint32_t magic;

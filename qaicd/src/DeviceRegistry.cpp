@@ -14,22 +14,13 @@ namespace qaic::qaicd {
 
 namespace {
 
-constexpr uint64_t kMiB = 1024 * 1024;
-
-uint64_t readOr(const driver::SysfsDevice& sysfs, const char* name, uint64_t fallback = 0) {
-  auto v = sysfs.readU64(name);
-  return v ? *v : fallback;
+// The figures come from the device's STATUS query over MANAGE, as on a card (on a partition's
+// node: the partition's capacity and what is free of it).
+Resources totalOf(const driver::DeviceStatusResponse& r) {
+  return Resources{r.nspTotal, r.mcidTotal, r.semTotal, r.vcTotal, r.ddrTotalBytes};
 }
-
-Resources readResources(const driver::SysfsDevice& sysfs, const char* suffix) {
-  const std::string s = suffix;
-  Resources r;
-  r.numNsp = static_cast<uint32_t>(readOr(sysfs, ("qaic-emu/nsp_" + s).c_str()));
-  r.numMcid = static_cast<uint32_t>(readOr(sysfs, ("qaic-emu/mcid_" + s).c_str()));
-  r.numSem = static_cast<uint32_t>(readOr(sysfs, ("qaic-emu/sem_" + s).c_str()));
-  r.numVc = static_cast<uint32_t>(readOr(sysfs, ("qaic-emu/vc_" + s).c_str()));
-  r.ddrSize = readOr(sysfs, ("qaic-emu/dram_" + s).c_str()) * kMiB;
-  return r;
+Resources freeOf(const driver::DeviceStatusResponse& r) {
+  return Resources{r.nspFree, r.mcidFree, r.semFree, r.vcFree, r.ddrFreeBytes};
 }
 
 uint64_t amountOf(const Resources& r, driver::PartitionResource which) {
@@ -106,19 +97,25 @@ void DeviceRegistry::rescan() {
 }
 
 std::optional<Partition> DeviceRegistry::readPartition(uint32_t id) const {
+  // Who holds a partition is the emulator's record (qaic-emu/partition/); what it holds, the
+  // status query on its own node.
   driver::SysfsDevice sysfs(root_, id);
   auto parent = sysfs.readU64("qaic-emu/partition/parent");
   auto holder = sysfs.readU64("qaic-emu/partition/holder_pid");
   if (!parent || !holder) return std::nullopt;
+  auto node = driver::DeviceNode::open(root_, id);
+  if (!node) return std::nullopt;
+  auto report = driver::queryDeviceStatus(*node);
+  if (!report) return std::nullopt;
   Partition p;
   p.id = id;
   p.device = static_cast<uint32_t>(*parent);
   p.holderPid = static_cast<pid_t>(*holder);
-  p.ownerUid = static_cast<uint32_t>(readOr(sysfs, "qaic-emu/partition/owner_uid"));
-  p.ownerGid = static_cast<uint32_t>(readOr(sysfs, "qaic-emu/partition/owner_gid"));
+  if (auto uid = sysfs.readU64("qaic-emu/partition/owner_uid")) p.ownerUid = static_cast<uint32_t>(*uid);
+  if (auto gid = sysfs.readU64("qaic-emu/partition/owner_gid")) p.ownerGid = static_cast<uint32_t>(*gid);
   if (auto mode = sysfs.read("qaic-emu/partition/mode")) p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
   if (auto label = sysfs.read("qaic-emu/partition/label")) p.label = *label;
-  p.resources = readResources(sysfs, "total");
+  p.resources = totalOf(*report);
   return p;
 }
 
@@ -140,9 +137,11 @@ std::string DeviceRegistry::refusal(uint32_t device, driver::PartitionResource w
   const std::string where = "device " + std::to_string(device) + ": ";
   auto node = devices_.find(device);
   if (node == devices_.end()) return where + "gone";
-  const Resources free = readResources(node->second.sysfs(), "free");
-  return where + driver::partitionResourceName(which) + ": " + std::to_string(amountOf(spec.resources, which)) +
-         " requested, " + std::to_string(amountOf(free, which)) + " free";
+  auto report = driver::queryDeviceStatus(node->second);
+  const std::string requested =
+      where + driver::partitionResourceName(which) + ": " + std::to_string(amountOf(spec.resources, which)) + " requested";
+  if (!report) return requested + " (free count unknown: " + report.message() + ")";
+  return requested + ", " + std::to_string(amountOf(freeOf(*report), which)) + " free";
 }
 
 std::variant<Partition*, ProtocolError> DeviceRegistry::createOn(uint32_t device, const PartitionSpec& spec,
@@ -246,10 +245,12 @@ std::vector<DeviceInfo> DeviceRegistry::deviceInfos() const {
   for (const auto& [index, node] : devices_) {
     DeviceInfo d;
     d.id = index;
-    auto status = node.sysfs().read("qaic-emu/status");
-    d.status = status ? *status : "Gone";
-    d.total = readResources(node.sysfs(), "total");
-    d.free = readResources(node.sysfs(), "free");
+    auto report = driver::queryDeviceStatus(node);
+    d.status = report ? driver::firmwareStateName(report->firmwareState) : "Gone";
+    if (report) {
+      d.total = totalOf(*report);
+      d.free = freeOf(*report);
+    }
     for (const auto& [id, p] : partitions_)
       if (p.device == index) d.partitions.push_back(id);
     out.push_back(std::move(d));

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "driver/DeviceNode.hpp"
+#include "driver/ManageCalls.hpp"
 #include "driver/SysfsDevice.hpp"
 
 namespace qaic::util {
@@ -19,40 +21,51 @@ std::string dbcStateName(const std::string& number) {
 
 DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   const driver::SysfsDevice sysfs(root, id);
+  const std::string where = "device " + std::to_string(id) + ": ";
   auto text = [&](const std::string& name) {
     auto value = sysfs.read(name);
-    if (!value) throw std::runtime_error("device " + std::to_string(id) + ": " + value.message());
+    if (!value) throw std::runtime_error(where + value.message());
     return value.value();
   };
   auto number = [&](const std::string& name) {
     auto value = sysfs.readU64(name);
-    if (!value) throw std::runtime_error("device " + std::to_string(id) + ": " + value.message());
+    if (!value) throw std::runtime_error(where + value.message());
     return value.value();
   };
+  // The figures come from the firmware, as the vendor's tools ask for them: the STATUS query
+  // over MANAGE on the node (a partition's node reports the partition), the PCI address from
+  // GET_UNIQUE. Only the PCI identity and the DBC states are sysfs attributes on a card.
+  auto node = driver::DeviceNode::open(root, id);
+  if (!node) throw std::runtime_error(where + node.message());
+  auto report = driver::queryDeviceStatus(*node);
+  if (!report) throw std::runtime_error(where + report.message());
+  auto pciAddress = node->busId();
+  if (!pciAddress) throw std::runtime_error(where + pciAddress.message());
+  constexpr uint64_t kMiB = 1024 * 1024;
   DeviceStatus s;
   s.id = id;
-  s.status = text("qaic-emu/status");
-  s.pciAddress = text("qaic-emu/pci_address");
-  s.hwVersion = text("qaic-emu/hw_version");
-  s.fwVersion = text("qaic-emu/fw_version");
-  s.sku = text("qaic-emu/sku");
+  s.status = driver::firmwareStateName(report->firmwareState);
+  s.pciAddress = *pciAddress;
+  s.hwVersion = report->hwVersion;
+  s.fwVersion = report->fwVersion;
+  s.sku = report->sku;
   s.pciVendor = text("device/vendor");
   s.pciDevice = text("device/device");
-  s.dramTotalMb = number("qaic-emu/dram_total");
-  s.dramFreeMb = number("qaic-emu/dram_free");
-  s.vcTotal = number("qaic-emu/vc_total");
-  s.vcFree = number("qaic-emu/vc_free");
-  s.nspTotal = number("qaic-emu/nsp_total");
-  s.nspFree = number("qaic-emu/nsp_free");
-  s.mcidTotal = number("qaic-emu/mcid_total");
-  s.mcidFree = number("qaic-emu/mcid_free");
-  s.semTotal = number("qaic-emu/sem_total");
-  s.semFree = number("qaic-emu/sem_free");
-  s.constantsLoaded = number("qaic-emu/constants_loaded");
-  s.constantsInUse = number("qaic-emu/constants_in_use");
-  s.networksLoaded = number("qaic-emu/networks_loaded");
-  s.networksActive = number("qaic-emu/networks_active");
-  s.nspFrequencyMhz = number("qaic-emu/nsp_frequency_mhz");
+  s.dramTotalMb = report->ddrTotalBytes / kMiB;
+  s.dramFreeMb = report->ddrFreeBytes / kMiB;
+  s.vcTotal = report->vcTotal;
+  s.vcFree = report->vcFree;
+  s.nspTotal = report->nspTotal;
+  s.nspFree = report->nspFree;
+  s.mcidTotal = report->mcidTotal;
+  s.mcidFree = report->mcidFree;
+  s.semTotal = report->semTotal;
+  s.semFree = report->semFree;
+  s.constantsLoaded = report->constantsLoaded;
+  s.constantsInUse = report->constantsInUse;
+  s.networksLoaded = report->networksLoaded;
+  s.networksActive = report->networksActive;
+  s.nspFrequencyMhz = report->nspFrequencyMhz;
   if (sysfs.read("qaic-emu/partition/parent")) {
     PartitionOrigin p;
     p.parent = static_cast<unsigned>(number("qaic-emu/partition/parent"));

@@ -1,5 +1,6 @@
-// What qaic-util reports about one device, read from its sysfs class directory. The same
-// attributes exist for a real qaic device and for qaic-emu's tree.
+// What qaic-util reports about one device: the firmware's STATUS query over MANAGE on its node
+// and the PCI identity from sysfs, as on a real qaic device; a partition's origin from
+// qaic-emu/partition/ (partitions are the emulator's and qaicd's).
 #pragma once
 
 #include <cstdint>
@@ -35,9 +36,9 @@ struct DeviceStatus {
   std::optional<PartitionOrigin> partition;
 };
 
-// Reads every attribute (a partition's counters are its own: its totals and what is free of
-// them). An unreadable attribute is an error naming it (the device may have
-// gone away between listing and reading).
+// Opens the node and asks (a partition's counters are its own: its totals and what is free of
+// them). A node that cannot be opened or queried, or an unreadable attribute, is an error naming
+// the device and the cause (it may have gone away between listing and reading).
 DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id);
 
 }  // namespace qaic::util

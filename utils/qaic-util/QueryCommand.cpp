@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -159,11 +160,15 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
     for (unsigned id : ids) {
       try {
         devices.push_back(readDeviceStatus(root, id));
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
         // A partition listed a moment ago may have been released since; only a device or a
-        // partition asked for by -d is an error when it cannot be read.
+        // partition asked for by -d is an error when it cannot be read. One that is still there
+        // but not this user's to open is named, not shown.
         const bool listedPartition = request.devices.empty() && id >= driver::kFirstPartitionId;
         if (!listedPartition) throw;
+        std::error_code ec;
+        if (std::filesystem::exists(root.nodePath(id), ec))
+          err << "qaic-util: note: " << e.what() << " (not shown)\n";
       }
     }
   };

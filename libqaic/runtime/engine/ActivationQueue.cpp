@@ -6,6 +6,7 @@
 #include "ContextImpl.hpp"
 #include "DmaBufferImpl.hpp"
 #include "SetImpl.hpp"
+#include "driver/ManageCalls.hpp"
 #include "driver/ManageMessage.hpp"
 #include "kernels/DeviceFormat.hpp"
 
@@ -164,9 +165,9 @@ void ActivationQueue::activate(uint32_t loadId) {
   if (!rc) {
     std::string detail = rc.message();
     if (rc.error() == ENOSPC) {
-      auto freeNsps = node_->sysfs().readU64("qaic-emu/nsp_free");
+      auto status = driver::queryDeviceStatus(*node_);
       detail += "; the program needs " + std::to_string(layout_.numCores) + " NSP(s) per activation" +
-                (freeNsps ? ", the device has " + std::to_string(*freeNsps) + " free" : std::string());
+                (status ? ", the device has " + std::to_string(status->nspFree) + " free" : std::string());
     }
     throw Error(statusForErrno(rc.error()),
                 "activation " + std::to_string(index_) + " of '" + set_.name() + "' on device " +

@@ -1,5 +1,5 @@
-// qaic-util and partitions without qaicd: -q, -d, -j, -t and list read a partition straight from
-// the sys tree (it is created here with the driver's partition command, as qaicd would), and the
+// qaic-util and partitions without qaicd: -q, -d, -j, -t and list read a partition from its node's
+// status query and the sys tree (it is created here with the driver's partition command, as qaicd would), and the
 // commands that need qaicd say clearly that it is not running.
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 #include "RunTool.hpp"
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageCalls.hpp"
+#include "driver/SysfsDevice.hpp"
 
 namespace qaic::testing {
 namespace {
@@ -65,6 +66,48 @@ TEST_F(PartitionQueryTest, QueryPrintsAPartitionBlockWithItsOwnNumbers) {
   ASSERT_EQ(only.exitCode, 0) << only.err;
   EXPECT_EQ(only.out.rfind("QID " + std::to_string(id) + "\n", 0), 0u) << only.out;
   EXPECT_EQ(only.out.find("QID 0\n"), std::string::npos) << only.out;
+}
+
+// qaic-util takes the figures from the STATUS query over MANAGE, as the vendor's tools do; its
+// lines are the ones it printed when it read them from files, and the emulator's qaic-emu/
+// figure files (rendered from the same report) agree with every one, in order.
+TEST_F(PartitionQueryTest, QueryOfADeviceIsTheStatusReportLineForLine) {
+  createDirectly("lends-from-0");  // so that free differs from total on device 0
+  const auto r = runTool("qaic-util", {"-q", "-d", "0"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const driver::SysfsDevice sysfs(root(), 0);
+  auto file = [&](const std::string& name) {
+    auto v = sysfs.read(name);
+    if (!v) throw std::runtime_error(v.message());
+    return *v;
+  };
+  std::string expected = "QID 0\n";
+  const std::pair<const char*, const char*> lines[] = {
+      {"Status:", "qaic-emu/status"},          {"PCI Address:", "qaic-emu/pci_address"},
+      {"PCI Info:Vendor ", "device/vendor"},   {" Device ", "device/device"},
+      {"HW Version:", "qaic-emu/hw_version"},  {"FW Version:", "qaic-emu/fw_version"},
+      {"Dram Total:", "qaic-emu/dram_total"},  {"Dram Free:", "qaic-emu/dram_free"},
+      {"Vc Total:", "qaic-emu/vc_total"},      {"Vc Free:", "qaic-emu/vc_free"},
+      {"Nsp Total:", "qaic-emu/nsp_total"},    {"Nsp Free:", "qaic-emu/nsp_free"},
+      {"MCID Total:", "qaic-emu/mcid_total"},  {"MCID Free:", "qaic-emu/mcid_free"},
+      {"Semaphore Total:", "qaic-emu/sem_total"}, {"Semaphore Free:", "qaic-emu/sem_free"},
+      {"Constants Loaded:", "qaic-emu/constants_loaded"}, {"Constants In-Use:", "qaic-emu/constants_in_use"},
+      {"Networks Loaded:", "qaic-emu/networks_loaded"},   {"Networks Active:", "qaic-emu/networks_active"},
+      {"NSP Frequency(Mhz):", "qaic-emu/nsp_frequency_mhz"}, {"Sku Type:", "qaic-emu/sku"}};
+  for (const auto& [label, name] : lines) {
+    const bool continues = label[0] == ' ';
+    if (!continues) expected += "\t";
+    expected += label + file(name);
+    const std::string text = label;
+    if (text.find("PCI Info") == std::string::npos)
+      expected += text.starts_with("Dram") ? " MB\n" : "\n";
+  }
+  const char* const stateNames[] = {"idle", "assigned", "before shutdown", "after shutdown",
+                                    "before power up", "after power up"};
+  for (uint64_t i = 0; i < kDeviceVcs; ++i)
+    expected += "\tDBC" + std::to_string(i) + " State:" + stateNames[std::stoul(file("dbc" + std::to_string(i) + "_state"))] + "\n";
+  EXPECT_EQ(r.out, expected);
+  EXPECT_NE(r.out.find("\tNsp Free:" + std::to_string(kDeviceNsps - 3) + "\n"), std::string::npos) << r.out;
 }
 
 TEST_F(PartitionQueryTest, JsonListsPartitionsApartFromDevices) {
