@@ -44,8 +44,15 @@ bool guardedCopy(void* to, const void* from, std::size_t bytes) {
   static std::once_flag installed;
   std::call_once(installed, installHandler);
   sigjmp_buf resume;
+  // The mask is not saved (a system call per copy); after a fault SIGBUS is unblocked by hand:
+  // SA_NODEFER keeps it unblocked under our own handler, but a sanitizer that dispatches signals
+  // through its handler (TSan) leaves it blocked, and a blocked SIGBUS kills the next fault.
   if (sigsetjmp(resume, 0) != 0) {
     resumeAt = nullptr;
+    sigset_t bus;
+    sigemptyset(&bus);
+    sigaddset(&bus, SIGBUS);
+    pthread_sigmask(SIG_UNBLOCK, &bus, nullptr);
     return false;
   }
   resumeAt = &resume;
