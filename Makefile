@@ -7,6 +7,9 @@
 #   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target)
 #   make sanitize the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   make tsan     threaded runtime and emulator tests under ThreadSanitizer (build-tsan/)
+#   make install  build, then install into $(DESTDIR)$(PREFIX) (default /usr/local)
+#   make uninstall remove every file the last make install installed
+#   make package  build, then the Debian packages into $(PACKAGE_DIR) (lintian-checked)
 
 BUILD        ?= build
 FUZZ_BUILD   ?= build-fuzz
@@ -15,8 +18,10 @@ JOBS         ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CMAKE_FLAGS  ?=
 CTEST_FLAGS  ?= --output-on-failure
+PREFIX       ?= /usr/local
+PACKAGE_DIR  ?= $(BUILD)/packages
 
-.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan clean
+.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan clean install uninstall package
 
 all: build
 
@@ -56,6 +61,16 @@ sanitize: deps
 tsan: deps
 	$(MAKE) build BUILD=build-tsan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=thread"
 	cd build-tsan && ctest $(CTEST_FLAGS) -j $(JOBS) -L threaded
+
+# DESTDIR is read from the environment by cmake --install, as by every make install.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+uninstall:
+	cmake --build $(BUILD) --target uninstall
+
+package: deps build
+	deploy/debian/build-packages.sh $(BUILD) $(PACKAGE_DIR)
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan

@@ -8,8 +8,9 @@
 
 #include "DeviceProgram.hpp"
 #include "container/QpcImage.hpp"
+#include "container/ResourceNeeds.hpp"
 #include "driver/DeviceProtocol.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 #include "kernels/HostProgram.hpp"
 
 namespace qaic::emu {

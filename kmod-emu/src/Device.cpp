@@ -4,25 +4,28 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <cstring>
 #include <set>
 #include <sstream>
 
 #include "Log.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu {
+namespace sysfs = driver::sysfs;
 namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-ResourceCounts totalsOf(const DeviceConfig& c) {
-  return ResourceCounts{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
+rt::Resources totalsOf(const DeviceConfig& c) {
+  return rt::Resources{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
 }
 
-const std::vector<std::string> kFaultFiles = {
-    "qaic-emu/fault/nsp_hang", "qaic-emu/fault/dma_fail", "qaic-emu/fault/reset",
-    "qaic-emu/fault/remove", "qaic-emu/fault/control_hang"};
+const std::vector<std::string> kFaultFiles = {sysfs::kFaultNspHang, sysfs::kFaultDmaFail,
+                                              sysfs::kFaultError,   sysfs::kFaultReset,
+                                              sysfs::kFaultRemove,  sysfs::kFaultControlHang};
 
 // Parses "<unsigned>" fields of a fault write; trailing newline allowed.
 std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
@@ -43,7 +46,7 @@ std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
 
 Device::Device(uint32_t index, DeviceConfig config, DeviceContext context)
     : index_(index),
-      config_(std::move(config)),
+      config_(completeIdentity(std::move(config), index)),
       ctx_(std::move(context)),
       total_(totalsOf(config_)),
       free_(total_),
@@ -206,6 +209,18 @@ void Device::reset() {
   status_ = Status::Ready;
 }
 
+void Device::enterError() {
+  {
+    std::lock_guard lock(mutex_);
+    if (status_ == Status::Error) return;
+    status_ = Status::Error;
+  }
+  logInfo("accel" + std::to_string(index_) + ": fatal error reported");
+  // The firmware is gone: what ran on it ends, and nothing starts until a reset (or clearing the
+  // fault) makes the card Ready again. Its partitions stay, as reservations do on the card.
+  abortActivations(driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
+}
+
 void Device::remove() {
   removed_.store(true);
   logInfo("accel" + std::to_string(index_) + ": removed");
@@ -291,18 +306,19 @@ bool Device::waitWhileHung(const Activation& act, std::chrono::milliseconds limi
 
 namespace {
 
-constexpr const char* kEmuDir = "qaic-emu/";
 
+// The STATUS query's figures as qaic-emu/ files.
 const std::vector<std::string> kFigureNames = {
-    "status",          "nsp_total",        "nsp_free",          "vc_total",
-    "vc_free",         "mcid_total",       "mcid_free",         "sem_total",
-    "sem_free",        "dram_total",       "dram_free",         "networks_loaded",
-    "networks_active", "constants_loaded", "constants_in_use",  "pci_address",
-    "fw_version",      "hw_version",       "sku",               "nsp_frequency_mhz"};
-const std::vector<std::string> kPciNames = {"device/vendor", "device/device", "device/ce_count",
-                                            "device/ue_count", "device/ue_nonfatal_count"};
-const std::vector<std::string> kPartitionFiles = {"parent", "owner_uid",  "owner_gid",
-                                                  "mode",   "holder_pid", "label"};
+    sysfs::kEmuStatus,          sysfs::kEmuNspTotal,        sysfs::kEmuNspFree,         sysfs::kEmuVcTotal,
+    sysfs::kEmuVcFree,          sysfs::kEmuMcidTotal,       sysfs::kEmuMcidFree,        sysfs::kEmuSemTotal,
+    sysfs::kEmuSemFree,         sysfs::kEmuDramTotal,       sysfs::kEmuDramFree,        sysfs::kEmuNetworksLoaded,
+    sysfs::kEmuNetworksActive,  sysfs::kEmuConstantsLoaded, sysfs::kEmuConstantsInUse,  sysfs::kEmuPciAddress,
+    sysfs::kEmuFwVersion,       sysfs::kEmuHwVersion,       sysfs::kEmuSku,             sysfs::kEmuNspFrequencyMhz};
+const std::vector<std::string> kPciNames = {sysfs::kPciVendor, sysfs::kPciDevice, sysfs::kCeCount,
+                                            sysfs::kUeCount, sysfs::kUeNonfatalCount};
+const std::vector<std::string> kPartitionFiles = {sysfs::kPartitionParent,   sysfs::kPartitionOwnerUid,
+                                                  sysfs::kPartitionOwnerGid, sysfs::kPartitionMode,
+                                                  sysfs::kPartitionHolderPid, sysfs::kPartitionLabel};
 
 template <std::size_t N>
 void copyText(char (&to)[N], const std::string& from) {
@@ -313,25 +329,25 @@ void copyText(char (&to)[N], const std::string& from) {
 // A figure of the report as its qaic-emu/ file shows it; nullopt for another name.
 std::optional<std::string> renderFigure(const driver::DeviceStatusResponse& r, const std::string& name) {
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "status") return std::string(driver::firmwareStateName(r.firmwareState)) + "\n";
-  if (name == "nsp_total") return n(r.nspTotal);
-  if (name == "nsp_free") return n(r.nspFree);
-  if (name == "vc_total") return n(r.vcTotal);
-  if (name == "vc_free") return n(r.vcFree);
-  if (name == "mcid_total") return n(r.mcidTotal);
-  if (name == "mcid_free") return n(r.mcidFree);
-  if (name == "sem_total") return n(r.semTotal);
-  if (name == "sem_free") return n(r.semFree);
-  if (name == "dram_total") return n(r.ddrTotalBytes / kMiB);
-  if (name == "dram_free") return n(r.ddrFreeBytes / kMiB);
-  if (name == "networks_loaded") return n(r.networksLoaded);
-  if (name == "networks_active") return n(r.networksActive);
-  if (name == "constants_loaded") return n(r.constantsLoaded);
-  if (name == "constants_in_use") return n(r.constantsInUse);
-  if (name == "fw_version") return std::string(r.fwVersion) + "\n";
-  if (name == "hw_version") return std::string(r.hwVersion) + "\n";
-  if (name == "sku") return std::string(r.sku) + "\n";
-  if (name == "nsp_frequency_mhz") return n(r.nspFrequencyMhz);
+  if (name == sysfs::kEmuStatus) return std::string(driver::firmwareStateName(r.firmwareState)) + "\n";
+  if (name == sysfs::kEmuNspTotal) return n(r.nspTotal);
+  if (name == sysfs::kEmuNspFree) return n(r.nspFree);
+  if (name == sysfs::kEmuVcTotal) return n(r.vcTotal);
+  if (name == sysfs::kEmuVcFree) return n(r.vcFree);
+  if (name == sysfs::kEmuMcidTotal) return n(r.mcidTotal);
+  if (name == sysfs::kEmuMcidFree) return n(r.mcidFree);
+  if (name == sysfs::kEmuSemTotal) return n(r.semTotal);
+  if (name == sysfs::kEmuSemFree) return n(r.semFree);
+  if (name == sysfs::kEmuDramTotal) return n(r.ddrTotalBytes / kMiB);
+  if (name == sysfs::kEmuDramFree) return n(r.ddrFreeBytes / kMiB);
+  if (name == sysfs::kEmuNetworksLoaded) return n(r.networksLoaded);
+  if (name == sysfs::kEmuNetworksActive) return n(r.networksActive);
+  if (name == sysfs::kEmuConstantsLoaded) return n(r.constantsLoaded);
+  if (name == sysfs::kEmuConstantsInUse) return n(r.constantsInUse);
+  if (name == sysfs::kEmuFwVersion) return std::string(r.fwVersion) + "\n";
+  if (name == sysfs::kEmuHwVersion) return std::string(r.hwVersion) + "\n";
+  if (name == sysfs::kEmuSku) return std::string(r.sku) + "\n";
+  if (name == sysfs::kEmuNspFrequencyMhz) return n(r.nspFrequencyMhz);
   return std::nullopt;
 }
 
@@ -343,13 +359,77 @@ std::string Device::pciAddress() const {
   return buf;
 }
 
+// Identity and telemetry: the firmware's strings under qaic-emu/ (mainline's driver publishes
+// none of them), the PCI function's link attributes (the kernel's own names and formats) and an
+// hwmon directory (millidegrees, microwatts) under device/.
+namespace {
+const std::string kHwmon0 = std::string(sysfs::kHwmonDir) + "/hwmon0/";
+}  // namespace
+
+const std::vector<std::string> Device::kIdentityAttributes = {
+    sysfs::kEmuSerial,
+    sysfs::kEmuBoardSerial,
+    sysfs::kEmuFwQcImageVersion,
+    sysfs::kEmuFwOemImageVersion,
+    sysfs::kEmuFwImageVariant,
+    sysfs::kEmuNspVersion,
+    sysfs::kEmuNspQcImageVersion,
+    sysfs::kEmuNspImageVariant,
+    sysfs::kEmuDeviceCapabilities,
+    sysfs::kEmuDdrFrequencyMhz,
+    sysfs::kMaxLinkSpeed,
+    sysfs::kMaxLinkWidth,
+    sysfs::kCurrentLinkSpeed,
+    sysfs::kCurrentLinkWidth,
+    kHwmon0 + sysfs::kHwmonName,
+    kHwmon0 + sysfs::kHwmonTemperature,
+    kHwmon0 + sysfs::kHwmonPower,
+    kHwmon0 + sysfs::kHwmonPowerCap,
+};
+
+// Caller holds mutex_.
+std::optional<std::string> Device::readIdentityAttribute(const std::string& name) const {
+  const DeviceConfig& c = config_;
+  auto line = [](const std::string& text) { return text + "\n"; };
+  if (name == sysfs::kEmuSerial) return line(c.serial);
+  if (name == sysfs::kEmuBoardSerial) return line(c.boardSerial);
+  if (name == sysfs::kEmuFwQcImageVersion) return line(c.fwQcImageVersion);
+  if (name == sysfs::kEmuFwOemImageVersion) return line(c.fwOemImageVersion);
+  if (name == sysfs::kEmuFwImageVariant) return line(c.fwImageVariant);
+  if (name == sysfs::kEmuNspVersion) return line(c.fwVersion);
+  if (name == sysfs::kEmuNspQcImageVersion) return line(c.nspQcImageVersion);
+  if (name == sysfs::kEmuNspImageVariant) return line(c.nspImageVariant);
+  if (name == sysfs::kEmuDeviceCapabilities) {
+    std::string text;
+    for (const auto& [capability, supported] : c.capabilities)
+      text += (text.empty() ? "" : " ") + capability + (supported ? "+" : "-");
+    return line(text);
+  }
+  if (name == sysfs::kEmuDdrFrequencyMhz) return line(std::to_string(c.ddrFrequencyMhz));
+  if (name == sysfs::kMaxLinkSpeed) return line(c.maxLinkSpeed);
+  if (name == sysfs::kMaxLinkWidth) return line(std::to_string(c.maxLinkWidth));
+  if (name == sysfs::kCurrentLinkSpeed) return line(c.currentLinkSpeed);
+  if (name == sysfs::kCurrentLinkWidth) return line(std::to_string(c.currentLinkWidth));
+  if (name == sysfs::kNumaNode) return c.numaNode ? line(std::to_string(*c.numaNode)) : std::string("-1\n");
+  if (name == kHwmon0 + sysfs::kHwmonName) return line("qaic");
+  // The NSPs working (claimed by activations or partitions) draw power, up to the cap.
+  const double busyNsps = static_cast<double>(total_.numNsp - free_.numNsp);
+  const double powerW = std::min(c.tdpCapW, c.idlePowerW + c.powerPerNspW * busyNsps);
+  if (name == kHwmon0 + sysfs::kHwmonPower) return line(std::to_string(std::llround(powerW * 1e6)));
+  if (name == kHwmon0 + sysfs::kHwmonPowerCap) return line(std::to_string(std::llround(c.tdpCapW * 1e6)));
+  if (name == kHwmon0 + sysfs::kHwmonTemperature)
+    return line(std::to_string(std::llround((c.idleTemperatureC + c.degreesPerW * (powerW - c.idlePowerW)) * 1000)));
+  return std::nullopt;
+}
+
 std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
-  std::vector<std::string> names;
-  for (uint32_t i = 0; i < dbcs; ++i) names.push_back("dbc" + std::to_string(i) + "_state");
+  std::vector<std::string> names(kIdentityAttributes.begin(), kIdentityAttributes.end());
+  names.push_back(sysfs::kNumaNode);
+  for (uint32_t i = 0; i < dbcs; ++i) names.push_back(sysfs::dbcState(i));
   names.insert(names.end(), kPciNames.begin(), kPciNames.end());
-  for (const auto& n : kFigureNames) names.push_back(kEmuDir + n);
-  names.push_back(std::string(kEmuDir) + "shm_dir");
-  names.push_back(std::string(kEmuDir) + "pid");
+  names.insert(names.end(), kFigureNames.begin(), kFigureNames.end());
+  names.push_back(sysfs::kEmuShmDir);
+  names.push_back(sysfs::kEmuPid);
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
 }
@@ -360,7 +440,7 @@ std::vector<std::string> Device::partitionAttributeNames() {
   std::vector<std::string> names;
   for (const std::string& n : attributeNames(0))
     if (!attributeWritable(n)) names.push_back(n);
-  for (const auto& n : kPartitionFiles) names.push_back(std::string(kEmuDir) + "partition/" + n);
+  names.insert(names.end(), kPartitionFiles.begin(), kPartitionFiles.end());
   return names;
 }
 
@@ -389,13 +469,13 @@ driver::DeviceStatusResponse Device::statusReportLocked(const Partition* partiti
   r.firmwareState = static_cast<uint32_t>(status_ == Status::Ready          ? driver::FirmwareState::Ready
                                           : status_ == Status::Initializing ? driver::FirmwareState::Initializing
                                                                             : driver::FirmwareState::Error);
-  const ResourceCounts& total = partition ? partition->capacity : total_;
-  const ResourceCounts& free = partition ? partition->free : free_;
-  r.nspTotal = total.nsp, r.nspFree = free.nsp;
-  r.mcidTotal = total.mcid, r.mcidFree = free.mcid;
-  r.semTotal = total.sem, r.semFree = free.sem;
-  r.vcTotal = total.vc, r.vcFree = free.vc;
-  r.ddrTotalBytes = total.ddr, r.ddrFreeBytes = free.ddr;
+  const rt::Resources& total = partition ? partition->capacity : total_;
+  const rt::Resources& free = partition ? partition->free : free_;
+  r.nspTotal = total.numNsp, r.nspFree = free.numNsp;
+  r.mcidTotal = total.numMcid, r.mcidFree = free.numMcid;
+  r.semTotal = total.numSem, r.semFree = free.numSem;
+  r.vcTotal = total.numVc, r.vcFree = free.numVc;
+  r.ddrTotalBytes = total.ddrSize, r.ddrFreeBytes = free.ddrSize;
   // A load counts as a network; its constants count once an activation uses them.
   for (auto& [id, weak] : files_) {
     auto f = weak.lock();
@@ -425,26 +505,25 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
     if (it == partitions_.end()) return std::nullopt;
     partition = it->second.get();
     if (auto own = readPartitionAttribute(*partition, name)) return own;
+    // A partition shows its parent card's identity and telemetry, not its DBCs or fault files.
     if (name.starts_with("dbc") || attributeWritable(name)) return std::nullopt;
   }
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "device/vendor") return std::string("0x17cb\n");
-  if (name == "device/device") return std::string("0xa100\n");
+  if (name == sysfs::kPciVendor) return std::string("0x17cb\n");
+  if (name == sysfs::kPciDevice) return std::string("0xa100\n");
   // The emulated card raises no RAS events: its error counters stay 0.
-  if (name == "device/ce_count" || name == "device/ue_count" || name == "device/ue_nonfatal_count")
+  if (name == sysfs::kCeCount || name == sysfs::kUeCount || name == sysfs::kUeNonfatalCount)
     return std::string("0\n");
-  if (name.starts_with(kEmuDir)) {
-    const std::string own = name.substr(std::strlen(kEmuDir));
-    if (own == "pci_address") return pciAddress() + "\n";
-    if (own == "shm_dir") return ctx_.shm->path() + "\n";
-    if (own == "pid") return n(static_cast<uint64_t>(getpid()));
-    if (own == "fault/nsp_hang") return std::string(nspHang_ ? "1\n" : "0\n");
-    if (own == "fault/control_hang") return std::string(controlHang_ ? "1\n" : "0\n");
-    if (own == "fault/dma_fail")
-      return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
-    if (own == "fault/reset" || own == "fault/remove") return std::string("0\n");
-    return renderFigure(statusReportLocked(partition), own);
-  }
+  if (auto identity = readIdentityAttribute(name)) return identity;
+  if (name == sysfs::kEmuPciAddress) return pciAddress() + "\n";
+  if (name == sysfs::kEmuShmDir) return ctx_.shm->path() + "\n";
+  if (name == sysfs::kEmuPid) return n(static_cast<uint64_t>(getpid()));
+  if (name == sysfs::kFaultNspHang) return std::string(nspHang_ ? "1\n" : "0\n");
+  if (name == sysfs::kFaultControlHang) return std::string(controlHang_ ? "1\n" : "0\n");
+  if (name == sysfs::kFaultDmaFail) return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
+  if (name == sysfs::kFaultError) return std::string(status_ == Status::Error ? "1\n" : "0\n");
+  if (name == sysfs::kFaultReset || name == sysfs::kFaultRemove) return std::string("0\n");
+  if (name.starts_with(sysfs::kEmuDir)) return renderFigure(statusReportLocked(partition), name);
   if (name.size() > 9 && name.starts_with("dbc") && name.ends_with("_state")) {
     const std::string digits = name.substr(3, name.size() - 9);
     uint32_t i = 0;
@@ -459,17 +538,16 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
   bool ok = false;
   auto values = parseNumbers(text, ok);
   if (!ok || values.empty()) return EINVAL;
-  const std::string fault = std::string(kEmuDir) + "fault/";
-  if (name == fault + "nsp_hang" || name == fault + "control_hang") {
+  if (name == sysfs::kFaultNspHang || name == sysfs::kFaultControlHang) {
     if (values.size() != 1 || values[0] > 1) return EINVAL;
     {
       std::lock_guard lock(mutex_);
-      (name.ends_with("nsp_hang") ? nspHang_ : controlHang_) = values[0] == 1;
+      (name == sysfs::kFaultNspHang ? nspHang_ : controlHang_) = values[0] == 1;
     }
     faultChanged_.notify_all();
     return 0;
   }
-  if (name == fault + "dma_fail") {
+  if (name == sysfs::kFaultDmaFail) {
     // "<code> [count]": the next count (default 1) requests complete with code; "0" clears.
     if (values.size() > 2 || values[0] > driver::DBC_COMPLETION_ABORTED) return EINVAL;
     std::lock_guard lock(mutex_);
@@ -477,9 +555,19 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
     dmaFailCount_ = values[0] == 0 ? 0 : static_cast<uint32_t>(values.size() == 2 ? values[1] : 1);
     return 0;
   }
-  if (name == fault + "reset" || name == fault + "remove") {
+  if (name == sysfs::kFaultError) {
+    if (values.size() != 1 || values[0] > 1) return EINVAL;
+    if (values[0] == 1) {
+      enterError();
+    } else {
+      std::lock_guard lock(mutex_);
+      if (status_ == Status::Error) status_ = Status::Ready;
+    }
+    return 0;
+  }
+  if (name == sysfs::kFaultReset || name == sysfs::kFaultRemove) {
     if (values.size() != 1 || values[0] != 1) return EINVAL;
-    if (name.ends_with("reset"))
+    if (name == sysfs::kFaultReset)
       reset();
     else
       remove();
@@ -491,20 +579,17 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
 // A partition's own files; the rest of its directory is its parent's.
 std::optional<std::string> Device::readPartitionAttribute(const Partition& p,
                                                           const std::string& name) {
-  const std::string dir = std::string(kEmuDir) + "partition/";
-  if (!name.starts_with(dir)) return std::nullopt;
-  const std::string own = name.substr(dir.size());
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (own == "parent") return n(index_);
-  if (own == "owner_uid") return n(p.ownerUid);
-  if (own == "owner_gid") return n(p.ownerGid);
-  if (own == "mode") {
+  if (name == sysfs::kPartitionParent) return n(index_);
+  if (name == sysfs::kPartitionOwnerUid) return n(p.ownerUid);
+  if (name == sysfs::kPartitionOwnerGid) return n(p.ownerGid);
+  if (name == sysfs::kPartitionMode) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "%04o\n", p.mode);
     return std::string(buf);
   }
-  if (own == "holder_pid") return std::to_string(p.holderPid) + "\n";
-  if (own == "label") return p.label + "\n";
+  if (name == sysfs::kPartitionHolderPid) return std::to_string(p.holderPid) + "\n";
+  if (name == sysfs::kPartitionLabel) return p.label + "\n";
   return std::nullopt;
 }
 

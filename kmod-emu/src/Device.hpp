@@ -112,8 +112,11 @@ class Device final : public ChannelHost {
   static std::vector<std::string> attributeNames(uint32_t dbcs);
   static std::vector<std::string> writableAttributeNames();
   static bool attributeWritable(const std::string& name);
-  // A partition's class directory: its parent's PCI attributes, the device's counters under
-  // qaic-emu/ (the partition's totals and free) and
+  // The firmware's identity strings (qaic-emu/serial, ...), the PCI link attributes and hwmon
+  // (device/...): what qaic-util -q reads of a card besides its resources (SysfsNames.hpp).
+  static const std::vector<std::string> kIdentityAttributes;
+  // A partition's class directory: its parent's PCI attributes and identity, the device's
+  // counters under qaic-emu/ (the partition's totals and free) and
   // qaic-emu/partition/{parent,owner_uid,owner_gid,mode,holder_pid,label}.
   static std::vector<std::string> partitionAttributeNames();
   std::optional<std::string> readAttribute(const std::string& name, uint32_t partitionId = 0);
@@ -142,6 +145,7 @@ class Device final : public ChannelHost {
   std::chrono::milliseconds semaphoreTimeout() const override { return ctx_.semaphoreTimeout; }
 
  private:
+  std::optional<std::string> readIdentityAttribute(const std::string& name) const;  // mutex_ held
   using Lock = std::unique_lock<std::mutex>;
   friend struct IoctlDispatch;  // the dispatch table of ioctl() names the handlers below
 
@@ -209,12 +213,15 @@ class Device final : public ChannelHost {
   void stopRemovedPartitions();
   std::optional<std::string> readPartitionAttribute(const Partition& p, const std::string& name);
   void reset();
+  // qaic-emu/fault/error: status Error (activations aborted, new ones refused) until a reset or
+  // writing 0 makes it Ready again.
+  void enterError();
   void remove();
 
   const uint32_t index_;
   const DeviceConfig config_;
   DeviceContext ctx_;
-  const ResourceCounts total_;
+  const rt::Resources total_;
 
   std::mutex mutex_;
   std::condition_variable boChanged_;  // a BO completed, or activations were torn down
@@ -222,7 +229,7 @@ class Device final : public ChannelHost {
   Status status_ = Status::Ready;
   std::atomic<bool> removed_{false};
   bool stopped_ = false;
-  ResourceCounts free_;
+  rt::Resources free_;
   uint32_t nextGroupId_ = 1;
   std::map<uint32_t, std::shared_ptr<Partition>> partitions_;  // by derived device id
   uint32_t localPartitionId_ = driver::kFirstPartitionId;     // without PartitionNodes

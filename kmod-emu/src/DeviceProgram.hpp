@@ -3,8 +3,9 @@
 // region; ContainerProgram.cpp builds one from programqpc.bin.
 #pragma once
 
-#include "container/ResourceNeeds.hpp"
-#include "kernels/CacheLineAllocator.hpp"
+#include <qaic/Resources.hpp>
+
+#include "base/CacheLineAllocator.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -18,7 +19,7 @@ namespace qaic::emu {
 struct ProgramNeeds {
   // What one activation is charged: container::resourceNeeds, the same rule libqaic sizes
   // partitions with.
-  container::ResourceNeeds charge;
+  rt::Resources charge;
   uint64_t ioRegionSize = 0;      // device memory of the activation
   uint64_t constantsBytes = 0;    // DDR the constants occupy
   uint64_t doorbellAddress = 0;   // device address whose write starts the program
@@ -41,7 +42,7 @@ class DeviceProgram {
 
 // Storage of a transferred programqpc.bin: 64-byte aligned like a mapped file, so the
 // container's constants keep the alignment the format promises.
-using LoadBuffer = std::vector<std::byte, kernels::CacheLineAllocator<std::byte>>;
+using LoadBuffer = std::vector<std::byte, CacheLineAllocator<std::byte>>;
 
 // The bytes of one program load, shared by its activations.
 using LoadBytes = std::shared_ptr<const LoadBuffer>;

@@ -5,6 +5,7 @@
 #include <xf86drm.h>
 
 #include "driver/Ptracer.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::driver {
 
@@ -19,7 +20,7 @@ Result<DeviceNode> DeviceNode::open(const DeviceRoot& root, unsigned index, int 
   if (driver != "qaic") return SysError{ENODEV, "open " + path + ": its driver is '" + driver + "', not qaic"};
   SysfsDevice sysfs(root, index);
   std::filesystem::path shmDir;
-  if (auto dir = sysfs.read("qaic-emu/shm_dir")) {
+  if (auto dir = sysfs.read(driver::sysfs::kEmuShmDir)) {
     shmDir = *dir;
     // Without the declaration the emulator cannot read our ioctl arguments: fail here, clearly.
     if (auto traced = declareEmulatorPtracer(sysfs); !traced) return traced.sysError();

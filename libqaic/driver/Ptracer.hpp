@@ -5,14 +5,14 @@
 
 #include <filesystem>
 
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 #include "driver/SysfsDevice.hpp"
 
 namespace qaic::driver {
 
 // When `yamaScopeFile` says 1 and the device publishes qaic-emu/pid, calls
-// prctl(PR_SET_PTRACER, emu_pid). Nothing to do (success) without Yama, at other scopes, or for
-// a real device (no emu_pid).
+// prctl(PR_SET_PTRACER, <that pid>). Nothing to do (success) without Yama, at other scopes, or
+// for a real device (no qaic-emu/pid).
 Result<void> declareEmulatorPtracer(
     const SysfsDevice& device,
     const std::filesystem::path& yamaScopeFile = "/proc/sys/kernel/yama/ptrace_scope");

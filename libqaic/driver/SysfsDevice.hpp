@@ -1,5 +1,5 @@
 // The attribute files of one device's class directory ($QAIC_ROOT/sys/class/accel/accelN/),
-// including the PCI-device side under device/ (emu_pid, emu_shm_dir, fault/...).
+// including the PCI-device side under device/ and the emulator's qaic-emu/ (names: SysfsNames.hpp).
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "driver/DeviceRoot.hpp"
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 
 namespace qaic::driver {
 

@@ -5,8 +5,12 @@
 
 namespace qaic::onnx {
 
-const OperatorEntry* findOperator(std::string_view opType) {
-  static const std::map<std::string, OperatorEntry, std::less<>> table = {
+namespace {
+
+using Table = std::map<std::string, OperatorEntry, std::less<>>;
+
+const Table& operatorTable() {
+  static const Table table = {
       {"Conv", {convertConv, nullptr}},
       {"MaxPool", {convertMaxPool, nullptr}},
       {"AveragePool", {convertAveragePool, nullptr}},
@@ -37,8 +41,20 @@ const OperatorEntry* findOperator(std::string_view opType) {
       {"Squeeze", {nullptr, foldSqueeze}},
       {"Cast", {nullptr, foldCast}},
   };
-  const auto it = table.find(opType);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
+}
+
+}  // namespace
+
+const OperatorEntry* findOperator(std::string_view opType) {
+  const auto it = operatorTable().find(opType);
+  return it == operatorTable().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> supportedOperators() {
+  std::vector<std::string> names;
+  for (const auto& entry : operatorTable()) names.push_back(entry.first);
+  return names;  // the map's order: sorted
 }
 
 }  // namespace qaic::onnx

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct OperatorEntry {
 };
 
 const OperatorEntry* findOperator(std::string_view opType);
+// Every operator type the table above knows, sorted (qaic-exec -operators-supported).
+std::vector<std::string> supportedOperators();
 
 // Handlers, one per ONNX operator family.
 void convertConv(Converter&);

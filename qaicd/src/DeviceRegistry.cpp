@@ -9,6 +9,7 @@
 #include "Log.hpp"
 #include "driver/ManageCalls.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd {
 
@@ -100,8 +101,8 @@ std::optional<Partition> DeviceRegistry::readPartition(uint32_t id) const {
   // Who holds a partition is the emulator's record (qaic-emu/partition/); what it holds, the
   // status query on its own node.
   driver::SysfsDevice sysfs(root_, id);
-  auto parent = sysfs.readU64("qaic-emu/partition/parent");
-  auto holder = sysfs.readU64("qaic-emu/partition/holder_pid");
+  auto parent = sysfs.readU64(driver::sysfs::kPartitionParent);
+  auto holder = sysfs.readU64(driver::sysfs::kPartitionHolderPid);
   if (!parent || !holder) return std::nullopt;
   auto node = driver::DeviceNode::open(root_, id);
   if (!node) return std::nullopt;
@@ -111,10 +112,10 @@ std::optional<Partition> DeviceRegistry::readPartition(uint32_t id) const {
   p.id = id;
   p.device = static_cast<uint32_t>(*parent);
   p.holderPid = static_cast<pid_t>(*holder);
-  if (auto uid = sysfs.readU64("qaic-emu/partition/owner_uid")) p.ownerUid = static_cast<uint32_t>(*uid);
-  if (auto gid = sysfs.readU64("qaic-emu/partition/owner_gid")) p.ownerGid = static_cast<uint32_t>(*gid);
-  if (auto mode = sysfs.read("qaic-emu/partition/mode")) p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
-  if (auto label = sysfs.read("qaic-emu/partition/label")) p.label = *label;
+  if (auto uid = sysfs.readU64(driver::sysfs::kPartitionOwnerUid)) p.ownerUid = static_cast<uint32_t>(*uid);
+  if (auto gid = sysfs.readU64(driver::sysfs::kPartitionOwnerGid)) p.ownerGid = static_cast<uint32_t>(*gid);
+  if (auto mode = sysfs.read(driver::sysfs::kPartitionMode)) p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
+  if (auto label = sysfs.read(driver::sysfs::kPartitionLabel)) p.label = *label;
   p.resources = totalOf(*report);
   return p;
 }
@@ -152,11 +153,7 @@ std::variant<Partition*, ProtocolError> DeviceRegistry::createOn(uint32_t device
   request.magic = driver::kPartitionMagic;
   request.version = driver::kPartitionVersion;
   request.op = static_cast<uint32_t>(driver::PartitionOp::Create);
-  request.numNsp = spec.resources.numNsp;
-  request.numMcid = spec.resources.numMcid;
-  request.numSem = spec.resources.numSem;
-  request.numVc = spec.resources.numVc;
-  request.ddrBytes = spec.resources.ddrSize;
+  request.resources = spec.resources;
   request.ownerUid = spec.ownerUid;
   request.ownerGid = spec.ownerGid;
   request.mode = spec.mode;
@@ -180,7 +177,7 @@ std::variant<Partition*, ProtocolError> DeviceRegistry::createOn(uint32_t device
   Partition p;
   p.id = answer->partitionId;
   p.device = device;
-  p.resources = Resources{answer->numNsp, answer->numMcid, answer->numSem, answer->numVc, answer->ddrBytes};
+  p.resources = answer->resources;
   p.ownerUid = spec.ownerUid;
   p.ownerGid = spec.ownerGid;
   p.mode = spec.mode;
@@ -256,6 +253,31 @@ std::vector<DeviceInfo> DeviceRegistry::deviceInfos() const {
     out.push_back(std::move(d));
   }
   return out;
+}
+
+std::vector<uint32_t> DeviceRegistry::deviceIndices() const {
+  std::vector<uint32_t> out;
+  for (const auto& [index, node] : devices_) out.push_back(index);
+  return out;
+}
+
+std::optional<Resources> DeviceRegistry::totals(uint32_t index) const {
+  auto report = status(index);
+  if (!report) return std::nullopt;
+  return totalOf(*report);
+}
+
+Result<driver::DeviceStatusResponse> DeviceRegistry::status(uint32_t index) const {
+  auto it = devices_.find(index);
+  if (it == devices_.end()) return SysError{ENODEV, "device " + std::to_string(index) + " is not open"};
+  return driver::queryDeviceStatus(it->second);
+}
+
+std::optional<std::string> DeviceRegistry::pciAddress(uint32_t index) const {
+  auto it = devices_.find(index);
+  if (it == devices_.end()) return std::nullopt;
+  auto busId = it->second.busId();
+  return busId ? std::optional<std::string>(*busId) : std::nullopt;
 }
 
 PartitionInfo DeviceRegistry::info(const Partition& p) const {

@@ -1,10 +1,12 @@
 #include "DeviceStatus.hpp"
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageCalls.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::util {
 namespace {
@@ -49,8 +51,8 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   s.hwVersion = report->hwVersion;
   s.fwVersion = report->fwVersion;
   s.sku = report->sku;
-  s.pciVendor = text("device/vendor");
-  s.pciDevice = text("device/device");
+  s.pciVendor = text(driver::sysfs::kPciVendor);
+  s.pciDevice = text(driver::sysfs::kPciDevice);
   s.dramTotalMb = report->ddrTotalBytes / kMiB;
   s.dramFreeMb = report->ddrFreeBytes / kMiB;
   s.vcTotal = report->vcTotal;
@@ -66,18 +68,50 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   s.networksLoaded = report->networksLoaded;
   s.networksActive = report->networksActive;
   s.nspFrequencyMhz = report->nspFrequencyMhz;
-  if (sysfs.read("qaic-emu/partition/parent")) {
+  auto optional = [&](const std::string& name) {
+    auto value = sysfs.read(name);
+    return value ? value.value() : std::string();
+  };
+  s.hwSerial = optional(driver::sysfs::kEmuSerial);
+  s.boardSerial = optional(driver::sysfs::kEmuBoardSerial);
+  s.fwQcImageVersion = optional(driver::sysfs::kEmuFwQcImageVersion);
+  s.fwOemImageVersion = optional(driver::sysfs::kEmuFwOemImageVersion);
+  s.fwImageVariant = optional(driver::sysfs::kEmuFwImageVariant);
+  s.nspVersion = optional(driver::sysfs::kEmuNspVersion);
+  s.nspQcImageVersion = optional(driver::sysfs::kEmuNspQcImageVersion);
+  s.nspImageVariant = optional(driver::sysfs::kEmuNspImageVariant);
+  s.deviceCapabilities = optional(driver::sysfs::kEmuDeviceCapabilities);
+  s.ddrFrequencyMhz = optional(driver::sysfs::kEmuDdrFrequencyMhz);
+  // The PCI function's own attributes, as the kernel names them.
+  s.maxLinkSpeed = optional(driver::sysfs::kMaxLinkSpeed);
+  s.maxLinkWidth = optional(driver::sysfs::kMaxLinkWidth);
+  s.currentLinkSpeed = optional(driver::sysfs::kCurrentLinkSpeed);
+  s.currentLinkWidth = optional(driver::sysfs::kCurrentLinkWidth);
+  // hwmon: millidegrees Celsius and microwatts, in whichever hwmonN the kernel numbered it.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(sysfs.directory() / driver::sysfs::kHwmonDir, ec)) {
+    const std::string hwmon = std::string(driver::sysfs::kHwmonDir) + "/" + entry.path().filename().string() + "/";
+    auto scaled = [&](const std::string& name, double scale) -> std::optional<double> {
+      auto value = sysfs.readU64(hwmon + name);
+      return value ? std::optional<double>(static_cast<double>(value.value()) / scale) : std::nullopt;
+    };
+    s.socTemperatureC = scaled(driver::sysfs::kHwmonTemperature, 1e3);
+    s.boardPowerW = scaled(driver::sysfs::kHwmonPower, 1e6);
+    s.tdpCapW = scaled(driver::sysfs::kHwmonPowerCap, 1e6);
+    break;
+  }
+  if (sysfs.read(driver::sysfs::kPartitionParent)) {
     PartitionOrigin p;
-    p.parent = static_cast<unsigned>(number("qaic-emu/partition/parent"));
-    p.ownerUid = number("qaic-emu/partition/owner_uid");
-    p.ownerGid = number("qaic-emu/partition/owner_gid");
-    p.mode = text("qaic-emu/partition/mode");
-    p.holderPid = static_cast<int64_t>(number("qaic-emu/partition/holder_pid"));
-    p.label = text("qaic-emu/partition/label");
+    p.parent = static_cast<unsigned>(number(driver::sysfs::kPartitionParent));
+    p.ownerUid = number(driver::sysfs::kPartitionOwnerUid);
+    p.ownerGid = number(driver::sysfs::kPartitionOwnerGid);
+    p.mode = text(driver::sysfs::kPartitionMode);
+    p.holderPid = static_cast<int64_t>(number(driver::sysfs::kPartitionHolderPid));
+    p.label = text(driver::sysfs::kPartitionLabel);
     s.partition = std::move(p);
   }
   for (uint64_t i = 0; i < s.vcTotal; ++i) {
-    auto state = sysfs.read("dbc" + std::to_string(i) + "_state");
+    auto state = sysfs.read(driver::sysfs::dbcState(static_cast<uint32_t>(i)));
     if (!state) break;  // older kernels have no per-DBC state
     s.dbcStates.push_back(dbcStateName(state.value()));
   }

@@ -12,9 +12,10 @@
 #include <string>
 
 #include "EmuTest.hpp"
-#include "Subprocess.hpp"
+#include "Process.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

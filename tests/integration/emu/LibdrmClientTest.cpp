@@ -3,9 +3,11 @@
 #include <fstream>
 
 #include "EmuTest.hpp"
-#include "Subprocess.hpp"
+#include "Process.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace std::chrono_literals;
@@ -15,18 +17,15 @@ TEST_F(EmuTest, ALibdrmProgramRunsAnInferenceOnImportedMemfds) {
   const auto qpc = work / "relu.qpc";
   std::ofstream(qpc, std::ios::binary).write(reinterpret_cast<const char*>(relu_.data()),
                                              static_cast<std::streamsize>(relu_.size()));
-  const auto out = runProgramCapturingStdout(
-      {(buildDir() / "tests" / "qaic_libdrm_client").string(), root().nodePath(0).string(), qpc.string()},
-      (work / "client.log").string(), 60s);
+  const auto out = runCapturing(
+      {(buildDir() / "tests" / "qaic_libdrm_client").string(), root().nodePath(0).string(), qpc.string()}, 60s);
   ASSERT_TRUE(out.status.exited) << "the client did not finish";
-  std::ifstream log(work / "client.log");
-  const std::string errors((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(out.status.code, 0) << out.stdoutText << errors;
-  EXPECT_NE(out.stdoutText.find("driver qaic 0.0.0 (Qualcomm Cloud AI Accelerators)"), std::string::npos) << out.stdoutText;
-  EXPECT_NE(out.stdoutText.find("bus id 0000:01:00.0"), std::string::npos) << out.stdoutText;
-  EXPECT_NE(out.stdoutText.find("relu ok"), std::string::npos) << out.stdoutText;
+  ASSERT_EQ(out.status.code, 0) << out.out << out.err;
+  EXPECT_NE(out.out.find("driver qaic 0.0.0 (Qualcomm Cloud AI Accelerators)"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("bus id 0000:01:00.0"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("relu ok"), std::string::npos) << out.out;
   // Its handles are closed and its memfds gone: the device holds no BO of it any more.
-  EXPECT_EQ(attribute("qaic-emu/networks_active"), 0u);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNetworksActive), 0u);
 }
 
 }  // namespace

@@ -8,9 +8,11 @@
 
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;
@@ -85,7 +87,7 @@ TEST_F(ConfiguredParameters, WaitBoWithTimeoutZeroWaitsTheParameter) {
   InferenceRig rig(node, *image, 0, dbc);
   rig.attachAll();
   rig.writeRequestDescriptor(1);
-  ASSERT_TRUE(sysfs().write("qaic-emu/fault/nsp_hang", "1"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "1"));
   ASSERT_TRUE(node.execute(dbc, rig.executeEntries()));
   const auto start = Clock::now();
   auto waited = node.waitBo(rig.slot("y").handle, dbc, 0);
@@ -94,13 +96,13 @@ TEST_F(ConfiguredParameters, WaitBoWithTimeoutZeroWaitsTheParameter) {
   EXPECT_LT(elapsed, 2500ms) << "timeout 0 waited about the old 5 s default";
   set("wait_exec_default_timeout_ms", "0");
   EXPECT_EQ(node.waitBo(rig.slot("y").handle, dbc, 0).error(), ETIMEDOUT) << "0 ms: an immediate answer";
-  ASSERT_TRUE(sysfs().write("qaic-emu/fault/nsp_hang", "0"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "0"));
 }
 
 TEST_F(ModuleParameterTest, ManageGivesUpAfterControlRespTimeoutWhenTheFirmwareIsSilent) {
   auto node = openNode();
   set("control_resp_timeout_s", "1");
-  ASSERT_TRUE(sysfs().write("qaic-emu/fault/control_hang", "1"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultControlHang, "1"));
   auto silent = queryStatus(node);
   ASSERT_FALSE(silent) << "the firmware answered while hung";
   EXPECT_EQ(silent.error(), ETIMEDOUT) << silent.message();
@@ -108,7 +110,7 @@ TEST_F(ModuleParameterTest, ManageGivesUpAfterControlRespTimeoutWhenTheFirmwareI
   set("control_resp_timeout_s", "60");
   std::thread revive([&] {
     std::this_thread::sleep_for(300ms);
-    (void)sysfs().write("qaic-emu/fault/control_hang", "0");
+    (void)sysfs().write(driver::sysfs::kFaultControlHang, "0");
   });
   auto answered = queryStatus(node);
   revive.join();

@@ -13,10 +13,12 @@
 #include <fstream>
 
 #include "EmuTest.hpp"
-#include "Subprocess.hpp"
-#include "TestProgram.hpp"
+#include "Process.hpp"
+#include "ReluProgram.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;
@@ -27,10 +29,10 @@ PartitionRequest createRequest(uint32_t nsps, uint32_t vcs, uid_t owner, const c
   r.magic = kPartitionMagic;
   r.version = kPartitionVersion;
   r.op = static_cast<uint32_t>(PartitionOp::Create);
-  r.numNsp = nsps;
-  r.numVc = vcs;
-  r.numSem = kSemaphoresPerDbc * vcs;
-  r.ddrBytes = 256ull << 20;
+  r.resources.numNsp = nsps;
+  r.resources.numVc = vcs;
+  r.resources.numSem = kSemaphoresPerDbc * vcs;
+  r.resources.ddrSize = 256ull << 20;
   r.ownerUid = owner;
   r.ownerGid = owner;
   r.mode = 0600;
@@ -90,7 +92,7 @@ TEST_F(PartitionTest, CreatePublishesANodeWithThePartitionsOwnCounters) {
   const auto p = create(node, createRequest(2, 1, nobodyUid(), "team-a"));
   ASSERT_EQ(p.status, 0);
   EXPECT_GE(p.partitionId, kFirstPartitionId);
-  EXPECT_EQ(p.numNsp, 2u);
+  EXPECT_EQ(p.resources.numNsp, 2u);
 
   struct stat st {};
   ASSERT_EQ(::stat(root().nodePath(p.partitionId).c_str(), &st), 0) << "no derived node";
@@ -104,18 +106,18 @@ TEST_F(PartitionTest, CreatePublishesANodeWithThePartitionsOwnCounters) {
   EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/partition/owner_uid"), nobodyUid());
   EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/partition/holder_pid"),
             static_cast<uint64_t>(::getpid()));
-  auto label = SysfsDevice(root(), p.partitionId).read("qaic-emu/partition/label");
+  auto label = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kPartitionLabel);
   ASSERT_TRUE(label) << label.message();
   EXPECT_EQ(*label, "team-a");
-  auto mode = SysfsDevice(root(), p.partitionId).read("qaic-emu/partition/mode");
+  auto mode = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kPartitionMode);
   ASSERT_TRUE(mode);
   EXPECT_EQ(*mode, "0600");
-  auto status = SysfsDevice(root(), p.partitionId).read("qaic-emu/status");
+  auto status = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kEmuStatus);
   ASSERT_TRUE(status);
   EXPECT_EQ(*status, "Ready");
   // The parent lends what the partition holds.
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps - 2);
-  EXPECT_EQ(attribute("qaic-emu/vc_free"), kTestDbcs - 1);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 2);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuVcFree), kTestDbcs - 1);
   // The listing shows it beside the device.
   const auto listed = root().listDevices();
   EXPECT_NE(std::find(listed.begin(), listed.end(), p.partitionId), listed.end());
@@ -160,7 +162,7 @@ TEST_F(PartitionTest, ActivationsInsideAPartitionCannotExceedIt) {
   ASSERT_FALSE(secondVc);
   EXPECT_EQ(secondVc.error(), ENOSPC);
   // Outside the partition the device's remaining NSPs still serve.
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps - 2);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 2);
   EXPECT_LT(activateRelu(parent, 4), kTestDbcs);
 }
 
@@ -188,15 +190,15 @@ TEST_F(PartitionTest, RemovalAbortsItsActivationsAndReturnsEverything) {
   ASSERT_TRUE(inside) << inside.message();
   const uint32_t dbc = activateRelu(*inside, 1);
   EXPECT_LT(dbc, kTestDbcs);
-  EXPECT_EQ(attribute("qaic-emu/networks_active"), 1u);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNetworksActive), 1u);
 
   auto removed = partitionCommand(parent, removeRequest(p.partitionId));
   ASSERT_TRUE(removed) << removed.message();
   EXPECT_EQ(removed->status, 0);
   EXPECT_FALSE(nodeExists(p.partitionId));
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
-  EXPECT_EQ(attribute("qaic-emu/vc_free"), kTestDbcs);
-  EXPECT_EQ(attribute("qaic-emu/networks_active"), 0u);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuVcFree), kTestDbcs);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNetworksActive), 0u);
   // The file opened on it stays open but serves nothing.
   auto status = queryStatus(*inside);
   ASSERT_FALSE(status);
@@ -215,7 +217,7 @@ TEST_F(PartitionTest, APartitionOutlivesItsCreatorsFile) {
   // Release of the creator's file is asynchronous in FUSE; the partition must still be there after.
   for (int i = 0; i < 50; ++i) ::usleep(10000);
   EXPECT_TRUE(nodeExists(id));
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps - 1);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 1);
 }
 
 TEST_F(PartitionTest, RefusalNamesTheShortResource) {
@@ -225,11 +227,11 @@ TEST_F(PartitionTest, RefusalNamesTheShortResource) {
   EXPECT_EQ(tooManyNsps.shortResource, static_cast<uint32_t>(PartitionResource::Nsp));
   EXPECT_STREQ(partitionResourceName(PartitionResource::Nsp), "numNsp");
   auto r = createRequest(1, 1, 0);
-  r.ddrBytes = 1ull << 50;
+  r.resources.ddrSize = 1ull << 50;
   auto tooMuchDdr = create(parent, r);
   EXPECT_EQ(tooMuchDdr.status, -ENOSPC);
   EXPECT_EQ(tooMuchDdr.shortResource, static_cast<uint32_t>(PartitionResource::Ddr));
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 TEST_F(PartitionTest, MalformedCommandsAreEinval) {
@@ -259,16 +261,16 @@ TEST_F(PartitionTest, MalformedCommandsAreEinval) {
   r = createRequest(1, 1, 0);
   r.version = 2;
   expectEinval(r, "unknown version");
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 TEST_F(PartitionTest, AResetEndsEveryPartition) {
   auto parent = openNode();
   const auto p = create(parent, createRequest(2, 1, 0));
   ASSERT_TRUE(nodeExists(p.partitionId));
-  ASSERT_TRUE(sysfs().write("qaic-emu/fault/reset", "1"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultReset, "1"));
   EXPECT_FALSE(nodeExists(p.partitionId));
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 class PartitionPermissionTest : public PartitionTest {
@@ -317,7 +319,7 @@ TEST_F(EmuTest, DevicesAreAddedAtRunTime) {
   const auto listed = root().listDevices();
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[1], 1u);
-  auto status = SysfsDevice(root(), 1).read("qaic-emu/status");
+  auto status = SysfsDevice(root(), 1).read(driver::sysfs::kEmuStatus);
   ASSERT_TRUE(status) << status.message();
   EXPECT_EQ(*status, "Ready");
   auto node = DeviceNode::open(root(), 1);

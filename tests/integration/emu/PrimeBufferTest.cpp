@@ -13,10 +13,12 @@
 
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 #include "driver/BufferObject.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;
@@ -114,12 +116,12 @@ TEST_F(PrimeBufferTest, ClosedBoThatIsSlicedAndQueuedCompletesThenGoesWithItsSli
   rig.writeRequestDescriptor(1);
   const auto yFile = node.shmDir() / boFileName(rig.slot("y").bo.mmapOffset());
   // The program is held so that the output's request is surely queued when its handle goes.
-  ASSERT_TRUE(sysfs().write("qaic-emu/fault/nsp_hang", "1"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "1"));
   auto submitted = node.execute(dbc, rig.executeEntries());
   ASSERT_TRUE(submitted) << submitted.message();
   ASSERT_EQ(gemClose(node, rig.slot("y").handle), 0);
   EXPECT_TRUE(fileExists(yFile)) << "the queued request and the slice still hold it";
-  ASSERT_TRUE(sysfs().write("qaic-emu/fault/nsp_hang", "0"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "0"));
   auto done = node.waitBo(rig.lastHandle(), dbc, 20000);
   ASSERT_TRUE(done) << done.message();
   EXPECT_EQ(rig.responseHeader().status, DBC_COMPLETION_SUCCESS);
@@ -297,7 +299,7 @@ TEST_F(PrimeBufferTest, ATruncatedImportFailsItsDmaNotTheEmulator) {
   auto done = node.waitBo(static_cast<uint32_t>(imported), dbc, 20000);
   EXPECT_EQ(done.error(), EIO) << "the input's request completed with an error code";
   EXPECT_TRUE(emulatorAlive());
-  EXPECT_EQ(attribute("qaic-emu/networks_active"), 1u);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNetworksActive), 1u);
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include "EmuTest.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;
@@ -16,12 +18,12 @@ ResourceGroupRequest request(ResourceGroupOp op, uint32_t group, uint32_t nsps, 
   r.version = kResourceGroupVersion;
   r.op = static_cast<uint32_t>(op);
   r.groupId = group;
-  r.numNsp = nsps;
-  r.numVc = dbcs;
+  r.resources.numNsp = nsps;
+  r.resources.numVc = dbcs;
   if (op == ResourceGroupOp::Reserve) {
     // Activations draw device memory and semaphores from the group too.
-    r.numSem = kSemaphoresPerDbc;
-    r.ddrBytes = 64ull << 20;
+    r.resources.numSem = kSemaphoresPerDbc;
+    r.resources.ddrSize = 64ull << 20;
   }
   return r;
 }
@@ -30,8 +32,8 @@ TEST_F(EmuTest, ReservationTakesNspsAndBoundsActivations) {
   auto node = openNode();
   auto group = resourceGroup(node, request(ResourceGroupOp::Reserve, 0, 2, 1));
   ASSERT_TRUE(group) << group.message();
-  EXPECT_EQ(group->numNsp, 2u);
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps - 2);
+  EXPECT_EQ(group->resources.numNsp, 2u);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 2);
 
   const auto threeCores = reluProgram(3);
   ASSERT_TRUE(loadProgram(node, threeCores, 1));
@@ -52,7 +54,7 @@ TEST_F(EmuTest, ReservingMoreThanTheDeviceHasIsEnospc) {
   auto r = resourceGroup(node, request(ResourceGroupOp::Reserve, 0, kTestNsps + 1, 1));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), ENOSPC);
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 TEST_F(EmuTest, ReleaseAndCloseReturnTheGroup) {
@@ -61,18 +63,18 @@ TEST_F(EmuTest, ReleaseAndCloseReturnTheGroup) {
   ASSERT_TRUE(group) << group.message();
   auto query = resourceGroup(node, request(ResourceGroupOp::Query, group->groupId, 0, 0));
   ASSERT_TRUE(query) << query.message();
-  EXPECT_EQ(query->numNsp, 3u);
+  EXPECT_EQ(query->resources.numNsp, 3u);
   auto released = resourceGroup(node, request(ResourceGroupOp::Release, group->groupId, 0, 0));
   ASSERT_TRUE(released) << released.message();
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 
   {
     auto holder = openNode();
     ASSERT_TRUE(resourceGroup(holder, request(ResourceGroupOp::Reserve, 0, kTestNsps, 1)));
-    EXPECT_EQ(attribute("qaic-emu/nsp_free"), 0u);
+    EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), 0u);
   }
-  for (int i = 0; i < 500 && attribute("qaic-emu/nsp_free") != kTestNsps; ++i) ::usleep(10000);
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps) << "closing the file did not release its group";
+  for (int i = 0; i < 500 && attribute(driver::sysfs::kEmuNspFree) != kTestNsps; ++i) ::usleep(10000);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps) << "closing the file did not release its group";
 }
 
 TEST_F(EmuTest, MalformedResourceGroupRequestIsRefused) {
@@ -82,7 +84,7 @@ TEST_F(EmuTest, MalformedResourceGroupRequestIsRefused) {
   auto r = resourceGroup(node, bad);
   ASSERT_FALSE(r) << "a passthrough with a wrong magic reserved a group";
   EXPECT_TRUE(r.error() == EINVAL || r.error() == EPROTO) << r.message();
-  EXPECT_EQ(attribute("qaic-emu/nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 }  // namespace

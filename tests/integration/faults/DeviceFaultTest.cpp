@@ -10,6 +10,7 @@
 #include <qaic/qaic.hpp>
 
 #include "FaultRig.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::faults::test {
 namespace {
@@ -18,19 +19,19 @@ using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 TEST_F(LiveFaultTest, ResetMidFlightEndsTheRunnerAndTheDeviceServesAgain) {
-  auto runner = startRunner({"--time", "30", "--submit-timeout", "1000", "--submit-retry-count", "0"}, "runner");
+  auto runner = startRunner({"--time", "30", "--submit-timeout", "1000", "--submit-retry-count", "0"});
   ASSERT_TRUE(waitUntilActive(*runner));
-  writeSysfs("qaic-emu/fault/reset", "1");
+  writeSysfs(driver::sysfs::kFaultReset, "1");
 
-  const ChildExit e = runner->wait(10s);
+  const ExitStatus e = runner->wait(10s);
   ASSERT_TRUE(e.ended) << "the runner hung after the reset";
   ASSERT_TRUE(e.exited) << "the runner died of signal " << e.signal;
-  EXPECT_EQ(e.code, 4) << runner->out();  // the runner's "device gone" exit code
-  EXPECT_THAT(runner->err(), HasSubstr("qaic-runner: error: inference failed (QS_DEV_RESET): "));
-  RecordProperty("runner_error", runner->err());
+  EXPECT_EQ(e.code, 4) << runner->output();  // the runner's "device gone" exit code
+  EXPECT_THAT(runner->errorOutput(), HasSubstr("qaic-runner: error: inference failed (QS_DEV_RESET): "));
+  RecordProperty("runner_error", runner->errorOutput());
 
-  EXPECT_TRUE(pollUntil([&] { return readSysfs("qaic-emu/status") == "Ready"; }, 5s)) << readSysfs("qaic-emu/status").value_or("?");
-  EXPECT_TRUE(newRunSucceeds("after"));
+  EXPECT_TRUE(pollUntil([&] { return readSysfs(driver::sysfs::kEmuStatus) == "Ready"; }, 5s)) << readSysfs(driver::sysfs::kEmuStatus).value_or("?");
+  EXPECT_TRUE(newRunSucceeds());
 }
 
 struct Reported {
@@ -70,10 +71,10 @@ TEST_F(LiveFaultTest, RemovedDeviceAnswersDevRemovedToInferenceSetCalls) {
   set->putCompleted(h);
   ASSERT_EQ(set->getAvailable(h, 1'000'000), rt::QS_SUCCESS);
 
-  writeSysfs("qaic-emu/fault/nsp_hang", "1");  // keeps the next request in flight until the removal
+  writeSysfs(driver::sysfs::kFaultNspHang, "1");  // keeps the next request in flight until the removal
   set->submit(h, 2);
   ASSERT_EQ(set->waitForCompletion(h, 200'000), rt::QS_TIMEDOUT) << "the device is hung";
-  writeSysfs("qaic-emu/fault/remove", "1");
+  writeSysfs(driver::sysfs::kFaultRemove, "1");
   EXPECT_EQ(set->waitForCompletion(h, 10'000'000), rt::QS_DEV_REMOVED) << h->getErrorMessage();
   EXPECT_FALSE(h->getErrorMessage().empty());
   RecordProperty("removed_error", h->getErrorMessage());

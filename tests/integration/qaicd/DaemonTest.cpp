@@ -9,6 +9,7 @@
 
 #include "QaicdTest.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {
@@ -39,12 +40,12 @@ TEST_F(QaicdTest, CreateReservesOnTheDeviceAndReleaseReturnsIt) {
   EXPECT_EQ(p->node, std::filesystem::canonical(rootPath()).string() + "/dev/accel/accel" + std::to_string(p->id));
 
   // The device: the parent's free counts exclude it, the partition has its own class directory.
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kDeviceNsps - 3);
-  EXPECT_EQ(attribute(0, "qaic-emu/vc_free"), kDeviceVcs - 2);
-  EXPECT_EQ(attribute(p->id, "qaic-emu/nsp_total"), 3u);
-  EXPECT_EQ(attribute(p->id, "qaic-emu/vc_total"), 2u);
-  EXPECT_EQ(attribute(p->id, "qaic-emu/partition/holder_pid"), static_cast<uint64_t>(::getpid()));
-  EXPECT_EQ(attribute(p->id, "qaic-emu/partition/parent"), 0u);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 3);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuVcFree), kDeviceVcs - 2);
+  EXPECT_EQ(attribute(p->id, driver::sysfs::kEmuNspTotal), 3u);
+  EXPECT_EQ(attribute(p->id, driver::sysfs::kEmuVcTotal), 2u);
+  EXPECT_EQ(attribute(p->id, driver::sysfs::kPartitionHolderPid), static_cast<uint64_t>(::getpid()));
+  EXPECT_EQ(attribute(p->id, driver::sysfs::kPartitionParent), 0u);
   struct stat st {};
   ASSERT_EQ(::stat(p->node.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -63,7 +64,7 @@ TEST_F(QaicdTest, CreateReservesOnTheDeviceAndReleaseReturnsIt) {
   EXPECT_EQ((*listed)[0].holderPid, ::getpid());
 
   ASSERT_TRUE(client.release(p->id));
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kDeviceNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps);
   EXPECT_TRUE(partitionNodes().empty());
   auto again = client.release(p->id);
   EXPECT_EQ(again.error(), ENOENT) << again.message();
@@ -92,7 +93,7 @@ TEST_F(QaicdTest, RefusalsNameTheDeviceAndTheResource) {
   EXPECT_EQ(missing.error(), ENODEV) << missing.message();
   EXPECT_NE(missing.message().find("device 7"), std::string::npos);
   // Nothing was taken by the refusals.
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kDeviceNsps - 1);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 1);
   EXPECT_EQ(partitionNodes().size(), 1u);
 }
 
@@ -106,8 +107,8 @@ TEST_F(QaicdTest, DevicesAddedAtRunTimeShowUpAndTakePartitions) {
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 1u);
   ASSERT_TRUE(p) << p.message();
   EXPECT_EQ(p->device, 1u);
-  EXPECT_EQ(attribute(1, "qaic-emu/nsp_free"), kDeviceNsps - 2);
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kDeviceNsps);
+  EXPECT_EQ(attribute(1, driver::sysfs::kEmuNspFree), kDeviceNsps - 2);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps);
   // Without a device: the first with room.
   auto big = client.createPartition(Resources{kDeviceNsps - 1, 0, 0, 1, 0});
   ASSERT_TRUE(big) << big.message();
@@ -146,30 +147,25 @@ TEST_F(QaicdTest, DeviceRemovedWhilePartitionedIsDroppedAndTheDaemonServesOn) {
 }
 
 TEST_F(QaicdTest, ASecondDaemonOnTheSameSocketIsRefused) {
-  const auto r = launch({QaicdProcess::binary().string(), "--root", rootPath(), "--socket", socketPath(), "--daemon"},
-                        (work() / "second.log").string());
+  const auto r = testing::runCapturing(
+      {testing::QaicdProcess::binary().string(), "--root", rootPath(), "--socket", socketPath(), "--daemon"}, 60s);
   EXPECT_EQ(r.exitCode, 1);
-  std::ifstream log(work() / "second.log");
-  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("another qaicd"), std::string::npos) << text;
+  EXPECT_NE(r.err.find("another qaicd"), std::string::npos) << r.err;
   auto client = connect();
   EXPECT_TRUE(client.hello());
 }
 
 TEST_F(QaicdTest, BadConfigurationAndArgumentsExit2NamingTheField) {
-  const std::string config = (work() / "bad.json").string();
-  std::ofstream(config) << R"({"static_partitions": [{"name": "a", "device": 0, "uid": 0, "numNsp": 1, "numVc": 0}]})";
-  const std::string log = (work() / "bad.log").string();
-  const auto r = launch({QaicdProcess::binary().string(), "--root", rootPath(), "--socket",
-                         (work() / "other.sock").string(), "--config", config},
-                        log);
+  const auto config = work_.writeFile(
+      "bad.json", R"({"static_partitions": [{"name": "a", "device": 0, "uid": 0, "numNsp": 1, "numVc": 0}]})");
+  const std::string qaicd = testing::QaicdProcess::binary().string();
+  const auto r = testing::runCapturing(
+      {qaicd, "--root", rootPath(), "--socket", (work() / "other.sock").string(), "--config", config.string()}, 60s);
   EXPECT_EQ(r.exitCode, 2);
-  const auto bad = launch({QaicdProcess::binary().string(), "--poll-ms", "zero"}, log);
+  EXPECT_NE(r.err.find("bad.json: static_partitions[0].numVc: must be at least 1"), std::string::npos) << r.err;
+  const auto bad = testing::runCapturing({qaicd, "--poll-ms", "zero"}, 60s);
   EXPECT_EQ(bad.exitCode, 2);
-  std::ifstream in(log);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("bad.json: static_partitions[0].numVc: must be at least 1"), std::string::npos) << text;
-  EXPECT_NE(text.find("--poll-ms"), std::string::npos) << text;
+  EXPECT_NE(bad.err.find("--poll-ms"), std::string::npos) << bad.err;
 }
 
 class StaticPartitionTest : public QaicdTest {
@@ -205,7 +201,7 @@ TEST_F(StaticPartitionTest, CreatedAtStartForUsersAndGroupsAndKeptAcrossRestart)
   ASSERT_EQ(::stat(b.node.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660u);
   EXPECT_EQ(st.st_gid, 0u);
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kDeviceNsps - 3);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 3);
   // A static partition has no lease to adopt.
   EXPECT_EQ(client.adopt(a.id).error(), EPERM);
 
@@ -217,7 +213,7 @@ TEST_F(StaticPartitionTest, CreatedAtStartForUsersAndGroupsAndKeptAcrossRestart)
   ASSERT_EQ(again->size(), 2u) << "restart re-creates instead of re-adopting";
   std::set<uint32_t> ids{(*again)[0].id, (*again)[1].id};
   EXPECT_EQ(ids, (std::set<uint32_t>{a.id, b.id}));
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kDeviceNsps - 3);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 3);
 }
 
 TEST_F(StaticPartitionTest, OneDroppedFromTheConfigurationIsRemovedAtTheNextStart) {
@@ -250,7 +246,7 @@ TEST_F(StaticPartitionTest, OneDroppedFromTheConfigurationIsRemovedAtTheNextStar
     }
   }
   EXPECT_EQ(partitionNodes().size(), 2u) << "team-a and the lease";
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kDeviceNsps - 3) << "team-b's NSP is back";
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 3) << "team-b's NSP is back";
 }
 
 TEST_F(StaticPartitionTest, ADeviceResetEndsLeasesAndStaticPartitionsComeBack) {
@@ -270,7 +266,7 @@ TEST_F(StaticPartitionTest, ADeviceResetEndsLeasesAndStaticPartitionsComeBack) {
     return true;
   }, 10s)) << "static partitions were not re-created after the reset";
   EXPECT_EQ(client.release(leased->id).error(), ENOENT);
-  EXPECT_TRUE(waitUntil([&] { return attribute(0, "qaic-emu/nsp_free") == kDeviceNsps - 3; }, 10s));
+  EXPECT_TRUE(waitUntil([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 3; }, 10s));
 }
 
 }  // namespace

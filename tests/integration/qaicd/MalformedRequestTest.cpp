@@ -8,14 +8,15 @@
 #include <cstring>
 
 #include "QaicdTest.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {
 
 using namespace std::chrono_literals;
 
-driver::UniqueFd rawConnect(const std::string& path) {
-  driver::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+UniqueFd rawConnect(const std::string& path) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
@@ -88,7 +89,7 @@ TEST_F(QaicdTest, EveryMalformedRequestGetsItsErrorAndTheDaemonServesOn) {
   EXPECT_NE(binary->find("EINVAL"), std::string::npos);
   // The same connection still works, and nothing was reserved.
   EXPECT_TRUE(client.hello());
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kDeviceNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps);
   EXPECT_TRUE(partitionNodes().empty());
 }
 

@@ -9,9 +9,9 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "RuntimeFixture.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {
@@ -84,10 +84,7 @@ class DmaBufTest : public RuntimeTest {
     return n;
   }
   std::filesystem::path readShmDir() const {
-    std::ifstream in(emulator_->root().sysfsPath(0) / "qaic-emu" / "shm_dir");
-    std::string path;
-    std::getline(in, path);
-    return path;
+    return emulator_->attribute(0, driver::sysfs::kEmuShmDir);
   }
   Network network_;
   std::shared_ptr<Context> context_;

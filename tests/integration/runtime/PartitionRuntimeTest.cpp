@@ -8,6 +8,8 @@
 #include "QaicdProcess.hpp"
 #include "RuntimeFixture.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "runtime/QAicQpcObj.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {
@@ -24,7 +26,7 @@ class PartitionRuntimeTest : public RuntimeTest {
     RuntimeTest::SetUp();
     if (HasFatalFailure()) return;
     ::setenv("QAICD_SOCKET", socket().c_str(), 1);
-    qaicd_ = std::make_unique<qaicd::test::QaicdProcess>(emulator_->root().path(), socket(), work_ / "qaicd.log");
+    qaicd_ = std::make_unique<testing::QaicdProcess>(emulator_->rootPath(), socket(), work_ / "qaicd.log");
     network_ = compile("relu", reluNetworkIr(kElements), {"-aic-num-cores=2"});
   }
   void TearDown() override {
@@ -64,7 +66,7 @@ class PartitionRuntimeTest : public RuntimeTest {
   }
 
   Network network_;
-  std::unique_ptr<qaicd::test::QaicdProcess> qaicd_;
+  std::unique_ptr<testing::QaicdProcess> qaicd_;
 };
 
 TEST_F(PartitionRuntimeTest, ResourcesForFollowsTheProgramInfo) {
@@ -77,7 +79,9 @@ TEST_F(PartitionRuntimeTest, ResourcesForFollowsTheProgramInfo) {
   EXPECT_EQ(r.numSem, 3 * program.numSemaphores);
   EXPECT_EQ(r.numMcid, 3 * program.numMcIds);
   EXPECT_EQ(r.numVc, 3u);
-  EXPECT_EQ(r.ddrSize, 3 * (program.ioRegionSize + constants));
+  // DDR: the IO region (a device-protocol figure, in the container only) plus the constants.
+  const uint64_t ioRegion = network_.qpc->get()->image->programs()[0].ioRegionSize;
+  EXPECT_EQ(r.ddrSize, 3 * (ioRegion + constants));
   try {
     resourcesFor(*network_.qpc, 0);
     ADD_FAILURE() << "zero activations accepted";
@@ -111,16 +115,16 @@ TEST_F(PartitionRuntimeTest, AContextAcquiresItsOwnPartitionAndRunsInIt) {
   EXPECT_EQ(context->getPartition()->parent(), 0u);
   EXPECT_EQ(context->getPartition()->resources(), wanted);
   ASSERT_EQ(context->getDevices(), std::vector<QID>{id});
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kNsps - 2);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps - 2);
   {
     auto set = InferenceSet::Factory(context, network_.qpc, id, 2, 1);
-    EXPECT_EQ(attribute(id, "qaic-emu/networks_active"), 1u);
-    EXPECT_EQ(attribute(id, "qaic-emu/nsp_free"), 0u);
+    EXPECT_EQ(attribute(id, driver::sysfs::kEmuNetworksActive), 1u);
+    EXPECT_EQ(attribute(id, driver::sysfs::kEmuNspFree), 0u);
     runAndCheck(*set, 6);
   }
   context.reset();
   EXPECT_FALSE(nodeExists(id)) << "the context's partition outlived it";
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps);
 }
 
 TEST_F(PartitionRuntimeTest, ActivationsBeyondThePartitionAreRefused) {
@@ -140,18 +144,18 @@ TEST_F(PartitionRuntimeTest, ActivationsBeyondThePartitionAreRefused) {
     EXPECT_NE(std::string(e.what()).find("device " + std::to_string(partition->id())), std::string::npos) << e.what();
   }
   // The rest of the device is untouched by the refusal.
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kNsps - 4);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps - 4);
 }
 
 TEST_F(PartitionRuntimeTest, TheLeaseEndsWithThePartitionObject) {
   auto partition = Partition::acquire(ResourceRequest{3, 0, 32, 1, 64ull << 20});
   const QID id = partition->id();
   ASSERT_TRUE(nodeExists(id));
-  EXPECT_EQ(attribute(id, "qaic-emu/nsp_total"), 3u);
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kNsps - 3);
+  EXPECT_EQ(attribute(id, driver::sysfs::kEmuNspTotal), 3u);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps - 3);
   partition.reset();
   EXPECT_FALSE(nodeExists(id));
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps);
 }
 
 TEST_F(PartitionRuntimeTest, ARefusalNamesTheResource) {
@@ -178,7 +182,7 @@ TEST_F(PartitionRuntimeTest, ARefusalNamesTheResource) {
     EXPECT_EQ(e.status(), QS_NO_RESOURCES);
     EXPECT_NE(std::string(e.what()).find("numVc"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(attribute(0, "qaic-emu/nsp_free"), kNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps);
 }
 
 TEST_F(PartitionRuntimeTest, DefaultDevicesExcludeOtherPartitions) {

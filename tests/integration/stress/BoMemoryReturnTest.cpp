@@ -14,10 +14,12 @@
 
 #include "EmuTest.hpp"
 #include "ProcessUsage.hpp"
-#include "Subprocess.hpp"
+#include "Process.hpp"
 #include "driver/BufferObject.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;
@@ -57,7 +59,7 @@ TEST_F(EmuTest, BoMemoryReturnsToTheEmulatorWhenItsLastHolderLetsGo) {
   int toParent[2], toChild[2];
   ASSERT_EQ(::pipe2(toParent, O_CLOEXEC), 0);
   ASSERT_EQ(::pipe2(toChild, O_CLOEXEC), 0);
-  const std::filesystem::path shm = sysfs().read("qaic-emu/shm_dir").value();
+  const std::filesystem::path shm = sysfs().read(driver::sysfs::kEmuShmDir).value();
   long baselineKb = -1, liveKb = -1, afterKb = -1;
   ExitStatus client;
   std::thread clientThread([&] {

@@ -39,14 +39,14 @@ TEST(DeviceRoot, ParsesOnlyExactAccelNames) {
 }
 
 TEST(DeviceRoot, ListsDevicesInOrderIgnoringOtherEntries) {
-  test::TempDir dir;
+  testing::TempDir dir;
   for (const char* name : {"accel10", "accel2", "accel0", "accelX", "controlD64"})
     dir.writeFile(std::filesystem::path("dev/accel") / name, "");
   EXPECT_EQ(DeviceRoot(dir.path()).listDevices(), (std::vector<unsigned>{0, 2, 10}));
 }
 
 TEST(DeviceRoot, MissingTreeMeansNoDevices) {
-  test::TempDir dir;
+  testing::TempDir dir;
   EXPECT_TRUE(DeviceRoot(dir.path()).listDevices().empty());
   EXPECT_TRUE(DeviceRoot(dir.path() / "absent").listDevices().empty());
 }
@@ -54,7 +54,7 @@ TEST(DeviceRoot, MissingTreeMeansNoDevices) {
 // DeviceNode::open asks the node's driver (drmGetVersion) before anything else: a file that is
 // no DRM node at all, like any node of another driver, is refused with its path in the message.
 TEST(DeviceNode, ANodeThatIsNotQaicIsRefusedByName) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("dev/accel/accel0", "not a device");
   std::filesystem::create_symlink("/dev/null", dir.path() / "dev/accel/accel1");
   for (unsigned index : {0u, 1u}) {
