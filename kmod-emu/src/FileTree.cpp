@@ -34,7 +34,7 @@ void FileTree::addAccel(const std::string& name, int device, uint32_t partition,
   add(accelDev_, name, TreeNode::Kind::DeviceNode, device, partition);
   const uint64_t dir = add(accelSys_, name, TreeNode::Kind::Directory, device, partition);
   for (const std::string& attr : attributes) {
-    // "device/fault/reset" -> directories device, fault, then the file.
+    // "qaic-emu/fault/reset" -> directories qaic-emu, fault, then the file.
     uint64_t parent = dir;
     std::size_t start = 0;
     for (std::size_t slash; (slash = attr.find('/', start)) != std::string::npos; start = slash + 1)

@@ -154,7 +154,7 @@ def test_missing_device_says_so_as_the_vendor_tool_does(emulator):
 # ---- qaic-runner -------------------------------------------------------------------------------
 
 def active(emu, qid):
-    return int((emu.root / f"sys/class/accel/accel{qid}/networks_active").read_text())
+    return int((emu.root / f"sys/class/accel/accel{qid}/qaic-emu/networks_active").read_text())
 
 
 def test_dev_list_spreads_activations_over_the_devices(emulator, work):
