@@ -18,7 +18,7 @@ class SysfsDevice {
 
   const std::filesystem::path& directory() const { return dir_; }
 
-  // `name` is relative to the class directory ("nsp_free", "qaic-emu/pid"). Values are read
+  // `name` is relative to the class directory ("dbc0_state", "qaic-emu/pid"; SysfsNames.hpp). Values are read
   // whole, with the trailing newline removed; sysfs attributes are small, larger files are
   // refused with EFBIG rather than read unbounded.
   Result<std::string> read(const std::string& name) const;

@@ -39,13 +39,14 @@ class FaultTest : public EmuTest {
     node_.reset();
     EmuTest::TearDown();
   }
-  void fault(const std::string& file, const std::string& value) {
-    auto r = sysfs().write("qaic-emu/fault/" + file, value);
+  // `file` is one of the fault files (driver::sysfs::kFault...).
+  void fault(const char* file, const std::string& value) {
+    auto r = sysfs().write(file, value);
     ASSERT_TRUE(r) << r.message();
   }
   // A request kept in flight by a hung NSP, then `file` written 1: the request ends with EIO.
-  void expectRequestInFlightLostTo(const std::string& file) {
-    fault("nsp_hang", "1");
+  void expectRequestInFlightLostTo(const char* file) {
+    fault(driver::sysfs::kFaultNspHang, "1");
     ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
     fault(file, "1");
     auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
@@ -61,7 +62,7 @@ class FaultTest : public EmuTest {
 };
 
 TEST_F(FaultTest, HungNspMakesTheClientTimeOut) {
-  fault("nsp_hang", "1");
+  fault(driver::sysfs::kFaultNspHang, "1");
   ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
   auto r = node_->waitBo(rig_->lastHandle(), dbc_, 300);
   ASSERT_FALSE(r) << "a request completed on a hung NSP";
@@ -72,13 +73,13 @@ TEST_F(FaultTest, HungNspMakesTheClientTimeOut) {
   auto hung = node_->waitBo(output, dbc_, 10000);
   ASSERT_FALSE(hung);
   EXPECT_EQ(hung.error(), EIO) << hung.message();
-  fault("nsp_hang", "0");
+  fault(driver::sysfs::kFaultNspHang, "0");
 }
 
 TEST_F(FaultTest, DmaFailureIsACompletionCode) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();
-  fault("dma_fail", std::to_string(DBC_COMPLETION_DMA_FAILED) + " 1");
+  fault(driver::sysfs::kFaultDmaFail, std::to_string(DBC_COMPLETION_DMA_FAILED) + " 1");
   ASSERT_TRUE(window->submit(rig_->ringElements(1)));
   ResponseElement response = awaitOneResponse(*this, *window, *interrupt_, 20s);
   EXPECT_EQ(response.reqId, 1u);
@@ -96,7 +97,7 @@ TEST_F(FaultTest, DmaFailureIsACompletionCode) {
 TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();
-  expectRequestInFlightLostTo("reset");
+  expectRequestInFlightLostTo(driver::sysfs::kFaultReset);
   EXPECT_EQ(window->deviceStatus(), DeviceStatus::Resetting);
   auto status = sysfs().read(driver::sysfs::kEmuStatus);
   ASSERT_TRUE(status);
@@ -116,7 +117,7 @@ TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
 }
 
 TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
-  expectRequestInFlightLostTo("error");
+  expectRequestInFlightLostTo(driver::sysfs::kFaultError);
   EXPECT_EQ(sysfs().read(driver::sysfs::kEmuStatus).value(), "Error");
   EXPECT_EQ(sysfs().read(driver::sysfs::kFaultError).value(), "1");
   auto refused = [&]() -> Result<uint32_t> {
@@ -126,10 +127,10 @@ TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
   ASSERT_FALSE(refused) << "an activation started on a device in error";
   EXPECT_EQ(refused.error(), EAGAIN) << refused.message();
 
-  fault("error", "0");
+  fault(driver::sysfs::kFaultError, "0");
   EXPECT_EQ(sysfs().read(driver::sysfs::kEmuStatus).value(), "Ready");
-  fault("error", "1");
-  fault("reset", "1");
+  fault(driver::sysfs::kFaultError, "1");
+  fault(driver::sysfs::kFaultReset, "1");
   EXPECT_EQ(sysfs().read(driver::sysfs::kEmuStatus).value(), "Ready") << "a reset ends the error";
   EXPECT_EQ(sysfs().read(driver::sysfs::kFaultError).value(), "0");
   auto bad = sysfs().write(driver::sysfs::kFaultError, "2");
@@ -140,7 +141,7 @@ TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
 TEST_F(FaultTest, RemovedDeviceAnswersEnodev) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();
-  fault("remove", "1");
+  fault(driver::sysfs::kFaultRemove, "1");
   auto r = node_->execute(dbc_, rig_->executeEntries());
   ASSERT_FALSE(r) << "EXECUTE_BO on a removed device";
   EXPECT_EQ(r.error(), ENODEV);

@@ -24,6 +24,7 @@
 
 #include "container/QpcImage.hpp"
 #include "driver/DeviceProtocol.hpp"
+#include "driver/SysfsNames.hpp"
 #include "qaic/uapi/qaic_accel.h"
 
 namespace {
@@ -66,7 +67,7 @@ Buffer importedMemfd(int node, std::size_t bytes, uint32_t dir, uint64_t deviceA
 // ptrace_scope 1 it must be declared (docs/driver.md). A real device has no qaic-emu/pid.
 void declareEmulator(const std::filesystem::path& node) {
   const auto root = node.parent_path().parent_path().parent_path();
-  std::ifstream pidFile(root / "sys/class/accel" / node.filename() / "qaic-emu/pid");
+  std::ifstream pidFile(root / "sys/class/accel" / node.filename() / qaic::driver::sysfs::kEmuPid);
   long pid = 0;
   if (pidFile >> pid && pid > 0) (void)prctl(PR_SET_PTRACER, pid, 0, 0, 0);
 }

@@ -98,13 +98,13 @@ TEST_F(PartitionTest, CreatePublishesANodeWithThePartitionsOwnCounters) {
   ASSERT_EQ(::stat(root().nodePath(p.partitionId).c_str(), &st), 0) << "no derived node";
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(st.st_uid, nobodyUid());
-  EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/nsp_total"), 2u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/nsp_free"), 2u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/vc_total"), 1u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/dram_total"), 256u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/partition/parent"), 0u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/partition/owner_uid"), nobodyUid());
-  EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/partition/holder_pid"),
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuNspTotal), 2u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuNspFree), 2u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuVcTotal), 1u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuDramTotal), 256u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionParent), 0u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionOwnerUid), nobodyUid());
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionHolderPid),
             static_cast<uint64_t>(::getpid()));
   auto label = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kPartitionLabel);
   ASSERT_TRUE(label) << label.message();
@@ -138,8 +138,8 @@ TEST_F(PartitionTest, ActivationsInsideAPartitionCannotExceedIt) {
   ASSERT_TRUE(loadProgram(*inside, relu_, 2));
   auto fits = activate(*inside, 2, 0, 16, 0);
   ASSERT_TRUE(fits) << fits.message();
-  EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/nsp_free"), 1u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "qaic-emu/networks_active"), 1u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuNspFree), 1u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuNetworksActive), 1u);
   // The DRM core answers on the partition's node as on its parent's.
   drm_version version{};
   ASSERT_TRUE(inside->rawIoctl(DRM_IOCTL_VERSION, &version, "VERSION"));

@@ -78,7 +78,7 @@ TEST_F(EmuTest, StatusQueryReportsTheFiguresOfTheDevice) {
 }
 
 TEST_F(EmuTest, MainlinePciCountersReadZero) {
-  for (const char* name : {"device/ce_count", "device/ue_count", "device/ue_nonfatal_count"})
+  for (const char* name : {driver::sysfs::kCeCount, driver::sysfs::kUeCount, driver::sysfs::kUeNonfatalCount})
     EXPECT_EQ(attribute(name), 0u) << name;
 }
 

@@ -60,8 +60,8 @@ void LiveFaultTest::writeSysfs(const std::string& attribute, const std::string& 
 
 ResourceSnapshot LiveFaultTest::resources() const {
   ResourceSnapshot snapshot;
-  for (const char* attribute : {"nsp_free", "vc_free", "dram_free"})
-    snapshot[attribute] = readSysfs(std::string("qaic-emu/") + attribute).value_or("<unreadable>");
+  for (const char* attribute : {driver::sysfs::kEmuNspFree, driver::sysfs::kEmuVcFree, driver::sysfs::kEmuDramFree})
+    snapshot[attribute] = readSysfs(attribute).value_or("<unreadable>");
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(emulator_->root().sysfsPath(0), ec)) {
     const std::string name = entry.path().filename().string();

@@ -72,8 +72,8 @@ TEST_F(LiveFaultTest, ClientKilledMidInferenceGivesEveryResourceBack) {
   auto runner = startRunner({"--time", "30"});
   ASSERT_TRUE(waitUntilActive(*runner));
   const ResourceSnapshot during = resources();
-  EXPECT_NE(during.at("nsp_free"), before.at("nsp_free")) << "the run held no NSP";
-  EXPECT_NE(during.at("vc_free"), before.at("vc_free")) << "the run held no DBC";
+  EXPECT_NE(during.at(driver::sysfs::kEmuNspFree), before.at(driver::sysfs::kEmuNspFree)) << "the run held no NSP";
+  EXPECT_NE(during.at(driver::sysfs::kEmuVcFree), before.at(driver::sysfs::kEmuVcFree)) << "the run held no DBC";
   EXPECT_NE(during, before);
 
   runner->signal(SIGKILL);
