@@ -35,10 +35,10 @@ inline std::string dbcState(uint32_t dbc) { return "dbc" + std::to_string(dbc) +
 
 // ---- the emulator's own (qaic-emu/) ----------------------------------------------------------
 inline constexpr const char* kEmuDir = "qaic-emu";
-inline constexpr const char* kEmuPid = "qaic-emu/pid";          // the emulator's process
-inline constexpr const char* kEmuShmDir = "qaic-emu/shm_dir";   // BO memory files and windows
+inline constexpr const char* kEmuPid = "qaic-emu/pid";         // the emulator's process
+inline constexpr const char* kEmuShmDir = "qaic-emu/shm_dir";  // BO memory files and windows
 // The STATUS query's figures as files (the tools ask the query; a shell can read these).
-inline constexpr const char* kEmuStatus = "qaic-emu/status";    // Initializing, Ready or Error
+inline constexpr const char* kEmuStatus = "qaic-emu/status";  // Initializing, Ready or Error
 inline constexpr const char* kEmuPciAddress = "qaic-emu/pci_address";
 inline constexpr const char* kEmuNspTotal = "qaic-emu/nsp_total";
 inline constexpr const char* kEmuNspFree = "qaic-emu/nsp_free";
