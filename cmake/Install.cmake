@@ -11,6 +11,7 @@
 #                                                              -> qaic-tools
 #   daemon    qaicd, qaicd.service, qaicd.socket               -> qaicd
 #   emulator  qaic-emu, qaic-emu@.service, etc/qaic-emu        -> qaic-emu
+#   python    the qaicrt module, its stubs, the qaic package    -> python3-qaic
 # On a multiarch system (Debian) libraries go to lib/<triplet> whatever the prefix, so that one
 # build tree installs the same layout into /usr (the packages), /usr/local or a private prefix.
 if(CMAKE_LIBRARY_ARCHITECTURE)
@@ -76,6 +77,26 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR
   FILES_MATCHING PATTERN "*.md")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/consumer DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
   COMPONENT dev)
+
+# --- python: qaicrt, qaicrt.pyi and the qaic package ---------------------------------------------
+# Into Debian's path for the prefix, chosen when installing (the prefix may be given then):
+# lib/python3/dist-packages under /usr (where the package puts them), lib/python3.X/dist-packages
+# under any other prefix (/usr/local/lib/python3.X/dist-packages is on Debian's python3 path).
+# Both lie two levels below lib/, so one RPATH finds libqaic.so.1 from either.
+install(CODE "
+  if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+    set(QAIC_PYTHON_SITE lib/python3/dist-packages)
+  else()
+    set(QAIC_PYTHON_SITE lib/python${QAIC_PYTHON_VERSION}/dist-packages)
+  endif()" COMPONENT python)
+file(RELATIVE_PATH _qaic_site_to_lib "/prefix/lib/python3/dist-packages" "/prefix/${CMAKE_INSTALL_LIBDIR}")
+set_target_properties(qaicrt PROPERTIES INSTALL_RPATH "\$ORIGIN/${_qaic_site_to_lib}")
+install(TARGETS qaicrt LIBRARY DESTINATION "\${QAIC_PYTHON_SITE}" COMPONENT python)
+foreach(file IN LISTS QAIC_PYTHON_SOURCES)
+  get_filename_component(_qaic_python_subdir "${file}" DIRECTORY)
+  install(FILES ${QAIC_PYTHON_SOURCE_DIR}/${file} DESTINATION "\${QAIC_PYTHON_SITE}/${_qaic_python_subdir}"
+          COMPONENT python)
+endforeach()
 
 # --- man pages (cmake/ManPages.cmake builds them from each program's --help) ---------------------
 include(${CMAKE_CURRENT_LIST_DIR}/ManPages.cmake)

@@ -24,3 +24,16 @@ function(qaic_add_gtest name)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS ${label} TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "QAIC_BUILD_DIR=${CMAKE_BINARY_DIR}")
 endfunction()
+
+# qaic_add_pytest(TEST_NAME FILE LABEL label [TIMEOUT s] [ENVIRONMENT VAR=value ...])
+# One ctest test running one pytest file with Debian's /usr/bin/python3; the build and source
+# trees are in its environment as QAIC_BUILD_DIR / QAIC_SOURCE_DIR.
+function(qaic_add_pytest test file)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "ENVIRONMENT" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 600)
+  endif()
+  set(environment "QAIC_BUILD_DIR=${CMAKE_BINARY_DIR}" "QAIC_SOURCE_DIR=${PROJECT_SOURCE_DIR}" ${ARG_ENVIRONMENT})
+  add_test(NAME ${test} COMMAND ${DEBIAN_PYTHON} -m pytest -q -p no:cacheprovider ${file})
+  set_tests_properties(${test} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${environment}")
+endfunction()

@@ -7,6 +7,7 @@
 #   qaicd partition create+release vs direct MANAGE, 100 clients at once (build/bin/qaicd_bench)
 #   a 64 MiB input shared by dma-buf fd between two devices vs one memcpy (qaic_runtime_bench)
 #   kubelet plugin: Allocate p99 with 64 devices, health change to stream (build/bin/qaicd_kubelet_bench)
+#   qaic.Session.run vs the C++ round trip, run_benchmark vs qaic-runner (scripts/bench-python.py)
 # Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -131,3 +132,6 @@ run_bench bin/qaicd_bench
 # The kubelet device plugin: Allocate with 64 emulated devices vs an empty gRPC round trip, and a
 # health change until ListAndWatch delivers it; the program prints its goal lines after the table.
 run_bench bin/qaicd_kubelet_bench
+
+section "Python: qaic.Session vs the C++ runtime and qaic-runner"
+/usr/bin/python3 "$here/scripts/bench-python.py" "$build"

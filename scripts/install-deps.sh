@@ -13,6 +13,8 @@ packages=(
   # built with the OpenCL GPU runtime), and packages are installed without recommends.
   ocl-icd-opencl-dev
   python3-numpy python3-onnx python3-torch python3-torchvision python3-pytest
+  # The qaicrt extension module (python/): pybind11 and the interpreter's headers.
+  pybind11-dev python3-dev
   # Install, packaging and services (cmake/Install.cmake, deploy/): socket activation and
   # sd_notify, man pages from --help, the .deb tool chain and its checker, systemd-analyze,
   # man to read the pages.

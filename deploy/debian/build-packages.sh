@@ -6,6 +6,7 @@
 #   qaic-tools  qaic-runner, qaic-util, qaic-exec and qaic-compile, lightnet, udev rules, docs
 #   qaicd       the daemon and its systemd units (socket activated)
 #   qaic-emu    the emulator, qaic-emu@.service and /etc/qaic-emu/default.json
+#   python3-qaic the qaicrt module with its stubs and the qaic package, for Debian's python3
 # Depends on Debian's libraries come from dpkg-shlibdeps, control files from dpkg-gencontrol,
 # the archives from dpkg-deb (owned by root without fakeroot); lintian checks each.
 # Usage: deploy/debian/build-packages.sh BUILD_DIR OUT_DIR [--no-lintian]
@@ -23,11 +24,14 @@ version=$(sed -n 's/^project(qaic-stack VERSION \([0-9.]*\).*/\1/p' "$source_dir
 [[ -n $version ]] || { echo "build-packages: no project version in CMakeLists.txt" >&2; exit 1; }
 debian_version="$version-1"
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+python_version=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+python_next=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % (sys.version_info[0], sys.version_info[1] + 1))')
 work=$(mktemp -d /tmp/qaic-packages.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-declare -A component=([libqaic1]=runtime [libqaic-dev]=dev [qaic-tools]=tools [qaicd]=daemon [qaic-emu]=emulator)
-packages=(libqaic1 libqaic-dev qaic-tools qaicd qaic-emu)
+declare -A component=([libqaic1]=runtime [libqaic-dev]=dev [qaic-tools]=tools [qaicd]=daemon [qaic-emu]=emulator
+                      [python3-qaic]=python)
+packages=(libqaic1 libqaic-dev qaic-tools qaicd qaic-emu python3-qaic)
 
 # debian/ as dpkg-shlibdeps and dpkg-gencontrol expect it: control, changelog, one tree per package.
 mkdir -p "$work/debian"
@@ -62,7 +66,7 @@ for pkg in "${packages[@]}"; do
       ln -s "$target.gz" "$link.gz"
     done
   fi
-  find "$root" -type f \( -path '*/bin/*' -o -path '*/sbin/*' -o -name '*.so.*' \) \
+  find "$root" -type f \( -path '*/bin/*' -o -path '*/sbin/*' -o -name '*.so.*' -o -path '*/dist-packages/*.so' \) \
     -exec strip --strip-unneeded --remove-section=.comment --remove-section=.note {} +
   find "$root" -depth -type d -empty -delete
   doc="$root/usr/share/doc/$pkg"
@@ -82,8 +86,11 @@ echo "activate-noawait ldconfig" > "$work/debian/libqaic1/DEBIAN/triggers"
 cd "$work"
 for pkg in "${packages[@]}"; do
   root="debian/$pkg"
-  mapfile -t elves < <(find "$root" -type f \( -path '*/bin/*' -o -path '*/sbin/*' -o -name '*.so.*' \) | sort)
+  mapfile -t elves < <(find "$root" -type f \( -path '*/bin/*' -o -path '*/sbin/*' -o -name '*.so.*' -o -path '*/dist-packages/*.so' \) | sort)
   echo "misc:Depends=" > "debian/$pkg.substvars"
+  # The extension module is built for one python3 minor version: the one this tree was built for.
+  [[ $pkg == python3-qaic ]] &&
+    echo "python3:Depends=python3 (>= $python_version), python3 (<< $python_next), python3-numpy" >> "debian/$pkg.substvars"
   if ((${#elves[@]})); then
     dpkg-shlibdeps -T"debian/$pkg.substvars" -p"shlibs" -l"debian/libqaic1/usr/lib/$multiarch" "${elves[@]}" 2> "$work/shlibdeps-$pkg.log" ||
       { cat "$work/shlibdeps-$pkg.log" >&2; exit 1; }

@@ -2,12 +2,13 @@
 import os
 import pathlib
 import shutil
-import signal
-import subprocess
+import sys
 import tempfile
-import time
 
 import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from qaic_processes import Emulator, python_environment, run  # noqa: E402  (shared with tests/python)
 
 BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
 SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", ".")).resolve()
@@ -21,17 +22,6 @@ def sanitizers():
         if line.startswith("QAIC_SANITIZE:"):
             return line.split("=", 1)[1]
     return ""
-
-
-def run(cmd, check=True, **kwargs):
-    """Runs a command, returning the CompletedProcess; a failure shows its output."""
-    kwargs.setdefault("capture_output", True)
-    kwargs.setdefault("text", True)
-    kwargs.setdefault("timeout", 300)
-    result = subprocess.run([str(c) for c in cmd], **kwargs)
-    if check and result.returncode != 0:
-        raise AssertionError(f"{cmd} exited {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}")
-    return result
 
 
 def install(prefix, destdir=None, component=None):
@@ -57,43 +47,6 @@ def prefix():
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-
-
-class Emulator:
-    """qaic-emu --daemon on a temporary root; stop() unmounts and removes it."""
-
-    def __init__(self, binary, devices=None, config=None, env=None):
-        self.root = pathlib.Path(tempfile.mkdtemp(prefix="qaic-emu-root."))
-        cmd = [binary, "--root", self.root, "--daemon"]
-        if devices:
-            cmd += ["--devices", str(devices)]
-        if config:
-            cmd += ["--config", config]
-        self.pid = int(run(cmd, env=env).stdout.strip())
-
-    def env(self, **extra):
-        env = dict(os.environ)
-        env["QAIC_ROOT"] = str(self.root)
-        env.update({k: str(v) for k, v in extra.items()})
-        return env
-
-    def stop(self):
-        try:
-            os.kill(self.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                os.kill(self.pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.05)
-        else:
-            os.kill(self.pid, signal.SIGKILL)
-        if subprocess.run(["mountpoint", "-q", str(self.root)]).returncode == 0:
-            subprocess.run(["fusermount3", "-u", "-z", str(self.root)])
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 @pytest.fixture

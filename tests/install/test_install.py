@@ -2,11 +2,13 @@
 import pathlib
 import shutil
 import subprocess
+import sys
+import sysconfig
 import tempfile
 
 import pytest
 
-from conftest import BUILD, SOURCE, TOOLS, install, multiarch, run
+from conftest import BUILD, SOURCE, TOOLS, install, multiarch, python_environment, run
 
 
 def files_under(root):
@@ -56,6 +58,26 @@ def test_library_has_a_soname_and_tools_find_it_in_the_prefix(prefix):
         binary = prefix / ("sbin" if tool == "qaicd" else "bin") / tool
         assert run([binary, "--version"]).stdout.startswith(f"{tool} (qaic-stack) ")
     assert run([prefix / "bin/qaic-compile", "--version"]).stdout.startswith("qaic-compile (qaic-stack) ")
+
+
+def test_python_lands_on_debians_path_for_the_prefix_and_uses_the_prefix(prefix):
+    version = "%d.%d" % sys.version_info[:2]
+    site = prefix / f"lib/python{version}/dist-packages"  # /usr/local's is on Debian's python3 path
+    module = site / ("qaicrt" + sysconfig.get_config_var("EXT_SUFFIX"))
+    assert module.is_file() and (site / "qaicrt.pyi").is_file() and (site / "qaic/__init__.py").is_file()
+    ldd = run(["ldd", module]).stdout
+    resolved = next(l for l in ldd.splitlines() if "libqaic.so.1" in l).split("=>")[1].split("(")[0].strip()
+    assert pathlib.Path(resolved).resolve() == (prefix / "lib" / multiarch() / "libqaic.so.1.1.0").resolve(), ldd
+    found = run([sys.executable, "-c", "import qaic, qaicrt; print(qaic.find_qaic_exec()); print(qaicrt.__version__)"],
+                env=python_environment(BUILD, {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})).stdout.split()
+    assert found[0] == str((prefix / "bin/qaic-exec").resolve()) and found[1] == run([prefix / "bin/qaic-exec", "--version"]).stdout.split()[-1]
+    # Under /usr, the package's path.
+    stage = pathlib.Path(tempfile.mkdtemp(prefix="qaic-destdir."))
+    try:
+        install("/usr", destdir=stage, component="python")
+        assert (stage / "usr/lib/python3/dist-packages" / module.name).is_file()
+    finally:
+        shutil.rmtree(stage)
 
 
 def test_units_name_the_prefix_they_were_installed_into(prefix):

@@ -5,13 +5,17 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
+import sysconfig
 import tempfile
 
 import pytest
 
-from conftest import BUILD, SOURCE, Emulator, multiarch, run
+from conftest import BUILD, SOURCE, Emulator, multiarch, python_environment, run
 
-PACKAGES = ["libqaic1", "libqaic-dev", "qaic-tools", "qaicd", "qaic-emu"]
+PACKAGES = ["libqaic1", "libqaic-dev", "qaic-tools", "qaicd", "qaic-emu", "python3-qaic"]
+SITE = "/usr/lib/python3/dist-packages"
+MODULE = "qaicrt" + sysconfig.get_config_var("EXT_SUFFIX")
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +52,7 @@ def test_five_packages_with_their_files(debs):
                   "/usr/share/man/man8/qaicd.8.gz"},
         "qaic-emu": {"/usr/bin/qaic-emu", "/lib/systemd/system/qaic-emu@.service", "/etc/qaic-emu/default.json",
                      "/usr/share/man/man1/qaic-emu.1.gz"},
+        "python3-qaic": {f"{SITE}/{MODULE}", f"{SITE}/qaicrt.pyi", f"{SITE}/qaic/__init__.py", f"{SITE}/qaic/py.typed"},
     }
     seen = {}
     for package, files in expected.items():
@@ -69,13 +74,16 @@ def test_depends_name_debian_libraries_for_every_library_linked(debs):
     assert field(found["libqaic-dev"], "Depends").startswith("libqaic1 (= ")
     ours = {"libqaic.so.1": "libqaic1"}
     cache = run(["ldconfig", "-p"]).stdout
-    for package in ["libqaic1", "qaic-tools", "qaicd", "qaic-emu"]:
+    python = field(found["python3-qaic"], "Depends")
+    assert "python3 (>= 3." in python and "python3 (<< 3." in python and "python3-numpy" in python
+    for package in ["libqaic1", "qaic-tools", "qaicd", "qaic-emu", "python3-qaic"]:
         depends = field(found[package], "Depends")
         names = {d.strip().split()[0] for d in depends.split(",")}
         root = pathlib.Path(tempfile.mkdtemp())
         try:
             run(["dpkg-deb", "-x", found[package], root])
-            elves = [p for p in root.rglob("*") if p.is_file() and (p.parent.name in ("bin", "sbin") or ".so." in p.name)]
+            elves = [p for p in root.rglob("*") if p.is_file() and (p.parent.name in ("bin", "sbin") or ".so." in p.name
+                                                                     or p.name == MODULE)]
             assert elves
             for elf in elves:
                 for needed in re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", run(["readelf", "-d", elf]).stdout):
@@ -124,6 +132,17 @@ def test_tools_work_from_a_scratch_root(debs):
         assert run([root / "usr/sbin/qaicd", "--version"], env=env).stdout.startswith("qaicd (qaic-stack)")
         assert "Usage: lightnet" in run([root / "usr/bin/lightnet", "--help"], env=env).stdout
         assert run(["man", "-l", root / "usr/share/man/man1/qaic-compile.1.gz"], env=dict(env, MANWIDTH="80")).stdout
+        # python3-qaic: the module loads the root's libqaic and the package finds the root's qaic-exec.
+        site = root / SITE.lstrip("/")
+        libs = run(["ldd", site / MODULE]).stdout
+        assert str(root) in next(l for l in libs.splitlines() if "libqaic.so.1" in l), libs
+        script = ("import sys, numpy, qaic, qaicrt\n"
+                  "print(qaic.find_qaic_exec())\n"
+                  "session = qaic.Session(sys.argv[1], cache_dir=sys.argv[2])\n"
+                  "print(session.run({'image': numpy.zeros((1, 3, 16, 16), numpy.float32)})['probs'].shape)\n")
+        python = run([sys.executable, "-c", script, SOURCE / "examples/smallcnn/smallcnn.json", root / "cache"],
+                     env=python_environment(BUILD, dict(env, PYTHONPATH=str(site)))).stdout.splitlines()
+        assert python == [str(root / "usr/bin/qaic-exec"), "(1, 10)"]
     finally:
         if emu:
             emu.stop()

@@ -5,10 +5,12 @@
 #include <ostream>
 #include <vector>
 
-#include "DeviceStatus.hpp"
+#include <qaic/Util.hpp>
+
 #include "QaicdAccess.hpp"
 #include "UtilOptions.hpp"
 #include "driver/DeviceProtocol.hpp"
+#include "driver/DeviceRoot.hpp"
 
 namespace qaic::util {
 namespace {
@@ -50,9 +52,9 @@ std::vector<Row> rowsFromSysTree() {
   std::vector<Row> rows;
   for (unsigned id : root.listDevices()) {
     if (id < driver::kFirstPartitionId) continue;
-    DeviceStatus s;
+    rt::QDevInfo s;
     try {
-      s = readDeviceStatus(root, id);
+      s = rt::Util::getDeviceInfo(id);
     } catch (const std::exception&) {
       continue;  // released between listing and reading
     }

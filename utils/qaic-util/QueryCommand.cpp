@@ -16,10 +16,12 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "DeviceStatus.hpp"
+#include <qaic/Util.hpp>
+
 #include "QaicdAccess.hpp"
 #include "base/AtomicFile.hpp"
 #include "driver/DeviceProtocol.hpp"
+#include "driver/DeviceRoot.hpp"
 
 namespace qaic::util {
 namespace {
@@ -28,7 +30,7 @@ namespace {
 // rest).
 using LeaseMap = std::map<unsigned, qaicd::PartitionInfo>;
 
-LeaseMap leasesFromQaicd(const std::vector<DeviceStatus>& devices) {
+LeaseMap leasesFromQaicd(const std::vector<rt::QDevInfo>& devices) {
   LeaseMap leases;
   bool anyPartition = false;
   for (const auto& d : devices) anyPartition = anyPartition || d.partition.has_value();
@@ -58,7 +60,7 @@ using Fields = std::vector<std::pair<std::string, std::string>>;
 
 // The -q lines of one device, in the vendor tool's order and spelling; filters match on them.
 // Identity and telemetry lines appear where the kernel (or qaic-emu) has the attribute.
-Fields queryFields(const DeviceStatus& s, const LeaseMap& leases) {
+Fields queryFields(const rt::QDevInfo& s, const LeaseMap& leases) {
   Fields f;
   auto add = [&](const char* label, const std::string& value) { f.emplace_back(label, value); };
   auto addIf = [&](const char* label, const std::string& value) {
@@ -117,7 +119,7 @@ Fields queryFields(const DeviceStatus& s, const LeaseMap& leases) {
   return f;
 }
 
-void printQuery(const DeviceStatus& s, const LeaseMap& leases, std::ostream& out) {
+void printQuery(const rt::QDevInfo& s, const LeaseMap& leases, std::ostream& out) {
   out << "QID " << s.id << "\n";
   for (const auto& [label, value] : queryFields(s, leases)) out << "\t" << label << ":" << value << "\n";
 }
@@ -151,19 +153,19 @@ bool matches(const QueryFilter& filter, const Fields& fields) {
 
 // Every label -q can print, for naming the choices when a filter's field is unknown.
 std::vector<std::string> knownFields() {
-  DeviceStatus full;
+  rt::QDevInfo full;
   full.hwSerial = full.boardSerial = full.fwQcImageVersion = full.fwImageVariant = full.nspVersion = "x";
   full.nspQcImageVersion = full.nspImageVariant = full.deviceCapabilities = full.ddrFrequencyMhz = "x";
   full.maxLinkSpeed = full.maxLinkWidth = full.currentLinkSpeed = full.currentLinkWidth = "x";
   full.socTemperatureC = full.boardPowerW = full.tdpCapW = 0.0;
-  full.partition = PartitionOrigin{};
+  full.partition = rt::QDevPartitionInfo{};
   qaicd::PartitionInfo lease;
   std::vector<std::string> names;
   for (const auto& [label, value] : queryFields(full, LeaseMap{{0, lease}})) names.push_back(label);
   return names;
 }
 
-nlohmann::json toJson(const DeviceStatus& s, const LeaseMap& leases) {
+nlohmann::json toJson(const rt::QDevInfo& s, const LeaseMap& leases) {
   nlohmann::json j = {{"qid", s.id},
           {"status", s.status},
           {"pci_address", s.pciAddress},
@@ -223,7 +225,7 @@ nlohmann::json toJson(const DeviceStatus& s, const LeaseMap& leases) {
   return j;
 }
 
-void printTable(const std::vector<DeviceStatus>& devices, std::ostream& out) {
+void printTable(const std::vector<rt::QDevInfo>& devices, std::ostream& out) {
   out << std::left << std::setw(5) << "QID" << std::setw(14) << "Status" << std::setw(18) << "NSP Used / Total"
       << std::setw(20) << "NW Loaded / Active" << std::setw(22) << "DRAM Used / Total" << "Partition of" << "\n";
   for (const auto& s : devices) {
@@ -269,11 +271,11 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
         << "/dev/accel (is qaic-emu running? QAIC_ROOT selects the root)\n";
     return 1;
   }
-  auto readAll = [&](std::vector<DeviceStatus>& devices) {
+  auto readAll = [&](std::vector<rt::QDevInfo>& devices) {
     devices.clear();
     for (unsigned id : ids) {
       try {
-        devices.push_back(readDeviceStatus(root, id));
+        devices.push_back(rt::Util::getDeviceInfo(id));
       } catch (const std::exception& e) {
         // A partition listed a moment ago may have been released since; only a device or a
         // partition asked for by -d is an error when it cannot be read. One that is still there
@@ -292,7 +294,7 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
     }
     if (request.filters.empty()) return;
     const LeaseMap none;
-    std::erase_if(devices, [&](const DeviceStatus& s) {
+    std::erase_if(devices, [&](const rt::QDevInfo& s) {
       const Fields f = queryFields(s, none);
       for (const auto& filter : request.filters)
         if (!matches(filter, f)) return true;
@@ -301,7 +303,7 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
   };
 
   try {
-    std::vector<DeviceStatus> devices;
+    std::vector<rt::QDevInfo> devices;
     if (!request.refreshSeconds) {
       readAll(devices);
       const LeaseMap leases = leasesFromQaicd(devices);

@@ -15,3 +15,4 @@
 #include <qaic/Qpc.hpp>
 #include <qaic/Resources.hpp>
 #include <qaic/Types.hpp>
+#include <qaic/Util.hpp>

@@ -1,17 +1,18 @@
-#include "DeviceStatus.hpp"
+#include <qaic/Util.hpp>
 
 #include <filesystem>
-#include <stdexcept>
 
+#include "StatusCodes.hpp"
 #include "driver/DeviceNode.hpp"
+#include "driver/DeviceRoot.hpp"
 #include "driver/ManageCalls.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "driver/SysfsNames.hpp"
 
-namespace qaic::util {
+namespace qaic::rt {
 namespace {
 
-// dbc<i>_state holds mainline's number (0-5); the query shows its name, as it always has.
+// dbc<i>_state holds mainline's number (0-5); QDevInfo names it, as the tools always have.
 std::string dbcStateName(const std::string& number) {
   static const char* const names[] = {"idle",           "assigned",        "before shutdown",
                                       "after shutdown", "before power up", "after power up"};
@@ -21,30 +22,45 @@ std::string dbcStateName(const std::string& number) {
 
 }  // namespace
 
-DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
+std::vector<QID> Util::getDeviceIds() {
+  const auto ids = driver::DeviceRoot::fromEnvironment().listDevices();
+  return {ids.begin(), ids.end()};
+}
+
+QDevInfo Util::getDeviceInfo(QID id) {
+  const auto root = driver::DeviceRoot::fromEnvironment();
+  std::error_code ec;
+  if (!std::filesystem::exists(root.nodePath(id), ec))
+    throw Error(QS_NODEV, "device " + std::to_string(id) + ": no " + root.nodePath(id).string() +
+                              " (is the device or qaic-emu running, is QAIC_ROOT right?)");
   const driver::SysfsDevice sysfs(root, id);
   const std::string where = "device " + std::to_string(id) + ": ";
   auto text = [&](const std::string& name) {
     auto value = sysfs.read(name);
-    if (!value) throw std::runtime_error(where + value.message());
+    if (!value) throw Error(QS_ERROR, where + value.message());
     return value.value();
   };
   auto number = [&](const std::string& name) {
     auto value = sysfs.readU64(name);
-    if (!value) throw std::runtime_error(where + value.message());
+    if (!value) throw Error(QS_ERROR, where + value.message());
     return value.value();
+  };
+  auto optional = [&](const std::string& name) {
+    auto value = sysfs.read(name);
+    return value ? value.value() : std::string();
   };
   // The figures come from the firmware, as the vendor's tools ask for them: the STATUS query
   // over MANAGE on the node (a partition's node reports the partition), the PCI address from
-  // GET_UNIQUE. Only the PCI identity and the DBC states are sysfs attributes on a card.
+  // GET_UNIQUE. Only the PCI function's attributes and the DBC states are sysfs files on a card;
+  // the firmware's identity strings are the emulator's qaic-emu/ files (empty on a card).
   auto node = driver::DeviceNode::open(root, id);
-  if (!node) throw std::runtime_error(where + node.message());
+  if (!node) throw Error(statusForErrno(node.error()), where + node.message());
   auto report = driver::queryDeviceStatus(*node);
-  if (!report) throw std::runtime_error(where + report.message());
+  if (!report) throw Error(statusForErrno(report.error()), where + report.message());
   auto pciAddress = node->busId();
-  if (!pciAddress) throw std::runtime_error(where + pciAddress.message());
+  if (!pciAddress) throw Error(statusForErrno(pciAddress.error()), where + pciAddress.message());
   constexpr uint64_t kMiB = 1024 * 1024;
-  DeviceStatus s;
+  QDevInfo s;
   s.id = id;
   s.status = driver::firmwareStateName(report->firmwareState);
   s.pciAddress = *pciAddress;
@@ -68,10 +84,6 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   s.networksLoaded = report->networksLoaded;
   s.networksActive = report->networksActive;
   s.nspFrequencyMhz = report->nspFrequencyMhz;
-  auto optional = [&](const std::string& name) {
-    auto value = sysfs.read(name);
-    return value ? value.value() : std::string();
-  };
   s.hwSerial = optional(driver::sysfs::kEmuSerial);
   s.boardSerial = optional(driver::sysfs::kEmuBoardSerial);
   s.fwQcImageVersion = optional(driver::sysfs::kEmuFwQcImageVersion);
@@ -88,7 +100,6 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   s.currentLinkSpeed = optional(driver::sysfs::kCurrentLinkSpeed);
   s.currentLinkWidth = optional(driver::sysfs::kCurrentLinkWidth);
   // hwmon: millidegrees Celsius and microwatts, in whichever hwmonN the kernel numbered it.
-  std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(sysfs.directory() / driver::sysfs::kHwmonDir, ec)) {
     const std::string hwmon = std::string(driver::sysfs::kHwmonDir) + "/" + entry.path().filename().string() + "/";
     auto scaled = [&](const std::string& name, double scale) -> std::optional<double> {
@@ -101,8 +112,8 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
     break;
   }
   if (sysfs.read(driver::sysfs::kPartitionParent)) {
-    PartitionOrigin p;
-    p.parent = static_cast<unsigned>(number(driver::sysfs::kPartitionParent));
+    QDevPartitionInfo p;
+    p.parent = static_cast<QID>(number(driver::sysfs::kPartitionParent));
     p.ownerUid = number(driver::sysfs::kPartitionOwnerUid);
     p.ownerGid = number(driver::sysfs::kPartitionOwnerGid);
     p.mode = text(driver::sysfs::kPartitionMode);
@@ -110,12 +121,12 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
     p.label = text(driver::sysfs::kPartitionLabel);
     s.partition = std::move(p);
   }
-  for (uint64_t i = 0; i < s.vcTotal; ++i) {
-    auto state = sysfs.read(driver::sysfs::dbcState(static_cast<uint32_t>(i)));
+  for (uint32_t i = 0; i < s.vcTotal; ++i) {
+    auto state = sysfs.read(driver::sysfs::dbcState(i));
     if (!state) break;  // older kernels have no per-DBC state
     s.dbcStates.push_back(dbcStateName(state.value()));
   }
   return s;
 }
 
-}  // namespace qaic::util
+}  // namespace qaic::rt

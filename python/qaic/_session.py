@@ -1,0 +1,399 @@
+"""qaic.Session: compile (when given a model) and run a program with numpy arrays in and out."""
+import collections
+import itertools
+import math
+import os
+import pathlib
+import threading
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+import qaicrt
+
+from . import _compile
+from ._dtypes import numpy_dtype
+
+# The pipeline stages (seed 002) with the names qaic-runner prints for them, in pipeline order.
+STAGES = (
+    ("0. queue wait", "enqTime"),
+    ("1. input preprocessing", "preProcTime"),
+    ("2. input transfer to a device", "submitTime"),
+    ("3. execution time", "execToComplete"),
+    ("4. output transfer from a device", "exectoVc"),
+    ("5. output postprocessing", "postProc"),
+)
+# Session.run latencies kept for get_metrics' percentiles.
+_LATENCY_WINDOW = 10000
+# run() reads the stage durations of one inference in this many (reading them costs about as
+# much as 1/10 of a tiny inference; a sample of them gives the same means).
+_STAGE_SAMPLING = 16
+# The most inferences of one run_benchmark whose stage durations are kept (memory: ~1 KiB each).
+_BENCHMARK_STAGE_SAMPLES = 50000
+
+
+class _Buffer:
+    """One buffer of the program, and how Session.run treats it."""
+
+    def __init__(self, mapping):
+        self.name = mapping.bufferName
+        self.index = mapping.index
+        self.is_input = mapping.ioType == qaicrt.BUFFER_IO_TYPE_INPUT
+        self.dtype = numpy_dtype(mapping.dataType)
+        self.shape = tuple(int(d) for d in mapping.ioShapes.defaultDims)
+        self.elements = math.prod(self.shape)
+        self.allowed = [tuple(int(d) for d in dims) for dims in mapping.ioShapes.allowedDims]
+        self.partial = mapping.isPartialBufferAllowed
+        # Selective IO (seed 000): the buffer may be left out of a request.
+        self.droppable = mapping.isPartialBufferAllowed and mapping.skipPartialHeader and mapping.allowSkip
+
+    def describe(self):
+        return f"{'input' if self.is_input else 'output'} '{self.name}'"
+
+
+class Session:
+    """A program on a device, run with dicts of numpy arrays.
+
+    Session(model_path, dev_id=0, num_activations=1, set_size=10, ...) where model_path is a
+    program container (a programqpc.bin file or the directory holding one) or a model that
+    qaic-exec compiles first (.onnx, or a JSON IR .json) into a cache keyed by the model's
+    content and the compile options ($QAIC_CACHE_DIR, else ~/.cache/qaic; cache_dir=...).
+
+    Compile options (for models): aic_num_cores, convert_to_fp16, onnx_define_symbol
+    ({name: value}), batchsize, stats_batchsize, compile_options (extra qaic-exec flags), or
+    options_path, a JSON or YAML file of the same keys.
+
+    Runtime options: num_threads_per_queue, data_path_timeout_ms, submit_num_retries.
+
+    run(inputs) takes {input name: array} and returns {output name: array}, dtype and shape
+    from the program. Inputs the program may do without (selective IO) can be left out, so
+    programs whose state stays on the device (retained state) take only what changes per
+    step. Partial and specialized buffers take their dims from the arrays. Several threads
+    may call run() at once (up to set_size x num_activations inferences in flight).
+    """
+
+    def __init__(self, model_path: Union[str, os.PathLike], dev_id: int = 0, num_activations: int = 1,
+                 set_size: int = 10, *, cache_dir: Optional[Union[str, os.PathLike]] = None,
+                 options_path: Optional[Union[str, os.PathLike]] = None, aic_num_cores: Optional[int] = None,
+                 convert_to_fp16: bool = False, onnx_define_symbol: Optional[Mapping[str, int]] = None,
+                 batchsize: Optional[int] = None, stats_batchsize: Optional[int] = None,
+                 compile_options: Sequence[str] = (), num_threads_per_queue: Optional[int] = None,
+                 data_path_timeout_ms: Optional[int] = None, submit_num_retries: Optional[int] = None,
+                 log_level: qaicrt.QLogLevel = qaicrt.QL_WARN) -> None:
+        path = pathlib.Path(model_path)
+        options = dict(aic_num_cores=aic_num_cores, convert_to_fp16=convert_to_fp16,
+                       onnx_define_symbol=onnx_define_symbol, batchsize=batchsize, stats_batchsize=stats_batchsize,
+                       compile_options=list(compile_options))
+        if options_path is not None:
+            for key, value in _compile.load_options_file(options_path).items():
+                options.setdefault(key, value)
+                if options[key] in (None, False, []):
+                    options[key] = value
+        if path.suffix in (".onnx", ".json"):
+            path = _compile.compile_model(path, options, cache_dir)
+        elif not path.exists():
+            raise FileNotFoundError(f"model_path '{model_path}' does not exist")
+        self.model_path = path
+        self.qpc = qaicrt.Qpc(str(path))
+        program = self.qpc.getInfo().program[0]
+        self.batch_size = program.batchSize or 1
+
+        properties = qaicrt.QAicContextProperties()
+        properties.initialLogLevel = log_level
+        self.context = qaicrt.Context([dev_id], properties)
+        set_properties = qaicrt.InferenceSetProperties()
+        set_properties.name = f"qaic.Session({path.name})"
+        if num_threads_per_queue is not None:
+            set_properties.queueProperties.numThreadsPerQueue = num_threads_per_queue
+        if data_path_timeout_ms is not None:
+            set_properties.programProperties.dataPathTimeoutMs = data_path_timeout_ms
+        if submit_num_retries is not None:
+            set_properties.programProperties.submitNumRetries = submit_num_retries
+        self.dev_id = dev_id
+        self.num_activations = num_activations
+        self.set_size = set_size
+        self.inference_set = qaicrt.InferenceSet(self.context, self.qpc, dev_id, set_size, num_activations,
+                                                 set_properties)
+
+        self._buffers = [_Buffer(m) for m in self.qpc.getBufferMappingsV2()]
+        self._inputs = [b for b in self._buffers if b.is_input]
+        self._outputs = [b for b in self._buffers if not b.is_input]
+        self._by_name = {b.name: b for b in self._buffers}
+        self._input_names = frozenset(b.name for b in self._inputs)
+        self._droppable = [b for b in self._buffers if b.droppable]
+        # Specialized programs (more than the default shape combination): every buffer of one
+        # request takes its dims from the same combination.
+        self._combinations = max((len(b.allowed) for b in self._buffers), default=1)
+        self._simple = self._combinations <= 1 and not any(b.partial for b in self._buffers)
+        self._request_ids = itertools.count(1)
+        self._latencies = collections.deque(maxlen=_LATENCY_WINDOW)
+        self._runs = 0
+        self._metrics_lock = threading.Lock()
+        self._stage_totals = {}  # stage -> [microseconds, samples]
+        self._stage_samples = 0
+
+    # ---- the program's buffers ---------------------------------------------------------------
+
+    @property
+    def input_names(self) -> List[str]:
+        return [b.name for b in self._inputs]
+
+    @property
+    def output_names(self) -> List[str]:
+        return [b.name for b in self._outputs]
+
+    def model_input_shape_dict(self) -> Dict[str, Tuple[Tuple[int, ...], np.dtype]]:
+        """{input name: (shape, numpy dtype)} at the program's full (default) dims."""
+        return {b.name: (b.shape, b.dtype) for b in self._inputs}
+
+    def model_output_shape_dict(self) -> Dict[str, Tuple[Tuple[int, ...], np.dtype]]:
+        """{output name: (shape, numpy dtype)} at the program's full (default) dims."""
+        return {b.name: (b.shape, b.dtype) for b in self._outputs}
+
+    # ---- one inference ----------------------------------------------------------------------
+
+    def run(self, input_dict: Mapping[str, Any],
+            output_dict: Optional[Mapping[str, np.ndarray]] = None) -> Dict[str, np.ndarray]:
+        """Runs one inference: {input name: array} -> {output name: array}.
+
+        Arrays must have the program's dtype (TypeError otherwise) and, for regular buffers,
+        its shape (ValueError); lists and scalars are converted to the program's dtype. Input
+        arrays are read in place when C-contiguous. output_dict may give arrays to fill in
+        place; other outputs are new arrays. A failed inference raises qaicrt.Error naming its
+        QStatus."""
+        for name in input_dict:
+            if name not in self._input_names:
+                raise ValueError(f"unknown input {name!r}; the program's inputs are {self.input_names}")
+        start = time.perf_counter()
+        arrays, dims, skipped = self._prepare(input_dict, output_dict or {})
+        # One call through the bindings: getAvailable, setBuffers, setBufferDims,
+        # setBufferSkipped, submit, waitForCompletion, putCompleted.
+        status, message, produced, counts = self.inference_set._runSync(
+            arrays, next(self._request_ids), dims, skipped, dims is not None, self._runs % _STAGE_SAMPLING == 0)
+        if status != qaicrt.QS_SUCCESS:
+            raise qaicrt.errorFor(status, f"inference failed: {message}")
+        if counts is not None:
+            self._add_stages(counts.items(), 1)
+        if produced is None:
+            results = {b.name: arrays[b.index] for b in self._outputs}
+        else:
+            results = {b.name: arrays[b.index].reshape(-1)[:math.prod(produced[b.index])].reshape(produced[b.index])
+                       for b in self._outputs}
+        elapsed = time.perf_counter() - start
+        with self._metrics_lock:
+            self._runs += 1
+            self._latencies.append(elapsed)
+        return results
+
+    def _input_array(self, b, value):
+        if type(value) is not np.ndarray:
+            value = np.asarray(value, dtype=b.dtype)
+        elif value.dtype != b.dtype:
+            raise TypeError(f"{b.describe()}: dtype {value.dtype}, the program expects {b.dtype}")
+        if self._simple and value.shape != b.shape:
+            raise ValueError(f"{b.describe()}: shape {value.shape}, the program expects {b.shape}")
+        return value if value.flags.c_contiguous else np.ascontiguousarray(value)
+
+    def _output_array(self, b, given):
+        if given is None:
+            return np.empty(b.shape, b.dtype)
+        if not isinstance(given, np.ndarray):
+            raise TypeError(f"{b.describe()}: output_dict needs a numpy array, got {type(given).__name__}")
+        if given.dtype != b.dtype:
+            raise TypeError(f"{b.describe()}: dtype {given.dtype}, the program writes {b.dtype}")
+        if given.size < b.elements or (self._simple and given.shape != b.shape):
+            raise ValueError(f"{b.describe()}: shape {given.shape}, the program writes {b.shape}")
+        if not given.flags.c_contiguous or not given.flags.writeable:
+            raise ValueError(f"{b.describe()}: the array must be C-contiguous and writable to be filled in place")
+        return given
+
+    def _prepare(self, input_dict, output_dict):
+        """The buffers of one request, by buffer index (an empty bytearray for a dropped input),
+        and for the handle: the dims of each buffer (None where the default holds; None for a
+        program without partial or specialized buffers) and whether each droppable buffer is
+        left out (None for the others; None without droppable buffers)."""
+        arrays = [None] * len(self._buffers)
+        for b in self._inputs:
+            value = input_dict.get(b.name)
+            if value is not None:
+                arrays[b.index] = self._input_array(b, value)
+            elif not b.droppable:
+                raise ValueError(f"{b.describe()} is missing; the program needs "
+                                 f"{[i.name for i in self._inputs if not i.droppable]}")
+        for b in self._outputs:
+            given = output_dict.get(b.name)
+            arrays[b.index] = np.empty(b.shape, b.dtype) if given is None else self._output_array(b, given)
+        skipped = None
+        if self._droppable:
+            skipped = [None] * len(self._buffers)
+            for b in self._droppable:
+                skipped[b.index] = arrays[b.index] is None
+                if arrays[b.index] is None:
+                    arrays[b.index] = bytearray()
+        dims = None
+        if not self._simple:
+            dims = [list(d) if d is not None else None for d in self._request_dims(arrays, skipped)]
+        return arrays, dims, skipped
+
+    def _bind(self, handle, input_dict, output_dict):
+        """Sets a handle's buffers, dims and dropped buffers for a request; returns the arrays."""
+        arrays, dims, skipped = self._prepare(input_dict, output_dict)
+        handle.setBuffers(arrays)
+        for index, value in enumerate(dims or []):
+            if value is not None:
+                handle.setBufferDims(index, value)
+        for index, value in enumerate(skipped or []):
+            if value is not None:
+                handle.setBufferSkipped(index, value)
+        return arrays
+
+    def _request_dims(self, arrays, skipped):
+        """The dims of every buffer of a request to a partial or specialized program: inputs from
+        their arrays; outputs from the shape combination the inputs chose (specialized) or their
+        full dims (partial)."""
+        dims = [None] * len(self._buffers)
+        for b in self._inputs:
+            if not (skipped and skipped[b.index]):
+                dims[b.index] = arrays[b.index].shape
+        if self._combinations > 1:
+            chosen = None
+            for k in range(self._combinations):
+                if all(dims[b.index] is None or b.allowed[k] == dims[b.index] for b in self._inputs if b.allowed):
+                    chosen = k
+                    break
+            if chosen is None:
+                for b in self._inputs:
+                    if dims[b.index] is not None and b.allowed and dims[b.index] not in b.allowed:
+                        raise ValueError(f"{b.describe()}: shape {dims[b.index]} is not one of the allowed shapes "
+                                         f"{b.allowed}")
+                raise ValueError("the inputs' shapes " +
+                                 str({b.name: dims[b.index] for b in self._inputs if dims[b.index] is not None}) +
+                                 " are not one allowed combination of the program")
+            for b in self._outputs:
+                if b.allowed:
+                    dims[b.index] = b.allowed[chosen]
+        return dims
+
+    # ---- throughput -------------------------------------------------------------------------
+
+    def run_benchmark(self, num_inferences: Optional[int] = None, inf_time: Optional[float] = None,
+                      input_dict: Optional[Mapping[str, Any]] = None) -> Tuple[int, float, float, int]:
+        """Keeps every inference handle of the set busy until num_inferences completed or
+        inf_time seconds passed (default: 40 inferences, as qaic-runner's -n), with input_dict
+        or random inputs (floats in [0, 1), integers in [0, 16), as qaic-runner's), then prints
+        qaic-runner's Stats lines. The pipeline stages of its inferences go into get_metrics().
+        Returns (inferences completed, inferences/s x batch size, seconds, batch size)."""
+        if num_inferences is None and inf_time is None:
+            num_inferences = 40
+        inputs = input_dict if input_dict is not None else self._random_inputs()
+        reports = []
+        profiler = qaicrt.ProfilingHandle(self.inference_set, min(num_inferences or _BENCHMARK_STAGE_SAMPLES,
+                                                                  _BENCHMARK_STAGE_SAMPLES),
+                                          lambda report, _: reports.append(report))
+        profiler.start()
+        try:
+            completed, elapsed = self._keep_busy(inputs, num_inferences, inf_time)
+        finally:
+            profiler.stop()
+        for report in reports:
+            self._add_stages(((stage, mean) for stage, mean in report.meanUs.items()), len(report.samples))
+        rate = completed * self.batch_size / elapsed if elapsed > 0 else 0.0
+        print(" ---- Stats ----")
+        print(f"InferenceCnt {completed} TotalDuration {int(elapsed * 1e6)}us BatchSize {self.batch_size} "
+              f"Inf/Sec {rate:.3f}", flush=True)
+        return completed, rate, elapsed, self.batch_size
+
+    def _keep_busy(self, inputs, num_inferences, inf_time):
+        """Binds the request to every handle of the set, then keeps them all busy in
+        InferenceSet._keepBusy (the GIL given up throughout: the figure is the program's
+        throughput, not the interpreter's). Returns (inferences completed, seconds)."""
+        inference_set = self.inference_set
+        handles = []
+        try:
+            for _ in range(self.set_size * self.num_activations):
+                status, handle = inference_set.getAvailable()
+                if handle is None:
+                    raise qaicrt.errorFor(status, "no inference handle became available")
+                handles.append(handle)
+                self._bind(handle, inputs, {})
+        except BaseException:
+            for handle in handles:
+                inference_set.putCompleted(handle)
+            raise
+        # Session waits for handles, never by request id: the ids only label the requests.
+        completed, elapsed, status, message = inference_set._keepBusy(handles, next(self._request_ids),
+                                                                      num_inferences, inf_time)
+        if status != qaicrt.QS_SUCCESS:
+            raise qaicrt.errorFor(status, f"inference failed during run_benchmark: {message}")
+        return completed, elapsed
+
+    def _random_inputs(self):
+        rng = np.random.default_rng(20261121)
+        inputs = {}
+        for b in self._inputs:
+            if b.dtype.kind == "f":
+                inputs[b.name] = rng.random(b.shape, dtype=np.float32).astype(b.dtype)
+            elif b.dtype.kind == "c":
+                inputs[b.name] = (rng.random(b.shape) + 1j * rng.random(b.shape)).astype(b.dtype)
+            else:
+                inputs[b.name] = rng.integers(0, 16, b.shape).astype(b.dtype)
+        return inputs
+
+    # ---- metrics ----------------------------------------------------------------------------
+
+    def _add_stages(self, means, samples):
+        """Adds `samples` inferences whose stages took `means` (stage -> microseconds, or
+        PerfCounter) on average."""
+        with self._metrics_lock:
+            for stage, value in means:
+                mean = value.realTimeUs if isinstance(value, qaicrt.PerfCounter) else value
+                totals = self._stage_totals.setdefault(stage, [0.0, 0])
+                totals[0] += mean * samples
+                totals[1] += samples
+            self._stage_samples += samples
+
+    def get_metrics(self) -> Dict[str, Any]:
+        """{'inferences': Session.run calls, 'latency_us': {mean, min, p50, p90, p99, max} of
+        run() over the last 10000 calls, 'stages_us': {stage: mean microseconds} of the pipeline
+        stages (seed 002), 'stage_samples': the inferences they were measured on (every
+        run_benchmark inference, up to 50000 per call, and one run() in 16)}."""
+        with self._metrics_lock:
+            stages = {stage: total / count for stage, (total, count) in self._stage_totals.items() if count}
+            samples, runs = self._stage_samples, self._runs
+            latencies = sorted(self._latencies)
+
+        def percentile(p):
+            return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))] * 1e6
+
+        latency = {}
+        if latencies:
+            latency = {"mean": sum(latencies) / len(latencies) * 1e6, "min": latencies[0] * 1e6,
+                       "p50": percentile(50), "p90": percentile(90), "p99": percentile(99),
+                       "max": latencies[-1] * 1e6}
+        ordered = {name: stages[name] for name, _ in STAGES if name in stages}
+        return {"inferences": runs, "latency_us": latency, "stages_us": ordered, "stage_samples": samples}
+
+    def print_metrics(self) -> None:
+        """Prints get_metrics() with the stage lines qaic-runner prints for --aic-profiling-type latency."""
+        metrics = self.get_metrics()
+        latency = metrics["latency_us"]
+        print(f" ---- Session.run ({metrics['inferences']} calls) ----")
+        if latency:
+            print("latency          " + "  ".join(f"{k} {v:.1f}us" for k, v in latency.items()))
+        print(" ---- Latency (mean per inference) ----")
+        for stage, vendor_name in STAGES:
+            if stage in metrics["stages_us"]:
+                print(f"{vendor_name:<16} {metrics['stages_us'][stage]:10.1f}us  ({stage}, "
+                      f"{metrics['stage_samples']} samples)")
+
+    def close(self) -> None:
+        """Releases the device now (deactivates the program); the session is unusable after."""
+        self.inference_set = None
+        self.context = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,157 @@
+// QBuffer over any C-contiguous buffer-protocol object, without a copy, and DmaBuffer as memory
+// numpy can use in place.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "Common.hpp"
+
+namespace qaicrt {
+
+PyQBuffer::PyQBuffer(const py::object& source) : owner_(source) {
+  if (PyObject_GetBuffer(source.ptr(), &view_, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
+    PyErr_Clear();
+    writable_ = false;
+    if (PyObject_GetBuffer(source.ptr(), &view_, PyBUF_C_CONTIGUOUS) != 0) {
+      PyErr_Clear();
+      const std::string type = py::str(py::type::handle_of(source).attr("__name__"));
+      if (!PyObject_CheckBuffer(source.ptr()))
+        throw py::type_error("QBuffer: a " + type +
+                             " has no buffer (pass a numpy array, bytearray, memoryview or bytes)");
+      throw py::value_error("QBuffer: the " + type +
+                            " is not C-contiguous; a QBuffer shares the memory and never copies it "
+                            "(numpy.ascontiguousarray makes a contiguous copy)");
+    }
+  }
+  hasView_ = true;
+  buffer_.type = rt::QBUFFER_TYPE_HEAP;
+  buffer_.buf = static_cast<uint8_t*>(view_.buf);
+  buffer_.size = static_cast<std::size_t>(view_.len);
+}
+
+PyQBuffer::PyQBuffer(const rt::QBuffer& region, py::object owner) : buffer_(region), owner_(std::move(owner)) {}
+
+PyQBuffer::~PyQBuffer() {
+  if (hasView_) PyBuffer_Release(&view_);  // Python destroys QBuffer objects, with the GIL
+}
+
+std::string PyQBuffer::describe() const {
+  const py::handle type = py::type::handle_of(owner_);
+  const std::string module = py::str(type.attr("__module__"));
+  const std::string name = py::str(type.attr("__name__"));
+  return module == "builtins" ? name : module + "." + name;
+}
+
+BufferList toBufferList(const py::sequence& items) {
+  BufferList list;
+  list.owners.reserve(items.size());
+  list.buffers.reserve(items.size());
+  for (const py::handle item : items) {
+    SharedQBuffer owner = py::isinstance<PyQBuffer>(item) ? item.cast<SharedQBuffer>()
+                                                          : std::make_shared<PyQBuffer>(py::reinterpret_borrow<py::object>(item));
+    list.buffers.push_back(owner->qbuffer());
+    list.owners.push_back(std::move(owner));
+  }
+  return list;
+}
+
+PyDma::~PyDma() {
+  withoutGil([&] { dma.reset(); });
+}
+
+namespace {
+
+py::buffer_info bytesOf(uint8_t* data, std::size_t size, bool readonly) {
+  return py::buffer_info(data, 1, py::format_descriptor<uint8_t>::format(), 1, {static_cast<py::ssize_t>(size)}, {1},
+                         readonly);
+}
+
+// A numpy array over [offset, offset + shape x itemsize) of a DMA buffer, its base `self`.
+py::array dmaArray(const py::object& self, const py::object& dtypeLike, const py::object& shapeLike, std::size_t offset) {
+  const auto& dma = *self.cast<const PyDma&>().dma;
+  const py::dtype dtype = py::dtype::from_args(dtypeLike);
+  const auto itemsize = static_cast<std::size_t>(dtype.itemsize());
+  if (offset > dma.size()) throw py::value_error("DmaBuffer.numpy: offset " + std::to_string(offset) + " is past the buffer's " + std::to_string(dma.size()) + " bytes");
+  std::vector<py::ssize_t> shape;
+  if (shapeLike.is_none()) {
+    if ((dma.size() - offset) % itemsize != 0)
+      throw py::value_error("DmaBuffer.numpy: " + std::to_string(dma.size() - offset) + " bytes are not a whole number of " +
+                            std::to_string(itemsize) + "-byte elements; give a shape");
+    shape.push_back(static_cast<py::ssize_t>((dma.size() - offset) / itemsize));
+  } else if (py::isinstance<py::int_>(shapeLike)) {
+    shape.push_back(shapeLike.cast<py::ssize_t>());
+  } else {
+    shape = shapeLike.cast<std::vector<py::ssize_t>>();
+  }
+  std::size_t bytes = itemsize;
+  for (auto d : shape) {
+    if (d < 0) throw py::value_error("DmaBuffer.numpy: negative dimension in the shape");
+    bytes *= static_cast<std::size_t>(d);
+  }
+  if (bytes > dma.size() - offset)
+    throw py::value_error("DmaBuffer.numpy: " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                          " do not fit the buffer's " + std::to_string(dma.size()) + " bytes");
+  return py::array(dtype, shape, {}, dma.data() + offset, self);
+}
+
+}  // namespace
+
+void bindBuffers(py::module_& m) {
+  py::class_<PyQBuffer, SharedQBuffer>(m, "QBuffer", py::buffer_protocol(), R"doc(
+A user buffer of an inference: heap memory or a region of a DmaBuffer (seed 001's QBuffer).
+
+QBuffer(obj) shares the memory of any C-contiguous buffer-protocol object (numpy array,
+bytearray, memoryview, bytes) without copying it, and keeps `obj` alive and its export held
+(a bytearray cannot be resized) for as long as the QBuffer lives. InferenceHandle.setBuffers
+keeps the QBuffers it was given until they are replaced, so the runtime reads inputs from and
+writes outputs into `obj` itself. Read-only objects (bytes) can only be inputs.
+
+A QBuffer is itself a buffer: numpy.asarray(qbuffer) views the same bytes.
+)doc")
+      .def(py::init([](const py::object& source) { return new PyQBuffer(source); }), py::arg("obj"),
+           "Share the memory of `obj` (C-contiguous, buffer protocol); no copy is made.")
+      .def_property_readonly("size", [](const PyQBuffer& b) { return b.qbuffer().size; }, "Bytes.")
+      .def_property_readonly("buf", [](const PyQBuffer& b) { return reinterpret_cast<uintptr_t>(b.qbuffer().buf); },
+                             "The memory's address.")
+      .def_property_readonly("handle", [](const PyQBuffer& b) { return b.qbuffer().handle; },
+                             "DMA: the DmaBuffer's exported descriptor; -1 for heap memory.")
+      .def_property_readonly("offset", [](const PyQBuffer& b) { return b.qbuffer().offset; },
+                             "DMA: where the region starts inside the DmaBuffer.")
+      .def_property_readonly("type", [](const PyQBuffer& b) { return b.qbuffer().type; }, "QBufferType.")
+      .def_property_readonly("readonly", [](const PyQBuffer& b) { return !b.writable(); },
+                             "True for memory that cannot be written (an input only).")
+      .def_property_readonly("obj", &PyQBuffer::owner, "The object whose memory this is.")
+      .def_buffer([](const PyQBuffer& b) { return bytesOf(b.qbuffer().buf, b.qbuffer().size, !b.writable()); })
+      .def("__repr__", [](const PyQBuffer& b) {
+        const auto& q = b.qbuffer();
+        return "QBuffer(" + std::string(q.type == rt::QBUFFER_TYPE_DMABUF ? "dma" : "heap") + ", " +
+               std::to_string(q.size) + " bytes of " + b.describe() + (b.writable() ? "" : ", read-only") + ")";
+      });
+
+  py::class_<PyDma>(m, "DmaBuffer", py::buffer_protocol(), R"doc(
+A device buffer object mapped into this process (Context.allocateDmaBuffer,
+InferenceSet.allocateDmaBuffer). qbuffer(offset, bytes) makes a QBuffer of a region; numpy()
+(or numpy.asarray(dma)) is a writable array over the same pages, whose base keeps the
+DmaBuffer alive. Where a buffer's device format is its user format the device reads and writes
+these pages in place. Do not touch a region while an inference using it is in flight.
+)doc")
+      .def("size", [](const PyDma& d) { return d.dma->size(); }, "Bytes.")
+      .def("fd", [](const PyDma& d) { return d.dma->fd(); }, "The exported descriptor (QBuffer.handle).")
+      .def("data", [](const PyDma& d) { return reinterpret_cast<uintptr_t>(d.dma->data()); }, "The mapped address.")
+      .def(
+          "qbuffer",
+          [](const py::object& self, std::size_t offset, std::size_t bytes) {
+            const auto& dma = *self.cast<const PyDma&>().dma;
+            return new PyQBuffer(dma.qbuffer(offset, bytes), self);
+          },
+          py::arg("offset") = 0, py::arg("bytes") = 0,
+          "A QBuffer (type DMA) for [offset, offset + bytes); bytes 0 means to the end. It keeps this "
+          "DmaBuffer alive.")
+      .def("numpy", &dmaArray, py::arg("dtype") = py::str("uint8"), py::arg("shape") = py::none(),
+           py::arg("offset") = 0,
+           "A writable numpy array over the buffer from `offset` (shape None: as many elements as fit); "
+           "its base is this DmaBuffer.")
+      .def_buffer([](const PyDma& d) { return bytesOf(d.dma->data(), d.dma->size(), false); })
+      .def("__repr__", [](const PyDma& d) { return "DmaBuffer(" + std::to_string(d.dma->size()) + " bytes, fd " + std::to_string(d.dma->fd()) + ")"; });
+}
+
+}  // namespace qaicrt

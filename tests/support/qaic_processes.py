@@ -1,0 +1,95 @@
+"""Real processes for the pytest suites (tests/install, tests/python): commands with their output
+on failure, qaic-emu on a temporary root and qaicd on a temporary socket, each stopped (and the
+root unmounted and removed) by stop()."""
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+
+def run(cmd, check=True, **kwargs):
+    """Runs a command, returning the CompletedProcess; a failure shows its output."""
+    kwargs.setdefault("capture_output", True)
+    kwargs.setdefault("text", True)
+    kwargs.setdefault("timeout", 300)
+    result = subprocess.run([str(c) for c in cmd], **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{cmd} exited {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+    return result
+
+
+def python_environment(build, env=None):
+    """The environment for /usr/bin/python3 to import a build tree's qaicrt (or one installed from
+    it): an AddressSanitizer build needs ASan's runtime, and libstdc++ with it, preloaded into the
+    uninstrumented interpreter (as tests/python/CMakeLists.txt does for its tests)."""
+    env = dict(os.environ if env is None else env)
+    cache = pathlib.Path(build) / "CMakeCache.txt"
+    values = {}  # NAME:TYPE=value lines
+    for line in cache.read_text().splitlines() if cache.exists() else []:
+        key, equals, value = line.partition("=")
+        if equals and ":" in key:
+            values[key.split(":", 1)[0]] = value
+    if "address" in values.get("QAIC_SANITIZE", ""):
+        compiler = values["CMAKE_CXX_COMPILER"]
+        libraries = [run([compiler, f"-print-file-name={name}"]).stdout.strip() for name in ("libasan.so", "libstdc++.so")]
+        env["LD_PRELOAD"] = " ".join(libraries)
+        env["ASAN_OPTIONS"] = "detect_leaks=0"
+    return env
+
+
+def stop_process(pid, seconds=10):
+    """SIGTERM, then SIGKILL when `pid` has not exited within `seconds`."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+
+
+class Emulator:
+    """qaic-emu --daemon on a temporary root; stop() unmounts and removes it."""
+
+    def __init__(self, binary, devices=None, config=None, env=None):
+        self.root = pathlib.Path(tempfile.mkdtemp(prefix="qaic-emu-root."))
+        cmd = [binary, "--root", self.root, "--daemon"]
+        if devices:
+            cmd += ["--devices", str(devices)]
+        if config:
+            cmd += ["--config", config]
+        self.pid = int(run(cmd, env=env).stdout.strip())
+
+    def env(self, **extra):
+        env = dict(os.environ)
+        env["QAIC_ROOT"] = str(self.root)
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def stop(self):
+        stop_process(self.pid)
+        if subprocess.run(["mountpoint", "-q", str(self.root)]).returncode == 0:
+            subprocess.run(["fusermount3", "-u", "-z", str(self.root)])
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Qaicd:
+    """qaicd --daemon for an emulator's root, on a socket in a temporary directory."""
+
+    def __init__(self, binary, emulator):
+        self.directory = pathlib.Path(tempfile.mkdtemp(prefix="qaicd."))
+        self.socket = self.directory / "qaicd.sock"
+        self.pid = int(run([binary, "--root", emulator.root, "--socket", self.socket, "--daemon"],
+                           env=emulator.env()).stdout.strip())
+
+    def stop(self):
+        stop_process(self.pid)
+        shutil.rmtree(self.directory, ignore_errors=True)
