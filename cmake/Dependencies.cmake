@@ -13,6 +13,8 @@ if(NOT QAIC_FUZZ)
   find_program(HELP2MAN help2man REQUIRED)                         # man pages from --help
   find_package(gRPC CONFIG REQUIRED)  # qaicd's kubelet device plugin (libgrpc++-dev, protobuf-compiler-grpc)
 endif()
+# libdrm: the DRM core's structures (drm.h) for the emulator, drmIoctl and PRIME for libqaic.
+pkg_check_modules(LIBDRM REQUIRED IMPORTED_TARGET libdrm)
 find_package(Protobuf REQUIRED)
 find_package(ONNX CONFIG QUIET)
 find_program(DEBIAN_PYTHON /usr/bin/python3 REQUIRED NO_DEFAULT_PATH)

@@ -5,6 +5,7 @@
 #   emulator ioctl and ring round trips      (build/bin/emu_bench)
 #   runtime latency and throughput           (build/bin/qaic_runtime_bench)
 #   qaicd partition create+release vs direct MANAGE, 100 clients at once (build/bin/qaicd_bench)
+#   a 64 MiB input shared by dma-buf fd between two devices vs one memcpy (qaic_runtime_bench)
 #   kubelet plugin: Allocate p99 with 64 devices, health change to stream (build/bin/qaicd_kubelet_bench)
 #   qaic.Session.run vs the C++ round trip, run_benchmark vs qaic-runner (scripts/bench-python.py)
 # Usage: scripts/bench.sh BUILD_DIR
@@ -15,6 +16,10 @@ threads=$(nproc)
 export QAIC_BUILD_DIR=$build   # benchmarks start build/bin/qaic-emu and qaic-exec
 
 section() { printf '\n==== %s ====\n' "$*"; }
+
+# Every figure is this machine's: name its CPU once, at the top.
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+echo "CPU: ${cpu:-unknown} ($(nproc) CPUs online)"
 
 section "Device-format conversion vs memcpy"
 "$here/scripts/bench-kernels.sh" "$build"
@@ -109,6 +114,14 @@ if dma and copy:
     print(f"64 MiB in+out through DMA buffers / memcpy of the same bytes: "
           f"{dma[1]['bytes_per_second']/1e9:.2f} GB/s vs {copy[1]['bytes_per_second']/1e9:.2f} GB/s = "
           f"{ratio:.2f}x ({verdict(ratio >= 0.5)} the >= 0.5x goal)")
+shared, once = get("SharedInput64MiBTwoDevices/real_time"), get("Memcpy64MiBOnceBaseline/real_time")
+if shared and once:
+    copied = shared[1].get("host_copied_bytes_per_inference", -1)
+    in_place = shared[1].get("in_place_bytes_per_inference", 0)
+    print(f"64 MiB input shared by dma-buf fd between two devices (one inference on each, both in "
+          f"flight) / one memcpy of 64 MiB: {shared[0]/1e6:.1f} ms / {once[0]/1e6:.2f} ms = "
+          f"{shared[0]/once[0]:.1f}x; bytes the host copied per inference: {copied:.0f} "
+          f"({verdict(copied == 0)} the 0 goal), used in place: {in_place/2**20:.0f} MiB")
 PY
 rm -f "$runtime_json" "$one_cpu_json"
 

@@ -54,7 +54,7 @@ step "Starting the emulated device: qaic-emu --root $root --daemon"
 mkdir -p "$root"
 "$bin/qaic-emu" --root "$root" --daemon
 export QAIC_ROOT=$root
-emu_pid=$(cat "$root/sys/class/accel/accel0/device/emu_pid")
+emu_pid=$(cat "$root/sys/class/accel/accel0/qaic-emu/pid")
 echo "qaic-emu running as pid $emu_pid; devices: $(ls "$root/dev/accel" | tr '\n' ' ')"
 
 step "Starting qaicd: qaicd --root $root --socket $work/qaicd.sock --daemon"

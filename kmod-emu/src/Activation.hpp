@@ -78,6 +78,10 @@ struct Activation {
 
   // Requests submitted by EXECUTE_BO: slot of their completion element -> BO (Device mutex).
   std::map<uint32_t, std::shared_ptr<BufferObject>> kernelSlots;
+  // The BOs sliced to this DBC, by the handle they were attached under: the IOMMU's view, which
+  // holds each BO (and its memory) until DETACH_SLICE_BO or the activation's end, whether or not
+  // a handle still names it (Device mutex).
+  std::map<uint32_t, std::shared_ptr<BufferObject>> slicedBos;
   uint16_t nextKernelReqId = 0;  // Device mutex
 
   std::atomic<bool> stopping{false};

@@ -140,6 +140,30 @@ DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& pa
   return d;
 }
 
+// "module_parameters": {"datapath_polling": true, "wait_exec_default_timeout_ms": 100, ...},
+// what `modprobe qaic name=value ...` would set.
+ModuleParameterValues parseModuleParameters(const Reader& r, const json& obj) {
+  if (!obj.is_object()) r.fail("module_parameters", "expected an object");
+  ModuleParameterValues values;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    const std::string field = "module_parameters." + it.key();
+    std::string text;
+    if (it.key() == "datapath_polling") {
+      if (!it->is_boolean()) r.fail(field, "expected true or false");
+      text = it->get<bool>() ? "Y" : "N";
+    } else {
+      if (!it->is_number_unsigned()) r.fail(field, "expected a non-negative integer");
+      text = std::to_string(it->get<uint64_t>());
+    }
+    if (!ModuleParameters::parse(it.key(), text, values)) {
+      bool known = false;
+      for (const auto& p : ModuleParameters::all()) known = known || it.key() == p.name;
+      r.fail(field, known ? "value " + text + " out of range" : "unknown module parameter");
+    }
+  }
+  return values;
+}
+
 std::optional<uint32_t> parseId(const Reader& r, const json& obj, const char* key,
                                 const std::string& path, bool isGroup) {
   auto it = obj.find(key);
@@ -166,7 +190,8 @@ EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
     throw ConfigError(std::string(source) + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) r.fail("(top level)", "expected an object");
-  r.onlyKeys(root, {"devices", "nodes", "semaphore_timeout_ms", "compute_threads"}, "");
+  r.onlyKeys(root, {"devices", "nodes", "semaphore_timeout_ms", "compute_threads", "module_parameters"},
+             "");
   EmuConfig cfg;
   if (auto it = root.find("devices"); it != root.end()) {
     if (!it->is_array() || it->empty() || it->size() > 64)
@@ -197,6 +222,8 @@ EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
   }
   cfg.semaphoreTimeoutMs = static_cast<uint32_t>(
       r.unsignedField(root, "semaphore_timeout_ms", "", 1, 3600000, cfg.semaphoreTimeoutMs));
+  if (auto it = root.find("module_parameters"); it != root.end())
+    cfg.moduleParameters = parseModuleParameters(r, *it);
   // Still checked, no longer used: configurations from when the NSPs were a shared thread pool
   // keep loading, though every program now runs on its activation's channel thread.
   (void)r.unsignedField(root, "compute_threads", "", 0, 256, 0);

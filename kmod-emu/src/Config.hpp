@@ -11,6 +11,8 @@
 
 #include <sys/types.h>
 
+#include "ModuleParameters.hpp"
+
 namespace qaic::emu {
 
 class ConfigError : public std::runtime_error {
@@ -73,6 +75,7 @@ struct EmuConfig {
   std::vector<DeviceConfig> devices{DeviceConfig{}};
   NodePolicy nodes;
   uint32_t semaphoreTimeoutMs = 10000;  // longest a semaphore WAIT element blocks a channel
+  ModuleParameterValues moduleParameters;  // sys/module/qaic/parameters at start
 };
 
 // Parses the JSON text; `source` names the file in messages. Throws ConfigError naming the field.

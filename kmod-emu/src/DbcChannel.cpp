@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "GuardedCopy.hpp"
 #include "Log.hpp"
 #include "driver/ResponsePublisher.hpp"
 #include "driver/WindowFutex.hpp"
@@ -149,12 +150,14 @@ class Channel {
     auto bo = host_.translate(act_, driver::iovaHandle(hostAddr), off, e.length,
                               toDevice ? QAIC_DIR_TO_DEVICE : QAIC_DIR_FROM_DEVICE);
     if (!bo) return driver::DBC_COMPLETION_BAD_ADDRESS;
+    if (off > bo->memory->size() || e.length > bo->memory->size() - off)
+      return driver::DBC_COMPLETION_BAD_ADDRESS;  // a slice beyond an imported file's pages
     std::byte* hostPtr = bo->memory->data() + off;
     std::byte* devPtr = act_.ioRegion.data() + devAddr;
-    if (toDevice)
-      std::memcpy(devPtr, hostPtr, e.length);
-    else
-      std::memcpy(hostPtr, devPtr, e.length);
+    // The host side is a file its client may have truncated: that is a failed DMA, not a crash.
+    const bool copied = toDevice ? guardedCopy(devPtr, hostPtr, e.length)
+                                 : guardedCopy(hostPtr, devPtr, e.length);
+    if (!copied) return driver::DBC_COMPLETION_DMA_FAILED;
     (toDevice ? bytesToDevice_ : bytesFromDevice_) += e.length;
     return 0;
   }

@@ -6,13 +6,16 @@
 #include <cerrno>
 #include <cmath>
 #include <charconv>
+#include <cstring>
 #include <set>
 #include <sstream>
 
 #include "FreedMemory.hpp"
 #include "Log.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu {
+namespace sysfs = driver::sysfs;
 namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
@@ -21,18 +24,9 @@ rt::Resources totalsOf(const DeviceConfig& c) {
   return rt::Resources{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
 }
 
-const char* statusName(Device::Status s) {
-  switch (s) {
-    case Device::Status::Initializing: return "Initializing";
-    case Device::Status::Ready: return "Ready";
-    case Device::Status::Error: return "Error";
-  }
-  return "Error";
-}
-
-const std::vector<std::string> kFaultFiles = {"device/fault/nsp_hang", "device/fault/dma_fail",
-                                              "device/fault/error", "device/fault/reset",
-                                              "device/fault/remove"};
+const std::vector<std::string> kFaultFiles = {sysfs::kFaultNspHang, sysfs::kFaultDmaFail,
+                                              sysfs::kFaultError,   sysfs::kFaultReset,
+                                              sysfs::kFaultRemove,  sysfs::kFaultControlHang};
 
 // Parses "<unsigned>" fields of a fault write; trailing newline allowed.
 std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
@@ -59,9 +53,13 @@ Device::Device(uint32_t index, DeviceConfig config, DeviceContext context)
       free_(total_),
       dbcs_(config_.dbcs),
       dbcGeneration_(config_.dbcs, 0),
+      dbcState_(config_.dbcs, DbcState::Idle),
       nspHang_(config_.faults.nspHang),
       dmaFailCode_(config_.faults.dmaFailCode),
-      dmaFailCount_(config_.faults.dmaFailCount) {}
+      dmaFailCount_(config_.faults.dmaFailCount) {
+  if (!ctx_.memories) ctx_.memories = std::make_shared<MemoryRegistry>();
+  if (!ctx_.parameters) ctx_.parameters = std::make_shared<ModuleParameters>();
+}
 
 Device::~Device() { shutdown(); }
 
@@ -111,13 +109,15 @@ void Device::release(const std::shared_ptr<OpenFile>& file) {
     file->loads.clear();
     files_.erase(file->id);
   }
-  for (auto& act : stopping)
-    stopChannel(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
+  for (auto& act : stopping) retire(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
   stopping.clear();
   {
-    // BOs go last: a stopped channel no longer reaches them.
+    // Handles go last: a stopped channel no longer reaches their BOs.
     std::lock_guard lock(mutex_);
-    file->bos.clear();
+    std::vector<uint32_t> handles;
+    for (const auto& [handle, bo] : file->bos) handles.push_back(handle);
+    for (uint32_t handle : handles) dropHandle(*file, handle);
+    file->prime.clear();
   }
   boChanged_.notify_all();
   returnFreedMemoryToSystem();
@@ -130,6 +130,7 @@ std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId
   auto act = it->second;
   f.activations.erase(it);
   dbcs_[dbcId].reset();
+  if (dbcState_[dbcId] == DbcState::Assigned) dbcState_[dbcId] = DbcState::Idle;  // not a reset
   if (act->groupId != 0) {
     auto g = f.groups.find(act->groupId);
     if (g != f.groups.end()) g->second.free += act->charged;
@@ -137,6 +138,23 @@ std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId
     *f.pool(free_) += act->charged;
   }
   return act;
+}
+
+void Device::retire(Activation& act, uint16_t code, driver::DeviceStatus status) {
+  stopChannel(act, code, status);
+  std::map<uint32_t, std::shared_ptr<BufferObject>> sliced;
+  {
+    std::lock_guard lock(mutex_);
+    sliced.swap(act.slicedBos);
+    for (auto& [handle, bo] : sliced) {
+      if (!bo->sliced || bo->dbcId != act.dbcId) continue;
+      bo->sliced = false;
+      bo->slices.clear();
+    }
+  }
+  // BOs no handle names any more, and their memory, go here: outside the mutex, as unmapping
+  // and unlinking a large file takes a while.
+  sliced.clear();
 }
 
 void Device::abortActivations(uint16_t code, driver::DeviceStatus status,
@@ -154,7 +172,7 @@ void Device::abortActivations(uint16_t code, driver::DeviceStatus status,
     }
   }
   faultChanged_.notify_all();
-  for (auto& act : stopping) stopChannel(*act, code, status);
+  for (auto& act : stopping) retire(*act, code, status);
   boChanged_.notify_all();
 }
 
@@ -167,16 +185,29 @@ void Device::shutdown() {
   abortActivations(driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
 }
 
+// The DBCs that were assigned go through the states mainline reports around a subsystem
+// restart (BEFORE_SHUTDOWN, AFTER_SHUTDOWN, BEFORE_POWER_UP, AFTER_POWER_UP) back to idle.
 void Device::reset() {
+  std::vector<uint32_t> assigned;
   {
     std::lock_guard lock(mutex_);
     status_ = Status::Initializing;
+    for (uint32_t i = 0; i < dbcs_.size(); ++i) {
+      if (!dbcs_[i]) continue;
+      assigned.push_back(i);
+      dbcState_[i] = DbcState::BeforeShutdown;
+    }
   }
   logInfo("accel" + std::to_string(index_) + ": reset");
   abortActivations(driver::DBC_COMPLETION_DEVICE_RESET, driver::DeviceStatus::Resetting);
   std::lock_guard lock(mutex_);
+  for (DbcState s : {DbcState::AfterShutdown, DbcState::BeforePowerUp, DbcState::AfterPowerUp,
+                     DbcState::Idle})
+    for (uint32_t i : assigned)
+      if (!dbcs_[i]) dbcState_[i] = s;
   endPartitionsLocked();  // a reset loses the firmware's reservations, as on the card
   nspHang_ = false;
+  controlHang_ = false;
   dmaFailCount_ = 0;
   status_ = Status::Ready;
 }
@@ -223,42 +254,13 @@ void Device::endPartitionsLocked() {
   partitions_.clear();
 }
 
-int Device::ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call) {
-  if (removed_.load()) return ENODEV;
-  {
-    std::lock_guard lock(mutex_);
-    if (stopped_ || (file.partition && file.partition->ended)) return ENODEV;
-  }
-  // FUSE sizes the argument from the command number; a mismatch means a foreign command.
-  const std::size_t size = _IOC_SIZE(cmd);
-  const bool writes = _IOC_DIR(cmd) & _IOC_WRITE, reads = _IOC_DIR(cmd) & _IOC_READ;
-  if ((writes && call.inSize < size) || (reads && call.outSize < size)) return EINVAL;
-  switch (cmd) {
-    case DRM_IOCTL_QAIC_MANAGE: {
-      const int err = manage(file, call);
-      stopRemovedPartitions();
-      return err;
-    }
-    case DRM_IOCTL_QAIC_CREATE_BO: return createBo(file, call);
-    case DRM_IOCTL_QAIC_MMAP_BO: return mmapBo(file, call);
-    case DRM_IOCTL_QAIC_ATTACH_SLICE_BO: return attachSlice(file, call);
-    case DRM_IOCTL_QAIC_EXECUTE_BO: return execute(file, call, false);
-    case DRM_IOCTL_QAIC_PARTIAL_EXECUTE_BO: return execute(file, call, true);
-    case DRM_IOCTL_QAIC_WAIT_BO: return waitBo(file, call);
-    case DRM_IOCTL_QAIC_PERF_STATS_BO: return perfStats(file, call);
-    case DRM_IOCTL_QAIC_DETACH_SLICE_BO: return detachSlice(file, call);
-    case DRM_IOCTL_QAIC_EMU_DBC_INFO: return dbcInfo(file, call);
-    default: return ENOTTY;
-  }
-}
-
 // ---- ChannelHost -------------------------------------------------------------------------------
 
 std::shared_ptr<BufferObject> Device::translate(const Activation& act, uint32_t handle,
                                                 uint64_t offset, uint64_t length, uint32_t dir) {
   std::lock_guard lock(mutex_);
-  auto it = act.owner->bos.find(handle);
-  if (it == act.owner->bos.end()) return nullptr;
+  auto it = act.slicedBos.find(handle);
+  if (it == act.slicedBos.end()) return nullptr;
   const auto& bo = it->second;
   if (!bo->sliced || bo->dbcId != act.dbcId || bo->dir != dir) return nullptr;
   for (const auto& s : bo->slices) {
@@ -303,77 +305,134 @@ bool Device::waitWhileHung(const Activation& act, std::chrono::milliseconds limi
   return !nspHang_.load() && !act.stopping.load();
 }
 
-// ---- sysfs -------------------------------------------------------------------------------------
+// ---- sysfs and the status report -------------------------------------------------------------
 
-// Identity and telemetry as a card exposes them: the firmware's strings as class attributes, the
-// PCI function's link attributes (the kernel's own names and formats) and an hwmon directory
-// (millidegrees, microwatts) under device/.
+namespace {
+
+
+// The STATUS query's figures as qaic-emu/ files.
+const std::vector<std::string> kFigureNames = {
+    sysfs::kEmuStatus,          sysfs::kEmuNspTotal,        sysfs::kEmuNspFree,         sysfs::kEmuVcTotal,
+    sysfs::kEmuVcFree,          sysfs::kEmuMcidTotal,       sysfs::kEmuMcidFree,        sysfs::kEmuSemTotal,
+    sysfs::kEmuSemFree,         sysfs::kEmuDramTotal,       sysfs::kEmuDramFree,        sysfs::kEmuNetworksLoaded,
+    sysfs::kEmuNetworksActive,  sysfs::kEmuConstantsLoaded, sysfs::kEmuConstantsInUse,  sysfs::kEmuPciAddress,
+    sysfs::kEmuFwVersion,       sysfs::kEmuHwVersion,       sysfs::kEmuSku,             sysfs::kEmuNspFrequencyMhz};
+const std::vector<std::string> kPciNames = {sysfs::kPciVendor, sysfs::kPciDevice, sysfs::kCeCount,
+                                            sysfs::kUeCount, sysfs::kUeNonfatalCount};
+const std::vector<std::string> kPartitionFiles = {sysfs::kPartitionParent,   sysfs::kPartitionOwnerUid,
+                                                  sysfs::kPartitionOwnerGid, sysfs::kPartitionMode,
+                                                  sysfs::kPartitionHolderPid, sysfs::kPartitionLabel};
+
+template <std::size_t N>
+void copyText(char (&to)[N], const std::string& from) {
+  std::memset(to, 0, N);
+  std::memcpy(to, from.data(), std::min(from.size(), N - 1));
+}
+
+// A figure of the report as its qaic-emu/ file shows it; nullopt for another name.
+std::optional<std::string> renderFigure(const driver::DeviceStatusResponse& r, const std::string& name) {
+  auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
+  if (name == sysfs::kEmuStatus) return std::string(driver::firmwareStateName(r.firmwareState)) + "\n";
+  if (name == sysfs::kEmuNspTotal) return n(r.nspTotal);
+  if (name == sysfs::kEmuNspFree) return n(r.nspFree);
+  if (name == sysfs::kEmuVcTotal) return n(r.vcTotal);
+  if (name == sysfs::kEmuVcFree) return n(r.vcFree);
+  if (name == sysfs::kEmuMcidTotal) return n(r.mcidTotal);
+  if (name == sysfs::kEmuMcidFree) return n(r.mcidFree);
+  if (name == sysfs::kEmuSemTotal) return n(r.semTotal);
+  if (name == sysfs::kEmuSemFree) return n(r.semFree);
+  if (name == sysfs::kEmuDramTotal) return n(r.ddrTotalBytes / kMiB);
+  if (name == sysfs::kEmuDramFree) return n(r.ddrFreeBytes / kMiB);
+  if (name == sysfs::kEmuNetworksLoaded) return n(r.networksLoaded);
+  if (name == sysfs::kEmuNetworksActive) return n(r.networksActive);
+  if (name == sysfs::kEmuConstantsLoaded) return n(r.constantsLoaded);
+  if (name == sysfs::kEmuConstantsInUse) return n(r.constantsInUse);
+  if (name == sysfs::kEmuFwVersion) return std::string(r.fwVersion) + "\n";
+  if (name == sysfs::kEmuHwVersion) return std::string(r.hwVersion) + "\n";
+  if (name == sysfs::kEmuSku) return std::string(r.sku) + "\n";
+  if (name == sysfs::kEmuNspFrequencyMhz) return n(r.nspFrequencyMhz);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string Device::pciAddress() const {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0000:%02x:00.0", index_ + 1);
+  return buf;
+}
+
+// Identity and telemetry: the firmware's strings under qaic-emu/ (mainline's driver publishes
+// none of them), the PCI function's link attributes (the kernel's own names and formats) and an
+// hwmon directory (millidegrees, microwatts) under device/.
+namespace {
+const std::string kHwmon0 = std::string(sysfs::kHwmonDir) + "/hwmon0/";
+}  // namespace
+
 const std::vector<std::string> Device::kIdentityAttributes = {
-    "serial",
-    "board_serial",
-    "fw_qc_image_version",
-    "fw_oem_image_version",
-    "fw_image_variant",
-    "nsp_version",
-    "nsp_qc_image_version",
-    "nsp_image_variant",
-    "device_capabilities",
-    "ddr_frequency_mhz",
-    "device/max_link_speed",
-    "device/max_link_width",
-    "device/current_link_speed",
-    "device/current_link_width",
-    "device/hwmon/hwmon0/name",
-    "device/hwmon/hwmon0/temp1_input",
-    "device/hwmon/hwmon0/power1_input",
-    "device/hwmon/hwmon0/power1_cap",
+    sysfs::kEmuSerial,
+    sysfs::kEmuBoardSerial,
+    sysfs::kEmuFwQcImageVersion,
+    sysfs::kEmuFwOemImageVersion,
+    sysfs::kEmuFwImageVariant,
+    sysfs::kEmuNspVersion,
+    sysfs::kEmuNspQcImageVersion,
+    sysfs::kEmuNspImageVariant,
+    sysfs::kEmuDeviceCapabilities,
+    sysfs::kEmuDdrFrequencyMhz,
+    sysfs::kMaxLinkSpeed,
+    sysfs::kMaxLinkWidth,
+    sysfs::kCurrentLinkSpeed,
+    sysfs::kCurrentLinkWidth,
+    kHwmon0 + sysfs::kHwmonName,
+    kHwmon0 + sysfs::kHwmonTemperature,
+    kHwmon0 + sysfs::kHwmonPower,
+    kHwmon0 + sysfs::kHwmonPowerCap,
 };
 
 // Caller holds mutex_.
 std::optional<std::string> Device::readIdentityAttribute(const std::string& name) const {
   const DeviceConfig& c = config_;
   auto line = [](const std::string& text) { return text + "\n"; };
-  if (name == "serial") return line(c.serial);
-  if (name == "board_serial") return line(c.boardSerial);
-  if (name == "fw_qc_image_version") return line(c.fwQcImageVersion);
-  if (name == "fw_oem_image_version") return line(c.fwOemImageVersion);
-  if (name == "fw_image_variant") return line(c.fwImageVariant);
-  if (name == "nsp_version") return line(c.fwVersion);
-  if (name == "nsp_qc_image_version") return line(c.nspQcImageVersion);
-  if (name == "nsp_image_variant") return line(c.nspImageVariant);
-  if (name == "device_capabilities") {
+  if (name == sysfs::kEmuSerial) return line(c.serial);
+  if (name == sysfs::kEmuBoardSerial) return line(c.boardSerial);
+  if (name == sysfs::kEmuFwQcImageVersion) return line(c.fwQcImageVersion);
+  if (name == sysfs::kEmuFwOemImageVersion) return line(c.fwOemImageVersion);
+  if (name == sysfs::kEmuFwImageVariant) return line(c.fwImageVariant);
+  if (name == sysfs::kEmuNspVersion) return line(c.fwVersion);
+  if (name == sysfs::kEmuNspQcImageVersion) return line(c.nspQcImageVersion);
+  if (name == sysfs::kEmuNspImageVariant) return line(c.nspImageVariant);
+  if (name == sysfs::kEmuDeviceCapabilities) {
     std::string text;
     for (const auto& [capability, supported] : c.capabilities)
       text += (text.empty() ? "" : " ") + capability + (supported ? "+" : "-");
     return line(text);
   }
-  if (name == "ddr_frequency_mhz") return line(std::to_string(c.ddrFrequencyMhz));
-  if (name == "device/max_link_speed") return line(c.maxLinkSpeed);
-  if (name == "device/max_link_width") return line(std::to_string(c.maxLinkWidth));
-  if (name == "device/current_link_speed") return line(c.currentLinkSpeed);
-  if (name == "device/current_link_width") return line(std::to_string(c.currentLinkWidth));
-  if (name == "device/hwmon/hwmon0/name") return line("qaic");
+  if (name == sysfs::kEmuDdrFrequencyMhz) return line(std::to_string(c.ddrFrequencyMhz));
+  if (name == sysfs::kMaxLinkSpeed) return line(c.maxLinkSpeed);
+  if (name == sysfs::kMaxLinkWidth) return line(std::to_string(c.maxLinkWidth));
+  if (name == sysfs::kCurrentLinkSpeed) return line(c.currentLinkSpeed);
+  if (name == sysfs::kCurrentLinkWidth) return line(std::to_string(c.currentLinkWidth));
+  if (name == sysfs::kNumaNode) return c.numaNode ? line(std::to_string(*c.numaNode)) : std::string("-1\n");
+  if (name == kHwmon0 + sysfs::kHwmonName) return line("qaic");
   // The NSPs working (claimed by activations or partitions) draw power, up to the cap.
   const double busyNsps = static_cast<double>(total_.numNsp - free_.numNsp);
   const double powerW = std::min(c.tdpCapW, c.idlePowerW + c.powerPerNspW * busyNsps);
-  if (name == "device/hwmon/hwmon0/power1_input") return line(std::to_string(std::llround(powerW * 1e6)));
-  if (name == "device/hwmon/hwmon0/power1_cap") return line(std::to_string(std::llround(c.tdpCapW * 1e6)));
-  if (name == "device/hwmon/hwmon0/temp1_input")
+  if (name == kHwmon0 + sysfs::kHwmonPower) return line(std::to_string(std::llround(powerW * 1e6)));
+  if (name == kHwmon0 + sysfs::kHwmonPowerCap) return line(std::to_string(std::llround(c.tdpCapW * 1e6)));
+  if (name == kHwmon0 + sysfs::kHwmonTemperature)
     return line(std::to_string(std::llround((c.idleTemperatureC + c.degreesPerW * (powerW - c.idlePowerW)) * 1000)));
   return std::nullopt;
 }
 
 std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
-  std::vector<std::string> names = {
-      "status",          "nsp_total",        "nsp_free",          "vc_total",
-      "vc_free",         "mcid_total",       "mcid_free",         "sem_total",
-      "sem_free",        "dram_total",       "dram_free",         "networks_loaded",
-      "networks_active", "constants_loaded", "constants_in_use",  "pci_address",
-      "fw_version",      "hw_version",       "sku",               "nsp_frequency_mhz",
-      "device/vendor",   "device/device",    "device/emu_shm_dir", "device/emu_pid",
-      "device/numa_node"};
-  names.insert(names.end(), kIdentityAttributes.begin(), kIdentityAttributes.end());
-  for (uint32_t i = 0; i < dbcs; ++i) names.push_back("dbc" + std::to_string(i) + "_state");
+  std::vector<std::string> names(kIdentityAttributes.begin(), kIdentityAttributes.end());
+  names.push_back(sysfs::kNumaNode);
+  for (uint32_t i = 0; i < dbcs; ++i) names.push_back(sysfs::dbcState(i));
+  names.insert(names.end(), kPciNames.begin(), kPciNames.end());
+  names.insert(names.end(), kFigureNames.begin(), kFigureNames.end());
+  names.push_back(sysfs::kEmuShmDir);
+  names.push_back(sysfs::kEmuPid);
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
 }
@@ -384,8 +443,7 @@ std::vector<std::string> Device::partitionAttributeNames() {
   std::vector<std::string> names;
   for (const std::string& n : attributeNames(0))
     if (!attributeWritable(n)) names.push_back(n);
-  for (const char* n : {"parent", "owner_uid", "owner_gid", "mode", "holder_pid", "label"})
-    names.push_back(std::string("device/partition/") + n);
+  names.insert(names.end(), kPartitionFiles.begin(), kPartitionFiles.end());
   return names;
 }
 
@@ -402,83 +460,79 @@ bool Device::attributeWritable(const std::string& name) {
   return false;
 }
 
+driver::DeviceStatusResponse Device::statusReport(const Partition* partition) {
+  std::lock_guard lock(mutex_);
+  return statusReportLocked(partition);
+}
+
+driver::DeviceStatusResponse Device::statusReportLocked(const Partition* partition) {
+  driver::DeviceStatusResponse r{};
+  r.magic = driver::kDeviceStatusMagic;
+  r.version = driver::kDeviceStatusVersion;
+  r.firmwareState = static_cast<uint32_t>(status_ == Status::Ready          ? driver::FirmwareState::Ready
+                                          : status_ == Status::Initializing ? driver::FirmwareState::Initializing
+                                                                            : driver::FirmwareState::Error);
+  const rt::Resources& total = partition ? partition->capacity : total_;
+  const rt::Resources& free = partition ? partition->free : free_;
+  r.nspTotal = total.numNsp, r.nspFree = free.numNsp;
+  r.mcidTotal = total.numMcid, r.mcidFree = free.numMcid;
+  r.semTotal = total.numSem, r.semFree = free.numSem;
+  r.vcTotal = total.numVc, r.vcFree = free.numVc;
+  r.ddrTotalBytes = total.ddrSize, r.ddrFreeBytes = free.ddrSize;
+  // A load counts as a network; its constants count once an activation uses them.
+  for (auto& [id, weak] : files_) {
+    auto f = weak.lock();
+    if (!f || (partition != nullptr && f->partition.get() != partition)) continue;
+    r.networksLoaded += static_cast<uint32_t>(f->loads.size());
+    r.networksActive += static_cast<uint32_t>(f->activations.size());
+    std::set<const void*> withConstants;
+    for (auto& [dbc, act] : f->activations) {
+      if (!act->program || act->program->needs().constantsBytes == 0) continue;
+      withConstants.insert(act->load.get());
+      ++r.constantsInUse;
+    }
+    r.constantsLoaded += static_cast<uint32_t>(withConstants.size());
+  }
+  r.nspFrequencyMhz = config_.nspFrequencyMhz;
+  copyText(r.fwVersion, config_.fwVersion);
+  copyText(r.hwVersion, config_.hwVersion);
+  copyText(r.sku, config_.sku);
+  return r;
+}
+
 std::optional<std::string> Device::readAttribute(const std::string& name, uint32_t partitionId) {
   std::lock_guard lock(mutex_);
+  const Partition* partition = nullptr;
   if (partitionId != 0) {
     auto it = partitions_.find(partitionId);
     if (it == partitions_.end()) return std::nullopt;
-    if (auto own = readPartitionAttribute(*it->second, name)) return own;
+    partition = it->second.get();
+    if (auto own = readPartitionAttribute(*partition, name)) return own;
     // A partition shows its parent card's identity and telemetry, not its DBCs or fault files.
-    if (name.rfind("dbc", 0) == 0 || name.starts_with("device/")) {
-      const bool identity = std::find(kIdentityAttributes.begin(), kIdentityAttributes.end(), name) !=
-                            kIdentityAttributes.end();
-      if (name != "device/vendor" && name != "device/device" && name != "device/emu_shm_dir" &&
-          name != "device/emu_pid" && name != "device/numa_node" && !identity)
-        return std::nullopt;
-    }
+    if (name.starts_with("dbc") || attributeWritable(name)) return std::nullopt;
   }
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "status") return std::string(statusName(status_)) + "\n";
-  if (name == "nsp_total") return n(total_.numNsp);
-  if (name == "nsp_free") return n(free_.numNsp);
-  if (name == "vc_total") return n(total_.numVc);
-  if (name == "vc_free") return n(free_.numVc);
-  if (name == "mcid_total") return n(total_.numMcid);
-  if (name == "mcid_free") return n(free_.numMcid);
-  if (name == "sem_total") return n(total_.numSem);
-  if (name == "sem_free") return n(free_.numSem);
-  if (name == "dram_total") return n(total_.ddrSize / kMiB);
-  if (name == "dram_free") return n(free_.ddrSize / kMiB);
-  if (name == "networks_loaded" || name == "constants_loaded") {
-    // A load counts as network; its constants count once it has been validated by activation.
-    uint64_t loads = 0, constants = 0;
-    for (auto& [id, weak] : files_) {
-      auto f = weak.lock();
-      if (!f) continue;
-      loads += f->loads.size();
-      std::set<const void*> withConstants;
-      for (auto& [dbc, act] : f->activations)
-        if (act->program && act->program->needs().constantsBytes > 0)
-          withConstants.insert(act->load.get());
-      constants += withConstants.size();
-    }
-    return n(name == "networks_loaded" ? loads : constants);
-  }
-  if (name == "networks_active" || name == "constants_in_use") {
-    uint64_t active = 0, constants = 0;
-    for (const auto& act : dbcs_) {
-      if (!act) continue;
-      ++active;
-      if (act->program && act->program->needs().constantsBytes > 0) ++constants;
-    }
-    return n(name == "networks_active" ? active : constants);
-  }
-  if (name == "pci_address") {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0000:%02x:00.0\n", index_ + 1);
-    return std::string(buf);
-  }
-  if (name == "fw_version") return config_.fwVersion + "\n";
-  if (name == "hw_version") return config_.hwVersion + "\n";
-  if (name == "sku") return config_.sku + "\n";
-  if (name == "nsp_frequency_mhz") return n(config_.nspFrequencyMhz);
+  if (name == sysfs::kPciVendor) return std::string("0x17cb\n");
+  if (name == sysfs::kPciDevice) return std::string("0xa100\n");
+  // The emulated card raises no RAS events: its error counters stay 0.
+  if (name == sysfs::kCeCount || name == sysfs::kUeCount || name == sysfs::kUeNonfatalCount)
+    return std::string("0\n");
   if (auto identity = readIdentityAttribute(name)) return identity;
-  if (name == "device/vendor") return std::string("0x17cb\n");
-  if (name == "device/device") return std::string("0xa100\n");
-  if (name == "device/emu_shm_dir") return ctx_.shm->path() + "\n";
-  if (name == "device/emu_pid") return n(static_cast<uint64_t>(getpid()));
-  if (name == "device/numa_node") return config_.numaNode ? n(*config_.numaNode) : std::string("-1\n");
-  if (name == "device/fault/nsp_hang") return std::string(nspHang_ ? "1\n" : "0\n");
-  if (name == "device/fault/dma_fail")
-    return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
-  if (name == "device/fault/error") return std::string(status_ == Status::Error ? "1\n" : "0\n");
-  if (name == "device/fault/reset" || name == "device/fault/remove") return std::string("0\n");
-  if (name.size() > 9 && name.rfind("dbc", 0) == 0 && name.ends_with("_state")) {
+  if (name == sysfs::kEmuPciAddress) return pciAddress() + "\n";
+  if (name == sysfs::kEmuShmDir) return ctx_.shm->path() + "\n";
+  if (name == sysfs::kEmuPid) return n(static_cast<uint64_t>(getpid()));
+  if (name == sysfs::kFaultNspHang) return std::string(nspHang_ ? "1\n" : "0\n");
+  if (name == sysfs::kFaultControlHang) return std::string(controlHang_ ? "1\n" : "0\n");
+  if (name == sysfs::kFaultDmaFail) return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
+  if (name == sysfs::kFaultError) return std::string(status_ == Status::Error ? "1\n" : "0\n");
+  if (name == sysfs::kFaultReset || name == sysfs::kFaultRemove) return std::string("0\n");
+  if (name.starts_with(sysfs::kEmuDir)) return renderFigure(statusReportLocked(partition), name);
+  if (name.size() > 9 && name.starts_with("dbc") && name.ends_with("_state")) {
     const std::string digits = name.substr(3, name.size() - 9);
     uint32_t i = 0;
     auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), i);
-    if (ec == std::errc() && p == digits.data() + digits.size() && i < dbcs_.size())
-      return std::string(dbcs_[i] ? "assigned\n" : "idle\n");
+    if (ec == std::errc() && p == digits.data() + digits.size() && i < dbcState_.size())
+      return n(static_cast<uint64_t>(dbcState_[i]));
   }
   return std::nullopt;
 }
@@ -487,16 +541,16 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
   bool ok = false;
   auto values = parseNumbers(text, ok);
   if (!ok || values.empty()) return EINVAL;
-  if (name == "device/fault/nsp_hang") {
+  if (name == sysfs::kFaultNspHang || name == sysfs::kFaultControlHang) {
     if (values.size() != 1 || values[0] > 1) return EINVAL;
     {
       std::lock_guard lock(mutex_);
-      nspHang_ = values[0] == 1;
+      (name == sysfs::kFaultNspHang ? nspHang_ : controlHang_) = values[0] == 1;
     }
     faultChanged_.notify_all();
     return 0;
   }
-  if (name == "device/fault/dma_fail") {
+  if (name == sysfs::kFaultDmaFail) {
     // "<code> [count]": the next count (default 1) requests complete with code; "0" clears.
     if (values.size() > 2 || values[0] > driver::DBC_COMPLETION_ABORTED) return EINVAL;
     std::lock_guard lock(mutex_);
@@ -504,7 +558,7 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
     dmaFailCount_ = values[0] == 0 ? 0 : static_cast<uint32_t>(values.size() == 2 ? values[1] : 1);
     return 0;
   }
-  if (name == "device/fault/error") {
+  if (name == sysfs::kFaultError) {
     if (values.size() != 1 || values[0] > 1) return EINVAL;
     if (values[0] == 1) {
       enterError();
@@ -514,9 +568,9 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
     }
     return 0;
   }
-  if (name == "device/fault/reset" || name == "device/fault/remove") {
+  if (name == sysfs::kFaultReset || name == sysfs::kFaultRemove) {
     if (values.size() != 1 || values[0] != 1) return EINVAL;
-    if (name.ends_with("reset"))
+    if (name == sysfs::kFaultReset)
       reset();
     else
       remove();
@@ -525,46 +579,21 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
   return EACCES;
 }
 
-// A partition shows its own capacity and what is left of it; the rest is its parent's.
+// A partition's own files; the rest of its directory is its parent's.
 std::optional<std::string> Device::readPartitionAttribute(const Partition& p,
                                                           const std::string& name) {
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "nsp_total") return n(p.capacity.numNsp);
-  if (name == "nsp_free") return n(p.free.numNsp);
-  if (name == "vc_total") return n(p.capacity.numVc);
-  if (name == "vc_free") return n(p.free.numVc);
-  if (name == "mcid_total") return n(p.capacity.numMcid);
-  if (name == "mcid_free") return n(p.free.numMcid);
-  if (name == "sem_total") return n(p.capacity.numSem);
-  if (name == "sem_free") return n(p.free.numSem);
-  if (name == "dram_total") return n(p.capacity.ddrSize / kMiB);
-  if (name == "dram_free") return n(p.free.ddrSize / kMiB);
-  if (name == "networks_loaded" || name == "networks_active" || name == "constants_loaded" ||
-      name == "constants_in_use") {
-    uint64_t loads = 0, active = 0, constants = 0;
-    for (auto& [id, weak] : files_) {
-      auto f = weak.lock();
-      if (!f || f->partition.get() != &p) continue;
-      loads += f->loads.size();
-      active += f->activations.size();
-      for (auto& [dbc, act] : f->activations)
-        if (act->program && act->program->needs().constantsBytes > 0) ++constants;
-    }
-    if (name == "networks_loaded") return n(loads);
-    if (name == "networks_active") return n(active);
-    return n(constants);
-  }
-  if (name == "device/partition/parent") return n(index_);
-  if (name == "device/partition/owner_uid") return n(p.ownerUid);
-  if (name == "device/partition/owner_gid") return n(p.ownerGid);
-  if (name == "device/partition/mode") {
+  if (name == sysfs::kPartitionParent) return n(index_);
+  if (name == sysfs::kPartitionOwnerUid) return n(p.ownerUid);
+  if (name == sysfs::kPartitionOwnerGid) return n(p.ownerGid);
+  if (name == sysfs::kPartitionMode) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "%04o\n", p.mode);
     return std::string(buf);
   }
-  if (name == "device/partition/holder_pid") return std::to_string(p.holderPid) + "\n";
-  if (name == "device/partition/label") return p.label + "\n";
-  return std::nullopt;  // status, versions, PCI ids, shm dir and pid: the parent's
+  if (name == sysfs::kPartitionHolderPid) return std::to_string(p.holderPid) + "\n";
+  if (name == sysfs::kPartitionLabel) return p.label + "\n";
+  return std::nullopt;
 }
 
 }  // namespace qaic::emu

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,10 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "BufferMemory.hpp"
 #include "Config.hpp"
 #include "DbcChannel.hpp"
 #include "DeviceProgram.hpp"
 #include "MemoryFile.hpp"
+#include "ModuleParameters.hpp"
 #include "OpenFile.hpp"
 
 namespace qaic::emu {
@@ -42,6 +45,19 @@ struct DeviceContext {
   std::atomic<uint64_t>* nextMmapOffset = nullptr;
   std::chrono::milliseconds semaphoreTimeout{10000};
   PartitionNodes* partitionNodes = nullptr;  // null: partitions get ids but no nodes
+  // Null: the device makes its own (a device driven alone, as by the fuzz harness).
+  std::shared_ptr<MemoryRegistry> memories;
+  std::shared_ptr<ModuleParameters> parameters;
+};
+
+// A DBC's state as mainline's dbc<N>_state reports it.
+enum class DbcState : uint8_t {
+  Idle = 0,
+  Assigned = 1,
+  BeforeShutdown = 2,
+  AfterShutdown = 3,
+  BeforePowerUp = 4,
+  AfterPowerUp = 5,
 };
 
 // The caller of one ioctl: FUSE copies the fixed-size argument, the rest is read from `pid`.
@@ -53,6 +69,19 @@ struct IoctlCall {
   std::size_t outSize = 0;
 };
 
+// The fixed argument of an ioctl as its handler reads and answers it (the dispatch sized both
+// buffers to the handler's own struct).
+template <typename T>
+T argIn(const IoctlCall& c) {
+  T v;
+  std::memcpy(&v, c.in, sizeof v);
+  return v;
+}
+template <typename T>
+void argOut(const IoctlCall& c, const T& v) {
+  std::memcpy(c.out, &v, sizeof v);
+}
+
 class Device final : public ChannelHost {
  public:
   enum class Status { Initializing, Ready, Error };
@@ -63,24 +92,32 @@ class Device final : public ChannelHost {
   Device& operator=(const Device&) = delete;
 
   uint32_t index() const { return index_; }
+  // The PCI address its class directory's device/ stands for ("0000:01:00.0"): GET_UNIQUE.
+  std::string pciAddress() const;
   bool removed() const { return removed_.load(); }
 
   // Control plane. Errors are positive errno values. `partitionId` nonzero opens the node of
   // that partition (EACCES for anyone but its owner, its group if the mode allows, or root).
   std::shared_ptr<OpenFile> open(uid_t uid, gid_t gid, int& error, uint32_t partitionId = 0);
   void release(const std::shared_ptr<OpenFile>& file);
+  // Any ioctl on the node, dispatched as drm_ioctl() does (DrmCoreIoctls.cpp): ENOTTY for
+  // another ioctl type, EINVAL for a number neither the DRM core nor the driver defines, the
+  // core's permission checks, then the handler.
   int ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call);
 
-  // sysfs: the attribute files of sys/class/accel/accelN (names relative to it, e.g. "status",
-  // "device/emu_pid", "device/fault/reset"). Writable ones are the fault files.
+  // sysfs: the attribute files of sys/class/accel/accelN (names relative to it): mainline's
+  // dbc<N>_state and device/{vendor,device,ce_count,ue_count,ue_nonfatal_count}, and the
+  // emulator's own under qaic-emu/ ("qaic-emu/nsp_free", "qaic-emu/fault/reset"). Writable ones
+  // are the fault files.
   static std::vector<std::string> attributeNames(uint32_t dbcs);
   static std::vector<std::string> writableAttributeNames();
   static bool attributeWritable(const std::string& name);
-  // serial, board_serial, fw/nsp image strings, device_capabilities, ddr_frequency_mhz, the PCI
-  // link attributes and hwmon: what qaic-util -q reads of a card besides its resources.
+  // The firmware's identity strings (qaic-emu/serial, ...), the PCI link attributes and hwmon
+  // (device/...): what qaic-util -q reads of a card besides its resources (SysfsNames.hpp).
   static const std::vector<std::string> kIdentityAttributes;
-  // A partition's class directory: the device's counters (its own totals and free) and
-  // device/partition/{parent,owner_uid,owner_gid,mode,holder_pid,label}.
+  // A partition's class directory: its parent's PCI attributes and identity, the device's
+  // counters under qaic-emu/ (the partition's totals and free) and
+  // qaic-emu/partition/{parent,owner_uid,owner_gid,mode,holder_pid,label}.
   static std::vector<std::string> partitionAttributeNames();
   std::optional<std::string> readAttribute(const std::string& name, uint32_t partitionId = 0);
   // Owner, group and mode of a partition's node; nullopt once it ended.
@@ -95,6 +132,10 @@ class Device final : public ChannelHost {
   // Aborts every activation (ABORTED, status register Stopped); the device serves no more ioctls.
   void shutdown();
 
+  // What the firmware reports about the device (the MANAGE status query; qaic-emu/* shows the
+  // same figures); a partition's are its own capacity and what is left of it.
+  driver::DeviceStatusResponse statusReport(const Partition* partition);
+
   // ChannelHost
   std::shared_ptr<BufferObject> translate(const Activation& act, uint32_t handle, uint64_t offset,
                                           uint64_t length, uint32_t dir) override;
@@ -106,8 +147,31 @@ class Device final : public ChannelHost {
  private:
   std::optional<std::string> readIdentityAttribute(const std::string& name) const;  // mutex_ held
   using Lock = std::unique_lock<std::mutex>;
+  friend struct IoctlDispatch;  // the dispatch table of ioctl() names the handlers below
+
+  // The DRM core's ioctls as an accel file sees them (DrmCoreIoctls.cpp)
+  int drmVersion(OpenFile& f, const IoctlCall& c);
+  int drmGetUnique(OpenFile& f, const IoctlCall& c);
+  int drmGetClient(OpenFile& f, const IoctlCall& c);
+  int drmGetStats(OpenFile& f, const IoctlCall& c);
+  int drmGetCap(OpenFile& f, const IoctlCall& c);
+  int drmMasterless(OpenFile& f, const IoctlCall& c);
+  int gemClose(OpenFile& f, const IoctlCall& c);
+  int gemFlink(OpenFile& f, const IoctlCall& c);
+  int gemOpen(OpenFile& f, const IoctlCall& c);
+  int primeHandleToFd(OpenFile& f, const IoctlCall& c);
+  int primeFdToHandle(OpenFile& f, const IoctlCall& c);
+  int setClientName(OpenFile& f, const IoctlCall& c);
+
+  // Handles (mutex held): a new handle of `f` naming `bo` (0 when the file ran out of handles),
+  // and the end of one (GEM_CLOSE, file release).
+  uint32_t addHandle(OpenFile& f, const std::shared_ptr<BufferObject>& bo);
+  bool dropHandle(OpenFile& f, uint32_t handle);
 
   // ioctls (DeviceIoctls.cpp)
+  int manageIoctl(OpenFile& f, const IoctlCall& c);
+  int executeBo(OpenFile& f, const IoctlCall& c);
+  int partialExecuteBo(OpenFile& f, const IoctlCall& c);
   int createBo(OpenFile& f, const IoctlCall& c);
   int mmapBo(OpenFile& f, const IoctlCall& c);
   int attachSlice(OpenFile& f, const IoctlCall& c);
@@ -123,6 +187,10 @@ class Device final : public ChannelHost {
                     driver::ResourceGroupResponse& resp);
   int partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
                        driver::PartitionResponse& resp);
+  // Waits until `deadline` while the control_hang fault keeps the firmware from answering:
+  // 0, ETIMEDOUT when it never answered, ENODEV when the device went away meanwhile.
+  int waitForFirmware(Clock::time_point deadline);
+  driver::DeviceStatusResponse statusReportLocked(const Partition* partition);
   int dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation,
                   pid_t pid);
   int activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid,
@@ -130,8 +198,12 @@ class Device final : public ChannelHost {
   int deactivate(OpenFile& f, uint32_t dbcId);
 
   // Removes an activation from every table and gives its resources back (mutex held); the
-  // caller then stops it with stopChannel outside the mutex.
+  // caller then ends it with retire() outside the mutex.
   std::shared_ptr<Activation> detachActivation(OpenFile& f, uint32_t dbcId);
+  // Stops a detached activation's channel (pending requests complete with `code`), then
+  // detaches the BOs sliced to it, as the kernel's release_dbc does: they may be sliced again,
+  // and those no handle names any more go, with their memory.
+  void retire(Activation& act, uint16_t code, driver::DeviceStatus status);
   // Aborts the activations of every file, or only of the files opened on `partition`.
   void abortActivations(uint16_t code, driver::DeviceStatus status,
                         const Partition* partition = nullptr);
@@ -141,7 +213,7 @@ class Device final : public ChannelHost {
   void stopRemovedPartitions();
   std::optional<std::string> readPartitionAttribute(const Partition& p, const std::string& name);
   void reset();
-  // device/fault/error: status Error (activations aborted, new ones refused) until a reset or
+  // qaic-emu/fault/error: status Error (activations aborted, new ones refused) until a reset or
   // writing 0 makes it Ready again.
   void enterError();
   void remove();
@@ -166,6 +238,10 @@ class Device final : public ChannelHost {
   std::map<uint64_t, std::weak_ptr<OpenFile>> files_;
   std::vector<std::shared_ptr<Activation>> dbcs_;  // by DBC id; null when idle
   std::vector<uint32_t> dbcGeneration_;
+  std::vector<DbcState> dbcState_;                  // dbc<N>_state
+  std::map<uint32_t, std::weak_ptr<BufferObject>> flinkNames_;  // GEM_FLINK names
+  uint32_t nextFlinkName_ = 1;
+  std::atomic<bool> controlHang_{false};  // fault: the firmware answers no control message
   std::atomic<bool> nspHang_{false};  // written under mutex_; read without it on every run
   uint16_t dmaFailCode_ = 0;
   uint32_t dmaFailCount_ = 0;

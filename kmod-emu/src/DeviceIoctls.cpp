@@ -14,17 +14,6 @@ namespace {
 
 using driver::RequestElement;
 
-template <typename T>
-T argIn(const IoctlCall& c) {
-  T v;
-  std::memcpy(&v, c.in, sizeof v);
-  return v;
-}
-template <typename T>
-void argOut(const IoctlCall& c, const T& v) {
-  std::memcpy(c.out, &v, sizeof v);
-}
-
 bool semValid(const qaic_sem& s) {
   return s.pad == 0 && s.val <= driver::kSemaphoreMax && s.index < driver::kSemaphoresPerDbc &&
          s.cmd <= QAIC_SEM_WAIT_GT_0 &&
@@ -46,29 +35,31 @@ int Device::createBo(OpenFile& f, const IoctlCall& c) {
   const uint64_t bytes = driver::alignUp(args.size, driver::kPageSize);
   const uint64_t offset = ctx_.nextMmapOffset->fetch_add(bytes + driver::kPageSize);
   int err = 0;
-  auto mem = ctx_.shm->createFile(driver::boFileName(offset), bytes, f.uid, f.gid, err);
-  if (!mem) return err == ENOSPC ? ENOMEM : err;
+  auto file = ctx_.shm->createFile(driver::boFileName(offset), bytes, f.uid, f.gid, err);
+  if (!file) return err == ENOSPC ? ENOMEM : err;
   auto bo = std::make_shared<BufferObject>();
   bo->size = args.size;
   bo->mmapOffset = offset;
-  bo->memory = std::move(mem);
+  bo->memory = std::make_shared<BufferMemory>(std::move(file));
+  ctx_.memories->add(bo->memory);
   {
     std::lock_guard lock(mutex_);
-    if (f.nextHandle > 0x7fffffffu) return ENOSPC;  // IOVAs carry 31 handle bits
-    bo->handle = f.nextHandle++;
-    f.bos[bo->handle] = bo;
+    args.handle = addHandle(f, bo);
   }
-  args.handle = bo->handle;
+  if (args.handle == 0) return ENOSPC;  // the BO and its memory file go with `bo`
   argOut(c, args);
   return 0;
 }
 
+// An imported BO has no pages of this device to map at an offset: mainline's mmap() of it is
+// EINVAL, and here, where the offset names the memory file to map, so is MMAP_BO.
 int Device::mmapBo(OpenFile& f, const IoctlCall& c) {
   auto args = argIn<qaic_mmap_bo>(c);
   if (args.pad != 0) return EINVAL;
   std::lock_guard lock(mutex_);
   auto it = f.bos.find(args.handle);
   if (it == f.bos.end()) return ENOENT;
+  if (it->second->imported()) return EINVAL;
   args.offset = it->second->mmapOffset;
   argOut(c, args);
   return 0;
@@ -88,7 +79,8 @@ int Device::attachSlice(OpenFile& f, const IoctlCall& c) {
   if (it == f.bos.end()) return ENOENT;
   BufferObject& bo = *it->second;
   if (bo.sliced || h.size > bo.size) return EINVAL;
-  if (!f.activations.count(h.dbc_id)) return EINVAL;  // the DBC must be this file's
+  auto act = f.activations.find(h.dbc_id);
+  if (act == f.activations.end()) return EINVAL;  // the DBC must be this file's
   uint64_t total = 0;
   for (const auto& e : entries) {
     if (!semValid(e.sem0) || !semValid(e.sem1) || !semValid(e.sem2) || !semValid(e.sem3))
@@ -101,8 +93,10 @@ int Device::attachSlice(OpenFile& f, const IoctlCall& c) {
   bo.sliced = true;
   bo.dbcId = h.dbc_id;
   bo.dir = h.dir;
+  bo.sliceHandle = h.handle;
   bo.slices = std::move(entries);
   bo.state = BufferObject::State::Idle;
+  act->second->slicedBos[h.handle] = it->second;
   return 0;
 }
 
@@ -172,7 +166,7 @@ int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
       e.reqId = reqId;
       e.cmd = bo.dir == QAIC_DIR_TO_DEVICE ? driver::kReqCmdToDevice : driver::kReqCmdFromDevice;
       if (last) e.cmd |= driver::kReqCmdCompletion;
-      const uint64_t iova = driver::makeIova(bo.handle, static_cast<uint32_t>(sl.offset));
+      const uint64_t iova = driver::makeIova(bo.sliceHandle, static_cast<uint32_t>(sl.offset));
       e.srcAddr = bo.dir == QAIC_DIR_TO_DEVICE ? iova : sl.dev_addr;
       e.dstAddr = bo.dir == QAIC_DIR_TO_DEVICE ? sl.dev_addr : iova;
       e.length = static_cast<uint32_t>(len);
@@ -204,13 +198,17 @@ int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
 int Device::waitBo(OpenFile& f, const IoctlCall& c) {
   auto args = argIn<qaic_wait>(c);
   if (args.pad != 0 || args.dbc_id >= config_.dbcs) return EINVAL;
-  const auto timeout = std::chrono::milliseconds(
-      args.timeout == 0 ? QAIC_WAIT_BO_DEFAULT_TIMEOUT_MS : args.timeout);
+  // Timeout 0 waits the wait_exec_default_timeout_ms module parameter, as mainline does.
+  const auto timeout = args.timeout == 0 ? ctx_.parameters->waitExecDefaultTimeout()
+                                         : std::chrono::milliseconds(args.timeout);
   Lock lock(mutex_);
   auto it = f.bos.find(args.handle);
   if (it == f.bos.end()) return ENOENT;
   auto bo = it->second;
-  if (!bo->sliced || bo->dbcId != args.dbc_id) return EINVAL;
+  // A BO whose activation ended was detached from it (release_dbc), but still tells how its
+  // last submission ended.
+  if (bo->dbcId != args.dbc_id || (!bo->sliced && bo->state != BufferObject::State::Done))
+    return EINVAL;
   const bool finished = boChanged_.wait_for(lock, timeout, [&] {
     return bo->state != BufferObject::State::Queued || removed_.load() || stopped_;
   });
@@ -257,6 +255,8 @@ int Device::detachSlice(OpenFile& f, const IoctlCall& c) {
   BufferObject& bo = *it->second;
   if (!bo.sliced) return EINVAL;
   if (bo.state == BufferObject::State::Queued) return EBUSY;
+  if (auto act = f.activations.find(bo.dbcId); act != f.activations.end())
+    act->second->slicedBos.erase(bo.sliceHandle);
   bo.sliced = false;
   bo.slices.clear();
   bo.state = BufferObject::State::Idle;

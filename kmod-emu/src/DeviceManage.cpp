@@ -60,6 +60,10 @@ int Device::manage(OpenFile& f, const IoctlCall& c) {
   }
   if (trans.size() != args.count) return EINVAL;
 
+  // The driver waits control_resp_timeout_s for the firmware's answer to the whole message.
+  const auto deadline = Clock::now() + ctx_.parameters->controlResponseTimeout();
+  if (int err = waitForFirmware(deadline)) return err;
+
   std::vector<std::byte> answer;
   uint32_t answers = 0;
   std::vector<uint32_t> activatedHere;
@@ -68,12 +72,24 @@ int Device::manage(OpenFile& f, const IoctlCall& c) {
     return err;
   };
   for (const auto& [off, hdr] : trans) {
+    // A message the firmware took longer than the driver waits for is lost to the caller.
+    if (Clock::now() > deadline) return fail(ETIMEDOUT);
     switch (hdr.type) {
       case QAIC_TRANS_PASSTHROUGH_FROM_USR: {
         // The payload's magic says which firmware command it is.
         const std::size_t payload = hdr.len - sizeof(qaic_manage_trans_hdr);
         if (payload < sizeof(uint32_t)) return fail(EINVAL);
         const auto magic = readAt<uint32_t>(msg, off + sizeof hdr);
+        if (magic == driver::kDeviceStatusMagic) {
+          if (payload != sizeof(driver::DeviceStatusRequest)) return fail(EINVAL);
+          auto req = readAt<driver::DeviceStatusRequest>(msg, off + sizeof hdr);
+          if (req.version != driver::kDeviceStatusVersion) return fail(EINVAL);
+          const driver::DeviceStatusResponse resp = statusReport(f.partition.get());
+          append(answer, qaic_manage_trans_hdr{QAIC_TRANS_PASSTHROUGH_TO_USR, hdr.len});
+          append(answer, resp);
+          ++answers;
+          break;
+        }
         if (magic == driver::kPartitionMagic) {
           if (payload != sizeof(driver::PartitionRequest)) return fail(EINVAL);
           auto req = readAt<driver::PartitionRequest>(msg, off + sizeof hdr);
@@ -144,12 +160,20 @@ int Device::manage(OpenFile& f, const IoctlCall& c) {
         return fail(EINVAL);
     }
   }
+  if (Clock::now() > deadline) return fail(ETIMEDOUT);
   if (answer.size() > QAIC_MANAGE_MAX_MSG_LENGTH) return fail(EINVAL);
   if (!answer.empty() && mem.write(args.data, answer.data(), answer.size())) return fail(EFAULT);
   args.len = static_cast<uint32_t>(answer.size());
   args.count = answers;
   std::memcpy(c.out, &args, sizeof args);
   return 0;
+}
+
+int Device::waitForFirmware(Clock::time_point deadline) {
+  Lock lock(mutex_);
+  faultChanged_.wait_until(lock, deadline, [&] { return !controlHang_.load() || removed_.load() || stopped_; });
+  if (removed_.load() || stopped_) return ENODEV;
+  return controlHang_.load() ? ETIMEDOUT : 0;
 }
 
 int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
@@ -421,6 +445,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   act->generation = generation;
   it->second.sealed = true;
   dbcs_[id] = act;
+  dbcState_[id] = DbcState::Assigned;
   f.activations[id] = act;
   startChannel(*act, *this);
   dbcId = id;
@@ -438,7 +463,7 @@ int Device::deactivate(OpenFile& f, uint32_t dbcId) {
     act = detachActivation(f, dbcId);
   }
   if (!act) return EINVAL;
-  stopChannel(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
+  retire(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
   boChanged_.notify_all();
   act.reset();
   returnFreedMemoryToSystem();

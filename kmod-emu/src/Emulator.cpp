@@ -32,6 +32,8 @@ bool recoverStaleMount(const std::string& dir) {
 
 Emulator::Emulator(EmuConfig config, ProgramLoader loader)
     : config_(std::move(config)),
+      administrator_(geteuid()),
+      administratorGroup_(getegid()),
       nextMmapOffset_(driver::kFirstMmapOffset),
       nextPartitionId_(driver::kFirstPartitionId) {
   policy_ = resolveNodePolicy(config_.nodes);
@@ -46,8 +48,12 @@ Emulator::Emulator(EmuConfig config, ProgramLoader loader)
   deviceContext_.nextMmapOffset = &nextMmapOffset_;
   deviceContext_.semaphoreTimeout = std::chrono::milliseconds(config_.semaphoreTimeoutMs);
   deviceContext_.partitionNodes = this;
+  deviceContext_.memories = std::make_shared<MemoryRegistry>();
+  parameters_ = std::make_shared<ModuleParameters>(config_.moduleParameters);
+  deviceContext_.parameters = parameters_;
   tree_ = std::make_unique<FileTree>();
   tree_->addControl("add_device");
+  for (const auto& p : ModuleParameters::all()) tree_->addModuleParameter(p.name, p.mode);
   for (const DeviceConfig& device : config_.devices) addDevice(device);
 }
 
@@ -79,7 +85,10 @@ void Emulator::publishPartition(uint32_t deviceIndex, uint32_t partitionId) {
 void Emulator::withdrawPartition(uint32_t partitionId) { tree_->removePartition(partitionId); }
 
 std::optional<std::string> Emulator::readAttribute(const TreeNode& node) {
-  if (node.device < 0) return std::string("0\n");  // controls read as 0, like fault/reset
+  if (node.device < 0) {
+    if (node.attribute.starts_with("module/")) return parameters_->read(node.attribute.substr(7));
+    return std::string("0\n");  // controls read as 0, like fault/reset
+  }
   Device* d = device(static_cast<std::size_t>(node.device));
   if (d == nullptr) return std::nullopt;
   return d->readAttribute(node.attribute, node.partition);
@@ -89,6 +98,11 @@ int Emulator::writeAttribute(const TreeNode& node, const std::string& text) {
   if (node.device >= 0) {
     Device* d = device(static_cast<std::size_t>(node.device));
     return d == nullptr ? ENODEV : d->writeAttribute(node.attribute, text);
+  }
+  if (node.attribute.starts_with("module/")) {
+    const int err = parameters_->write(node.attribute.substr(7), text);
+    if (err == 0) logInfo("module parameter " + node.attribute.substr(7) + " = " + text);
+    return err;
   }
   if (node.attribute == "add_device") {
     // "1": one more device configured like the first one.

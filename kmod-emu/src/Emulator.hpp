@@ -83,6 +83,10 @@ class Emulator final : public PartitionNodes {
   uint32_t allocatePartitionId() override;
   void publishPartition(uint32_t deviceIndex, uint32_t partitionId) override;
   void withdrawPartition(uint32_t partitionId) override;
+  // Owner of the sysfs files: the emulator's effective user and group.
+  uid_t administrator() const { return administrator_; }
+  gid_t administratorGroup() const { return administratorGroup_; }
+  ModuleParameters& moduleParameters() { return *parameters_; }
 
   // File handles: registered here so that stop() can release what clients never closed.
   uint64_t addHandle(std::shared_ptr<OpenHandle> handle);
@@ -93,6 +97,9 @@ class Emulator final : public PartitionNodes {
   EmuConfig config_;
   ResolvedNodePolicy policy_;
   std::unique_ptr<ShmDirectory> shm_;
+  std::shared_ptr<ModuleParameters> parameters_;
+  uid_t administrator_;
+  gid_t administratorGroup_;
   std::atomic<uint64_t> nextMmapOffset_;
   DeviceContext deviceContext_;
   mutable std::shared_mutex devicesMutex_;

@@ -11,6 +11,7 @@ FileTree::FileTree() {
   const uint64_t sys = directory(kRootIno, "sys", -1, 0);
   accelSys_ = directory(directory(sys, "class", -1, 0), "accel", -1, 0);
   busDir_ = directory(directory(sys, "bus", -1, 0), "qaic-emu", -1, 0);
+  parametersDir_ = directory(directory(directory(sys, "module", -1, 0), "qaic", -1, 0), "parameters", -1, 0);
 }
 
 void FileTree::addDevice(uint32_t index, const std::vector<std::string>& attributes,
@@ -33,7 +34,7 @@ void FileTree::addAccel(const std::string& name, int device, uint32_t partition,
   add(accelDev_, name, TreeNode::Kind::DeviceNode, device, partition);
   const uint64_t dir = add(accelSys_, name, TreeNode::Kind::Directory, device, partition);
   for (const std::string& attr : attributes) {
-    // "device/fault/reset" -> directories device, fault, then the file.
+    // "qaic-emu/fault/reset" -> directories qaic-emu, fault, then the file.
     uint64_t parent = dir;
     std::size_t start = 0;
     for (std::size_t slash; (slash = attr.find('/', start)) != std::string::npos; start = slash + 1)
@@ -59,6 +60,14 @@ void FileTree::addControl(const std::string& name) {
   const uint64_t ino = add(busDir_, name, TreeNode::Kind::Attribute, -1, 0);
   nodes_[ino - 1].attribute = name;
   nodes_[ino - 1].writable = true;
+}
+
+void FileTree::addModuleParameter(const std::string& name, uint32_t mode) {
+  std::unique_lock lock(mutex_);
+  const uint64_t ino = add(parametersDir_, name, TreeNode::Kind::Attribute, -1, 0);
+  nodes_[ino - 1].attribute = "module/" + name;
+  nodes_[ino - 1].writable = (mode & 0200) != 0;
+  nodes_[ino - 1].mode = mode;
 }
 
 uint64_t FileTree::add(uint64_t parent, std::string name, TreeNode::Kind kind, int device,

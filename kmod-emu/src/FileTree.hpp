@@ -1,5 +1,6 @@
 // The file tree qaic-emu serves under its root: dev/accel/accelN (device nodes),
-// sys/class/accel/accelN/... (attributes) and sys/bus/qaic-emu/ (the emulator's own controls),
+// sys/class/accel/accelN/... (attributes), sys/module/qaic/parameters/ (the module's
+// parameters) and sys/bus/qaic-emu/ (the emulator's own controls),
 // as numbered nodes the FUSE layer looks up. Devices and partitions (derived devices) come and
 // go at run time, so the tree changes while FUSE workers read it: every accessor returns a copy
 // taken under the tree's lock, and inode numbers are never reused.
@@ -25,6 +26,7 @@ struct TreeNode {
   uint32_t partition = 0;   // nonzero: the node belongs to this derived device of `device`
   std::string attribute;    // Attribute: the name Device::readAttribute takes
   bool writable = false;
+  uint32_t mode = 0;        // Attribute permission bits; 0: 0644 when writable, else 0444
   bool alive = true;
   std::vector<uint64_t> children;
 };
@@ -42,6 +44,9 @@ class FileTree {
   void removePartition(uint32_t partitionId);
   // A writable control file under sys/bus/qaic-emu/.
   void addControl(const std::string& name);
+  // sys/module/qaic/parameters/<name> with `mode` (writable when it has an owner write bit);
+  // its attribute name is "module/<name>".
+  void addModuleParameter(const std::string& name, uint32_t mode);
 
   std::optional<TreeNode> node(uint64_t ino) const;
   std::optional<TreeNode> child(uint64_t parent, const std::string& name) const;
@@ -59,7 +64,7 @@ class FileTree {
 
   mutable std::shared_mutex mutex_;
   std::vector<TreeNode> nodes_;  // index = ino - 1
-  uint64_t accelDev_ = 0, accelSys_ = 0, busDir_ = 0;
+  uint64_t accelDev_ = 0, accelSys_ = 0, busDir_ = 0, parametersDir_ = 0;
 };
 
 }  // namespace qaic::emu

@@ -28,9 +28,12 @@ std::optional<TreeNode> visible(Emulator& e, uint64_t ino) {
   return n;
 }
 
+// sysfs belongs to its administrator: root for a root emulator, else the user who runs it.
 struct stat attributesOf(Emulator& e, const TreeNode& n) {
   struct stat st {};
   st.st_ino = n.ino;
+  st.st_uid = e.administrator();
+  st.st_gid = e.administratorGroup();
   switch (n.kind) {
     case TreeNode::Kind::Directory:
       st.st_mode = S_IFDIR | 0755;
@@ -46,7 +49,7 @@ struct stat attributesOf(Emulator& e, const TreeNode& n) {
       break;
     }
     case TreeNode::Kind::Attribute:
-      st.st_mode = S_IFREG | (n.writable ? 0644 : 0444);
+      st.st_mode = S_IFREG | (n.mode != 0 ? n.mode : n.writable ? 0644 : 0444);
       st.st_nlink = 1;
       st.st_size = 4096;  // like sysfs: a page, whatever the content
       break;

@@ -90,6 +90,8 @@ std::unique_ptr<MemoryFile> ShmDirectory::createFile(const std::string& name, st
   // Without root the mount admits only our own user (no allow_other), who owns the file already.
   if (geteuid() == 0 && fchown(fd, uid, gid) != 0) return fail(errno);
   if (fchmod(fd, driver::kMemoryFileMode) != 0) return fail(errno);
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return fail(errno);
   // fallocate reserves the tmpfs pages now, so a full /dev/shm is ENOMEM here, not SIGBUS later.
   if (bytes > 0) {
     int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
@@ -103,7 +105,8 @@ std::unique_ptr<MemoryFile> ShmDirectory::createFile(const std::string& name, st
     if (data == MAP_FAILED) return fail(ENOMEM);
   }
   close(fd);
-  return std::unique_ptr<MemoryFile>(new MemoryFile(full, static_cast<std::byte*>(data), bytes));
+  return std::unique_ptr<MemoryFile>(
+      new MemoryFile(full, static_cast<std::byte*>(data), bytes, st.st_dev, st.st_ino));
 }
 
 }  // namespace qaic::emu

@@ -21,14 +21,19 @@ class MemoryFile {
   std::byte* data() const { return data_; }
   std::size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // The file's identity on tmpfs: what a descriptor of it passed back in (PRIME import) shows.
+  dev_t device() const { return device_; }
+  ino_t inode() const { return inode_; }
 
  private:
   friend class ShmDirectory;
-  MemoryFile(std::string path, std::byte* data, std::size_t size)
-      : path_(std::move(path)), data_(data), size_(size) {}
+  MemoryFile(std::string path, std::byte* data, std::size_t size, dev_t device, ino_t inode)
+      : path_(std::move(path)), data_(data), size_(size), device_(device), inode_(inode) {}
   std::string path_;
   std::byte* data_;
   std::size_t size_;
+  dev_t device_;
+  ino_t inode_;
 };
 
 // /dev/shm/qaic-emu.<pid>.XXXXXX (mode 0711), removed with everything in it when destroyed;

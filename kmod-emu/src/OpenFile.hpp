@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "Activation.hpp"
@@ -33,8 +34,12 @@ struct OpenFile {
   uid_t uid = 0;
   gid_t gid = 0;
   std::shared_ptr<Partition> partition;  // opened on a derived node; null = the whole device
-  uint32_t nextHandle = 1;
-  std::map<uint32_t, std::shared_ptr<BufferObject>> bos;
+  uint32_t nextHandle = 1;  // handles are never reused: a closed one cannot name another BO
+  std::map<uint32_t, std::shared_ptr<BufferObject>> bos;             // by handle
+  // The PRIME table of a DRM file: the handle each memory was exported from or imported as, so
+  // that importing a descriptor of it again gives that handle back.
+  std::map<MemoryIdentity, uint32_t> prime;
+  std::string clientName;  // DRM_IOCTL_SET_CLIENT_NAME
   std::map<uint32_t, ProgramLoad> loads;                             // by load id
   std::map<uint32_t, ResourceGroup> groups;                          // by group id
   std::map<uint32_t, std::shared_ptr<Activation>> activations;       // by DBC id

@@ -57,4 +57,20 @@ int takeRemoteFd(pid_t pid, int fd) {
   return local < 0 ? -err : local;
 }
 
+int remoteDescriptorFlags(pid_t pid, int fd, int& flags) {
+  std::ifstream info("/proc/" + std::to_string(pid) + "/fdinfo/" + std::to_string(fd));
+  if (!info) return EBADF;
+  std::string line;
+  while (std::getline(info, line)) {
+    if (line.rfind("flags:", 0) != 0) continue;
+    try {
+      flags = static_cast<int>(std::stol(line.substr(6), nullptr, 8));
+    } catch (const std::exception&) {
+      return EIO;
+    }
+    return 0;
+  }
+  return EIO;
+}
+
 }  // namespace qaic::emu

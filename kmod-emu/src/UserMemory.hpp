@@ -29,4 +29,8 @@ pid_t threadGroupOf(pid_t tid);
 // A duplicate of file descriptor `fd` of process `pid` (pidfd_getfd), or -errno.
 int takeRemoteFd(pid_t pid, int fd);
 
+// The flags of descriptor `fd` of process `pid` as /proc/<pid>/fdinfo shows them (the open
+// file's status flags plus O_CLOEXEC when the descriptor has it): 0 or an errno.
+int remoteDescriptorFlags(pid_t pid, int fd, int& flags);
+
 }  // namespace qaic::emu

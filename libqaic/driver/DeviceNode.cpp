@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <xf86drm.h>
 
 #include "driver/Ptracer.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::driver {
 
@@ -11,9 +13,14 @@ Result<DeviceNode> DeviceNode::open(const DeviceRoot& root, unsigned index, int 
   const std::string path = root.nodePath(index).string();
   UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC));
   if (!fd) return SysError{errno, "open " + path};
+  drmVersionPtr version = drmGetVersion(fd.get());
+  if (version == nullptr) return SysError{errno, "open " + path + ": not a qaic node (no DRM driver answers DRM_IOCTL_VERSION)"};
+  const std::string driver(version->name, static_cast<std::size_t>(version->name_len));
+  drmFreeVersion(version);
+  if (driver != "qaic") return SysError{ENODEV, "open " + path + ": its driver is '" + driver + "', not qaic"};
   SysfsDevice sysfs(root, index);
   std::filesystem::path shmDir;
-  if (auto dir = sysfs.read("device/emu_shm_dir")) {
+  if (auto dir = sysfs.read(driver::sysfs::kEmuShmDir)) {
     shmDir = *dir;
     // Without the declaration the emulator cannot read our ioctl arguments: fail here, clearly.
     if (auto traced = declareEmulatorPtracer(sysfs); !traced) return traced.sysError();
@@ -24,12 +31,19 @@ Result<DeviceNode> DeviceNode::open(const DeviceRoot& root, unsigned index, int 
 Result<void> DeviceNode::rawIoctl(unsigned long request, void* argument, const char* name) const {
   int rc;
   do {
-    rc = ::ioctl(fd_.get(), request, argument);
+    rc = ::ioctl(fd(), request, argument);
   } while (rc < 0 && errno == EINTR);
   if (rc < 0) return lastError(name);
   return {};
 }
 
+Result<void> DeviceNode::drmCall(unsigned long request, void* argument, const char* name) const {
+  if (drmIoctl(fd(), request, argument) != 0) return lastError(name);
+  return {};
+}
+
+// MANAGE, EXECUTE_BO and PARTIAL_EXECUTE_BO answer EAGAIN (a device initializing, a full ring):
+// they go through rawIoctl, so that the caller's own bounded retry decides, never libdrm's spin.
 Result<void> DeviceNode::manage(ManageBuffer& buffer) const {
   qaic_manage_msg msg{};
   msg.len = buffer.len;
@@ -45,14 +59,14 @@ Result<void> DeviceNode::manage(ManageBuffer& buffer) const {
 Result<uint32_t> DeviceNode::createBo(uint64_t size) const {
   qaic_create_bo arg{};
   arg.size = size;
-  if (auto r = rawIoctl(DRM_IOCTL_QAIC_CREATE_BO, &arg, "CREATE_BO"); !r) return r.sysError();
+  if (auto r = drmCall(DRM_IOCTL_QAIC_CREATE_BO, &arg, "CREATE_BO"); !r) return r.sysError();
   return arg.handle;
 }
 
 Result<uint64_t> DeviceNode::mmapBo(uint32_t handle) const {
   qaic_mmap_bo arg{};
   arg.handle = handle;
-  if (auto r = rawIoctl(DRM_IOCTL_QAIC_MMAP_BO, &arg, "MMAP_BO"); !r) return r.sysError();
+  if (auto r = drmCall(DRM_IOCTL_QAIC_MMAP_BO, &arg, "MMAP_BO"); !r) return r.sysError();
   return static_cast<uint64_t>(arg.offset);
 }
 
@@ -62,7 +76,7 @@ Result<void> DeviceNode::attachSlices(qaic_attach_slice_hdr hdr,
   arg.hdr = hdr;
   arg.hdr.count = static_cast<uint32_t>(slices.size());
   arg.data = reinterpret_cast<uintptr_t>(slices.data());
-  return rawIoctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &arg, "ATTACH_SLICE_BO");
+  return drmCall(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &arg, "ATTACH_SLICE_BO");
 }
 
 Result<void> DeviceNode::execute(uint32_t dbcId, std::span<const qaic_execute_entry> entries) const {
@@ -87,7 +101,7 @@ Result<void> DeviceNode::waitBo(uint32_t handle, uint32_t dbcId, uint32_t timeou
   arg.handle = handle;
   arg.timeout = timeoutMs;
   arg.dbc_id = dbcId;
-  return rawIoctl(DRM_IOCTL_QAIC_WAIT_BO, &arg, "WAIT_BO");
+  return drmCall(DRM_IOCTL_QAIC_WAIT_BO, &arg, "WAIT_BO");
 }
 
 Result<void> DeviceNode::perfStats(uint32_t dbcId, std::span<qaic_perf_stats_entry> entries) const {
@@ -96,20 +110,56 @@ Result<void> DeviceNode::perfStats(uint32_t dbcId, std::span<qaic_perf_stats_ent
   arg.hdr.count = static_cast<uint16_t>(entries.size());
   arg.hdr.dbc_id = dbcId;
   arg.data = reinterpret_cast<uintptr_t>(entries.data());
-  return rawIoctl(DRM_IOCTL_QAIC_PERF_STATS_BO, &arg, "PERF_STATS_BO");
+  return drmCall(DRM_IOCTL_QAIC_PERF_STATS_BO, &arg, "PERF_STATS_BO");
 }
 
 Result<void> DeviceNode::detachSlice(uint32_t handle) const {
   qaic_detach_slice arg{};
   arg.handle = handle;
-  return rawIoctl(DRM_IOCTL_QAIC_DETACH_SLICE_BO, &arg, "DETACH_SLICE_BO");
+  return drmCall(DRM_IOCTL_QAIC_DETACH_SLICE_BO, &arg, "DETACH_SLICE_BO");
 }
 
 Result<qaic_emu_dbc_info> DeviceNode::emuDbcInfo(uint32_t dbcId) const {
   qaic_emu_dbc_info arg{};
   arg.dbc_id = dbcId;
-  if (auto r = rawIoctl(DRM_IOCTL_QAIC_EMU_DBC_INFO, &arg, "EMU_DBC_INFO"); !r) return r.sysError();
+  if (auto r = drmCall(DRM_IOCTL_QAIC_EMU_DBC_INFO, &arg, "EMU_DBC_INFO"); !r) return r.sysError();
   return arg;
+}
+
+Result<void> DeviceNode::closeBufferHandle(uint32_t handle) const {
+  if (drmCloseBufferHandle(fd(), handle) != 0) return lastError("GEM_CLOSE");
+  return {};
+}
+
+Result<UniqueFd> DeviceNode::primeHandleToFd(uint32_t handle, uint32_t flags) const {
+  if (!isEmulated()) {
+    int out = -1;
+    if (drmPrimeHandleToFD(fd(), handle, flags, &out) != 0) return lastError("PRIME_HANDLE_TO_FD");
+    return UniqueFd(out);
+  }
+  auto offset = mmapBo(handle);
+  if (!offset) return SysError{offset.error(), "PRIME_HANDLE_TO_FD: MMAP_BO"};
+  const auto path = shmDir_ / boFileName(*offset);
+  UniqueFd file(::open(path.c_str(), ((flags & DRM_RDWR) ? O_RDWR : O_RDONLY) |
+                                         ((flags & DRM_CLOEXEC) ? O_CLOEXEC : 0) | O_NOFOLLOW));
+  if (!file) return SysError{errno, "PRIME_HANDLE_TO_FD: open " + path.string()};
+  drm_prime_handle args{handle, flags, file.get()};
+  if (auto r = drmCall(DRM_IOCTL_PRIME_HANDLE_TO_FD, &args, "PRIME_HANDLE_TO_FD"); !r) return r.sysError();
+  return file;
+}
+
+Result<uint32_t> DeviceNode::primeFdToHandle(int dmabuf) const {
+  uint32_t handle = 0;
+  if (drmPrimeFDToHandle(fd(), dmabuf, &handle) != 0) return lastError("PRIME_FD_TO_HANDLE");
+  return handle;
+}
+
+Result<std::string> DeviceNode::busId() const {
+  char* busid = drmGetBusid(fd());
+  if (busid == nullptr) return lastError("GET_UNIQUE");
+  std::string text(busid);
+  drmFreeBusid(busid);
+  return text;
 }
 
 }  // namespace qaic::driver

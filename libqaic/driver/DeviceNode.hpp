@@ -1,14 +1,17 @@
 // One open accel device node ($QAIC_ROOT/dev/accel/accelN, opened O_CLOEXEC) and typed wrappers
-// for the uAPI ioctls. Every wrapper returns the errno as a value (EAGAIN included) and never
-// throws. Closing the node frees everything the open file held on the device (TERMINATE).
+// for the uAPI ioctls and the DRM core's (through libdrm). Every wrapper returns the errno as a
+// value (EAGAIN included) and never throws. Closing the node frees everything the open file held
+// on the device (TERMINATE).
 #pragma once
 
 #include <fcntl.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "driver/DeviceProtocol.hpp"
 #include "driver/DeviceRoot.hpp"
@@ -22,11 +25,20 @@ namespace qaic::driver {
 
 class DeviceNode {
  public:
-  // Opens the node read-write, learns whether it is emulated (device/emu_shm_dir) and, if so,
-  // declares the emulator as ptracer (see Ptracer.hpp).
+  // Opens the node read-write, checks with drmGetVersion that its driver is qaic (ENODEV naming
+  // the node and the driver otherwise), learns whether it is emulated (qaic-emu/shm_dir) and, if
+  // so, declares the emulator as ptracer (see Ptracer.hpp).
   static Result<DeviceNode> open(const DeviceRoot& root, unsigned index, int flags = O_RDWR);
 
-  int fd() const { return fd_.get(); }
+  DeviceNode(DeviceNode&&) noexcept = default;
+  DeviceNode& operator=(DeviceNode&&) noexcept = default;
+  DeviceNode(const DeviceNode&) = delete;
+  DeviceNode& operator=(const DeviceNode&) = delete;
+
+  int fd() const { return fd_->get(); }
+  // The open file, for objects whose handles live only as long as it does (a BufferObject
+  // closes its handle on destruction only while the file is still open).
+  std::weak_ptr<const UniqueFd> file() const { return fd_; }
   unsigned index() const { return index_; }
   const SysfsDevice& sysfs() const { return sysfs_; }
   // The emulator's shared-memory directory; empty for a real device.
@@ -48,14 +60,33 @@ class DeviceNode {
   Result<void> detachSlice(uint32_t handle) const;
   Result<qaic_emu_dbc_info> emuDbcInfo(uint32_t dbcId) const;  // emulator extension
 
-  // Any request with any argument, for conformance tests that send malformed arguments.
+  // The DRM core's buffer calls (libdrm). GEM_CLOSE: the handle goes; the BO with it once no
+  // slice or queued request holds it.
+  Result<void> closeBufferHandle(uint32_t handle) const;
+  // PRIME export: a dma-buf descriptor of the BO (flags DRM_CLOEXEC, DRM_RDWR). On a real device
+  // drmPrimeHandleToFD; on the emulated one, which cannot create a descriptor in this process,
+  // the BO's memory file opened as the flags ask and checked by the device (emulator.md, PRIME).
+  Result<UniqueFd> primeHandleToFd(uint32_t handle, uint32_t flags) const;
+  // PRIME import of a dma-buf descriptor of this process (an export of any device, a memfd):
+  // the handle naming its memory on this open file.
+  Result<uint32_t> primeFdToHandle(int fd) const;
+  // The PCI address of the device (DRM_IOCTL_GET_UNIQUE, libdrm's drmGetBusid).
+  Result<std::string> busId() const;
+
+  // Any request with any argument, for conformance tests that send malformed arguments. EINTR
+  // is retried; any other errno (EAGAIN included) is returned.
   Result<void> rawIoctl(unsigned long request, void* argument, const char* name) const;
 
  private:
   DeviceNode(UniqueFd fd, unsigned index, SysfsDevice sysfs, std::filesystem::path shmDir)
-      : fd_(std::move(fd)), index_(index), sysfs_(std::move(sysfs)), shmDir_(std::move(shmDir)) {}
+      : fd_(std::make_shared<UniqueFd>(std::move(fd))),
+        index_(index),
+        sysfs_(std::move(sysfs)),
+        shmDir_(std::move(shmDir)) {}
+  // libdrm's drmIoctl, which retries EINTR and EAGAIN: for the calls that never answer EAGAIN.
+  Result<void> drmCall(unsigned long request, void* argument, const char* name) const;
 
-  UniqueFd fd_;
+  std::shared_ptr<UniqueFd> fd_;
   unsigned index_ = 0;
   SysfsDevice sysfs_;
   std::filesystem::path shmDir_;

@@ -288,7 +288,7 @@ static_assert(sizeof(rt::Resources) == 24 && offsetof(ResourceGroupRequest, reso
 // parent device's free pool (not from the caller's open file) and publishes a derived device node
 // dev/accel/accel<id> (id >= kFirstPartitionId) with owner `ownerUid`:`ownerGid` and `mode`, plus
 // its class directory sys/class/accel/accel<id>/ whose *_total/*_free attributes are the
-// partition's and whose device/partition/ files say who holds it. The partition outlives the
+// partition's and whose qaic-emu/partition/ files say who holds it. The partition outlives the
 // creator's open file (so qaicd can restart); Remove, a device reset or a device removal ends it,
 // aborting every activation made through its node. An open file of a partition node draws every
 // activation from the partition and cannot exceed it.
@@ -307,7 +307,7 @@ struct PartitionRequest {
   uint32_t ownerGid;
   uint32_t mode;         // permission bits of the node: 0600 (a user) or 0660 (a group)
   int32_t holderPid;     // the lease holder, recorded for re-adoption (0 = static partition)
-  char label[32];        // NUL-terminated, printable; shown in device/partition/label
+  char label[32];        // NUL-terminated, printable; shown in qaic-emu/partition/label
 };
 struct PartitionResponse {
   uint32_t magic;
@@ -325,6 +325,52 @@ static_assert(offsetof(PartitionRequest, resources) == 16 && offsetof(PartitionR
                   offsetof(PartitionResponse, resources) == 16 && offsetof(PartitionResponse, shortResource) == 40,
               "partition request and response layout");
 enum class PartitionResource : uint32_t { None = 0, Nsp = 1, Mcid = 2, Sem = 3, Vc = 4, Ddr = 5 };
+
+// The device status query, the payload of a PASSTHROUGH_FROM_USR transaction told apart by its
+// magic: what the firmware reports about itself, as the vendor's tools read it (qaic-util -q,
+// qaicd). Sent on a partition's node it reports the partition: its capacity and what is free of
+// it, and the networks of the files opened on it. Any caller that may open the node may ask.
+inline constexpr uint32_t kDeviceStatusMagic = 0x41545351;  // "QSTA"
+inline constexpr uint32_t kDeviceStatusVersion = 1;
+enum class FirmwareState : uint32_t { Initializing = 0, Ready = 1, Error = 2 };
+// How qaic-util and the emulator's status file name the state; an unknown value is an error state.
+inline const char* firmwareStateName(uint32_t state) {
+  switch (static_cast<FirmwareState>(state)) {
+    case FirmwareState::Initializing: return "Initializing";
+    case FirmwareState::Ready: return "Ready";
+    case FirmwareState::Error: return "Error";
+  }
+  return "Error";
+}
+
+struct DeviceStatusRequest {
+  uint32_t magic;
+  uint32_t version;
+  uint8_t padding[232];  // zero; the answer is written in place
+};
+struct DeviceStatusResponse {
+  uint32_t magic;
+  uint32_t version;
+  int32_t status;          // 0, or a negative errno
+  uint32_t firmwareState;  // FirmwareState
+  uint32_t nspTotal, nspFree;
+  uint32_t mcidTotal, mcidFree;
+  uint32_t semTotal, semFree;
+  uint32_t vcTotal, vcFree;  // virtual channels = DBCs
+  uint64_t ddrTotalBytes, ddrFreeBytes;
+  uint32_t networksLoaded;   // program loads held by open files
+  uint32_t networksActive;   // activations
+  uint32_t constantsLoaded;  // loads with constants that an activation uses
+  uint32_t constantsInUse;   // activations whose program has constants
+  uint32_t nspFrequencyMhz;
+  uint32_t reserved;
+  char fwVersion[32];      // NUL-terminated
+  char hwVersion[32];
+  char sku[64];
+  uint8_t padding[24];
+};
+static_assert(sizeof(DeviceStatusRequest) == 240 && sizeof(DeviceStatusResponse) == 240,
+              "request and response have the same size so the answer fits in place");
 
 // ---- 7. The control wire header the driver puts in front of every message ---------------------
 // Kept for the device side's message check; clients never see it.

@@ -79,6 +79,21 @@ Result<StatusReply> queryStatus(const DeviceNode& node) {
   return single<StatusReply>(call(node, builder, 1, "status"), "status");
 }
 
+Result<DeviceStatusResponse> queryDeviceStatus(const DeviceNode& node) {
+  ManageMessageBuilder builder;
+  builder.deviceStatus();
+  auto reply = single<PassthroughReply>(call(node, builder, 1, "device status"), "device status");
+  if (!reply) return reply.sysError();
+  auto answer = reply->deviceStatus();
+  if (!answer) return SysError{EPROTO, "MANAGE device status: answer is not a DeviceStatusResponse"};
+  if (answer->status < 0) return SysError{-answer->status, "MANAGE device status"};
+  // The strings come from the device: never trust their terminators.
+  answer->fwVersion[sizeof answer->fwVersion - 1] = '\0';
+  answer->hwVersion[sizeof answer->hwVersion - 1] = '\0';
+  answer->sku[sizeof answer->sku - 1] = '\0';
+  return *answer;
+}
+
 Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node,
                                             const ResourceGroupRequest& request) {
   ManageMessageBuilder builder;

@@ -25,6 +25,9 @@ Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t prog
                           uint32_t queueSize, int eventfd);
 Result<void> deactivate(const DeviceNode& node, uint32_t dbcId);
 Result<StatusReply> queryStatus(const DeviceNode& node);
+// The firmware's report on the device (or, on a partition's node, the partition): state,
+// resources total and free, networks, versions. A negative status in the answer is that errno.
+Result<DeviceStatusResponse> queryDeviceStatus(const DeviceNode& node);
 // A negative status in the answer is returned as that errno (ENOSPC: not enough resources).
 Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node,
                                             const ResourceGroupRequest& request);

@@ -25,20 +25,30 @@ void requireLength(uint32_t index, uint32_t type, uint32_t len, std::size_t expe
 
 }  // namespace
 
-std::optional<ResourceGroupResponse> PassthroughReply::resourceGroup() const {
-  ResourceGroupResponse r;
+namespace {
+
+// The passthrough answer as a T, when it is one: T's size, magic and version.
+template <typename T>
+std::optional<T> answerAs(const std::vector<std::byte>& data, uint32_t magic, uint32_t version) {
+  T r;
   if (data.size() != sizeof(r)) return std::nullopt;
   std::memcpy(&r, data.data(), sizeof(r));
-  if (r.magic != kResourceGroupMagic || r.version != kResourceGroupVersion) return std::nullopt;
+  if (r.magic != magic || r.version != version) return std::nullopt;
   return r;
 }
 
+}  // namespace
+
+std::optional<ResourceGroupResponse> PassthroughReply::resourceGroup() const {
+  return answerAs<ResourceGroupResponse>(data, kResourceGroupMagic, kResourceGroupVersion);
+}
+
 std::optional<PartitionResponse> PassthroughReply::partition() const {
-  PartitionResponse r;
-  if (data.size() != sizeof(r)) return std::nullopt;
-  std::memcpy(&r, data.data(), sizeof(r));
-  if (r.magic != kPartitionMagic || r.version != kPartitionVersion) return std::nullopt;
-  return r;
+  return answerAs<PartitionResponse>(data, kPartitionMagic, kPartitionVersion);
+}
+
+std::optional<DeviceStatusResponse> PassthroughReply::deviceStatus() const {
+  return answerAs<DeviceStatusResponse>(data, kDeviceStatusMagic, kDeviceStatusVersion);
 }
 
 void ManageMessageBuilder::reserve(std::size_t size, const char* what) const {
@@ -78,6 +88,13 @@ ManageMessageBuilder& ManageMessageBuilder::resourceGroup(const ResourceGroupReq
 }
 
 ManageMessageBuilder& ManageMessageBuilder::partition(const PartitionRequest& request) {
+  return passthrough(std::as_bytes(std::span(&request, 1)));
+}
+
+ManageMessageBuilder& ManageMessageBuilder::deviceStatus() {
+  DeviceStatusRequest request{};
+  request.magic = kDeviceStatusMagic;
+  request.version = kDeviceStatusVersion;
   return passthrough(std::as_bytes(std::span(&request, 1)));
 }
 

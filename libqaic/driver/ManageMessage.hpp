@@ -46,6 +46,8 @@ class ManageMessageBuilder {
   ManageMessageBuilder& resourceGroup(const ResourceGroupRequest& request);
   // A partition create/remove (DeviceProtocol.hpp, "Partitions") as passthrough.
   ManageMessageBuilder& partition(const PartitionRequest& request);
+  // The device status query (DeviceProtocol.hpp, "QSTA") as passthrough.
+  ManageMessageBuilder& deviceStatus();
   // Program loads: `tag` is the load id (DeviceProtocol.hpp section 6); size 0 releases it.
   ManageMessageBuilder& dmaTransfer(uint32_t tag, uint64_t userAddress, uint64_t size);
   // eventfd: a descriptor number in this process that the device signals on completions
@@ -72,6 +74,8 @@ struct PassthroughReply {
   std::optional<ResourceGroupResponse> resourceGroup() const;
   // The answer to a partition command, likewise.
   std::optional<PartitionResponse> partition() const;
+  // The answer to the device status query, likewise.
+  std::optional<DeviceStatusResponse> deviceStatus() const;
 };
 struct ActivateReply {
   uint32_t status = 0;

@@ -10,9 +10,9 @@
 
 namespace qaic::driver {
 
-// When `yamaScopeFile` says 1 and the device publishes device/emu_pid, calls
-// prctl(PR_SET_PTRACER, emu_pid). Nothing to do (success) without Yama, at other scopes, or for
-// a real device (no emu_pid).
+// When `yamaScopeFile` says 1 and the device publishes qaic-emu/pid, calls
+// prctl(PR_SET_PTRACER, <that pid>). Nothing to do (success) without Yama, at other scopes, or
+// for a real device (no qaic-emu/pid).
 Result<void> declareEmulatorPtracer(
     const SysfsDevice& device,
     const std::filesystem::path& yamaScopeFile = "/proc/sys/kernel/yama/ptrace_scope");

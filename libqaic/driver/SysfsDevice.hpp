@@ -1,5 +1,5 @@
 // The attribute files of one device's class directory ($QAIC_ROOT/sys/class/accel/accelN/),
-// including the PCI-device side under device/ (emu_pid, emu_shm_dir, fault/...).
+// including the PCI-device side under device/ and the emulator's qaic-emu/ (names: SysfsNames.hpp).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,7 @@ class SysfsDevice {
 
   const std::filesystem::path& directory() const { return dir_; }
 
-  // `name` is relative to the class directory ("nsp_free", "device/emu_pid"). Values are read
+  // `name` is relative to the class directory ("dbc0_state", "qaic-emu/pid"; SysfsNames.hpp). Values are read
   // whole, with the trailing newline removed; sysfs attributes are small, larger files are
   // refused with EFBIG rather than read unbounded.
   Result<std::string> read(const std::string& name) const;

@@ -1,5 +1,8 @@
 #include "ContextImpl.hpp"
 
+#include <drm.h>
+#include <sys/stat.h>
+
 #include "DmaBufferImpl.hpp"
 #include "StatusCodes.hpp"
 #include "driver/DeviceProtocol.hpp"
@@ -64,7 +67,12 @@ std::shared_ptr<DmaBuffer> ContextImpl::allocateDmaBuffer(QID device, std::size_
     throw Error(statusForBufferObjectErrno(bo.error()), "allocateDmaBuffer(" + std::to_string(size) +
                                                             " bytes) on device " + std::to_string(device) + ": " +
                                                             bo.message());
-  auto buffer = std::make_shared<DmaBufferImpl>(node, std::move(bo.value()), shared_from_this());
+  auto exported = node->primeHandleToFd(bo->handle(), DRM_CLOEXEC | DRM_RDWR);
+  if (!exported)
+    throw Error(QS_ERROR, "allocateDmaBuffer(" + std::to_string(size) + " bytes) on device " +
+                              std::to_string(device) + ": " + exported.message());
+  auto buffer =
+      std::make_shared<DmaBufferImpl>(node, std::move(bo.value()), std::move(exported.value()), shared_from_this());
   std::lock_guard lock(dmaMutex_);
   dmaBuffers_[buffer->fd()] = buffer;
   return buffer;
@@ -97,6 +105,33 @@ std::shared_ptr<DmaBuffer> ContextImpl::findDmaBuffer(int fd) const {
   std::lock_guard lock(dmaMutex_);
   auto it = dmaBuffers_.find(fd);
   return it == dmaBuffers_.end() ? nullptr : it->second.lock();
+}
+
+std::shared_ptr<DmaBufferImpl> ContextImpl::dmaBufferOn(int fd,
+                                                       const std::shared_ptr<const driver::DeviceNode>& node,
+                                                       const std::string& what) {
+  if (auto own = std::dynamic_pointer_cast<DmaBufferImpl>(findDmaBuffer(fd)); own && own->node() == node.get())
+    return own;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    throw Error(QS_INVAL, what + ": DMA handle " + std::to_string(fd) + " is not an open descriptor");
+  std::lock_guard lock(dmaMutex_);
+  for (auto it = imports_.begin(); it != imports_.end(); ++it) {
+    if (it->node != node.get() || it->device != st.st_dev || it->inode != st.st_ino) continue;
+    Import found = std::move(*it);
+    imports_.erase(it);
+    imports_.push_back(std::move(found));
+    return imports_.back().buffer;
+  }
+  auto bo = driver::BufferObject::import(*node, fd);
+  if (!bo)
+    throw Error(QS_INVAL, what + ": DMA handle " + std::to_string(fd) +
+                              " is neither a DMA buffer of this context nor a dma-buf the device imports: " +
+                              bo.message());
+  auto buffer = std::make_shared<DmaBufferImpl>(node, std::move(*bo));
+  if (imports_.size() >= kImportsKept) imports_.erase(imports_.begin());  // in-flight users hold theirs
+  imports_.push_back({node.get(), st.st_dev, st.st_ino, buffer});
+  return buffer;
 }
 
 }  // namespace qaic::rt

@@ -16,6 +16,8 @@
 
 namespace qaic::rt {
 
+class DmaBufferImpl;
+
 class ContextImpl final : public Context, public std::enable_shared_from_this<ContextImpl> {
  public:
   ContextImpl(const QAicContextProperties& properties, driver::DeviceRoot root, LogCallback logCallback,
@@ -51,6 +53,14 @@ class ContextImpl final : public Context, public std::enable_shared_from_this<Co
   // DMA buffers by export descriptor, so a QBuffer's handle can be resolved and checked.
   void unregisterDmaBuffer(int fd);
   std::shared_ptr<DmaBuffer> findDmaBuffer(int fd) const;
+  // The DMA buffer a QBuffer's descriptor stands for on `node` (a set's device): this context's
+  // buffer when it is on that node, else the descriptor imported there (PRIME), which reaches
+  // the same pages without a copy: a buffer of this context on another device, another
+  // device's or process's dma-buf, a memfd. The last kImportsKept imports are kept for the next
+  // inferences. Throws Error(QS_INVAL) naming `what` when the descriptor cannot be imported.
+  std::shared_ptr<DmaBufferImpl> dmaBufferOn(int fd, const std::shared_ptr<const driver::DeviceNode>& node,
+                                             const std::string& what);
+  static constexpr std::size_t kImportsKept = 16;
 
  private:
   // First, so it is released last: after every node opened in it is closed.
@@ -67,6 +77,14 @@ class ContextImpl final : public Context, public std::enable_shared_from_this<Co
   std::atomic<uint32_t> nextLoadId_{1};
   mutable std::mutex dmaMutex_;
   std::map<int, std::weak_ptr<DmaBuffer>> dmaBuffers_;
+  // Imports, most recently used last: the node they were imported on, the file's identity.
+  struct Import {
+    const driver::DeviceNode* node;
+    dev_t device;
+    ino_t inode;
+    std::shared_ptr<DmaBufferImpl> buffer;
+  };
+  std::vector<Import> imports_;
   mutable std::mutex callbackMutex_;  // callbacks need not be reentrant
 };
 

@@ -17,10 +17,12 @@ QBuffer DmaBuffer::qbuffer(std::size_t offset, std::size_t bytes) const {
   return buffer;
 }
 
-
 DmaBufferImpl::DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo,
-                             std::shared_ptr<ContextImpl> context)
-    : node_(std::move(node)), bo_(std::move(bo)), context_(std::move(context)) {}
+                             UniqueFd exported, std::shared_ptr<ContextImpl> context)
+    : node_(std::move(node)), bo_(std::move(bo)), exported_(std::move(exported)), context_(std::move(context)) {}
+
+DmaBufferImpl::DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo)
+    : node_(std::move(node)), bo_(std::move(bo)) {}
 
 bool DmaBufferImpl::attachTo(const void* owner, uint32_t generation, uint32_t dbcId, uint32_t dir) {
   std::lock_guard lock(attachMutex_);
@@ -42,6 +44,10 @@ bool DmaBufferImpl::attachTo(const void* owner, uint32_t generation, uint32_t db
   return true;
 }
 
-DmaBufferImpl::~DmaBufferImpl() { context_->unregisterDmaBuffer(fd()); }
+// The BO's handle closes with bo_ (GEM_CLOSE): its memory goes back to the device once no slice
+// holds it, without waiting for the context to close its node.
+DmaBufferImpl::~DmaBufferImpl() {
+  if (context_) context_->unregisterDmaBuffer(fd());
+}
 
 }  // namespace qaic::rt

@@ -1,5 +1,7 @@
 // A DMA buffer: a buffer object of the context's open device file, mapped into the process and
-// registered by its export descriptor so QBuffers naming it can be resolved.
+// registered by its export descriptor (PRIME, DmaBuffer::fd()) so QBuffers naming it can be
+// resolved; or a dma-buf descriptor a QBuffer names that was imported into a set's device (a
+// buffer of another device, a memfd), which the context keeps for reuse but hands to no user.
 #pragma once
 
 #include <memory>
@@ -16,13 +18,16 @@ class ContextImpl;
 
 class DmaBufferImpl final : public DmaBuffer {
  public:
+  // A buffer of the context: `exported` is its dma-buf descriptor, registered with `context`.
   DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo,
-                std::shared_ptr<ContextImpl> context);
+                UniqueFd exported, std::shared_ptr<ContextImpl> context);
+  // An import (BufferObject::import): no descriptor of its own, registered nowhere.
+  DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo);
   ~DmaBufferImpl() override;
 
   uint8_t* data() const override { return reinterpret_cast<uint8_t*>(bo_.data()); }
   std::size_t size() const override { return bo_.size(); }
-  int fd() const override { return bo_.exportFd(); }
+  int fd() const override { return exported_.get(); }
   const driver::BufferObject& bufferObject() const { return bo_; }
   const driver::DeviceNode* node() const { return node_.get(); }
 
@@ -35,7 +40,8 @@ class DmaBufferImpl final : public DmaBuffer {
  private:
   std::shared_ptr<const driver::DeviceNode> node_;  // the BO lives as long as its open file
   driver::BufferObject bo_;
-  std::shared_ptr<ContextImpl> context_;
+  UniqueFd exported_;                     // -1 for an import
+  std::shared_ptr<ContextImpl> context_;  // null for an import
   std::mutex attachMutex_;
   const void* attachedOwner_ = nullptr;
   uint32_t attachedGeneration_ = 0;

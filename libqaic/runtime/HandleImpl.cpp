@@ -129,4 +129,9 @@ std::map<std::string, PerfCounter> HandleImpl::getPerformanceCounts() const {
   return performanceCounts(stages);
 }
 
+TransferCounts HandleImpl::getTransferCounts() const {
+  std::lock_guard lock(mutex);
+  return transfers;
+}
+
 }  // namespace qaic::rt

@@ -14,6 +14,7 @@
 
 #include <qaic/InferenceSet.hpp>
 
+#include "DmaBufferImpl.hpp"
 #include "HandleState.hpp"
 #include "ProgramLayout.hpp"
 #include "driver/BufferObject.hpp"
@@ -68,6 +69,7 @@ class HandleImpl final : public InferenceHandle {
   QStatus getStatus() const override;
   std::string getErrorMessage() const override;
   std::map<std::string, PerfCounter> getPerformanceCounts() const override;
+  TransferCounts getTransferCounts() const override;
 
   const void* owner() const { return owner_; }
   uint32_t index() const { return index_; }
@@ -97,6 +99,7 @@ class HandleImpl final : public InferenceHandle {
   QStatus status = QS_SUCCESS;
   std::string errorMessage;
   StageDurations stages{};
+  TransferCounts transfers{};
   Clock::time_point submittedAt{};
 
   // Written only by the pipeline while the handle is Submitted; SetImpl::finished publishes it
@@ -107,6 +110,10 @@ class HandleImpl final : public InferenceHandle {
     Clock::time_point preprocessedAt{};
     std::vector<uint64_t> direct;  // zero copy: see RequestPlan::direct
     std::vector<uint64_t> directBytes;
+    uint64_t hostCopiedBytes = 0;       // converted into and out of the staging buffers
+    // The DMA buffer of each DMA QBuffer, resolved on this activation's device (an import for
+    // another device's buffer or a foreign dma-buf), held until the next submission.
+    std::vector<std::shared_ptr<DmaBufferImpl>> dma;
   } work;
 
   // Staging on the device; the BOs live as long as the set's device file.

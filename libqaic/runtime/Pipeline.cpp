@@ -297,12 +297,10 @@ void Pipeline::fail(HandleImpl& h, QStatus status, std::string message, bool onC
   owner_.finished(h, status, message);
 }
 
-std::span<const std::byte> Pipeline::userBytesOf(const QBuffer& buffer, const std::string& name) const {
+std::span<const std::byte> Pipeline::userBytesOf(const QBuffer& buffer, const DmaBufferImpl* dma,
+                                                 const std::string& name) const {
   if (buffer.type == QBUFFER_TYPE_DMABUF) {
-    auto dma = context_.findDmaBuffer(buffer.handle);
-    if (!dma)
-      throw Error(QS_INVAL, "buffer '" + name + "': DMA handle " + std::to_string(buffer.handle) +
-                                " is not a live DMA buffer of this context");
+    if (dma == nullptr) throw Error(QS_INVAL, "buffer '" + name + "': DMA handle not resolved");
     if (buffer.offset > dma->size() || buffer.size > dma->size() - buffer.offset)
       throw Error(QS_BUFFER_SIZE, "buffer '" + name + "': offset " + std::to_string(buffer.offset) + " + size " +
                                       std::to_string(buffer.size) + " exceed the DMA buffer's " +
@@ -318,6 +316,10 @@ void Pipeline::chooseDirect(HandleImpl& h) {
   const std::size_t n = layout_.buffers.size();
   h.work.direct.assign(n, 0);
   h.work.directBytes.assign(n, 0);
+  h.work.dma.assign(n, nullptr);
+  for (std::size_t i = 0; i < n; ++i)
+    if (h.present[i] && h.buffers[i].type == QBUFFER_TYPE_DMABUF)
+      h.work.dma[i] = context_.dmaBufferOn(h.buffers[i].handle, node_, "buffer '" + layout_.buffers[i].name + "'");
   if (!config_.zeroCopy) return;
   const auto target = ring_.target();
   if (!target) return;
@@ -330,8 +332,9 @@ void Pipeline::chooseDirect(HandleImpl& h) {
     const bool identity = b.deviceFormat.layout == ir::DeviceLayout::Flat && b.deviceFormat.elementType == b.userType &&
                           !(b.userLayout == ir::UserLayout::NHWC && h.submittedDims[i].size() == 4);
     if (!identity || (!b.isInput && layout_.rules[i].isPartialAllowed)) continue;
-    auto dma = std::dynamic_pointer_cast<DmaBufferImpl>(context_.findDmaBuffer(q.handle));
-    if (!dma || dma->node() != node_.get()) continue;
+    // Another device's buffer, a memfd or any dma-buf was imported into this device: the
+    // transfer reads or writes the same pages.
+    const auto& dma = h.work.dma[i];
     const uint64_t bytes = userBytes(b, h.submittedDims[i]);
     if (q.offset > dma->size() || bytes > dma->size() - q.offset || q.offset + bytes > UINT32_MAX) continue;
     if (!dma->attachTo(&ring_, target->generation, target->dbcId,
@@ -352,10 +355,11 @@ void Pipeline::preprocess(HandleImpl& h) {
     const kernels::UserBufferView view{b.name, b.userType, b.userLayout, toIrDims(h.submittedDims[i])};
     std::span<std::byte> device(h.inputBo->data() + b.stagingOffset, b.deviceSize);
     try {
-      kernels::userToDevice(view, userBytesOf(h.buffers[i], b.name), b.deviceFormat, device);
+      kernels::userToDevice(view, userBytesOf(h.buffers[i], h.work.dma[i].get(), b.name), b.deviceFormat, device);
     } catch (const kernels::FormatError& e) {
       throw Error(QS_BUFFER_SIZE, std::string("preprocess: ") + e.what());
     }
+    h.work.hostCopiedBytes += deviceBytes(b, h.submittedDims[i]);
   }
 }
 
@@ -419,7 +423,7 @@ void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt, bool pr
     const StagedBuffer& b = layout_.buffers[i];
     if (b.isInput || !h.present[i]) continue;
     const IoDims dims = info.present[i] ? info.dims[i] : h.submittedDims[i];
-    const auto user = userBytesOf(h.buffers[i], b.name);
+    const auto user = userBytesOf(h.buffers[i], h.work.dma[i].get(), b.name);
     const uint64_t needed = userBytes(b, dims);
     if (needed > user.size())
       throw Error(QS_BUFFER_SIZE, "output '" + b.name + "': the program produced dims " + formatDims(dims) + " (" +
@@ -437,6 +441,7 @@ void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt, bool pr
       } catch (const kernels::FormatError& e) {
         throw Error(QS_DEVICE_ERROR, std::string("postprocess: ") + e.what());
       }
+      h.work.hostCopiedBytes += needed;
     }
     h.work.outputDims[i] = dims;
   }

@@ -116,7 +116,9 @@ class Pipeline final : private RingOwner {
   // cpuStart: stageCpuClock(preciseCpu) after preprocess.
   void upload(HandleImpl& handle, Clock::duration cpuStart, bool preciseCpu);
   void postprocess(HandleImpl& handle, Clock::time_point completedAt, bool preciseCpu);
-  std::span<const std::byte> userBytesOf(const QBuffer& buffer, const std::string& name) const;
+  // The bytes a QBuffer names: heap memory, or `dma` (the DMA buffer resolved for it).
+  std::span<const std::byte> userBytesOf(const QBuffer& buffer, const DmaBufferImpl* dma,
+                                         const std::string& name) const;
   std::vector<SliceAttachment> stagingAttachments() const;
 
   PipelineOwner& owner_;

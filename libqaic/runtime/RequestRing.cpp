@@ -42,9 +42,9 @@ void RequestRing::activate(uint32_t loadId, uint32_t programIndex, uint32_t numC
   if (!dbc) {
     std::string detail = dbc.message();
     if (dbc.error() == ENOSPC) {
-      auto freeNsps = node_->sysfs().readU64("nsp_free");
+      auto status = driver::queryDeviceStatus(*node_);
       detail += "; the program needs " + std::to_string(numCores) + " NSP(s) per activation" +
-                (freeNsps ? ", the device has " + std::to_string(*freeNsps) + " free" : std::string());
+                (status ? ", the device has " + std::to_string(status->nspFree) + " free" : std::string());
     }
     throw Error(statusForErrno(dbc.error()), what_ + " on device " + std::to_string(node_->index()) + ": " + detail);
   }

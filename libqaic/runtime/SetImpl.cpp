@@ -1,5 +1,7 @@
 #include "SetImpl.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 
 #include "runtime/QAicQpcObj.hpp"
@@ -220,9 +222,10 @@ void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, 
       if (!entries[i].present) continue;
       const std::string& bufferName = layout_.buffers[i].name;
       if (b.type == QBUFFER_TYPE_DMABUF) {
-        if (!context_->findDmaBuffer(b.handle))
+        // A buffer of this context, or any dma-buf descriptor: the activation imports it.
+        if (!context_->findDmaBuffer(b.handle) && ::fcntl(b.handle, F_GETFD) < 0)
           throw Error(QS_INVAL, "submit: buffer '" + bufferName + "': DMA handle " + std::to_string(b.handle) +
-                                    " is not a live DMA buffer of this context");
+                                    " is neither a live DMA buffer of this context nor an open descriptor");
       } else if (b.type != QBUFFER_TYPE_HEAP) {
         throw Error(QS_INVAL, "submit: buffer '" + bufferName + "': unknown QBuffer type " +
                                   std::to_string(static_cast<uint32_t>(b.type)));
@@ -288,6 +291,9 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
     h.errorMessage = message;
     h.stages = h.work.stages;
     h.outputDims = h.work.outputDims;
+    h.transfers.hostCopiedBytes = h.work.hostCopiedBytes;
+    h.transfers.inPlaceBytes = 0;
+    for (uint64_t bytes : h.work.directBytes) h.transfers.inPlaceBytes += bytes;
     h.state.complete();
     --inFlight_;
     if (h.viaNotify) {

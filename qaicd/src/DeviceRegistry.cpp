@@ -9,27 +9,19 @@
 #include "Log.hpp"
 #include "driver/ManageCalls.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd {
 
 namespace {
 
-constexpr uint64_t kMiB = 1024 * 1024;
-
-uint64_t readOr(const driver::SysfsDevice& sysfs, const char* name, uint64_t fallback = 0) {
-  auto v = sysfs.readU64(name);
-  return v ? *v : fallback;
+// The figures come from the device's STATUS query over MANAGE, as on a card (on a partition's
+// node: the partition's capacity and what is free of it).
+Resources totalOf(const driver::DeviceStatusResponse& r) {
+  return Resources{r.nspTotal, r.mcidTotal, r.semTotal, r.vcTotal, r.ddrTotalBytes};
 }
-
-Resources readResources(const driver::SysfsDevice& sysfs, const char* suffix) {
-  const std::string s = suffix;
-  Resources r;
-  r.numNsp = static_cast<uint32_t>(readOr(sysfs, ("nsp_" + s).c_str()));
-  r.numMcid = static_cast<uint32_t>(readOr(sysfs, ("mcid_" + s).c_str()));
-  r.numSem = static_cast<uint32_t>(readOr(sysfs, ("sem_" + s).c_str()));
-  r.numVc = static_cast<uint32_t>(readOr(sysfs, ("vc_" + s).c_str()));
-  r.ddrSize = readOr(sysfs, ("dram_" + s).c_str()) * kMiB;
-  return r;
+Resources freeOf(const driver::DeviceStatusResponse& r) {
+  return Resources{r.nspFree, r.mcidFree, r.semFree, r.vcFree, r.ddrFreeBytes};
 }
 
 uint64_t amountOf(const Resources& r, driver::PartitionResource which) {
@@ -106,19 +98,25 @@ void DeviceRegistry::rescan() {
 }
 
 std::optional<Partition> DeviceRegistry::readPartition(uint32_t id) const {
+  // Who holds a partition is the emulator's record (qaic-emu/partition/); what it holds, the
+  // status query on its own node.
   driver::SysfsDevice sysfs(root_, id);
-  auto parent = sysfs.readU64("device/partition/parent");
-  auto holder = sysfs.readU64("device/partition/holder_pid");
+  auto parent = sysfs.readU64(driver::sysfs::kPartitionParent);
+  auto holder = sysfs.readU64(driver::sysfs::kPartitionHolderPid);
   if (!parent || !holder) return std::nullopt;
+  auto node = driver::DeviceNode::open(root_, id);
+  if (!node) return std::nullopt;
+  auto report = driver::queryDeviceStatus(*node);
+  if (!report) return std::nullopt;
   Partition p;
   p.id = id;
   p.device = static_cast<uint32_t>(*parent);
   p.holderPid = static_cast<pid_t>(*holder);
-  p.ownerUid = static_cast<uint32_t>(readOr(sysfs, "device/partition/owner_uid"));
-  p.ownerGid = static_cast<uint32_t>(readOr(sysfs, "device/partition/owner_gid"));
-  if (auto mode = sysfs.read("device/partition/mode")) p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
-  if (auto label = sysfs.read("device/partition/label")) p.label = *label;
-  p.resources = readResources(sysfs, "total");
+  if (auto uid = sysfs.readU64(driver::sysfs::kPartitionOwnerUid)) p.ownerUid = static_cast<uint32_t>(*uid);
+  if (auto gid = sysfs.readU64(driver::sysfs::kPartitionOwnerGid)) p.ownerGid = static_cast<uint32_t>(*gid);
+  if (auto mode = sysfs.read(driver::sysfs::kPartitionMode)) p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
+  if (auto label = sysfs.read(driver::sysfs::kPartitionLabel)) p.label = *label;
+  p.resources = totalOf(*report);
   return p;
 }
 
@@ -140,9 +138,11 @@ std::string DeviceRegistry::refusal(uint32_t device, driver::PartitionResource w
   const std::string where = "device " + std::to_string(device) + ": ";
   auto node = devices_.find(device);
   if (node == devices_.end()) return where + "gone";
-  const Resources free = readResources(node->second.sysfs(), "free");
-  return where + driver::partitionResourceName(which) + ": " + std::to_string(amountOf(spec.resources, which)) +
-         " requested, " + std::to_string(amountOf(free, which)) + " free";
+  auto report = driver::queryDeviceStatus(node->second);
+  const std::string requested =
+      where + driver::partitionResourceName(which) + ": " + std::to_string(amountOf(spec.resources, which)) + " requested";
+  if (!report) return requested + " (free count unknown: " + report.message() + ")";
+  return requested + ", " + std::to_string(amountOf(freeOf(*report), which)) + " free";
 }
 
 std::variant<Partition*, ProtocolError> DeviceRegistry::createOn(uint32_t device, const PartitionSpec& spec,
@@ -242,10 +242,12 @@ std::vector<DeviceInfo> DeviceRegistry::deviceInfos() const {
   for (const auto& [index, node] : devices_) {
     DeviceInfo d;
     d.id = index;
-    auto status = node.sysfs().read("status");
-    d.status = status ? *status : "Gone";
-    d.total = readResources(node.sysfs(), "total");
-    d.free = readResources(node.sysfs(), "free");
+    auto report = driver::queryDeviceStatus(node);
+    d.status = report ? driver::firmwareStateName(report->firmwareState) : "Gone";
+    if (report) {
+      d.total = totalOf(*report);
+      d.free = freeOf(*report);
+    }
     for (const auto& [id, p] : partitions_)
       if (p.device == index) d.partitions.push_back(id);
     out.push_back(std::move(d));
@@ -260,9 +262,22 @@ std::vector<uint32_t> DeviceRegistry::deviceIndices() const {
 }
 
 std::optional<Resources> DeviceRegistry::totals(uint32_t index) const {
+  auto report = status(index);
+  if (!report) return std::nullopt;
+  return totalOf(*report);
+}
+
+Result<driver::DeviceStatusResponse> DeviceRegistry::status(uint32_t index) const {
+  auto it = devices_.find(index);
+  if (it == devices_.end()) return SysError{ENODEV, "device " + std::to_string(index) + " is not open"};
+  return driver::queryDeviceStatus(it->second);
+}
+
+std::optional<std::string> DeviceRegistry::pciAddress(uint32_t index) const {
   auto it = devices_.find(index);
   if (it == devices_.end()) return std::nullopt;
-  return readResources(it->second.sysfs(), "total");
+  auto busId = it->second.busId();
+  return busId ? std::optional<std::string>(*busId) : std::nullopt;
 }
 
 PartitionInfo DeviceRegistry::info(const Partition& p) const {

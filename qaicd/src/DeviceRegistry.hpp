@@ -15,6 +15,7 @@
 
 #include "driver/DeviceNode.hpp"
 #include "driver/DeviceRoot.hpp"
+#include "driver/DeviceProtocol.hpp"
 #include "qaicd/Protocol.hpp"
 
 namespace qaic::qaicd {
@@ -62,8 +63,12 @@ class DeviceRegistry {
   PartitionInfo info(const Partition& p) const;
   bool hasDevice(uint32_t index) const { return devices_.count(index) != 0; }
   std::vector<uint32_t> deviceIndices() const;
-  // The device's totals as its sysfs shows them now; nullopt for an unknown device.
+  // The device's totals as its status query reports them now; nullopt for an unknown device.
   std::optional<Resources> totals(uint32_t index) const;
+  // The STATUS query over MANAGE on the device's open node (ENODEV for an unknown device).
+  Result<driver::DeviceStatusResponse> status(uint32_t index) const;
+  // The device's PCI address (DRM_IOCTL_GET_UNIQUE); nullopt when it cannot be asked.
+  std::optional<std::string> pciAddress(uint32_t index) const;
 
  private:
   // shortOut given: an ENOSPC refusal only names the resource there (no sysfs reads).

@@ -13,6 +13,7 @@
 #include "ReluProgram.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "driver/ManageMessage.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::fuzz {
 namespace {
@@ -196,14 +197,14 @@ void EmuIoctlHarness::fault(Session& s, InputReader& in) {
   const uint8_t kind = in.u8() % 4, value = in.u8();
   switch (kind) {
     case 0:
-      s.device->writeAttribute("device/fault/dma_fail",
+      s.device->writeAttribute(driver::sysfs::kFaultDmaFail,
                                std::to_string(value % 9) + " " + std::to_string(1 + value / 9 % 4));
       break;
     case 1:
-      s.device->writeAttribute("device/fault/nsp_hang", (value & 1) ? "1" : "0");
+      s.device->writeAttribute(driver::sysfs::kFaultNspHang, (value & 1) ? "1" : "0");
       break;
-    case 2: s.device->writeAttribute("device/fault/reset", "1"); break;
-    case 3: s.device->writeAttribute("device/fault/remove", "1"); break;
+    case 2: s.device->writeAttribute(driver::sysfs::kFaultReset, "1"); break;
+    case 3: s.device->writeAttribute(driver::sysfs::kFaultRemove, "1"); break;
   }
 }
 

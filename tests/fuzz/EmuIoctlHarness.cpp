@@ -78,6 +78,11 @@ void EmuIoctlHarness::call(Session& s, InputReader& in) {
     case Op::WellFormedExecute: return wellFormedExecute(s, in);
     case Op::WriteBo: return writeBo(s, in);
     case Op::Fault: return fault(s, in);
+    case Op::DrmInfo: return drmInfo(s, in);
+    case Op::GemClose: return gemClose(s, in);
+    case Op::PrimeExport: return primeExport(s, in);
+    case Op::PrimeImport: return primeImport(s, in);
+    case Op::GemFlinkOpen: return gemFlinkOpen(s, in);
     case Op::Count: break;
   }
 }

@@ -71,6 +71,11 @@ class EmuIoctlHarness {
   void wellFormedExecute(Session& s, InputReader& in);
   void writeBo(Session& s, InputReader& in);
   void fault(Session& s, InputReader& in);
+  void drmInfo(Session& s, InputReader& in);
+  void gemClose(Session& s, InputReader& in);
+  void primeExport(Session& s, InputReader& in);
+  void primeImport(Session& s, InputReader& in);
+  void gemFlinkOpen(Session& s, InputReader& in);
   // Sends the manage message in the arena; on success records the DBCs and groups it answered.
   int sendManage(Session& s, uint64_t address, uint32_t len, uint32_t count);
 

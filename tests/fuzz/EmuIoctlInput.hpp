@@ -29,6 +29,11 @@ enum class Op : uint8_t {
   WellFormedExecute,
   WriteBo,          // bytes (optionally after a valid request descriptor) into a BO's memory
   Fault,            // a write to one of the device's fault files (dma_fail, nsp_hang, reset, remove)
+  DrmInfo,          // VERSION, GET_UNIQUE or SET_CLIENT_NAME, their strings at a pointer spec
+  GemClose,
+  PrimeExport,      // HANDLE_TO_FD with a descriptor the harness opened on the BO's memory, or not
+  PrimeImport,      // FD_TO_HANDLE of an export, a memfd, or another descriptor number
+  GemFlinkOpen,     // GEM_FLINK a BO, then GEM_OPEN the name: a second handle
   Count
 };
 

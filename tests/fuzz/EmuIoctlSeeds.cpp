@@ -1,5 +1,8 @@
 #include "EmuIoctlSeeds.hpp"
 
+#include <drm.h>
+#include <fcntl.h>
+
 #include "EmuIoctlInput.hpp"
 #include "ReluProgram.hpp"
 #include "driver/DeviceProtocol.hpp"
@@ -181,6 +184,38 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> emuIoctlSeeds() {
     w.op(Op::Fault).u8(3).u8(0);
     unflipped(manage(w, ManageKind::Status));
     add("seed-faults", w);
+  }
+  {
+    // GEM_CLOSE of an idle BO and of one that is sliced and queued; VERSION and GET_UNIQUE.
+    InputWriter w;
+    inferenceSetup(w);
+    w.op(Op::WellFormedExecute).u8(0).u8(0).u8(1).u32(0);
+    w.op(Op::GemClose).u8(kFixAll).u8(1).put(drm_gem_close{});
+    waitBo(w, 0);
+    w.op(Op::DrmInfo).u8(0).pointer(PointerKind::Arena, 1000).u16(64);
+    w.op(Op::DrmInfo).u8(0).pointer(PointerKind::ArenaEnd, 2).u16(8);
+    w.op(Op::DrmInfo).u8(1).pointer(PointerKind::Arena, 2000).u16(12);
+    w.op(Op::DrmInfo).u8(2).pointer(PointerKind::Arena, 3000).u16(6);
+    w.u8('f').u8('u').u8('z').u8('z').u8('e').u8('r');
+    createBo(w, 4096);
+    w.op(Op::GemClose).u8(kFixAll).u8(1).put(drm_gem_close{});
+    add("seed-gem-close", w);
+  }
+  {
+    // Export a BO, import it back (its handle), import a memfd and slice it as the input.
+    InputWriter w;
+    loadAndActivate(w, 1, false, 16, 0);
+    createBo(w, 64);
+    w.op(Op::PrimeExport).u8(kFixAll).u8(0).u8(0).put(drm_prime_handle{0, DRM_RDWR | DRM_CLOEXEC, 0});
+    w.op(Op::PrimeImport).u8(kFixFields).u8(0).u8(0).put(drm_prime_handle{});
+    w.op(Op::PrimeImport).u8(kFixFields).u8(1).u8(0).put(drm_prime_handle{4095, 0, 0});
+    w.op(Op::WellFormedAttach).u8(1).u8(0).u8(0).u8(1);
+    w.op(Op::WellFormedExecute).u8(0).u8(0).u8(1).u32(0);
+    waitBo(w, 1);
+    w.op(Op::PrimeExport).u8(kFixAll).u8(0).u8(1).put(drm_prime_handle{0, DRM_RDWR, 0});
+    w.op(Op::PrimeImport).u8(0).u8(3).u8(0).put(drm_prime_handle{0, 0, 2});
+    w.op(Op::GemFlinkOpen).u8(kFixAll).u8(0).put(drm_gem_flink{});
+    add("seed-prime", w);
   }
   return seeds;
 }

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -34,11 +36,21 @@ auto pick(const V& values, uint8_t index, typename V::value_type fallback) {
 }
 
 struct EmuIoctlHarness::Session {
+  ~Session() {
+    for (const auto& e : exports) ::close(e.fd);
+    for (int fd : memfds) ::close(fd);
+  }
   std::unique_ptr<emu::Device> device;
   std::shared_ptr<emu::OpenFile> file;
   std::vector<Bo> bos;
   std::vector<uint32_t> dbcs;
   std::vector<uint32_t> groups;
+  struct Export {
+    int fd;
+    uint32_t handle;  // the BO it was exported from
+  };
+  std::vector<Export> exports;  // descriptors PRIME_HANDLE_TO_FD accepted, closed at the end
+  std::vector<int> memfds;      // memfds offered to PRIME_FD_TO_HANDLE
 
   Bo* bo(uint8_t index) { return bos.empty() ? nullptr : &bos[index % bos.size()]; }
   uint32_t handle(uint8_t index, uint32_t fallback) { return bos.empty() ? fallback : bo(index)->handle; }

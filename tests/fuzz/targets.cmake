@@ -15,6 +15,7 @@ endif()
 qaic_fuzz_target(emu_ioctl
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/emu_ioctl.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlHarness.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlRawCalls.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlBuiltCalls.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlDrmCalls.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlSeeds.cpp ${PROJECT_SOURCE_DIR}/tests/support/ReluProgram.cpp
   LIBS qaic_emu_core qaic_driver)
 if(QAIC_FUZZ)

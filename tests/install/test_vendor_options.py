@@ -82,9 +82,10 @@ def test_query_prints_the_fields_scripts_read_from_the_configuration(emulator, w
     # Defaults differ per device, as two cards' serials do.
     assert d1["Board serial"] != d0["Board serial"] and d1["HW Serial"] != d0["HW Serial"]
     assert d1["Device Capabilities"] == "HybridBoot- MDP- ECC+" and d1["TDP Cap(Watts)"] == "75.00"
-    # The same, as the kernel-style files the tool read.
+    # The same, as the files the tool read: the emulator's identity under qaic-emu/, the PCI
+    # function's attributes under device/ (docs/emulator.md).
     sys = emu.root / "sys/class/accel/accel0"
-    assert (sys / "board_serial").read_text() == "1P23AB0042\n"
+    assert (sys / "qaic-emu/board_serial").read_text() == "1P23AB0042\n"
     assert (sys / "device/current_link_width").read_text() == "4\n"
     assert (sys / "device/hwmon/hwmon0/power1_cap").read_text() == "60500000\n"
 
@@ -153,7 +154,7 @@ def test_missing_device_says_so_as_the_vendor_tool_does(emulator):
 # ---- qaic-runner -------------------------------------------------------------------------------
 
 def active(emu, qid):
-    return int((emu.root / f"sys/class/accel/accel{qid}/networks_active").read_text())
+    return int((emu.root / f"sys/class/accel/accel{qid}/qaic-emu/networks_active").read_text())
 
 
 def test_dev_list_spreads_activations_over_the_devices(emulator, work):

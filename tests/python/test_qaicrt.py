@@ -125,7 +125,7 @@ def test_log_callback_and_error_handler_receive_the_runtime_messages(emulator, w
     inference_set = qaicrt.InferenceSet(context, qpc, 0, 1, 1)
     a, b, c = (np.ones((1, 16), np.float32) for _ in range(3))
     # The device fails the next request (fault injection): the status and the error handler say so.
-    (emulator.root / "sys/class/accel/accel0/device/fault/dma_fail").write_text("3 1")
+    (emulator.root / "sys/class/accel/accel0/qaic-emu/fault/dma_fail").write_text("3 1")
     status = infer(inference_set, [a, b, c])
     assert status == qaicrt.QS_DEVICE_ERROR
     assert len(errors) == 1

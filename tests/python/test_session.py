@@ -160,7 +160,7 @@ def test_bad_inputs_name_the_buffer(emulator, relu16):
 
 def test_a_failed_inference_raises_with_its_status(emulator, relu16):
     session = qaic.Session(relu16, set_size=1)
-    (emulator.root / "sys/class/accel/accel0/device/fault/dma_fail").write_text("3 1")
+    (emulator.root / "sys/class/accel/accel0/qaic-emu/fault/dma_fail").write_text("3 1")
     with pytest.raises(qaicrt.Error) as raised:
         session.run({"x": np.ones((1, 16), np.float32)})
     assert raised.value.status == qaicrt.QS_DEVICE_ERROR and "inference failed" in str(raised.value)
@@ -245,7 +245,7 @@ def test_run_benchmark_over_several_activations_and_its_failures(emulator, relu1
     session = qaic.Session(relu16, set_size=3, num_activations=2)
     completed, rate, seconds, _ = session.run_benchmark(num_inferences=500)
     assert completed == 500 and rate > 0
-    (emulator.root / "sys/class/accel/accel0/device/fault/dma_fail").write_text("3 1")
+    (emulator.root / "sys/class/accel/accel0/qaic-emu/fault/dma_fail").write_text("3 1")
     with pytest.raises(qaicrt.Error) as raised:
         session.run_benchmark(num_inferences=100)
     assert raised.value.status == qaicrt.QS_DEVICE_ERROR and "run_benchmark" in str(raised.value)

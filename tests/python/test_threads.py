@@ -186,7 +186,7 @@ def test_exit_with_inferences_and_callbacks_in_flight_delivers_them_and_does_not
 
 
 def test_exit_with_a_hung_device_and_a_waiting_thread_does_not_hang(emulator, add256):
-    hang = emulator.root / "sys/class/accel/accel0/device/fault/nsp_hang"
+    hang = emulator.root / "sys/class/accel/accel0/qaic-emu/fault/nsp_hang"
     hang.write_text("1")
     try:
         result, took = run_child(add256, """

@@ -1,6 +1,9 @@
 #include "EmuTest.hpp"
 
+#include <drm.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <stdexcept>
 
@@ -69,6 +72,27 @@ driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow&
   }
   ADD_FAILURE() << "no response on DBC " << window.dbcId() << " within " << timeout.count() << " ms";
   return {0xffff, 0xffff};
+}
+
+int exportBo(const driver::DeviceNode& node, uint32_t handle, uint32_t flags) {
+  static_assert((DRM_RDWR | DRM_CLOEXEC) == 0x80002, "the default flags of exportBo");
+  auto offset = node.mmapBo(handle);
+  if (!offset) return -offset.error();
+  const int fd = ::open((node.shmDir() / driver::boFileName(*offset)).c_str(),
+                        ((flags & DRM_RDWR) ? O_RDWR : O_RDONLY) | ((flags & DRM_CLOEXEC) ? O_CLOEXEC : 0));
+  if (fd < 0) return -errno;
+  drm_prime_handle p{handle, flags, fd};
+  if (auto r = node.rawIoctl(DRM_IOCTL_PRIME_HANDLE_TO_FD, &p, "PRIME_HANDLE_TO_FD"); !r) {
+    ::close(fd);
+    return -r.error();
+  }
+  return p.fd;
+}
+
+int64_t importFd(const driver::DeviceNode& node, int fd) {
+  drm_prime_handle p{0, 0, fd};
+  if (auto r = node.rawIoctl(DRM_IOCTL_PRIME_FD_TO_HANDLE, &p, "PRIME_FD_TO_HANDLE"); !r) return -r.error();
+  return p.handle;
 }
 
 UnreadablePage::UnreadablePage()

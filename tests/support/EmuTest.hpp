@@ -55,6 +55,13 @@ driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow&
                                          const driver::CompletionEvent& interrupt,
                                          std::chrono::milliseconds timeout);
 
+// PRIME on the emulated node, by raw ioctl. exportBo opens the BO's memory file as the kernel
+// would make the dma-buf (read-write with DRM_RDWR, close-on-exec with DRM_CLOEXEC) and lets the
+// device check it (docs/emulator.md, PRIME): the descriptor, or -errno. importFd: the handle, or
+// -errno.
+int exportBo(const driver::DeviceNode& node, uint32_t handle, uint32_t flags = 0x80002 /*RDWR|CLOEXEC*/);
+int64_t importFd(const driver::DeviceNode& node, int fd);
+
 class UnreadablePage {
  public:
   UnreadablePage();

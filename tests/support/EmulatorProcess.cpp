@@ -11,6 +11,7 @@
 
 #include "Paths.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::testing {
 
@@ -54,7 +55,7 @@ EmulatorProcess::EmulatorProcess(const EmulatorOptions& options) {
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   driver::SysfsDevice device(root(), 0);
   for (;;) {
-    auto pid = device.readU64("device/emu_pid");
+    auto pid = device.readU64(driver::sysfs::kEmuPid);
     if (pid && std::filesystem::exists(nodePath(0))) {
       pid_ = static_cast<pid_t>(*pid);
       struct stat st {};
@@ -62,7 +63,7 @@ EmulatorProcess::EmulatorProcess(const EmulatorOptions& options) {
       break;
     }
     if (child_ && child_->wait(0ms).ended) fail("qaic-emu exited before its tree was visible");
-    if (std::chrono::steady_clock::now() > deadline) fail("no accel0 with device/emu_pid under " + root_.string());
+    if (std::chrono::steady_clock::now() > deadline) fail("no accel0 with " + std::string(driver::sysfs::kEmuPid) + " under " + root_.string());
     std::this_thread::sleep_for(20ms);
   }
 }

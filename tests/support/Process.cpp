@@ -1,7 +1,9 @@
 #include "Process.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -337,6 +339,13 @@ RunResult runTool(const std::string& name, const std::vector<std::string>& args,
   std::vector<std::string> argv{programPath(name).string()};
   argv.insert(argv.end(), args.begin(), args.end());
   return runCapturing(argv, timeout);
+}
+
+void becomeUser(const char* user) {
+  const passwd* pw = ::getpwnam(user);
+  if (pw == nullptr || ::setgroups(0, nullptr) != 0 || ::setgid(pw->pw_gid) != 0 || ::setuid(pw->pw_uid) != 0 ||
+      ::getuid() == 0)
+    ::_exit(kSetuidFailed);
 }
 
 ExitStatus runInChild(const std::function<int()>& body, std::chrono::milliseconds timeout) {

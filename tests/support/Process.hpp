@@ -105,6 +105,12 @@ RunResult runCapturing(const std::vector<std::string>& argv, std::chrono::millis
 // runCapturing of the built program programPath(name) with `args`.
 RunResult runTool(const std::string& name, const std::vector<std::string>& args,
                   std::chrono::milliseconds timeout = std::chrono::seconds(60));
+// What becomeUser exits with when it cannot become the user.
+inline constexpr int kSetuidFailed = 90;
+
+// In a forked child: drop the groups, gid and uid to those of `user`, or _exit(kSetuidFailed).
+void becomeUser(const char* user);
+
 // Runs `body` in a forked child that keeps the test's descriptors; killed after `timeout`.
 ExitStatus runInChild(const std::function<int()>& body, std::chrono::milliseconds timeout);
 

@@ -7,8 +7,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -276,15 +276,20 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
     for (unsigned id : ids) {
       try {
         devices.push_back(rt::Util::getDeviceInfo(id));
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
         // A partition listed a moment ago may have been released since; only a device or a
-        // partition asked for by -d is an error when it cannot be read.
+        // partition asked for by -d is an error when it cannot be read. One that is still there
+        // but not this user's to open is named, not shown.
         const bool listedPartition = request.devices.empty() && id >= driver::kFirstPartitionId;
-        if (listedPartition) continue;
-        // Scripts that probe -d 0, 1, 2... stop at this line (the vendor tool's words).
-        if (!request.devices.empty() && !std::filesystem::exists(root.nodePath(id)))
-          out << "Failed to find requested device ID " << id << "\n";
-        throw;
+        if (!listedPartition) {
+          // Scripts that probe -d 0, 1, 2... stop at this line (the vendor tool's words).
+          if (!request.devices.empty() && !std::filesystem::exists(root.nodePath(id)))
+            out << "Failed to find requested device ID " << id << "\n";
+          throw;
+        }
+        std::error_code ec;
+        if (std::filesystem::exists(root.nodePath(id), ec))
+          err << "qaic-util: note: " << e.what() << " (not shown)\n";
       }
     }
     if (request.filters.empty()) return;

@@ -33,6 +33,14 @@ struct PerfCounter {
   Status status = NOT_RUN;
 };
 
+// What the last completed inference moved: bytes the runtime copied on the host (converting the
+// user's inputs into its staging buffers, the outputs out of them) and bytes the device read or
+// wrote in the user's DMA buffers in place, with no copy on the host.
+struct TransferCounts {
+  uint64_t hostCopiedBytes = 0;
+  uint64_t inPlaceBytes = 0;
+};
+
 class InferenceHandle {
  public:
   virtual ~InferenceHandle();
@@ -66,6 +74,8 @@ class InferenceHandle {
   // response are back), "5. output postprocessing", and, an addition to seed 002, "0. queue wait"
   // (submit() until a pipeline thread took it). docs/runtime.md says how each is measured.
   virtual std::map<std::string, PerfCounter> getPerformanceCounts() const = 0;
+  // The bytes of the last completed inference that the host copied, and those used in place.
+  virtual TransferCounts getTransferCounts() const = 0;
 
  protected:
   InferenceHandle() = default;

@@ -1,6 +1,8 @@
 // A user's input or output buffer (seed 001): heap memory the runtime stages through its own
-// device buffers, or a region of a DMA buffer (a device buffer object mapped into the process,
-// allocated with Context::allocateDmaBuffer). `handle`, `offset` are used only for DMA buffers.
+// device buffers, or a region of a DMA buffer: a device buffer object mapped into the process
+// (Context::allocateDmaBuffer), or any dma-buf descriptor the caller holds (another device's
+// DMA buffer, another process's export, a memfd), which the runtime imports into the set's
+// device without a copy. `handle`, `offset` are used only for DMA buffers.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +19,7 @@ enum QBufferType : uint32_t {
 struct QBuffer {
   std::size_t size = 0;      // bytes at buf (heap) or at handle + offset (DMA)
   uint8_t* buf = nullptr;    // heap: must be valid; DMA: the mapped address of handle + offset
-  int handle = -1;           // DMA: the buffer's exported file descriptor (DmaBuffer::fd())
+  int handle = -1;           // DMA: a dma-buf descriptor (DmaBuffer::fd(), a memfd, ...)
   std::size_t offset = 0;    // DMA: where this buffer starts inside the DMA buffer
   QBufferType type = QBUFFER_TYPE_HEAP;
 };
@@ -32,7 +34,9 @@ class DmaBuffer {
   virtual ~DmaBuffer() = default;
   virtual uint8_t* data() const = 0;
   virtual std::size_t size() const = 0;
-  virtual int fd() const = 0;  // the export (a dma-buf file descriptor on real hardware)
+  // Its dma-buf descriptor (PRIME export), owned by this object: a QBuffer handle for sets on any
+  // device, or a descriptor to hand to another process or device.
+  virtual int fd() const = 0;
   // A QBuffer for [offset, offset + bytes) of this buffer; bytes 0 means "to the end".
   QBuffer qbuffer(std::size_t offset = 0, std::size_t bytes = 0) const;
 };

@@ -38,7 +38,7 @@ struct Inventory {
   std::filesystem::path root;           // qaicd's root ("/" on a real machine)
   bool emulated = false;                // root is not "/": nodes are qaic-emu's files
   bool deviceSpecs = true;              // false (--kubelet-mounts-only): emulated nodes as mounts only
-  std::map<uint32_t, std::string> shmDirs;  // emulated: device index -> its device/emu_shm_dir
+  std::map<uint32_t, std::string> shmDirs;  // emulated: device index -> its qaic-emu/shm_dir
   std::vector<ResourceInventory> resources;
   const ResourceInventory* find(std::string_view resource) const;
   bool sameOffer(const Inventory& other) const {

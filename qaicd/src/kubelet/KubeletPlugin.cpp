@@ -11,7 +11,9 @@
 #include <tuple>
 
 #include "Log.hpp"
+#include "driver/ManageCalls.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 #include "kubelet/KubeletRegistrar.hpp"
 
 namespace qaic::qaicd {
@@ -20,20 +22,6 @@ namespace {
 
 std::string unitId(const std::string& device, const std::string& profile, uint32_t slot) {
   return device + "-" + profile + "-" + std::to_string(slot);
-}
-
-// A device's status ("Ready", "Error", ...) from its open `status` file; empty when it cannot
-// be read (the device is going away).
-std::string readStatus(int statusFd) {
-  char text[64];
-  ssize_t n;
-  do {
-    n = ::pread(statusFd, text, sizeof text, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) return {};
-  std::string status(text, static_cast<std::size_t>(n));
-  while (!status.empty() && (status.back() == '\n' || status.back() == ' ')) status.pop_back();
-  return status;
 }
 
 }  // namespace
@@ -97,9 +85,9 @@ KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
   if (it != facts_.end()) return it->second;
   const driver::SysfsDevice sysfs(registry_.root(), device);
   DeviceFacts f;
-  // The PCI address names the card itself, whatever order the driver probed it in: the
-  // vendor's pci_address attribute, else the name of the PCI device the class device links to.
-  if (auto pci = sysfs.read("pci_address"); pci && !pci->empty()) {
+  // The PCI address names the card itself, whatever order the driver probed it in: the DRM
+  // core's GET_UNIQUE on the node, else the name of the PCI device the class device links to.
+  if (auto pci = registry_.pciAddress(device); pci && !pci->empty()) {
     f.id = *pci;
   } else {
     std::error_code ec;
@@ -109,9 +97,9 @@ KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
     f.id = isPci ? name : "accel" + std::to_string(device);
   }
   // Linux shows -1 when the platform does not say; readU64 refuses it, which means "unknown".
-  if (auto numa = sysfs.readU64("device/numa_node")) f.numaNode = static_cast<int64_t>(*numa);
+  if (auto numa = sysfs.readU64(driver::sysfs::kNumaNode)) f.numaNode = static_cast<int64_t>(*numa);
   if (emulated_)
-    if (auto shm = sysfs.read("device/emu_shm_dir")) f.shmDir = *shm;
+    if (auto shm = sysfs.read(driver::sysfs::kEmuShmDir)) f.shmDir = *shm;
   struct stat st {};
   if (::stat(registry_.root().nodePath(device).c_str(), &st) == 0) {
     f.uid = st.st_uid;
@@ -171,11 +159,10 @@ void KubeletPlugin::ensureProfilePartitions() {
 
 void KubeletPlugin::readHealth() {
   for (uint32_t device : registry_.deviceIndices()) {
-    DeviceFacts& f = facts(device);
-    if (!f.status)  // opened on first use, and again if that failed
-      f.status.reset(::open((registry_.root().sysfsPath(device) / "status").c_str(), O_RDONLY | O_CLOEXEC));
-    const std::string status = f.status ? readStatus(f.status.get()) : std::string();
-    const bool ready = status == "Ready";
+    // The firmware's state from the STATUS query over MANAGE, as the vendor's tools ask it.
+    auto report = registry_.status(device);
+    const std::string status = report ? driver::firmwareStateName(report->firmwareState) : std::string();
+    const bool ready = report && report->firmwareState == static_cast<uint32_t>(driver::FirmwareState::Ready);
     auto [it, fresh] = ready_.try_emplace(device, ready);
     if (!fresh && it->second != ready)
       logWarn("device " + std::to_string(device) + " is " +

@@ -66,10 +66,6 @@ class KubeletPlugin {
     uint32_t uid = 0, gid = 0, mode = 0600;
     const K8sProfile* profile = nullptr;
     uint32_t slots = 0;
-    // `status`, kept open and read again from offset 0 (which renders it anew, in sysfs and in
-    // qaic-emu alike): one read per poll instead of a lookup per path component, an open, a
-    // read and a close through an emulated root's FUSE tree.
-    UniqueFd status;
   };
   DeviceFacts& facts(uint32_t device);
   void ensureProfilePartitions();

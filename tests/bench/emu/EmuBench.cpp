@@ -12,6 +12,7 @@
 #include "EmulatorProcess.hpp"
 #include "ReluProgram.hpp"
 #include "kernels/format/DeviceFormat.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::bench {
 namespace {
@@ -49,7 +50,7 @@ BENCHMARK(BM_Baseline_ProgramRunInMemory);
 // EXECUTE_BO of the four BOs of one inference, then WAIT_BO: the kernel-path round trip.
 void BM_ExecuteWaitInference(benchmark::State& state) {
   EmulatorProcess emu(EmulatorOptions{{}, {}, {}, true});
-  const std::string shm = emu.attribute(0, "device/emu_shm_dir");
+  const std::string shm = emu.attribute(0, driver::sysfs::kEmuShmDir);
   auto c = relu();
   RawDevice dev(emu.nodePath(0));
   uint32_t dbc = 0;

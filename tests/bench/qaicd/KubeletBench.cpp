@@ -2,7 +2,7 @@
 //   Allocate of one whole device, and of one partition, with 64 emulated devices (48 offered
 //   whole, 16 given to a 2-NSP profile: 32 partition units): p50 and p99 per call, goal
 //   p99 <= 10 ms; baseline: an empty gRPC round trip on the same socket (GetDevicePluginOptions).
-//   A health change (device/fault/error written) until ListAndWatch delivers it: p50, p99, goal
+//   A health change (qaic-emu/fault/error written) until ListAndWatch delivers it: p50, p99, goal
 //   <= 500 ms; baseline: qaicd's health poll period.
 // The kubelet is the test suite's stand-in; qaic-emu and qaicd are the real programs.
 #include <benchmark/benchmark.h>
@@ -17,6 +17,7 @@
 #include "QaicdProcess.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "kubelet/KubeletPlugin.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::bench {
 namespace {
@@ -162,7 +163,7 @@ void BM_HealthChangeToStream(benchmark::State& state) {
     state.ResumeTiming();
     const std::size_t from = watch.updates();
     const auto start = std::chrono::steady_clock::now();
-    auto written = driver::SysfsDevice(rig().emu->root(), device).write("device/fault/error", error ? "1" : "0");
+    auto written = driver::SysfsDevice(rig().emu->root(), device).write(driver::sysfs::kFaultError, error ? "1" : "0");
     if (!written) return state.SkipWithError(written.message().c_str());
     std::size_t index = 0;
     auto seen = watch.waitFor(

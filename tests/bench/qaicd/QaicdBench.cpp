@@ -18,6 +18,7 @@
 #include "driver/ManageCalls.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "qaicd/QaicdClient.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::bench {
 namespace {
@@ -40,7 +41,7 @@ struct Rig {
   uint64_t freeNsps() const {
     uint64_t total = 0;
     for (unsigned d : {0u, 1u}) {
-      auto v = driver::SysfsDevice(emu->root(), d).readU64("nsp_free");
+      auto v = driver::SysfsDevice(emu->root(), d).readU64(driver::sysfs::kEmuNspFree);
       total += v ? *v : 0;
     }
     return total;

@@ -9,6 +9,7 @@
 #include "ReluProgram.hpp"
 #include "driver/BufferObject.hpp"
 #include "driver/DbcWindow.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -19,12 +20,12 @@ using namespace std::chrono_literals;
 
 TEST_F(EmuTest, ActivationTakesNspsAndDeactivationReturnsThem) {
   auto node = openNode();
-  ASSERT_EQ(attribute("nsp_free"), kTestNsps);
+  ASSERT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
   const uint32_t dbc = activateRelu(node);
   EXPECT_LT(dbc, kTestDbcs);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps - 1);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 1);
   ASSERT_TRUE(deactivate(node, dbc));
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 TEST_F(EmuTest, DeactivatingADbcOneDoesNotOwnIsRefused) {
@@ -34,7 +35,7 @@ TEST_F(EmuTest, DeactivatingADbcOneDoesNotOwnIsRefused) {
   auto r = deactivate(other, dbc);
   ASSERT_FALSE(r) << "another open file deactivated DBC " << dbc;
   EXPECT_TRUE(r.error() == EINVAL || r.error() == EPERM) << r.message();
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps - 1);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 1);
 }
 
 TEST_F(EmuTest, DbcInfoDescribesAWindowOnlyTheOwnerGets) {
@@ -108,13 +109,13 @@ TEST_F(EmuTest, ClosingTheFileFreesEverything) {
     for (uint32_t i = 0; i < kTestDbcs; ++i) activateRelu(node, i + 1);
     auto bo = BufferObject::create(node, 1 << 20);
     ASSERT_TRUE(bo) << bo.message();
-    EXPECT_EQ(attribute("nsp_free"), 0u);
+    EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), 0u);
   }
   // TERMINATE runs when the file closes; the release of the FUSE file can trail close(2).
   const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (attribute("nsp_free") != kTestNsps && std::chrono::steady_clock::now() < deadline)
+  while (attribute(driver::sysfs::kEmuNspFree) != kTestNsps && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(10ms);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
   auto again = openNode();
   for (uint32_t i = 0; i < kTestDbcs; ++i) {
     ASSERT_TRUE(loadProgram(again, relu_, 7 + i));
@@ -129,7 +130,7 @@ TEST_F(EmuTest, SecondProcessContendingForNspsGetsEnospc) {
   ASSERT_TRUE(loadProgram(node, wholeDevice, 1));
   auto dbc = activate(node, 1, 0, 16, 0);
   ASSERT_TRUE(dbc) << dbc.message();
-  EXPECT_EQ(attribute("nsp_free"), 0u);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), 0u);
 
   const DeviceRoot deviceRoot = root();
   auto contender = [&]() -> int {

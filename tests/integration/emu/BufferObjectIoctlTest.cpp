@@ -1,5 +1,6 @@
 // CREATE_BO, MMAP_BO and DETACH_SLICE_BO argument checks, and the BO memory-file contract
 // (docs/device-protocol.md section 1).
+#include <drm.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,12 +28,14 @@ TEST_F(EmuTest, CreateBoGivesDistinctHandlesAndSharedMemory) {
   EXPECT_GE(a->mmapOffset(), kFirstMmapOffset);
 
   std::memcpy(a->data() + 5000, "through the mapping", 19);
+  auto exported = node.primeHandleToFd(a->handle(), DRM_CLOEXEC | DRM_RDWR);
+  ASSERT_TRUE(exported) << exported.message();
   char seen[19] = {};
-  ASSERT_EQ(::pread(a->exportFd(), seen, sizeof seen, 5000), 19);
+  ASSERT_EQ(::pread(exported->get(), seen, sizeof seen, 5000), 19);
   EXPECT_EQ(std::memcmp(seen, "through the mapping", 19), 0) << "export fd sees other memory";
 
   struct stat st {};
-  ASSERT_EQ(::fstat(a->exportFd(), &st), 0);
+  ASSERT_EQ(::fstat(exported->get(), &st), 0);
   EXPECT_EQ(st.st_uid, ::getuid());
   EXPECT_EQ(st.st_mode & 07777, 0600u);
   EXPECT_GE(static_cast<uint64_t>(st.st_size), 8192u);

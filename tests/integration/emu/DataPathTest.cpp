@@ -22,6 +22,7 @@
 #include "RawDevice.hpp"
 #include "ReluProgram.hpp"
 #include "kernels/format/DeviceFormat.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -44,7 +45,7 @@ class DataPath : public ::testing::Test {
 
   void SetUp() override {
     emu_ = std::make_unique<EmulatorProcess>(EmulatorOptions{configJson(), {}, {}, true});
-    shm_ = emu_->attribute(0, "device/emu_shm_dir");
+    shm_ = emu_->attribute(0, driver::sysfs::kEmuShmDir);
     program_ = makeReluProgram(4, {1, 8, 2, 2}, {ir::DeviceLayout::DWHC, ir::DType::Float16});
     dev_ = std::make_unique<RawDevice>(emu_->nodePath(0));
     ASSERT_GE(dev_->fd(), 0);
@@ -194,7 +195,7 @@ class DataPath : public ::testing::Test {
     activateAndMap();
     prepareBuffers();
     attachAllForRing();
-    ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "1"));
+    ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultNspHang, "1"));
     submit(inferenceElements(1));
   }
 
@@ -211,10 +212,10 @@ class DataPath : public ::testing::Test {
 
 TEST_F(DataPath, ActivationClaimsResourcesUntilTheFileCloses) {
   activateAndMap();
-  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "12");
-  EXPECT_EQ(emu_->attribute(0, "vc_free"), "15");
-  EXPECT_EQ(emu_->attribute(0, "networks_active"), "1");
-  EXPECT_EQ(emu_->attribute(0, "dbc" + std::to_string(dbc_) + "_state"), "assigned");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "12");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuVcFree), "15");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNetworksActive), "1");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::dbcState(dbc_)), "1");
   {
     RawDevice other(emu_->nodePath(0));
     qaic_emu_dbc_info info{};
@@ -222,11 +223,11 @@ TEST_F(DataPath, ActivationClaimsResourcesUntilTheFileCloses) {
     EXPECT_EQ(rawIoctl(other.fd(), DRM_IOCTL_QAIC_EMU_DBC_INFO, &info), EPERM);
   }
   dev_->close();
-  EXPECT_TRUE(eventually([&] { return emu_->attribute(0, "nsp_free") == "16"; }));
-  EXPECT_EQ(emu_->attribute(0, "vc_free"), "16");
-  EXPECT_EQ(emu_->attribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->attribute(0, "networks_loaded"), "0");
-  EXPECT_EQ(emu_->attribute(0, "dram_free"), emu_->attribute(0, "dram_total"));
+  EXPECT_TRUE(eventually([&] { return emu_->attribute(0, driver::sysfs::kEmuNspFree) == "16"; }));
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuVcFree), "16");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNetworksActive), "0");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNetworksLoaded), "0");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuDramFree), emu_->attribute(0, driver::sysfs::kEmuDramTotal));
 }
 
 TEST_F(DataPath, ActivationsBeyondTheNspsFailWithEnospc) {
@@ -236,7 +237,7 @@ TEST_F(DataPath, ActivationsBeyondTheNspsFailWithEnospc) {
     files.push_back(std::make_unique<RawDevice>(emu_->nodePath(0)));
     ASSERT_EQ(activate(*files.back(), 8, dbc, 0), 0) << i;
   }
-  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "0");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "0");
   RawDevice last(emu_->nodePath(0));
   EXPECT_EQ(activate(last, 8, dbc, 0), ENOSPC);
 }
@@ -250,8 +251,8 @@ TEST_F(DataPath, ActivationTakesOnlyARealEventfd) {
   EXPECT_EQ(transferAndActivate(*dev_, program_.bytes, 12, 8, 987654, dbc), EBADF);
   close(fds[0]);
   close(fds[1]);
-  EXPECT_EQ(emu_->attribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNetworksActive), "0");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "16");
   EXPECT_EQ(transferAndActivate(*dev_, program_.bytes, 13, 8, efd_, dbc), 0);
 }
 
@@ -317,7 +318,7 @@ TEST_F(DataPath, InjectedDmaFailureCompletesTheNextRequests) {
   activateAndMap();
   prepareBuffers();
   attachAllForRing();
-  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/dma_fail", "3 1"));
+  ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultDmaFail, "3 1"));
   driver::ResponseElement r{};
   submit(inferenceElements(1));
   ASSERT_TRUE(nextResponse(r));
@@ -334,7 +335,7 @@ TEST_F(DataPath, HungNspTimesOutWithNspHang) {
   EXPECT_FALSE(nextResponse(r, 500ms));  // the client's own timeout fires first
   ASSERT_TRUE(nextResponse(r));           // then the device's semaphore timeout
   EXPECT_EQ(r.completionCode, driver::DBC_COMPLETION_NSP_HANG);
-  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultNspHang, "0"));
 }
 
 // The hung request fails once, after one semaphore timeout; its program never runs late, so the
@@ -345,7 +346,7 @@ TEST_F(DataPath, HungRunIsDroppedAndTheNextRequestComputes) {
   ASSERT_TRUE(nextResponse(r));
   EXPECT_EQ(r.reqId, 1);
   EXPECT_EQ(r.completionCode, driver::DBC_COMPLETION_NSP_HANG);
-  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultNspHang, "0"));
   std::memset(out_.map.data(), 0, out_.size);
   submit(inferenceElements(2));
   ASSERT_TRUE(nextResponse(r));
@@ -374,7 +375,7 @@ TEST_F(LongHang, ActivateDoesNotWaitBehindAHungRun) {
   EXPECT_EQ(activate(other, 8, dbc, 0), 0);
   driver::ResponseElement r{};
   EXPECT_FALSE(nextResponse(r, 0ms)) << "the hung request completed, code " << r.completionCode;
-  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultNspHang, "0"));
   ASSERT_TRUE(nextResponse(r));
   EXPECT_EQ(r.completionCode, 0) << driver::completionCodeName(r.completionCode);
   expectReluOutput();
@@ -547,7 +548,7 @@ TEST_F(ExecuteBo, BusyBoCannotBeDetachedAndWaitTimesOut) {
   activateAndMap(4);  // room for 3 elements
   prepareBuffers();
   attachForExecute();
-  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/nsp_hang", "1"));
+  ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultNspHang, "1"));
   ASSERT_EQ(execute({{req_.handle, QAIC_DIR_TO_DEVICE},
                      {in_.handle, QAIC_DIR_TO_DEVICE},
                      {out_.handle, QAIC_DIR_FROM_DEVICE}}),
@@ -561,11 +562,11 @@ TEST_F(ExecuteBo, BusyBoCannotBeDetachedAndWaitTimesOut) {
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(execute({{rsp_.handle, QAIC_DIR_FROM_DEVICE}}), 0);
   EXPECT_EQ(execute({{req_.handle, QAIC_DIR_TO_DEVICE}, {in_.handle, QAIC_DIR_TO_DEVICE}}), EAGAIN);
-  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/reset", "1"));
+  ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultReset, "1"));
   EXPECT_EQ(wait(out_, 5000), EIO);  // completed with DEVICE_RESET
-  EXPECT_EQ(emu_->attribute(0, "status"), "Ready");
-  EXPECT_EQ(emu_->attribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuStatus), "Ready");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNetworksActive), "0");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "16");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "EmulatorProcess.hpp"
 #include "RawDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -38,26 +39,26 @@ TEST(EmuMount, ServesDeviceNodeAndSysfsAttributes) {
   ASSERT_EQ(stat(emu.nodePath(0).c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 0u);
   EXPECT_EQ(st.st_mode & 0777, getgrnam("qaic") ? 0660u : 0666u);
-  EXPECT_EQ(emu.attribute(0, "status"), "Ready");
-  EXPECT_EQ(emu.attribute(0, "nsp_total"), "16");
-  EXPECT_EQ(emu.attribute(0, "nsp_free"), "16");
-  EXPECT_EQ(emu.attribute(0, "vc_total"), "16");
-  EXPECT_EQ(emu.attribute(0, "device/vendor"), "0x17cb");
-  EXPECT_EQ(emu.attribute(0, "device/device"), "0xa100");
-  EXPECT_EQ(emu.attribute(0, "device/emu_pid"), std::to_string(emu.pid()));
-  EXPECT_EQ(emu.attribute(0, "dbc15_state"), "idle");
-  EXPECT_EQ(emu.attribute(0, "networks_active"), "0");
-  const std::string shm = emu.attribute(0, "device/emu_shm_dir");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuStatus), "Ready");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuNspTotal), "16");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuNspFree), "16");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuVcTotal), "16");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kPciVendor), "0x17cb");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kPciDevice), "0xa100");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuPid), std::to_string(emu.pid()));
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::dbcState(15)), "0");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuNetworksActive), "0");
+  const std::string shm = emu.attribute(0, driver::sysfs::kEmuShmDir);
   ASSERT_EQ(stat(shm.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0711u);
-  EXPECT_FALSE(statable(emu.attributePath(1, "status")));  // one device by default
+  EXPECT_FALSE(statable(emu.attributePath(1, driver::sysfs::kEmuStatus)));  // one device by default
 }
 
 TEST(EmuMount, DevicesOptionClonesTheDefaultDevice) {
   TempDir root;
   EmulatorProcess emu(foreground(root.path(), {"--devices", "3"}));
-  for (int d = 0; d < 3; ++d) EXPECT_EQ(emu.attribute(d, "nsp_total"), "16");
-  EXPECT_NE(emu.attribute(0, "pci_address"), emu.attribute(2, "pci_address"));
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(emu.attribute(d, driver::sysfs::kEmuNspTotal), "16");
+  EXPECT_NE(emu.attribute(0, driver::sysfs::kEmuPciAddress), emu.attribute(2, driver::sysfs::kEmuPciAddress));
   EXPECT_FALSE(statable(emu.nodePath(3)));
 }
 
@@ -65,11 +66,11 @@ TEST(EmuMount, ConfigFileSetsResourcesAndNodePolicy) {
   TempDir root;
   EmulatorProcess emu(foreground(root.path(), {}, R"({"devices": [{"nsps": 4, "dbcs": 2, "ddr_mb": 64, "sku": "tiny"}],
                                                       "nodes": {"mode": "0600"}})"));
-  EXPECT_EQ(emu.attribute(0, "nsp_total"), "4");
-  EXPECT_EQ(emu.attribute(0, "dram_total"), "64");
-  EXPECT_EQ(emu.attribute(0, "sku"), "tiny");
-  EXPECT_EQ(emu.attribute(0, "dbc1_state"), "idle");
-  EXPECT_FALSE(statable(emu.attributePath(0, "dbc2_state")));
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuNspTotal), "4");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuDramTotal), "64");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuSku), "tiny");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::dbcState(1)), "0");
+  EXPECT_FALSE(statable(emu.attributePath(0, driver::sysfs::dbcState(2))));
   struct stat st;
   ASSERT_EQ(stat(emu.nodePath(0).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -102,7 +103,7 @@ TEST(EmuMount, StaleMountIsRecoveredAtStart) {
     ASSERT_EQ(errno, ENOTCONN);
   }
   EmulatorProcess emu(foreground(root.path()));
-  EXPECT_EQ(emu.attribute(0, "status"), "Ready");
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuStatus), "Ready");
   EXPECT_TRUE(emu.stop()) << emu.log();
 }
 
@@ -122,7 +123,7 @@ class EmuDevice : public ::testing::Test {
  protected:
   void SetUp() override {
     emu_ = std::make_unique<EmulatorProcess>(foreground(root_.path()));
-    shm_ = emu_->attribute(0, "device/emu_shm_dir");
+    shm_ = emu_->attribute(0, driver::sysfs::kEmuShmDir);
   }
   void TearDown() override {
     EXPECT_TRUE(emu_->stop()) << emu_->log();  // under LeakSanitizer, 0 also means nothing leaked
@@ -189,7 +190,9 @@ TEST_F(EmuDevice, BufferObjectIoctlsValidateLikeTheKernel) {
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EXECUTE_BO, &exec), EINVAL);
   qaic_emu_dbc_info info{};
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EMU_DBC_INFO, &info), EPERM);
-  EXPECT_EQ(rawIoctl(dev.fd(), _IOWR('d', 0x40 + 0x30, qaic_wait), &wait), ENOTTY);
+  // Numbers the driver does not define are EINVAL, as drm_ioctl() answers; other types ENOTTY.
+  EXPECT_EQ(rawIoctl(dev.fd(), _IOWR('d', 0x40 + 0x30, qaic_wait), &wait), EINVAL);
+  EXPECT_EQ(rawIoctl(dev.fd(), _IOWR('q', 0x40, qaic_wait), &wait), ENOTTY);
 }
 
 TEST_F(EmuDevice, ManageStatusAnswersInPlace) {
@@ -231,8 +234,8 @@ TEST_F(EmuDevice, ManageRejectsMalformedMessages) {
   appendBytes(msg, qaic_manage_trans_activate_to_dev{{QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 0, 0,
                                                      driver::makeActivateOptions(5, 0), 0});
   EXPECT_EQ(dev.manage(msg, 56, 2, len, count), EINVAL);
-  EXPECT_EQ(emu_->attribute(0, "networks_active"), "0");
-  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNetworksActive), "0");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "16");
 }
 
 driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t group,
@@ -259,8 +262,8 @@ TEST_F(EmuDevice, ResourceGroupsAreReservedAndFreedWithTheFile) {
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 10), resp), 0);
   ASSERT_EQ(resp.status, 0);
   EXPECT_EQ(resp.resources.numNsp, 10u);
-  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "6");
-  EXPECT_EQ(emu_->attribute(0, "vc_free"), "15");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "6");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuVcFree), "15");
   {
     RawDevice other(emu_->nodePath(0));
     driver::ResourceGroupResponse r2{};
@@ -271,31 +274,31 @@ TEST_F(EmuDevice, ResourceGroupsAreReservedAndFreedWithTheFile) {
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Release, resp.groupId, 0),
                         released), 0);
   EXPECT_EQ(released.status, 0);
-  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "16");
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 16), resp), 0);
-  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "0");
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "0");
   dev.close();  // TERMINATE semantics: the reservation goes with the file
-  EXPECT_TRUE(eventually([&] { return emu_->attribute(0, "nsp_free") == "16"; }));
+  EXPECT_TRUE(eventually([&] { return emu_->attribute(0, driver::sysfs::kEmuNspFree) == "16"; }));
 }
 
 TEST_F(EmuDevice, RemovedDeviceDisappearsAndOpenFilesGetEnodev) {
   RawDevice dev(emu_->nodePath(0));
   uint32_t handle = 0;
   ASSERT_EQ(dev.createBo(4096, handle), 0);
-  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/remove", "1"));
+  ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultRemove, "1"));
   struct stat st;
   EXPECT_NE(stat(emu_->nodePath(0).c_str(), &st), 0);
-  EXPECT_NE(stat(emu_->attributePath(0, "status").c_str(), &st), 0);
+  EXPECT_NE(stat(emu_->attributePath(0, driver::sysfs::kEmuStatus).c_str(), &st), 0);
   EXPECT_EQ(dev.createBo(4096, handle), ENODEV);
 }
 
 TEST_F(EmuDevice, ResetKeepsTheDeviceUsable) {
-  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/reset", "1"));
-  EXPECT_EQ(emu_->attribute(0, "status"), "Ready");
-  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/dma_fail", "3 2"));
-  EXPECT_EQ(emu_->attribute(0, "device/fault/dma_fail"), "3 2");
-  EXPECT_FALSE(emu_->setAttribute(0, "device/fault/dma_fail", "banana"));
-  EXPECT_FALSE(emu_->setAttribute(0, "status", "Error"));
+  ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultReset, "1"));
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuStatus), "Ready");
+  ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultDmaFail, "3 2"));
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kFaultDmaFail), "3 2");
+  EXPECT_FALSE(emu_->setAttribute(0, driver::sysfs::kFaultDmaFail, "banana"));
+  EXPECT_FALSE(emu_->setAttribute(0, driver::sysfs::kEmuStatus, "Error"));
 }
 
 }  // namespace

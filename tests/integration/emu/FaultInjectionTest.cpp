@@ -1,4 +1,4 @@
-// The fault files under sys/class/accel/accelN/device/fault/: a hung NSP, failed DMA, a reset
+// The fault files under sys/class/accel/accelN/qaic-emu/fault/: a hung NSP, failed DMA, a reset
 // and a surprise removal, each seen by the client as a timeout, a completion code or an errno.
 #include <unistd.h>
 
@@ -9,6 +9,7 @@
 #include "ReluProgram.hpp"
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -38,13 +39,14 @@ class FaultTest : public EmuTest {
     node_.reset();
     EmuTest::TearDown();
   }
-  void fault(const std::string& file, const std::string& value) {
-    auto r = sysfs().write("device/fault/" + file, value);
+  // `file` is one of the fault files (driver::sysfs::kFault...).
+  void fault(const char* file, const std::string& value) {
+    auto r = sysfs().write(file, value);
     ASSERT_TRUE(r) << r.message();
   }
   // A request kept in flight by a hung NSP, then `file` written 1: the request ends with EIO.
-  void expectRequestInFlightLostTo(const std::string& file) {
-    fault("nsp_hang", "1");
+  void expectRequestInFlightLostTo(const char* file) {
+    fault(driver::sysfs::kFaultNspHang, "1");
     ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
     fault(file, "1");
     auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
@@ -60,7 +62,7 @@ class FaultTest : public EmuTest {
 };
 
 TEST_F(FaultTest, HungNspMakesTheClientTimeOut) {
-  fault("nsp_hang", "1");
+  fault(driver::sysfs::kFaultNspHang, "1");
   ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
   auto r = node_->waitBo(rig_->lastHandle(), dbc_, 300);
   ASSERT_FALSE(r) << "a request completed on a hung NSP";
@@ -71,13 +73,13 @@ TEST_F(FaultTest, HungNspMakesTheClientTimeOut) {
   auto hung = node_->waitBo(output, dbc_, 10000);
   ASSERT_FALSE(hung);
   EXPECT_EQ(hung.error(), EIO) << hung.message();
-  fault("nsp_hang", "0");
+  fault(driver::sysfs::kFaultNspHang, "0");
 }
 
 TEST_F(FaultTest, DmaFailureIsACompletionCode) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();
-  fault("dma_fail", std::to_string(DBC_COMPLETION_DMA_FAILED) + " 1");
+  fault(driver::sysfs::kFaultDmaFail, std::to_string(DBC_COMPLETION_DMA_FAILED) + " 1");
   ASSERT_TRUE(window->submit(rig_->ringElements(1)));
   ResponseElement response = awaitOneResponse(*this, *window, *interrupt_, 20s);
   EXPECT_EQ(response.reqId, 1u);
@@ -95,17 +97,17 @@ TEST_F(FaultTest, DmaFailureIsACompletionCode) {
 TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();
-  expectRequestInFlightLostTo("reset");
+  expectRequestInFlightLostTo(driver::sysfs::kFaultReset);
   EXPECT_EQ(window->deviceStatus(), DeviceStatus::Resetting);
-  auto status = sysfs().read("status");
+  auto status = sysfs().read(driver::sysfs::kEmuStatus);
   ASSERT_TRUE(status);
   EXPECT_EQ(*status, "Ready");
-  auto hang = sysfs().read("device/fault/nsp_hang");
+  auto hang = sysfs().read(driver::sysfs::kFaultNspHang);
   ASSERT_TRUE(hang);
   EXPECT_EQ(*hang, "0") << "faults are cleared by a reset";
   // After a reset every activation is gone; a new client gets the whole device.
-  for (int i = 0; i < 500 && attribute("nsp_free") != kTestNsps; ++i) ::usleep(10000);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  for (int i = 0; i < 500 && attribute(driver::sysfs::kEmuNspFree) != kTestNsps; ++i) ::usleep(10000);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
   auto fresh = openNode();
   auto dbc = [&]() -> Result<uint32_t> {
     if (auto r = loadProgram(fresh, relu_, 2); !r) return r.sysError();
@@ -115,9 +117,9 @@ TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
 }
 
 TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
-  expectRequestInFlightLostTo("error");
-  EXPECT_EQ(sysfs().read("status").value(), "Error");
-  EXPECT_EQ(sysfs().read("device/fault/error").value(), "1");
+  expectRequestInFlightLostTo(driver::sysfs::kFaultError);
+  EXPECT_EQ(sysfs().read(driver::sysfs::kEmuStatus).value(), "Error");
+  EXPECT_EQ(sysfs().read(driver::sysfs::kFaultError).value(), "1");
   auto refused = [&]() -> Result<uint32_t> {
     if (auto r = loadProgram(*node_, relu_, 2); !r) return r.sysError();
     return activate(*node_, 2, 0, 16, 0);
@@ -125,13 +127,13 @@ TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
   ASSERT_FALSE(refused) << "an activation started on a device in error";
   EXPECT_EQ(refused.error(), EAGAIN) << refused.message();
 
-  fault("error", "0");
-  EXPECT_EQ(sysfs().read("status").value(), "Ready");
-  fault("error", "1");
-  fault("reset", "1");
-  EXPECT_EQ(sysfs().read("status").value(), "Ready") << "a reset ends the error";
-  EXPECT_EQ(sysfs().read("device/fault/error").value(), "0");
-  auto bad = sysfs().write("device/fault/error", "2");
+  fault(driver::sysfs::kFaultError, "0");
+  EXPECT_EQ(sysfs().read(driver::sysfs::kEmuStatus).value(), "Ready");
+  fault(driver::sysfs::kFaultError, "1");
+  fault(driver::sysfs::kFaultReset, "1");
+  EXPECT_EQ(sysfs().read(driver::sysfs::kEmuStatus).value(), "Ready") << "a reset ends the error";
+  EXPECT_EQ(sysfs().read(driver::sysfs::kFaultError).value(), "0");
+  auto bad = sysfs().write(driver::sysfs::kFaultError, "2");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error(), EINVAL);
 }
@@ -139,7 +141,7 @@ TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
 TEST_F(FaultTest, RemovedDeviceAnswersEnodev) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();
-  fault("remove", "1");
+  fault(driver::sysfs::kFaultRemove, "1");
   auto r = node_->execute(dbc_, rig_->executeEntries());
   ASSERT_FALSE(r) << "EXECUTE_BO on a removed device";
   EXPECT_EQ(r.error(), ENODEV);

@@ -43,7 +43,8 @@ InferenceRig::InferenceRig(const DeviceNode& node, const container::QpcImage& im
 void InferenceRig::addSlot(std::string name, uint32_t dir, std::size_t bytes, uint64_t deviceAddress) {
   auto bo = BufferObject::create(node_, bytes);
   if (!bo) throw std::runtime_error("BO for " + name + ": " + bo.message());
-  Slot slot{std::move(name), dir, std::move(*bo), {}};
+  const uint32_t handle = bo->handle();
+  Slot slot{std::move(name), dir, std::move(*bo), {}, handle};
   slot.slice.size = bytes;
   slot.slice.dev_addr = deviceAddress;
   slot.slice.offset = 0;
@@ -54,12 +55,17 @@ void InferenceRig::attachAll() {
   for (const Slot& s : slots_) {
     qaic_attach_slice_hdr hdr{};
     hdr.dbc_id = dbcId_;
-    hdr.handle = s.bo.handle();
+    hdr.handle = s.handle;
     hdr.dir = s.dir;
     hdr.size = s.bo.size();
     if (auto r = node_.attachSlices(hdr, std::span(&s.slice, 1)); !r)
       throw std::runtime_error("ATTACH_SLICE_BO for " + s.name + ": " + r.message());
   }
+}
+
+void InferenceRig::useHandle(const std::string& name, uint32_t handle) {
+  for (Slot& s : slots_)
+    if (s.name == name) s.handle = handle;
 }
 
 const InferenceRig::Slot& InferenceRig::slot(const std::string& name) const {
@@ -95,14 +101,14 @@ ResponseDescriptorHeader InferenceRig::responseHeader() const {
 
 std::vector<qaic_execute_entry> InferenceRig::executeEntries() const {
   std::vector<qaic_execute_entry> entries;
-  for (const Slot& s : slots_) entries.push_back({s.bo.handle(), s.dir});
+  for (const Slot& s : slots_) entries.push_back({s.handle, s.dir});
   return entries;
 }
 
 std::vector<RequestElement> InferenceRig::ringElements(uint16_t reqId) const {
   std::vector<RequestElement> elements;
   for (std::size_t i = 0; i < slots_.size(); ++i)
-    elements.push_back(sliceRequestElement(reqId, slots_[i].bo.handle(), slots_[i].dir,
+    elements.push_back(sliceRequestElement(reqId, slots_[i].handle, slots_[i].dir,
                                            slots_[i].slice, i + 1 == slots_.size()));
   return elements;
 }

@@ -22,6 +22,7 @@ class InferenceRig {
     uint32_t dir = 0;  // QAIC_DIR_*
     driver::BufferObject bo;
     qaic_attach_slice_entry slice{};
+    uint32_t handle = 0;  // what is attached and executed: bo's, or one set by useHandle
   };
 
   // Throws std::runtime_error naming the ioctl and buffer that failed.
@@ -30,6 +31,9 @@ class InferenceRig {
 
   // Creates the BOs and attaches them (separately, so tests can stop in between).
   void attachAll();
+  // Attaches and executes `handle` (an imported BO of at least the buffer's size) in place of
+  // the rig's own BO for buffer `name`; call before attachAll.
+  void useHandle(const std::string& name, uint32_t handle);
 
   std::span<std::byte> buffer(const std::string& name);
   const Slot& slot(const std::string& name) const;
@@ -39,7 +43,7 @@ class InferenceRig {
 
   // Ring order: request descriptor, inputs, outputs, response descriptor.
   std::vector<qaic_execute_entry> executeEntries() const;
-  uint32_t lastHandle() const { return slots_.back().bo.handle(); }
+  uint32_t lastHandle() const { return slots_.back().handle; }
   // One element per slice sharing `reqId`; only the last asks for a response.
   std::vector<driver::RequestElement> ringElements(uint16_t reqId) const;
 

@@ -3,6 +3,7 @@
 
 #include "EmuTest.hpp"
 #include "ReluProgram.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -102,23 +103,23 @@ TEST_F(EmuTest, ProgramLoadFromUnreadableMemoryIsEfault) {
 
 TEST_F(EmuTest, ActivatingAnUnknownLoadFails) {
   auto node = openNode();
-  const uint64_t before = attribute("nsp_free");
+  const uint64_t before = attribute(driver::sysfs::kEmuNspFree);
   auto r = activate(node, 42, 0, 16, 0);
   ASSERT_FALSE(r) << "activated DBC " << *r << " without a program";
   EXPECT_EQ(r.error(), EINVAL) << r.message();
-  EXPECT_EQ(attribute("nsp_free"), before);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), before);
 }
 
 TEST_F(EmuTest, CorruptProgramIsRefusedAndNothingIsHeld) {
   auto node = openNode();
-  const uint64_t before = attribute("nsp_free");
+  const uint64_t before = attribute(driver::sysfs::kEmuNspFree);
   std::vector<std::byte> corrupt = relu_;
   corrupt[corrupt.size() / 2] ^= std::byte{0x5a};
   auto loaded = loadProgram(node, corrupt, 9);
   auto activated = loaded ? activate(node, 9, 0, 16, 0) : Result<uint32_t>(loaded.sysError());
   ASSERT_FALSE(activated) << "a container with a bad checksum was activated";
   EXPECT_EQ(activated.error(), EINVAL) << activated.message();
-  EXPECT_EQ(attribute("nsp_free"), before);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), before);
   EXPECT_TRUE(queryStatus(node));
 }
 

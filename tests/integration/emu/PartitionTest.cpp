@@ -2,6 +2,7 @@
 // resources off a device; the partition appears as accel<id>, only its owner may open it, its
 // activations cannot exceed it, and it ends by removal or a device reset. Devices also come at
 // run time through sys/bus/qaic-emu/add_device.
+#include <drm.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <grp.h>
@@ -14,6 +15,7 @@
 #include "EmuTest.hpp"
 #include "Process.hpp"
 #include "ReluProgram.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -96,26 +98,26 @@ TEST_F(PartitionTest, CreatePublishesANodeWithThePartitionsOwnCounters) {
   ASSERT_EQ(::stat(root().nodePath(p.partitionId).c_str(), &st), 0) << "no derived node";
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(st.st_uid, nobodyUid());
-  EXPECT_EQ(partitionAttribute(p.partitionId, "nsp_total"), 2u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "nsp_free"), 2u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "vc_total"), 1u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "dram_total"), 256u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "device/partition/parent"), 0u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "device/partition/owner_uid"), nobodyUid());
-  EXPECT_EQ(partitionAttribute(p.partitionId, "device/partition/holder_pid"),
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuNspTotal), 2u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuNspFree), 2u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuVcTotal), 1u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuDramTotal), 256u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionParent), 0u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionOwnerUid), nobodyUid());
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionHolderPid),
             static_cast<uint64_t>(::getpid()));
-  auto label = SysfsDevice(root(), p.partitionId).read("device/partition/label");
+  auto label = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kPartitionLabel);
   ASSERT_TRUE(label) << label.message();
   EXPECT_EQ(*label, "team-a");
-  auto mode = SysfsDevice(root(), p.partitionId).read("device/partition/mode");
+  auto mode = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kPartitionMode);
   ASSERT_TRUE(mode);
   EXPECT_EQ(*mode, "0600");
-  auto status = SysfsDevice(root(), p.partitionId).read("status");
+  auto status = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kEmuStatus);
   ASSERT_TRUE(status);
   EXPECT_EQ(*status, "Ready");
   // The parent lends what the partition holds.
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps - 2);
-  EXPECT_EQ(attribute("vc_free"), kTestDbcs - 1);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 2);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuVcFree), kTestDbcs - 1);
   // The listing shows it beside the device.
   const auto listed = root().listDevices();
   EXPECT_NE(std::find(listed.begin(), listed.end(), p.partitionId), listed.end());
@@ -136,15 +138,31 @@ TEST_F(PartitionTest, ActivationsInsideAPartitionCannotExceedIt) {
   ASSERT_TRUE(loadProgram(*inside, relu_, 2));
   auto fits = activate(*inside, 2, 0, 16, 0);
   ASSERT_TRUE(fits) << fits.message();
-  EXPECT_EQ(partitionAttribute(p.partitionId, "nsp_free"), 1u);
-  EXPECT_EQ(partitionAttribute(p.partitionId, "networks_active"), 1u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuNspFree), 1u);
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuNetworksActive), 1u);
+  // The DRM core answers on the partition's node as on its parent's.
+  drm_version version{};
+  ASSERT_TRUE(inside->rawIoctl(DRM_IOCTL_VERSION, &version, "VERSION"));
+  EXPECT_EQ(version.name_len, 4u);
+  char unique[16] = {};
+  drm_unique u{sizeof unique, unique};
+  ASSERT_TRUE(inside->rawIoctl(DRM_IOCTL_GET_UNIQUE, &u, "GET_UNIQUE"));
+  EXPECT_EQ(std::string(unique, u.unique_len), "0000:01:00.0") << "the parent's PCI function";
+  // The firmware's status query on the partition's node reports the partition.
+  auto report = queryDeviceStatus(*inside);
+  ASSERT_TRUE(report) << report.message();
+  EXPECT_EQ(report->nspTotal, 2u);
+  EXPECT_EQ(report->nspFree, 1u);
+  EXPECT_EQ(report->vcTotal, 1u);
+  EXPECT_EQ(report->networksActive, 1u);
+  EXPECT_EQ(report->ddrTotalBytes, 256ull << 20);
   // The partition has one VC, now in use, though the device has more.
   ASSERT_TRUE(loadProgram(*inside, relu_, 3));
   auto secondVc = activate(*inside, 3, 0, 16, 0);
   ASSERT_FALSE(secondVc);
   EXPECT_EQ(secondVc.error(), ENOSPC);
   // Outside the partition the device's remaining NSPs still serve.
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps - 2);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 2);
   EXPECT_LT(activateRelu(parent, 4), kTestDbcs);
 }
 
@@ -172,15 +190,15 @@ TEST_F(PartitionTest, RemovalAbortsItsActivationsAndReturnsEverything) {
   ASSERT_TRUE(inside) << inside.message();
   const uint32_t dbc = activateRelu(*inside, 1);
   EXPECT_LT(dbc, kTestDbcs);
-  EXPECT_EQ(attribute("networks_active"), 1u);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNetworksActive), 1u);
 
   auto removed = partitionCommand(parent, removeRequest(p.partitionId));
   ASSERT_TRUE(removed) << removed.message();
   EXPECT_EQ(removed->status, 0);
   EXPECT_FALSE(nodeExists(p.partitionId));
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
-  EXPECT_EQ(attribute("vc_free"), kTestDbcs);
-  EXPECT_EQ(attribute("networks_active"), 0u);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuVcFree), kTestDbcs);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNetworksActive), 0u);
   // The file opened on it stays open but serves nothing.
   auto status = queryStatus(*inside);
   ASSERT_FALSE(status);
@@ -199,7 +217,7 @@ TEST_F(PartitionTest, APartitionOutlivesItsCreatorsFile) {
   // Release of the creator's file is asynchronous in FUSE; the partition must still be there after.
   for (int i = 0; i < 50; ++i) ::usleep(10000);
   EXPECT_TRUE(nodeExists(id));
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps - 1);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 1);
 }
 
 TEST_F(PartitionTest, RefusalNamesTheShortResource) {
@@ -213,7 +231,7 @@ TEST_F(PartitionTest, RefusalNamesTheShortResource) {
   auto tooMuchDdr = create(parent, r);
   EXPECT_EQ(tooMuchDdr.status, -ENOSPC);
   EXPECT_EQ(tooMuchDdr.shortResource, static_cast<uint32_t>(PartitionResource::Ddr));
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 TEST_F(PartitionTest, MalformedCommandsAreEinval) {
@@ -243,16 +261,16 @@ TEST_F(PartitionTest, MalformedCommandsAreEinval) {
   r = createRequest(1, 1, 0);
   r.version = 2;
   expectEinval(r, "unknown version");
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 TEST_F(PartitionTest, AResetEndsEveryPartition) {
   auto parent = openNode();
   const auto p = create(parent, createRequest(2, 1, 0));
   ASSERT_TRUE(nodeExists(p.partitionId));
-  ASSERT_TRUE(sysfs().write("device/fault/reset", "1"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultReset, "1"));
   EXPECT_FALSE(nodeExists(p.partitionId));
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 class PartitionPermissionTest : public PartitionTest {
@@ -301,7 +319,7 @@ TEST_F(EmuTest, DevicesAreAddedAtRunTime) {
   const auto listed = root().listDevices();
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[1], 1u);
-  auto status = SysfsDevice(root(), 1).read("status");
+  auto status = SysfsDevice(root(), 1).read(driver::sysfs::kEmuStatus);
   ASSERT_TRUE(status) << status.message();
   EXPECT_EQ(*status, "Ready");
   auto node = DeviceNode::open(root(), 1);

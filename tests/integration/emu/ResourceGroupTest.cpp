@@ -4,6 +4,7 @@
 
 #include "EmuTest.hpp"
 #include "ReluProgram.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -32,7 +33,7 @@ TEST_F(EmuTest, ReservationTakesNspsAndBoundsActivations) {
   auto group = resourceGroup(node, request(ResourceGroupOp::Reserve, 0, 2, 1));
   ASSERT_TRUE(group) << group.message();
   EXPECT_EQ(group->resources.numNsp, 2u);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps - 2);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 2);
 
   const auto threeCores = reluProgram(3);
   ASSERT_TRUE(loadProgram(node, threeCores, 1));
@@ -53,7 +54,7 @@ TEST_F(EmuTest, ReservingMoreThanTheDeviceHasIsEnospc) {
   auto r = resourceGroup(node, request(ResourceGroupOp::Reserve, 0, kTestNsps + 1, 1));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), ENOSPC);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 TEST_F(EmuTest, ReleaseAndCloseReturnTheGroup) {
@@ -65,15 +66,15 @@ TEST_F(EmuTest, ReleaseAndCloseReturnTheGroup) {
   EXPECT_EQ(query->resources.numNsp, 3u);
   auto released = resourceGroup(node, request(ResourceGroupOp::Release, group->groupId, 0, 0));
   ASSERT_TRUE(released) << released.message();
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 
   {
     auto holder = openNode();
     ASSERT_TRUE(resourceGroup(holder, request(ResourceGroupOp::Reserve, 0, kTestNsps, 1)));
-    EXPECT_EQ(attribute("nsp_free"), 0u);
+    EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), 0u);
   }
-  for (int i = 0; i < 500 && attribute("nsp_free") != kTestNsps; ++i) ::usleep(10000);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps) << "closing the file did not release its group";
+  for (int i = 0; i < 500 && attribute(driver::sysfs::kEmuNspFree) != kTestNsps; ++i) ::usleep(10000);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps) << "closing the file did not release its group";
 }
 
 TEST_F(EmuTest, MalformedResourceGroupRequestIsRefused) {
@@ -83,7 +84,7 @@ TEST_F(EmuTest, MalformedResourceGroupRequestIsRefused) {
   auto r = resourceGroup(node, bad);
   ASSERT_FALSE(r) << "a passthrough with a wrong magic reserved a group";
   EXPECT_TRUE(r.error() == EINVAL || r.error() == EPROTO) << r.message();
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 
 }  // namespace

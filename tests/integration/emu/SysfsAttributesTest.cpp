@@ -4,6 +4,7 @@
 
 #include "EmuTest.hpp"
 #include "ReluProgram.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -12,22 +13,22 @@ namespace {
 using namespace qaic::driver;
 
 TEST_F(EmuTest, IdentityAndTotalsMatchTheConfiguredDevice) {
-  EXPECT_EQ(attribute("nsp_total"), kTestNsps);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
-  EXPECT_EQ(attribute("vc_total"), kTestDbcs);
-  EXPECT_EQ(attribute("vc_free"), kTestDbcs);
-  EXPECT_EQ(attribute("device/vendor"), 0x17cbu);
-  EXPECT_EQ(attribute("device/device"), 0xa100u);
-  EXPECT_EQ(attribute("device/emu_pid"), static_cast<uint64_t>(emu_->pid()));
-  auto shm = sysfs().read("device/emu_shm_dir");
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspTotal), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuVcTotal), kTestDbcs);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuVcFree), kTestDbcs);
+  EXPECT_EQ(attribute(driver::sysfs::kPciVendor), 0x17cbu);
+  EXPECT_EQ(attribute(driver::sysfs::kPciDevice), 0xa100u);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuPid), static_cast<uint64_t>(emu_->pid()));
+  auto shm = sysfs().read(driver::sysfs::kEmuShmDir);
   ASSERT_TRUE(shm) << shm.message();
   EXPECT_TRUE(std::filesystem::is_directory(*shm)) << *shm;
   for (uint32_t i = 0; i < kTestDbcs; ++i) {
-    auto state = sysfs().read("dbc" + std::to_string(i) + "_state");
+    auto state = sysfs().read(driver::sysfs::dbcState(i));
     ASSERT_TRUE(state) << state.message();
-    EXPECT_EQ(*state, "idle");
+    EXPECT_EQ(*state, "0");
   }
-  auto beyond = sysfs().read("dbc" + std::to_string(kTestDbcs) + "_state");
+  auto beyond = sysfs().read(driver::sysfs::dbcState(kTestDbcs));
   ASSERT_FALSE(beyond);
   EXPECT_EQ(beyond.error(), ENOENT);
 }
@@ -36,43 +37,74 @@ TEST_F(EmuTest, AccountingFollowsActivationAndClose) {
   {
     auto node = openNode();
     const uint32_t dbc = activateRelu(node);
-    EXPECT_EQ(attribute("nsp_free"), kTestNsps - 1);
-    EXPECT_EQ(attribute("vc_free"), kTestDbcs - 1);
-    EXPECT_EQ(attribute("networks_active"), 1u);
-    auto state = sysfs().read("dbc" + std::to_string(dbc) + "_state");
+    EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 1);
+    EXPECT_EQ(attribute(driver::sysfs::kEmuVcFree), kTestDbcs - 1);
+    EXPECT_EQ(attribute(driver::sysfs::kEmuNetworksActive), 1u);
+    auto state = sysfs().read(driver::sysfs::dbcState(dbc));
     ASSERT_TRUE(state);
-    EXPECT_EQ(*state, "assigned");
+    EXPECT_EQ(*state, "1");
   }
   // Close is asynchronous behind FUSE's release; give it a bounded moment.
-  for (int i = 0; i < 500 && attribute("nsp_free") != kTestNsps; ++i) ::usleep(10000);
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
-  EXPECT_EQ(attribute("vc_free"), kTestDbcs);
-  EXPECT_EQ(attribute("networks_active"), 0u);
+  for (int i = 0; i < 500 && attribute(driver::sysfs::kEmuNspFree) != kTestNsps; ++i) ::usleep(10000);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuVcFree), kTestDbcs);
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNetworksActive), 0u);
+}
+
+// The firmware's answer to the MANAGE status query carries the same figures qaic-emu/ shows, and
+// a real card's tools read them from there (as qaic-util and qaicd do).
+TEST_F(EmuTest, StatusQueryReportsTheFiguresOfTheDevice) {
+  auto node = openNode();
+  const uint32_t dbc = activateRelu(node);
+  auto report = queryDeviceStatus(node);
+  ASSERT_TRUE(report) << report.message();
+  EXPECT_EQ(report->status, 0);
+  EXPECT_EQ(report->firmwareState, static_cast<uint32_t>(FirmwareState::Ready));
+  EXPECT_EQ(report->nspTotal, kTestNsps);
+  EXPECT_EQ(report->nspFree, kTestNsps - 1);
+  EXPECT_EQ(report->vcTotal, kTestDbcs);
+  EXPECT_EQ(report->vcFree, kTestDbcs - 1);
+  EXPECT_EQ(report->ddrTotalBytes / (1 << 20), attribute(driver::sysfs::kEmuDramTotal));
+  EXPECT_EQ(report->ddrFreeBytes / (1 << 20), attribute(driver::sysfs::kEmuDramFree));
+  EXPECT_EQ(report->mcidTotal, attribute(driver::sysfs::kEmuMcidTotal));
+  EXPECT_EQ(report->semFree, attribute(driver::sysfs::kEmuSemFree));
+  EXPECT_EQ(report->networksLoaded, 1u);
+  EXPECT_EQ(report->networksActive, 1u);
+  EXPECT_EQ(report->nspFrequencyMhz, attribute(driver::sysfs::kEmuNspFrequencyMhz));
+  EXPECT_EQ(std::string(report->fwVersion), sysfs().read(driver::sysfs::kEmuFwVersion).value());
+  EXPECT_EQ(std::string(report->sku), sysfs().read(driver::sysfs::kEmuSku).value());
+  ASSERT_TRUE(deactivate(node, dbc));
+  EXPECT_EQ(queryDeviceStatus(node)->nspFree, kTestNsps);
+}
+
+TEST_F(EmuTest, MainlinePciCountersReadZero) {
+  for (const char* name : {driver::sysfs::kCeCount, driver::sysfs::kUeCount, driver::sysfs::kUeNonfatalCount})
+    EXPECT_EQ(attribute(name), 0u) << name;
 }
 
 TEST_F(EmuTest, AttributesAreReadOnlyExceptFaults) {
-  auto r = sysfs().write("nsp_free", "16");
+  auto r = sysfs().write(driver::sysfs::kEmuNspFree, "16");
   ASSERT_FALSE(r) << "nsp_free was writable";
   EXPECT_EQ(r.error(), EACCES) << r.message();
-  EXPECT_EQ(attribute("nsp_free"), kTestNsps);
-  auto garbage = sysfs().write("device/fault/nsp_hang", "maybe");
+  EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
+  auto garbage = sysfs().write(driver::sysfs::kFaultNspHang, "maybe");
   ASSERT_FALSE(garbage);
   EXPECT_EQ(garbage.error(), EINVAL);
 }
 
 TEST_F(EmuTest, AnOpenAttributeShowsTheValueNowWhenReadFromTheStart) {
-  auto path = root().sysfsPath(0) / "device/fault/nsp_hang";
+  auto path = root().sysfsPath(0) / driver::sysfs::kFaultNspHang;
   UniqueFd watched(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   ASSERT_TRUE(watched);
   char text[16] = {};
   ASSERT_EQ(::pread(watched.get(), text, sizeof text, 0), 2);
   EXPECT_EQ(std::string(text, 2), "0\n");
-  ASSERT_TRUE(sysfs().write("device/fault/nsp_hang", "1"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "1"));
   ASSERT_EQ(::pread(watched.get(), text, sizeof text, 0), 2);
   EXPECT_EQ(std::string(text, 2), "1\n") << "a read from offset 0 renders the attribute again";
   EXPECT_EQ(::pread(watched.get(), text, sizeof text, 2), 0) << "and the rest of it follows that rendering";
-  ASSERT_TRUE(sysfs().write("device/fault/nsp_hang", "0"));
-  ASSERT_TRUE(sysfs().write("device/fault/remove", "1"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "0"));
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultRemove, "1"));
   EXPECT_EQ(::pread(watched.get(), text, sizeof text, 0), -1);
   EXPECT_EQ(errno, ENODEV);
 }
@@ -92,20 +124,20 @@ class TwoDevices : public EmuTest {
 
 TEST_F(TwoDevices, EachDeviceHasItsOwnNodeAndResources) {
   EXPECT_EQ(root().listDevices(), (std::vector<unsigned>{0, 1}));
-  EXPECT_EQ(SysfsDevice(root(), 0).readU64("nsp_total").value(), 2u);
-  EXPECT_EQ(SysfsDevice(root(), 1).readU64("nsp_total").value(), 3u);
+  EXPECT_EQ(SysfsDevice(root(), 0).readU64(driver::sysfs::kEmuNspTotal).value(), 2u);
+  EXPECT_EQ(SysfsDevice(root(), 1).readU64(driver::sysfs::kEmuNspTotal).value(), 3u);
   auto second = DeviceNode::open(root(), 1);
   ASSERT_TRUE(second) << second.message();
   ASSERT_TRUE(loadProgram(*second, relu_, 1));
   ASSERT_TRUE(activate(*second, 1, 0, 16, 0));
-  EXPECT_EQ(SysfsDevice(root(), 1).readU64("nsp_free").value(), 2u);
-  EXPECT_EQ(SysfsDevice(root(), 0).readU64("nsp_free").value(), 2u);
+  EXPECT_EQ(SysfsDevice(root(), 1).readU64(driver::sysfs::kEmuNspFree).value(), 2u);
+  EXPECT_EQ(SysfsDevice(root(), 0).readU64(driver::sysfs::kEmuNspFree).value(), 2u);
 }
 
 TEST_F(TwoDevices, NumaNodeIsMinusOneUnlessConfigured) {
   // As on a host without NUMA information: -1 means unknown.
-  EXPECT_EQ(SysfsDevice(root(), 0).read("device/numa_node").value(), "-1");
-  EXPECT_EQ(SysfsDevice(root(), 1).read("device/numa_node").value(), "1");
+  EXPECT_EQ(SysfsDevice(root(), 0).read(driver::sysfs::kNumaNode).value(), "-1");
+  EXPECT_EQ(SysfsDevice(root(), 1).read(driver::sysfs::kNumaNode).value(), "1");
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 
 #include "EmulatorProcess.hpp"
 #include "FusermountMount.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -126,10 +127,10 @@ std::string checkServedTree(const EmulatorProcess& emu) {
   if (st.st_uid != 0 || (st.st_mode & 0777) != 0600)
     failures << node << ": owner " << st.st_uid << " mode " << std::oct << (st.st_mode & 0777)
              << std::dec << ", want root 0600; ";
-  if (emu.attribute(0, "status") != "Ready")
-    failures << "status reads '" << emu.attribute(0, "status") << "', want Ready; ";
-  if (emu.attribute(0, "device/emu_pid") != std::to_string(emu.pid()))
-    failures << "device/emu_pid does not name the emulator; ";
+  if (emu.attribute(0, driver::sysfs::kEmuStatus) != "Ready")
+    failures << "status reads '" << emu.attribute(0, driver::sysfs::kEmuStatus) << "', want Ready; ";
+  if (emu.attribute(0, driver::sysfs::kEmuPid) != std::to_string(emu.pid()))
+    failures << driver::sysfs::kEmuPid << " does not name the emulator; ";
   const int fd = open(node.c_str(), O_RDWR | O_CLOEXEC);
   if (fd >= 0) {
     close(fd);
@@ -193,7 +194,7 @@ TEST_F(UnprivilegedMount, OrdinaryUserRestartsOverAStaleMount) {
       return "no stale mount (ENOTCONN) after SIGKILL";
     EmulatorProcess emu(EmulatorOptions{{}, {}, dir(), true});  // recovers it through fusermount3 -u -z
     std::string failures = checkUserMount(dir());
-    if (emu.attribute(0, "status") != "Ready") failures += "status not Ready; ";
+    if (emu.attribute(0, driver::sysfs::kEmuStatus) != "Ready") failures += "status not Ready; ";
     if (!emu.stop()) failures += "SIGTERM: nonzero exit; ";
     if (!mountInfo(dir()).empty()) failures += "still mounted after SIGTERM; ";
     return failures;
@@ -207,7 +208,7 @@ TEST_F(UnprivilegedMount, UnmountThroughFusermountRemovesAStaleMount) {
     std::string shmDir;
     {
       EmulatorProcess killed(EmulatorOptions{{}, {}, dir(), true});
-      shmDir = killed.attribute(0, "device/emu_shm_dir");
+      shmDir = killed.attribute(0, driver::sysfs::kEmuShmDir);
       killed.kill();
     }
     // No emulator starts after this one to sweep its shared memory away.

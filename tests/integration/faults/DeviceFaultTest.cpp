@@ -10,6 +10,7 @@
 #include <qaic/qaic.hpp>
 
 #include "FaultRig.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::faults::test {
 namespace {
@@ -20,7 +21,7 @@ using namespace std::chrono_literals;
 TEST_F(LiveFaultTest, ResetMidFlightEndsTheRunnerAndTheDeviceServesAgain) {
   auto runner = startRunner({"--time", "30", "--submit-timeout", "1000", "--submit-retry-count", "0"});
   ASSERT_TRUE(waitUntilActive(*runner));
-  writeSysfs("device/fault/reset", "1");
+  writeSysfs(driver::sysfs::kFaultReset, "1");
 
   const ExitStatus e = runner->wait(10s);
   ASSERT_TRUE(e.ended) << "the runner hung after the reset";
@@ -29,7 +30,7 @@ TEST_F(LiveFaultTest, ResetMidFlightEndsTheRunnerAndTheDeviceServesAgain) {
   EXPECT_THAT(runner->errorOutput(), HasSubstr("qaic-runner: error: inference failed (QS_DEV_RESET): "));
   RecordProperty("runner_error", runner->errorOutput());
 
-  EXPECT_TRUE(pollUntil([&] { return readSysfs("status") == "Ready"; }, 5s)) << readSysfs("status").value_or("?");
+  EXPECT_TRUE(pollUntil([&] { return readSysfs(driver::sysfs::kEmuStatus) == "Ready"; }, 5s)) << readSysfs(driver::sysfs::kEmuStatus).value_or("?");
   EXPECT_TRUE(newRunSucceeds());
 }
 
@@ -70,10 +71,10 @@ TEST_F(LiveFaultTest, RemovedDeviceAnswersDevRemovedToInferenceSetCalls) {
   set->putCompleted(h);
   ASSERT_EQ(set->getAvailable(h, 1'000'000), rt::QS_SUCCESS);
 
-  writeSysfs("device/fault/nsp_hang", "1");  // keeps the next request in flight until the removal
+  writeSysfs(driver::sysfs::kFaultNspHang, "1");  // keeps the next request in flight until the removal
   set->submit(h, 2);
   ASSERT_EQ(set->waitForCompletion(h, 200'000), rt::QS_TIMEDOUT) << "the device is hung";
-  writeSysfs("device/fault/remove", "1");
+  writeSysfs(driver::sysfs::kFaultRemove, "1");
   EXPECT_EQ(set->waitForCompletion(h, 10'000'000), rt::QS_DEV_REMOVED) << h->getErrorMessage();
   EXPECT_FALSE(h->getErrorMessage().empty());
   RecordProperty("removed_error", h->getErrorMessage());

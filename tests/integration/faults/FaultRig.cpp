@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "Process.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace fs = std::filesystem;
 
@@ -59,7 +60,7 @@ void LiveFaultTest::writeSysfs(const std::string& attribute, const std::string& 
 
 ResourceSnapshot LiveFaultTest::resources() const {
   ResourceSnapshot snapshot;
-  for (const char* attribute : {"nsp_free", "vc_free", "dram_free"})
+  for (const char* attribute : {driver::sysfs::kEmuNspFree, driver::sysfs::kEmuVcFree, driver::sysfs::kEmuDramFree})
     snapshot[attribute] = readSysfs(attribute).value_or("<unreadable>");
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(emulator_->root().sysfsPath(0), ec)) {
@@ -81,7 +82,7 @@ std::unique_ptr<Process> LiveFaultTest::startRunner(const std::vector<std::strin
 
 ::testing::AssertionResult LiveFaultTest::waitUntilActive(Process& runner) {
   const bool active = pollUntil([&] {
-    const auto n = readSysfs("networks_active");
+    const auto n = readSysfs(driver::sysfs::kEmuNetworksActive);
     return (n && *n != "0") || runner.wait(std::chrono::milliseconds(0)).ended;
   }, std::chrono::seconds(20));
   if (runner.wait(std::chrono::milliseconds(0)).ended)

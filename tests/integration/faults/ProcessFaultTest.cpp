@@ -11,6 +11,7 @@
 #include <string>
 
 #include "FaultRig.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::faults::test {
 namespace {
@@ -32,7 +33,7 @@ bool isMounted(const std::string& path) {
 TEST_F(LiveFaultTest, EmulatorKilledMidInferenceFailsTheClientAndAFreshEmulatorServes) {
   auto runner = startRunner({"--time", "30", "--submit-timeout", "1000", "--submit-retry-count", "0"});
   ASSERT_TRUE(waitUntilActive(*runner));
-  const auto deadShm = readSysfs("device/emu_shm_dir");
+  const auto deadShm = readSysfs(driver::sysfs::kEmuShmDir);
   ASSERT_TRUE(deadShm.has_value());
   const std::string deadRoot = root();
   const pid_t deadPid = emulator_->pid();
@@ -71,8 +72,8 @@ TEST_F(LiveFaultTest, ClientKilledMidInferenceGivesEveryResourceBack) {
   auto runner = startRunner({"--time", "30"});
   ASSERT_TRUE(waitUntilActive(*runner));
   const ResourceSnapshot during = resources();
-  EXPECT_NE(during.at("nsp_free"), before.at("nsp_free")) << "the run held no NSP";
-  EXPECT_NE(during.at("vc_free"), before.at("vc_free")) << "the run held no DBC";
+  EXPECT_NE(during.at(driver::sysfs::kEmuNspFree), before.at(driver::sysfs::kEmuNspFree)) << "the run held no NSP";
+  EXPECT_NE(during.at(driver::sysfs::kEmuVcFree), before.at(driver::sysfs::kEmuVcFree)) << "the run held no DBC";
   EXPECT_NE(during, before);
 
   runner->signal(SIGKILL);

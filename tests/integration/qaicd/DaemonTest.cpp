@@ -9,6 +9,7 @@
 
 #include "QaicdTest.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {
@@ -39,12 +40,12 @@ TEST_F(QaicdTest, CreateReservesOnTheDeviceAndReleaseReturnsIt) {
   EXPECT_EQ(p->node, std::filesystem::canonical(rootPath()).string() + "/dev/accel/accel" + std::to_string(p->id));
 
   // The device: the parent's free counts exclude it, the partition has its own class directory.
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 3);
-  EXPECT_EQ(attribute(0, "vc_free"), kDeviceVcs - 2);
-  EXPECT_EQ(attribute(p->id, "nsp_total"), 3u);
-  EXPECT_EQ(attribute(p->id, "vc_total"), 2u);
-  EXPECT_EQ(attribute(p->id, "device/partition/holder_pid"), static_cast<uint64_t>(::getpid()));
-  EXPECT_EQ(attribute(p->id, "device/partition/parent"), 0u);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 3);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuVcFree), kDeviceVcs - 2);
+  EXPECT_EQ(attribute(p->id, driver::sysfs::kEmuNspTotal), 3u);
+  EXPECT_EQ(attribute(p->id, driver::sysfs::kEmuVcTotal), 2u);
+  EXPECT_EQ(attribute(p->id, driver::sysfs::kPartitionHolderPid), static_cast<uint64_t>(::getpid()));
+  EXPECT_EQ(attribute(p->id, driver::sysfs::kPartitionParent), 0u);
   struct stat st {};
   ASSERT_EQ(::stat(p->node.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -63,7 +64,7 @@ TEST_F(QaicdTest, CreateReservesOnTheDeviceAndReleaseReturnsIt) {
   EXPECT_EQ((*listed)[0].holderPid, ::getpid());
 
   ASSERT_TRUE(client.release(p->id));
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps);
   EXPECT_TRUE(partitionNodes().empty());
   auto again = client.release(p->id);
   EXPECT_EQ(again.error(), ENOENT) << again.message();
@@ -92,7 +93,7 @@ TEST_F(QaicdTest, RefusalsNameTheDeviceAndTheResource) {
   EXPECT_EQ(missing.error(), ENODEV) << missing.message();
   EXPECT_NE(missing.message().find("device 7"), std::string::npos);
   // Nothing was taken by the refusals.
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 1);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 1);
   EXPECT_EQ(partitionNodes().size(), 1u);
 }
 
@@ -106,8 +107,8 @@ TEST_F(QaicdTest, DevicesAddedAtRunTimeShowUpAndTakePartitions) {
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 1u);
   ASSERT_TRUE(p) << p.message();
   EXPECT_EQ(p->device, 1u);
-  EXPECT_EQ(attribute(1, "nsp_free"), kDeviceNsps - 2);
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps);
+  EXPECT_EQ(attribute(1, driver::sysfs::kEmuNspFree), kDeviceNsps - 2);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps);
   // Without a device: the first with room.
   auto big = client.createPartition(Resources{kDeviceNsps - 1, 0, 0, 1, 0});
   ASSERT_TRUE(big) << big.message();
@@ -130,7 +131,7 @@ TEST_F(QaicdTest, DeviceRemovedWhilePartitionedIsDroppedAndTheDaemonServesOn) {
   }, 10s));
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
   ASSERT_TRUE(p) << p.message();
-  std::ofstream(emu_->root().path() / "sys/class/accel/accel0/device/fault/remove") << "1";
+  std::ofstream(emu_->root().path() / "sys/class/accel/accel0/qaic-emu/fault/remove") << "1";
   ASSERT_TRUE(waitUntil([&] {
     auto d = client.devices();
     auto l = client.list();
@@ -200,7 +201,7 @@ TEST_F(StaticPartitionTest, CreatedAtStartForUsersAndGroupsAndKeptAcrossRestart)
   ASSERT_EQ(::stat(b.node.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660u);
   EXPECT_EQ(st.st_gid, 0u);
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 3);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 3);
   // A static partition has no lease to adopt.
   EXPECT_EQ(client.adopt(a.id).error(), EPERM);
 
@@ -212,7 +213,7 @@ TEST_F(StaticPartitionTest, CreatedAtStartForUsersAndGroupsAndKeptAcrossRestart)
   ASSERT_EQ(again->size(), 2u) << "restart re-creates instead of re-adopting";
   std::set<uint32_t> ids{(*again)[0].id, (*again)[1].id};
   EXPECT_EQ(ids, (std::set<uint32_t>{a.id, b.id}));
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 3);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 3);
 }
 
 TEST_F(StaticPartitionTest, OneDroppedFromTheConfigurationIsRemovedAtTheNextStart) {
@@ -245,7 +246,7 @@ TEST_F(StaticPartitionTest, OneDroppedFromTheConfigurationIsRemovedAtTheNextStar
     }
   }
   EXPECT_EQ(partitionNodes().size(), 2u) << "team-a and the lease";
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 3) << "team-b's NSP is back";
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 3) << "team-b's NSP is back";
 }
 
 TEST_F(StaticPartitionTest, ADeviceResetEndsLeasesAndStaticPartitionsComeBack) {
@@ -255,7 +256,7 @@ TEST_F(StaticPartitionTest, ADeviceResetEndsLeasesAndStaticPartitionsComeBack) {
   auto before = client.list();
   ASSERT_TRUE(before);
   ASSERT_EQ(before->size(), 3u);
-  std::ofstream(emu_->root().path() / "sys/class/accel/accel0/device/fault/reset") << "1";
+  std::ofstream(emu_->root().path() / "sys/class/accel/accel0/qaic-emu/fault/reset") << "1";
   // The reset ends every partition; qaicd forgets the lease and creates the static ones again.
   ASSERT_TRUE(waitUntil([&] {
     auto now = client.list();
@@ -265,7 +266,7 @@ TEST_F(StaticPartitionTest, ADeviceResetEndsLeasesAndStaticPartitionsComeBack) {
     return true;
   }, 10s)) << "static partitions were not re-created after the reset";
   EXPECT_EQ(client.release(leased->id).error(), ENOENT);
-  EXPECT_TRUE(waitUntil([&] { return attribute(0, "nsp_free") == kDeviceNsps - 3; }, 10s));
+  EXPECT_TRUE(waitUntil([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 3; }, 10s));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "Process.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "base/UniqueFd.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {
@@ -88,16 +89,17 @@ class KubeletPluginTest : public QaicdTest {
   void awaitRegistrations(KubeletStandIn& kubelet, std::size_t count = 2) {
     ASSERT_GE(kubelet.waitForRegistrations(count, kWait).size(), count) << qaicd_->log();
   }
-  void fault(unsigned device, const std::string& file, const std::string& value) {
-    auto r = driver::SysfsDevice(emu_->root(), device).write("device/fault/" + file, value);
+  // `file` is one of the fault files (driver::sysfs::kFault...).
+  void fault(unsigned device, const char* file, const std::string& value) {
+    auto r = driver::SysfsDevice(emu_->root(), device).write(file, value);
     ASSERT_TRUE(r) << r.message();
   }
   // The partition qaicd made for `slot` of the profile on `device`.
   std::optional<unsigned> profilePartition(unsigned device, unsigned slot) const {
     for (unsigned id : partitionNodes()) {
       driver::SysfsDevice sysfs(emu_->root(), id);
-      auto label = sysfs.read("device/partition/label");
-      auto parent = sysfs.readU64("device/partition/parent");
+      auto label = sysfs.read(driver::sysfs::kPartitionLabel);
+      auto parent = sysfs.readU64(driver::sysfs::kPartitionParent);
       if (label && parent && *parent == device && *label == "k8s:qaic-4nsp:" + std::to_string(slot)) return id;
     }
     return std::nullopt;
@@ -192,13 +194,13 @@ TEST_F(KubeletPluginTest, ListsWholeDevicesAndProfilePartitionsWithTopology) {
     for (unsigned slot : {0u, 1u}) {
       auto id = profilePartition(device, slot);
       ASSERT_TRUE(id) << "no partition for slot " << slot << " of device " << device;
-      EXPECT_EQ(attribute(*id, "nsp_total"), 4u);
-      EXPECT_EQ(attribute(*id, "vc_total"), 2u);
-      EXPECT_EQ(attribute(*id, "device/partition/holder_pid"), 0u) << "profile partitions are qaicd's own";
+      EXPECT_EQ(attribute(*id, driver::sysfs::kEmuNspTotal), 4u);
+      EXPECT_EQ(attribute(*id, driver::sysfs::kEmuVcTotal), 2u);
+      EXPECT_EQ(attribute(*id, driver::sysfs::kPartitionHolderPid), 0u) << "profile partitions are qaicd's own";
     }
-    EXPECT_EQ(attribute(device, "nsp_free"), 0u);
+    EXPECT_EQ(attribute(device, driver::sysfs::kEmuNspFree), 0u);
   }
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps) << "a whole device is not carved";
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps) << "a whole device is not carved";
 }
 
 TEST_F(KubeletPluginTest, HealthFollowsTheDeviceStatus) {
@@ -208,21 +210,21 @@ TEST_F(KubeletPluginTest, HealthFollowsTheDeviceStatus) {
   ASSERT_TRUE(whole.waitFor([](const auto& d) { return countHealthy(d) == 1; }, kWait));
   ASSERT_TRUE(parts.waitFor([](const auto& d) { return countHealthy(d) == 4; }, kWait));
 
-  fault(0, "error", "1");
+  fault(0, driver::sysfs::kFaultError, "1");
   auto sick = whole.waitFor([](const auto& d) { return d.size() == 1 && d[0].health() == "Unhealthy"; }, kWait);
   ASSERT_TRUE(sick) << "device 0 in error never became Unhealthy\n" << qaicd_->log();
-  fault(0, "error", "0");
+  fault(0, driver::sysfs::kFaultError, "0");
   ASSERT_TRUE(whole.waitFor([](const auto& d) { return countHealthy(d) == 1; }, kWait, whole.updates()));
 
   // A device in error takes its partitions' units with it; they stay listed.
-  fault(1, "error", "1");
+  fault(1, driver::sysfs::kFaultError, "1");
   auto halfSick = parts.waitFor([](const auto& d) { return d.size() == 4 && countHealthy(d) == 2; }, kWait);
   ASSERT_TRUE(halfSick);
   EXPECT_EQ(findDevice(*halfSick, unit(1, 0))->health(), "Unhealthy");
   EXPECT_EQ(findDevice(*halfSick, unit(2, 0))->health(), "Healthy");
   // A reset clears the error and ends the device's partitions; qaicd makes them again, under the
   // same unit IDs.
-  fault(1, "reset", "1");
+  fault(1, driver::sysfs::kFaultReset, "1");
   auto back = parts.waitFor([](const auto& d) { return countHealthy(d) == 4; }, kWait, parts.updates());
   ASSERT_TRUE(back) << qaicd_->log();
   EXPECT_EQ(ids(*back), (std::vector<std::string>{unit(1, 0), unit(1, 1), unit(2, 0), unit(2, 1)}));
@@ -236,9 +238,9 @@ TEST_F(KubeletPluginTest, RemovedDevicesDisappearAndHotAddedOnesAppear) {
   ASSERT_TRUE(whole.waitFor([](const auto& d) { return d.size() == 1; }, kWait));
   ASSERT_TRUE(parts.waitFor([](const auto& d) { return countHealthy(d) == 4; }, kWait));
 
-  fault(0, "remove", "1");
+  fault(0, driver::sysfs::kFaultRemove, "1");
   ASSERT_TRUE(whole.waitFor([](const auto& d) { return d.empty(); }, kWait)) << "removed device 0 is still listed";
-  fault(2, "remove", "1");
+  fault(2, driver::sysfs::kFaultRemove, "1");
   auto left = parts.waitFor([](const auto& d) { return d.size() == 2; }, kWait);
   ASSERT_TRUE(left);
   EXPECT_EQ(ids(*left), (std::vector<std::string>{unit(1, 0), unit(1, 1)}));
@@ -279,7 +281,7 @@ TEST_F(KubeletPluginTest, AllocateGivesTheContainerTheDeviceAndWhatLibqaicNeeds)
   EXPECT_EQ(mounts.count(root + "/dev/accel/accel0"), 1u);
   ASSERT_EQ(mounts.count(root + "/sys/class/accel/accel0"), 1u);
   EXPECT_TRUE(mounts[root + "/sys/class/accel/accel0"]);
-  const std::string shm = driver::SysfsDevice(emu_->root(), 0).read("device/emu_shm_dir").value();
+  const std::string shm = driver::SysfsDevice(emu_->root(), 0).read(driver::sysfs::kEmuShmDir).value();
   ASSERT_EQ(mounts.count(shm), 1u);
   EXPECT_FALSE(mounts[shm]);
   EXPECT_EQ(mounts.size(), 3u);
@@ -309,7 +311,7 @@ TEST_F(KubeletPluginTest, AllocateOfPartitionsNamesTheirNodes) {
   const unsigned other = profilePartition(1, 1).value();
   const auto [low, high] = std::minmax(second, other);
   EXPECT_EQ(two.envs().at("QAIC_PARTITION"), std::to_string(low) + "," + std::to_string(high));
-  EXPECT_EQ(attribute(first, "nsp_total"), 4u);
+  EXPECT_EQ(attribute(first, driver::sysfs::kEmuNspTotal), 4u);
   const std::string util = utilWithEnvironment(one);
   EXPECT_NE(util.find("QID " + std::to_string(first)), std::string::npos) << util;
   EXPECT_NE(util.find("Parent QID:1"), std::string::npos) << util;
@@ -506,7 +508,7 @@ TEST_F(KubeletAllDevicesTest, EveryDeviceGoesToTheProfile) {
   auto whole = watch(kWhole).waitFor([](const auto&) { return true; }, kWait);
   ASSERT_TRUE(whole);
   EXPECT_TRUE(whole->empty());
-  for (unsigned device : {0u, 1u, 2u}) EXPECT_EQ(attribute(device, "nsp_free"), kDeviceNsps - 6);
+  for (unsigned device : {0u, 1u, 2u}) EXPECT_EQ(attribute(device, driver::sysfs::kEmuNspFree), kDeviceNsps - 6);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "ClientChild.hpp"
 #include "QaicdTest.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {
@@ -20,7 +21,7 @@ class LeaseTest : public QaicdTest {
  protected:
   bool allReturned() const {
     try {
-      return attribute(0, "nsp_free") == kDeviceNsps && attribute(0, "vc_free") == kDeviceVcs && partitionNodes().empty();
+      return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps && attribute(0, driver::sysfs::kEmuVcFree) == kDeviceVcs && partitionNodes().empty();
     } catch (const std::exception&) {
       return false;
     }
@@ -36,15 +37,15 @@ TEST_F(LeaseTest, SigkillOfTheHolderReturnsEverythingWithinOneSecond) {
   const std::string activated = holder.command("activate " + std::to_string(id) + " 1");
   ASSERT_GT(okNumber(activated) + 1, 0u);
   ASSERT_EQ(activated.rfind("ok", 0), 0u) << activated;
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 4);
-  EXPECT_EQ(attribute(id, "networks_active"), 1u);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 4);
+  EXPECT_EQ(attribute(id, driver::sysfs::kEmuNetworksActive), 1u);
 
   holder.kill(SIGKILL);
   const auto killed = Clock::now();
   ASSERT_TRUE(waitUntil([&] { return allReturned(); }, 10s)) << "the partition was not returned";
   const auto elapsed = Clock::now() - killed;
   EXPECT_LT(elapsed, 1s) << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms";
-  EXPECT_EQ(attribute(0, "networks_active"), 0u);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNetworksActive), 0u);
   auto listed = connect().list();
   ASSERT_TRUE(listed);
   EXPECT_TRUE(listed->empty());
@@ -58,9 +59,9 @@ TEST_F(LeaseTest, ClosingTheConnectionReleasesItsPartitionsOnly) {
     auto leaving = connect();
     ASSERT_TRUE(leaving.createPartition(Resources{2, 0, 0, 1, 0}));
     ASSERT_TRUE(leaving.createPartition(Resources{3, 0, 0, 1, 0}));
-    EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 6);
+    EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 6);
   }
-  ASSERT_TRUE(waitUntil([&] { return attribute(0, "nsp_free") == kDeviceNsps - 1; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 1; }, 10s));
   EXPECT_EQ(partitionNodes(), std::vector<unsigned>{kept->id});
   // Another connection of the same process does not hold the lease.
   auto other = connect();
@@ -77,8 +78,8 @@ TEST_F(LeaseTest, RestartLeavesPartitionsAndHoldersAndTheHolderExitStillReleases
 
   ASSERT_TRUE(stopQaicd()) << "SIGTERM did not stop qaicd in time";
   EXPECT_EQ(partitionNodes(), (std::vector<unsigned>{adopted, watched}));
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 5);
-  EXPECT_EQ(attribute(adopted, "device/partition/holder_pid"), static_cast<uint64_t>(adopter.pid()));
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 5);
+  EXPECT_EQ(attribute(adopted, driver::sysfs::kPartitionHolderPid), static_cast<uint64_t>(adopter.pid()));
 
   startQaicd();
   auto listed = connect().list();
@@ -93,13 +94,13 @@ TEST_F(LeaseTest, RestartLeavesPartitionsAndHoldersAndTheHolderExitStillReleases
   // Another process may not adopt it.
   ASSERT_EQ(watcher.command("reconnect"), "ok");
   EXPECT_EQ(errNumber(watcher.command("adopt " + std::to_string(adopted))), EPERM);
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 5);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 5);
 
   // The watched holder exits: released through its pidfd, within a second.
   watcher.send("exit");
   ASSERT_TRUE(watcher.waitExit(10s));
   const auto exited = Clock::now();
-  ASSERT_TRUE(waitUntil([&] { return attribute(0, "nsp_free") == kDeviceNsps - 2; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 2; }, 10s));
   EXPECT_LT(Clock::now() - exited, 1s);
   EXPECT_EQ(partitionNodes(), std::vector<unsigned>{adopted});
 
@@ -143,9 +144,9 @@ TEST_F(LeaseTest, ConcurrentClientsKeepTheDeviceConsistent) {
     }
     ASSERT_EQ(ids.size(), static_cast<std::size_t>(kClients)) << "two clients got the same partition";
     // At the barrier qaicd, sysfs and the nodes agree.
-    EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - asked);
+    EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - asked);
     uint64_t held = 0;
-    for (unsigned id : ids) held += attribute(id, "nsp_total");
+    for (unsigned id : ids) held += attribute(id, driver::sysfs::kEmuNspTotal);
     EXPECT_EQ(held, asked);
     auto partitionList = partitionNodes();
     EXPECT_EQ(std::set<unsigned>(partitionList.begin(), partitionList.end()), ids);
@@ -182,7 +183,7 @@ TEST_F(LeaseTest, OversubscribedAtOnceExactlyTheFittingRequestsWin) {
   }
   EXPECT_EQ(won, 4);
   EXPECT_EQ(refused, 1);
-  EXPECT_EQ(attribute(0, "nsp_free"), 0u);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), 0u);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "QaicdTest.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {
@@ -88,7 +89,7 @@ TEST_F(QaicdTest, EveryMalformedRequestGetsItsErrorAndTheDaemonServesOn) {
   EXPECT_NE(binary->find("EINVAL"), std::string::npos);
   // The same connection still works, and nothing was reserved.
   EXPECT_TRUE(client.hello());
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps);
   EXPECT_TRUE(partitionNodes().empty());
 }
 

@@ -6,6 +6,7 @@
 
 #include "ClientChild.hpp"
 #include "QaicdTest.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {
@@ -37,7 +38,7 @@ TEST_F(QaicdCrossUserTest, AnotherUidCannotOpenNorReleaseAUsersPartition) {
   ASSERT_EQ(::stat(node.c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, uidOf("nobody"));
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_EQ(attribute(id, "device/partition/owner_uid"), uidOf("nobody"));
+  EXPECT_EQ(attribute(id, driver::sysfs::kPartitionOwnerUid), uidOf("nobody"));
 
   EXPECT_EQ(owner.command("open " + node), "ok");
   EXPECT_EQ(errNumber(stranger.command("open " + node)), EACCES);
@@ -56,7 +57,7 @@ TEST_F(QaicdTest, AnActivationInsideAPartitionCannotExceedIt) {
   const std::string first = holder.command("activate " + std::to_string(id) + " 1");
   ASSERT_EQ(first.rfind("ok", 0), 0u) << first;
   // The parent still has free NSPs; the partition has none left.
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 1);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 1);
   EXPECT_EQ(errNumber(holder.command("activate " + std::to_string(id) + " 1")), ENOSPC);
   EXPECT_EQ(errNumber(holder.command("activate " + std::to_string(id) + " 2")), ENOSPC);
   // The whole device still serves activations outside the partition.

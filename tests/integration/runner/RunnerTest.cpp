@@ -18,6 +18,7 @@
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
 #include "RunnerSuite.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace fs = std::filesystem;
 using qaic::testing::runTool;
@@ -284,7 +285,7 @@ TEST_F(RunnerTest, DeviceRemovedMidRunExitsFour) {
   ::setenv("QAIC_ROOT", doomed.rootPath().c_str(), 1);
   std::thread remover([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    std::ofstream(doomed.root().sysfsPath(0) / "device/fault/remove") << "1";
+    std::ofstream(doomed.root().sysfsPath(0) / qaic::driver::sysfs::kFaultRemove) << "1";
   });
   RunResult r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "--time", "20",
                                                       "--submit-timeout", "1000", "--submit-retry-count", "0"});

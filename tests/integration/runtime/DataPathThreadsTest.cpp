@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "RuntimeFixture.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {
@@ -106,7 +107,7 @@ TEST_F(DataPathThreadsTest, FailureFoundInsideSubmitIsReportedOnAPipelineThread)
     set->putCompleted(h);
   }
   // The window's status register now says "removed": the upload inside submit() fails.
-  writeSysfs("device/fault/remove", "1");
+  writeSysfs(driver::sysfs::kFaultRemove, "1");
   shInferenceHandle h;
   ASSERT_EQ(set->getAvailable(h, 30'000'000), QS_SUCCESS);
   h->setBuffers({heapBuffer(x), heapBuffer(y)});

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "RuntimeFixture.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {
@@ -59,7 +60,7 @@ TEST_F(FaultTest, HungDeviceTimesOutAfterRetriesAndTheSetRecovers) {
   properties.programProperties.dataPathTimeoutMs = 150;
   properties.programProperties.submitNumRetries = 1;
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1, &properties);
-  writeSysfs("device/fault/nsp_hang", "1");
+  writeSysfs(driver::sysfs::kFaultNspHang, "1");
   std::vector<float> y(16);
   std::string message;
   EXPECT_EQ(runOnce(*set, 1, y, &message), QS_TIMEDOUT) << message;
@@ -69,7 +70,7 @@ TEST_F(FaultTest, HungDeviceTimesOutAfterRetriesAndTheSetRecovers) {
     EXPECT_EQ(reported_.errors.back().first, context_->getId());
     EXPECT_EQ(reported_.errors.back().second, QS_TIMEDOUT);
   }
-  writeSysfs("device/fault/nsp_hang", "0");
+  writeSysfs(driver::sysfs::kFaultNspHang, "0");
   // Late answers to the abandoned tries drain first; the next request then completes normally.
   QStatus status = QS_ERROR;
   for (uint64_t id = 2; id < 10 && status != QS_SUCCESS; ++id) status = runOnce(*set, id, y, &message);
@@ -80,7 +81,7 @@ TEST_F(FaultTest, HungDeviceTimesOutAfterRetriesAndTheSetRecovers) {
 
 TEST_F(FaultTest, DeviceErrorCompletesTheRequestWithItsCode) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
-  writeSysfs("device/fault/dma_fail", "3 1");
+  writeSysfs(driver::sysfs::kFaultDmaFail, "3 1");
   std::vector<float> y(16);
   std::string message;
   EXPECT_EQ(runOnce(*set, 1, y, &message), QS_DEVICE_ERROR);
@@ -96,7 +97,7 @@ TEST_F(FaultTest, RemovedDeviceFailsRequestsInsteadOfHanging) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1, &properties);
   std::vector<float> y(16);
   ASSERT_EQ(runOnce(*set, 1, y), QS_SUCCESS);
-  writeSysfs("device/fault/remove", "1");
+  writeSysfs(driver::sysfs::kFaultRemove, "1");
   std::string message;
   const QStatus status = runOnce(*set, 2, y, &message);
   EXPECT_TRUE(status == QS_DEV_REMOVED || status == QS_TIMEDOUT || status == QS_CANCELED) << statusName(status) << ": " << message;
@@ -111,14 +112,14 @@ class ResetTest : public FaultTest {
 
 TEST_F(ResetTest, ResetWhileInFlightIsReportedAsAReset) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
-  writeSysfs("device/fault/nsp_hang", "1");  // keeps the request in flight until the reset
+  writeSysfs(driver::sysfs::kFaultNspHang, "1");  // keeps the request in flight until the reset
   std::vector<float> x(16, 1.0f), y(16);
   shInferenceHandle h;
   ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
   h->setBuffers({heapBuffer(x), heapBuffer(y)});
   set->submit(h, 1);
   EXPECT_EQ(set->waitForCompletion(h, 100'000), QS_TIMEDOUT) << "the device is hung";
-  writeSysfs("device/fault/reset", "1");
+  writeSysfs(driver::sysfs::kFaultReset, "1");
   EXPECT_EQ(set->waitForCompletion(h, 10'000'000), QS_DEV_RESET) << h->getErrorMessage();
   std::lock_guard lock(reported_.mutex);
   ASSERT_FALSE(reported_.errors.empty());

@@ -9,6 +9,7 @@
 #include "RuntimeFixture.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "runtime/QAicQpcObj.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {
@@ -114,16 +115,16 @@ TEST_F(PartitionRuntimeTest, AContextAcquiresItsOwnPartitionAndRunsInIt) {
   EXPECT_EQ(context->getPartition()->parent(), 0u);
   EXPECT_EQ(context->getPartition()->resources(), wanted);
   ASSERT_EQ(context->getDevices(), std::vector<QID>{id});
-  EXPECT_EQ(attribute(0, "nsp_free"), kNsps - 2);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps - 2);
   {
     auto set = InferenceSet::Factory(context, network_.qpc, id, 2, 1);
-    EXPECT_EQ(attribute(id, "networks_active"), 1u);
-    EXPECT_EQ(attribute(id, "nsp_free"), 0u);
+    EXPECT_EQ(attribute(id, driver::sysfs::kEmuNetworksActive), 1u);
+    EXPECT_EQ(attribute(id, driver::sysfs::kEmuNspFree), 0u);
     runAndCheck(*set, 6);
   }
   context.reset();
   EXPECT_FALSE(nodeExists(id)) << "the context's partition outlived it";
-  EXPECT_EQ(attribute(0, "nsp_free"), kNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps);
 }
 
 TEST_F(PartitionRuntimeTest, ActivationsBeyondThePartitionAreRefused) {
@@ -143,18 +144,18 @@ TEST_F(PartitionRuntimeTest, ActivationsBeyondThePartitionAreRefused) {
     EXPECT_NE(std::string(e.what()).find("device " + std::to_string(partition->id())), std::string::npos) << e.what();
   }
   // The rest of the device is untouched by the refusal.
-  EXPECT_EQ(attribute(0, "nsp_free"), kNsps - 4);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps - 4);
 }
 
 TEST_F(PartitionRuntimeTest, TheLeaseEndsWithThePartitionObject) {
   auto partition = Partition::acquire(ResourceRequest{3, 0, 32, 1, 64ull << 20});
   const QID id = partition->id();
   ASSERT_TRUE(nodeExists(id));
-  EXPECT_EQ(attribute(id, "nsp_total"), 3u);
-  EXPECT_EQ(attribute(0, "nsp_free"), kNsps - 3);
+  EXPECT_EQ(attribute(id, driver::sysfs::kEmuNspTotal), 3u);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps - 3);
   partition.reset();
   EXPECT_FALSE(nodeExists(id));
-  EXPECT_EQ(attribute(0, "nsp_free"), kNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps);
 }
 
 TEST_F(PartitionRuntimeTest, ARefusalNamesTheResource) {
@@ -181,7 +182,7 @@ TEST_F(PartitionRuntimeTest, ARefusalNamesTheResource) {
     EXPECT_EQ(e.status(), QS_NO_RESOURCES);
     EXPECT_NE(std::string(e.what()).find("numVc"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(attribute(0, "nsp_free"), kNsps);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kNsps);
 }
 
 TEST_F(PartitionRuntimeTest, DefaultDevicesExcludeOtherPartitions) {

@@ -2,10 +2,12 @@
 // still cannot reach a user's activation (DBC_INFO is EPERM, the window file is 0600 and owned by
 // the owner), BO memory files or handles; and the same holds between two unprivileged users,
 // where root's DAC override cannot hide a wrong mode or owner.
+#include <drm.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "EmuTest.hpp"
 #include "Process.hpp"
@@ -26,19 +29,26 @@ namespace {
 using namespace qaic::driver;
 using namespace std::chrono_literals;
 
-constexpr int kSetuidFailed = 90;
-
-// In a child: drop groups, gid and uid to `user`'s, or _exit(kSetuidFailed).
-void becomeUser(const char* user) {
-  const passwd* pw = ::getpwnam(user);
-  if (pw == nullptr || ::setgroups(0, nullptr) != 0 || ::setgid(pw->pw_gid) != 0 ||
-      ::setuid(pw->pw_uid) != 0 || ::getuid() == 0)
-    ::_exit(kSetuidFailed);
-}
-
 uid_t uidOf(const char* user) {
   const passwd* pw = ::getpwnam(user);
   return pw != nullptr ? pw->pw_uid : 0;
+}
+
+// The first `count` lines a child writes to `fd`, waiting up to 15 s for each read; fewer when
+// it wrote fewer.
+std::vector<std::string> readLines(int fd, std::size_t count) {
+  std::string text;
+  char buffer[512];
+  for (pollfd p{fd, POLLIN, 0};
+       static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) < count && ::poll(&p, 1, 15'000) == 1;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  std::vector<std::string> lines;
+  for (std::size_t start = 0, end; lines.size() < count && (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(text.substr(start, end - start));
+  return lines;
 }
 
 // True when open(path) is refused with EACCES.
@@ -139,17 +149,9 @@ TEST_F(CrossUserTest, TwoUnprivilegedUsersCannotOpenEachOthersFiles) {
   });
 
   // The write end stays open here until the end: the child may not have been forked yet.
-  std::string text;
-  char buffer[512];
-  for (pollfd p{paths[0], POLLIN, 0}; std::count(text.begin(), text.end(), '\n') < 2 && ::poll(&p, 1, 15'000) == 1;) {
-    const ssize_t n = ::read(paths[0], buffer, sizeof buffer);
-    if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  const auto newline = text.find('\n');
-  const std::string window = newline == std::string::npos ? "" : text.substr(0, newline);
-  const std::string boFile =
-      newline == std::string::npos ? "" : text.substr(newline + 1, text.find('\n', newline + 1) - newline - 1);
+  const auto lines = readLines(paths[0], 2);
+  const std::string window = lines.size() == 2 ? lines[0] : "";
+  const std::string boFile = lines.size() == 2 ? lines[1] : "";
 
   ExitStatus stranger;
   if (!window.empty() && !boFile.empty()) {
@@ -179,6 +181,75 @@ TEST_F(CrossUserTest, TwoUnprivilegedUsersCannotOpenEachOthersFiles) {
   ASSERT_EQ(ownerStatus.code, 0) << "20 open node, 21 activate/BO, 22 pipe, 23 not released, 90 setuid";
   ASSERT_TRUE(stranger.exited);
   EXPECT_EQ(stranger.code, 0) << "30 daemon opened nobody's window, 31 daemon opened nobody's BO file";
+}
+
+// PRIME across users: nobody exports a BO and holds the descriptor at a known number; daemon
+// names that number in PRIME_FD_TO_HANDLE. The device resolves descriptor numbers in the
+// caller's own table (pidfd_getfd), so daemon gets EBADF, or, with a memfd of its own at the same
+// number, a handle of its own memory: never nobody's buffer. Its files and descriptors stay
+// closed to daemon too.
+TEST_F(CrossUserTest, AnotherUidCannotImportAUsersBufferByItsDescriptorNumber) {
+  constexpr int kExportedFd = 100;
+  int ready[2], release[2];
+  ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(release, O_CLOEXEC), 0);
+  ExitStatus exporterStatus;
+  std::thread exporterThread([&] {
+    exporterStatus = runInChild(
+        [&] {
+          becomeUser("nobody");
+          auto node = DeviceNode::open(root(), 0);
+          if (!node) return 50;
+          auto bo = BufferObject::create(*node, 4096);
+          if (!bo) return 51;
+          std::memcpy(bo->data(), "nobody's secret", 15);
+          const int fd = exportBo(*node, bo->handle());
+          if (fd < 0 || ::dup2(fd, kExportedFd) != kExportedFd) return 52;
+          const std::string text = std::to_string(::getpid()) + "\n" +
+                                   (node->shmDir() / boFileName(bo->mmapOffset())).string() + "\n";
+          if (::write(ready[1], text.data(), text.size()) != static_cast<ssize_t>(text.size())) return 53;
+          pollfd p{release[0], POLLIN, 0};
+          return ::poll(&p, 1, 30'000) == 1 ? 0 : 54;
+        },
+        60s);
+  });
+
+  const auto lines = readLines(ready[0], 2);
+  const std::string exporterPid = lines.size() == 2 ? lines[0] : "";
+  const std::string boFile = lines.size() == 2 ? lines[1] : "";
+
+  ExitStatus guesser;
+  if (!exporterPid.empty() && !boFile.empty()) {
+    guesser = runInChild(
+        [&] {
+          ::close(kExportedFd);  // nothing inherited may stand at the number
+          becomeUser("daemon");
+          auto node = DeviceNode::open(root(), 0);
+          if (!node) return 60;
+          if (importFd(*node, kExportedFd) != -EBADF) return 61;
+          // Its own memfd at the very number: the import is daemon's memory.
+          UniqueFd own(::memfd_create("daemon", MFD_CLOEXEC));
+          if (!own || ::ftruncate(own.get(), 4096) != 0 || ::dup2(own.get(), kExportedFd) != kExportedFd) return 62;
+          const int64_t handle = importFd(*node, kExportedFd);
+          if (handle <= 0) return 63;
+          drm_prime_handle back{static_cast<uint32_t>(handle), DRM_RDWR | DRM_CLOEXEC, own.get()};
+          if (!node->rawIoctl(DRM_IOCTL_PRIME_HANDLE_TO_FD, &back, "PRIME_HANDLE_TO_FD")) return 64;
+          if (!openIsDenied(boFile)) return 65;
+          if (!openIsDenied("/proc/" + exporterPid + "/fd/" + std::to_string(kExportedFd))) return 66;
+          return 0;
+        },
+        30s);
+  }
+  ASSERT_EQ(::write(release[1], "x", 1), 1);
+  exporterThread.join();
+  for (int fd : {ready[0], ready[1], release[0], release[1]}) ::close(fd);
+
+  ASSERT_TRUE(exporterStatus.exited);
+  ASSERT_EQ(exporterStatus.code, 0) << "50 open, 51 BO, 52 export, 53 pipe, 54 not released, 90 setuid";
+  ASSERT_TRUE(guesser.exited);
+  EXPECT_EQ(guesser.code, 0) << "60 open, 61 the number resolved outside daemon's table, 62 memfd, "
+                                "63 own import failed, 64 the import was not daemon's memory, 65 "
+                                "daemon opened nobody's BO file, 66 or nobody's descriptor, 90 setuid";
 }
 
 // A node a non-root user owns with 0600: the kernel (FUSE default_permissions) lets that user in

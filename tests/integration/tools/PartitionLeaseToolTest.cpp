@@ -10,6 +10,7 @@
 #include "Process.hpp"
 #include "TestModels.hpp"
 #include "Process.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::testing {
 namespace {
@@ -25,7 +26,7 @@ class PartitionLeaseToolTest : public PartitionToolTest {
   }
   bool allReturned() const {
     try {
-      return partitions().empty() && attribute(0, "nsp_free") == kDeviceNsps && attribute(0, "vc_free") == kDeviceVcs;
+      return partitions().empty() && attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps && attribute(0, driver::sysfs::kEmuVcFree) == kDeviceVcs;
     } catch (const std::exception&) {
       return false;
     }
@@ -47,7 +48,7 @@ class PartitionLeaseToolTest : public PartitionToolTest {
 TEST_F(PartitionLeaseToolTest, CreateRunsTheCommandInsideThePartitionAndReleasesWhenItExits) {
   const auto r = runTool("qaic-util",
                          {"create", "--nsp", "2", "--label", "job", "--", "/bin/sh", "-c",
-                          "echo inside=$QAIC_PARTITION nsps=$(cat \"$QAIC_ROOT/sys/class/accel/accel$QAIC_PARTITION/nsp_total\"); exit 7"});
+                          "echo inside=$QAIC_PARTITION nsps=$(cat \"$QAIC_ROOT/sys/class/accel/accel$QAIC_PARTITION/qaic-emu/nsp_total\"); exit 7"});
   EXPECT_EQ(r.exitCode, 7) << "the command's status is passed through\n" << r.out << r.err;
   const long id = numberAfter(r.out, "Partition ");
   ASSERT_GE(id, 100) << r.out;
@@ -63,7 +64,7 @@ TEST_F(PartitionLeaseToolTest, AHeldLeaseShowsItsHolderAndEndsOnSigterm) {
   std::unique_ptr<Process> holder;
   const unsigned id = startHolder(holder, {"-d", "0", "--nsp", "3", "--vc", "2", "--ddr-mb", "64", "--label", "held"});
   ASSERT_TRUE(nodeExists(id));
-  EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 3);
+  EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 3);
   const std::string holderPid = std::to_string(holder->pid());
 
   const auto list = runTool("qaic-util", {"list"});
@@ -160,7 +161,7 @@ TEST_F(PartitionLeaseToolTest, SizesComeFromAResourceFileOrAContainer) {
                                               "-aic-binary-dir=" + out, "-aic-num-cores=3"});
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
   const auto fromQpc = runTool("qaic-util", {"create", "--qpc", out, "--activations", "2", "--", "/bin/sh", "-c",
-                                             "cat \"$QAIC_ROOT/sys/class/accel/accel$QAIC_PARTITION/vc_total\""});
+                                             "cat \"$QAIC_ROOT/sys/class/accel/accel$QAIC_PARTITION/qaic-emu/vc_total\""});
   ASSERT_EQ(fromQpc.exitCode, 0) << fromQpc.err;
   EXPECT_NE(fromQpc.out.find("\tResources:numNsp 6 numMcid 0 numSem 2 numVc 2 ddrSize 40992\n"), std::string::npos)
       << fromQpc.out;

@@ -1,8 +1,9 @@
-// qaic-util and partitions without qaicd: -q, -d, -j, -t and list read a partition straight from
-// the sys tree (it is created here with the driver's partition command, as qaicd would), and the
+// qaic-util and partitions without qaicd: -q, -d, -j, -t and list read a partition from its node's
+// status query and the sys tree (it is created here with the driver's partition command, as qaicd would), and the
 // commands that need qaicd say clearly that it is not running.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 #include "Process.hpp"
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageCalls.hpp"
+#include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::testing {
 namespace {
@@ -65,6 +68,76 @@ TEST_F(PartitionQueryTest, QueryPrintsAPartitionBlockWithItsOwnNumbers) {
   ASSERT_EQ(only.exitCode, 0) << only.err;
   EXPECT_EQ(only.out.rfind("QID " + std::to_string(id) + "\n", 0), 0u) << only.out;
   EXPECT_EQ(only.out.find("QID 0\n"), std::string::npos) << only.out;
+}
+
+// qaic-util takes the figures from the STATUS query over MANAGE, as the vendor's tools do; its
+// lines are the ones it printed when it read them from files, and the emulator's qaic-emu/
+// figure files (rendered from the same report), its identity files and the PCI function's
+// attributes agree with every one, in order.
+TEST_F(PartitionQueryTest, QueryOfADeviceIsTheStatusReportLineForLine) {
+  createDirectly("lends-from-0");  // so that free differs from total on device 0
+  const auto r = runTool("qaic-util", {"-q", "-d", "0"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const driver::SysfsDevice sysfs(root(), 0);
+  auto file = [&](const std::string& name) {
+    auto v = sysfs.read(name);
+    if (!v) throw std::runtime_error(v.message());
+    return *v;
+  };
+  namespace names = driver::sysfs;
+  const std::string hwmon = std::string(names::kHwmonDir) + "/hwmon0/";
+  auto scaled = [&](const std::string& name, double scale) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", static_cast<double>(std::stoull(file(name))) / scale);
+    return std::string(text);
+  };
+  const char* const stateNames[] = {"idle", "assigned", "before shutdown", "after shutdown",
+                                    "before power up", "after power up"};
+  std::vector<std::pair<std::string, std::string>> lines = {
+      {"Status", file(names::kEmuStatus)},
+      {"PCI Address", file(names::kEmuPciAddress)},
+      {"PCI Info", "Vendor " + file(names::kPciVendor) + " Device " + file(names::kPciDevice)},
+      {"HW Version", file(names::kEmuHwVersion)},
+      {"HW Serial", file(names::kEmuSerial)},
+      {"FW Version", file(names::kEmuFwVersion)},
+      {"FW QC_IMAGE_VERSION", file(names::kEmuFwQcImageVersion)},
+      {"FW OEM_IMAGE_VERSION", file(names::kEmuFwOemImageVersion)},
+      {"FW IMAGE_VARIANT", file(names::kEmuFwImageVariant)},
+      {"NSP Version", file(names::kEmuNspVersion)},
+      {"NSP QC_IMAGE_VERSION", file(names::kEmuNspQcImageVersion)},
+      {"NSP IMAGE_VARIANT", file(names::kEmuNspImageVariant)},
+      {"Dram Total", file(names::kEmuDramTotal) + " MB"},
+      {"Dram Free", file(names::kEmuDramFree) + " MB"},
+      {"Vc Total", file(names::kEmuVcTotal)},
+      {"Vc Free", file(names::kEmuVcFree)},
+      {"Nsp Total", file(names::kEmuNspTotal)},
+      {"Nsp Free", file(names::kEmuNspFree)},
+      {"MCID Total", file(names::kEmuMcidTotal)},
+      {"MCID Free", file(names::kEmuMcidFree)},
+      {"Semaphore Total", file(names::kEmuSemTotal)},
+      {"Semaphore Free", file(names::kEmuSemFree)},
+      {"Constants Loaded", file(names::kEmuConstantsLoaded)},
+      {"Constants In-Use", file(names::kEmuConstantsInUse)},
+      {"Networks Loaded", file(names::kEmuNetworksLoaded)},
+      {"Networks Active", file(names::kEmuNetworksActive)},
+      {"NSP Frequency(Mhz)", file(names::kEmuNspFrequencyMhz)},
+      {"DDR Frequency(Mhz)", file(names::kEmuDdrFrequencyMhz)},
+      {"Sku Type", file(names::kEmuSku)},
+      {"Device Capabilities", file(names::kEmuDeviceCapabilities)},
+      {"Max Link Speed", file(names::kMaxLinkSpeed)},
+      {"Max Link Width", "x" + file(names::kMaxLinkWidth)},
+      {"Current Link Speed", file(names::kCurrentLinkSpeed)},
+      {"Current Link Width", "x" + file(names::kCurrentLinkWidth)}};
+  for (uint32_t i = 0; i < kDeviceVcs; ++i)
+    lines.emplace_back("DBC" + std::to_string(i) + " State", stateNames[std::stoul(file(names::dbcState(i)))]);
+  lines.insert(lines.end(), {{"Board serial", file(names::kEmuBoardSerial)},
+                             {"SoC temperature(degree C)", scaled(hwmon + names::kHwmonTemperature, 1e3)},
+                             {"Board power(Watts)", scaled(hwmon + names::kHwmonPower, 1e6)},
+                             {"TDP Cap(Watts)", scaled(hwmon + names::kHwmonPowerCap, 1e6)}});
+  std::string expected = "QID 0\n";
+  for (const auto& [label, value] : lines) expected += "\t" + label + ":" + value + "\n";
+  EXPECT_EQ(r.out, expected);
+  EXPECT_NE(r.out.find("\tNsp Free:" + std::to_string(kDeviceNsps - 3) + "\n"), std::string::npos) << r.out;
 }
 
 TEST_F(PartitionQueryTest, JsonListsPartitionsApartFromDevices) {

@@ -1,3 +1,4 @@
+#include "driver/DeviceNode.hpp"
 #include "driver/DeviceRoot.hpp"
 
 #include <gtest/gtest.h>
@@ -48,6 +49,21 @@ TEST(DeviceRoot, MissingTreeMeansNoDevices) {
   testing::TempDir dir;
   EXPECT_TRUE(DeviceRoot(dir.path()).listDevices().empty());
   EXPECT_TRUE(DeviceRoot(dir.path() / "absent").listDevices().empty());
+}
+
+// DeviceNode::open asks the node's driver (drmGetVersion) before anything else: a file that is
+// no DRM node at all, like any node of another driver, is refused with its path in the message.
+TEST(DeviceNode, ANodeThatIsNotQaicIsRefusedByName) {
+  testing::TempDir dir;
+  dir.writeFile("dev/accel/accel0", "not a device");
+  std::filesystem::create_symlink("/dev/null", dir.path() / "dev/accel/accel1");
+  for (unsigned index : {0u, 1u}) {
+    auto node = DeviceNode::open(DeviceRoot(dir.path()), index);
+    ASSERT_FALSE(node) << "accel" << index << " was taken for a qaic device";
+    EXPECT_NE(node.message().find((dir.path() / "dev/accel").string() + "/accel" + std::to_string(index)),
+              std::string::npos)
+        << node.message();
+  }
 }
 
 }  // namespace

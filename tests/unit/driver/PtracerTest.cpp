@@ -10,7 +10,7 @@ namespace {
 TEST(Ptracer, NothingToDoBelowScopeOne) {
   testing::TempDir dir;
   dir.writeFile("yama/ptrace_scope", "0\n");
-  dir.writeFile("dev/device/emu_pid", "not a pid\n");
+  dir.writeFile("dev/qaic-emu/pid", "not a pid\n");
   EXPECT_TRUE(declareEmulatorPtracer(SysfsDevice(dir.path() / "dev"), dir.path() / "yama/ptrace_scope"));
 }
 
@@ -28,11 +28,11 @@ TEST(Ptracer, RealDeviceWithoutEmuPidIsFine) {
 TEST(Ptracer, ScopeOneWithBadEmuPidIsAnError) {
   testing::TempDir dir;
   dir.writeFile("ptrace_scope", "1\n");
-  dir.writeFile("dev/device/emu_pid", "0\n");
+  dir.writeFile("dev/qaic-emu/pid", "0\n");
   auto zero = declareEmulatorPtracer(SysfsDevice(dir.path() / "dev"), dir.path() / "ptrace_scope");
   ASSERT_FALSE(zero);
   EXPECT_EQ(zero.error(), EINVAL);
-  dir.writeFile("dev/device/emu_pid", "12x\n");
+  dir.writeFile("dev/qaic-emu/pid", "12x\n");
   auto garbage = declareEmulatorPtracer(SysfsDevice(dir.path() / "dev"), dir.path() / "ptrace_scope");
   ASSERT_FALSE(garbage);
   EXPECT_EQ(garbage.error(), EINVAL);

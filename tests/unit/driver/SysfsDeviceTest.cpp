@@ -12,9 +12,9 @@ namespace {
 
 TEST(SysfsDevice, ReadsAttributeWithoutTrailingNewline) {
   testing::TempDir dir;
-  dir.writeFile("sys/class/accel/accel1/device/emu_shm_dir", "/dev/shm/qaic-emu.7\n");
+  dir.writeFile("sys/class/accel/accel1/qaic-emu/shm_dir", "/dev/shm/qaic-emu.7\n");
   SysfsDevice device(DeviceRoot(dir.path()), 1);
-  auto value = device.read("device/emu_shm_dir");
+  auto value = device.read("qaic-emu/shm_dir");
   ASSERT_TRUE(value) << value.message();
   EXPECT_EQ(*value, "/dev/shm/qaic-emu.7");
 }
@@ -61,14 +61,14 @@ TEST(SysfsDevice, RefusesOversizedAttribute) {
 
 TEST(SysfsDevice, WritesValueInOneStore) {
   testing::TempDir dir;
-  dir.writeFile("device/fault/nsp_hang", "");
+  dir.writeFile("qaic-emu/fault/nsp_hang", "");
   SysfsDevice device(dir.path());
-  ASSERT_TRUE(device.write("device/fault/nsp_hang", "1"));
-  std::ifstream in(dir.path() / "device/fault/nsp_hang");
+  ASSERT_TRUE(device.write("qaic-emu/fault/nsp_hang", "1"));
+  std::ifstream in(dir.path() / "qaic-emu/fault/nsp_hang");
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(text.str(), "1");
-  auto missing = device.write("device/fault/absent/x", "1");
+  auto missing = device.write("qaic-emu/fault/absent/x", "1");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error(), ENOENT);
 }

@@ -32,6 +32,26 @@ TEST(Config, DevicesAndFaultsAreRead) {
   EXPECT_EQ(p.gid, 0u);
 }
 
+TEST(Config, ModuleParametersAreSetAsModprobeWould) {
+  EmuConfig c = parseConfig(R"({"module_parameters": {"datapath_polling": true,
+      "wait_exec_default_timeout_ms": 40, "control_resp_timeout_s": 2}})", "cfg.json");
+  EXPECT_TRUE(c.moduleParameters.datapathPolling);
+  EXPECT_EQ(c.moduleParameters.waitExecDefaultTimeoutMs, 40u);
+  EXPECT_EQ(c.moduleParameters.controlRespTimeoutS, 2u);
+  EXPECT_EQ(c.moduleParameters.mhiTimeoutMs, 2000u) << "unset ones keep mainline's default";
+  auto fails = [](const char* text) {
+    try {
+      parseConfig(text, "cfg.json");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(fails(R"({"module_parameters": {"verbose": 1}})").find("module_parameters.verbose: unknown"), std::string::npos);
+  EXPECT_NE(fails(R"({"module_parameters": {"datapath_polling": 1}})").find("true or false"), std::string::npos);
+  EXPECT_NE(fails(R"({"module_parameters": {"mhi_timeout_ms": 99999999999}})").find("out of range"), std::string::npos);
+}
+
 // Configurations written for the NSP thread pool keep loading; the key has no effect any more.
 TEST(Config, ComputeThreadsIsAcceptedForOldConfigurations) {
   EmuConfig c = parseConfig(R"({"compute_threads": 4, "semaphore_timeout_ms": 300})", "cfg.json");

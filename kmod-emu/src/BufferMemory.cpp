@@ -1,0 +1,87 @@
+#include "BufferMemory.hpp"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "driver/DeviceProtocol.hpp"
+
+namespace qaic::emu {
+namespace {
+
+// linux/magic.h names TMPFS_MAGIC and HUGETLBFS_MAGIC; DMA_BUF_MAGIC is that of the dma-buf
+// pseudo file system ("DMAB").
+constexpr long kDmaBufMagic = 0x444d4142;
+
+bool shareableFileSystem(int fd) {
+  struct statfs fs {};
+  if (fstatfs(fd, &fs) != 0) return false;
+  const auto magic = static_cast<long>(fs.f_type);
+  return magic == static_cast<long>(TMPFS_MAGIC) || magic == static_cast<long>(HUGETLBFS_MAGIC) ||
+         magic == kDmaBufMagic;
+}
+
+}  // namespace
+
+BufferMemory::BufferMemory(std::unique_ptr<MemoryFile> file)
+    : file_(std::move(file)),
+      data_(file_->data()),
+      size_(file_->size()),
+      identity_{file_->device(), file_->inode()} {}
+
+std::shared_ptr<BufferMemory> BufferMemory::map(int fd, int& error) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !shareableFileSystem(fd)) {
+    error = EINVAL;
+    return nullptr;
+  }
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_ACCMODE) != O_RDWR) {
+    error = EACCES;
+    return nullptr;
+  }
+  if (st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > driver::kMaxBoBytes) {
+    error = EINVAL;
+    return nullptr;
+  }
+  const auto bytes = static_cast<std::size_t>(st.st_size);
+  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (data == MAP_FAILED) {
+    error = EINVAL;
+    return nullptr;
+  }
+  error = 0;
+  return std::shared_ptr<BufferMemory>(
+      new BufferMemory(static_cast<std::byte*>(data), bytes, MemoryIdentity{st.st_dev, st.st_ino}));
+}
+
+BufferMemory::~BufferMemory() {
+  if (!file_ && data_ != nullptr) munmap(data_, size_);
+}
+
+std::shared_ptr<BufferMemory> MemoryRegistry::find(const MemoryIdentity& identity) {
+  std::lock_guard lock(mutex_);
+  auto it = memories_.find(identity);
+  if (it == memories_.end()) return nullptr;
+  auto memory = it->second.lock();
+  if (!memory) memories_.erase(it);
+  return memory;
+}
+
+void MemoryRegistry::add(const std::shared_ptr<BufferMemory>& memory) {
+  std::lock_guard lock(mutex_);
+  // Expired entries are swept whenever the map has doubled since the last sweep: it stays within
+  // twice the live memories at an amortized constant cost per memory.
+  if (memories_.size() >= sweepAt_) {
+    std::erase_if(memories_, [](const auto& entry) { return entry.second.expired(); });
+    sweepAt_ = std::max<std::size_t>(64, 2 * memories_.size());
+  }
+  memories_[memory->identity()] = memory;
+}
+
+}  // namespace qaic::emu

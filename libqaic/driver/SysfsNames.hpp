@@ -1,0 +1,88 @@
+// The names of the files in a device's class directory ($QAIC_ROOT/sys/class/accel/accelN/),
+// relative to it: the one definition the emulator publishes and the runtime, the tools, qaicd
+// and the tests read. Mainline's qaic driver gives the class attributes (dbc<N>_state) and the
+// PCI core gives device/; what only the emulator adds lives under qaic-emu/ (docs/emulator.md),
+// so a program that reads only the first two works the same on a card.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace qaic::driver::sysfs {
+
+// ---- The PCI function (device/), with the kernel's names and formats -------------------------
+inline constexpr const char* kPciVendor = "device/vendor";
+inline constexpr const char* kPciDevice = "device/device";
+inline constexpr const char* kNumaNode = "device/numa_node";
+inline constexpr const char* kMaxLinkSpeed = "device/max_link_speed";
+inline constexpr const char* kMaxLinkWidth = "device/max_link_width";
+inline constexpr const char* kCurrentLinkSpeed = "device/current_link_speed";
+inline constexpr const char* kCurrentLinkWidth = "device/current_link_width";
+// hwmon<N> directories (the kernel numbers them) under kHwmonDir, each with these files.
+inline constexpr const char* kHwmonDir = "device/hwmon";
+inline constexpr const char* kHwmonName = "name";
+inline constexpr const char* kHwmonTemperature = "temp1_input";  // millidegrees Celsius
+inline constexpr const char* kHwmonPower = "power1_input";       // microwatts
+inline constexpr const char* kHwmonPowerCap = "power1_cap";      // microwatts
+// The AER counters mainline's qaic adds to the PCI device.
+inline constexpr const char* kCeCount = "device/ce_count";
+inline constexpr const char* kUeCount = "device/ue_count";
+inline constexpr const char* kUeNonfatalCount = "device/ue_nonfatal_count";
+
+// ---- mainline's class attributes ---------------------------------------------------------------
+// The state of DBC `dbc`, a number 0-5 (dbcStateName in DeviceProtocol.hpp).
+inline std::string dbcState(uint32_t dbc) { return "dbc" + std::to_string(dbc) + "_state"; }
+
+// ---- the emulator's own (qaic-emu/) ----------------------------------------------------------
+inline constexpr const char* kEmuDir = "qaic-emu";
+inline constexpr const char* kEmuPid = "qaic-emu/pid";         // the emulator's process
+inline constexpr const char* kEmuShmDir = "qaic-emu/shm_dir";  // BO memory files and windows
+// The STATUS query's figures as files (the tools ask the query; a shell can read these).
+inline constexpr const char* kEmuStatus = "qaic-emu/status";  // Initializing, Ready or Error
+inline constexpr const char* kEmuPciAddress = "qaic-emu/pci_address";
+inline constexpr const char* kEmuNspTotal = "qaic-emu/nsp_total";
+inline constexpr const char* kEmuNspFree = "qaic-emu/nsp_free";
+inline constexpr const char* kEmuVcTotal = "qaic-emu/vc_total";
+inline constexpr const char* kEmuVcFree = "qaic-emu/vc_free";
+inline constexpr const char* kEmuMcidTotal = "qaic-emu/mcid_total";
+inline constexpr const char* kEmuMcidFree = "qaic-emu/mcid_free";
+inline constexpr const char* kEmuSemTotal = "qaic-emu/sem_total";
+inline constexpr const char* kEmuSemFree = "qaic-emu/sem_free";
+inline constexpr const char* kEmuDramTotal = "qaic-emu/dram_total";  // MiB
+inline constexpr const char* kEmuDramFree = "qaic-emu/dram_free";
+inline constexpr const char* kEmuNetworksLoaded = "qaic-emu/networks_loaded";
+inline constexpr const char* kEmuNetworksActive = "qaic-emu/networks_active";
+inline constexpr const char* kEmuConstantsLoaded = "qaic-emu/constants_loaded";
+inline constexpr const char* kEmuConstantsInUse = "qaic-emu/constants_in_use";
+inline constexpr const char* kEmuFwVersion = "qaic-emu/fw_version";
+inline constexpr const char* kEmuHwVersion = "qaic-emu/hw_version";
+inline constexpr const char* kEmuSku = "qaic-emu/sku";
+inline constexpr const char* kEmuNspFrequencyMhz = "qaic-emu/nsp_frequency_mhz";
+// The firmware's identity strings, as the vendor's tools print them.
+inline constexpr const char* kEmuSerial = "qaic-emu/serial";
+inline constexpr const char* kEmuBoardSerial = "qaic-emu/board_serial";
+inline constexpr const char* kEmuFwQcImageVersion = "qaic-emu/fw_qc_image_version";
+inline constexpr const char* kEmuFwOemImageVersion = "qaic-emu/fw_oem_image_version";
+inline constexpr const char* kEmuFwImageVariant = "qaic-emu/fw_image_variant";
+inline constexpr const char* kEmuNspVersion = "qaic-emu/nsp_version";
+inline constexpr const char* kEmuNspQcImageVersion = "qaic-emu/nsp_qc_image_version";
+inline constexpr const char* kEmuNspImageVariant = "qaic-emu/nsp_image_variant";
+inline constexpr const char* kEmuDeviceCapabilities = "qaic-emu/device_capabilities";
+inline constexpr const char* kEmuDdrFrequencyMhz = "qaic-emu/ddr_frequency_mhz";
+// Fault injection (writable by the emulator's user).
+inline constexpr const char* kFaultNspHang = "qaic-emu/fault/nsp_hang";
+inline constexpr const char* kFaultDmaFail = "qaic-emu/fault/dma_fail";
+inline constexpr const char* kFaultError = "qaic-emu/fault/error";
+inline constexpr const char* kFaultReset = "qaic-emu/fault/reset";
+inline constexpr const char* kFaultRemove = "qaic-emu/fault/remove";
+inline constexpr const char* kFaultControlHang = "qaic-emu/fault/control_hang";
+// A partition's origin (only in a partition's directory).
+inline constexpr const char* kPartitionDir = "qaic-emu/partition";
+inline constexpr const char* kPartitionParent = "qaic-emu/partition/parent";
+inline constexpr const char* kPartitionOwnerUid = "qaic-emu/partition/owner_uid";
+inline constexpr const char* kPartitionOwnerGid = "qaic-emu/partition/owner_gid";
+inline constexpr const char* kPartitionMode = "qaic-emu/partition/mode";
+inline constexpr const char* kPartitionHolderPid = "qaic-emu/partition/holder_pid";
+inline constexpr const char* kPartitionLabel = "qaic-emu/partition/label";
+
+}  // namespace qaic::driver::sysfs
