@@ -142,6 +142,9 @@ std::vector<OpSpec> buildRegistry() {
        nullptr, shapePad, false, true, "dims[i] + pads[i] + pads[i+ndim]"});
   add({"flatten", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeFlatten,
        false, true, "[prod(dims[:axis]), prod(dims[axis:])]"});
+  add({"cast", {"src"}, {"dst"}, {dtype()}, nullptr, shapeCast, false, true, "src dims, dtype"});
+  add({"gather", {"src", "indices"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeGather,
+       false, true, "src.dims[:axis] + indices.dims + src.dims[axis+1:]"});
   return specs;
 }
 

@@ -59,6 +59,10 @@ Outs shapeGlobalAvgpool(const Op& op, Infos in);
 Outs shapeBatchnorm(const Op& op, Infos in);
 Outs shapeUpsample(const Op& op, Infos in);
 Outs shapeResize(const Op& op, Infos in);
+// Indexing and conversion.
+void requireIndices(const Op& op, std::string_view arg, const TensorInfo& t);  // TL_INT64 / TL_INT32
+Outs shapeGather(const Op& op, Infos in);
+Outs shapeCast(const Op& op, Infos in);
 // Linear algebra.
 Outs shapeMatmul(const Op& op, Infos in);
 Outs shapeGemm(const Op& op, Infos in);

@@ -45,6 +45,10 @@ struct BuildOptions {
   std::vector<IoMemory> inputMemory, outputMemory;
 };
 
+// Every optype the executor has a kernel for: the IR registry's optypes, checked by
+// tests/unit/onnx/OperatorRegistriesTest.cpp.
+std::vector<std::string_view> kernelOptypes();
+
 class ExecutionError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -165,7 +165,7 @@ std::optional<BatchNormConstants> foldableBatchNorm(const Converter& c, const pb
   for (int i = 1; i <= 4; ++i) {
     const ImportedTensor* t = c.constantValue(bn.input(i));
     if (!t || t->dtype != ir::DType::Float || t->dims != ir::Dims{channels}) return std::nullopt;
-    *targets[i - 1] = toDoubles(*t, bn.input(i));
+    *targets[i - 1] = toDoubles(*t);
   }
   for (const auto& attribute : bn.attribute()) {
     if (attribute.name() == "epsilon") k.epsilon = attribute.f();
@@ -194,8 +194,8 @@ std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims
   const int64_t outC = weightDims[0];
   const auto k = foldableBatchNorm(c, *bn, outC);
   if (!k) return std::nullopt;
-  std::vector<double> w = toDoubles(*weight, "weight");
-  std::vector<double> b = bias ? toDoubles(*bias, "bias") : std::vector<double>(static_cast<std::size_t>(outC), 0.0);
+  std::vector<double> w = toDoubles(*weight);
+  std::vector<double> b = bias ? toDoubles(*bias) : std::vector<double>(static_cast<std::size_t>(outC), 0.0);
   const std::size_t perChannel = w.size() / static_cast<std::size_t>(outC);
   for (std::size_t o = 0; o < static_cast<std::size_t>(outC); ++o) {
     const double s = k->scale[o] / std::sqrt(k->var[o] + k->epsilon);

@@ -6,6 +6,7 @@
 
 #include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
+#include "onnx/OnnxTensor.hpp"
 #include "onnx/OperatorTable.hpp"
 
 namespace qaic::onnx {
@@ -19,6 +20,7 @@ const std::map<std::string, std::string, std::less<>>& elewOps() {
 
 void unary(Converter& c, const std::string& optype, std::vector<ir::Param> params = {}) {
   c.emit(optype, {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, std::move(params));
+  c.keepScalarOutput(0);
 }
 
 // The widest range of `dtype`, standing in for Clip's absent bounds (JSON has no infinity).
@@ -58,6 +60,7 @@ void convertBinaryElementwise(Converter& c) {
   const bool sameShape = c.dims(0) == c.dims(1);
   c.emit(sameShape ? "elew" : "elew_bcast", {{"src1", c.tensor(0)}, {"src2", c.tensor(1)}}, {{"dst", c.output(0)}},
          {stringParam("elew_op", elewOp)});
+  c.keepScalarOutput(0);
 }
 
 void convertRelu(Converter& c) { unary(c, "relu"); }
@@ -101,6 +104,14 @@ void convertGemm(Converter& c) {
           numberParam("beta", c.attributes().number("beta", 1.0f)),
           boolParam("trans_a", c.attributes().integer("transA", 0) != 0),
           boolParam("trans_b", c.attributes().integer("transB", 0) != 0)});
+}
+
+void convertCast(Converter& c) {
+  const auto to = dtypeFromOnnx(static_cast<int32_t>(c.attributes().integer("to", 0)));
+  if (!to) c.attributes().fail("to", "names an unsupported element type");
+  if (*to == c.dtype(0)) return c.alias(0, c.tensor(0));
+  c.emit("cast", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {stringParam("dtype", std::string(ir::dtypeName(*to)))});
+  c.keepScalarOutput(0);
 }
 
 void convertMatMul(Converter& c) {

@@ -1,7 +1,9 @@
-// Flatten, Reshape, Transpose, Concat, Pad and the operators that vanish (Identity, Dropout).
+// Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Pad and the operators that vanish
+// (Identity, Dropout).
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
@@ -11,7 +13,21 @@ namespace qaic::onnx {
 namespace {
 
 std::vector<int64_t> integerInput(Converter& c, std::size_t i, const std::string& role) {
-  return toInt64s(c.requireConstant(i, role), role);
+  return c.constantIntegers(i, role);
+}
+
+int64_t normalizedAxis(const Converter& c, int64_t axis, int64_t rank, const std::string& name) {
+  if (axis < -rank || axis >= rank) {
+    c.attributes().fail(name, std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+// Unsqueeze / Squeeze axes: attribute before opset 13, optional constant input after.
+std::optional<std::vector<int64_t>> axesOf(Converter& c) {
+  if (c.opset() < 13) return c.attributes().integers("axes");
+  if (!c.hasInput(1)) return std::nullopt;
+  return c.constantIntegers(1, "axes");
 }
 
 }  // namespace
@@ -47,7 +63,6 @@ ir::Dims resolveReshape(Converter& c, const ir::Dims& in, const std::vector<int6
   if (ir::elementCount(out) != total) {
     c.fail("shape holds " + std::to_string(ir::elementCount(out)) + " elements, the input " + std::to_string(total));
   }
-  if (out.empty()) out.push_back(1);
   return out;
 }
 
@@ -69,12 +84,46 @@ void convertFlatten(Converter& c) {
 }
 
 void convertReshape(Converter& c) {
-  const ir::Dims out = resolveReshape(c, c.dims(0), reshapeTarget(c));
-  c.emit("reshape", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("dims", out)});
+  const std::vector<int64_t> target = reshapeTarget(c);
+  c.reshapeInto(0, c.tensor(0), resolveReshape(c, c.dims(0), target));
+}
+
+void convertSqueeze(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  const auto rank = static_cast<int64_t>(in.size());
+  std::vector<bool> drop(in.size(), false);
+  if (auto axes = axesOf(c)) {
+    for (int64_t axis : *axes) {
+      const auto a = static_cast<std::size_t>(normalizedAxis(c, axis, rank, "axes"));
+      if (in[a] != 1) c.fail("axis " + std::to_string(axis) + " has size " + std::to_string(in[a]) + ", not 1");
+      drop[a] = true;
+    }
+  } else {
+    for (std::size_t i = 0; i < in.size(); ++i) drop[i] = in[i] == 1;
+  }
+  ir::Dims out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (!drop[i]) out.push_back(in[i]);
+  }
+  c.reshapeInto(0, c.tensor(0), out);
+}
+
+void convertUnsqueeze(Converter& c) {
+  ir::Dims out = c.dims(0);
+  auto axes = axesOf(c);
+  if (!axes) c.fail("axes are required");
+  const auto rank = static_cast<int64_t>(out.size() + axes->size());
+  for (auto& axis : *axes) axis = normalizedAxis(c, axis, rank, "axes");
+  std::sort(axes->begin(), axes->end());
+  if (std::adjacent_find(axes->begin(), axes->end()) != axes->end()) c.fail("axes repeat");
+  for (int64_t axis : *axes) out.insert(out.begin() + axis, 1);
+  if (out.size() > ir::kMaxRank) c.fail("the result has more than " + std::to_string(ir::kMaxRank) + " dims");
+  c.reshapeInto(0, c.tensor(0), out);
 }
 
 void convertTranspose(Converter& c) {
   const std::size_t rank = c.dims(0).size();
+  if (rank <= 1) return c.alias(0, c.tensor(0));  // nothing to permute
   std::vector<int64_t> perm;
   if (auto given = c.attributes().integers("perm")) {
     perm = *given;

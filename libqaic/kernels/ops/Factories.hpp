@@ -43,8 +43,16 @@ QAIC_KERNEL(makeResize);  // also upsample
 // Linear.cpp
 QAIC_KERNEL(makeMatmul);
 QAIC_KERNEL(makeGemm);
+// Cast.cpp
+QAIC_KERNEL(makeCast);
+// GatherScatter.cpp
+QAIC_KERNEL(makeGather);
 // Print.cpp
 QAIC_KERNEL(makePrint);  // also fprint
 #undef QAIC_KERNEL
+
+// `index`, read at `position` of input `arg`, resolved against an axis of `extent` (negative
+// indices count from the end); throws ExecutionError naming the op, the index and the position.
+int64_t resolveIndex(const ir::Op& op, std::string_view arg, int64_t index, int64_t position, int64_t extent);
 
 }  // namespace qaic::kernels::ops

@@ -26,9 +26,16 @@ constexpr std::array kFactories = {
     Entry{"resize", ops::makeResize},        Entry{"submean", ops::makeSubmean},
     Entry{"rearange", ops::makeRearange},    Entry{"pick1d", ops::makePick1d},
     Entry{"sort1d", ops::makeSort1d},        Entry{"matmul", ops::makeMatmul},
-    Entry{"gemm", ops::makeGemm},
+    Entry{"gemm", ops::makeGemm},            Entry{"cast", ops::makeCast},
+    Entry{"gather", ops::makeGather},
 };
 }  // namespace
+
+std::vector<std::string_view> kernelOptypes() {
+  std::vector<std::string_view> names;
+  for (const auto& [name, factory] : kFactories) names.push_back(name);
+  return names;
+}
 
 KernelFactory findKernelFactory(std::string_view optype) {
   for (const auto& [name, factory] : kFactories) {

@@ -55,6 +55,8 @@ const std::vector<Expected> kOperators = {
     {"global_avgpool", {"src"}, {"dst"}, {}},
     {"pad", {"src"}, {"dst"}, {"pads", "mode", "value"}},
     {"flatten", {"src"}, {"dst"}, {"axis"}},
+    {"cast", {"src"}, {"dst"}, {"dtype"}},
+    {"gather", {"src", "indices"}, {"dst"}, {"axis"}},
 };
 
 TEST(OpRegistry, ListsEveryOperatorWithItsArgumentNames) {
