@@ -53,6 +53,18 @@ decltype(auto) visitDType(ir::DType type, F&& f) {
   return f(TypeTag<float>{});
 }
 
+// Calls f(TypeTag<U>{}) with U the unsigned integer of `size` bytes (1, 2, 4 or 8): data
+// movement never needs an element's value, only its bytes.
+template <typename F>
+decltype(auto) visitElementSize(std::size_t size, F&& f) {
+  switch (size) {
+    case 1: return f(TypeTag<uint8_t>{});
+    case 2: return f(TypeTag<uint16_t>{});
+    case 4: return f(TypeTag<uint32_t>{});
+    default: return f(TypeTag<uint64_t>{});
+  }
+}
+
 // Value as double (the common currency of conversions; exact for every type but (u)int64 > 2^53).
 template <typename T>
 inline double toDouble(T v) {

@@ -8,13 +8,6 @@
 namespace qaic::onnx {
 namespace {
 
-int64_t normalizedAxis(const Converter& c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) {
-    c.attributes().fail("axis", std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  }
-  return axis < 0 ? axis + rank : axis;
-}
-
 void requireIndexType(Converter& c, std::size_t i) {
   const ir::DType type = c.dtype(i);
   if (type != ir::DType::Int64 && type != ir::DType::Int32) {
@@ -30,8 +23,7 @@ void convertGather(Converter& c) {
   const ir::Dims indices = c.dims(1);
   if (data.empty()) c.fail("data must have rank >= 1");
   requireIndexType(c, 1);
-  const auto axis = static_cast<std::size_t>(normalizedAxis(c, c.attributes().integer("axis", 0),
-                                                            static_cast<int64_t>(data.size())));
+  const auto axis = static_cast<std::size_t>(normalizeAxis(c, c.attributes().integer("axis", 0), data.size()));
   ir::Dims out(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(axis));
   out.insert(out.end(), indices.begin(), indices.end());
   out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(axis) + 1, data.end());
@@ -45,6 +37,63 @@ void convertGather(Converter& c) {
   const std::string gathered = c.temporary("gathered");
   c.emit("gather", {{"src", c.tensor(0)}, {"indices", c.tensor(1)}}, {{"dst", gathered}}, params);
   c.reshapeInto(0, gathered, out);
+}
+
+}  // namespace qaic::onnx
+
+namespace qaic::onnx {
+namespace {
+
+std::string reductionOf(Converter& c) {
+  const std::string reduction = c.attributes().string("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min") {
+    c.attributes().fail("reduction", "is '" + reduction + "'; expected none, add, mul, max or min");
+  }
+  return reduction;
+}
+
+}  // namespace
+
+void convertGatherElements(Converter& c) {
+  const ir::Dims data = c.dims(0);
+  if (data.empty()) c.fail("data must have rank >= 1");
+  requireIndexType(c, 1);
+  const auto axis = normalizeAxis(c, c.attributes().integer("axis", 0), data.size());
+  c.emit("gather_elements", {{"src", c.tensor(0)}, {"indices", c.tensor(1)}}, {{"dst", c.output(0)}},
+         {numberParam("axis", static_cast<double>(axis))});
+}
+
+void convertGatherND(Converter& c) {
+  requireIndexType(c, 1);
+  const int64_t batch = c.attributes().integer("batch_dims", 0);
+  if (batch < 0) c.attributes().fail("batch_dims", "must be >= 0");
+  const ir::Dims data = c.dims(0), indices = c.dims(1);
+  if (indices.empty() || data.empty()) c.fail("data and indices must have rank >= 1");
+  ir::Dims out(indices.begin(), indices.end() - 1);
+  const int64_t used = batch + indices.back();
+  if (used > static_cast<int64_t>(data.size())) c.fail("indices select more dims than data has");
+  out.insert(out.end(), data.begin() + used, data.end());
+  c.emit("gather_nd", {{"src", c.tensor(0)}, {"indices", c.tensor(1)}}, {{"dst", c.output(0)}},
+         {numberParam("batch_dims", static_cast<double>(batch))});
+}
+
+// ScatterElements, and Scatter (its name before opset 11).
+void convertScatterElements(Converter& c) {
+  const ir::Dims data = c.dims(0);
+  if (data.empty()) c.fail("data must have rank >= 1");
+  requireIndexType(c, 1);
+  if (c.dtype(2) != c.dtype(0)) c.fail("updates differ from data in element type");
+  const auto axis = normalizeAxis(c, c.attributes().integer("axis", 0), data.size());
+  c.emit("scatter_elements", {{"src", c.tensor(0)}, {"indices", c.tensor(1)}, {"updates", c.tensor(2)}},
+         {{"dst", c.output(0)}}, {numberParam("axis", static_cast<double>(axis)), stringParam("reduction", reductionOf(c))});
+}
+
+void convertScatterND(Converter& c) {
+  requireIndexType(c, 1);
+  if (c.dtype(2) != c.dtype(0)) c.fail("updates differ from data in element type");
+  if (c.dims(0).empty()) c.fail("data must have rank >= 1");
+  c.emit("scatter_nd", {{"src", c.tensor(0)}, {"indices", c.tensor(1)}, {"updates", c.tensor(2)}},
+         {{"dst", c.output(0)}}, {stringParam("reduction", reductionOf(c))});
 }
 
 }  // namespace qaic::onnx

@@ -16,13 +16,6 @@ std::vector<int64_t> integerInput(Converter& c, std::size_t i, const std::string
   return c.constantIntegers(i, role);
 }
 
-int64_t normalizedAxis(const Converter& c, int64_t axis, int64_t rank, const std::string& name) {
-  if (axis < -rank || axis >= rank) {
-    c.attributes().fail(name, std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  }
-  return axis < 0 ? axis + rank : axis;
-}
-
 // Unsqueeze / Squeeze axes: attribute before opset 13, optional constant input after.
 std::optional<std::vector<int64_t>> axesOf(Converter& c) {
   if (c.opset() < 13) return c.attributes().integers("axes");
@@ -94,7 +87,7 @@ void convertSqueeze(Converter& c) {
   std::vector<bool> drop(in.size(), false);
   if (auto axes = axesOf(c)) {
     for (int64_t axis : *axes) {
-      const auto a = static_cast<std::size_t>(normalizedAxis(c, axis, rank, "axes"));
+      const auto a = static_cast<std::size_t>(normalizeAxis(c, axis, static_cast<std::size_t>(rank), "axes"));
       if (in[a] != 1) c.fail("axis " + std::to_string(axis) + " has size " + std::to_string(in[a]) + ", not 1");
       drop[a] = true;
     }
@@ -113,7 +106,7 @@ void convertUnsqueeze(Converter& c) {
   auto axes = axesOf(c);
   if (!axes) c.fail("axes are required");
   const auto rank = static_cast<int64_t>(out.size() + axes->size());
-  for (auto& axis : *axes) axis = normalizedAxis(c, axis, rank, "axes");
+  for (auto& axis : *axes) axis = normalizeAxis(c, axis, static_cast<std::size_t>(rank), "axes");
   std::sort(axes->begin(), axes->end());
   if (std::adjacent_find(axes->begin(), axes->end()) != axes->end()) c.fail("axes repeat");
   for (int64_t axis : *axes) out.insert(out.begin() + axis, 1);
@@ -205,6 +198,157 @@ void convertDropout(Converter& c) {
     const ir::DType maskType = c.opset() >= 10 ? ir::DType::Bool : c.dtype(0);
     c.setConstant(1, fromInt64s("", maskType, dims, std::vector<int64_t>(static_cast<std::size_t>(ir::elementCount(dims)), 1)));
   }
+}
+
+}  // namespace qaic::onnx
+
+namespace qaic::onnx {
+namespace {
+
+constexpr int64_t kMaxIndex = int64_t{1} << 62;
+
+// One axis of a Slice, clamped the ONNX way (start in [0, dim] or [0, dim-1], end in [0, dim] or
+// [-1, dim-1] for a positive or negative step).
+struct SliceAxis {
+  int64_t start = 0, end = 0, step = 1;
+};
+
+SliceAxis clampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  start = std::clamp(start, -kMaxIndex, kMaxIndex);
+  end = std::clamp(end, -kMaxIndex, kMaxIndex);
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step > 0) return {std::clamp<int64_t>(start, 0, dim), std::clamp<int64_t>(end, 0, dim), step};
+  return {std::clamp<int64_t>(start, 0, dim - 1), std::clamp<int64_t>(end, -1, dim - 1), step};
+}
+
+int64_t sliceLength(const SliceAxis& a) {
+  const int64_t span = a.step > 0 ? a.end - a.start : a.start - a.end;
+  const int64_t stride = a.step > 0 ? a.step : -a.step;
+  return span <= 0 ? 0 : (span + stride - 1) / stride;
+}
+
+// A strided_slice of input 0 into `dst` with one SliceAxis per axis.
+void emitSlice(Converter& c, const std::vector<SliceAxis>& axes, const std::string& dst) {
+  std::vector<int64_t> starts, ends, steps;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (sliceLength(axes[i]) < 1) c.fail("the slice of axis " + std::to_string(i) + " is empty; empty tensors are not supported");
+    starts.push_back(axes[i].start);
+    ends.push_back(axes[i].end);
+    steps.push_back(axes[i].step);
+  }
+  c.emit("strided_slice", {{"src", c.tensor(0)}}, {{"dst", dst}},
+         {integersParam("starts", starts), integersParam("ends", ends), integersParam("steps", steps)});
+}
+
+std::vector<SliceAxis> wholeAxes(const ir::Dims& dims) {
+  std::vector<SliceAxis> axes;
+  for (int64_t d : dims) axes.push_back({0, d, 1});
+  return axes;
+}
+
+}  // namespace
+
+void convertSlice(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset() < 10) {
+    starts = c.attributes().integers("starts").value_or(std::vector<int64_t>{});
+    ends = c.attributes().integers("ends").value_or(std::vector<int64_t>{});
+    axes = c.attributes().integers("axes").value_or(std::vector<int64_t>{});
+  } else {
+    starts = c.constantIntegers(1, "starts");
+    ends = c.constantIntegers(2, "ends");
+    if (c.hasInput(3)) axes = c.constantIntegers(3, "axes");
+    if (c.hasInput(4)) steps = c.constantIntegers(4, "steps");
+  }
+  if (starts.size() != ends.size()) c.fail("starts and ends differ in length");
+  if (axes.empty()) {
+    for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) c.fail("starts, ends, axes and steps differ in length");
+  std::vector<SliceAxis> slice = wholeAxes(in);
+  std::vector<bool> seen(in.size(), false);
+  for (std::size_t k = 0; k < axes.size(); ++k) {
+    const auto axis = static_cast<std::size_t>(normalizeAxis(c, axes[k], in.size(), "axes"));
+    if (seen[axis]) c.fail("axes repeat");
+    seen[axis] = true;
+    if (steps[k] == 0) c.fail("a step is 0");
+    slice[axis] = clampSlice(starts[k], ends[k], steps[k], in[axis]);
+  }
+  emitSlice(c, slice, c.output(0));
+}
+
+void convertSplit(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  const auto axis = static_cast<std::size_t>(normalizeAxis(c, c.attributes().integer("axis", 0), in.size()));
+  const std::size_t outputs = c.outputCount();
+  std::vector<int64_t> parts;
+  if (c.opset() >= 13 && c.hasInput(1)) {
+    parts = c.constantIntegers(1, "split");
+  } else if (auto given = c.attributes().integers("split")) {
+    parts = *given;
+  } else {
+    if (outputs == 0 || in[axis] % static_cast<int64_t>(outputs) != 0) {
+      c.fail("dim " + std::to_string(in[axis]) + " does not split into " + std::to_string(outputs) + " equal parts");
+    }
+    parts.assign(outputs, in[axis] / static_cast<int64_t>(outputs));
+  }
+  if (parts.size() != outputs) c.fail("split has " + std::to_string(parts.size()) + " parts for " + std::to_string(outputs) + " outputs");
+  int64_t start = 0;
+  for (std::size_t k = 0; k < outputs; ++k) {
+    if (parts[k] < 1) c.fail("part " + std::to_string(k) + " is empty; empty tensors are not supported");
+    std::vector<SliceAxis> slice = wholeAxes(in);
+    slice[axis] = {start, start + parts[k], 1};
+    start += parts[k];
+    if (!c.hasOutput(k)) continue;
+    emitSlice(c, slice, c.output(k));
+  }
+  if (start != in[axis]) c.fail("the parts add up to " + std::to_string(start) + ", not the dim " + std::to_string(in[axis]));
+}
+
+void convertExpand(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  const std::vector<int64_t> shape = c.constantIntegers(1, "shape");
+  // Bidirectional: the result is the broadcast of the input dims and `shape`.
+  const std::size_t rank = std::max(in.size(), shape.size());
+  ir::Dims out(rank, 1);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const int64_t a = i + in.size() >= rank ? in[i + in.size() - rank] : 1;
+    const int64_t b = i + shape.size() >= rank ? shape[i + shape.size() - rank] : 1;
+    if (a != b && a != 1 && b != 1) c.fail("input dims do not broadcast with shape");
+    if (a < 1 || b < 1) c.fail("empty or negative dims are not supported");
+    out[i] = a == 1 ? b : a;
+  }
+  if (out == in) return c.alias(0, c.tensor(0));
+  if (out.size() > ir::kMaxRank) c.fail("the result has more than " + std::to_string(ir::kMaxRank) + " dims");
+  c.emit("expand", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("dims", out)});
+}
+
+void convertTile(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  const std::vector<int64_t> repeats = c.constantIntegers(1, "repeats");
+  if (repeats.size() != in.size()) c.fail("repeats has " + std::to_string(repeats.size()) + " values for rank " + std::to_string(in.size()));
+  if (std::any_of(repeats.begin(), repeats.end(), [](int64_t r) { return r < 1; })) {
+    c.fail("repeats must be >= 1; empty tensors are not supported");
+  }
+  if (in.empty()) return c.alias(0, c.tensor(0));
+  c.emit("tile", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("repeats", repeats)});
+}
+
+void convertTrilu(Converter& c) {
+  if (c.dims(0).size() < 2) c.fail("input must have rank >= 2");
+  int64_t k = 0;
+  if (c.hasInput(1)) {
+    const auto values = c.constantIntegers(1, "k");
+    if (values.size() != 1) c.fail("k must hold one value");
+    k = std::clamp<int64_t>(values[0], -(int64_t{1} << 31), int64_t{1} << 31);  // beyond any matrix
+  }
+  c.emit("trilu", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {boolParam("upper", c.attributes().integer("upper", 1) != 0), numberParam("k", static_cast<double>(k))});
 }
 
 }  // namespace qaic::onnx

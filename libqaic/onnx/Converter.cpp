@@ -372,6 +372,8 @@ const ImportedTensor* Converter::constantValue(const std::string& value) const {
   return it == values_.end() ? nullptr : it->second.constant.get();
 }
 
+const std::string& Converter::tensorOf(const std::string& value) const { return values_.at(value).tensor; }
+
 std::string Converter::materialize(Value& value, const std::string& name) {
   if (!value.tensor.empty()) return value.tensor;
   ImportedTensor data = *value.constant;
@@ -528,6 +530,12 @@ const pb::NodeProto* Converter::soleConsumer(const std::string& value) const {
   return it->second.front();
 }
 
+std::vector<const pb::NodeProto*> Converter::consumers(const std::string& value) const {
+  if (graphOutputs_.count(value)) return {};
+  const auto it = consumers_.find(value);
+  return it == consumers_.end() ? std::vector<const pb::NodeProto*>{} : it->second;
+}
+
 void Converter::absorb(const pb::NodeProto& consumer, const std::string& consumerOutput, const std::string& irTensor) {
   absorbed_.insert(&consumer);
   if (values_.count(consumerOutput)) fail("output '" + consumerOutput + "' is already defined");
@@ -537,6 +545,14 @@ void Converter::absorb(const pb::NodeProto& consumer, const std::string& consume
 void Converter::fail(const std::string& problem) const {
   if (!node_) throw ImportError(problem);
   throw ImportError(node_->op_type() + " node '" + label_ + "': " + problem);
+}
+
+int64_t normalizeAxis(const Converter& c, int64_t axis, std::size_t rank, const std::string& attribute) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    c.attributes().fail(attribute, std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return axis < 0 ? axis + r : axis;
 }
 
 std::vector<int64_t> Converter::constantIntegers(std::size_t i, const std::string& role) const {

@@ -51,6 +51,12 @@ ir::Dims irDims(const ir::Dims& dims);
 // The params of a `create` op of `dtype` and `dims`: from the weights, or zeros.
 std::vector<ir::Param> createParams(ir::DType dtype, const ir::Dims& dims, bool fromFile);
 
+class Converter;
+
+// `axis` (attribute `attribute` of the current node) as a non-negative axis of a rank-`rank`
+// tensor; negative axes count from the end. Fails naming the attribute when out of range.
+int64_t normalizeAxis(const Converter& c, int64_t axis, std::size_t rank, const std::string& attribute = "axis");
+
 class Converter {
  public:
   Converter(const ::onnx::ModelProto& model, const ImportOptions& options, std::string sourceName);
@@ -99,7 +105,10 @@ class Converter {
   // --- looking ahead (batchnorm folding) ---
   // The node consuming `value` when it is exactly one node and `value` is not a graph output.
   const ::onnx::NodeProto* soleConsumer(const std::string& value) const;
+  // Every node consuming `value`; none when `value` is a graph output (it must stay).
+  std::vector<const ::onnx::NodeProto*> consumers(const std::string& value) const;
   const ImportedTensor* constantValue(const std::string& value) const;
+  const std::string& tensorOf(const std::string& value) const;  // the IR tensor bound to an ONNX value
   void absorb(const ::onnx::NodeProto& consumer, const std::string& consumerOutput,
               const std::string& irTensor);  // `consumer` is done: its output is irTensor
 

@@ -88,6 +88,16 @@ bool foldRange(Converter&);
 bool foldConstantOfShape(Converter&);
 bool foldIdentity(Converter&);
 
+// Patterns of exported networks converted into one IR op (FusePatterns.cpp), tried by the
+// handler of the pattern's first node: the erf form of GELU (Div -> Erf -> Add -> Mul -> Mul) into
+// unary gelu, and LayerNorm's decomposition (ReduceMean -> Sub -> Pow -> ReduceMean -> Add ->
+// Sqrt -> Div [-> Mul -> Add]) into layernorm. True when the pattern matched and was emitted.
+bool fuseGelu(Converter&);
+bool fuseLayerNorm(Converter&);
+// layernorm of `src` over its dims from `axis`, scale and bias of those dims.
+void emitLayerNorm(Converter&, const std::string& src, const std::string& scale, const std::string& bias,
+                   std::size_t axis, double epsilon, const std::string& dst);
+
 // Reshape's rules, shared by convertReshape and the shape helpers: the target shape (attribute
 // before opset 5, constant input after) and its 0 / -1 entries resolved against the input dims.
 std::vector<int64_t> reshapeTarget(Converter&);

@@ -1,6 +1,8 @@
 // Small helpers shared by the oneDNN-backed kernels.
 #pragma once
 
+#include <algorithm>
+
 #include <dnnl.hpp>
 
 #include "kernels/ops/Kernel.hpp"
@@ -9,6 +11,13 @@ namespace qaic::kernels::ops {
 
 inline dnnl::memory::desc plainDesc(const ir::Dims& dims, dnnl::memory::format_tag tag) {
   return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), dnnl::memory::data_type::f32, tag);
+}
+
+// A float tensor of any rank (>= 1) in row-major order.
+inline dnnl::memory::desc rowMajorDesc(const ir::Dims& dims) {
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), dnnl::memory::data_type::f32, strides);
 }
 
 // For every primitive a kernel keeps and runs: its scratchpad comes from the plan's
@@ -71,6 +80,32 @@ class PackedWeights {
   dnnl::stream* stream_;
   bool constant_;
   bool reorder_ = false;
+};
+
+// One oneDNN eltwise primitive over a float tensor's elements (viewed as one row).
+class EltwisePrimitive {
+ public:
+  EltwisePrimitive(const BuildContext& ctx, dnnl::algorithm algorithm, float alpha, float beta, const Tensor& src,
+                   const Tensor& dst)
+      : stream_(ctx.stream) {
+    const auto md = plainDesc({std::max<int64_t>(src.count(), 1)}, dnnl::memory::format_tag::a);
+    const dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm, md, alpha, beta),
+        userScratchpad(), ctx.engine);
+    primitive_ = dnnl::eltwise_forward(pd);
+    scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
+    src_ = wrap(md, ctx.engine, src);
+    dst_ = wrap(md, ctx.engine, dst);
+  }
+  void run() {
+    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_SCRATCHPAD, scratchpad_}});
+    stream_.wait();
+  }
+
+ private:
+  dnnl::stream& stream_;
+  dnnl::primitive primitive_;
+  dnnl::memory src_, dst_, scratchpad_;
 };
 
 // oneDNN reports problems as dnnl::error; the executor reports them naming the op.

@@ -1,11 +1,11 @@
 // gather, gather_elements, gather_nd, scatter_elements, scatter_nd. Indices are runtime data:
 // every one is checked against its axis (negative ones count from the end, as in ONNX), and an
 // out-of-range index fails the run with an error naming the op, the index and where it was.
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/DTypes.hpp"
 #include "kernels/ops/Factories.hpp"
-#include "kernels/ops/Indexing.hpp"
 
 namespace qaic::kernels::ops {
 namespace {
@@ -28,6 +28,15 @@ void requireIndexTensor(const BuildContext& ctx, std::string_view arg) {
 }  // namespace
 
 // `index` (read at position `position` of input `arg`) resolved against an axis of `extent`.
+AxisView checkedAxisView(const ir::Op& op, const ir::Dims& dims, std::string_view arg) {
+  const int64_t axis = op.integer(arg);
+  if (axis < 0 || static_cast<std::size_t>(axis) >= dims.size()) {
+    throwKernelError(op, "param '" + std::string(arg) + "': " + std::to_string(axis) + " is not an axis of a rank-" +
+                             std::to_string(dims.size()) + " tensor");
+  }
+  return axisView(dims, static_cast<std::size_t>(axis));
+}
+
 int64_t resolveIndex(const ir::Op& op, std::string_view arg, int64_t index, int64_t position, int64_t extent) {
   if (index < -extent || index >= extent) {
     throwKernelError(op, "input '" + std::string(arg) + "': index " + std::to_string(index) + " at position " +
@@ -43,13 +52,9 @@ std::unique_ptr<Kernel> makeGather(const BuildContext& ctx) {
   Tensor& dst = ctx.output("dst");
   requireIndexTensor(ctx, "indices");
   if (src.dtype != dst.dtype) throwKernelError(ctx.op, "output dtype differs from input 'src'");
-  const auto axis = static_cast<std::size_t>(ctx.op.integer("axis"));
-  if (axis >= src.dims.size()) throwKernelError(ctx.op, "param 'axis': out of range");
-  int64_t outer = 1, inner = 1;
-  for (std::size_t i = 0; i < axis; ++i) outer *= src.dims[i];
-  for (std::size_t i = axis + 1; i < src.dims.size(); ++i) inner *= src.dims[i];
-  const int64_t extent = src.dims[axis];
-  const std::size_t chunk = static_cast<std::size_t>(inner) * ir::dtypeSize(src.dtype);
+  const AxisView v = checkedAxisView(ctx.op, src.dims);
+  const int64_t outer = v.outer, extent = v.extent;
+  const std::size_t chunk = static_cast<std::size_t>(v.inner) * ir::dtypeSize(src.dtype);
   const ir::Op& op = ctx.op;
   return makeKernel([&op, &src, &indices, &dst, outer, extent, chunk] {
     const IndexReader index(indices);
@@ -65,6 +70,203 @@ std::unique_ptr<Kernel> makeGather(const BuildContext& ctx) {
         out += chunk;
       }
     }
+  });
+}
+
+}  // namespace qaic::kernels::ops
+
+namespace qaic::kernels::ops {
+namespace {
+
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+
+ScatterReduction parseReduction(const ir::Op& op) {
+  const std::string& name = op.string("reduction");
+  if (name == "none") return ScatterReduction::None;
+  if (name == "add") return ScatterReduction::Add;
+  if (name == "mul") return ScatterReduction::Mul;
+  if (name == "max") return ScatterReduction::Max;
+  if (name == "min") return ScatterReduction::Min;
+  throwKernelError(op, "param 'reduction': unknown value '" + name + "'");
+}
+
+// target = target (reduction) value, in the element type (float16 and bool through double).
+template <typename T>
+void combine(T& target, T value, ScatterReduction r) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    switch (r) {
+      case ScatterReduction::None: target = value; return;
+      case ScatterReduction::Add: target = static_cast<T>(target + value); return;
+      case ScatterReduction::Mul: target = static_cast<T>(target * value); return;
+      case ScatterReduction::Max: target = std::max(target, value); return;
+      case ScatterReduction::Min: target = std::min(target, value); return;
+    }
+  } else {
+    double t = toDouble(target);
+    combine(t, toDouble(value), r);
+    target = fromDouble<T>(t);
+  }
+}
+
+// Source offsets of the element-wise forms: every axis but `axis` follows the indices tensor's
+// position, so the offset is `base` (from strides with the axis zeroed) + index * axis stride.
+struct ElementwiseIndexing {
+  std::vector<int64_t> strides;  // of the source, zero along the axis
+  int64_t axisStride = 0;
+  int64_t extent = 0;
+};
+
+ElementwiseIndexing elementwiseIndexing(const BuildContext& ctx, const Tensor& src, const Tensor& indices) {
+  const AxisView v = checkedAxisView(ctx.op, src.dims);
+  if (indices.dims.size() != src.dims.size()) throwKernelError(ctx.op, "input 'indices': rank differs from 'src'");
+  const auto axis = static_cast<std::size_t>(ctx.op.integer("axis"));
+  ElementwiseIndexing e{rowMajorStrides(src.dims), 0, v.extent};
+  e.axisStride = e.strides[axis];
+  e.strides[axis] = 0;
+  for (std::size_t i = 0; i < src.dims.size(); ++i) {
+    if (i != axis && indices.dims[i] > src.dims[i]) throwKernelError(ctx.op, "input 'indices': dims exceed 'src'");
+  }
+  return e;
+}
+
+// The N-D forms: each index tuple (the last axis of `indices`) selects a block of `block`
+// elements of `src`; with batch dims, tuple t of batch b reads within batch b.
+struct NdIndexing {
+  int64_t batches = 1, tuplesPerBatch = 1, tuple = 1, block = 1, batchElements = 1;
+  std::vector<int64_t> extents, strides;  // of the indexed axes
+};
+
+NdIndexing ndIndexing(const BuildContext& ctx, const Tensor& src, const Tensor& indices, std::size_t batch) {
+  if (indices.dims.empty() || src.dims.size() <= batch) throwKernelError(ctx.op, "input 'indices': wrong rank");
+  NdIndexing nd;
+  nd.tuple = indices.dims.back();
+  if (nd.tuple < 1 || batch + static_cast<std::size_t>(nd.tuple) > src.dims.size()) {
+    throwKernelError(ctx.op, "input 'indices': the tuple length exceeds the rank of 'src'");
+  }
+  const auto strides = rowMajorStrides(src.dims);
+  for (std::size_t i = 0; i < batch; ++i) nd.batches *= src.dims[i];
+  nd.batchElements = batch == 0 ? src.count() : strides[batch - 1];
+  nd.tuplesPerBatch = indices.count() / nd.tuple / std::max<int64_t>(nd.batches, 1);
+  for (std::size_t i = batch; i < batch + static_cast<std::size_t>(nd.tuple); ++i) {
+    nd.extents.push_back(src.dims[i]);
+    nd.strides.push_back(strides[i]);
+  }
+  nd.block = strides[batch + static_cast<std::size_t>(nd.tuple) - 1];
+  return nd;
+}
+
+// Element offset (within its batch) of tuple `t`, every index checked.
+int64_t tupleOffset(const ir::Op& op, const NdIndexing& nd, const IndexReader& index, int64_t t) {
+  int64_t offset = 0;
+  for (int64_t j = 0; j < nd.tuple; ++j) {
+    const int64_t position = t * nd.tuple + j;
+    offset += resolveIndex(op, "indices", index[position], position, nd.extents[static_cast<std::size_t>(j)]) *
+              nd.strides[static_cast<std::size_t>(j)];
+  }
+  return offset;
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> makeGatherElements(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  const Tensor& indices = ctx.input("indices");
+  Tensor& dst = ctx.output("dst");
+  requireIndexTensor(ctx, "indices");
+  if (src.dtype != dst.dtype) throwKernelError(ctx.op, "output dtype differs from input 'src'");
+  const ElementwiseIndexing e = elementwiseIndexing(ctx, src, indices);
+  const ir::Op& op = ctx.op;
+  return makeKernel([&op, &src, &indices, &dst, e] {
+    const IndexReader index(indices);
+    for (int64_t k = 0; k < indices.count(); ++k) resolveIndex(op, "indices", index[k], k, e.extent);
+    visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* in = src.as<T>();
+      T* out = dst.as<T>();
+      forEachStrided(indices.dims, e.strides, [&](int64_t k, int64_t base) {
+        const int64_t i = index[k] < 0 ? index[k] + e.extent : index[k];
+        out[k] = in[base + i * e.axisStride];
+      });
+    });
+  });
+}
+
+std::unique_ptr<Kernel> makeScatterElements(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  const Tensor& indices = ctx.input("indices");
+  const Tensor& updates = ctx.input("updates");
+  Tensor& dst = ctx.output("dst");
+  requireIndexTensor(ctx, "indices");
+  if (src.dtype != dst.dtype || updates.dtype != src.dtype) throwKernelError(ctx.op, "src, updates and dst differ in dtype");
+  if (updates.dims != indices.dims) throwKernelError(ctx.op, "input 'updates': dims differ from 'indices'");
+  const ElementwiseIndexing e = elementwiseIndexing(ctx, src, indices);
+  const ScatterReduction reduction = parseReduction(ctx.op);
+  const ir::Op& op = ctx.op;
+  return makeKernel([&op, &src, &indices, &updates, &dst, e, reduction] {
+    const IndexReader index(indices);
+    for (int64_t k = 0; k < indices.count(); ++k) resolveIndex(op, "indices", index[k], k, e.extent);
+    if (&src != &dst) std::memcpy(dst.data(), src.data(), src.bytes());
+    visitDType(src.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* value = updates.as<T>();
+      T* out = dst.as<T>();
+      forEachStrided(indices.dims, e.strides, [&](int64_t k, int64_t base) {
+        const int64_t i = index[k] < 0 ? index[k] + e.extent : index[k];
+        combine(out[base + i * e.axisStride], value[k], reduction);
+      });
+    });
+  });
+}
+
+std::unique_ptr<Kernel> makeGatherNd(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  const Tensor& indices = ctx.input("indices");
+  Tensor& dst = ctx.output("dst");
+  requireIndexTensor(ctx, "indices");
+  if (src.dtype != dst.dtype) throwKernelError(ctx.op, "output dtype differs from input 'src'");
+  const NdIndexing nd = ndIndexing(ctx, src, indices, static_cast<std::size_t>(ctx.op.integer("batch_dims")));
+  const std::size_t size = ir::dtypeSize(src.dtype);
+  const ir::Op& op = ctx.op;
+  return makeKernel([&op, &src, &indices, &dst, nd, size] {
+    const IndexReader index(indices);
+    const int64_t tuples = nd.batches * nd.tuplesPerBatch;
+    std::vector<int64_t> offsets(static_cast<std::size_t>(tuples));
+    for (int64_t t = 0; t < tuples; ++t) {
+      offsets[static_cast<std::size_t>(t)] = (t / nd.tuplesPerBatch) * nd.batchElements + tupleOffset(op, nd, index, t);
+    }
+    const std::size_t chunk = static_cast<std::size_t>(nd.block) * size;
+    for (int64_t t = 0; t < tuples; ++t) {
+      std::memcpy(dst.data() + static_cast<std::size_t>(t) * chunk,
+                  src.data() + static_cast<std::size_t>(offsets[static_cast<std::size_t>(t)]) * size, chunk);
+    }
+  });
+}
+
+std::unique_ptr<Kernel> makeScatterNd(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  const Tensor& indices = ctx.input("indices");
+  const Tensor& updates = ctx.input("updates");
+  Tensor& dst = ctx.output("dst");
+  requireIndexTensor(ctx, "indices");
+  if (src.dtype != dst.dtype || updates.dtype != src.dtype) throwKernelError(ctx.op, "src, updates and dst differ in dtype");
+  const NdIndexing nd = ndIndexing(ctx, src, indices, 0);
+  if (updates.count() != nd.tuplesPerBatch * nd.block) throwKernelError(ctx.op, "input 'updates': wrong element count");
+  const ScatterReduction reduction = parseReduction(ctx.op);
+  const ir::Op& op = ctx.op;
+  return makeKernel([&op, &src, &indices, &updates, &dst, nd, reduction] {
+    const IndexReader index(indices);
+    std::vector<int64_t> offsets(static_cast<std::size_t>(nd.tuplesPerBatch));
+    for (int64_t t = 0; t < nd.tuplesPerBatch; ++t) offsets[static_cast<std::size_t>(t)] = tupleOffset(op, nd, index, t);
+    if (&src != &dst) std::memcpy(dst.data(), src.data(), src.bytes());
+    visitDType(src.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* value = updates.as<T>();
+      T* out = dst.as<T>();
+      for (int64_t t = 0; t < nd.tuplesPerBatch; ++t) {
+        T* block = out + offsets[static_cast<std::size_t>(t)];
+        for (int64_t i = 0; i < nd.block; ++i) combine(block[i], value[t * nd.block + i], reduction);
+      }
+    });
   });
 }
 
