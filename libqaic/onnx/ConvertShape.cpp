@@ -126,22 +126,27 @@ void convertTranspose(Converter& c) {
   c.emit("transpose", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("axes", perm)});
 }
 
+// N inputs as a chain of concats. Empty constant inputs (x.shape[2:] of a rank-2 x, in shape
+// arithmetic) add nothing and are left out.
 void convertConcat(Converter& c) {
-  const int inputs = c.node().input_size();
-  if (inputs < 1) c.fail("needs at least one input");
+  if (c.inputCount() < 1) c.fail("needs at least one input");
   if (!c.attributes().has("axis")) c.attributes().fail("axis", "is required");
-  const auto rank = static_cast<int64_t>(c.dims(0).size());
-  int64_t axis = c.attributes().integer("axis", 0);
-  if (axis < -rank || axis >= rank) c.attributes().fail("axis", "is out of range for rank " + std::to_string(rank));
-  if (axis < 0) axis += rank;
-  std::string acc = c.tensor(0);
-  if (inputs == 1) {
-    c.alias(0, acc);
-    return;
+  const auto axis = normalizeAxis(c, c.attributes().integer("axis", 0), c.dims(0).size());
+  std::vector<std::size_t> inputs;
+  for (std::size_t i = 0; i < c.inputCount(); ++i) {
+    const ImportedTensor* constant = c.constant(i);
+    if (!constant || !constant->data.empty()) inputs.push_back(i);
   }
-  for (int i = 1; i < inputs; ++i) {
-    const std::string dst = i + 1 == inputs ? c.output(0) : c.temporary("concat" + std::to_string(i));
-    c.emit("concat", {{"src1", acc}, {"src2", c.tensor(static_cast<std::size_t>(i))}}, {{"dst", dst}},
+  if (inputs.empty()) {
+    ImportedTensor empty = c.requireConstant(0, "inputs");
+    for (std::size_t i = 1; i < c.inputCount(); ++i) empty.dims[static_cast<std::size_t>(axis)] += c.dims(i)[static_cast<std::size_t>(axis)];
+    return c.setConstant(0, std::move(empty));
+  }
+  std::string acc = c.tensor(inputs[0]);
+  if (inputs.size() == 1) return c.alias(0, acc);
+  for (std::size_t k = 1; k < inputs.size(); ++k) {
+    const std::string dst = k + 1 == inputs.size() ? c.output(0) : c.temporary("concat" + std::to_string(k));
+    c.emit("concat", {{"src1", acc}, {"src2", c.tensor(inputs[k])}}, {{"dst", dst}},
            {numberParam("axis", static_cast<double>(axis))});
     acc = dst;
   }
@@ -228,11 +233,22 @@ int64_t sliceLength(const SliceAxis& a) {
   return span <= 0 ? 0 : (span + stride - 1) / stride;
 }
 
-// A strided_slice of input 0 into `dst` with one SliceAxis per axis.
-void emitSlice(Converter& c, const std::vector<SliceAxis>& axes, const std::string& dst) {
+// A strided_slice of input 0 into output `outputIndex` with one SliceAxis per axis. An empty
+// slice of a constant (x.shape[2:] of a rank-2 x) is an empty constant for shape arithmetic.
+void emitSlice(Converter& c, const std::vector<SliceAxis>& axes, std::size_t outputIndex) {
+  const auto empty = std::find_if(axes.begin(), axes.end(), [](const SliceAxis& a) { return sliceLength(a) < 1; });
+  if (empty != axes.end()) {
+    if (!c.constant(0)) {
+      c.fail("the slice of axis " + std::to_string(empty - axes.begin()) + " is empty; empty tensors are not supported");
+    }
+    ImportedTensor result = *c.constant(0);
+    for (std::size_t i = 0; i < axes.size(); ++i) result.dims[i] = sliceLength(axes[i]);
+    result.data.clear();
+    return c.setConstant(outputIndex, std::move(result));
+  }
+  const std::string dst = c.output(outputIndex);
   std::vector<int64_t> starts, ends, steps;
   for (std::size_t i = 0; i < axes.size(); ++i) {
-    if (sliceLength(axes[i]) < 1) c.fail("the slice of axis " + std::to_string(i) + " is empty; empty tensors are not supported");
     starts.push_back(axes[i].start);
     ends.push_back(axes[i].end);
     steps.push_back(axes[i].step);
@@ -278,7 +294,7 @@ void convertSlice(Converter& c) {
     if (steps[k] == 0) c.fail("a step is 0");
     slice[axis] = clampSlice(starts[k], ends[k], steps[k], in[axis]);
   }
-  emitSlice(c, slice, c.output(0));
+  emitSlice(c, slice, 0);
 }
 
 void convertSplit(Converter& c) {
@@ -305,7 +321,7 @@ void convertSplit(Converter& c) {
     slice[axis] = {start, start + parts[k], 1};
     start += parts[k];
     if (!c.hasOutput(k)) continue;
-    emitSlice(c, slice, c.output(k));
+    emitSlice(c, slice, k);
   }
   if (start != in[axis]) c.fail("the parts add up to " + std::to_string(start) + ", not the dim " + std::to_string(in[axis]));
 }

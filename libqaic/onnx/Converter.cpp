@@ -496,7 +496,16 @@ void Converter::reshapeInto(std::size_t outputIndex, const std::string& src, con
 
 void Converter::alias(std::size_t outputIndex, const std::string& irTensor) {
   if (!hasOutput(outputIndex)) return;
-  values_[node_->output(static_cast<int>(outputIndex))].tensor = irTensor;
+  Value& out = values_[node_->output(static_cast<int>(outputIndex))];
+  out.tensor = irTensor;
+  // An input passed through keeps its ONNX dims (a scalar stays a scalar).
+  for (std::size_t i = 0; i < inputCount(); ++i) {
+    const Value* in = findInputValue(i);
+    if (in == nullptr || in->tensor != irTensor) continue;
+    if (in->constant) out.onnxDims = in->constant->dims;
+    else if (in->onnxDims) out.onnxDims = in->onnxDims;
+    break;
+  }
 }
 
 void Converter::setConstant(std::size_t outputIndex, ImportedTensor value) {
