@@ -1,12 +1,14 @@
 // A DeviceProgram from a programqpc.bin: QpcImage validates the container, the program's JSON IR
 // becomes a HostProgram, and each run converts inputs from their device format, runs, and writes
 // outputs in their declared device format plus the response descriptor (device-protocol.md 4).
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <exception>
 #include <map>
 
 #include "DeviceProgram.hpp"
+#include "Log.hpp"
 #include "container/QpcImage.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "kernels/DeviceFormat.hpp"
@@ -97,6 +99,7 @@ class ContainerProgram final : public DeviceProgram {
     uint16_t status = 0;
     std::map<uint32_t, ir::Dims> outDims;
     std::map<uint32_t, ir::Dims> inDims;
+    std::string failure;
     try {
       if (!host_ || attached_ != region.data()) attach(region);
       inDims = readRequest(region);
@@ -105,10 +108,14 @@ class ContainerProgram final : public DeviceProgram {
       status = driver::DBC_COMPLETION_BAD_REQUEST;
     } catch (const kernels::FormatError&) {
       status = driver::DBC_COMPLETION_BAD_REQUEST;
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      // An operator rejected this request's data (an index out of range): this inference fails,
+      // the program stays ready for the next one.
       status = driver::DBC_COMPLETION_PROGRAM_FAILED;
+      failure = "program '" + program_.name + "': " + e.what();
+      logError(failure);
     }
-    writeResponse(region, status, inDims, outDims);
+    writeResponse(region, status, inDims, outDims, failure);
     return status;
   }
 
@@ -214,7 +221,7 @@ class ContainerProgram final : public DeviceProgram {
 
   void writeResponse(std::span<std::byte> region, uint16_t status,
                      const std::map<uint32_t, ir::Dims>& inDims,
-                     const std::map<uint32_t, ir::Dims>& outDims) const {
+                     const std::map<uint32_t, ir::Dims>& outDims, const std::string& failure) const {
     std::byte* base = region.data() + program_.responseDescriptorOffset;
     std::memset(base, 0, driver::kDescriptorBytes);
     const auto& buffers = image_->buffers();
@@ -234,6 +241,13 @@ class ContainerProgram final : public DeviceProgram {
           e.bytes = static_cast<uint32_t>(kernels::deviceBufferBytes(*dims, b.io.deviceFormat));
       }
       std::memcpy(base + sizeof h + b.index * sizeof e, &e, sizeof e);
+    }
+    const uint64_t diagnostic = driver::responseDiagnosticOffset(h.bufferCount);
+    if (!failure.empty() && diagnostic + sizeof(uint32_t) < driver::kDescriptorBytes) {
+      const auto length = static_cast<uint32_t>(
+          std::min<uint64_t>(failure.size(), driver::kDescriptorBytes - diagnostic - sizeof(uint32_t)));
+      std::memcpy(base + diagnostic, &length, sizeof length);
+      std::memcpy(base + diagnostic + sizeof length, failure.data(), length);
     }
   }
 

@@ -182,6 +182,11 @@ static_assert(sizeof(RequestDescriptorHeader) == 16 && sizeof(RequestDescriptorE
 static_assert(sizeof(ResponseDescriptorHeader) == 16 && sizeof(ResponseDescriptorEntry) == 44);
 inline constexpr uint32_t kMaxDescriptorBuffers =
     (kDescriptorBytes - sizeof(ResponseDescriptorHeader)) / sizeof(ResponseDescriptorEntry);
+// A response whose status is PROGRAM_FAILED says why after its entries: a u32 byte count, then
+// that much UTF-8 text (the failing op and, for a bad index, the index), cut to the descriptor.
+constexpr uint64_t responseDiagnosticOffset(uint32_t bufferCount) {
+  return sizeof(ResponseDescriptorHeader) + uint64_t{bufferCount} * sizeof(ResponseDescriptorEntry);
+}
 
 // ---- 5. Completion codes -----------------------------------------------------------------------
 enum class CompletionCode : uint16_t {

@@ -1,7 +1,8 @@
 // Compile-time dispatch over the IR's element types and the one value-conversion rule of the
 // kernels (JSON numbers, create data, device formats and elew all convert the same way):
 // to an integer truncate toward zero and saturate (NaN -> 0); to float saturate at +-FLT_MAX;
-// to bool nonzero -> 1. TL_BOOL is stored as one byte holding 0 or 1.
+// to bool nonzero -> 1. TL_BOOL is stored as one byte: kernels write 0 or 1 and read any
+// nonzero byte as true (a user's mask may hold other values).
 #pragma once
 
 #include <cfloat>

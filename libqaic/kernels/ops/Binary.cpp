@@ -115,9 +115,10 @@ void compareRun(const std::byte* const* operands, const int64_t* steps, std::byt
 template <Logic kOp>
 void logicRun(const std::byte* const* operands, const int64_t* steps, std::byte* out, int64_t n, const void*) {
   binaryRun<uint8_t, uint8_t>(operands, steps, out, n, [](uint8_t a, uint8_t b) -> uint8_t {
-    if constexpr (kOp == Logic::And) return a & b;
-    if constexpr (kOp == Logic::Or) return a | b;
-    return a ^ b;
+    const bool x = a != 0, y = b != 0;  // any nonzero byte is true
+    if constexpr (kOp == Logic::And) return x && y;
+    if constexpr (kOp == Logic::Or) return x || y;
+    return x != y;
   });
 }
 

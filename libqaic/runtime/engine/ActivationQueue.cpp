@@ -581,9 +581,15 @@ void ActivationQueue::postprocess(HandleImpl& h) {
       std::span<const std::byte>(h.outputBo->data() + layout_.responseDescriptorStaging,
                                  driver::kDescriptorBytes),
       layout_);
-  if (info.status != 0)
-    throw Error(statusForCompletion(info.status),
-                std::string("the program reported ") + driver::completionCodeName(info.status));
+  if (info.status != 0) {
+    std::string message = std::string("the program reported ") + driver::completionCodeName(info.status);
+    if (const std::string why = readResponseDiagnostic(
+            std::span<const std::byte>(h.outputBo->data() + layout_.responseDescriptorStaging, driver::kDescriptorBytes),
+            layout_);
+        !why.empty())
+      message += ": " + why;
+    throw Error(statusForCompletion(info.status), message);
+  }
   const auto downloaded = Clock::now();
   h.work.stages[static_cast<std::size_t>(Stage::Download)] = downloaded - h.work.completedAt;
   h.work.outputDims.assign(layout_.buffers.size(), {});
@@ -626,6 +632,12 @@ void ActivationQueue::runCompletion(HandleImpl& h, QStatus status, uint16_t code
     if (code != 0) {
       status = statusForCompletion(code);
       message = std::string("the device completed the request with ") + driver::completionCodeName(code);
+      if (code == driver::DBC_COMPLETION_PROGRAM_FAILED) {
+        const std::string why = readResponseDiagnostic(
+            std::span<const std::byte>(h.outputBo->data() + layout_.responseDescriptorStaging, driver::kDescriptorBytes),
+            layout_);
+        if (!why.empty()) message += ": " + why;
+      }
     } else {
       try {
         postprocess(h);
