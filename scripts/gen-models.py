@@ -205,7 +205,7 @@ def tokens(batch=2, length=16, vocab=100, mask=True):
         if not mask:
             return (ids,)
         attention = torch.ones(batch, length, dtype=torch.int64)
-        attention[1, length * 3 // 4:] = 0
+        attention[-1, length * 3 // 4:] = 0  # the last sequence is padded
         return ids, attention
     return make
 

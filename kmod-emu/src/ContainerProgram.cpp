@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <mutex>
 
 #include "DeviceProgram.hpp"
 #include "Log.hpp"
@@ -26,11 +27,30 @@ struct BadRequest {
   std::string why;
 };
 
+// What the programs of one loaded container share, for as long as its bytes live: its image,
+// validated once, and its constants, each packed once into the layout its kernel wants, in the
+// load's own bytes where that layout fits (kernels::ConstantPacking), so any number of
+// activations hold a network's weights about once. The bytes are validated before any constant
+// is rewritten, and never again.
+struct LoadState {
+  std::unique_ptr<QpcImage> image;
+  std::shared_ptr<kernels::ConstantPacking> packing = kernels::makeConstantPacking();
+};
+
+std::shared_ptr<LoadState> loadState(const LoadBytes& bytes) {
+  static std::mutex mutex;  // activations of one load may be built on several FUSE threads
+  std::lock_guard lock(mutex);
+  if (auto state = std::static_pointer_cast<LoadState>(bytes->programState)) return state;
+  auto state = std::make_shared<LoadState>();
+  state->image = QpcImage::fromBytes(std::span<const std::byte>(bytes->data(), bytes->size()), "programqpc.bin");
+  bytes->programState = state;
+  return state;
+}
+
 class ContainerProgram final : public DeviceProgram {
  public:
-  ContainerProgram(LoadBytes bytes, std::unique_ptr<QpcImage> image, const QpcProgram& program,
-                   unsigned threads)
-      : bytes_(std::move(bytes)), image_(std::move(image)), program_(program) {
+  ContainerProgram(LoadBytes bytes, std::shared_ptr<LoadState> load, const QpcProgram& program, unsigned threads)
+      : bytes_(std::move(bytes)), load_(std::move(load)), image_(load_->image.get()), program_(program) {
     graph_ = ir::parseGraph(QpcImage::payloadText(program_), image_->sourceName() + ":" +
                                                                  program_.name);
     ir::inferShapes(graph_);
@@ -73,6 +93,7 @@ class ContainerProgram final : public DeviceProgram {
     if (region.size() < program_.ioRegionSize) throw std::runtime_error("IO region smaller than the program's");
     kernels::BuildOptions options;
     options.threads = threads_;
+    options.packing = load_->packing;
     auto bind = [&](const std::vector<const QpcBuffer*>& buffers, const std::vector<bool>& identity) {
       std::vector<kernels::IoMemory> memory(buffers.size());
       for (std::size_t i = 0; i < buffers.size(); ++i) {
@@ -82,7 +103,7 @@ class ContainerProgram final : public DeviceProgram {
     };
     options.inputMemory = bind(inputs_, inputIdentity_);
     options.outputMemory = bind(outputs_, outputIdentity_);
-    const QpcImage* view = image_.get();
+    const QpcImage* view = image_;
     host_.reset();
     attached_ = nullptr;
     host_ = kernels::HostProgram::build(
@@ -252,7 +273,8 @@ class ContainerProgram final : public DeviceProgram {
   }
 
   LoadBytes bytes_;
-  std::unique_ptr<QpcImage> image_;
+  std::shared_ptr<LoadState> load_;  // bytes_'s
+  const QpcImage* image_;            // load_'s
   const QpcProgram& program_;
   ir::Graph graph_;
   std::vector<const QpcBuffer*> inputs_, outputs_;
@@ -272,16 +294,15 @@ ProgramLoader containerProgramLoader(unsigned threads) {
   return [threads](const LoadBytes& bytes, uint32_t programIndex,
                    std::string& error) -> std::unique_ptr<DeviceProgram> {
     try {
-      auto image = QpcImage::fromBytes(std::span<const std::byte>(bytes->data(), bytes->size()),
-                                       "programqpc.bin");
-      const auto& programs = image->programs();
+      auto load = loadState(bytes);
+      const auto& programs = load->image->programs();
       if (programIndex >= programs.size()) {
         error = "program index " + std::to_string(programIndex) + " is not below the " +
                 std::to_string(programs.size()) + " programs of the container";
         return nullptr;
       }
       const QpcProgram& p = programs[programIndex];
-      return std::make_unique<ContainerProgram>(bytes, std::move(image), p, threads);
+      return std::make_unique<ContainerProgram>(bytes, std::move(load), p, threads);
     } catch (const std::exception& e) {
       error = e.what();
       return nullptr;

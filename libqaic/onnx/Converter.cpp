@@ -374,12 +374,21 @@ const ImportedTensor* Converter::constantValue(const std::string& value) const {
 
 const std::string& Converter::tensorOf(const std::string& value) const { return values_.at(value).tensor; }
 
+// A constant gets one `create` (and one weights entry) however many values share it: PyTorch's
+// exporter shares a deduplicated initializer through Identity nodes (every layer of a copied
+// nn.TransformerEncoderLayer starts with the same weights).
 std::string Converter::materialize(Value& value, const std::string& name) {
   if (!value.tensor.empty()) return value.tensor;
+  if (const auto it = materialized_.find(value.constant.get()); it != materialized_.end() &&
+                                                                 constantTensors_.count(it->second)) {
+    value.tensor = it->second;
+    return value.tensor;
+  }
   ImportedTensor data = *value.constant;
   data.dims = irDims(data.dims);
   value.tensor = constantTensor(std::move(data), name);
   constantTensors_[value.tensor] = value.constant;
+  materialized_[value.constant.get()] = value.tensor;
   return value.tensor;
 }
 
@@ -506,6 +515,11 @@ void Converter::alias(std::size_t outputIndex, const std::string& irTensor) {
     else if (in->onnxDims) out.onnxDims = in->onnxDims;
     break;
   }
+}
+
+void Converter::forward(std::size_t outputIndex, std::size_t inputIndex) {
+  if (!hasOutput(outputIndex)) return;
+  values_[node_->output(static_cast<int>(outputIndex))] = inputValue(inputIndex);
 }
 
 void Converter::setConstant(std::size_t outputIndex, ImportedTensor value) {

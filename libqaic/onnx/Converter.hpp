@@ -97,6 +97,7 @@ class Converter {
   void reshapeInto(std::size_t outputIndex, const std::string& src, const ir::Dims& dims);
   std::string reshaped(const std::string& src, const ir::Dims& dims, const std::string& hint);
   void alias(std::size_t outputIndex, const std::string& irTensor);  // output i is that tensor
+  void forward(std::size_t outputIndex, std::size_t inputIndex);     // output i is input j, constant or not
   void setConstant(std::size_t outputIndex, ImportedTensor value);   // output i folded
   // A new weights entry and its `create` op, named `name` (made unique).
   std::string constantTensor(ImportedTensor value, const std::string& name);
@@ -155,6 +156,7 @@ class Converter {
 
   std::map<std::string, Value> values_;
   std::map<std::string, std::shared_ptr<const ImportedTensor>> constantTensors_;  // IR tensor -> data
+  std::map<const ImportedTensor*, std::string> materialized_;  // data -> its IR tensor (one per constant)
   std::set<std::string> reservedNames_;   // every ONNX value name, so temporaries avoid them
   std::set<std::string> usedTensors_;
   std::set<std::string> usedOps_;

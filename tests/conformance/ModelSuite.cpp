@@ -40,10 +40,10 @@ ir::DType dtypeOf(const std::string& name) {
   throw std::runtime_error("unknown dtype '" + name + "' in a model description");
 }
 
-std::vector<ModelTensor> tensors(const nlohmann::json& list) {
+std::vector<ModelTensor> tensors(const std::string& dir, const nlohmann::json& list) {
   std::vector<ModelTensor> out;
   for (const auto& entry : list) {
-    const std::string path = modelDir() + "/" + entry.at("file").get<std::string>();
+    const std::string path = dir + "/" + entry.at("file").get<std::string>();
     const ir::Dims dims = entry.at("dims").get<ir::Dims>();
     out.push_back({entry.at("name").get<std::string>(), readRawTensor(path, dtypeOf(entry.at("dtype")), dims), path});
   }
@@ -65,15 +65,19 @@ const std::vector<std::string>& suiteModels() {
 
 SuiteModel loadSuiteModel(const std::string& name) {
   ensureModels();
-  std::ifstream in(modelDir() + "/" + name + ".json");
-  if (!in) throw std::runtime_error("no description of model '" + name + "' in " + modelDir());
+  return loadModel(modelDir(), name);
+}
+
+SuiteModel loadModel(const std::string& dir, const std::string& name) {
+  std::ifstream in(dir + "/" + name + ".json");
+  if (!in) throw std::runtime_error("no description of model '" + name + "' in " + dir);
   const nlohmann::json meta = nlohmann::json::parse(in);
   SuiteModel model;
   model.name = name;
-  model.onnxPath = modelDir() + "/" + name + ".onnx";
+  model.onnxPath = dir + "/" + name + ".onnx";
   model.opset = meta.at("opset").get<int>();
-  model.inputs = tensors(meta.at("inputs"));
-  model.outputs = tensors(meta.at("outputs"));
+  model.inputs = tensors(dir, meta.at("inputs"));
+  model.outputs = tensors(dir, meta.at("outputs"));
   return model;
 }
 

@@ -30,6 +30,8 @@ struct SuiteModel {
 // Generates the suite's models unless cached (one generation for parallel ctest processes), then
 // reads model `name`'s description and data. Throws std::runtime_error.
 SuiteModel loadSuiteModel(const std::string& name);
+// Model `name` as gen-models.py wrote it into `dir` (<name>.json, .onnx and the raw files).
+SuiteModel loadModel(const std::string& dir, const std::string& name);
 
 // "" when `got` matches PyTorch's `expected`: same element type and element count, and for
 // floats max |got - expected| <= 1e-4 * max |expected|; integers and bools exactly.

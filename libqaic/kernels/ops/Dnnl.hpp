@@ -5,6 +5,7 @@
 
 #include <dnnl.hpp>
 
+#include "kernels/ops/ConstantPacking.hpp"
 #include "kernels/ops/Kernel.hpp"
 
 namespace qaic::kernels::ops {
@@ -52,17 +53,28 @@ class ScratchpadReorder {
 // Weights in the layout a primitive chose, reordered once when they are constant, else before
 // every run (a weight computed by the graph itself). Either way the reorder is created and
 // executed at once on the same thread, so it may keep oneDNN's default (library) scratchpad.
+// With BuildOptions::packing, a constant is packed once for every program sharing its data
+// (ConstantPacking), in its own bytes when nothing else reads it.
 class PackedWeights {
  public:
-  PackedWeights(dnnl::memory user, const dnnl::memory::desc& wanted, dnnl::engine& engine, dnnl::stream& stream,
-                bool constant)
-      : user_(std::move(user)), stream_(&stream), constant_(constant) {
+  // `user`: the weight tensor input `arg` of the op, as `ctx` holds it, in its plain layout.
+  PackedWeights(const BuildContext& ctx, std::string_view arg, dnnl::memory user, const dnnl::memory::desc& wanted)
+      : user_(std::move(user)), stream_(&ctx.stream), constant_(ctx.input(arg).constant) {
     if (user_.get_desc() == wanted) {
       packed_ = user_;
-      reorder_ = false;
       return;
     }
-    packed_ = dnnl::memory(wanted, engine);
+    if (constant_ && ctx.options.packing) {
+      const std::string& name = ctx.op.findInput(arg)->name;
+      if (auto shared = ctx.options.packing->pack(name, user_, wanted, ctx.input(arg).repackable, ctx.engine, ctx.stream)) {
+        packed_ = *shared;
+        return;
+      }
+      packed_ = dnnl::memory(wanted, ctx.engine);
+      if (ctx.options.packing->copyRewritten(name, packed_, ctx.stream)) return;
+    } else {
+      packed_ = dnnl::memory(wanted, ctx.engine);
+    }
     reorder_ = true;
     if (constant_) refresh(true);
   }

@@ -25,9 +25,10 @@ memory::dims plainStrides(const memory::dims& dims) {
 class MatmulKernel final : public Kernel {
  public:
   // a: [.., M, K] (strides aStrides), b: [.., K, N] (strides bStrides), d: [.., M, N] plain.
+  // `weightArg`: the op's input holding b.
   MatmulKernel(const BuildContext& ctx, const Tensor& a, const memory::dims& aDims, const memory::dims& aStrides,
-               const Tensor& b, const memory::dims& bDims, const memory::dims& bStrides, Tensor& d,
-               const memory::dims& dDims, float alpha)
+               std::string_view weightArg, const Tensor& b, const memory::dims& bDims, const memory::dims& bStrides,
+               Tensor& d, const memory::dims& dDims, float alpha)
       : stream_(ctx.stream) {
     withDnnl(ctx.op, [&] {
       const auto aMd = stridedDesc(aDims, aStrides);
@@ -37,7 +38,7 @@ class MatmulKernel final : public Kernel {
       dnnl::primitive_attr attr = userScratchpad();
       if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aMd, b.constant ? anyB : bMd, dMd), attr, ctx.engine);
-      weights_.emplace(wrap(bMd, ctx.engine, b), pd.weights_desc(), ctx.engine, ctx.stream, b.constant);
+      weights_.emplace(ctx, weightArg, wrap(bMd, ctx.engine, b), pd.weights_desc());
       primitive_ = dnnl::matmul(pd);
       scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       a_ = wrap(aMd, ctx.engine, a);
@@ -150,7 +151,7 @@ std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
     });
   }
   const memory::dims A(ad.begin(), ad.end()), B(bd.begin(), bd.end()), D(dd.begin(), dd.end());
-  return std::make_unique<MatmulKernel>(ctx, a, A, plainStrides(A), b, B, plainStrides(B), dst, D, 1.0f);
+  return std::make_unique<MatmulKernel>(ctx, a, A, plainStrides(A), "src2", b, B, plainStrides(B), dst, D, 1.0f);
 }
 
 std::unique_ptr<Kernel> makeGemm(const BuildContext& ctx) {
@@ -173,7 +174,7 @@ std::unique_ptr<Kernel> makeGemm(const BuildContext& ctx) {
   if (!broadcasts) throwKernelError(ctx.op, "input 'c' does not broadcast to [M, N]");
   const memory::dims aStrides = ta ? memory::dims{1, M} : memory::dims{K, 1};
   const memory::dims bStrides = tb ? memory::dims{1, K} : memory::dims{N, 1};
-  auto product = std::make_unique<MatmulKernel>(ctx, a, memory::dims{M, K}, aStrides, b, memory::dims{K, N}, bStrides,
+  auto product = std::make_unique<MatmulKernel>(ctx, a, memory::dims{M, K}, aStrides, "b", b, memory::dims{K, N}, bStrides,
                                                 dst, memory::dims{M, N}, static_cast<float>(ctx.op.number("alpha")));
   return std::make_unique<GemmKernel>(std::move(product), c, dst, static_cast<float>(ctx.op.number("beta")));
 }
