@@ -7,6 +7,8 @@
 #   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target)
 #   make sanitize the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   make tsan     threaded runtime and emulator tests under ThreadSanitizer (build-tsan/)
+#   make model-operators  every torchvision classification model and torch.nn transformer at
+#                 full size, opsets 13, 14 and 17: are all their ONNX operators claimed?
 
 BUILD        ?= build
 FUZZ_BUILD   ?= build-fuzz
@@ -16,7 +18,7 @@ FUZZ_SECONDS ?= 300
 CMAKE_FLAGS  ?=
 CTEST_FLAGS  ?= --output-on-failure
 
-.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan clean
+.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan model-operators clean
 
 all: build
 
@@ -56,6 +58,11 @@ sanitize: deps
 tsan: deps
 	$(MAKE) build BUILD=build-tsan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=thread"
 	cd build-tsan && ctest $(CTEST_FLAGS) -j $(JOBS) -L threaded
+
+model-operators: build
+	$(BUILD)/bin/onnx_operator_list > $(BUILD)/claimed-operators.txt
+	/usr/bin/python3 scripts/check-model-operators.py --claimed $(BUILD)/claimed-operators.txt \
+	  --json $(BUILD)/model-operators.json
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan

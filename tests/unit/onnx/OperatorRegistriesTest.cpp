@@ -47,5 +47,19 @@ TEST(OperatorRegistries, EveryIrOpHasAKernelAndEveryKernelAnIrOp) {
   for (const auto& name : kernels) EXPECT_TRUE(specs.count(name)) << "kernel '" << name << "' has no IR registry entry";
 }
 
+// Issue 18's list: what PyTorch 1.13 exports for transformers and current CNNs.
+TEST(OperatorRegistries, ClaimsTheOperatorsOfModernNetworks) {
+  const auto claimed = supportedOperators();
+  EXPECT_GE(claimed.size(), 60u);
+  for (const char* op :
+       {"LayerNormalization", "ReduceMean", "Pow", "Sqrt", "Div", "Erf", "Tanh", "Exp", "Log", "Neg", "Reciprocal",
+        "Sub", "Max", "Min", "Where", "Equal", "Less", "Greater", "Not", "And", "Cast", "Slice", "Split", "Gather",
+        "GatherElements", "ScatterElements", "ScatterND", "Squeeze", "Unsqueeze", "Expand", "Tile", "Shape",
+        "ConstantOfShape", "Range", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ArgMax", "HardSwish",
+        "HardSigmoid", "Softplus", "Einsum", "Resize", "Trilu", "MatMul", "Conv", "MaxPool", "AveragePool"}) {
+    EXPECT_TRUE(std::binary_search(claimed.begin(), claimed.end(), std::string(op))) << op << " is not claimed";
+  }
+}
+
 }  // namespace
 }  // namespace qaic::onnx
