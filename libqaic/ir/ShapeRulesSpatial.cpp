@@ -136,7 +136,7 @@ Outs shapePoolNd(const Op& op, Infos in) {
   if (src.size() < 3 || src.size() > 5) {
     throwInputError(op, "src", "expected [N, C, d1..dk] with k = 1..3, got " + formatDims(src));
   }
-  if (in[0].dtype != DType::Float) requireDType(op, "src", in[0], DType::Float);
+  if (in[0].dtype != DType::UInt8 && in[0].dtype != DType::Int8) requireDType(op, "src", in[0], DType::Float);
   const std::size_t spatial = src.size() - 2;
   const auto size = op.integers("size");
   const auto stride = op.integers("stride");

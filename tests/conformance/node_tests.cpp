@@ -18,7 +18,6 @@ namespace {
 // case that starts passing fails the suite, so this list only shrinks.
 const std::map<std::string, std::string>& exclusions() {
   static const std::map<std::string, std::string> excluded = {
-      {"test_maxpool_2d_uint8", "the host executor's maxpool2d computes float only"},
       {"test_maxpool_with_argmax_2d_precomputed_pads", "the Indices output of MaxPool is not supported"},
       {"test_maxpool_with_argmax_2d_precomputed_strides", "the Indices output of MaxPool is not supported"},
       {"test_batchnorm_epsilon_training_mode", "training-mode BatchNormalization (inference only)"},

@@ -14,11 +14,12 @@ inline dnnl::memory::desc plainDesc(const ir::Dims& dims, dnnl::memory::format_t
   return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), dnnl::memory::data_type::f32, tag);
 }
 
-// A float tensor of any rank (>= 1) in row-major order.
-inline dnnl::memory::desc rowMajorDesc(const ir::Dims& dims) {
+// A tensor of any rank (>= 1) in row-major order.
+inline dnnl::memory::desc rowMajorDesc(const ir::Dims& dims,
+                                       dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   dnnl::memory::dims strides(dims.size(), 1);
   for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), type, strides);
 }
 
 // For every primitive a kernel keeps and runs: its scratchpad comes from the plan's

@@ -1,4 +1,5 @@
-// maxpool2d / avgpool2d and the N-D pool (1-D to 3-D, dilations) on oneDNN. Padded cells never
+// maxpool2d / avgpool2d and the N-D pool (1-D to 3-D, dilations) on oneDNN, for float and
+// 8-bit integers. Padded cells never
 // take part: max ignores them and the average divides by the number of real cells in the window
 // (ONNX count_include_pad = 0; the importer pads explicitly for count_include_pad = 1).
 #include "ir/Window2d.hpp"
@@ -19,13 +20,16 @@ class PoolKernel final : public Kernel {
   PoolKernel(const BuildContext& ctx, dnnl::algorithm algorithm, const PoolGeometry& g) : stream_(ctx.stream) {
     const Tensor& src = ctx.input("src");
     const Tensor& dst = ctx.output("dst");
-    requireDTypes(ctx.op, "src", src.dtype, {ir::DType::Float});
+    requireDTypes(ctx.op, "src", src.dtype, {ir::DType::Float, ir::DType::UInt8, ir::DType::Int8});
     if (src.dims.size() != g.kernel.size() + 2 || dst.dims.size() != src.dims.size()) {
       throwKernelError(ctx.op, "src and dst must be [N, C, spatial...] with one window value per spatial dim");
     }
+    const auto type = src.dtype == ir::DType::Float   ? memory::data_type::f32
+                      : src.dtype == ir::DType::UInt8 ? memory::data_type::u8
+                                                      : memory::data_type::s8;
     withDnnl(ctx.op, [&] {
-      const auto srcMd = rowMajorDesc(src.dims);
-      const auto dstMd = rowMajorDesc(dst.dims);
+      const auto srcMd = rowMajorDesc(src.dims, type);
+      const auto dstMd = rowMajorDesc(dst.dims, type);
       const dnnl::pooling_v2_forward::primitive_desc pd(
           dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, algorithm, srcMd, dstMd, g.stride,
                                          g.kernel, g.dilation, g.padBegin, g.padEnd),
