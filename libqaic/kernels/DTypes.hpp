@@ -54,6 +54,12 @@ decltype(auto) visitDType(ir::DType type, F&& f) {
   return f(TypeTag<float>{});
 }
 
+// Calls f(TypeTag<In>{}, TypeTag<Out>{}) with the storage types of `in` and `out` (conversions).
+template <typename F>
+void visitDTypePair(ir::DType in, ir::DType out, F&& f) {
+  visitDType(in, [&](auto inTag) { visitDType(out, [&](auto outTag) { f(inTag, outTag); }); });
+}
+
 // Calls f(TypeTag<U>{}) with U the unsigned integer of `size` bytes (1, 2, 4 or 8): data
 // movement never needs an element's value, only its bytes.
 template <typename F>

@@ -10,15 +10,13 @@ std::unique_ptr<Kernel> makeCast(const BuildContext& ctx) {
   Tensor& dst = ctx.output("dst");
   if (src.count() != dst.count()) throwKernelError(ctx.op, "output element count differs from input");
   return makeKernel([&src, &dst] {
-    visitDType(src.dtype, [&](auto inTag) {
-      visitDType(dst.dtype, [&](auto outTag) {
-        using In = typename decltype(inTag)::type;
-        using Out = typename decltype(outTag)::type;
-        const In* in = src.as<In>();
-        Out* out = dst.as<Out>();
-        const int64_t n = src.count();
-        for (int64_t i = 0; i < n; ++i) out[i] = convertValue<Out>(in[i]);
-      });
+    visitDTypePair(src.dtype, dst.dtype, [&](auto inTag, auto outTag) {
+      using In = typename decltype(inTag)::type;
+      using Out = typename decltype(outTag)::type;
+      const In* in = src.as<In>();
+      Out* out = dst.as<Out>();
+      const int64_t n = src.count();
+      for (int64_t i = 0; i < n; ++i) out[i] = convertValue<Out>(in[i]);
     });
   });
 }

@@ -23,6 +23,18 @@ void requireSameType(const BuildContext& ctx, const Tensor& src, const Tensor& d
   }
 }
 
+// dst[o] = src[base + offset(o)], the offsets following `strides` over `dims` (dst's elements
+// in row-major order): transpose, strided_slice and tile are this copy with their own strides.
+void stridedCopy(const Tensor& src, Tensor& dst, const ir::Dims& dims, const std::vector<int64_t>& strides,
+                 int64_t base = 0) {
+  visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = src.as<T>() + base;
+    T* out = dst.as<T>();
+    forEachStrided(dims, strides, [&](int64_t o, int64_t s) { out[o] = in[s]; });
+  });
+}
+
 // Reflect without repeating the edge (ONNX "reflect"), for any distance outside [0, n).
 int64_t reflectIndex(int64_t i, int64_t n) {
   if (n == 1) return 0;
@@ -86,14 +98,7 @@ std::unique_ptr<Kernel> makeTranspose(const BuildContext& ctx) {
     }
     strides[i] = srcStrides[static_cast<std::size_t>(axes[i])];
   }
-  return makeKernel([&src, &dst, strides] {
-    visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* in = src.as<T>();
-      T* out = dst.as<T>();
-      forEachStrided(dst.dims, strides, [&](int64_t o, int64_t s) { out[o] = in[s]; });
-    });
-  });
+  return makeKernel([&src, &dst, strides] { stridedCopy(src, dst, dst.dims, strides); });
 }
 
 std::unique_ptr<Kernel> makeConcat(const BuildContext& ctx) {
@@ -209,14 +214,7 @@ std::unique_ptr<Kernel> makeStridedSlice(const BuildContext& ctx) {
     strides[i] = srcStrides[i] * steps[i];
     base += starts[i] * srcStrides[i];
   }
-  return makeKernel([&src, &dst, strides, base] {
-    visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* in = src.as<T>() + base;
-      T* out = dst.as<T>();
-      forEachStrided(dst.dims, strides, [&](int64_t o, int64_t s) { out[o] = in[s]; });
-    });
-  });
+  return makeKernel([&src, &dst, strides, base] { stridedCopy(src, dst, dst.dims, strides, base); });
 }
 
 std::unique_ptr<Kernel> makeExpand(const BuildContext& ctx) {
@@ -251,14 +249,7 @@ std::unique_ptr<Kernel> makeTile(const BuildContext& ctx) {
     dims.insert(dims.end(), {repeats[i], src.dims[i]});
     strides.insert(strides.end(), {0, srcStrides[i]});
   }
-  return makeKernel([&src, &dst, dims, strides] {
-    visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* in = src.as<T>();
-      T* out = dst.as<T>();
-      forEachStrided(dims, strides, [&](int64_t o, int64_t s) { out[o] = in[s]; });
-    });
-  });
+  return makeKernel([&src, &dst, dims, strides] { stridedCopy(src, dst, dims, strides); });
 }
 
 // Keeps the elements on and above (upper) or on and below (lower) the k-th diagonal of each

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <dnnl.hpp>
 
@@ -95,31 +96,36 @@ class PackedWeights {
   bool reorder_ = false;
 };
 
-// One oneDNN eltwise primitive over a float tensor's elements (viewed as one row).
-class EltwisePrimitive {
+// A kernel that runs one oneDNN primitive over memory fixed when the plan is built: `args`
+// (DNNL_ARG_SRC, DNNL_ARG_DST, ...) plus the plan's shared scratchpad.
+class PrimitiveKernel final : public Kernel {
  public:
-  EltwisePrimitive(const BuildContext& ctx, dnnl::algorithm algorithm, float alpha, float beta, const Tensor& src,
-                   const Tensor& dst)
-      : stream_(ctx.stream) {
-    const auto md = plainDesc({std::max<int64_t>(src.count(), 1)}, dnnl::memory::format_tag::a);
-    const dnnl::eltwise_forward::primitive_desc pd(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm, md, alpha, beta),
-        userScratchpad(), ctx.engine);
-    primitive_ = dnnl::eltwise_forward(pd);
-    scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
-    src_ = wrap(md, ctx.engine, src);
-    dst_ = wrap(md, ctx.engine, dst);
+  PrimitiveKernel(const BuildContext& ctx, const dnnl::primitive_desc& pd, std::unordered_map<int, dnnl::memory> args)
+      : stream_(ctx.stream), primitive_(pd), args_(std::move(args)) {
+    args_[DNNL_ARG_SCRATCHPAD] = ctx.scratchpad.attach(pd, ctx.engine);
   }
-  void run() {
-    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_SCRATCHPAD, scratchpad_}});
+  void run() override {
+    primitive_.execute(stream_, args_);
     stream_.wait();
   }
 
  private:
   dnnl::stream& stream_;
   dnnl::primitive primitive_;
-  dnnl::memory src_, dst_, scratchpad_;
+  std::unordered_map<int, dnnl::memory> args_;
 };
+
+// oneDNN's eltwise `algorithm` over a float tensor's elements (viewed as one row).
+inline std::unique_ptr<Kernel> eltwiseKernel(const BuildContext& ctx, dnnl::algorithm algorithm, float alpha, float beta,
+                                             const Tensor& src, const Tensor& dst) {
+  const auto md = rowMajorDesc({std::max<int64_t>(src.count(), 1)});
+  const dnnl::eltwise_forward::primitive_desc pd(
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm, md, alpha, beta), userScratchpad(),
+      ctx.engine);
+  return std::make_unique<PrimitiveKernel>(
+      ctx, pd, std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, wrap(md, ctx.engine, src)},
+                                                     {DNNL_ARG_DST, wrap(md, ctx.engine, dst)}});
+}
 
 // oneDNN reports problems as dnnl::error; the executor reports them naming the op.
 template <typename F>

@@ -25,6 +25,20 @@ void requireIndexTensor(const BuildContext& ctx, std::string_view arg) {
   requireDTypes(ctx.op, arg, ctx.input(arg).dtype, {ir::DType::Int64, ir::DType::Int32});
 }
 
+// What the gathers share: src read at the places `indices` name, into dst of src's dtype.
+struct Gather {
+  const Tensor& src;
+  const Tensor& indices;
+  Tensor& dst;
+};
+
+Gather gatherTensors(const BuildContext& ctx) {
+  Gather g{ctx.input("src"), ctx.input("indices"), ctx.output("dst")};
+  requireIndexTensor(ctx, "indices");
+  if (g.src.dtype != g.dst.dtype) throwKernelError(ctx.op, "output dtype differs from input 'src'");
+  return g;
+}
+
 }  // namespace
 
 // `index` (read at position `position` of input `arg`) resolved against an axis of `extent`.
@@ -47,11 +61,7 @@ int64_t resolveIndex(const ir::Op& op, std::string_view arg, int64_t index, int6
 }
 
 std::unique_ptr<Kernel> makeGather(const BuildContext& ctx) {
-  const Tensor& src = ctx.input("src");
-  const Tensor& indices = ctx.input("indices");
-  Tensor& dst = ctx.output("dst");
-  requireIndexTensor(ctx, "indices");
-  if (src.dtype != dst.dtype) throwKernelError(ctx.op, "output dtype differs from input 'src'");
+  const auto [src, indices, dst] = gatherTensors(ctx);
   const AxisView v = checkedAxisView(ctx.op, src.dims);
   const int64_t outer = v.outer, extent = v.extent;
   const std::size_t chunk = static_cast<std::size_t>(v.inner) * ir::dtypeSize(src.dtype);
@@ -166,105 +176,109 @@ int64_t tupleOffset(const ir::Op& op, const NdIndexing& nd, const IndexReader& i
   return offset;
 }
 
+// What the scatters share: a copy of src with updates combined in at the indexed places.
+struct Scatter {
+  const Tensor& src;
+  const Tensor& indices;
+  const Tensor& updates;
+  Tensor& dst;
+  ScatterReduction reduction;
+};
+
+Scatter scatterTensors(const BuildContext& ctx) {
+  Scatter s{ctx.input("src"), ctx.input("indices"), ctx.input("updates"), ctx.output("dst"), parseReduction(ctx.op)};
+  requireIndexTensor(ctx, "indices");
+  if (s.src.dtype != s.dst.dtype || s.updates.dtype != s.src.dtype) {
+    throwKernelError(ctx.op, "src, updates and dst differ in dtype");
+  }
+  return s;
+}
+
+// Element-wise forms: calls f(k, offset) for every position k of `indices` with the offset in
+// the source (or destination) it addresses, after checking every index.
+template <typename F>
+void forEachElementIndex(const ir::Op& op, const ElementwiseIndexing& e, const Tensor& indices, F&& f) {
+  const IndexReader index(indices);
+  for (int64_t k = 0; k < indices.count(); ++k) resolveIndex(op, "indices", index[k], k, e.extent);
+  forEachStrided(indices.dims, e.strides, [&](int64_t k, int64_t base) {
+    const int64_t i = index[k] < 0 ? index[k] + e.extent : index[k];
+    f(k, base + i * e.axisStride);
+  });
+}
+
+// N-D forms: the element offset of each of the first `tuples` index tuples, every index checked.
+std::vector<int64_t> tupleOffsets(const ir::Op& op, const NdIndexing& nd, const Tensor& indices, int64_t tuples) {
+  const IndexReader index(indices);
+  std::vector<int64_t> offsets(static_cast<std::size_t>(tuples));
+  for (int64_t t = 0; t < tuples; ++t) {
+    offsets[static_cast<std::size_t>(t)] = (t / nd.tuplesPerBatch) * nd.batchElements + tupleOffset(op, nd, index, t);
+  }
+  return offsets;
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> makeGatherElements(const BuildContext& ctx) {
-  const Tensor& src = ctx.input("src");
-  const Tensor& indices = ctx.input("indices");
-  Tensor& dst = ctx.output("dst");
-  requireIndexTensor(ctx, "indices");
-  if (src.dtype != dst.dtype) throwKernelError(ctx.op, "output dtype differs from input 'src'");
+  const auto [src, indices, dst] = gatherTensors(ctx);
   const ElementwiseIndexing e = elementwiseIndexing(ctx, src, indices);
   const ir::Op& op = ctx.op;
   return makeKernel([&op, &src, &indices, &dst, e] {
-    const IndexReader index(indices);
-    for (int64_t k = 0; k < indices.count(); ++k) resolveIndex(op, "indices", index[k], k, e.extent);
     visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* in = src.as<T>();
       T* out = dst.as<T>();
-      forEachStrided(indices.dims, e.strides, [&](int64_t k, int64_t base) {
-        const int64_t i = index[k] < 0 ? index[k] + e.extent : index[k];
-        out[k] = in[base + i * e.axisStride];
-      });
+      forEachElementIndex(op, e, indices, [&](int64_t k, int64_t offset) { out[k] = in[offset]; });
     });
   });
 }
 
 std::unique_ptr<Kernel> makeScatterElements(const BuildContext& ctx) {
-  const Tensor& src = ctx.input("src");
-  const Tensor& indices = ctx.input("indices");
-  const Tensor& updates = ctx.input("updates");
-  Tensor& dst = ctx.output("dst");
-  requireIndexTensor(ctx, "indices");
-  if (src.dtype != dst.dtype || updates.dtype != src.dtype) throwKernelError(ctx.op, "src, updates and dst differ in dtype");
-  if (updates.dims != indices.dims) throwKernelError(ctx.op, "input 'updates': dims differ from 'indices'");
-  const ElementwiseIndexing e = elementwiseIndexing(ctx, src, indices);
-  const ScatterReduction reduction = parseReduction(ctx.op);
+  const Scatter s = scatterTensors(ctx);
+  if (s.updates.dims != s.indices.dims) throwKernelError(ctx.op, "input 'updates': dims differ from 'indices'");
+  const ElementwiseIndexing e = elementwiseIndexing(ctx, s.src, s.indices);
   const ir::Op& op = ctx.op;
-  return makeKernel([&op, &src, &indices, &updates, &dst, e, reduction] {
-    const IndexReader index(indices);
-    for (int64_t k = 0; k < indices.count(); ++k) resolveIndex(op, "indices", index[k], k, e.extent);
-    if (&src != &dst) std::memcpy(dst.data(), src.data(), src.bytes());
-    visitDType(src.dtype, [&](auto tag) {
+  return makeKernel([&op, s, e] {
+    std::vector<int64_t> offsets;
+    offsets.reserve(static_cast<std::size_t>(s.indices.count()));
+    forEachElementIndex(op, e, s.indices, [&](int64_t, int64_t offset) { offsets.push_back(offset); });
+    if (&s.src != &s.dst) std::memcpy(s.dst.data(), s.src.data(), s.src.bytes());
+    visitDType(s.src.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T* value = updates.as<T>();
-      T* out = dst.as<T>();
-      forEachStrided(indices.dims, e.strides, [&](int64_t k, int64_t base) {
-        const int64_t i = index[k] < 0 ? index[k] + e.extent : index[k];
-        combine(out[base + i * e.axisStride], value[k], reduction);
-      });
+      const T* value = s.updates.as<T>();
+      T* out = s.dst.as<T>();
+      for (std::size_t k = 0; k < offsets.size(); ++k) combine(out[offsets[k]], value[k], s.reduction);
     });
   });
 }
 
 std::unique_ptr<Kernel> makeGatherNd(const BuildContext& ctx) {
-  const Tensor& src = ctx.input("src");
-  const Tensor& indices = ctx.input("indices");
-  Tensor& dst = ctx.output("dst");
-  requireIndexTensor(ctx, "indices");
-  if (src.dtype != dst.dtype) throwKernelError(ctx.op, "output dtype differs from input 'src'");
+  const auto [src, indices, dst] = gatherTensors(ctx);
   const NdIndexing nd = ndIndexing(ctx, src, indices, static_cast<std::size_t>(ctx.op.integer("batch_dims")));
   const std::size_t size = ir::dtypeSize(src.dtype);
   const ir::Op& op = ctx.op;
   return makeKernel([&op, &src, &indices, &dst, nd, size] {
-    const IndexReader index(indices);
-    const int64_t tuples = nd.batches * nd.tuplesPerBatch;
-    std::vector<int64_t> offsets(static_cast<std::size_t>(tuples));
-    for (int64_t t = 0; t < tuples; ++t) {
-      offsets[static_cast<std::size_t>(t)] = (t / nd.tuplesPerBatch) * nd.batchElements + tupleOffset(op, nd, index, t);
-    }
+    const auto offsets = tupleOffsets(op, nd, indices, nd.batches * nd.tuplesPerBatch);
     const std::size_t chunk = static_cast<std::size_t>(nd.block) * size;
-    for (int64_t t = 0; t < tuples; ++t) {
-      std::memcpy(dst.data() + static_cast<std::size_t>(t) * chunk,
-                  src.data() + static_cast<std::size_t>(offsets[static_cast<std::size_t>(t)]) * size, chunk);
+    for (std::size_t t = 0; t < offsets.size(); ++t) {
+      std::memcpy(dst.data() + t * chunk, src.data() + static_cast<std::size_t>(offsets[t]) * size, chunk);
     }
   });
 }
 
 std::unique_ptr<Kernel> makeScatterNd(const BuildContext& ctx) {
-  const Tensor& src = ctx.input("src");
-  const Tensor& indices = ctx.input("indices");
-  const Tensor& updates = ctx.input("updates");
-  Tensor& dst = ctx.output("dst");
-  requireIndexTensor(ctx, "indices");
-  if (src.dtype != dst.dtype || updates.dtype != src.dtype) throwKernelError(ctx.op, "src, updates and dst differ in dtype");
-  const NdIndexing nd = ndIndexing(ctx, src, indices, 0);
-  if (updates.count() != nd.tuplesPerBatch * nd.block) throwKernelError(ctx.op, "input 'updates': wrong element count");
-  const ScatterReduction reduction = parseReduction(ctx.op);
+  const Scatter s = scatterTensors(ctx);
+  const NdIndexing nd = ndIndexing(ctx, s.src, s.indices, 0);
+  if (s.updates.count() != nd.tuplesPerBatch * nd.block) throwKernelError(ctx.op, "input 'updates': wrong element count");
   const ir::Op& op = ctx.op;
-  return makeKernel([&op, &src, &indices, &updates, &dst, nd, reduction] {
-    const IndexReader index(indices);
-    std::vector<int64_t> offsets(static_cast<std::size_t>(nd.tuplesPerBatch));
-    for (int64_t t = 0; t < nd.tuplesPerBatch; ++t) offsets[static_cast<std::size_t>(t)] = tupleOffset(op, nd, index, t);
-    if (&src != &dst) std::memcpy(dst.data(), src.data(), src.bytes());
-    visitDType(src.dtype, [&](auto tag) {
+  return makeKernel([&op, s, nd] {
+    const auto offsets = tupleOffsets(op, nd, s.indices, nd.tuplesPerBatch);
+    if (&s.src != &s.dst) std::memcpy(s.dst.data(), s.src.data(), s.src.bytes());
+    visitDType(s.src.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T* value = updates.as<T>();
-      T* out = dst.as<T>();
-      for (int64_t t = 0; t < nd.tuplesPerBatch; ++t) {
-        T* block = out + offsets[static_cast<std::size_t>(t)];
-        for (int64_t i = 0; i < nd.block; ++i) combine(block[i], value[t * nd.block + i], reduction);
+      const T* value = s.updates.as<T>();
+      T* out = s.dst.as<T>();
+      for (std::size_t t = 0; t < offsets.size(); ++t) {
+        for (int64_t i = 0; i < nd.block; ++i) combine(out[offsets[t] + i], value[static_cast<int64_t>(t) * nd.block + i], s.reduction);
       }
     });
   });

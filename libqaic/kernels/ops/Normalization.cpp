@@ -10,70 +10,37 @@ namespace qaic::kernels::ops {
 namespace {
 
 // softmax / log_softmax on [outer, extent, inner] (the axis in the middle) as a 3-D tensor.
-class DnnlSoftmaxKernel final : public Kernel {
- public:
-  DnnlSoftmaxKernel(const BuildContext& ctx, const AxisView& v, bool logarithm, const Tensor& src, const Tensor& dst)
-      : stream_(ctx.stream) {
-    const auto md = rowMajorDesc({v.outer, v.extent, v.inner});
-    if (logarithm) {
-      const dnnl::logsoftmax_forward::primitive_desc pd(
-          dnnl::logsoftmax_forward::desc(dnnl::prop_kind::forward_inference, md, 1), userScratchpad(), ctx.engine);
-      primitive_ = dnnl::logsoftmax_forward(pd);
-      scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
-    } else {
-      const dnnl::softmax_forward::primitive_desc pd(
-          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, 1), userScratchpad(), ctx.engine);
-      primitive_ = dnnl::softmax_forward(pd);
-      scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
-    }
-    src_ = wrap(md, ctx.engine, src);
-    dst_ = wrap(md, ctx.engine, dst);
+std::unique_ptr<Kernel> dnnlSoftmaxKernel(const BuildContext& ctx, const AxisView& v, bool logarithm,
+                                          const Tensor& src, const Tensor& dst) {
+  const auto md = rowMajorDesc({v.outer, v.extent, v.inner});
+  const std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, wrap(md, ctx.engine, src)},
+                                                      {DNNL_ARG_DST, wrap(md, ctx.engine, dst)}};
+  const auto inference = dnnl::prop_kind::forward_inference;
+  if (logarithm) {
+    return std::make_unique<PrimitiveKernel>(
+        ctx, dnnl::logsoftmax_forward::primitive_desc({inference, md, 1}, userScratchpad(), ctx.engine), args);
   }
-  void run() override {
-    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_SCRATCHPAD, scratchpad_}});
-    stream_.wait();
-  }
-
- private:
-  dnnl::stream& stream_;
-  dnnl::primitive primitive_;
-  dnnl::memory src_, dst_, scratchpad_;
-};
+  return std::make_unique<PrimitiveKernel>(
+      ctx, dnnl::softmax_forward::primitive_desc({inference, md, 1}, userScratchpad(), ctx.engine), args);
+}
 
 // Normalizes each row of `inner` elements: [outer, inner] with scale and bias of [inner].
-class DnnlLayerNormKernel final : public Kernel {
- public:
-  DnnlLayerNormKernel(const BuildContext& ctx, int64_t outer, int64_t inner, float epsilon, const Tensor& src,
-                      const Tensor& scale, const Tensor& bias, const Tensor& dst)
-      : stream_(ctx.stream) {
-    const auto md = rowMajorDesc({outer, inner});
-    const auto channel = rowMajorDesc({inner});
-    const dnnl::layer_normalization_forward::primitive_desc pd(
-        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, epsilon,
-                                                dnnl::normalization_flags::use_scale |
-                                                    dnnl::normalization_flags::use_shift),
-        userScratchpad(), ctx.engine);
-    primitive_ = dnnl::layer_normalization_forward(pd);
-    scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
-    src_ = wrap(md, ctx.engine, src);
-    dst_ = wrap(md, ctx.engine, dst);
-    scale_ = wrap(channel, ctx.engine, scale);
-    shift_ = wrap(channel, ctx.engine, bias);
-  }
-  void run() override {
-    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_},
-                                 {DNNL_ARG_DST, dst_},
-                                 {DNNL_ARG_SCALE, scale_},
-                                 {DNNL_ARG_SHIFT, shift_},
-                                 {DNNL_ARG_SCRATCHPAD, scratchpad_}});
-    stream_.wait();
-  }
-
- private:
-  dnnl::stream& stream_;
-  dnnl::primitive primitive_;
-  dnnl::memory src_, dst_, scale_, shift_, scratchpad_;
-};
+std::unique_ptr<Kernel> dnnlLayerNormKernel(const BuildContext& ctx, int64_t outer, int64_t inner, float epsilon,
+                                            const Tensor& src, const Tensor& scale, const Tensor& bias,
+                                            const Tensor& dst) {
+  const auto md = rowMajorDesc({outer, inner});
+  const auto channel = rowMajorDesc({inner});
+  const dnnl::layer_normalization_forward::primitive_desc pd(
+      dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, epsilon,
+                                              dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift),
+      userScratchpad(), ctx.engine);
+  return std::make_unique<PrimitiveKernel>(
+      ctx, pd,
+      std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, wrap(md, ctx.engine, src)},
+                                            {DNNL_ARG_DST, wrap(md, ctx.engine, dst)},
+                                            {DNNL_ARG_SCALE, wrap(channel, ctx.engine, scale)},
+                                            {DNNL_ARG_SHIFT, wrap(channel, ctx.engine, bias)}});
+}
 
 std::unique_ptr<Kernel> softmax(const BuildContext& ctx, bool logarithm) {
   const Tensor& src = ctx.input("src");
@@ -81,7 +48,7 @@ std::unique_ptr<Kernel> softmax(const BuildContext& ctx, bool logarithm) {
   requireDTypes(ctx.op, "src", src.dtype, {ir::DType::Float, ir::DType::Double});
   const AxisView v = checkedAxisView(ctx.op, src.dims);
   if (src.dtype == ir::DType::Float) {
-    return withDnnl(ctx.op, [&] { return std::make_unique<DnnlSoftmaxKernel>(ctx, v, logarithm, src, dst); });
+    return withDnnl(ctx.op, [&] { return dnnlSoftmaxKernel(ctx, v, logarithm, src, dst); });
   }
   return makeKernel([&src, &dst, v, logarithm] {
     const double* in = src.as<double>();
@@ -121,8 +88,7 @@ std::unique_ptr<Kernel> makeLayernorm(const BuildContext& ctx) {
   const double epsilon = ctx.op.number("epsilon");
   if (src.dtype == ir::DType::Float) {
     return withDnnl(ctx.op, [&] {
-      return std::make_unique<DnnlLayerNormKernel>(ctx, outer, inner, static_cast<float>(epsilon), src, scale, bias,
-                                                   dst);
+      return dnnlLayerNormKernel(ctx, outer, inner, static_cast<float>(epsilon), src, scale, bias, dst);
     });
   }
   return makeKernel([&src, &scale, &bias, &dst, outer, inner, epsilon] {

@@ -38,30 +38,16 @@ std::optional<dnnl::algorithm> dnnlReduction(Reduction r, float& p) {
   }
 }
 
-class DnnlReduceKernel final : public Kernel {
- public:
-  DnnlReduceKernel(const BuildContext& ctx, dnnl::algorithm algorithm, float p, const Tensor& src, const Tensor& dst,
-                   const ir::Dims& kept)
-      : stream_(ctx.stream) {
-    const auto srcMd = rowMajorDesc(src.dims.empty() ? ir::Dims{1} : src.dims);
-    const auto dstMd = rowMajorDesc(kept.empty() ? ir::Dims{1} : kept);
-    const dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(algorithm, srcMd, dstMd, p, 0.0f), userScratchpad(),
-                                             ctx.engine);
-    primitive_ = dnnl::reduction(pd);
-    scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
-    src_ = wrap(srcMd, ctx.engine, src);
-    dst_ = wrap(dstMd, ctx.engine, dst);
-  }
-  void run() override {
-    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_SCRATCHPAD, scratchpad_}});
-    stream_.wait();
-  }
-
- private:
-  dnnl::stream& stream_;
-  dnnl::primitive primitive_;
-  dnnl::memory src_, dst_, scratchpad_;
-};
+std::unique_ptr<Kernel> dnnlReduceKernel(const BuildContext& ctx, dnnl::algorithm algorithm, float p, const Tensor& src,
+                                         const Tensor& dst, const ir::Dims& kept) {
+  const auto srcMd = rowMajorDesc(src.dims.empty() ? ir::Dims{1} : src.dims);
+  const auto dstMd = rowMajorDesc(kept.empty() ? ir::Dims{1} : kept);
+  const dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(algorithm, srcMd, dstMd, p, 0.0f), userScratchpad(),
+                                           ctx.engine);
+  return std::make_unique<PrimitiveKernel>(
+      ctx, pd, std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, wrap(srcMd, ctx.engine, src)},
+                                                     {DNNL_ARG_DST, wrap(dstMd, ctx.engine, dst)}});
+}
 
 template <typename T>
 using Accumulator = std::conditional_t<std::is_integral_v<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>,
@@ -152,7 +138,7 @@ std::unique_ptr<Kernel> makeReduce(const BuildContext& ctx) {
   float p = 0;
   if (src.dtype == ir::DType::Float && kept != src.dims) {
     if (const auto algorithm = dnnlReduction(r, p)) {
-      return withDnnl(ctx.op, [&] { return std::make_unique<DnnlReduceKernel>(ctx, *algorithm, p, src, dst, kept); });
+      return withDnnl(ctx.op, [&] { return dnnlReduceKernel(ctx, *algorithm, p, src, dst, kept); });
     }
   }
   requireDTypes(ctx.op, "src", src.dtype,

@@ -168,10 +168,7 @@ std::unique_ptr<Kernel> makeUnary(const BuildContext& ctx) {
   const double alpha = ctx.op.number("alpha"), beta = ctx.op.number("beta");
   if (src.dtype == ir::DType::Float) {
     if (const auto e = dnnlEltwise(f, alpha)) {
-      auto primitive = withDnnl(ctx.op, [&] {
-        return std::make_shared<EltwisePrimitive>(ctx, e->algorithm, e->alpha, e->beta, src, dst);
-      });
-      return makeKernel([primitive] { primitive->run(); });
+      return withDnnl(ctx.op, [&] { return eltwiseKernel(ctx, e->algorithm, e->alpha, e->beta, src, dst); });
     }
   }
   const UnaryLoop run = loopFor(f, src.dtype, std::make_index_sequence<std::size(ir::kUnaryFuncs)>{});
