@@ -72,6 +72,23 @@ decltype(auto) visitElementSize(std::size_t size, F&& f) {
   }
 }
 
+// Two's-complement wrapping arithmetic on integer T: no overflow is undefined, also for the
+// types narrower than int, which would otherwise multiply as (signed) int.
+template <typename T>
+using WrappingType = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+template <typename T>
+T wrappingAdd(T a, T b) {
+  return static_cast<T>(static_cast<WrappingType<T>>(a) + static_cast<WrappingType<T>>(b));
+}
+template <typename T>
+T wrappingSub(T a, T b) {
+  return static_cast<T>(static_cast<WrappingType<T>>(a) - static_cast<WrappingType<T>>(b));
+}
+template <typename T>
+T wrappingMul(T a, T b) {
+  return static_cast<T>(static_cast<WrappingType<T>>(a) * static_cast<WrappingType<T>>(b));
+}
+
 // Value as double (the common currency of conversions; exact for every type but (u)int64 > 2^53).
 template <typename T>
 inline double toDouble(T v) {

@@ -41,14 +41,13 @@ T arith(T a, T b) {
     }
     if constexpr (kOp == Arith::PRelu) return a < 0 ? a * b : a;
   } else if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    if constexpr (kOp == Arith::Mul) return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-    if constexpr (kOp == Arith::Sum) return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-    if constexpr (kOp == Arith::Sub) return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+    if constexpr (kOp == Arith::Mul) return wrappingMul(a, b);
+    if constexpr (kOp == Arith::Sum) return wrappingAdd(a, b);
+    if constexpr (kOp == Arith::Sub) return wrappingSub(a, b);
     // Zero divisors are rejected before the loop; MIN / -1 wraps.
     if constexpr (kOp == Arith::Div || kOp == Arith::FMod || kOp == Arith::Mod) {
       if constexpr (std::is_signed_v<T>) {
-        if (b == T(-1)) return kOp == Arith::Div ? static_cast<T>(static_cast<U>(0) - static_cast<U>(a)) : T(0);
+        if (b == T(-1)) return kOp == Arith::Div ? wrappingSub(T(0), a) : T(0);
       }
       if constexpr (kOp == Arith::Div) return static_cast<T>(a / b);
       const T r = static_cast<T>(a % b);
@@ -59,7 +58,7 @@ T arith(T a, T b) {
     if constexpr (kOp == Arith::Min) return a < b ? a : b;
     if constexpr (kOp == Arith::Pow) return fromDouble<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
     if constexpr (kOp == Arith::PRelu) {
-      if constexpr (std::is_signed_v<T>) return a < 0 ? static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b))) : a;
+      if constexpr (std::is_signed_v<T>) return a < 0 ? wrappingMul(a, b) : a;
       return a;
     }
   } else {

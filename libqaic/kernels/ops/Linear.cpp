@@ -107,9 +107,15 @@ void matmulLoop(const T* a, const T* b, T* d, const std::vector<int64_t>& aOffse
     T* z = d + static_cast<int64_t>(batch) * m * n;
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
-        T sum{};
-        for (int64_t p = 0; p < k; ++p) sum = static_cast<T>(sum + x[i * k + p] * y[p * n + j]);
-        z[i * n + j] = sum;
+        if constexpr (std::is_integral_v<T>) {
+          T sum = 0;
+          for (int64_t p = 0; p < k; ++p) sum = wrappingAdd(sum, wrappingMul(x[i * k + p], y[p * n + j]));
+          z[i * n + j] = sum;
+        } else {
+          T sum{};
+          for (int64_t p = 0; p < k; ++p) sum += x[i * k + p] * y[p * n + j];
+          z[i * n + j] = sum;
+        }
       }
     }
   }

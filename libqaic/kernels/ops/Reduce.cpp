@@ -82,7 +82,9 @@ void reduceLoop(Reduction r, const Tensor& src, Tensor& dst, const ir::Dims& kep
     case Reduction::Prod:
       std::fill(acc.begin(), acc.end(), A(1));
       forEachStrided(src.dims, outStrides, [&](int64_t s, int64_t o) {
-        acc[static_cast<std::size_t>(o)] = static_cast<A>(acc[static_cast<std::size_t>(o)] * value(s));
+        A& a = acc[static_cast<std::size_t>(o)];
+        if constexpr (std::is_integral_v<A>) a = wrappingMul(a, value(s));
+        else a *= value(s);
       });
       break;
     case Reduction::LogSumExp:
@@ -97,9 +99,18 @@ void reduceLoop(Reduction r, const Tensor& src, Tensor& dst, const ir::Dims& kep
     default:
       forEachStrided(src.dims, outStrides, [&](int64_t s, int64_t o) {
         A v = value(s);
-        if (r == Reduction::SumSquare || r == Reduction::L2) v = static_cast<A>(v * v);
-        if (r == Reduction::L1 && v < A(0)) v = static_cast<A>(A(0) - v);
-        acc[static_cast<std::size_t>(o)] = static_cast<A>(acc[static_cast<std::size_t>(o)] + v);
+        A& a = acc[static_cast<std::size_t>(o)];
+        if constexpr (std::is_integral_v<A>) {  // wrapping, like the arithmetic ops
+          if (r == Reduction::SumSquare || r == Reduction::L2) v = wrappingMul(v, v);
+          if constexpr (std::is_signed_v<A>) {
+            if (r == Reduction::L1 && v < A(0)) v = wrappingSub(A(0), v);
+          }
+          a = wrappingAdd(a, v);
+        } else {
+          if (r == Reduction::SumSquare || r == Reduction::L2) v *= v;
+          if (r == Reduction::L1 && v < A(0)) v = -v;
+          a += v;
+        }
       });
   }
   T* out = dst.as<T>();

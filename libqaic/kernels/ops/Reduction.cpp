@@ -63,10 +63,9 @@ std::unique_ptr<Kernel> makeDotProduct(const BuildContext& ctx) {
       const T* y = b.as<T>();
       const int64_t n = a.count();
       if constexpr (std::is_integral_v<T>) {
-        using U = std::make_unsigned_t<T>;  // wraps instead of overflowing
-        U sum = 0;
-        for (int64_t i = 0; i < n; ++i) sum = static_cast<U>(sum + static_cast<U>(static_cast<U>(x[i]) * static_cast<U>(y[i])));
-        dst.as<T>()[0] = static_cast<T>(sum);
+        T sum = 0;  // wraps instead of overflowing
+        for (int64_t i = 0; i < n; ++i) sum = wrappingAdd(sum, wrappingMul(x[i], y[i]));
+        dst.as<T>()[0] = sum;
       } else {
         double sum = 0;
         for (int64_t i = 0; i < n; ++i) sum += toDouble(x[i]) * toDouble(y[i]);
