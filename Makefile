@@ -9,6 +9,9 @@
 #   make tsan     threaded runtime and emulator tests under ThreadSanitizer (build-tsan/)
 #   make model-operators  every torchvision classification model and torch.nn transformer at
 #                 full size, opsets 13, 14 and 17: are all their ONNX operators claimed?
+#   make install  build, then install into $(DESTDIR)$(PREFIX) (default /usr/local)
+#   make uninstall remove every file the last make install installed
+#   make package  build, then the Debian packages into $(PACKAGE_DIR) (lintian-checked)
 
 BUILD        ?= build
 FUZZ_BUILD   ?= build-fuzz
@@ -17,8 +20,10 @@ JOBS         ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CMAKE_FLAGS  ?=
 CTEST_FLAGS  ?= --output-on-failure
+PREFIX       ?= /usr/local
+PACKAGE_DIR  ?= $(BUILD)/packages
 
-.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan model-operators clean
+.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan model-operators clean install uninstall package
 
 all: build
 
@@ -60,9 +65,19 @@ tsan: deps
 	cd build-tsan && ctest $(CTEST_FLAGS) -j $(JOBS) -L threaded
 
 model-operators: build
-	$(BUILD)/bin/onnx_operator_list > $(BUILD)/claimed-operators.txt
+	$(BUILD)/bin/qaic-exec -operators-supported=$(BUILD)/claimed-operators.txt
 	/usr/bin/python3 scripts/check-model-operators.py --claimed $(BUILD)/claimed-operators.txt \
 	  --json $(BUILD)/model-operators.json
+
+# DESTDIR is read from the environment by cmake --install, as by every make install.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+uninstall:
+	cmake --build $(BUILD) --target uninstall
+
+package: deps build
+	deploy/debian/build-packages.sh $(BUILD) $(PACKAGE_DIR)
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan

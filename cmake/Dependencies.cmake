@@ -9,6 +9,9 @@ if(NOT QAIC_FUZZ)
   pkg_check_modules(FUSE3 REQUIRED IMPORTED_TARGET fuse3)
   pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)
   pkg_check_modules(UDEV REQUIRED IMPORTED_TARGET libudev)
+  pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)  # socket activation, sd_notify
+  find_program(HELP2MAN help2man REQUIRED)                         # man pages from --help
+  find_package(gRPC CONFIG REQUIRED)  # qaicd's kubelet device plugin (libgrpc++-dev, protobuf-compiler-grpc)
 endif()
 find_package(Protobuf REQUIRED)
 find_package(ONNX CONFIG QUIET)

@@ -7,7 +7,9 @@
 function(qaic_add_gtest name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main Threads::Threads)
+  # Every suite has the test support (tests/support: processes, temporary directories, the
+  # emulator fixture, ...) at hand.
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} qaic_test_support GTest::gtest GTest::gtest_main Threads::Threads)
   target_compile_definitions(${name} PRIVATE QAIC_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
                                              QAIC_BUILD_DIR="${CMAKE_BINARY_DIR}")
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)

@@ -5,6 +5,7 @@
 #   emulator ioctl and ring round trips      (build/bin/emu_bench)
 #   runtime latency and throughput           (build/bin/qaic_runtime_bench)
 #   qaicd partition create+release vs direct MANAGE, 100 clients at once (build/bin/qaicd_bench)
+#   kubelet plugin: Allocate p99 with 64 devices, health change to stream (build/bin/qaicd_kubelet_bench)
 # Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -113,3 +114,7 @@ rm -f "$runtime_json" "$one_cpu_json"
 # qaicd: create+release through the daemon vs the same MANAGE ioctls sent directly, and 100
 # clients asking at once vs one; the program prints its ratio lines after the table.
 run_bench bin/qaicd_bench
+
+# The kubelet device plugin: Allocate with 64 emulated devices vs an empty gRPC round trip, and a
+# health change until ListAndWatch delivers it; the program prints its goal lines after the table.
+run_bench bin/qaicd_kubelet_bench

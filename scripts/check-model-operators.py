@@ -5,7 +5,7 @@ Run with Debian's /usr/bin/python3 (python3-torch 1.13, python3-torchvision 0.14
 
   check-model-operators.py --claimed FILE [--opsets 13 14 17] [--models M ...] [--json OUT]
 
-FILE lists the claimed operators, one per line (build/bin/qaic-onnx-operators prints them from the
+FILE lists the claimed operators, one per line (`qaic-exec -operators-supported=FILE` writes them from the
 importer's own table). For every classification model of torchvision 0.14 at full size (input
 [1, 3, 224, 224]; 299 for Inception v3) and for the transformers built from torch.nn that
 scripts/gen-models.py defines, and for each opset, the model is exported once (without its

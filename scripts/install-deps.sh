@@ -4,14 +4,20 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config clang libclang-rt-14-dev zlib1g-dev
+  build-essential cmake pkg-config clang libclang-rt-14-dev clang-format zlib1g-dev
   libfuse3-dev fuse3 liburing-dev libdrm-dev libudev-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc
   # Only recommended by libdnnl-dev, but dnnl-config.cmake requires OpenCL (Debian's oneDNN is
   # built with the OpenCL GPU runtime), and packages are installed without recommends.
   ocl-icd-opencl-dev
-  python3-numpy python3-onnx python3-torch python3-torchvision
+  python3-numpy python3-onnx python3-torch python3-torchvision python3-pytest
+  # Install, packaging and services (cmake/Install.cmake, deploy/): socket activation and
+  # sd_notify, man pages from --help, the .deb tool chain and its checker, systemd-analyze,
+  # man to read the pages.
+  libsystemd-dev help2man dpkg-dev lintian systemd man-db
+  python3-yaml
 )
 
 missing=()

@@ -73,7 +73,7 @@ struct Activation {
   std::shared_ptr<DeviceProgram> program;
   int eventfd = -1;
   Semaphores semaphores;
-  ResourceCounts charged;
+  rt::Resources charged;
   uint32_t groupId = 0;  // 0 = charged to the device's free pool
 
   // Requests submitted by EXECUTE_BO: slot of their completion element -> BO (Device mutex).

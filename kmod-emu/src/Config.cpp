@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <pwd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -33,6 +34,17 @@ class Reader {
     if (v < min || v > max)
       fail(path + key, "value " + std::to_string(v) + " outside [" + std::to_string(min) + ", " +
                            std::to_string(max) + "]");
+    return v;
+  }
+
+  double numberField(const json& obj, const char* key, const std::string& path, double min, double max,
+                     double fallback) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) return fallback;
+    if (!it->is_number()) fail(path + key, "expected a number");
+    const double v = it->get<double>();
+    if (!(v >= min && v <= max))
+      fail(path + key, "value " + std::to_string(v) + " outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
     return v;
   }
 
@@ -76,7 +88,11 @@ DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& pa
   if (!obj.is_object()) r.fail(path, "expected an object");
   r.onlyKeys(obj,
              {"nsps", "dbcs", "mcids", "semaphores", "ddr_mb", "sku", "fw_version", "hw_version",
-              "nsp_frequency_mhz", "faults"},
+              "nsp_frequency_mhz", "numa_node", "faults", "serial", "board_serial", "fw_qc_image_version",
+              "fw_oem_image_version", "fw_image_variant", "nsp_qc_image_version", "nsp_image_variant",
+              "capabilities", "max_link_speed", "max_link_width", "current_link_speed", "current_link_width",
+              "ddr_frequency_mhz", "idle_power_w", "power_per_nsp_w", "tdp_cap_w", "idle_temperature_c",
+              "degrees_per_w"},
              path + ".");
   DeviceConfig d;
   const std::string p = path + ".";
@@ -91,7 +107,36 @@ DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& pa
   d.hwVersion = r.stringField(obj, "hw_version", p, d.hwVersion);
   d.nspFrequencyMhz = static_cast<uint32_t>(
       r.unsignedField(obj, "nsp_frequency_mhz", p, 1, 100000, d.nspFrequencyMhz));
+  if (obj.contains("numa_node"))
+    d.numaNode = static_cast<uint32_t>(r.unsignedField(obj, "numa_node", p, 0, 1023, 0));
   if (auto it = obj.find("faults"); it != obj.end()) d.faults = parseFaults(r, *it, p + "faults");
+  d.serial = r.stringField(obj, "serial", p, d.serial);
+  d.boardSerial = r.stringField(obj, "board_serial", p, d.boardSerial);
+  d.fwQcImageVersion = r.stringField(obj, "fw_qc_image_version", p, d.fwQcImageVersion);
+  d.fwOemImageVersion = r.stringField(obj, "fw_oem_image_version", p, d.fwOemImageVersion);
+  d.fwImageVariant = r.stringField(obj, "fw_image_variant", p, d.fwImageVariant);
+  d.nspQcImageVersion = r.stringField(obj, "nsp_qc_image_version", p, d.nspQcImageVersion);
+  d.nspImageVariant = r.stringField(obj, "nsp_image_variant", p, d.nspImageVariant);
+  if (auto it = obj.find("capabilities"); it != obj.end()) {
+    if (!it->is_object()) r.fail(p + "capabilities", "expected an object of name: true|false");
+    d.capabilities.clear();
+    for (auto c = it->begin(); c != it->end(); ++c) {
+      if (!c->is_boolean()) r.fail(p + "capabilities." + c.key(), "expected true or false");
+      if (c.key().empty() || c.key().find_first_of(" \t\n+-") != std::string::npos)
+        r.fail(p + "capabilities." + c.key(), "a capability name is one word without + or -");
+      d.capabilities.emplace_back(c.key(), c->get<bool>());
+    }
+  }
+  d.maxLinkSpeed = r.stringField(obj, "max_link_speed", p, d.maxLinkSpeed);
+  d.maxLinkWidth = static_cast<uint32_t>(r.unsignedField(obj, "max_link_width", p, 1, 32, d.maxLinkWidth));
+  d.currentLinkSpeed = r.stringField(obj, "current_link_speed", p, d.currentLinkSpeed);
+  d.currentLinkWidth = static_cast<uint32_t>(r.unsignedField(obj, "current_link_width", p, 1, 32, d.currentLinkWidth));
+  d.ddrFrequencyMhz = static_cast<uint32_t>(r.unsignedField(obj, "ddr_frequency_mhz", p, 1, 100000, d.ddrFrequencyMhz));
+  d.idlePowerW = r.numberField(obj, "idle_power_w", p, 0, 1000, d.idlePowerW);
+  d.powerPerNspW = r.numberField(obj, "power_per_nsp_w", p, 0, 1000, d.powerPerNspW);
+  d.tdpCapW = r.numberField(obj, "tdp_cap_w", p, 1, 1000, d.tdpCapW);
+  d.idleTemperatureC = r.numberField(obj, "idle_temperature_c", p, -40, 125, d.idleTemperatureC);
+  d.degreesPerW = r.numberField(obj, "degrees_per_w", p, 0, 10, d.degreesPerW);
   return d;
 }
 
@@ -156,6 +201,21 @@ EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
   // keep loading, though every program now runs on its activation's channel thread.
   (void)r.unsignedField(root, "compute_threads", "", 0, 256, 0);
   return cfg;
+}
+
+DeviceConfig completeIdentity(DeviceConfig d, uint32_t index) {
+  char text[32];
+  if (d.serial.empty()) {
+    std::snprintf(text, sizeof text, "0x%08x", 0x5e1a0000u + index);
+    d.serial = text;
+  }
+  if (d.boardSerial.empty()) {
+    std::snprintf(text, sizeof text, "QAICEMU%05u", index);
+    d.boardSerial = text;
+  }
+  if (d.fwQcImageVersion.empty()) d.fwQcImageVersion = "QSM.AIC." + d.fwVersion;
+  if (d.nspQcImageVersion.empty()) d.nspQcImageVersion = "QNSP.AIC." + d.fwVersion;
+  return d;
 }
 
 EmuConfig loadConfig(const std::string& path) {

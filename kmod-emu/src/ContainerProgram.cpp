@@ -11,8 +11,9 @@
 #include "DeviceProgram.hpp"
 #include "Log.hpp"
 #include "container/QpcImage.hpp"
+#include "container/ResourceNeeds.hpp"
 #include "driver/DeviceProtocol.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 #include "kernels/HostProgram.hpp"
 
 namespace qaic::emu {

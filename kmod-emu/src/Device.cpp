@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <set>
 #include <sstream>
@@ -15,8 +16,8 @@ namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-ResourceCounts totalsOf(const DeviceConfig& c) {
-  return ResourceCounts{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
+rt::Resources totalsOf(const DeviceConfig& c) {
+  return rt::Resources{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
 }
 
 const char* statusName(Device::Status s) {
@@ -29,7 +30,8 @@ const char* statusName(Device::Status s) {
 }
 
 const std::vector<std::string> kFaultFiles = {"device/fault/nsp_hang", "device/fault/dma_fail",
-                                              "device/fault/reset", "device/fault/remove"};
+                                              "device/fault/error", "device/fault/reset",
+                                              "device/fault/remove"};
 
 // Parses "<unsigned>" fields of a fault write; trailing newline allowed.
 std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
@@ -50,7 +52,7 @@ std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
 
 Device::Device(uint32_t index, DeviceConfig config, DeviceContext context)
     : index_(index),
-      config_(std::move(config)),
+      config_(completeIdentity(std::move(config), index)),
       ctx_(std::move(context)),
       total_(totalsOf(config_)),
       free_(total_),
@@ -176,6 +178,18 @@ void Device::reset() {
   status_ = Status::Ready;
 }
 
+void Device::enterError() {
+  {
+    std::lock_guard lock(mutex_);
+    if (status_ == Status::Error) return;
+    status_ = Status::Error;
+  }
+  logInfo("accel" + std::to_string(index_) + ": fatal error reported");
+  // The firmware is gone: what ran on it ends, and nothing starts until a reset (or clearing the
+  // fault) makes the card Ready again. Its partitions stay, as reservations do on the card.
+  abortActivations(driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
+}
+
 void Device::remove() {
   removed_.store(true);
   logInfo("accel" + std::to_string(index_) + ": removed");
@@ -288,6 +302,64 @@ bool Device::waitWhileHung(const Activation& act, std::chrono::milliseconds limi
 
 // ---- sysfs -------------------------------------------------------------------------------------
 
+// Identity and telemetry as a card exposes them: the firmware's strings as class attributes, the
+// PCI function's link attributes (the kernel's own names and formats) and an hwmon directory
+// (millidegrees, microwatts) under device/.
+const std::vector<std::string> Device::kIdentityAttributes = {
+    "serial",
+    "board_serial",
+    "fw_qc_image_version",
+    "fw_oem_image_version",
+    "fw_image_variant",
+    "nsp_version",
+    "nsp_qc_image_version",
+    "nsp_image_variant",
+    "device_capabilities",
+    "ddr_frequency_mhz",
+    "device/max_link_speed",
+    "device/max_link_width",
+    "device/current_link_speed",
+    "device/current_link_width",
+    "device/hwmon/hwmon0/name",
+    "device/hwmon/hwmon0/temp1_input",
+    "device/hwmon/hwmon0/power1_input",
+    "device/hwmon/hwmon0/power1_cap",
+};
+
+// Caller holds mutex_.
+std::optional<std::string> Device::readIdentityAttribute(const std::string& name) const {
+  const DeviceConfig& c = config_;
+  auto line = [](const std::string& text) { return text + "\n"; };
+  if (name == "serial") return line(c.serial);
+  if (name == "board_serial") return line(c.boardSerial);
+  if (name == "fw_qc_image_version") return line(c.fwQcImageVersion);
+  if (name == "fw_oem_image_version") return line(c.fwOemImageVersion);
+  if (name == "fw_image_variant") return line(c.fwImageVariant);
+  if (name == "nsp_version") return line(c.fwVersion);
+  if (name == "nsp_qc_image_version") return line(c.nspQcImageVersion);
+  if (name == "nsp_image_variant") return line(c.nspImageVariant);
+  if (name == "device_capabilities") {
+    std::string text;
+    for (const auto& [capability, supported] : c.capabilities)
+      text += (text.empty() ? "" : " ") + capability + (supported ? "+" : "-");
+    return line(text);
+  }
+  if (name == "ddr_frequency_mhz") return line(std::to_string(c.ddrFrequencyMhz));
+  if (name == "device/max_link_speed") return line(c.maxLinkSpeed);
+  if (name == "device/max_link_width") return line(std::to_string(c.maxLinkWidth));
+  if (name == "device/current_link_speed") return line(c.currentLinkSpeed);
+  if (name == "device/current_link_width") return line(std::to_string(c.currentLinkWidth));
+  if (name == "device/hwmon/hwmon0/name") return line("qaic");
+  // The NSPs working (claimed by activations or partitions) draw power, up to the cap.
+  const double busyNsps = static_cast<double>(total_.numNsp - free_.numNsp);
+  const double powerW = std::min(c.tdpCapW, c.idlePowerW + c.powerPerNspW * busyNsps);
+  if (name == "device/hwmon/hwmon0/power1_input") return line(std::to_string(std::llround(powerW * 1e6)));
+  if (name == "device/hwmon/hwmon0/power1_cap") return line(std::to_string(std::llround(c.tdpCapW * 1e6)));
+  if (name == "device/hwmon/hwmon0/temp1_input")
+    return line(std::to_string(std::llround((c.idleTemperatureC + c.degreesPerW * (powerW - c.idlePowerW)) * 1000)));
+  return std::nullopt;
+}
+
 std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   std::vector<std::string> names = {
       "status",          "nsp_total",        "nsp_free",          "vc_total",
@@ -295,7 +367,9 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
       "sem_free",        "dram_total",       "dram_free",         "networks_loaded",
       "networks_active", "constants_loaded", "constants_in_use",  "pci_address",
       "fw_version",      "hw_version",       "sku",               "nsp_frequency_mhz",
-      "device/vendor",   "device/device",    "device/emu_shm_dir", "device/emu_pid"};
+      "device/vendor",   "device/device",    "device/emu_shm_dir", "device/emu_pid",
+      "device/numa_node"};
+  names.insert(names.end(), kIdentityAttributes.begin(), kIdentityAttributes.end());
   for (uint32_t i = 0; i < dbcs; ++i) names.push_back("dbc" + std::to_string(i) + "_state");
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
@@ -331,24 +405,27 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
     auto it = partitions_.find(partitionId);
     if (it == partitions_.end()) return std::nullopt;
     if (auto own = readPartitionAttribute(*it->second, name)) return own;
+    // A partition shows its parent card's identity and telemetry, not its DBCs or fault files.
     if (name.rfind("dbc", 0) == 0 || name.starts_with("device/")) {
+      const bool identity = std::find(kIdentityAttributes.begin(), kIdentityAttributes.end(), name) !=
+                            kIdentityAttributes.end();
       if (name != "device/vendor" && name != "device/device" && name != "device/emu_shm_dir" &&
-          name != "device/emu_pid")
+          name != "device/emu_pid" && name != "device/numa_node" && !identity)
         return std::nullopt;
     }
   }
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
   if (name == "status") return std::string(statusName(status_)) + "\n";
-  if (name == "nsp_total") return n(total_.nsp);
-  if (name == "nsp_free") return n(free_.nsp);
-  if (name == "vc_total") return n(total_.vc);
-  if (name == "vc_free") return n(free_.vc);
-  if (name == "mcid_total") return n(total_.mcid);
-  if (name == "mcid_free") return n(free_.mcid);
-  if (name == "sem_total") return n(total_.sem);
-  if (name == "sem_free") return n(free_.sem);
-  if (name == "dram_total") return n(total_.ddr / kMiB);
-  if (name == "dram_free") return n(free_.ddr / kMiB);
+  if (name == "nsp_total") return n(total_.numNsp);
+  if (name == "nsp_free") return n(free_.numNsp);
+  if (name == "vc_total") return n(total_.numVc);
+  if (name == "vc_free") return n(free_.numVc);
+  if (name == "mcid_total") return n(total_.numMcid);
+  if (name == "mcid_free") return n(free_.numMcid);
+  if (name == "sem_total") return n(total_.numSem);
+  if (name == "sem_free") return n(free_.numSem);
+  if (name == "dram_total") return n(total_.ddrSize / kMiB);
+  if (name == "dram_free") return n(free_.ddrSize / kMiB);
   if (name == "networks_loaded" || name == "constants_loaded") {
     // A load counts as network; its constants count once it has been validated by activation.
     uint64_t loads = 0, constants = 0;
@@ -382,13 +459,16 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == "hw_version") return config_.hwVersion + "\n";
   if (name == "sku") return config_.sku + "\n";
   if (name == "nsp_frequency_mhz") return n(config_.nspFrequencyMhz);
+  if (auto identity = readIdentityAttribute(name)) return identity;
   if (name == "device/vendor") return std::string("0x17cb\n");
   if (name == "device/device") return std::string("0xa100\n");
   if (name == "device/emu_shm_dir") return ctx_.shm->path() + "\n";
   if (name == "device/emu_pid") return n(static_cast<uint64_t>(getpid()));
+  if (name == "device/numa_node") return config_.numaNode ? n(*config_.numaNode) : std::string("-1\n");
   if (name == "device/fault/nsp_hang") return std::string(nspHang_ ? "1\n" : "0\n");
   if (name == "device/fault/dma_fail")
     return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
+  if (name == "device/fault/error") return std::string(status_ == Status::Error ? "1\n" : "0\n");
   if (name == "device/fault/reset" || name == "device/fault/remove") return std::string("0\n");
   if (name.size() > 9 && name.rfind("dbc", 0) == 0 && name.ends_with("_state")) {
     const std::string digits = name.substr(3, name.size() - 9);
@@ -421,6 +501,16 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
     dmaFailCount_ = values[0] == 0 ? 0 : static_cast<uint32_t>(values.size() == 2 ? values[1] : 1);
     return 0;
   }
+  if (name == "device/fault/error") {
+    if (values.size() != 1 || values[0] > 1) return EINVAL;
+    if (values[0] == 1) {
+      enterError();
+    } else {
+      std::lock_guard lock(mutex_);
+      if (status_ == Status::Error) status_ = Status::Ready;
+    }
+    return 0;
+  }
   if (name == "device/fault/reset" || name == "device/fault/remove") {
     if (values.size() != 1 || values[0] != 1) return EINVAL;
     if (name.ends_with("reset"))
@@ -436,16 +526,16 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
 std::optional<std::string> Device::readPartitionAttribute(const Partition& p,
                                                           const std::string& name) {
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == "nsp_total") return n(p.capacity.nsp);
-  if (name == "nsp_free") return n(p.free.nsp);
-  if (name == "vc_total") return n(p.capacity.vc);
-  if (name == "vc_free") return n(p.free.vc);
-  if (name == "mcid_total") return n(p.capacity.mcid);
-  if (name == "mcid_free") return n(p.free.mcid);
-  if (name == "sem_total") return n(p.capacity.sem);
-  if (name == "sem_free") return n(p.free.sem);
-  if (name == "dram_total") return n(p.capacity.ddr / kMiB);
-  if (name == "dram_free") return n(p.free.ddr / kMiB);
+  if (name == "nsp_total") return n(p.capacity.numNsp);
+  if (name == "nsp_free") return n(p.free.numNsp);
+  if (name == "vc_total") return n(p.capacity.numVc);
+  if (name == "vc_free") return n(p.free.numVc);
+  if (name == "mcid_total") return n(p.capacity.numMcid);
+  if (name == "mcid_free") return n(p.free.numMcid);
+  if (name == "sem_total") return n(p.capacity.numSem);
+  if (name == "sem_free") return n(p.free.numSem);
+  if (name == "dram_total") return n(p.capacity.ddrSize / kMiB);
+  if (name == "dram_free") return n(p.free.ddrSize / kMiB);
   if (name == "networks_loaded" || name == "networks_active" || name == "constants_loaded" ||
       name == "constants_in_use") {
     uint64_t loads = 0, active = 0, constants = 0;

@@ -76,6 +76,9 @@ class Device final : public ChannelHost {
   static std::vector<std::string> attributeNames(uint32_t dbcs);
   static std::vector<std::string> writableAttributeNames();
   static bool attributeWritable(const std::string& name);
+  // serial, board_serial, fw/nsp image strings, device_capabilities, ddr_frequency_mhz, the PCI
+  // link attributes and hwmon: what qaic-util -q reads of a card besides its resources.
+  static const std::vector<std::string> kIdentityAttributes;
   // A partition's class directory: the device's counters (its own totals and free) and
   // device/partition/{parent,owner_uid,owner_gid,mode,holder_pid,label}.
   static std::vector<std::string> partitionAttributeNames();
@@ -101,6 +104,7 @@ class Device final : public ChannelHost {
   std::chrono::milliseconds semaphoreTimeout() const override { return ctx_.semaphoreTimeout; }
 
  private:
+  std::optional<std::string> readIdentityAttribute(const std::string& name) const;  // mutex_ held
   using Lock = std::unique_lock<std::mutex>;
 
   // ioctls (DeviceIoctls.cpp)
@@ -137,12 +141,15 @@ class Device final : public ChannelHost {
   void stopRemovedPartitions();
   std::optional<std::string> readPartitionAttribute(const Partition& p, const std::string& name);
   void reset();
+  // device/fault/error: status Error (activations aborted, new ones refused) until a reset or
+  // writing 0 makes it Ready again.
+  void enterError();
   void remove();
 
   const uint32_t index_;
   const DeviceConfig config_;
   DeviceContext ctx_;
-  const ResourceCounts total_;
+  const rt::Resources total_;
 
   std::mutex mutex_;
   std::condition_variable boChanged_;  // a BO completed, or activations were torn down
@@ -150,7 +157,7 @@ class Device final : public ChannelHost {
   Status status_ = Status::Ready;
   std::atomic<bool> removed_{false};
   bool stopped_ = false;
-  ResourceCounts free_;
+  rt::Resources free_;
   uint32_t nextGroupId_ = 1;
   std::map<uint32_t, std::shared_ptr<Partition>> partitions_;  // by derived device id
   uint32_t localPartitionId_ = driver::kFirstPartitionId;     // without PartitionNodes

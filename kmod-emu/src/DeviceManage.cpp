@@ -158,11 +158,11 @@ int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
   resp.magic = driver::kResourceGroupMagic;
   resp.version = driver::kResourceGroupVersion;
   std::lock_guard lock(mutex_);
-  ResourceCounts& pool = *f.pool(free_);
+  rt::Resources& pool = *f.pool(free_);
   switch (static_cast<driver::ResourceGroupOp>(req.op)) {
     case driver::ResourceGroupOp::Reserve: {
       if (req.groupId != 0) return EINVAL;
-      ResourceCounts want{req.numNsp, req.numMcid, req.numSem, req.numVc, req.ddrBytes};
+      const rt::Resources want = req.resources;
       if (!pool.covers(want)) {
         resp.status = -ENOSPC;
         return 0;
@@ -171,8 +171,7 @@ int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
       ResourceGroup g{nextGroupId_++, want, want};
       f.groups[g.id] = g;
       resp.groupId = g.id;
-      resp.numNsp = want.nsp, resp.numMcid = want.mcid, resp.numSem = want.sem;
-      resp.numVc = want.vc, resp.ddrBytes = want.ddr;
+      resp.resources = want;
       return 0;
     }
     case driver::ResourceGroupOp::Release:
@@ -184,9 +183,7 @@ int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
       }
       resp.groupId = req.groupId;
       if (static_cast<driver::ResourceGroupOp>(req.op) == driver::ResourceGroupOp::Query) {
-        const auto& cap = it->second.capacity;
-        resp.numNsp = cap.nsp, resp.numMcid = cap.mcid, resp.numSem = cap.sem;
-        resp.numVc = cap.vc, resp.ddrBytes = cap.ddr;
+        resp.resources = it->second.capacity;
         return 0;
       }
       if (!(it->second.free == it->second.capacity)) {
@@ -204,13 +201,13 @@ int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
 namespace {
 
 // The first resource `have` lacks for `want`, in the order the request names them.
-driver::PartitionResource shortOf(const ResourceCounts& have, const ResourceCounts& want) {
+driver::PartitionResource shortOf(const rt::Resources& have, const rt::Resources& want) {
   using R = driver::PartitionResource;
-  if (have.nsp < want.nsp) return R::Nsp;
-  if (have.mcid < want.mcid) return R::Mcid;
-  if (have.sem < want.sem) return R::Sem;
-  if (have.vc < want.vc) return R::Vc;
-  if (have.ddr < want.ddr) return R::Ddr;
+  if (have.numNsp < want.numNsp) return R::Nsp;
+  if (have.numMcid < want.numMcid) return R::Mcid;
+  if (have.numSem < want.numSem) return R::Sem;
+  if (have.numVc < want.numVc) return R::Vc;
+  if (have.ddrSize < want.ddrSize) return R::Ddr;
   return R::None;
 }
 
@@ -242,8 +239,8 @@ int Device::partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
       if (req.partitionId != 0 || (req.mode & ~0777u) != 0 || req.holderPid < 0 ||
           !printableLabel(req.label))
         return EINVAL;
-      const ResourceCounts want{req.numNsp, req.numMcid, req.numSem, req.numVc, req.ddrBytes};
-      if (want.vc == 0 || want.nsp == 0) return EINVAL;  // nothing could ever run in it
+      const rt::Resources want = req.resources;
+      if (want.numVc == 0 || want.numNsp == 0) return EINVAL;  // nothing could ever run in it
       if (status_ != Status::Ready) return EAGAIN;
       if (const auto lacking = shortOf(free_, want); lacking != driver::PartitionResource::None) {
         resp.status = -ENOSPC;
@@ -263,10 +260,9 @@ int Device::partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
       partitions_[p->id] = p;
       if (ctx_.partitionNodes) ctx_.partitionNodes->publishPartition(index_, p->id);
       resp.partitionId = p->id;
-      resp.numNsp = want.nsp, resp.numMcid = want.mcid, resp.numSem = want.sem;
-      resp.numVc = want.vc, resp.ddrBytes = want.ddr;
+      resp.resources = want;
       logInfo("accel" + std::to_string(index_) + ": partition " + std::to_string(p->id) +
-              " created (" + std::to_string(want.nsp) + " NSPs, owner " +
+              " created (" + std::to_string(want.numNsp) + " NSPs, owner " +
               std::to_string(req.ownerUid) + ", holder " + std::to_string(req.holderPid) + ")");
       return 0;
     }
@@ -304,7 +300,7 @@ int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool c
     if (continuation && it == f.loads.end()) return EINVAL;
     if (it != f.loads.end() && it->second.sealed) return EBUSY;
     const uint64_t have = it == f.loads.end() ? 0 : it->second.bytes->size();
-    if (t.size > driver::kMaxLoadBytes - have || have + t.size > total_.ddr) return ENOMEM;
+    if (t.size > driver::kMaxLoadBytes - have || have + t.size > total_.ddrSize) return ENOMEM;
   }
   // Copy outside the mutex: large containers take a while. The buffer's address space is
   // reserved at once (so it never moves) but its pages are touched only as bytes are actually
@@ -370,7 +366,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   // Refuse before allocating: an IO region beyond the device's DDR can never fit. The region is
   // allocated before the program is attached, since the program's kernels are created with the
   // addresses of the buffers they read and write in place.
-  if (act->program->needs().charge.ddrBytes > total_.ddr) return ENOMEM;
+  if (act->program->needs().charge.ddrSize > total_.ddrSize) return ENOMEM;
   try {
     act->ioRegion.resize(act->program->needs().ioRegionSize);
     act->program->attach(act->ioRegion);
@@ -394,8 +390,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
     act->eventfd = fd;
     if (!isEventfd(fd)) return EINVAL;  // the Activation closes fd
   }
-  const ResourceCounts need{needs.charge.numNsp, needs.charge.numMcid, needs.charge.numSem,
-                            needs.charge.numVc, needs.charge.ddrBytes};
+  const rt::Resources& need = needs.charge;
 
   std::lock_guard lock(mutex_);
   if (removed_.load() || stopped_) return ENODEV;
@@ -403,7 +398,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   auto it = f.loads.find(loadId);
   if (it == f.loads.end() || it->second.bytes != bytes) return EINVAL;  // released meanwhile
   if (f.partition && f.partition->ended) return ENODEV;
-  ResourceCounts* pool = f.pool(free_);
+  rt::Resources* pool = f.pool(free_);
   uint32_t groupId = 0;
   if (!f.groups.empty()) {
     pool = nullptr;
@@ -416,10 +411,10 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
     }
     if (!pool) return ENOSPC;
   }
-  ResourceCounts withoutDdr = need;
-  withoutDdr.ddr = 0;
+  rt::Resources withoutDdr = need;
+  withoutDdr.ddrSize = 0;
   if (!pool->covers(withoutDdr)) return ENOSPC;
-  if (pool->ddr < need.ddr) return ENOMEM;
+  if (pool->ddrSize < need.ddrSize) return ENOMEM;
   uint32_t id = 0;
   while (id < dbcs_.size() && dbcs_[id]) ++id;
   if (id == dbcs_.size()) return ENOSPC;

@@ -3,8 +3,9 @@
 // region; ContainerProgram.cpp builds one from programqpc.bin.
 #pragma once
 
-#include "container/ResourceNeeds.hpp"
-#include "kernels/CacheLineAllocator.hpp"
+#include <qaic/Resources.hpp>
+
+#include "base/CacheLineAllocator.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -18,7 +19,7 @@ namespace qaic::emu {
 struct ProgramNeeds {
   // What one activation is charged: container::resourceNeeds, the same rule libqaic sizes
   // partitions with.
-  container::ResourceNeeds charge;
+  rt::Resources charge;
   uint64_t ioRegionSize = 0;      // device memory of the activation
   uint64_t constantsBytes = 0;    // DDR the constants occupy
   uint64_t doorbellAddress = 0;   // device address whose write starts the program
@@ -43,7 +44,7 @@ class DeviceProgram {
 // container's constants keep the alignment the format promises. `programState` is what the
 // programs made from it share (ContainerProgram.cpp: the validated image, the constants packed
 // in place); it lives exactly as long as the bytes.
-struct LoadBuffer : std::vector<std::byte, kernels::CacheLineAllocator<std::byte>> {
+struct LoadBuffer : std::vector<std::byte, CacheLineAllocator<std::byte>> {
   using vector::vector;
   explicit LoadBuffer(vector&& bytes) : vector(std::move(bytes)) {}
   mutable std::shared_ptr<void> programState;

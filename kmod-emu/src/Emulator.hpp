@@ -36,7 +36,12 @@ class StartError : public std::runtime_error {
 struct OpenHandle {
   Device* device = nullptr;
   std::shared_ptr<OpenFile> file;  // device nodes only
-  std::string content;             // attributes only
+  // Attributes only: rendered at open, and again for every read from offset 0 after the first,
+  // as sysfs does, so a watcher can keep the file open and pread it. Readers of one handle may
+  // run on several FUSE workers at once.
+  std::mutex contentMutex;
+  std::string content;
+  bool contentRead = false;
 };
 
 class Emulator final : public PartitionNodes {
@@ -78,7 +83,6 @@ class Emulator final : public PartitionNodes {
   uint32_t allocatePartitionId() override;
   void publishPartition(uint32_t deviceIndex, uint32_t partitionId) override;
   void withdrawPartition(uint32_t partitionId) override;
-  const ResolvedNodePolicy& nodePolicy() const { return policy_; }
 
   // File handles: registered here so that stop() can release what clients never closed.
   uint64_t addHandle(std::shared_ptr<OpenHandle> handle);

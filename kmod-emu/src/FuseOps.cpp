@@ -136,10 +136,24 @@ void opOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (fuse_reply_open(req, fi) != 0) e.takeHandle(fi->fh);
 }
 
-void opRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  auto h = emu(req).handle(fi->fh);
+void opRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Emulator& e = emu(req);
+  auto h = e.handle(fi->fh);
   if (!h || h->file) return void(fuse_reply_err(req, EINVAL));
-  const std::string& s = h->content;
+  std::unique_lock lock(h->contentMutex);
+  if (off == 0 && h->contentRead) {
+    // Read again from the start: the value now, as sysfs shows it (ENODEV once the device or
+    // partition is gone).
+    lock.unlock();
+    auto n = visible(e, ino);
+    auto content = n ? e.readAttribute(*n) : std::nullopt;
+    if (!content) return void(fuse_reply_err(req, ENODEV));
+    lock.lock();
+    h->content = std::move(*content);
+  }
+  h->contentRead = true;
+  const std::string s = h->content;
+  lock.unlock();
   if (off < 0 || static_cast<std::size_t>(off) >= s.size()) return void(fuse_reply_buf(req, nullptr, 0));
   fuse_reply_buf(req, s.data() + off, std::min(size, s.size() - static_cast<std::size_t>(off)));
 }

@@ -16,14 +16,11 @@
 #include <sstream>
 #include <vector>
 
-#include "driver/UniqueFd.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::emu {
 namespace {
 
-using driver::Result;
-using driver::SysError;
-using driver::UniqueFd;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kFuseDevice = "/dev/fuse";
@@ -51,11 +48,11 @@ Result<Helper> spawnFusermount(const std::string& program, const std::vector<std
   argv.push_back(nullptr);
 
   int errPipe[2];
-  if (pipe2(errPipe, O_CLOEXEC) != 0) return driver::lastError("fusermount3: pipe2");
+  if (pipe2(errPipe, O_CLOEXEC) != 0) return lastError("fusermount3: pipe2");
   UniqueFd errRead(errPipe[0]), errWrite(errPipe[1]);
 
   const pid_t pid = fork();
-  if (pid < 0) return driver::lastError("fusermount3: fork");
+  if (pid < 0) return lastError("fusermount3: fork");
   if (pid == 0) {
     dup2(errWrite.get(), STDERR_FILENO);
     execv(argv[0], argv.data());

@@ -27,7 +27,7 @@ struct ProgramLoad {
 
 struct OpenFile {
   // The pool activations and resource groups of this file draw from (Device mutex held).
-  ResourceCounts* pool(ResourceCounts& deviceFree) {
+  rt::Resources* pool(rt::Resources& deviceFree) {
     return partition ? &partition->free : &deviceFree;
   }
 

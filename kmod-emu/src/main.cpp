@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "Config.hpp"
+#include "QaicVersion.hpp"
 #include "Emulator.hpp"
 #include "Log.hpp"
 
@@ -21,14 +23,23 @@ namespace {
 using namespace qaic::emu;
 
 constexpr const char* kUsage =
-    "usage: qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v]\n"
+    "Usage: qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v]\n"
     "  --root DIR     mount point; devices appear at DIR/dev/accel/accelN and\n"
     "                 DIR/sys/class/accel/accelN (created if missing)\n"
     "  --config FILE  JSON configuration (docs/emulator.md); default: one AIC100-like device\n"
     "  --devices N    N copies of the configuration's first device\n"
     "  --daemon       detach; exit 0 once the tree is visible\n"
     "  --foreground   stay attached (the default)\n"
-    "  -v             log control-plane events\n";
+    "  -v, --verbose  log control-plane events\n"
+    "  -h, --help     this text\n"
+    "  --version      print the version and exit\n"
+    "\n"
+    "Runs until SIGTERM or SIGINT (in-flight work fails with ABORTED, the tree is unmounted, exit\n"
+    "0). As root it mounts directly; as a user it mounts through fusermount3 when /dev/fuse is open\n"
+    "to users. Under systemd (qaic-emu@.service, Type=notify) it reports READY=1 once the tree\n"
+    "answers.\n"
+    "\n"
+    "Exit status: 0 clean stop; 1 the mount or a device failed; 2 bad arguments or configuration.\n";
 
 struct Options {
   std::string root;
@@ -79,6 +90,8 @@ int run(const Options& opt, int readyFd) {
     Emulator emu(config);
     emu.start(opt.root);
     // start() returned once the kernel's INIT was served: the tree answers lookups now.
+    // qaic-emu@.service (Type=notify) starts its dependents from here; a no-op without systemd.
+    sd_notify(0, "READY=1");
     if (readyFd >= 0) {
       const char ok = '1';
       [[maybe_unused]] ssize_t w = write(readyFd, &ok, 1);
@@ -88,6 +101,7 @@ int run(const Options& opt, int readyFd) {
       if (!verbose()) redirectToDevNull(STDERR_FILENO);
     }
     serveUntilSignalled(emu);
+    sd_notify(0, "STOPPING=1");
     emu.stop();
   } catch (const std::exception& e) {
     logError(e.what());
@@ -158,6 +172,9 @@ int main(int argc, char** argv) {
       setVerbose(true);
     } else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
+      return 0;
+    } else if (a == "--version") {
+      qaic::printVersion("qaic-emu");
       return 0;
     } else {
       return usageError("unknown argument '" + a + "'");

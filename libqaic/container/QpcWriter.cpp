@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/AtomicFile.hpp"
 #include "container/Bytes.hpp"
 #include "container/QpcImage.hpp"
 #include "container/QpcLayout.hpp"
@@ -240,34 +241,11 @@ std::vector<std::byte> serializeQpc(const QpcContents& c) {
 
 void writeQpcFile(const std::string& path, const QpcContents& contents) {
   const std::vector<std::byte> data = serializeQpc(contents);
-  std::string temp = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) {
-    throw QpcFormatError(QpcErrorCode::Io, "file", path + ": cannot create a temporary file: " + std::strerror(errno));
+  try {
+    writeFileAtomically(path, std::span<const std::byte>(data));
+  } catch (const AtomicWriteError& e) {
+    throw QpcFormatError(QpcErrorCode::Io, "file", e.what());
   }
-  auto failWith = [&](const std::string& what) {
-    const int saved = errno;
-    if (fd >= 0) ::close(fd);
-    ::unlink(temp.c_str());
-    throw QpcFormatError(QpcErrorCode::Io, "file", path + ": " + what + ": " + std::strerror(saved));
-  };
-  std::size_t written = 0;
-  while (written < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      failWith("cannot write");
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fchmod(fd, 0644) != 0) failWith("cannot set permissions");
-  if (::fsync(fd) != 0) failWith("cannot sync");
-  if (::close(fd) != 0) {
-    fd = -1;
-    failWith("cannot close");
-  }
-  fd = -1;
-  if (::rename(temp.c_str(), path.c_str()) != 0) failWith("cannot rename into place");
 }
 
 }  // namespace qaic::container

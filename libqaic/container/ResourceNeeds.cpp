@@ -23,19 +23,19 @@ uint64_t constantsBytes(const QpcContents& contents) {
   return total;
 }
 
-ResourceNeeds resourceNeeds(const QpcContents& contents, const QpcProgram& program,
+rt::Resources resourceNeeds(const QpcContents& contents, const QpcProgram& program,
                             uint32_t numActivations) {
   constexpr uint64_t u32 = std::numeric_limits<uint32_t>::max();
   constexpr uint64_t u64 = std::numeric_limits<uint64_t>::max();
   const uint64_t constants = constantsBytes(contents);
   if (program.ioRegionSize > u64 - constants)
     throw std::overflow_error("ddrSize: IO region plus constants overflow");
-  ResourceNeeds n;
+  rt::Resources n;
   n.numNsp = static_cast<uint32_t>(times(program.numCores, numActivations, u32, "numNsp"));
   n.numMcid = static_cast<uint32_t>(times(program.numMulticastIds, numActivations, u32, "numMcid"));
   n.numSem = static_cast<uint32_t>(times(program.numSemaphores, numActivations, u32, "numSem"));
   n.numVc = numActivations;
-  n.ddrBytes = times(program.ioRegionSize + constants, numActivations, u64, "ddrSize");
+  n.ddrSize = times(program.ioRegionSize + constants, numActivations, u64, "ddrSize");
   return n;
 }
 

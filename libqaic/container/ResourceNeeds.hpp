@@ -6,25 +6,20 @@
 
 #include <cstdint>
 
+#include <qaic/Resources.hpp>
+
 #include "container/QpcModel.hpp"
 
 namespace qaic::container {
 
-struct ResourceNeeds {
-  uint32_t numNsp = 0;    // QpcProgram::numCores per activation
-  uint32_t numMcid = 0;   // QpcProgram::numMulticastIds per activation
-  uint32_t numSem = 0;    // QpcProgram::numSemaphores per activation
-  uint32_t numVc = 0;     // one DBC per activation
-  uint64_t ddrBytes = 0;  // QpcProgram::ioRegionSize + constantsBytes(contents) per activation
-  bool operator==(const ResourceNeeds&) const = default;
-};
-
 // Bytes of every constant's data (each activation holds its own copy on the device).
 uint64_t constantsBytes(const QpcContents& contents);
 
-// What `numActivations` activations of `program` (one of `contents`' programs) need. Throws
+// What `numActivations` activations of `program` (one of `contents`' programs) need, per
+// activation: numNsp = QpcProgram::numCores, numMcid = numMulticastIds, numSem = numSemaphores,
+// numVc = 1 (its DBC), ddrSize = ioRegionSize + constantsBytes(contents). Throws
 // std::overflow_error naming the field when a total does not fit its type.
-ResourceNeeds resourceNeeds(const QpcContents& contents, const QpcProgram& program,
+rt::Resources resourceNeeds(const QpcContents& contents, const QpcProgram& program,
                             uint32_t numActivations = 1);
 
 }  // namespace qaic::container

@@ -10,8 +10,8 @@
 
 #include "driver/DeviceNode.hpp"
 #include "driver/DeviceProtocol.hpp"
-#include "driver/MappedFile.hpp"
-#include "driver/Result.hpp"
+#include "base/MappedFile.hpp"
+#include "base/Result.hpp"
 
 namespace qaic::driver {
 

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstdint>
 
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::driver {
 

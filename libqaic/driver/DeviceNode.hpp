@@ -13,9 +13,9 @@
 #include "driver/DeviceProtocol.hpp"
 #include "driver/DeviceRoot.hpp"
 #include "driver/ManageMessage.hpp"
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 #include "driver/SysfsDevice.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/UniqueFd.hpp"
 #include "qaic/uapi/qaic_accel.h"
 
 namespace qaic::driver {

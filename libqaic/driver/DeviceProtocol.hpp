@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <string>
 
+#include <qaic/Resources.hpp>
+
 #include "qaic/uapi/qaic_accel.h"
 
 namespace qaic::driver {
@@ -259,25 +261,20 @@ struct ResourceGroupRequest {
   uint32_t version;
   uint32_t op;       // ResourceGroupOp
   uint32_t groupId;  // release/query: the group; reserve: 0
-  uint32_t numNsp;
-  uint32_t numMcid;
-  uint32_t numSem;
-  uint32_t numVc;    // virtual channels = DBCs
-  uint64_t ddrBytes;
+  rt::Resources resources;
 };
 struct ResourceGroupResponse {
   uint32_t magic;
   uint32_t version;
   int32_t status;    // 0 or a negative errno (-ENOSPC when the device lacks the resources)
   uint32_t groupId;  // reserve: the new group
-  uint32_t numNsp;   // reserve/query: what the group holds; release: 0
-  uint32_t numMcid;
-  uint32_t numSem;
-  uint32_t numVc;
-  uint64_t ddrBytes;
+  rt::Resources resources;  // reserve/query: what the group holds; release: 0
 };
 static_assert(sizeof(ResourceGroupRequest) == 40 && sizeof(ResourceGroupResponse) == 40,
               "request and response have the same size so the answer fits in place");
+static_assert(sizeof(rt::Resources) == 24 && offsetof(ResourceGroupRequest, resources) == 16 &&
+                  offsetof(ResourceGroupResponse, resources) == 16,
+              "numNsp, numMcid, numSem, numVc (u32 each) and ddrSize (u64) at bytes 16 to 40");
 
 // Partitions (derived devices), the payload of a PASSTHROUGH_FROM_USR transaction told apart
 // from a resource-group request by its magic. Only a privileged caller (uid 0, or the uid the
@@ -299,11 +296,7 @@ struct PartitionRequest {
   uint32_t version;
   uint32_t op;           // PartitionOp
   uint32_t partitionId;  // remove: the derived device id; create: 0
-  uint32_t numNsp;
-  uint32_t numMcid;
-  uint32_t numSem;
-  uint32_t numVc;
-  uint64_t ddrBytes;
+  rt::Resources resources;
   uint32_t ownerUid;     // who may open the node
   uint32_t ownerGid;
   uint32_t mode;         // permission bits of the node: 0600 (a user) or 0660 (a group)
@@ -316,16 +309,15 @@ struct PartitionResponse {
   int32_t status;        // 0 or a negative errno: -ENOSPC (a resource short; `shortResource`
                          // names it), -ENOENT (no such partition), -EPERM (caller not privileged)
   uint32_t partitionId;  // create: the new derived device id
-  uint32_t numNsp;       // create: what the partition holds
-  uint32_t numMcid;
-  uint32_t numSem;
-  uint32_t numVc;
-  uint64_t ddrBytes;
+  rt::Resources resources;  // create: what the partition holds
   uint32_t shortResource;  // create refused with -ENOSPC: 1 nsp, 2 mcid, 3 sem, 4 vc, 5 ddr
   uint8_t padding[44];
 };
 static_assert(sizeof(PartitionRequest) == 88 && sizeof(PartitionResponse) == 88,
               "request and response have the same size so the answer fits in place");
+static_assert(offsetof(PartitionRequest, resources) == 16 && offsetof(PartitionRequest, ownerUid) == 40 &&
+                  offsetof(PartitionResponse, resources) == 16 && offsetof(PartitionResponse, shortResource) == 40,
+              "partition request and response layout");
 enum class PartitionResource : uint32_t { None = 0, Nsp = 1, Mcid = 2, Sem = 3, Vc = 4, Ddr = 5 };
 
 // ---- 7. The control wire header the driver puts in front of every message ---------------------

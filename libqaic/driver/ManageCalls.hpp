@@ -8,12 +8,13 @@
 
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageMessage.hpp"
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 
 namespace qaic::driver {
 
 // Sends a whole program container as DMA_XFER_FROM_USR transactions tagged `loadId` (nonzero,
-// at most 24 bits); the device reads the bytes from this process's memory.
+// at most 24 bits); the device reads the bytes from this process's memory. E2BIG for a container
+// over kMaxLoadBytes.
 Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container,
                          uint32_t loadId);
 // Releases a load (a transfer of size 0).

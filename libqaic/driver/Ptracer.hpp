@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 #include "driver/SysfsDevice.hpp"
 
 namespace qaic::driver {

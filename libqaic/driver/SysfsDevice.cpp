@@ -5,7 +5,7 @@
 
 #include <charconv>
 
-#include "driver/UniqueFd.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::driver {
 

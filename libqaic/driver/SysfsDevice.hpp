@@ -7,7 +7,7 @@
 #include <string>
 
 #include "driver/DeviceRoot.hpp"
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 
 namespace qaic::driver {
 

@@ -31,7 +31,7 @@ struct OperatorEntry {
 };
 
 const OperatorEntry* findOperator(std::string_view opType);
-// Every operator of the table, sorted by name.
+// Every operator type the table above knows, sorted (qaic-exec -operators-supported).
 std::vector<std::string> supportedOperators();
 
 // Handlers, one per ONNX operator family.

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <qaic/Resources.hpp>
+
 namespace qaic::qaicd {
 
 inline constexpr int kProtocolVersion = 1;
@@ -25,15 +27,8 @@ inline constexpr int64_t kMaxRequestId = (int64_t{1} << 53) - 1;
 // A label is stored NUL-terminated in 32 bytes on the device (PartitionRequest::label).
 inline constexpr std::size_t kMaxLabelBytes = 31;
 
-// What a partition holds or a device has: the resource-group fields of the vendor's tools.
-struct Resources {
-  uint32_t numNsp = 0;
-  uint32_t numMcid = 0;
-  uint32_t numSem = 0;
-  uint32_t numVc = 0;
-  uint64_t ddrSize = 0;  // bytes
-  bool operator==(const Resources&) const = default;
-};
+// What a partition holds or a device has (JSON keys: the field names).
+using rt::Resources;
 
 enum class Op { Hello, Devices, Create, Release, List, Adopt };
 const char* opName(Op op);

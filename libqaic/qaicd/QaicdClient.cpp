@@ -23,7 +23,7 @@ Result<void> waitFor(int fd, short events, Clock::time_point deadline) {
     pollfd p{fd, events, 0};
     const int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 60'000)));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return driver::lastError("qaicd: poll");
+    if (n < 0) return lastError("qaicd: poll");
     if (n > 0) return {};
   }
 }
@@ -42,8 +42,8 @@ Result<QaicdClient> QaicdClient::connect(const std::string& socketPath,
   if (socketPath.empty() || socketPath.size() >= sizeof address.sun_path)
     return SysError{ENAMETOOLONG, "qaicd socket path \"" + socketPath + "\""};
   std::memcpy(address.sun_path, socketPath.c_str(), socketPath.size() + 1);
-  driver::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd) return driver::lastError("qaicd: socket");
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) return lastError("qaicd: socket");
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) break;
@@ -80,7 +80,7 @@ Result<void> QaicdClient::sendAll(const std::string& bytes, Clock::time_point de
       if (auto w = waitFor(fd_.get(), POLLOUT, deadline); !w) return w;
       continue;
     }
-    return driver::lastError("qaicd: send");
+    return lastError("qaicd: send");
   }
   return {};
 }
@@ -106,7 +106,7 @@ Result<std::string> QaicdClient::readLine(Clock::time_point deadline) {
       if (auto w = waitFor(fd_.get(), POLLIN, deadline); !w) return w.sysError();
       continue;
     }
-    return driver::lastError("qaicd: recv");
+    return lastError("qaicd: recv");
   }
 }
 
@@ -145,32 +145,34 @@ Result<HelloInfo> QaicdClient::hello() {
   return *info;
 }
 
-Result<std::vector<DeviceInfo>> QaicdClient::devices() {
-  auto body = call(Op::Devices);
+namespace {
+
+// The array `key` of an answer, each element read with `read`; EPROTO naming `what` when the
+// answer or an element is malformed.
+template <typename Read>
+auto arrayOf(Result<json> body, const char* key, const char* what, Read read)
+    -> Result<std::vector<typename std::invoke_result_t<Read, const json&>::value_type>> {
   if (!body) return body.sysError();
-  auto array = body->find("devices");
-  if (array == body->end() || !array->is_array()) return SysError{EPROTO, "qaicd devices: malformed answer"};
-  std::vector<DeviceInfo> out;
-  for (const auto& d : *array) {
-    auto info = deviceFromJson(d);
-    if (!info) return SysError{EPROTO, "qaicd devices: malformed device"};
+  auto array = body->find(key);
+  if (array == body->end() || !array->is_array())
+    return SysError{EPROTO, std::string("qaicd ") + what + ": malformed answer"};
+  std::vector<typename std::invoke_result_t<Read, const json&>::value_type> out;
+  for (const auto& element : *array) {
+    auto info = read(element);
+    if (!info) return SysError{EPROTO, std::string("qaicd ") + what + ": malformed element of " + key};
     out.push_back(std::move(*info));
   }
   return out;
 }
 
+}  // namespace
+
+Result<std::vector<DeviceInfo>> QaicdClient::devices() {
+  return arrayOf(call(Op::Devices), "devices", "devices", deviceFromJson);
+}
+
 Result<std::vector<PartitionInfo>> QaicdClient::list() {
-  auto body = call(Op::List);
-  if (!body) return body.sysError();
-  auto array = body->find("partitions");
-  if (array == body->end() || !array->is_array()) return SysError{EPROTO, "qaicd list: malformed answer"};
-  std::vector<PartitionInfo> out;
-  for (const auto& p : *array) {
-    auto info = partitionFromJson(p);
-    if (!info) return SysError{EPROTO, "qaicd list: malformed partition"};
-    out.push_back(std::move(*info));
-  }
-  return out;
+  return arrayOf(call(Op::List), "partitions", "list", partitionFromJson);
 }
 
 namespace {

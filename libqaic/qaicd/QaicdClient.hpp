@@ -10,14 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 #include "qaicd/Protocol.hpp"
 
 namespace qaic::qaicd {
 
-using driver::Result;
-using driver::SysError;
 
 // $QAICD_SOCKET, or /run/qaic/qaicd.sock.
 std::string defaultQaicdSocket();
@@ -52,14 +50,14 @@ class QaicdClient {
   int fd() const { return fd_.get(); }
 
  private:
-  QaicdClient(driver::UniqueFd fd, std::chrono::milliseconds timeout)
+  QaicdClient(UniqueFd fd, std::chrono::milliseconds timeout)
       : fd_(std::move(fd)), timeout_(timeout) {}
   // Sends a request and returns the successful response's body, or the daemon's error.
   Result<nlohmann::json> call(Op op, const nlohmann::json& fields = nlohmann::json::object());
   Result<void> sendAll(const std::string& bytes, std::chrono::steady_clock::time_point deadline);
   Result<std::string> readLine(std::chrono::steady_clock::time_point deadline);
 
-  driver::UniqueFd fd_;
+  UniqueFd fd_;
   std::chrono::milliseconds timeout_;
   int64_t nextId_ = 1;
   std::string pending_;  // bytes after the last line read

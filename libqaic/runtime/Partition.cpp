@@ -40,15 +40,12 @@ std::shared_ptr<Partition> Partition::acquire(const ResourceRequest& request,
     throw Error(client.error() == ETIMEDOUT ? QS_TIMEDOUT : QS_ERROR,
                 "cannot reach qaicd (socket " + socket + "): " + client.message());
   }
-  const qaicd::Resources wanted{request.numNsp, request.numMcid, request.numSem, request.numVc,
-                                request.ddrSize};
-  auto created = client->createPartition(wanted, device, label);
+  auto created = client->createPartition(request, device, label);
   if (!created)
     throw Error(statusForRefusal(created.error()), "partition" +
                                                        (device ? " on device " + std::to_string(*device) : std::string()) +
                                                        ": " + created.message());
-  const qaicd::Resources& held = created->resources;
-  ResourceRequest resources{held.numNsp, held.numMcid, held.numSem, held.numVc, held.ddrSize};
+  const ResourceRequest resources = created->resources;
   return std::shared_ptr<Partition>(
       new Partition(std::make_unique<Impl>(Impl{std::move(*client), std::move(*created), resources})));
 }

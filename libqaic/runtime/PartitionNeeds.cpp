@@ -1,4 +1,4 @@
-// resourcesFor: the container's own rule (container/ResourceNeeds) in the public vocabulary.
+// resourcesFor: the container's own rule (container/ResourceNeeds), which speaks rt::Resources too.
 #include <qaic/Partition.hpp>
 
 #include <stdexcept>
@@ -16,9 +16,7 @@ ResourceRequest resourcesFor(const Qpc& qpc, uint32_t numActivations, uint32_t p
                               image.sourceName() + ", which has " +
                               std::to_string(image.programs().size()) + " program(s)");
   try {
-    const auto n = container::resourceNeeds(image.contents(), image.programs()[programIndex],
-                                            numActivations);
-    return ResourceRequest{n.numNsp, n.numMcid, n.numSem, n.numVc, n.ddrBytes};
+    return container::resourceNeeds(image.contents(), image.programs()[programIndex], numActivations);
   } catch (const std::overflow_error& e) {
     throw Error(QS_INVAL, "resourcesFor(" + std::to_string(numActivations) + " activations of " +
                               image.sourceName() + "): " + e.what());

@@ -45,11 +45,6 @@ QpcInfo toQpcInfo(const container::QpcImage& image) {
     p.numSemaphores = program.numSemaphores;
     p.numMcIds = program.numMulticastIds;
     p.totalRequiredMemory = program.totalRequiredMemory;
-    p.ioRegionSize = program.ioRegionSize;
-    p.doorbellAddress = program.doorbellAddress;
-    p.doneSemaphore = program.doneSemaphore;
-    p.requestDescriptorOffset = program.requestDescriptorOffset;
-    p.responseDescriptorOffset = program.responseDescriptorOffset;
     p.fp16Constants = (program.flags & container::kProgramFlagFp16Constants) != 0;
     info.program.push_back(std::move(p));
   }

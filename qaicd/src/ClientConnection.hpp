@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "driver/UniqueFd.hpp"
+#include "base/UniqueFd.hpp"
 #include "qaicd/Protocol.hpp"
 
 namespace qaic::qaicd {
@@ -20,7 +20,7 @@ class ClientConnection {
   // cannot make the daemon buffer without bound.
   static constexpr std::size_t kMaxPendingOutput = 1024 * 1024;
 
-  ClientConnection(driver::UniqueFd fd, PeerInfo peer) : fd_(std::move(fd)), peer_(peer) {}
+  ClientConnection(UniqueFd fd, PeerInfo peer) : fd_(std::move(fd)), peer_(peer) {}
 
   int fd() const { return fd_.get(); }
   const PeerInfo& peer() const { return peer_; }
@@ -43,7 +43,7 @@ class ClientConnection {
   bool hasPendingOutput() const { return !output_.empty(); }
 
  private:
-  driver::UniqueFd fd_;
+  UniqueFd fd_;
   PeerInfo peer_;
   std::string input_;
   std::deque<std::string> lines_;

@@ -107,6 +107,8 @@ Config parseConfig(std::string_view text, const std::string& source) {
           fail(source, "static_partitions[" + std::to_string(i) + "].name: \"" + p.name + "\" used twice");
         config.staticPartitions.push_back(std::move(p));
       }
+    } else if (key == "k8s_profiles") {
+      config.k8sProfiles = parseK8sProfiles(value, source);
     } else {
       fail(source, key + ": unknown field");
     }

@@ -1,5 +1,6 @@
-// qaicd's configuration file (docs/qaicd.md, "Configuration"): the polling interval and the
-// static partitions created at start for named users or groups.
+// qaicd's configuration file (docs/qaicd.md, "Configuration"): the polling interval, the
+// static partitions created at start for named users or groups, and the partition profiles
+// offered to Kubernetes (docs/kubernetes.md).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kubelet/Profiles.hpp"
 #include "qaicd/Protocol.hpp"
 
 namespace qaic::qaicd {
@@ -27,6 +29,7 @@ struct StaticPartition {
 struct Config {
   std::optional<unsigned> pollMs;
   std::vector<StaticPartition> staticPartitions;
+  std::vector<K8sProfile> k8sProfiles;  // docs/kubernetes.md
 };
 
 inline constexpr unsigned kMinPollMs = 10;

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "Log.hpp"
+#include "kubelet/KubeletPlugin.hpp"
 
 namespace qaic::qaicd {
 
@@ -38,26 +39,28 @@ Daemon::Daemon(DaemonOptions options, EventLoop loop, ListenSocket listen)
       listen_(std::move(listen)),
       registry_(driver::DeviceRoot(options_.root)) {}
 
-driver::Result<std::unique_ptr<Daemon>> Daemon::start(DaemonOptions options) {
+Daemon::~Daemon() = default;
+
+Result<std::unique_ptr<Daemon>> Daemon::start(DaemonOptions options) {
   std::error_code ec;
   options.root = std::filesystem::absolute(options.root, ec).lexically_normal().string();
   if (options.root.size() > 1 && options.root.back() == '/') options.root.pop_back();
   auto loop = EventLoop::create();
   if (!loop) return loop.sysError();
-  auto listen = ListenSocket::open(options.socket);
+  auto listen = ListenSocket::activatedOrOpen(options.socket);
   if (!listen) return listen.sysError();
   std::unique_ptr<Daemon> daemon(new Daemon(std::move(options), std::move(*loop), std::move(*listen)));
   if (auto ok = daemon->setUp(); !ok) return ok.sysError();
   return daemon;
 }
 
-driver::Result<void> Daemon::setUp() {
+Result<void> Daemon::setUp() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   signals_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!signals_) return driver::lastError("signalfd");
+  if (!signals_) return lastError("signalfd");
   if (auto t = loop_.add(signals_.get(), EPOLLIN, [this](uint64_t, uint32_t) {
         signalfd_siginfo info{};
         if (::read(signals_.get(), &info, sizeof info) == sizeof info)
@@ -88,12 +91,12 @@ driver::Result<void> Daemon::setUp() {
   }
   if (polling) {
     timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-    if (!timer_) return driver::lastError("timerfd_create");
+    if (!timer_) return lastError("timerfd_create");
     itimerspec period{};
     period.it_interval.tv_sec = options_.pollMs / 1000;
     period.it_interval.tv_nsec = static_cast<long>(options_.pollMs % 1000) * 1'000'000;
     period.it_value = period.it_interval;
-    if (::timerfd_settime(timer_.get(), 0, &period, nullptr) != 0) return driver::lastError("timerfd_settime");
+    if (::timerfd_settime(timer_.get(), 0, &period, nullptr) != 0) return lastError("timerfd_settime");
     if (auto t = loop_.add(timer_.get(), EPOLLIN, [this](uint64_t, uint32_t) {
           uint64_t expirations = 0;
           [[maybe_unused]] ssize_t n = ::read(timer_.get(), &expirations, sizeof expirations);
@@ -102,13 +105,25 @@ driver::Result<void> Daemon::setUp() {
         !t)
       return t.sysError();
   }
+  if (!options_.kubeletDir.empty()) {
+    auto plugin = KubeletPlugin::create(loop_, registry_,
+                                        {options_.kubeletDir, options_.root, options_.config.k8sProfiles,
+                                         options_.config.staticPartitions, options_.kubeletMountsOnly});
+    if (!plugin) return plugin.sysError();
+    kubelet_ = std::move(*plugin);
+  } else if (!options_.config.k8sProfiles.empty()) {
+    logWarn("k8s_profiles are configured but the kubelet plugin is off (no --kubelet-dir): no profile partitions are made");
+  }
   rescan();
+  if (kubelet_)
+    if (auto served = kubelet_->serve(); !served) return served;
   logInfo("serving " + listen_.path() + " for devices under " + options_.root);
   return {};
 }
 
 void Daemon::run() {
   loop_.run();
+  if (kubelet_) kubelet_->stop();
   logInfo("stopped with " + std::to_string(registry_.partitions().size()) +
           " partitions left for the next start");
 }
@@ -117,6 +132,7 @@ void Daemon::rescan() {
   registry_.rescan();
   ensureStaticPartitions();
   syncHolderWatches();
+  if (kubelet_) kubelet_->afterRescan();
 }
 
 void Daemon::ensureStaticPartitions() {
@@ -166,7 +182,7 @@ void Daemon::syncHolderWatches() {
   std::vector<pid_t> gone;
   for (pid_t pid : needed) {
     if (holders_.count(pid) != 0) continue;
-    driver::UniqueFd pidfd(pidfdOpen(pid));
+    UniqueFd pidfd(pidfdOpen(pid));
     if (!pidfd) {
       gone.push_back(pid);
       continue;
@@ -194,7 +210,7 @@ void Daemon::onHolderExit(pid_t pid) {
 
 void Daemon::onAccept() {
   for (int i = 0; i < 64; ++i) {
-    driver::UniqueFd fd(::accept4(listen_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    UniqueFd fd(::accept4(listen_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!fd) {
       if (errno != EAGAIN && errno != EINTR) logWarn(std::string("accept: ") + std::strerror(errno));
       return;

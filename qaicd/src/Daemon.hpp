@@ -1,6 +1,7 @@
 // qaicd itself: one event-loop thread serving the socket, following the devices and keeping
-// the leases (docs/qaicd.md). Everything runs on the thread that calls run(); there are no
-// other threads. SIGTERM/SIGINT (blocked by the caller before start) end run() and leave every
+// the leases (docs/qaicd.md). Everything runs on the thread that calls run(); the only other
+// threads are the kubelet device plugin's (kubelet/KubeletRegistrar.hpp), which never touch
+// what this thread owns. SIGTERM/SIGINT (blocked by the caller before start) end run() and leave every
 // partition on its device, so the next start re-adopts them.
 #pragma once
 
@@ -17,31 +18,36 @@
 #include "EventLoop.hpp"
 #include "ListenSocket.hpp"
 #include "UdevMonitor.hpp"
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::qaicd {
+
+class KubeletPlugin;
 
 struct DaemonOptions {
   std::string root = "/";
   std::string socket = "/run/qaic/qaicd.sock";
   Config config;
   unsigned pollMs = 250;
+  std::string kubeletDir;  // empty: no kubelet device plugin (docs/kubernetes.md)
+  bool kubeletMountsOnly = false;
 };
 
 class Daemon {
  public:
   // Listens, scans the root (re-adopting or removing partitions left by a previous qaicd) and
   // creates the configured static partitions. When this returns, the socket accepts.
-  static driver::Result<std::unique_ptr<Daemon>> start(DaemonOptions options);
+  static Result<std::unique_ptr<Daemon>> start(DaemonOptions options);
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
+  ~Daemon();
 
   void run();
 
  private:
   Daemon(DaemonOptions options, EventLoop loop, ListenSocket listen);
-  driver::Result<void> setUp();
+  Result<void> setUp();
 
   void onAccept();
   void onClient(uint64_t token, uint32_t events);
@@ -68,13 +74,15 @@ class Daemon {
   std::map<uint64_t, ClientConnection> clients_;  // by event-loop token
   std::set<uint64_t> backlog_;                    // clients with queued requests
   struct HolderWatch {
-    driver::UniqueFd pidfd;
+    UniqueFd pidfd;
     uint64_t token = 0;
   };
   std::map<pid_t, HolderWatch> holders_;
-  driver::UniqueFd signals_, timer_;
+  UniqueFd signals_, timer_;
   std::unique_ptr<UdevMonitor> udev_;
   std::map<std::string, std::string> staticFailures_;  // name -> last logged reason
+  // Last member: destroyed first, while the loop and the registry it uses still exist.
+  std::unique_ptr<KubeletPlugin> kubelet_;
 };
 
 }  // namespace qaic::qaicd

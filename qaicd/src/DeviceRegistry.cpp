@@ -153,11 +153,7 @@ std::variant<Partition*, ProtocolError> DeviceRegistry::createOn(uint32_t device
   request.magic = driver::kPartitionMagic;
   request.version = driver::kPartitionVersion;
   request.op = static_cast<uint32_t>(driver::PartitionOp::Create);
-  request.numNsp = spec.resources.numNsp;
-  request.numMcid = spec.resources.numMcid;
-  request.numSem = spec.resources.numSem;
-  request.numVc = spec.resources.numVc;
-  request.ddrBytes = spec.resources.ddrSize;
+  request.resources = spec.resources;
   request.ownerUid = spec.ownerUid;
   request.ownerGid = spec.ownerGid;
   request.mode = spec.mode;
@@ -181,7 +177,7 @@ std::variant<Partition*, ProtocolError> DeviceRegistry::createOn(uint32_t device
   Partition p;
   p.id = answer->partitionId;
   p.device = device;
-  p.resources = Resources{answer->numNsp, answer->numMcid, answer->numSem, answer->numVc, answer->ddrBytes};
+  p.resources = answer->resources;
   p.ownerUid = spec.ownerUid;
   p.ownerGid = spec.ownerGid;
   p.mode = spec.mode;
@@ -255,6 +251,18 @@ std::vector<DeviceInfo> DeviceRegistry::deviceInfos() const {
     out.push_back(std::move(d));
   }
   return out;
+}
+
+std::vector<uint32_t> DeviceRegistry::deviceIndices() const {
+  std::vector<uint32_t> out;
+  for (const auto& [index, node] : devices_) out.push_back(index);
+  return out;
+}
+
+std::optional<Resources> DeviceRegistry::totals(uint32_t index) const {
+  auto it = devices_.find(index);
+  if (it == devices_.end()) return std::nullopt;
+  return readResources(it->second.sysfs(), "total");
 }
 
 PartitionInfo DeviceRegistry::info(const Partition& p) const {

@@ -61,6 +61,9 @@ class DeviceRegistry {
   std::vector<DeviceInfo> deviceInfos() const;
   PartitionInfo info(const Partition& p) const;
   bool hasDevice(uint32_t index) const { return devices_.count(index) != 0; }
+  std::vector<uint32_t> deviceIndices() const;
+  // The device's totals as its sysfs shows them now; nullopt for an unknown device.
+  std::optional<Resources> totals(uint32_t index) const;
 
  private:
   // shortOut given: an ENOSPC refusal only names the resource there (no sysfs reads).

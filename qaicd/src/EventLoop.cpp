@@ -8,29 +8,29 @@
 
 namespace qaic::qaicd {
 
-driver::Result<EventLoop> EventLoop::create() {
-  driver::UniqueFd fd(::epoll_create1(EPOLL_CLOEXEC));
-  if (!fd) return driver::lastError("epoll_create1");
+Result<EventLoop> EventLoop::create() {
+  UniqueFd fd(::epoll_create1(EPOLL_CLOEXEC));
+  if (!fd) return lastError("epoll_create1");
   return EventLoop(std::move(fd));
 }
 
-driver::Result<uint64_t> EventLoop::add(int fd, uint32_t events, Handler handler) {
+Result<uint64_t> EventLoop::add(int fd, uint32_t events, Handler handler) {
   const uint64_t token = nextToken_++;
   epoll_event ev{};
   ev.events = events;
   ev.data.u64 = token;
-  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return driver::lastError("epoll_ctl add");
+  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return lastError("epoll_ctl add");
   entries_.emplace(token, Entry{fd, std::move(handler)});
   return token;
 }
 
-driver::Result<void> EventLoop::modify(uint64_t token, uint32_t events) {
+Result<void> EventLoop::modify(uint64_t token, uint32_t events) {
   auto it = entries_.find(token);
-  if (it == entries_.end()) return driver::SysError{ENOENT, "epoll_ctl mod"};
+  if (it == entries_.end()) return SysError{ENOENT, "epoll_ctl mod"};
   epoll_event ev{};
   ev.events = events;
   ev.data.u64 = token;
-  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, it->second.fd, &ev) != 0) return driver::lastError("epoll_ctl mod");
+  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, it->second.fd, &ev) != 0) return lastError("epoll_ctl mod");
   return {};
 }
 

@@ -7,8 +7,8 @@
 #include <functional>
 #include <map>
 
-#include "driver/Result.hpp"
-#include "driver/UniqueFd.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::qaicd {
 
@@ -17,11 +17,11 @@ class EventLoop {
   // Handlers receive their own token, so a handler registered for a new client knows its key.
   using Handler = std::function<void(uint64_t token, uint32_t events)>;
 
-  static driver::Result<EventLoop> create();
+  static Result<EventLoop> create();
 
   // Level-triggered interest in `events` (EPOLLIN, EPOLLOUT) on fd; returns the token.
-  driver::Result<uint64_t> add(int fd, uint32_t events, Handler handler);
-  driver::Result<void> modify(uint64_t token, uint32_t events);
+  Result<uint64_t> add(int fd, uint32_t events, Handler handler);
+  Result<void> modify(uint64_t token, uint32_t events);
   void remove(uint64_t token);  // the caller still owns and closes the fd
 
   // Called after every round of events; returning true means work is still queued, so the next
@@ -33,13 +33,13 @@ class EventLoop {
   void stop() { running_ = false; }
 
  private:
-  explicit EventLoop(driver::UniqueFd epoll) : epoll_(std::move(epoll)) {}
+  explicit EventLoop(UniqueFd epoll) : epoll_(std::move(epoll)) {}
 
   struct Entry {
     int fd;
     Handler handler;
   };
-  driver::UniqueFd epoll_;
+  UniqueFd epoll_;
   std::map<uint64_t, Entry> entries_;
   std::function<bool()> afterEvents_;
   uint64_t nextToken_ = 1;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 
 #include "Config.hpp"
 #include "qaicd/QaicdClient.hpp"
@@ -9,15 +10,47 @@
 namespace qaic::qaicd {
 
 const char* const kUsage =
-    "usage: qaicd [--root DIR] [--socket PATH] [--config FILE] [--daemon] [--poll-ms N] [-v] [--help]\n"
-    "  --root DIR      devices under DIR/dev/accel and DIR/sys/class/accel (default $QAIC_ROOT or /)\n"
-    "  --socket PATH   the Unix socket to serve (default $QAICD_SOCKET or /run/qaic/qaicd.sock)\n"
-    "  --config FILE   JSON: poll_ms and static_partitions (docs/qaicd.md)\n"
-    "  --daemon        detach; print the daemon's pid and exit 0 once the socket accepts\n"
-    "  --poll-ms N     how often an emulated root is rescanned (default 250)\n"
-    "  -v              log connections, leases and devices to stderr\n";
+    "Usage: qaicd [--root DIR] [--socket PATH] [--config FILE] [--kubelet-dir DIR | --no-kubelet]\n"
+    "             [--kubelet-mounts-only] [--daemon] [--poll-ms N] [-v] [--help]\n"
+    "  --root DIR         devices under DIR/dev/accel and DIR/sys/class/accel (default $QAIC_ROOT or /)\n"
+    "  --socket PATH      the Unix socket to serve (default $QAICD_SOCKET or /run/qaic/qaicd.sock)\n"
+    "  --config FILE      JSON: poll_ms, static_partitions, k8s_profiles (docs/qaicd.md, docs/kubernetes.md)\n"
+    "  --kubelet-dir DIR  be the kubelet's device plugin: serve qualcomm.com/qaic (whole devices) and one\n"
+    "                     resource per k8s_profiles entry on sockets in DIR, registered with\n"
+    "                     DIR/kubelet.sock (default with the root /: /var/lib/kubelet/device-plugins\n"
+    "                     when it exists; with another root: off unless given)\n"
+    "  --no-kubelet       no device plugin, even on a Kubernetes node\n"
+    "  --kubelet-mounts-only\n"
+    "                     with an emulated root: give containers qaic-emu's files as mounts only, no\n"
+    "                     DeviceSpec (container runtimes refuse one that is not a device node)\n"
+    "  --daemon           detach; print the daemon's pid and exit 0 once the socket accepts\n"
+    "  --poll-ms N        how often an emulated root is rescanned (default 250)\n"
+    "  -v, --verbose      log connections, leases, devices and kubelet calls to stderr\n"
+    "  -h, --help         this text\n"
+    "  --version          print the version and exit\n"
+    "\n"
+    "Under systemd, qaicd.socket passes the listening socket (socket activation, --socket is then\n"
+    "ignored) and qaicd.service (Type=notify) learns of readiness through sd_notify; without\n"
+    "systemd qaicd binds --socket itself.\n"
+    "\n"
+    "Exit status: 0 clean stop (SIGTERM, SIGINT); 1 start failure; 2 bad arguments or\n"
+    "configuration.\n";
 
-CommandLine parseCommandLine(const std::vector<std::string>& args) {
+CommandLine parseCommandLine(const std::vector<std::string>& given) {
+  // "--root=/r" is "--root /r", as manifests and unit files often write it.
+  std::vector<std::string> args;
+  for (const std::string& a : given) {
+    const auto eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    const bool valued = name == "--root" || name == "--socket" || name == "--config" || name == "--kubelet-dir" ||
+                        name == "--poll-ms";
+    if (eq != std::string::npos && valued) {
+      args.push_back(name);
+      args.push_back(a.substr(eq + 1));
+    } else {
+      args.push_back(a);
+    }
+  }
   CommandLine line;
   auto value = [&](std::size_t& i, const std::string& name) -> std::string {
     if (i + 1 >= args.size()) throw UsageError(name + " needs a value");
@@ -28,9 +61,15 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
     if (a == "--root") line.root = value(i, a);
     else if (a == "--socket") line.socket = value(i, a);
     else if (a == "--config") line.config = value(i, a);
+    else if (a == "--kubelet-dir") {
+      line.kubeletDir = value(i, a);
+      if (line.kubeletDir->empty()) throw UsageError("--kubelet-dir: needs a directory");
+    } else if (a == "--no-kubelet") line.noKubelet = true;
+    else if (a == "--kubelet-mounts-only") line.kubeletMountsOnly = true;
     else if (a == "--daemon") line.daemon = true;
     else if (a == "-v" || a == "--verbose") line.verbose = true;
     else if (a == "-h" || a == "--help") line.help = true;
+    else if (a == "--version") line.version = true;
     else if (a == "--poll-ms") {
       const std::string text = value(i, a);
       unsigned ms = 0;
@@ -48,7 +87,17 @@ CommandLine parseCommandLine(const std::vector<std::string>& args) {
     line.root = env != nullptr && *env != '\0' ? env : "/";
   }
   if (line.socket.empty()) line.socket = defaultQaicdSocket();
+  if (line.kubeletDir && line.noKubelet) throw UsageError("--kubelet-dir and --no-kubelet contradict each other");
   return line;
+}
+
+std::string kubeletDirectory(const CommandLine& line) {
+  std::error_code ec;
+  if (line.noKubelet) return {};
+  if (line.kubeletDir) return std::filesystem::absolute(*line.kubeletDir, ec).lexically_normal().string();
+  if (std::filesystem::equivalent(line.root, "/", ec) && std::filesystem::is_directory(kDefaultKubeletDir, ec))
+    return kDefaultKubeletDir;
+  return {};
 }
 
 }  // namespace qaic::qaicd

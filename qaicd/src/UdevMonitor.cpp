@@ -4,20 +4,20 @@
 
 namespace qaic::qaicd {
 
-driver::Result<std::unique_ptr<UdevMonitor>> UdevMonitor::create() {
+Result<std::unique_ptr<UdevMonitor>> UdevMonitor::create() {
   udev* context = ::udev_new();
-  if (context == nullptr) return driver::SysError{ENOMEM, "udev_new"};
+  if (context == nullptr) return SysError{ENOMEM, "udev_new"};
   udev_monitor* monitor = ::udev_monitor_new_from_netlink(context, "udev");
   if (monitor == nullptr) {
     ::udev_unref(context);
-    return driver::SysError{EPROTONOSUPPORT, "udev_monitor_new_from_netlink"};
+    return SysError{EPROTONOSUPPORT, "udev_monitor_new_from_netlink"};
   }
   int rc = ::udev_monitor_filter_add_match_subsystem_devtype(monitor, "accel", nullptr);
   if (rc >= 0) rc = ::udev_monitor_enable_receiving(monitor);
   if (rc < 0) {
     ::udev_monitor_unref(monitor);
     ::udev_unref(context);
-    return driver::SysError{-rc, "udev monitor for subsystem accel"};
+    return SysError{-rc, "udev monitor for subsystem accel"};
   }
   return std::unique_ptr<UdevMonitor>(new UdevMonitor(context, monitor));
 }

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "driver/Result.hpp"
+#include "base/Result.hpp"
 
 struct udev;
 struct udev_monitor;
@@ -14,7 +14,7 @@ namespace qaic::qaicd {
 
 class UdevMonitor {
  public:
-  static driver::Result<std::unique_ptr<UdevMonitor>> create();
+  static Result<std::unique_ptr<UdevMonitor>> create();
   ~UdevMonitor();
   UdevMonitor(const UdevMonitor&) = delete;
   UdevMonitor& operator=(const UdevMonitor&) = delete;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "Daemon.hpp"
 #include "Log.hpp"
 #include "Options.hpp"
+#include "QaicVersion.hpp"
 
 namespace {
 
@@ -39,7 +41,11 @@ int serve(const DaemonOptions& options, int ready) {
       }
     }
   }
+  // Type=notify units (qaicd.service) start their dependents only now; without systemd
+  // (no NOTIFY_SOCKET) these are no-ops.
+  ::sd_notify(0, "READY=1");
   (*daemon)->run();
+  ::sd_notify(0, "STOPPING=1");
   return 0;
 }
 
@@ -100,6 +106,10 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
+  if (line.version) {
+    qaic::printVersion("qaicd");
+    return 0;
+  }
   setVerbose(line.verbose);
   DaemonOptions options;
   options.root = line.root;
@@ -113,6 +123,8 @@ int main(int argc, char** argv) {
     }
   }
   options.pollMs = line.pollMs.value_or(options.config.pollMs.value_or(250));
+  options.kubeletDir = kubeletDirectory(line);
+  options.kubeletMountsOnly = line.kubeletMountsOnly;
 
   // Blocked before any fork so the daemon's signalfd receives them; a client that disappears
   // mid-answer must not kill the daemon.

@@ -11,46 +11,46 @@
 
 #include "EmulatorProcess.hpp"
 #include "ModelSuite.hpp"
-#include "RunTool.hpp"
+#include "Process.hpp"
+#include "TempDir.hpp"
 #include "onnx/ConstantMath.hpp"
 
 namespace qaic::conformance {
 namespace {
 
 namespace fs = std::filesystem;
-using qaic::testing::runProgram;
-using qaic::testing::toolPath;
+using qaic::testing::runTool;
 
 class PyTorchModelsOnDevice : public ::testing::TestWithParam<std::string> {
  protected:
   static void SetUpTestSuite() {
-    emulator_ = new emu::test::EmulatorProcess();
-    ::setenv("QAIC_ROOT", emulator_->root().path().c_str(), 1);
-    std::string tmpl = "/tmp/qaic-model-device-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    work_ = new fs::path(tmpl);
+    emulator_ = new qaic::testing::EmulatorProcess();
+    ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
+    workDir_ = new qaic::testing::TempDir("qaic-model-device");
+    work_ = &workDir_->path();
   }
   static void TearDownTestSuite() {
     delete emulator_;
     emulator_ = nullptr;
-    if (work_) fs::remove_all(*work_);
-    delete work_;
+    delete workDir_;
+    workDir_ = nullptr;
     work_ = nullptr;
   }
 
-  inline static emu::test::EmulatorProcess* emulator_ = nullptr;
-  inline static fs::path* work_ = nullptr;
+  inline static qaic::testing::EmulatorProcess* emulator_ = nullptr;
+  inline static qaic::testing::TempDir* workDir_ = nullptr;
+  inline static const fs::path* work_ = nullptr;
 };
 
 TEST_P(PyTorchModelsOnDevice, MatchPyTorchThroughQaicRunner) {
   const SuiteModel model = loadSuiteModel(GetParam());
   const fs::path dir = *work_ / GetParam();
-  const auto compiled = runProgram(toolPath("qaic-exec"), {"-m=" + model.onnxPath, "-aic-binary-dir=" + dir.string()},
+  const auto compiled = runTool("qaic-exec", {"-m=" + model.onnxPath, "-aic-binary-dir=" + dir.string()},
                                    std::chrono::seconds(300));
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
   std::vector<std::string> args = {"-t", dir.string(), "-n", "1", "--write-output-dir", (dir / "out").string()};
   for (const auto& input : model.inputs) args.insert(args.end(), {"-i", input.path});
-  const auto ran = runProgram(toolPath("qaic-runner"), args, std::chrono::seconds(300));
+  const auto ran = runTool("qaic-runner", args, std::chrono::seconds(300));
   ASSERT_EQ(ran.exitCode, 0) << ran.out << ran.err << "\nemulator log:\n" << emulator_->log();
   for (const auto& expected : model.outputs) {
     const fs::path file = dir / "out" / (expected.name + "-inf-0.bin");
@@ -104,11 +104,11 @@ TEST_F(DeviceIndexErrors, OutOfRangeIndexFailsThatInferenceNamingOpAndIndex) {
   const fs::path dir = *work_ / "index-errors";
   fs::create_directories(dir);
   std::ofstream(dir / "net.json") << kNetwork;
-  const auto compiled = runProgram(toolPath("qaic-exec"), {"-m=" + (dir / "net.json").string(),
+  const auto compiled = runTool("qaic-exec", {"-m=" + (dir / "net.json").string(),
                                                           "-aic-binary-dir=" + (dir / "qpc").string()});
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
   const auto run = [&](const fs::path& rows, const fs::path& slots) {
-    return runProgram(toolPath("qaic-runner"), {"-t", (dir / "qpc").string(), "-i", rows.string(), "-i", slots.string(),
+    return runTool("qaic-runner", {"-t", (dir / "qpc").string(), "-i", rows.string(), "-i", slots.string(),
                                                 "-n", "1", "--write-output-dir", (dir / "out").string()});
   };
   const fs::path goodRows = writeIndices(dir / "good-rows.bin", {3, -4});

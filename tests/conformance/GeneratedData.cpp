@@ -1,29 +1,22 @@
 #include "GeneratedData.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
 
-extern char** environ;
+#include "Paths.hpp"
+#include "Process.hpp"
 
 namespace qaic::conformance {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(100);
-
-std::string envOr(const char* name, const char* fallback) {
-  const char* value = std::getenv(name);
-  return value && *value ? value : fallback;
-}
 
 // Holds an flock for its lifetime; acquisition polls so that it can give up at a deadline.
 class FileLock {
@@ -48,32 +41,16 @@ class FileLock {
 };
 
 void runWithTimeout(const std::vector<std::string>& argv, Clock::time_point deadline) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  if (::posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) {
-    throw std::runtime_error("cannot start " + argv[0]);
-  }
-  int status = 0;
-  while (true) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0) throw std::runtime_error("waitpid failed for " + argv[1]);
-    if (Clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      throw std::runtime_error(argv[1] + " did not finish in time and was killed");
-    }
-    std::this_thread::sleep_for(kPoll);
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error(argv[1] + " failed");
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const testing::ExitStatus status = testing::Process(argv).finish(std::max(left, std::chrono::milliseconds(0)));
+  if (status.timedOut) throw std::runtime_error(argv[1] + " did not finish in time and was killed");
+  if (!status.exited || status.code != 0) throw std::runtime_error(argv[1] + " failed");
 }
 
 }  // namespace
 
-std::string buildDir() { return envOr("QAIC_BUILD_DIR", QAIC_DEFAULT_BUILD_DIR); }
-std::string sourceDir() { return envOr("QAIC_SOURCE_DIR", QAIC_DEFAULT_SOURCE_DIR); }
+std::string buildDir() { return testing::buildDir().string(); }
+std::string sourceDir() { return testing::sourceDir().string(); }
 
 void ensureGenerated(const std::string& script, const std::string& outDir, const std::string& stamp,
                      std::chrono::seconds timeout, const std::vector<std::string>& args) {

@@ -10,16 +10,16 @@
 
 #include "EmuIoctlHarness.hpp"
 #include "EmuIoctlSession.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "driver/ManageMessage.hpp"
 
 namespace qaic::fuzz {
 namespace {
 
-using emu::test::kReluDoorbell;
-using emu::test::kReluInputOffset;
-using emu::test::kReluOutputOffset;
+using testing::kReluDoorbell;
+using testing::kReluInputOffset;
+using testing::kReluOutputOffset;
 
 }  // namespace
 
@@ -44,17 +44,16 @@ void EmuIoctlHarness::wellFormedManage(Session& s, InputReader& in) {
     b.activate(queue, static_cast<uint32_t>(fds[fdKind]), driver::makeActivateOptions(tag, program));
   };
   bool continuation = false;
-  driver::ResourceGroupRequest group{driver::kResourceGroupMagic, driver::kResourceGroupVersion,
-                                     0, 0, 0, 0, 0, 0, 0};
+  driver::ResourceGroupRequest group{driver::kResourceGroupMagic, driver::kResourceGroupVersion, 0, 0, {}};
   switch (kind) {
     case ManageKind::Status: b.status(); break;
     case ManageKind::Reserve:
       group.op = static_cast<uint32_t>(driver::ResourceGroupOp::Reserve);
-      group.numNsp = in.u8() % 20;
-      group.numMcid = in.u8() % 30;
-      group.numSem = in.u16() % 600;
-      group.numVc = in.u8() % 20;
-      group.ddrBytes = uint64_t{in.u16()} << 20;
+      group.resources.numNsp = in.u8() % 20;
+      group.resources.numMcid = in.u8() % 30;
+      group.resources.numSem = in.u16() % 600;
+      group.resources.numVc = in.u8() % 20;
+      group.resources.ddrSize = uint64_t{in.u16()} << 20;
       b.resourceGroup(group);
       break;
     case ManageKind::ReleaseGroup:

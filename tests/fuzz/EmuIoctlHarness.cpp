@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "EmuIoctlSession.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "driver/ManageMessage.hpp"
 
@@ -21,7 +21,7 @@ namespace qaic::fuzz {
 EmuIoctlHarness::EmuIoctlHarness() : nextMmapOffset_(driver::kFirstMmapOffset) {
   shm_ = emu::ShmDirectory::create();
   loader_ = emu::containerProgramLoader(1);
-  container_ = emu::test::reluProgram(1);
+  container_ = testing::reluProgram(1);
   void* region = mmap(nullptr, kArenaBytes + kGuardBytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (region == MAP_FAILED) throw std::runtime_error("emu_ioctl: cannot map the arena");

@@ -1,14 +1,14 @@
 #include "EmuIoctlSeeds.hpp"
 
 #include "EmuIoctlInput.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "qaic/uapi/qaic_accel.h"
 
 namespace qaic::fuzz {
 namespace {
 
-using emu::test::kReluInputOffset;
+using testing::kReluInputOffset;
 
 constexpr uint8_t kFixAll = kFixHandle | kFixDbc | kFixFields;
 

@@ -6,7 +6,7 @@ qaic_fuzz_target(onnx_import SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/onnx_import.cpp
 # own sources so the fuzz build needs no libqaic.so.
 qaic_fuzz_target(batch_json
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/batch_json.cpp ${PROJECT_SOURCE_DIR}/utils/qaic-runner/BatchJson.cpp
-          ${PROJECT_SOURCE_DIR}/libqaic/runtime/engine/IoValidation.cpp ${PROJECT_SOURCE_DIR}/libqaic/runtime/engine/Errors.cpp
+          ${PROJECT_SOURCE_DIR}/libqaic/runtime/IoValidation.cpp ${PROJECT_SOURCE_DIR}/libqaic/runtime/Errors.cpp
   LIBS qaic_uapi nlohmann_json::nlohmann_json)
 if(QAIC_FUZZ)
   target_include_directories(fuzz_batch_json PRIVATE ${PROJECT_SOURCE_DIR}/utils/qaic-runner)
@@ -15,9 +15,9 @@ endif()
 qaic_fuzz_target(emu_ioctl
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/emu_ioctl.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlHarness.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlRawCalls.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlBuiltCalls.cpp
-          ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlSeeds.cpp ${PROJECT_SOURCE_DIR}/tests/integration/emu/TestProgram.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlSeeds.cpp ${PROJECT_SOURCE_DIR}/tests/support/ReluProgram.cpp
   LIBS qaic_emu_core qaic_driver)
 if(QAIC_FUZZ)
-  target_include_directories(fuzz_emu_ioctl PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration/emu)
+  target_include_directories(fuzz_emu_ioctl PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
 endif()
 qaic_fuzz_target(qaicd_protocol SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/qaicd_protocol.cpp LIBS qaic_qaicd_protocol)

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "QaicVersion.hpp"
 #include "DataFile.hpp"
 #include "Options.hpp"
 #include "ir/Graph.hpp"
@@ -23,7 +24,6 @@
 namespace qaic::lightnet {
 namespace {
 
-constexpr const char* kVersion = "lightnet (qaic-stack) 0.1.0";
 
 class Failure : public std::runtime_error {
  public:
@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (opts.version) {
-      std::cout << kVersion << '\n';
+      qaic::printVersion("lightnet");
       return 0;
     }
     if (opts.source.empty()) {

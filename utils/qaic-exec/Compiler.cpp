@@ -76,7 +76,10 @@ CompileSummary compile(const ExecOptions& options) {
   container::QpcProgram program;
   program.name = programName(options.model);
   program.numCores = options.numCores;
-  program.batchSize = static_cast<uint32_t>(options.batchSize > 0 ? options.batchSize : 1);
+  // What qaic-runner reports as BatchSize (and multiplies Inf/Sec by): -stats-batchsize when the
+  // samples per inference are not dim 0's, else -batchsize.
+  program.batchSize = options.statsBatchSize > 0 ? options.statsBatchSize
+                                                 : static_cast<uint32_t>(options.batchSize > 0 ? options.batchSize : 1);
   program.numSemaphores = 1;
   program.doneSemaphore = 0;
   program.flags = options.convertToFp16 ? container::kProgramFlagFp16Constants : 0;

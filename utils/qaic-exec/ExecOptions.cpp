@@ -1,5 +1,6 @@
 #include "ExecOptions.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace qaic::compiler {
@@ -15,6 +16,41 @@ int64_t parseInteger(const std::string& option, const std::string& text, int64_t
                      std::to_string(min) + ", " + std::to_string(max) + "]");
   }
   return value;
+}
+
+// Vendor options a script may pass that change nothing on the emulated device; each is accepted
+// (and its value checked for presence) and --help lists it as such, so nothing is silent.
+struct CompatibilityOption {
+  const char* name;
+  const char* value;  // nullptr: a flag
+  const char* meaning;
+};
+constexpr CompatibilityOption kCompatibilityOptions[] = {
+    {"-mos", "<n>", "maximum output channel split (a hardware tiling choice)"},
+    {"-ols", "<n>", "overlap split factor (a hardware tiling choice)"},
+    {"-mdts-mos", "<n>", "multi-device tensor split (one device here)"},
+    {"-size-split-granularity", "<n>", "tile size for splitting (a hardware tiling choice)"},
+    {"-multicast-weights", nullptr, "multicast constants to the NSPs (one copy serves all here)"},
+    {"-aic-enable-depth-first", nullptr, "depth-first scheduling (the host kernels run layer by layer)"},
+    {"-aic-depth-first-mem", "<mb>", "memory for depth-first scheduling"},
+    {"-user-tiled", nullptr, "user-tiled layouts"},
+    {"-mxfp6-matmul", nullptr, "MXFP6 weight compression (weights keep their precision here)"},
+    {"-retained-state", nullptr, "retained-state buffers (recognised by their _RetainedState names anyway)"},
+    {"-stats-level", "<n>", "device statistics level"},
+    {"-ddr-stats", nullptr, "DDR statistics"},
+    {"-time-passes", nullptr, "compiler pass timing"},
+    {"-aic-perf-metrics", nullptr, "performance metrics"},
+    {"-aic-perf-warnings", nullptr, "performance warnings"},
+    {"-aic-pmu-recipe", "<recipe>", "PMU counter recipe"},
+    {"-aic-num-of-instances", "<n>", "instances for the compiler's own test run (qaic-exec never runs)"},
+    {"-num-iter", "<n>", "iterations of the compiler's own test run"},
+    {"-v", nullptr, "verbose compiler log"},
+};
+
+const CompatibilityOption* findCompatibilityOption(const std::string& name) {
+  for (const auto& option : kCompatibilityOptions)
+    if (name == option.name) return &option;
+  return nullptr;
 }
 
 }  // namespace
@@ -35,6 +71,9 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     if (name == "-h" || name == "--help" || name == "-help") {
       requireFlag();
       options.help = true;
+    } else if (name == "--version" || name == "-version") {
+      requireFlag();
+      options.version = true;
     } else if (name == "-m") {
       requireValue();
       options.model = value;
@@ -47,15 +86,28 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     } else if (name == "-batchsize") {
       requireValue();
       options.batchSize = parseInteger(name, value, 1, 1 << 20);
+    } else if (name == "-stats-batchsize") {
+      requireValue();
+      options.statsBatchSize = static_cast<uint32_t>(parseInteger(name, value, 1, 1 << 20));
     } else if (name == "-convert-to-fp16") {
       requireFlag();
       options.convertToFp16 = true;
     } else if (name == "-aic-hw") {
       requireFlag();
       options.aicHw = true;
+    } else if (name == "-aic-hw-version") {
+      requireValue();
+      // The vendor spells the AIC100 generation 2.0 (older tools) or ai100 (newer ones).
+      if (value != "2.0" && value != "ai100" && value != "AI100")
+        throw UsageError("option -aic-hw-version: '" + value +
+                         "' is not a target; the emulated device is an AIC100 (2.0 or ai100)");
+      options.hwVersion = value;
     } else if (name == "-compile-only") {
       requireFlag();
       options.compileOnly = true;
+    } else if (name == "-operators-supported") {
+      requireValue();
+      options.operatorsSupportedFile = value;
     } else if (name == "-onnx-define-symbol") {
       requireValue();
       const auto comma = value.find(',');
@@ -64,40 +116,64 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
       }
       options.onnxSymbols[value.substr(0, comma)] =
           parseInteger(name, value.substr(comma + 1), 1, INT64_C(1) << 40);
+    } else if (const CompatibilityOption* compatibility = findCompatibilityOption(name)) {
+      if (compatibility->value) requireValue();
+      else if (hasValue && name != "-retained-state") requireFlag();  // vendor scripts write -retained-state=true
+      options.ignored.push_back(name);
     } else {
       throw UsageError("unknown option '" + arg + "' (see --help)");
     }
   }
-  if (!options.help) {
+  const bool listOnly = !options.operatorsSupportedFile.empty() && options.model.empty() && options.binaryDir.empty();
+  if (!options.help && !options.version && !listOnly) {
     if (options.model.empty()) throw UsageError("missing -m=<model> (see --help)");
     if (options.binaryDir.empty()) throw UsageError("missing -aic-binary-dir=<dir> (see --help)");
   }
   return options;
 }
 
-std::string execHelpText() {
-  return R"(Usage: qaic-exec -m=<model> -aic-binary-dir=<dir> [options]
+std::string execHelpText(const std::string& program) {
+  std::string text = "Usage: " + program + R"( -m=<model> -aic-binary-dir=<dir> [options]
+  or:  )" + program + R"( -operators-supported=<file>
 
-Compiles a network into a program container, <dir>/programqpc.bin.
+Compiles a network into a program container, <dir>/programqpc.bin. qaic-exec and qaic-compile
+are the same program.
 
+Options:
   -m=<model>                 the network: a JSON IR file (.json, with its weights side file and
                              an "io" section) or an ONNX model (.onnx)
   -aic-binary-dir=<dir>      where programqpc.bin is written (created if missing; the file is
                              replaced atomically, nothing is left behind on error)
   -aic-num-cores=<n>         NSP cores the program runs on, 1..16 (default 1)
   -batchsize=<b>             sets dim 0 of every io buffer to b and re-infers every shape
+  -stats-batchsize=<b>       samples one inference processes, as qaic-runner reports it (BatchSize
+                             and Inf/Sec); default: -batchsize, else 1
   -convert-to-fp16           stores float constants as float16 and marks the program
-  -aic-hw                    target the device (accepted for compatibility; the emulated device
-                             is the only target, so this is always the case)
-  -compile-only              only compile (accepted for compatibility; qaic-exec never runs the
-                             network)
   -onnx-define-symbol=<name>,<value>
                              value of a symbolic ONNX dimension (repeatable)
+  -operators-supported=<file>
+                             write the ONNX operators the importer supports to <file>, one per
+                             line; alone, or before compiling when -m is given too
+  -aic-hw                    target the device (the emulated device is the only target, so this
+                             is always the case)
+  -aic-hw-version=<v>        the target's generation: 2.0 or ai100 (AIC100, the emulated device);
+                             any other is an error
+  -compile-only              only compile (qaic-exec never runs the network)
   -h, --help                 this text
+  --version                  print the version and exit
 
-Exit status: 0 on success, 2 on bad input (the message, one line, starts with
-"qaic-exec: error: "), 1 on an internal error.
+Accepted for compatibility, without effect on the emulated device:
 )";
+  for (const auto& option : kCompatibilityOptions) {
+    std::string left = std::string("  ") + option.name + (option.value ? std::string("=") + option.value : "");
+    left.resize(std::max<std::size_t>(left.size() + 1, 29), ' ');
+    text += left + option.meaning + "\n";
+  }
+  text += R"(
+Exit status: 0 on success; 2 on bad input (the message, one line, starts with
+")" + program + R"(: error: "); 1 on an internal error.
+)";
+  return text;
 }
 
 }  // namespace qaic::compiler

@@ -6,6 +6,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace qaic::compiler {
 
@@ -17,8 +18,13 @@ struct ExecOptions {
   bool convertToFp16 = false;    // -convert-to-fp16
   bool aicHw = false;            // -aic-hw
   bool compileOnly = false;      // -compile-only
+  std::string hwVersion;         // -aic-hw-version=2.0|ai100 (validated; the device is an AIC100)
+  uint32_t statsBatchSize = 0;   // -stats-batchsize=N: samples per inference for stats (0: the batch size)
+  std::string operatorsSupportedFile;  // -operators-supported=FILE
   std::map<std::string, int64_t> onnxSymbols;  // -onnx-define-symbol=name,value
+  std::vector<std::string> ignored;  // compatibility options without meaning on the emulator
   bool help = false;             // -h | --help
+  bool version = false;          // --version
 };
 
 class UsageError : public std::runtime_error {
@@ -27,9 +33,11 @@ class UsageError : public std::runtime_error {
 };
 
 // Throws UsageError naming the option for an unknown option, a missing or malformed value,
-// or (unless help is asked for) a missing -m / -aic-binary-dir.
+// or (unless help, --version or -operators-supported alone is asked for) a missing -m /
+// -aic-binary-dir.
 ExecOptions parseExecOptions(std::span<const std::string> args);
 
-std::string execHelpText();
+// `program` is the name the tool was started as (qaic-exec or qaic-compile).
+std::string execHelpText(const std::string& program = "qaic-exec");
 
 }  // namespace qaic::compiler

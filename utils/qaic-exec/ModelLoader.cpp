@@ -40,14 +40,6 @@ LoadedModel loadIr(const std::string& path) {
 
 }  // namespace
 
-bool onnxSupportBuilt() {
-#ifdef QAIC_HAVE_ONNX
-  return true;
-#else
-  return false;
-#endif
-}
-
 LoadedModel loadModel(const std::string& path, const LoadOptions& options) {
   if (!endsWith(path, ".onnx")) return loadIr(path);
 #ifdef QAIC_HAVE_ONNX

@@ -23,8 +23,6 @@ struct LoadOptions {
   std::map<std::string, int64_t> onnxSymbols;
 };
 
-bool onnxSupportBuilt();
-
 // Throws ir::IrError, CompileError (ONNX support not built, weights missing) or the importer's
 // onnx::ImportError.
 LoadedModel loadModel(const std::string& path, const LoadOptions& options);

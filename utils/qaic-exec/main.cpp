@@ -1,17 +1,23 @@
-// qaic-exec: compiles a network into programqpc.bin. See --help.
+// qaic-exec (also installed as qaic-compile, its newer name): compiles a network into
+// programqpc.bin. See --help.
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "QaicVersion.hpp"
+
 #include "CompileError.hpp"
 #include "Compiler.hpp"
 #include "ExecOptions.hpp"
+#include "base/AtomicFile.hpp"
 #include "container/QpcFormatError.hpp"
 #include "ir/Graph.hpp"
 
 #ifdef QAIC_HAVE_ONNX
 #include "onnx/OnnxImporter.hpp"
+#include "onnx/OperatorTable.hpp"
 #endif
 
 namespace {
@@ -19,29 +25,60 @@ namespace {
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 1;
 
+std::string programName = "qaic-exec";  // or qaic-compile: the name it was started as
+
 // Messages are one line, so scripts can grep them.
 int reportError(const std::string& message, int code) {
   std::string line = message;
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';
   }
-  std::cerr << "qaic-exec: error: " << line << '\n';
+  std::cerr << programName << ": error: " << line << '\n';
   return code;
 }
+
+#ifdef QAIC_HAVE_ONNX
+// -operators-supported=FILE: the importer's own operator table, one name per line; FILE is
+// complete or untouched.
+void writeSupportedOperators(const std::string& path) {
+  std::string text;
+  for (const std::string& name : qaic::onnx::supportedOperators()) text += name + "\n";
+  try {
+    qaic::writeFileAtomically(path, text);
+  } catch (const qaic::AtomicWriteError& e) {
+    throw qaic::compiler::UsageError(std::string("-operators-supported: ") + e.what());
+  }
+}
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace qaic;
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (argc > 0 && std::filesystem::path(argv[0]).filename() == "qaic-compile") programName = "qaic-compile";
   try {
     const compiler::ExecOptions options = compiler::parseExecOptions(args);
     if (options.help) {
-      std::cout << compiler::execHelpText();
+      std::cout << compiler::execHelpText(programName);
       return 0;
     }
+    if (options.version) {
+      qaic::printVersion(programName);
+      return 0;
+    }
+    if (!options.operatorsSupportedFile.empty()) {
+#ifdef QAIC_HAVE_ONNX
+      writeSupportedOperators(options.operatorsSupportedFile);
+      std::cout << programName << ": wrote " << onnx::supportedOperators().size() << " supported ONNX operators to "
+                << options.operatorsSupportedFile << "\n";
+#else
+      return reportError("-operators-supported: this build has no ONNX importer", kExitBadInput);
+#endif
+      if (options.model.empty()) return 0;
+    }
     const compiler::CompileSummary s = compiler::compile(options);
-    std::cout << "qaic-exec: wrote " << s.outputPath << ": " << (s.inputs + s.outputs) << " buffers ("
+    std::cout << programName << ": wrote " << s.outputPath << ": " << (s.inputs + s.outputs) << " buffers ("
               << s.inputs << " in, " << s.outputs << " out), " << s.constants << " constants ("
               << s.constantBytes << " bytes), io region " << s.ioRegionSize << " bytes, " << s.fileBytes
               << " bytes\n";

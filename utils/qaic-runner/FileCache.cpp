@@ -32,9 +32,4 @@ FileBytes FileCache::load(const std::string& path) {
   return bytes;
 }
 
-std::size_t FileCache::residentBytes() const {
-  std::lock_guard lock(mutex_);
-  return resident_;
-}
-
 }  // namespace qaic::runner

@@ -21,14 +21,13 @@ class FileCache {
   explicit FileCache(std::size_t capacityBytes) : capacity_(capacityBytes) {}
   // Throws std::runtime_error naming the file when it cannot be read whole.
   FileBytes load(const std::string& path);
-  std::size_t residentBytes() const;
 
  private:
   struct Entry {
     std::string path;
     FileBytes bytes;
   };
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::size_t capacity_;
   std::size_t resident_ = 0;
   std::list<Entry> lru_;  // most recent first

@@ -4,9 +4,8 @@
 #include <random>
 #include <stdexcept>
 
+#include <qaic/Float16.hpp>
 #include <qaic/IoValidation.hpp>
-
-#include "kernels/format/Half.hpp"
 
 namespace qaic::runner {
 namespace {
@@ -66,21 +65,49 @@ PreparedSet emptySet(std::size_t count) {
   return set;
 }
 
+// Random bits, except that a float (or float16) whose exponent is all ones (infinity or NaN)
+// gets a fresh draw: every finite value, of any magnitude and sign, can come out.
+void unboundBytes(qaic::rt::QAicBufferDataTypeEnum type, std::vector<uint8_t>& data, std::size_t size,
+                  std::mt19937& rng) {
+  using namespace qaic::rt;
+  std::uniform_int_distribution<unsigned> byte(0, 255);
+  for (std::size_t offset = 0; size > 0 && offset + size <= data.size(); offset += size) {
+    for (;;) {
+      for (std::size_t i = 0; i < size; ++i) data[offset + i] = static_cast<uint8_t>(byte(rng));
+      uint32_t bits = 0;
+      if (type == BUFFER_DATA_TYPE_FLOAT) {
+        std::memcpy(&bits, &data[offset], 4);
+        if ((bits & 0x7f800000u) != 0x7f800000u) break;
+      } else if (type == BUFFER_DATA_TYPE_FLOAT16) {
+        uint16_t half = 0;
+        std::memcpy(&half, &data[offset], 2);
+        if ((half & 0x7c00u) != 0x7c00u) break;
+      } else {
+        break;
+      }
+    }
+  }
+}
+
 // Values a network can digest: floats in [0, 1), integers in [0, 16).
-std::vector<uint8_t> randomBytes(const qaic::rt::v2::BufferMapping& mapping, std::mt19937& rng) {
+std::vector<uint8_t> randomBytes(const qaic::rt::v2::BufferMapping& mapping, bool unbound, std::mt19937& rng) {
   using namespace qaic::rt;
   const QAicBufferDataTypeEnum type = mapping.dataType;
   std::vector<uint8_t> data(mapping.size);
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
   std::uniform_int_distribution<int> small(0, 15);
   const std::size_t size = shapeRules(mapping).elementSize;
+  if (unbound) {
+    unboundBytes(type, data, size, rng);
+    return data;
+  }
   const std::size_t bytes = data.size();
   for (std::size_t offset = 0; size > 0 && offset + size <= bytes; offset += size) {
     if (type == BUFFER_DATA_TYPE_FLOAT) {
       float v = unit(rng);
       std::memcpy(&data[offset], &v, 4);
     } else if (type == BUFFER_DATA_TYPE_FLOAT16) {
-      uint16_t v = qaic::kernels::floatToHalf(unit(rng));
+      uint16_t v = qaic::rt::floatToHalf(unit(rng));
       std::memcpy(&data[offset], &v, 2);
     } else {
       std::memset(&data[offset], 0, size);
@@ -92,12 +119,12 @@ std::vector<uint8_t> randomBytes(const qaic::rt::v2::BufferMapping& mapping, std
 
 }  // namespace
 
-std::unique_ptr<InputSource> InputSource::random(const BufferMappings& mappings) {
+std::unique_ptr<InputSource> InputSource::random(const BufferMappings& mappings, bool unbound) {
   std::mt19937 rng(20261121);  // fixed: runs are repeatable
   PreparedSet set = emptySet(mappings.size());
   for (std::size_t b = 0; b < mappings.size(); ++b)
     if (isInput(mappings[b]))
-      set.inputs[b] = std::make_shared<const std::vector<uint8_t>>(randomBytes(mappings[b], rng));
+      set.inputs[b] = std::make_shared<const std::vector<uint8_t>>(randomBytes(mappings[b], unbound, rng));
   return std::make_unique<FixedSource>(std::move(set));
 }
 

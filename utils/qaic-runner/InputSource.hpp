@@ -27,7 +27,9 @@ struct PreparedSet {
 
 class InputSource {
  public:
-  static std::unique_ptr<InputSource> random(const qaic::rt::v2::BufferMappings& mappings);
+  // `unbound`: values over the whole range of each type (--unbound-random), else floats in [0, 1)
+  // and integers in [0, 16).
+  static std::unique_ptr<InputSource> random(const qaic::rt::v2::BufferMappings& mappings, bool unbound = false);
   // Throws std::runtime_error naming the file and buffer when counts or sizes disagree.
   static std::unique_ptr<InputSource> files(const qaic::rt::v2::BufferMappings& mappings,
                                             const std::vector<std::string>& paths, FileCache& cache);

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "kernels/format/Half.hpp"
+#include <qaic/Float16.hpp>
 
 namespace qaic::runner {
 namespace {
@@ -60,7 +60,7 @@ std::optional<Mismatch> compareOutput(qaic::rt::QAicBufferDataTypeEnum type, std
                           expected, actual);
     case BUFFER_DATA_TYPE_FLOAT16:
       return compareFloat(expected.size() / 2,
-                          [](auto b, std::size_t i) { return qaic::kernels::halfToFloat(elementAt<uint16_t>(b, i)); },
+                          [](auto b, std::size_t i) { return qaic::rt::halfToFloat(elementAt<uint16_t>(b, i)); },
                           expected, actual);
     case BUFFER_DATA_TYPE_INT8Q:
     case BUFFER_DATA_TYPE_INT8: return compareExact<int8_t>(expected, actual);

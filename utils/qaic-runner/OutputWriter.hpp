@@ -23,6 +23,8 @@ class OutputWriter {
   // Writes <directory>/<bufferName>-inf-<iteration>.bin. Throws OutputWriteError naming the file
   // and the system error; the partial temporary is removed.
   std::string write(const std::string& bufferName, uint64_t iteration, std::span<const uint8_t> bytes) const;
+  // Writes <directory>/<fileName> the same way (fileName must be a safe name).
+  std::string writeFile(const std::string& fileName, std::span<const uint8_t> bytes) const;
   // A buffer name that is safe as one path component: not empty, no '/', not starting with '.'.
   static bool isSafeName(const std::string& name);
 

@@ -1,5 +1,6 @@
 #include "RunLoop.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -13,7 +14,6 @@
 #include <qaic/IoValidation.hpp>
 
 #include "OutputCheck.hpp"
-#include "kernels/CacheLineAllocator.hpp"
 
 namespace qaic::runner {
 namespace {
@@ -23,13 +23,34 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kAvailablePollUs = 200'000;  // lets the loop notice a failure while waiting
 
+// An output buffer starting on a 64-byte cache line: the runtime converts the device's output
+// formats into it and writes whole lines into a buffer that starts on one. Zero-filled.
+class OutputBuffer {
+ public:
+  void resize(std::size_t bytes) {
+    storage_.assign(bytes + kLine - 1, 0);
+    offset_ = (kLine - reinterpret_cast<uintptr_t>(storage_.data()) % kLine) % kLine;
+    size_ = bytes;
+  }
+  uint8_t* data() { return storage_.data() + offset_; }
+  const uint8_t* data() const { return storage_.data() + offset_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  static constexpr std::size_t kLine = 64;
+  std::vector<uint8_t> storage_;
+  std::size_t offset_ = 0;
+  std::size_t size_ = 0;
+};
+
 // The memory and bookkeeping of one inference handle, reused for every IO set it runs.
 struct Slot {
-  // Per network buffer (outputs only), each starting on a cache line: the runtime converts the
-  // device's output formats into them, and writes whole lines into a buffer that starts on one.
-  std::vector<std::vector<uint8_t, qaic::kernels::CacheLineAllocator<uint8_t>>> outputStorage;
+  std::vector<OutputBuffer> outputStorage;  // per network buffer (outputs only)
   PreparedSet set;
   uint64_t iteration = 0;
+  InferenceSet* owner = nullptr;   // the set the handle belongs to
+  Clock::time_point prepared{};    // before its inputs were prepared
+  Clock::time_point submitted{};   // just before submit()
 };
 
 struct RunState {
@@ -44,7 +65,6 @@ struct RunState {
   RunResult result;
   std::atomic<bool> stop{false};
   Clock::time_point lastCompletion{};
-  InferenceSet* set = nullptr;
   // The runtime's waitForCompletion covers the inferences, not the notify callbacks still
   // running on its threads; the loop's state must outlive every callback.
   std::condition_variable callbacksDone;
@@ -98,7 +118,33 @@ void writeOutputs(RunState& state, const InferenceHandle& handle, const Slot& sl
   }
 }
 
+uint64_t microsecondsBetween(Clock::time_point from, Clock::time_point to) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(to - from).count());
+}
+
+// The runtime's stage names (InferenceHandle::getPerformanceCounts) in the vendor's columns.
+LatencySample latencySample(const InferenceHandle& handle, const Slot& slot, Clock::time_point called,
+                            Clock::time_point done) {
+  LatencySample sample;
+  sample.sample = slot.iteration;
+  sample.hostRoundTrip = microsecondsBetween(slot.submitted, called);
+  sample.totalRoundtripTime = microsecondsBetween(slot.prepared, done);
+  for (const auto& [stage, counter] : handle.getPerformanceCounts()) {
+    uint64_t* column = nullptr;
+    if (stage == "0. queue wait") column = &sample.enqTime;
+    else if (stage == "1. input preprocessing") column = &sample.preProcTime;
+    else if (stage == "2. input transfer to a device") column = &sample.submitTime;
+    else if (stage == "3. execution time") column = &sample.execToComplete;
+    else if (stage == "4. output transfer from a device") column = &sample.exectoVc;
+    else if (stage == "5. output postprocessing") column = &sample.postProc;
+    if (column) *column = counter.realTimeUs;
+  }
+  sample.execTotal = sample.execToComplete + sample.exectoVc;
+  return sample;
+}
+
 void onComplete(const shInferenceHandle& handle, void* userData) {
+  const auto called = Clock::now();
   auto& state = *static_cast<RunState*>(userData);
   Slot* slot;
   {
@@ -116,21 +162,22 @@ void onComplete(const shInferenceHandle& handle, void* userData) {
   } else {
     if (state.options.checkOutput) checkOutputs(state, *handle, *slot);
     writeOutputs(state, *handle, *slot);
+    const auto done = Clock::now();
     std::lock_guard lock(state.mutex);
     ++state.result.completed;
-    state.lastCompletion = Clock::now();
-    const uint64_t limit = state.options.profilingNumSamples;
-    if (state.options.latencyProfiling && (limit == 0 || state.result.completed <= limit)) {
+    state.lastCompletion = done;
+    if (state.options.latencyProfiling && isProfiledIteration(state.options, slot->iteration)) {
       for (const auto& [stage, counter] : handle->getPerformanceCounts()) {
         auto& mean = state.result.stages[stage];
         mean.totalUs += counter.realTimeUs;
         ++mean.samples;
       }
+      state.result.samples.push_back(latencySample(*handle, *slot, called, done));
     }
   }
   slot->set = PreparedSet{};  // release input bytes before the handle is reused
   state.completed.fetch_add(1);
-  state.set->putCompleted(handle);
+  slot->owner->putCompleted(handle);
   std::lock_guard lock(state.mutex);
   ++state.callbacksFinished;
   state.callbacksDone.notify_all();  // the last touch of `state` by this callback
@@ -175,18 +222,38 @@ void bindBuffers(RunState& state, InferenceHandle& handle, Slot& slot) {
   }
 }
 
+// --dump-input-buffers: the inputs of the inferences --write-output-dir writes outputs for.
+void dumpInputs(RunState& state, const Slot& slot) {
+  const auto& o = state.options;
+  if (!o.dumpInputBuffers || !state.writer || slot.iteration < o.writeOutputStartIter ||
+      slot.iteration >= o.writeOutputStartIter + o.writeOutputNumSamples)
+    return;
+  for (std::size_t b = 0; b < state.mappings.size(); ++b) {
+    const FileBytes& bytes = slot.set.inputs[b];
+    if (!isInput(state.mappings[b]) || !slot.set.present[b] || !bytes) continue;
+    try {
+      state.writer->write(state.mappings[b].bufferName, slot.iteration, std::span(bytes->data(), bytes->size()));
+    } catch (const OutputWriteError& e) {
+      std::lock_guard lock(state.mutex);
+      if (!state.result.writeError) state.result.writeError = e.what();
+      state.stop = true;
+    }
+  }
+}
+
 }  // namespace
 
-RunResult runInferences(InferenceSet& set, const v2::BufferMappings& mappings, InputSource& source,
+RunResult runInferences(const std::vector<InferenceSet*>& sets, const v2::BufferMappings& mappings, InputSource& source,
                         const RunnerOptions& options, FileCache& cache, const OutputWriter* writer,
                         std::atomic<uint64_t>& completedCounter) {
-  RunState state{mappings, shapeRules(mappings), options, cache, writer, completedCounter, {}, {}, {}, {}, {}, &set, {}, 0};
+  RunState state{mappings, shapeRules(mappings), options, cache, writer, completedCounter, {}, {}, {}, {}, {}, {}, 0};
   const auto start = Clock::now();
   const auto deadline = options.timeSeconds
                             ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.timeSeconds))
                             : Clock::time_point::max();
   for (uint64_t iteration = 0; !state.stop; ++iteration) {
     if (options.timeSeconds ? Clock::now() >= deadline : iteration >= options.numIterations) break;
+    InferenceSet& set = *sets[iteration % sets.size()];
     shInferenceHandle handle;
     QStatus status = QS_TIMEDOUT;
     while (!state.stop && status == QS_TIMEDOUT) status = set.getAvailable(handle, kAvailablePollUs);
@@ -198,13 +265,17 @@ RunResult runInferences(InferenceSet& set, const v2::BufferMappings& mappings, I
       break;
     }
     Slot& slot = slotFor(state, handle.get());
+    slot.prepared = Clock::now();
     slot.set = source.prepare(iteration % source.setCount());
     slot.iteration = iteration;
+    slot.owner = &set;
+    dumpInputs(state, slot);
     bindBuffers(state, *handle, slot);
+    slot.submitted = Clock::now();
     set.submit(handle, onComplete, &state);
     ++state.result.submitted;
   }
-  set.waitForCompletion(0);
+  for (InferenceSet* set : sets) set->waitForCompletion(0);
   std::unique_lock lock(state.mutex);
   // Every submitted inference has completed, so its callback has started; bounded regardless.
   const auto callbackDeadline = Clock::now() + std::chrono::seconds(60);
@@ -216,6 +287,8 @@ RunResult runInferences(InferenceSet& set, const v2::BufferMappings& mappings, I
     }
   }
   RunResult result = state.result;
+  std::sort(result.samples.begin(), result.samples.end(),
+            [](const LatencySample& a, const LatencySample& b) { return a.sample < b.sample; });
   const auto end = state.lastCompletion == Clock::time_point{} ? Clock::now() : state.lastCompletion;
   result.durationUs = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(end - start).count());
   return result;

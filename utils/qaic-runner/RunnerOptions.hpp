@@ -11,9 +11,11 @@
 namespace qaic::runner {
 
 struct RunnerOptions {
-  std::string programDir;                 // -t
-  uint32_t device = 0;                    // -d
-  std::vector<std::string> inputFiles;    // -i, repeatable, in input-buffer order
+  std::string programDir;                 // -t / --test-data
+  std::optional<uint32_t> device;         // -d / --device-id; absent: the first device with room
+  std::vector<uint32_t> deviceList;       // -D / --dev-list 0:1:2 (or 0,1,2): activations spread
+  std::vector<std::string> inputFiles;    // -i / --input-file, repeatable, in input-buffer order
+  bool unboundRandom = false;             // --unbound-random: random inputs over the type's range
   std::string batchJson;                  // --aic-batch-json-input
   uint64_t numIterations = 40;            // -n / --num-iter
   std::optional<double> timeSeconds;      // --time
@@ -26,10 +28,15 @@ struct RunnerOptions {
   bool checkOutput = false;               // -c / --check-output
   uint32_t submitTimeoutMs = 0;           // --submit-timeout (0 = 5000 ms)
   uint32_t submitRetryCount = 5;          // --submit-retry-count
+  bool dumpInputBuffers = false;          // --dump-input-buffers (into --write-output-dir)
   bool latencyProfiling = false;          // --aic-profiling-type latency
+  uint64_t profilingStartIter = 0;        // --aic-profiling-start-iter
   uint64_t profilingNumSamples = 0;       // --aic-profiling-num-samples (0 = every inference)
+  std::string profilingOutDir;            // --aic-profiling-out-dir: per-sample latency file
+  std::vector<std::string> ignored;       // accepted options without meaning on the emulator
   bool verbose = false;                   // -v
   bool help = false;                      // -h / --help
+  bool version = false;                   // --version
 };
 
 // Bad command line: the message names the option; exit status 2.
@@ -40,5 +47,9 @@ class UsageError : public std::runtime_error {
 
 RunnerOptions parseRunnerOptions(int argc, const char* const* argv);
 const char* runnerHelpText();
+
+// Whether inference `iteration` is among the profiled samples
+// (--aic-profiling-start-iter, --aic-profiling-num-samples).
+bool isProfiledIteration(const RunnerOptions& options, uint64_t iteration);
 
 }  // namespace qaic::runner

@@ -1,5 +1,6 @@
 // qaic-runner: runs a compiled program on a device and prints the vendor tool's stats lines.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -9,8 +10,10 @@
 #include <qaic/Qpc.hpp>
 
 #include "BatchJson.hpp"
+#include "QaicVersion.hpp"
 #include "FileCache.hpp"
 #include "InputSource.hpp"
+#include "LatencyFile.hpp"
 #include "OutputWriter.hpp"
 #include "Progress.hpp"
 #include "RunLoop.hpp"
@@ -87,7 +90,7 @@ int run(const RunnerOptions& options) {
     else if (!options.inputFiles.empty())
       source = InputSource::files(mappings, options.inputFiles, cache);
     else
-      source = InputSource::random(mappings);
+      source = InputSource::random(mappings, options.unboundRandom);
   } catch (const std::exception& e) {
     return fail(kBadInput, e.what());
   }
@@ -95,8 +98,9 @@ int run(const RunnerOptions& options) {
   std::unique_ptr<OutputWriter> writer;
   if (!options.writeOutputDir.empty()) {
     for (const auto& m : mappings)
-      if (m.ioType == BUFFER_IO_TYPE_OUTPUT && !OutputWriter::isSafeName(m.bufferName))
-        return fail(kBadInput, "output buffer name '" + m.bufferName + "' in the container cannot be a file name");
+      if ((m.ioType == BUFFER_IO_TYPE_OUTPUT || options.dumpInputBuffers) && !OutputWriter::isSafeName(m.bufferName))
+        return fail(kBadInput, std::string(m.ioType == BUFFER_IO_TYPE_OUTPUT ? "output" : "input") + " buffer name '" +
+                                   m.bufferName + "' in the container cannot be a file name");
     try {
       writer = std::make_unique<OutputWriter>(options.writeOutputDir);
     } catch (const OutputWriteError& e) {
@@ -113,24 +117,79 @@ int run(const RunnerOptions& options) {
   try {
     QAicContextProperties contextProperties;
     contextProperties.initialLogLevel = options.verbose ? QL_INFO : QL_WARN;
-    auto context = Context::Factory(&contextProperties, {options.device}, logger, nullptr, errorHandler,
-                                    options.verbose ? reinterpret_cast<void*>(1) : nullptr);
     InferenceSetProperties properties;
     properties.name = "qaic-runner";
     properties.programProperties.dataPathTimeoutMs = options.submitTimeoutMs ? options.submitTimeoutMs : 5000;
     properties.programProperties.submitNumRetries = options.submitRetryCount;
     properties.queueProperties.numThreadsPerQueue = options.threadsPerQueue;
-    auto set = InferenceSet::Factory(context, qpc, options.device, options.setSize, options.numActivations, &properties);
+    void* verbose = options.verbose ? reinterpret_cast<void*>(1) : nullptr;
+    std::vector<QID> named = options.deviceList;
+    if (options.device) named = {*options.device};
+    auto context = Context::Factory(&contextProperties, named, logger, nullptr, errorHandler, verbose);
+
+    // -D: the activations spread round robin over the listed devices, one set per device.
+    // Neither -d nor -D: the first device that accepts the activations; the device itself
+    // refuses one it has no room for, so nothing is guessed from free counts that may change.
+    std::vector<std::shared_ptr<InferenceSet>> sets;
+    std::string usedDevices;
+    if (!options.deviceList.empty()) {
+      const auto n = static_cast<uint32_t>(options.deviceList.size());
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t activations = options.numActivations / n + (k < options.numActivations % n ? 1 : 0);
+        sets.push_back(InferenceSet::Factory(context, qpc, options.deviceList[k], options.setSize, activations, &properties));
+        usedDevices += (k ? ":" : "") + std::to_string(options.deviceList[k]);
+      }
+    } else if (options.device) {
+      sets.push_back(InferenceSet::Factory(context, qpc, *options.device, options.setSize, options.numActivations, &properties));
+      usedDevices = std::to_string(*options.device);
+    } else {
+      std::string refusals;
+      for (QID device : context->getDevices()) {
+        try {
+          sets.push_back(InferenceSet::Factory(context, qpc, device, options.setSize, options.numActivations, &properties));
+          usedDevices = std::to_string(device);
+          break;
+        } catch (const Error& e) {
+          if (e.status() != QS_NO_RESOURCES && e.status() != QS_DEV_RESET && e.status() != QS_DEV_REMOVED &&
+              e.status() != QS_DEVICE_ERROR)
+            throw;
+          refusals += "; device " + std::to_string(device) + ": " + e.what();
+        }
+      }
+      if (sets.empty())
+        return fail(kDeviceGone, "no device has room for " + std::to_string(options.numActivations) +
+                                     " activation(s) of the program" + refusals);
+      if (options.verbose) std::cerr << "qaic-runner: picked device " << usedDevices << "\n";
+    }
+    std::vector<InferenceSet*> setPointers;
+    for (const auto& set : sets) setPointers.push_back(set.get());
 
     std::atomic<uint64_t> completed{0};
     RunResult result;
     {
       Progress progress(options.timeSeconds ? std::nullopt : std::optional<uint64_t>(options.numIterations),
                         options.timeSeconds, completed);
-      result = runInferences(*set, mappings, *source, options, cache, writer.get(), completed);
+      result = runInferences(setPointers, mappings, *source, options, cache, writer.get(), completed);
     }
     printStats(result, program.batchSize ? program.batchSize : 1);
     if (options.latencyProfiling) printLatency(result);
+    if (!options.profilingOutDir.empty()) {
+      LatencyFileHeader header;
+      header.program = (std::filesystem::path(options.programDir) / "programqpc.bin").string();
+      header.programName = program.name;
+      header.devices = usedDevices;
+      header.numActivations = options.numActivations;
+      header.setSize = options.setSize;
+      header.threadsPerQueue = options.threadsPerQueue;
+      header.batchSize = program.batchSize ? program.batchSize : 1;
+      header.inferences = result.completed;
+      header.startIter = options.profilingStartIter;
+      try {
+        std::printf("Latency samples: %s\n", writeLatencyFile(options.profilingOutDir, header, result.samples).c_str());
+      } catch (const OutputWriteError& e) {
+        return fail(kInferenceFailed, e.what());
+      }
+    }
 
     if (result.writeError) return fail(kInferenceFailed, *result.writeError);
     if (result.failure != QS_SUCCESS)
@@ -159,6 +218,10 @@ int main(int argc, char** argv) {
   }
   if (options.help) {
     std::fputs(runnerHelpText(), stdout);
+    return kOk;
+  }
+  if (options.version) {
+    qaic::printVersion("qaic-runner");
     return kOk;
   }
   return run(options);

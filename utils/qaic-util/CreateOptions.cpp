@@ -33,8 +33,7 @@ qaicd::Resources needsOfContainer(const std::string& dir, uint32_t activations) 
   try {
     const auto image = container::QpcImage::open(path);
     if (image->programs().empty()) throw UsageError("create: " + path + ": the container has no program");
-    const auto n = container::resourceNeeds(image->contents(), image->programs()[0], activations);
-    return {n.numNsp, n.numMcid, n.numSem, n.numVc, n.ddrBytes};
+    return container::resourceNeeds(image->contents(), image->programs()[0], activations);
   } catch (const container::QpcFormatError& e) {
     throw UsageError(std::string("create: ") + e.what());
   } catch (const std::overflow_error& e) {

@@ -1,5 +1,6 @@
 #include "DeviceStatus.hpp"
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "driver/SysfsDevice.hpp"
@@ -42,6 +43,38 @@ DeviceStatus readDeviceStatus(const driver::DeviceRoot& root, unsigned id) {
   s.networksLoaded = number("networks_loaded");
   s.networksActive = number("networks_active");
   s.nspFrequencyMhz = number("nsp_frequency_mhz");
+  auto optional = [&](const std::string& name) {
+    auto value = sysfs.read(name);
+    return value ? value.value() : std::string();
+  };
+  s.hwSerial = optional("serial");
+  s.boardSerial = optional("board_serial");
+  s.fwQcImageVersion = optional("fw_qc_image_version");
+  s.fwOemImageVersion = optional("fw_oem_image_version");
+  s.fwImageVariant = optional("fw_image_variant");
+  s.nspVersion = optional("nsp_version");
+  s.nspQcImageVersion = optional("nsp_qc_image_version");
+  s.nspImageVariant = optional("nsp_image_variant");
+  s.deviceCapabilities = optional("device_capabilities");
+  s.ddrFrequencyMhz = optional("ddr_frequency_mhz");
+  // The PCI function's own attributes, as the kernel names them.
+  s.maxLinkSpeed = optional("device/max_link_speed");
+  s.maxLinkWidth = optional("device/max_link_width");
+  s.currentLinkSpeed = optional("device/current_link_speed");
+  s.currentLinkWidth = optional("device/current_link_width");
+  // hwmon: millidegrees Celsius and microwatts, in whichever hwmonN the kernel numbered it.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(sysfs.directory() / "device" / "hwmon", ec)) {
+    const std::string hwmon = "device/hwmon/" + entry.path().filename().string() + "/";
+    auto scaled = [&](const std::string& name, double scale) -> std::optional<double> {
+      auto value = sysfs.readU64(hwmon + name);
+      return value ? std::optional<double>(static_cast<double>(value.value()) / scale) : std::nullopt;
+    };
+    s.socTemperatureC = scaled("temp1_input", 1e3);
+    s.boardPowerW = scaled("power1_input", 1e6);
+    s.tdpCapW = scaled("power1_cap", 1e6);
+    break;
+  }
   if (sysfs.read("device/partition/parent")) {
     PartitionOrigin p;
     p.parent = static_cast<unsigned>(number("device/partition/parent"));

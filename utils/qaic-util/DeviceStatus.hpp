@@ -31,6 +31,11 @@ struct DeviceStatus {
   uint64_t constantsLoaded = 0, constantsInUse = 0, networksLoaded = 0, networksActive = 0;
   uint64_t nspFrequencyMhz = 0;
   std::string pciVendor, pciDevice;
+  // Identity and telemetry; empty (not shown) where the kernel or emulator has no such attribute.
+  std::string hwSerial, boardSerial, fwQcImageVersion, fwOemImageVersion, fwImageVariant;
+  std::string nspVersion, nspQcImageVersion, nspImageVariant, deviceCapabilities, ddrFrequencyMhz;
+  std::string maxLinkSpeed, maxLinkWidth, currentLinkSpeed, currentLinkWidth;
+  std::optional<double> socTemperatureC, boardPowerW, tdpCapW;  // hwmon: temp1_input, power1_input, power1_cap
   std::vector<std::string> dbcStates;  // dbc<i>_state, in order
   std::optional<PartitionOrigin> partition;
 };

@@ -84,7 +84,7 @@ int HeldCommand::run(const std::vector<std::string>& argv,
     error = argv[0] + ": " + std::strerror(rc);
     return 127;
   }
-  driver::UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
   if (!pidfd) {
     // Cannot watch it together with the signals; wait for it alone (signals stay pending).
     int status = 0;

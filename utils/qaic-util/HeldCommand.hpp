@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "driver/UniqueFd.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::util {
 
@@ -30,7 +30,7 @@ class HeldCommand {
 
  private:
   sigset_t blocked_{}, previous_{};
-  driver::UniqueFd signals_;
+  UniqueFd signals_;
 };
 
 }  // namespace qaic::util

@@ -4,7 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -15,6 +18,7 @@
 
 #include "DeviceStatus.hpp"
 #include "QaicdAccess.hpp"
+#include "base/AtomicFile.hpp"
 #include "driver/DeviceProtocol.hpp"
 
 namespace qaic::util {
@@ -44,39 +48,119 @@ std::string holderText(const qaicd::PartitionInfo& lease) {
          ", uid " + std::to_string(lease.ownerUid) + ", lease from qaicd";
 }
 
-void printQuery(const DeviceStatus& s, const LeaseMap& leases, std::ostream& out) {
-  out << "QID " << s.id << "\n"
-      << "\tStatus:" << s.status << "\n"
-      << "\tPCI Address:" << s.pciAddress << "\n"
-      << "\tPCI Info:Vendor " << s.pciVendor << " Device " << s.pciDevice << "\n"
-      << "\tHW Version:" << s.hwVersion << "\n"
-      << "\tFW Version:" << s.fwVersion << "\n"
-      << "\tDram Total:" << s.dramTotalMb << " MB\n"
-      << "\tDram Free:" << s.dramFreeMb << " MB\n"
-      << "\tVc Total:" << s.vcTotal << "\n"
-      << "\tVc Free:" << s.vcFree << "\n"
-      << "\tNsp Total:" << s.nspTotal << "\n"
-      << "\tNsp Free:" << s.nspFree << "\n"
-      << "\tMCID Total:" << s.mcidTotal << "\n"
-      << "\tMCID Free:" << s.mcidFree << "\n"
-      << "\tSemaphore Total:" << s.semTotal << "\n"
-      << "\tSemaphore Free:" << s.semFree << "\n"
-      << "\tConstants Loaded:" << s.constantsLoaded << "\n"
-      << "\tConstants In-Use:" << s.constantsInUse << "\n"
-      << "\tNetworks Loaded:" << s.networksLoaded << "\n"
-      << "\tNetworks Active:" << s.networksActive << "\n"
-      << "\tNSP Frequency(Mhz):" << s.nspFrequencyMhz << "\n"
-      << "\tSku Type:" << s.sku << "\n";
-  for (std::size_t i = 0; i < s.dbcStates.size(); ++i) out << "\tDBC" << i << " State:" << s.dbcStates[i] << "\n";
+std::string fixed2(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+// The -q lines of one device, in the vendor tool's order and spelling; filters match on them.
+// Identity and telemetry lines appear where the kernel (or qaic-emu) has the attribute.
+Fields queryFields(const DeviceStatus& s, const LeaseMap& leases) {
+  Fields f;
+  auto add = [&](const char* label, const std::string& value) { f.emplace_back(label, value); };
+  auto addIf = [&](const char* label, const std::string& value) {
+    if (!value.empty()) add(label, value);
+  };
+  auto number = [](uint64_t v) { return std::to_string(v); };
+  add("Status", s.status);
+  add("PCI Address", s.pciAddress);
+  add("PCI Info", "Vendor " + s.pciVendor + " Device " + s.pciDevice);
+  add("HW Version", s.hwVersion);
+  addIf("HW Serial", s.hwSerial);
+  add("FW Version", s.fwVersion);
+  addIf("FW QC_IMAGE_VERSION", s.fwQcImageVersion);
+  if (!s.fwQcImageVersion.empty()) add("FW OEM_IMAGE_VERSION", s.fwOemImageVersion);
+  addIf("FW IMAGE_VARIANT", s.fwImageVariant);
+  addIf("NSP Version", s.nspVersion);
+  addIf("NSP QC_IMAGE_VERSION", s.nspQcImageVersion);
+  addIf("NSP IMAGE_VARIANT", s.nspImageVariant);
+  add("Dram Total", number(s.dramTotalMb) + " MB");
+  add("Dram Free", number(s.dramFreeMb) + " MB");
+  add("Vc Total", number(s.vcTotal));
+  add("Vc Free", number(s.vcFree));
+  add("Nsp Total", number(s.nspTotal));
+  add("Nsp Free", number(s.nspFree));
+  add("MCID Total", number(s.mcidTotal));
+  add("MCID Free", number(s.mcidFree));
+  add("Semaphore Total", number(s.semTotal));
+  add("Semaphore Free", number(s.semFree));
+  add("Constants Loaded", number(s.constantsLoaded));
+  add("Constants In-Use", number(s.constantsInUse));
+  add("Networks Loaded", number(s.networksLoaded));
+  add("Networks Active", number(s.networksActive));
+  add("NSP Frequency(Mhz)", number(s.nspFrequencyMhz));
+  addIf("DDR Frequency(Mhz)", s.ddrFrequencyMhz);
+  add("Sku Type", s.sku);
+  addIf("Device Capabilities", s.deviceCapabilities);
+  addIf("Max Link Speed", s.maxLinkSpeed);
+  if (!s.maxLinkWidth.empty()) add("Max Link Width", "x" + s.maxLinkWidth);
+  addIf("Current Link Speed", s.currentLinkSpeed);
+  if (!s.currentLinkWidth.empty()) add("Current Link Width", "x" + s.currentLinkWidth);
+  for (std::size_t i = 0; i < s.dbcStates.size(); ++i)
+    f.emplace_back("DBC" + std::to_string(i) + " State", s.dbcStates[i]);
+  addIf("Board serial", s.boardSerial);
+  if (s.socTemperatureC) add("SoC temperature(degree C)", fixed2(*s.socTemperatureC));
+  if (s.boardPowerW) add("Board power(Watts)", fixed2(*s.boardPowerW));
+  if (s.tdpCapW) add("TDP Cap(Watts)", fixed2(*s.tdpCapW));
   if (s.partition) {
-    out << "\tParent QID:" << s.partition->parent << "\n"
-        << "\tOwner UID:" << s.partition->ownerUid << "\n"
-        << "\tOwner GID:" << s.partition->ownerGid << "\n"
-        << "\tMode:" << s.partition->mode << "\n"
-        << "\tHolder PID:" << s.partition->holderPid << "\n"
-        << "\tLabel:" << s.partition->label << "\n";
-    if (auto lease = leases.find(s.id); lease != leases.end()) out << "\tHolder:" << holderText(lease->second) << "\n";
+    add("Parent QID", number(s.partition->parent));
+    add("Owner UID", number(s.partition->ownerUid));
+    add("Owner GID", number(s.partition->ownerGid));
+    add("Mode", s.partition->mode);
+    add("Holder PID", std::to_string(s.partition->holderPid));
+    add("Label", s.partition->label);
+    if (auto lease = leases.find(s.id); lease != leases.end()) add("Holder", holderText(lease->second));
   }
+  return f;
+}
+
+void printQuery(const DeviceStatus& s, const LeaseMap& leases, std::ostream& out) {
+  out << "QID " << s.id << "\n";
+  for (const auto& [label, value] : queryFields(s, leases)) out << "\t" << label << ":" << value << "\n";
+}
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::optional<double> leadingNumber(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str()) return std::nullopt;
+  return value;
+}
+
+bool matches(const QueryFilter& filter, const Fields& fields) {
+  const std::string field = lower(filter.field);
+  for (const auto& [label, value] : fields) {
+    if (lower(label) != field) continue;
+    bool same = value == filter.value;
+    // A number on its own matches a numeric field whatever its unit: "16384" matches "16384 MB".
+    char* end = nullptr;
+    const double wanted = std::strtod(filter.value.c_str(), &end);
+    if (!same && !filter.value.empty() && *end == '\0')
+      if (auto actual = leadingNumber(value)) same = *actual == wanted;
+    return same == filter.equal;
+  }
+  return !filter.equal;  // a device without the field is not equal to any value
+}
+
+// Every label -q can print, for naming the choices when a filter's field is unknown.
+std::vector<std::string> knownFields() {
+  DeviceStatus full;
+  full.hwSerial = full.boardSerial = full.fwQcImageVersion = full.fwImageVariant = full.nspVersion = "x";
+  full.nspQcImageVersion = full.nspImageVariant = full.deviceCapabilities = full.ddrFrequencyMhz = "x";
+  full.maxLinkSpeed = full.maxLinkWidth = full.currentLinkSpeed = full.currentLinkWidth = "x";
+  full.socTemperatureC = full.boardPowerW = full.tdpCapW = 0.0;
+  full.partition = PartitionOrigin{};
+  qaicd::PartitionInfo lease;
+  std::vector<std::string> names;
+  for (const auto& [label, value] : queryFields(full, LeaseMap{{0, lease}})) names.push_back(label);
+  return names;
 }
 
 nlohmann::json toJson(const DeviceStatus& s, const LeaseMap& leases) {
@@ -104,6 +188,26 @@ nlohmann::json toJson(const DeviceStatus& s, const LeaseMap& leases) {
           {"nsp_frequency_mhz", s.nspFrequencyMhz},
           {"sku", s.sku},
           {"dbc_states", s.dbcStates}};
+  auto optionalText = [&](const char* key, const std::string& value) {
+    if (!value.empty()) j[key] = value;
+  };
+  optionalText("hw_serial", s.hwSerial);
+  optionalText("board_serial", s.boardSerial);
+  optionalText("fw_qc_image_version", s.fwQcImageVersion);
+  if (!s.fwQcImageVersion.empty()) j["fw_oem_image_version"] = s.fwOemImageVersion;
+  optionalText("fw_image_variant", s.fwImageVariant);
+  optionalText("nsp_version", s.nspVersion);
+  optionalText("nsp_qc_image_version", s.nspQcImageVersion);
+  optionalText("nsp_image_variant", s.nspImageVariant);
+  optionalText("device_capabilities", s.deviceCapabilities);
+  optionalText("ddr_frequency_mhz", s.ddrFrequencyMhz);
+  optionalText("max_link_speed", s.maxLinkSpeed);
+  optionalText("max_link_width", s.maxLinkWidth);
+  optionalText("current_link_speed", s.currentLinkSpeed);
+  optionalText("current_link_width", s.currentLinkWidth);
+  if (s.socTemperatureC) j["soc_temperature_c"] = *s.socTemperatureC;
+  if (s.boardPowerW) j["board_power_w"] = *s.boardPowerW;
+  if (s.tdpCapW) j["tdp_cap_w"] = *s.tdpCapW;
   if (s.partition) {
     j["partition"] = {{"parent", s.partition->parent},       {"owner_uid", s.partition->ownerUid},
                       {"owner_gid", s.partition->ownerGid},  {"mode", s.partition->mode},
@@ -146,6 +250,17 @@ void onSignal(int) { interrupted = 1; }
 }  // namespace
 
 int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream& err) {
+  const std::vector<std::string> fields = knownFields();
+  for (const auto& filter : request.filters) {
+    bool known = false;
+    for (const auto& name : fields) known = known || lower(name) == lower(filter.field);
+    if (known) continue;
+    std::string list;
+    for (const auto& name : fields)
+      if (name.rfind("DBC", 0) != 0 || name == "DBC0 State") list += (list.empty() ? "" : ", ") + name;
+    err << "qaic-util: error: -f: unknown field '" << filter.field << "'; fields: " << list << "\n";
+    return 2;
+  }
   const auto root = driver::DeviceRoot::fromEnvironment();
   std::vector<unsigned> ids = request.devices;
   if (ids.empty()) ids = root.listDevices();
@@ -163,9 +278,21 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
         // A partition listed a moment ago may have been released since; only a device or a
         // partition asked for by -d is an error when it cannot be read.
         const bool listedPartition = request.devices.empty() && id >= driver::kFirstPartitionId;
-        if (!listedPartition) throw;
+        if (listedPartition) continue;
+        // Scripts that probe -d 0, 1, 2... stop at this line (the vendor tool's words).
+        if (!request.devices.empty() && !std::filesystem::exists(root.nodePath(id)))
+          out << "Failed to find requested device ID " << id << "\n";
+        throw;
       }
     }
+    if (request.filters.empty()) return;
+    const LeaseMap none;
+    std::erase_if(devices, [&](const DeviceStatus& s) {
+      const Fields f = queryFields(s, none);
+      for (const auto& filter : request.filters)
+        if (!matches(filter, f)) return true;
+      return false;
+    });
   };
 
   try {
@@ -177,7 +304,17 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
         // Partitions apart, so that "devices" keeps counting whole devices.
         nlohmann::json list = nlohmann::json::array(), partitions = nlohmann::json::array();
         for (const auto& s : devices) (s.partition ? partitions : list).push_back(toJson(s, leases));
-        out << nlohmann::json{{"devices", list}, {"partitions", partitions}}.dump(2) << "\n";
+        const std::string text = nlohmann::json{{"devices", list}, {"partitions", partitions}}.dump(2) + "\n";
+        if (request.jsonFile.empty()) {
+          out << text;
+        } else {
+          try {
+            writeFileAtomically(request.jsonFile, text);
+          } catch (const AtomicWriteError& e) {
+            err << "qaic-util: error: -j: " << e.what() << "\n";
+            return 1;
+          }
+        }
       } else {
         for (const auto& s : devices) printQuery(s, leases, out);
       }

@@ -9,6 +9,7 @@
 #include "QpcCommand.hpp"
 #include "QueryCommand.hpp"
 #include "RemoveCommand.hpp"
+#include "QaicVersion.hpp"
 #include "UtilOptions.hpp"
 
 int main(int argc, char** argv) {
@@ -20,11 +21,23 @@ int main(int argc, char** argv) {
       case Mode::Help:
         std::cout << utilHelpText();
         return 0;
+      case Mode::Version:
+        qaic::printVersion("qaic-util");
+        return 0;
       case Mode::Qpc:
         return runQpcCommand(options.qpcDir, std::cout, std::cerr);
       case Mode::Query:
-        return runQueryCommand({options.devices, options.json, options.refreshSeconds, options.refreshCount},
-                               std::cout, std::cerr);
+      {
+        QueryRequest request;
+        request.devices = options.devices;
+        request.json = options.json;
+        request.jsonFile = options.jsonFile;
+        request.refreshSeconds = options.refreshSeconds;
+        request.refreshCount = options.refreshCount;
+        for (const auto& [field, condition] : options.filters)
+          request.filters.push_back({field, condition.substr(2), condition.rfind("==", 0) == 0});
+        return runQueryCommand(request, std::cout, std::cerr);
+      }
       case Mode::Create:
         return runCreateCommand(options.commandArgs, std::cout, std::cerr);
       case Mode::List:

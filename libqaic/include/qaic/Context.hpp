@@ -10,13 +10,10 @@
 
 #include <qaic/Errors.hpp>
 #include <qaic/QBuffer.hpp>
+#include <qaic/Resources.hpp>
 
 namespace qaic::rt {
 
-namespace engine {
-class ContextImpl;
-}
-struct ResourceRequest;  // <qaic/Partition.hpp>
 class Partition;
 
 using QID = uint32_t;        // a device index: $QAIC_ROOT/dev/accel/accel<QID>
@@ -45,6 +42,7 @@ struct QAicContextProperties {
   const ResourceRequest* partition = nullptr;
 };
 
+// Created only by Factory; the runtime's own implementation stands behind this interface.
 class Context {
  public:
   // `devices` empty means every device found under $QAIC_ROOT (unset: the real /dev and /sys),
@@ -58,29 +56,25 @@ class Context {
                                           void* logUserData = nullptr,
                                           ErrorHandler errorHandler = defaultErrorHandler,
                                           void* errorUserData = nullptr);
-  ~Context();
+  virtual ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  void setLogLevel(QLogLevel level);
-  QLogLevel getLogLevel() const;
-  QCtxId getId() const;
-  const std::vector<QID>& getDevices() const;
+  virtual void setLogLevel(QLogLevel level) = 0;
+  virtual QLogLevel getLogLevel() const = 0;
+  virtual QCtxId getId() const = 0;
+  virtual const std::vector<QID>& getDevices() const = 0;
   // The partition this context acquired through QAicContextProperties::partition, or null.
-  std::shared_ptr<const Partition> getPartition() const;
+  virtual std::shared_ptr<const Partition> getPartition() const = 0;
 
   // A device buffer object of `size` bytes on `device`, mapped into this process. Pass its
   // qbuffer() (type DMA) to an InferenceHandle: inputs are read and outputs written in place.
   // Throws Error(QS_INVAL) for size 0 or a device not in this context, QS_NO_RESOURCES when the
   // device refuses the allocation.
-  std::shared_ptr<DmaBuffer> allocateDmaBuffer(QID device, std::size_t size);
+  virtual std::shared_ptr<DmaBuffer> allocateDmaBuffer(QID device, std::size_t size) = 0;
 
-  engine::ContextImpl& impl() const { return *impl_; }
-  const std::shared_ptr<engine::ContextImpl>& sharedImpl() const { return impl_; }
-
- private:
-  explicit Context(std::shared_ptr<engine::ContextImpl> impl);
-  std::shared_ptr<engine::ContextImpl> impl_;
+ protected:
+  Context() = default;
 };
 
 }  // namespace qaic::rt

@@ -18,10 +18,6 @@
 
 namespace qaic::rt {
 
-namespace engine {
-class HandleImpl;
-}
-
 // Seed 002's GetPerformanceCounts entry: microseconds spent in one pipeline stage of the last
 // completed inference.
 struct PerfCounter {
@@ -31,41 +27,38 @@ struct PerfCounter {
 
 class InferenceHandle {
  public:
-  ~InferenceHandle();
+  virtual ~InferenceHandle();
   InferenceHandle(const InferenceHandle&) = delete;
   InferenceHandle& operator=(const InferenceHandle&) = delete;
 
   // All buffers, one per BufferMapping. Throws Error(QS_INVAL) for a wrong count, naming the
   // expected one, and Error(QS_WRONG_STATE) unless the handle is acquired and not submitted.
-  void setBuffers(const std::vector<QBuffer>& buffers);
-  void setInputBuffers(const std::vector<QBuffer>& inputs);
-  void setOutputBuffers(const std::vector<QBuffer>& outputs);
-  const std::vector<QBuffer>& getBuffers() const;
-  std::vector<QBuffer> getInputBuffers() const;
-  std::vector<QBuffer> getOutputBuffers() const;
+  virtual void setBuffers(const std::vector<QBuffer>& buffers) = 0;
+  virtual void setInputBuffers(const std::vector<QBuffer>& inputs) = 0;
+  virtual void setOutputBuffers(const std::vector<QBuffer>& outputs) = 0;
+  virtual const std::vector<QBuffer>& getBuffers() const = 0;
+  virtual std::vector<QBuffer> getInputBuffers() const = 0;
+  virtual std::vector<QBuffer> getOutputBuffers() const = 0;
 
   // Actual dims of a partial or specialized buffer (default: the mapping's full dims), by
   // mapping index. Validated at submit() against the mapping (see IoValidation.hpp).
-  void setBufferDims(uint32_t bufferIndex, const std::vector<uint64_t>& dims);
+  virtual void setBufferDims(uint32_t bufferIndex, const std::vector<uint64_t>& dims) = 0;
   // Selective IO: leave this buffer out of the next submissions (allowed only where the mapping
   // permits dropping it); `skipped` false puts it back.
-  void setBufferSkipped(uint32_t bufferIndex, bool skipped);
+  virtual void setBufferSkipped(uint32_t bufferIndex, bool skipped) = 0;
   // Dims of each output after completion (partial outputs report what the program produced).
-  std::vector<uint64_t> getOutputDims(uint32_t bufferIndex) const;
+  virtual std::vector<uint64_t> getOutputDims(uint32_t bufferIndex) const = 0;
 
-  uint64_t getId() const;              // the requestId of the last submit()
-  QStatus getStatus() const;           // outcome of the last completed inference
-  std::string getErrorMessage() const; // empty on success
+  virtual uint64_t getId() const = 0;              // the requestId of the last submit()
+  virtual QStatus getStatus() const = 0;           // outcome of the last completed inference
+  virtual std::string getErrorMessage() const = 0; // empty on success
   // Stages of the last completed inference: "1. input preprocessing", "2. input transfer to a
   // device", "3. execution time", "4. output transfer from a device", "5. output postprocessing"
   // and "0. queue wait" (submit() until a pipeline thread took it).
-  std::map<std::string, PerfCounter> getPerformanceCounts() const;
+  virtual std::map<std::string, PerfCounter> getPerformanceCounts() const = 0;
 
-  engine::HandleImpl& impl() const { return *impl_; }
-  explicit InferenceHandle(std::unique_ptr<engine::HandleImpl> impl);
-
- private:
-  std::unique_ptr<engine::HandleImpl> impl_;
+ protected:
+  InferenceHandle() = default;
 };
 
 using shInferenceHandle = std::shared_ptr<InferenceHandle>;

@@ -21,10 +21,6 @@ namespace qaic::rt {
 class Qpc;
 class InferenceSetGroup;
 
-namespace engine {
-class SetImpl;
-}
-
 struct ProgramProperties {
   // How long one inference may take on the device before it is retried; 0 means 5000 ms.
   uint32_t dataPathTimeoutMs = 5000;
@@ -62,42 +58,40 @@ class InferenceSet {
                                                std::shared_ptr<Qpc> qpc, QID device,
                                                uint32_t setSize, uint32_t numActivations,
                                                const InferenceSetProperties* properties = nullptr);
-  ~InferenceSet();
+  virtual ~InferenceSet();
   InferenceSet(const InferenceSet&) = delete;
   InferenceSet& operator=(const InferenceSet&) = delete;
 
   // Blocks until a handle is free; timeoutUs 0 waits until one is put back (or the set shuts
   // down: QS_CANCELED). QS_TIMEDOUT leaves `handle` empty.
-  QStatus getAvailable(shInferenceHandle& handle, uint64_t timeoutUs = 0);
+  virtual QStatus getAvailable(shInferenceHandle& handle, uint64_t timeoutUs = 0) = 0;
   // Non-blocking. Validates the handle's buffers first (IoValidation.hpp) and throws Error
   // (QS_BUFFER_SIZE, QS_BUFFER_DIMS, QS_INVAL naming the buffer; QS_WRONG_STATE; QS_WRONG_SET).
-  void submit(const shInferenceHandle& handle, uint64_t requestId);
-  void submit(const shInferenceHandle& handle, NotifyFn notifyFn, void* userData);
+  virtual void submit(const shInferenceHandle& handle, uint64_t requestId) = 0;
+  virtual void submit(const shInferenceHandle& handle, NotifyFn notifyFn, void* userData) = 0;
   // Waits for a submitted inference with this requestId to complete and returns its handle.
   // Returns the inference's status (handle set), or QS_TIMEDOUT with `handle` empty when the
   // wait ran out first. Throws Error(QS_INVAL) when no inference with that id is in flight.
-  QStatus getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs = 0);
+  virtual QStatus getCompletedId(shInferenceHandle& handle, uint64_t requestId,
+                                 uint64_t timeoutUs = 0) = 0;
   // Gives an acquired or completed handle back. Throws QS_WRONG_STATE (put twice, in flight).
-  void putCompleted(const shInferenceHandle& handle);
+  virtual void putCompleted(const shInferenceHandle& handle) = 0;
   // Waits for this handle's inference; returns its status, or QS_TIMEDOUT (wait ran out).
   // timeoutUs 0: until it completes (bounded by dataPathTimeoutMs x (submitNumRetries + 1)).
-  QStatus waitForCompletion(const shInferenceHandle& handle, uint64_t timeoutUs = 0);
+  virtual QStatus waitForCompletion(const shInferenceHandle& handle, uint64_t timeoutUs = 0) = 0;
   // Waits until nothing is in flight in the whole set.
-  QStatus waitForCompletion(uint64_t timeoutUs = 0);
+  virtual QStatus waitForCompletion(uint64_t timeoutUs = 0) = 0;
 
   // A DMA buffer on this set's device (Context::allocateDmaBuffer).
-  std::shared_ptr<DmaBuffer> allocateDmaBuffer(std::size_t size);
+  virtual std::shared_ptr<DmaBuffer> allocateDmaBuffer(std::size_t size) = 0;
 
-  const std::string& getName() const;
-  uint32_t getId() const;
-  uint32_t getNumActivations() const;
-  uint32_t getSetSize() const;
+  virtual const std::string& getName() const = 0;
+  virtual uint32_t getId() const = 0;
+  virtual uint32_t getNumActivations() const = 0;
+  virtual uint32_t getSetSize() const = 0;
 
-  engine::SetImpl& impl() const { return *impl_; }
-  explicit InferenceSet(std::unique_ptr<engine::SetImpl> impl);
-
- private:
-  std::unique_ptr<engine::SetImpl> impl_;
+ protected:
+  InferenceSet() = default;
 };
 
 }  // namespace qaic::rt

@@ -15,33 +15,26 @@
 
 namespace qaic::rt {
 
-namespace engine {
-class GroupImpl;
-}
-
 class InferenceSetGroup {
  public:
   // An empty name makes a private group. A non-empty name returns the group registered under it
   // (creating it first), so independent parts of a program can share one; release() unregisters.
   static std::shared_ptr<InferenceSetGroup> Factory(const std::string& name = {});
-  ~InferenceSetGroup();
+  virtual ~InferenceSetGroup();
   InferenceSetGroup(const InferenceSetGroup&) = delete;
   InferenceSetGroup& operator=(const InferenceSetGroup&) = delete;
 
   // Loads every member's program and activates one. Throws Error when the device refuses.
-  void enable();
+  virtual void enable() = 0;
   // Waits for in-flight inferences (bounded by their data-path timeouts), then deactivates.
-  void disable();
+  virtual void disable() = 0;
   // Drops the name registry's reference (see Factory).
-  void release();
-  bool isEnabled() const;
-  const std::string& getName() const;
+  virtual void release() = 0;
+  virtual bool isEnabled() const = 0;
+  virtual const std::string& getName() const = 0;
 
-  engine::GroupImpl& impl() const { return *impl_; }
-  explicit InferenceSetGroup(std::unique_ptr<engine::GroupImpl> impl);
-
- private:
-  std::unique_ptr<engine::GroupImpl> impl_;
+ protected:
+  InferenceSetGroup() = default;
 };
 
 }  // namespace qaic::rt

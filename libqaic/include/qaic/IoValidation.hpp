@@ -1,6 +1,7 @@
-// The one check of user buffers against a program's BufferMappings V2, by seed 000's buffer
-// types. Used by InferenceSet::submit and by qaic-runner for its batch JSON, so both accept and
-// refuse exactly the same IO sets.
+// Checking an IO set before submitting it: the one check of user buffers against a program's
+// BufferMappings V2, by seed 000's buffer types. InferenceSet::submit runs exactly this check; an
+// application that takes IO sets from elsewhere (qaic-runner's batch JSON, a serving frontend)
+// calls it up front to refuse a bad set with the same message, before any buffer is filled.
 //   regular     (isPartialAllowed false): dims exactly the mapping's dims
 //   partial     (isPartialAllowed, no allowed shapes): product(dims) <= product(full dims)
 //   specialized (isPartialAllowed, allowed shapes): dims exactly one allowed combination, and

@@ -22,18 +22,9 @@
 
 #include <qaic/Context.hpp>
 #include <qaic/Qpc.hpp>
+#include <qaic/Resources.hpp>
 
 namespace qaic::rt {
-
-// The resources of a partition, with the field names of the vendor's resource-group JSON.
-struct ResourceRequest {
-  uint32_t numNsp = 0;
-  uint32_t numMcid = 0;
-  uint32_t numSem = 0;
-  uint32_t numVc = 0;
-  uint64_t ddrSize = 0;  // bytes
-  bool operator==(const ResourceRequest&) const = default;
-};
 
 // What `numActivations` activations of program `programIndex` of `qpc` need: its NSPs, multicast
 // ids and semaphores each, one virtual channel each, and DDR for the IO region plus the constants

@@ -35,23 +35,21 @@ using ProfilingCallback = std::function<void(const ProfilingReport& report, void
 
 class ProfilingHandle {
  public:
-  // Throws Error(QS_INVAL) for a null set or callback, or numSamples 0.
+  // Throws Error(QS_INVAL) for a null set or callback, numSamples 0, or a set that
+  // InferenceSet::Factory did not create.
   static std::shared_ptr<ProfilingHandle> Factory(std::shared_ptr<InferenceSet> set,
                                                   uint32_t numSamples, ProfilingCallback callback,
                                                   void* userData = nullptr,
                                                   ProfilingType type = PROFILING_TYPE_LATENCY);
-  ~ProfilingHandle();
+  virtual ~ProfilingHandle();
   ProfilingHandle(const ProfilingHandle&) = delete;
   ProfilingHandle& operator=(const ProfilingHandle&) = delete;
 
-  void start();  // forgets earlier samples; Error(QS_WRONG_STATE) when already started
-  void stop();   // delivers the report (if any sample) on the calling thread
+  virtual void start() = 0;  // forgets earlier samples; Error(QS_WRONG_STATE) when already started
+  virtual void stop() = 0;   // delivers the report (if any sample) on the calling thread
 
-  struct State;  // shared with the set's completion path
-  explicit ProfilingHandle(std::shared_ptr<State> state);
-
- private:
-  std::shared_ptr<State> state_;
+ protected:
+  ProfilingHandle() = default;
 };
 
 }  // namespace qaic::rt

@@ -76,12 +76,6 @@ struct QpcProgramInfo {
   uint32_t numSemaphores = 0;
   uint32_t numMcIds = 0;
   uint64_t totalRequiredMemory = 0;
-  // Device protocol (docs/device-protocol.md).
-  uint64_t ioRegionSize = 0;
-  uint64_t doorbellAddress = 0;
-  uint32_t doneSemaphore = 0;
-  uint64_t requestDescriptorOffset = 0;
-  uint64_t responseDescriptorOffset = 0;
   bool fp16Constants = false;        // compiled with -convert-to-fp16
 };
 

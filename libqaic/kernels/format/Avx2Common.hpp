@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::kernels::format {
 namespace {

@@ -1,4 +1,4 @@
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 #include <cpuid.h>
 
@@ -189,50 +189,57 @@ std::size_t deviceBufferBytes(const ir::Dims& dims, const ir::DeviceFormat& form
   return static_cast<std::size_t>(checkedCount(dims, {})) * ir::dtypeSize(format.elementType);
 }
 
-void userToDevice(const UserBufferView& view, std::span<const std::byte> user,
-                  const ir::DeviceFormat& format, std::span<std::byte> device, ConversionPath path) {
+namespace {
+
+// Checks the types and that both buffers hold what the tensor needs (the source first); the
+// tensor's geometry, or nothing when it has no elements and there is nothing to convert.
+std::optional<DeviceGeometry> checkConversion(const UserBufferView& view, std::size_t userSize,
+                                              const ir::DeviceFormat& format, std::size_t deviceSize,
+                                              bool toDevice) {
   checkTypes(view, format);
   const DeviceGeometry g = deviceGeometry(view.dims, format.layout);
   const std::size_t userBytes = userBufferBytes(view.dims, view.dtype);
   const std::size_t deviceBytes = deviceBufferBytes(view.dims, format);
-  if (user.size() < userBytes) {
-    throw FormatError(describe(view.name) + ": user buffer holds " + std::to_string(user.size()) +
-                      " bytes, the tensor needs " + std::to_string(userBytes));
-  }
-  if (device.size() < deviceBytes) {
-    throw FormatError(describe(view.name) + ": device buffer holds " + std::to_string(device.size()) +
-                      " bytes, the device format needs " + std::to_string(deviceBytes));
-  }
-  if (userBytes == 0) return;
+  auto checkUser = [&] {
+    if (userSize < userBytes)
+      throw FormatError(describe(view.name) + ": user buffer holds " + std::to_string(userSize) +
+                        " bytes, the tensor needs " + std::to_string(userBytes));
+  };
+  auto checkDevice = [&] {
+    if (deviceSize < deviceBytes)
+      throw FormatError(describe(view.name) + ": device buffer holds " + std::to_string(deviceSize) +
+                        " bytes, the device format needs " + std::to_string(deviceBytes));
+  };
+  toDevice ? checkUser() : checkDevice();
+  toDevice ? checkDevice() : checkUser();
+  if (userBytes == 0) return std::nullopt;
+  return g;
+}
+
+}  // namespace
+
+void userToDevice(const UserBufferView& view, std::span<const std::byte> user,
+                  const ir::DeviceFormat& format, std::span<std::byte> device, ConversionPath path) {
+  const auto g = checkConversion(view, user.size(), format, device.size(), true);
+  if (!g) return;
   const auto kernels = vectorKernels(path);
-  if (kernels && format::userToDeviceVector(g, format.layout, view.layout, view.dtype, user.data(),
+  if (kernels && format::userToDeviceVector(*g, format.layout, view.layout, view.dtype, user.data(),
                                             format.elementType, device.data(), *kernels)) {
     return;
   }
-  convertScalar(g, format.layout, view.layout, view.dtype, user.data(), format.elementType, device.data(), true);
+  convertScalar(*g, format.layout, view.layout, view.dtype, user.data(), format.elementType, device.data(), true);
 }
 
 void deviceToUser(const ir::DeviceFormat& format, std::span<const std::byte> device,
                   const UserBufferView& view, std::span<std::byte> user, ConversionPath path) {
-  checkTypes(view, format);
-  const DeviceGeometry g = deviceGeometry(view.dims, format.layout);
-  const std::size_t userBytes = userBufferBytes(view.dims, view.dtype);
-  const std::size_t deviceBytes = deviceBufferBytes(view.dims, format);
-  if (device.size() < deviceBytes) {
-    throw FormatError(describe(view.name) + ": device buffer holds " + std::to_string(device.size()) +
-                      " bytes, the device format needs " + std::to_string(deviceBytes));
-  }
-  if (user.size() < userBytes) {
-    throw FormatError(describe(view.name) + ": user buffer holds " + std::to_string(user.size()) +
-                      " bytes, the tensor needs " + std::to_string(userBytes));
-  }
-  if (userBytes == 0) return;
+  const auto g = checkConversion(view, user.size(), format, device.size(), false);
+  if (!g) return;
   const auto kernels = vectorKernels(path);
-  if (kernels && format::deviceToUserVector(g, format.layout, format.elementType, device.data(),
+  if (kernels && format::deviceToUserVector(*g, format.layout, format.elementType, device.data(),
                                             view.layout, view.dtype, user.data(), *kernels)) {
     return;
   }
-  convertScalar(g, format.layout, view.layout, format.elementType, device.data(), view.dtype, user.data(), false);
+  convertScalar(*g, format.layout, view.layout, format.elementType, device.data(), view.dtype, user.data(), false);
 }
 
 }  // namespace qaic::kernels

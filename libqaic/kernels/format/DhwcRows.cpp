@@ -163,25 +163,14 @@ void chunkRows(const PlanarJob& job, int64_t d, int64_t c0) {
   planarRegion(job, d, c0, 0, H, wEnd, W);
 }
 
-template <bool kHalf, bool kToDevice>
-void rows(const PlanarJob& job) {
-  const DeviceGeometry& g = job.geometry;
-  for (int64_t d = 0; d < g.depth; ++d) {
-    for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
-      const int64_t chunk = g.channels - c0 < 8 ? g.channels - c0 : 8;
-      withChannelCount(chunk, [&](auto k) { chunkRows<kHalf, kToDevice, k.value>(job, d, c0); });
-    }
-  }
-}
-
 }  // namespace
 
 void dhwcRows(const PlanarJob& job) {
-  if (job.half) {
-    job.toDevice ? rows<true, true>(job) : rows<true, false>(job);
-  } else {
-    job.toDevice ? rows<false, true>(job) : rows<false, false>(job);
-  }
+  withJobKind(job, [&](auto half, auto toDevice) {
+    forEachChunk(job.geometry, [&](int64_t d, int64_t c0, int64_t chunk) {
+      withChannelCount(chunk, [&](auto k) { chunkRows<half.value, toDevice.value, k.value>(job, d, c0); });
+    });
+  });
 }
 
 }  // namespace qaic::kernels::format

@@ -59,7 +59,7 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
                            reinterpret_cast<__m128i*>(dev + j * column + 8 * k), x[j]);
     }
   };
-  // Measured (tests/bench/DeviceFormatBench.cpp): whole tiles, all groups at once, are fastest
+  // Measured (tests/bench/format/DeviceFormatBench.cpp): whole tiles, all groups at once, are fastest
   // for narrow chunks and for cached tensors read into the device format. A tile of a wide chunk
   // touches 8 * kK user rows at once, though: too many streams for the hardware prefetchers when
   // the tensor comes from DRAM, and too many partly written lines when writing user rows. There
@@ -113,29 +113,23 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
 void dwhcTileRegion(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int64_t hEnd, int64_t wBegin,
                     int64_t wEnd) {
   if (hBegin >= hEnd || wBegin >= wEnd) return;
-  const int64_t chunk = job.geometry.channels - c0 < 8 ? job.geometry.channels - c0 : 8;
-  withChannelCount(chunk, [&](auto k) {
-    if (job.half) {
-      job.toDevice ? chunkTiles<true, true, k.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd)
-                   : chunkTiles<true, false, k.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd);
-    } else {
-      job.toDevice ? chunkTiles<false, true, k.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd)
-                   : chunkTiles<false, false, k.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd);
-    }
+  const int64_t chunk = std::min<int64_t>(8, job.geometry.channels - c0);
+  withJobKind(job, [&](auto half, auto toDevice) {
+    withChannelCount(chunk, [&](auto k) {
+      chunkTiles<half.value, toDevice.value, k.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd);
+    });
   });
 }
 
 void dwhcTiles(const PlanarJob& job) {
   const DeviceGeometry& g = job.geometry;
   const int64_t hTiled = g.height / 8 * 8, wTiled = g.width / 8 * 8;
-  for (int64_t d = 0; d < g.depth; ++d) {
-    for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
-      dwhcTileRegion(job, d, c0, 0, hTiled, 0, wTiled);
-      // The edges: the last H % 8 rows of the tiled columns, then the last W % 8 columns whole.
-      planarRegion(job, d, c0, hTiled, g.height, 0, wTiled);
-      planarRegion(job, d, c0, 0, g.height, wTiled, g.width);
-    }
-  }
+  forEachChunk(g, [&](int64_t d, int64_t c0, int64_t) {
+    dwhcTileRegion(job, d, c0, 0, hTiled, 0, wTiled);
+    // The edges: the last H % 8 rows of the tiled columns, then the last W % 8 columns whole.
+    planarRegion(job, d, c0, hTiled, g.height, 0, wTiled);
+    planarRegion(job, d, c0, 0, g.height, wTiled, g.width);
+  });
 }
 
 }  // namespace qaic::kernels::format

@@ -291,37 +291,22 @@ void tiles(const PlanarJob& job) {
   const bool eightTiles = bands && g.height % 8 == 0 && g.width % 8 == 0;
   const bool fromDram = tensorFromDram(g);
   const bool byLines = !kToDevice && !fromDram && rowPairLinesApply(job);  // chunks of 8 and 4
-  for (int64_t d = 0; d < g.depth; ++d) {
-    for (int64_t c0 = 0; c0 < g.channels; c0 += 8) {
-      const int64_t chunk = g.channels - c0 < 8 ? g.channels - c0 : 8;
-      if (byLines && (chunk == 8 || chunk == 4)) {
-        rowPairLines(job, d, c0);
-        continue;
-      }
-      // Whole 16 x 16 tiles into the device format take wideTiles' pairs too for chunks of 8
-      // (preprocess 1/8/112/112 54-56 -> 71 GB/s).
-      const bool sixteenPairs = kToDevice && chunk == 8 && !bands;
-      if ((eightTiles || sixteenPairs) && !fromDram) {
-        withUnrolledSteps(g.width / 16, [&](auto pairs) { wideTiles<kHalf, kToDevice, pairs.value>(job, d, c0); });
-        continue;
-      }
-      if (eightTiles && !kToDevice) {
-        dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
-        continue;
-      }
-      withChannelCount(chunk, [&](auto k) { chunkTiles<kHalf, kToDevice, k.value>(job, d, c0); });
-    }
-  }
+  forEachChunk(g, [&](int64_t d, int64_t c0, int64_t chunk) {
+    if (byLines && (chunk == 8 || chunk == 4)) return rowPairLines(job, d, c0);
+    // Whole 16 x 16 tiles into the device format take wideTiles' pairs too for chunks of 8
+    // (preprocess 1/8/112/112 54-56 -> 71 GB/s).
+    const bool sixteenPairs = kToDevice && chunk == 8 && !bands;
+    if ((eightTiles || sixteenPairs) && !fromDram)
+      return withUnrolledSteps(g.width / 16, [&](auto pairs) { wideTiles<kHalf, kToDevice, pairs.value>(job, d, c0); });
+    if (eightTiles && !kToDevice) return dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
+    withChannelCount(chunk, [&](auto k) { chunkTiles<kHalf, kToDevice, k.value>(job, d, c0); });
+  });
 }
 
 }  // namespace
 
 void dwhcTilesAvx512(const PlanarJob& job) {
-  if (job.half) {
-    job.toDevice ? tiles<true, true>(job) : tiles<true, false>(job);
-  } else {
-    job.toDevice ? tiles<false, true>(job) : tiles<false, false>(job);
-  }
+  withJobKind(job, [&](auto half, auto toDevice) { tiles<half.value, toDevice.value>(job); });
 }
 
 }  // namespace qaic::kernels::format

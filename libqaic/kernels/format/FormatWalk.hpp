@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::kernels::format {
 

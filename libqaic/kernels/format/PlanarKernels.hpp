@@ -4,10 +4,12 @@
 // cpuHasF16cAvx2(); arguments are already validated.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::kernels::format {
 
@@ -19,6 +21,31 @@ struct PlanarJob {
   bool half;                // device elements are float16, else float
   bool toDevice;            // user -> device, else device -> user
 };
+
+// Control flow the kernel files share; in an unnamed namespace like the vector helpers of
+// Avx2Common.hpp, so that each file keeps the copy compiled with its own flags.
+namespace {
+
+// Calls body(half, toDevice), each a std::bool_constant, for the job's device element type and
+// direction: a kernel template is instantiated for all four and chosen once per call.
+template <typename Body>
+void withJobKind(const PlanarJob& job, Body&& body) {
+  if (job.half) {
+    job.toDevice ? body(std::true_type{}, std::true_type{}) : body(std::true_type{}, std::false_type{});
+  } else {
+    job.toDevice ? body(std::false_type{}, std::true_type{}) : body(std::false_type{}, std::false_type{});
+  }
+}
+
+// Calls body(d, c0, chunk) for every depth slice d and channel chunk starting at c0: chunks of 8
+// channels, the last one C % 8 wide when C is not a multiple of 8.
+template <typename Body>
+void forEachChunk(const DeviceGeometry& g, Body&& body) {
+  for (int64_t d = 0; d < g.depth; ++d)
+    for (int64_t c0 = 0; c0 < g.channels; c0 += 8) body(d, c0, std::min<int64_t>(8, g.channels - c0));
+}
+
+}  // namespace
 
 // Whether the tensor counts as coming from DRAM for the tile orders: over 8 MB of user floats
 // (single images and small batches stay in the caches between conversions).

@@ -48,13 +48,9 @@ void region(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int64_t
 void planarRegion(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int64_t hEnd, int64_t wBegin,
                   int64_t wEnd) {
   if (hBegin >= hEnd || wBegin >= wEnd) return;
-  if (job.half) {
-    job.toDevice ? region<true, true>(job, d, c0, hBegin, hEnd, wBegin, wEnd)
-                 : region<true, false>(job, d, c0, hBegin, hEnd, wBegin, wEnd);
-  } else {
-    job.toDevice ? region<false, true>(job, d, c0, hBegin, hEnd, wBegin, wEnd)
-                 : region<false, false>(job, d, c0, hBegin, hEnd, wBegin, wEnd);
-  }
+  withJobKind(job, [&](auto half, auto toDevice) {
+    region<half.value, toDevice.value>(job, d, c0, hBegin, hEnd, wBegin, wEnd);
+  });
 }
 
 }  // namespace qaic::kernels::format

@@ -56,9 +56,7 @@ void planar(const PlanarJob& job, VectorKernels kernels) {
     return dwhcTilesAvx512(job);
   }
   if (g.height >= 8) return dwhcTiles(job);
-  for (int64_t d = 0; d < g.depth; ++d) {
-    for (int64_t c0 = 0; c0 < g.channels; c0 += 8) planarRegion(job, d, c0, 0, g.height, 0, g.width);
-  }
+  forEachChunk(g, [&](int64_t d, int64_t c0, int64_t) { planarRegion(job, d, c0, 0, g.height, 0, g.width); });
 }
 
 // User NHWC against a chunked layout: each pixel's chunk of channels is contiguous on both sides.
@@ -66,23 +64,20 @@ template <bool kHalf, bool kToDevice>
 void interleaved(const DeviceGeometry& g, DeviceLayout layout, float* user,
                  typename DeviceIo<kHalf>::Element* device) {
   const int64_t C = g.channels, H = g.height, W = g.width;
-  for (int64_t d = 0; d < g.depth; ++d) {
-    for (int64_t c0 = 0; c0 < C; c0 += 8) {
-      const int64_t chunk = C - c0 < 8 ? C - c0 : 8;
-      const ChunkAddress a = chunkAddress(g, layout, d, c0);
-      for (int64_t h = 0; h < H; ++h) {
-        for (int64_t w = 0; w < W; ++w) {
-          float* u = user + ((d * H + h) * W + w) * C + c0;
-          auto* p = device + a.base + h * a.hStride + w * a.wStride;
-          if constexpr (kToDevice) {
-            DeviceIo<kHalf>::store(p, loadFloats(u, chunk), chunk);
-          } else {
-            storeFloats(u, DeviceIo<kHalf>::load(p, chunk), chunk);
-          }
+  forEachChunk(g, [&](int64_t d, int64_t c0, int64_t chunk) {
+    const ChunkAddress a = chunkAddress(g, layout, d, c0);
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t w = 0; w < W; ++w) {
+        float* u = user + ((d * H + h) * W + w) * C + c0;
+        auto* p = device + a.base + h * a.hStride + w * a.wStride;
+        if constexpr (kToDevice) {
+          DeviceIo<kHalf>::store(p, loadFloats(u, chunk), chunk);
+        } else {
+          storeFloats(u, DeviceIo<kHalf>::load(p, chunk), chunk);
         }
       }
     }
-  }
+  });
 }
 
 template <bool kHalf, bool kToDevice>

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::kernels::format {
 

@@ -61,7 +61,11 @@ int64_t resolveIndex(const ir::Op& op, std::string_view arg, int64_t index, int6
 }
 
 std::unique_ptr<Kernel> makeGather(const BuildContext& ctx) {
-  const auto [src, indices, dst] = gatherTensors(ctx);
+  // Named references, not structured bindings: clang 14 cannot capture those in a lambda.
+  const Gather g = gatherTensors(ctx);
+  const Tensor& src = g.src;
+  const Tensor& indices = g.indices;
+  Tensor& dst = g.dst;
   const AxisView v = checkedAxisView(ctx.op, src.dims);
   const int64_t outer = v.outer, extent = v.extent;
   const std::size_t chunk = static_cast<std::size_t>(v.inner) * ir::dtypeSize(src.dtype);
@@ -219,7 +223,11 @@ std::vector<int64_t> tupleOffsets(const ir::Op& op, const NdIndexing& nd, const 
 }  // namespace
 
 std::unique_ptr<Kernel> makeGatherElements(const BuildContext& ctx) {
-  const auto [src, indices, dst] = gatherTensors(ctx);
+  // Named references, not structured bindings: clang 14 cannot capture those in a lambda.
+  const Gather g = gatherTensors(ctx);
+  const Tensor& src = g.src;
+  const Tensor& indices = g.indices;
+  Tensor& dst = g.dst;
   const ElementwiseIndexing e = elementwiseIndexing(ctx, src, indices);
   const ir::Op& op = ctx.op;
   return makeKernel([&op, &src, &indices, &dst, e] {
@@ -252,7 +260,11 @@ std::unique_ptr<Kernel> makeScatterElements(const BuildContext& ctx) {
 }
 
 std::unique_ptr<Kernel> makeGatherNd(const BuildContext& ctx) {
-  const auto [src, indices, dst] = gatherTensors(ctx);
+  // Named references, not structured bindings: clang 14 cannot capture those in a lambda.
+  const Gather g = gatherTensors(ctx);
+  const Tensor& src = g.src;
+  const Tensor& indices = g.indices;
+  Tensor& dst = g.dst;
   const NdIndexing nd = ndIndexing(ctx, src, indices, static_cast<std::size_t>(ctx.op.integer("batch_dims")));
   const std::size_t size = ir::dtypeSize(src.dtype);
   const ir::Op& op = ctx.op;

@@ -5,12 +5,13 @@
 #include <thread>
 
 #include "EmuTest.hpp"
-#include "Subprocess.hpp"
-#include "TestProgram.hpp"
+#include "Process.hpp"
+#include "ReluProgram.hpp"
 #include "driver/BufferObject.hpp"
 #include "driver/DbcWindow.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

@@ -6,11 +6,12 @@
 
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;
@@ -40,6 +41,15 @@ class FaultTest : public EmuTest {
   void fault(const std::string& file, const std::string& value) {
     auto r = sysfs().write("device/fault/" + file, value);
     ASSERT_TRUE(r) << r.message();
+  }
+  // A request kept in flight by a hung NSP, then `file` written 1: the request ends with EIO.
+  void expectRequestInFlightLostTo(const std::string& file) {
+    fault("nsp_hang", "1");
+    ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
+    fault(file, "1");
+    auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
+    ASSERT_FALSE(lost) << "a request in flight survived " << file;
+    EXPECT_EQ(lost.error(), EIO) << lost.message();
   }
 
   std::unique_ptr<DeviceNode> node_;
@@ -85,12 +95,7 @@ TEST_F(FaultTest, DmaFailureIsACompletionCode) {
 TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();
-  fault("nsp_hang", "1");  // keep a request in flight across the reset
-  ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
-  fault("reset", "1");
-  auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
-  ASSERT_FALSE(lost) << "a request in flight survived the reset";
-  EXPECT_EQ(lost.error(), EIO) << lost.message();
+  expectRequestInFlightLostTo("reset");
   EXPECT_EQ(window->deviceStatus(), DeviceStatus::Resetting);
   auto status = sysfs().read("status");
   ASSERT_TRUE(status);
@@ -107,6 +112,28 @@ TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {
     return activate(fresh, 2, 0, 16, 0);
   }();
   EXPECT_TRUE(dbc) << "no activation after reset: " << dbc.message();
+}
+
+TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
+  expectRequestInFlightLostTo("error");
+  EXPECT_EQ(sysfs().read("status").value(), "Error");
+  EXPECT_EQ(sysfs().read("device/fault/error").value(), "1");
+  auto refused = [&]() -> Result<uint32_t> {
+    if (auto r = loadProgram(*node_, relu_, 2); !r) return r.sysError();
+    return activate(*node_, 2, 0, 16, 0);
+  }();
+  ASSERT_FALSE(refused) << "an activation started on a device in error";
+  EXPECT_EQ(refused.error(), EAGAIN) << refused.message();
+
+  fault("error", "0");
+  EXPECT_EQ(sysfs().read("status").value(), "Ready");
+  fault("error", "1");
+  fault("reset", "1");
+  EXPECT_EQ(sysfs().read("status").value(), "Ready") << "a reset ends the error";
+  EXPECT_EQ(sysfs().read("device/fault/error").value(), "0");
+  auto bad = sysfs().write("device/fault/error", "2");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), EINVAL);
 }
 
 TEST_F(FaultTest, RemovedDeviceAnswersEnodev) {

@@ -9,6 +9,7 @@
 #include "driver/BufferObject.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

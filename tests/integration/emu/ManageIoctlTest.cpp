@@ -2,9 +2,10 @@
 #include <cstring>
 
 #include "EmuTest.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

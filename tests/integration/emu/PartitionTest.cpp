@@ -12,10 +12,11 @@
 #include <fstream>
 
 #include "EmuTest.hpp"
-#include "Subprocess.hpp"
-#include "TestProgram.hpp"
+#include "Process.hpp"
+#include "ReluProgram.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;
@@ -26,10 +27,10 @@ PartitionRequest createRequest(uint32_t nsps, uint32_t vcs, uid_t owner, const c
   r.magic = kPartitionMagic;
   r.version = kPartitionVersion;
   r.op = static_cast<uint32_t>(PartitionOp::Create);
-  r.numNsp = nsps;
-  r.numVc = vcs;
-  r.numSem = kSemaphoresPerDbc * vcs;
-  r.ddrBytes = 256ull << 20;
+  r.resources.numNsp = nsps;
+  r.resources.numVc = vcs;
+  r.resources.numSem = kSemaphoresPerDbc * vcs;
+  r.resources.ddrSize = 256ull << 20;
   r.ownerUid = owner;
   r.ownerGid = owner;
   r.mode = 0600;
@@ -89,7 +90,7 @@ TEST_F(PartitionTest, CreatePublishesANodeWithThePartitionsOwnCounters) {
   const auto p = create(node, createRequest(2, 1, nobodyUid(), "team-a"));
   ASSERT_EQ(p.status, 0);
   EXPECT_GE(p.partitionId, kFirstPartitionId);
-  EXPECT_EQ(p.numNsp, 2u);
+  EXPECT_EQ(p.resources.numNsp, 2u);
 
   struct stat st {};
   ASSERT_EQ(::stat(root().nodePath(p.partitionId).c_str(), &st), 0) << "no derived node";
@@ -208,7 +209,7 @@ TEST_F(PartitionTest, RefusalNamesTheShortResource) {
   EXPECT_EQ(tooManyNsps.shortResource, static_cast<uint32_t>(PartitionResource::Nsp));
   EXPECT_STREQ(partitionResourceName(PartitionResource::Nsp), "numNsp");
   auto r = createRequest(1, 1, 0);
-  r.ddrBytes = 1ull << 50;
+  r.resources.ddrSize = 1ull << 50;
   auto tooMuchDdr = create(parent, r);
   EXPECT_EQ(tooMuchDdr.status, -ENOSPC);
   EXPECT_EQ(tooMuchDdr.shortResource, static_cast<uint32_t>(PartitionResource::Ddr));

@@ -6,10 +6,11 @@
 #include <unistd.h>
 
 #include "EmuTest.hpp"
-#include "Subprocess.hpp"
+#include "Process.hpp"
 #include "driver/BufferObject.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

@@ -5,11 +5,12 @@
 
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

@@ -3,9 +3,10 @@
 #include <unistd.h>
 
 #include "EmuTest.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;
@@ -16,12 +17,12 @@ ResourceGroupRequest request(ResourceGroupOp op, uint32_t group, uint32_t nsps, 
   r.version = kResourceGroupVersion;
   r.op = static_cast<uint32_t>(op);
   r.groupId = group;
-  r.numNsp = nsps;
-  r.numVc = dbcs;
+  r.resources.numNsp = nsps;
+  r.resources.numVc = dbcs;
   if (op == ResourceGroupOp::Reserve) {
     // Activations draw device memory and semaphores from the group too.
-    r.numSem = kSemaphoresPerDbc;
-    r.ddrBytes = 64ull << 20;
+    r.resources.numSem = kSemaphoresPerDbc;
+    r.resources.ddrSize = 64ull << 20;
   }
   return r;
 }
@@ -30,7 +31,7 @@ TEST_F(EmuTest, ReservationTakesNspsAndBoundsActivations) {
   auto node = openNode();
   auto group = resourceGroup(node, request(ResourceGroupOp::Reserve, 0, 2, 1));
   ASSERT_TRUE(group) << group.message();
-  EXPECT_EQ(group->numNsp, 2u);
+  EXPECT_EQ(group->resources.numNsp, 2u);
   EXPECT_EQ(attribute("nsp_free"), kTestNsps - 2);
 
   const auto threeCores = reluProgram(3);
@@ -61,7 +62,7 @@ TEST_F(EmuTest, ReleaseAndCloseReturnTheGroup) {
   ASSERT_TRUE(group) << group.message();
   auto query = resourceGroup(node, request(ResourceGroupOp::Query, group->groupId, 0, 0));
   ASSERT_TRUE(query) << query.message();
-  EXPECT_EQ(query->numNsp, 3u);
+  EXPECT_EQ(query->resources.numNsp, 3u);
   auto released = resourceGroup(node, request(ResourceGroupOp::Release, group->groupId, 0, 0));
   ASSERT_TRUE(released) << released.message();
   EXPECT_EQ(attribute("nsp_free"), kTestNsps);

@@ -4,10 +4,11 @@
 
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 #include "driver/BufferObject.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

@@ -9,14 +9,15 @@
 
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
-#include "Subprocess.hpp"
+#include "Process.hpp"
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "ir/Weights.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 #include "kernels/HostProgram.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

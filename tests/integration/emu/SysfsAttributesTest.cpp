@@ -1,10 +1,12 @@
 // The class-directory attributes and their accounting, and discovery under the root.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "EmuTest.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;
@@ -58,6 +60,23 @@ TEST_F(EmuTest, AttributesAreReadOnlyExceptFaults) {
   EXPECT_EQ(garbage.error(), EINVAL);
 }
 
+TEST_F(EmuTest, AnOpenAttributeShowsTheValueNowWhenReadFromTheStart) {
+  auto path = root().sysfsPath(0) / "device/fault/nsp_hang";
+  UniqueFd watched(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(watched);
+  char text[16] = {};
+  ASSERT_EQ(::pread(watched.get(), text, sizeof text, 0), 2);
+  EXPECT_EQ(std::string(text, 2), "0\n");
+  ASSERT_TRUE(sysfs().write("device/fault/nsp_hang", "1"));
+  ASSERT_EQ(::pread(watched.get(), text, sizeof text, 0), 2);
+  EXPECT_EQ(std::string(text, 2), "1\n") << "a read from offset 0 renders the attribute again";
+  EXPECT_EQ(::pread(watched.get(), text, sizeof text, 2), 0) << "and the rest of it follows that rendering";
+  ASSERT_TRUE(sysfs().write("device/fault/nsp_hang", "0"));
+  ASSERT_TRUE(sysfs().write("device/fault/remove", "1"));
+  EXPECT_EQ(::pread(watched.get(), text, sizeof text, 0), -1);
+  EXPECT_EQ(errno, ENODEV);
+}
+
 TEST_F(EmuTest, DiscoveryListsTheDevice) {
   EXPECT_EQ(root().listDevices(), std::vector<unsigned>{0});
 }
@@ -65,7 +84,7 @@ TEST_F(EmuTest, DiscoveryListsTheDevice) {
 class TwoDevices : public EmuTest {
  protected:
   std::string config() const override {
-    return R"({"devices": [{"nsps": 2, "dbcs": 2}, {"nsps": 3, "dbcs": 2}],
+    return R"({"devices": [{"nsps": 2, "dbcs": 2}, {"nsps": 3, "dbcs": 2, "numa_node": 1}],
                "nodes": {"mode": "0600", "owner": "root", "group": "root"},
                "compute_threads": 1})";
   }
@@ -81,6 +100,12 @@ TEST_F(TwoDevices, EachDeviceHasItsOwnNodeAndResources) {
   ASSERT_TRUE(activate(*second, 1, 0, 16, 0));
   EXPECT_EQ(SysfsDevice(root(), 1).readU64("nsp_free").value(), 2u);
   EXPECT_EQ(SysfsDevice(root(), 0).readU64("nsp_free").value(), 2u);
+}
+
+TEST_F(TwoDevices, NumaNodeIsMinusOneUnlessConfigured) {
+  // As on a host without NUMA information: -1 means unknown.
+  EXPECT_EQ(SysfsDevice(root(), 0).read("device/numa_node").value(), "-1");
+  EXPECT_EQ(SysfsDevice(root(), 1).read("device/numa_node").value(), "1");
 }
 
 }  // namespace

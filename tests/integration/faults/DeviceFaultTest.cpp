@@ -18,19 +18,19 @@ using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 TEST_F(LiveFaultTest, ResetMidFlightEndsTheRunnerAndTheDeviceServesAgain) {
-  auto runner = startRunner({"--time", "30", "--submit-timeout", "1000", "--submit-retry-count", "0"}, "runner");
+  auto runner = startRunner({"--time", "30", "--submit-timeout", "1000", "--submit-retry-count", "0"});
   ASSERT_TRUE(waitUntilActive(*runner));
   writeSysfs("device/fault/reset", "1");
 
-  const ChildExit e = runner->wait(10s);
+  const ExitStatus e = runner->wait(10s);
   ASSERT_TRUE(e.ended) << "the runner hung after the reset";
   ASSERT_TRUE(e.exited) << "the runner died of signal " << e.signal;
-  EXPECT_EQ(e.code, 4) << runner->out();  // the runner's "device gone" exit code
-  EXPECT_THAT(runner->err(), HasSubstr("qaic-runner: error: inference failed (QS_DEV_RESET): "));
-  RecordProperty("runner_error", runner->err());
+  EXPECT_EQ(e.code, 4) << runner->output();  // the runner's "device gone" exit code
+  EXPECT_THAT(runner->errorOutput(), HasSubstr("qaic-runner: error: inference failed (QS_DEV_RESET): "));
+  RecordProperty("runner_error", runner->errorOutput());
 
   EXPECT_TRUE(pollUntil([&] { return readSysfs("status") == "Ready"; }, 5s)) << readSysfs("status").value_or("?");
-  EXPECT_TRUE(newRunSucceeds("after"));
+  EXPECT_TRUE(newRunSucceeds());
 }
 
 struct Reported {

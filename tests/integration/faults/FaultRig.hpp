@@ -14,10 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "ChildProcess.hpp"
 #include "EmulatorProcess.hpp"
+#include "Process.hpp"
+#include "TempDir.hpp"
 
 namespace qaic::faults::test {
+
+using testing::ExitStatus;
+using testing::Process;
 
 // The resources a run holds on device 0: nsp_free, vc_free, dram_free and every dbc<i>_state.
 using ResourceSnapshot = std::map<std::string, std::string>;
@@ -30,7 +34,7 @@ class LiveFaultTest : public ::testing::Test {
   void TearDown() override;
 
   static std::filesystem::path qpcDir();
-  std::filesystem::path testDir() const { return dir_; }
+  std::filesystem::path testDir() const { return dir_.path(); }
 
   // A fresh emulator, replacing (and stopping) the current one.
   void startEmulator();
@@ -41,21 +45,24 @@ class LiveFaultTest : public ::testing::Test {
   void writeSysfs(const std::string& attribute, const std::string& value) const;
   ResourceSnapshot resources() const;
 
-  // qaic-runner on the regular network with `extra` options, in the background.
-  std::unique_ptr<ChildProcess> startRunner(const std::vector<std::string>& extra, const std::string& tag);
+  // qaic-runner on the regular network with `extra` options, in the background, its stdout and
+  // stderr captured (output(), errorOutput()).
+  std::unique_ptr<Process> startRunner(const std::vector<std::string>& extra);
   // Waits until the runner has its network active on the device (so it is mid-inference).
-  ::testing::AssertionResult waitUntilActive(ChildProcess& runner);
+  ::testing::AssertionResult waitUntilActive(Process& runner);
   // A short runner run that must succeed: the device serves new work.
-  ::testing::AssertionResult newRunSucceeds(const std::string& tag);
+  ::testing::AssertionResult newRunSucceeds();
 
   // Polls `condition` every 10 ms until it holds or `timeout` passes.
-  static bool pollUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+  static bool pollUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+    return testing::eventually(condition, timeout);
+  }
 
-  std::unique_ptr<emu::test::EmulatorProcess> emulator_;
+  std::unique_ptr<testing::EmulatorProcess> emulator_;
 
  private:
-  static std::filesystem::path* suiteDir_;
-  std::filesystem::path dir_;
+  static testing::TempDir* suiteDir_;
+  testing::TempDir dir_{"qaic-fault-test"};
 };
 
 }  // namespace qaic::faults::test

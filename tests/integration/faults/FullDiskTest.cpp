@@ -45,13 +45,12 @@ class FullDiskTest : public LiveFaultTest {
 
 TEST_F(FullDiskTest, FullDiskFailsNamingTheFileAndLeavesOnlyCompleteFiles) {
   // 16-byte outputs, but each file takes at least a 4 KiB page of the 64 KiB: 200 cannot fit.
-  auto runner = startRunner({"-n", "200", "--write-output-dir", disk_.string(), "--write-output-num-samples", "200"},
-                            "runner");
-  const ChildExit e = runner->wait(60s);
+  auto runner = startRunner({"-n", "200", "--write-output-dir", disk_.string(), "--write-output-num-samples", "200"});
+  const ExitStatus e = runner->wait(60s);
   ASSERT_TRUE(e.ended) << "the runner hung on a full disk";
   ASSERT_TRUE(e.exited) << "the runner died of signal " << e.signal;
-  EXPECT_EQ(e.code, 1) << runner->out();  // the runner's "inference failed" exit code
-  const std::string err = runner->err();
+  EXPECT_EQ(e.code, 1) << runner->output();  // the runner's "inference failed" exit code
+  const std::string err = runner->errorOutput();
   std::smatch named;
   const std::regex namedFile("qaic-runner: error: [^\n]*'" + disk_.string() + "/(out-inf-[0-9]+\\.bin)'[^\n]*No space left");
   ASSERT_TRUE(std::regex_search(err, named, namedFile)) << err;

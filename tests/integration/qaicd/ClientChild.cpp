@@ -15,8 +15,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "Subprocess.hpp"
-#include "TestProgram.hpp"
+#include "Process.hpp"
+#include "ReluProgram.hpp"
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageCalls.hpp"
 #include "qaicd/QaicdClient.hpp"
@@ -25,8 +25,6 @@ namespace qaic::qaicd::test {
 
 namespace {
 
-constexpr int kCommandFd = 3;
-constexpr int kAnswerFd = 4;
 // Room for a few small activations (IO regions and constants live in device DDR).
 constexpr uint64_t kChildDdrBytes = 64ull << 20;
 
@@ -54,7 +52,7 @@ bool readLine(int fd, std::string& pending, std::string& line, int timeoutMs) {
 [[noreturn]] void serveCommands(const std::string& root, const std::string& socket) {
   std::optional<QaicdClient> client;
   std::list<driver::DeviceNode> held;  // nodes kept open for their activations
-  std::vector<std::byte> relu1 = emu::test::reluProgram(1);
+  std::vector<std::byte> relu1 = testing::reluProgram(1);
   auto connect = [&]() -> std::string {
     client.reset();
     auto c = QaicdClient::connect(socket, std::chrono::seconds(30));
@@ -64,7 +62,7 @@ bool readLine(int fd, std::string& pending, std::string& line, int timeoutMs) {
   };
   const std::string first = connect();
   std::string pending, line;
-  while (readLine(kCommandFd, pending, line, 120'000)) {
+  while (readLine(STDIN_FILENO, pending, line, 120'000)) {
     std::istringstream in(line);
     std::string verb;
     in >> verb;
@@ -85,11 +83,11 @@ bool readLine(int fd, std::string& pending, std::string& line, int timeoutMs) {
       if (!node) {
         answer = failure(node.error(), node.message());
       } else {
-        const auto program = emu::test::reluProgram(cores);
+        const auto program = testing::reluProgram(cores);
         static uint32_t loadId = 0;
         ++loadId;
         auto loaded = driver::loadProgram(*node, program, loadId);
-        auto dbc = loaded ? driver::activate(*node, loadId, 0, 16, 0) : driver::Result<uint32_t>(loaded.sysError());
+        auto dbc = loaded ? driver::activate(*node, loadId, 0, 16, 0) : Result<uint32_t>(loaded.sysError());
         if (!dbc) answer = failure(dbc.error(), dbc.message());
         else answer = "ok " + std::to_string(*dbc);
         held.push_back(std::move(*node));
@@ -120,7 +118,7 @@ bool readLine(int fd, std::string& pending, std::string& line, int timeoutMs) {
     }
     std::replace(answer.begin(), answer.end(), '\n', ' ');
     answer += '\n';
-    if (::write(kAnswerFd, answer.data(), answer.size()) != static_cast<ssize_t>(answer.size())) ::_exit(3);
+    if (::write(STDOUT_FILENO, answer.data(), answer.size()) != static_cast<ssize_t>(answer.size())) ::_exit(3);
   }
   ::_exit(0);
 }
@@ -137,9 +135,10 @@ int errNumber(const std::string& answer) {
   return static_cast<int>(std::strtol(answer.c_str() + 4, nullptr, 10));
 }
 
-ClientChild::ClientChild(const std::string& root, const std::string& socket, const std::string& user) {
-  int down[2], up[2];
-  if (::pipe2(down, O_CLOEXEC) != 0 || ::pipe2(up, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+ClientChild::ClientChild(const std::string& root, const std::string& socket, const std::string& user)
+    : process_(start(root, socket, user)) {}
+
+testing::Process ClientChild::start(const std::string& root, const std::string& socket, const std::string& user) {
   // Resolved before fork: getpwnam is not async-signal-safe.
   uid_t uid = 0;
   gid_t gid = 0;
@@ -149,65 +148,30 @@ ClientChild::ClientChild(const std::string& root, const std::string& socket, con
     uid = pw->pw_uid;
     gid = pw->pw_gid;
   }
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("fork");
-  if (pid_ == 0) {
-    // Only the command pipes survive: an inherited qaicd connection of the test would keep
-    // another process's lease alive.
-    const int command = ::fcntl(down[0], F_DUPFD_CLOEXEC, 64);
-    const int answer = ::fcntl(up[1], F_DUPFD_CLOEXEC, 64);
-    if (command < 0 || answer < 0 || ::dup2(command, kCommandFd) < 0 || ::dup2(answer, kAnswerFd) < 0) ::_exit(91);
-    ::close_range(kAnswerFd + 1, ~0U, 0);
-    if (!user.empty() && (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)) ::_exit(90);
-    try {
-      serveCommands(root, socket);
-    } catch (...) {
-      ::_exit(99);
-    }
-  }
-  ::close(down[0]);
-  ::close(up[1]);
-  toChild_ = down[1];
-  fromChild_ = up[0];
+  // Commands on the child's stdin, answers on its stdout; nothing else survives into the child
+  // (an inherited qaicd connection of the test would keep another process's lease alive).
+  testing::ProcessOptions pipes;
+  pipes.pipeStdin = true;
+  pipes.captureStdout = true;
+  return testing::Process::fork(
+      [=]() -> int {
+        if (!user.empty() && (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)) return 90;
+        serveCommands(root, socket);
+      },
+      pipes);
 }
 
-ClientChild::~ClientChild() {
-  if (!reaped_) {
-    ::kill(pid_, SIGKILL);
-    waitExit(std::chrono::seconds(10));
-  }
-  ::close(toChild_);
-  ::close(fromChild_);
-}
+void ClientChild::send(const std::string& line) { process_.writeInput(line + "\n"); }
 
-void ClientChild::send(const std::string& line) {
-  const std::string text = line + "\n";
-  [[maybe_unused]] ssize_t n = ::write(toChild_, text.data(), text.size());
-}
-
-std::string ClientChild::reply(std::chrono::milliseconds timeout) {
-  std::string line;
-  if (!readLine(fromChild_, pending_, line, static_cast<int>(timeout.count()))) return {};
-  return line;
-}
+std::string ClientChild::reply(std::chrono::milliseconds timeout) { return process_.readLine(timeout); }
 
 std::string ClientChild::command(const std::string& line, std::chrono::milliseconds timeout) {
   send(line);
   return reply(timeout);
 }
 
-void ClientChild::kill(int signal) {
-  if (!reaped_) ::kill(pid_, signal);
-}
+void ClientChild::kill(int signal) { process_.signal(signal); }
 
-bool ClientChild::waitExit(std::chrono::milliseconds timeout) {
-  if (reaped_) return true;
-  if (!emu::test::waitForExit(pid_, timeout)) return false;
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-  reaped_ = true;
-  return true;
-}
+bool ClientChild::waitExit(std::chrono::milliseconds timeout) { return process_.wait(timeout).ended; }
 
 }  // namespace qaic::qaicd::test

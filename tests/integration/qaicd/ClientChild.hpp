@@ -8,7 +8,7 @@
 //   open <path>                        -> ok      (open O_RDWR, then closed)
 //   activate <node index> <cores>      -> ok <dbc> (node kept open, the activation held)
 //   exit                               -> (the child exits 0)
-// The destructor SIGKILLs and reaps a child still running.
+// The destructor SIGKILLs and reaps a child still running (testing::Process).
 #pragma once
 
 #include <sys/types.h>
@@ -16,17 +16,18 @@
 #include <chrono>
 #include <string>
 
+#include "Process.hpp"
+
 namespace qaic::qaicd::test {
 
 class ClientChild {
  public:
   // `user` empty: stay root. The child closes every inherited descriptor but its command pipes.
   ClientChild(const std::string& root, const std::string& socket, const std::string& user = {});
-  ~ClientChild();
   ClientChild(const ClientChild&) = delete;
   ClientChild& operator=(const ClientChild&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_.pid(); }
   // Sends `line`; returns the answer, or "" when none came within `timeout`.
   std::string command(const std::string& line, std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // Sends without waiting (for several children acting at once); read the answer with reply().
@@ -37,11 +38,9 @@ class ClientChild {
   bool waitExit(std::chrono::milliseconds timeout);
 
  private:
-  pid_t pid_ = -1;
-  int toChild_ = -1;
-  int fromChild_ = -1;
-  std::string pending_;
-  bool reaped_ = false;
+  static testing::Process start(const std::string& root, const std::string& socket, const std::string& user);
+
+  testing::Process process_;
 };
 
 // "ok 101" -> 101; anything else -> 0.

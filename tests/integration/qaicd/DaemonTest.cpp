@@ -146,30 +146,25 @@ TEST_F(QaicdTest, DeviceRemovedWhilePartitionedIsDroppedAndTheDaemonServesOn) {
 }
 
 TEST_F(QaicdTest, ASecondDaemonOnTheSameSocketIsRefused) {
-  const auto r = launch({QaicdProcess::binary().string(), "--root", rootPath(), "--socket", socketPath(), "--daemon"},
-                        (work() / "second.log").string());
+  const auto r = testing::runCapturing(
+      {testing::QaicdProcess::binary().string(), "--root", rootPath(), "--socket", socketPath(), "--daemon"}, 60s);
   EXPECT_EQ(r.exitCode, 1);
-  std::ifstream log(work() / "second.log");
-  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("another qaicd"), std::string::npos) << text;
+  EXPECT_NE(r.err.find("another qaicd"), std::string::npos) << r.err;
   auto client = connect();
   EXPECT_TRUE(client.hello());
 }
 
 TEST_F(QaicdTest, BadConfigurationAndArgumentsExit2NamingTheField) {
-  const std::string config = (work() / "bad.json").string();
-  std::ofstream(config) << R"({"static_partitions": [{"name": "a", "device": 0, "uid": 0, "numNsp": 1, "numVc": 0}]})";
-  const std::string log = (work() / "bad.log").string();
-  const auto r = launch({QaicdProcess::binary().string(), "--root", rootPath(), "--socket",
-                         (work() / "other.sock").string(), "--config", config},
-                        log);
+  const auto config = work_.writeFile(
+      "bad.json", R"({"static_partitions": [{"name": "a", "device": 0, "uid": 0, "numNsp": 1, "numVc": 0}]})");
+  const std::string qaicd = testing::QaicdProcess::binary().string();
+  const auto r = testing::runCapturing(
+      {qaicd, "--root", rootPath(), "--socket", (work() / "other.sock").string(), "--config", config.string()}, 60s);
   EXPECT_EQ(r.exitCode, 2);
-  const auto bad = launch({QaicdProcess::binary().string(), "--poll-ms", "zero"}, log);
+  EXPECT_NE(r.err.find("bad.json: static_partitions[0].numVc: must be at least 1"), std::string::npos) << r.err;
+  const auto bad = testing::runCapturing({qaicd, "--poll-ms", "zero"}, 60s);
   EXPECT_EQ(bad.exitCode, 2);
-  std::ifstream in(log);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("bad.json: static_partitions[0].numVc: must be at least 1"), std::string::npos) << text;
-  EXPECT_NE(text.find("--poll-ms"), std::string::npos) << text;
+  EXPECT_NE(bad.err.find("--poll-ms"), std::string::npos) << bad.err;
 }
 
 class StaticPartitionTest : public QaicdTest {

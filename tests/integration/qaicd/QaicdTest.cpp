@@ -17,13 +17,11 @@ std::string QaicdTest::emulatorConfig() const {
 
 void QaicdTest::SetUp() {
   ::signal(SIGPIPE, SIG_IGN);  // a killed client child must not take the test down with it
-  std::string pattern = (std::filesystem::temp_directory_path() / "qaicd-test-XXXXXX").string();
-  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-  work_ = pattern;
   // Other users (the cross-user tests) must reach the socket and the emulator's tree.
-  ASSERT_EQ(::chmod(work_.c_str(), 0711), 0);
-  emu_ = std::make_unique<emu::test::EmulatorProcess>(emulatorConfig());
-  ASSERT_EQ(::chmod(emu_->root().path().parent_path().c_str(), 0711), 0);
+  work_.setMode(0711);
+  emu_ = std::make_unique<testing::EmulatorProcess>(emulatorConfig());
+  beforeQaicd();
+  if (HasFatalFailure()) return;
   startQaicd(qaicdArgs());
 }
 
@@ -31,12 +29,10 @@ void QaicdTest::TearDown() {
   if (qaicd_ && HasFailure()) std::cerr << "--- qaicd log ---\n" << qaicd_->log();
   qaicd_.reset();
   emu_.reset();
-  std::error_code ec;
-  std::filesystem::remove_all(work_, ec);
 }
 
 void QaicdTest::startQaicd(const std::vector<std::string>& extra) {
-  qaicd_ = std::make_unique<QaicdProcess>(rootPath(), socketPath(), work_ / "qaicd.log", extra);
+  qaicd_ = std::make_unique<testing::QaicdProcess>(rootPath(), socketPath(), work_ / "qaicd.log", extra);
 }
 
 bool QaicdTest::stopQaicd() {
@@ -64,13 +60,5 @@ std::vector<unsigned> QaicdTest::partitionNodes() const {
   return out;
 }
 
-bool QaicdTest::waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    if (condition()) return true;
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
 
 }  // namespace qaic::qaicd::test

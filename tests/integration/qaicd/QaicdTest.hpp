@@ -14,6 +14,7 @@
 
 #include "EmulatorProcess.hpp"
 #include "QaicdProcess.hpp"
+#include "TempDir.hpp"
 #include "qaicd/QaicdClient.hpp"
 
 namespace qaic::qaicd::test {
@@ -25,13 +26,15 @@ class QaicdTest : public ::testing::Test {
  protected:
   virtual std::string emulatorConfig() const;
   virtual std::vector<std::string> qaicdArgs() const { return {}; }
+  // Runs in SetUp once work() and the emulator exist, before qaicd starts.
+  virtual void beforeQaicd() {}
 
   void SetUp() override;
   void TearDown() override;
 
-  std::string rootPath() const { return emu_->root().path().string(); }
+  std::string rootPath() const { return emu_->rootPath().string(); }
   std::string socketPath() const { return (work_ / "qaicd.sock").string(); }
-  std::filesystem::path work() const { return work_; }
+  std::filesystem::path work() const { return work_.path(); }
   QaicdClient connect() const;  // fails the test on error (returns a client anyway or throws)
   void startQaicd(const std::vector<std::string>& extra = {});
   bool stopQaicd();
@@ -41,11 +44,13 @@ class QaicdTest : public ::testing::Test {
   // Indices of the accel nodes with index >= 100 (partitions) present now.
   std::vector<unsigned> partitionNodes() const;
   // Polls `condition` every 5 ms until it holds or `timeout` passes.
-  static bool waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+  static bool waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+    return testing::eventually(condition, timeout, std::chrono::milliseconds(5));
+  }
 
-  std::unique_ptr<emu::test::EmulatorProcess> emu_;
-  std::unique_ptr<QaicdProcess> qaicd_;
-  std::filesystem::path work_;
+  std::unique_ptr<testing::EmulatorProcess> emu_;
+  std::unique_ptr<testing::QaicdProcess> qaicd_;
+  testing::TempDir work_{"qaicd-test"};
 };
 
 }  // namespace qaic::qaicd::test

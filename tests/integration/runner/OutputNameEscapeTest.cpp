@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "EmulatorProcess.hpp"
-#include "RunTool.hpp"
+#include "Process.hpp"
 #include "RunnerSuite.hpp"
 #include <zlib.h>
 
@@ -30,9 +30,8 @@
 #include "ir/Graph.hpp"
 
 namespace fs = std::filesystem;
-using qaic::testing::runProgram;
-using qaic::testing::toolPath;
-using qaic::testing::ToolResult;
+using qaic::testing::runTool;
+using qaic::testing::RunResult;
 using ::testing::HasSubstr;
 
 namespace {
@@ -77,9 +76,8 @@ class OutputNameEscapeTest : public RunnerSuite {
     qaic::container::writeQpcFile((sandbox_ / "program" / "programqpc.bin").string(), contents);
   }
 
-  ToolResult runWritingOutputs() {
-    return runProgram(toolPath("qaic-runner"),
-                      {"-t", (sandbox_ / "program").string(), "-n", "1", "--write-output-dir", outDir_.string()},
+  RunResult runWritingOutputs() {
+    return runTool("qaic-runner", {"-t", (sandbox_ / "program").string(), "-n", "1", "--write-output-dir", outDir_.string()},
                       std::chrono::seconds(120));
   }
 
@@ -100,7 +98,7 @@ class OutputNameEscapeTest : public RunnerSuite {
 TEST_F(OutputNameEscapeTest, PlainNameIsWrittenInsideTheDirectory) {
   writeRenamedContainer("result");
   const auto before = tree(sandbox_);
-  ToolResult r = runWritingOutputs();
+  RunResult r = runWritingOutputs();
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(fs::exists(outDir_ / "result-inf-0.bin"));
   EXPECT_EQ(fs::file_size(outDir_ / "result-inf-0.bin"), 4 * sizeof(int32_t));
@@ -115,7 +113,7 @@ TEST_F(OutputNameEscapeTest, PathLikeNamesAreRefusedBeforeAnythingIsWritten) {
     SCOPED_TRACE("buffer name '" + name + "'");
     writeRenamedContainer(name);
     const auto before = tree(sandbox_);
-    ToolResult r = runWritingOutputs();
+    RunResult r = runWritingOutputs();
     EXPECT_EQ(r.exitCode, 2) << r.err;
     EXPECT_THAT(r.err, HasSubstr("cannot be a file name"));
     EXPECT_THAT(r.err, HasSubstr("output buffer name"));
@@ -150,7 +148,7 @@ TEST_F(OutputNameEscapeTest, NulInANameIsRefusedAsABadContainer) {
   std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 
   const auto before = tree(sandbox_);
-  ToolResult r = runWritingOutputs();
+  RunResult r = runWritingOutputs();
   EXPECT_EQ(r.exitCode, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("contains a NUL byte"));
   expectOnlyDirChanged(before);
@@ -162,7 +160,7 @@ TEST_F(OutputNameEscapeTest, NulInANameIsRefusedAsABadContainer) {
 TEST_F(OutputNameEscapeTest, NewlineInANameStaysInsideTheDirectory) {
   writeRenamedContainer("out\nput");
   const auto before = tree(sandbox_);
-  ToolResult r = runWritingOutputs();
+  RunResult r = runWritingOutputs();
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(fs::exists(outDir_ / "out\nput-inf-0.bin"));
   expectOnlyDirChanged(before);
@@ -188,8 +186,7 @@ TEST_F(OutputNameEscapeTest, BatchJsonOutputPathsAreNeverWritten) {
     {"path": "../in1.raw", "io-direction": "in", "map-to": "in1", "data-type": "float"},
     {"path": "../victim.raw", "io-direction": "out", "map-to": "out", "data-type": "int"}]]})";
   const auto before = tree(sandbox_);
-  ToolResult r = runProgram(toolPath("qaic-runner"),
-                            {"-t", (sandbox_ / "program").string(), "-n", "2", "--aic-batch-json-input",
+  RunResult r = runTool("qaic-runner", {"-t", (sandbox_ / "program").string(), "-n", "2", "--aic-batch-json-input",
                              batch.string(), "--write-output-dir", outDir_.string(),
                              "--write-output-num-samples", "2"},
                             std::chrono::seconds(120));

@@ -12,22 +12,19 @@
 #include <string>
 
 #include "EmulatorProcess.hpp"
-#include "RunTool.hpp"
+#include "Process.hpp"
+#include "TempDir.hpp"
 
 class RunnerSuite : public ::testing::Test {
  protected:
-  // From SetUpTestSuite. `dirPrefix` names the temporary directory (/tmp/PREFIX-XXXXXX).
+  // From SetUpTestSuite. `dirPrefix` names the temporary directory.
   static void startSuite(const std::string& dirPrefix, std::initializer_list<const char*> networks) {
-    emulator_ = new qaic::emu::test::EmulatorProcess();
-    ::setenv("QAIC_ROOT", emulator_->root().path().c_str(), 1);
-    std::string tmpl = "/tmp/" + dirPrefix + "-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    suiteDir_ = new std::filesystem::path(tmpl);
+    emulator_ = new qaic::testing::EmulatorProcess();
+    ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
+    suiteDir_ = new qaic::testing::TempDir(dirPrefix);
     for (const char* network : networks) {
-      const auto source =
-          std::filesystem::path(QAIC_TEST_SOURCE_DIR) / "tests/integration/runner/data" / (std::string(network) + ".json");
-      const auto r = qaic::testing::runProgram(qaic::testing::toolPath("qaic-exec"),
-                                               {"-m=" + source.string(), "-aic-binary-dir=" + (*suiteDir_ / network).string()});
+      const auto source = qaic::testing::sourceDir() / "tests/integration/runner/data" / (std::string(network) + ".json");
+      const auto r = qaic::testing::runTool("qaic-exec", {"-m=" + source.string(), "-aic-binary-dir=" + (*suiteDir_ / network).string()});
       ASSERT_EQ(r.exitCode, 0) << r.err;
     }
   }
@@ -35,13 +32,12 @@ class RunnerSuite : public ::testing::Test {
   static void stopSuite() {
     delete emulator_;
     emulator_ = nullptr;
-    if (suiteDir_ != nullptr) std::filesystem::remove_all(*suiteDir_);
     delete suiteDir_;
     suiteDir_ = nullptr;
   }
-  static const std::filesystem::path& suiteDir() { return *suiteDir_; }
+  static const std::filesystem::path& suiteDir() { return suiteDir_->path(); }
 
  private:
-  inline static qaic::emu::test::EmulatorProcess* emulator_ = nullptr;
-  inline static std::filesystem::path* suiteDir_ = nullptr;
+  inline static qaic::testing::EmulatorProcess* emulator_ = nullptr;
+  inline static qaic::testing::TempDir* suiteDir_ = nullptr;
 };

@@ -16,13 +16,12 @@
 #include <vector>
 
 #include "EmulatorProcess.hpp"
-#include "RunTool.hpp"
+#include "Process.hpp"
 #include "RunnerSuite.hpp"
 
 namespace fs = std::filesystem;
-using qaic::testing::runProgram;
-using qaic::testing::toolPath;
-using qaic::testing::ToolResult;
+using qaic::testing::runTool;
+using qaic::testing::RunResult;
 using ::testing::HasSubstr;
 
 namespace {
@@ -71,10 +70,10 @@ class RunnerTest : public RunnerSuite {
     return path;
   }
 
-  ToolResult runner(const std::string& network, const fs::path& batch, std::vector<std::string> extra = {}) {
+  RunResult runner(const std::string& network, const fs::path& batch, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"-t", (suiteDir() / network).string(), "--aic-batch-json-input", batch.string()};
     args.insert(args.end(), extra.begin(), extra.end());
-    return runProgram(toolPath("qaic-runner"), args, std::chrono::seconds(120));
+    return runTool("qaic-runner", args, std::chrono::seconds(120));
   }
 
   fs::path dir_;
@@ -96,7 +95,7 @@ TEST_F(RunnerTest, RegularNetworkTwoInferencesWithIntInputs) {
       { "path":"output.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" },
       { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" } ]
   ]})");
-  ToolResult r = runner("regular", batch, {"-c", "-n", "20"});
+  RunResult r = runner("regular", batch, {"-c", "-n", "20"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr(" ---- Stats ----\n"));
   std::smatch m;
@@ -123,7 +122,7 @@ TEST_F(RunnerTest, PartialOutputDims60Of64) {
     { "path":"input1.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
     { "path":"output0.raw", "dims":[60], "data-type": "float", "io-direction":"out", "map-to":"out0", "skip-validation": true }
   ]]})");
-  ToolResult r = runner("partial", batch, {"-c", "-n", "8", "--write-output-dir", (dir_ / "out").string()});
+  RunResult r = runner("partial", batch, {"-c", "-n", "8", "--write-output-dir", (dir_ / "out").string()});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   // out0 = in0 twice: the device produced all 64 values.
   std::vector<float> expected = iota(32);
@@ -167,7 +166,7 @@ TEST_F(RunnerTest, SpecializedNetworkTwoCombinations) {
       { "path":"b_out1.raw", "dims":[1,1], "data-type": "float", "io-direction":"out", "map-to":"out1" },
       { "path":"b_out0.raw", "dims":[1,3], "data-type": "float", "io-direction":"out", "map-to":"out0" } ]
   ]})");
-  ToolResult r = runner("specialized", batch, {"-c", "-n", "10"});
+  RunResult r = runner("specialized", batch, {"-c", "-n", "10"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Output check passed: 10 inferences"));
 
@@ -187,7 +186,7 @@ TEST_F(RunnerTest, SelectiveIoSpecializedDropsInputAndOutput) {
     { "path":"input1.raw", "dims":[1,128], "data-type": "float", "io-direction":"in", "map-to":"in1" },
     { "path":"output1.raw", "dims":[1,32], "data-type": "float", "io-direction":"out", "map-to":"out1" }
   ]]})");
-  ToolResult r = runner("specialized", batch, {"-n", "3", "--write-output-dir", (dir_ / "out").string(),
+  RunResult r = runner("specialized", batch, {"-n", "3", "--write-output-dir", (dir_ / "out").string(),
                                                 "--write-output-num-samples", "3"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(filesIn(dir_ / "out"), (std::set<std::string>{"out1-inf-0.bin", "out1-inf-1.bin", "out1-inf-2.bin"}));
@@ -205,7 +204,7 @@ TEST_F(RunnerTest, SelectiveIoMixedDroppingWritesOnlyRequestedOutputs) {
     [ { "path":"input1.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
       { "path":"output1.raw", "dims":[0], "data-type": "float", "io-direction":"out", "map-to":"out1" } ]
   ]})");
-  ToolResult r = runner("partial", batch, {"-n", "6", "-S", "1", "--write-output-dir", (dir_ / "out").string(),
+  RunResult r = runner("partial", batch, {"-n", "6", "-S", "1", "--write-output-dir", (dir_ / "out").string(),
                                             "--write-output-start-iter", "2", "--write-output-num-samples", "3"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(filesIn(dir_ / "out"), (std::set<std::string>{"out1-inf-2.bin", "out1-inf-3.bin", "out1-inf-4.bin"}));
@@ -225,7 +224,7 @@ TEST_F(RunnerTest, SetSizeOneKeepsTheFilesOrder) {
   }
   writeRaw<float>(dir_ / "in1.raw", {0, 0, 0, 0});
   const auto batch = writeJson("batch.json", R"({"IO-files": [)" + sets + "]}");
-  ToolResult r = runner("regular", batch, {"-n", "9", "-S", "1", "--write-output-dir", (dir_ / "out").string(),
+  RunResult r = runner("regular", batch, {"-n", "9", "-S", "1", "--write-output-dir", (dir_ / "out").string(),
                                             "--write-output-num-samples", "9"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   for (int i = 0; i < 9; ++i) {
@@ -262,7 +261,7 @@ TEST_F(RunnerTest, EveryMalformedBatchJsonExitsTwoWithOneLine) {
   };
   for (const Case& c : cases) {
     const auto batch = writeJson("bad.json", c.json);
-    ToolResult r = runner("regular", batch);
+    RunResult r = runner("regular", batch);
     EXPECT_EQ(r.exitCode, 2) << c.name << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr(c.expected)) << c.name;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.name << ": " << r.err;
@@ -271,14 +270,14 @@ TEST_F(RunnerTest, EveryMalformedBatchJsonExitsTwoWithOneLine) {
 
 // Random inputs, the latency profile and --time.
 TEST_F(RunnerTest, RandomInputsProfilingAndTime) {
-  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (suiteDir() / "regular").string(), "-n", "30",
+  RunResult r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "-n", "30",
                                                       "--aic-profiling-type", "latency"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(std::regex_search(r.out, kStatsLine)) << r.out;
   EXPECT_THAT(r.out, HasSubstr("preProcTime"));
   EXPECT_THAT(r.out, HasSubstr("execToComplete"));
 
-  r = runProgram(toolPath("qaic-runner"), {"-t", (suiteDir() / "regular").string(), "--time", "1"});
+  r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "--time", "1"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, kStatsLine)) << r.out;
@@ -288,21 +287,21 @@ TEST_F(RunnerTest, RandomInputsProfilingAndTime) {
 
 // A device that does not exist exits 4 and says so.
 TEST_F(RunnerTest, MissingDeviceExitsFour) {
-  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (suiteDir() / "regular").string(), "-d", "7", "-n", "1"});
+  RunResult r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "-d", "7", "-n", "1"});
   EXPECT_EQ(r.exitCode, 4) << r.err;
   EXPECT_THAT(r.err, HasSubstr("QS_NODEV"));
 }
 
 // A device removed while the runner is submitting: exit 4, saying the device went away.
 TEST_F(RunnerTest, DeviceRemovedMidRunExitsFour) {
-  qaic::emu::test::EmulatorProcess doomed;
+  qaic::testing::EmulatorProcess doomed;
   const std::string suiteRoot = std::getenv("QAIC_ROOT");
-  ::setenv("QAIC_ROOT", doomed.root().path().c_str(), 1);
+  ::setenv("QAIC_ROOT", doomed.rootPath().c_str(), 1);
   std::thread remover([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     std::ofstream(doomed.root().sysfsPath(0) / "device/fault/remove") << "1";
   });
-  ToolResult r = runProgram(toolPath("qaic-runner"), {"-t", (suiteDir() / "regular").string(), "--time", "20",
+  RunResult r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "--time", "20",
                                                       "--submit-timeout", "1000", "--submit-retry-count", "0"});
   remover.join();
   ::setenv("QAIC_ROOT", suiteRoot.c_str(), 1);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "Paths.hpp"
 #include "RuntimeFixture.hpp"
 
 namespace qaic::rt::test {
@@ -61,9 +62,7 @@ TEST_F(DeviceFormatTest, NativeLayoutAndPrecisionRoundTripMatchesTheHostExecutor
 
 TEST_F(DeviceFormatTest, SmallCnnMatchesTheHostExecutor) {
   // examples/smallcnn: conv2d, relu, maxpool2d, gemm, softmax with weights; input DWHC float16.
-  const char* source = std::getenv("QAIC_SOURCE_DIR");
-  if (source == nullptr) source = QAIC_TEST_SOURCE_DIR;
-  auto network = compileFile("smallcnn", std::filesystem::path(source) / "examples/smallcnn/smallcnn.json");
+  auto network = compileFile("smallcnn", testing::sourceDir() / "examples/smallcnn/smallcnn.json");
   context_ = makeContext();
   auto set = InferenceSet::Factory(context_, network.qpc, 0, 2, 1);
   const auto& mappings = network.qpc->getBufferMappings();

@@ -8,6 +8,7 @@
 #include "QaicdProcess.hpp"
 #include "RuntimeFixture.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "runtime/QAicQpcObj.hpp"
 
 namespace qaic::rt::test {
 namespace {
@@ -24,7 +25,7 @@ class PartitionRuntimeTest : public RuntimeTest {
     RuntimeTest::SetUp();
     if (HasFatalFailure()) return;
     ::setenv("QAICD_SOCKET", socket().c_str(), 1);
-    qaicd_ = std::make_unique<qaicd::test::QaicdProcess>(emulator_->root().path(), socket(), work_ / "qaicd.log");
+    qaicd_ = std::make_unique<testing::QaicdProcess>(emulator_->rootPath(), socket(), work_ / "qaicd.log");
     network_ = compile("relu", reluNetworkIr(kElements), {"-aic-num-cores=2"});
   }
   void TearDown() override {
@@ -64,7 +65,7 @@ class PartitionRuntimeTest : public RuntimeTest {
   }
 
   Network network_;
-  std::unique_ptr<qaicd::test::QaicdProcess> qaicd_;
+  std::unique_ptr<testing::QaicdProcess> qaicd_;
 };
 
 TEST_F(PartitionRuntimeTest, ResourcesForFollowsTheProgramInfo) {
@@ -77,7 +78,9 @@ TEST_F(PartitionRuntimeTest, ResourcesForFollowsTheProgramInfo) {
   EXPECT_EQ(r.numSem, 3 * program.numSemaphores);
   EXPECT_EQ(r.numMcid, 3 * program.numMcIds);
   EXPECT_EQ(r.numVc, 3u);
-  EXPECT_EQ(r.ddrSize, 3 * (program.ioRegionSize + constants));
+  // DDR: the IO region (a device-protocol figure, in the container only) plus the constants.
+  const uint64_t ioRegion = network_.qpc->get()->image->programs()[0].ioRegionSize;
+  EXPECT_EQ(r.ddrSize, 3 * (ioRegion + constants));
   try {
     resourcesFor(*network_.qpc, 0);
     ADD_FAILURE() << "zero activations accepted";

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "Subprocess.hpp"
+#include "Process.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "ir/Graph.hpp"
 #include "ir/Weights.hpp"
@@ -16,11 +16,6 @@
 namespace qaic::rt::test {
 
 namespace {
-std::string buildDir() {
-  const char* dir = std::getenv("QAIC_BUILD_DIR");
-  if (dir == nullptr) throw std::runtime_error("QAIC_BUILD_DIR is not set (ctest sets it)");
-  return dir;
-}
 
 std::string ioEntry(const std::string& name, const std::string& direction, int elements, bool partial) {
   return R"({"name":")" + name + R"(","tensor":")" + name + R"(","direction":")" + direction +
@@ -45,11 +40,8 @@ std::string reluNetworkIr(int elements, bool partial, const std::string& extra) 
 }
 
 void RuntimeTest::SetUp() {
-  emulator_ = std::make_unique<emu::test::EmulatorProcess>(emulatorConfig());
-  ::setenv("QAIC_ROOT", emulator_->root().path().c_str(), 1);
-  std::string pattern = (std::filesystem::temp_directory_path() / "qaic-runtime-test-XXXXXX").string();
-  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-  work_ = pattern;
+  emulator_ = std::make_unique<testing::EmulatorProcess>(emulatorConfig());
+  ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
 }
 
 void RuntimeTest::TearDown() {
@@ -57,8 +49,6 @@ void RuntimeTest::TearDown() {
   // How the emulator itself shuts down is the emulator suite's business; here it only has to go.
   if (emulator_ && !emulator_->stop()) std::fprintf(stderr, "note: qaic-emu had to be killed\n");
   emulator_.reset();
-  std::error_code ec;
-  std::filesystem::remove_all(work_, ec);
 }
 
 Network RuntimeTest::compile(const std::string& name, const std::string& irJson,
@@ -73,11 +63,11 @@ Network RuntimeTest::compileFile(const std::string& name, const std::filesystem:
   Network network;
   network.irPath = irPath;
   network.qpcDir = work_ / (name + "-qpc");
-  std::vector<std::string> argv = {buildDir() + "/bin/qaic-exec", "-m=" + network.irPath.string(),
+  std::vector<std::string> argv = {testing::programPath("qaic-exec").string(), "-m=" + network.irPath.string(),
                                    "-aic-binary-dir=" + network.qpcDir.string()};
   argv.insert(argv.end(), options.begin(), options.end());
   const std::string log = (work_ / (name + "-exec.log")).string();
-  const auto status = emu::test::runProgram(argv, log, std::chrono::seconds(60));
+  const auto status = testing::runProgram(argv, log, std::chrono::seconds(60));
   if (!status.exited || status.code != 0) {
     std::ifstream in(log);
     std::stringstream text;

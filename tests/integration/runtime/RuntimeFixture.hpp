@@ -1,5 +1,5 @@
-// The fixture of every runtime integration test: a real qaic-emu on a mkdtemp root (through the
-// emulator suite's EmulatorProcess), QAIC_ROOT pointing at it, small networks compiled with the
+// The fixture of every runtime integration test: a real qaic-emu on a private root (the test
+// support's EmulatorProcess), QAIC_ROOT pointing at it, small networks compiled with the
 // real qaic-exec, and the host executor (kernels::HostProgram) computing expected outputs.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <qaic/qaic.hpp>
 
 #include "EmulatorProcess.hpp"
+#include "TempDir.hpp"
 
 namespace qaic::rt::test {
 
@@ -46,8 +47,8 @@ class RuntimeTest : public ::testing::Test {
                                            const std::vector<std::vector<int64_t>>& inputDims = {});
   void writeSysfs(const std::string& attribute, const std::string& value);
 
-  std::unique_ptr<emu::test::EmulatorProcess> emulator_;
-  std::filesystem::path work_;
+  std::unique_ptr<testing::EmulatorProcess> emulator_;
+  testing::TempDir work_{"qaic-runtime-test"};
 };
 
 // Two simple networks every test file uses.

@@ -18,11 +18,12 @@
 #include <thread>
 #include <vector>
 
-#include "ClientProcess.hpp"
+#include "EmulatorProcess.hpp"
+#include "Process.hpp"
 #include "EmulatorProcess.hpp"
 #include "ProcessUsage.hpp"
 #include "StressNetwork.hpp"
-#include "Subprocess.hpp"
+#include "Process.hpp"
 
 namespace qaic::stress {
 namespace {
@@ -67,26 +68,16 @@ std::map<std::string, long> readResults(const std::filesystem::path& file) {
   return values;
 }
 
-std::string readText(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 class ManyClientsStressTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "qaic-stress-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    work_ = pattern;
     // Under AddressSanitizer freed memory sits in a quarantine (256 MiB by default) and counts
     // in VmRSS, which would read as a leak; the emulator and the clients inherit this.
     const char* asan = std::getenv("ASAN_OPTIONS");
     savedAsanOptions_ = asan != nullptr ? std::optional<std::string>(asan) : std::nullopt;
     ::setenv("ASAN_OPTIONS", ((asan != nullptr ? std::string(asan) + ":" : "") + "quarantine_size_mb=0").c_str(), 1);
-    emulator_ = std::make_unique<emu::test::EmulatorProcess>();
-    ::setenv("QAIC_ROOT", emulator_->root().path().c_str(), 1);
+    emulator_ = std::make_unique<testing::EmulatorProcess>();
+    ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
   }
   void TearDown() override {
     ::unsetenv("QAIC_ROOT");
@@ -94,8 +85,6 @@ class ManyClientsStressTest : public ::testing::Test {
     else ::unsetenv("ASAN_OPTIONS");
     if (emulator_) emulator_->stop();
     emulator_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(work_, ec);
   }
 
   // Compiles the relu network with the real qaic-exec; returns its programqpc directory.
@@ -104,31 +93,32 @@ class ManyClientsStressTest : public ::testing::Test {
     std::ofstream(ir) << reluIr();
     const auto qpc = work_ / "relu-qpc";
     const auto log = work_ / "qaic-exec.log";
-    const auto status = emu::test::runProgram(
-        {(emu::test::buildDir() / "bin/qaic-exec").string(), "-m=" + ir.string(), "-aic-binary-dir=" + qpc.string()},
-        log.string(), 60s);
-    EXPECT_TRUE(status.exited && status.code == 0) << "qaic-exec: " << readText(log);
+    const auto status = testing::runProgram(
+        {testing::programPath("qaic-exec").string(), "-m=" + ir.string(), "-aic-binary-dir=" + qpc.string()}, log, 60s);
+    EXPECT_TRUE(status.exited && status.code == 0) << "qaic-exec: " << testing::readFile(log);
     return qpc;
   }
 
-  std::filesystem::path work_;
+  testing::TempDir work_{"qaic-stress"};
   std::optional<std::string> savedAsanOptions_;
-  std::unique_ptr<emu::test::EmulatorProcess> emulator_;
+  std::unique_ptr<testing::EmulatorProcess> emulator_;
 };
 
 TEST_F(ManyClientsStressTest, EveryRequestCompletesOnceAndNothingLeaks) {
   const auto qpc = compileRelu();
   ASSERT_FALSE(HasFailure());
-  const auto client = emu::test::buildDir() / "tests/qaic_stress_client";
+  const auto client = testing::buildDir() / "tests/qaic_stress_client";
 
   const auto launched = std::chrono::steady_clock::now();
-  std::vector<std::unique_ptr<ClientProcess>> clients;
+  std::vector<testing::Process> clients;
   for (int c = 0; c < kClients; ++c) {
     const auto n = std::to_string(c);
-    clients.push_back(std::make_unique<ClientProcess>(
-        std::vector<std::string>{client.string(), qpc.string(), n, std::to_string(kThreadsPerClient),
-                                 std::to_string(kRunSeconds), (work_ / ("result-" + n)).string()},
-        (work_ / ("client-" + n + ".log")).string()));
+    testing::ProcessOptions log;
+    log.stdoutFile = work_ / ("client-" + n + ".log");
+    log.stderrToStdout = true;
+    clients.emplace_back(std::vector<std::string>{client.string(), qpc.string(), n, std::to_string(kThreadsPerClient),
+                                                  std::to_string(kRunSeconds), (work_ / ("result-" + n)).string()},
+                         log);
   }
   // The emulator is sampled on the parent's clock, counted from when every client has activated
   // and started its load, so activation costs stay out of the comparison.
@@ -150,8 +140,8 @@ TEST_F(ManyClientsStressTest, EveryRequestCompletesOnceAndNothingLeaks) {
   long total = 0;
   for (int c = 0; c < kClients; ++c) {
     const auto n = std::to_string(c);
-    const int code = clients[static_cast<std::size_t>(c)]->wait(60s);
-    ASSERT_EQ(code, 0) << "client " << c << ": " << readText(work_ / ("client-" + n + ".log"));
+    const int code = clients[static_cast<std::size_t>(c)].finish(60s).shellCode();
+    ASSERT_EQ(code, 0) << "client " << c << ": " << testing::readFile(work_ / ("client-" + n + ".log"));
     auto r = readResults(work_ / ("result-" + n));
     SCOPED_TRACE("client " + n);
     EXPECT_GE(r["submitted"], kMinimumPerClient);

@@ -12,11 +12,12 @@
 #include <string>
 
 #include "EmuTest.hpp"
-#include "TestProgram.hpp"
+#include "ReluProgram.hpp"
 #include "driver/BufferObject.hpp"
 #include "driver/DeviceProtocol.hpp"
 
 namespace qaic::emu::test {
+using namespace qaic::testing;
 namespace {
 
 using namespace qaic::driver;

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "PartitionToolFixture.hpp"
-#include "RunTool.hpp"
+#include "Process.hpp"
 #include "TestModels.hpp"
-#include "ToolProcess.hpp"
+#include "Process.hpp"
 
 namespace qaic::testing {
 namespace {
@@ -31,10 +31,14 @@ class PartitionLeaseToolTest : public PartitionToolTest {
     }
   }
   // qaic-util create <args> held as a running child; returns the partition id it printed.
-  unsigned startHolder(std::unique_ptr<ToolProcess>& holder, const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"create"};
+  // Its stdout and stderr are captured together.
+  unsigned startHolder(std::unique_ptr<Process>& holder, const std::vector<std::string>& args) {
+    std::vector<std::string> all = {programPath("qaic-util").string(), "create"};
     all.insert(all.end(), args.begin(), args.end());
-    holder = std::make_unique<ToolProcess>(toolPath("qaic-util"), all);
+    ProcessOptions options;
+    options.captureStdout = true;
+    options.stderrToStdout = true;
+    holder = std::make_unique<Process>(all, options);
     if (!holder->waitForOutput("\tResources:", 60s)) throw std::runtime_error("no partition: " + holder->output());
     return static_cast<unsigned>(numberAfter(holder->output(), "Partition "));
   }
@@ -56,7 +60,7 @@ TEST_F(PartitionLeaseToolTest, CreateRunsTheCommandInsideThePartitionAndReleases
 }
 
 TEST_F(PartitionLeaseToolTest, AHeldLeaseShowsItsHolderAndEndsOnSigterm) {
-  std::unique_ptr<ToolProcess> holder;
+  std::unique_ptr<Process> holder;
   const unsigned id = startHolder(holder, {"-d", "0", "--nsp", "3", "--vc", "2", "--ddr-mb", "64", "--label", "held"});
   ASSERT_TRUE(nodeExists(id));
   EXPECT_EQ(attribute(0, "nsp_free"), kDeviceNsps - 3);
@@ -96,18 +100,18 @@ TEST_F(PartitionLeaseToolTest, AHeldLeaseShowsItsHolderAndEndsOnSigterm) {
   EXPECT_EQ(doc["partitions"][0]["partition"]["ddr_bytes"], 64u << 20);
 
   holder->signal(SIGTERM);
-  EXPECT_EQ(holder->wait(30s), 0) << holder->output();
+  EXPECT_EQ(holder->finish(30s).shellCode(), 0) << holder->output();
   EXPECT_NE(holder->output().find("Partition " + std::to_string(id) + " released"), std::string::npos)
       << holder->output();
   EXPECT_TRUE(allReturned());
 }
 
 TEST_F(PartitionLeaseToolTest, AKilledHolderLosesItsPartition) {
-  std::unique_ptr<ToolProcess> holder;
+  std::unique_ptr<Process> holder;
   const unsigned id = startHolder(holder, {"--nsp", "1"});
   ASSERT_TRUE(nodeExists(id));
   holder->signal(SIGKILL);
-  EXPECT_EQ(holder->wait(30s), 128 + SIGKILL);
+  EXPECT_EQ(holder->finish(30s).shellCode(), 128 + SIGKILL);
   EXPECT_TRUE(waitUntil([&] { return allReturned(); }, 10s)) << "the lease outlived its holder";
 }
 
@@ -126,7 +130,7 @@ TEST_F(PartitionLeaseToolTest, ARefusalNamesTheShortResource) {
 }
 
 TEST_F(PartitionLeaseToolTest, RemoveEndsAHeldPartition) {
-  std::unique_ptr<ToolProcess> holder;
+  std::unique_ptr<Process> holder;
   const unsigned id = startHolder(holder, {"--nsp", "2"});
   const auto removed = runTool("qaic-util", {"remove", std::to_string(id)});
   ASSERT_EQ(removed.exitCode, 0) << removed.err;
@@ -137,7 +141,7 @@ TEST_F(PartitionLeaseToolTest, RemoveEndsAHeldPartition) {
   EXPECT_NE(again.err.find(std::to_string(id) + " does not exist"), std::string::npos) << again.err;
   // The holder notices at release time and still exits cleanly.
   holder->signal(SIGINT);
-  EXPECT_EQ(holder->wait(30s), 0) << holder->output();
+  EXPECT_EQ(holder->finish(30s).shellCode(), 0) << holder->output();
   EXPECT_NE(holder->output().find("warning: release of partition"), std::string::npos) << holder->output();
 }
 
@@ -150,7 +154,7 @@ TEST_F(PartitionLeaseToolTest, SizesComeFromAResourceFileOrAContainer) {
             std::string::npos) << fromFile.out;
 
   // tiny: 3 cores, 1 semaphore, a 20480-byte IO region and 16 bytes of constants per activation.
-  container::testing::ScratchDir dir{"qaic-util-partition"};
+  qaic::testing::TempDir dir{"qaic-util-partition"};
   const std::string out = (dir.path() / "out").string();
   const auto compiled = runTool("qaic-exec", {"-m=" + container::testing::stageModel("tiny", dir.path()),
                                               "-aic-binary-dir=" + out, "-aic-num-cores=3"});

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "PartitionToolFixture.hpp"
-#include "RunTool.hpp"
+#include "Process.hpp"
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageCalls.hpp"
 
@@ -27,11 +27,11 @@ class PartitionQueryTest : public PartitionToolTest {
     r.magic = kPartitionMagic;
     r.version = kPartitionVersion;
     r.op = static_cast<uint32_t>(PartitionOp::Create);
-    r.numNsp = 3;
-    r.numMcid = 1;
-    r.numSem = 64;
-    r.numVc = 2;
-    r.ddrBytes = 512ull << 20;
+    r.resources.numNsp = 3;
+    r.resources.numMcid = 1;
+    r.resources.numSem = 64;
+    r.resources.numVc = 2;
+    r.resources.ddrSize = 512ull << 20;
     r.ownerUid = 0;
     r.ownerGid = 0;
     r.mode = 0600;
@@ -157,7 +157,7 @@ TEST_F(PartitionQueryTest, BadCreateArgumentsAndResourceFilesExitTwoNamingTheFie
   std::ofstream(file, std::ios::trunc) << R"({"numNsp": 2)";
   expectUsage({"create", "--resources", file}, "not valid JSON");
   expectUsage({"create", "--resources", (work_ / "missing.json").string()}, "missing.json");
-  expectUsage({"create", "--qpc", work_.string()}, "programqpc.bin");
+  expectUsage({"create", "--qpc", work_.str()}, "programqpc.bin");
   EXPECT_TRUE(partitions().empty());
 }
 

@@ -11,12 +11,8 @@
 namespace qaic::testing {
 
 void PartitionToolTest::SetUp() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "qaic-util-partition-XXXXXX").string();
-  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-  work_ = pattern;
-  emu_ = std::make_unique<emu::test::EmulatorProcess>(
-      R"({"devices": [{"nsps": 8, "dbcs": 8}], "compute_threads": 1})");
-  ::setenv("QAIC_ROOT", emu_->root().path().c_str(), 1);
+  emu_ = std::make_unique<EmulatorProcess>(R"({"devices": [{"nsps": 8, "dbcs": 8}], "compute_threads": 1})");
+  ::setenv("QAIC_ROOT", emu_->rootPath().c_str(), 1);
   ::setenv("QAICD_SOCKET", socketPath().c_str(), 1);
 }
 
@@ -26,12 +22,10 @@ void PartitionToolTest::TearDown() {
   emu_.reset();
   ::unsetenv("QAIC_ROOT");
   ::unsetenv("QAICD_SOCKET");
-  std::error_code ec;
-  std::filesystem::remove_all(work_, ec);
 }
 
 void PartitionToolTest::startQaicd() {
-  qaicd_ = std::make_unique<qaicd::test::QaicdProcess>(emu_->root().path(), socketPath(), work_ / "qaicd.log");
+  qaicd_ = std::make_unique<QaicdProcess>(emu_->rootPath(), socketPath(), work_ / "qaicd.log");
 }
 
 uint64_t PartitionToolTest::attribute(unsigned id, const std::string& name) const {
@@ -50,15 +44,6 @@ std::vector<unsigned> PartitionToolTest::partitions() const {
   for (unsigned id : emu_->root().listDevices())
     if (id >= driver::kFirstPartitionId) out.push_back(id);
   return out;
-}
-
-bool PartitionToolTest::waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    if (condition()) return true;
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
 }
 
 std::string queryBlock(const std::string& text, unsigned id) {

@@ -14,6 +14,7 @@
 
 #include "EmulatorProcess.hpp"
 #include "QaicdProcess.hpp"
+#include "TempDir.hpp"
 
 namespace qaic::testing {
 
@@ -34,11 +35,13 @@ class PartitionToolTest : public ::testing::Test {
   // Partitions (accel100 and up) present now.
   std::vector<unsigned> partitions() const;
   // Polls `condition` every 10 ms until it holds or `timeout` passes.
-  static bool waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+  static bool waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+    return eventually(condition, timeout);
+  }
 
-  std::filesystem::path work_;
-  std::unique_ptr<emu::test::EmulatorProcess> emu_;
-  std::unique_ptr<qaicd::test::QaicdProcess> qaicd_;
+  TempDir work_{"qaic-util-partition"};
+  std::unique_ptr<EmulatorProcess> emu_;
+  std::unique_ptr<QaicdProcess> qaicd_;
 };
 
 // The lines of `text` from "QID <id>" up to the next "QID " block.

@@ -60,7 +60,7 @@ class DbcWindowTest : public ::testing::Test {
     return e;
   }
 
-  test::TempDir dir_;
+  testing::TempDir dir_;
   qaic_emu_dbc_info info_{};
   MappedFile device_;
 };

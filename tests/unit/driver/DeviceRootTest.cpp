@@ -38,14 +38,14 @@ TEST(DeviceRoot, ParsesOnlyExactAccelNames) {
 }
 
 TEST(DeviceRoot, ListsDevicesInOrderIgnoringOtherEntries) {
-  test::TempDir dir;
+  testing::TempDir dir;
   for (const char* name : {"accel10", "accel2", "accel0", "accelX", "controlD64"})
     dir.writeFile(std::filesystem::path("dev/accel") / name, "");
   EXPECT_EQ(DeviceRoot(dir.path()).listDevices(), (std::vector<unsigned>{0, 2, 10}));
 }
 
 TEST(DeviceRoot, MissingTreeMeansNoDevices) {
-  test::TempDir dir;
+  testing::TempDir dir;
   EXPECT_TRUE(DeviceRoot(dir.path()).listDevices().empty());
   EXPECT_TRUE(DeviceRoot(dir.path() / "absent").listDevices().empty());
 }

@@ -62,8 +62,8 @@ TEST(ManageMessageBuilder, PassthroughCarriesResourceGroupPayload) {
   EXPECT_EQ(hdr.type, QAIC_TRANS_PASSTHROUGH_FROM_USR);
   EXPECT_EQ(hdr.len, b.len);
   const auto payload = at<ResourceGroupRequest>(b, 8);
-  EXPECT_EQ(payload.numNsp, 4u);
-  EXPECT_EQ(payload.ddrBytes, 1u << 20);
+  EXPECT_EQ(payload.resources.numNsp, 4u);
+  EXPECT_EQ(payload.resources.ddrSize, 1u << 20);
 }
 
 TEST(ManageMessageBuilder, RefusesToExceedFourKiBNamingTheTransaction) {

@@ -8,25 +8,25 @@ namespace qaic::driver {
 namespace {
 
 TEST(Ptracer, NothingToDoBelowScopeOne) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("yama/ptrace_scope", "0\n");
   dir.writeFile("dev/device/emu_pid", "not a pid\n");
   EXPECT_TRUE(declareEmulatorPtracer(SysfsDevice(dir.path() / "dev"), dir.path() / "yama/ptrace_scope"));
 }
 
 TEST(Ptracer, NothingToDoWithoutYama) {
-  test::TempDir dir;
+  testing::TempDir dir;
   EXPECT_TRUE(declareEmulatorPtracer(SysfsDevice(dir.path()), dir.path() / "absent"));
 }
 
 TEST(Ptracer, RealDeviceWithoutEmuPidIsFine) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("ptrace_scope", "1\n");
   EXPECT_TRUE(declareEmulatorPtracer(SysfsDevice(dir.path() / "dev"), dir.path() / "ptrace_scope"));
 }
 
 TEST(Ptracer, ScopeOneWithBadEmuPidIsAnError) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("ptrace_scope", "1\n");
   dir.writeFile("dev/device/emu_pid", "0\n");
   auto zero = declareEmulatorPtracer(SysfsDevice(dir.path() / "dev"), dir.path() / "ptrace_scope");

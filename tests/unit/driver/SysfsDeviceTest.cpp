@@ -11,7 +11,7 @@ namespace qaic::driver {
 namespace {
 
 TEST(SysfsDevice, ReadsAttributeWithoutTrailingNewline) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("sys/class/accel/accel1/device/emu_shm_dir", "/dev/shm/qaic-emu.7\n");
   SysfsDevice device(DeviceRoot(dir.path()), 1);
   auto value = device.read("device/emu_shm_dir");
@@ -20,7 +20,7 @@ TEST(SysfsDevice, ReadsAttributeWithoutTrailingNewline) {
 }
 
 TEST(SysfsDevice, ParsesDecimalAndHexNumbers) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("nsp_free", "14\n");
   dir.writeFile("vendor", "0x17cb\n");
   SysfsDevice device(dir.path());
@@ -33,7 +33,7 @@ TEST(SysfsDevice, ParsesDecimalAndHexNumbers) {
 }
 
 TEST(SysfsDevice, RejectsNonNumbersWithEinvalNamingTheFile) {
-  test::TempDir dir;
+  testing::TempDir dir;
   for (const char* text : {"", "12abc", "-1", "0x", " 7", "18446744073709551616"}) {
     dir.writeFile("bad", text);
     auto value = SysfsDevice(dir.path()).readU64("bad");
@@ -44,7 +44,7 @@ TEST(SysfsDevice, RejectsNonNumbersWithEinvalNamingTheFile) {
 }
 
 TEST(SysfsDevice, MissingAttributeIsEnoentNamingThePath) {
-  test::TempDir dir;
+  testing::TempDir dir;
   auto value = SysfsDevice(dir.path()).read("nsp_total");
   ASSERT_FALSE(value);
   EXPECT_EQ(value.error(), ENOENT);
@@ -52,7 +52,7 @@ TEST(SysfsDevice, MissingAttributeIsEnoentNamingThePath) {
 }
 
 TEST(SysfsDevice, RefusesOversizedAttribute) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("huge", std::string(SysfsDevice::kMaxAttributeBytes + 1, '7'));
   auto value = SysfsDevice(dir.path()).read("huge");
   ASSERT_FALSE(value);
@@ -60,7 +60,7 @@ TEST(SysfsDevice, RefusesOversizedAttribute) {
 }
 
 TEST(SysfsDevice, WritesValueInOneStore) {
-  test::TempDir dir;
+  testing::TempDir dir;
   dir.writeFile("device/fault/nsp_hang", "");
   SysfsDevice device(dir.path());
   ASSERT_TRUE(device.write("device/fault/nsp_hang", "1"));

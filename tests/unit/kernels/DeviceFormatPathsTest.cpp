@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 #include "kernels/format/Half.hpp"
 
 namespace qaic::kernels {

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "kernels/DTypes.hpp"
-#include "kernels/DeviceFormat.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 #include "kernels/format/Half.hpp"
 
 namespace qaic::kernels {

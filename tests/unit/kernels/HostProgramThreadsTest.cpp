@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "GraphBuilder.hpp"
-#include "kernels/CacheLineAllocator.hpp"
+#include "base/CacheLineAllocator.hpp"
 
 namespace qaic::kernels::test {
 namespace {

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "GraphBuilder.hpp"
+#include "Paths.hpp"
+#include "TempDir.hpp"
 
 namespace qaic::kernels::test {
 namespace {
@@ -31,22 +33,15 @@ std::string slurp(const fs::path& p) {
 class LightnetCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    // QAIC_BUILD_DIR when set, else the build tree this test binary lives in (<build>/tests/).
-    const char* build = std::getenv("QAIC_BUILD_DIR");
-    const fs::path root = build ? fs::path(build) : fs::read_symlink("/proc/self/exe").parent_path().parent_path();
-    binary_ = root / "bin" / "lightnet";
+    binary_ = qaic::testing::programPath("lightnet");
     ASSERT_TRUE(fs::exists(binary_)) << binary_;
-    char tmpl[] = "/tmp/lightnet-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
 
   Result run(const std::string& args, const std::string& stdinText = "") {
     write("stdin.txt", stdinText);
-    const std::string cmd = "cd '" + dir_.string() + "' && '" + binary_.string() + "' " + args +
+    const std::string cmd = "cd '" + dir_.str() + "' && '" + binary_.string() + "' " + args +
                             " < stdin.txt > stdout.txt 2> stderr.txt";
     const int rc = std::system(cmd.c_str());
     Result r;
@@ -56,7 +51,8 @@ class LightnetCli : public ::testing::Test {
     return r;
   }
 
-  fs::path binary_, dir_;
+  fs::path binary_;
+  qaic::testing::TempDir dir_{"lightnet-test"};
 };
 
 const char* kSeedExample = R"({

@@ -6,7 +6,7 @@
 
 #include "GraphBuilder.hpp"
 #include "ir/Weights.hpp"
-#include "kernels/CacheLineAllocator.hpp"
+#include "base/CacheLineAllocator.hpp"
 
 namespace qaic::kernels::test {
 namespace {

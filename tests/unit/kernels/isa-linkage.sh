@@ -4,7 +4,7 @@
 # linkage) symbol: the linker would keep one file's copy for all, and the AVX2 kernels could run
 # AVX-512 instructions on a CPU without them. Unoptimised builds (make sanitize, make tsan) emit
 # such symbols whenever the helpers have external linkage, so this check bites there.
-# Usage: isa-linkage.sh LIBQAIC_KERNELS_ARCHIVE
+# Usage: isa-linkage.sh LIBQAIC_FORMAT_ARCHIVE
 set -eu
 archive=$1
 [ -f "$archive" ] || { echo "error: $archive not found" >&2; exit 2; }

@@ -18,14 +18,14 @@ struct Pair {
   Pair() {
     int fds[2];
     EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-    server = std::make_unique<ClientConnection>(driver::UniqueFd(fds[0]), PeerInfo{1, 2, 3});
+    server = std::make_unique<ClientConnection>(UniqueFd(fds[0]), PeerInfo{1, 2, 3});
     client.reset(fds[1]);
   }
   void write(const std::string& bytes) {
     ASSERT_EQ(::send(client.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
   }
   std::unique_ptr<ClientConnection> server;
-  driver::UniqueFd client;
+  UniqueFd client;
 };
 
 TEST(ClientConnectionTest, AssemblesLinesAcrossReadsAndSkipsBlankOnes) {

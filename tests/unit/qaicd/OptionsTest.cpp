@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
+
 #include "Options.hpp"
 
 namespace qaic::qaicd {
@@ -43,6 +45,11 @@ TEST(OptionsTest, EveryOption) {
   ASSERT_TRUE(line.pollMs.has_value());
   EXPECT_EQ(*line.pollMs, 75u);
   EXPECT_TRUE(parseCommandLine({"--help"}).help);
+  const CommandLine joined = parseCommandLine({"--root=/r", "--kubelet-dir=/k", "--poll-ms=75", "--config=/a=b.json"});
+  EXPECT_EQ(joined.root, "/r");
+  EXPECT_EQ(joined.kubeletDir, "/k");
+  EXPECT_EQ(joined.pollMs, 75u);
+  EXPECT_EQ(joined.config, "/a=b.json");
 }
 
 TEST(OptionsTest, UsageErrorsNameTheOption) {
@@ -51,6 +58,24 @@ TEST(OptionsTest, UsageErrorsNameTheOption) {
   EXPECT_NE(usageErrorOf({"--poll-ms", "1e3"}).find("--poll-ms"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--poll-ms", "99999999999"}).find("--poll-ms"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--frobnicate"}).find("unknown argument \"--frobnicate\""), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--kubelet-dir"}).find("--kubelet-dir needs a value"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--kubelet-dir", ""}).find("--kubelet-dir"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--kubelet-dir", "/k", "--no-kubelet"}).find("contradict"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--kubelet-dir="}).find("--kubelet-dir"), std::string::npos);
+  EXPECT_NE(usageErrorOf({"--daemon=yes"}).find("unknown argument \"--daemon=yes\""), std::string::npos);
+}
+
+TEST(OptionsTest, KubeletPluginOnlyWhereAsked) {
+  // Asked for: the directory, made absolute.
+  CommandLine line = parseCommandLine({"--root", "/tmp/emu", "--kubelet-dir", "plugins"});
+  EXPECT_EQ(kubeletDirectory(line), (std::filesystem::current_path() / "plugins").string());
+  // An emulated root is never offered to a kubelet unless asked for, even on a Kubernetes node.
+  EXPECT_EQ(kubeletDirectory(parseCommandLine({"--root", "/tmp/emu"})), "");
+  EXPECT_EQ(kubeletDirectory(parseCommandLine({"--root", "/", "--no-kubelet"})), "");
+  // The real root: the kubelet's directory when this machine has one.
+  const std::string expected = std::filesystem::is_directory(kDefaultKubeletDir) ? kDefaultKubeletDir : "";
+  EXPECT_EQ(kubeletDirectory(parseCommandLine({"--root", "/"})), expected);
+  EXPECT_NE(std::string(kUsage).find("--kubelet-dir DIR"), std::string::npos);
 }
 
 }  // namespace

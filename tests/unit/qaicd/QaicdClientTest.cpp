@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "qaicd/QaicdClient.hpp"
+#include "TempDir.hpp"
 
 namespace qaic::qaicd {
 namespace {
@@ -24,9 +25,6 @@ using namespace std::chrono_literals;
 class ScriptedServer {
  public:
   ScriptedServer() {
-    char pattern[] = "/tmp/qaicd-client-test-XXXXXX";
-    EXPECT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
     path_ = (dir_ / "s.sock").string();
     listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un address{};
@@ -37,8 +35,6 @@ class ScriptedServer {
   }
   ~ScriptedServer() {
     if (thread_.joinable()) thread_.join();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
   }
   const std::string& path() const { return path_; }
 
@@ -47,7 +43,7 @@ class ScriptedServer {
     thread_ = std::thread([this, script = std::move(script)] {
       pollfd p{listen_.get(), POLLIN, 0};
       if (::poll(&p, 1, 10'000) != 1) return;
-      driver::UniqueFd fd(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      UniqueFd fd(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
       if (fd) script(fd.get());
     });
   }
@@ -62,9 +58,9 @@ class ScriptedServer {
   static void write(int fd, const std::string& text) { ::send(fd, text.data(), text.size(), MSG_NOSIGNAL); }
 
  private:
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"qaicd-client-test"};
   std::string path_;
-  driver::UniqueFd listen_;
+  UniqueFd listen_;
   std::thread thread_;
 };
 

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "BatchJson.hpp"
+#include "TempDir.hpp"
 
 namespace fs = std::filesystem;
 using namespace qaic::runner;
@@ -28,12 +29,6 @@ NetworkBuffer buffer(std::string name, bool isInput, Dims dims, bool partial = f
 
 class BatchJsonTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/qaic-batchjson-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void writeFile(const std::string& name, std::size_t bytes) {
     std::ofstream out(dir_ / name, std::ios::binary);
@@ -73,7 +68,7 @@ class BatchJsonTest : public ::testing::Test {
             buffer("out1", false, {1, 32}, false, false, {{1, 32}, {1, 4}})};
   }
 
-  fs::path dir_;
+  qaic::testing::TempDir dir_{"qaic-batchjson"};
 };
 
 TEST_F(BatchJsonTest, RegularNetworkTwoInferencesInAnyOrder) {

@@ -1,6 +1,6 @@
 // CompletionEngine against an eventfd this test writes as the device would: the loop wakes on
 // interrupts and at its idle interval, and nothing the eventfd does can park it.
-#include "CompletionEngine.hpp"
+#include "runtime/CompletionEngine.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <condition_variable>
 #include <mutex>
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 namespace {
 
 using namespace std::chrono_literals;
@@ -87,4 +87,4 @@ TEST_F(CompletionEngineTest, AnInterruptWhoseCountWasAlreadyTakenDoesNotParkTheL
 }
 
 }  // namespace
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

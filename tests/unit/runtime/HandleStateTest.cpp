@@ -1,9 +1,9 @@
 // The InferenceHandle life cycle of seed 001 as a state machine: every misuse is a typed error.
 #include <gtest/gtest.h>
 
-#include "HandleState.hpp"
+#include "runtime/HandleState.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 namespace {
 
 QStatus statusOf(void (HandleStateMachine::*step)(), HandleStateMachine& machine) {
@@ -78,4 +78,4 @@ TEST(HandleState, AcquiredHandleMayBeGivenBackUnused) {
 }
 
 }  // namespace
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

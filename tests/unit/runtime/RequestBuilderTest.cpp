@@ -3,9 +3,9 @@
 
 #include <cstring>
 
-#include "RequestBuilder.hpp"
+#include "runtime/RequestBuilder.hpp"
 
-namespace qaic::rt::engine {
+namespace qaic::rt {
 namespace {
 
 StagedBuffer staged(std::string name, bool input, uint64_t deviceOffset, uint64_t stagingOffset) {
@@ -36,7 +36,6 @@ ProgramLayout layout() {
 RequestPlan plan(std::vector<bool> present) {
   RequestPlan p;
   p.sequence = 77;
-  p.reqId = 9;
   p.inputBo = 5;
   p.outputBo = 6;
   p.present = std::move(present);
@@ -48,7 +47,7 @@ TEST(RequestBuilder, ElementsFollowTheProtocolOrder) {
   const auto l = layout();
   const auto e = buildRequest(l, plan({true, true, true}));
   ASSERT_EQ(e.size(), 5u);
-  for (const auto& element : e) EXPECT_EQ(element.reqId, 9);
+  for (const auto& element : e) EXPECT_EQ(element.reqId, 0);  // RequestRing::submit stamps its own
   // Request descriptor from the input BO's start to device offset 0.
   EXPECT_EQ(e[0].cmd, driver::kReqCmdToDevice);
   EXPECT_EQ(e[0].srcAddr, driver::makeIova(5, 0));
@@ -158,4 +157,4 @@ TEST(RequestBuilder, ResponseDescriptorIsCheckedBeforeUse) {
 }
 
 }  // namespace
-}  // namespace qaic::rt::engine
+}  // namespace qaic::rt

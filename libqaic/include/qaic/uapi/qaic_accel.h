@@ -73,11 +73,23 @@ struct qaic_manage_trans_hdr {
 	__u32 len;
 };
 
-/* Opaque bytes for the device's own command processor (resource-group reservations). */
+/* Opaque bytes for the device's own command processor (resource-group reservations). The
+ * flexible array member is C99; C++ compilers accept it but -pedantic names it, so C++ users who
+ * build with -pedantic -Werror are spared the warning for this one declaration. */
+#ifdef __cplusplus
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#ifdef __clang__
+#pragma clang diagnostic ignored "-Wc99-extensions"
+#endif
+#endif
 struct qaic_manage_trans_passthrough {
 	struct qaic_manage_trans_hdr hdr;
 	__u8 data[];
 };
+#ifdef __cplusplus
+#pragma GCC diagnostic pop
+#endif
 
 /* Move `size` bytes at user address `addr` to the device, tagged for the firmware. */
 struct qaic_manage_trans_dma_xfer {

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# make package: the Debian packages of a built tree, from what `cmake --install` puts into /usr,
+# one package per install component (cmake/Install.cmake):
+#   libqaic1    the runtime library (libqaic.so.1)
+#   libqaic-dev headers, libqaic.so, qaic.pc, the qaic CMake package, examples/consumer
+#   qaic-tools  qaic-runner, qaic-util, qaic-exec and qaic-compile, lightnet, udev rules, docs
+#   qaicd       the daemon and its systemd units (socket activated)
+#   qaic-emu    the emulator, qaic-emu@.service and /etc/qaic-emu/default.json
+# Depends on Debian's libraries come from dpkg-shlibdeps, control files from dpkg-gencontrol,
+# the archives from dpkg-deb (owned by root without fakeroot); lintian checks each.
+# Usage: deploy/debian/build-packages.sh BUILD_DIR OUT_DIR [--no-lintian]
+set -euo pipefail
+
+build=$(cd "${1:?build dir}" && pwd)
+mkdir -p "${2:?output dir}"
+out=$(cd "$2" && pwd)
+run_lintian=1
+[[ ${3:-} == --no-lintian ]] && run_lintian=0
+here=$(cd "$(dirname "$0")" && pwd)
+source_dir=$(cd "$here/../.." && pwd)
+
+version=$(sed -n 's/^project(qaic-stack VERSION \([0-9.]*\).*/\1/p' "$source_dir/CMakeLists.txt")
+[[ -n $version ]] || { echo "build-packages: no project version in CMakeLists.txt" >&2; exit 1; }
+debian_version="$version-1"
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+work=$(mktemp -d /tmp/qaic-packages.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+declare -A component=([libqaic1]=runtime [libqaic-dev]=dev [qaic-tools]=tools [qaicd]=daemon [qaic-emu]=emulator)
+packages=(libqaic1 libqaic-dev qaic-tools qaicd qaic-emu)
+
+# debian/ as dpkg-shlibdeps and dpkg-gencontrol expect it: control, changelog, one tree per package.
+mkdir -p "$work/debian"
+sed "s/@MULTIARCH@/$multiarch/g" "$here/control" > "$work/debian/control"
+date=$(date -R -d "@$(git -C "$source_dir" log -1 --format=%ct 2>/dev/null || date +%s)")
+cat > "$work/debian/changelog" <<EOF
+qaic-stack ($debian_version) unstable; urgency=medium
+
+  * Packages built from the qaic-stack tree by deploy/debian/build-packages.sh.
+
+ -- qaic-stack maintainers <qaic-stack@example.org>  $date
+EOF
+
+for pkg in "${packages[@]}"; do
+  root="$work/debian/$pkg"
+  mkdir -p "$root"
+  DESTDIR="$root" cmake --install "$build" --prefix /usr --component "${component[$pkg]}" > "$work/install-$pkg.log"
+  # Debian 12 keeps udev rules and systemd units under /lib (merged-/usr aliases them).
+  for dir in udev systemd; do
+    if [[ -d $root/usr/lib/$dir ]]; then
+      mkdir -p "$root/lib"
+      mv "$root/usr/lib/$dir" "$root/lib/$dir"
+    fi
+  done
+  # Man pages compressed (symlinks follow their target's new name), binaries stripped of debug
+  # information, as Debian policy asks.
+  if [[ -d $root/usr/share/man ]]; then
+    find "$root/usr/share/man" -type f -name '*.[18]' -exec gzip -9n {} +
+    find "$root/usr/share/man" -type l -name '*.[18]' | while read -r link; do
+      target=$(readlink "$link")
+      rm "$link"
+      ln -s "$target.gz" "$link.gz"
+    done
+  fi
+  find "$root" -type f \( -path '*/bin/*' -o -path '*/sbin/*' -o -name '*.so.*' \) \
+    -exec strip --strip-unneeded --remove-section=.comment --remove-section=.note {} +
+  find "$root" -depth -type d -empty -delete
+  doc="$root/usr/share/doc/$pkg"
+  mkdir -p "$doc"
+  cp "$here/copyright" "$doc/copyright"
+  gzip -9n < "$work/debian/changelog" > "$doc/changelog.Debian.gz"
+  mkdir -p "$root/DEBIAN"
+done
+
+# libqaic1: the shlibs line dpkg-shlibdeps reads for every package that links libqaic.so.1, and
+# the ldconfig trigger for the shared library.
+echo "libqaic 1 libqaic1 (>= $version)" > "$work/debian/libqaic1/DEBIAN/shlibs"
+echo "activate-noawait ldconfig" > "$work/debian/libqaic1/DEBIAN/triggers"
+# The emulator's configuration is the administrator's to edit.
+(cd "$work/debian/qaic-emu" && find etc -type f -printf '/%p\n') > "$work/debian/qaic-emu/DEBIAN/conffiles"
+
+cd "$work"
+for pkg in "${packages[@]}"; do
+  root="debian/$pkg"
+  mapfile -t elves < <(find "$root" -type f \( -path '*/bin/*' -o -path '*/sbin/*' -o -name '*.so.*' \) | sort)
+  echo "misc:Depends=" > "debian/$pkg.substvars"
+  if ((${#elves[@]})); then
+    dpkg-shlibdeps -T"debian/$pkg.substvars" -p"shlibs" -l"debian/libqaic1/usr/lib/$multiarch" "${elves[@]}" 2> "$work/shlibdeps-$pkg.log" ||
+      { cat "$work/shlibdeps-$pkg.log" >&2; exit 1; }
+  fi
+  dpkg-gencontrol -p"$pkg" -P"$root" -T"debian/$pkg.substvars" -v"$debian_version"
+  find "$root" -path "$root/DEBIAN" -prune -o -type d -exec chmod 0755 {} +
+  dpkg-deb --root-owner-group -Zxz --build "$root" "$out" > /dev/null
+done
+
+debs=()
+for pkg in "${packages[@]}"; do debs+=("$out/${pkg}_${debian_version}_$(dpkg --print-architecture).deb"); done
+for deb in "${debs[@]}"; do
+  [[ -f $deb ]] || { echo "build-packages: $deb was not built" >&2; exit 1; }
+  printf '%-48s %8s bytes\n' "$(basename "$deb")" "$(stat -c %s "$deb")"
+done
+if ((run_lintian)); then
+  # Errors fail the build; the warnings that remain are explained in deploy/debian/README.md.
+  lintian --tag-display-limit 0 "${debs[@]}" | tee "$out/lintian.txt"
+  if grep -q '^E: ' "$out/lintian.txt"; then
+    echo "build-packages: lintian reported errors" >&2
+    exit 1
+  fi
+fi

@@ -1,0 +1,46 @@
+// A DMA buffer: a buffer object of the context's open device file, mapped into the process and
+// registered by its export descriptor so QBuffers naming it can be resolved.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include <qaic/QBuffer.hpp>
+
+#include "driver/BufferObject.hpp"
+#include "driver/DeviceNode.hpp"
+
+namespace qaic::rt {
+
+class ContextImpl;
+
+class DmaBufferImpl final : public DmaBuffer {
+ public:
+  DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo,
+                std::shared_ptr<ContextImpl> context);
+  ~DmaBufferImpl() override;
+
+  uint8_t* data() const override { return reinterpret_cast<uint8_t*>(bo_.data()); }
+  std::size_t size() const override { return bo_.size(); }
+  int fd() const override { return bo_.exportFd(); }
+  const driver::BufferObject& bufferObject() const { return bo_; }
+  const driver::DeviceNode* node() const { return node_.get(); }
+
+  // Zero copy: a BO can be sliced to one DBC in one direction (uAPI). The first activation that
+  // asks slices the whole BO to itself; true when this BO is (now) sliced to `owner`'s DBC
+  // activation `generation` in direction `dir`, false when it belongs elsewhere (the caller
+  // then stages the data instead).
+  bool attachTo(const void* owner, uint32_t generation, uint32_t dbcId, uint32_t dir);
+
+ private:
+  std::shared_ptr<const driver::DeviceNode> node_;  // the BO lives as long as its open file
+  driver::BufferObject bo_;
+  std::shared_ptr<ContextImpl> context_;
+  std::mutex attachMutex_;
+  const void* attachedOwner_ = nullptr;
+  uint32_t attachedGeneration_ = 0;
+  uint32_t attachedDir_ = 0;
+  uint32_t attachedDbc_ = 0;
+};
+
+}  // namespace qaic::rt

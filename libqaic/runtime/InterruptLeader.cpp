@@ -1,0 +1,46 @@
+#include "InterruptLeader.hpp"
+
+#include <algorithm>
+
+namespace qaic::rt {
+
+bool InterruptLeader::tryLead(std::shared_ptr<driver::DbcWindow> window) {
+  bool expected = false;
+  if (!window || !leading_.compare_exchange_strong(expected, true)) return false;
+  std::lock_guard lock(mutex_);
+  window_ = std::move(window);
+  leader_ = std::this_thread::get_id();
+  return true;
+}
+
+void InterruptLeader::stopLeading() {
+  {
+    std::lock_guard lock(mutex_);
+    window_.reset();
+    leader_ = {};
+  }
+  leading_.store(false);
+}
+
+void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline,
+                            std::chrono::milliseconds longestSleep) {
+  driver::DbcWindow& window = *window_;
+  // Announce, then look: a response the device pushed before it saw the announcement raised the
+  // eventfd instead (the completion thread takes it too), and it is visible to this check.
+  window.announceHostWaiting(true);
+  if (!window.responsesPending()) {
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
+    window.waitForResponse(ticket, std::clamp<std::chrono::nanoseconds>(left, {}, longestSleep));
+  }
+  // Withdraw; the caller's drain then finds a response pushed while the device still saw the
+  // announcement, which raised no eventfd.
+  window.announceHostWaiting(false);
+}
+
+void InterruptLeader::wake() {
+  if (!leading_.load()) return;
+  std::lock_guard lock(mutex_);
+  if (window_ && leader_ != std::this_thread::get_id()) window_->wakeResponseWaiters();
+}
+
+}  // namespace qaic::rt

@@ -1,0 +1,49 @@
+// A synchronous waiter (waitForCompletion on a handle, getCompletedId for one handle) that waits
+// on the device's response interrupt itself instead of on the completion thread: the device
+// wakes it directly through the DBC window's response futex and it drains the response FIFO on
+// its own thread (docs/device-protocol.md section 3). That takes the completion thread's wake-up
+// off the round trip: a tiny synchronous inference costs one context switch less.
+//
+// At most one thread of a queue leads at a time; other waiters wait on their handle's condition
+// as before, and the leader completes their handles too while it drains. Anything that completes
+// a handle on another thread (a pipeline thread, the completion thread at a deadline, a shutdown)
+// calls wake(), so the leader never sleeps past its handle's completion.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "driver/DbcWindow.hpp"
+
+namespace qaic::rt {
+
+class InterruptLeader {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // False when another thread leads. The window stays mapped while this thread leads.
+  bool tryLead(std::shared_ptr<driver::DbcWindow> window);
+  void stopLeading();
+
+  // Leader only. Read the ticket, then check what is awaited, then await(ticket): a device
+  // response or a wake() after the ticket was read ends the wait at once.
+  uint32_t ticket() const { return window_->responseFutexValue(); }
+  // Sleeps until a response, a wake(), `deadline` or `longestSleep`, whichever comes first. The
+  // leader then drains the responses (RequestRing::drain): the device raises no eventfd for
+  // those it pushed while the leader was announced.
+  void await(uint32_t ticket, Clock::time_point deadline, std::chrono::milliseconds longestSleep);
+
+  // Any thread: makes the leader re-check (no-op without a leader or on the leader itself).
+  void wake();
+
+ private:
+  std::atomic<bool> leading_{false};
+  std::mutex mutex_;  // guards window_ and leader_ against wake()
+  std::shared_ptr<driver::DbcWindow> window_;
+  std::thread::id leader_;
+};
+
+}  // namespace qaic::rt

@@ -1,0 +1,150 @@
+// One activation of a loaded program and its DBC ring (docs/device-protocol.md sections 3 and 4):
+// ACTIVATE and DEACTIVATE through driver::, the mapped window, the eventfd interrupt and the
+// CompletionEngine thread that waits on it, the requests in flight with their deadlines, and
+// their retries. Whatever ends a request (its response, its last timeout, a device that went
+// away, a deactivation) is handed to the owner in one batch per drain, never under the ring's
+// lock. Knows nothing of buffers or formats: a request is its elements and the handle it is for.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <qaic/Errors.hpp>
+
+#include "CompletionEngine.hpp"
+#include "InterruptLeader.hpp"
+#include "driver/BufferObject.hpp"
+#include "driver/CompletionEvent.hpp"
+#include "driver/DbcWindow.hpp"
+#include "driver/DeviceNode.hpp"
+
+namespace qaic::rt {
+
+class ContextImpl;
+class HandleImpl;
+
+struct RingConfig {
+  std::chrono::milliseconds timeout{5000};  // per try of a request on the device
+  uint32_t retries = 5;
+  uint32_t queueSize = driver::kDefaultQueueSize;  // ring elements
+  // Synchronous waiters may take the interrupt (InterruptLeader). Off for group members, whose
+  // activation may switch under a waiter.
+  bool leadable = true;
+};
+
+// Slices of one buffer object attached to the DBC on every activation (a BO is sliced to one
+// DBC; a new activation re-slices it).
+struct SliceAttachment {
+  const driver::BufferObject* bo = nullptr;
+  uint32_t dir = 0;  // QAIC_DIR_TO_DEVICE or QAIC_DIR_FROM_DEVICE
+  std::vector<qaic_attach_slice_entry> slices;
+  std::string what;  // for messages: "the staging of handle 3"
+};
+
+// How a request left the ring.
+struct EndedRequest {
+  HandleImpl* handle = nullptr;
+  QStatus status = QS_SUCCESS;  // QS_SUCCESS: the device answered, with `code`
+  uint16_t code = 0;            // the answer's DBC completion code
+  std::string message;
+  std::chrono::steady_clock::time_point submittedAt{};  // its doorbell
+  std::chrono::steady_clock::time_point completedAt{};  // its answer was taken
+};
+
+// What a ring reports to its owner (the Pipeline).
+class RingOwner {
+ public:
+  virtual ~RingOwner() = default;
+  // Requests the ring is done with. Called on the thread that drained (the completion thread, a
+  // leading waiter) or that deactivated or stopped the ring, without the ring's lock.
+  virtual void requestsEnded(std::vector<EndedRequest>& ended) = 0;
+};
+
+class RequestRing {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `what` names the activation in messages ("activation 0 of 'resnet'"). Throws Error(QS_ERROR)
+  // when the interrupt or its completion thread cannot be set up.
+  RequestRing(RingOwner& owner, const ContextImpl& context, std::shared_ptr<const driver::DeviceNode> node,
+              std::string what, RingConfig config);
+  ~RequestRing();  // stop() and deactivate()
+  RequestRing(const RequestRing&) = delete;
+  RequestRing& operator=(const RequestRing&) = delete;
+
+  // ACTIVATE program `programIndex` of load `loadId`, map the DBC window and attach
+  // `attachments`; nothing is left active when it throws Error (QS_NO_RESOURCES naming the free
+  // NSPs, QS_INCOMPATIBLE, QS_DEV_REMOVED, QS_ERROR). No-op while active.
+  void activate(uint32_t loadId, uint32_t programIndex, uint32_t numCores,
+                std::span<const SliceAttachment> attachments);
+  // DEACTIVATE; requests in flight end with QS_CANCELED.
+  void deactivate();
+  // Stops the completion thread; requests in flight end with QS_CANCELED. Idempotent.
+  void stop();
+
+  // Where requests go now (zero copy slices user BOs to it): the DBC and the activation's
+  // generation, or nothing while inactive.
+  struct Target {
+    uint32_t dbcId = 0;
+    uint32_t generation = 0;
+  };
+  std::optional<Target> target() const;
+
+  // Puts one request on the ring under a fresh req_id, waiting for room at most one timeout.
+  // Throws Error: QS_CANCELED (not active), QS_INCOMPATIBLE (more elements than the ring holds),
+  // QS_TIMEDOUT (the ring stayed full), QS_DEV_REMOVED or QS_ERROR (the window refused).
+  // `requestId` (the user's) only names the request in the log.
+  void submit(HandleImpl& handle, uint64_t requestId, std::vector<driver::RequestElement> elements);
+
+  // Takes every response, checks the device status and the deadlines (retrying what timed out),
+  // then reports what ended. The completion thread's work; a leading waiter does it too.
+  void drain();
+
+  // A synchronous waiter's way to the interrupt: the window while a waiter may lead (active and
+  // leadable), else null.
+  std::shared_ptr<driver::DbcWindow> leadableWindow() const;
+  InterruptLeader& interruptLeader() { return leader_; }
+
+ private:
+  struct Request {
+    HandleImpl* handle = nullptr;
+    uint64_t requestId = 0;
+    std::vector<driver::RequestElement> elements;
+    Clock::time_point submittedAt{};
+    Clock::time_point deadline{};
+    uint32_t retriesLeft = 0;
+  };
+
+  uint16_t nextReqIdLocked();
+  Clock::time_point nextDeadline() const;
+  void endAllLocked(QStatus status, const std::string& why, std::vector<EndedRequest>& out);
+  void retryOrExpireLocked(Clock::time_point now, std::vector<EndedRequest>& out);
+  void report(std::vector<EndedRequest>& ended);
+
+  RingOwner& owner_;
+  const ContextImpl& context_;
+  std::shared_ptr<const driver::DeviceNode> node_;
+  const std::string what_;
+  const RingConfig config_;
+
+  // Guards the activation, the window (ring writes and response reads) and the requests.
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // room on the ring, or the activation ended
+  std::optional<driver::CompletionEvent> event_;
+  std::shared_ptr<driver::DbcWindow> window_;  // shared with a leading waiter while it sleeps
+  uint32_t dbcId_ = 0;
+  bool active_ = false;
+  std::map<uint16_t, Request> inFlight_;
+  uint16_t nextReqId_ = 0;
+  InterruptLeader leader_;
+  std::unique_ptr<CompletionEngine> engine_;  // last: its thread stops before the rest goes
+};
+
+}  // namespace qaic::rt

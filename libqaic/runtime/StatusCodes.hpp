@@ -1,0 +1,22 @@
+// How the driver's errno values and the device's DBC completion codes become the API's QStatus:
+// one table for program loads, activations, buffer objects and the data path.
+#pragma once
+
+#include <cstdint>
+
+#include <qaic/Errors.hpp>
+
+namespace qaic::rt {
+
+// ENOSPC, ENOMEM: QS_NO_RESOURCES; ENODEV, ENXIO: QS_DEV_REMOVED; EINVAL, EBADMSG, ENOEXEC, E2BIG
+// (a container or request the device refuses): QS_INCOMPATIBLE; anything else QS_ERROR.
+QStatus statusForErrno(int error);
+
+// A buffer object the device would not create: QS_NO_RESOURCES unless the device went away.
+QStatus statusForBufferObjectErrno(int error);
+
+// DBC_COMPLETION_*: SUCCESS, DEVICE_RESET, ABORTED (the device went away), the two timeouts,
+// anything else QS_DEVICE_ERROR.
+QStatus statusForCompletion(uint16_t code);
+
+}  // namespace qaic::rt

@@ -1,0 +1,184 @@
+#include "kubelet/Inventory.hpp"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "driver/DeviceRoot.hpp"
+
+namespace qaic::qaicd {
+
+namespace {
+
+Refusal invalid(std::string message) { return Refusal{Refusal::Code::InvalidArgument, std::move(message)}; }
+
+std::string joinNodes(const std::vector<uint32_t>& nodes) {
+  std::string out;
+  for (uint32_t n : nodes) out += (out.empty() ? "" : ",") + std::to_string(n);
+  return out;
+}
+
+}  // namespace
+
+std::string quoteId(std::string_view id) {
+  constexpr std::size_t kShown = 64;
+  std::string out = "\"";
+  for (std::size_t i = 0; i < id.size() && i < kShown; ++i) {
+    const auto c = static_cast<unsigned char>(id[i]);
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  out += '"';
+  if (id.size() > kShown) out += " (" + std::to_string(id.size()) + " bytes)";
+  return out;
+}
+
+const Unit* ResourceInventory::find(std::string_view id) const {
+  // Units are few (at most 64 per device); a linear scan beats building an index per call.
+  for (const Unit& u : units)
+    if (u.id == id) return &u;
+  return nullptr;
+}
+
+const ResourceInventory* Inventory::find(std::string_view resource) const {
+  for (const ResourceInventory& r : resources)
+    if (r.name == resource) return &r;
+  return nullptr;
+}
+
+std::variant<ContainerAllocation, Refusal> allocateContainer(const Inventory& inventory,
+                                                             const ResourceInventory& resource,
+                                                             const std::vector<std::string>& ids) {
+  if (ids.empty()) return invalid("devices_ids: empty; name at least one " + resource.name + " device");
+  // Checked before any lookup, so a request with thousands of IDs costs nothing.
+  if (ids.size() > resource.units.size())
+    return invalid(std::to_string(ids.size()) + " " + resource.name + " devices requested, but this node has " +
+                   std::to_string(resource.units.size()));
+  std::vector<uint32_t> nodes;
+  std::set<uint32_t> devices;
+  std::unordered_set<std::string_view> seen;
+  for (const std::string& id : ids) {
+    const Unit* unit = resource.find(id);
+    if (unit == nullptr) return invalid("unknown device ID " + quoteId(id) + " for " + resource.name);
+    if (!seen.insert(id).second) return invalid("device ID " + quoteId(id) + " is named twice");
+    if (!unit->node)
+      return Refusal{Refusal::Code::Unavailable,
+                     "device ID " + quoteId(id) + ": its partition is not on device " + std::to_string(unit->device) +
+                         " right now (the device is resetting or has no room); qaicd creates it again when it can"};
+    nodes.push_back(*unit->node);
+    devices.insert(unit->device);
+  }
+  std::sort(nodes.begin(), nodes.end());
+
+  ContainerAllocation a;
+  const driver::DeviceRoot root(inventory.root);
+  if (inventory.deviceSpecs || !inventory.emulated)
+    for (uint32_t n : nodes)
+      a.devices.push_back({"/dev/accel/accel" + std::to_string(n), root.nodePath(n).string(), "rw"});
+  a.envs["QAIC_VISIBLE_DEVICES"] = joinNodes(nodes);
+  if (resource.partitions) a.envs["QAIC_PARTITION"] = joinNodes(nodes);
+  if (inventory.emulated) {
+    // qaic-emu's nodes are files of its FUSE tree, not device nodes: the container sees the
+    // emulated tree at the same path (only its own nodes and their attributes) and the shared
+    // memory its buffers live in, and libqaic finds it through QAIC_ROOT.
+    a.envs["QAIC_ROOT"] = inventory.root.string();
+    for (uint32_t n : nodes) {
+      a.mounts.push_back({root.nodePath(n).string(), root.nodePath(n).string(), false});
+      a.mounts.push_back({root.sysfsPath(n).string(), root.sysfsPath(n).string(), true});
+    }
+    std::set<std::string> shm;
+    for (uint32_t d : devices)
+      if (auto it = inventory.shmDirs.find(d); it != inventory.shmDirs.end() && !it->second.empty()) shm.insert(it->second);
+    for (const std::string& dir : shm) a.mounts.push_back({dir, dir, false});
+  }
+  return a;
+}
+
+std::variant<std::vector<std::string>, Refusal> preferredAllocation(const ResourceInventory& resource,
+                                                                    const std::vector<std::string>& available,
+                                                                    const std::vector<std::string>& mustInclude,
+                                                                    int64_t size) {
+  if (size < 1) return invalid("allocation_size: " + std::to_string(size) + " (must be at least 1)");
+  if (available.size() > resource.units.size())
+    return invalid(std::to_string(available.size()) + " available_deviceIDs, but " + resource.name + " has " +
+                   std::to_string(resource.units.size()) + " devices on this node");
+  if (mustInclude.size() > available.size())
+    return invalid(std::to_string(mustInclude.size()) + " must_include_deviceIDs but only " +
+                   std::to_string(available.size()) + " available_deviceIDs");
+  std::unordered_map<std::string_view, const Unit*> offered;
+  for (const std::string& id : available) {
+    const Unit* unit = resource.find(id);
+    if (unit == nullptr) return invalid("unknown device ID " + quoteId(id) + " in available_deviceIDs for " + resource.name);
+    if (!offered.emplace(id, unit).second) return invalid("device ID " + quoteId(id) + " is named twice in available_deviceIDs");
+  }
+  if (static_cast<uint64_t>(size) > offered.size())
+    return invalid("allocation_size " + std::to_string(size) + " is more than the " + std::to_string(offered.size()) +
+                   " available devices");
+  if (mustInclude.size() > static_cast<uint64_t>(size))
+    return invalid(std::to_string(mustInclude.size()) + " must_include_deviceIDs exceed allocation_size " + std::to_string(size));
+
+  std::vector<std::string> chosen;
+  std::unordered_set<std::string_view> taken;
+  std::map<uint32_t, int> usedOnDevice;  // device -> units chosen there
+  std::set<int64_t> numaChosen;
+  auto choose = [&](const Unit* unit) {
+    chosen.push_back(unit->id);
+    taken.insert(unit->id);
+    ++usedOnDevice[unit->device];
+    if (unit->numaNode) numaChosen.insert(*unit->numaNode);
+  };
+  for (const std::string& id : mustInclude) {
+    auto it = offered.find(id);
+    if (it == offered.end()) return invalid("must_include device ID " + quoteId(id) + " is not among available_deviceIDs");
+    if (taken.count(it->second->id) != 0) return invalid("device ID " + quoteId(id) + " is named twice in must_include_deviceIDs");
+    choose(it->second);
+  }
+
+  // What is left to choose from, per device, in the inventory's (stable) order.
+  std::map<uint32_t, std::vector<const Unit*>> free;
+  for (const Unit& u : resource.units)
+    if (offered.count(u.id) != 0 && taken.count(u.id) == 0) free[u.device].push_back(&u);
+  auto takeFrom = [&](uint32_t device, uint64_t count) {
+    auto& units = free[device];
+    const uint64_t n = std::min<uint64_t>(count, units.size());
+    for (uint64_t i = 0; i < n; ++i) choose(units[i]);
+    units.erase(units.begin(), units.begin() + static_cast<std::ptrdiff_t>(n));
+  };
+  auto remaining = [&] { return static_cast<uint64_t>(size) - chosen.size(); };
+
+  // Devices the must-include units already use come first, the most used first.
+  std::vector<std::pair<int, uint32_t>> used;
+  for (const auto& [device, count] : usedOnDevice) used.emplace_back(-count, device);
+  std::sort(used.begin(), used.end());
+  for (const auto& [negCount, device] : used)
+    if (remaining() > 0) takeFrom(device, remaining());
+
+  while (remaining() > 0) {
+    const uint64_t need = remaining();
+    std::optional<uint32_t> fit, largest;
+    uint64_t fitSize = 0, largestSize = 0;
+    // Two passes: devices on a NUMA node already chosen, then any.
+    for (int pass = 0; pass < 2 && !fit && !largest; ++pass) {
+      for (const auto& [device, units] : free) {
+        if (units.empty()) continue;
+        const auto& numa = units.front()->numaNode;
+        if (pass == 0 && !numaChosen.empty() && (!numa || numaChosen.count(*numa) == 0)) continue;
+        const uint64_t n = units.size();
+        if (n >= need && (!fit || n < fitSize)) fit = device, fitSize = n;
+        if (!largest || n > largestSize) largest = device, largestSize = n;
+      }
+    }
+    if (!fit && !largest) break;  // cannot happen: size <= offered
+    takeFrom(fit ? *fit : *largest, need);
+  }
+  return chosen;
+}
+
+}  // namespace qaic::qaicd

@@ -1,0 +1,87 @@
+// What qaicd offers the kubelet, as an immutable snapshot the event loop builds and publishes
+// (InventoryChannel) and the gRPC threads read: per resource, its units (whole devices, or
+// profile partitions) with their health and NUMA node. Allocate and GetPreferredAllocation are
+// answered from a snapshot alone, by the pure functions below, so no gRPC thread ever touches
+// the registry or waits for the event loop.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace qaic::qaicd {
+
+struct Unit {
+  std::string id;                 // stable: "<device id>" or "<device id>-<profile>-<slot>"
+  bool healthy = false;
+  std::optional<int64_t> numaNode;
+  uint32_t device = 0;            // the parent device's index
+  std::optional<uint32_t> node;   // accel index handed out: the device, or its partition (absent: not there now)
+  bool operator==(const Unit&) const = default;
+};
+
+struct ResourceInventory {
+  std::string name;        // "qualcomm.com/qaic"
+  bool partitions = false; // units are partitions (QAIC_PARTITION is set)
+  std::vector<Unit> units;
+  bool operator==(const ResourceInventory&) const = default;
+  const Unit* find(std::string_view id) const;
+};
+
+struct Inventory {
+  uint64_t generation = 0;
+  std::filesystem::path root;           // qaicd's root ("/" on a real machine)
+  bool emulated = false;                // root is not "/": nodes are qaic-emu's files
+  bool deviceSpecs = true;              // false (--kubelet-mounts-only): emulated nodes as mounts only
+  std::map<uint32_t, std::string> shmDirs;  // emulated: device index -> its device/emu_shm_dir
+  std::vector<ResourceInventory> resources;
+  const ResourceInventory* find(std::string_view resource) const;
+  bool sameOffer(const Inventory& other) const {
+    return root == other.root && emulated == other.emulated && deviceSpecs == other.deviceSpecs &&
+           shmDirs == other.shmDirs && resources == other.resources;
+  }
+};
+
+// A refused request: which gRPC status it maps to and a message naming the ID or field.
+struct Refusal {
+  enum class Code { InvalidArgument, Unavailable };
+  Code code = Code::InvalidArgument;
+  std::string message;
+};
+
+struct ContainerAllocation {
+  struct DeviceSpec {
+    std::string containerPath, hostPath, permissions;
+  };
+  struct MountSpec {
+    std::string containerPath, hostPath;
+    bool readOnly = false;
+  };
+  std::map<std::string, std::string> envs;
+  std::vector<DeviceSpec> devices;
+  std::vector<MountSpec> mounts;
+};
+
+// One container's Allocate: each ID must be a unit of `resource`, named once, and present now.
+std::variant<ContainerAllocation, Refusal> allocateContainer(const Inventory& inventory,
+                                                             const ResourceInventory& resource,
+                                                             const std::vector<std::string>& ids);
+
+// GetPreferredAllocation for one container: `size` units out of `available` (which must hold
+// `mustInclude`), on as few devices as possible: the devices of mustInclude first, then the
+// device that fits the rest most tightly (else the fullest one, and again), preferring the NUMA
+// node of what is already chosen.
+std::variant<std::vector<std::string>, Refusal> preferredAllocation(const ResourceInventory& resource,
+                                                                    const std::vector<std::string>& available,
+                                                                    const std::vector<std::string>& mustInclude,
+                                                                    int64_t size);
+
+// An ID as quoted in messages: at most 64 characters, non-printable bytes as \xNN.
+std::string quoteId(std::string_view id);
+
+}  // namespace qaic::qaicd

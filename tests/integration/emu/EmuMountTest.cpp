@@ -1,0 +1,302 @@
+// qaic-emu as a process: the tree it serves, start/stop, stale mounts, --daemon, faults, and
+// the control ioctls on a raw device node.
+#include <grp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "EmulatorProcess.hpp"
+#include "RawDevice.hpp"
+
+namespace qaic::emu::test {
+using namespace qaic::testing;
+namespace {
+
+using namespace std::chrono_literals;
+
+// A foreground qaic-emu on `root` with `arguments`.
+EmulatorOptions foreground(const std::filesystem::path& root, std::vector<std::string> arguments = {},
+                           std::string config = {}) {
+  return EmulatorOptions{std::move(config), std::move(arguments), root, true};
+}
+
+bool statable(const std::filesystem::path& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+TEST(EmuMount, ServesDeviceNodeAndSysfsAttributes) {
+  TempDir root;
+  EmulatorProcess emu(foreground(root.path()));
+  struct stat st;
+  ASSERT_EQ(stat(emu.nodePath(0).c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(st.st_mode & 0777, getgrnam("qaic") ? 0660u : 0666u);
+  EXPECT_EQ(emu.attribute(0, "status"), "Ready");
+  EXPECT_EQ(emu.attribute(0, "nsp_total"), "16");
+  EXPECT_EQ(emu.attribute(0, "nsp_free"), "16");
+  EXPECT_EQ(emu.attribute(0, "vc_total"), "16");
+  EXPECT_EQ(emu.attribute(0, "device/vendor"), "0x17cb");
+  EXPECT_EQ(emu.attribute(0, "device/device"), "0xa100");
+  EXPECT_EQ(emu.attribute(0, "device/emu_pid"), std::to_string(emu.pid()));
+  EXPECT_EQ(emu.attribute(0, "dbc15_state"), "idle");
+  EXPECT_EQ(emu.attribute(0, "networks_active"), "0");
+  const std::string shm = emu.attribute(0, "device/emu_shm_dir");
+  ASSERT_EQ(stat(shm.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0711u);
+  EXPECT_FALSE(statable(emu.attributePath(1, "status")));  // one device by default
+}
+
+TEST(EmuMount, DevicesOptionClonesTheDefaultDevice) {
+  TempDir root;
+  EmulatorProcess emu(foreground(root.path(), {"--devices", "3"}));
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(emu.attribute(d, "nsp_total"), "16");
+  EXPECT_NE(emu.attribute(0, "pci_address"), emu.attribute(2, "pci_address"));
+  EXPECT_FALSE(statable(emu.nodePath(3)));
+}
+
+TEST(EmuMount, ConfigFileSetsResourcesAndNodePolicy) {
+  TempDir root;
+  EmulatorProcess emu(foreground(root.path(), {}, R"({"devices": [{"nsps": 4, "dbcs": 2, "ddr_mb": 64, "sku": "tiny"}],
+                                                      "nodes": {"mode": "0600"}})"));
+  EXPECT_EQ(emu.attribute(0, "nsp_total"), "4");
+  EXPECT_EQ(emu.attribute(0, "dram_total"), "64");
+  EXPECT_EQ(emu.attribute(0, "sku"), "tiny");
+  EXPECT_EQ(emu.attribute(0, "dbc1_state"), "idle");
+  EXPECT_FALSE(statable(emu.attributePath(0, "dbc2_state")));
+  struct stat st;
+  ASSERT_EQ(stat(emu.nodePath(0).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(EmuMount, BadConfigIsRejectedNamingTheField) {
+  TempDir dir;
+  const auto config = dir.writeFile("config.json", R"({"devices": [{"nsps": "many"}]})");
+  std::filesystem::create_directory(dir / "root");
+  const RunResult run =
+      runCapturing({EmulatorProcess::binary().string(), "--root", (dir / "root").string(), "--config", config.string()}, 20s);
+  EXPECT_EQ(run.exitCode, 2);
+  EXPECT_NE(run.err.find("nsps"), std::string::npos) << run.err;
+}
+
+TEST(EmuMount, SigtermUnmountsAndExitsZero) {
+  TempDir root;
+  EmulatorProcess emu(foreground(root.path()));
+  EXPECT_TRUE(emu.stop()) << emu.log();
+  EXPECT_FALSE(statable(root / "dev"));  // the mount is gone
+}
+
+TEST(EmuMount, StaleMountIsRecoveredAtStart) {
+  TempDir root;
+  {
+    EmulatorProcess crashed(foreground(root.path()));
+    crashed.kill();
+    struct stat st;
+    ASSERT_NE(stat(root.path().c_str(), &st), 0);
+    ASSERT_EQ(errno, ENOTCONN);
+  }
+  EmulatorProcess emu(foreground(root.path()));
+  EXPECT_EQ(emu.attribute(0, "status"), "Ready");
+  EXPECT_TRUE(emu.stop()) << emu.log();
+}
+
+TEST(EmuMount, DaemonReturnsOnceTheTreeIsVisible) {
+  TempDir root;
+  const RunResult launcher = runCapturing({EmulatorProcess::binary().string(), "--root", root.str(), "--daemon"}, 30s);
+  ASSERT_EQ(launcher.exitCode, 0) << launcher.err;
+  EXPECT_TRUE(statable(root / "dev/accel/accel0"));
+  const pid_t pid = std::stoi(launcher.out);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  EXPECT_TRUE(waitForExit(pid, 20s));
+  EXPECT_FALSE(statable(root / "dev"));
+}
+
+class EmuDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    emu_ = std::make_unique<EmulatorProcess>(foreground(root_.path()));
+    shm_ = emu_->attribute(0, "device/emu_shm_dir");
+  }
+  void TearDown() override {
+    EXPECT_TRUE(emu_->stop()) << emu_->log();  // under LeakSanitizer, 0 also means nothing leaked
+    emu_.reset();
+  }
+  TempDir root_;
+  std::unique_ptr<EmulatorProcess> emu_;
+  std::string shm_;
+};
+
+TEST_F(EmuDevice, BufferObjectRoundTripThroughItsMemoryFile) {
+  RawDevice dev(emu_->nodePath(0));
+  ASSERT_GE(dev.fd(), 0);
+  uint32_t handle = 0;
+  ASSERT_EQ(dev.createBo(10000, handle), 0);
+  EXPECT_GT(handle, 0u);
+  uint64_t offset = 0;
+  ASSERT_EQ(dev.mmapOffset(handle, offset), 0);
+  EXPECT_EQ(offset % 4096, 0u);
+  const std::string file = shm_ + "/" + driver::boFileName(offset);
+  struct stat st;
+  ASSERT_EQ(stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_uid, getuid());
+  EXPECT_EQ(st.st_size, 12288);
+  int fd = open(file.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  void* p = mmap(nullptr, 12288, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  std::memset(p, 0x5a, 12288);
+  munmap(p, 12288);
+  close(fd);
+  // A second BO gets another offset; closing the file frees both memory files.
+  uint32_t second = 0;
+  uint64_t offset2 = 0;
+  ASSERT_EQ(dev.createBo(1, second), 0);
+  ASSERT_EQ(dev.mmapOffset(second, offset2), 0);
+  EXPECT_NE(offset, offset2);
+  dev.close();
+  EXPECT_TRUE(eventually([&] { return stat(file.c_str(), &st) != 0; }));
+}
+
+TEST_F(EmuDevice, BufferObjectIoctlsValidateLikeTheKernel) {
+  RawDevice dev(emu_->nodePath(0));
+  uint32_t handle = 0;
+  EXPECT_EQ(dev.createBo(0, handle), EINVAL);
+  qaic_create_bo badPad{4096, 0, 1};
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_CREATE_BO, &badPad), EINVAL);
+  uint64_t offset = 0;
+  EXPECT_EQ(dev.mmapOffset(1234, offset), ENOENT);
+  ASSERT_EQ(dev.createBo(4096, handle), 0);
+  qaic_attach_slice_entry entry{};
+  entry.size = 4096;
+  qaic_attach_slice attach{{1, 0, handle, QAIC_DIR_TO_DEVICE, 4096},
+                           reinterpret_cast<uint64_t>(&entry)};
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &attach), EINVAL);  // no activation
+  attach.hdr.dbc_id = 99;
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &attach), EINVAL);
+  qaic_detach_slice detach{handle, 0};
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_DETACH_SLICE_BO, &detach), EINVAL);  // not sliced
+  qaic_wait wait{handle, 10, 0, 0};
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_WAIT_BO, &wait), EINVAL);
+  qaic_execute exec{{1, 0}, 0};
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EXECUTE_BO, &exec), EINVAL);
+  qaic_emu_dbc_info info{};
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EMU_DBC_INFO, &info), EPERM);
+  EXPECT_EQ(rawIoctl(dev.fd(), _IOWR('d', 0x40 + 0x30, qaic_wait), &wait), ENOTTY);
+}
+
+TEST_F(EmuDevice, ManageStatusAnswersInPlace) {
+  RawDevice dev(emu_->nodePath(0));
+  std::vector<std::byte> msg;
+  appendBytes(msg, qaic_manage_trans_status_to_dev{{QAIC_TRANS_STATUS_FROM_USR, 8}});
+  uint32_t len = 0, count = 0;
+  ASSERT_EQ(dev.manage(msg, 8, 1, len, count), 0);
+  ASSERT_EQ(len, sizeof(qaic_manage_trans_status_from_dev));
+  ASSERT_EQ(count, 1u);
+  qaic_manage_trans_status_from_dev s;
+  std::memcpy(&s, msg.data(), sizeof s);
+  EXPECT_EQ(s.hdr.type, static_cast<uint32_t>(QAIC_TRANS_STATUS_TO_USR));
+  EXPECT_EQ(s.major, QAIC_PROTOCOL_MAJOR);
+  EXPECT_EQ(s.minor, 0);
+}
+
+TEST_F(EmuDevice, ManageRejectsMalformedMessages) {
+  RawDevice dev(emu_->nodePath(0));
+  uint32_t len = 0, count = 0;
+  std::vector<std::byte> msg;
+  appendBytes(msg, qaic_manage_trans_hdr{QAIC_TRANS_STATUS_FROM_USR, 8});
+  EXPECT_EQ(dev.manage(msg, 8, 2, len, count), EINVAL);  // count does not match
+  msg.clear();
+  appendBytes(msg, qaic_manage_trans_hdr{QAIC_TRANS_STATUS_FROM_USR, 4000});
+  EXPECT_EQ(dev.manage(msg, 8, 1, len, count), EINVAL);  // transaction longer than message
+  msg.clear();
+  appendBytes(msg, qaic_manage_trans_hdr{QAIC_TRANS_TERMINATE_TO_DEV, 8});
+  EXPECT_EQ(dev.manage(msg, 8, 1, len, count), EINVAL);  // not a user transaction
+  qaic_manage_msg bad{8, 1, 0x10};  // unreadable pointer
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_MANAGE, &bad), EFAULT);
+  qaic_manage_msg tooLong{QAIC_MANAGE_MAX_MSG_LENGTH + 1, 1, 0x10};
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_MANAGE, &tooLong), EINVAL);
+  // A program load that is not a container cannot be activated.
+  std::vector<std::byte> junk(100, std::byte{7});
+  msg.clear();
+  appendBytes(msg, qaic_manage_trans_dma_xfer{{QAIC_TRANS_DMA_XFER_FROM_USR, 32}, 5, 0,
+                                              reinterpret_cast<uint64_t>(junk.data()), junk.size()});
+  appendBytes(msg, qaic_manage_trans_activate_to_dev{{QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 0, 0,
+                                                     driver::makeActivateOptions(5, 0), 0});
+  EXPECT_EQ(dev.manage(msg, 56, 2, len, count), EINVAL);
+  EXPECT_EQ(emu_->attribute(0, "networks_active"), "0");
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
+}
+
+driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t group,
+                                          uint32_t nsp) {
+  return {driver::kResourceGroupMagic, driver::kResourceGroupVersion, static_cast<uint32_t>(op), group,
+          {nsp, 1, 2, 1, 1 << 20}};
+}
+
+int passthrough(RawDevice& dev, const driver::ResourceGroupRequest& req,
+                driver::ResourceGroupResponse& resp) {
+  std::vector<std::byte> msg;
+  const uint32_t len = sizeof(qaic_manage_trans_hdr) + sizeof req;
+  appendBytes(msg, qaic_manage_trans_hdr{QAIC_TRANS_PASSTHROUGH_FROM_USR, len});
+  appendBytes(msg, req);
+  uint32_t outLen = 0, outCount = 0;
+  int rc = dev.manage(msg, len, 1, outLen, outCount);
+  if (rc == 0) std::memcpy(&resp, msg.data() + sizeof(qaic_manage_trans_hdr), sizeof resp);
+  return rc;
+}
+
+TEST_F(EmuDevice, ResourceGroupsAreReservedAndFreedWithTheFile) {
+  RawDevice dev(emu_->nodePath(0));
+  driver::ResourceGroupResponse resp{};
+  ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 10), resp), 0);
+  ASSERT_EQ(resp.status, 0);
+  EXPECT_EQ(resp.resources.numNsp, 10u);
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "6");
+  EXPECT_EQ(emu_->attribute(0, "vc_free"), "15");
+  {
+    RawDevice other(emu_->nodePath(0));
+    driver::ResourceGroupResponse r2{};
+    ASSERT_EQ(passthrough(other, groupRequest(driver::ResourceGroupOp::Reserve, 0, 7), r2), 0);
+    EXPECT_EQ(r2.status, -ENOSPC);
+  }
+  driver::ResourceGroupResponse released{};
+  ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Release, resp.groupId, 0),
+                        released), 0);
+  EXPECT_EQ(released.status, 0);
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "16");
+  ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 16), resp), 0);
+  EXPECT_EQ(emu_->attribute(0, "nsp_free"), "0");
+  dev.close();  // TERMINATE semantics: the reservation goes with the file
+  EXPECT_TRUE(eventually([&] { return emu_->attribute(0, "nsp_free") == "16"; }));
+}
+
+TEST_F(EmuDevice, RemovedDeviceDisappearsAndOpenFilesGetEnodev) {
+  RawDevice dev(emu_->nodePath(0));
+  uint32_t handle = 0;
+  ASSERT_EQ(dev.createBo(4096, handle), 0);
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/remove", "1"));
+  struct stat st;
+  EXPECT_NE(stat(emu_->nodePath(0).c_str(), &st), 0);
+  EXPECT_NE(stat(emu_->attributePath(0, "status").c_str(), &st), 0);
+  EXPECT_EQ(dev.createBo(4096, handle), ENODEV);
+}
+
+TEST_F(EmuDevice, ResetKeepsTheDeviceUsable) {
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/reset", "1"));
+  EXPECT_EQ(emu_->attribute(0, "status"), "Ready");
+  ASSERT_TRUE(emu_->setAttribute(0, "device/fault/dma_fail", "3 2"));
+  EXPECT_EQ(emu_->attribute(0, "device/fault/dma_fail"), "3 2");
+  EXPECT_FALSE(emu_->setAttribute(0, "device/fault/dma_fail", "banana"));
+  EXPECT_FALSE(emu_->setAttribute(0, "status", "Error"));
+}
+
+}  // namespace
+}  // namespace qaic::emu::test

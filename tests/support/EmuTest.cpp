@@ -1,0 +1,81 @@
+#include "EmuTest.hpp"
+
+#include <signal.h>
+
+#include <stdexcept>
+
+#include "ReluProgram.hpp"
+
+namespace qaic::testing {
+
+std::string EmuTest::config() const {
+  return R"({"devices": [{"nsps": 4, "dbcs": 4}],
+             "nodes": {"mode": "0600", "owner": "root", "group": "root"},
+             "semaphore_timeout_ms": 2000, "compute_threads": 1})";
+}
+
+void EmuTest::SetUp() {
+  relu_ = reluProgram();
+  emu_ = std::make_unique<EmulatorProcess>(config());
+}
+
+void EmuTest::TearDown() {
+  // A clean stop is asserted by EmulatorLifecycle; here only cleanup matters.
+  if (emu_) emu_->stop();
+  if (HasFailure() && emu_) std::cerr << "--- qaic-emu log ---\n" << emu_->log();
+  emu_.reset();
+}
+
+driver::DeviceNode EmuTest::openNode() const {
+  auto node = driver::DeviceNode::open(root(), 0);
+  if (!node) throw std::runtime_error(node.message());
+  return std::move(*node);
+}
+
+uint64_t EmuTest::attribute(const std::string& name) const {
+  auto value = sysfs().readU64(name);
+  if (!value) throw std::runtime_error(value.message());
+  return *value;
+}
+
+uint32_t EmuTest::activateRelu(const driver::DeviceNode& node, uint32_t loadId, uint32_t queueSize,
+                               int eventfd) const {
+  if (auto loaded = driver::loadProgram(node, relu_, loadId); !loaded)
+    throw std::runtime_error(loaded.message());
+  auto dbc = driver::activate(node, loadId, 0, queueSize, eventfd);
+  if (!dbc) throw std::runtime_error(dbc.message());
+  return *dbc;
+}
+
+bool EmuTest::emulatorAlive() const { return emu_ && ::kill(emu_->pid(), 0) == 0; }
+
+driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow& window,
+                                         const driver::CompletionEvent& interrupt,
+                                         std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    (void)interrupt.wait(std::chrono::milliseconds(200));
+    driver::ResponseElement r[1];
+    auto n = window.takeResponses(r);
+    if (!n) {
+      ADD_FAILURE() << n.message();
+      break;
+    }
+    if (*n == 1) return r[0];
+    if (!test.emulatorAlive()) {
+      ADD_FAILURE() << "qaic-emu died while a request was on the ring";
+      break;
+    }
+  }
+  ADD_FAILURE() << "no response on DBC " << window.dbcId() << " within " << timeout.count() << " ms";
+  return {0xffff, 0xffff};
+}
+
+UnreadablePage::UnreadablePage()
+    : page_(::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {
+  if (page_ == MAP_FAILED) throw std::runtime_error("mmap PROT_NONE");
+}
+
+UnreadablePage::~UnreadablePage() { ::munmap(page_, 4096); }
+
+}  // namespace qaic::testing

@@ -1,0 +1,70 @@
+// The suite's fixture: a fresh qaic-emu on its own root for every test (started in SetUp,
+// stopped and unmounted in TearDown even when the test failed), plus the small helpers every
+// test uses. The device is small (4 NSPs, 4 DBCs) so exhaustion is cheap to reach.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "EmulatorProcess.hpp"
+#include "driver/CompletionEvent.hpp"
+#include "driver/DbcWindow.hpp"
+#include "driver/DeviceNode.hpp"
+#include "driver/ManageCalls.hpp"
+#include "driver/SysfsDevice.hpp"
+
+namespace qaic::testing {
+
+inline constexpr uint32_t kTestNsps = 4;
+inline constexpr uint32_t kTestDbcs = 4;
+
+class EmuTest : public ::testing::Test {
+ public:
+  // False once the daemon has died: waits for ring responses stop early instead of timing out.
+  bool emulatorAlive() const;
+
+ protected:
+  // Overridden by tests that need another device (fault defaults, one NSP, ...).
+  virtual std::string config() const;
+
+  void SetUp() override;
+  void TearDown() override;
+
+  driver::DeviceRoot root() const { return emu_->root(); }
+  driver::SysfsDevice sysfs() const { return driver::SysfsDevice(root(), 0); }
+  // Opens accel0 or throws with the errno.
+  driver::DeviceNode openNode() const;
+  uint64_t attribute(const std::string& name) const;  // readU64 or throws
+  // Loads the relu test program with `loadId` and activates it; returns the DBC.
+  uint32_t activateRelu(const driver::DeviceNode& node, uint32_t loadId = 1,
+                        uint32_t queueSize = 16, int eventfd = 0) const;
+
+  std::unique_ptr<EmulatorProcess> emu_;
+  std::vector<std::byte> relu_;
+};
+
+// An address no process_vm_readv can read: a PROT_NONE page, unmapped in the destructor.
+// Waits for exactly one response on `window` (interrupt-driven), up to `timeout`; fails the test
+// early if the emulator died. Returns {0xffff, 0xffff} when nothing came.
+driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow& window,
+                                         const driver::CompletionEvent& interrupt,
+                                         std::chrono::milliseconds timeout);
+
+class UnreadablePage {
+ public:
+  UnreadablePage();
+  ~UnreadablePage();
+  UnreadablePage(const UnreadablePage&) = delete;
+  UnreadablePage& operator=(const UnreadablePage&) = delete;
+  uint64_t address() const { return reinterpret_cast<uintptr_t>(page_); }
+
+ private:
+  void* page_;
+};
+
+}  // namespace qaic::testing
