@@ -87,6 +87,11 @@ def resnext():
     return ResNet(Bottleneck, [1, 1, 1, 1], groups=4, width_per_group=8, num_classes=10)
 
 
+def wide_resnet():
+    from torchvision.models.resnet import Bottleneck, ResNet
+    return ResNet(Bottleneck, [1, 1, 1, 1], width_per_group=128, num_classes=10)  # wide_resnet50_2's width
+
+
 def densenet():
     from torchvision.models.densenet import DenseNet
     return DenseNet(growth_rate=8, block_config=(2, 3), num_init_features=16, bn_size=2, num_classes=10)
@@ -235,6 +240,7 @@ SUITE = {
     "vgg_bn": (vgg_bn, images(224), 14, "VGG with batchnorm, narrow layers"),
     "resnet": (resnet, images(64), 13, "ResNet, basic blocks [1,1,1,1]"),
     "resnext": (resnext, images(64), 14, "ResNeXt, grouped bottlenecks [1,1,1,1]"),
+    "wide_resnet": (wide_resnet, images(64), 17, "Wide ResNet, bottlenecks twice as wide, opset 17"),
     "densenet": (densenet, images(64), 14, "DenseNet, growth 8, blocks (2, 3)"),
     "googlenet": (lambda: tvm.GoogLeNet(num_classes=10, aux_logits=False, init_weights=True), images(64), 14,
                   "GoogLeNet (ceil_mode pooling)"),

@@ -54,7 +54,7 @@ std::vector<ModelTensor> tensors(const std::string& dir, const nlohmann::json& l
 
 const std::vector<std::string>& suiteModels() {
   static const std::vector<std::string> models = {
-      "alexnet",       "vgg_bn",          "resnet",           "resnext",          "densenet",
+      "alexnet",       "vgg_bn",          "resnet",           "resnext",          "wide_resnet",      "densenet",
       "googlenet",     "inception_v3",    "squeezenet",       "mobilenet_v2",     "mobilenet_v3_large",
       "mobilenet_v3_small", "mnasnet",    "shufflenet_v2",    "efficientnet",     "efficientnet_v2",
       "regnet_x",      "regnet_y",        "convnext",         "convnext_opset17", "vit",
