@@ -7,6 +7,8 @@
 #   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target)
 #   make sanitize the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   make tsan     threaded runtime and emulator tests under ThreadSanitizer (build-tsan/)
+#   make model-operators  every torchvision classification model and torch.nn transformer at
+#                 full size, opsets 13, 14 and 17: are all their ONNX operators claimed?
 #   make install  build, then install into $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make uninstall remove every file the last make install installed
 #   make package  build, then the Debian packages into $(PACKAGE_DIR) (lintian-checked)
@@ -21,7 +23,7 @@ CTEST_FLAGS  ?= --output-on-failure
 PREFIX       ?= /usr/local
 PACKAGE_DIR  ?= $(BUILD)/packages
 
-.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan clean install uninstall package
+.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan model-operators clean install uninstall package
 
 all: build
 
@@ -61,6 +63,11 @@ sanitize: deps
 tsan: deps
 	$(MAKE) build BUILD=build-tsan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=thread"
 	cd build-tsan && ctest $(CTEST_FLAGS) -j $(JOBS) -L threaded
+
+model-operators: build
+	$(BUILD)/bin/qaic-exec -operators-supported=$(BUILD)/claimed-operators.txt
+	/usr/bin/python3 scripts/check-model-operators.py --claimed $(BUILD)/claimed-operators.txt \
+	  --json $(BUILD)/model-operators.json
 
 # DESTDIR is read from the environment by cmake --install, as by every make install.
 install: build

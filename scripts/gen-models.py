@@ -1,79 +1,343 @@
 #!/usr/bin/python3
-"""Exports torchvision models to ONNX with PyTorch's output for a fixed input.
+"""PyTorch models exported to ONNX, with PyTorch's own outputs for fixed inputs.
 
-Run with Debian's /usr/bin/python3 (python3-torch, python3-torchvision, python3-onnx).
+Run with Debian's /usr/bin/python3 (python3-torch 1.13, python3-torchvision 0.14, python3-onnx).
 
-  gen-models.py OUT                 writes, per model, OUT/<name>.onnx (opset 13),
-                                    OUT/<name>.input.bin (float32 [1,3,224,224]) and
-                                    OUT/<name>.output.bin (float32 [1,1000]), then OUT/index.txt.
-                                    Models whose three files exist are kept (cache).
-  gen-models.py OUT --torch-latency --threads T --iterations N
-                                    prints {"<name>": seconds per batch-1 inference, ...} as JSON,
-                                    PyTorch's own latency for the ratio in scripts/bench-models.sh.
+  gen-models.py OUT --index NAME --models M [M ...]
+      writes, per model, OUT/<name>.onnx, its inputs OUT/<name>.in<k>.bin and PyTorch's outputs
+      OUT/<name>.out<k>.bin (raw, row-major), and OUT/<name>.json describing them (name, dtype,
+      dims of each input and output, opset); models whose files all exist are kept (cache).
+      OUT/NAME, the list of models, is written last.
+  gen-models.py OUT --list
+      prints every model name this script knows, with its description.
+  gen-models.py OUT --torch-latency --models M [M ...] --threads T --iterations N
+      prints {"<name>": seconds per inference, ...}: PyTorch's latency on the same inputs,
+      for the ratios of scripts/bench-models.sh.
 
-Weights are random (torch.manual_seed fixed) and batchnorm running statistics are randomized
-too, so that batchnorm folding in the importer is exercised with non-trivial values.
+The suite covers every family of torchvision 0.14's classification models with the
+torchvision class itself at a reduced configuration and small inputs (same operators, a
+fraction of the weights), plus transformers built from torch.nn: a BERT-like encoder (int64
+token ids and an attention mask), a GPT-like decoder (hand-written causal attention), the
+nn.TransformerDecoder with relu and gelu, and nn.MultiheadAttention with masks. Weights are
+random (torch.manual_seed fixed) and batchnorm running statistics are randomized too, so that
+batchnorm folding in the importer is exercised with non-trivial values. The *_full models are
+the full-size networks of `make bench`.
 """
 import argparse
 import json
+import math
 import os
 import sys
 import time
+import warnings
 
 import torch
 import torchvision
+from torch import nn
+from torchvision import models as tvm
 
-MODELS = ("resnet18", "mobilenet_v2", "squeezenet1_1")
 SEED = 20240611
+DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.bool: "bool"}
 
 
-def build(name):
-    torch.manual_seed(SEED)
-    model = getattr(torchvision.models, name)(weights=None)
+def randomize_batchnorm(model):
     with torch.no_grad():
         for module in model.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
+            if isinstance(module, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)):
                 module.running_mean.uniform_(-0.5, 0.5)
                 module.running_var.uniform_(0.5, 1.5)
                 module.weight.uniform_(0.5, 1.5)
                 module.bias.uniform_(-0.2, 0.2)
-    return model.eval()
+    return model
 
 
-def example_input():
-    generator = torch.Generator().manual_seed(SEED + 1)
-    return torch.randn(1, 3, 224, 224, generator=generator)
+def images(size, batch=1, channels=3):
+    def make():
+        generator = torch.Generator().manual_seed(SEED + 1)
+        return (torch.randn(batch, channels, size, size, generator=generator),)
+    return make
+
+
+# ---- the reduced torchvision classes ------------------------------------------------------------
+
+def small_classifier(model, features, hidden=64, classes=10):
+    """AlexNet's and VGG's classifiers are 4096 wide whatever the input: narrower, same ops."""
+    model.classifier = nn.Sequential(nn.Dropout(), nn.Linear(features, hidden), nn.ReLU(True), nn.Dropout(),
+                                     nn.Linear(hidden, hidden), nn.ReLU(True), nn.Linear(hidden, classes))
+    return model
+
+
+def alexnet():
+    return small_classifier(tvm.alexnet(num_classes=10), 256 * 6 * 6)
+
+
+def vgg_bn():
+    from torchvision.models.vgg import VGG, make_layers
+    layers = make_layers([16, "M", 32, "M", 32, 32, "M", 64, 64, "M", 64, 64, "M"], batch_norm=True)
+    return small_classifier(VGG(layers, num_classes=10), 64 * 7 * 7)
+
+
+def resnet():
+    from torchvision.models.resnet import BasicBlock, ResNet
+    return ResNet(BasicBlock, [1, 1, 1, 1], num_classes=10)
+
+
+def resnext():
+    from torchvision.models.resnet import Bottleneck, ResNet
+    return ResNet(Bottleneck, [1, 1, 1, 1], groups=4, width_per_group=8, num_classes=10)
+
+
+def wide_resnet():
+    from torchvision.models.resnet import Bottleneck, ResNet
+    return ResNet(Bottleneck, [1, 1, 1, 1], width_per_group=128, num_classes=10)  # wide_resnet50_2's width
+
+
+def densenet():
+    from torchvision.models.densenet import DenseNet
+    return DenseNet(growth_rate=8, block_config=(2, 3), num_init_features=16, bn_size=2, num_classes=10)
+
+
+def efficientnet_v2():
+    from functools import partial
+    from torchvision.models.efficientnet import EfficientNet, FusedMBConvConfig, MBConvConfig
+    setting = [FusedMBConvConfig(1, 3, 1, 16, 16, 1), FusedMBConvConfig(4, 3, 2, 16, 24, 1),
+               MBConvConfig(4, 3, 2, 24, 32, 1, 1.0, 1.0), MBConvConfig(6, 3, 1, 32, 48, 2, 1.0, 1.0)]
+    return EfficientNet(setting, dropout=0.2, last_channel=128, num_classes=10,
+                        norm_layer=partial(nn.BatchNorm2d, eps=1e-3))
+
+
+def convnext():
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    return ConvNeXt([CNBlockConfig(16, 32, 2), CNBlockConfig(32, None, 2)], stochastic_depth_prob=0.0, num_classes=10)
+
+
+def vit():
+    return tvm.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
+                                 num_classes=10)
+
+
+def swin():
+    return tvm.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[2, 2],
+                               stochastic_depth_prob=0.0, num_classes=10)
+
+
+def maxvit():
+    return tvm.MaxVit(input_size=(32, 32), stem_channels=8, partition_size=2, block_channels=[8, 16],
+                      block_layers=[1, 1], head_dim=4, stochastic_depth_prob=0.0, num_classes=10)
+
+
+# ---- transformers from torch.nn -----------------------------------------------------------------
+
+class BertLike(nn.Module):
+    """Token, position and segment embeddings, LayerNorm, nn.TransformerEncoder, a pooler."""
+
+    def __init__(self, vocab=100, hidden=32, heads=4, layers=2, seq=16, activation="gelu"):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, hidden)
+        self.positions = nn.Embedding(seq, hidden)
+        self.segments = nn.Embedding(2, hidden)
+        self.norm = nn.LayerNorm(hidden)
+        layer = nn.TransformerEncoderLayer(hidden, heads, 4 * hidden, dropout=0.1, activation=activation,
+                                           batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers)
+        self.pooler = nn.Linear(hidden, hidden)
+
+    def forward(self, input_ids, attention_mask):
+        positions = torch.arange(input_ids.shape[1]).unsqueeze(0)
+        x = self.norm(self.tokens(input_ids) + self.positions(positions) + self.segments(torch.zeros_like(input_ids)))
+        x = self.encoder(x, src_key_padding_mask=attention_mask == 0)
+        return x, torch.tanh(self.pooler(x[:, 0]))
+
+
+class GptLike(nn.Module):
+    """A decoder-only transformer with hand-written causal attention and tanh GELU."""
+
+    def __init__(self, vocab=100, hidden=32, heads=4, layers=2, seq=16):
+        super().__init__()
+        self.heads = heads
+        self.tokens = nn.Embedding(vocab, hidden)
+        self.positions = nn.Embedding(seq, hidden)
+        self.blocks = nn.ModuleList(nn.ModuleDict({
+            "ln1": nn.LayerNorm(hidden), "qkv": nn.Linear(hidden, 3 * hidden), "proj": nn.Linear(hidden, hidden),
+            "ln2": nn.LayerNorm(hidden), "fc": nn.Linear(hidden, 4 * hidden), "out": nn.Linear(4 * hidden, hidden),
+        }) for _ in range(layers))
+        self.norm = nn.LayerNorm(hidden)
+        self.head = nn.Linear(hidden, vocab, bias=False)
+
+    def forward(self, input_ids):
+        batch, length = input_ids.shape
+        x = self.tokens(input_ids) + self.positions(torch.arange(length).unsqueeze(0))
+        causal = torch.tril(torch.ones(length, length, dtype=torch.bool))
+        for block in self.blocks:
+            q, k, v = block["qkv"](block["ln1"](x)).split(x.shape[-1], dim=-1)
+            q, k, v = (t.view(batch, length, self.heads, -1).transpose(1, 2) for t in (q, k, v))
+            attention = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+            attention = attention.masked_fill(~causal, float("-inf")).softmax(-1)
+            x = x + block["proj"]((attention @ v).transpose(1, 2).reshape(batch, length, -1))
+            x = x + block["out"](nn.functional.gelu(block["fc"](block["ln2"](x)), approximate="tanh"))
+        return self.head(self.norm(x))
+
+
+class Decoder(nn.Module):
+    """nn.TransformerDecoder over a memory, with a causal target mask."""
+
+    def __init__(self, activation, hidden=32, heads=4, layers=2, length=8):
+        super().__init__()
+        layer = nn.TransformerDecoderLayer(hidden, heads, 2 * hidden, activation=activation, batch_first=True)
+        self.decoder = nn.TransformerDecoder(layer, layers)
+        # A buffer, not built in forward: the exporter has no triu before opset 14.
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(length))
+
+    def forward(self, target, memory):
+        return self.decoder(target, memory, tgt_mask=self.mask)
+
+
+class Attention(nn.Module):
+    """nn.MultiheadAttention with a key padding mask and a boolean attention mask."""
+
+    def __init__(self, hidden=32, heads=4):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(hidden, heads, batch_first=True)
+
+    def forward(self, query, keys, padding, blocked):
+        return self.attention(query, keys, keys, key_padding_mask=padding, attn_mask=blocked)[0]
+
+
+def tokens(batch=2, length=16, vocab=100, mask=True):
+    def make():
+        generator = torch.Generator().manual_seed(SEED + 2)
+        ids = torch.randint(0, vocab, (batch, length), generator=generator)
+        if not mask:
+            return (ids,)
+        attention = torch.ones(batch, length, dtype=torch.int64)
+        attention[-1, length * 3 // 4:] = 0  # the last sequence is padded
+        return ids, attention
+    return make
+
+
+def decoder_inputs():
+    generator = torch.Generator().manual_seed(SEED + 3)
+    return torch.randn(2, 8, 32, generator=generator), torch.randn(2, 10, 32, generator=generator)
+
+
+def attention_inputs():
+    generator = torch.Generator().manual_seed(SEED + 4)
+    padding = torch.zeros(2, 10, dtype=torch.bool)
+    padding[1, 7:] = True
+    blocked = torch.rand(8, 10, generator=generator) > 0.8
+    blocked[:, 0] = False  # every query keeps one key
+    return (torch.randn(2, 8, 32, generator=generator), torch.randn(2, 10, 32, generator=generator), padding, blocked)
+
+
+def bert_base(layers=4):
+    """BERT-base-shaped: hidden 768, 12 heads, sequence 128 (make bench)."""
+    return BertLike(vocab=30522, hidden=768, heads=12, layers=layers, seq=128)
+
+
+# name -> (builder, inputs, opset, description)
+SUITE = {
+    "alexnet": (alexnet, images(224), 14, "AlexNet, narrow classifier"),
+    "vgg_bn": (vgg_bn, images(224), 14, "VGG with batchnorm, narrow layers"),
+    "resnet": (resnet, images(64), 13, "ResNet, basic blocks [1,1,1,1]"),
+    "resnext": (resnext, images(64), 14, "ResNeXt, grouped bottlenecks [1,1,1,1]"),
+    "wide_resnet": (wide_resnet, images(64), 17, "Wide ResNet, bottlenecks twice as wide, opset 17"),
+    "densenet": (densenet, images(64), 14, "DenseNet, growth 8, blocks (2, 3)"),
+    "googlenet": (lambda: tvm.GoogLeNet(num_classes=10, aux_logits=False, init_weights=True), images(64), 14,
+                  "GoogLeNet (ceil_mode pooling)"),
+    "inception_v3": (lambda: tvm.Inception3(num_classes=10, aux_logits=False, init_weights=True), images(80), 14,
+                     "Inception v3 (count_include_pad pooling)"),
+    "squeezenet": (lambda: tvm.SqueezeNet("1_1", num_classes=10), images(64), 13, "SqueezeNet 1.1"),
+    "mobilenet_v2": (lambda: tvm.mobilenet_v2(width_mult=0.5, num_classes=10), images(64), 14, "MobileNetV2 x0.5"),
+    "mobilenet_v3_large": (lambda: tvm.mobilenet_v3_large(width_mult=0.5, num_classes=10), images(64), 14,
+                           "MobileNetV3-Large x0.5 (HardSwish, HardSigmoid)"),
+    "mobilenet_v3_small": (lambda: tvm.mobilenet_v3_small(num_classes=10), images(64), 13,
+                           "MobileNetV3-Small at opset 13 (HardSigmoid, Mul)"),
+    "mnasnet": (lambda: tvm.mnasnet0_5(num_classes=10), images(64), 14, "MNASNet 0.5 (ReduceMean)"),
+    "shufflenet_v2": (lambda: tvm.shufflenet_v2_x0_5(num_classes=10), images(64), 14, "ShuffleNetV2 x0.5 (Split, Slice)"),
+    "efficientnet": (lambda: tvm.efficientnet_b0(num_classes=10), images(64), 14, "EfficientNet-B0"),
+    "efficientnet_v2": (efficientnet_v2, images(64), 14, "EfficientNetV2 (fused and plain MBConv)"),
+    "regnet_x": (lambda: tvm.regnet_x_400mf(num_classes=10), images(64), 14, "RegNetX-400MF"),
+    "regnet_y": (lambda: tvm.regnet_y_400mf(num_classes=10), images(64), 14, "RegNetY-400MF (squeeze-excite)"),
+    "convnext": (convnext, images(32), 14, "ConvNeXt, 2 stages (LayerNorm decomposed, GELU)"),
+    "convnext_opset17": (convnext, images(32), 17, "ConvNeXt at opset 17 (LayerNormalization)"),
+    "vit": (vit, images(32), 14, "VisionTransformer 32/8, 2 layers"),
+    "vit_opset17": (vit, images(32), 17, "VisionTransformer at opset 17"),
+    "swin": (swin, images(32), 14, "SwinTransformer, depths [2,2], shifted windows"),
+    "maxvit": (maxvit, images(32), 14, "MaxVit, 2 stages (Einsum, relative positions)"),
+    "bert": (lambda: BertLike(), tokens(), 14, "BERT-like encoder: int64 ids and mask, nn.TransformerEncoder"),
+    "bert_relu_opset17": (lambda: BertLike(activation="relu"), tokens(), 17, "BERT-like encoder, relu, opset 17"),
+    "gpt": (lambda: GptLike(), tokens(mask=False), 14, "GPT-like decoder, causal attention, tanh GELU"),
+    "gpt_opset17": (lambda: GptLike(), tokens(mask=False), 17, "GPT-like decoder at opset 17"),
+    "decoder_relu": (lambda: Decoder("relu"), decoder_inputs, 13, "nn.TransformerDecoder, relu, opset 13"),
+    "decoder_gelu": (lambda: Decoder("gelu"), decoder_inputs, 17, "nn.TransformerDecoder, gelu, opset 17"),
+    "attention_masks": (lambda: Attention(), attention_inputs, 14, "nn.MultiheadAttention with both masks"),
+    # make bench: full-size networks.
+    "resnet50_full": (lambda: tvm.resnet50(), images(224), 14, "ResNet-50"),
+    "mobilenet_v3_large_full": (lambda: tvm.mobilenet_v3_large(), images(224), 14, "MobileNetV3-Large"),
+    "convnext_tiny_full": (lambda: tvm.convnext_tiny(), images(224), 14, "ConvNeXt-Tiny"),
+    "bert_base_full": (bert_base, tokens(batch=1, length=128, vocab=30522), 14,
+                       "BERT-base-shaped encoder: hidden 768, 12 heads, sequence 128, 4 layers"),
+    "resnet18_full": (lambda: tvm.resnet18(), images(224), 13, "ResNet-18"),
+    "mobilenet_v2_full": (lambda: tvm.mobilenet_v2(), images(224), 13, "MobileNetV2"),
+}
+
+
+def build(name):
+    torch.manual_seed(SEED)
+    builder, make_inputs, opset, _ = SUITE[name]
+    return randomize_batchnorm(builder()).eval(), make_inputs(), opset
+
+
+def outputs_of(result):
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def write_raw(path, tensor):
+    tensor.detach().contiguous().numpy().tofile(path)
 
 
 def export(name, out_dir):
-    paths = [os.path.join(out_dir, name + suffix) for suffix in (".onnx", ".input.bin", ".output.bin")]
-    if all(os.path.exists(p) for p in paths):
+    meta_path = os.path.join(out_dir, name + ".json")
+    if os.path.exists(meta_path):
         return
-    model = build(name)
-    x = example_input()
-    with torch.no_grad():
-        y = model(x)
-    tmp = [p + ".tmp" for p in paths]
-    torch.onnx.export(model, x, tmp[0], opset_version=13, input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
-    x.numpy().astype("float32").tofile(tmp[1])
-    y.numpy().astype("float32").tofile(tmp[2])
-    for t, p in zip(tmp, paths):
-        os.replace(t, p)
+    model, inputs, opset = build(name)
+    # With gradients on: in inference mode nn.TransformerEncoder takes its nested-tensor fast
+    # path, which zeroes padded positions instead of computing what the exported graph computes.
+    outputs = [t.detach() for t in outputs_of(model(*inputs))]
+    input_names = [f"input{k}" if len(inputs) > 1 else "input" for k in range(len(inputs))]
+    if name.startswith("bert"):
+        input_names = ["input_ids", "attention_mask"]
+    output_names = [f"output{k}" if len(outputs) > 1 else "output" for k in range(len(outputs))]
+    onnx_path = os.path.join(out_dir, name + ".onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, inputs, onnx_path + ".tmp", opset_version=opset, input_names=input_names,
+                          output_names=output_names, do_constant_folding=True)
+    os.replace(onnx_path + ".tmp", onnx_path)
+    meta = {"opset": opset, "description": SUITE[name][3], "inputs": [], "outputs": []}
+    for kind, names, tensors in (("in", input_names, inputs), ("out", output_names, outputs)):
+        for k, (tensor_name, tensor) in enumerate(zip(names, tensors)):
+            path = os.path.join(out_dir, f"{name}.{kind}{k}.bin")
+            write_raw(path, tensor)
+            meta["inputs" if kind == "in" else "outputs"].append(
+                {"name": tensor_name, "dtype": DTYPES[tensor.dtype], "dims": list(tensor.shape),
+                 "file": os.path.basename(path)})
+    with open(meta_path + ".tmp", "w") as out:
+        json.dump(meta, out, indent=1)
+    os.replace(meta_path + ".tmp", meta_path)
 
 
-def torch_latency(threads, iterations):
+def torch_latency(names, threads, iterations):
     torch.set_num_threads(threads)
     results = {}
-    x = example_input()
-    for name in MODELS:
-        model = build(name)
+    for name in names:
+        model, inputs, _ = build(name)
         with torch.no_grad():
             for _ in range(3):
-                model(x)
+                model(*inputs)
             start = time.perf_counter()
             for _ in range(iterations):
-                model(x)
+                model(*inputs)
             results[name] = (time.perf_counter() - start) / iterations
     return results
 
@@ -81,19 +345,29 @@ def torch_latency(threads, iterations):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output")
+    parser.add_argument("--models", nargs="*", default=[])
+    parser.add_argument("--index", default="index.txt")
+    parser.add_argument("--list", action="store_true")
     parser.add_argument("--torch-latency", action="store_true")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--iterations", type=int, default=20)
     args = parser.parse_args()
+    if args.list:
+        for name, spec in SUITE.items():
+            print(f"{name:<26}{spec[3]}")
+        return 0
+    unknown = [m for m in args.models if m not in SUITE]
+    if unknown:
+        parser.error("unknown models: " + ", ".join(unknown))
     if args.torch_latency:
-        print(json.dumps(torch_latency(args.threads, args.iterations)))
+        print(json.dumps(torch_latency(args.models, args.threads, args.iterations)))
         return 0
     os.makedirs(args.output, exist_ok=True)
-    for name in MODELS:
+    for name in args.models:
         export(name, args.output)
-    index = os.path.join(args.output, "index.txt")
+    index = os.path.join(args.output, args.index)
     with open(index + ".tmp", "w") as out:
-        out.write("\n".join(MODELS) + "\n")
+        out.write("\n".join(args.models) + "\n")
     os.replace(index + ".tmp", index)
     return 0
 

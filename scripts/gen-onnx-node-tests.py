@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """Writes the ONNX backend node tests for the operators the importer claims.
 
-Run with Debian's /usr/bin/python3 (python3-onnx 1.12, python3-numpy). The layout is the one of
-ONNX's own `backend-test-tools generate-data`:
+Run with Debian's /usr/bin/python3 (python3-onnx 1.12, python3-numpy):
+  gen-onnx-node-tests.py OUT --index NAME --operators OP [OP ...]
+The claimed operators come from the importer's own table (the conformance test passes
+qaic::onnx::supportedOperators()). The layout is the one of ONNX's own
+`backend-test-tools generate-data`:
   OUT/<test_name>/model.onnx
   OUT/<test_name>/test_data_set_<i>/input_<j>.pb, output_<j>.pb
-plus OUT/index.txt listing every written test. A test is written when every node of its model
-is one of the claimed operators, so the `_expanded` function variants built from operators the
-importer does not claim are left out.
+plus OUT/NAME listing every written test as "<test_name> <operator>", written last. A test is
+written when every node of its model is a claimed operator. An `_expanded` case (an operator's
+function body built from other operators) counts for the operator it expands, and is written
+only when that operator is claimed too.
 
 With --fuzz-corpus, writes only the models of FUZZ_SEEDS as OUT/<test_name>.onnx: the seed
 corpus of the onnx_import libFuzzer target (tests/fuzz/corpus/onnx_import/).
@@ -29,13 +33,6 @@ for _alias, _type in (("float", float), ("int", int), ("bool", bool), ("object",
 import onnx  # noqa: E402
 import onnx.backend.test.case.node as node_cases  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
-
-CLAIMED_OPERATORS = (
-    "Conv", "Relu", "Clip", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm", "MatMul",
-    "Add", "Mul", "Concat", "Flatten", "Reshape", "Transpose", "Softmax",
-    "BatchNormalization", "Sigmoid", "LeakyRelu", "Dropout", "Identity", "Pad",
-)
-
 
 # Small models that together reach every importer path worth mutating.
 FUZZ_SEEDS = (
@@ -100,11 +97,19 @@ def write_case(root, case):
             write_tensor(os.path.join(data_dir, f"output_{j}.pb"), value, graph.output[j].name)
 
 
-def is_claimed(case):
-    if case.kind != "node" or case.model is None:
+def operator_of(case, by_name):
+    """The operator a case tests: its node's, or for an expansion the expanded case's."""
+    if case.name.endswith("_expanded"):
+        original = by_name.get(case.name[:-len("_expanded")])
+        return original.model.graph.node[0].op_type if original is not None else None
+    return case.model.graph.node[0].op_type
+
+
+def is_claimed(case, claimed, by_name):
+    if case.kind != "node" or case.model is None or not case.model.graph.node:
         return False
     op_types = {node.op_type for node in case.model.graph.node}
-    return bool(op_types) and op_types <= set(CLAIMED_OPERATORS)
+    return op_types <= claimed and operator_of(case, by_name) in claimed
 
 
 def only_tensor_io(case):
@@ -116,12 +121,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("output", help="directory to write the tests into")
     parser.add_argument("--fuzz-corpus", action="store_true", help="write only the fuzz seed models")
+    parser.add_argument("--index", default="index.txt", help="name of the index file, written last")
+    parser.add_argument("--operators", nargs="*", default=[], help="the claimed operators")
     args = parser.parse_args()
 
-    cases = [c for c in node_cases.collect_testcases(None) if is_claimed(c) and only_tensor_io(c)]
+    collected = [c for c in node_cases.collect_testcases(None) if c.kind == "node" and c.model is not None]
+    by_name = {c.name: c for c in collected}
     os.makedirs(args.output, exist_ok=True)
     if args.fuzz_corpus:
-        for case in cases:
+        for case in collected:
             if case.name in FUZZ_SEEDS:
                 with open(os.path.join(args.output, case.name + ".onnx"), "wb") as out:
                     out.write(case.model.SerializeToString())
@@ -129,12 +137,16 @@ def main():
             with open(os.path.join(args.output, name + ".onnx"), "wb") as out:
                 out.write(model.SerializeToString())
         return 0
+    if not args.operators:
+        parser.error("--operators is required")
+    claimed = set(args.operators)
+    cases = [c for c in collected if is_claimed(c, claimed, by_name) and only_tensor_io(c)]
     for case in cases:
         write_case(args.output, case)
-    index_path = os.path.join(args.output, "index.txt")
+    index_path = os.path.join(args.output, args.index)
     with open(index_path + ".tmp", "w") as out:
         for case in sorted(cases, key=lambda c: c.name):
-            out.write(case.name + "\n")
+            out.write(f"{case.name} {operator_of(case, by_name)}\n")
     os.replace(index_path + ".tmp", index_path)
     print(f"wrote {len(cases)} ONNX node tests to {args.output}")
     return 0

@@ -1,13 +1,16 @@
 // A DeviceProgram from a programqpc.bin: QpcImage validates the container, the program's JSON IR
 // becomes a HostProgram, and each run converts inputs from their device format, runs, and writes
 // outputs in their declared device format plus the response descriptor (device-protocol.md 4).
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
 #include <exception>
 #include <map>
+#include <mutex>
 
 #include "DeviceProgram.hpp"
+#include "Log.hpp"
 #include "container/QpcImage.hpp"
 #include "container/ResourceNeeds.hpp"
 #include "driver/DeviceProtocol.hpp"
@@ -26,11 +29,30 @@ struct BadRequest {
   std::string why;
 };
 
+// What the programs of one loaded container share, for as long as its bytes live: its image,
+// validated once, and its constants, each packed once into the layout its kernel wants, in the
+// load's own bytes where that layout fits (kernels::ConstantPacking), so any number of
+// activations hold a network's weights about once. The bytes are validated before any constant
+// is rewritten, and never again.
+struct LoadState {
+  std::unique_ptr<QpcImage> image;
+  std::shared_ptr<kernels::ConstantPacking> packing = kernels::makeConstantPacking();
+};
+
+std::shared_ptr<LoadState> loadState(const LoadBytes& bytes) {
+  static std::mutex mutex;  // activations of one load may be built on several FUSE threads
+  std::lock_guard lock(mutex);
+  if (auto state = std::static_pointer_cast<LoadState>(bytes->programState)) return state;
+  auto state = std::make_shared<LoadState>();
+  state->image = QpcImage::fromBytes(std::span<const std::byte>(bytes->data(), bytes->size()), "programqpc.bin");
+  bytes->programState = state;
+  return state;
+}
+
 class ContainerProgram final : public DeviceProgram {
  public:
-  ContainerProgram(LoadBytes bytes, std::unique_ptr<QpcImage> image, const QpcProgram& program,
-                   unsigned threads)
-      : bytes_(std::move(bytes)), image_(std::move(image)), program_(program) {
+  ContainerProgram(LoadBytes bytes, std::shared_ptr<LoadState> load, const QpcProgram& program, unsigned threads)
+      : bytes_(std::move(bytes)), load_(std::move(load)), image_(load_->image.get()), program_(program) {
     graph_ = ir::parseGraph(QpcImage::payloadText(program_), image_->sourceName() + ":" +
                                                                  program_.name);
     ir::inferShapes(graph_);
@@ -73,6 +95,7 @@ class ContainerProgram final : public DeviceProgram {
     if (region.size() < program_.ioRegionSize) throw std::runtime_error("IO region smaller than the program's");
     kernels::BuildOptions options;
     options.threads = threads_;
+    options.packing = load_->packing;
     auto bind = [&](const std::vector<const QpcBuffer*>& buffers, const std::vector<bool>& identity) {
       std::vector<kernels::IoMemory> memory(buffers.size());
       for (std::size_t i = 0; i < buffers.size(); ++i) {
@@ -82,7 +105,7 @@ class ContainerProgram final : public DeviceProgram {
     };
     options.inputMemory = bind(inputs_, inputIdentity_);
     options.outputMemory = bind(outputs_, outputIdentity_);
-    const QpcImage* view = image_.get();
+    const QpcImage* view = image_;
     host_.reset();
     attached_ = nullptr;
     host_ = kernels::HostProgram::build(
@@ -100,6 +123,7 @@ class ContainerProgram final : public DeviceProgram {
     uint16_t status = 0;
     std::map<uint32_t, ir::Dims> outDims;
     std::map<uint32_t, ir::Dims> inDims;
+    std::string failure;
     try {
       if (!host_ || attached_ != region.data()) attach(region);
       inDims = readRequest(region);
@@ -108,10 +132,14 @@ class ContainerProgram final : public DeviceProgram {
       status = driver::DBC_COMPLETION_BAD_REQUEST;
     } catch (const kernels::FormatError&) {
       status = driver::DBC_COMPLETION_BAD_REQUEST;
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      // An operator rejected this request's data (an index out of range): this inference fails,
+      // the program stays ready for the next one.
       status = driver::DBC_COMPLETION_PROGRAM_FAILED;
+      failure = "program '" + program_.name + "': " + e.what();
+      logError(failure);
     }
-    writeResponse(region, status, inDims, outDims, started);
+    writeResponse(region, status, inDims, outDims, started, failure);
     return status;
   }
 
@@ -218,7 +246,7 @@ class ContainerProgram final : public DeviceProgram {
   void writeResponse(std::span<std::byte> region, uint16_t status,
                      const std::map<uint32_t, ir::Dims>& inDims,
                      const std::map<uint32_t, ir::Dims>& outDims,
-                     std::chrono::steady_clock::time_point started) const {
+                     std::chrono::steady_clock::time_point started, const std::string& failure) const {
     std::byte* base = region.data() + program_.responseDescriptorOffset;
     std::memset(base, 0, driver::kDescriptorBytes);
     auto nanoseconds = [](std::chrono::steady_clock::time_point t) {
@@ -245,10 +273,18 @@ class ContainerProgram final : public DeviceProgram {
       }
       std::memcpy(base + sizeof h + b.index * sizeof e, &e, sizeof e);
     }
+    const uint64_t diagnostic = driver::responseDiagnosticOffset(h.bufferCount);
+    if (!failure.empty() && diagnostic + sizeof(uint32_t) < driver::kResponseDiagnosticEnd) {
+      const auto length = static_cast<uint32_t>(
+          std::min<uint64_t>(failure.size(), driver::kResponseDiagnosticEnd - diagnostic - sizeof(uint32_t)));
+      std::memcpy(base + diagnostic, &length, sizeof length);
+      std::memcpy(base + diagnostic + sizeof length, failure.data(), length);
+    }
   }
 
   LoadBytes bytes_;
-  std::unique_ptr<QpcImage> image_;
+  std::shared_ptr<LoadState> load_;  // bytes_'s
+  const QpcImage* image_;            // load_'s
   const QpcProgram& program_;
   ir::Graph graph_;
   std::vector<const QpcBuffer*> inputs_, outputs_;
@@ -268,16 +304,15 @@ ProgramLoader containerProgramLoader(unsigned threads) {
   return [threads](const LoadBytes& bytes, uint32_t programIndex,
                    std::string& error) -> std::unique_ptr<DeviceProgram> {
     try {
-      auto image = QpcImage::fromBytes(std::span<const std::byte>(bytes->data(), bytes->size()),
-                                       "programqpc.bin");
-      const auto& programs = image->programs();
+      auto load = loadState(bytes);
+      const auto& programs = load->image->programs();
       if (programIndex >= programs.size()) {
         error = "program index " + std::to_string(programIndex) + " is not below the " +
                 std::to_string(programs.size()) + " programs of the container";
         return nullptr;
       }
       const QpcProgram& p = programs[programIndex];
-      return std::make_unique<ContainerProgram>(bytes, std::move(image), p, threads);
+      return std::make_unique<ContainerProgram>(bytes, std::move(load), p, threads);
     } catch (const std::exception& e) {
       error = e.what();
       return nullptr;

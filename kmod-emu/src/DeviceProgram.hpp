@@ -41,8 +41,14 @@ class DeviceProgram {
 };
 
 // Storage of a transferred programqpc.bin: 64-byte aligned like a mapped file, so the
-// container's constants keep the alignment the format promises.
-using LoadBuffer = std::vector<std::byte, CacheLineAllocator<std::byte>>;
+// container's constants keep the alignment the format promises. `programState` is what the
+// programs made from it share (ContainerProgram.cpp: the validated image, the constants packed
+// in place); it lives exactly as long as the bytes.
+struct LoadBuffer : std::vector<std::byte, CacheLineAllocator<std::byte>> {
+  using vector::vector;
+  explicit LoadBuffer(vector&& bytes) : vector(std::move(bytes)) {}
+  mutable std::shared_ptr<void> programState;
+};
 
 // The bytes of one program load, shared by its activations.
 using LoadBytes = std::shared_ptr<const LoadBuffer>;

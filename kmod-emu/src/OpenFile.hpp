@@ -18,7 +18,9 @@
 namespace qaic::emu {
 
 // A program container being transferred or already activated. Once an activation uses it, it is
-// sealed: its bytes never change again (programs point into them).
+// sealed: no transfer changes its bytes again (programs point into them). Only the programs
+// themselves rewrite a constant, once, into the layout their kernels want (ContainerProgram.cpp,
+// kernels::ConstantPacking).
 struct ProgramLoad {
   std::shared_ptr<LoadBuffer> bytes;
   bool sealed = false;

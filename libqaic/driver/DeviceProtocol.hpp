@@ -195,6 +195,13 @@ struct ResponseTimestamps {
 inline constexpr uint64_t kResponseTimestampsOffset =
     sizeof(ResponseDescriptorHeader) + uint64_t{kMaxDescriptorBuffers} * sizeof(ResponseDescriptorEntry);
 static_assert(kResponseTimestampsOffset + sizeof(ResponseTimestamps) <= kDescriptorBytes);
+// A response whose status is PROGRAM_FAILED says why after its entries: a u32 byte count, then
+// that much UTF-8 text (the failing op and, for a bad index, the index), cut where the program
+// times begin (kResponseDiagnosticEnd).
+constexpr uint64_t responseDiagnosticOffset(uint32_t bufferCount) {
+  return sizeof(ResponseDescriptorHeader) + uint64_t{bufferCount} * sizeof(ResponseDescriptorEntry);
+}
+inline constexpr uint64_t kResponseDiagnosticEnd = kResponseTimestampsOffset;
 
 // ---- 5. Completion codes -----------------------------------------------------------------------
 enum class CompletionCode : uint16_t {

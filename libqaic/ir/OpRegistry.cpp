@@ -130,7 +130,7 @@ std::vector<OpSpec> buildRegistry() {
   add({"gemm", {"a", "b", "c"}, {"dst"},
        {number("alpha"), number("beta"), boolean("trans_a"), boolean("trans_b")}, nullptr,
        shapeGemm, false, true, "[M, N]"});
-  add({"elew_bcast", {"src1", "src2"}, {"dst"}, {oneOf("elew_op", values(kElewOps))}, nullptr,
+  add({"elew_bcast", {"src1", "src2"}, {"dst"}, {oneOf("elew_op", values(kElewBcastOps))}, nullptr,
        shapeElewBcast, false, true, "broadcast of src1 and src2 dims"});
   add({"clip", {"src"}, {"dst"}, {number("min"), number("max")}, checkClip, shapeSame, false,
        true, "src dims"});
@@ -142,6 +142,60 @@ std::vector<OpSpec> buildRegistry() {
        nullptr, shapePad, false, true, "dims[i] + pads[i] + pads[i+ndim]"});
   add({"flatten", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeFlatten,
        false, true, "[prod(dims[:axis]), prod(dims[axis:])]"});
+  add({"cast", {"src"}, {"dst"}, {dtype()}, nullptr, shapeCast, false, true, "src dims, dtype"});
+  add({"gather", {"src", "indices"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeGather,
+       false, true, "src.dims[:axis] + indices.dims + src.dims[axis+1:]"});
+  add({"unary", {"src"}, {"dst"},
+       {oneOf("func", values(kUnaryFuncs)), number("alpha"), number("beta")}, nullptr, shapeUnary,
+       false, true, "src dims"});
+  add({"compare", {"src1", "src2"}, {"dst"}, {oneOf("compare_op", values(kCompareOps))}, nullptr,
+       shapeCompare, false, true, "TL_BOOL, broadcast of src1 and src2 dims"});
+  add({"logical", {"src1", "src2"}, {"dst"}, {oneOf("logical_op", values(kLogicalOps))}, nullptr,
+       shapeLogical, false, true, "TL_BOOL, broadcast of src1 and src2 dims"});
+  add({"where", {"condition", "src1", "src2"}, {"dst"}, {}, nullptr, shapeWhere, false, true,
+       "src1 dtype, broadcast of the three dims"});
+  add({"reduce", {"src"}, {"dst"},
+       {oneOf("reduce_op", values(kReduceOps)), ints("axes", Bound::NonNegative, LengthRule::Any),
+        boolean("keepdims")},
+       checkAxesUnique, shapeReduce, false, true, "src dims, axes 1 (keepdims) or removed"});
+  add({"arg_reduce", {"src"}, {"dst"},
+       {oneOf("arg_op", values(kArgOps)), integer("axis", Bound::NonNegative), boolean("keepdims"),
+        boolean("select_last_index")},
+       nullptr, shapeArgReduce, false, true, "TL_INT64, src dims with axis 1 (keepdims) or removed"});
+  add({"layernorm", {"src", "scale", "bias"}, {"dst"},
+       {integer("axis", Bound::NonNegative), number("epsilon", Bound::Positive)}, nullptr, shapeLayernorm, false,
+       true, "src dims"});
+  add({"log_softmax", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeAxis, false, true,
+       "src dims"});
+  add({"strided_slice", {"src"}, {"dst"},
+       {ints("starts", Bound::None, LengthRule::Rank), ints("ends", Bound::None, LengthRule::Rank),
+        ints("steps", Bound::None, LengthRule::Rank)},
+       checkSteps, shapeStridedSlice, false, true, "dims[i] = ceil((ends[i]-starts[i])/steps[i])"});
+  add({"expand", {"src"}, {"dst"}, {ints("dims", Bound::AtLeastOne, LengthRule::UpToMaxRank)}, nullptr,
+       shapeExpand, false, true, "dims (src broadcasts to them)"});
+  add({"tile", {"src"}, {"dst"}, {ints("repeats", Bound::AtLeastOne, LengthRule::Rank)}, nullptr, shapeTile,
+       false, true, "dims[i] * repeats[i]"});
+  add({"trilu", {"src"}, {"dst"}, {boolean("upper"), integer("k")}, nullptr, shapeTrilu, false, true,
+       "src dims"});
+  add({"gather_elements", {"src", "indices"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr,
+       shapeGatherElements, false, true, "indices dims, src dtype"});
+  add({"gather_nd", {"src", "indices"}, {"dst"}, {integer("batch_dims", Bound::NonNegative)}, nullptr,
+       shapeGatherNd, false, true, "indices.dims[:-1] + src.dims[batch_dims + indices.dims[-1]:]"});
+  add({"scatter_elements", {"src", "indices", "updates"}, {"dst"},
+       {integer("axis", Bound::NonNegative), oneOf("reduction", values(kScatterReductions))}, nullptr,
+       shapeScatterElements, false, true, "src dims"});
+  add({"scatter_nd", {"src", "indices", "updates"}, {"dst"}, {oneOf("reduction", values(kScatterReductions))},
+       nullptr, shapeScatterNd, false, true, "src dims"});
+  add({"pool", {"src"}, {"dst"},
+       {oneOf("pool_op", values(kPoolOps)), ints("size", Bound::AtLeastOne, LengthRule::Any),
+        ints("stride", Bound::AtLeastOne, LengthRule::Any), ints("dilation", Bound::AtLeastOne, LengthRule::Any),
+        ints("pads", Bound::NonNegative, LengthRule::Any)},
+       checkPoolNd, shapePoolNd, false, true, "[N, C, out_1, ..., out_k]"});
+  add({"interpolate", {"src"}, {"dst"},
+       {oneOf("mode", values(kInterpolationModes)), oneOf("coordinate_mode", values(kCoordinateModes)),
+        oneOf("nearest_mode", values(kNearestModes)), numbers("scales", Bound::Positive, LengthRule::Rank),
+        ints("dims", Bound::AtLeastOne, LengthRule::Rank), number("cubic_coeff_a"), boolean("exclude_outside")},
+       nullptr, shapeResize, false, true, "dims"});
   return specs;
 }
 

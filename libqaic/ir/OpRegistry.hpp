@@ -71,6 +71,25 @@ inline constexpr std::string_view kResizeModes[] = {"TL_NEAREST", "TL_LINEAR"};
 inline constexpr std::string_view kSortDirs[] = {"TL_SORT_DIR_ASCENDING",
                                                  "TL_SORT_DIR_DESCENDING"};
 inline constexpr std::string_view kPadModes[] = {"constant", "reflect", "edge"};
+// Project extensions. elew_bcast takes LightNet's elew_op values and these.
+inline constexpr std::string_view kElewBcastOps[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB", "TL_MAX",
+                                                     "TL_MIN", "TL_POW", "TL_MOD", "TL_FMOD", "TL_PRELU"};
+inline constexpr std::string_view kUnaryFuncs[] = {
+    "abs",  "neg",   "sign",  "floor",  "ceil",  "round", "reciprocal", "sqrt",       "exp",
+    "log",  "sin",   "cos",   "tan",    "asin",  "acos",  "atan",       "sinh",       "cosh",
+    "asinh", "acosh", "atanh", "tanh",  "erf",   "gelu",  "gelu_tanh",  "softplus",   "softsign",
+    "hardswish", "hardsigmoid", "elu", "selu", "celu", "thresholded_relu", "not"};
+inline constexpr std::string_view kCompareOps[] = {"equal", "less", "less_equal", "greater", "greater_equal"};
+inline constexpr std::string_view kLogicalOps[] = {"and", "or", "xor"};
+inline constexpr std::string_view kReduceOps[] = {"sum", "mean", "max", "min", "prod", "sum_square",
+                                                  "l1", "l2", "log_sum", "log_sum_exp"};
+inline constexpr std::string_view kArgOps[] = {"max", "min"};
+inline constexpr std::string_view kScatterReductions[] = {"none", "add", "mul", "max", "min"};
+inline constexpr std::string_view kPoolOps[] = {"max", "avg"};
+inline constexpr std::string_view kInterpolationModes[] = {"nearest", "linear", "cubic"};
+inline constexpr std::string_view kCoordinateModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                                        "asymmetric", "tf_half_pixel_for_nn"};
+inline constexpr std::string_view kNearestModes[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 // Validates one op's params against its spec: presence, no extras, type, enum value, array
 // length (fixed rules) and bounds. Throws IrError naming the op and arg_name.

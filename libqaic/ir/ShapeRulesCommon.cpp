@@ -1,5 +1,6 @@
 // Helpers shared by the shape rules, the structural (shape-free) checks, and the rules of the
 // creating and printing ops.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -170,5 +171,43 @@ Outs shapeArange(const Op& op, Infos) {
 Outs shapeNone(const Op&, Infos) { return {}; }
 
 Outs shapeSame(const Op&, Infos in) { return {in[0]}; }
+
+}  // namespace qaic::ir::rules
+
+namespace qaic::ir::rules {
+
+void checkAxesUnique(const Op& op) {
+  auto axes = op.integers("axes");
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    throwParamError(op, "axes", formatDims(op.integers("axes")) + " repeats an axis");
+  }
+}
+
+void checkSteps(const Op& op) {
+  for (int64_t step : op.integers("steps")) {
+    if (step == 0) throwParamError(op, "steps", "a step must not be 0");
+  }
+}
+
+// Every pooling window must hold at least one real cell, so no divisor or max is empty.
+void checkPoolNd(const Op& op) {
+  const auto size = op.integers("size");
+  const auto stride = op.integers("stride");
+  const auto dilation = op.integers("dilation");
+  const auto pads = op.integers("pads");
+  if (stride.size() != size.size() || dilation.size() != size.size()) {
+    throwParamError(op, "stride", "size, stride and dilation must have one value per spatial dim");
+  }
+  if (pads.size() != 2 * size.size()) {
+    throwParamError(op, "pads", std::to_string(pads.size()) + " values, expected " + std::to_string(2 * size.size()));
+  }
+  for (std::size_t i = 0; i < pads.size(); ++i) {
+    const std::size_t d = i % size.size();
+    if (pads[i] >= (size[d] - 1) * dilation[d] + 1) {
+      throwParamError(op, "pads", "padding " + formatDims(pads) + " must be smaller than the window");
+    }
+  }
+}
 
 }  // namespace qaic::ir::rules

@@ -59,3 +59,109 @@ Outs shapeDotProduct(const Op& op, Infos in) {
 }
 
 }  // namespace qaic::ir::rules
+
+namespace qaic::ir::rules {
+namespace {
+
+bool isInteger(DType type) { return !isFloating(type) && type != DType::Bool; }
+
+}  // namespace
+
+bool isFloating(DType type) { return type == DType::Double || type == DType::Float || type == DType::Float16; }
+
+void requireFloating(const Op& op, std::string_view arg, const TensorInfo& t) {
+  if (!isFloating(t.dtype)) {
+    throwInputError(op, arg, "expected a floating-point dtype, got " + std::string(dtypeName(t.dtype)));
+  }
+}
+
+// Which element types each function takes: "not" bools, abs/neg/sign also integers, the rest
+// floating point only.
+Outs shapeUnary(const Op& op, Infos in) {
+  const std::string& func = op.string("func");
+  const DType type = in[0].dtype;
+  if (func == "not") {
+    requireDType(op, "src", in[0], DType::Bool);
+  } else if (func == "abs" || func == "neg" || func == "sign") {
+    if (type == DType::Bool) throwInputError(op, "src", "'" + func + "' does not take TL_BOOL");
+  } else {
+    requireFloating(op, "src", in[0]);
+  }
+  return {in[0]};
+}
+
+Outs shapeCompare(const Op& op, Infos in) {
+  requireSameDType(op, "src2", in[1], in[0], "src1");
+  return {TensorInfo{DType::Bool, broadcastShapes(op, "src2", in[0].dims, in[1].dims)}};
+}
+
+Outs shapeLogical(const Op& op, Infos in) {
+  requireDType(op, "src1", in[0], DType::Bool);
+  requireDType(op, "src2", in[1], DType::Bool);
+  return {TensorInfo{DType::Bool, broadcastShapes(op, "src2", in[0].dims, in[1].dims)}};
+}
+
+Outs shapeWhere(const Op& op, Infos in) {
+  requireDType(op, "condition", in[0], DType::Bool);
+  requireSameDType(op, "src2", in[2], in[1], "src1");
+  const Dims values = broadcastShapes(op, "src2", in[1].dims, in[2].dims);
+  return {TensorInfo{in[1].dtype, broadcastShapes(op, "condition", values, in[0].dims)}};
+}
+
+namespace {
+
+// The dims left after reducing `axes` of `dims`.
+Dims reducedDims(const Op& op, const Dims& dims, const std::vector<int64_t>& axes, bool keep) {
+  std::vector<bool> reduced(dims.size(), false);
+  for (int64_t axis : axes) {
+    if (static_cast<std::size_t>(axis) >= dims.size()) {
+      throwParamError(op, "axes", "axis " + std::to_string(axis) + " out of range for rank " +
+                                      std::to_string(dims.size()));
+    }
+    reduced[static_cast<std::size_t>(axis)] = true;
+  }
+  Dims out;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (!reduced[i]) {
+      out.push_back(dims[i]);
+    } else if (keep) {
+      out.push_back(1);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Outs shapeReduce(const Op& op, Infos in) {
+  const std::string& reduction = op.string("reduce_op");
+  if (in[0].dtype == DType::Bool) throwInputError(op, "src", "reduce does not take TL_BOOL");
+  const bool floatingOnly = reduction == "mean" || reduction == "l2" || reduction == "log_sum" ||
+                            reduction == "log_sum_exp";
+  if (floatingOnly && isInteger(in[0].dtype)) requireFloating(op, "src", in[0]);
+  return {TensorInfo{in[0].dtype, reducedDims(op, in[0].dims, op.integers("axes"), op.boolean("keepdims"))}};
+}
+
+Outs shapeArgReduce(const Op& op, Infos in) {
+  if (in[0].dtype == DType::Bool) throwInputError(op, "src", "arg_reduce does not take TL_BOOL");
+  const int64_t axis = axisParam(op, "axis", in[0].dims.size());
+  return {TensorInfo{DType::Int64, reducedDims(op, in[0].dims, {axis}, op.boolean("keepdims"))}};
+}
+
+Outs shapeLayernorm(const Op& op, Infos in) {
+  requireFloating(op, "src", in[0]);
+  const Dims& src = in[0].dims;
+  const auto axis = static_cast<std::size_t>(axisParam(op, "axis", src.size()));
+  const Dims normalized(src.begin() + static_cast<std::ptrdiff_t>(axis), src.end());
+  const char* names[] = {"scale", "bias"};
+  for (std::size_t i = 0; i < 2; ++i) {
+    requireSameDType(op, names[i], in[i + 1], in[0], "src");
+    if (in[i + 1].dims != normalized) {
+      throwInputError(op, names[i], "expected " + formatDims(normalized) + " (src dims from axis " +
+                                        std::to_string(axis) + "), got " + formatDims(in[i + 1].dims));
+    }
+  }
+  return {in[0]};
+}
+
+}  // namespace qaic::ir::rules

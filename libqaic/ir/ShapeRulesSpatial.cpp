@@ -128,3 +128,35 @@ Outs shapeResize(const Op& op, Infos in) {
 }
 
 }  // namespace qaic::ir::rules
+
+namespace qaic::ir::rules {
+
+Outs shapePoolNd(const Op& op, Infos in) {
+  const Dims& src = in[0].dims;
+  if (src.size() < 3 || src.size() > 5) {
+    throwInputError(op, "src", "expected [N, C, d1..dk] with k = 1..3, got " + formatDims(src));
+  }
+  if (in[0].dtype != DType::UInt8 && in[0].dtype != DType::Int8) requireDType(op, "src", in[0], DType::Float);
+  const std::size_t spatial = src.size() - 2;
+  const auto size = op.integers("size");
+  const auto stride = op.integers("stride");
+  const auto dilation = op.integers("dilation");
+  const auto pads = op.integers("pads");
+  if (size.size() != spatial) {
+    throwParamError(op, "size", std::to_string(size.size()) + " values for " + std::to_string(spatial) +
+                                    " spatial dims");
+  }
+  TensorInfo out = in[0];
+  for (std::size_t d = 0; d < spatial; ++d) {
+    const int64_t extent = checkedAdd(op, "dilation", checkedMul(op, "dilation", size[d] - 1, dilation[d]), 1);
+    const int64_t padded = checkedAdd(op, "pads", checkedAdd(op, "pads", src[d + 2], pads[d]), pads[d + spatial]);
+    if (padded < extent) {
+      throwParamError(op, "size", "window (" + std::to_string(extent) + ") larger than padded dim " +
+                                      std::to_string(d) + " (" + std::to_string(padded) + ")");
+    }
+    out.dims[d + 2] = (padded - extent) / stride[d] + 1;
+  }
+  return {out};
+}
+
+}  // namespace qaic::ir::rules

@@ -134,3 +134,59 @@ Outs shapeVector(const Op& op, Infos in) {
 }
 
 }  // namespace qaic::ir::rules
+
+namespace qaic::ir::rules {
+
+// Starts and ends are already clamped the ONNX way: for a positive step 0 <= start, end <= dim;
+// for a negative step -1 <= end, start <= dim - 1 (an end of -1 runs through index 0).
+Outs shapeStridedSlice(const Op& op, Infos in) {
+  const Dims& src = in[0].dims;
+  const auto starts = op.integers("starts");
+  const auto ends = op.integers("ends");
+  const auto steps = op.integers("steps");
+  TensorInfo out = in[0];
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    const int64_t step = steps[i];
+    const int64_t low = step > 0 ? 0 : -1;
+    const int64_t high = step > 0 ? src[i] : src[i] - 1;
+    const auto where = [&](const char* what, int64_t value) {
+      if (value < low || value > high) {
+        throwParamError(op, what, "axis " + std::to_string(i) + ": " + std::to_string(value) + " outside [" +
+                                      std::to_string(low) + ", " + std::to_string(high) + "] for a step of " +
+                                      std::to_string(step));
+      }
+    };
+    where("starts", starts[i]);
+    where("ends", ends[i]);
+    const int64_t span = step > 0 ? ends[i] - starts[i] : starts[i] - ends[i];
+    const int64_t stride = step > 0 ? step : -step;
+    const int64_t length = span <= 0 ? 0 : (span + stride - 1) / stride;
+    if (length < 1) {
+      throwParamError(op, "ends", "axis " + std::to_string(i) + ": the slice is empty; empty tensors are not supported");
+    }
+    out.dims[i] = length;
+  }
+  return {out};
+}
+
+Outs shapeExpand(const Op& op, Infos in) {
+  const Dims dims = op.integers("dims");
+  if (broadcastShapes(op, "src", dims, in[0].dims) != dims) {
+    throwInputError(op, "src", "dims " + formatDims(in[0].dims) + " do not expand to " + formatDims(dims));
+  }
+  return {TensorInfo{in[0].dtype, dims}};
+}
+
+Outs shapeTile(const Op& op, Infos in) {
+  const auto repeats = op.integers("repeats");
+  TensorInfo out = in[0];
+  for (std::size_t i = 0; i < out.dims.size(); ++i) out.dims[i] = checkedMul(op, "repeats", out.dims[i], repeats[i]);
+  return {out};
+}
+
+Outs shapeTrilu(const Op& op, Infos in) {
+  requireMinRank(op, "src", in[0], 2);
+  return {in[0]};
+}
+
+}  // namespace qaic::ir::rules

@@ -1,7 +1,8 @@
 // Compile-time dispatch over the IR's element types and the one value-conversion rule of the
 // kernels (JSON numbers, create data, device formats and elew all convert the same way):
 // to an integer truncate toward zero and saturate (NaN -> 0); to float saturate at +-FLT_MAX;
-// to bool nonzero -> 1. TL_BOOL is stored as one byte holding 0 or 1.
+// to bool nonzero -> 1. TL_BOOL is stored as one byte: kernels write 0 or 1 and read any
+// nonzero byte as true (a user's mask may hold other values).
 #pragma once
 
 #include <cfloat>
@@ -51,6 +52,41 @@ decltype(auto) visitDType(ir::DType type, F&& f) {
     case ir::DType::Bool: return f(TypeTag<Bool8>{});
   }
   return f(TypeTag<float>{});
+}
+
+// Calls f(TypeTag<In>{}, TypeTag<Out>{}) with the storage types of `in` and `out` (conversions).
+template <typename F>
+void visitDTypePair(ir::DType in, ir::DType out, F&& f) {
+  visitDType(in, [&](auto inTag) { visitDType(out, [&](auto outTag) { f(inTag, outTag); }); });
+}
+
+// Calls f(TypeTag<U>{}) with U the unsigned integer of `size` bytes (1, 2, 4 or 8): data
+// movement never needs an element's value, only its bytes.
+template <typename F>
+decltype(auto) visitElementSize(std::size_t size, F&& f) {
+  switch (size) {
+    case 1: return f(TypeTag<uint8_t>{});
+    case 2: return f(TypeTag<uint16_t>{});
+    case 4: return f(TypeTag<uint32_t>{});
+    default: return f(TypeTag<uint64_t>{});
+  }
+}
+
+// Two's-complement wrapping arithmetic on integer T: no overflow is undefined, also for the
+// types narrower than int, which would otherwise multiply as (signed) int.
+template <typename T>
+using WrappingType = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+template <typename T>
+T wrappingAdd(T a, T b) {
+  return static_cast<T>(static_cast<WrappingType<T>>(a) + static_cast<WrappingType<T>>(b));
+}
+template <typename T>
+T wrappingSub(T a, T b) {
+  return static_cast<T>(static_cast<WrappingType<T>>(a) - static_cast<WrappingType<T>>(b));
+}
+template <typename T>
+T wrappingMul(T a, T b) {
+  return static_cast<T>(static_cast<WrappingType<T>>(a) * static_cast<WrappingType<T>>(b));
 }
 
 // Value as double (the common currency of conversions; exact for every type but (u)int64 > 2^53).

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "kernels/MemoryPlan.hpp"
 #include "kernels/ops/Kernel.hpp"
 
 namespace qaic::kernels {
@@ -21,6 +22,7 @@ constexpr std::uintptr_t kBoundAlignment = 16;
 struct Plan {
   ir::Graph graph;
   TensorTable tensors;
+  ActivationArena arena;
   SharedScratchpad scratchpad;
   std::vector<std::unique_ptr<Kernel>> kernels;  // declared last: destroyed before what they use
   std::vector<Tensor*> inputs;
@@ -54,6 +56,7 @@ class Program final : public HostProgram {
   }
 
   std::size_t scratchpadBytes() const override { return builtPlan_->scratchpad.bytes(); }
+  std::size_t activationBytes() const override { return builtPlan_->arena.bytes(); }
 
   void run(std::span<const TensorView> inputs, std::span<TensorView> outputs) override {
     if (inputs.size() != inputIo_.size()) {
@@ -172,22 +175,20 @@ class Program final : public HostProgram {
   std::unique_ptr<Plan> buildPlanWith(ir::Graph graph, const std::set<std::string, std::less<>>& keepOwn) {
     auto plan = std::make_unique<Plan>();
     plan->graph = std::move(graph);
-    const auto bound = boundMemory(plan->graph);
+    auto bound = boundMemory(plan->graph);
+    for (const auto& name : keepOwn) bound.erase(name);
     for (const auto& [name, info] : plan->graph.tensors) {
-      const int64_t count = ir::elementCount(info.dims);
-      if (count < 0) throw ExecutionError("tensor '" + name + "': negative element count");
-      const std::size_t bytes = static_cast<std::size_t>(count) * ir::dtypeSize(info.dtype);
+      if (ir::elementCount(info.dims) < 0) throw ExecutionError("tensor '" + name + "': negative element count");
       Tensor t;
       t.dtype = info.dtype;
       t.dims = info.dims;
-      auto memory = bound.find(name);
-      if (memory != bound.end() && memory->second.bytes >= bytes && !keepOwn.contains(name)) {
-        t.useExternal(static_cast<std::byte*>(memory->second.data), bytes);
-      } else {
-        t.allocate(bytes);
-      }
       plan->tensors.emplace(name, std::move(t));
     }
+    for (auto it = bound.begin(); it != bound.end();) {  // caller memory too small for the tensor
+      const Tensor& t = plan->tensors.at(it->first);
+      it = it->second.bytes < static_cast<std::size_t>(t.count()) * ir::dtypeSize(t.dtype) ? bound.erase(it) : std::next(it);
+    }
+    plan->arena = planMemory(plan->graph, plan->tensors, bound, constants_, options_.packing.get());
     auto bind = [&](std::size_t ioIndex) -> Tensor* {
       const ir::IoBuffer& io = plan->graph.io[ioIndex];
       auto it = plan->tensors.find(io.tensor);
@@ -200,6 +201,7 @@ class Program final : public HostProgram {
     for (std::size_t i : outputIo_) plan->outputs.push_back(bind(i));
     for (const ir::Op& op : plan->graph.ops) {
       BuildContext ctx{op, plan->tensors, constants_, options_, engine_, stream_, plan->scratchpad};
+      plan->scratchpad.beginKernel();
       try {
         plan->kernels.push_back(findKernelFactory(op.optype)(ctx));
       } catch (const ir::IrError& e) {

@@ -35,8 +35,15 @@ struct IoMemory {
   std::size_t bytes = 0;
 };
 
+// Constants packed once, in place, and shared by the programs built with the same instance
+// (ops/ConstantPacking.hpp). With it, the data behind ConstantLookup must be writable and live as
+// long as the instance: the emulator's loaded container, whose activations all share one.
+class ConstantPacking;
+std::shared_ptr<ConstantPacking> makeConstantPacking();
+
 struct BuildOptions {
   int threads = 1;                  // compute threads this program may use
+  std::shared_ptr<ConstantPacking> packing;  // null: each program packs copies of its own
   std::ostream* printStream = nullptr;  // where print ops write; nullptr = std::cout
   // In the graph's io order by direction (shorter lists leave the rest unbound). A bound input
   // is read and a bound output written by the kernels in place, so a run() given views of
@@ -44,6 +51,10 @@ struct BuildOptions {
   // is several io buffers at once, or is a constant, stays in the program's own memory.
   std::vector<IoMemory> inputMemory, outputMemory;
 };
+
+// Every optype the executor has a kernel for: the IR registry's optypes, checked by
+// tests/unit/onnx/OperatorRegistriesTest.cpp.
+std::vector<std::string_view> kernelOptypes();
 
 class ExecutionError : public std::runtime_error {
  public:
@@ -68,6 +79,9 @@ class HostProgram {
   // Bytes of the one oneDNN scratchpad shared by the kernels of the plan for the graph's own
   // input dims (each shape combination's plan has its own); 0 when no primitive needs one.
   virtual std::size_t scratchpadBytes() const = 0;
+  // Bytes of that plan's activation arena (MemoryPlan.hpp): the intermediate tensors, each in a
+  // slot it shares with tensors whose lifetimes do not overlap its own.
+  virtual std::size_t activationBytes() const = 0;
 };
 
 }  // namespace qaic::kernels

@@ -4,6 +4,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/format/Half.hpp"
+
 namespace qaic::onnx {
 namespace {
 
@@ -21,7 +23,7 @@ void store(ImportedTensor& tensor, std::size_t i, T value) {
 
 // Every element of `tensor` converted to Out.
 template <typename Out>
-std::vector<Out> convertAll(const ImportedTensor& tensor, const std::string& what) {
+std::vector<Out> convertAll(const ImportedTensor& tensor) {
   const std::size_t size = ir::dtypeSize(tensor.dtype);
   const std::size_t count = size == 0 ? 0 : tensor.data.size() / size;
   std::vector<Out> out(count);
@@ -38,8 +40,7 @@ std::vector<Out> convertAll(const ImportedTensor& tensor, const std::string& wha
       case ir::DType::UInt16: out[i] = static_cast<Out>(load<uint16_t>(tensor, i)); break;
       case ir::DType::UInt8: out[i] = static_cast<Out>(load<uint8_t>(tensor, i)); break;
       case ir::DType::Bool: out[i] = static_cast<Out>(load<uint8_t>(tensor, i) != 0); break;
-      case ir::DType::Float16:
-        throw ImportError(what + ": float16 constants cannot be computed on at import time");
+      case ir::DType::Float16: out[i] = static_cast<Out>(kernels::halfToFloat(load<uint16_t>(tensor, i))); break;
     }
   }
   return out;
@@ -76,7 +77,7 @@ ImportedTensor build(std::string name, ir::DType dtype, ir::Dims dims, const std
       case ir::DType::UInt16: store(tensor, i, static_cast<uint16_t>(v)); break;
       case ir::DType::UInt8: store(tensor, i, static_cast<uint8_t>(v)); break;
       case ir::DType::Bool: store(tensor, i, static_cast<uint8_t>(v != 0)); break;
-      case ir::DType::Float16: throw ImportError("tensor '" + tensor.name + "': float16 constants cannot be created at import time");
+      case ir::DType::Float16: store(tensor, i, kernels::floatToHalf(static_cast<float>(v))); break;
     }
   }
   return tensor;
@@ -88,21 +89,21 @@ bool isIntegral(ir::DType dtype) {
   return dtype != ir::DType::Float && dtype != ir::DType::Double && dtype != ir::DType::Float16;
 }
 
-std::vector<double> toDoubles(const ImportedTensor& tensor, const std::string& what) {
-  return convertAll<double>(tensor, what);
+std::vector<double> toDoubles(const ImportedTensor& tensor) {
+  return convertAll<double>(tensor);
 }
 
-std::vector<int64_t> toInt64s(const ImportedTensor& tensor, const std::string& what) {
+std::vector<int64_t> toInt64s(const ImportedTensor& tensor) {
   if (!isIntegral(tensor.dtype)) {
     std::vector<int64_t> out;
-    for (double v : convertAll<double>(tensor, what)) out.push_back(narrow<int64_t>(v));
+    for (double v : convertAll<double>(tensor)) out.push_back(narrow<int64_t>(v));
     return out;
   }
-  return convertAll<int64_t>(tensor, what);
+  return convertAll<int64_t>(tensor);
 }
 
 double scalarValue(const ImportedTensor& tensor, const std::string& what) {
-  const auto values = toDoubles(tensor, what);
+  const auto values = toDoubles(tensor);
   if (values.size() != 1) throw ImportError(what + " must hold exactly one value, not " + std::to_string(values.size()));
   return values[0];
 }

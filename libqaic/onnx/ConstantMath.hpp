@@ -15,9 +15,9 @@ namespace qaic::onnx {
 inline constexpr std::size_t kMaxFoldedBytes = std::size_t{256} << 20;
 
 bool isIntegral(ir::DType dtype);
-// Every element converted; throws ImportError naming `what` for Float16 (no host arithmetic).
-std::vector<double> toDoubles(const ImportedTensor& tensor, const std::string& what);
-std::vector<int64_t> toInt64s(const ImportedTensor& tensor, const std::string& what);
+// Every element converted (float16 through float).
+std::vector<double> toDoubles(const ImportedTensor& tensor);
+std::vector<int64_t> toInt64s(const ImportedTensor& tensor);
 
 // The single element of a one-element tensor; throws ImportError naming `what` otherwise.
 double scalarValue(const ImportedTensor& tensor, const std::string& what);

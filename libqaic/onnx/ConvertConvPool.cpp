@@ -98,8 +98,10 @@ std::vector<int64_t> ceilModePadding(const Converter& c, const Window& w, const 
   return extra;
 }
 
-void convertPool(Converter& c, const std::string& optype, bool countIncludePad) {
-  c.requireRank(0, {3, 4});
+// MaxPool / AveragePool. 2-D windows without dilation become LightNet's maxpool2d / avgpool2d
+// (1-D ones run as 2-D with H = 1); 3-D and dilated windows the N-D pool.
+void convertPool(Converter& c, bool max, bool countIncludePad) {
+  c.requireRank(0, {3, 4, 5});
   if (c.hasOutput(1)) c.fail("the Indices output is not supported");
   const ir::Dims in = c.dims(0);
   const ir::Dims spatialIn(in.begin() + 2, in.end());
@@ -109,42 +111,46 @@ void convertPool(Converter& c, const std::string& optype, bool countIncludePad) 
   }
   if (c.attributes().integer("storage_order", 0) != 0) c.attributes().fail("storage_order", "must be 0");
   Window w = readWindow(c, spatialIn, *kernel);
-  for (int64_t d : w.dilation) {
-    if (d != 1) c.attributes().fail("dilations", "other than 1 are not supported by " + optype);
-  }
   std::vector<int64_t> extra(spatialIn.size(), 0);
   if (c.attributes().integer("ceil_mode", 0) != 0) extra = ceilModePadding(c, w, spatialIn);
 
   std::string src = c.tensor(0);
-  const bool oneD = spatialIn.size() == 1;
-  if (oneD) {
-    const std::string image = c.temporary("as_image");
-    c.emit("reshape", {{"src", src}}, {{"dst", image}}, {integersParam("dims", {in[0], in[1], 1, in[2]})});
-    src = image;
-  }
   std::vector<int64_t> padBegin = w.padBegin, padEnd = w.padEnd;
   for (std::size_t d = 0; d < padEnd.size(); ++d) padEnd[d] += extra[d];
   const bool padded = std::any_of(w.padBegin.begin(), w.padBegin.end(), [](int64_t p) { return p > 0; }) ||
                       std::any_of(w.padEnd.begin(), w.padEnd.end(), [](int64_t p) { return p > 0; });
   if (countIncludePad && padded) {
     // Padded cells count in the divisor only when they are real zeros: pad explicitly.
-    const auto p4 = padding4(w.padBegin, w.padEnd);
+    std::vector<int64_t> pads(2 * in.size(), 0);
+    for (std::size_t d = 0; d < spatialIn.size(); ++d) {
+      pads[2 + d] = w.padBegin[d];
+      pads[in.size() + 2 + d] = w.padEnd[d];
+    }
     const std::string paddedSrc = c.temporary("padded");
     c.emit("pad", {{"src", src}}, {{"dst", paddedSrc}},
-           {integersParam("pads", {0, 0, p4[0], p4[1], 0, 0, p4[2], p4[3]}), stringParam("mode", "constant"),
-            numberParam("value", 0.0)});
+           {integersParam("pads", pads), stringParam("mode", "constant"), numberParam("value", 0.0)});
     src = paddedSrc;
     std::fill(padBegin.begin(), padBegin.end(), 0);
     padEnd = extra;
   }
+  const bool dilated = std::any_of(w.dilation.begin(), w.dilation.end(), [](int64_t d) { return d != 1; });
+  if (spatialIn.size() == 3 || dilated) {
+    std::vector<int64_t> pads = padBegin;
+    pads.insert(pads.end(), padEnd.begin(), padEnd.end());
+    c.emit("pool", {{"src", src}}, {{"dst", c.output(0)}},
+           {stringParam("pool_op", max ? "max" : "avg"), integersParam("size", w.kernel), integersParam("stride", w.stride),
+            integersParam("dilation", w.dilation), integersParam("pads", pads)});
+    return;
+  }
+  const bool oneD = spatialIn.size() == 1;
+  if (oneD) src = c.reshaped(src, {in[0], in[1], 1, c.tensorDims(src)[2]}, "as_image");
   const std::string dst = oneD ? c.temporary("pooled") : c.output(0);
-  c.emit(optype, {{"src", src}}, {{"dst", dst}},
+  c.emit(max ? "maxpool2d" : "avgpool2d", {{"src", src}}, {{"dst", dst}},
          {integersParam("size", pair2(w.kernel, 1)), integersParam("stride", pair2(w.stride, 1)),
           integersParam("padding", padding4(padBegin, padEnd)), stringParam("autopad", "NOTSET")});
   if (oneD) {
     const ir::Dims pooled = c.tensorDims(dst);
-    c.emit("reshape", {{"src", dst}}, {{"dst", c.output(0)}},
-           {integersParam("dims", {pooled[0], pooled[1], pooled[3]})});
+    c.reshapeInto(0, dst, {pooled[0], pooled[1], pooled[3]});
   }
 }
 
@@ -165,7 +171,7 @@ std::optional<BatchNormConstants> foldableBatchNorm(const Converter& c, const pb
   for (int i = 1; i <= 4; ++i) {
     const ImportedTensor* t = c.constantValue(bn.input(i));
     if (!t || t->dtype != ir::DType::Float || t->dims != ir::Dims{channels}) return std::nullopt;
-    *targets[i - 1] = toDoubles(*t, bn.input(i));
+    *targets[i - 1] = toDoubles(*t);
   }
   for (const auto& attribute : bn.attribute()) {
     if (attribute.name() == "epsilon") k.epsilon = attribute.f();
@@ -194,8 +200,8 @@ std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims
   const int64_t outC = weightDims[0];
   const auto k = foldableBatchNorm(c, *bn, outC);
   if (!k) return std::nullopt;
-  std::vector<double> w = toDoubles(*weight, "weight");
-  std::vector<double> b = bias ? toDoubles(*bias, "bias") : std::vector<double>(static_cast<std::size_t>(outC), 0.0);
+  std::vector<double> w = toDoubles(*weight);
+  std::vector<double> b = bias ? toDoubles(*bias) : std::vector<double>(static_cast<std::size_t>(outC), 0.0);
   const std::size_t perChannel = w.size() / static_cast<std::size_t>(outC);
   for (std::size_t o = 0; o < static_cast<std::size_t>(outC); ++o) {
     const double s = k->scale[o] / std::sqrt(k->var[o] + k->epsilon);
@@ -211,11 +217,13 @@ std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims
 
 }  // namespace
 
+// Conv, 2-D as conv2d; 1-D as conv2d of an image with H = 1 between two reshapes.
 void convertConv(Converter& c) {
-  c.requireRank(0, {4});
-  c.requireRank(1, {4});
+  c.requireRank(0, {3, 4});
   const ir::Dims in = c.dims(0);
   const ir::Dims weightDims = c.dims(1);
+  if (weightDims.size() != in.size()) c.fail("the weight's rank differs from the input's");
+  const bool oneD = in.size() == 3;
   const ir::Dims spatialIn(in.begin() + 2, in.end());
   std::vector<int64_t> kernel(weightDims.begin() + 2, weightDims.end());
   if (auto declared = c.attributes().integers("kernel_shape"); declared && *declared != kernel) {
@@ -224,29 +232,112 @@ void convertConv(Converter& c) {
   const Window w = readWindow(c, spatialIn, kernel);
   const int64_t group = c.attributes().integer("group", 1);
   std::vector<ir::Param> params = {numberParam("group", static_cast<double>(group)),
-                                   integersParam("size", kernel),
-                                   integersParam("stride", w.stride),
+                                   integersParam("size", pair2(kernel, 1)),
+                                   integersParam("stride", pair2(w.stride, 1)),
                                    integersParam("padding", padding4(w.padBegin, w.padEnd)),
-                                   integersParam("dilation", w.dilation),
+                                   integersParam("dilation", pair2(w.dilation, 1)),
                                    stringParam("autopad", "NOTSET")};
-  const std::string src = c.tensor(0);
-  if (auto folded = foldBatchNorm(c, weightDims)) {
-    const std::string dst = c.output(0);
-    c.emit("conv2d", {{"src", src}, {"weight", folded->weight}, {"bias", folded->bias}}, {{"dst", dst}},
-           std::move(params));
-    c.absorb(*folded->batchNorm, folded->batchNorm->output(0), dst);
-    return;
+  const ir::Dims imageWeight = oneD ? ir::Dims{weightDims[0], weightDims[1], 1, weightDims[2]} : weightDims;
+  std::string src = c.tensor(0);
+  if (oneD) src = c.reshaped(src, {in[0], in[1], 1, in[2]}, "as_image");
+  std::string weight, bias;
+  const ::onnx::NodeProto* batchNorm = nullptr;
+  if (auto folded = foldBatchNorm(c, imageWeight)) {
+    weight = folded->weight;
+    bias = folded->bias;
+    batchNorm = folded->batchNorm;
+  } else {
+    if (!oneD) {
+      weight = c.tensor(1);
+    } else if (const ImportedTensor* constant = c.constant(1)) {
+      ImportedTensor image = *constant;
+      image.dims = imageWeight;
+      weight = c.constantTensor(std::move(image), c.label() + "/image_weight");
+    } else {
+      weight = c.reshaped(c.tensor(1), imageWeight, "image_weight");
+    }
+    bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[0]}, "zero_bias");
   }
-  const std::string weight = c.tensor(1);
-  const std::string bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[0]}, "zero_bias");
-  c.emit("conv2d", {{"src", src}, {"weight", weight}, {"bias", bias}}, {{"dst", c.output(0)}}, std::move(params));
+  const std::string image = oneD ? c.temporary("image") : c.output(0);
+  c.emit("conv2d", {{"src", src}, {"weight", weight}, {"bias", bias}}, {{"dst", image}}, std::move(params));
+  std::string dst = image;
+  if (oneD) {
+    const ir::Dims out = c.tensorDims(image);
+    c.reshapeInto(0, image, {out[0], out[1], out[3]});
+    dst = c.output(0);
+  }
+  if (batchNorm) c.absorb(*batchNorm, batchNorm->output(0), dst);
 }
 
-void convertMaxPool(Converter& c) { convertPool(c, "maxpool2d", false); }
-
-void convertAveragePool(Converter& c) {
-  convertPool(c, "avgpool2d", c.attributes().integer("count_include_pad", 0) != 0);
+// ConvTranspose, 2-D (1-D as an image with H = 1), on deconv2d. output_shape becomes explicit
+// padding (and output padding where the shape exceeds the full result).
+void convertConvTranspose(Converter& c) {
+  c.requireRank(0, {3, 4});
+  const ir::Dims in = c.dims(0);
+  const ir::Dims weightDims = c.dims(1);
+  if (weightDims.size() != in.size()) c.fail("the weight's rank differs from the input's");
+  const std::size_t n = in.size() - 2;
+  const bool oneD = n == 1;
+  const ir::Dims spatialIn(in.begin() + 2, in.end());
+  std::vector<int64_t> kernel(weightDims.begin() + 2, weightDims.end());
+  if (auto declared = c.attributes().integers("kernel_shape"); declared && *declared != kernel) {
+    c.attributes().fail("kernel_shape", "does not match the weight dims");
+  }
+  const int64_t group = c.attributes().integer("group", 1);
+  const auto stride = integersOr(c, "strides", n, 1);
+  const auto dilation = integersOr(c, "dilations", n, 1);
+  auto outputPadding = integersOr(c, "output_padding", n, 0);
+  auto pads = integersOr(c, "pads", 2 * n, 0);
+  const std::string autoPad = c.attributes().string("auto_pad", "NOTSET");
+  const auto outputShape = c.attributes().integers("output_shape");
+  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER" && autoPad != "VALID") {
+    c.attributes().fail("auto_pad", "is '" + autoPad + "'");
+  }
+  if (outputShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (std::size_t d = 0; d < n; ++d) {
+      const int64_t full = stride[d] * (spatialIn[d] - 1) + outputPadding[d] + (kernel[d] - 1) * dilation[d] + 1;
+      int64_t target = spatialIn[d] * stride[d];
+      if (outputShape) {
+        if (outputShape->size() != n && outputShape->size() != n + 2) c.attributes().fail("output_shape", "has the wrong length");
+        target = (*outputShape)[outputShape->size() - n + d];
+      }
+      const int64_t total = full - target;
+      if (total < 0) {
+        outputPadding[d] -= total;  // cells beyond the full result: only the bias reaches them
+        pads[d] = pads[d + n] = 0;
+        continue;
+      }
+      const bool upper = autoPad == "SAME_UPPER";
+      pads[d] = upper ? total / 2 : total - total / 2;
+      pads[d + n] = total - pads[d];
+    }
+  } else if (autoPad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  }
+  std::vector<int64_t> padBegin(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(n));
+  std::vector<int64_t> padEnd(pads.begin() + static_cast<std::ptrdiff_t>(n), pads.end());
+  std::string src = c.tensor(0);
+  std::string weight = c.tensor(1);
+  if (oneD) {
+    src = c.reshaped(src, {in[0], in[1], 1, in[2]}, "as_image");
+    weight = c.reshaped(weight, {weightDims[0], weightDims[1], 1, weightDims[2]}, "image_weight");
+  }
+  const std::string bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[1] * group}, "zero_bias");
+  const std::string image = oneD ? c.temporary("image") : c.output(0);
+  c.emit("deconv2d", {{"src", src}, {"weight", weight}, {"bias", bias}}, {{"dst", image}},
+         {numberParam("group", static_cast<double>(group)), integersParam("size", pair2(kernel, 1)),
+          integersParam("stride", pair2(stride, 1)), integersParam("output_dims", {0, 0, 0, 0}),
+          integersParam("padding", padding4(padBegin, padEnd)), integersParam("output_padding", pair2(outputPadding, 0)),
+          integersParam("dilation", pair2(dilation, 1)), stringParam("autopad", "NOTSET")});
+  if (oneD) {
+    const ir::Dims out = c.tensorDims(image);
+    c.reshapeInto(0, image, {out[0], out[1], out[3]});
+  }
 }
+
+void convertMaxPool(Converter& c) { convertPool(c, true, false); }
+
+void convertAveragePool(Converter& c) { convertPool(c, false, c.attributes().integer("count_include_pad", 0) != 0); }
 
 void convertGlobalAveragePool(Converter& c) {
   if (c.dims(0).size() < 3) c.fail("input must be [N, C, d1, ...]");

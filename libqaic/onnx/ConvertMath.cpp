@@ -1,24 +1,72 @@
-// Element-wise arithmetic, activations, Clip, Softmax, Gemm and MatMul.
+// Element-wise arithmetic, comparison and logic, the math functions and activations, Clip,
+// Softmax / LogSoftmax, LayerNormalization, Cast, Gemm and MatMul.
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <limits>
 #include <map>
 
+#include "ir/OpRegistry.hpp"
 #include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
+#include "onnx/OnnxTensor.hpp"
 #include "onnx/OperatorTable.hpp"
 
 namespace qaic::onnx {
 namespace {
 
+// ONNX operator -> elew_op of elew / elew_bcast.
 const std::map<std::string, std::string, std::less<>>& elewOps() {
   static const std::map<std::string, std::string, std::less<>> ops = {
-      {"Add", "TL_SUM"}, {"Sub", "TL_SUB"}, {"Mul", "TL_MUL"}, {"Div", "TL_DIV"}};
+      {"Add", "TL_SUM"}, {"Sub", "TL_SUB"}, {"Mul", "TL_MUL"}, {"Div", "TL_DIV"}, {"Pow", "TL_POW"},
+      {"Max", "TL_MAX"}, {"Min", "TL_MIN"}, {"Sum", "TL_SUM"}, {"Mean", "TL_SUM"}, {"PRelu", "TL_PRELU"}};
   return ops;
+}
+
+// ONNX operator -> the unary op's func, with the defaults of its attributes (alpha, beta).
+struct UnaryFunction {
+  std::string_view func;
+  std::string_view alphaName = {}, betaName = {};
+  float alpha = 0, beta = 0;
+};
+const std::map<std::string, UnaryFunction, std::less<>>& unaryFunctions() {
+  static const std::map<std::string, UnaryFunction, std::less<>> functions = {
+      {"Abs", {"abs"}},   {"Neg", {"neg"}},     {"Sign", {"sign"}},     {"Floor", {"floor"}},
+      {"Ceil", {"ceil"}}, {"Round", {"round"}}, {"Reciprocal", {"reciprocal"}}, {"Sqrt", {"sqrt"}},
+      {"Exp", {"exp"}},   {"Log", {"log"}},     {"Sin", {"sin"}},       {"Cos", {"cos"}},
+      {"Tan", {"tan"}},   {"Asin", {"asin"}},   {"Acos", {"acos"}},     {"Atan", {"atan"}},
+      {"Sinh", {"sinh"}}, {"Cosh", {"cosh"}},   {"Asinh", {"asinh"}},   {"Acosh", {"acosh"}},
+      {"Atanh", {"atanh"}}, {"Tanh", {"tanh"}}, {"Erf", {"erf"}},       {"Softplus", {"softplus"}},
+      {"Softsign", {"softsign"}}, {"HardSwish", {"hardswish"}}, {"Not", {"not"}},
+      {"HardSigmoid", {"hardsigmoid", "alpha", "beta", 0.2f, 0.5f}},
+      {"Elu", {"elu", "alpha", "", 1.0f}},
+      {"Selu", {"selu", "alpha", "gamma", 1.67326319217681884765625f, 1.05070102214813232421875f}},
+      {"Celu", {"celu", "alpha", "", 1.0f}},
+      {"ThresholdedRelu", {"thresholded_relu", "alpha", "", 1.0f}},
+  };
+  return functions;
 }
 
 void unary(Converter& c, const std::string& optype, std::vector<ir::Param> params = {}) {
   c.emit(optype, {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, std::move(params));
+  c.keepScalarOutput(0);
+}
+
+// src1 (op) src2 into `dst`: elew when the shapes agree and LightNet has the op, else elew_bcast.
+void binary(Converter& c, const std::string& elewOp, const std::string& a, const std::string& b, const std::string& dst) {
+  const bool lightnet = std::find(std::begin(ir::kElewOps), std::end(ir::kElewOps), elewOp) != std::end(ir::kElewOps);
+  const bool sameShape = c.tensorDims(a) == c.tensorDims(b);
+  c.emit(lightnet && sameShape ? "elew" : "elew_bcast", {{"src1", a}, {"src2", b}}, {{"dst", dst}},
+         {stringParam("elew_op", elewOp)});
+}
+
+void requireSameTypes(Converter& c) {
+  for (std::size_t i = 1; i < c.inputCount(); ++i) {
+    if (c.hasInput(i) && c.dtype(i) != c.dtype(0)) {
+      c.fail("inputs differ in element type (" + std::string(ir::dtypeName(c.dtype(0))) + " and " +
+             std::string(ir::dtypeName(c.dtype(i))) + ")");
+    }
+  }
 }
 
 // The widest range of `dtype`, standing in for Clip's absent bounds (JSON has no infinity).
@@ -44,20 +92,87 @@ double scalarInput(Converter& c, std::size_t i, const std::string& role) {
   return scalarValue(c.requireConstant(i, role), c.node().op_type() + " node '" + c.label() + "': " + role);
 }
 
-int64_t normalizeAxis(Converter& c, int64_t axis, std::size_t rank) {
-  const auto r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) c.attributes().fail("axis", std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + r : axis;
-}
-
 }  // namespace
 
 void convertBinaryElementwise(Converter& c) {
   if (c.opset() < 7 && c.attributes().has("axis")) c.fail("legacy broadcasting with an axis (opset < 7) is not supported");
-  const std::string& elewOp = elewOps().find(c.node().op_type())->second;
-  const bool sameShape = c.dims(0) == c.dims(1);
-  c.emit(sameShape ? "elew" : "elew_bcast", {{"src1", c.tensor(0)}, {"src2", c.tensor(1)}}, {{"dst", c.output(0)}},
-         {stringParam("elew_op", elewOp)});
+  const std::string& op = c.node().op_type();
+  if (op == "Div" && fuseGelu(c)) return;
+  std::string elewOp;
+  if (op == "Mod") {
+    elewOp = c.attributes().integer("fmod", 0) != 0 ? "TL_FMOD" : "TL_MOD";
+    const ir::DType type = c.dtype(0);
+    if (elewOp == "TL_MOD" && (type == ir::DType::Float || type == ir::DType::Double || type == ir::DType::Float16)) {
+      c.attributes().fail("fmod", "must be 1 for floating-point inputs");
+    }
+  } else {
+    elewOp = elewOps().find(op)->second;
+  }
+  std::string exponent = c.tensor(1);
+  if (op == "Pow" && c.dtype(1) != c.dtype(0)) {
+    // ONNX lets the exponent have its own type; the IR computes in the base's.
+    const std::string cast = c.temporary("exponent");
+    c.emit("cast", {{"src", exponent}}, {{"dst", cast}}, {stringParam("dtype", std::string(ir::dtypeName(c.dtype(0))))});
+    exponent = cast;
+  } else {
+    requireSameTypes(c);
+  }
+  binary(c, elewOp, c.tensor(0), exponent, c.output(0));
+  c.keepScalarOutput(0);
+}
+
+// Sum, Mean, Max, Min of any number of inputs: a chain of pairs (Mean then scaled by 1/n).
+void convertVariadic(Converter& c) {
+  const std::string& op = c.node().op_type();
+  const std::size_t n = c.inputCount();
+  if (n == 0) c.fail("needs at least one input");
+  requireSameTypes(c);
+  const std::string& elewOp = elewOps().find(op)->second;
+  const bool mean = op == "Mean";
+  std::string acc = c.tensor(0);
+  if (n == 1 && !mean) return c.alias(0, acc);
+  for (std::size_t i = 1; i < n; ++i) {
+    const bool last = i + 1 == n && !mean;
+    const std::string dst = last ? c.output(0) : c.temporary("partial" + std::to_string(i));
+    binary(c, elewOp, acc, c.tensor(i), dst);
+    acc = dst;
+  }
+  if (mean) {
+    const std::string scale = c.constantTensor(fromDoubles("", c.dtype(0), {1}, {1.0 / static_cast<double>(n)}),
+                                               c.label() + "/inverse_count");
+    binary(c, "TL_MUL", acc, scale, c.output(0));
+  }
+  c.keepScalarOutput(0);
+}
+
+void convertComparison(Converter& c) {
+  static const std::map<std::string, std::string, std::less<>> ops = {
+      {"Equal", "equal"}, {"Less", "less"}, {"LessOrEqual", "less_equal"}, {"Greater", "greater"},
+      {"GreaterOrEqual", "greater_equal"}};
+  requireSameTypes(c);
+  c.emit("compare", {{"src1", c.tensor(0)}, {"src2", c.tensor(1)}}, {{"dst", c.output(0)}},
+         {stringParam("compare_op", ops.find(c.node().op_type())->second)});
+  c.keepScalarOutput(0);
+}
+
+void convertLogical(Converter& c) {
+  static const std::map<std::string, std::string, std::less<>> ops = {{"And", "and"}, {"Or", "or"}, {"Xor", "xor"}};
+  c.emit("logical", {{"src1", c.tensor(0)}, {"src2", c.tensor(1)}}, {{"dst", c.output(0)}},
+         {stringParam("logical_op", ops.find(c.node().op_type())->second)});
+  c.keepScalarOutput(0);
+}
+
+void convertWhere(Converter& c) {
+  if (c.dtype(1) != c.dtype(2)) c.fail("X and Y differ in element type");
+  c.emit("where", {{"condition", c.tensor(0)}, {"src1", c.tensor(1)}, {"src2", c.tensor(2)}}, {{"dst", c.output(0)}});
+  c.keepScalarOutput(0);
+}
+
+void convertUnary(Converter& c) {
+  const UnaryFunction& f = unaryFunctions().find(c.node().op_type())->second;
+  const float alpha = f.alphaName.empty() ? f.alpha : c.attributes().number(std::string(f.alphaName), f.alpha);
+  const float beta = f.betaName.empty() ? f.beta : c.attributes().number(std::string(f.betaName), f.beta);
+  unary(c, "unary", {stringParam("func", std::string(f.func)), numberParam("alpha", alpha), numberParam("beta", beta)});
 }
 
 void convertRelu(Converter& c) { unary(c, "relu"); }
@@ -79,18 +194,21 @@ void convertClip(Converter& c) {
   unary(c, "clip", {numberParam("min", low), numberParam("max", high)});
 }
 
+// Softmax and LogSoftmax.
 void convertSoftmax(Converter& c) {
+  const std::string optype = c.node().op_type() == "Softmax" ? "softmax" : "log_softmax";
   const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
   const int64_t axis = normalizeAxis(c, c.attributes().integer("axis", c.opset() < 13 ? 1 : -1), in.size());
   if (c.opset() >= 13 || axis == static_cast<int64_t>(in.size()) - 1) {
-    unary(c, "softmax", {numberParam("axis", static_cast<double>(axis))});
+    unary(c, optype, {numberParam("axis", static_cast<double>(axis))});
     return;
   }
   // Before opset 13 the input is coerced to 2-D at `axis` and normalized over the whole row.
   const std::string rows = c.temporary("rows");
   c.emit("flatten", {{"src", c.tensor(0)}}, {{"dst", rows}}, {numberParam("axis", static_cast<double>(axis))});
-  const std::string normalized = c.temporary("softmax");
-  c.emit("softmax", {{"src", rows}}, {{"dst", normalized}}, {numberParam("axis", 1)});
+  const std::string normalized = c.temporary(optype);
+  c.emit(optype, {{"src", rows}}, {{"dst", normalized}}, {numberParam("axis", 1)});
   c.emit("reshape", {{"src", normalized}}, {{"dst", c.output(0)}}, {integersParam("dims", in)});
 }
 
@@ -101,6 +219,65 @@ void convertGemm(Converter& c) {
           numberParam("beta", c.attributes().number("beta", 1.0f)),
           boolParam("trans_a", c.attributes().integer("transA", 0) != 0),
           boolParam("trans_b", c.attributes().integer("transB", 0) != 0)});
+}
+
+void convertCast(Converter& c) {
+  const auto to = dtypeFromOnnx(static_cast<int32_t>(c.attributes().integer("to", 0)));
+  if (!to) c.attributes().fail("to", "names an unsupported element type");
+  if (*to == c.dtype(0)) return c.alias(0, c.tensor(0));
+  c.emit("cast", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {stringParam("dtype", std::string(ir::dtypeName(*to)))});
+  c.keepScalarOutput(0);
+}
+
+// LayerNormalization (opset 17): scale and bias broadcast to the normalized dims.
+// Mean and InvStdDev, when asked for, come from ops of their own: the layernorm op computes
+// neither as an output.
+void convertLayerNormalization(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  const auto axis = static_cast<std::size_t>(normalizeAxis(c, c.attributes().integer("axis", -1), in.size()));
+  const ir::Dims normalized(in.begin() + static_cast<std::ptrdiff_t>(axis), in.end());
+  const auto fitted = [&](std::size_t i, const std::string& role) {
+    if (!c.hasInput(i)) return c.zeros(c.dtype(0), normalized, role);
+    if (c.dtype(i) != c.dtype(0)) c.fail(role + " differs from the input in element type");
+    if (irDims(c.dims(i)) == normalized) return c.tensor(i);
+    const std::string expanded = c.temporary(role);
+    c.emit("expand", {{"src", c.tensor(i)}}, {{"dst", expanded}}, {integersParam("dims", normalized)});
+    return expanded;
+  };
+  const std::string scale = fitted(1, "scale");
+  const std::string bias = fitted(2, "bias");
+  const float epsilon = c.attributes().number("epsilon", 1e-5f);
+  emitLayerNorm(c, c.tensor(0), scale, bias, axis, epsilon, c.output(0));
+  if (!c.hasOutput(1) && !c.hasOutput(2)) return;
+  std::vector<int64_t> axes;
+  for (std::size_t i = axis; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  const auto reduceMean = [&](const std::string& src, const std::string& dst) {
+    c.emit("reduce", {{"src", src}}, {{"dst", dst}},
+           {stringParam("reduce_op", "mean"), integersParam("axes", axes), boolParam("keepdims", true)});
+  };
+  const std::string x = c.tensor(0);
+  const std::string mean = c.hasOutput(1) ? c.output(1) : c.temporary("mean");
+  reduceMean(x, mean);
+  if (!c.hasOutput(2)) return;
+  const std::string centered = c.temporary("centered"), squared = c.temporary("squared"), variance = c.temporary("variance");
+  binary(c, "TL_SUB", x, mean, centered);
+  binary(c, "TL_MUL", centered, centered, squared);
+  reduceMean(squared, variance);
+  const std::string shifted = c.temporary("shifted"), deviation = c.temporary("deviation");
+  binary(c, "TL_SUM", variance, c.constantTensor(fromDoubles("", c.dtype(0), {1}, {epsilon}), c.label() + "/epsilon"), shifted);
+  const auto function = [&](const char* func, const std::string& src, const std::string& dst) {
+    c.emit("unary", {{"src", src}}, {{"dst", dst}}, {stringParam("func", func), numberParam("alpha", 0), numberParam("beta", 0)});
+  };
+  function("sqrt", shifted, deviation);
+  function("reciprocal", deviation, c.output(2));
+}
+
+void emitLayerNorm(Converter& c, const std::string& src, const std::string& scale, const std::string& bias,
+                   std::size_t axis, double epsilon, const std::string& dst) {
+  if (!(epsilon > 0)) c.fail("epsilon must be > 0");
+  c.emit("layernorm", {{"src", src}, {"scale", scale}, {"bias", bias}}, {{"dst", dst}},
+         {numberParam("axis", static_cast<double>(axis)), numberParam("epsilon", epsilon)});
 }
 
 void convertMatMul(Converter& c) {

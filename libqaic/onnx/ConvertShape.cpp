@@ -1,7 +1,9 @@
-// Flatten, Reshape, Transpose, Concat, Pad and the operators that vanish (Identity, Dropout).
+// Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Pad and the operators that vanish
+// (Identity, Dropout).
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
@@ -11,7 +13,14 @@ namespace qaic::onnx {
 namespace {
 
 std::vector<int64_t> integerInput(Converter& c, std::size_t i, const std::string& role) {
-  return toInt64s(c.requireConstant(i, role), role);
+  return c.constantIntegers(i, role);
+}
+
+// Unsqueeze / Squeeze axes: attribute before opset 13, optional constant input after.
+std::optional<std::vector<int64_t>> axesOf(Converter& c) {
+  if (c.opset() < 13) return c.attributes().integers("axes");
+  if (!c.hasInput(1)) return std::nullopt;
+  return c.constantIntegers(1, "axes");
 }
 
 }  // namespace
@@ -47,7 +56,6 @@ ir::Dims resolveReshape(Converter& c, const ir::Dims& in, const std::vector<int6
   if (ir::elementCount(out) != total) {
     c.fail("shape holds " + std::to_string(ir::elementCount(out)) + " elements, the input " + std::to_string(total));
   }
-  if (out.empty()) out.push_back(1);
   return out;
 }
 
@@ -69,12 +77,46 @@ void convertFlatten(Converter& c) {
 }
 
 void convertReshape(Converter& c) {
-  const ir::Dims out = resolveReshape(c, c.dims(0), reshapeTarget(c));
-  c.emit("reshape", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("dims", out)});
+  const std::vector<int64_t> target = reshapeTarget(c);
+  c.reshapeInto(0, c.tensor(0), resolveReshape(c, c.dims(0), target));
+}
+
+void convertSqueeze(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  const auto rank = static_cast<int64_t>(in.size());
+  std::vector<bool> drop(in.size(), false);
+  if (auto axes = axesOf(c)) {
+    for (int64_t axis : *axes) {
+      const auto a = static_cast<std::size_t>(normalizeAxis(c, axis, static_cast<std::size_t>(rank), "axes"));
+      if (in[a] != 1) c.fail("axis " + std::to_string(axis) + " has size " + std::to_string(in[a]) + ", not 1");
+      drop[a] = true;
+    }
+  } else {
+    for (std::size_t i = 0; i < in.size(); ++i) drop[i] = in[i] == 1;
+  }
+  ir::Dims out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (!drop[i]) out.push_back(in[i]);
+  }
+  c.reshapeInto(0, c.tensor(0), out);
+}
+
+void convertUnsqueeze(Converter& c) {
+  ir::Dims out = c.dims(0);
+  auto axes = axesOf(c);
+  if (!axes) c.fail("axes are required");
+  const auto rank = static_cast<int64_t>(out.size() + axes->size());
+  for (auto& axis : *axes) axis = normalizeAxis(c, axis, static_cast<std::size_t>(rank), "axes");
+  std::sort(axes->begin(), axes->end());
+  if (std::adjacent_find(axes->begin(), axes->end()) != axes->end()) c.fail("axes repeat");
+  for (int64_t axis : *axes) out.insert(out.begin() + axis, 1);
+  if (out.size() > ir::kMaxRank) c.fail("the result has more than " + std::to_string(ir::kMaxRank) + " dims");
+  c.reshapeInto(0, c.tensor(0), out);
 }
 
 void convertTranspose(Converter& c) {
   const std::size_t rank = c.dims(0).size();
+  if (rank <= 1) return c.alias(0, c.tensor(0));  // nothing to permute
   std::vector<int64_t> perm;
   if (auto given = c.attributes().integers("perm")) {
     perm = *given;
@@ -84,22 +126,27 @@ void convertTranspose(Converter& c) {
   c.emit("transpose", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("axes", perm)});
 }
 
+// N inputs as a chain of concats. Empty constant inputs (x.shape[2:] of a rank-2 x, in shape
+// arithmetic) add nothing and are left out.
 void convertConcat(Converter& c) {
-  const int inputs = c.node().input_size();
-  if (inputs < 1) c.fail("needs at least one input");
+  if (c.inputCount() < 1) c.fail("needs at least one input");
   if (!c.attributes().has("axis")) c.attributes().fail("axis", "is required");
-  const auto rank = static_cast<int64_t>(c.dims(0).size());
-  int64_t axis = c.attributes().integer("axis", 0);
-  if (axis < -rank || axis >= rank) c.attributes().fail("axis", "is out of range for rank " + std::to_string(rank));
-  if (axis < 0) axis += rank;
-  std::string acc = c.tensor(0);
-  if (inputs == 1) {
-    c.alias(0, acc);
-    return;
+  const auto axis = normalizeAxis(c, c.attributes().integer("axis", 0), c.dims(0).size());
+  std::vector<std::size_t> inputs;
+  for (std::size_t i = 0; i < c.inputCount(); ++i) {
+    const ImportedTensor* constant = c.constant(i);
+    if (!constant || !constant->data.empty()) inputs.push_back(i);
   }
-  for (int i = 1; i < inputs; ++i) {
-    const std::string dst = i + 1 == inputs ? c.output(0) : c.temporary("concat" + std::to_string(i));
-    c.emit("concat", {{"src1", acc}, {"src2", c.tensor(static_cast<std::size_t>(i))}}, {{"dst", dst}},
+  if (inputs.empty()) {
+    ImportedTensor empty = c.requireConstant(0, "inputs");
+    for (std::size_t i = 1; i < c.inputCount(); ++i) empty.dims[static_cast<std::size_t>(axis)] += c.dims(i)[static_cast<std::size_t>(axis)];
+    return c.setConstant(0, std::move(empty));
+  }
+  std::string acc = c.tensor(inputs[0]);
+  if (inputs.size() == 1) return c.alias(0, acc);
+  for (std::size_t k = 1; k < inputs.size(); ++k) {
+    const std::string dst = k + 1 == inputs.size() ? c.output(0) : c.temporary("concat" + std::to_string(k));
+    c.emit("concat", {{"src1", acc}, {"src2", c.tensor(inputs[k])}}, {{"dst", dst}},
            {numberParam("axis", static_cast<double>(axis))});
     acc = dst;
   }
@@ -156,6 +203,168 @@ void convertDropout(Converter& c) {
     const ir::DType maskType = c.opset() >= 10 ? ir::DType::Bool : c.dtype(0);
     c.setConstant(1, fromInt64s("", maskType, dims, std::vector<int64_t>(static_cast<std::size_t>(ir::elementCount(dims)), 1)));
   }
+}
+
+}  // namespace qaic::onnx
+
+namespace qaic::onnx {
+namespace {
+
+constexpr int64_t kMaxIndex = int64_t{1} << 62;
+
+// One axis of a Slice, clamped the ONNX way (start in [0, dim] or [0, dim-1], end in [0, dim] or
+// [-1, dim-1] for a positive or negative step).
+struct SliceAxis {
+  int64_t start = 0, end = 0, step = 1;
+};
+
+SliceAxis clampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  start = std::clamp(start, -kMaxIndex, kMaxIndex);
+  end = std::clamp(end, -kMaxIndex, kMaxIndex);
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step > 0) return {std::clamp<int64_t>(start, 0, dim), std::clamp<int64_t>(end, 0, dim), step};
+  return {std::clamp<int64_t>(start, 0, dim - 1), std::clamp<int64_t>(end, -1, dim - 1), step};
+}
+
+int64_t sliceLength(const SliceAxis& a) {
+  const int64_t span = a.step > 0 ? a.end - a.start : a.start - a.end;
+  const int64_t stride = a.step > 0 ? a.step : -a.step;
+  return span <= 0 ? 0 : (span + stride - 1) / stride;
+}
+
+// A strided_slice of input 0 into output `outputIndex` with one SliceAxis per axis. An empty
+// slice of a constant (x.shape[2:] of a rank-2 x) is an empty constant for shape arithmetic.
+void emitSlice(Converter& c, const std::vector<SliceAxis>& axes, std::size_t outputIndex) {
+  const auto empty = std::find_if(axes.begin(), axes.end(), [](const SliceAxis& a) { return sliceLength(a) < 1; });
+  if (empty != axes.end()) {
+    if (!c.constant(0)) {
+      c.fail("the slice of axis " + std::to_string(empty - axes.begin()) + " is empty; empty tensors are not supported");
+    }
+    ImportedTensor result = *c.constant(0);
+    for (std::size_t i = 0; i < axes.size(); ++i) result.dims[i] = sliceLength(axes[i]);
+    result.data.clear();
+    return c.setConstant(outputIndex, std::move(result));
+  }
+  const std::string dst = c.output(outputIndex);
+  std::vector<int64_t> starts, ends, steps;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    starts.push_back(axes[i].start);
+    ends.push_back(axes[i].end);
+    steps.push_back(axes[i].step);
+  }
+  c.emit("strided_slice", {{"src", c.tensor(0)}}, {{"dst", dst}},
+         {integersParam("starts", starts), integersParam("ends", ends), integersParam("steps", steps)});
+}
+
+std::vector<SliceAxis> wholeAxes(const ir::Dims& dims) {
+  std::vector<SliceAxis> axes;
+  for (int64_t d : dims) axes.push_back({0, d, 1});
+  return axes;
+}
+
+}  // namespace
+
+void convertSlice(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset() < 10) {
+    starts = c.attributes().integers("starts").value_or(std::vector<int64_t>{});
+    ends = c.attributes().integers("ends").value_or(std::vector<int64_t>{});
+    axes = c.attributes().integers("axes").value_or(std::vector<int64_t>{});
+  } else {
+    starts = c.constantIntegers(1, "starts");
+    ends = c.constantIntegers(2, "ends");
+    if (c.hasInput(3)) axes = c.constantIntegers(3, "axes");
+    if (c.hasInput(4)) steps = c.constantIntegers(4, "steps");
+  }
+  if (starts.size() != ends.size()) c.fail("starts and ends differ in length");
+  if (axes.empty()) {
+    for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) c.fail("starts, ends, axes and steps differ in length");
+  std::vector<SliceAxis> slice = wholeAxes(in);
+  std::vector<bool> seen(in.size(), false);
+  for (std::size_t k = 0; k < axes.size(); ++k) {
+    const auto axis = static_cast<std::size_t>(normalizeAxis(c, axes[k], in.size(), "axes"));
+    if (seen[axis]) c.fail("axes repeat");
+    seen[axis] = true;
+    if (steps[k] == 0) c.fail("a step is 0");
+    slice[axis] = clampSlice(starts[k], ends[k], steps[k], in[axis]);
+  }
+  emitSlice(c, slice, 0);
+}
+
+void convertSplit(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  const auto axis = static_cast<std::size_t>(normalizeAxis(c, c.attributes().integer("axis", 0), in.size()));
+  const std::size_t outputs = c.outputCount();
+  std::vector<int64_t> parts;
+  if (c.opset() >= 13 && c.hasInput(1)) {
+    parts = c.constantIntegers(1, "split");
+  } else if (auto given = c.attributes().integers("split")) {
+    parts = *given;
+  } else {
+    if (outputs == 0 || in[axis] % static_cast<int64_t>(outputs) != 0) {
+      c.fail("dim " + std::to_string(in[axis]) + " does not split into " + std::to_string(outputs) + " equal parts");
+    }
+    parts.assign(outputs, in[axis] / static_cast<int64_t>(outputs));
+  }
+  if (parts.size() != outputs) c.fail("split has " + std::to_string(parts.size()) + " parts for " + std::to_string(outputs) + " outputs");
+  int64_t start = 0;
+  for (std::size_t k = 0; k < outputs; ++k) {
+    if (parts[k] < 1) c.fail("part " + std::to_string(k) + " is empty; empty tensors are not supported");
+    std::vector<SliceAxis> slice = wholeAxes(in);
+    slice[axis] = {start, start + parts[k], 1};
+    start += parts[k];
+    if (!c.hasOutput(k)) continue;
+    emitSlice(c, slice, k);
+  }
+  if (start != in[axis]) c.fail("the parts add up to " + std::to_string(start) + ", not the dim " + std::to_string(in[axis]));
+}
+
+void convertExpand(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  const std::vector<int64_t> shape = c.constantIntegers(1, "shape");
+  // Bidirectional: the result is the broadcast of the input dims and `shape`.
+  const std::size_t rank = std::max(in.size(), shape.size());
+  ir::Dims out(rank, 1);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const int64_t a = i + in.size() >= rank ? in[i + in.size() - rank] : 1;
+    const int64_t b = i + shape.size() >= rank ? shape[i + shape.size() - rank] : 1;
+    if (a != b && a != 1 && b != 1) c.fail("input dims do not broadcast with shape");
+    if (a < 1 || b < 1) c.fail("empty or negative dims are not supported");
+    out[i] = a == 1 ? b : a;
+  }
+  if (out == in) return c.alias(0, c.tensor(0));
+  if (out.size() > ir::kMaxRank) c.fail("the result has more than " + std::to_string(ir::kMaxRank) + " dims");
+  c.emit("expand", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("dims", out)});
+}
+
+void convertTile(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  const std::vector<int64_t> repeats = c.constantIntegers(1, "repeats");
+  if (repeats.size() != in.size()) c.fail("repeats has " + std::to_string(repeats.size()) + " values for rank " + std::to_string(in.size()));
+  if (std::any_of(repeats.begin(), repeats.end(), [](int64_t r) { return r < 1; })) {
+    c.fail("repeats must be >= 1; empty tensors are not supported");
+  }
+  if (in.empty()) return c.alias(0, c.tensor(0));
+  c.emit("tile", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("repeats", repeats)});
+}
+
+void convertTrilu(Converter& c) {
+  if (c.dims(0).size() < 2) c.fail("input must have rank >= 2");
+  int64_t k = 0;
+  if (c.hasInput(1)) {
+    const auto values = c.constantIntegers(1, "k");
+    if (values.size() != 1) c.fail("k must hold one value");
+    k = std::clamp<int64_t>(values[0], -(int64_t{1} << 31), int64_t{1} << 31);  // beyond any matrix
+  }
+  c.emit("trilu", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {boolParam("upper", c.attributes().integer("upper", 1) != 0), numberParam("k", static_cast<double>(k))});
 }
 
 }  // namespace qaic::onnx

@@ -2,6 +2,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+
+#include "onnx/ConstantMath.hpp"
 #include "onnx/OnnxTensor.hpp"
 #include "onnx/OperatorTable.hpp"
 
@@ -15,9 +18,18 @@ ir::Param integersParam(std::string argName, const std::vector<int64_t>& values)
   return {std::move(argName), std::vector<double>(values.begin(), values.end())};
 }
 
+ir::Param numbersParam(std::string argName, const std::vector<double>& values) { return {std::move(argName), values}; }
+
 ir::Param stringParam(std::string argName, std::string value) { return {std::move(argName), std::move(value)}; }
 
 ir::Param boolParam(std::string argName, bool value) { return {std::move(argName), value}; }
+
+ir::Dims irDims(const ir::Dims& dims) { return dims.empty() ? ir::Dims{1} : dims; }
+
+std::vector<ir::Param> createParams(ir::DType dtype, const ir::Dims& dims, bool fromFile) {
+  return {stringParam("dtype", std::string(ir::dtypeName(dtype))), integersParam("dims", dims),
+          integersParam("ran", {0, 0}), integersParam("data", {0}), boolParam("from_file", fromFile)};
+}
 
 namespace {
 
@@ -31,8 +43,11 @@ std::string describeNode(const pb::NodeProto& node, std::size_t index) {
 // A bound far above any real network input that keeps every dims product far from overflow.
 constexpr int64_t kMaxInputElements = int64_t{1} << 32;
 
-// Rank-0 tensors become [1]: IR dims are never empty.
-ir::Dims irDims(const ir::Dims& dims) { return dims.empty() ? ir::Dims{1} : dims; }
+std::string joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string text;
+  for (std::size_t i = 0; i < items.size(); ++i) text += (i ? separator : "") + items[i];
+  return text;
+}
 
 }  // namespace
 
@@ -43,7 +58,6 @@ Converter::Converter(const pb::ModelProto& model, const ImportOptions& options, 
 
 ImportedModel Converter::run() {
   readOpset();
-  checkSupported();
   for (const auto& v : graph_.input()) reservedNames_.insert(v.name());
   for (const auto& t : graph_.initializer()) reservedNames_.insert(t.name());
   for (const auto& n : graph_.node()) {
@@ -53,6 +67,9 @@ ImportedModel Converter::run() {
   bindInputs();
   indexConsumers();
   for (int i = 0; i < graph_.node_size(); ++i) convertNode(static_cast<std::size_t>(i));
+  node_ = nullptr;
+  entry_ = nullptr;
+  throwOffenders();
   bindOutputs();
   return std::move(result_);
 }
@@ -64,20 +81,14 @@ void Converter::readOpset() {
   if (opset_ <= 0) throw ImportError("the model imports no version of the default ONNX operator set");
 }
 
-void Converter::checkSupported() const {
-  std::vector<std::string> unsupported;
-  for (int i = 0; i < graph_.node_size(); ++i) {
-    const auto& n = graph_.node(i);
-    if (!isDefaultDomain(n.domain()) || findOperator(n.op_type()) == nullptr) {
-      std::string entry = describeNode(n, static_cast<std::size_t>(i));
-      if (!isDefaultDomain(n.domain())) entry = n.domain() + "::" + entry;
-      unsupported.push_back(std::move(entry));
-    }
-  }
-  if (unsupported.empty()) return;
-  std::string message = "unsupported operators: ";
-  for (std::size_t i = 0; i < unsupported.size(); ++i) message += (i ? ", " : "") + unsupported[i];
-  throw ImportError(message, unsupported);
+void Converter::throwOffenders() const {
+  if (unsupportedOperators_.empty() && offenders_.empty()) return;
+  std::vector<std::string> parts;
+  if (!unsupportedOperators_.empty()) parts.push_back("unsupported operators: " + joined(unsupportedOperators_, ", "));
+  if (!offenders_.empty()) parts.push_back("unsupported nodes: " + joined(offenders_, "; "));
+  std::vector<std::string> all = unsupportedOperators_;
+  all.insert(all.end(), offenders_.begin(), offenders_.end());
+  throw ImportError(joined(parts, "; "), all);
 }
 
 void Converter::bindInitializers() {
@@ -122,7 +133,7 @@ ir::Dims Converter::resolveInputDims(const pb::ValueInfoProto& input) const {
     elements *= value;
     dims.push_back(value);
   }
-  return irDims(dims);
+  return dims;
 }
 
 void Converter::bindInputs() {
@@ -137,13 +148,16 @@ void Converter::bindInputs() {
       throw ImportError("graph input '" + input.name() + "' has an unsupported type (" +
                         std::string(onnxTypeName(input.type().tensor_type().elem_type())) + ")");
     }
+    const ir::Dims dims = resolveInputDims(input);
     ir::IoBuffer io;
     io.bufferName = input.name();
     io.tensor = uniqueTensorName(input.name());
     io.direction = ir::Direction::In;
     io.dtype = *dtype;
-    io.dims = resolveInputDims(input);
-    values_[input.name()].tensor = io.tensor;
+    io.dims = irDims(dims);
+    Value& value = values_[input.name()];
+    value.tensor = io.tensor;
+    if (dims.empty()) value.onnxDims = dims;
     inputTensors_.insert(io.tensor);
     result_.graph.io.push_back(std::move(io));
   }
@@ -159,15 +173,49 @@ void Converter::indexConsumers() {
   for (const auto& out : graph_.output()) graphOutputs_.insert(out.name());
 }
 
+std::string Converter::unsupportedAttributes(const OperatorEntry& entry) const {
+  std::vector<std::string> unknown;
+  for (const auto& attribute : node_->attribute()) {
+    if (std::find(entry.attributes.begin(), entry.attributes.end(), attribute.name()) == entry.attributes.end()) {
+      unknown.push_back("'" + attribute.name() + "'");
+    }
+  }
+  if (unknown.empty()) return "";
+  return (unknown.size() == 1 ? "attribute " : "attributes ") + joined(unknown, ", ") + " not supported";
+}
+
 void Converter::convertNode(std::size_t index) {
   const pb::NodeProto& n = graph_.node(static_cast<int>(index));
   if (absorbed_.count(&n)) return;
+  const auto poison = [&] {
+    for (const auto& out : n.output()) {
+      if (!out.empty()) poisoned_.insert(out);
+    }
+  };
   node_ = &n;
+  entry_ = nullptr;
   std::string wanted = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
   label_ = wanted;
   for (int k = 1; !usedLabels_.insert(label_).second; ++k) label_ = wanted + "_" + std::to_string(k);
   attributes_ = std::make_unique<NodeAttributes>(n, label_);
 
+  // The operator and its attributes are checked for every node, whatever its inputs.
+  const OperatorEntry* entry = isDefaultDomain(n.domain()) ? findOperator(n.op_type()) : nullptr;
+  if (entry == nullptr) {
+    std::string description = describeNode(n, index);
+    if (!isDefaultDomain(n.domain())) description = n.domain() + "::" + description;
+    unsupportedOperators_.push_back(std::move(description));
+    return poison();
+  }
+  entry_ = entry;
+  if (const std::string attributes = unsupportedAttributes(*entry); !attributes.empty()) {
+    offenders_.push_back(n.op_type() + " node '" + label_ + "': " + attributes);
+    return poison();
+  }
+  // A consumer of an offender's output is not converted: its input does not exist.
+  for (const auto& in : n.input()) {
+    if (poisoned_.count(in)) return poison();
+  }
   for (int i = 0; i < n.input_size(); ++i) {
     if (!n.input(i).empty() && !values_.count(n.input(i))) {
       fail("input '" + n.input(i) + "' is not produced by an earlier node, an initializer or a graph input");
@@ -176,25 +224,48 @@ void Converter::convertNode(std::size_t index) {
   for (const auto& out : n.output()) {
     if (!out.empty() && values_.count(out)) fail("output '" + out + "' is already defined");
   }
-
-  const OperatorEntry* entry = findOperator(n.op_type());
   bool allConstant = true;
-  for (int i = 0; i < n.input_size(); ++i) {
-    if (hasInput(static_cast<std::size_t>(i)) && !constant(static_cast<std::size_t>(i))) allConstant = false;
+  std::map<std::string, Value> savedInputs;
+  for (std::size_t i = 0; i < inputCount(); ++i) {
+    if (!hasInput(i)) continue;
+    if (!constant(i)) allConstant = false;
+    savedInputs[n.input(static_cast<int>(i))] = values_.at(n.input(static_cast<int>(i)));
   }
+  const Mark mark{result_.graph.ops.size(), result_.weights.size()};
   try {
-    const bool folded = entry->fold && (allConstant || entry->foldWithoutConstantInputs) && entry->fold(*this);
-    if (!folded) {
-      if (!entry->convert) fail("is only supported when its inputs are known at import time (shape arithmetic)");
+    if (entry->fold && (allConstant || entry->foldWithoutConstantInputs) && entry->fold(*this)) {
+      // folded
+    } else if (!entry->convert) {
+      fail("is only supported when its inputs are known at import time (shape arithmetic)");
+    } else {
       entry->convert(*this);
+      if (allConstant) evaluateConstantNode(mark, savedInputs);
     }
+    for (int i = 0; i < n.output_size(); ++i) {
+      if (hasOutput(static_cast<std::size_t>(i)) && !values_.count(n.output(i))) {
+        fail("output " + std::to_string(i) + " ('" + n.output(i) + "') is not supported by the importer");
+      }
+    }
+  } catch (const ImportError& e) {
+    rollBack(mark, savedInputs);
+    offenders_.push_back(e.what());
+    poison();
   } catch (const ir::IrError& e) {
-    throw ImportError(irErrorOrigin(e) + ": " + e.what());
+    rollBack(mark, savedInputs);
+    offenders_.push_back(irErrorOrigin(e) + ": " + e.what());
+    poison();
   }
-  for (int i = 0; i < n.output_size(); ++i) {
-    if (hasOutput(static_cast<std::size_t>(i)) && !values_.count(n.output(i))) {
-      fail("output " + std::to_string(i) + " ('" + n.output(i) + "') is not supported by the importer");
-    }
+}
+
+void Converter::rollBack(const Mark& mark, const std::map<std::string, Value>& savedInputs) {
+  for (std::size_t i = mark.ops; i < result_.graph.ops.size(); ++i) {
+    for (const auto& out : result_.graph.ops[i].outputs) constantTensors_.erase(out.name);
+  }
+  result_.graph.ops.resize(mark.ops);
+  result_.weights.resize(mark.weights);
+  for (const auto& [name, value] : savedInputs) values_[name] = value;
+  for (const auto& out : node_->output()) {
+    if (!out.empty() && !savedInputs.count(out)) values_.erase(out);
   }
 }
 
@@ -214,7 +285,7 @@ void Converter::bindOutputs() {
     // An output must be its own tensor: copy (a same-shape reshape) when it is an input or bound twice.
     if (inputTensors_.count(tensor) || boundTensors.count(tensor)) {
       const std::string copy = uniqueTensorName(output.name() + "/copy");
-      emit("reshape", {{"src", tensor}}, {{"dst", copy}}, {integersParam("dims", tensorDims(tensor))});
+      emit("reshape", {{"src", tensor}}, {{"dst", copy}}, {integersParam("dims", irDims(tensorDims(tensor)))});
       tensor = copy;
     }
     boundTensors.insert(tensor);
@@ -229,7 +300,16 @@ void Converter::bindOutputs() {
     for (auto& io : outputs) {
       const ir::TensorInfo& info = result_.graph.tensors.at(io.tensor);
       io.dtype = info.dtype;
-      io.dims = info.dims;
+      io.dims = irDims(info.dims);
+    }
+    for (auto& io : outputs) {
+      // A rank-0 result (matmul of two vectors) leaves the network as [1], like any scalar.
+      const ir::TensorInfo& info = result_.graph.tensors.at(io.tensor);
+      if (info.dims.empty()) {
+        const std::string copy = uniqueTensorName(io.bufferName + "/scalar");
+        emit("reshape", {{"src", io.tensor}}, {{"dst", copy}}, {integersParam("dims", {1})});
+        io.tensor = copy;
+      }
     }
     for (auto& io : outputs) result_.graph.io.push_back(std::move(io));
     inferShapes();
@@ -257,6 +337,9 @@ bool Converter::hasInput(std::size_t i) const {
 bool Converter::hasOutput(std::size_t i) const {
   return i < static_cast<std::size_t>(node_->output_size()) && !node_->output(static_cast<int>(i)).empty();
 }
+
+std::size_t Converter::inputCount() const { return static_cast<std::size_t>(node_->input_size()); }
+std::size_t Converter::outputCount() const { return static_cast<std::size_t>(node_->output_size()); }
 
 const Converter::Value* Converter::findInputValue(std::size_t i) const {
   if (!hasInput(i)) return nullptr;
@@ -289,11 +372,23 @@ const ImportedTensor* Converter::constantValue(const std::string& value) const {
   return it == values_.end() ? nullptr : it->second.constant.get();
 }
 
+const std::string& Converter::tensorOf(const std::string& value) const { return values_.at(value).tensor; }
+
+// A constant gets one `create` (and one weights entry) however many values share it: PyTorch's
+// exporter shares a deduplicated initializer through Identity nodes (every layer of a copied
+// nn.TransformerEncoderLayer starts with the same weights).
 std::string Converter::materialize(Value& value, const std::string& name) {
   if (!value.tensor.empty()) return value.tensor;
+  if (const auto it = materialized_.find(value.constant.get()); it != materialized_.end() &&
+                                                                 constantTensors_.count(it->second)) {
+    value.tensor = it->second;
+    return value.tensor;
+  }
   ImportedTensor data = *value.constant;
   data.dims = irDims(data.dims);
   value.tensor = constantTensor(std::move(data), name);
+  constantTensors_[value.tensor] = value.constant;
+  materialized_[value.constant.get()] = value.tensor;
   return value.tensor;
 }
 
@@ -303,15 +398,15 @@ std::string Converter::tensor(std::size_t i) {
 
 ir::Dims Converter::dims(std::size_t i) {
   const Value& value = inputValue(i);
-  if (value.tensor.empty()) return irDims(value.constant->dims);
+  if (value.constant) return value.constant->dims;
+  if (value.onnxDims) return *value.onnxDims;
   return tensorDims(value.tensor);
 }
 
 ir::DType Converter::dtype(std::size_t i) {
   const Value& value = inputValue(i);
-  if (value.tensor.empty()) return value.constant->dtype;
-  tensorDims(value.tensor);
-  return result_.graph.tensors.at(value.tensor).dtype;
+  if (value.constant) return value.constant->dtype;
+  return tensorDType(value.tensor);
 }
 
 ir::Dims Converter::tensorDims(const std::string& irTensor) {
@@ -322,6 +417,11 @@ ir::Dims Converter::tensorDims(const std::string& irTensor) {
     if (it == result_.graph.tensors.end()) fail("internal: no shape for tensor '" + irTensor + "'");
   }
   return it->second.dims;
+}
+
+ir::DType Converter::tensorDType(const std::string& irTensor) {
+  tensorDims(irTensor);
+  return result_.graph.tensors.at(irTensor).dtype;
 }
 
 void Converter::requireRank(std::size_t i, std::initializer_list<std::size_t> ranks) {
@@ -358,6 +458,18 @@ std::string Converter::output(std::size_t i) {
   return value.tensor;
 }
 
+void Converter::setOnnxDims(std::size_t outputIndex, ir::Dims dims) {
+  if (!hasOutput(outputIndex)) return;
+  values_[node_->output(static_cast<int>(outputIndex))].onnxDims = std::move(dims);
+}
+
+void Converter::keepScalarOutput(std::size_t outputIndex) {
+  for (std::size_t i = 0; i < inputCount(); ++i) {
+    if (hasInput(i) && !dims(i).empty()) return;
+  }
+  setOnnxDims(outputIndex, {});
+}
+
 std::string Converter::temporary(const std::string& hint) {
   std::string wanted = label_ + "/" + hint;
   while (reservedNames_.count(wanted)) wanted += "_";
@@ -366,6 +478,10 @@ std::string Converter::temporary(const std::string& hint) {
 
 void Converter::emit(std::string optype, std::vector<ir::TensorArg> inputs, std::vector<ir::TensorArg> outputs,
                      std::vector<ir::Param> params) {
+  if (entry_ && optype != "create" &&
+      std::find(entry_->irOps.begin(), entry_->irOps.end(), optype) == entry_->irOps.end()) {
+    fail("internal: the converter emits IR op '" + optype + "', which its operator table entry does not declare");
+  }
   ir::Op op;
   op.name = uniqueOpName(node_ ? label_ : (outputs.empty() ? optype : outputs.front().name));
   if (node_) opOrigins_[op.name] = node_->op_type() + " node '" + label_ + "'";
@@ -376,34 +492,57 @@ void Converter::emit(std::string optype, std::vector<ir::TensorArg> inputs, std:
   result_.graph.ops.push_back(std::move(op));
 }
 
+std::string Converter::reshaped(const std::string& src, const ir::Dims& dims, const std::string& hint) {
+  const std::string dst = temporary(hint);
+  emit("reshape", {{"src", src}}, {{"dst", dst}}, {integersParam("dims", irDims(dims))});
+  return dst;
+}
+
+void Converter::reshapeInto(std::size_t outputIndex, const std::string& src, const ir::Dims& dims) {
+  emit("reshape", {{"src", src}}, {{"dst", output(outputIndex)}}, {integersParam("dims", irDims(dims))});
+  if (dims.empty()) setOnnxDims(outputIndex, dims);
+}
+
 void Converter::alias(std::size_t outputIndex, const std::string& irTensor) {
   if (!hasOutput(outputIndex)) return;
-  values_[node_->output(static_cast<int>(outputIndex))].tensor = irTensor;
+  Value& out = values_[node_->output(static_cast<int>(outputIndex))];
+  out.tensor = irTensor;
+  // An input passed through keeps its ONNX dims (a scalar stays a scalar).
+  for (std::size_t i = 0; i < inputCount(); ++i) {
+    const Value* in = findInputValue(i);
+    if (in == nullptr || in->tensor != irTensor) continue;
+    if (in->constant) out.onnxDims = in->constant->dims;
+    else if (in->onnxDims) out.onnxDims = in->onnxDims;
+    break;
+  }
+}
+
+void Converter::forward(std::size_t outputIndex, std::size_t inputIndex) {
+  if (!hasOutput(outputIndex)) return;
+  values_[node_->output(static_cast<int>(outputIndex))] = inputValue(inputIndex);
 }
 
 void Converter::setConstant(std::size_t outputIndex, ImportedTensor value) {
   if (!hasOutput(outputIndex)) return;
   const std::string name = node_->output(static_cast<int>(outputIndex));
   value.name = name;
-  values_[name].constant = std::make_shared<const ImportedTensor>(std::move(value));
+  Value& slot = values_[name];
+  slot = Value{};
+  slot.constant = std::make_shared<const ImportedTensor>(std::move(value));
 }
 
 std::string Converter::constantTensor(ImportedTensor value, const std::string& wanted) {
   if (ir::elementCount(value.dims) <= 0) fail("constant '" + wanted + "' has no elements; empty tensors are not supported");
   const std::string name = uniqueTensorName(wanted);
   value.name = name;
-  emit("create", {}, {{"dst", name}},
-       {stringParam("dtype", std::string(ir::dtypeName(value.dtype))), integersParam("dims", value.dims),
-        integersParam("ran", {0, 0}), integersParam("data", {0}), boolParam("from_file", true)});
+  emit("create", {}, {{"dst", name}}, createParams(value.dtype, value.dims, true));
   result_.weights.push_back(std::move(value));
   return name;
 }
 
 std::string Converter::zeros(ir::DType dtype, const ir::Dims& dims, const std::string& hint) {
   const std::string name = temporary(hint);
-  emit("create", {}, {{"dst", name}},
-       {stringParam("dtype", std::string(ir::dtypeName(dtype))), integersParam("dims", dims),
-        integersParam("ran", {0, 0}), integersParam("data", {0}), boolParam("from_file", false)});
+  emit("create", {}, {{"dst", name}}, createParams(dtype, irDims(dims), false));
   return name;
 }
 
@@ -412,6 +551,12 @@ const pb::NodeProto* Converter::soleConsumer(const std::string& value) const {
   const auto it = consumers_.find(value);
   if (it == consumers_.end() || it->second.size() != 1) return nullptr;
   return it->second.front();
+}
+
+std::vector<const pb::NodeProto*> Converter::consumers(const std::string& value) const {
+  if (graphOutputs_.count(value)) return {};
+  const auto it = consumers_.find(value);
+  return it == consumers_.end() ? std::vector<const pb::NodeProto*>{} : it->second;
 }
 
 void Converter::absorb(const pb::NodeProto& consumer, const std::string& consumerOutput, const std::string& irTensor) {
@@ -423,6 +568,19 @@ void Converter::absorb(const pb::NodeProto& consumer, const std::string& consume
 void Converter::fail(const std::string& problem) const {
   if (!node_) throw ImportError(problem);
   throw ImportError(node_->op_type() + " node '" + label_ + "': " + problem);
+}
+
+int64_t normalizeAxis(const Converter& c, int64_t axis, std::size_t rank, const std::string& attribute) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    c.attributes().fail(attribute, std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return axis < 0 ? axis + r : axis;
+}
+
+std::vector<int64_t> Converter::constantIntegers(std::size_t i, const std::string& role) const {
+  const ImportedTensor& value = requireConstant(i, role);
+  return toInt64s(value);
 }
 
 }  // namespace qaic::onnx

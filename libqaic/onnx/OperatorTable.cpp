@@ -1,60 +1,136 @@
 #include "onnx/OperatorTable.hpp"
 
 #include <map>
-#include <string>
 
 namespace qaic::onnx {
-
 namespace {
 
 using Table = std::map<std::string, OperatorEntry, std::less<>>;
 
-const Table& operatorTable() {
-  static const Table table = {
-      {"Conv", {convertConv, nullptr}},
-      {"MaxPool", {convertMaxPool, nullptr}},
-      {"AveragePool", {convertAveragePool, nullptr}},
-      {"GlobalAveragePool", {convertGlobalAveragePool, nullptr}},
-      {"BatchNormalization", {convertBatchNormalization, nullptr}},
-      {"Add", {convertBinaryElementwise, foldBinaryElementwise}},
-      {"Sub", {convertBinaryElementwise, foldBinaryElementwise}},
-      {"Mul", {convertBinaryElementwise, foldBinaryElementwise}},
-      {"Div", {convertBinaryElementwise, foldBinaryElementwise}},
-      {"Relu", {convertRelu, nullptr}},
-      {"LeakyRelu", {convertLeakyRelu, nullptr}},
-      {"Sigmoid", {convertSigmoid, nullptr}},
-      {"Clip", {convertClip, nullptr}},
-      {"Softmax", {convertSoftmax, nullptr}},
-      {"Gemm", {convertGemm, nullptr}},
-      {"MatMul", {convertMatMul, nullptr}},
-      {"Flatten", {convertFlatten, nullptr}},
-      {"Reshape", {convertReshape, foldReshape}},
-      {"Transpose", {convertTranspose, nullptr}},
-      {"Concat", {convertConcat, foldConcat}},
-      {"Pad", {convertPad, nullptr}},
-      {"Identity", {convertIdentity, foldIdentity}},
-      {"Dropout", {convertDropout, nullptr}},
-      {"Constant", {nullptr, foldConstant}},
-      {"Shape", {nullptr, foldShape, true}},
-      {"Gather", {nullptr, foldGather}},
-      {"Unsqueeze", {nullptr, foldUnsqueeze}},
-      {"Squeeze", {nullptr, foldSqueeze}},
-      {"Cast", {nullptr, foldCast}},
+const Table& table() {
+  // Attribute lists shared by families of operators.
+  const std::vector<std::string_view> pool = {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+                                              "storage_order", "strides"};
+  const std::vector<std::string_view> reduce = {"axes", "keepdims"};
+  const std::vector<std::string_view> binary = {"axis", "broadcast"};  // legacy (opset < 7) broadcasting
+  const std::vector<std::string_view> elementwise = {"elew", "elew_bcast"};
+  const OperatorEntry math{convertUnary, nullptr, {"unary"}, {}};
+  static const Table entries = {
+      // Convolution, pooling, normalization.
+      {"Conv", {convertConv, nullptr, {"conv2d", "reshape"}, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
+      {"ConvTranspose", {convertConvTranspose, nullptr, {"deconv2d", "reshape"},
+                         {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"}}},
+      {"MaxPool", {convertMaxPool, nullptr, {"maxpool2d", "pool", "pad", "reshape"}, pool}},
+      {"AveragePool", {convertAveragePool, nullptr, {"avgpool2d", "pool", "pad", "reshape"},
+                       {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}}},
+      {"GlobalAveragePool", {convertGlobalAveragePool, nullptr, {"global_avgpool"}, {}}},
+      {"GlobalMaxPool", {convertGlobalMaxPool, nullptr, {"reduce"}, {}}},
+      {"BatchNormalization", {convertBatchNormalization, nullptr, {"batchnorm"},
+                              {"epsilon", "momentum", "spatial", "training_mode"}}},
+      {"LayerNormalization", {convertLayerNormalization, nullptr, {"layernorm", "expand", "reduce", "elew", "elew_bcast", "unary"},
+                              {"axis", "epsilon", "stash_type"}}},
+      // Element-wise arithmetic, comparison, logic.
+      {"Add", {convertBinaryElementwise, nullptr, elementwise, binary}},
+      {"Sub", {convertBinaryElementwise, nullptr, elementwise, binary}},
+      {"Mul", {convertBinaryElementwise, nullptr, elementwise, binary}},
+      {"Div", {convertBinaryElementwise, nullptr, {"elew", "elew_bcast", "unary"}, binary}},
+      {"Pow", {convertBinaryElementwise, nullptr, {"elew", "elew_bcast", "cast"}, {}}},
+      {"Mod", {convertBinaryElementwise, nullptr, {"elew_bcast"}, {"fmod"}}},
+      {"PRelu", {convertBinaryElementwise, nullptr, {"elew_bcast"}, {}}},
+      {"Max", {convertVariadic, nullptr, elementwise, {}}},
+      {"Min", {convertVariadic, nullptr, elementwise, {}}},
+      {"Sum", {convertVariadic, nullptr, elementwise, {}}},
+      {"Mean", {convertVariadic, nullptr, elementwise, {}}},
+      {"Equal", {convertComparison, nullptr, {"compare"}, {}}},
+      {"Less", {convertComparison, nullptr, {"compare"}, {}}},
+      {"LessOrEqual", {convertComparison, nullptr, {"compare"}, {}}},
+      {"Greater", {convertComparison, nullptr, {"compare"}, {}}},
+      {"GreaterOrEqual", {convertComparison, nullptr, {"compare"}, {}}},
+      {"And", {convertLogical, nullptr, {"logical"}, {}}},
+      {"Or", {convertLogical, nullptr, {"logical"}, {}}},
+      {"Xor", {convertLogical, nullptr, {"logical"}, {}}},
+      {"Where", {convertWhere, nullptr, {"where"}, {}}},
+      {"Cast", {convertCast, nullptr, {"cast"}, {"to"}}},
+      // Math functions and activations.
+      {"Abs", math}, {"Neg", math}, {"Sign", math}, {"Floor", math}, {"Ceil", math}, {"Round", math},
+      {"Reciprocal", math}, {"Sqrt", math}, {"Exp", math}, {"Log", math}, {"Sin", math}, {"Cos", math},
+      {"Tan", math}, {"Asin", math}, {"Acos", math}, {"Atan", math}, {"Sinh", math}, {"Cosh", math},
+      {"Asinh", math}, {"Acosh", math}, {"Atanh", math}, {"Tanh", math}, {"Erf", math}, {"Softplus", math},
+      {"Softsign", math}, {"HardSwish", math}, {"Not", math},
+      {"HardSigmoid", {convertUnary, nullptr, {"unary"}, {"alpha", "beta"}}},
+      {"Elu", {convertUnary, nullptr, {"unary"}, {"alpha"}}},
+      {"Selu", {convertUnary, nullptr, {"unary"}, {"alpha", "gamma"}}},
+      {"Celu", {convertUnary, nullptr, {"unary"}, {"alpha"}}},
+      {"ThresholdedRelu", {convertUnary, nullptr, {"unary"}, {"alpha"}}},
+      {"Relu", {convertRelu, nullptr, {"relu"}, {}}},
+      {"LeakyRelu", {convertLeakyRelu, nullptr, {"lrelu"}, {"alpha"}}},
+      {"Sigmoid", {convertSigmoid, nullptr, {"sigmoid"}, {}}},
+      {"Clip", {convertClip, nullptr, {"clip"}, {"max", "min"}}},
+      {"Softmax", {convertSoftmax, nullptr, {"softmax", "flatten", "reshape"}, {"axis"}}},
+      {"LogSoftmax", {convertSoftmax, nullptr, {"log_softmax", "flatten", "reshape"}, {"axis"}}},
+      // Reductions.
+      {"ReduceSum", {convertReduce, nullptr, {"reduce"}, {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceMean", {convertReduce, nullptr, {"reduce", "layernorm"}, reduce}},
+      {"ReduceMax", {convertReduce, nullptr, {"reduce"}, reduce}},
+      {"ReduceMin", {convertReduce, nullptr, {"reduce"}, reduce}},
+      {"ReduceProd", {convertReduce, nullptr, {"reduce"}, reduce}},
+      {"ReduceSumSquare", {convertReduce, nullptr, {"reduce"}, reduce}},
+      {"ReduceL1", {convertReduce, nullptr, {"reduce"}, reduce}},
+      {"ReduceL2", {convertReduce, nullptr, {"reduce"}, reduce}},
+      {"ReduceLogSum", {convertReduce, nullptr, {"reduce"}, reduce}},
+      {"ReduceLogSumExp", {convertReduce, nullptr, {"reduce"}, reduce}},
+      {"ArgMax", {convertArgReduce, nullptr, {"arg_reduce"}, {"axis", "keepdims", "select_last_index"}}},
+      {"ArgMin", {convertArgReduce, nullptr, {"arg_reduce"}, {"axis", "keepdims", "select_last_index"}}},
+      // Linear algebra.
+      {"Gemm", {convertGemm, nullptr, {"gemm"}, {"alpha", "beta", "transA", "transB"}}},
+      {"MatMul", {convertMatMul, nullptr, {"matmul"}, {}}},
+      {"Einsum", {convertEinsum, nullptr, {"matmul", "reduce", "reshape", "transpose"}, {"equation"}}},
+      // Shapes and data movement.
+      {"Flatten", {convertFlatten, nullptr, {"flatten"}, {"axis"}}},
+      {"Reshape", {convertReshape, nullptr, {"reshape"}, {"allowzero", "shape"}}},
+      {"Squeeze", {convertSqueeze, nullptr, {"reshape"}, {"axes"}}},
+      {"Unsqueeze", {convertUnsqueeze, nullptr, {"reshape"}, {"axes"}}},
+      {"Transpose", {convertTranspose, nullptr, {"transpose"}, {"perm"}}},
+      {"Concat", {convertConcat, nullptr, {"concat"}, {"axis"}}},
+      {"Split", {convertSplit, nullptr, {"strided_slice"}, {"axis", "split"}}},
+      {"Slice", {convertSlice, nullptr, {"strided_slice"}, {"axes", "ends", "starts"}}},
+      {"Pad", {convertPad, nullptr, {"pad"}, {"mode", "pads", "paddings", "value"}}},
+      {"Expand", {convertExpand, nullptr, {"expand"}, {}}},
+      {"Tile", {convertTile, nullptr, {"tile"}, {}}},
+      {"Trilu", {convertTrilu, nullptr, {"trilu"}, {"upper"}}},
+      {"Resize", {convertResize, nullptr, {"interpolate"},
+                  {"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value", "mode",
+                   "nearest_mode"}}},
+      {"Identity", {convertIdentity, foldIdentity, {}, {}}},
+      {"Dropout", {convertDropout, nullptr, {}, {"is_test", "ratio", "seed"}}},
+      // Indexing.
+      {"Gather", {convertGather, nullptr, {"gather", "reshape"}, {"axis"}}},
+      {"GatherElements", {convertGatherElements, nullptr, {"gather_elements"}, {"axis"}}},
+      {"GatherND", {convertGatherND, nullptr, {"gather_nd"}, {"batch_dims"}}},
+      {"ScatterElements", {convertScatterElements, nullptr, {"scatter_elements"}, {"axis", "reduction"}}},
+      {"Scatter", {convertScatterElements, nullptr, {"scatter_elements"}, {"axis"}}},
+      {"ScatterND", {convertScatterND, nullptr, {"scatter_nd"}, {"reduction"}}},
+      // Import-time constants.
+      {"Constant", {nullptr, foldConstant, {}, {"value", "value_float", "value_floats", "value_int", "value_ints"}}},
+      {"Shape", {nullptr, foldShape, {}, {"end", "start"}, true}},
+      {"Size", {nullptr, foldSize, {}, {}, true}},
+      {"Range", {nullptr, foldRange, {}, {}}},
+      {"ConstantOfShape", {nullptr, foldConstantOfShape, {}, {"value"}}},
   };
-  return table;
+  return entries;
 }
 
 }  // namespace
 
 const OperatorEntry* findOperator(std::string_view opType) {
-  const auto it = operatorTable().find(opType);
-  return it == operatorTable().end() ? nullptr : &it->second;
+  const auto it = table().find(opType);
+  return it == table().end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> supportedOperators() {
   std::vector<std::string> names;
-  for (const auto& entry : operatorTable()) names.push_back(entry.first);
-  return names;  // the map's order: sorted
+  for (const auto& [name, entry] : table()) names.push_back(name);
+  return names;
 }
 
 }  // namespace qaic::onnx

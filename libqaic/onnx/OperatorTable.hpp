@@ -1,6 +1,14 @@
-// Which ONNX operators the importer understands, and how: `convert` emits IR ops, `fold`
-// computes the outputs at import time when every input is constant (returning false when it
-// cannot, e.g. a broadcast it does not fold, so `convert` runs instead).
+// Which ONNX operators the importer understands, and how. One entry per operator: `convert`
+// emits IR ops; `fold` computes the outputs at import time instead (Shape, Constant, Range, ...),
+// returning false when it cannot so that `convert` runs. A node whose inputs are all known at
+// import time is evaluated through its `convert` ops on the host executor (Converter.cpp), so
+// no operator needs an import-time implementation of its own.
+//
+// The entry also declares the IR optypes its conversion may emit (`create` is always allowed)
+// and the attributes it understands: the converter rejects an undeclared emission, every other
+// attribute is reported as unsupported, and tests/unit/onnx/OperatorRegistriesTest.cpp checks
+// that every declared IR optype has a shape rule and a host kernel. The claimed operator list
+// of the conformance suite is this table.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +25,9 @@ class Converter;
 struct OperatorEntry {
   void (*convert)(Converter&) = nullptr;
   bool (*fold)(Converter&) = nullptr;
-  bool foldWithoutConstantInputs = false;  // Shape: needs only its input's dims
+  std::vector<std::string_view> irOps;       // optypes `convert` may emit besides `create`
+  std::vector<std::string_view> attributes;  // every attribute it understands
+  bool foldWithoutConstantInputs = false;    // Shape, Size: need only their input's dims
 };
 
 const OperatorEntry* findOperator(std::string_view opType);
@@ -26,11 +36,20 @@ std::vector<std::string> supportedOperators();
 
 // Handlers, one per ONNX operator family.
 void convertConv(Converter&);
+void convertConvTranspose(Converter&);
 void convertMaxPool(Converter&);
 void convertAveragePool(Converter&);
 void convertGlobalAveragePool(Converter&);
+void convertGlobalMaxPool(Converter&);
 void convertBatchNormalization(Converter&);
+void convertLayerNormalization(Converter&);
 void convertBinaryElementwise(Converter&);
+void convertVariadic(Converter&);
+void convertComparison(Converter&);
+void convertLogical(Converter&);
+void convertWhere(Converter&);
+void convertUnary(Converter&);
+void convertCast(Converter&);
 void convertRelu(Converter&);
 void convertLeakyRelu(Converter&);
 void convertSigmoid(Converter&);
@@ -38,27 +57,49 @@ void convertClip(Converter&);
 void convertSoftmax(Converter&);
 void convertGemm(Converter&);
 void convertMatMul(Converter&);
+void convertEinsum(Converter&);
+void convertReduce(Converter&);
+void convertArgReduce(Converter&);
 void convertFlatten(Converter&);
 void convertReshape(Converter&);
+void convertSqueeze(Converter&);
+void convertUnsqueeze(Converter&);
 void convertTranspose(Converter&);
 void convertConcat(Converter&);
+void convertSplit(Converter&);
+void convertSlice(Converter&);
 void convertPad(Converter&);
+void convertExpand(Converter&);
+void convertTile(Converter&);
+void convertTrilu(Converter&);
+void convertGather(Converter&);
+void convertGatherElements(Converter&);
+void convertGatherND(Converter&);
+void convertScatterElements(Converter&);
+void convertScatterND(Converter&);
+void convertResize(Converter&);
 void convertIdentity(Converter&);
 void convertDropout(Converter&);
 
 bool foldConstant(Converter&);
 bool foldShape(Converter&);
-bool foldGather(Converter&);
-bool foldUnsqueeze(Converter&);
-bool foldSqueeze(Converter&);
-bool foldCast(Converter&);
-bool foldConcat(Converter&);
-bool foldReshape(Converter&);
-bool foldBinaryElementwise(Converter&);
+bool foldSize(Converter&);
+bool foldRange(Converter&);
+bool foldConstantOfShape(Converter&);
 bool foldIdentity(Converter&);
 
-// Reshape's rules, shared by convertReshape and foldReshape: the target shape (attribute before
-// opset 5, constant input after) and its 0 / -1 entries resolved against the input dims.
+// Patterns of exported networks converted into one IR op (FusePatterns.cpp), tried by the
+// handler of the pattern's first node: the erf form of GELU (Div -> Erf -> Add -> Mul -> Mul) into
+// unary gelu, and LayerNorm's decomposition (ReduceMean -> Sub -> Pow -> ReduceMean -> Add ->
+// Sqrt -> Div [-> Mul -> Add]) into layernorm. True when the pattern matched and was emitted.
+bool fuseGelu(Converter&);
+bool fuseLayerNorm(Converter&);
+// layernorm of `src` over its dims from `axis`, scale and bias of those dims.
+void emitLayerNorm(Converter&, const std::string& src, const std::string& scale, const std::string& bias,
+                   std::size_t axis, double epsilon, const std::string& dst);
+
+// Reshape's rules, shared by convertReshape and the shape helpers: the target shape (attribute
+// before opset 5, constant input after) and its 0 / -1 entries resolved against the input dims.
 std::vector<int64_t> reshapeTarget(Converter&);
 ir::Dims resolveReshape(Converter&, const ir::Dims& in, const std::vector<int64_t>& target);
 

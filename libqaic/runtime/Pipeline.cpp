@@ -396,6 +396,12 @@ void Pipeline::requestsEnded(std::vector<EndedRequest>& ended) {
   }
 }
 
+std::string Pipeline::responseDiagnostic(const HandleImpl& h) const {
+  return readResponseDiagnostic(
+      std::span<const std::byte>(h.outputBo->data() + layout_.responseDescriptorStaging, driver::kDescriptorBytes),
+      layout_);
+}
+
 void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt, bool preciseCpu) {
   const auto cpuStart = stageCpuClock(preciseCpu);
   const ResponseInfo info = readResponseDescriptor(
@@ -415,9 +421,11 @@ void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt, bool pr
       stages[stageIndex(Stage::Download)].real = downloaded - programEnd;
     }
   }
-  if (info.status != 0)
-    throw Error(statusForCompletion(info.status),
-                std::string("the program reported ") + driver::completionCodeName(info.status));
+  if (info.status != 0) {
+    std::string message = std::string("the program reported ") + driver::completionCodeName(info.status);
+    if (const std::string why = responseDiagnostic(h); !why.empty()) message += ": " + why;
+    throw Error(statusForCompletion(info.status), message);
+  }
   h.work.outputDims.assign(layout_.buffers.size(), {});
   for (std::size_t i = 0; i < layout_.buffers.size(); ++i) {
     const StagedBuffer& b = layout_.buffers[i];
@@ -462,6 +470,9 @@ void Pipeline::runCompletion(EndedRequest& end, bool onCompletionThread) {
     if (end.code != 0) {
       status = statusForCompletion(end.code);
       message = std::string("the device completed the request with ") + driver::completionCodeName(end.code);
+      if (end.code == driver::DBC_COMPLETION_PROGRAM_FAILED) {
+        if (const std::string why = responseDiagnostic(h); !why.empty()) message += ": " + why;
+      }
     } else {
       try {
         postprocess(h, end.completedAt, !onCompletionThread);

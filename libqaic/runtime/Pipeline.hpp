@@ -115,6 +115,8 @@ class Pipeline final : private RingOwner {
   void preprocess(HandleImpl& handle);
   // cpuStart: stageCpuClock(preciseCpu) after preprocess.
   void upload(HandleImpl& handle, Clock::duration cpuStart, bool preciseCpu);
+  // The device's words on why the program failed (empty when it gave none).
+  std::string responseDiagnostic(const HandleImpl& handle) const;
   void postprocess(HandleImpl& handle, Clock::time_point completedAt, bool preciseCpu);
   // The bytes a QBuffer names: heap memory, or `dma` (the DMA buffer resolved for it).
   std::span<const std::byte> userBytesOf(const QBuffer& buffer, const DmaBufferImpl* dma,

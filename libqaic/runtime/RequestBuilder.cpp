@@ -1,5 +1,6 @@
 #include "RequestBuilder.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace qaic::rt {
@@ -122,6 +123,20 @@ ResponseInfo readResponseDescriptor(std::span<const std::byte> in, const Program
                             TimePoint(std::chrono::duration_cast<TimePoint::duration>(nanoseconds(times.programEndNs))));
   }
   return info;
+}
+
+std::string readResponseDiagnostic(std::span<const std::byte> in, const ProgramLayout& layout) {
+  const uint64_t offset = driver::responseDiagnosticOffset(static_cast<uint32_t>(layout.buffers.size()));
+  const uint64_t end = std::min<uint64_t>(in.size(), driver::kResponseDiagnosticEnd);
+  if (end < offset + sizeof(uint32_t)) return "";
+  uint32_t length = 0;
+  std::memcpy(&length, in.data() + offset, sizeof length);
+  length = static_cast<uint32_t>(std::min<uint64_t>(length, end - offset - sizeof length));
+  std::string text(reinterpret_cast<const char*>(in.data() + offset + sizeof length), length);
+  for (char& ch : text) {  // the device's words, kept to one printable line
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
+  }
+  return text;
 }
 
 }  // namespace qaic::rt

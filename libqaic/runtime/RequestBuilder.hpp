@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ProgramLayout.hpp"
@@ -43,5 +44,7 @@ struct ResponseInfo {
 
 // Throws Error(QS_DEVICE_ERROR) naming the field when the descriptor is malformed.
 ResponseInfo readResponseDescriptor(std::span<const std::byte> in, const ProgramLayout& layout);
+// What a program that failed (PROGRAM_FAILED) says about why; "" when it says nothing.
+std::string readResponseDiagnostic(std::span<const std::byte> in, const ProgramLayout& layout);
 
 }  // namespace qaic::rt

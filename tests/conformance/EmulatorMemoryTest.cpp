@@ -30,11 +30,12 @@ uint64_t statusKilobytes(pid_t pid, const std::string& field) {
 }
 
 TEST(EmulatorMemory, ConsecutiveClientRunsOfResNet18LeaveNothingBehind) {
-  const std::string models = buildDir() + "/tests/conformance/models";
-  ensureGenerated("gen-models.py", models, "index.txt", std::chrono::seconds(280));
+  const std::string models = buildDir() + "/tests/conformance/memory-models";
+  ensureGenerated("gen-models.py", models, "index.txt", std::chrono::seconds(280),
+                  {"--index", "index.txt", "--models", "resnet18_full"});
   testing::TempDir work("qaic-emu-memory");
   const std::string qpc = (work.path() / "qpc").string();
-  const auto compiled = testing::runTool("qaic-exec", {"-m=" + models + "/resnet18.onnx", "-aic-binary-dir=" + qpc},
+  const auto compiled = testing::runTool("qaic-exec", {"-m=" + models + "/resnet18_full.onnx", "-aic-binary-dir=" + qpc},
                                          std::chrono::seconds(120));
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
 

@@ -64,7 +64,7 @@ std::string compareTensors(const onnx::ImportedTensor& got, const onnx::Imported
     problem << ")";
     return problem.str();
   }
-  const auto a = onnx::toDoubles(got, what), b = onnx::toDoubles(expected, what);
+  const auto a = onnx::toDoubles(got), b = onnx::toDoubles(expected);
   if (a.size() != b.size()) return what + ": element counts differ";
   std::size_t mismatches = 0, first = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {

@@ -28,7 +28,11 @@ pb::ModelProto loadModel(const std::string& caseDir) {
 // Names of graph inputs that feed operator parameters rather than data.
 std::set<std::string> parameterInputs(const pb::GraphProto& graph) {
   static const std::map<std::string, std::set<int>> kParameterSlots = {
-      {"Reshape", {1}}, {"Clip", {1, 2}}, {"Pad", {1, 2, 3}}, {"Dropout", {1, 2}}};
+      {"Reshape", {1}},         {"Clip", {1, 2}},      {"Pad", {1, 2, 3}},      {"Dropout", {1, 2}},
+      {"Slice", {1, 2, 3, 4}},  {"Squeeze", {1}},      {"Unsqueeze", {1}},      {"Split", {1}},
+      {"Expand", {1}},          {"Tile", {1}},         {"ReduceSum", {1}},      {"Resize", {1, 2, 3}},
+      {"Range", {0, 1, 2}},     {"ConstantOfShape", {0}}, {"Trilu", {1}},     {"TopK", {1}},
+      {"CumSum", {1}},          {"OneHot", {1, 2}}};
   std::set<std::string> names;
   for (const auto& node : graph.node()) {
     const auto it = kParameterSlots.find(node.op_type());
@@ -93,11 +97,6 @@ std::string runDataSet(const pb::ModelProto& original, const std::string& caseDi
 }
 
 }  // namespace
-
-std::string nodeTestOperator(const std::string& caseDir) {
-  const pb::ModelProto model = loadModel(caseDir);
-  return model.graph().node_size() > 0 ? model.graph().node(0).op_type() : "";
-}
 
 NodeTestResult runNodeTest(const std::string& caseDir, int threads) {
   try {

@@ -11,9 +11,6 @@ struct NodeTestResult {
   std::string message;  // why it failed
 };
 
-// The op_type of the test model's first node (each node test has one operator).
-std::string nodeTestOperator(const std::string& caseDir);
-
 // ONNX feeds some operator parameters as graph inputs (Reshape's shape, Clip's bounds, Pad's
 // pads and value, Dropout's ratio / training_mode). The static compiler needs them at import
 // time, so the runner binds their test data as initializers before importing.

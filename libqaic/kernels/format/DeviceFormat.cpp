@@ -23,6 +23,7 @@ bool isUserType(ir::DType t) {
     case ir::DType::UInt16:
     case ir::DType::Int32:
     case ir::DType::Int64:
+    case ir::DType::Bool:  // masks: one byte, 0 or 1 (anything nonzero converts to 1)
       return true;
     default:
       return false;

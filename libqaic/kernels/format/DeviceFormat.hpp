@@ -22,7 +22,9 @@
 // User buffers: UserLayout::NCHW is the logical row-major order; UserLayout::NHWC (rank 4 only)
 // stores [N, H, W, C]. Element conversions go through float: float16 is IEEE binary16 (round to
 // nearest even), integers convert to float exactly as static_cast<float> does, and float to an
-// integer type truncates toward zero and saturates (NaN -> 0).
+// integer type truncates toward zero and saturates (NaN -> 0). A conversion between the same
+// types copies (int64 token ids stay exact); TL_BOOL is one byte, zero false and any other value
+// true (a conversion from another type writes 1).
 //
 // Every function throws FormatError (naming the buffer and what is wrong) for an unsupported
 // dtype, a wrong rank or a buffer smaller than the format needs; nothing is written then.

@@ -51,9 +51,10 @@ class ConvKernel final : public Kernel {
           anyDst, {win.strideH, win.strideW}, {win.dilationH - 1, win.dilationW - 1}, {win.padTop, win.padLeft},
           {win.padBottom, win.padRight});
       dnnl::convolution_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
-      weights_.emplace(memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
+      weights_.emplace(ctx, "weight",
+                       memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
                               const_cast<std::byte*>(weight.data())),
-                       pd.weights_desc(), ctx.engine, ctx.stream, weight.constant);
+                       pd.weights_desc());
       primitive_ = dnnl::convolution_forward(pd);
       scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       userSrc_ = wrap(srcMd, ctx.engine, src);
@@ -61,11 +62,11 @@ class ConvKernel final : public Kernel {
       src_ = userSrc_;
       dst_ = userDst_;
       if (pd.src_desc() != srcMd) {
-        src_ = memory(pd.src_desc(), ctx.engine);
+        src_ = ctx.scratchpad.attach(pd.src_desc(), ctx.engine);
         srcReorder_.emplace(ctx, srcMd, pd.src_desc());
       }
       if (pd.dst_desc() != dstMd) {
-        dst_ = memory(pd.dst_desc(), ctx.engine);
+        dst_ = ctx.scratchpad.attach(pd.dst_desc(), ctx.engine);
         dstReorder_.emplace(ctx, pd.dst_desc(), dstMd);
       }
       bias_ = wrap(biasMd, ctx.engine, bias);
@@ -113,7 +114,7 @@ class DeconvKernel final : public Kernel {
     if (bias_.count() != channels_) throwKernelError(ctx.op, "input 'bias': expected " + std::to_string(channels_) + " values");
     fullH_ = win_.strideH * (src.dims[2] - 1) + (win_.kernelH - 1) * win_.dilationH + 1;
     fullW_ = win_.strideW * (src.dims[3] - 1) + (win_.kernelW - 1) * win_.dilationW + 1;
-    full_.resize(static_cast<std::size_t>(src.dims[0] * channels_ * fullH_ * fullW_));
+
     memory::dims weightDims{channels_, ic, weight.dims[2], weight.dims[3]};
     Tag weightTag = Tag::iohw;
     if (group > 1) {
@@ -129,13 +130,14 @@ class DeconvKernel final : public Kernel {
                                              {win_.strideH, win_.strideW}, {win_.dilationH - 1, win_.dilationW - 1},
                                              {0, 0}, {0, 0});
       dnnl::deconvolution_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
-      weights_.emplace(memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
+      weights_.emplace(ctx, "weight",
+                       memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
                               const_cast<std::byte*>(weight.data())),
-                       pd.weights_desc(), ctx.engine, ctx.stream, weight.constant);
+                       pd.weights_desc());
       primitive_ = dnnl::deconvolution_forward(pd);
       scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       src_ = wrap(srcMd, ctx.engine, src);
-      fullMem_ = memory(fullMd, ctx.engine, full_.data());
+      fullMem_ = ctx.scratchpad.attach(fullMd, ctx.engine);
       return 0;
     });
   }
@@ -148,11 +150,12 @@ class DeconvKernel final : public Kernel {
                                  {DNNL_ARG_SCRATCHPAD, scratchpad_}});
     stream_.wait();
     const float* bias = bias_.as<float>();
+    const auto* full = static_cast<const float*>(fullMem_.get_data_handle());
     float* out = dst_.as<float>();
     const int64_t N = dst_.dims[0], OH = dst_.dims[2], OW = dst_.dims[3];
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t c = 0; c < channels_; ++c) {
-        const float* plane = full_.data() + (n * channels_ + c) * fullH_ * fullW_;
+        const float* plane = full + (n * channels_ + c) * fullH_ * fullW_;
         float* o = out + (n * channels_ + c) * OH * OW;
         for (int64_t y = 0; y < OH; ++y) {
           const int64_t fy = y + win_.padTop;
@@ -172,7 +175,6 @@ class DeconvKernel final : public Kernel {
   Tensor& dst_;
   ir::Window2d win_;
   int64_t channels_ = 0, fullH_ = 0, fullW_ = 0;
-  std::vector<float> full_;
   dnnl::primitive primitive_;
   std::optional<PackedWeights> weights_;
   memory src_, fullMem_, scratchpad_;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/DTypes.hpp"
+#include "kernels/ops/ConstantPacking.hpp"
 #include "kernels/ops/Factories.hpp"
 
 namespace qaic::kernels::ops {
@@ -55,6 +56,9 @@ void fillUniform(Tensor& t, double low, double high, std::string_view name) {
 void fillFromConstant(const BuildContext& ctx, Tensor& dst, const std::string& name) {
   const ir::WeightTensor* w = ctx.constants ? ctx.constants(name) : nullptr;
   if (!w) throwKernelError(ctx.op, "no constant data for tensor '" + name + "' (from_file)");
+  if (dst.data() == w->data.data() && dst.bytes() == w->data.size()) return;  // a view of the data (MemoryPlan)
+  // Another program of the same data rewrote it into a primitive's layout: back to plain.
+  if (ctx.options.packing && ctx.options.packing->restorePlain(name, dst.data(), ctx.engine, ctx.stream)) return;
   // qaic-exec -convert-to-fp16 stores float constants as float16; the network still computes
   // in float, so they widen here, once, when the program is built.
   if (w->dtype == ir::DType::Float16 && dst.dtype == ir::DType::Float && ir::elementCount(w->dims) == dst.count() &&

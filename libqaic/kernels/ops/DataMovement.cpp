@@ -1,23 +1,14 @@
-// slice, reshape / flatten, transpose, concat, pad: byte-exact moves for every dtype.
+// slice, reshape / flatten, transpose, concat, pad, strided_slice, expand, tile, trilu:
+// byte-exact moves for every dtype.
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/DTypes.hpp"
+#include "kernels/ops/Broadcast.hpp"
 #include "kernels/ops/Factories.hpp"
-#include "kernels/ops/Indexing.hpp"
 
 namespace qaic::kernels::ops {
 namespace {
-
-// Moves elements as same-sized unsigned integers: data movement never needs the value.
-template <typename F>
-void visitElementSize(std::size_t size, F&& f) {
-  switch (size) {
-    case 1: return f(TypeTag<uint8_t>{});
-    case 2: return f(TypeTag<uint16_t>{});
-    case 4: return f(TypeTag<uint32_t>{});
-    default: return f(TypeTag<uint64_t>{});
-  }
-}
 
 int64_t product(const ir::Dims& dims, std::size_t from, std::size_t to) {
   int64_t p = 1;
@@ -30,6 +21,18 @@ void requireSameType(const BuildContext& ctx, const Tensor& src, const Tensor& d
     throwKernelError(ctx.op, "output dtype " + std::string(ir::dtypeName(dst.dtype)) + " differs from input " +
                                  std::string(ir::dtypeName(src.dtype)));
   }
+}
+
+// dst[o] = src[base + offset(o)], the offsets following `strides` over `dims` (dst's elements
+// in row-major order): transpose, strided_slice and tile are this copy with their own strides.
+void stridedCopy(const Tensor& src, Tensor& dst, const ir::Dims& dims, const std::vector<int64_t>& strides,
+                 int64_t base = 0) {
+  visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = src.as<T>() + base;
+    T* out = dst.as<T>();
+    forEachStrided(dims, strides, [&](int64_t o, int64_t s) { out[o] = in[s]; });
+  });
 }
 
 // Reflect without repeating the edge (ONNX "reflect"), for any distance outside [0, n).
@@ -65,13 +68,19 @@ std::unique_ptr<Kernel> makeSlice(const BuildContext& ctx) {
   });
 }
 
+// The result is usually a view of the source (MemoryPlan): then nothing moves, and a view of a
+// constant is a constant. A result in caller memory (an io output) is copied.
 std::unique_ptr<Kernel> makeReshape(const BuildContext& ctx) {
   const Tensor& src = ctx.input("src");
   Tensor& dst = ctx.output("dst");
   requireSameType(ctx, src, dst);
   if (src.bytes() != dst.bytes()) throwKernelError(ctx.op, "element count changes");
+  if (dst.data() == src.data()) {
+    dst.constant = src.constant;
+    return makeKernel([] {});
+  }
   return makeKernel([&src, &dst] {
-    if (&src != &dst && src.bytes() != 0) std::memcpy(dst.data(), src.data(), src.bytes());
+    if (src.bytes() != 0) std::memcpy(dst.data(), src.data(), src.bytes());
   });
 }
 
@@ -89,14 +98,7 @@ std::unique_ptr<Kernel> makeTranspose(const BuildContext& ctx) {
     }
     strides[i] = srcStrides[static_cast<std::size_t>(axes[i])];
   }
-  return makeKernel([&src, &dst, strides] {
-    visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* in = src.as<T>();
-      T* out = dst.as<T>();
-      forEachStrided(dst.dims, strides, [&](int64_t o, int64_t s) { out[o] = in[s]; });
-    });
-  });
+  return makeKernel([&src, &dst, strides] { stridedCopy(src, dst, dst.dims, strides); });
 }
 
 std::unique_ptr<Kernel> makeConcat(const BuildContext& ctx) {
@@ -170,6 +172,109 @@ std::unique_ptr<Kernel> makePad(const BuildContext& ctx) {
         }
       }
     });
+  });
+}
+
+}  // namespace qaic::kernels::ops
+
+namespace qaic::kernels::ops {
+namespace {
+
+template <typename T>
+void copyRun(const std::byte* const* operands, const int64_t* steps, std::byte* out, int64_t n, const void*) {
+  const T* in = reinterpret_cast<const T*>(operands[0]);
+  T* o = reinterpret_cast<T*>(out);
+  if (steps[0] == 0) {
+    std::fill(o, o + n, in[0]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = in[i * steps[0]];
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> makeStridedSlice(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  Tensor& dst = ctx.output("dst");
+  requireSameType(ctx, src, dst);
+  const auto starts = ctx.op.integers("starts");
+  const auto steps = ctx.op.integers("steps");
+  const std::size_t rank = src.dims.size();
+  if (starts.size() != rank || steps.size() != rank || dst.dims.size() != rank) {
+    throwKernelError(ctx.op, "params 'starts' and 'steps' need one value per axis");
+  }
+  const auto srcStrides = rowMajorStrides(src.dims);
+  std::vector<int64_t> strides(rank);
+  int64_t base = 0;
+  for (std::size_t i = 0; i < rank; ++i) {
+    const int64_t last = starts[i] + (dst.dims[i] - 1) * steps[i];
+    if (starts[i] < 0 || starts[i] >= src.dims[i] || last < 0 || last >= src.dims[i]) {
+      throwKernelError(ctx.op, "the slice leaves the source on axis " + std::to_string(i));
+    }
+    strides[i] = srcStrides[i] * steps[i];
+    base += starts[i] * srcStrides[i];
+  }
+  return makeKernel([&src, &dst, strides, base] { stridedCopy(src, dst, dst.dims, strides, base); });
+}
+
+std::unique_ptr<Kernel> makeExpand(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  Tensor& dst = ctx.output("dst");
+  requireSameType(ctx, src, dst);
+  if (src.dims.size() > dst.dims.size()) throwKernelError(ctx.op, "input 'src' does not broadcast to the output");
+  const ir::Dims* operand[] = {&src.dims};
+  BroadcastLayout layout = broadcastLayout(dst.dims, operand);
+  const RunFunction run = visitElementSize(ir::dtypeSize(src.dtype), [](auto tag) -> RunFunction {
+    return copyRun<typename decltype(tag)::type>;
+  });
+  return makeKernel([&src, &dst, layout = std::move(layout), run] {
+    const std::byte* operands[] = {src.data()};
+    const std::size_t sizes[] = {ir::dtypeSize(src.dtype)};
+    forEachRun(layout, operands, sizes, dst.data(), ir::dtypeSize(dst.dtype), run, nullptr);
+  });
+}
+
+// The output seen as [r0, d0, r1, d1, ...] (repeat, then the source dim, per axis) reads the
+// source with strides [0, s0, 0, s1, ...].
+std::unique_ptr<Kernel> makeTile(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  Tensor& dst = ctx.output("dst");
+  requireSameType(ctx, src, dst);
+  const auto repeats = ctx.op.integers("repeats");
+  if (repeats.size() != src.dims.size()) throwKernelError(ctx.op, "param 'repeats': one value per axis");
+  const auto srcStrides = rowMajorStrides(src.dims);
+  ir::Dims dims;
+  std::vector<int64_t> strides;
+  for (std::size_t i = 0; i < src.dims.size(); ++i) {
+    dims.insert(dims.end(), {repeats[i], src.dims[i]});
+    strides.insert(strides.end(), {0, srcStrides[i]});
+  }
+  return makeKernel([&src, &dst, dims, strides] { stridedCopy(src, dst, dims, strides); });
+}
+
+// Keeps the elements on and above (upper) or on and below (lower) the k-th diagonal of each
+// matrix of the last two axes; the rest become zero (all-zero bytes in every dtype).
+std::unique_ptr<Kernel> makeTrilu(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  Tensor& dst = ctx.output("dst");
+  requireSameType(ctx, src, dst);
+  if (src.dims.size() < 2) throwKernelError(ctx.op, "input 'src': rank must be >= 2");
+  const bool upper = ctx.op.boolean("upper");
+  const int64_t k = ctx.op.integer("k");
+  const int64_t rows = src.dims[src.dims.size() - 2], cols = src.dims.back();
+  const int64_t matrices = rows * cols == 0 ? 0 : src.count() / (rows * cols);
+  const std::size_t size = ir::dtypeSize(src.dtype);
+  return makeKernel([&src, &dst, upper, k, rows, cols, matrices, size] {
+    if (&src != &dst) std::memcpy(dst.data(), src.data(), src.bytes());
+    for (int64_t m = 0; m < matrices; ++m) {
+      for (int64_t i = 0; i < rows; ++i) {
+        // Upper keeps columns j >= i + k; lower keeps j <= i + k.
+        const int64_t edge = std::clamp<int64_t>(upper ? i + k : i + k + 1, 0, cols);
+        const int64_t from = upper ? 0 : edge, to = upper ? edge : cols;
+        std::byte* row = dst.data() + static_cast<std::size_t>((m * rows + i) * cols) * size;
+        std::memset(row + static_cast<std::size_t>(from) * size, 0, static_cast<std::size_t>(to - from) * size);
+      }
+    }
   });
 }
 

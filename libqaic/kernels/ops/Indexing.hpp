@@ -26,6 +26,18 @@ inline std::vector<int64_t> broadcastStrides(const ir::Dims& in, const ir::Dims&
   return strides;
 }
 
+// A tensor seen as [outer, extent, inner] around one axis.
+struct AxisView {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+inline AxisView axisView(const ir::Dims& dims, std::size_t axis) {
+  AxisView v;
+  for (std::size_t i = 0; i < axis; ++i) v.outer *= dims[i];
+  v.extent = dims[axis];
+  for (std::size_t i = axis + 1; i < dims.size(); ++i) v.inner *= dims[i];
+  return v;
+}
+
 // Calls f(outIndex, srcOffset) over every element of `dims` in row-major order, where srcOffset
 // follows `srcStrides` (one stride per axis). The innermost axis runs as a plain loop.
 template <typename F>

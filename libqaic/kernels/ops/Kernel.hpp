@@ -21,7 +21,10 @@ namespace qaic::kernels {
 struct Tensor {
   ir::DType dtype = ir::DType::Float;
   ir::Dims dims;
-  bool constant = false;  // filled at build time (create, zeros, arange)
+  bool constant = false;  // filled at build time (create, zeros, arange), or a view of such data
+  // A view of constant data whose one reader packs it (a convolution's or matmul's weights):
+  // with BuildOptions::packing it may be rewritten in place (ops/ConstantPacking.hpp).
+  bool repackable = false;
 
   Tensor() = default;
   Tensor(Tensor&&) = default;  // a moved vector keeps its buffer, so data() stays valid
@@ -38,12 +41,18 @@ struct Tensor {
   // Memory the program's caller owns (a device buffer read or written in place, see
   // BuildOptions::inputMemory); it must outlive the plan.
   void useExternal(std::byte* memory, std::size_t bytes) {
+    view(memory, bytes);
+    bound_ = true;
+  }
+  // Memory of the plan's (its activation arena) or of the program's caller (constant data it
+  // keeps alive), or of another tensor (a reshape's result), all outliving the kernels.
+  void view(std::byte* memory, std::size_t bytes) {
     owned_.clear();
     owned_.shrink_to_fit();
     data_ = memory;
     bytes_ = bytes;
   }
-  bool external() const { return owned_.data() != data_; }
+  bool external() const { return bound_; }  // in the caller's io memory
 
   int64_t count() const { return ir::elementCount(dims); }
   std::size_t bytes() const { return bytes_; }
@@ -62,6 +71,7 @@ struct Tensor {
   std::vector<std::byte> owned_;
   std::byte* data_ = nullptr;
   std::size_t bytes_ = 0;
+  bool bound_ = false;
 };
 
 // Tensors by name; node-based so that kernels may keep pointers.

@@ -26,9 +26,25 @@ constexpr std::array kFactories = {
     Entry{"resize", ops::makeResize},        Entry{"submean", ops::makeSubmean},
     Entry{"rearange", ops::makeRearange},    Entry{"pick1d", ops::makePick1d},
     Entry{"sort1d", ops::makeSort1d},        Entry{"matmul", ops::makeMatmul},
-    Entry{"gemm", ops::makeGemm},
+    Entry{"gemm", ops::makeGemm},            Entry{"cast", ops::makeCast},
+    Entry{"gather", ops::makeGather},        Entry{"gather_elements", ops::makeGatherElements},
+    Entry{"gather_nd", ops::makeGatherNd},   Entry{"scatter_elements", ops::makeScatterElements},
+    Entry{"scatter_nd", ops::makeScatterNd}, Entry{"unary", ops::makeUnary},
+    Entry{"compare", ops::makeCompare},      Entry{"logical", ops::makeLogical},
+    Entry{"where", ops::makeWhere},          Entry{"reduce", ops::makeReduce},
+    Entry{"arg_reduce", ops::makeArgReduce}, Entry{"layernorm", ops::makeLayernorm},
+    Entry{"log_softmax", ops::makeLogSoftmax}, Entry{"strided_slice", ops::makeStridedSlice},
+    Entry{"expand", ops::makeExpand},        Entry{"tile", ops::makeTile},
+    Entry{"trilu", ops::makeTrilu},          Entry{"pool", ops::makePool},
+    Entry{"interpolate", ops::makeInterpolate},
 };
 }  // namespace
+
+std::vector<std::string_view> kernelOptypes() {
+  std::vector<std::string_view> names;
+  for (const auto& [name, factory] : kFactories) names.push_back(name);
+  return names;
+}
 
 KernelFactory findKernelFactory(std::string_view optype) {
   for (const auto& [name, factory] : kFactories) {

@@ -2,6 +2,7 @@
 // constant right-hand side is packed once at build time.
 #include <optional>
 
+#include "kernels/DTypes.hpp"
 #include "kernels/ops/Dnnl.hpp"
 #include "kernels/ops/Factories.hpp"
 #include "kernels/ops/Indexing.hpp"
@@ -24,9 +25,10 @@ memory::dims plainStrides(const memory::dims& dims) {
 class MatmulKernel final : public Kernel {
  public:
   // a: [.., M, K] (strides aStrides), b: [.., K, N] (strides bStrides), d: [.., M, N] plain.
+  // `weightArg`: the op's input holding b.
   MatmulKernel(const BuildContext& ctx, const Tensor& a, const memory::dims& aDims, const memory::dims& aStrides,
-               const Tensor& b, const memory::dims& bDims, const memory::dims& bStrides, Tensor& d,
-               const memory::dims& dDims, float alpha)
+               std::string_view weightArg, const Tensor& b, const memory::dims& bDims, const memory::dims& bStrides,
+               Tensor& d, const memory::dims& dDims, float alpha)
       : stream_(ctx.stream) {
     withDnnl(ctx.op, [&] {
       const auto aMd = stridedDesc(aDims, aStrides);
@@ -36,7 +38,7 @@ class MatmulKernel final : public Kernel {
       dnnl::primitive_attr attr = userScratchpad();
       if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aMd, b.constant ? anyB : bMd, dMd), attr, ctx.engine);
-      weights_.emplace(wrap(bMd, ctx.engine, b), pd.weights_desc(), ctx.engine, ctx.stream, b.constant);
+      weights_.emplace(ctx, weightArg, wrap(bMd, ctx.engine, b), pd.weights_desc());
       primitive_ = dnnl::matmul(pd);
       scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       a_ = wrap(aMd, ctx.engine, a);
@@ -83,14 +85,52 @@ class GemmKernel final : public Kernel {
   std::vector<int64_t> strides_;
 };
 
+// Element offsets, one per batch matrix of `dims` (all but the last two axes) broadcast to
+// `batch`, in row-major batch order.
+std::vector<int64_t> batchOffsets(const ir::Dims& dims, const ir::Dims& batch) {
+  const ir::Dims own(dims.begin(), dims.end() - 2);
+  auto strides = broadcastStrides(own, batch);
+  const int64_t matrix = dims[dims.size() - 2] * dims.back();
+  for (auto& s : strides) s *= matrix;
+  std::vector<int64_t> offsets;
+  forEachStrided(batch, strides, [&](int64_t, int64_t offset) { offsets.push_back(offset); });  // one for no batch
+  return offsets;
+}
+
+// The types oneDNN's matmul lacks (double, integers): a plain loop, integers wrapping.
+template <typename T>
+void matmulLoop(const T* a, const T* b, T* d, const std::vector<int64_t>& aOffsets, const std::vector<int64_t>& bOffsets,
+                int64_t m, int64_t k, int64_t n) {
+  for (std::size_t batch = 0; batch < aOffsets.size(); ++batch) {
+    const T* x = a + aOffsets[batch];
+    const T* y = b + bOffsets[batch];
+    T* z = d + static_cast<int64_t>(batch) * m * n;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        if constexpr (std::is_integral_v<T>) {
+          T sum = 0;
+          for (int64_t p = 0; p < k; ++p) sum = wrappingAdd(sum, wrappingMul(x[i * k + p], y[p * n + j]));
+          z[i * n + j] = sum;
+        } else {
+          T sum{};
+          for (int64_t p = 0; p < k; ++p) sum += x[i * k + p] * y[p * n + j];
+          z[i * n + j] = sum;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
   const Tensor& a = ctx.input("src1");
   const Tensor& b = ctx.input("src2");
   Tensor& dst = ctx.output("dst");
-  requireDTypes(ctx.op, "src1", a.dtype, {ir::DType::Float});
-  requireDTypes(ctx.op, "src2", b.dtype, {ir::DType::Float});
+  if (a.dtype != b.dtype || a.dtype != dst.dtype) throwKernelError(ctx.op, "inputs 'src1' and 'src2' differ in dtype");
+  requireDTypes(ctx.op, "src1", a.dtype,
+                {ir::DType::Float, ir::DType::Double, ir::DType::Int64, ir::DType::Int32, ir::DType::UInt64,
+                 ir::DType::UInt32});
   if (a.dims.empty() || b.dims.empty()) throwKernelError(ctx.op, "matmul of a scalar");
   // NumPy: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1].
   ir::Dims ad = a.dims, bd = b.dims;
@@ -106,8 +146,18 @@ std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
   if (ad[rank - 1] != bd[rank - 2] || ir::elementCount(dd) != dst.count()) {
     throwKernelError(ctx.op, "inner dimensions of 'src1' and 'src2' differ");
   }
+  if (a.dtype != ir::DType::Float) {
+    const ir::Dims batch(dd.begin(), dd.end() - 2);
+    const int64_t m = dd[rank - 2], k = ad[rank - 1], n = dd[rank - 1];
+    return makeKernel([&a, &b, &dst, aOffsets = batchOffsets(ad, batch), bOffsets = batchOffsets(bd, batch), m, k, n] {
+      visitDType(a.dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_arithmetic_v<T>) matmulLoop(a.as<T>(), b.as<T>(), dst.as<T>(), aOffsets, bOffsets, m, k, n);
+      });
+    });
+  }
   const memory::dims A(ad.begin(), ad.end()), B(bd.begin(), bd.end()), D(dd.begin(), dd.end());
-  return std::make_unique<MatmulKernel>(ctx, a, A, plainStrides(A), b, B, plainStrides(B), dst, D, 1.0f);
+  return std::make_unique<MatmulKernel>(ctx, a, A, plainStrides(A), "src2", b, B, plainStrides(B), dst, D, 1.0f);
 }
 
 std::unique_ptr<Kernel> makeGemm(const BuildContext& ctx) {
@@ -130,7 +180,7 @@ std::unique_ptr<Kernel> makeGemm(const BuildContext& ctx) {
   if (!broadcasts) throwKernelError(ctx.op, "input 'c' does not broadcast to [M, N]");
   const memory::dims aStrides = ta ? memory::dims{1, M} : memory::dims{K, 1};
   const memory::dims bStrides = tb ? memory::dims{1, K} : memory::dims{N, 1};
-  auto product = std::make_unique<MatmulKernel>(ctx, a, memory::dims{M, K}, aStrides, b, memory::dims{K, N}, bStrides,
+  auto product = std::make_unique<MatmulKernel>(ctx, a, memory::dims{M, K}, aStrides, "b", b, memory::dims{K, N}, bStrides,
                                                 dst, memory::dims{M, N}, static_cast<float>(ctx.op.number("alpha")));
   return std::make_unique<GemmKernel>(std::move(product), c, dst, static_cast<float>(ctx.op.number("beta")));
 }

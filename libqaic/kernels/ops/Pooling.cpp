@@ -1,5 +1,7 @@
-// maxpool2d / avgpool2d on oneDNN. Padded cells never take part: max ignores them and the
-// average divides by the number of real cells in the window (ONNX count_include_pad = 0).
+// maxpool2d / avgpool2d and the N-D pool (1-D to 3-D, dilations) on oneDNN, for float and
+// 8-bit integers. Padded cells never
+// take part: max ignores them and the average divides by the number of real cells in the window
+// (ONNX count_include_pad = 0; the importer pads explicitly for count_include_pad = 1).
 #include "ir/Window2d.hpp"
 #include "kernels/ops/Dnnl.hpp"
 #include "kernels/ops/Factories.hpp"
@@ -7,44 +9,58 @@
 namespace qaic::kernels::ops {
 namespace {
 
-class PoolKernel final : public Kernel {
- public:
-  PoolKernel(const BuildContext& ctx) : stream_(ctx.stream) {
-    const Tensor& src = ctx.input("src");
-    const Tensor& dst = ctx.output("dst");
-    requireDTypes(ctx.op, "src", src.dtype, {ir::DType::Float});
-    if (src.dims.size() != 4 || dst.dims.size() != 4) throwKernelError(ctx.op, "src and dst must be rank 4");
-    const ir::Window2d win = ir::forwardWindow(ctx.op, src.dims[2], src.dims[3]);
-    const auto algorithm = ctx.op.optype == "maxpool2d" ? dnnl::algorithm::pooling_max
-                                                        : dnnl::algorithm::pooling_avg_exclude_padding;
-    withDnnl(ctx.op, [&] {
-      const auto srcMd = plainDesc(src.dims, dnnl::memory::format_tag::nchw);
-      const auto dstMd = plainDesc(dst.dims, dnnl::memory::format_tag::nchw);
-      dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, srcMd, dstMd,
-                                       {win.strideH, win.strideW}, {win.kernelH, win.kernelW},
-                                       {win.padTop, win.padLeft}, {win.padBottom, win.padRight});
-      const dnnl::pooling_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
-      primitive_ = dnnl::pooling_forward(pd);
-      scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
-      src_ = wrap(srcMd, ctx.engine, src);
-      dst_ = wrap(dstMd, ctx.engine, dst);
-      return 0;
-    });
-  }
+using dnnl::memory;
 
-  void run() override {
-    primitive_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_SCRATCHPAD, scratchpad_}});
-    stream_.wait();
-  }
-
- private:
-  dnnl::stream& stream_;
-  dnnl::primitive primitive_;
-  dnnl::memory src_, dst_, scratchpad_;
+struct PoolGeometry {
+  memory::dims kernel, stride, dilation, padBegin, padEnd;  // dilation in oneDNN's terms: 0 = none
 };
+
+std::unique_ptr<Kernel> poolKernel(const BuildContext& ctx, dnnl::algorithm algorithm, const PoolGeometry& g) {
+  const Tensor& src = ctx.input("src");
+  const Tensor& dst = ctx.output("dst");
+  requireDTypes(ctx.op, "src", src.dtype, {ir::DType::Float, ir::DType::UInt8, ir::DType::Int8});
+  if (src.dims.size() != g.kernel.size() + 2 || dst.dims.size() != src.dims.size()) {
+    throwKernelError(ctx.op, "src and dst must be [N, C, spatial...] with one window value per spatial dim");
+  }
+  const auto type = src.dtype == ir::DType::Float   ? memory::data_type::f32
+                    : src.dtype == ir::DType::UInt8 ? memory::data_type::u8
+                                                    : memory::data_type::s8;
+  return withDnnl(ctx.op, [&] {
+    const auto srcMd = rowMajorDesc(src.dims, type);
+    const auto dstMd = rowMajorDesc(dst.dims, type);
+    const dnnl::pooling_v2_forward::primitive_desc pd(
+        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, algorithm, srcMd, dstMd, g.stride, g.kernel,
+                                       g.dilation, g.padBegin, g.padEnd),
+        userScratchpad(), ctx.engine);
+    return std::make_unique<PrimitiveKernel>(
+        ctx, pd, std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(srcMd, ctx.engine, src)},
+                                                 {DNNL_ARG_DST, wrap(dstMd, ctx.engine, dst)}});
+  });
+}
+
+dnnl::algorithm algorithmFor(bool max) {
+  return max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+}
 
 }  // namespace
 
-std::unique_ptr<Kernel> makePool2d(const BuildContext& ctx) { return std::make_unique<PoolKernel>(ctx); }
+std::unique_ptr<Kernel> makePool2d(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  if (src.dims.size() != 4) throwKernelError(ctx.op, "input 'src': expected [N, C, H, W]");
+  const ir::Window2d win = ir::forwardWindow(ctx.op, src.dims[2], src.dims[3]);
+  const PoolGeometry g{{win.kernelH, win.kernelW}, {win.strideH, win.strideW}, {0, 0}, {win.padTop, win.padLeft},
+                       {win.padBottom, win.padRight}};
+  return poolKernel(ctx, algorithmFor(ctx.op.optype == "maxpool2d"), g);
+}
+
+std::unique_ptr<Kernel> makePool(const BuildContext& ctx) {
+  const auto size = ctx.op.integers("size");
+  const auto pads = ctx.op.integers("pads");
+  PoolGeometry g{{size.begin(), size.end()}, {}, {}, {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(size.size())},
+                 {pads.begin() + static_cast<std::ptrdiff_t>(size.size()), pads.end()}};
+  for (int64_t s : ctx.op.integers("stride")) g.stride.push_back(s);
+  for (int64_t d : ctx.op.integers("dilation")) g.dilation.push_back(d - 1);
+  return poolKernel(ctx, algorithmFor(ctx.op.string("pool_op") == "max"), g);
+}
 
 }  // namespace qaic::kernels::ops

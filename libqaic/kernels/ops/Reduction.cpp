@@ -1,57 +1,14 @@
-// softmax, maxreduce, maxreduce_arg, dot_product, global_avgpool.
+// maxreduce, maxreduce_arg, dot_product, global_avgpool.
 #include <cmath>
 
 #include "kernels/DTypes.hpp"
 #include "kernels/ops/Factories.hpp"
+#include "kernels/ops/Indexing.hpp"
 
 namespace qaic::kernels::ops {
 namespace {
 
-// [outer, axis, inner] view of a tensor around `axis`.
-struct AxisView {
-  int64_t outer = 1, extent = 1, inner = 1;
-};
-
-AxisView axisView(const ir::Op& op, const ir::Dims& dims, int64_t axis) {
-  if (axis < 0 || static_cast<std::size_t>(axis) >= dims.size()) throwKernelError(op, "param 'axis': out of range");
-  AxisView v;
-  for (int64_t i = 0; i < axis; ++i) v.outer *= dims[static_cast<std::size_t>(i)];
-  v.extent = dims[static_cast<std::size_t>(axis)];
-  for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < dims.size(); ++i) v.inner *= dims[i];
-  return v;
-}
-
 }  // namespace
-
-std::unique_ptr<Kernel> makeSoftmax(const BuildContext& ctx) {
-  const Tensor& src = ctx.input("src");
-  Tensor& dst = ctx.output("dst");
-  requireDTypes(ctx.op, "src", src.dtype, {ir::DType::Float, ir::DType::Double});
-  const AxisView v = axisView(ctx.op, src.dims, ctx.op.integer("axis"));
-  return makeKernel([&src, &dst, v] {
-    visitDType(src.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_floating_point_v<T>) {
-        const T* in = src.as<T>();
-        T* out = dst.as<T>();
-        for (int64_t o = 0; o < v.outer; ++o) {
-          for (int64_t i = 0; i < v.inner; ++i) {
-            const int64_t base = o * v.extent * v.inner + i;
-            T top = in[base];
-            for (int64_t k = 1; k < v.extent; ++k) top = std::max(top, in[base + k * v.inner]);
-            double sum = 0;
-            for (int64_t k = 0; k < v.extent; ++k) {
-              const T e = std::exp(in[base + k * v.inner] - top);  // shifted: no overflow
-              out[base + k * v.inner] = e;
-              sum += e;
-            }
-            for (int64_t k = 0; k < v.extent; ++k) out[base + k * v.inner] = static_cast<T>(out[base + k * v.inner] / sum);
-          }
-        }
-      }
-    });
-  });
-}
 
 std::unique_ptr<Kernel> makeMaxreduce(const BuildContext& ctx) {
   const Tensor& src = ctx.input("src");
@@ -59,7 +16,7 @@ std::unique_ptr<Kernel> makeMaxreduce(const BuildContext& ctx) {
   Tensor* arg = ctx.op.optype == "maxreduce_arg" ? &ctx.output("arg") : nullptr;
   if (arg) requireDTypes(ctx.op, "arg", arg->dtype, {ir::DType::Int32});
   if (dst.dtype != src.dtype) throwKernelError(ctx.op, "output dtype differs from input");
-  const AxisView v = axisView(ctx.op, src.dims, ctx.op.integer("axis"));
+  const AxisView v = checkedAxisView(ctx.op, src.dims);
   return makeKernel([&src, &dst, arg, v] {
     visitDType(src.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -106,10 +63,9 @@ std::unique_ptr<Kernel> makeDotProduct(const BuildContext& ctx) {
       const T* y = b.as<T>();
       const int64_t n = a.count();
       if constexpr (std::is_integral_v<T>) {
-        using U = std::make_unsigned_t<T>;  // wraps instead of overflowing
-        U sum = 0;
-        for (int64_t i = 0; i < n; ++i) sum = static_cast<U>(sum + static_cast<U>(static_cast<U>(x[i]) * static_cast<U>(y[i])));
-        dst.as<T>()[0] = static_cast<T>(sum);
+        T sum = 0;  // wraps instead of overflowing
+        for (int64_t i = 0; i < n; ++i) sum = wrappingAdd(sum, wrappingMul(x[i], y[i]));
+        dst.as<T>()[0] = sum;
       } else {
         double sum = 0;
         for (int64_t i = 0; i < n; ++i) sum += toDouble(x[i]) * toDouble(y[i]);

@@ -12,10 +12,16 @@ constexpr std::align_val_t kAlignment{64};
 }  // namespace
 
 dnnl::memory SharedScratchpad::attach(const dnnl::primitive_desc_base& pd, const dnnl::engine& engine) {
-  const dnnl::memory::desc md = pd.scratchpad_desc();
+  return attach(pd.scratchpad_desc(), engine);
+}
+
+dnnl::memory SharedScratchpad::attach(const dnnl::memory::desc& md, const dnnl::engine& engine) {
+  constexpr auto kAlign = static_cast<std::size_t>(kAlignment);
   dnnl::memory memory(md, engine, DNNL_MEMORY_NONE);
-  bytes_ = std::max(bytes_, md.get_size());
-  users_.push_back(memory);
+  const std::size_t offset = (offset_ + kAlign - 1) / kAlign * kAlign;
+  offset_ = offset + md.get_size();
+  bytes_ = std::max(bytes_, offset_);
+  users_.push_back({memory, offset});
   return memory;
 }
 
@@ -24,7 +30,7 @@ void SharedScratchpad::bind() {
     buffer_.reset(static_cast<std::byte*>(::operator new(bytes_, kAlignment)));
     capacity_ = bytes_;
   }
-  for (dnnl::memory& memory : users_) memory.set_data_handle(buffer_.get());
+  for (User& user : users_) user.memory.set_data_handle(buffer_.get() + user.offset);
 }
 
 void SharedScratchpad::AlignedDelete::operator()(std::byte* p) const { ::operator delete(p, kAlignment); }

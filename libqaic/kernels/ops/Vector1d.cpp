@@ -15,17 +15,15 @@ std::unique_ptr<Kernel> makeSubmean(const BuildContext& ctx) {
   const int64_t H = src.dims[0], W = src.dims[1], C = src.dims[2];
   if (static_cast<int64_t>(mean.size()) < C) throwKernelError(ctx.op, "param 'mean': fewer values than channels");
   return makeKernel([&src, &dst, mean, H, W, C] {
-    visitDType(src.dtype, [&](auto inTag) {
-      visitDType(dst.dtype, [&](auto outTag) {
-        using In = typename decltype(inTag)::type;
-        using Out = typename decltype(outTag)::type;
-        const In* in = src.as<In>();
-        Out* out = dst.as<Out>();
-        for (int64_t c = 0; c < C; ++c)
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t w = 0; w < W; ++w)
-              out[(c * H + h) * W + w] = fromDouble<Out>(toDouble(in[(h * W + w) * C + c]) - mean[c]);
-      });
+    visitDTypePair(src.dtype, dst.dtype, [&](auto inTag, auto outTag) {
+      using In = typename decltype(inTag)::type;
+      using Out = typename decltype(outTag)::type;
+      const In* in = src.as<In>();
+      Out* out = dst.as<Out>();
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t w = 0; w < W; ++w)
+            out[(c * H + h) * W + w] = fromDouble<Out>(toDouble(in[(h * W + w) * C + c]) - mean[c]);
     });
   });
 }

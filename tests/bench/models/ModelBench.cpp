@@ -1,18 +1,19 @@
-// Host-executor latency of torchvision models, batch 1. QAIC_MODEL_DIR (default: the build
-// tree's generated models) and QAIC_BENCH_THREADS (default 1) select data and thread count.
+// Host-executor latency of full-size networks with PyTorch's inputs (scripts/gen-models.py writes
+// them; scripts/bench-models.sh measures PyTorch on the same inputs in the same run and prints
+// the ratios). QAIC_MODEL_DIR (default: the build tree's bench models) and QAIC_BENCH_THREADS
+// (default 1) select the data and the thread count. Each row also checks the result against
+// PyTorch's, so a fast wrong answer is an error, not a figure.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <memory>
 
 #include "HostRun.hpp"
-#include "onnx/OnnxTensor.hpp"
+#include "ModelSuite.hpp"
 
 namespace {
 
-using qaic::conformance::HostRun;
+using namespace qaic::conformance;
 namespace onnx = qaic::onnx;
 
 std::string modelDir() {
@@ -27,32 +28,40 @@ int threads() {
 }
 
 void runModel(benchmark::State& state, const std::string& name) {
-  const std::string path = modelDir() + "/" + name + ".onnx";
-  if (!std::filesystem::exists(path)) {
-    state.SkipWithError(("missing " + path + "; run scripts/bench-models.sh").c_str());
+  if (!std::filesystem::exists(modelDir() + "/" + name + ".json")) {
+    state.SkipWithError(("missing " + modelDir() + "/" + name + ".json; run scripts/bench-models.sh").c_str());
     return;
   }
-  const onnx::ImportedModel model = onnx::importOnnxFile(path);
-  onnx::ImportedTensor input{"input", qaic::ir::DType::Float, model.graph.io.at(0).dims, {}};
-  input.data.resize(static_cast<std::size_t>(qaic::ir::elementCount(input.dims)) * sizeof(float));
-  for (std::size_t i = 0; i < input.data.size(); i += sizeof(float)) {
-    const float v = static_cast<float>(i % 255) / 255.0f - 0.5f;  // finite, image-like values
-    std::memcpy(input.data.data() + i, &v, sizeof v);
+  const SuiteModel model = loadModel(modelDir(), name);
+  const onnx::ImportedModel imported = onnx::importOnnxFile(model.onnxPath);
+  std::vector<const onnx::ImportedTensor*> inputs;
+  for (const auto& input : model.inputs) inputs.push_back(&input.value);
+  HostRun program(imported, threads());
+  const auto first = program.run(inputs);  // warm-up: first-run allocations stay out of the timing
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    const std::string problem = compareWithTorch(first[i], model.outputs[i].value, "output " + std::to_string(i));
+    if (!problem.empty()) {
+      state.SkipWithError((name + ": " + problem).c_str());
+      return;
+    }
   }
-  HostRun program(model, threads());
-  program.run({&input});  // warm-up: first-run allocations stay out of the timing
   for (auto _ : state) {
-    auto outputs = program.run({&input});
+    auto outputs = program.run(inputs);
     benchmark::DoNotOptimize(outputs.data());
   }
   state.counters["threads"] = threads();
 }
 
-void BM_ResNet18(benchmark::State& state) { runModel(state, "resnet18"); }
-void BM_MobileNetV2(benchmark::State& state) { runModel(state, "mobilenet_v2"); }
+#define QAIC_MODEL_BENCH(function, model)                                 \
+  void function(benchmark::State& state) { runModel(state, model); }  \
+  BENCHMARK(function)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 
-BENCHMARK(BM_ResNet18)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_MobileNetV2)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+QAIC_MODEL_BENCH(BM_ResNet50, "resnet50_full")
+QAIC_MODEL_BENCH(BM_MobileNetV3Large, "mobilenet_v3_large_full")
+QAIC_MODEL_BENCH(BM_ConvNeXtTiny, "convnext_tiny_full")
+QAIC_MODEL_BENCH(BM_BertBase4Layers, "bert_base_full")
+QAIC_MODEL_BENCH(BM_ResNet18, "resnet18_full")
+QAIC_MODEL_BENCH(BM_MobileNetV2, "mobilenet_v2_full")
 
 }  // namespace
 

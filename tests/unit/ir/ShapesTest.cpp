@@ -203,5 +203,66 @@ TEST(Shapes, OverflowingDimsAreErrors) {
   EXPECT_THAT(failure({{"t", {2}}}, up), HasSubstr("op 'op1' (upsample): param 'scales': axis 0 scales to"));
 }
 
+
+// The project extensions for transformers and current CNNs.
+TEST(Shapes, ExtensionElementwiseBroadcastAndBool) {
+  EXPECT_EQ(infer({{"a", {2, 1, 4}}, {"b", {3, 1}}}, binary("compare", {{"compare_op", "less"}})).dims, (Dims{2, 3, 4}));
+  EXPECT_EQ(infer({{"a", {2, 1, 4}}, {"b", {3, 1}}}, binary("compare", {{"compare_op", "less"}})).dtype, DType::Bool);
+  EXPECT_THAT(failure({{"a", {2}}, {"b", {2}}}, binary("logical", {{"logical_op", "and"}})),
+              HasSubstr("op 'op1' (logical): input 'src1': expected dtype TL_BOOL, got TL_FLOAT"));
+  EXPECT_THAT(failure({{"t", {2}}}, unary("unary", {{"func", "not"}, {"alpha", 0}, {"beta", 0}})),
+              HasSubstr("input 'src': expected dtype TL_BOOL"));
+  EXPECT_THAT(failure({{"t", {2}}}, unary("unary", {{"func", "exp"}, {"alpha", 0}, {"beta", 0}}), "TL_INT32"),
+              HasSubstr("input 'src': expected a floating-point dtype, got TL_INT32"));
+  EXPECT_EQ(infer({{"t", {2}}}, unary("unary", {{"func", "neg"}, {"alpha", 0}, {"beta", 0}}), "u", "TL_INT64").dtype,
+            DType::Int64);
+}
+
+TEST(Shapes, ExtensionReductions) {
+  Json mean = unary("reduce", {{"reduce_op", "mean"}, {"axes", {0, 2}}, {"keepdims", true}});
+  EXPECT_EQ(infer({{"t", {2, 3, 4}}}, mean).dims, (Dims{1, 3, 1}));
+  Json all = unary("reduce", {{"reduce_op", "sum"}, {"axes", {0, 1}}, {"keepdims", false}});
+  EXPECT_EQ(infer({{"t", {2, 3}}}, all).dims, Dims{});  // rank 0
+  EXPECT_THAT(failure({{"t", {2, 3}}}, unary("reduce", {{"reduce_op", "sum"}, {"axes", {1, 1}}, {"keepdims", true}})),
+              HasSubstr("param 'axes': [1,1] repeats an axis"));
+  EXPECT_THAT(failure({{"t", {2, 3}}}, unary("reduce", {{"reduce_op", "sum"}, {"axes", {2}}, {"keepdims", true}})),
+              HasSubstr("param 'axes': axis 2 out of range for rank 2"));
+  Json arg = unary("arg_reduce", {{"arg_op", "max"}, {"axis", 1}, {"keepdims", false}, {"select_last_index", false}});
+  EXPECT_EQ(infer({{"t", {2, 3}}}, arg).dims, (Dims{2}));
+  EXPECT_EQ(infer({{"t", {2, 3}}}, arg).dtype, DType::Int64);
+}
+
+TEST(Shapes, ExtensionStridedSliceExpandTile) {
+  Json reversed = unary("strided_slice", {{"starts", {0, 4}}, {"ends", {2, -1}}, {"steps", {1, -2}}});
+  EXPECT_EQ(infer({{"t", {2, 5}}}, reversed).dims, (Dims{2, 3}));  // indices 4, 2, 0
+  Json empty = unary("strided_slice", {{"starts", {1}}, {"ends", {1}}, {"steps", {1}}});
+  EXPECT_THAT(failure({{"t", {3}}}, empty), HasSubstr("axis 0: the slice is empty"));
+  Json outside = unary("strided_slice", {{"starts", {0}}, {"ends", {4}}, {"steps", {1}}});
+  EXPECT_THAT(failure({{"t", {3}}}, outside), HasSubstr("param 'ends': axis 0: 4 outside [0, 3]"));
+  EXPECT_THAT(irError({makeTensor("t", {3}), unary("strided_slice", {{"starts", {0}}, {"ends", {3}}, {"steps", {0}}})}),
+              HasSubstr("param 'steps': a step must not be 0"));
+  EXPECT_EQ(infer({{"t", {3, 1}}}, unary("expand", {{"dims", {2, 3, 4}}})).dims, (Dims{2, 3, 4}));
+  EXPECT_THAT(failure({{"t", {3, 2}}}, unary("expand", {{"dims", {3, 4}}})), HasSubstr("[3,2] do not broadcast with [3,4]"));
+  EXPECT_THAT(failure({{"t", {2}}}, unary("expand", {{"dims", {3, 1}}})), HasSubstr("[2] do not expand to [3,1]"));
+  EXPECT_EQ(infer({{"t", {3, 2}}}, unary("tile", {{"repeats", {2, 3}}})).dims, (Dims{6, 6}));
+}
+
+TEST(Shapes, ExtensionIndexing) {
+  Json gather = makeOp("op1", "gather", {{"src", "t"}, {"indices", "i"}}, {{"dst", "u"}}, {{"axis", 1}});
+  const Graph g = [&] {
+    std::vector<Json> ops = {makeTensor("t", {4, 5, 6}), makeTensor("i", {2, 3}, "TL_INT64"), gather};
+    Graph graph = parseGraph(graphText(ops), "test.json");
+    inferShapes(graph);
+    return graph;
+  }();
+  EXPECT_EQ(g.tensors.at("u").dims, (Dims{4, 2, 3, 6}));
+  EXPECT_THAT(irError({makeTensor("t", {4}), makeTensor("i", {2}, "TL_FLOAT"), gather}),
+              HasSubstr("input 'indices': indices must be TL_INT64 or TL_INT32"));
+  Json scatter = makeOp("op1", "scatter_nd", {{"src", "t"}, {"indices", "i"}, {"updates", "v"}}, {{"dst", "u"}},
+                        {{"reduction", "add"}});
+  EXPECT_THAT(irError({makeTensor("t", {4, 5}), makeTensor("i", {2, 1}, "TL_INT64"), makeTensor("v", {2, 4}), scatter}),
+              HasSubstr("input 'updates': expected [2,5], got [2,4]"));
+}
+
 }  // namespace
 }  // namespace qaic::ir::test

@@ -227,6 +227,25 @@ TEST(KernelsDeviceFormat, LowerRanksUseDocumentedGeometry) {
                   user[static_cast<std::size_t>((c * 3 + h) * 7 + w)]);
 }
 
+// Token ids beyond float's 24-bit mantissa and boolean masks travel flat and unchanged.
+TEST(KernelsDeviceFormat, Int64AndBoolFlatBuffersStayExact) {
+  const std::vector<int64_t> ids = {0, 16777217, -5, (int64_t{1} << 53) + 1};
+  std::vector<std::byte> device(ids.size() * 8);
+  const ir::DeviceFormat int64Flat{DeviceLayout::Flat, DType::Int64};
+  userToDevice({"ids", DType::Int64, UserLayout::NCHW, {4}}, std::as_bytes(std::span(ids)), int64Flat, device);
+  std::vector<int64_t> back(ids.size());
+  deviceToUser(int64Flat, device, {"ids", DType::Int64, UserLayout::NCHW, {4}}, std::as_writable_bytes(std::span(back)));
+  EXPECT_EQ(back, ids);
+
+  const std::vector<uint8_t> mask = {0, 1, 7, 0};
+  std::vector<std::byte> bytes(mask.size());
+  const ir::DeviceFormat boolFlat{DeviceLayout::Flat, DType::Bool};
+  userToDevice({"mask", DType::Bool, UserLayout::NCHW, {2, 2}}, std::as_bytes(std::span(mask)), boolFlat, bytes);
+  std::vector<uint8_t> stored(mask.size());
+  std::memcpy(stored.data(), bytes.data(), bytes.size());
+  EXPECT_EQ(stored, mask);  // any nonzero byte is true; the kernels read it so
+}
+
 TEST(KernelsDeviceFormat, ErrorsNameTheBuffer) {
   std::vector<float> user(24);
   std::vector<std::byte> device(10);
@@ -242,7 +261,7 @@ TEST(KernelsDeviceFormat, ErrorsNameTheBuffer) {
   EXPECT_THROW(userToDevice({"image", DType::Float, UserLayout::NCHW, {1, 2, 3, 4}}, std::as_bytes(std::span(user)).first(20),
                             format, big),
                FormatError);
-  EXPECT_THROW(userToDevice({"b", DType::Bool, UserLayout::NCHW, {4}}, std::as_bytes(std::span(user)), format, big),
+  EXPECT_THROW(userToDevice({"d", DType::Double, UserLayout::NCHW, {4}}, std::as_bytes(std::span(user)), format, big),
                FormatError);
   EXPECT_THROW(userToDevice({"r5", DType::Float, UserLayout::NCHW, {1, 1, 1, 2, 3}}, std::as_bytes(std::span(user)),
                             format, big),

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "GraphBuilder.hpp"
+#include "base/CacheLineAllocator.hpp"
 
 namespace qaic::kernels::test {
 namespace {
@@ -162,6 +163,94 @@ TEST(KernelsHostProgramThreads, ProgramsBuiltOnOneThreadRunConcurrentlyOnTwo) {
   for (int i = 0; i < kRuns; ++i) {
     expectBitEqual(firstRuns[i], reference, "first program");
     expectBitEqual(secondRuns[i], reference, "second program");
+  }
+}
+
+// The emulator's activations of one load: programs sharing one ConstantPacking, built on two
+// threads at once over the same constant data (each weight is packed once, under the registry's
+// lock, in the data's own bytes) and then run at once; each computes what a program with
+// private packed copies computes.
+TEST(KernelsHostProgramThreads, ProgramsSharingPackedConstantsBuildAndRunConcurrently) {
+  const Net net;
+  std::vector<float, CacheLineAllocator<float>> convWeight(net.convWeight.begin(), net.convWeight.end());
+  std::vector<float, CacheLineAllocator<float>> fcWeight(net.fcWeight.begin(), net.fcWeight.end());
+  std::vector<ir::WeightTensor> weights = {
+      {"cw", ir::DType::Float, {kOut, kInPerGroup, 3, 3}, std::as_bytes(std::span(convWeight.data(), convWeight.size()))},
+      {"fw", ir::DType::Float, {kFlat, kClasses}, std::as_bytes(std::span(fcWeight.data(), fcWeight.size()))}};
+  const ConstantLookup lookup = [&weights](std::string_view name) -> const ir::WeightTensor* {
+    for (const auto& w : weights) {
+      if (w.name == name) return &w;
+    }
+    return nullptr;
+  };
+  // The same network with its weights bound by name (as a program container binds them).
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {1, kIn, kSize, kSize})
+      .create("cw", "TL_FLOAT", {kOut, kInPerGroup, 3, 3}, {}, {0, 0}, true)
+      .create("cb", "TL_FLOAT", {kOut}, toDoubles(net.convBias))
+      .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}},
+          {{"group", kGroups}, {"size", {3, 3}}, {"stride", {1, 1}}, {"padding", {1, 1, 1, 1}}, {"dilation", {1, 1}},
+           {"autopad", "NOTSET"}})
+      .op("flat", "flatten", {{"src", "c"}}, {{"dst", "f"}}, {{"axis", 1}})
+      .create("fw", "TL_FLOAT", {kOut * kSize * kSize, kClasses}, {}, {0, 0}, true)
+      .create("fb", "TL_FLOAT", {kClasses}, toDoubles(net.fcBias))
+      .op("fc", "gemm", {{"a", "f"}, {"b", "fw"}, {"c", "fb"}}, {{"dst", "z"}},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"trans_a", false}, {"trans_b", false}})
+      .output("c", "TL_FLOAT", {1, kOut, kSize, kSize})
+      .output("z", "TL_FLOAT", {1, kClasses});
+  fcWeight.assign(static_cast<std::size_t>(kOut * kSize * kSize * kClasses), 0.0f);
+  for (std::size_t i = 0; i < fcWeight.size(); ++i) fcWeight[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
+  weights[1] = {"fw", ir::DType::Float, {kOut * kSize * kSize, kClasses},
+                std::as_bytes(std::span(fcWeight.data(), fcWeight.size()))};
+  const ir::Graph graph = g.graph();
+
+  // The reference: private packed copies, the data left alone.
+  const std::vector<float> convCopy(convWeight.begin(), convWeight.end()), fcCopy(fcWeight.begin(), fcWeight.end());
+  std::vector<ir::WeightTensor> copies = {
+      {"cw", ir::DType::Float, weights[0].dims, std::as_bytes(std::span(convCopy))},
+      {"fw", ir::DType::Float, weights[1].dims, std::as_bytes(std::span(fcCopy))}};
+  const auto reference = runOnce(*HostProgram::build(graph, [&copies](std::string_view name) -> const ir::WeightTensor* {
+    return name == "cw" ? &copies[0] : name == "fw" ? &copies[1] : nullptr;
+  }), net.x);
+
+  BuildOptions options;
+  options.packing = makeConstantPacking();
+  std::unique_ptr<HostProgram> programs[2];
+  std::exception_ptr errors[2];
+  std::vector<Outputs> runs[2];
+  const auto build = [&](int k) {
+    return std::thread([&, k] {
+      try {
+        programs[k] = HostProgram::build(graph, lookup, options);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+  };
+  std::thread b0 = build(0), b1 = build(1);
+  b0.join();
+  b1.join();
+  for (auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  const auto run = [&](int k) {
+    return std::thread([&, k] {
+      try {
+        for (int i = 0; i < 10; ++i) runs[k].push_back(runOnce(*programs[k], net.x));
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+  };
+  std::thread r0 = run(0), r1 = run(1);
+  r0.join();
+  r1.join();
+  for (auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(runs[k].size(), 10u);
+    for (const auto& outputs : runs[k]) expectBitEqual(outputs, reference, k == 0 ? "first program" : "second program");
   }
 }
 

@@ -99,16 +99,25 @@ TEST(KernelsGemm, TransposeFlagsAlphaBetaAndBroadcastC) {
   }
 }
 
-TEST(KernelsLinear, NonFloatIsRejectedNamingTheOp) {
+TEST(KernelsLinear, IntegerMatmulWrapsLikeTheArithmeticOps) {
   GraphBuilder g;
-  g.create("a", "TL_INT32", {2, 2}, {1, 2, 3, 4}).create("b", "TL_INT32", {2, 2}, {1, 2, 3, 4})
+  g.create("a", "TL_INT32", {2, 2}, {1, 2, 3, 2147483647}).create("b", "TL_INT32", {2, 2}, {1, 2, 3, 2})
       .op("intmm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}).output("c", "TL_INT32", {2, 2});
+  const auto c = runGraph(g.graph())[0].values<int32_t>();
+  // 3 + 3 * (2^31 - 1) and 6 + 2 * (2^31 - 1) wrap around 2^32.
+  EXPECT_EQ(c, (std::vector<int32_t>{7, 6, INT32_MIN, 4}));
+}
+
+TEST(KernelsLinear, NonNumericIsRejectedNamingTheOp) {
+  GraphBuilder g;
+  g.create("a", "TL_INT8", {2, 2}, {1, 2, 3, 4}).create("b", "TL_INT8", {2, 2}, {1, 2, 3, 4})
+      .op("intmm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}).output("c", "TL_INT8", {2, 2});
   try {
     runGraph(g.graph());
-    FAIL() << "int matmul accepted";
+    FAIL() << "int8 matmul accepted";
   } catch (const ExecutionError& e) {
     EXPECT_NE(std::string(e.what()).find("op 'intmm' (matmul)"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("TL_INT32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("TL_INT8"), std::string::npos) << e.what();
   }
 }
 

@@ -1,0 +1,299 @@
+// gather, gather_elements, gather_nd, scatter_elements, scatter_nd. Indices are runtime data:
+// every one is checked against its axis (negative ones count from the end, as in ONNX), and an
+// out-of-range index fails the run with an error naming the op, the index and where it was.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/DTypes.hpp"
+#include "kernels/ops/Factories.hpp"
+
+namespace qaic::kernels::ops {
+namespace {
+
+// Reads index `k` of an int64 or int32 tensor.
+class IndexReader {
+ public:
+  explicit IndexReader(const Tensor& t) : t_(t), wide_(t.dtype == ir::DType::Int64) {}
+  int64_t operator[](int64_t k) const { return wide_ ? t_.as<int64_t>()[k] : t_.as<int32_t>()[k]; }
+
+ private:
+  const Tensor& t_;
+  bool wide_;
+};
+
+void requireIndexTensor(const BuildContext& ctx, std::string_view arg) {
+  requireDTypes(ctx.op, arg, ctx.input(arg).dtype, {ir::DType::Int64, ir::DType::Int32});
+}
+
+// What the gathers share: src read at the places `indices` name, into dst of src's dtype.
+struct Gather {
+  const Tensor& src;
+  const Tensor& indices;
+  Tensor& dst;
+};
+
+Gather gatherTensors(const BuildContext& ctx) {
+  Gather g{ctx.input("src"), ctx.input("indices"), ctx.output("dst")};
+  requireIndexTensor(ctx, "indices");
+  if (g.src.dtype != g.dst.dtype) throwKernelError(ctx.op, "output dtype differs from input 'src'");
+  return g;
+}
+
+}  // namespace
+
+// `index` (read at position `position` of input `arg`) resolved against an axis of `extent`.
+AxisView checkedAxisView(const ir::Op& op, const ir::Dims& dims, std::string_view arg) {
+  const int64_t axis = op.integer(arg);
+  if (axis < 0 || static_cast<std::size_t>(axis) >= dims.size()) {
+    throwKernelError(op, "param '" + std::string(arg) + "': " + std::to_string(axis) + " is not an axis of a rank-" +
+                             std::to_string(dims.size()) + " tensor");
+  }
+  return axisView(dims, static_cast<std::size_t>(axis));
+}
+
+int64_t resolveIndex(const ir::Op& op, std::string_view arg, int64_t index, int64_t position, int64_t extent) {
+  if (index < -extent || index >= extent) {
+    throwKernelError(op, "input '" + std::string(arg) + "': index " + std::to_string(index) + " at position " +
+                             std::to_string(position) + " is out of range [" + std::to_string(-extent) + ", " +
+                             std::to_string(extent) + ")");
+  }
+  return index < 0 ? index + extent : index;
+}
+
+std::unique_ptr<Kernel> makeGather(const BuildContext& ctx) {
+  // Named references, not structured bindings: clang 14 cannot capture those in a lambda.
+  const Gather g = gatherTensors(ctx);
+  const Tensor& src = g.src;
+  const Tensor& indices = g.indices;
+  Tensor& dst = g.dst;
+  const AxisView v = checkedAxisView(ctx.op, src.dims);
+  const int64_t outer = v.outer, extent = v.extent;
+  const std::size_t chunk = static_cast<std::size_t>(v.inner) * ir::dtypeSize(src.dtype);
+  const ir::Op& op = ctx.op;
+  return makeKernel([&op, &src, &indices, &dst, outer, extent, chunk] {
+    const IndexReader index(indices);
+    const int64_t count = indices.count();
+    std::byte* out = dst.data();
+    // Check every index first: a failing run writes nothing.
+    for (int64_t k = 0; k < count; ++k) resolveIndex(op, "indices", index[k], k, extent);
+    for (int64_t o = 0; o < outer; ++o) {
+      const std::byte* block = src.data() + static_cast<std::size_t>(o * extent) * chunk;
+      for (int64_t k = 0; k < count; ++k) {
+        const int64_t i = index[k] < 0 ? index[k] + extent : index[k];
+        std::memcpy(out, block + static_cast<std::size_t>(i) * chunk, chunk);
+        out += chunk;
+      }
+    }
+  });
+}
+
+}  // namespace qaic::kernels::ops
+
+namespace qaic::kernels::ops {
+namespace {
+
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+
+ScatterReduction parseReduction(const ir::Op& op) {
+  const std::string& name = op.string("reduction");
+  if (name == "none") return ScatterReduction::None;
+  if (name == "add") return ScatterReduction::Add;
+  if (name == "mul") return ScatterReduction::Mul;
+  if (name == "max") return ScatterReduction::Max;
+  if (name == "min") return ScatterReduction::Min;
+  throwKernelError(op, "param 'reduction': unknown value '" + name + "'");
+}
+
+// target = target (reduction) value, in the element type (float16 and bool through double).
+template <typename T>
+void combine(T& target, T value, ScatterReduction r) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    switch (r) {
+      case ScatterReduction::None: target = value; return;
+      case ScatterReduction::Add: target = static_cast<T>(target + value); return;
+      case ScatterReduction::Mul: target = static_cast<T>(target * value); return;
+      case ScatterReduction::Max: target = std::max(target, value); return;
+      case ScatterReduction::Min: target = std::min(target, value); return;
+    }
+  } else {
+    double t = toDouble(target);
+    combine(t, toDouble(value), r);
+    target = fromDouble<T>(t);
+  }
+}
+
+// Source offsets of the element-wise forms: every axis but `axis` follows the indices tensor's
+// position, so the offset is `base` (from strides with the axis zeroed) + index * axis stride.
+struct ElementwiseIndexing {
+  std::vector<int64_t> strides;  // of the source, zero along the axis
+  int64_t axisStride = 0;
+  int64_t extent = 0;
+};
+
+ElementwiseIndexing elementwiseIndexing(const BuildContext& ctx, const Tensor& src, const Tensor& indices) {
+  const AxisView v = checkedAxisView(ctx.op, src.dims);
+  if (indices.dims.size() != src.dims.size()) throwKernelError(ctx.op, "input 'indices': rank differs from 'src'");
+  const auto axis = static_cast<std::size_t>(ctx.op.integer("axis"));
+  ElementwiseIndexing e{rowMajorStrides(src.dims), 0, v.extent};
+  e.axisStride = e.strides[axis];
+  e.strides[axis] = 0;
+  for (std::size_t i = 0; i < src.dims.size(); ++i) {
+    if (i != axis && indices.dims[i] > src.dims[i]) throwKernelError(ctx.op, "input 'indices': dims exceed 'src'");
+  }
+  return e;
+}
+
+// The N-D forms: each index tuple (the last axis of `indices`) selects a block of `block`
+// elements of `src`; with batch dims, tuple t of batch b reads within batch b.
+struct NdIndexing {
+  int64_t batches = 1, tuplesPerBatch = 1, tuple = 1, block = 1, batchElements = 1;
+  std::vector<int64_t> extents, strides;  // of the indexed axes
+};
+
+NdIndexing ndIndexing(const BuildContext& ctx, const Tensor& src, const Tensor& indices, std::size_t batch) {
+  if (indices.dims.empty() || src.dims.size() <= batch) throwKernelError(ctx.op, "input 'indices': wrong rank");
+  NdIndexing nd;
+  nd.tuple = indices.dims.back();
+  if (nd.tuple < 1 || batch + static_cast<std::size_t>(nd.tuple) > src.dims.size()) {
+    throwKernelError(ctx.op, "input 'indices': the tuple length exceeds the rank of 'src'");
+  }
+  const auto strides = rowMajorStrides(src.dims);
+  for (std::size_t i = 0; i < batch; ++i) nd.batches *= src.dims[i];
+  nd.batchElements = batch == 0 ? src.count() : strides[batch - 1];
+  nd.tuplesPerBatch = indices.count() / nd.tuple / std::max<int64_t>(nd.batches, 1);
+  for (std::size_t i = batch; i < batch + static_cast<std::size_t>(nd.tuple); ++i) {
+    nd.extents.push_back(src.dims[i]);
+    nd.strides.push_back(strides[i]);
+  }
+  nd.block = strides[batch + static_cast<std::size_t>(nd.tuple) - 1];
+  return nd;
+}
+
+// Element offset (within its batch) of tuple `t`, every index checked.
+int64_t tupleOffset(const ir::Op& op, const NdIndexing& nd, const IndexReader& index, int64_t t) {
+  int64_t offset = 0;
+  for (int64_t j = 0; j < nd.tuple; ++j) {
+    const int64_t position = t * nd.tuple + j;
+    offset += resolveIndex(op, "indices", index[position], position, nd.extents[static_cast<std::size_t>(j)]) *
+              nd.strides[static_cast<std::size_t>(j)];
+  }
+  return offset;
+}
+
+// What the scatters share: a copy of src with updates combined in at the indexed places.
+struct Scatter {
+  const Tensor& src;
+  const Tensor& indices;
+  const Tensor& updates;
+  Tensor& dst;
+  ScatterReduction reduction;
+};
+
+Scatter scatterTensors(const BuildContext& ctx) {
+  Scatter s{ctx.input("src"), ctx.input("indices"), ctx.input("updates"), ctx.output("dst"), parseReduction(ctx.op)};
+  requireIndexTensor(ctx, "indices");
+  if (s.src.dtype != s.dst.dtype || s.updates.dtype != s.src.dtype) {
+    throwKernelError(ctx.op, "src, updates and dst differ in dtype");
+  }
+  return s;
+}
+
+// Element-wise forms: calls f(k, offset) for every position k of `indices` with the offset in
+// the source (or destination) it addresses, after checking every index.
+template <typename F>
+void forEachElementIndex(const ir::Op& op, const ElementwiseIndexing& e, const Tensor& indices, F&& f) {
+  const IndexReader index(indices);
+  for (int64_t k = 0; k < indices.count(); ++k) resolveIndex(op, "indices", index[k], k, e.extent);
+  forEachStrided(indices.dims, e.strides, [&](int64_t k, int64_t base) {
+    const int64_t i = index[k] < 0 ? index[k] + e.extent : index[k];
+    f(k, base + i * e.axisStride);
+  });
+}
+
+// N-D forms: the element offset of each of the first `tuples` index tuples, every index checked.
+std::vector<int64_t> tupleOffsets(const ir::Op& op, const NdIndexing& nd, const Tensor& indices, int64_t tuples) {
+  const IndexReader index(indices);
+  std::vector<int64_t> offsets(static_cast<std::size_t>(tuples));
+  for (int64_t t = 0; t < tuples; ++t) {
+    offsets[static_cast<std::size_t>(t)] = (t / nd.tuplesPerBatch) * nd.batchElements + tupleOffset(op, nd, index, t);
+  }
+  return offsets;
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> makeGatherElements(const BuildContext& ctx) {
+  // Named references, not structured bindings: clang 14 cannot capture those in a lambda.
+  const Gather g = gatherTensors(ctx);
+  const Tensor& src = g.src;
+  const Tensor& indices = g.indices;
+  Tensor& dst = g.dst;
+  const ElementwiseIndexing e = elementwiseIndexing(ctx, src, indices);
+  const ir::Op& op = ctx.op;
+  return makeKernel([&op, &src, &indices, &dst, e] {
+    visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* in = src.as<T>();
+      T* out = dst.as<T>();
+      forEachElementIndex(op, e, indices, [&](int64_t k, int64_t offset) { out[k] = in[offset]; });
+    });
+  });
+}
+
+std::unique_ptr<Kernel> makeScatterElements(const BuildContext& ctx) {
+  const Scatter s = scatterTensors(ctx);
+  if (s.updates.dims != s.indices.dims) throwKernelError(ctx.op, "input 'updates': dims differ from 'indices'");
+  const ElementwiseIndexing e = elementwiseIndexing(ctx, s.src, s.indices);
+  const ir::Op& op = ctx.op;
+  return makeKernel([&op, s, e] {
+    std::vector<int64_t> offsets;
+    offsets.reserve(static_cast<std::size_t>(s.indices.count()));
+    forEachElementIndex(op, e, s.indices, [&](int64_t, int64_t offset) { offsets.push_back(offset); });
+    if (&s.src != &s.dst) std::memcpy(s.dst.data(), s.src.data(), s.src.bytes());
+    visitDType(s.src.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* value = s.updates.as<T>();
+      T* out = s.dst.as<T>();
+      for (std::size_t k = 0; k < offsets.size(); ++k) combine(out[offsets[k]], value[k], s.reduction);
+    });
+  });
+}
+
+std::unique_ptr<Kernel> makeGatherNd(const BuildContext& ctx) {
+  // Named references, not structured bindings: clang 14 cannot capture those in a lambda.
+  const Gather g = gatherTensors(ctx);
+  const Tensor& src = g.src;
+  const Tensor& indices = g.indices;
+  Tensor& dst = g.dst;
+  const NdIndexing nd = ndIndexing(ctx, src, indices, static_cast<std::size_t>(ctx.op.integer("batch_dims")));
+  const std::size_t size = ir::dtypeSize(src.dtype);
+  const ir::Op& op = ctx.op;
+  return makeKernel([&op, &src, &indices, &dst, nd, size] {
+    const auto offsets = tupleOffsets(op, nd, indices, nd.batches * nd.tuplesPerBatch);
+    const std::size_t chunk = static_cast<std::size_t>(nd.block) * size;
+    for (std::size_t t = 0; t < offsets.size(); ++t) {
+      std::memcpy(dst.data() + t * chunk, src.data() + static_cast<std::size_t>(offsets[t]) * size, chunk);
+    }
+  });
+}
+
+std::unique_ptr<Kernel> makeScatterNd(const BuildContext& ctx) {
+  const Scatter s = scatterTensors(ctx);
+  const NdIndexing nd = ndIndexing(ctx, s.src, s.indices, 0);
+  if (s.updates.count() != nd.tuplesPerBatch * nd.block) throwKernelError(ctx.op, "input 'updates': wrong element count");
+  const ir::Op& op = ctx.op;
+  return makeKernel([&op, s, nd] {
+    const auto offsets = tupleOffsets(op, nd, s.indices, nd.tuplesPerBatch);
+    if (&s.src != &s.dst) std::memcpy(s.dst.data(), s.src.data(), s.src.bytes());
+    visitDType(s.src.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* value = s.updates.as<T>();
+      T* out = s.dst.as<T>();
+      for (std::size_t t = 0; t < offsets.size(); ++t) {
+        for (int64_t i = 0; i < nd.block; ++i) combine(out[offsets[t] + i], value[static_cast<int64_t>(t) * nd.block + i], s.reduction);
+      }
+    });
+  });
+}
+
+}  // namespace qaic::kernels::ops

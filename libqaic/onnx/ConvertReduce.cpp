@@ -1,0 +1,85 @@
+// ReduceSum / Mean / Max / Min / Prod / SumSquare / L1 / L2 / LogSum / LogSumExp, ArgMax,
+// ArgMin and GlobalMaxPool.
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <map>
+
+#include "onnx/Converter.hpp"
+#include "onnx/OperatorTable.hpp"
+
+namespace qaic::onnx {
+namespace {
+
+void emitReduce(Converter& c, const std::string& reduction, std::vector<int64_t> axes, bool keep) {
+  const ir::Dims in = c.dims(0);
+  std::sort(axes.begin(), axes.end());
+  ir::Dims out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
+    if (!reduced) out.push_back(in[i]);
+    if (reduced && keep) out.push_back(1);
+  }
+  if (axes.empty() || in.empty()) {
+    // Nothing to reduce over (a scalar, or noop_with_empty_axes): the values pass through,
+    // except for the reductions that transform each one.
+    if (reduction == "sum" || reduction == "mean" || reduction == "max" || reduction == "min" || reduction == "prod") {
+      return c.alias(0, c.tensor(0));
+    }
+    axes = {0};
+  }
+  c.emit("reduce", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {stringParam("reduce_op", reduction), integersParam("axes", axes), boolParam("keepdims", keep || in.empty())});
+  if (out.empty()) c.setOnnxDims(0, {});
+}
+
+}  // namespace
+
+void convertReduce(Converter& c) {
+  static const std::map<std::string, std::string, std::less<>> reductions = {
+      {"ReduceSum", "sum"},   {"ReduceMean", "mean"},       {"ReduceMax", "max"},          {"ReduceMin", "min"},
+      {"ReduceProd", "prod"}, {"ReduceSumSquare", "sum_square"}, {"ReduceL1", "l1"},       {"ReduceL2", "l2"},
+      {"ReduceLogSum", "log_sum"}, {"ReduceLogSumExp", "log_sum_exp"}};
+  const std::string& op = c.node().op_type();
+  if (op == "ReduceMean" && fuseLayerNorm(c)) return;
+  const ir::Dims in = c.dims(0);
+  const bool keep = c.attributes().integer("keepdims", 1) != 0;
+  // ReduceSum takes its axes as an input from opset 13 on, the others from opset 18.
+  std::optional<std::vector<int64_t>> given;
+  if (op == "ReduceSum" && c.opset() >= 13) {
+    if (c.hasInput(1)) given = c.constantIntegers(1, "axes");
+  } else {
+    given = c.attributes().integers("axes");
+  }
+  std::vector<int64_t> axes;
+  if (given && !given->empty()) {
+    for (int64_t axis : *given) axes.push_back(normalizeAxis(c, axis, in.size(), "axes"));
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.fail("axes repeat");
+  } else if (c.attributes().integer("noop_with_empty_axes", 0) == 0) {
+    for (std::size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  emitReduce(c, reductions.find(op)->second, axes, keep);
+}
+
+void convertArgReduce(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  const auto axis = normalizeAxis(c, c.attributes().integer("axis", 0), in.size());
+  const bool keep = c.attributes().integer("keepdims", 1) != 0;
+  c.emit("arg_reduce", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {stringParam("arg_op", c.node().op_type() == "ArgMax" ? "max" : "min"),
+          numberParam("axis", static_cast<double>(axis)), boolParam("keepdims", keep),
+          boolParam("select_last_index", c.attributes().integer("select_last_index", 0) != 0)});
+  if (!keep && in.size() == 1) c.setOnnxDims(0, {});
+}
+
+void convertGlobalMaxPool(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.size() < 3) c.fail("input must be [N, C, d1, ...]");
+  std::vector<int64_t> axes;
+  for (std::size_t i = 2; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  emitReduce(c, "max", axes, true);
+}
+
+}  // namespace qaic::onnx

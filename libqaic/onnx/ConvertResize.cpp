@@ -1,0 +1,65 @@
+// Resize (opset 10 and later) on the interpolate op: the output dims from `sizes` or from
+// floor(input * scales), and the scales the coordinate mapping uses (sizes / input when sizes
+// are given). tf_crop_and_resize (a region of interest) is not supported.
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+
+#include "ir/OpRegistry.hpp"
+#include "onnx/ConstantMath.hpp"
+#include "onnx/Converter.hpp"
+#include "onnx/OperatorTable.hpp"
+
+namespace qaic::onnx {
+namespace {
+
+std::string oneOf(Converter& c, const std::string& attribute, const std::string& fallback,
+                  std::span<const std::string_view> allowed) {
+  const std::string value = c.attributes().string(attribute, fallback);
+  for (std::string_view a : allowed) {
+    if (a == value) return value;
+  }
+  c.attributes().fail(attribute, "is '" + value + "', which is not supported");
+}
+
+}  // namespace
+
+void convertResize(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  const std::string mode = oneOf(c, "mode", "nearest", ir::kInterpolationModes);
+  const std::string coordinates =
+      oneOf(c, "coordinate_transformation_mode", c.opset() < 11 ? "asymmetric" : "half_pixel", ir::kCoordinateModes);
+  const std::string nearest = oneOf(c, "nearest_mode", "round_prefer_floor", ir::kNearestModes);
+  // Opset 10: X, scales. Later: X, roi, scales, sizes.
+  const std::size_t scalesInput = c.opset() < 11 ? 1 : 2;
+  const std::size_t sizesInput = 3;
+  std::vector<double> scales;
+  ir::Dims out;
+  if (c.opset() >= 11 && c.hasInput(sizesInput) && ir::elementCount(c.dims(sizesInput)) > 0) {
+    const auto sizes = c.constantIntegers(sizesInput, "sizes");
+    if (sizes.size() != in.size()) c.fail("sizes has " + std::to_string(sizes.size()) + " values for rank " + std::to_string(in.size()));
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      if (sizes[i] < 1) c.fail("sizes must be >= 1; empty tensors are not supported");
+      out.push_back(sizes[i]);
+      scales.push_back(static_cast<double>(sizes[i]) / static_cast<double>(in[i]));
+    }
+  } else {
+    if (!c.hasInput(scalesInput)) c.fail("needs scales or sizes");
+    scales = toDoubles(c.requireConstant(scalesInput, "scales"));
+    if (scales.size() != in.size()) c.fail("scales has " + std::to_string(scales.size()) + " values for rank " + std::to_string(in.size()));
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      if (!(scales[i] > 0)) c.fail("scales must be > 0");
+      const double d = std::floor(static_cast<double>(in[i]) * scales[i]);
+      if (d < 1 || d > 1e12) c.fail("scale " + std::to_string(scales[i]) + " of axis " + std::to_string(i) + " gives an empty or huge dim");
+      out.push_back(static_cast<int64_t>(d));
+    }
+  }
+  c.emit("interpolate", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {stringParam("mode", mode), stringParam("coordinate_mode", coordinates), stringParam("nearest_mode", nearest),
+          numbersParam("scales", scales), integersParam("dims", out),
+          numberParam("cubic_coeff_a", c.attributes().number("cubic_coeff_a", -0.75f)),
+          boolParam("exclude_outside", c.attributes().integer("exclude_outside", 0) != 0)});
+}
+
+}  // namespace qaic::onnx
