@@ -183,7 +183,8 @@ struct FoldedConv {
   const pb::NodeProto* batchNorm = nullptr;
 };
 
-std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims) {
+// storedDims: the dims the folded weight is created with (a 1-D conv's weight as an H = 1 image).
+std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims, const ir::Dims& storedDims) {
   const ImportedTensor* weight = c.constant(1);
   const ImportedTensor* bias = c.hasInput(2) ? c.constant(2) : nullptr;
   if (!weight || weight->dtype != ir::DType::Float) return std::nullopt;
@@ -203,7 +204,7 @@ std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims
     b[o] = (b[o] - k->mean[o]) * s + k->offset[o];
   }
   FoldedConv folded;
-  folded.weight = c.constantTensor(fromDoubles("", ir::DType::Float, weightDims, w), c.label() + "/folded_weight");
+  folded.weight = c.constantTensor(fromDoubles("", ir::DType::Float, storedDims, w), c.label() + "/folded_weight");
   folded.bias = c.constantTensor(fromDoubles("", ir::DType::Float, {outC}, b), c.label() + "/folded_bias");
   folded.batchNorm = bn;
   return folded;
@@ -211,11 +212,16 @@ std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims
 
 }  // namespace
 
+// A 1-D convolution ([N, C, L], weight [O, C/group, K]) runs as conv2d on an H = 1 image, as 1-D
+// pooling does: src reshaped to [N, C, 1, L], the weight stored as [O, C/group, 1, K], the result
+// reshaped back to [N, O, L'].
 void convertConv(Converter& c) {
-  c.requireRank(0, {4});
-  c.requireRank(1, {4});
+  c.requireRank(0, {3, 4});
+  c.requireRank(1, {3, 4});
   const ir::Dims in = c.dims(0);
   const ir::Dims weightDims = c.dims(1);
+  if (in.size() != weightDims.size()) c.fail("the input and the weight must have the same rank (3 or 4)");
+  const bool oneD = in.size() == 3;
   const ir::Dims spatialIn(in.begin() + 2, in.end());
   std::vector<int64_t> kernel(weightDims.begin() + 2, weightDims.end());
   if (auto declared = c.attributes().integers("kernel_shape"); declared && *declared != kernel) {
@@ -224,22 +230,44 @@ void convertConv(Converter& c) {
   const Window w = readWindow(c, spatialIn, kernel);
   const int64_t group = c.attributes().integer("group", 1);
   std::vector<ir::Param> params = {numberParam("group", static_cast<double>(group)),
-                                   integersParam("size", kernel),
-                                   integersParam("stride", w.stride),
+                                   integersParam("size", pair2(kernel, 1)),
+                                   integersParam("stride", pair2(w.stride, 1)),
                                    integersParam("padding", padding4(w.padBegin, w.padEnd)),
-                                   integersParam("dilation", w.dilation),
+                                   integersParam("dilation", pair2(w.dilation, 1)),
                                    stringParam("autopad", "NOTSET")};
-  const std::string src = c.tensor(0);
-  if (auto folded = foldBatchNorm(c, weightDims)) {
-    const std::string dst = c.output(0);
-    c.emit("conv2d", {{"src", src}, {"weight", folded->weight}, {"bias", folded->bias}}, {{"dst", dst}},
-           std::move(params));
-    c.absorb(*folded->batchNorm, folded->batchNorm->output(0), dst);
-    return;
+  const ir::Dims weightAsImage =
+      oneD ? ir::Dims{weightDims[0], weightDims[1], 1, weightDims[2]} : weightDims;
+  std::string src = c.tensor(0);
+  if (oneD) {
+    const std::string image = c.temporary("as_image");
+    c.emit("reshape", {{"src", src}}, {{"dst", image}}, {integersParam("dims", {in[0], in[1], 1, in[2]})});
+    src = image;
   }
-  const std::string weight = c.tensor(1);
-  const std::string bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[0]}, "zero_bias");
-  c.emit("conv2d", {{"src", src}, {"weight", weight}, {"bias", bias}}, {{"dst", c.output(0)}}, std::move(params));
+  const auto folded = foldBatchNorm(c, weightDims, weightAsImage);
+  std::string weight, bias;
+  if (folded) {
+    weight = folded->weight;
+    bias = folded->bias;
+  } else {
+    if (oneD) {
+      ImportedTensor image = c.requireConstant(1, "weight");
+      image.dims = weightAsImage;
+      weight = c.constantTensor(std::move(image), c.label() + "/weight_as_image");
+    } else {
+      weight = c.tensor(1);
+    }
+    bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[0]}, "zero_bias");
+  }
+  const std::string dst = oneD ? c.temporary("convolved") : c.output(0);
+  c.emit("conv2d", {{"src", src}, {"weight", weight}, {"bias", bias}}, {{"dst", dst}}, std::move(params));
+  std::string result = dst;
+  if (oneD) {
+    const ir::Dims convolved = c.tensorDims(dst);
+    result = c.output(0);
+    c.emit("reshape", {{"src", dst}}, {{"dst", result}},
+           {integersParam("dims", {convolved[0], convolved[1], convolved[3]})});
+  }
+  if (folded) c.absorb(*folded->batchNorm, folded->batchNorm->output(0), result);
 }
 
 void convertMaxPool(Converter& c) { convertPool(c, "maxpool2d", false); }

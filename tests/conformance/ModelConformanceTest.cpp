@@ -86,10 +86,11 @@ double relativeMaxError(const std::vector<float>& got, const std::vector<float>&
 // relative step through ~20 layers. The tolerance the issue states is 2e-2 of the output's range.
 constexpr double kFp16Tolerance = 2e-2;
 
-// qaic-exec -convert-to-fp16 [-fp16-io-layout=<layout>], qaic-util --qpc, qaic-runner -i on a
-// fresh qaic-emu; returns the runner's output for the model's saved input.
+// qaic-exec -convert-to-fp16 [-fp16-io-layout=<layout>], qaic-util --qpc (which must print every
+// line of `expectedQpcLines`), qaic-runner -i on a fresh qaic-emu; returns the runner's output for
+// the model's saved input.
 std::vector<float> runOnEmulatorFp16(const std::string& model, const std::string& layout,
-                                     const std::string& expectedInputFormat) {
+                                     const std::vector<std::string>& expectedQpcLines) {
   namespace fs = std::filesystem;
   const std::string base = modelDir() + "/" + model;
   qaic::testing::EmulatorProcess emulator;
@@ -102,9 +103,7 @@ std::vector<float> runOnEmulatorFp16(const std::string& model, const std::string
   EXPECT_EQ(r.exitCode, 0) << r.err;
   r = qaic::testing::runTool("qaic-util", {"--qpc=" + qpc});
   EXPECT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_NE(r.out.find("\tDims:[1,3,224,224]\n\tSize:602112\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\tDevice Format:" + expectedInputFormat + "\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\tDevice Format:flat TL_FLOAT\n"), std::string::npos) << "the [1,1000] output\n" << r.out;
+  for (const std::string& line : expectedQpcLines) EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   const fs::path out = dir.path() / "out";
   r = qaic::testing::runTool("qaic-runner", {"-t", qpc, "-i", base + ".input.bin", "-n", "1", "--write-output-dir",
                                              out.string()},
@@ -121,10 +120,16 @@ std::vector<float> runOnEmulatorFp16(const std::string& model, const std::string
   return values;
 }
 
+// The [1,3,224,224] input in `inputFormat`, the [1,1000] fully connected output flat.
+std::vector<std::string> torchvisionQpcLines(const std::string& inputFormat) {
+  return {"\tDims:[1,3,224,224]\n\tSize:602112\n", "\tDevice Format:" + inputFormat + "\n",
+          "\tDims:[1,1000]\n\tSize:4000\n", "\tDevice Format:flat TL_FLOAT\n"};
+}
+
 TEST_P(TorchvisionModels, MatchPyTorchThroughTheRunnerInFp16) {
   ensureGenerated("gen-models.py", modelDir(), "index.txt", std::chrono::seconds(280));
   const auto expected = floats(rawFloats(modelDir() + "/" + GetParam() + ".output.bin", {1, 1000}));
-  const auto got = runOnEmulatorFp16(GetParam(), "", "DWHC TL_FLOAT16");
+  const auto got = runOnEmulatorFp16(GetParam(), "", torchvisionQpcLines("DWHC TL_FLOAT16"));
   ASSERT_EQ(got.size(), expected.size());
   const double error = relativeMaxError(got, expected);
   EXPECT_LE(error, kFp16Tolerance) << GetParam();
@@ -136,11 +141,52 @@ TEST_P(TorchvisionModels, MatchPyTorchThroughTheRunnerInFp16) {
 TEST(TorchvisionFp16Layouts, DhwcInputMatchesPyTorch) {
   ensureGenerated("gen-models.py", modelDir(), "index.txt", std::chrono::seconds(280));
   const auto expected = floats(rawFloats(modelDir() + "/squeezenet1_1.output.bin", {1, 1000}));
-  const auto got = runOnEmulatorFp16("squeezenet1_1", "DHWC", "DHWC TL_FLOAT16");
+  const auto got = runOnEmulatorFp16("squeezenet1_1", "DHWC", torchvisionQpcLines("DHWC TL_FLOAT16"));
   ASSERT_EQ(got.size(), expected.size());
   const double error = relativeMaxError(got, expected);
   EXPECT_LE(error, kFp16Tolerance);
   std::cout << "squeezenet1_1 (fp16, DHWC): max abs error / max |torch| = " << error << "\n";
+}
+
+// Seed 003's "1D ... arrays with multiple channels": a torch.nn.Conv1d network's [N, C, L] input
+// (20 channels: three chunks) lives on the device in DWHC / DHWC float16 as [N, C, 1, L], and its
+// [N, C, L] convolution output comes back from DWHC / DHWC float.
+class Conv1dFp16Layouts : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Conv1dFp16Layouts, ChannelsOverLengthMatchPyTorch) {
+  ensureGenerated("gen-models.py", modelDir(), "conv1d.txt", std::chrono::seconds(280));
+  const auto expected = floats(rawFloats(modelDir() + "/conv1d.output.bin", {2, 12, 30}));
+  const std::string layout = GetParam();
+  const auto got = runOnEmulatorFp16(
+      "conv1d", layout,
+      {"\tDims:[2,20,64]\n\tSize:10240\n\tPartial:no\n\tSkip Partial Header:no\n\tAllow Skip:no\n"
+       "\tDevice Format:" + layout + " TL_FLOAT16\n\tDevice Offset:",
+       "\tDims:[2,12,30]\n\tSize:2880\n\tPartial:no\n\tSkip Partial Header:no\n\tAllow Skip:no\n"
+       "\tDevice Format:" + layout + " TL_FLOAT\n\tDevice Offset:"});
+  ASSERT_EQ(got.size(), expected.size());
+  const double error = relativeMaxError(got, expected);
+  EXPECT_LE(error, kFp16Tolerance);
+  std::cout << "conv1d (fp16, " << layout << "): max abs error / max |torch| = " << error << "\n";
+  RecordProperty("relative_max_error", std::to_string(error));
+}
+
+INSTANTIATE_TEST_SUITE_P(Conv1d, Conv1dFp16Layouts, ::testing::Values("DWHC", "DHWC"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// The importer runs a 1-D Conv as conv2d on [N, C, 1, L]: in FP32 on the host executor it matches
+// PyTorch as closely as the 2-D networks do.
+TEST(Conv1dModel, MatchesPyTorchOnHostExecutor) {
+  ensureGenerated("gen-models.py", modelDir(), "conv1d.txt", std::chrono::seconds(280));
+  const onnx::ImportedModel model = onnx::importOnnxFile(modelDir() + "/conv1d.onnx");
+  const auto input = rawFloats(modelDir() + "/conv1d.input.bin", {2, 20, 64});
+  const auto expected = floats(rawFloats(modelDir() + "/conv1d.output.bin", {2, 12, 30}));
+  HostRun program(model, 2);
+  const auto outputs = program.run({&input});
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].dims, (ir::Dims{2, 12, 30}));
+  const auto got = floats(outputs[0]);
+  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_LE(relativeMaxError(got, expected), 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, TorchvisionModels,
