@@ -234,6 +234,19 @@ def bert_base(layers=4):
     return BertLike(vocab=30522, hidden=768, heads=12, layers=layers, seq=128)
 
 
+def conv1d():
+    """torch.nn.Conv1d as a user exports it: [N, C, L] in and out, 20 input channels (three of seed
+    003's chunks of 8), a BatchNorm1d to fold, a grouped and a strided convolution."""
+    return nn.Sequential(nn.Conv1d(20, 24, 3, padding=1), nn.BatchNorm1d(24), nn.ReLU(),
+                         nn.Conv1d(24, 24, 3, padding=1, groups=4), nn.ReLU(),
+                         nn.Conv1d(24, 12, 5, stride=2))
+
+
+def waveforms():
+    generator = torch.Generator().manual_seed(SEED + 1)
+    return (torch.randn(2, 20, 64, generator=generator),)
+
+
 # name -> (builder, inputs, opset, description)
 SUITE = {
     "alexnet": (alexnet, images(224), 14, "AlexNet, narrow classifier"),
@@ -271,6 +284,7 @@ SUITE = {
     "decoder_relu": (lambda: Decoder("relu"), decoder_inputs, 13, "nn.TransformerDecoder, relu, opset 13"),
     "decoder_gelu": (lambda: Decoder("gelu"), decoder_inputs, 17, "nn.TransformerDecoder, gelu, opset 17"),
     "attention_masks": (lambda: Attention(), attention_inputs, 14, "nn.MultiheadAttention with both masks"),
+    "conv1d": (conv1d, waveforms, 14, "nn.Conv1d network, [2, 20, 64] in, [2, 12, 30] out (grouped, strided)"),
     # make bench: full-size networks.
     "resnet50_full": (lambda: tvm.resnet50(), images(224), 14, "ResNet-50"),
     "mobilenet_v3_large_full": (lambda: tvm.mobilenet_v3_large(), images(224), 14, "MobileNetV3-Large"),

@@ -28,8 +28,9 @@ DeviceFormat parseDeviceFormat(const Json& object, const IoBuffer& buffer, const
     format.layout = DeviceLayout::Flat;
   } else if (layout == "DWHC" || layout == "DHWC") {
     format.layout = layout == "DWHC" ? DeviceLayout::DWHC : DeviceLayout::DHWC;
-    if (buffer.dims.size() != 4) {
-      fail(where, "key 'layout': " + layout + " needs a rank-4 tensor, dims have rank " +
+    // Seed 003's channels over space: [N, C, H, W] and the lower ranks [N, C, L], [N, C], [C].
+    if (buffer.dims.empty() || buffer.dims.size() > 4) {
+      fail(where, "key 'layout': " + layout + " needs a tensor of rank 1 to 4, dims have rank " +
                       std::to_string(buffer.dims.size()));
     }
   } else {

@@ -263,8 +263,8 @@ void convertConv(Converter& c) {
   std::string dst = image;
   if (oneD) {
     const ir::Dims out = c.tensorDims(image);
-    c.reshapeInto(0, image, {out[0], out[1], out[3]});
-    dst = c.output(0);
+    dst = c.output(0);  // once: the reshape must write the tensor a folded BatchNormalization becomes
+    c.emit("reshape", {{"src", image}}, {{"dst", dst}}, {integersParam("dims", {out[0], out[1], out[3]})});
   }
   if (batchNorm) c.absorb(*batchNorm, batchNorm->output(0), dst);
 }

@@ -59,7 +59,8 @@ const std::vector<std::string>& suiteModels() {
       "mobilenet_v3_small", "mnasnet",    "shufflenet_v2",    "efficientnet",     "efficientnet_v2",
       "regnet_x",      "regnet_y",        "convnext",         "convnext_opset17", "vit",
       "vit_opset17",   "swin",            "maxvit",           "bert",             "bert_relu_opset17",
-      "gpt",           "gpt_opset17",     "decoder_relu",     "decoder_gelu",     "attention_masks"};
+      "gpt",           "gpt_opset17",     "decoder_relu",     "decoder_gelu",     "attention_masks",
+      "conv1d"};
   return models;
 }
 

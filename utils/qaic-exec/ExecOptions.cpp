@@ -156,8 +156,9 @@ Options:
                              and Inf/Sec); default: -batchsize, else 1
   -convert-to-fp16           stores float constants as float16 and gives float io buffers the
                              device's native formats (seed 003): inputs read by a convolution
-                             (rank 4) in DWHC float16, other inputs flat float16, rank-4 outputs
-                             DWHC float, other outputs flat float; the runtime converts
+                             (rank 4, or [N,C,L] of a 1-D one) in DWHC float16, other inputs flat
+                             float16, outputs of rank 4 or of a convolution DWHC float, other
+                             outputs flat float; the runtime converts
   -fp16-io-layout=<layout>   with -convert-to-fp16: DWHC (default), DHWC (the transposed layout)
                              or flat (io buffers stay flat in the user's type)
   -onnx-define-symbol=<name>,<value>

@@ -1,7 +1,9 @@
 // -convert-to-fp16's device formats for the network's io buffers (seed 003): an image-like input
-// (rank 4, read by a convolution) lives on the device in DWHC (or, transposed, DHWC) FP16, other
-// float inputs in flat FP16 (the fully connected block's 1-D arrays), rank-4 float outputs come
-// back from DWHC float, other outputs flat float. Integer buffers keep their type and layout.
+// (rank 1-4, read by a convolution directly or through reshapes as the same channels over space,
+// e.g. a Conv1d's [N, C, L]) lives on the device in DWHC (or, transposed, DHWC) FP16, other float
+// inputs in flat FP16 (the fully connected block's 1-D arrays); float outputs of rank 4, or of rank
+// 1-3 made by a convolution, come back from DWHC float, other outputs flat float. Integer buffers
+// keep their type and layout.
 #pragma once
 
 #include "ir/Graph.hpp"

@@ -152,8 +152,8 @@ DeviceGeometry deviceGeometry(const ir::Dims& dims, ir::DeviceLayout layout) {
   switch (dims.size()) {
     case 0: break;
     case 1: g.channels = dims[0]; break;
-    case 2: g.channels = dims[0]; g.width = dims[1]; break;
-    case 3: g.channels = dims[0]; g.height = dims[1]; g.width = dims[2]; break;
+    case 2: g.depth = dims[0]; g.channels = dims[1]; break;
+    case 3: g.depth = dims[0]; g.channels = dims[1]; g.width = dims[2]; break;
     case 4: g.depth = dims[0]; g.channels = dims[1]; g.height = dims[2]; g.width = dims[3]; break;
     default:
       if (layout != ir::DeviceLayout::Flat) {

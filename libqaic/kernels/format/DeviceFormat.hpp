@@ -5,10 +5,13 @@
 // Geometry. A tensor's logical dims are always the network's (NCHW for images). Seed 003 speaks
 // of (D, W, H, C); the mapping is:
 //   rank 4 [N, C, H, W] -> D = N (the batch is the depth), C, H, W
-//   rank 3 [C, H, W]    -> D = 1
-//   rank 2 [C, W]       -> D = 1, H = 1
-//   rank 1 [C]          -> D = 1, H = 1, W = 1
+//   rank 3 [N, C, L]    -> D = N, C, H = 1, W = L (1-D data with channels: a row of an image)
+//   rank 2 [N, C]       -> D = N, C, H = W = 1
+//   rank 1 [C]          -> D = 1, C, H = W = 1
 //   rank 0              -> one element (D = C = H = W = 1)
+// Lower ranks are the rank-4 case with the missing spatial axes of size 1, the axes PyTorch's
+// Conv1d / the ONNX importer's 1-D convolution use ([N, C, L] runs as [N, C, 1, L]). With one
+// spatial axis of size 1, DWHC and DHWC give the same offsets, so L could equally be H.
 // DWHC / DHWC of a tensor of rank > 4 is an error; Flat takes any rank.
 //
 // Offsets (in elements of the device element type; bytes = offset * element size), with

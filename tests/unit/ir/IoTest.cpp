@@ -96,7 +96,7 @@ TEST(IoSection, FieldValues) {
               HasSubstr("io[0] 'image': unknown key 'colour'"));
 }
 
-TEST(IoSection, LayoutsNeedRankFour) {
+TEST(IoSection, LayoutsNeedTheirRanks) {
   std::vector<Json> ops = {makeOp("r", "reshape", {{"src", "x"}}, {{"dst", "y"}}, {{"dims", {48}}})};
   Json in = inputEntry();
   in["dims"] = {48};
@@ -104,9 +104,17 @@ TEST(IoSection, LayoutsNeedRankFour) {
   EXPECT_THAT(irErrorText(withIo(Json::array({in}), nullptr, ops)), HasSubstr("key 'layout': NHWC needs a rank-4 tensor"));
   in.erase("layout");
   in["device_format"] = {{"layout", "DWHC"}, {"dtype", "TL_FLOAT16"}};
+  in["dims"] = {1, 1, 3, 4, 4};
   EXPECT_THAT(irErrorText(withIo(Json::array({in}), nullptr, ops)),
-              HasSubstr("io[0] 'image': device_format: key 'layout': DWHC needs a rank-4 tensor, "
-                        "dims have rank 1"));
+              HasSubstr("io[0] 'image': device_format: key 'layout': DWHC needs a tensor of rank 1 to 4, "
+                        "dims have rank 5"));
+  // Seed 003's 1-D data with channels: [N, C, L] (and the lower ranks) take DWHC / DHWC.
+  for (const Dims& dims : {Dims{2, 3, 8}, Dims{6, 8}, Dims{48}}) {
+    in["dims"] = dims;
+    in["device_format"] = {{"layout", "DHWC"}, {"dtype", "TL_FLOAT16"}};
+    const Graph graph = parseGraph(withIo(Json::array({in}), nullptr, ops));
+    EXPECT_EQ(graph.io[0].deviceFormat.layout, DeviceLayout::DHWC);
+  }
 }
 
 TEST(IoSection, DeviceFormat) {

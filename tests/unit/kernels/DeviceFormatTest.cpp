@@ -204,27 +204,64 @@ TEST(KernelsDeviceFormat, IntegerAndHalfUserTypes) {
   EXPECT_EQ(flat[2], static_cast<float>(16777217));
 }
 
+// Seed 003's "1D, 2D or 3D arrays with multiple channels": [N, C, L] is [N, C, 1, L], [N, C]
+// is [N, C, 1, 1] and [C] is [1, C, 1, 1], converted by the rank-4 code with the seed's offsets.
 TEST(KernelsDeviceFormat, LowerRanksUseDocumentedGeometry) {
-  const DeviceGeometry g3 = deviceGeometry({5, 3, 7}, DeviceLayout::DWHC);
-  EXPECT_EQ(g3.depth, 1);
-  EXPECT_EQ(g3.channels, 5);
-  EXPECT_EQ(g3.height, 3);
+  const DeviceGeometry g3 = deviceGeometry({2, 20, 7}, DeviceLayout::DWHC);
+  EXPECT_EQ(g3.depth, 2);
+  EXPECT_EQ(g3.channels, 20);
+  EXPECT_EQ(g3.height, 1);
   EXPECT_EQ(g3.width, 7);
-  const DeviceGeometry g2 = deviceGeometry({12, 4}, DeviceLayout::DHWC);
+  const DeviceGeometry g2 = deviceGeometry({3, 12}, DeviceLayout::DHWC);
+  EXPECT_EQ(g2.depth, 3);
   EXPECT_EQ(g2.channels, 12);
   EXPECT_EQ(g2.height, 1);
-  EXPECT_EQ(g2.width, 4);
-  // Rank 3 DWHC conversion follows the same formula with D = 1.
-  std::vector<float> user(5 * 3 * 7);
-  for (std::size_t i = 0; i < user.size(); ++i) user[i] = static_cast<float>(i);
-  std::vector<float> device(user.size());
-  userToDevice({"r3", DType::Float, UserLayout::NCHW, {5, 3, 7}}, std::as_bytes(std::span(user)),
-               {DeviceLayout::DWHC, DType::Float}, std::as_writable_bytes(std::span(device)));
-  for (int64_t c = 0; c < 5; ++c)
-    for (int64_t h = 0; h < 3; ++h)
-      for (int64_t w = 0; w < 7; ++w)
-        ASSERT_EQ(device[static_cast<std::size_t>(seedOffset(1, 7, 3, 5, false, 0, w, h, c))],
-                  user[static_cast<std::size_t>((c * 3 + h) * 7 + w)]);
+  EXPECT_EQ(g2.width, 1);
+  const DeviceGeometry g1 = deviceGeometry({9}, DeviceLayout::DWHC);
+  EXPECT_EQ(g1.depth, 1);
+  EXPECT_EQ(g1.channels, 9);
+  EXPECT_EQ(g1.height, 1);
+  EXPECT_EQ(g1.width, 1);
+  // By hand from the seed: 20 channels are chunks 0-7, 8-15, 16-19; (n=1, l=2, c=17) sits after
+  // one whole depth slice (7*20), two whole chunks (2*7*8) and two pixels of the last chunk (2*4).
+  EXPECT_EQ(deviceElementOffset(g3, DeviceLayout::DWHC, 1, 2, 0, 17), 140 + 112 + 8 + 1);
+  EXPECT_THROW(deviceGeometry({1, 2, 3, 4, 5}, DeviceLayout::DWHC), FormatError);
+}
+
+TEST(KernelsDeviceFormat, LowerRanksConvertAtTheSeedsOffsets) {
+  for (const int64_t C : {1, 5, 8, 20}) {
+    // (dims, D, W) per rank; H is 1 for all of them.
+    const struct {
+      ir::Dims dims;
+      int64_t D, W;
+    } cases[] = {{{2, C, 7}, 2, 7}, {{3, C}, 3, 1}, {{C}, 1, 1}};
+    for (const auto& k : cases) {
+      const auto count = static_cast<std::size_t>(k.D * C * k.W);
+      std::vector<float> user(count);
+      for (std::size_t i = 0; i < count; ++i) user[i] = static_cast<float>(i) + 0.5f;
+      for (DeviceLayout layout : {DeviceLayout::DWHC, DeviceLayout::DHWC}) {
+        for (ConversionPath path : {ConversionPath::Scalar, ConversionPath::Auto}) {
+          SCOPED_TRACE(::testing::Message() << "rank " << k.dims.size() << " C=" << C << " layout "
+                                            << (layout == DeviceLayout::DWHC ? "DWHC" : "DHWC") << " path " << static_cast<int>(path));
+          const DeviceGeometry g = deviceGeometry(k.dims, layout);
+          std::vector<float> device(count, -1.0f);
+          userToDevice({"r", DType::Float, UserLayout::NCHW, k.dims}, std::as_bytes(std::span(user)),
+                       {layout, DType::Float}, std::as_writable_bytes(std::span(device)), path);
+          for (int64_t d = 0; d < k.D; ++d)
+            for (int64_t c = 0; c < C; ++c)
+              for (int64_t w = 0; w < k.W; ++w) {
+                const int64_t seed = seedOffset(k.D, k.W, 1, C, layout == DeviceLayout::DHWC, d, w, 0, c);
+                ASSERT_EQ(deviceElementOffset(g, layout, d, w, 0, c), seed);
+                ASSERT_EQ(device[static_cast<std::size_t>(seed)], user[static_cast<std::size_t>((d * C + c) * k.W + w)]);
+              }
+          std::vector<float> back(count, -1.0f);
+          deviceToUser({layout, DType::Float}, std::as_bytes(std::span(device)),
+                       {"r", DType::Float, UserLayout::NCHW, k.dims}, std::as_writable_bytes(std::span(back)), path);
+          ASSERT_EQ(back, user);
+        }
+      }
+    }
+  }
 }
 
 // Token ids beyond float's 24-bit mantissa and boolean masks travel flat and unchanged.

@@ -44,6 +44,30 @@ TEST(OnnxFolding, BatchNormFoldsIntoConv) {
   EXPECT_EQ(m.graph.io[1].tensor, conv->outputs[0].name);
 }
 
+// A 1-D Conv (weight [O, C, K]) folds the same way; the folded weight is stored as the
+// [O, C, 1, K] image weight of the conv2d the importer runs it as, and the BatchNorm's output is the
+// reshape back to [N, O, L].
+TEST(OnnxFolding, BatchNormFoldsIntoOneDimensionalConv) {
+  ModelBuilder b;
+  b.input("x", {1, 1, 3}).output("y");
+  b.initializer("w", {2, 1, 1}, {3.0f, -2.0f}).initializer("bias", {2}, {0.25f, 1.0f});
+  b.node("Conv", {"x", "w", "bias"}, {"c"}, "conv");
+  addBatchNorm(b, "c", "y");
+
+  const ImportedModel m = b.import();
+  EXPECT_EQ(countOps(m.graph, "batchnorm"), 0u);
+  const ir::Op* conv = findOp(m.graph, "conv2d");
+  ASSERT_NE(conv, nullptr);
+  const ImportedTensor* w = findWeight(m, conv->findInput("weight")->name);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->dims, (ir::Dims{2, 1, 1, 1}));
+  const double s0 = 2.0 / std::sqrt(4.0 + 1e-5);
+  EXPECT_NEAR(floatsOf(*w)[0], 3.0 * s0, 1e-6);
+  EXPECT_EQ(m.graph.io[1].dims, (ir::Dims{1, 2, 3}));
+  EXPECT_EQ(m.graph.ops.back().optype, "reshape");
+  EXPECT_EQ(m.graph.io[1].tensor, m.graph.ops.back().outputs[0].name);
+}
+
 TEST(OnnxFolding, BatchNormStaysWhenConvOutputHasTwoConsumers) {
   ModelBuilder b;
   b.input("x", {1, 1, 3, 3}).output("y").output("r");

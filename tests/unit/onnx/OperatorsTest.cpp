@@ -65,6 +65,42 @@ TEST(OnnxOperators, OneDimensionalPoolRunsAsImage) {
   EXPECT_EQ(m.graph.io[1].dims, (ir::Dims{1, 3, 7}));
 }
 
+// Conv1d: conv2d on [N, C, 1, L] with the [O, C/group, 1, K] weight and every window value on W.
+TEST(OnnxOperators, OneDimensionalConvRunsAsImage) {
+  ModelBuilder b;
+  b.input("x", {2, 4, 9}).output("y");
+  b.initializer("w", {6, 2, 3}, std::vector<float>(36, 0.5f));
+  auto& conv = b.node("Conv", {"x", "w"}, {"y"});
+  setAttr(conv, "group", int64_t{2});
+  setAttr(conv, "strides", std::vector<int64_t>{2});
+  setAttr(conv, "pads", std::vector<int64_t>{1, 0});
+  setAttr(conv, "dilations", std::vector<int64_t>{2});
+  const ImportedModel m = b.import();
+  const ir::Op* conv2d = findOp(m.graph, "conv2d");
+  ASSERT_NE(conv2d, nullptr);
+  EXPECT_EQ(conv2d->numbers("size"), (Numbers{1, 3}));
+  EXPECT_EQ(conv2d->numbers("stride"), (Numbers{1, 2}));
+  EXPECT_EQ(conv2d->numbers("padding"), (Numbers{0, 1, 0, 0}));
+  EXPECT_EQ(conv2d->numbers("dilation"), (Numbers{1, 2}));
+  EXPECT_EQ(findWeight(m, conv2d->findInput("weight")->name)->dims, (ir::Dims{6, 2, 1, 3}));
+  EXPECT_EQ(countOps(m.graph, "reshape"), 2u);
+  EXPECT_EQ(m.graph.io[1].dims, (ir::Dims{2, 6, 3}));  // (9 + 1 - 5) / 2 + 1
+}
+
+TEST(OnnxOperators, MismatchedConvRanksAreAnError) {
+  ModelBuilder b;
+  b.input("x", {2, 4, 9}).output("y");
+  b.initializer("w", {6, 4, 1, 3}, std::vector<float>(72, 0.5f));
+  b.node("Conv", {"x", "w"}, {"y"});
+  try {
+    b.import();
+    FAIL() << "no error for a rank-3 input with a rank-4 weight";
+  } catch (const ImportError& e) {
+    EXPECT_NE(std::string(e.what()).find("the weight's rank differs from the input's"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(OnnxOperators, NaryConcatBecomesBinaryChain) {
   ModelBuilder b;
   b.input("a", {1, 2}).input("b", {1, 3}).input("c", {1, 4}).output("y");
