@@ -14,6 +14,7 @@
 
 #include "EmuTest.hpp"
 #include "ProcessUsage.hpp"
+#include "Sanitizers.hpp"
 #include "Process.hpp"
 #include "driver/BufferObject.hpp"
 #include "driver/SysfsNames.hpp"
@@ -29,11 +30,7 @@ constexpr std::size_t kBoBytes = 32u << 20;
 constexpr int kCycles = 24;  // 768 MiB created and closed in all
 // What the emulator may keep between the two samples: allocator caches and the FUSE workers'
 // buffers. Far below one BO, so a BO that stayed would fail the test.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr long kSlackKb = 16384;
-#else
-constexpr long kSlackKb = 8192;
-#endif
+constexpr long kSlackKb = qaic::testing::kUnderSanitizer ? 16384 : 8192;
 
 int gemClose(const DeviceNode& node, uint32_t handle) {
   drm_gem_close c{handle, 0};

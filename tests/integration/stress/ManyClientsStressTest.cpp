@@ -22,6 +22,7 @@
 #include "Process.hpp"
 #include "EmulatorProcess.hpp"
 #include "ProcessUsage.hpp"
+#include "Sanitizers.hpp"
 #include "StressNetwork.hpp"
 #include "Process.hpp"
 
@@ -43,19 +44,8 @@ constexpr double kRunSeconds = 8.0;
 // (measured between the two samples: up to 9.2 MiB for ASan clients, 2.9 MiB for TSan clients and
 // 2.0 MiB for the TSan emulator, against 4 MiB), so 16 MiB there. Under ASan a leak still fails
 // the run, as LeakSanitizer makes the client exit nonzero; the plain build keeps 4 MiB.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define QAIC_STRESS_UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define QAIC_STRESS_UNDER_SANITIZER 1
-#endif
-#endif
 constexpr long kFdTolerance = 0;
-#ifdef QAIC_STRESS_UNDER_SANITIZER
-constexpr long kRssToleranceKb = 16384;
-#else
-constexpr long kRssToleranceKb = 4096;
-#endif
+constexpr long kRssToleranceKb = qaic::testing::kUnderSanitizer ? 16384 : 4096;
 // Each client should finish far more than this in 8 s; fewer means the pipeline stalled.
 constexpr long kMinimumPerClient = 50;
 
