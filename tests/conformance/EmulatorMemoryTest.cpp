@@ -5,8 +5,8 @@
 
 #include <stdlib.h>
 
-#include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,21 +14,12 @@
 #include "EmulatorProcess.hpp"
 #include "GeneratedData.hpp"
 #include "Process.hpp"
+#include "ProcessUsage.hpp"
 #include "Sanitizers.hpp"
 #include "TempDir.hpp"
 
 namespace qaic::conformance {
 namespace {
-
-// A field of /proc/<pid>/status in kB (VmRSS, VmHWM).
-uint64_t statusKilobytes(pid_t pid, const std::string& field) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
-  }
-  throw std::runtime_error("/proc/" + std::to_string(pid) + "/status: no " + field);
-}
 
 TEST(EmulatorMemory, ConsecutiveClientRunsOfResNet18LeaveNothingBehind) {
   const std::string models = buildDir() + "/tests/conformance/memory-models";
@@ -42,23 +33,30 @@ TEST(EmulatorMemory, ConsecutiveClientRunsOfResNet18LeaveNothingBehind) {
 
   testing::EmulatorProcess emulator;
   ::setenv("QAIC_ROOT", emulator.rootPath().c_str(), 1);
-  uint64_t firstRunPeak = 0;
-  uint64_t bound = 0;
+  long firstRunPeak = 0;
+  long bound = 0;
+  // The emulator's VmRSS, failing the test when /proc cannot tell it.
+  auto residentKb = [&] {
+    const long kb = testing::sampleUsage(emulator.pid()).rssKb;
+    if (kb < 0) throw std::runtime_error("/proc/" + std::to_string(emulator.pid()) + "/status: no VmRSS");
+    return kb;
+  };
   for (int run = 1; run <= 10; ++run) {
     const auto r = testing::runTool("qaic-runner", {"-t", qpc, "-n", "3"}, std::chrono::seconds(120));
     ASSERT_EQ(r.exitCode, 0) << "run " << run << ": " << r.err;
     if (run == 1) {
-      firstRunPeak = statusKilobytes(emulator.pid(), "VmHWM");
+      firstRunPeak = testing::sampleUsage(emulator.pid()).peakRssKb;
+      ASSERT_GT(firstRunPeak, 0) << "/proc/" << emulator.pid() << "/status: no VmHWM";
       // Under AddressSanitizer the emulator's heap is the sanitizer's allocator, not glibc's: its
       // quarantine keeps up to 256 MiB of freed memory (the default quarantine_size_mb) on top.
       bound = firstRunPeak + firstRunPeak / 10 + (testing::kAddressSanitizer ? 256 * 1024 : 0);
     }
     // The client's device file is released after the process has exited (FUSE delivers the
     // release later), so the memory comes back shortly after, not at once: wait for it.
-    uint64_t resident = statusKilobytes(emulator.pid(), "VmRSS");
+    long resident = residentKb();
     for (int poll = 0; poll < 100 && resident > bound; ++poll) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      resident = statusKilobytes(emulator.pid(), "VmRSS");
+      resident = residentKb();
     }
     std::cout << "after run " << run << ": " << resident << " kB resident (peak of the first run "
               << firstRunPeak << " kB)\n";

@@ -90,7 +90,7 @@ TEST_F(EmuTest, BoMemoryReturnsToTheEmulatorWhenItsLastHolderLetsGo) {
   });
   auto sampleWhen = [&](long& kb) {
     if (!await(toParent[0])) return false;
-    kb = stress::sampleUsage(emu_->pid()).rssKb;
+    kb = testing::sampleUsage(emu_->pid()).rssKb;
     return ::write(toChild[1], "k", 1) == 1;
   };
   const bool sampled = sampleWhen(baselineKb) && sampleWhen(liveKb) && sampleWhen(afterKb);

@@ -142,9 +142,9 @@ int run(const std::string& qpcDir, uint64_t client, int threads, double seconds,
   // Resource samples while the workers run: at the end of the first tenth and the start of the
   // last tenth, so start-up and shutdown costs stay out of the comparison.
   std::this_thread::sleep_until(start + runFor / 10);
-  const auto first = qaic::stress::sampleUsage(::getpid());
+  const auto first = qaic::testing::sampleUsage(::getpid());
   std::this_thread::sleep_until(start + runFor * 9 / 10);
-  const auto last = qaic::stress::sampleUsage(::getpid());
+  const auto last = qaic::testing::sampleUsage(::getpid());
 
   for (auto& w : workers) w.join();
   const bool drained = ledger.drain(std::chrono::seconds(20));

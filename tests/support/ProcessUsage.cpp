@@ -4,7 +4,7 @@
 #include <fstream>
 #include <string>
 
-namespace qaic::stress {
+namespace qaic::testing {
 
 ProcessUsage sampleUsage(pid_t pid) {
   ProcessUsage usage;
@@ -14,9 +14,11 @@ ProcessUsage sampleUsage(pid_t pid) {
   for (std::filesystem::directory_iterator it(proc / "fd", ec), end; !ec && it != end; it.increment(ec)) ++fds;
   if (!ec) usage.fds = fds;
   std::ifstream status(proc / "status");
-  for (std::string line; std::getline(status, line);)
+  for (std::string line; std::getline(status, line);) {
     if (line.rfind("VmRSS:", 0) == 0) usage.rssKb = std::stol(line.substr(6));
+    if (line.rfind("VmHWM:", 0) == 0) usage.peakRssKb = std::stol(line.substr(6));
+  }
   return usage;
 }
 
-}  // namespace qaic::stress
+}  // namespace qaic::testing
