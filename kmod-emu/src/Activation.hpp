@@ -46,7 +46,9 @@ struct DeviceMemoryAllocator {
   }
   void deallocate(T* p, std::size_t n) { ::munmap(p, n * sizeof(T)); }
   template <typename U>
-  bool operator==(const DeviceMemoryAllocator<U>&) const { return true; }
+  bool operator==(const DeviceMemoryAllocator<U>&) const {
+    return true;
+  }
 };
 using DeviceRegion = std::vector<std::byte, DeviceMemoryAllocator<std::byte>>;
 
@@ -89,9 +91,7 @@ struct Activation {
   std::shared_ptr<Channel> ring;  // set by startChannel
   std::thread channel;
 
-  uint32_t* reg(std::size_t offset) const {
-    return reinterpret_cast<uint32_t*>(window->data() + offset);
-  }
+  uint32_t* reg(std::size_t offset) const { return reinterpret_cast<uint32_t*>(window->data() + offset); }
   std::byte* requestFifo() const { return window->data() + driver::requestFifoOffset(nelem); }
   std::byte* responseFifo() const { return window->data() + driver::responseFifoOffset(nelem); }
 };

@@ -29,10 +29,7 @@ bool shareableFileSystem(int fd) {
 }  // namespace
 
 BufferMemory::BufferMemory(std::unique_ptr<MemoryFile> file)
-    : file_(std::move(file)),
-      data_(file_->data()),
-      size_(file_->size()),
-      identity_{file_->device(), file_->inode()} {}
+    : file_(std::move(file)), data_(file_->data()), size_(file_->size()), identity_{file_->device(), file_->inode()} {}
 
 std::shared_ptr<BufferMemory> BufferMemory::map(int fd, int& error) {
   struct stat st {};

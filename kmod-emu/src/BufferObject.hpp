@@ -25,8 +25,8 @@ struct BufferObject {
   uint64_t size = 0;        // as requested, or the imported file's size
   uint64_t mmapOffset = 0;  // CREATE_BO's fake offset; 0 for an import (MMAP_BO is EINVAL)
   std::shared_ptr<BufferMemory> memory;
-  uint32_t handles = 0;     // handles naming it in open files (a flink name lives as long)
-  uint32_t flinkName = 0;   // GEM_FLINK's global name, 0 while it has none
+  uint32_t handles = 0;    // handles naming it in open files (a flink name lives as long)
+  uint32_t flinkName = 0;  // GEM_FLINK's global name, 0 while it has none
 
   bool sliced = false;
   uint32_t dbcId = 0;

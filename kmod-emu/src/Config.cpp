@@ -25,15 +25,15 @@ class Reader {
     throw ConfigError(std::string(source_) + ": " + field + ": " + what);
   }
 
-  uint64_t unsignedField(const json& obj, const char* key, const std::string& path, uint64_t min,
-                         uint64_t max, uint64_t fallback) const {
+  uint64_t unsignedField(const json& obj, const char* key, const std::string& path, uint64_t min, uint64_t max,
+                         uint64_t fallback) const {
     auto it = obj.find(key);
     if (it == obj.end()) return fallback;
     if (!it->is_number_unsigned()) fail(path + key, "expected a non-negative integer");
     uint64_t v = it->get<uint64_t>();
     if (v < min || v > max)
-      fail(path + key, "value " + std::to_string(v) + " outside [" + std::to_string(min) + ", " +
-                           std::to_string(max) + "]");
+      fail(path + key,
+           "value " + std::to_string(v) + " outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
     return v;
   }
 
@@ -44,7 +44,8 @@ class Reader {
     if (!it->is_number()) fail(path + key, "expected a number");
     const double v = it->get<double>();
     if (!(v >= min && v <= max))
-      fail(path + key, "value " + std::to_string(v) + " outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+      fail(path + key,
+           "value " + std::to_string(v) + " outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
     return v;
   }
 
@@ -56,8 +57,7 @@ class Reader {
     return it->get<std::string>();
   }
 
-  void onlyKeys(const json& obj, std::initializer_list<const char*> keys,
-                const std::string& path) const {
+  void onlyKeys(const json& obj, std::initializer_list<const char*> keys, const std::string& path) const {
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       bool known = false;
       for (const char* k : keys) known = known || it.key() == k;
@@ -87,11 +87,34 @@ FaultConfig parseFaults(const Reader& r, const json& obj, const std::string& pat
 DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& path) {
   if (!obj.is_object()) r.fail(path, "expected an object");
   r.onlyKeys(obj,
-             {"nsps", "dbcs", "mcids", "semaphores", "ddr_mb", "sku", "fw_version", "hw_version",
-              "nsp_frequency_mhz", "numa_node", "faults", "serial", "board_serial", "fw_qc_image_version",
-              "fw_oem_image_version", "fw_image_variant", "nsp_qc_image_version", "nsp_image_variant",
-              "capabilities", "max_link_speed", "max_link_width", "current_link_speed", "current_link_width",
-              "ddr_frequency_mhz", "idle_power_w", "power_per_nsp_w", "tdp_cap_w", "idle_temperature_c",
+             {"nsps",
+              "dbcs",
+              "mcids",
+              "semaphores",
+              "ddr_mb",
+              "sku",
+              "fw_version",
+              "hw_version",
+              "nsp_frequency_mhz",
+              "numa_node",
+              "faults",
+              "serial",
+              "board_serial",
+              "fw_qc_image_version",
+              "fw_oem_image_version",
+              "fw_image_variant",
+              "nsp_qc_image_version",
+              "nsp_image_variant",
+              "capabilities",
+              "max_link_speed",
+              "max_link_width",
+              "current_link_speed",
+              "current_link_width",
+              "ddr_frequency_mhz",
+              "idle_power_w",
+              "power_per_nsp_w",
+              "tdp_cap_w",
+              "idle_temperature_c",
               "degrees_per_w"},
              path + ".");
   DeviceConfig d;
@@ -99,16 +122,13 @@ DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& pa
   d.nsps = static_cast<uint32_t>(r.unsignedField(obj, "nsps", p, 1, 64, d.nsps));
   d.dbcs = static_cast<uint32_t>(r.unsignedField(obj, "dbcs", p, 1, 64, d.dbcs));
   d.mcids = static_cast<uint32_t>(r.unsignedField(obj, "mcids", p, 0, 4096, d.mcids));
-  d.semaphores =
-      static_cast<uint32_t>(r.unsignedField(obj, "semaphores", p, 0, 1u << 20, d.semaphores));
+  d.semaphores = static_cast<uint32_t>(r.unsignedField(obj, "semaphores", p, 0, 1u << 20, d.semaphores));
   d.ddrMb = r.unsignedField(obj, "ddr_mb", p, 1, 1u << 20, d.ddrMb);
   d.sku = r.stringField(obj, "sku", p, d.sku);
   d.fwVersion = r.stringField(obj, "fw_version", p, d.fwVersion);
   d.hwVersion = r.stringField(obj, "hw_version", p, d.hwVersion);
-  d.nspFrequencyMhz = static_cast<uint32_t>(
-      r.unsignedField(obj, "nsp_frequency_mhz", p, 1, 100000, d.nspFrequencyMhz));
-  if (obj.contains("numa_node"))
-    d.numaNode = static_cast<uint32_t>(r.unsignedField(obj, "numa_node", p, 0, 1023, 0));
+  d.nspFrequencyMhz = static_cast<uint32_t>(r.unsignedField(obj, "nsp_frequency_mhz", p, 1, 100000, d.nspFrequencyMhz));
+  if (obj.contains("numa_node")) d.numaNode = static_cast<uint32_t>(r.unsignedField(obj, "numa_node", p, 0, 1023, 0));
   if (auto it = obj.find("faults"); it != obj.end()) d.faults = parseFaults(r, *it, p + "faults");
   d.serial = r.stringField(obj, "serial", p, d.serial);
   d.boardSerial = r.stringField(obj, "board_serial", p, d.boardSerial);
@@ -164,8 +184,8 @@ ModuleParameterValues parseModuleParameters(const Reader& r, const json& obj) {
   return values;
 }
 
-std::optional<uint32_t> parseId(const Reader& r, const json& obj, const char* key,
-                                const std::string& path, bool isGroup) {
+std::optional<uint32_t> parseId(const Reader& r, const json& obj, const char* key, const std::string& path,
+                                bool isGroup) {
   auto it = obj.find(key);
   if (it == obj.end()) return std::nullopt;
   if (it->is_number_unsigned()) return it->get<uint32_t>();
@@ -190,8 +210,7 @@ EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
     throw ConfigError(std::string(source) + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) r.fail("(top level)", "expected an object");
-  r.onlyKeys(root, {"devices", "nodes", "semaphore_timeout_ms", "compute_threads", "module_parameters"},
-             "");
+  r.onlyKeys(root, {"devices", "nodes", "semaphore_timeout_ms", "compute_threads", "module_parameters"}, "");
   EmuConfig cfg;
   if (auto it = root.find("devices"); it != root.end()) {
     if (!it->is_array() || it->empty() || it->size() > 64)
@@ -222,8 +241,7 @@ EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
   }
   cfg.semaphoreTimeoutMs = static_cast<uint32_t>(
       r.unsignedField(root, "semaphore_timeout_ms", "", 1, 3600000, cfg.semaphoreTimeoutMs));
-  if (auto it = root.find("module_parameters"); it != root.end())
-    cfg.moduleParameters = parseModuleParameters(r, *it);
+  if (auto it = root.find("module_parameters"); it != root.end()) cfg.moduleParameters = parseModuleParameters(r, *it);
   // Still checked, no longer used: configurations from when the NSPs were a shared thread pool
   // keep loading, though every program now runs on its activation's channel thread.
   (void)r.unsignedField(root, "compute_threads", "", 0, 256, 0);

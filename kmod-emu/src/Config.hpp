@@ -22,7 +22,7 @@ class ConfigError : public std::runtime_error {
 
 struct FaultConfig {
   bool nspHang = false;
-  uint16_t dmaFailCode = 0;   // completion code of the next dmaFailCount requests
+  uint16_t dmaFailCode = 0;  // completion code of the next dmaFailCount requests
   uint32_t dmaFailCount = 0;
 };
 
@@ -38,17 +38,17 @@ struct DeviceConfig {
   uint32_t nspFrequencyMhz = 1450;
   // What qaic-util -q shows of a card's identity and telemetry, as an AIC100 PCIe card reports
   // them. Empty strings are derived from the device index or fw_version (configDefaults()).
-  std::string serial;                  // HW Serial, "0x..." (default from the device index)
-  std::string boardSerial;             // Board serial (default from the device index)
-  std::string fwQcImageVersion;        // default QSM.AIC.<fw_version>
-  std::string fwOemImageVersion;       // empty on Qualcomm's own images
+  std::string serial;             // HW Serial, "0x..." (default from the device index)
+  std::string boardSerial;        // Board serial (default from the device index)
+  std::string fwQcImageVersion;   // default QSM.AIC.<fw_version>
+  std::string fwOemImageVersion;  // empty on Qualcomm's own images
   std::string fwImageVariant = "AIC100.REL";
-  std::string nspQcImageVersion;       // default QNSP.AIC.<fw_version>
+  std::string nspQcImageVersion;  // default QNSP.AIC.<fw_version>
   std::string nspImageVariant = "aic100.nsp.prodQ";
   // Device Capabilities, in order: name -> supported. The emulator runs no multi-device network,
   // so HybridBoot and MDP (multi-device partitioning) are off.
   std::vector<std::pair<std::string, bool>> capabilities{{"HybridBoot", false}, {"MDP", false}, {"ECC", true}};
-  std::string maxLinkSpeed = "16.0 GT/s PCIe";      // the PCI function's max_link_speed (Gen4)
+  std::string maxLinkSpeed = "16.0 GT/s PCIe";  // the PCI function's max_link_speed (Gen4)
   uint32_t maxLinkWidth = 8;
   std::string currentLinkSpeed = "16.0 GT/s PCIe";
   uint32_t currentLinkWidth = 8;
@@ -74,7 +74,7 @@ struct NodePolicy {
 struct EmuConfig {
   std::vector<DeviceConfig> devices{DeviceConfig{}};
   NodePolicy nodes;
-  uint32_t semaphoreTimeoutMs = 10000;  // longest a semaphore WAIT element blocks a channel
+  uint32_t semaphoreTimeoutMs = 10000;     // longest a semaphore WAIT element blocks a channel
   ModuleParameterValues moduleParameters;  // sys/module/qaic/parameters at start
 };
 

@@ -14,8 +14,8 @@
 #include "container/QpcImage.hpp"
 #include "container/ResourceNeeds.hpp"
 #include "driver/DeviceProtocol.hpp"
-#include "kernels/format/DeviceFormat.hpp"
 #include "kernels/HostProgram.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu {
 namespace {
@@ -53,14 +53,13 @@ class ContainerProgram final : public DeviceProgram {
  public:
   ContainerProgram(LoadBytes bytes, std::shared_ptr<LoadState> load, const QpcProgram& program, unsigned threads)
       : bytes_(std::move(bytes)), load_(std::move(load)), image_(load_->image.get()), program_(program) {
-    graph_ = ir::parseGraph(QpcImage::payloadText(program_), image_->sourceName() + ":" +
-                                                                 program_.name);
+    graph_ = ir::parseGraph(QpcImage::payloadText(program_), image_->sourceName() + ":" + program_.name);
     ir::inferShapes(graph_);
     for (const auto& io : graph_.io) {
       const QpcBuffer* b = image_->findBuffer(io.bufferName);
       if (b == nullptr)
-        throw std::runtime_error("program '" + program_.name + "' binds buffer '" +
-                                 io.bufferName + "' that the IO descriptor lacks");
+        throw std::runtime_error("program '" + program_.name + "' binds buffer '" + io.bufferName +
+                                 "' that the IO descriptor lacks");
       (io.direction == ir::Direction::In ? inputs_ : outputs_).push_back(b);
     }
     // In place only when the device buffer also holds the full tensor, so nothing but the
@@ -78,9 +77,8 @@ class ContainerProgram final : public DeviceProgram {
     needs_.constantsBytes = container::constantsBytes(image_->contents());
     needs_.doorbellAddress = program_.doorbellAddress;
     needs_.doneSemaphore = program_.doneSemaphore;
-    const uint64_t descEnd =
-        std::max(program_.requestDescriptorOffset, program_.responseDescriptorOffset) +
-        driver::kDescriptorBytes;
+    const uint64_t descEnd = std::max(program_.requestDescriptorOffset, program_.responseDescriptorOffset) +
+                             driver::kDescriptorBytes;
     if (descEnd > program_.ioRegionSize)
       throw std::runtime_error("program '" + program_.name + "': descriptors outside the IO region");
     if (image_->buffers().size() > driver::kMaxDescriptorBuffers)
@@ -186,8 +184,7 @@ class ContainerProgram final : public DeviceProgram {
   // same element type, a type the format conversions accept): the program then reads and writes
   // device memory in place instead of converting through a scratch buffer.
   static bool isIdentityFormat(const QpcBuffer& b) {
-    if (b.io.deviceFormat.layout != ir::DeviceLayout::Flat || b.io.deviceFormat.elementType != b.io.dtype)
-      return false;
+    if (b.io.deviceFormat.layout != ir::DeviceLayout::Flat || b.io.deviceFormat.elementType != b.io.dtype) return false;
     try {  // one element through the shared conversion: throws for a type it does not handle
       std::array<std::byte, 16> one{}, device{};
       kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW, ir::Dims{1}};
@@ -198,8 +195,7 @@ class ContainerProgram final : public DeviceProgram {
     }
   }
 
-  std::map<uint32_t, ir::Dims> compute(std::span<std::byte> region,
-                                       const std::map<uint32_t, ir::Dims>& inDims) {
+  std::map<uint32_t, ir::Dims> compute(std::span<std::byte> region, const std::map<uint32_t, ir::Dims>& inDims) {
     std::vector<kernels::TensorView> ins(inputs_.size()), outs(outputs_.size());
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       const QpcBuffer& b = *inputs_[i];
@@ -234,30 +230,27 @@ class ContainerProgram final : public DeviceProgram {
       const QpcBuffer& b = *outputs_[i];
       outDims[b.index] = outs[i].dims;
       if (outputIdentity_[i]) continue;  // the program wrote device memory itself
-      kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW,
-                                   outs[i].dims};
+      kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW, outs[i].dims};
       const std::size_t used = kernels::userBufferBytes(outs[i].dims, b.io.dtype);
-      kernels::userToDevice(view, std::span<const std::byte>(outScratch_[i]).first(used),
-                            b.io.deviceFormat, region.subspan(b.deviceOffset, b.deviceSize));
+      kernels::userToDevice(view, std::span<const std::byte>(outScratch_[i]).first(used), b.io.deviceFormat,
+                            region.subspan(b.deviceOffset, b.deviceSize));
     }
     return outDims;
   }
 
-  void writeResponse(std::span<std::byte> region, uint16_t status,
-                     const std::map<uint32_t, ir::Dims>& inDims,
-                     const std::map<uint32_t, ir::Dims>& outDims,
-                     std::chrono::steady_clock::time_point started, const std::string& failure) const {
+  void writeResponse(std::span<std::byte> region, uint16_t status, const std::map<uint32_t, ir::Dims>& inDims,
+                     const std::map<uint32_t, ir::Dims>& outDims, std::chrono::steady_clock::time_point started,
+                     const std::string& failure) const {
     std::byte* base = region.data() + program_.responseDescriptorOffset;
     std::memset(base, 0, driver::kDescriptorBytes);
     auto nanoseconds = [](std::chrono::steady_clock::time_point t) {
-      return static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+      return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
     };
     const driver::ResponseTimestamps times{nanoseconds(started), nanoseconds(std::chrono::steady_clock::now())};
     std::memcpy(base + driver::kResponseTimestampsOffset, &times, sizeof times);
     const auto& buffers = image_->buffers();
-    driver::ResponseDescriptorHeader h{driver::kResponseDescriptorMagic, driver::kDescriptorVersion,
-                                       status, static_cast<uint32_t>(buffers.size())};
+    driver::ResponseDescriptorHeader h{driver::kResponseDescriptorMagic, driver::kDescriptorVersion, status,
+                                       static_cast<uint32_t>(buffers.size())};
     std::memcpy(base, &h, sizeof h);
     for (const auto& b : buffers) {
       driver::ResponseDescriptorEntry e{};
@@ -301,23 +294,23 @@ class ContainerProgram final : public DeviceProgram {
 }  // namespace
 
 ProgramLoader containerProgramLoader(unsigned threads) {
-  return [threads](const LoadBytes& bytes, uint32_t programIndex,
-                   std::string& error) -> std::unique_ptr<DeviceProgram> {
-    try {
-      auto load = loadState(bytes);
-      const auto& programs = load->image->programs();
-      if (programIndex >= programs.size()) {
-        error = "program index " + std::to_string(programIndex) + " is not below the " +
-                std::to_string(programs.size()) + " programs of the container";
-        return nullptr;
-      }
-      const QpcProgram& p = programs[programIndex];
-      return std::make_unique<ContainerProgram>(bytes, std::move(load), p, threads);
-    } catch (const std::exception& e) {
-      error = e.what();
-      return nullptr;
-    }
-  };
+  return
+      [threads](const LoadBytes& bytes, uint32_t programIndex, std::string& error) -> std::unique_ptr<DeviceProgram> {
+        try {
+          auto load = loadState(bytes);
+          const auto& programs = load->image->programs();
+          if (programIndex >= programs.size()) {
+            error = "program index " + std::to_string(programIndex) + " is not below the " +
+                    std::to_string(programs.size()) + " programs of the container";
+            return nullptr;
+          }
+          const QpcProgram& p = programs[programIndex];
+          return std::make_unique<ContainerProgram>(bytes, std::move(load), p, threads);
+        } catch (const std::exception& e) {
+          error = e.what();
+          return nullptr;
+        }
+      };
 }
 
 }  // namespace qaic::emu

@@ -114,8 +114,7 @@ class Channel {
       if (!driver::semEnabled(word) || driver::semPresync(word) != presync) continue;
       const bool wait = isWait(word);
       if (failCode_ != 0 && wait) continue;
-      const bool waitsForRun =
-          wait && act_.program && driver::semIndex(word) == act_.program->needs().doneSemaphore;
+      const bool waitsForRun = wait && act_.program && driver::semIndex(word) == act_.program->needs().doneSemaphore;
       if (waitsForRun && runDropped_ && !act_.semaphores.satisfied(word)) {
         runDropped_ = false;  // nothing will INC it: fail now rather than after another timeout
         failCode_ = driver::DBC_COMPLETION_NSP_HANG;
@@ -142,8 +141,7 @@ class Channel {
     if (toDevice == fromDevice) return driver::DBC_COMPLETION_BAD_REQUEST;
     const uint64_t hostAddr = toDevice ? e.srcAddr : e.dstAddr;
     const uint64_t devAddr = toDevice ? e.dstAddr : e.srcAddr;
-    if (!driver::iovaIsHost(hostAddr) || driver::iovaIsHost(devAddr))
-      return driver::DBC_COMPLETION_BAD_ADDRESS;
+    if (!driver::iovaIsHost(hostAddr) || driver::iovaIsHost(devAddr)) return driver::DBC_COMPLETION_BAD_ADDRESS;
     const uint64_t region = act_.ioRegion.size();
     if (devAddr > region || e.length > region - devAddr) return driver::DBC_COMPLETION_BAD_ADDRESS;
     const uint32_t off = driver::iovaOffset(hostAddr);
@@ -155,8 +153,7 @@ class Channel {
     std::byte* hostPtr = bo->memory->data() + off;
     std::byte* devPtr = act_.ioRegion.data() + devAddr;
     // The host side is a file its client may have truncated: that is a failed DMA, not a crash.
-    const bool copied = toDevice ? guardedCopy(devPtr, hostPtr, e.length)
-                                 : guardedCopy(hostPtr, devPtr, e.length);
+    const bool copied = toDevice ? guardedCopy(devPtr, hostPtr, e.length) : guardedCopy(hostPtr, devPtr, e.length);
     if (!copied) return driver::DBC_COMPLETION_DMA_FAILED;
     (toDevice ? bytesToDevice_ : bytesFromDevice_) += e.length;
     return 0;
@@ -249,7 +246,7 @@ class Channel {
   bool runRequested_ = false;   // the element being processed rang the program's doorbell
   bool runDropped_ = false;     // the last run was dropped as hung: its done INC never comes
   uint16_t programStatus_ = 0;  // of the last run, reported by the wait for its done semaphore
-  uint64_t bytesToDevice_ = 0;    // moved by the request in progress (--trace-requests)
+  uint64_t bytesToDevice_ = 0;  // moved by the request in progress (--trace-requests)
   uint64_t bytesFromDevice_ = 0;
 };
 

@@ -19,9 +19,8 @@ class ChannelHost {
   virtual ~ChannelHost() = default;
   // The BO of the activation's owner holding [offset, offset + length) inside one slice attached
   // to this DBC with direction `dir`; nullptr when no such slice exists (BAD_ADDRESS).
-  virtual std::shared_ptr<BufferObject> translate(const Activation& act, uint32_t handle,
-                                                  uint64_t offset, uint64_t length,
-                                                  uint32_t dir) = 0;
+  virtual std::shared_ptr<BufferObject> translate(const Activation& act, uint32_t handle, uint64_t offset,
+                                                  uint64_t length, uint32_t dir) = 0;
   // Completes an EXECUTE_BO submission whose completion element sat in `slot`; false when the
   // slot belongs to a request the ring's owner wrote itself.
   virtual bool completeKernelSlot(Activation& act, uint32_t slot, uint16_t code) = 0;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -24,9 +24,8 @@ rt::Resources totalsOf(const DeviceConfig& c) {
   return rt::Resources{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
 }
 
-const std::vector<std::string> kFaultFiles = {sysfs::kFaultNspHang, sysfs::kFaultDmaFail,
-                                              sysfs::kFaultError,   sysfs::kFaultReset,
-                                              sysfs::kFaultRemove,  sysfs::kFaultControlHang};
+const std::vector<std::string> kFaultFiles = {sysfs::kFaultNspHang, sysfs::kFaultDmaFail, sysfs::kFaultError,
+                                              sysfs::kFaultReset,   sysfs::kFaultRemove,  sysfs::kFaultControlHang};
 
 // Parses "<unsigned>" fields of a fault write; trailing newline allowed.
 std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
@@ -157,8 +156,7 @@ void Device::retire(Activation& act, uint16_t code, driver::DeviceStatus status)
   sliced.clear();
 }
 
-void Device::abortActivations(uint16_t code, driver::DeviceStatus status,
-                              const Partition* partition) {
+void Device::abortActivations(uint16_t code, driver::DeviceStatus status, const Partition* partition) {
   std::vector<std::shared_ptr<Activation>> stopping;
   {
     std::lock_guard lock(mutex_);
@@ -201,8 +199,7 @@ void Device::reset() {
   logInfo("accel" + std::to_string(index_) + ": reset");
   abortActivations(driver::DBC_COMPLETION_DEVICE_RESET, driver::DeviceStatus::Resetting);
   std::lock_guard lock(mutex_);
-  for (DbcState s : {DbcState::AfterShutdown, DbcState::BeforePowerUp, DbcState::AfterPowerUp,
-                     DbcState::Idle})
+  for (DbcState s : {DbcState::AfterShutdown, DbcState::BeforePowerUp, DbcState::AfterPowerUp, DbcState::Idle})
     for (uint32_t i : assigned)
       if (!dbcs_[i]) dbcState_[i] = s;
   endPartitionsLocked();  // a reset loses the firmware's reservations, as on the card
@@ -256,8 +253,8 @@ void Device::endPartitionsLocked() {
 
 // ---- ChannelHost -------------------------------------------------------------------------------
 
-std::shared_ptr<BufferObject> Device::translate(const Activation& act, uint32_t handle,
-                                                uint64_t offset, uint64_t length, uint32_t dir) {
+std::shared_ptr<BufferObject> Device::translate(const Activation& act, uint32_t handle, uint64_t offset,
+                                                uint64_t length, uint32_t dir) {
   std::lock_guard lock(mutex_);
   auto it = act.slicedBos.find(handle);
   if (it == act.slicedBos.end()) return nullptr;
@@ -309,18 +306,31 @@ bool Device::waitWhileHung(const Activation& act, std::chrono::milliseconds limi
 
 namespace {
 
-
 // The STATUS query's figures as qaic-emu/ files.
-const std::vector<std::string> kFigureNames = {
-    sysfs::kEmuStatus,          sysfs::kEmuNspTotal,        sysfs::kEmuNspFree,         sysfs::kEmuVcTotal,
-    sysfs::kEmuVcFree,          sysfs::kEmuMcidTotal,       sysfs::kEmuMcidFree,        sysfs::kEmuSemTotal,
-    sysfs::kEmuSemFree,         sysfs::kEmuDramTotal,       sysfs::kEmuDramFree,        sysfs::kEmuNetworksLoaded,
-    sysfs::kEmuNetworksActive,  sysfs::kEmuConstantsLoaded, sysfs::kEmuConstantsInUse,  sysfs::kEmuPciAddress,
-    sysfs::kEmuFwVersion,       sysfs::kEmuHwVersion,       sysfs::kEmuSku,             sysfs::kEmuNspFrequencyMhz};
-const std::vector<std::string> kPciNames = {sysfs::kPciVendor, sysfs::kPciDevice, sysfs::kCeCount,
-                                            sysfs::kUeCount, sysfs::kUeNonfatalCount};
-const std::vector<std::string> kPartitionFiles = {sysfs::kPartitionParent,   sysfs::kPartitionOwnerUid,
-                                                  sysfs::kPartitionOwnerGid, sysfs::kPartitionMode,
+const std::vector<std::string> kFigureNames = {sysfs::kEmuStatus,
+                                               sysfs::kEmuNspTotal,
+                                               sysfs::kEmuNspFree,
+                                               sysfs::kEmuVcTotal,
+                                               sysfs::kEmuVcFree,
+                                               sysfs::kEmuMcidTotal,
+                                               sysfs::kEmuMcidFree,
+                                               sysfs::kEmuSemTotal,
+                                               sysfs::kEmuSemFree,
+                                               sysfs::kEmuDramTotal,
+                                               sysfs::kEmuDramFree,
+                                               sysfs::kEmuNetworksLoaded,
+                                               sysfs::kEmuNetworksActive,
+                                               sysfs::kEmuConstantsLoaded,
+                                               sysfs::kEmuConstantsInUse,
+                                               sysfs::kEmuPciAddress,
+                                               sysfs::kEmuFwVersion,
+                                               sysfs::kEmuHwVersion,
+                                               sysfs::kEmuSku,
+                                               sysfs::kEmuNspFrequencyMhz};
+const std::vector<std::string> kPciNames = {sysfs::kPciVendor, sysfs::kPciDevice, sysfs::kCeCount, sysfs::kUeCount,
+                                            sysfs::kUeNonfatalCount};
+const std::vector<std::string> kPartitionFiles = {sysfs::kPartitionParent,    sysfs::kPartitionOwnerUid,
+                                                  sysfs::kPartitionOwnerGid,  sysfs::kPartitionMode,
                                                   sysfs::kPartitionHolderPid, sysfs::kPartitionLabel};
 
 template <std::size_t N>
@@ -515,8 +525,7 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == sysfs::kPciVendor) return std::string("0x17cb\n");
   if (name == sysfs::kPciDevice) return std::string("0xa100\n");
   // The emulated card raises no RAS events: its error counters stay 0.
-  if (name == sysfs::kCeCount || name == sysfs::kUeCount || name == sysfs::kUeNonfatalCount)
-    return std::string("0\n");
+  if (name == sysfs::kCeCount || name == sysfs::kUeCount || name == sysfs::kUeNonfatalCount) return std::string("0\n");
   if (auto identity = readIdentityAttribute(name)) return identity;
   if (name == sysfs::kEmuPciAddress) return pciAddress() + "\n";
   if (name == sysfs::kEmuShmDir) return ctx_.shm->path() + "\n";
@@ -580,8 +589,7 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
 }
 
 // A partition's own files; the rest of its directory is its parent's.
-std::optional<std::string> Device::readPartitionAttribute(const Partition& p,
-                                                          const std::string& name) {
+std::optional<std::string> Device::readPartitionAttribute(const Partition& p, const std::string& name) {
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
   if (name == sysfs::kPartitionParent) return n(index_);
   if (name == sysfs::kPartitionOwnerUid) return n(p.ownerUid);

@@ -137,8 +137,8 @@ class Device final : public ChannelHost {
   driver::DeviceStatusResponse statusReport(const Partition* partition);
 
   // ChannelHost
-  std::shared_ptr<BufferObject> translate(const Activation& act, uint32_t handle, uint64_t offset,
-                                          uint64_t length, uint32_t dir) override;
+  std::shared_ptr<BufferObject> translate(const Activation& act, uint32_t handle, uint64_t offset, uint64_t length,
+                                          uint32_t dir) override;
   bool completeKernelSlot(Activation& act, uint32_t slot, uint16_t code) override;
   uint16_t takeInjectedFault() override;
   bool waitWhileHung(const Activation& act, std::chrono::milliseconds limit) override;
@@ -183,18 +183,14 @@ class Device final : public ChannelHost {
 
   // MANAGE (DeviceManage.cpp)
   int manage(OpenFile& f, const IoctlCall& c);
-  int resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
-                    driver::ResourceGroupResponse& resp);
-  int partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
-                       driver::PartitionResponse& resp);
+  int resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req, driver::ResourceGroupResponse& resp);
+  int partitionCommand(OpenFile& f, const driver::PartitionRequest& req, driver::PartitionResponse& resp);
   // Waits until `deadline` while the control_hang fault keeps the firmware from answering:
   // 0, ETIMEDOUT when it never answered, ENODEV when the device went away meanwhile.
   int waitForFirmware(Clock::time_point deadline);
   driver::DeviceStatusResponse statusReportLocked(const Partition* partition);
-  int dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation,
-                  pid_t pid);
-  int activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid,
-               uint32_t& dbcId);
+  int dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation, pid_t pid);
+  int activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId);
   int deactivate(OpenFile& f, uint32_t dbcId);
 
   // Removes an activation from every table and gives its resources back (mutex held); the
@@ -205,8 +201,7 @@ class Device final : public ChannelHost {
   // and those no handle names any more go, with their memory.
   void retire(Activation& act, uint16_t code, driver::DeviceStatus status);
   // Aborts the activations of every file, or only of the files opened on `partition`.
-  void abortActivations(uint16_t code, driver::DeviceStatus status,
-                        const Partition* partition = nullptr);
+  void abortActivations(uint16_t code, driver::DeviceStatus status, const Partition* partition = nullptr);
   // Ends every partition (mutex held): their nodes go, their capacity returns to free_.
   void endPartitionsLocked();
   // Stops the activations of partitions a MANAGE call removed (outside the mutex).
@@ -232,17 +227,17 @@ class Device final : public ChannelHost {
   rt::Resources free_;
   uint32_t nextGroupId_ = 1;
   std::map<uint32_t, std::shared_ptr<Partition>> partitions_;  // by derived device id
-  uint32_t localPartitionId_ = driver::kFirstPartitionId;     // without PartitionNodes
+  uint32_t localPartitionId_ = driver::kFirstPartitionId;      // without PartitionNodes
   std::vector<std::shared_ptr<Partition>> removedPartitions_;  // activations still to stop
   uint64_t nextFileId_ = 1;
   std::map<uint64_t, std::weak_ptr<OpenFile>> files_;
   std::vector<std::shared_ptr<Activation>> dbcs_;  // by DBC id; null when idle
   std::vector<uint32_t> dbcGeneration_;
-  std::vector<DbcState> dbcState_;                  // dbc<N>_state
+  std::vector<DbcState> dbcState_;                              // dbc<N>_state
   std::map<uint32_t, std::weak_ptr<BufferObject>> flinkNames_;  // GEM_FLINK names
   uint32_t nextFlinkName_ = 1;
   std::atomic<bool> controlHang_{false};  // fault: the firmware answers no control message
-  std::atomic<bool> nspHang_{false};  // written under mutex_; read without it on every run
+  std::atomic<bool> nspHang_{false};      // written under mutex_; read without it on every run
   uint16_t dmaFailCode_ = 0;
   uint32_t dmaFailCount_ = 0;
 };

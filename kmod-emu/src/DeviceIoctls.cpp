@@ -16,8 +16,7 @@ using driver::RequestElement;
 
 bool semValid(const qaic_sem& s) {
   return s.pad == 0 && s.val <= driver::kSemaphoreMax && s.index < driver::kSemaphoresPerDbc &&
-         s.cmd <= QAIC_SEM_WAIT_GT_0 &&
-         (s.flags & ~(QAIC_SEM_INSYNCFENCE | QAIC_SEM_OUTSYNCFENCE)) == 0;
+         s.cmd <= QAIC_SEM_WAIT_GT_0 && (s.flags & ~(QAIC_SEM_INSYNCFENCE | QAIC_SEM_OUTSYNCFENCE)) == 0;
 }
 
 // Upper bound on slices per BO and entries per execute: keeps user-sized copies bounded.
@@ -72,8 +71,7 @@ int Device::attachSlice(OpenFile& f, const IoctlCall& c) {
       (h.dir != QAIC_DIR_TO_DEVICE && h.dir != QAIC_DIR_FROM_DEVICE))
     return EINVAL;
   std::vector<qaic_attach_slice_entry> entries(h.count);
-  if (UserMemory(c.pid).read(args.data, entries.data(), entries.size() * sizeof entries[0]))
-    return EFAULT;
+  if (UserMemory(c.pid).read(args.data, entries.data(), entries.size() * sizeof entries[0])) return EFAULT;
   std::lock_guard lock(mutex_);
   auto it = f.bos.find(h.handle);
   if (it == f.bos.end()) return ENOENT;
@@ -83,8 +81,7 @@ int Device::attachSlice(OpenFile& f, const IoctlCall& c) {
   if (act == f.activations.end()) return EINVAL;  // the DBC must be this file's
   uint64_t total = 0;
   for (const auto& e : entries) {
-    if (!semValid(e.sem0) || !semValid(e.sem1) || !semValid(e.sem2) || !semValid(e.sem3))
-      return EINVAL;
+    if (!semValid(e.sem0) || !semValid(e.sem1) || !semValid(e.sem2) || !semValid(e.sem3)) return EINVAL;
     if (e.db_len != 0 && e.db_len != 8 && e.db_len != 16 && e.db_len != 32) return EINVAL;
     if (e.offset > bo.size || e.size > bo.size - e.offset) return EINVAL;
     total += e.size;
@@ -103,11 +100,9 @@ int Device::attachSlice(OpenFile& f, const IoctlCall& c) {
 int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
   const auto entered = Clock::now();
   auto args = argIn<qaic_execute>(c);
-  if (args.hdr.count == 0 || args.hdr.count > kMaxEntries || args.hdr.dbc_id >= config_.dbcs ||
-      args.data == 0)
+  if (args.hdr.count == 0 || args.hdr.count > kMaxEntries || args.hdr.dbc_id >= config_.dbcs || args.data == 0)
     return EINVAL;
-  const std::size_t entrySize =
-      partial ? sizeof(qaic_partial_execute_entry) : sizeof(qaic_execute_entry);
+  const std::size_t entrySize = partial ? sizeof(qaic_partial_execute_entry) : sizeof(qaic_execute_entry);
   std::vector<qaic_partial_execute_entry> entries(args.hdr.count);
   {
     std::vector<std::byte> raw(entrySize * args.hdr.count);
@@ -160,8 +155,10 @@ int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
       // A partial execute moves only the bytes below `resize`; slices above it keep their
       // semaphores and doorbell but transfer nothing.
       uint64_t len = sl.size;
-      if (sl.offset >= limit) len = 0;
-      else if (sl.offset + len > limit) len = limit - sl.offset;
+      if (sl.offset >= limit)
+        len = 0;
+      else if (sl.offset + len > limit)
+        len = limit - sl.offset;
       RequestElement e{};
       e.reqId = reqId;
       e.cmd = bo.dir == QAIC_DIR_TO_DEVICE ? driver::kReqCmdToDevice : driver::kReqCmdFromDevice;
@@ -207,11 +204,9 @@ int Device::waitBo(OpenFile& f, const IoctlCall& c) {
   auto bo = it->second;
   // A BO whose activation ended was detached from it (release_dbc), but still tells how its
   // last submission ended.
-  if (bo->dbcId != args.dbc_id || (!bo->sliced && bo->state != BufferObject::State::Done))
-    return EINVAL;
-  const bool finished = boChanged_.wait_for(lock, timeout, [&] {
-    return bo->state != BufferObject::State::Queued || removed_.load() || stopped_;
-  });
+  if (bo->dbcId != args.dbc_id || (!bo->sliced && bo->state != BufferObject::State::Done)) return EINVAL;
+  const bool finished = boChanged_.wait_for(
+      lock, timeout, [&] { return bo->state != BufferObject::State::Queued || removed_.load() || stopped_; });
   if (!finished) return ETIMEDOUT;
   if (bo->state == BufferObject::State::Queued) return ENODEV;
   if (bo->state == BufferObject::State::Idle) return EINVAL;  // never submitted
@@ -220,9 +215,7 @@ int Device::waitBo(OpenFile& f, const IoctlCall& c) {
 
 int Device::perfStats(OpenFile& f, const IoctlCall& c) {
   auto args = argIn<qaic_perf_stats>(c);
-  if (args.hdr.pad != 0 || args.hdr.count == 0 || args.hdr.dbc_id >= config_.dbcs ||
-      args.data == 0)
-    return EINVAL;
+  if (args.hdr.pad != 0 || args.hdr.count == 0 || args.hdr.dbc_id >= config_.dbcs || args.data == 0) return EINVAL;
   std::vector<qaic_perf_stats_entry> entries(args.hdr.count);
   UserMemory mem(c.pid);
   if (mem.read(args.data, entries.data(), entries.size() * sizeof entries[0])) return EFAULT;
@@ -239,8 +232,7 @@ int Device::perfStats(OpenFile& f, const IoctlCall& c) {
       e.queue_level_before = bo.queueLevelBefore;
       e.num_queue_element = bo.queuedElements;
       e.submit_latency_us = bo.state == BufferObject::State::Idle ? 0 : us(bo.submitted - bo.ioctlEntry);
-      e.device_latency_us =
-          bo.state == BufferObject::State::Done ? us(bo.completed - bo.submitted) : 0;
+      e.device_latency_us = bo.state == BufferObject::State::Done ? us(bo.completed - bo.submitted) : 0;
     }
   }
   return mem.write(args.data, entries.data(), entries.size() * sizeof entries[0]) ? EFAULT : 0;
@@ -255,8 +247,7 @@ int Device::detachSlice(OpenFile& f, const IoctlCall& c) {
   BufferObject& bo = *it->second;
   if (!bo.sliced) return EINVAL;
   if (bo.state == BufferObject::State::Queued) return EBUSY;
-  if (auto act = f.activations.find(bo.dbcId); act != f.activations.end())
-    act->second->slicedBos.erase(bo.sliceHandle);
+  if (auto act = f.activations.find(bo.dbcId); act != f.activations.end()) act->second->slicedBos.erase(bo.sliceHandle);
   bo.sliced = false;
   bo.slices.clear();
   bo.state = BufferObject::State::Idle;

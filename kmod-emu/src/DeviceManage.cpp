@@ -43,8 +43,7 @@ bool isEventfd(int fd) {
 int Device::manage(OpenFile& f, const IoctlCall& c) {
   qaic_manage_msg args;
   std::memcpy(&args, c.in, sizeof args);
-  if (args.len == 0 || args.len > QAIC_MANAGE_MAX_MSG_LENGTH || args.count == 0 || args.data == 0)
-    return EINVAL;
+  if (args.len == 0 || args.len > QAIC_MANAGE_MAX_MSG_LENGTH || args.count == 0 || args.data == 0) return EINVAL;
   std::vector<std::byte> msg(args.len);
   UserMemory mem(c.pid);
   if (mem.read(args.data, msg.data(), msg.size())) return EFAULT;
@@ -113,8 +112,7 @@ int Device::manage(OpenFile& f, const IoctlCall& c) {
       case QAIC_TRANS_DMA_XFER_CONT: {
         if (hdr.len != sizeof(qaic_manage_trans_dma_xfer)) return fail(EINVAL);
         auto t = readAt<qaic_manage_trans_dma_xfer>(msg, off);
-        if (int err = dmaTransfer(f, t, hdr.type == QAIC_TRANS_DMA_XFER_CONT, c.pid))
-          return fail(err);
+        if (int err = dmaTransfer(f, t, hdr.type == QAIC_TRANS_DMA_XFER_CONT, c.pid)) return fail(err);
         break;
       }
       case QAIC_TRANS_ACTIVATE_FROM_USR: {
@@ -176,10 +174,8 @@ int Device::waitForFirmware(Clock::time_point deadline) {
   return controlHang_.load() ? ETIMEDOUT : 0;
 }
 
-int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req,
-                          driver::ResourceGroupResponse& resp) {
-  if (req.magic != driver::kResourceGroupMagic || req.version != driver::kResourceGroupVersion)
-    return EINVAL;
+int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req, driver::ResourceGroupResponse& resp) {
+  if (req.magic != driver::kResourceGroupMagic || req.version != driver::kResourceGroupVersion) return EINVAL;
   resp.magic = driver::kResourceGroupMagic;
   resp.version = driver::kResourceGroupVersion;
   std::lock_guard lock(mutex_);
@@ -246,10 +242,8 @@ bool printableLabel(const char (&label)[32]) {
 
 }  // namespace
 
-int Device::partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
-                             driver::PartitionResponse& resp) {
-  if (req.magic != driver::kPartitionMagic || req.version != driver::kPartitionVersion)
-    return EINVAL;
+int Device::partitionCommand(OpenFile& f, const driver::PartitionRequest& req, driver::PartitionResponse& resp) {
+  if (req.magic != driver::kPartitionMagic || req.version != driver::kPartitionVersion) return EINVAL;
   resp.magic = driver::kPartitionMagic;
   resp.version = driver::kPartitionVersion;
   // Carving up a device is the administrator's (qaicd's) business, as CAP_SYS_ADMIN would be.
@@ -261,8 +255,7 @@ int Device::partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
   std::lock_guard lock(mutex_);
   switch (static_cast<driver::PartitionOp>(req.op)) {
     case driver::PartitionOp::Create: {
-      if (req.partitionId != 0 || (req.mode & ~0777u) != 0 || req.holderPid < 0 ||
-          !printableLabel(req.label))
+      if (req.partitionId != 0 || (req.mode & ~0777u) != 0 || req.holderPid < 0 || !printableLabel(req.label))
         return EINVAL;
       const rt::Resources want = req.resources;
       if (want.numVc == 0 || want.numNsp == 0) return EINVAL;  // nothing could ever run in it
@@ -286,9 +279,9 @@ int Device::partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
       if (ctx_.partitionNodes) ctx_.partitionNodes->publishPartition(index_, p->id);
       resp.partitionId = p->id;
       resp.resources = want;
-      logInfo("accel" + std::to_string(index_) + ": partition " + std::to_string(p->id) +
-              " created (" + std::to_string(want.numNsp) + " NSPs, owner " +
-              std::to_string(req.ownerUid) + ", holder " + std::to_string(req.holderPid) + ")");
+      logInfo("accel" + std::to_string(index_) + ": partition " + std::to_string(p->id) + " created (" +
+              std::to_string(want.numNsp) + " NSPs, owner " + std::to_string(req.ownerUid) + ", holder " +
+              std::to_string(req.holderPid) + ")");
       return 0;
     }
     case driver::PartitionOp::Remove: {
@@ -311,8 +304,7 @@ int Device::partitionCommand(OpenFile& f, const driver::PartitionRequest& req,
   return EINVAL;
 }
 
-int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation,
-                        pid_t pid) {
+int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation, pid_t pid) {
   if (t.pad != 0 || t.tag == 0 || t.tag > driver::kLoadIdMask) return EINVAL;
   {
     std::lock_guard lock(mutex_);
@@ -377,8 +369,7 @@ int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool c
   return 0;
 }
 
-int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid,
-                     uint32_t& dbcId) {
+int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId) {
   if (t.pad != 0) return EINVAL;
   const uint32_t nelem = t.queue_size == 0 ? driver::kDefaultQueueSize : t.queue_size;
   if (nelem < driver::kMinQueueSize || nelem > driver::kMaxQueueSize) return EINVAL;
@@ -397,8 +388,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   auto act = std::make_shared<Activation>();
   act->program = ctx_.loader(bytes, programIndex, error);
   if (!act->program) {
-    logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " +
-             error);
+    logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " + error);
     return EINVAL;
   }
   // Refuse before allocating: an IO region beyond the device's DDR can never fit. The region is
@@ -411,8 +401,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   } catch (const std::bad_alloc&) {
     return ENOMEM;
   } catch (const std::exception& e) {
-    logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " +
-             e.what());
+    logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " + e.what());
     return EINVAL;
   }
   const ProgramNeeds needs = act->program->needs();
@@ -458,8 +447,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   if (id == dbcs_.size()) return ENOSPC;
 
   const uint32_t generation = ++dbcGeneration_[id];
-  const std::string name = "dbc" + std::to_string(index_) + "-" + std::to_string(id) + "-" +
-                           std::to_string(generation);
+  const std::string name = "dbc" + std::to_string(index_) + "-" + std::to_string(id) + "-" + std::to_string(generation);
   int err = 0;
   act->window = ctx_.shm->createFile(name, driver::dbcWindowBytes(nelem), f.uid, f.gid, err);
   if (!act->window) return err == ENOSPC ? ENOMEM : err;
@@ -474,9 +462,8 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   f.activations[id] = act;
   startChannel(*act, *this);
   dbcId = id;
-  logInfo("accel" + std::to_string(index_) + ": load " + std::to_string(loadId) +
-          " activated on dbc " + std::to_string(id) + " (" + std::to_string(needs.charge.numNsp) +
-          " NSPs)");
+  logInfo("accel" + std::to_string(index_) + ": load " + std::to_string(loadId) + " activated on dbc " +
+          std::to_string(id) + " (" + std::to_string(needs.charge.numNsp) + " NSPs)");
   return 0;
 }
 

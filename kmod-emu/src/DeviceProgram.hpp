@@ -5,7 +5,6 @@
 
 #include <qaic/Resources.hpp>
 
-#include "base/CacheLineAllocator.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -13,6 +12,7 @@
 #include <span>
 #include <string>
 #include <vector>
+#include "base/CacheLineAllocator.hpp"
 
 namespace qaic::emu {
 
@@ -20,10 +20,10 @@ struct ProgramNeeds {
   // What one activation is charged: container::resourceNeeds, the same rule libqaic sizes
   // partitions with.
   rt::Resources charge;
-  uint64_t ioRegionSize = 0;      // device memory of the activation
-  uint64_t constantsBytes = 0;    // DDR the constants occupy
-  uint64_t doorbellAddress = 0;   // device address whose write starts the program
-  uint32_t doneSemaphore = 0;     // INC'd when a run finishes
+  uint64_t ioRegionSize = 0;     // device memory of the activation
+  uint64_t constantsBytes = 0;   // DDR the constants occupy
+  uint64_t doorbellAddress = 0;  // device address whose write starts the program
+  uint32_t doneSemaphore = 0;    // INC'd when a run finishes
 };
 
 class DeviceProgram {
@@ -55,8 +55,8 @@ using LoadBytes = std::shared_ptr<const LoadBuffer>;
 
 // Validates the container and builds program `programIndex`; nullptr with `error` naming the
 // problem when it is invalid.
-using ProgramLoader = std::function<std::unique_ptr<DeviceProgram>(
-    const LoadBytes& container, uint32_t programIndex, std::string& error)>;
+using ProgramLoader = std::function<std::unique_ptr<DeviceProgram>(const LoadBytes& container, uint32_t programIndex,
+                                                                   std::string& error)>;
 
 // The loader for real containers (QpcImage + HostProgram).
 ProgramLoader containerProgramLoader(unsigned computeThreadsPerProgram);

@@ -53,12 +53,8 @@ struct IoctlDispatch {
 
 std::array<IoctlEntry, 256> IoctlDispatch::build() {
   std::array<IoctlEntry, 256> t{};
-  auto handler = [&](unsigned cmd, unsigned flags, Handler h) {
-    t[_IOC_NR(cmd)] = IoctlEntry{cmd, flags, h, 0, true};
-  };
-  auto answer = [&](unsigned nr, unsigned flags, int result) {
-    t[nr] = IoctlEntry{0, flags, nullptr, result, true};
-  };
+  auto handler = [&](unsigned cmd, unsigned flags, Handler h) { t[_IOC_NR(cmd)] = IoctlEntry{cmd, flags, h, 0, true}; };
+  auto answer = [&](unsigned nr, unsigned flags, int result) { t[nr] = IoctlEntry{0, flags, nullptr, result, true}; };
   // DRM core.
   handler(DRM_IOCTL_VERSION, 0, &Device::drmVersion);
   handler(DRM_IOCTL_GET_UNIQUE, 0, &Device::drmGetUnique);
@@ -70,9 +66,9 @@ std::array<IoctlEntry, 256> IoctlDispatch::build() {
   handler(DRM_IOCTL_GEM_FLINK, kAuth, &Device::gemFlink);
   handler(DRM_IOCTL_GEM_OPEN, kAuth, &Device::gemOpen);
   handler(DRM_IOCTL_GET_CAP, 0, &Device::drmGetCap);
-  answer(0x0d, 0, EOPNOTSUPP);                       // SET_CLIENT_CAP: no modesetting
-  answer(0x10, kAuth | kMaster | kRootOnly, EINVAL);  // SET_UNIQUE
-  answer(0x11, kMaster, 0);                           // AUTH_MAGIC
+  answer(0x0d, 0, EOPNOTSUPP);                             // SET_CLIENT_CAP: no modesetting
+  answer(0x10, kAuth | kMaster | kRootOnly, EINVAL);       // SET_UNIQUE
+  answer(0x11, kMaster, 0);                                // AUTH_MAGIC
   for (unsigned nr : {0x12u, 0x13u, 0x27u, 0x28u, 0x3fu})  // BLOCK, UNBLOCK, ADD/RM/UPDATE_DRAW
     answer(nr, kAuth | kMaster | kRootOnly, 0);
   handler(DRM_IOCTL_SET_MASTER, 0, &Device::drmMasterless);
@@ -162,8 +158,7 @@ int Device::ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call) {
   normalized.out = data.data();
   normalized.outSize = data.size();
   const int err = (this->*entry.handler)(file, normalized);
-  if (const std::size_t n = std::min(outSize, call.outSize); err == 0 && n != 0)
-    std::memcpy(call.out, data.data(), n);
+  if (const std::size_t n = std::min(outSize, call.outSize); err == 0 && n != 0) std::memcpy(call.out, data.data(), n);
   return err;
 }
 
@@ -185,8 +180,7 @@ int Device::drmVersion(OpenFile&, const IoctlCall& c) {
   const UserMemory mem(c.pid);
   int err = copyField(mem, reinterpret_cast<uintptr_t>(v.name), v.name_len, "qaic");
   if (err == 0) err = copyField(mem, reinterpret_cast<uintptr_t>(v.date), v.date_len, "0");
-  if (err == 0)
-    err = copyField(mem, reinterpret_cast<uintptr_t>(v.desc), v.desc_len, "Qualcomm Cloud AI Accelerators");
+  if (err == 0) err = copyField(mem, reinterpret_cast<uintptr_t>(v.desc), v.desc_len, "Qualcomm Cloud AI Accelerators");
   if (err == 0) argOut(c, v);
   return err;
 }

@@ -1,8 +1,8 @@
 #include "Emulator.hpp"
 
-#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -185,8 +185,7 @@ void Emulator::start(const std::string& root) {
                        std::to_string(kInitTimeout.count()) + " ms");
     }
   }
-  logInfo("serving " + std::to_string(deviceCount()) + " device(s) at " + root_ +
-          " (shm " + shm_->path() + ")");
+  logInfo("serving " + std::to_string(deviceCount()) + " device(s) at " + root_ + " (shm " + shm_->path() + ")");
 }
 
 void Emulator::stop() {

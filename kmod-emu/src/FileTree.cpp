@@ -17,15 +17,12 @@ FileTree::FileTree() {
 void FileTree::addDevice(uint32_t index, const std::vector<std::string>& attributes,
                          const std::vector<std::string>& writableAttributes) {
   std::unique_lock lock(mutex_);
-  addAccel("accel" + std::to_string(index), static_cast<int>(index), 0, attributes,
-           writableAttributes);
+  addAccel("accel" + std::to_string(index), static_cast<int>(index), 0, attributes, writableAttributes);
 }
 
-void FileTree::addPartition(uint32_t index, uint32_t partitionId,
-                            const std::vector<std::string>& attributes) {
+void FileTree::addPartition(uint32_t index, uint32_t partitionId, const std::vector<std::string>& attributes) {
   std::unique_lock lock(mutex_);
-  addAccel("accel" + std::to_string(partitionId), static_cast<int>(index), partitionId,
-           attributes, {});
+  addAccel("accel" + std::to_string(partitionId), static_cast<int>(index), partitionId, attributes, {});
 }
 
 void FileTree::addAccel(const std::string& name, int device, uint32_t partition,
@@ -41,8 +38,8 @@ void FileTree::addAccel(const std::string& name, int device, uint32_t partition,
       parent = directory(parent, attr.substr(start, slash - start), device, partition);
     const uint64_t ino = add(parent, attr.substr(start), TreeNode::Kind::Attribute, device, partition);
     nodes_[ino - 1].attribute = attr;
-    nodes_[ino - 1].writable =
-        std::find(writableAttributes.begin(), writableAttributes.end(), attr) != writableAttributes.end();
+    nodes_[ino - 1].writable = std::find(writableAttributes.begin(), writableAttributes.end(), attr) !=
+                               writableAttributes.end();
   }
 }
 
@@ -70,8 +67,7 @@ void FileTree::addModuleParameter(const std::string& name, uint32_t mode) {
   nodes_[ino - 1].mode = mode;
 }
 
-uint64_t FileTree::add(uint64_t parent, std::string name, TreeNode::Kind kind, int device,
-                       uint32_t partition) {
+uint64_t FileTree::add(uint64_t parent, std::string name, TreeNode::Kind kind, int device, uint32_t partition) {
   TreeNode n;
   n.ino = nodes_.size() + 1;
   n.parent = parent == 0 ? n.ino : parent;
@@ -84,8 +80,7 @@ uint64_t FileTree::add(uint64_t parent, std::string name, TreeNode::Kind kind, i
   return nodes_.back().ino;
 }
 
-uint64_t FileTree::directory(uint64_t parent, const std::string& name, int device,
-                             uint32_t partition) {
+uint64_t FileTree::directory(uint64_t parent, const std::string& name, int device, uint32_t partition) {
   if (const TreeNode* existing = find(parent, name)) return existing->ino;
   return add(parent, name, TreeNode::Kind::Directory, device, partition);
 }

@@ -22,11 +22,11 @@ struct TreeNode {
   uint64_t parent = 0;
   std::string name;
   Kind kind = Kind::Directory;
-  int device = -1;          // the device this node belongs to, -1 for shared directories/controls
-  uint32_t partition = 0;   // nonzero: the node belongs to this derived device of `device`
-  std::string attribute;    // Attribute: the name Device::readAttribute takes
+  int device = -1;         // the device this node belongs to, -1 for shared directories/controls
+  uint32_t partition = 0;  // nonzero: the node belongs to this derived device of `device`
+  std::string attribute;   // Attribute: the name Device::readAttribute takes
   bool writable = false;
-  uint32_t mode = 0;        // Attribute permission bits; 0: 0644 when writable, else 0444
+  uint32_t mode = 0;  // Attribute permission bits; 0: 0644 when writable, else 0444
   bool alive = true;
   std::vector<uint64_t> children;
 };
@@ -53,14 +53,12 @@ class FileTree {
   std::vector<TreeNode> children(uint64_t parent) const;
 
  private:
-  uint64_t add(uint64_t parent, std::string name, TreeNode::Kind kind, int device,
-               uint32_t partition);
+  uint64_t add(uint64_t parent, std::string name, TreeNode::Kind kind, int device, uint32_t partition);
   uint64_t directory(uint64_t parent, const std::string& name, int device, uint32_t partition);
-  void addAccel(const std::string& name, int device, uint32_t partition,
-                const std::vector<std::string>& attributes,
+  void addAccel(const std::string& name, int device, uint32_t partition, const std::vector<std::string>& attributes,
                 const std::vector<std::string>& writableAttributes);
   const TreeNode* find(uint64_t parent, const std::string& name) const;  // lock held
-  void unlink(uint64_t ino);                                               // lock held
+  void unlink(uint64_t ino);                                             // lock held
 
   mutable std::shared_mutex mutex_;
   std::vector<TreeNode> nodes_;  // index = ino - 1

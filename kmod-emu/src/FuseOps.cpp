@@ -81,8 +81,8 @@ void opGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 
 // Only truncation (the O_TRUNC of `echo 1 > fault/reset`) reaches here; there is nothing to cut.
 void opSetattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int toSet, fuse_file_info* fi) {
-  if (toSet & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
-                FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME))
+  if (toSet & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+                FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME))
     return void(fuse_reply_err(req, EPERM));
   opGetattr(req, ino, fi);
 }
@@ -100,8 +100,8 @@ void opReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file
   std::size_t used = 0;
   for (std::size_t i = static_cast<std::size_t>(off); i < entries.size(); ++i) {
     struct stat st = attributesOf(e, entries[i].second);
-    std::size_t len = fuse_add_direntry(req, buf.data() + used, size - used,
-                                        entries[i].first.c_str(), &st, static_cast<off_t>(i + 1));
+    std::size_t len = fuse_add_direntry(req, buf.data() + used, size - used, entries[i].first.c_str(), &st,
+                                        static_cast<off_t>(i + 1));
     if (len > size - used) break;
     used += len;
   }
@@ -161,8 +161,7 @@ void opRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   fuse_reply_buf(req, s.data() + off, std::min(size, s.size() - static_cast<std::size_t>(off)));
 }
 
-void opWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t,
-             fuse_file_info*) {
+void opWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t, fuse_file_info*) {
   Emulator& e = emu(req);
   auto n = visible(e, ino);
   if (!n) return void(fuse_reply_err(req, ENODEV));
@@ -177,8 +176,8 @@ void opRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-void opIoctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info* fi,
-             unsigned flags, const void* inBuf, size_t inSize, size_t outSize) {
+void opIoctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info* fi, unsigned flags, const void* inBuf,
+             size_t inSize, size_t outSize) {
   if (flags & FUSE_IOCTL_COMPAT) return void(fuse_reply_err(req, ENOSYS));
   auto h = emu(req).handle(fi->fh);
   if (!h) return void(fuse_reply_err(req, EBADF));

@@ -26,8 +26,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kFuseDevice = "/dev/fuse";
 
 int millisecondsLeft(Clock::time_point deadline) {
-  const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return left > 0 ? static_cast<int>(left) : 0;
 }
 
@@ -125,8 +124,8 @@ std::string fuseDeviceProblem() {
   why << kFuseDevice << ": " << std::strerror(error) << " for uid " << geteuid();
   struct stat st;
   if (stat(kFuseDevice, &st) == 0)
-    why << " (mode " << std::oct << std::setw(4) << std::setfill('0') << (st.st_mode & 07777)
-        << std::dec << ", owner " << st.st_uid << ":" << st.st_gid << ")";
+    why << " (mode " << std::oct << std::setw(4) << std::setfill('0') << (st.st_mode & 07777) << std::dec << ", owner "
+        << st.st_uid << ":" << st.st_gid << ")";
   if (error == EACCES || error == EPERM)
     why << ". FUSE needs read-write access to " << kFuseDevice
         << " (fusermount3 opens it with the caller's rights, not root's): an administrator can "
@@ -150,8 +149,7 @@ std::string fusermountProgram() {
   return {};
 }
 
-Result<void> unmountThroughFusermount(const std::string& dir, bool lazy,
-                                      std::chrono::milliseconds timeout) {
+Result<void> unmountThroughFusermount(const std::string& dir, bool lazy, std::chrono::milliseconds timeout) {
   const std::string what = "unmounting " + dir + " through fusermount3";
   const std::string program = fusermountProgram();
   if (program.empty()) return SysError{ENOENT, what + ": fusermount3 not found (package fuse3)"};

@@ -25,8 +25,7 @@ std::string fusermountProgram();
 // open. Errors name the directory and carry fusermount3's message: ENOENT (no fusermount3),
 // EPERM (it refused, e.g. not mounted or not the user's mount), ETIMEDOUT (killed after
 // `timeout`).
-Result<void> unmountThroughFusermount(
-    const std::string& dir, bool lazy,
-    std::chrono::milliseconds timeout = std::chrono::seconds(30));
+Result<void> unmountThroughFusermount(const std::string& dir, bool lazy,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 }  // namespace qaic::emu

@@ -63,8 +63,7 @@ std::unique_ptr<ShmDirectory> ShmDirectory::create(const std::string& base) {
   std::string templ = base + "/qaic-emu." + std::to_string(getpid()) + ".XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  if (mkdtemp(buf.data()) == nullptr)
-    throw std::system_error(errno, std::generic_category(), "creating " + templ);
+  if (mkdtemp(buf.data()) == nullptr) throw std::system_error(errno, std::generic_category(), "creating " + templ);
   std::string path(buf.data());
   chmod(path.c_str(), driver::kShmDirMode);
   return std::unique_ptr<ShmDirectory>(new ShmDirectory(std::move(path)));
@@ -73,8 +72,8 @@ std::unique_ptr<ShmDirectory> ShmDirectory::create(const std::string& base) {
 // Files still present belong to objects that outlived the instance; remove them with it.
 ShmDirectory::~ShmDirectory() { removeTree(path_); }
 
-std::unique_ptr<MemoryFile> ShmDirectory::createFile(const std::string& name, std::size_t bytes,
-                                                     uid_t uid, gid_t gid, int& error) const {
+std::unique_ptr<MemoryFile> ShmDirectory::createFile(const std::string& name, std::size_t bytes, uid_t uid, gid_t gid,
+                                                     int& error) const {
   const std::string full = path_ + "/" + name;
   int fd = open(full.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, driver::kMemoryFileMode);
   if (fd < 0) {
@@ -105,8 +104,7 @@ std::unique_ptr<MemoryFile> ShmDirectory::createFile(const std::string& name, st
     if (data == MAP_FAILED) return fail(ENOMEM);
   }
   close(fd);
-  return std::unique_ptr<MemoryFile>(
-      new MemoryFile(full, static_cast<std::byte*>(data), bytes, st.st_dev, st.st_ino));
+  return std::unique_ptr<MemoryFile>(new MemoryFile(full, static_cast<std::byte*>(data), bytes, st.st_dev, st.st_ino));
 }
 
 }  // namespace qaic::emu

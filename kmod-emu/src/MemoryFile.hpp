@@ -48,8 +48,8 @@ class ShmDirectory {
 
   // Creates `name` with `bytes` (zero filled), owned by uid/gid with mode 0600, and maps it.
   // Returns nullptr and sets `error` to an errno on failure (ENOMEM when tmpfs is full).
-  std::unique_ptr<MemoryFile> createFile(const std::string& name, std::size_t bytes, uid_t uid,
-                                         gid_t gid, int& error) const;
+  std::unique_ptr<MemoryFile> createFile(const std::string& name, std::size_t bytes, uid_t uid, gid_t gid,
+                                         int& error) const;
 
  private:
   explicit ShmDirectory(std::string path) : path_(std::move(path)) {}

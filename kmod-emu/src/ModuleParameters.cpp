@@ -25,9 +25,18 @@ int parseUnsigned(std::string text, uint32_t& value) {
 int parseBool(const std::string& text, bool& value) {
   if (text.empty()) return EINVAL;
   switch (text[0]) {
-    case 'y': case 'Y': case 't': case 'T': case '1': value = true; return 0;
-    case 'n': case 'N': case 'f': case 'F': case '0': value = false; return 0;
-    case 'o': case 'O':
+    case 'y':
+    case 'Y':
+    case 't':
+    case 'T':
+    case '1': value = true; return 0;
+    case 'n':
+    case 'N':
+    case 'f':
+    case 'F':
+    case '0': value = false; return 0;
+    case 'o':
+    case 'O':
       if (text.size() > 1 && (text[1] == 'n' || text[1] == 'N')) {
         value = true;
         return 0;
@@ -89,8 +98,7 @@ int ModuleParameters::write(const std::string& name, const std::string& text) {
   return 0;
 }
 
-bool ModuleParameters::parse(const std::string& name, const std::string& text,
-                             ModuleParameterValues& into) {
+bool ModuleParameters::parse(const std::string& name, const std::string& text, ModuleParameterValues& into) {
   return set(name, text, into) == 0;
 }
 

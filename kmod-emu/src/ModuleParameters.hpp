@@ -14,11 +14,11 @@
 namespace qaic::emu {
 
 struct ModuleParameterValues {
-  bool datapathPolling = false;           // datapath_polling
+  bool datapathPolling = false;              // datapath_polling
   uint32_t waitExecDefaultTimeoutMs = 5000;  // wait_exec_default_timeout_ms
-  uint32_t controlRespTimeoutS = 60;      // control_resp_timeout_s
-  uint32_t mhiTimeoutMs = 2000;           // mhi_timeout_ms
-  uint32_t datapathPollIntervalUs = 100;  // datapath_poll_interval_us
+  uint32_t controlRespTimeoutS = 60;         // control_resp_timeout_s
+  uint32_t mhiTimeoutMs = 2000;              // mhi_timeout_ms
+  uint32_t datapathPollIntervalUs = 100;     // datapath_poll_interval_us
 };
 
 class ModuleParameters {
@@ -46,9 +46,7 @@ class ModuleParameters {
   std::chrono::milliseconds waitExecDefaultTimeout() const {
     return std::chrono::milliseconds(waitExecDefaultTimeoutMs_.load());
   }
-  std::chrono::seconds controlResponseTimeout() const {
-    return std::chrono::seconds(controlRespTimeoutS_.load());
-  }
+  std::chrono::seconds controlResponseTimeout() const { return std::chrono::seconds(controlRespTimeoutS_.load()); }
   std::chrono::milliseconds mhiTimeout() const { return std::chrono::milliseconds(mhiTimeoutMs_.load()); }
   std::chrono::microseconds datapathPollInterval() const {
     return std::chrono::microseconds(datapathPollIntervalUs_.load());

@@ -28,23 +28,21 @@ struct ProgramLoad {
 
 struct OpenFile {
   // The pool activations and resource groups of this file draw from (Device mutex held).
-  rt::Resources* pool(rt::Resources& deviceFree) {
-    return partition ? &partition->free : &deviceFree;
-  }
+  rt::Resources* pool(rt::Resources& deviceFree) { return partition ? &partition->free : &deviceFree; }
 
   uint64_t id = 0;
   uid_t uid = 0;
   gid_t gid = 0;
   std::shared_ptr<Partition> partition;  // opened on a derived node; null = the whole device
-  uint32_t nextHandle = 1;  // handles are never reused: a closed one cannot name another BO
-  std::map<uint32_t, std::shared_ptr<BufferObject>> bos;             // by handle
+  uint32_t nextHandle = 1;               // handles are never reused: a closed one cannot name another BO
+  std::map<uint32_t, std::shared_ptr<BufferObject>> bos;  // by handle
   // The PRIME table of a DRM file: the handle each memory was exported from or imported as, so
   // that importing a descriptor of it again gives that handle back.
   std::map<MemoryIdentity, uint32_t> prime;
-  std::string clientName;  // DRM_IOCTL_SET_CLIENT_NAME
-  std::map<uint32_t, ProgramLoad> loads;                             // by load id
-  std::map<uint32_t, ResourceGroup> groups;                          // by group id
-  std::map<uint32_t, std::shared_ptr<Activation>> activations;       // by DBC id
+  std::string clientName;                                       // DRM_IOCTL_SET_CLIENT_NAME
+  std::map<uint32_t, ProgramLoad> loads;                        // by load id
+  std::map<uint32_t, ResourceGroup> groups;                     // by group id
+  std::map<uint32_t, std::shared_ptr<Activation>> activations;  // by DBC id
 };
 
 }  // namespace qaic::emu

@@ -30,7 +30,7 @@ struct Partition {
   uint32_t mode = 0600;
   int32_t holderPid = 0;  // 0 = static
   std::string label;
-  bool ended = false;     // removed, or its device reset or went away
+  bool ended = false;  // removed, or its device reset or went away
 };
 
 }  // namespace qaic::emu

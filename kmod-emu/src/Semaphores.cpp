@@ -9,8 +9,7 @@ Semaphores::Result Semaphores::execute(uint32_t word, std::chrono::milliseconds 
   std::unique_lock lock(mutex_);
   uint16_t& sem = values_[index];
   auto waitFor = [&](auto ready) {
-    if (!changed_.wait_for(lock, timeout, [&] { return cancelled_ || ready(); }))
-      return Result::TimedOut;
+    if (!changed_.wait_for(lock, timeout, [&] { return cancelled_ || ready(); })) return Result::TimedOut;
     return cancelled_ ? Result::Cancelled : Result::Ok;
   };
   switch (driver::semCmd(word)) {

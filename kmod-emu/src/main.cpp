@@ -14,10 +14,10 @@
 #include <string>
 
 #include "Config.hpp"
-#include "FreedMemory.hpp"
-#include "QaicVersion.hpp"
 #include "Emulator.hpp"
+#include "FreedMemory.hpp"
 #include "Log.hpp"
+#include "QaicVersion.hpp"
 
 namespace {
 

@@ -15,16 +15,15 @@ Result<MappedFile> MappedFile::open(const std::filesystem::path& path, std::size
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return SysError{errno, "fstat " + name};
   if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) < size)
-    return SysError{EPROTO, "memory file " + name + " holds " + std::to_string(st.st_size) +
-                                " bytes, expected " + std::to_string(size)};
+    return SysError{EPROTO, "memory file " + name + " holds " + std::to_string(st.st_size) + " bytes, expected " +
+                                std::to_string(size)};
   void* address = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (address == MAP_FAILED) return SysError{errno, "mmap " + name};
   return MappedFile(std::move(fd), address, size);
 }
 
 Result<MappedFile> MappedFile::map(int fd, std::size_t size, uint64_t offset, const char* what) {
-  void* address = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                         static_cast<off_t>(offset));
+  void* address = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
   if (address == MAP_FAILED) return lastError(what);
   return MappedFile(UniqueFd(), address, size);
 }

@@ -30,8 +30,7 @@ class MappedFile {
   int fd() const { return fd_.get(); }
 
  private:
-  MappedFile(UniqueFd fd, void* address, std::size_t size)
-      : fd_(std::move(fd)), address_(address), size_(size) {}
+  MappedFile(UniqueFd fd, void* address, std::size_t size) : fd_(std::move(fd)), address_(address), size_(size) {}
   void unmap();
 
   UniqueFd fd_;

@@ -40,8 +40,6 @@ inline std::optional<uint64_t> mul(uint64_t a, uint64_t b) {
   return r;
 }
 
-inline uint64_t alignUp(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
+inline uint64_t alignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 }  // namespace qaic::container::bytes

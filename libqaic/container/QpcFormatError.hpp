@@ -7,17 +7,17 @@
 namespace qaic::container {
 
 enum class QpcErrorCode {
-  Io,            // the file could not be opened, mapped, written or renamed
-  Truncated,     // shorter than its header or its declared size
+  Io,         // the file could not be opened, mapped, written or renamed
+  Truncated,  // shorter than its header or its declared size
   BadMagic,
   BadVersion,
   BadCrc,
-  BadHeader,     // header size, flags or file size inconsistent
-  OutOfRange,    // an offset or size points outside its section or the file
-  Overlap,       // two sections (or two constants) share bytes
-  AbsurdCount,   // a count beyond the format's limits or the section's size
-  BadString,     // a string index outside the string table, or an empty / duplicate name
-  BadValue,      // an enum, dims, size or index that is not allowed
+  BadHeader,    // header size, flags or file size inconsistent
+  OutOfRange,   // an offset or size points outside its section or the file
+  Overlap,      // two sections (or two constants) share bytes
+  AbsurdCount,  // a count beyond the format's limits or the section's size
+  BadString,    // a string index outside the string table, or an empty / duplicate name
+  BadValue,     // an enum, dims, size or index that is not allowed
 };
 
 const char* qpcErrorCodeName(QpcErrorCode code);

@@ -54,8 +54,8 @@ std::unique_ptr<QpcImage> QpcImage::open(const std::string& path) {
   return image;
 }
 
-std::unique_ptr<QpcImage> QpcImage::fromBytes(std::span<const std::byte> bytes,
-                                              std::string sourceName, bool verifyChecksum) {
+std::unique_ptr<QpcImage> QpcImage::fromBytes(std::span<const std::byte> bytes, std::string sourceName,
+                                              bool verifyChecksum) {
   std::unique_ptr<QpcImage> image(new QpcImage());
   image->sourceName_ = std::move(sourceName);
   image->bytes_ = bytes;

@@ -23,8 +23,7 @@ class QpcImage {
   // Views `bytes`, which must outlive the image; for 64-byte aligned constants pass a 64-byte
   // aligned buffer. `sourceName` names the bytes in error messages. `verifyChecksum` false is
   // for the fuzzer only, so that mutated inputs reach the structural checks behind the CRC.
-  static std::unique_ptr<QpcImage> fromBytes(std::span<const std::byte> bytes,
-                                             std::string sourceName = "<memory>",
+  static std::unique_ptr<QpcImage> fromBytes(std::span<const std::byte> bytes, std::string sourceName = "<memory>",
                                              bool verifyChecksum = true);
 
   ~QpcImage();

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <qaic/Types.hpp>
 #include "ir/Graph.hpp"
 #include "ir/Weights.hpp"
-#include <qaic/Types.hpp>
 
 namespace qaic::container {
 
@@ -32,12 +32,12 @@ inline constexpr uint32_t kProgramFlagFp16Constants = 1u << 0;  // -convert-to-f
 // One IO buffer (a BufferMapping V2 entry). `io` carries name, bound tensor, direction, user
 // dtype / layout, full dims, the partial / skip-header / allow-skip flags and the device format.
 struct QpcBuffer {
-  uint32_t index = 0;                // position in the IO descriptor
+  uint32_t index = 0;  // position in the IO descriptor
   ir::IoBuffer io;
-  uint64_t size = 0;                 // user bytes at full dims
+  uint64_t size = 0;  // user bytes at full dims
   rt::QAicBufferDataTypeEnum dataType = rt::BUFFER_DATA_TYPE_INVAL;
-  uint64_t deviceOffset = 0;         // in the IO region, 4 KiB aligned
-  uint64_t deviceSize = 0;           // device-format bytes at full dims, 4 KiB aligned
+  uint64_t deviceOffset = 0;  // in the IO region, 4 KiB aligned
+  uint64_t deviceSize = 0;    // device-format bytes at full dims, 4 KiB aligned
 };
 
 // One compiled program (seed 001 QpcProgramInfo plus docs/device-protocol.md fields).
@@ -48,7 +48,7 @@ struct QpcProgram {
   uint32_t batchSize = 1;
   uint32_t numSemaphores = 1;
   uint32_t numMulticastIds = 0;
-  uint32_t flags = 0;                // kProgramFlag*
+  uint32_t flags = 0;  // kProgramFlag*
   uint32_t doneSemaphore = 0;
   uint64_t totalRequiredMemory = 0;
   uint64_t ioRegionSize = 0;

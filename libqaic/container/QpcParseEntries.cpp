@@ -10,11 +10,10 @@ namespace qaic::container::detail {
 using bytes::readLe;
 
 // Reads rank and dims; returns the element count (overflow-checked).
-uint64_t Parser::readDims(std::span<const std::byte> entry, std::size_t dimsAt, uint8_t rank,
-                  const std::string& field, ir::Dims& dims, int64_t minDim) const {
+uint64_t Parser::readDims(std::span<const std::byte> entry, std::size_t dimsAt, uint8_t rank, const std::string& field,
+                          ir::Dims& dims, int64_t minDim) const {
   if (rank > L::kDimSlots) {
-    fail(QpcErrorCode::BadValue, field + ".rank", std::to_string(rank) + " exceeds " +
-                                                     std::to_string(L::kDimSlots));
+    fail(QpcErrorCode::BadValue, field + ".rank", std::to_string(rank) + " exceeds " + std::to_string(L::kDimSlots));
   }
   uint64_t elements = 1;
   dims.clear();
@@ -64,8 +63,8 @@ void Parser::readBuffers() {
     }
     b.dataType = static_cast<rt::QAicBufferDataTypeEnum>(dataType);
     b.io.deviceFormat.layout = enumValue<ir::DeviceLayout>(readLe<uint8_t>(e, 20), 2, field + ".device_layout");
-    b.io.deviceFormat.elementType =
-        enumValue<ir::DType>(readLe<uint8_t>(e, 21), static_cast<uint8_t>(ir::DType::Bool), field + ".device_element_type");
+    b.io.deviceFormat.elementType = enumValue<ir::DType>(readLe<uint8_t>(e, 21), static_cast<uint8_t>(ir::DType::Bool),
+                                                         field + ".device_element_type");
     if (readLe<uint8_t>(e, 23) != 0) fail(QpcErrorCode::BadValue, field + ".reserved", "must be zero");
     const uint64_t elements = readDims(e, 48, readLe<uint8_t>(e, 22), field, b.io.dims);
     b.size = readLe<uint64_t>(e, 24);
@@ -79,12 +78,12 @@ void Parser::readBuffers() {
     if (b.deviceOffset % L::kPageSize != 0 || b.deviceSize % L::kPageSize != 0) {
       fail(QpcErrorCode::BadValue, field + ".device_offset", "device offset and size must be 4 KiB aligned");
     }
-    const uint64_t deviceBytes =
-        checkedMul(elements, ir::dtypeSize(b.io.deviceFormat.elementType), field + ".device_size");
+    const uint64_t deviceBytes = checkedMul(elements, ir::dtypeSize(b.io.deviceFormat.elementType),
+                                            field + ".device_size");
     if (b.deviceSize < deviceBytes) {
       fail(QpcErrorCode::BadValue, field + ".device_size",
-           std::to_string(b.deviceSize) + " is smaller than the device format needs (" +
-               std::to_string(deviceBytes) + " bytes)");
+           std::to_string(b.deviceSize) + " is smaller than the device format needs (" + std::to_string(deviceBytes) +
+               " bytes)");
     }
     checkedAdd(b.deviceOffset, b.deviceSize, field + ".device_size");
     out_.buffers.push_back(std::move(b));
@@ -141,17 +140,21 @@ void Parser::readPrograms() {
     p.programIndex = readLe<uint32_t>(e, 4);
     if (p.programIndex != i) fail(QpcErrorCode::BadValue, field + ".program_index", "is not its position");
     p.numCores = readLe<uint32_t>(e, 8);
-    if (p.numCores < 1 || p.numCores > 64) fail(QpcErrorCode::BadValue, field + ".num_cores", std::to_string(p.numCores) + " is not in [1, 64]");
+    if (p.numCores < 1 || p.numCores > 64)
+      fail(QpcErrorCode::BadValue, field + ".num_cores", std::to_string(p.numCores) + " is not in [1, 64]");
     p.batchSize = readLe<uint32_t>(e, 12);
     if (p.batchSize < 1) fail(QpcErrorCode::BadValue, field + ".batch_size", "must be >= 1");
     p.numSemaphores = readLe<uint32_t>(e, 16);
-    if (p.numSemaphores < 1 || p.numSemaphores > 32) fail(QpcErrorCode::BadValue, field + ".num_semaphores", std::to_string(p.numSemaphores) + " is not in [1, 32]");
+    if (p.numSemaphores < 1 || p.numSemaphores > 32)
+      fail(QpcErrorCode::BadValue, field + ".num_semaphores", std::to_string(p.numSemaphores) + " is not in [1, 32]");
     p.numMulticastIds = readLe<uint32_t>(e, 20);
     if (p.numMulticastIds > 4096) fail(QpcErrorCode::BadValue, field + ".num_multicast_ids", "exceeds 4096");
     p.flags = readLe<uint32_t>(e, 24);
-    if ((p.flags & ~kProgramFlagFp16Constants) != 0) fail(QpcErrorCode::BadValue, field + ".flags", "unknown flags set");
+    if ((p.flags & ~kProgramFlagFp16Constants) != 0)
+      fail(QpcErrorCode::BadValue, field + ".flags", "unknown flags set");
     p.doneSemaphore = readLe<uint32_t>(e, 28);
-    if (p.doneSemaphore >= p.numSemaphores) fail(QpcErrorCode::BadValue, field + ".done_semaphore", "is not below num_semaphores");
+    if (p.doneSemaphore >= p.numSemaphores)
+      fail(QpcErrorCode::BadValue, field + ".done_semaphore", "is not below num_semaphores");
     p.totalRequiredMemory = readLe<uint64_t>(e, 32);
     p.ioRegionSize = readLe<uint64_t>(e, 40);
     p.doorbellAddress = readLe<uint64_t>(e, 48);
@@ -238,10 +241,12 @@ void Parser::readConstants() {
     const auto e = data.subspan(std::size_t{i} * L::kConstantEntrySize, L::kConstantEntrySize);
     QpcConstant c;
     c.tensor.name = string(readLe<uint32_t>(e, 0), field + ".name");
-    if (!names.insert(c.tensor.name).second) fail(QpcErrorCode::BadString, field + ".name", "'" + c.tensor.name + "' is not unique");
+    if (!names.insert(c.tensor.name).second)
+      fail(QpcErrorCode::BadString, field + ".name", "'" + c.tensor.name + "' is not unique");
     c.index = readLe<uint32_t>(e, 4);
     if (c.index != i) fail(QpcErrorCode::BadValue, field + ".index", "is not its position");
-    c.tensor.dtype = enumValue<ir::DType>(readLe<uint8_t>(e, 8), static_cast<uint8_t>(ir::DType::Bool), field + ".dtype");
+    c.tensor.dtype = enumValue<ir::DType>(readLe<uint8_t>(e, 8), static_cast<uint8_t>(ir::DType::Bool),
+                                          field + ".dtype");
     if (readLe<uint16_t>(e, 10) != 0 || readLe<uint32_t>(e, 12) != 0) {
       fail(QpcErrorCode::BadValue, field + ".reserved", "must be zero");
     }
@@ -253,7 +258,8 @@ void Parser::readConstants() {
       fail(QpcErrorCode::BadValue, field + ".size",
            std::to_string(size) + " does not match dims x dtype (" + std::to_string(expected) + " bytes)");
     }
-    if (offset % kConstantAlignment != 0) fail(QpcErrorCode::BadValue, field + ".data_offset", "is not 64-byte aligned");
+    if (offset % kConstantAlignment != 0)
+      fail(QpcErrorCode::BadValue, field + ".data_offset", "is not 64-byte aligned");
     const uint64_t end = checkedAdd(offset, size, field + ".size");
     if (end > blob.size()) {
       fail(QpcErrorCode::OutOfRange, field + ".data_offset",

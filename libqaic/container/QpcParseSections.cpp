@@ -28,8 +28,7 @@ const char* sectionName(uint32_t kind) {
 void Parser::readHeader(bool verifyChecksum) {
   if (file_.size() < L::kHeaderSize) {
     fail(QpcErrorCode::Truncated, "header",
-         "file has " + std::to_string(file_.size()) + " bytes, the header needs " +
-             std::to_string(L::kHeaderSize));
+         "file has " + std::to_string(file_.size()) + " bytes, the header needs " + std::to_string(L::kHeaderSize));
   }
   if (std::memcmp(file_.data() + L::kOffMagic, L::kMagic.data(), L::kMagic.size()) != 0) {
     fail(QpcErrorCode::BadMagic, "header.magic", "not a program container (bad magic)");
@@ -37,8 +36,8 @@ void Parser::readHeader(bool verifyChecksum) {
   const auto version = readLe<uint32_t>(file_, L::kOffVersion);
   if (version != kFormatVersion) {
     fail(QpcErrorCode::BadVersion, "header.version",
-         "format version " + std::to_string(version) + " is not supported (expected " +
-             std::to_string(kFormatVersion) + ")");
+         "format version " + std::to_string(version) + " is not supported (expected " + std::to_string(kFormatVersion) +
+             ")");
   }
   const auto headerSize = readLe<uint32_t>(file_, L::kOffHeaderSize);
   if (headerSize != L::kHeaderSize) {
@@ -54,20 +53,18 @@ void Parser::readHeader(bool verifyChecksum) {
   const auto fileSize = readLe<uint64_t>(file_, L::kOffFileSize);
   if (fileSize > file_.size()) {
     fail(QpcErrorCode::Truncated, "header.file_size",
-         "declares " + std::to_string(fileSize) + " bytes but only " +
-             std::to_string(file_.size()) + " are present (truncated file)");
+         "declares " + std::to_string(fileSize) + " bytes but only " + std::to_string(file_.size()) +
+             " are present (truncated file)");
   }
   if (fileSize < file_.size()) {
     fail(QpcErrorCode::BadHeader, "header.file_size",
-         "declares " + std::to_string(fileSize) + " bytes but the file has " +
-             std::to_string(file_.size()) + " (trailing bytes)");
+         "declares " + std::to_string(fileSize) + " bytes but the file has " + std::to_string(file_.size()) +
+             " (trailing bytes)");
   }
   const auto sectionCount = readLe<uint32_t>(file_, L::kOffSectionCount);
   if (sectionCount != L::kSectionKinds) {
-    fail(sectionCount > L::kSectionKinds ? QpcErrorCode::AbsurdCount : QpcErrorCode::BadValue,
-         "header.section_count",
-         std::to_string(sectionCount) + " sections, expected " +
-             std::to_string(L::kSectionKinds));
+    fail(sectionCount > L::kSectionKinds ? QpcErrorCode::AbsurdCount : QpcErrorCode::BadValue, "header.section_count",
+         std::to_string(sectionCount) + " sections, expected " + std::to_string(L::kSectionKinds));
   }
   const auto tableOffset = readLe<uint64_t>(file_, L::kOffSectionTable);
   if (tableOffset != L::kHeaderSize) {
@@ -81,8 +78,7 @@ void Parser::readHeader(bool verifyChecksum) {
   if (verifyChecksum) {
     const auto expected = readLe<uint32_t>(file_, L::kOffCrc);
     const auto* body = reinterpret_cast<const Bytef*>(file_.data() + L::kHeaderSize);
-    const auto actual = static_cast<uint32_t>(
-        crc32_z(crc32_z(0, nullptr, 0), body, file_.size() - L::kHeaderSize));
+    const auto actual = static_cast<uint32_t>(crc32_z(crc32_z(0, nullptr, 0), body, file_.size() - L::kHeaderSize));
     if (actual != expected) {
       fail(QpcErrorCode::BadCrc, "header.crc32", "checksum mismatch (file is corrupt)");
     }
@@ -109,9 +105,8 @@ void Parser::readSectionTable() {
     }
     const std::string named = field + "(" + sectionName(kind) + ")";
     if (sections_[kind].present) fail(QpcErrorCode::BadValue, named + ".kind", "appears twice");
-    const uint64_t alignment = static_cast<L::Section>(kind) == L::Section::ConstantData
-                                   ? kConstantAlignment
-                                   : L::kSectionAlignment;
+    const uint64_t alignment = static_cast<L::Section>(kind) == L::Section::ConstantData ? kConstantAlignment
+                                                                                         : L::kSectionAlignment;
     if (ref.offset % alignment != 0) {
       fail(QpcErrorCode::BadValue, named + ".offset",
            std::to_string(ref.offset) + " is not " + std::to_string(alignment) + "-byte aligned");
@@ -119,9 +114,8 @@ void Parser::readSectionTable() {
     const uint64_t end = checkedAdd(ref.offset, ref.size, named + ".size");
     if (ref.offset < tableEnd_ || end > file_.size()) {
       fail(QpcErrorCode::OutOfRange, named + ".offset",
-           "[" + std::to_string(ref.offset) + ", " + std::to_string(end) +
-               ") lies outside the section area [" + std::to_string(tableEnd_) + ", " +
-               std::to_string(file_.size()) + ")");
+           "[" + std::to_string(ref.offset) + ", " + std::to_string(end) + ") lies outside the section area [" +
+               std::to_string(tableEnd_) + ", " + std::to_string(file_.size()) + ")");
     }
     sections_[kind] = ref;
     if (ref.size > 0) spans.push_back({ref.offset, end, named});
@@ -141,8 +135,8 @@ void Parser::readSectionTable() {
     fail(QpcErrorCode::AbsurdCount, "allowed_shapes.count",
          std::to_string(shapeCount) + " exceeds the limit " + std::to_string(kMaxShapeCombinations));
   }
-  const uint64_t perCombination =
-      checkedMul(count(L::Section::IoDescriptor), L::kShapeEntrySize, "allowed_shapes.size");
+  const uint64_t perCombination = checkedMul(count(L::Section::IoDescriptor), L::kShapeEntrySize,
+                                             "allowed_shapes.size");
   expectSize(L::Section::AllowedShapes, checkedMul(shapeCount, perCombination, "allowed_shapes.size"));
   for (auto kind : {L::Section::Payloads, L::Section::ConstantData}) {
     if (count(kind) != 0) {
@@ -172,8 +166,8 @@ void Parser::expectSize(L::Section kind, uint64_t expected) {
   if (s.size != expected) {
     const std::string name = sectionName(static_cast<uint32_t>(kind));
     fail(s.size < expected ? QpcErrorCode::AbsurdCount : QpcErrorCode::BadValue, name + ".size",
-         std::to_string(s.count) + " entries need " + std::to_string(expected) +
-             " bytes but the section has " + std::to_string(s.size));
+         std::to_string(s.count) + " entries need " + std::to_string(expected) + " bytes but the section has " +
+             std::to_string(s.size));
   }
 }
 
@@ -188,8 +182,8 @@ void Parser::readStrings() {
     const auto length = readLe<uint32_t>(data, at);
     at += 4;
     if (length > kMaxStringLength) {
-      fail(QpcErrorCode::BadString, field, "length " + std::to_string(length) + " exceeds " +
-                                               std::to_string(kMaxStringLength));
+      fail(QpcErrorCode::BadString, field,
+           "length " + std::to_string(length) + " exceeds " + std::to_string(kMaxStringLength));
     }
     if (data.size() - at < length) fail(QpcErrorCode::OutOfRange, field, "runs past the string table");
     std::string_view text(reinterpret_cast<const char*>(data.data() + at), length);

@@ -90,8 +90,8 @@ class Parser {
   void expectSize(L::Section kind, uint64_t expected);
   void readStrings();
   // Reads rank and dims; returns the element count (overflow-checked).
-  uint64_t readDims(std::span<const std::byte> entry, std::size_t dimsAt, uint8_t rank,
-                    const std::string& field, ir::Dims& dims, int64_t minDim = 1) const;
+  uint64_t readDims(std::span<const std::byte> entry, std::size_t dimsAt, uint8_t rank, const std::string& field,
+                    ir::Dims& dims, int64_t minDim = 1) const;
   void readBuffers();
   void readAllowedShapes();
   void readPrograms();

@@ -75,7 +75,8 @@ Plan plan(const QpcContents& c) {
   if (c.buffers.size() > kMaxBuffers) invalid(QpcErrorCode::AbsurdCount, "buffers", "too many io buffers");
   if (c.programs.size() > kMaxPrograms) invalid(QpcErrorCode::AbsurdCount, "programs", "too many programs");
   if (c.constants.size() > kMaxConstants) invalid(QpcErrorCode::AbsurdCount, "constants", "too many constants");
-  if (c.allowedShapes.size() > kMaxShapeCombinations) invalid(QpcErrorCode::AbsurdCount, "allowed_shapes", "too many combinations");
+  if (c.allowedShapes.size() > kMaxShapeCombinations)
+    invalid(QpcErrorCode::AbsurdCount, "allowed_shapes", "too many combinations");
   for (std::size_t i = 0; i < c.buffers.size(); ++i) {
     const std::string field = "buffers[" + std::to_string(i) + "]";
     p.strings.intern(c.buffers[i].io.bufferName, field + ".name");
@@ -173,7 +174,8 @@ std::vector<std::byte> serializeQpc(const QpcContents& c) {
     const auto& combination = c.allowedShapes[s];
     const std::string field = "allowed_shapes[" + std::to_string(s) + "]";
     if (combination.size() != c.buffers.size()) {
-      invalid(QpcErrorCode::BadValue, field, "needs one shape per io buffer (" + std::to_string(c.buffers.size()) + ")");
+      invalid(QpcErrorCode::BadValue, field,
+              "needs one shape per io buffer (" + std::to_string(c.buffers.size()) + ")");
     }
     for (std::size_t b = 0; b < combination.size(); ++b) {
       const std::size_t at = sectionAt(L::Section::AllowedShapes) + (s * c.buffers.size() + b) * L::kShapeEntrySize;

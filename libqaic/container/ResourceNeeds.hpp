@@ -19,7 +19,6 @@ uint64_t constantsBytes(const QpcContents& contents);
 // activation: numNsp = QpcProgram::numCores, numMcid = numMulticastIds, numSem = numSemaphores,
 // numVc = 1 (its DBC), ddrSize = ioRegionSize + constantsBytes(contents). Throws
 // std::overflow_error naming the field when a total does not fit its type.
-rt::Resources resourceNeeds(const QpcContents& contents, const QpcProgram& program,
-                            uint32_t numActivations = 1);
+rt::Resources resourceNeeds(const QpcContents& contents, const QpcProgram& program, uint32_t numActivations = 1);
 
 }  // namespace qaic::container

@@ -11,10 +11,10 @@
 #include <memory>
 #include <span>
 
-#include "driver/DeviceNode.hpp"
-#include "driver/DeviceProtocol.hpp"
 #include "base/MappedFile.hpp"
 #include "base/Result.hpp"
+#include "driver/DeviceNode.hpp"
+#include "driver/DeviceProtocol.hpp"
 
 namespace qaic::driver {
 

@@ -17,12 +17,11 @@ Result<bool> CompletionEvent::wait(std::chrono::milliseconds timeout) const {
     uint64_t count = 0;
     if (::read(fd_.get(), &count, sizeof count) == sizeof count) return true;
     if (errno != EAGAIN && errno != EINTR) return lastError("read eventfd");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                            std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd_.get(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR)
-      return lastError("poll eventfd");
+    if (::poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) return lastError("poll eventfd");
   }
 }
 

@@ -27,13 +27,10 @@ Result<void> DbcWindow::validate(const qaic_emu_dbc_info& info) {
     return SysError{EPROTO, what + "nelem " + std::to_string(n) + " out of range"};
   const uint64_t size = info.window_size;
   if (size < dbcWindowBytes(n) || info.request_offset < kRegisterPageBytes ||
-      info.request_offset > size - uint64_t{n} * kRequestElementBytes ||
-      info.response_offset < kRegisterPageBytes ||
+      info.request_offset > size - uint64_t{n} * kRequestElementBytes || info.response_offset < kRegisterPageBytes ||
       info.response_offset > size - uint64_t{n} * kResponseElementBytes ||
-      info.request_offset % alignof(RequestElement) != 0 ||
-      info.response_offset % alignof(ResponseElement) != 0)
-    return SysError{EPROTO, what + "window size or FIFO offsets inconsistent with nelem " +
-                                std::to_string(n)};
+      info.request_offset % alignof(RequestElement) != 0 || info.response_offset % alignof(ResponseElement) != 0)
+    return SysError{EPROTO, what + "window size or FIFO offsets inconsistent with nelem " + std::to_string(n)};
   return {};
 }
 
@@ -48,8 +45,7 @@ Result<DbcWindow> DbcWindow::map(const DeviceNode& node, uint32_t dbcId) {
 
 Result<DbcWindow> DbcWindow::adopt(MappedFile window, const qaic_emu_dbc_info& info) {
   if (auto valid = validate(info); !valid) return valid.sysError();
-  if (window.size() < info.window_size)
-    return SysError{EPROTO, "DBC window mapping smaller than window_size"};
+  if (window.size() < info.window_size) return SysError{EPROTO, "DBC window mapping smaller than window_size"};
   return DbcWindow(std::move(window), info);
 }
 
@@ -77,9 +73,7 @@ void DbcWindow::storeRegister(std::size_t offset, uint32_t value) {
   registerRef(offset).store(value, std::memory_order_release);
 }
 
-DeviceStatus DbcWindow::deviceStatus() const {
-  return static_cast<DeviceStatus>(loadRegister(kRegDeviceStatus));
-}
+DeviceStatus DbcWindow::deviceStatus() const { return static_cast<DeviceStatus>(loadRegister(kRegDeviceStatus)); }
 
 uint32_t DbcWindow::requestSlotsFree() const {
   const uint32_t head = loadRegister(kRegRequestHead);
@@ -153,8 +147,6 @@ void DbcWindow::waitForResponse(uint32_t seen, std::chrono::nanoseconds timeout)
   futexWaitWhile(registerWord(kRegResponseFutex), seen, timeout);
 }
 
-void DbcWindow::wakeResponseWaiters() {
-  futexBumpAndWakeAll(registerWord(kRegResponseFutex));
-}
+void DbcWindow::wakeResponseWaiters() { futexBumpAndWakeAll(registerWord(kRegResponseFutex)); }
 
 }  // namespace qaic::driver

@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <span>
 
-#include "driver/DeviceNode.hpp"
-#include "driver/DeviceProtocol.hpp"
 #include "base/MappedFile.hpp"
 #include "base/Result.hpp"
+#include "driver/DeviceNode.hpp"
+#include "driver/DeviceProtocol.hpp"
 
 namespace qaic::driver {
 

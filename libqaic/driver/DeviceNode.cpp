@@ -14,7 +14,8 @@ Result<DeviceNode> DeviceNode::open(const DeviceRoot& root, unsigned index, int 
   UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC));
   if (!fd) return SysError{errno, "open " + path};
   drmVersionPtr version = drmGetVersion(fd.get());
-  if (version == nullptr) return SysError{errno, "open " + path + ": not a qaic node (no DRM driver answers DRM_IOCTL_VERSION)"};
+  if (version == nullptr)
+    return SysError{errno, "open " + path + ": not a qaic node (no DRM driver answers DRM_IOCTL_VERSION)"};
   const std::string driver(version->name, static_cast<std::size_t>(version->name_len));
   drmFreeVersion(version);
   if (driver != "qaic") return SysError{ENODEV, "open " + path + ": its driver is '" + driver + "', not qaic"};
@@ -87,8 +88,7 @@ Result<void> DeviceNode::execute(uint32_t dbcId, std::span<const qaic_execute_en
   return rawIoctl(DRM_IOCTL_QAIC_EXECUTE_BO, &arg, "EXECUTE_BO");
 }
 
-Result<void> DeviceNode::partialExecute(uint32_t dbcId,
-                                        std::span<const qaic_partial_execute_entry> entries) const {
+Result<void> DeviceNode::partialExecute(uint32_t dbcId, std::span<const qaic_partial_execute_entry> entries) const {
   qaic_execute arg{};
   arg.hdr.count = static_cast<uint32_t>(entries.size());
   arg.hdr.dbc_id = dbcId;
@@ -140,8 +140,8 @@ Result<UniqueFd> DeviceNode::primeHandleToFd(uint32_t handle, uint32_t flags) co
   auto offset = mmapBo(handle);
   if (!offset) return SysError{offset.error(), "PRIME_HANDLE_TO_FD: MMAP_BO"};
   const auto path = shmDir_ / boFileName(*offset);
-  UniqueFd file(::open(path.c_str(), ((flags & DRM_RDWR) ? O_RDWR : O_RDONLY) |
-                                         ((flags & DRM_CLOEXEC) ? O_CLOEXEC : 0) | O_NOFOLLOW));
+  UniqueFd file(::open(
+      path.c_str(), ((flags & DRM_RDWR) ? O_RDWR : O_RDONLY) | ((flags & DRM_CLOEXEC) ? O_CLOEXEC : 0) | O_NOFOLLOW));
   if (!file) return SysError{errno, "PRIME_HANDLE_TO_FD: open " + path.string()};
   drm_prime_handle args{handle, flags, file.get()};
   if (auto r = drmCall(DRM_IOCTL_PRIME_HANDLE_TO_FD, &args, "PRIME_HANDLE_TO_FD"); !r) return r.sysError();

@@ -13,12 +13,12 @@
 #include <span>
 #include <string>
 
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "driver/DeviceRoot.hpp"
 #include "driver/ManageMessage.hpp"
-#include "base/Result.hpp"
 #include "driver/SysfsDevice.hpp"
-#include "base/UniqueFd.hpp"
 #include "qaic/uapi/qaic_accel.h"
 
 namespace qaic::driver {
@@ -47,14 +47,12 @@ class DeviceNode {
 
   // MANAGE: sends buffer's transactions; on success buffer holds the reply (len and count updated).
   Result<void> manage(ManageBuffer& buffer) const;
-  Result<uint32_t> createBo(uint64_t size) const;              // -> handle
-  Result<uint64_t> mmapBo(uint32_t handle) const;              // -> fake offset
+  Result<uint32_t> createBo(uint64_t size) const;  // -> handle
+  Result<uint64_t> mmapBo(uint32_t handle) const;  // -> fake offset
   // hdr.count is set from `slices`.
-  Result<void> attachSlices(qaic_attach_slice_hdr hdr,
-                            std::span<const qaic_attach_slice_entry> slices) const;
+  Result<void> attachSlices(qaic_attach_slice_hdr hdr, std::span<const qaic_attach_slice_entry> slices) const;
   Result<void> execute(uint32_t dbcId, std::span<const qaic_execute_entry> entries) const;
-  Result<void> partialExecute(uint32_t dbcId,
-                              std::span<const qaic_partial_execute_entry> entries) const;
+  Result<void> partialExecute(uint32_t dbcId, std::span<const qaic_partial_execute_entry> entries) const;
   Result<void> waitBo(uint32_t handle, uint32_t dbcId, uint32_t timeoutMs) const;
   Result<void> perfStats(uint32_t dbcId, std::span<qaic_perf_stats_entry> entries) const;
   Result<void> detachSlice(uint32_t handle) const;

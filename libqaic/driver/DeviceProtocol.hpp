@@ -47,19 +47,17 @@ constexpr uint64_t makeIova(uint32_t boHandle, uint32_t offsetInBo) {
   return kIovaHostBit | (static_cast<uint64_t>(boHandle & 0x7fffffffu) << 32) | offsetInBo;
 }
 constexpr bool iovaIsHost(uint64_t address) { return (address & kIovaHostBit) != 0; }
-constexpr uint32_t iovaHandle(uint64_t address) {
-  return static_cast<uint32_t>((address >> 32) & 0x7fffffffu);
-}
+constexpr uint32_t iovaHandle(uint64_t address) { return static_cast<uint32_t>((address >> 32) & 0x7fffffffu); }
 constexpr uint32_t iovaOffset(uint64_t address) { return static_cast<uint32_t>(address); }
 
 // ---- 3. The DBC window: registers and FIFOs ----------------------------------------------------
 inline constexpr std::size_t kRegisterPageBytes = 4096;
-inline constexpr std::size_t kRegRequestHead = 0x0;    // device writes
-inline constexpr std::size_t kRegRequestTail = 0x4;    // host writes: the doorbell
-inline constexpr std::size_t kRegResponseHead = 0x8;   // host writes
-inline constexpr std::size_t kRegResponseTail = 0xC;   // device writes
-inline constexpr std::size_t kRegDoorbellFutex = 0x10; // host increments + FUTEX_WAKE
-inline constexpr std::size_t kRegDeviceStatus = 0x14;  // device writes, DeviceStatus
+inline constexpr std::size_t kRegRequestHead = 0x0;     // device writes
+inline constexpr std::size_t kRegRequestTail = 0x4;     // host writes: the doorbell
+inline constexpr std::size_t kRegResponseHead = 0x8;    // host writes
+inline constexpr std::size_t kRegResponseTail = 0xC;    // device writes
+inline constexpr std::size_t kRegDoorbellFutex = 0x10;  // host increments + FUTEX_WAKE
+inline constexpr std::size_t kRegDeviceStatus = 0x14;   // device writes, DeviceStatus
 // Device writes: nonzero while the channel may sleep on the doorbell futex, so a doorbell needs
 // FUTEX_WAKE; zero while it processes the ring, so the doorbell skips the syscall.
 inline constexpr std::size_t kRegDeviceSleeping = 0x18;
@@ -90,9 +88,7 @@ constexpr uint64_t responseFifoOffset(uint32_t nelem) {
 }
 
 // A ring holds at most nelem - 1 elements (head == tail means empty).
-constexpr uint32_t ringUsed(uint32_t head, uint32_t tail, uint32_t nelem) {
-  return (tail + nelem - head) % nelem;
-}
+constexpr uint32_t ringUsed(uint32_t head, uint32_t tail, uint32_t nelem) { return (tail + nelem - head) % nelem; }
 constexpr uint32_t ringFree(uint32_t head, uint32_t tail, uint32_t nelem) {
   return nelem - 1 - ringUsed(head, tail, nelem);
 }
@@ -107,9 +103,8 @@ inline constexpr uint8_t kReqCmdCompletion = 1u << 4;  // last element of a requ
 inline constexpr uint32_t kSemEnable = 1u << 31;
 constexpr uint32_t encodeSem(const qaic_sem& s) {
   if (s.cmd == QAIC_SEM_NOP) return 0;
-  return (uint32_t{s.val} & 0xfffu) | ((uint32_t{s.index} & 0x1fu) << 16) |
-         (s.presync ? 1u << 22 : 0u) | ((uint32_t{s.cmd} & 0x7u) << 24) |
-         ((s.flags & QAIC_SEM_OUTSYNCFENCE) ? 1u << 29 : 0u) |
+  return (uint32_t{s.val} & 0xfffu) | ((uint32_t{s.index} & 0x1fu) << 16) | (s.presync ? 1u << 22 : 0u) |
+         ((uint32_t{s.cmd} & 0x7u) << 24) | ((s.flags & QAIC_SEM_OUTSYNCFENCE) ? 1u << 29 : 0u) |
          ((s.flags & QAIC_SEM_INSYNCFENCE) ? 1u << 30 : 0u) | kSemEnable;
 }
 constexpr uint16_t semVal(uint32_t w) { return static_cast<uint16_t>(w & 0xfffu); }
@@ -122,16 +117,16 @@ inline constexpr uint32_t kSemaphoreMax = 0xfff;
 
 // One request element (64 bytes, little endian), the layout of the mainline driver's dbc_req.
 struct RequestElement {
-  uint16_t reqId;     // same for every element of one request
+  uint16_t reqId;  // same for every element of one request
   uint8_t seqId;
-  uint8_t cmd;        // kReqCmd*
+  uint8_t cmd;  // kReqCmd*
   uint32_t reserved0;
   uint64_t srcAddr;
   uint64_t dstAddr;
-  uint32_t length;    // bytes; 0 = no transfer (semaphores / doorbell only)
+  uint32_t length;  // bytes; 0 = no transfer (semaphores / doorbell only)
   uint32_t reserved1;
-  uint64_t dbAddr;    // device address written after the transfer
-  uint8_t dbLen;      // 32, 16, 8 or 0 (no doorbell)
+  uint64_t dbAddr;  // device address written after the transfer
+  uint8_t dbLen;    // 32, 16, 8 or 0 (no doorbell)
   uint8_t reserved2;
   uint16_t reserved3;
   uint32_t dbData;
@@ -182,8 +177,8 @@ struct ResponseDescriptorEntry {
 };
 static_assert(sizeof(RequestDescriptorHeader) == 16 && sizeof(RequestDescriptorEntry) == 40);
 static_assert(sizeof(ResponseDescriptorHeader) == 16 && sizeof(ResponseDescriptorEntry) == 44);
-inline constexpr uint32_t kMaxDescriptorBuffers =
-    (kDescriptorBytes - sizeof(ResponseDescriptorHeader)) / sizeof(ResponseDescriptorEntry);
+inline constexpr uint32_t kMaxDescriptorBuffers = (kDescriptorBytes - sizeof(ResponseDescriptorHeader)) /
+                                                  sizeof(ResponseDescriptorEntry);
 // After the room for kMaxDescriptorBuffers entries: when the program ran, in nanoseconds of the
 // host's CLOCK_MONOTONIC (std::chrono::steady_clock), so the runtime can tell the input transfer,
 // the run and the output transfer apart (seed 002's stages). 0 when the device does not report
@@ -192,8 +187,8 @@ struct ResponseTimestamps {
   uint64_t programStartNs;  // inputs are on the device, the program starts
   uint64_t programEndNs;    // the program ended; the outputs' transfer follows
 };
-inline constexpr uint64_t kResponseTimestampsOffset =
-    sizeof(ResponseDescriptorHeader) + uint64_t{kMaxDescriptorBuffers} * sizeof(ResponseDescriptorEntry);
+inline constexpr uint64_t kResponseTimestampsOffset = sizeof(ResponseDescriptorHeader) +
+                                                      uint64_t{kMaxDescriptorBuffers} * sizeof(ResponseDescriptorEntry);
 static_assert(kResponseTimestampsOffset + sizeof(ResponseTimestamps) <= kDescriptorBytes);
 // A response whose status is PROGRAM_FAILED says why after its entries: a u32 byte count, then
 // that much UTF-8 text (the failing op and, for a bad index, the index), cut where the program
@@ -279,8 +274,8 @@ struct ResourceGroupRequest {
 struct ResourceGroupResponse {
   uint32_t magic;
   uint32_t version;
-  int32_t status;    // 0 or a negative errno (-ENOSPC when the device lacks the resources)
-  uint32_t groupId;  // reserve: the new group
+  int32_t status;           // 0 or a negative errno (-ENOSPC when the device lacks the resources)
+  uint32_t groupId;         // reserve: the new group
   rt::Resources resources;  // reserve/query: what the group holds; release: 0
 };
 static_assert(sizeof(ResourceGroupRequest) == 40 && sizeof(ResourceGroupResponse) == 40,
@@ -310,20 +305,20 @@ struct PartitionRequest {
   uint32_t op;           // PartitionOp
   uint32_t partitionId;  // remove: the derived device id; create: 0
   rt::Resources resources;
-  uint32_t ownerUid;     // who may open the node
+  uint32_t ownerUid;  // who may open the node
   uint32_t ownerGid;
-  uint32_t mode;         // permission bits of the node: 0600 (a user) or 0660 (a group)
-  int32_t holderPid;     // the lease holder, recorded for re-adoption (0 = static partition)
-  char label[32];        // NUL-terminated, printable; shown in qaic-emu/partition/label
+  uint32_t mode;      // permission bits of the node: 0600 (a user) or 0660 (a group)
+  int32_t holderPid;  // the lease holder, recorded for re-adoption (0 = static partition)
+  char label[32];     // NUL-terminated, printable; shown in qaic-emu/partition/label
 };
 struct PartitionResponse {
   uint32_t magic;
   uint32_t version;
-  int32_t status;        // 0 or a negative errno: -ENOSPC (a resource short; `shortResource`
-                         // names it), -ENOENT (no such partition), -EPERM (caller not privileged)
-  uint32_t partitionId;  // create: the new derived device id
+  int32_t status;           // 0 or a negative errno: -ENOSPC (a resource short; `shortResource`
+                            // names it), -ENOENT (no such partition), -EPERM (caller not privileged)
+  uint32_t partitionId;     // create: the new derived device id
   rt::Resources resources;  // create: what the partition holds
-  uint32_t shortResource;  // create refused with -ENOSPC: 1 nsp, 2 mcid, 3 sem, 4 vc, 5 ddr
+  uint32_t shortResource;   // create refused with -ENOSPC: 1 nsp, 2 mcid, 3 sem, 4 vc, 5 ddr
   uint8_t padding[44];
 };
 static_assert(sizeof(PartitionRequest) == 88 && sizeof(PartitionResponse) == 88,
@@ -371,7 +366,7 @@ struct DeviceStatusResponse {
   uint32_t constantsInUse;   // activations whose program has constants
   uint32_t nspFrequencyMhz;
   uint32_t reserved;
-  char fwVersion[32];      // NUL-terminated
+  char fwVersion[32];  // NUL-terminated
   char hwVersion[32];
   char sku[64];
   uint8_t padding[24];
@@ -386,9 +381,9 @@ struct WireHeader {
   uint32_t crc32;
   uint32_t magic;
   uint32_t sequenceNumber;
-  uint32_t len;    // header included
+  uint32_t len;  // header included
   uint32_t count;
-  uint32_t handle; // user id of the sender (the open file)
+  uint32_t handle;      // user id of the sender (the open file)
   int32_t partitionId;  // -1 = none
   uint32_t padding;
 };
@@ -400,14 +395,14 @@ inline constexpr std::size_t kDbcWindowNameBytes = 64;
 
 extern "C" {
 struct qaic_emu_dbc_info {
-  __u32 dbc_id;        // in
-  __u32 generation;    // out
-  __u32 nelem;         // out: elements in each FIFO (the activation's queue_size)
-  __u32 pad;           // must be zero
-  __u64 window_size;   // out: bytes of the window file (registers + FIFOs)
+  __u32 dbc_id;           // in
+  __u32 generation;       // out
+  __u32 nelem;            // out: elements in each FIFO (the activation's queue_size)
+  __u32 pad;              // must be zero
+  __u64 window_size;      // out: bytes of the window file (registers + FIFOs)
   __u64 request_offset;   // out: byte offset of the request FIFO in the window
   __u64 response_offset;  // out: byte offset of the response FIFO in the window
-  char name[64];       // out: window file name inside emu_shm_dir, NUL terminated
+  char name[64];          // out: window file name inside emu_shm_dir, NUL terminated
 };
 }
 #define DRM_QAIC_EMU_DBC_INFO 0x20

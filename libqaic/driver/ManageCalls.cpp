@@ -7,8 +7,8 @@ namespace qaic::driver {
 namespace {
 
 // Sends the builder's message and parses the answer; exactly `expected` reply transactions.
-Result<std::vector<ManageReply>> call(const DeviceNode& node, ManageMessageBuilder& builder,
-                                      std::size_t expected, const char* what) {
+Result<std::vector<ManageReply>> call(const DeviceNode& node, ManageMessageBuilder& builder, std::size_t expected,
+                                      const char* what) {
   ManageBuffer buffer = builder.take();
   if (auto sent = node.manage(buffer); !sent) return SysError{sent.error(), std::string("MANAGE ") + what};
   try {
@@ -31,8 +31,7 @@ Result<T> single(Result<std::vector<ManageReply>> replies, const char* what) {
 
 }  // namespace
 
-Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container,
-                         uint32_t loadId) {
+Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container, uint32_t loadId) {
   if (loadId == 0 || loadId > kLoadIdMask) return SysError{EINVAL, "load id out of range"};
   if (container.empty()) return SysError{EINVAL, "empty program container"};
   if (container.size() > kMaxLoadBytes)
@@ -53,15 +52,14 @@ Result<void> releaseProgram(const DeviceNode& node, uint32_t loadId) {
   return {};
 }
 
-Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t programIndex,
-                          uint32_t queueSize, int eventfd) {
+Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t programIndex, uint32_t queueSize,
+                          int eventfd) {
   ManageMessageBuilder builder;
   builder.activate(queueSize, static_cast<uint32_t>(eventfd < 0 ? 0 : eventfd),
                    makeActivateOptions(loadId, programIndex));
   auto reply = single<ActivateReply>(call(node, builder, 1, "activate"), "activate");
   if (!reply) return reply.sysError();
-  if (reply->status != 0)
-    return SysError{EIO, "MANAGE activate: status " + std::to_string(reply->status)};
+  if (reply->status != 0) return SysError{EIO, "MANAGE activate: status " + std::to_string(reply->status)};
   return reply->dbcId;
 }
 
@@ -94,8 +92,7 @@ Result<DeviceStatusResponse> queryDeviceStatus(const DeviceNode& node) {
   return *answer;
 }
 
-Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node,
-                                            const ResourceGroupRequest& request) {
+Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node, const ResourceGroupRequest& request) {
   ManageMessageBuilder builder;
   builder.resourceGroup(request);
   auto reply = single<PassthroughReply>(call(node, builder, 1, "resource group"), "resource group");
@@ -113,8 +110,7 @@ Result<PartitionResponse> partitionCommand(const DeviceNode& node, const Partiti
   if (!reply) return reply.sysError();
   auto answer = reply->partition();
   if (!answer) return SysError{EPROTO, "MANAGE partition: answer is not a PartitionResponse"};
-  if (answer->status < 0 && answer->status != -ENOSPC)
-    return SysError{-answer->status, "MANAGE partition"};
+  if (answer->status < 0 && answer->status != -ENOSPC) return SysError{-answer->status, "MANAGE partition"};
   return *answer;
 }
 

@@ -6,31 +6,29 @@
 #include <cstdint>
 #include <span>
 
+#include "base/Result.hpp"
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageMessage.hpp"
-#include "base/Result.hpp"
 
 namespace qaic::driver {
 
 // Sends a whole program container as DMA_XFER_FROM_USR transactions tagged `loadId` (nonzero,
 // at most 24 bits); the device reads the bytes from this process's memory. E2BIG for a container
 // over kMaxLoadBytes.
-Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container,
-                         uint32_t loadId);
+Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container, uint32_t loadId);
 // Releases a load (a transfer of size 0).
 Result<void> releaseProgram(const DeviceNode& node, uint32_t loadId);
 // Activates program `programIndex` of load `loadId`; returns the DBC the device chose.
 // eventfd: a descriptor in this process the device signals on completions, or 0.
-Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t programIndex,
-                          uint32_t queueSize, int eventfd);
+Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t programIndex, uint32_t queueSize,
+                          int eventfd);
 Result<void> deactivate(const DeviceNode& node, uint32_t dbcId);
 Result<StatusReply> queryStatus(const DeviceNode& node);
 // The firmware's report on the device (or, on a partition's node, the partition): state,
 // resources total and free, networks, versions. A negative status in the answer is that errno.
 Result<DeviceStatusResponse> queryDeviceStatus(const DeviceNode& node);
 // A negative status in the answer is returned as that errno (ENOSPC: not enough resources).
-Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node,
-                                            const ResourceGroupRequest& request);
+Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node, const ResourceGroupRequest& request);
 
 // Creates or removes a partition (a derived device); only a privileged caller may. A negative
 // status in the answer is returned as that errno, except -ENOSPC on create, which comes back as

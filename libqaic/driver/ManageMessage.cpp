@@ -19,8 +19,7 @@ std::string where(uint32_t index, uint32_t type) {
 
 void requireLength(uint32_t index, uint32_t type, uint32_t len, std::size_t expected) {
   if (len != expected)
-    throw ManageMessageError(where(index, type) + ": len " + std::to_string(len) +
-                             " != " + std::to_string(expected));
+    throw ManageMessageError(where(index, type) + ": len " + std::to_string(len) + " != " + std::to_string(expected));
 }
 
 }  // namespace
@@ -53,9 +52,8 @@ std::optional<DeviceStatusResponse> PassthroughReply::deviceStatus() const {
 
 void ManageMessageBuilder::reserve(std::size_t size, const char* what) const {
   if (size > buffer_.bytes.size() - buffer_.len)
-    throw ManageMessageError(std::string("manage message: ") + what + " transaction of " +
-                             std::to_string(size) + " bytes does not fit (" +
-                             std::to_string(buffer_.len) + " of " +
+    throw ManageMessageError(std::string("manage message: ") + what + " transaction of " + std::to_string(size) +
+                             " bytes does not fit (" + std::to_string(buffer_.len) + " of " +
                              std::to_string(QAIC_MANAGE_MAX_MSG_LENGTH) + " bytes used)");
 }
 
@@ -66,14 +64,12 @@ void ManageMessageBuilder::append(const void* transaction, std::size_t size, con
   ++buffer_.count;
 }
 
-void ManageMessageBuilder::appendHeaderAndPayload(uint32_t type, std::span<const std::byte> payload,
-                                                  const char* what) {
+void ManageMessageBuilder::appendHeaderAndPayload(uint32_t type, std::span<const std::byte> payload, const char* what) {
   const std::size_t size = sizeof(qaic_manage_trans_hdr) + payload.size();
   reserve(size, what);
   const qaic_manage_trans_hdr hdr{type, static_cast<uint32_t>(size)};
   std::memcpy(buffer_.data() + buffer_.len, &hdr, sizeof(hdr));
-  if (!payload.empty())
-    std::memcpy(buffer_.data() + buffer_.len + sizeof(hdr), payload.data(), payload.size());
+  if (!payload.empty()) std::memcpy(buffer_.data() + buffer_.len + sizeof(hdr), payload.data(), payload.size());
   buffer_.len += static_cast<uint32_t>(size);
   ++buffer_.count;
 }
@@ -98,8 +94,7 @@ ManageMessageBuilder& ManageMessageBuilder::deviceStatus() {
   return passthrough(std::as_bytes(std::span(&request, 1)));
 }
 
-ManageMessageBuilder& ManageMessageBuilder::dmaTransfer(uint32_t tag, uint64_t userAddress,
-                                                        uint64_t size) {
+ManageMessageBuilder& ManageMessageBuilder::dmaTransfer(uint32_t tag, uint64_t userAddress, uint64_t size) {
   qaic_manage_trans_dma_xfer t{};
   t.hdr = {QAIC_TRANS_DMA_XFER_FROM_USR, sizeof(t)};
   t.tag = tag;
@@ -109,8 +104,7 @@ ManageMessageBuilder& ManageMessageBuilder::dmaTransfer(uint32_t tag, uint64_t u
   return *this;
 }
 
-ManageMessageBuilder& ManageMessageBuilder::activate(uint32_t queueSize, uint32_t eventfd,
-                                                     uint32_t options) {
+ManageMessageBuilder& ManageMessageBuilder::activate(uint32_t queueSize, uint32_t eventfd, uint32_t options) {
   qaic_manage_trans_activate_to_dev t{};
   t.hdr = {QAIC_TRANS_ACTIVATE_FROM_USR, sizeof(t)};
   t.queue_size = queueSize;
@@ -140,13 +134,12 @@ std::vector<ManageReply> parseManageReply(std::span<const std::byte> bytes, uint
   std::size_t offset = 0;
   for (uint32_t index = 0; index < count; ++index) {
     if (bytes.size() - offset < sizeof(qaic_manage_trans_hdr))
-      throw ManageMessageError("manage reply transaction " + std::to_string(index) +
-                               ": header at offset " + std::to_string(offset) +
-                               " past the reply's " + std::to_string(bytes.size()) + " bytes");
+      throw ManageMessageError("manage reply transaction " + std::to_string(index) + ": header at offset " +
+                               std::to_string(offset) + " past the reply's " + std::to_string(bytes.size()) + " bytes");
     const auto hdr = load<qaic_manage_trans_hdr>(bytes, offset);
     if (hdr.len < sizeof(hdr) || hdr.len > bytes.size() - offset)
-      throw ManageMessageError(where(index, hdr.type) + ": len " + std::to_string(hdr.len) +
-                               " outside [8, " + std::to_string(bytes.size() - offset) + "]");
+      throw ManageMessageError(where(index, hdr.type) + ": len " + std::to_string(hdr.len) + " outside [8, " +
+                               std::to_string(bytes.size() - offset) + "]");
     const auto body = bytes.subspan(offset, hdr.len);
     switch (hdr.type) {
       case QAIC_TRANS_PASSTHROUGH_TO_USR: {
@@ -173,14 +166,13 @@ std::vector<ManageReply> parseManageReply(std::span<const std::byte> bytes, uint
         replies.emplace_back(StatusReply{t.major, t.minor, t.status, t.status_flags});
         break;
       }
-      default:
-        throw ManageMessageError(where(index, hdr.type) + ": not a device-to-user transaction type");
+      default: throw ManageMessageError(where(index, hdr.type) + ": not a device-to-user transaction type");
     }
     offset += hdr.len;
   }
   if (offset != bytes.size())
-    throw ManageMessageError("manage reply: " + std::to_string(bytes.size() - offset) +
-                             " bytes after the last of " + std::to_string(count) + " transactions");
+    throw ManageMessageError("manage reply: " + std::to_string(bytes.size() - offset) + " bytes after the last of " +
+                             std::to_string(count) + " transactions");
   return replies;
 }
 

@@ -5,8 +5,7 @@
 
 namespace qaic::driver {
 
-Result<void> declareEmulatorPtracer(const SysfsDevice& device,
-                                    const std::filesystem::path& yamaScopeFile) {
+Result<void> declareEmulatorPtracer(const SysfsDevice& device, const std::filesystem::path& yamaScopeFile) {
   auto scope = SysfsDevice(yamaScopeFile.parent_path()).readU64(yamaScopeFile.filename().string());
   if (!scope || *scope != 1) return {};
   auto pid = device.readU64(driver::sysfs::kEmuPid);

@@ -13,8 +13,7 @@ namespace qaic::driver {
 // When `yamaScopeFile` says 1 and the device publishes qaic-emu/pid, calls
 // prctl(PR_SET_PTRACER, <that pid>). Nothing to do (success) without Yama, at other scopes, or
 // for a real device (no qaic-emu/pid).
-Result<void> declareEmulatorPtracer(
-    const SysfsDevice& device,
-    const std::filesystem::path& yamaScopeFile = "/proc/sys/kernel/yama/ptrace_scope");
+Result<void> declareEmulatorPtracer(const SysfsDevice& device,
+                                    const std::filesystem::path& yamaScopeFile = "/proc/sys/kernel/yama/ptrace_scope");
 
 }  // namespace qaic::driver

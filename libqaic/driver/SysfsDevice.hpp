@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <string>
 
-#include "driver/DeviceRoot.hpp"
 #include "base/Result.hpp"
+#include "driver/DeviceRoot.hpp"
 
 namespace qaic::driver {
 

@@ -17,9 +17,7 @@
 namespace qaic::driver {
 
 // Wakes every thread sleeping on `word`.
-inline void futexWakeAll(uint32_t* word) {
-  ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
+inline void futexWakeAll(uint32_t* word) { ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0); }
 
 // Changes `word`, then wakes every thread sleeping on it. A thread that read the word before the
 // change and has not gone to sleep yet finds it changed and does not sleep.

@@ -32,13 +32,13 @@ enum class DType : uint8_t {
   Bool,
 };
 
-std::string_view dtypeName(DType type);                     // "TL_FLOAT"
-std::optional<DType> parseDType(std::string_view name);     // inverse of dtypeName
-std::size_t dtypeSize(DType type);                          // bytes per element
+std::string_view dtypeName(DType type);                  // "TL_FLOAT"
+std::optional<DType> parseDType(std::string_view name);  // inverse of dtypeName
+std::size_t dtypeSize(DType type);                       // bytes per element
 
 inline constexpr std::size_t kMaxRank = 8;
 using Dims = std::vector<int64_t>;
-int64_t elementCount(const Dims& dims);                     // product; 1 for rank 0
+int64_t elementCount(const Dims& dims);  // product; 1 for rank 0
 
 struct TensorArg {
   std::string argName;
@@ -46,8 +46,8 @@ struct TensorArg {
 };
 
 // A parameter value as written in JSON: a scalar or a homogeneous non-empty array.
-using ParamValue = std::variant<double, std::string, bool, std::vector<double>,
-                                std::vector<std::string>, std::vector<bool>>;
+using ParamValue =
+    std::variant<double, std::string, bool, std::vector<double>, std::vector<std::string>, std::vector<bool>>;
 
 struct Param {
   std::string argName;
@@ -89,15 +89,15 @@ struct DeviceFormat {
 
 // One network input or output as the runtime sees it (a BufferMapping V2 entry).
 struct IoBuffer {
-  std::string bufferName;     // what a batch JSON's map-to names
-  std::string tensor;         // the IR tensor it binds
+  std::string bufferName;  // what a batch JSON's map-to names
+  std::string tensor;      // the IR tensor it binds
   Direction direction = Direction::In;
-  DType dtype = DType::Float; // the user's element type
-  Dims dims;                  // full (maximum) shape
+  DType dtype = DType::Float;  // the user's element type
+  Dims dims;                   // full (maximum) shape
   UserLayout userLayout = UserLayout::NCHW;
   bool isPartialAllowed = false;
   bool skipPartialHeader = false;
-  bool allowSkip = false;     // selective IO: the buffer may be dropped from a request
+  bool allowSkip = false;  // selective IO: the buffer may be dropped from a request
   DeviceFormat deviceFormat;
 };
 
@@ -150,7 +150,6 @@ void inferShapes(Graph& graph);
 // The shapes of every tensor when the io buffers have `ioDims` (indexed like graph.io: an
 // allowed_shapes combination, or a partial input's actual dims). An empty entry for an output
 // buffer skips its dims check. Does not modify the graph. Throws IrError.
-std::map<std::string, TensorInfo> inferTensorShapes(const Graph& graph,
-                                                    const ShapeCombination& ioDims);
+std::map<std::string, TensorInfo> inferTensorShapes(const Graph& graph, const ShapeCombination& ioDims);
 
 }  // namespace qaic::ir

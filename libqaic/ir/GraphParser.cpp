@@ -23,8 +23,7 @@ ParamValue parseParamValue(const Json& value, const Where& where) {
   if (value.empty()) fail(where, "value: empty array");
   const Json& first = value.front();
   const auto sameKind = [&first](const Json& element) {
-    return (first.is_number() && element.is_number()) ||
-           (first.is_string() && element.is_string()) ||
+    return (first.is_number() && element.is_number()) || (first.is_string() && element.is_string()) ||
            (first.is_boolean() && element.is_boolean());
   };
   for (const Json& element : value) {
@@ -35,13 +34,11 @@ ParamValue parseParamValue(const Json& value, const Where& where) {
   return value.get<std::vector<bool>>();
 }
 
-std::vector<TensorArg> parseTensorList(const Json& opJson, std::string_view key,
-                                       const Where& where) {
+std::vector<TensorArg> parseTensorList(const Json& opJson, std::string_view key, const Where& where) {
   std::vector<TensorArg> args;
   const Json& list = requireArray(opJson, key, where);
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const Where entry{where.text + ": " + std::string(key) + "[" + std::to_string(i) + "]",
-                      where.opName};
+    const Where entry{where.text + ": " + std::string(key) + "[" + std::to_string(i) + "]", where.opName};
     requireObject(list[i], entry);
     rejectUnknownKeys(list[i], {"arg_name", "name"}, entry);
     args.push_back({requireString(list[i], "arg_name", entry), requireString(list[i], "name", entry)});

@@ -20,9 +20,9 @@ void checkRankLengths(const Op& op, const OpSpec& spec, std::size_t rank) {
     }
     const std::size_t length = op.numbers(ps.argName).size();
     if (length != expected) {
-      throwParamError(op, ps.argName, "expected " + std::to_string(expected) +
-                                          " elements for a rank-" + std::to_string(rank) +
-                                          " src, got " + std::to_string(length));
+      throwParamError(op, ps.argName,
+                      "expected " + std::to_string(expected) + " elements for a rank-" + std::to_string(rank) +
+                          " src, got " + std::to_string(length));
     }
   }
 }
@@ -46,8 +46,7 @@ void inferOp(const Op& op, TensorMap& tensors) {
     const TensorInfo& info = outputs[i];
     if (info.dims.size() > kMaxRank) {
       throwOpError(op, "output", spec->outputs[i],
-                   "rank " + std::to_string(info.dims.size()) + " exceeds " +
-                       std::to_string(kMaxRank));
+                   "rank " + std::to_string(info.dims.size()) + " exceeds " + std::to_string(kMaxRank));
     }
     try {
       elementCount(info.dims);
@@ -67,36 +66,33 @@ void checkOutputs(const Graph& graph, const ShapeCombination& ioDims, const Tens
     if (buffer.direction != Direction::Out) continue;
     const auto it = tensors.find(buffer.tensor);
     if (it == tensors.end()) {
-      throw IrError(where + "io '" + buffer.bufferName + "': tensor '" + buffer.tensor +
-                    "' is not produced");
+      throw IrError(where + "io '" + buffer.bufferName + "': tensor '" + buffer.tensor + "' is not produced");
     }
     if (it->second.dtype != buffer.dtype) {
-      throw IrError(where + "io '" + buffer.bufferName + "': dtype " +
-                    std::string(dtypeName(buffer.dtype)) + " != inferred " +
-                    std::string(dtypeName(it->second.dtype)));
+      throw IrError(where + "io '" + buffer.bufferName + "': dtype " + std::string(dtypeName(buffer.dtype)) +
+                    " != inferred " + std::string(dtypeName(it->second.dtype)));
     }
     if (!ioDims[i].empty() && it->second.dims != ioDims[i]) {
-      throw IrError(where + "io '" + buffer.bufferName + "': dims " + formatDims(ioDims[i]) +
-                    " != inferred " + formatDims(it->second.dims));
+      throw IrError(where + "io '" + buffer.bufferName + "': dims " + formatDims(ioDims[i]) + " != inferred " +
+                    formatDims(it->second.dims));
     }
   }
 }
 
 // `label` starts every message: the source name, plus the allowed_shapes entry when checking one.
-TensorMap inferLabelled(const Graph& graph, const ShapeCombination& ioDims,
-                        const std::string& label) {
+TensorMap inferLabelled(const Graph& graph, const ShapeCombination& ioDims, const std::string& label) {
   const std::string prefix = label + ": ";
   if (ioDims.size() != graph.io.size()) {
-    throw IrError(prefix + "expected dims for " + std::to_string(graph.io.size()) +
-                  " io buffers, got " + std::to_string(ioDims.size()));
+    throw IrError(prefix + "expected dims for " + std::to_string(graph.io.size()) + " io buffers, got " +
+                  std::to_string(ioDims.size()));
   }
   TensorMap tensors;
   for (std::size_t i = 0; i < graph.io.size(); ++i) {
     const IoBuffer& buffer = graph.io[i];
     if (buffer.direction == Direction::In) {
       if (ioDims[i].size() != buffer.dims.size()) {
-        throw IrError(prefix + "io '" + buffer.bufferName + "': rank of " +
-                      formatDims(ioDims[i]) + " != io rank " + std::to_string(buffer.dims.size()));
+        throw IrError(prefix + "io '" + buffer.bufferName + "': rank of " + formatDims(ioDims[i]) + " != io rank " +
+                      std::to_string(buffer.dims.size()));
       }
       tensors[buffer.tensor] = TensorInfo{buffer.dtype, ioDims[i]};
     }
@@ -114,8 +110,7 @@ TensorMap inferLabelled(const Graph& graph, const ShapeCombination& ioDims,
 
 }  // namespace
 
-std::map<std::string, TensorInfo> inferTensorShapes(const Graph& graph,
-                                                    const ShapeCombination& ioDims) {
+std::map<std::string, TensorInfo> inferTensorShapes(const Graph& graph, const ShapeCombination& ioDims) {
   return inferLabelled(graph, ioDims, graph.sourceName);
 }
 
@@ -124,8 +119,7 @@ void inferShapes(Graph& graph) {
   for (const auto& buffer : graph.io) full.push_back(buffer.dims);
   graph.tensors = inferTensorShapes(graph, full);
   for (std::size_t i = 0; i < graph.allowedShapes.size(); ++i) {
-    inferLabelled(graph, graph.allowedShapes[i],
-                  graph.sourceName + ": allowed_shapes[" + std::to_string(i) + "]");
+    inferLabelled(graph, graph.allowedShapes[i], graph.sourceName + ": allowed_shapes[" + std::to_string(i) + "]");
   }
 }
 

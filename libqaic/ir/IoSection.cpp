@@ -45,9 +45,9 @@ IoBuffer parseEntry(const Json& entry, const Where& indexWhere) {
   IoBuffer buffer;
   buffer.bufferName = requireString(entry, "name", indexWhere);
   const Where where{indexWhere.text + " '" + buffer.bufferName + "'", {}};
-  rejectUnknownKeys(entry, {"name", "tensor", "direction", "dtype", "dims", "layout",
-                            "is_partial_allowed", "skip_partial_header", "allow_skip",
-                            "device_format"},
+  rejectUnknownKeys(entry,
+                    {"name", "tensor", "direction", "dtype", "dims", "layout", "is_partial_allowed",
+                     "skip_partial_header", "allow_skip", "device_format"},
                     where);
   buffer.tensor = requireString(entry, "tensor", where);
   const std::string direction = requireString(entry, "direction", where);
@@ -79,8 +79,9 @@ IoBuffer parseEntry(const Json& entry, const Where& indexWhere) {
     fail(where, "key 'skip_partial_header': requires is_partial_allowed");
   }
   if (buffer.allowSkip && !(buffer.isPartialAllowed && buffer.skipPartialHeader)) {
-    fail(where, "key 'allow_skip': selective IO requires is_partial_allowed and "
-                "skip_partial_header");
+    fail(where,
+         "key 'allow_skip': selective IO requires is_partial_allowed and "
+         "skip_partial_header");
   }
   buffer.deviceFormat = parseDeviceFormat(entry, buffer, where);
   return buffer;
@@ -97,9 +98,7 @@ std::string_view deviceLayoutName(DeviceLayout layout) {
   return "flat";
 }
 
-std::string_view userLayoutName(UserLayout layout) {
-  return layout == UserLayout::NHWC ? "NHWC" : "NCHW";
-}
+std::string_view userLayoutName(UserLayout layout) { return layout == UserLayout::NHWC ? "NHWC" : "NCHW"; }
 
 std::vector<IoBuffer> parseIoSection(const nlohmann::json& io, const std::string& source) {
   if (!io.is_array()) fail({source + ": io", {}}, "expected an array");
@@ -120,8 +119,7 @@ std::vector<IoBuffer> parseIoSection(const nlohmann::json& io, const std::string
   return buffers;
 }
 
-std::vector<ShapeCombination> parseAllowedShapes(const nlohmann::json& shapes,
-                                                 const std::vector<IoBuffer>& io,
+std::vector<ShapeCombination> parseAllowedShapes(const nlohmann::json& shapes, const std::vector<IoBuffer>& io,
                                                  const std::string& source) {
   if (!shapes.is_array()) fail({source + ": allowed_shapes", {}}, "expected an array");
   if (!shapes.empty() && io.empty()) {
@@ -139,11 +137,9 @@ std::vector<ShapeCombination> parseAllowedShapes(const nlohmann::json& shapes,
     ShapeCombination combination;
     for (const auto& buffer : io) {
       const Where bufferWhere{where.text + " '" + buffer.bufferName + "'", {}};
-      const Dims dims = requireDims(requireKey(shapes[i], buffer.bufferName, where), "dims",
-                                    bufferWhere, 0);
+      const Dims dims = requireDims(requireKey(shapes[i], buffer.bufferName, where), "dims", bufferWhere, 0);
       if (dims.size() != buffer.dims.size()) {
-        fail(bufferWhere, "rank " + std::to_string(dims.size()) + " != io rank " +
-                              std::to_string(buffer.dims.size()));
+        fail(bufferWhere, "rank " + std::to_string(dims.size()) + " != io rank " + std::to_string(buffer.dims.size()));
       }
       int64_t count = 0;
       try {
@@ -155,8 +151,7 @@ std::vector<ShapeCombination> parseAllowedShapes(const nlohmann::json& shapes,
       // Seed 000: a specialization may shrink any buffer, partial or not (its specialized
       // example runs the non-partial in1 as [1,128] and as [1,2]); it can never grow one.
       if (count > full) {
-        fail(bufferWhere, std::to_string(count) + " elements exceed the io dims' " +
-                              std::to_string(full));
+        fail(bufferWhere, std::to_string(count) + " elements exceed the io dims' " + std::to_string(full));
       }
       combination.push_back(dims);
     }

@@ -12,8 +12,7 @@ namespace qaic::ir {
 // Parses and checks each entry on its own (names unique, enums, selective-IO flags, layouts).
 std::vector<IoBuffer> parseIoSection(const nlohmann::json& io, const std::string& source);
 // Each combination names every io buffer; ranks match and sizes respect partial rules.
-std::vector<ShapeCombination> parseAllowedShapes(const nlohmann::json& shapes,
-                                                 const std::vector<IoBuffer>& io,
+std::vector<ShapeCombination> parseAllowedShapes(const nlohmann::json& shapes, const std::vector<IoBuffer>& io,
                                                  const std::string& source);
 
 std::string_view deviceLayoutName(DeviceLayout layout);

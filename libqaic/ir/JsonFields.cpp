@@ -4,16 +4,13 @@
 
 namespace qaic::ir::json_fields {
 
-void fail(const Where& where, const std::string& detail) {
-  throw IrError(where.text + ": " + detail, where.opName);
-}
+void fail(const Where& where, const std::string& detail) { throw IrError(where.text + ": " + detail, where.opName); }
 
 void requireObject(const Json& value, const Where& where) {
   if (!value.is_object()) fail(where, std::string("expected an object, got ") + value.type_name());
 }
 
-void rejectUnknownKeys(const Json& object, std::initializer_list<std::string_view> allowed,
-                       const Where& where) {
+void rejectUnknownKeys(const Json& object, std::initializer_list<std::string_view> allowed, const Where& where) {
   for (const auto& item : object.items()) {
     bool known = false;
     for (std::string_view key : allowed) known = known || key == item.key();
@@ -63,10 +60,8 @@ Dims requireDims(const Json& value, std::string_view field, const Where& where, 
   for (const Json& element : value) {
     if (!element.is_number()) fail(where, prefix + "expected integers, got " + element.type_name());
     const double number = element.get<double>();
-    if (number != std::trunc(number) || number < static_cast<double>(minimum) ||
-        number > 9007199254740992.0) {
-      fail(where, prefix + "dimension " + element.dump() + " is not an integer >= " +
-                      std::to_string(minimum));
+    if (number != std::trunc(number) || number < static_cast<double>(minimum) || number > 9007199254740992.0) {
+      fail(where, prefix + "dimension " + element.dump() + " is not an integer >= " + std::to_string(minimum));
     }
     dims.push_back(static_cast<int64_t>(number));
   }

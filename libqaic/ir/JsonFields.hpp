@@ -20,8 +20,7 @@ struct Where {
 
 [[noreturn]] void fail(const Where& where, const std::string& detail);
 void requireObject(const Json& value, const Where& where);
-void rejectUnknownKeys(const Json& object, std::initializer_list<std::string_view> allowed,
-                       const Where& where);
+void rejectUnknownKeys(const Json& object, std::initializer_list<std::string_view> allowed, const Where& where);
 const Json& requireKey(const Json& object, std::string_view key, const Where& where);
 const Json& requireArray(const Json& object, std::string_view key, const Where& where);
 std::string requireString(const Json& object, std::string_view key, const Where& where);

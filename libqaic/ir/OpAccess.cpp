@@ -35,24 +35,14 @@ const T* findByArg(const std::vector<T>& items, std::string_view argName) {
 }  // namespace
 
 const Param* Op::findParam(std::string_view argName) const { return findByArg(params, argName); }
-const TensorArg* Op::findInput(std::string_view argName) const {
-  return findByArg(inputs, argName);
-}
-const TensorArg* Op::findOutput(std::string_view argName) const {
-  return findByArg(outputs, argName);
-}
+const TensorArg* Op::findInput(std::string_view argName) const { return findByArg(inputs, argName); }
+const TensorArg* Op::findOutput(std::string_view argName) const { return findByArg(outputs, argName); }
 
-double Op::number(std::string_view argName) const {
-  return expect<double>(*this, argName, "a number");
-}
+double Op::number(std::string_view argName) const { return expect<double>(*this, argName, "a number"); }
 
-int64_t Op::integer(std::string_view argName) const {
-  return truncateToInt(*this, argName, number(argName));
-}
+int64_t Op::integer(std::string_view argName) const { return truncateToInt(*this, argName, number(argName)); }
 
-bool Op::boolean(std::string_view argName) const {
-  return expect<bool>(*this, argName, "a bool");
-}
+bool Op::boolean(std::string_view argName) const { return expect<bool>(*this, argName, "a bool"); }
 
 const std::string& Op::string(std::string_view argName) const {
   return expect<std::string>(*this, argName, "a string");

@@ -2,8 +2,7 @@
 
 namespace qaic::ir {
 
-void throwOpError(const Op& op, std::string_view kind, std::string_view argName,
-                  const std::string& detail) {
+void throwOpError(const Op& op, std::string_view kind, std::string_view argName, const std::string& detail) {
   std::string message = "op '" + op.name + "' (" + op.optype + "): ";
   if (!kind.empty()) {
     message += std::string(kind) + " '" + std::string(argName) + "': ";

@@ -13,8 +13,8 @@
 namespace qaic::ir {
 
 enum class ParamKind : uint8_t {
-  Number,       // JSON number
-  Int,          // JSON number, truncated toward zero
+  Number,  // JSON number
+  Int,     // JSON number, truncated toward zero
   Bool,
   String,       // any string
   Enum,         // one of ParamSpec::enumValues
@@ -26,10 +26,10 @@ enum class ParamKind : uint8_t {
 enum class Bound : uint8_t { None, Positive, NonNegative, AtLeastOne };
 
 enum class LengthRule : uint8_t {
-  Any,        // any non-empty length (at most kMaxRank for dims-like params)
-  Fixed,      // exactly ParamSpec::length
-  Rank,       // the rank of the op's first input (checked by shape inference)
-  TwiceRank,  // 2 * the rank of the op's first input (checked by shape inference)
+  Any,          // any non-empty length (at most kMaxRank for dims-like params)
+  Fixed,        // exactly ParamSpec::length
+  Rank,         // the rank of the op's first input (checked by shape inference)
+  TwiceRank,    // 2 * the rank of the op's first input (checked by shape inference)
   UpToMaxRank,  // 1..kMaxRank (a shape)
 };
 
@@ -38,8 +38,8 @@ struct ParamSpec {
   ParamKind kind = ParamKind::Number;
   Bound bound = Bound::None;
   LengthRule lengthRule = LengthRule::Any;
-  std::size_t length = 0;                     // for LengthRule::Fixed
-  std::vector<std::string_view> enumValues;   // for ParamKind::Enum
+  std::size_t length = 0;                    // for LengthRule::Fixed
+  std::vector<std::string_view> enumValues;  // for ParamKind::Enum
 };
 
 // Checks across parameters that need no input shapes (e.g. ran[0] <= ran[1]). Throws IrError.
@@ -64,25 +64,30 @@ const std::vector<OpSpec>& opSpecs();
 const OpSpec* findOpSpec(std::string_view optype);  // nullptr for an unknown optype
 
 // The string values of enum params, shared with the executor and importer.
-inline constexpr std::string_view kElewOps[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB",
-                                                "TL_MAX", "TL_MIN", "TL_POW"};
+inline constexpr std::string_view kElewOps[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB", "TL_MAX", "TL_MIN", "TL_POW"};
 inline constexpr std::string_view kAutopads[] = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
 inline constexpr std::string_view kResizeModes[] = {"TL_NEAREST", "TL_LINEAR"};
-inline constexpr std::string_view kSortDirs[] = {"TL_SORT_DIR_ASCENDING",
-                                                 "TL_SORT_DIR_DESCENDING"};
+inline constexpr std::string_view kSortDirs[] = {"TL_SORT_DIR_ASCENDING", "TL_SORT_DIR_DESCENDING"};
 inline constexpr std::string_view kPadModes[] = {"constant", "reflect", "edge"};
 // Project extensions. elew_bcast takes LightNet's elew_op values and these.
-inline constexpr std::string_view kElewBcastOps[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB", "TL_MAX",
+inline constexpr std::string_view kElewBcastOps[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB",  "TL_MAX",
                                                      "TL_MIN", "TL_POW", "TL_MOD", "TL_FMOD", "TL_PRELU"};
-inline constexpr std::string_view kUnaryFuncs[] = {
-    "abs",  "neg",   "sign",  "floor",  "ceil",  "round", "reciprocal", "sqrt",       "exp",
-    "log",  "sin",   "cos",   "tan",    "asin",  "acos",  "atan",       "sinh",       "cosh",
-    "asinh", "acosh", "atanh", "tanh",  "erf",   "gelu",  "gelu_tanh",  "softplus",   "softsign",
-    "hardswish", "hardsigmoid", "elu", "selu", "celu", "thresholded_relu", "not"};
+inline constexpr std::string_view kUnaryFuncs[] = {"abs",        "neg",         "sign",
+                                                   "floor",      "ceil",        "round",
+                                                   "reciprocal", "sqrt",        "exp",
+                                                   "log",        "sin",         "cos",
+                                                   "tan",        "asin",        "acos",
+                                                   "atan",       "sinh",        "cosh",
+                                                   "asinh",      "acosh",       "atanh",
+                                                   "tanh",       "erf",         "gelu",
+                                                   "gelu_tanh",  "softplus",    "softsign",
+                                                   "hardswish",  "hardsigmoid", "elu",
+                                                   "selu",       "celu",        "thresholded_relu",
+                                                   "not"};
 inline constexpr std::string_view kCompareOps[] = {"equal", "less", "less_equal", "greater", "greater_equal"};
 inline constexpr std::string_view kLogicalOps[] = {"and", "or", "xor"};
-inline constexpr std::string_view kReduceOps[] = {"sum", "mean", "max", "min", "prod", "sum_square",
-                                                  "l1", "l2", "log_sum", "log_sum_exp"};
+inline constexpr std::string_view kReduceOps[] = {"sum",        "mean", "max", "min",     "prod",
+                                                  "sum_square", "l1",   "l2",  "log_sum", "log_sum_exp"};
 inline constexpr std::string_view kArgOps[] = {"max", "min"};
 inline constexpr std::string_view kScatterReductions[] = {"none", "add", "mul", "max", "min"};
 inline constexpr std::string_view kPoolOps[] = {"max", "avg"};

@@ -59,28 +59,23 @@ void checkElement(const Op& op, const ParamSpec& spec, double value, const std::
     case Bound::None: break;
   }
   if (!ok) {
-    throwParamError(op, spec.argName,
-                    where + "value " + formatNumber(value) + " must be " + boundText(spec.bound));
+    throwParamError(op, spec.argName, where + "value " + formatNumber(value) + " must be " + boundText(spec.bound));
   }
 }
 
 void checkLength(const Op& op, const ParamSpec& spec, std::size_t length) {
   if (spec.lengthRule == LengthRule::Fixed && length != spec.length) {
     throwParamError(op, spec.argName,
-                    "expected " + std::to_string(spec.length) + " elements, got " +
-                        std::to_string(length));
+                    "expected " + std::to_string(spec.length) + " elements, got " + std::to_string(length));
   }
   if (spec.lengthRule == LengthRule::UpToMaxRank && length > kMaxRank) {
     throwParamError(op, spec.argName,
-                    std::to_string(length) + " dims exceed the maximum of " +
-                        std::to_string(kMaxRank));
+                    std::to_string(length) + " dims exceed the maximum of " + std::to_string(kMaxRank));
   }
 }
 
 void checkValue(const Op& op, const ParamSpec& spec, const ParamValue& value) {
-  const auto wrongType = [&] {
-    throwParamError(op, spec.argName, std::string("expected ") + kindName(spec.kind));
-  };
+  const auto wrongType = [&] { throwParamError(op, spec.argName, std::string("expected ") + kindName(spec.kind)); };
   switch (spec.kind) {
     case ParamKind::Number:
     case ParamKind::Int: {
@@ -146,20 +141,18 @@ std::string joined(const std::vector<std::string_view>& names) {
   return text.empty() ? "none" : text;
 }
 
-void checkTensorArgs(const Op& op, const std::vector<TensorArg>& args,
-                     const std::vector<std::string_view>& expected, std::string_view kind,
-                     std::string_view listKey) {
+void checkTensorArgs(const Op& op, const std::vector<TensorArg>& args, const std::vector<std::string_view>& expected,
+                     std::string_view kind, std::string_view listKey) {
   if (args.size() != expected.size()) {
-    throwOpError(op, "", "", std::string(listKey) + ": expected " +
-                                 std::to_string(expected.size()) + " (" + joined(expected) +
-                                 "), got " + std::to_string(args.size()));
+    throwOpError(op, "", "",
+                 std::string(listKey) + ": expected " + std::to_string(expected.size()) + " (" + joined(expected) +
+                     "), got " + std::to_string(args.size()));
   }
   for (const TensorArg& arg : args) {
     bool known = false;
     for (std::string_view name : expected) known = known || name == arg.argName;
     if (!known) {
-      throwOpError(op, kind, arg.argName,
-                   "not an argument of " + op.optype + " (expected " + joined(expected) + ")");
+      throwOpError(op, kind, arg.argName, "not an argument of " + op.optype + " (expected " + joined(expected) + ")");
     }
   }
 }

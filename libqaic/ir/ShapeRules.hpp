@@ -16,11 +16,11 @@ using Outs = std::vector<TensorInfo>;
 
 void requireRank(const Op& op, std::string_view arg, const TensorInfo& t, std::size_t rank);
 void requireMinRank(const Op& op, std::string_view arg, const TensorInfo& t, std::size_t rank);
-void requireSameDType(const Op& op, std::string_view arg, const TensorInfo& t,
-                      const TensorInfo& reference, std::string_view referenceArg);
+void requireSameDType(const Op& op, std::string_view arg, const TensorInfo& t, const TensorInfo& reference,
+                      std::string_view referenceArg);
 void requireDType(const Op& op, std::string_view arg, const TensorInfo& t, DType type);
 int64_t axisParam(const Op& op, std::string_view arg, std::size_t rank);  // 0 <= axis < rank
-bool representable(DType type, double value);  // within the dtype's range
+bool representable(DType type, double value);                             // within the dtype's range
 
 // Structural checks (no input shapes needed).
 void checkCreate(const Op& op);

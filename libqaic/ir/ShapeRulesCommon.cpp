@@ -34,39 +34,36 @@ bool fits(double value) {
 
 void requireRank(const Op& op, std::string_view arg, const TensorInfo& t, std::size_t rank) {
   if (t.dims.size() != rank) {
-    throwInputError(op, arg, "expected rank " + std::to_string(rank) + ", got " +
-                                 formatDims(t.dims));
+    throwInputError(op, arg, "expected rank " + std::to_string(rank) + ", got " + formatDims(t.dims));
   }
 }
 
 void requireMinRank(const Op& op, std::string_view arg, const TensorInfo& t, std::size_t rank) {
   if (t.dims.size() < rank) {
-    throwInputError(op, arg, "expected rank >= " + std::to_string(rank) + ", got " +
-                                 formatDims(t.dims));
+    throwInputError(op, arg, "expected rank >= " + std::to_string(rank) + ", got " + formatDims(t.dims));
   }
 }
 
-void requireSameDType(const Op& op, std::string_view arg, const TensorInfo& t,
-                      const TensorInfo& reference, std::string_view referenceArg) {
+void requireSameDType(const Op& op, std::string_view arg, const TensorInfo& t, const TensorInfo& reference,
+                      std::string_view referenceArg) {
   if (t.dtype != reference.dtype) {
-    throwInputError(op, arg, "dtype " + std::string(dtypeName(t.dtype)) + " differs from '" +
-                                 std::string(referenceArg) + "' (" +
-                                 std::string(dtypeName(reference.dtype)) + ")");
+    throwInputError(op, arg,
+                    "dtype " + std::string(dtypeName(t.dtype)) + " differs from '" + std::string(referenceArg) + "' (" +
+                        std::string(dtypeName(reference.dtype)) + ")");
   }
 }
 
 void requireDType(const Op& op, std::string_view arg, const TensorInfo& t, DType type) {
   if (t.dtype != type) {
-    throwInputError(op, arg, "expected dtype " + std::string(dtypeName(type)) + ", got " +
-                                 std::string(dtypeName(t.dtype)));
+    throwInputError(op, arg,
+                    "expected dtype " + std::string(dtypeName(type)) + ", got " + std::string(dtypeName(t.dtype)));
   }
 }
 
 int64_t axisParam(const Op& op, std::string_view arg, std::size_t rank) {
   const int64_t axis = op.integer(arg);
   if (axis < 0 || static_cast<std::size_t>(axis) >= rank) {
-    throwParamError(op, arg, "axis " + std::to_string(axis) + " out of range for rank " +
-                                 std::to_string(rank));
+    throwParamError(op, arg, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   }
   return axis;
 }
@@ -92,15 +89,14 @@ bool representable(DType type, double value) {
 void checkCreate(const Op& op) {
   const auto ran = op.numbers("ran");
   if (ran[0] > ran[1]) {
-    throwParamError(op, "ran", "ran[0] (" + std::to_string(ran[0]) + ") > ran[1] (" +
-                                   std::to_string(ran[1]) + ")");
+    throwParamError(op, "ran", "ran[0] (" + std::to_string(ran[0]) + ") > ran[1] (" + std::to_string(ran[1]) + ")");
   }
   const bool usesData = !op.boolean("from_file") && ran[0] == 0.0 && ran[1] == 0.0;
   const int64_t count = checkedCount(op, "dims", op.integers("dims"));
   const auto dataSize = static_cast<int64_t>(op.numbers("data").size());
   if (usesData && dataSize > count) {
-    throwParamError(op, "data", std::to_string(dataSize) + " values exceed the " +
-                                    std::to_string(count) + " elements of dims");
+    throwParamError(op, "data",
+                    std::to_string(dataSize) + " values exceed the " + std::to_string(count) + " elements of dims");
   }
 }
 
@@ -111,8 +107,7 @@ void checkArange(const Op& op) {
   const DType type = paramDType(op);
   if (step == 0.0) throwParamError(op, "step", "must not be 0");
   if (!(stop > start)) {
-    throwParamError(op, "stop", "stop (" + std::to_string(stop) + ") must be > start (" +
-                                    std::to_string(start) + ")");
+    throwParamError(op, "stop", "stop (" + std::to_string(stop) + ") must be > start (" + std::to_string(start) + ")");
   }
   for (const char* arg : {"start", "stop", "step"}) {
     if (!representable(type, op.number(arg))) {
@@ -121,8 +116,8 @@ void checkArange(const Op& op) {
   }
   const double length = std::ceil((stop - start) / step);
   if (!(length >= 1.0) || length > 9007199254740992.0) {
-    throwParamError(op, "step", "length ceil((stop-start)/step) = " + std::to_string(length) +
-                                    " must be between 1 and 2^53");
+    throwParamError(op, "step",
+                    "length ceil((stop-start)/step) = " + std::to_string(length) + " must be between 1 and 2^53");
   }
 }
 
@@ -131,8 +126,7 @@ void checkTranspose(const Op& op) {
   std::vector<bool> seen(axes.size(), false);
   for (int64_t axis : axes) {
     if (axis < 0 || static_cast<std::size_t>(axis) >= axes.size() || seen[axis]) {
-      throwParamError(op, "axes", formatDims(axes) + " is not a permutation of 0.." +
-                                      std::to_string(axes.size() - 1));
+      throwParamError(op, "axes", formatDims(axes) + " is not a permutation of 0.." + std::to_string(axes.size() - 1));
     }
     seen[axis] = true;
   }
@@ -140,8 +134,8 @@ void checkTranspose(const Op& op) {
 
 void checkClip(const Op& op) {
   if (op.number("min") > op.number("max")) {
-    throwParamError(op, "min", "min (" + std::to_string(op.number("min")) + ") > max (" +
-                                   std::to_string(op.number("max")) + ")");
+    throwParamError(op, "min",
+                    "min (" + std::to_string(op.number("min")) + ") > max (" + std::to_string(op.number("max")) + ")");
   }
 }
 
@@ -151,8 +145,8 @@ void checkPool(const Op& op) {
   const auto padding = op.integers("padding");
   for (int i = 0; i < 4; ++i) {
     if (padding[i] >= size[i % 2]) {
-      throwParamError(op, "padding", "padding " + formatDims(padding) +
-                                         " must be smaller than the window " + formatDims(size));
+      throwParamError(op, "padding",
+                      "padding " + formatDims(padding) + " must be smaller than the window " + formatDims(size));
     }
   }
 }

@@ -10,8 +10,7 @@ Dims broadcastShapes(const Op& op, std::string_view arg, const Dims& a, const Di
     const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1) {
-      throwInputError(op, arg, "dims " + formatDims(b) + " do not broadcast with " +
-                                   formatDims(a));
+      throwInputError(op, arg, "dims " + formatDims(b) + " do not broadcast with " + formatDims(a));
     }
     out[i] = da == 1 ? db : da;
   }
@@ -21,8 +20,9 @@ Dims broadcastShapes(const Op& op, std::string_view arg, const Dims& a, const Di
 Outs shapeElew(const Op& op, Infos in) {
   requireSameDType(op, "src2", in[1], in[0], "src1");
   if (in[0].dims != in[1].dims) {
-    throwInputError(op, "src2", "dims " + formatDims(in[1].dims) + " differ from src1 " +
-                                    formatDims(in[0].dims) + " (elew does not broadcast)");
+    throwInputError(op, "src2",
+                    "dims " + formatDims(in[1].dims) + " differ from src1 " + formatDims(in[0].dims) +
+                        " (elew does not broadcast)");
   }
   return {in[0]};
 }
@@ -52,8 +52,7 @@ Outs shapeMaxreduceArg(const Op& op, Infos in) {
 Outs shapeDotProduct(const Op& op, Infos in) {
   requireSameDType(op, "src2", in[1], in[0], "src1");
   if (in[0].dims != in[1].dims) {
-    throwInputError(op, "src2", "dims " + formatDims(in[1].dims) + " differ from src1 " +
-                                    formatDims(in[0].dims));
+    throwInputError(op, "src2", "dims " + formatDims(in[1].dims) + " differ from src1 " + formatDims(in[0].dims));
   }
   return {TensorInfo{in[0].dtype, Dims{1}}};
 }
@@ -115,8 +114,8 @@ Dims reducedDims(const Op& op, const Dims& dims, const std::vector<int64_t>& axe
   std::vector<bool> reduced(dims.size(), false);
   for (int64_t axis : axes) {
     if (static_cast<std::size_t>(axis) >= dims.size()) {
-      throwParamError(op, "axes", "axis " + std::to_string(axis) + " out of range for rank " +
-                                      std::to_string(dims.size()));
+      throwParamError(op, "axes",
+                      "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(dims.size()));
     }
     reduced[static_cast<std::size_t>(axis)] = true;
   }
@@ -157,8 +156,9 @@ Outs shapeLayernorm(const Op& op, Infos in) {
   for (std::size_t i = 0; i < 2; ++i) {
     requireSameDType(op, names[i], in[i + 1], in[0], "src");
     if (in[i + 1].dims != normalized) {
-      throwInputError(op, names[i], "expected " + formatDims(normalized) + " (src dims from axis " +
-                                        std::to_string(axis) + "), got " + formatDims(in[i + 1].dims));
+      throwInputError(op, names[i],
+                      "expected " + formatDims(normalized) + " (src dims from axis " + std::to_string(axis) +
+                          "), got " + formatDims(in[i + 1].dims));
     }
   }
   return {in[0]};

@@ -38,8 +38,9 @@ Outs shapeGatherElements(const Op& op, Infos in) {
   const auto axis = static_cast<std::size_t>(axisParam(op, "axis", in[0].dims.size()));
   for (std::size_t i = 0; i < in[0].dims.size(); ++i) {
     if (i != axis && in[1].dims[i] > in[0].dims[i]) {
-      throwInputError(op, "indices", "dims " + formatDims(in[1].dims) + " exceed src " + formatDims(in[0].dims) +
-                                         " outside axis " + std::to_string(axis));
+      throwInputError(op, "indices",
+                      "dims " + formatDims(in[1].dims) + " exceed src " + formatDims(in[0].dims) + " outside axis " +
+                          std::to_string(axis));
     }
   }
   return {TensorInfo{in[0].dtype, in[1].dims}};
@@ -60,14 +61,14 @@ NdIndexing ndIndexing(const Op& op, const TensorInfo& src, const TensorInfo& ind
   if (src.dims.size() <= batch) throwParamError(op, "batch_dims", "must be smaller than the rank of 'src'");
   for (std::size_t i = 0; i < batch; ++i) {
     if (src.dims[i] != indices.dims[i]) {
-      throwInputError(op, "indices", "batch dims " + formatDims(indices.dims) + " differ from src " +
-                                         formatDims(src.dims));
+      throwInputError(op, "indices",
+                      "batch dims " + formatDims(indices.dims) + " differ from src " + formatDims(src.dims));
     }
   }
   const int64_t tuple = indices.dims.back();
   if (tuple < 1 || static_cast<std::size_t>(tuple) > src.dims.size() - batch) {
-    throwInputError(op, "indices", "last dim " + std::to_string(tuple) + " must be 1.." +
-                                       std::to_string(src.dims.size() - batch));
+    throwInputError(op, "indices",
+                    "last dim " + std::to_string(tuple) + " must be 1.." + std::to_string(src.dims.size() - batch));
   }
   return {batch, static_cast<std::size_t>(tuple)};
 }
@@ -85,8 +86,7 @@ Outs shapeGatherNd(const Op& op, Infos in) {
 Outs shapeScatterElements(const Op& op, Infos in) {
   requireSameDType(op, "updates", in[2], in[0], "src");
   if (in[2].dims != in[1].dims) {
-    throwInputError(op, "updates", "dims " + formatDims(in[2].dims) + " differ from indices " +
-                                       formatDims(in[1].dims));
+    throwInputError(op, "updates", "dims " + formatDims(in[2].dims) + " differ from indices " + formatDims(in[1].dims));
   }
   shapeGatherElements(op, in.first(2));
   return {in[0]};

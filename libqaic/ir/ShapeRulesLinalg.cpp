@@ -20,9 +20,9 @@ Outs shapeMatmul(const Op& op, Infos in) {
   const int64_t kb = b[b.size() - 2];
   const int64_t n = b[b.size() - 1];
   if (k != kb) {
-    throwInputError(op, "src2", "inner dimension " + std::to_string(kb) + " of " +
-                                    formatDims(in[1].dims) + " != " + std::to_string(k) +
-                                    " of src1 " + formatDims(in[0].dims));
+    throwInputError(op, "src2",
+                    "inner dimension " + std::to_string(kb) + " of " + formatDims(in[1].dims) +
+                        " != " + std::to_string(k) + " of src1 " + formatDims(in[0].dims));
   }
   Dims out = broadcastShapes(op, "src2", Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2));
   if (!vectorA) out.push_back(m);
@@ -44,8 +44,9 @@ Outs shapeGemm(const Op& op, Infos in) {
   const int64_t kb = transB ? b[1] : b[0];
   const int64_t n = transB ? b[0] : b[1];
   if (k != kb) {
-    throwInputError(op, "b", "inner dimension " + std::to_string(kb) + " != " +
-                                 std::to_string(k) + " of a (after trans_a/trans_b)");
+    throwInputError(
+        op, "b",
+        "inner dimension " + std::to_string(kb) + " != " + std::to_string(k) + " of a (after trans_a/trans_b)");
   }
   const Dims result{m, n};
   const Dims& c = in[2].dims;

@@ -10,17 +10,16 @@ namespace {
 void requireKernelSize(const Op& op, const Dims& weight) {
   const auto size = op.integers("size");
   if (size[0] != weight[2] || size[1] != weight[3]) {
-    throwParamError(op, "size", formatDims(size) + " != weight kernel [" +
-                                    std::to_string(weight[2]) + "," + std::to_string(weight[3]) +
-                                    "]");
+    throwParamError(
+        op, "size",
+        formatDims(size) + " != weight kernel [" + std::to_string(weight[2]) + "," + std::to_string(weight[3]) + "]");
   }
 }
 
 void requireBias(const Op& op, const TensorInfo& bias, const TensorInfo& src, int64_t outC) {
   requireSameDType(op, "bias", bias, src, "src");
   if (bias.dims != Dims{outC}) {
-    throwInputError(op, "bias", "expected [" + std::to_string(outC) + "], got " +
-                                    formatDims(bias.dims));
+    throwInputError(op, "bias", "expected [" + std::to_string(outC) + "], got " + formatDims(bias.dims));
   }
 }
 
@@ -36,14 +35,14 @@ Outs shapeConv2d(const Op& op, Infos in) {
   const int64_t channels = src.dims[1];
   const int64_t outC = weight.dims[0];
   if (checkedMul(op, "group", weight.dims[1], group) != channels) {
-    throwParamError(op, "group", "weight dims[1]*group (" +
-                                     std::to_string(weight.dims[1] * group) +
-                                     ") != src channels (" + std::to_string(channels) + ")");
+    throwParamError(op, "group",
+                    "weight dims[1]*group (" + std::to_string(weight.dims[1] * group) + ") != src channels (" +
+                        std::to_string(channels) + ")");
   }
   if (outC % group != 0) {
-    throwParamError(op, "group", "weight dims[0] (" + std::to_string(outC) +
-                                     " output channels) is not divisible by group (" +
-                                     std::to_string(group) + ")");
+    throwParamError(op, "group",
+                    "weight dims[0] (" + std::to_string(outC) + " output channels) is not divisible by group (" +
+                        std::to_string(group) + ")");
   }
   requireKernelSize(op, weight.dims);
   requireBias(op, in[2], src, outC);
@@ -59,13 +58,14 @@ Outs shapeDeconv2d(const Op& op, Infos in) {
   requireSameDType(op, "weight", weight, src, "src");
   const int64_t group = op.integer("group");
   if (weight.dims[0] != src.dims[1]) {
-    throwInputError(op, "weight", "dims[0] (" + std::to_string(weight.dims[0]) +
-                                      ") != src channels (" + std::to_string(src.dims[1]) + ")");
+    throwInputError(
+        op, "weight",
+        "dims[0] (" + std::to_string(weight.dims[0]) + ") != src channels (" + std::to_string(src.dims[1]) + ")");
   }
   if (src.dims[1] % group != 0) {
-    throwParamError(op, "group", "src channels (" + std::to_string(src.dims[1]) +
-                                     ") are not divisible by group (" + std::to_string(group) +
-                                     ")");
+    throwParamError(op, "group",
+                    "src channels (" + std::to_string(src.dims[1]) + ") are not divisible by group (" +
+                        std::to_string(group) + ")");
   }
   requireKernelSize(op, weight.dims);
   const int64_t outC = checkedMul(op, "group", weight.dims[1], group);
@@ -101,8 +101,8 @@ Outs shapeBatchnorm(const Op& op, Infos in) {
   for (std::size_t i = 0; i < 4; ++i) {
     requireSameDType(op, names[i], in[i + 1], in[0], "src");
     if (in[i + 1].dims != Dims{channels}) {
-      throwInputError(op, names[i], "expected [" + std::to_string(channels) +
-                                        "] (src channels), got " + formatDims(in[i + 1].dims));
+      throwInputError(op, names[i],
+                      "expected [" + std::to_string(channels) + "] (src channels), got " + formatDims(in[i + 1].dims));
     }
   }
   return {in[0]};
@@ -114,8 +114,8 @@ Outs shapeUpsample(const Op& op, Infos in) {
   for (std::size_t i = 0; i < out.dims.size(); ++i) {
     const double scaled = std::floor(scales[i] * static_cast<double>(out.dims[i]));
     if (!(scaled >= 1.0) || scaled > 9007199254740992.0) {
-      throwParamError(op, "scales", "axis " + std::to_string(i) + " scales to " +
-                                        std::to_string(scaled) + " (must be >= 1)");
+      throwParamError(op, "scales",
+                      "axis " + std::to_string(i) + " scales to " + std::to_string(scaled) + " (must be >= 1)");
     }
     out.dims[i] = static_cast<int64_t>(scaled);
   }
@@ -143,16 +143,17 @@ Outs shapePoolNd(const Op& op, Infos in) {
   const auto dilation = op.integers("dilation");
   const auto pads = op.integers("pads");
   if (size.size() != spatial) {
-    throwParamError(op, "size", std::to_string(size.size()) + " values for " + std::to_string(spatial) +
-                                    " spatial dims");
+    throwParamError(op, "size",
+                    std::to_string(size.size()) + " values for " + std::to_string(spatial) + " spatial dims");
   }
   TensorInfo out = in[0];
   for (std::size_t d = 0; d < spatial; ++d) {
     const int64_t extent = checkedAdd(op, "dilation", checkedMul(op, "dilation", size[d] - 1, dilation[d]), 1);
     const int64_t padded = checkedAdd(op, "pads", checkedAdd(op, "pads", src[d + 2], pads[d]), pads[d + spatial]);
     if (padded < extent) {
-      throwParamError(op, "size", "window (" + std::to_string(extent) + ") larger than padded dim " +
-                                      std::to_string(d) + " (" + std::to_string(padded) + ")");
+      throwParamError(op, "size",
+                      "window (" + std::to_string(extent) + ") larger than padded dim " + std::to_string(d) + " (" +
+                          std::to_string(padded) + ")");
     }
     out.dims[d + 2] = (padded - extent) / stride[d] + 1;
   }

@@ -6,8 +6,7 @@
 namespace qaic::ir::rules {
 namespace {
 
-int64_t product(const Op& op, std::string_view arg, const Dims& dims, std::size_t begin,
-                std::size_t end) {
+int64_t product(const Op& op, std::string_view arg, const Dims& dims, std::size_t begin, std::size_t end) {
   int64_t count = 1;
   for (std::size_t i = begin; i < end; ++i) count = checkedMul(op, arg, count, dims[i]);
   return count;
@@ -21,14 +20,14 @@ Outs shapeSlice(const Op& op, Infos in) {
   const int64_t start = op.integer("start");
   const int64_t len = op.integer("len");
   if (start >= src[axis]) {
-    throwParamError(op, "start", "start " + std::to_string(start) + " >= dims[" +
-                                     std::to_string(axis) + "] (" + std::to_string(src[axis]) +
-                                     ")");
+    throwParamError(op, "start",
+                    "start " + std::to_string(start) + " >= dims[" + std::to_string(axis) + "] (" +
+                        std::to_string(src[axis]) + ")");
   }
   if (len > src[axis] - start) {
-    throwParamError(op, "len", "start + len (" + std::to_string(start) + "+" +
-                                   std::to_string(len) + ") > dims[" + std::to_string(axis) +
-                                   "] (" + std::to_string(src[axis]) + ")");
+    throwParamError(op, "len",
+                    "start + len (" + std::to_string(start) + "+" + std::to_string(len) + ") > dims[" +
+                        std::to_string(axis) + "] (" + std::to_string(src[axis]) + ")");
   }
   TensorInfo out = in[0];
   out.dims[axis] = len;
@@ -40,9 +39,9 @@ Outs shapeReshape(const Op& op, Infos in) {
   const int64_t want = product(op, "dims", dims, 0, dims.size());
   const int64_t have = product(op, "dims", in[0].dims, 0, in[0].dims.size());
   if (want != have) {
-    throwParamError(op, "dims", formatDims(dims) + " holds " + std::to_string(want) +
-                                    " elements, src " + formatDims(in[0].dims) + " holds " +
-                                    std::to_string(have));
+    throwParamError(op, "dims",
+                    formatDims(dims) + " holds " + std::to_string(want) + " elements, src " + formatDims(in[0].dims) +
+                        " holds " + std::to_string(have));
   }
   return {TensorInfo{in[0].dtype, dims}};
 }
@@ -62,9 +61,9 @@ Outs shapeConcat(const Op& op, Infos in) {
   const auto axis = static_cast<std::size_t>(axisParam(op, "axis", a.dims.size()));
   for (std::size_t i = 0; i < a.dims.size(); ++i) {
     if (i != axis && a.dims[i] != b.dims[i]) {
-      throwInputError(op, "src2", "dims " + formatDims(b.dims) + " differ from src1 " +
-                                      formatDims(a.dims) + " outside axis " +
-                                      std::to_string(axis));
+      throwInputError(op, "src2",
+                      "dims " + formatDims(b.dims) + " differ from src1 " + formatDims(a.dims) + " outside axis " +
+                          std::to_string(axis));
     }
   }
   TensorInfo out = a;
@@ -76,12 +75,11 @@ Outs shapeFlatten(const Op& op, Infos in) {
   const Dims& src = in[0].dims;
   const int64_t axis = op.integer("axis");
   if (static_cast<std::size_t>(axis) > src.size()) {
-    throwParamError(op, "axis", "axis " + std::to_string(axis) + " > rank " +
-                                    std::to_string(src.size()));
+    throwParamError(op, "axis", "axis " + std::to_string(axis) + " > rank " + std::to_string(src.size()));
   }
   const auto split = static_cast<std::size_t>(axis);
-  return {TensorInfo{in[0].dtype, Dims{product(op, "axis", src, 0, split),
-                                       product(op, "axis", src, split, src.size())}}};
+  return {
+      TensorInfo{in[0].dtype, Dims{product(op, "axis", src, 0, split), product(op, "axis", src, split, src.size())}}};
 }
 
 Outs shapePad(const Op& op, Infos in) {
@@ -93,9 +91,9 @@ Outs shapePad(const Op& op, Infos in) {
     const int64_t before = pads[i];
     const int64_t after = pads[i + src.size()];
     if (reflect && (before >= src[i] || after >= src[i])) {
-      throwParamError(op, "pads", "reflect padding of axis " + std::to_string(i) +
-                                      " must be smaller than its size " +
-                                      std::to_string(src[i]));
+      throwParamError(
+          op, "pads",
+          "reflect padding of axis " + std::to_string(i) + " must be smaller than its size " + std::to_string(src[i]));
     }
     if (op.string("mode") == "edge" && src[i] == 0 && before + after > 0) {
       throwParamError(op, "pads", "edge padding of empty axis " + std::to_string(i));
@@ -109,8 +107,7 @@ Outs shapeSubmean(const Op& op, Infos in) {
   requireRank(op, "src", in[0], 3);
   const Dims& src = in[0].dims;
   if (src[2] != 3) {
-    throwInputError(op, "src", "expected [H,W,C] with C = 3 (the length of 'mean'), got " +
-                                   formatDims(src));
+    throwInputError(op, "src", "expected [H,W,C] with C = 3 (the length of 'mean'), got " + formatDims(src));
   }
   const auto type = parseDType(op.string("dtype"));
   return {TensorInfo{type.value_or(in[0].dtype), Dims{src[2], src[0], src[1]}}};
@@ -122,8 +119,7 @@ Outs shapePick1d(const Op& op, Infos in) {
   requireDType(op, "src_index", in[1], DType::Int32);
   const int64_t len = op.integer("len");
   if (in[1].dims[0] < len) {
-    throwParamError(op, "len", "len " + std::to_string(len) + " > src_index length " +
-                                   std::to_string(in[1].dims[0]));
+    throwParamError(op, "len", "len " + std::to_string(len) + " > src_index length " + std::to_string(in[1].dims[0]));
   }
   return {TensorInfo{in[0].dtype, Dims{checkedMul(op, "stride", len, op.integer("stride"))}}};
 }
@@ -151,9 +147,10 @@ Outs shapeStridedSlice(const Op& op, Infos in) {
     const int64_t high = step > 0 ? src[i] : src[i] - 1;
     const auto where = [&](const char* what, int64_t value) {
       if (value < low || value > high) {
-        throwParamError(op, what, "axis " + std::to_string(i) + ": " + std::to_string(value) + " outside [" +
-                                      std::to_string(low) + ", " + std::to_string(high) + "] for a step of " +
-                                      std::to_string(step));
+        throwParamError(op, what,
+                        "axis " + std::to_string(i) + ": " + std::to_string(value) + " outside [" +
+                            std::to_string(low) + ", " + std::to_string(high) + "] for a step of " +
+                            std::to_string(step));
       }
     };
     where("starts", starts[i]);
@@ -162,7 +159,8 @@ Outs shapeStridedSlice(const Op& op, Infos in) {
     const int64_t stride = step > 0 ? step : -step;
     const int64_t length = span <= 0 ? 0 : (span + stride - 1) / stride;
     if (length < 1) {
-      throwParamError(op, "ends", "axis " + std::to_string(i) + ": the slice is empty; empty tensors are not supported");
+      throwParamError(op, "ends",
+                      "axis " + std::to_string(i) + ": the slice is empty; empty tensors are not supported");
     }
     out.dims[i] = length;
   }

@@ -18,17 +18,16 @@ void bindWeights(const Graph& graph, const WeightsFile& weights) {
       }
       const auto type = parseDType(op.string("dtype"));
       if (!type || *type != weight->dtype) {
-        throwParamError(op, "dtype", op.string("dtype") + " != weights file dtype " +
-                                         std::string(dtypeName(weight->dtype)));
+        throwParamError(op, "dtype",
+                        op.string("dtype") + " != weights file dtype " + std::string(dtypeName(weight->dtype)));
       }
       const Dims dims = op.integers("dims");
       int64_t count = 1;
       for (int64_t d : dims) count = checkedMul(op, "dims", count, d);
       if (count != elementCount(weight->dims)) {
-        throwParamError(op, "dims", formatDims(dims) + " holds " + std::to_string(count) +
-                                        " elements, weights file tensor " +
-                                        formatDims(weight->dims) + " holds " +
-                                        std::to_string(elementCount(weight->dims)));
+        throwParamError(op, "dims",
+                        formatDims(dims) + " holds " + std::to_string(count) + " elements, weights file tensor " +
+                            formatDims(weight->dims) + " holds " + std::to_string(elementCount(weight->dims)));
       }
     } catch (const IrError& e) {
       rethrowWithSource(e, graph.sourceName);

@@ -45,8 +45,8 @@ struct Range {
   std::size_t entry;
 };
 
-WeightTensor decodeEntry(const std::string& path, const std::byte* base, uint64_t fileSize,
-                         uint64_t tableEnd, std::size_t index, Range& range) {
+WeightTensor decodeEntry(const std::string& path, const std::byte* base, uint64_t fileSize, uint64_t tableEnd,
+                         std::size_t index, Range& range) {
   Entry entry;
   std::memcpy(&entry, base + sizeof(Header) + index * sizeof(Entry), sizeof(Entry));
   const std::string where = "entry " + std::to_string(index) + ": ";
@@ -75,22 +75,20 @@ WeightTensor decodeEntry(const std::string& path, const std::byte* base, uint64_
     tensor.dims.push_back(entry.dims[d]);
   }
   if (entry.dataSize != bytes) {
-    corrupt(path, named + "data size " + std::to_string(entry.dataSize) + " != " +
-                      std::to_string(bytes) + " for its dtype and dims");
+    corrupt(path, named + "data size " + std::to_string(entry.dataSize) + " != " + std::to_string(bytes) +
+                      " for its dtype and dims");
   }
   if (entry.dataOffset % kAlignment != 0) corrupt(path, named + "data offset not 64-byte aligned");
   if (entry.dataOffset < tableEnd || !fitsIn(entry.dataOffset, entry.dataSize, fileSize)) {
     corrupt(path, named + "data offset " + std::to_string(entry.dataOffset) + " + size " +
-                      std::to_string(entry.dataSize) + " outside the file (" +
-                      std::to_string(fileSize) + " bytes)");
+                      std::to_string(entry.dataSize) + " outside the file (" + std::to_string(fileSize) + " bytes)");
   }
   tensor.data = {base + entry.dataOffset, static_cast<std::size_t>(entry.dataSize)};
   range = {entry.dataOffset, entry.dataOffset + entry.dataSize, index};
   return tensor;
 }
 
-std::vector<WeightTensor> decode(const std::string& path, const std::byte* base,
-                                 uint64_t fileSize) {
+std::vector<WeightTensor> decode(const std::string& path, const std::byte* base, uint64_t fileSize) {
   Header header;
   std::memcpy(&header, base, sizeof(Header));
   if (std::memcmp(header.magic, kMagic, sizeof(kMagic)) != 0) corrupt(path, "bad magic");
@@ -98,8 +96,8 @@ std::vector<WeightTensor> decode(const std::string& path, const std::byte* base,
     corrupt(path, "unsupported version " + std::to_string(header.version));
   }
   if (header.fileSize != fileSize) {
-    corrupt(path, "header says " + std::to_string(header.fileSize) + " bytes, file has " +
-                      std::to_string(fileSize) + " (truncated?)");
+    corrupt(path, "header says " + std::to_string(header.fileSize) + " bytes, file has " + std::to_string(fileSize) +
+                      " (truncated?)");
   }
   if (header.count > (fileSize - sizeof(Header)) / sizeof(Entry)) {
     corrupt(path, "entry count " + std::to_string(header.count) + " does not fit the file");
@@ -116,12 +114,11 @@ std::vector<WeightTensor> decode(const std::string& path, const std::byte* base,
     }
     if (range.end > range.begin) ranges.push_back(range);
   }
-  std::sort(ranges.begin(), ranges.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
   for (std::size_t i = 1; i < ranges.size(); ++i) {
     if (ranges[i].begin < ranges[i - 1].end) {
-      corrupt(path, "data of '" + tensors[ranges[i].entry].name + "' overlaps '" +
-                        tensors[ranges[i - 1].entry].name + "'");
+      corrupt(path,
+              "data of '" + tensors[ranges[i].entry].name + "' overlaps '" + tensors[ranges[i - 1].entry].name + "'");
     }
   }
   return tensors;

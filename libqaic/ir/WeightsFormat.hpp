@@ -24,14 +24,14 @@ struct Header {
 };
 
 struct Entry {
-  uint64_t nameOffset;  // from the start of the file
-  uint32_t nameLength;  // bytes, no terminator
-  uint8_t dtype;        // DType code (docs/formats/ir.md)
-  uint8_t rank;         // 0..8
-  uint16_t reserved;    // 0
+  uint64_t nameOffset;     // from the start of the file
+  uint32_t nameLength;     // bytes, no terminator
+  uint8_t dtype;           // DType code (docs/formats/ir.md)
+  uint8_t rank;            // 0..8
+  uint16_t reserved;       // 0
   int64_t dims[kMaxDims];  // unused trailing dims are 0
-  uint64_t dataOffset;  // multiple of kAlignment
-  uint64_t dataSize;    // elementCount(dims) * dtypeSize(dtype)
+  uint64_t dataOffset;     // multiple of kAlignment
+  uint64_t dataSize;       // elementCount(dims) * dtypeSize(dtype)
 };
 
 static_assert(sizeof(Header) == 32);

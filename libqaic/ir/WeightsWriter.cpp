@@ -22,11 +22,10 @@ void checkTensor(const std::string& path, const WeightTensor& tensor) {
   if (tensor.name.empty()) throw IrError(path + ": weight with an empty name");
   if (tensor.name.size() > UINT32_MAX) throw IrError(where + "name too long");
   if (tensor.dims.size() > kMaxDims) throw IrError(where + "rank exceeds 8");
-  const auto expected =
-      static_cast<uint64_t>(elementCount(tensor.dims)) * dtypeSize(tensor.dtype);
+  const auto expected = static_cast<uint64_t>(elementCount(tensor.dims)) * dtypeSize(tensor.dtype);
   if (tensor.data.size() != expected) {
-    throw IrError(where + "data holds " + std::to_string(tensor.data.size()) +
-                  " bytes, dtype and dims need " + std::to_string(expected));
+    throw IrError(where + "data holds " + std::to_string(tensor.data.size()) + " bytes, dtype and dims need " +
+                  std::to_string(expected));
   }
 }
 
@@ -63,11 +62,9 @@ std::vector<std::byte> layOut(const std::string& path, std::span<const WeightTen
   std::memcpy(bytes.data(), &header, sizeof(header));
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     std::memcpy(bytes.data() + sizeof(Header) + i * sizeof(Entry), &entries[i], sizeof(Entry));
-    std::memcpy(bytes.data() + entries[i].nameOffset, tensors[i].name.data(),
-                tensors[i].name.size());
+    std::memcpy(bytes.data() + entries[i].nameOffset, tensors[i].name.data(), tensors[i].name.size());
     if (!tensors[i].data.empty()) {
-      std::memcpy(bytes.data() + entries[i].dataOffset, tensors[i].data.data(),
-                  tensors[i].data.size());
+      std::memcpy(bytes.data() + entries[i].dataOffset, tensors[i].data.data(), tensors[i].data.size());
     }
   }
   return bytes;

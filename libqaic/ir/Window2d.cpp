@@ -33,13 +33,12 @@ void resolveForward(const Op& op, const std::string& autopad, Axis& a) {
 }
 
 int64_t forwardOut(const Op& op, const Axis& a, const char* axisName) {
-  const int64_t padded = checkedAdd(op, "padding", checkedAdd(op, "padding", a.in, a.padBegin),
-                                    a.padEnd);
+  const int64_t padded = checkedAdd(op, "padding", checkedAdd(op, "padding", a.in, a.padBegin), a.padEnd);
   const int64_t reach = padded - effectiveKernel(op, a);
   if (reach < 0) {
     throwParamError(op, "size",
-                    std::string("window (") + std::to_string(effectiveKernel(op, a)) +
-                        ") larger than padded " + axisName + " (" + std::to_string(padded) + ")");
+                    std::string("window (") + std::to_string(effectiveKernel(op, a)) + ") larger than padded " +
+                        axisName + " (" + std::to_string(padded) + ")");
   }
   return reach / a.stride + 1;
 }
@@ -97,11 +96,9 @@ Window2d deconvWindow(const Op& op, int64_t inH, int64_t inW) {
       a->padBegin = a->padEnd = 0;
     } else if (autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
       // SAME for a transposed convolution: out = in * stride.
-      const int64_t full = checkedAdd(
-          op, "stride", checkedMul(op, "stride", a->stride, a->in - 1),
-          checkedAdd(op, "output_padding", a->outputPad, effectiveKernel(op, *a)));
-      applySame(*a, full - checkedMul(op, "stride", a->in, a->stride),
-                autopad == "SAME_UPPER");
+      const int64_t full = checkedAdd(op, "stride", checkedMul(op, "stride", a->stride, a->in - 1),
+                                      checkedAdd(op, "output_padding", a->outputPad, effectiveKernel(op, *a)));
+      applySame(*a, full - checkedMul(op, "stride", a->in, a->stride), autopad == "SAME_UPPER");
     }
   }
   Window2d win = assemble(h, w);
@@ -109,14 +106,12 @@ Window2d deconvWindow(const Op& op, int64_t inH, int64_t inW) {
   const Axis* axes[2] = {&h, &w};
   for (int i = 0; i < 2; ++i) {
     const Axis& a = *axes[i];
-    const int64_t full = checkedAdd(
-        op, "stride", checkedMul(op, "stride", a.stride, a.in - 1),
-        checkedAdd(op, "output_padding", a.outputPad, effectiveKernel(op, a)));
+    const int64_t full = checkedAdd(op, "stride", checkedMul(op, "stride", a.stride, a.in - 1),
+                                    checkedAdd(op, "output_padding", a.outputPad, effectiveKernel(op, a)));
     *outs[i] = full - a.padBegin - a.padEnd;
     if (*outs[i] < 1) {
       throwParamError(op, "padding",
-                      std::string("output ") + (i == 0 ? "height" : "width") + " " +
-                          std::to_string(*outs[i]) + " < 1");
+                      std::string("output ") + (i == 0 ? "height" : "width") + " " + std::to_string(*outs[i]) + " < 1");
     }
   }
   return win;

@@ -13,7 +13,7 @@ struct Window2d {
   int64_t strideH = 1, strideW = 1;
   int64_t dilationH = 1, dilationW = 1;
   int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;  // after autopad
-  int64_t outputPadH = 0, outputPadW = 0;                         // deconv2d only
+  int64_t outputPadH = 0, outputPadW = 0;                        // deconv2d only
   int64_t outH = 0, outW = 0;
 };
 

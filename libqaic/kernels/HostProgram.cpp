@@ -4,8 +4,8 @@
 
 #include <omp.h>
 
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -38,7 +38,10 @@ std::string describeDims(const ir::Dims& dims) {
 class Program final : public HostProgram {
  public:
   Program(const ir::Graph& graph, ConstantLookup constants, const BuildOptions& options)
-      : graph_(graph), constants_(std::move(constants)), options_(options), engine_(dnnl::engine::kind::cpu, 0),
+      : graph_(graph),
+        constants_(std::move(constants)),
+        options_(options),
+        engine_(dnnl::engine::kind::cpu, 0),
         stream_(engine_) {
     if (options_.threads < 1) options_.threads = 1;
     for (std::size_t i = 0; i < graph_.io.size(); ++i) {
@@ -60,8 +63,8 @@ class Program final : public HostProgram {
 
   void run(std::span<const TensorView> inputs, std::span<TensorView> outputs) override {
     if (inputs.size() != inputIo_.size()) {
-      throw ExecutionError(graph_.sourceName + ": " + std::to_string(inputs.size()) + " inputs given, the network has " +
-                           std::to_string(inputIo_.size()));
+      throw ExecutionError(graph_.sourceName + ": " + std::to_string(inputs.size()) +
+                           " inputs given, the network has " + std::to_string(inputIo_.size()));
     }
     if (outputs.size() != outputIo_.size()) {
       throw ExecutionError(graph_.sourceName + ": " + std::to_string(outputs.size()) +
@@ -186,7 +189,8 @@ class Program final : public HostProgram {
     }
     for (auto it = bound.begin(); it != bound.end();) {  // caller memory too small for the tensor
       const Tensor& t = plan->tensors.at(it->first);
-      it = it->second.bytes < static_cast<std::size_t>(t.count()) * ir::dtypeSize(t.dtype) ? bound.erase(it) : std::next(it);
+      it = it->second.bytes < static_cast<std::size_t>(t.count()) * ir::dtypeSize(t.dtype) ? bound.erase(it)
+                                                                                           : std::next(it);
     }
     plan->arena = planMemory(plan->graph, plan->tensors, bound, constants_, options_.packing.get());
     auto bind = [&](std::size_t ioIndex) -> Tensor* {

@@ -42,9 +42,9 @@ class ConstantPacking;
 std::shared_ptr<ConstantPacking> makeConstantPacking();
 
 struct BuildOptions {
-  int threads = 1;                  // compute threads this program may use
+  int threads = 1;                           // compute threads this program may use
   std::shared_ptr<ConstantPacking> packing;  // null: each program packs copies of its own
-  std::ostream* printStream = nullptr;  // where print ops write; nullptr = std::cout
+  std::ostream* printStream = nullptr;       // where print ops write; nullptr = std::cout
   // In the graph's io order by direction (shorter lists leave the rest unbound). A bound input
   // is read and a bound output written by the kernels in place, so a run() given views of
   // exactly this memory copies nothing; views of other memory are still copied. A tensor that

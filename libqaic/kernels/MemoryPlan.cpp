@@ -10,7 +10,7 @@
 namespace qaic::kernels {
 namespace {
 
-constexpr std::size_t kAlignment = 64;  // a cache line: what oneDNN gives memory it allocates
+constexpr std::size_t kAlignment = 64;         // a cache line: what oneDNN gives memory it allocates
 constexpr std::uintptr_t kViewAlignment = 16;  // what the kernels assume of any tensor (operator new's)
 
 std::size_t alignUp(std::size_t value) { return (value + kAlignment - 1) / kAlignment * kAlignment; }
@@ -64,17 +64,17 @@ std::size_t placeSlots(std::vector<Slot*>& slots) {
 }  // namespace
 
 ActivationArena::ActivationArena(std::size_t bytes)
-    : buffer_(bytes ? static_cast<std::byte*>(::operator new(bytes, std::align_val_t{kAlignment})) : nullptr),
+    : buffer_(bytes ? static_cast<std::byte*>(::operator new (bytes, std::align_val_t{kAlignment})) : nullptr),
       bytes_(bytes) {}
 
-void ActivationArena::AlignedDelete::operator()(std::byte* p) const { ::operator delete(p, std::align_val_t{kAlignment}); }
+void ActivationArena::AlignedDelete::operator()(std::byte* p) const {
+  ::operator delete (p, std::align_val_t{kAlignment});
+}
 
 ActivationArena planMemory(const ir::Graph& graph, TensorTable& tensors,
                            const std::map<std::string, IoMemory, std::less<>>& bound, const ConstantLookup& constants,
                            ConstantPacking* packing) {
-  const auto bytesOf = [](const Tensor& t) {
-    return static_cast<std::size_t>(t.count()) * ir::dtypeSize(t.dtype);
-  };
+  const auto bytesOf = [](const Tensor& t) { return static_cast<std::size_t>(t.count()) * ir::dtypeSize(t.dtype); };
   // Which tensor's memory each tensor uses (itself, or a reshape's source, transitively).
   std::map<std::string, std::string, std::less<>> root;
   std::map<std::string, Slot, std::less<>> slots;  // by root, for arena tensors

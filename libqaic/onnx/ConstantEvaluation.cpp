@@ -39,8 +39,8 @@ bool Converter::evaluateConstantNode(const Mark& mark, const std::map<std::strin
   if (results.empty()) return false;
 
   ir::Graph graph;
-  graph.sourceName = result_.graph.sourceName + ": import-time evaluation of " + node_->op_type() + " node '" +
-                     label_ + "'";
+  graph.sourceName = result_.graph.sourceName + ": import-time evaluation of " + node_->op_type() + " node '" + label_ +
+                     "'";
   std::set<std::string> defined;
   for (std::size_t i = mark.ops; i < result_.graph.ops.size(); ++i) {
     for (const auto& out : result_.graph.ops[i].outputs) defined.insert(out.name);

@@ -89,9 +89,7 @@ bool isIntegral(ir::DType dtype) {
   return dtype != ir::DType::Float && dtype != ir::DType::Double && dtype != ir::DType::Float16;
 }
 
-std::vector<double> toDoubles(const ImportedTensor& tensor) {
-  return convertAll<double>(tensor);
-}
+std::vector<double> toDoubles(const ImportedTensor& tensor) { return convertAll<double>(tensor); }
 
 std::vector<int64_t> toInt64s(const ImportedTensor& tensor) {
   if (!isIntegral(tensor.dtype)) {
@@ -104,7 +102,8 @@ std::vector<int64_t> toInt64s(const ImportedTensor& tensor) {
 
 double scalarValue(const ImportedTensor& tensor, const std::string& what) {
   const auto values = toDoubles(tensor);
-  if (values.size() != 1) throw ImportError(what + " must hold exactly one value, not " + std::to_string(values.size()));
+  if (values.size() != 1)
+    throw ImportError(what + " must hold exactly one value, not " + std::to_string(values.size()));
   return values[0];
 }
 

@@ -138,8 +138,8 @@ void convertPool(Converter& c, bool max, bool countIncludePad) {
     std::vector<int64_t> pads = padBegin;
     pads.insert(pads.end(), padEnd.begin(), padEnd.end());
     c.emit("pool", {{"src", src}}, {{"dst", c.output(0)}},
-           {stringParam("pool_op", max ? "max" : "avg"), integersParam("size", w.kernel), integersParam("stride", w.stride),
-            integersParam("dilation", w.dilation), integersParam("pads", pads)});
+           {stringParam("pool_op", max ? "max" : "avg"), integersParam("size", w.kernel),
+            integersParam("stride", w.stride), integersParam("dilation", w.dilation), integersParam("pads", pads)});
     return;
   }
   const bool oneD = spatialIn.size() == 1;
@@ -231,12 +231,10 @@ void convertConv(Converter& c) {
   }
   const Window w = readWindow(c, spatialIn, kernel);
   const int64_t group = c.attributes().integer("group", 1);
-  std::vector<ir::Param> params = {numberParam("group", static_cast<double>(group)),
-                                   integersParam("size", pair2(kernel, 1)),
-                                   integersParam("stride", pair2(w.stride, 1)),
-                                   integersParam("padding", padding4(w.padBegin, w.padEnd)),
-                                   integersParam("dilation", pair2(w.dilation, 1)),
-                                   stringParam("autopad", "NOTSET")};
+  std::vector<ir::Param> params = {
+      numberParam("group", static_cast<double>(group)), integersParam("size", pair2(kernel, 1)),
+      integersParam("stride", pair2(w.stride, 1)),      integersParam("padding", padding4(w.padBegin, w.padEnd)),
+      integersParam("dilation", pair2(w.dilation, 1)),  stringParam("autopad", "NOTSET")};
   const ir::Dims imageWeight = oneD ? ir::Dims{weightDims[0], weightDims[1], 1, weightDims[2]} : weightDims;
   std::string src = c.tensor(0);
   if (oneD) src = c.reshaped(src, {in[0], in[1], 1, in[2]}, "as_image");
@@ -298,7 +296,8 @@ void convertConvTranspose(Converter& c) {
       const int64_t full = stride[d] * (spatialIn[d] - 1) + outputPadding[d] + (kernel[d] - 1) * dilation[d] + 1;
       int64_t target = spatialIn[d] * stride[d];
       if (outputShape) {
-        if (outputShape->size() != n && outputShape->size() != n + 2) c.attributes().fail("output_shape", "has the wrong length");
+        if (outputShape->size() != n && outputShape->size() != n + 2)
+          c.attributes().fail("output_shape", "has the wrong length");
         target = (*outputShape)[outputShape->size() - n + d];
       }
       const int64_t total = full - target;
@@ -324,11 +323,12 @@ void convertConvTranspose(Converter& c) {
   }
   const std::string bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[1] * group}, "zero_bias");
   const std::string image = oneD ? c.temporary("image") : c.output(0);
-  c.emit("deconv2d", {{"src", src}, {"weight", weight}, {"bias", bias}}, {{"dst", image}},
-         {numberParam("group", static_cast<double>(group)), integersParam("size", pair2(kernel, 1)),
-          integersParam("stride", pair2(stride, 1)), integersParam("output_dims", {0, 0, 0, 0}),
-          integersParam("padding", padding4(padBegin, padEnd)), integersParam("output_padding", pair2(outputPadding, 0)),
-          integersParam("dilation", pair2(dilation, 1)), stringParam("autopad", "NOTSET")});
+  c.emit(
+      "deconv2d", {{"src", src}, {"weight", weight}, {"bias", bias}}, {{"dst", image}},
+      {numberParam("group", static_cast<double>(group)), integersParam("size", pair2(kernel, 1)),
+       integersParam("stride", pair2(stride, 1)), integersParam("output_dims", {0, 0, 0, 0}),
+       integersParam("padding", padding4(padBegin, padEnd)), integersParam("output_padding", pair2(outputPadding, 0)),
+       integersParam("dilation", pair2(dilation, 1)), stringParam("autopad", "NOTSET")});
   if (oneD) {
     const ir::Dims out = c.tensorDims(image);
     c.reshapeInto(0, image, {out[0], out[1], out[3]});
@@ -354,7 +354,10 @@ void convertBatchNormalization(Converter& c) {
   if (!(epsilon > 0)) c.attributes().fail("epsilon", "must be > 0");
   if (c.dims(0).size() < 2) c.fail("input must be [N, C, ...]");
   c.emit("batchnorm",
-         {{"src", c.tensor(0)}, {"scale", c.tensor(1)}, {"offset", c.tensor(2)}, {"mean", c.tensor(3)},
+         {{"src", c.tensor(0)},
+          {"scale", c.tensor(1)},
+          {"offset", c.tensor(2)},
+          {"mean", c.tensor(3)},
           {"var", c.tensor(4)}},
          {{"dst", c.output(0)}}, {numberParam("epsilon", epsilon)});
 }

@@ -17,7 +17,7 @@ namespace {
 struct Operand {
   std::string letters;  // one per axis
   ir::Dims dims;
-  std::string tensor;   // IR tensor
+  std::string tensor;  // IR tensor
 };
 
 std::string stripped(const std::string& text) {
@@ -86,7 +86,8 @@ void convertEinsum(Converter& c) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (terms.size() != count) c.fail("the equation has " + std::to_string(terms.size()) + " terms for " + std::to_string(count) + " inputs");
+  if (terms.size() != count)
+    c.fail("the equation has " + std::to_string(terms.size()) + " terms for " + std::to_string(count) + " inputs");
   std::size_t ellipsisRank = 0;
   for (std::size_t i = 0; i < count; ++i) {
     if (terms[i].find("...") != std::string::npos) {
@@ -144,9 +145,12 @@ void convertEinsum(Converter& c) {
   for (char letter : a.letters) {
     const bool inB = b.letters.find(letter) != std::string::npos;
     const bool inOut = output.find(letter) != std::string::npos;
-    if (inB && inOut) batch += letter;
-    else if (inB) contracted += letter;
-    else freeA += letter;
+    if (inB && inOut)
+      batch += letter;
+    else if (inB)
+      contracted += letter;
+    else
+      freeA += letter;
   }
   for (char letter : b.letters) {
     if (a.letters.find(letter) == std::string::npos) freeB += letter;

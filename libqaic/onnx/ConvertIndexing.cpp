@@ -85,7 +85,8 @@ void convertScatterElements(Converter& c) {
   if (c.dtype(2) != c.dtype(0)) c.fail("updates differ from data in element type");
   const auto axis = normalizeAxis(c, c.attributes().integer("axis", 0), data.size());
   c.emit("scatter_elements", {{"src", c.tensor(0)}, {"indices", c.tensor(1)}, {"updates", c.tensor(2)}},
-         {{"dst", c.output(0)}}, {numberParam("axis", static_cast<double>(axis)), stringParam("reduction", reductionOf(c))});
+         {{"dst", c.output(0)}},
+         {numberParam("axis", static_cast<double>(axis)), stringParam("reduction", reductionOf(c))});
 }
 
 void convertScatterND(Converter& c) {

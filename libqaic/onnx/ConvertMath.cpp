@@ -18,7 +18,7 @@ namespace {
 // ONNX operator -> elew_op of elew / elew_bcast.
 const std::map<std::string, std::string, std::less<>>& elewOps() {
   static const std::map<std::string, std::string, std::less<>> ops = {
-      {"Add", "TL_SUM"}, {"Sub", "TL_SUB"}, {"Mul", "TL_MUL"}, {"Div", "TL_DIV"}, {"Pow", "TL_POW"},
+      {"Add", "TL_SUM"}, {"Sub", "TL_SUB"}, {"Mul", "TL_MUL"}, {"Div", "TL_DIV"},  {"Pow", "TL_POW"},
       {"Max", "TL_MAX"}, {"Min", "TL_MIN"}, {"Sum", "TL_SUM"}, {"Mean", "TL_SUM"}, {"PRelu", "TL_PRELU"}};
   return ops;
 }
@@ -31,13 +31,33 @@ struct UnaryFunction {
 };
 const std::map<std::string, UnaryFunction, std::less<>>& unaryFunctions() {
   static const std::map<std::string, UnaryFunction, std::less<>> functions = {
-      {"Abs", {"abs"}},   {"Neg", {"neg"}},     {"Sign", {"sign"}},     {"Floor", {"floor"}},
-      {"Ceil", {"ceil"}}, {"Round", {"round"}}, {"Reciprocal", {"reciprocal"}}, {"Sqrt", {"sqrt"}},
-      {"Exp", {"exp"}},   {"Log", {"log"}},     {"Sin", {"sin"}},       {"Cos", {"cos"}},
-      {"Tan", {"tan"}},   {"Asin", {"asin"}},   {"Acos", {"acos"}},     {"Atan", {"atan"}},
-      {"Sinh", {"sinh"}}, {"Cosh", {"cosh"}},   {"Asinh", {"asinh"}},   {"Acosh", {"acosh"}},
-      {"Atanh", {"atanh"}}, {"Tanh", {"tanh"}}, {"Erf", {"erf"}},       {"Softplus", {"softplus"}},
-      {"Softsign", {"softsign"}}, {"HardSwish", {"hardswish"}}, {"Not", {"not"}},
+      {"Abs", {"abs"}},
+      {"Neg", {"neg"}},
+      {"Sign", {"sign"}},
+      {"Floor", {"floor"}},
+      {"Ceil", {"ceil"}},
+      {"Round", {"round"}},
+      {"Reciprocal", {"reciprocal"}},
+      {"Sqrt", {"sqrt"}},
+      {"Exp", {"exp"}},
+      {"Log", {"log"}},
+      {"Sin", {"sin"}},
+      {"Cos", {"cos"}},
+      {"Tan", {"tan"}},
+      {"Asin", {"asin"}},
+      {"Acos", {"acos"}},
+      {"Atan", {"atan"}},
+      {"Sinh", {"sinh"}},
+      {"Cosh", {"cosh"}},
+      {"Asinh", {"asinh"}},
+      {"Acosh", {"acosh"}},
+      {"Atanh", {"atanh"}},
+      {"Tanh", {"tanh"}},
+      {"Erf", {"erf"}},
+      {"Softplus", {"softplus"}},
+      {"Softsign", {"softsign"}},
+      {"HardSwish", {"hardswish"}},
+      {"Not", {"not"}},
       {"HardSigmoid", {"hardsigmoid", "alpha", "beta", 0.2f, 0.5f}},
       {"Elu", {"elu", "alpha", "", 1.0f}},
       {"Selu", {"selu", "alpha", "gamma", 1.67326319217681884765625f, 1.05070102214813232421875f}},
@@ -53,7 +73,8 @@ void unary(Converter& c, const std::string& optype, std::vector<ir::Param> param
 }
 
 // src1 (op) src2 into `dst`: elew when the shapes agree and LightNet has the op, else elew_bcast.
-void binary(Converter& c, const std::string& elewOp, const std::string& a, const std::string& b, const std::string& dst) {
+void binary(Converter& c, const std::string& elewOp, const std::string& a, const std::string& b,
+            const std::string& dst) {
   const bool lightnet = std::find(std::begin(ir::kElewOps), std::end(ir::kElewOps), elewOp) != std::end(ir::kElewOps);
   const bool sameShape = c.tensorDims(a) == c.tensorDims(b);
   c.emit(lightnet && sameShape ? "elew" : "elew_bcast", {{"src1", a}, {"src2", b}}, {{"dst", dst}},
@@ -95,7 +116,8 @@ double scalarInput(Converter& c, std::size_t i, const std::string& role) {
 }  // namespace
 
 void convertBinaryElementwise(Converter& c) {
-  if (c.opset() < 7 && c.attributes().has("axis")) c.fail("legacy broadcasting with an axis (opset < 7) is not supported");
+  if (c.opset() < 7 && c.attributes().has("axis"))
+    c.fail("legacy broadcasting with an axis (opset < 7) is not supported");
   const std::string& op = c.node().op_type();
   if (op == "Div" && fuseGelu(c)) return;
   std::string elewOp;
@@ -112,7 +134,8 @@ void convertBinaryElementwise(Converter& c) {
   if (op == "Pow" && c.dtype(1) != c.dtype(0)) {
     // ONNX lets the exponent have its own type; the IR computes in the base's.
     const std::string cast = c.temporary("exponent");
-    c.emit("cast", {{"src", exponent}}, {{"dst", cast}}, {stringParam("dtype", std::string(ir::dtypeName(c.dtype(0))))});
+    c.emit("cast", {{"src", exponent}}, {{"dst", cast}},
+           {stringParam("dtype", std::string(ir::dtypeName(c.dtype(0))))});
     exponent = cast;
   } else {
     requireSameTypes(c);
@@ -146,9 +169,11 @@ void convertVariadic(Converter& c) {
 }
 
 void convertComparison(Converter& c) {
-  static const std::map<std::string, std::string, std::less<>> ops = {
-      {"Equal", "equal"}, {"Less", "less"}, {"LessOrEqual", "less_equal"}, {"Greater", "greater"},
-      {"GreaterOrEqual", "greater_equal"}};
+  static const std::map<std::string, std::string, std::less<>> ops = {{"Equal", "equal"},
+                                                                      {"Less", "less"},
+                                                                      {"LessOrEqual", "less_equal"},
+                                                                      {"Greater", "greater"},
+                                                                      {"GreaterOrEqual", "greater_equal"}};
   requireSameTypes(c);
   c.emit("compare", {{"src1", c.tensor(0)}, {"src2", c.tensor(1)}}, {{"dst", c.output(0)}},
          {stringParam("compare_op", ops.find(c.node().op_type())->second)});
@@ -179,7 +204,9 @@ void convertRelu(Converter& c) { unary(c, "relu"); }
 
 void convertSigmoid(Converter& c) { unary(c, "sigmoid"); }
 
-void convertLeakyRelu(Converter& c) { unary(c, "lrelu", {numberParam("negslope", c.attributes().number("alpha", 0.01f))}); }
+void convertLeakyRelu(Converter& c) {
+  unary(c, "lrelu", {numberParam("negslope", c.attributes().number("alpha", 0.01f))});
+}
 
 void convertClip(Converter& c) {
   auto [low, high] = dtypeRange(c.dtype(0));
@@ -225,7 +252,8 @@ void convertCast(Converter& c) {
   const auto to = dtypeFromOnnx(static_cast<int32_t>(c.attributes().integer("to", 0)));
   if (!to) c.attributes().fail("to", "names an unsupported element type");
   if (*to == c.dtype(0)) return c.alias(0, c.tensor(0));
-  c.emit("cast", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {stringParam("dtype", std::string(ir::dtypeName(*to)))});
+  c.emit("cast", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {stringParam("dtype", std::string(ir::dtypeName(*to)))});
   c.keepScalarOutput(0);
 }
 
@@ -260,14 +288,17 @@ void convertLayerNormalization(Converter& c) {
   const std::string mean = c.hasOutput(1) ? c.output(1) : c.temporary("mean");
   reduceMean(x, mean);
   if (!c.hasOutput(2)) return;
-  const std::string centered = c.temporary("centered"), squared = c.temporary("squared"), variance = c.temporary("variance");
+  const std::string centered = c.temporary("centered"), squared = c.temporary("squared"),
+                    variance = c.temporary("variance");
   binary(c, "TL_SUB", x, mean, centered);
   binary(c, "TL_MUL", centered, centered, squared);
   reduceMean(squared, variance);
   const std::string shifted = c.temporary("shifted"), deviation = c.temporary("deviation");
-  binary(c, "TL_SUM", variance, c.constantTensor(fromDoubles("", c.dtype(0), {1}, {epsilon}), c.label() + "/epsilon"), shifted);
+  binary(c, "TL_SUM", variance, c.constantTensor(fromDoubles("", c.dtype(0), {1}, {epsilon}), c.label() + "/epsilon"),
+         shifted);
   const auto function = [&](const char* func, const std::string& src, const std::string& dst) {
-    c.emit("unary", {{"src", src}}, {{"dst", dst}}, {stringParam("func", func), numberParam("alpha", 0), numberParam("beta", 0)});
+    c.emit("unary", {{"src", src}}, {{"dst", dst}},
+           {stringParam("func", func), numberParam("alpha", 0), numberParam("beta", 0)});
   };
   function("sqrt", shifted, deviation);
   function("reciprocal", deviation, c.output(2));

@@ -37,8 +37,10 @@ void emitReduce(Converter& c, const std::string& reduction, std::vector<int64_t>
 
 void convertReduce(Converter& c) {
   static const std::map<std::string, std::string, std::less<>> reductions = {
-      {"ReduceSum", "sum"},   {"ReduceMean", "mean"},       {"ReduceMax", "max"},          {"ReduceMin", "min"},
-      {"ReduceProd", "prod"}, {"ReduceSumSquare", "sum_square"}, {"ReduceL1", "l1"},       {"ReduceL2", "l2"},
+      {"ReduceSum", "sum"},        {"ReduceMean", "mean"},
+      {"ReduceMax", "max"},        {"ReduceMin", "min"},
+      {"ReduceProd", "prod"},      {"ReduceSumSquare", "sum_square"},
+      {"ReduceL1", "l1"},          {"ReduceL2", "l2"},
       {"ReduceLogSum", "log_sum"}, {"ReduceLogSumExp", "log_sum_exp"}};
   const std::string& op = c.node().op_type();
   if (op == "ReduceMean" && fuseLayerNorm(c)) return;

@@ -28,8 +28,8 @@ void convertResize(Converter& c) {
   const ir::Dims in = c.dims(0);
   if (in.empty()) c.fail("input must have rank >= 1");
   const std::string mode = oneOf(c, "mode", "nearest", ir::kInterpolationModes);
-  const std::string coordinates =
-      oneOf(c, "coordinate_transformation_mode", c.opset() < 11 ? "asymmetric" : "half_pixel", ir::kCoordinateModes);
+  const std::string coordinates = oneOf(c, "coordinate_transformation_mode",
+                                        c.opset() < 11 ? "asymmetric" : "half_pixel", ir::kCoordinateModes);
   const std::string nearest = oneOf(c, "nearest_mode", "round_prefer_floor", ir::kNearestModes);
   // Opset 10: X, scales. Later: X, roi, scales, sizes.
   const std::size_t scalesInput = c.opset() < 11 ? 1 : 2;
@@ -38,7 +38,8 @@ void convertResize(Converter& c) {
   ir::Dims out;
   if (c.opset() >= 11 && c.hasInput(sizesInput) && ir::elementCount(c.dims(sizesInput)) > 0) {
     const auto sizes = c.constantIntegers(sizesInput, "sizes");
-    if (sizes.size() != in.size()) c.fail("sizes has " + std::to_string(sizes.size()) + " values for rank " + std::to_string(in.size()));
+    if (sizes.size() != in.size())
+      c.fail("sizes has " + std::to_string(sizes.size()) + " values for rank " + std::to_string(in.size()));
     for (std::size_t i = 0; i < in.size(); ++i) {
       if (sizes[i] < 1) c.fail("sizes must be >= 1; empty tensors are not supported");
       out.push_back(sizes[i]);
@@ -47,11 +48,13 @@ void convertResize(Converter& c) {
   } else {
     if (!c.hasInput(scalesInput)) c.fail("needs scales or sizes");
     scales = toDoubles(c.requireConstant(scalesInput, "scales"));
-    if (scales.size() != in.size()) c.fail("scales has " + std::to_string(scales.size()) + " values for rank " + std::to_string(in.size()));
+    if (scales.size() != in.size())
+      c.fail("scales has " + std::to_string(scales.size()) + " values for rank " + std::to_string(in.size()));
     for (std::size_t i = 0; i < in.size(); ++i) {
       if (!(scales[i] > 0)) c.fail("scales must be > 0");
       const double d = std::floor(static_cast<double>(in[i]) * scales[i]);
-      if (d < 1 || d > 1e12) c.fail("scale " + std::to_string(scales[i]) + " of axis " + std::to_string(i) + " gives an empty or huge dim");
+      if (d < 1 || d > 1e12)
+        c.fail("scale " + std::to_string(scales[i]) + " of axis " + std::to_string(i) + " gives an empty or huge dim");
       out.push_back(static_cast<int64_t>(d));
     }
   }

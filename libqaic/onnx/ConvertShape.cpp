@@ -34,7 +34,8 @@ ir::Dims resolveReshape(Converter& c, const ir::Dims& in, const std::vector<int6
   for (std::size_t i = 0; i < target.size(); ++i) {
     int64_t d = target[i];
     if (d == 0 && !allowZero) {
-      if (i >= in.size()) c.fail("shape[" + std::to_string(i) + "] is 0 but the input has only " + std::to_string(in.size()) + " dims");
+      if (i >= in.size())
+        c.fail("shape[" + std::to_string(i) + "] is 0 but the input has only " + std::to_string(in.size()) + " dims");
       d = in[i];
     }
     if (d == -1) {
@@ -139,7 +140,8 @@ void convertConcat(Converter& c) {
   }
   if (inputs.empty()) {
     ImportedTensor empty = c.requireConstant(0, "inputs");
-    for (std::size_t i = 1; i < c.inputCount(); ++i) empty.dims[static_cast<std::size_t>(axis)] += c.dims(i)[static_cast<std::size_t>(axis)];
+    for (std::size_t i = 1; i < c.inputCount(); ++i)
+      empty.dims[static_cast<std::size_t>(axis)] += c.dims(i)[static_cast<std::size_t>(axis)];
     return c.setConstant(0, std::move(empty));
   }
   std::string acc = c.tensor(inputs[0]);
@@ -194,14 +196,16 @@ void convertDropout(Converter& c) {
   if (c.hasInput(2)) {
     const bool training = scalarValue(c.requireConstant(2, "training_mode"), "training_mode") != 0;
     const double ratio = c.hasInput(1) ? scalarValue(c.requireConstant(1, "ratio"), "ratio") : 0.5;
-    if (training && ratio != 0) c.fail("training_mode=true with a nonzero ratio is random; only inference is supported");
+    if (training && ratio != 0)
+      c.fail("training_mode=true with a nonzero ratio is random; only inference is supported");
   }
   c.alias(0, c.tensor(0));
   if (c.hasOutput(1)) {
     const ir::Dims dims = c.dims(0);
     if (static_cast<std::size_t>(ir::elementCount(dims)) > kMaxFoldedBytes) c.fail("the mask output is too large");
     const ir::DType maskType = c.opset() >= 10 ? ir::DType::Bool : c.dtype(0);
-    c.setConstant(1, fromInt64s("", maskType, dims, std::vector<int64_t>(static_cast<std::size_t>(ir::elementCount(dims)), 1)));
+    c.setConstant(
+        1, fromInt64s("", maskType, dims, std::vector<int64_t>(static_cast<std::size_t>(ir::elementCount(dims)), 1)));
   }
 }
 
@@ -239,7 +243,8 @@ void emitSlice(Converter& c, const std::vector<SliceAxis>& axes, std::size_t out
   const auto empty = std::find_if(axes.begin(), axes.end(), [](const SliceAxis& a) { return sliceLength(a) < 1; });
   if (empty != axes.end()) {
     if (!c.constant(0)) {
-      c.fail("the slice of axis " + std::to_string(empty - axes.begin()) + " is empty; empty tensors are not supported");
+      c.fail("the slice of axis " + std::to_string(empty - axes.begin()) +
+             " is empty; empty tensors are not supported");
     }
     ImportedTensor result = *c.constant(0);
     for (std::size_t i = 0; i < axes.size(); ++i) result.dims[i] = sliceLength(axes[i]);
@@ -284,7 +289,8 @@ void convertSlice(Converter& c) {
     for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
   if (steps.empty()) steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size()) c.fail("starts, ends, axes and steps differ in length");
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    c.fail("starts, ends, axes and steps differ in length");
   std::vector<SliceAxis> slice = wholeAxes(in);
   std::vector<bool> seen(in.size(), false);
   for (std::size_t k = 0; k < axes.size(); ++k) {
@@ -313,7 +319,8 @@ void convertSplit(Converter& c) {
     }
     parts.assign(outputs, in[axis] / static_cast<int64_t>(outputs));
   }
-  if (parts.size() != outputs) c.fail("split has " + std::to_string(parts.size()) + " parts for " + std::to_string(outputs) + " outputs");
+  if (parts.size() != outputs)
+    c.fail("split has " + std::to_string(parts.size()) + " parts for " + std::to_string(outputs) + " outputs");
   int64_t start = 0;
   for (std::size_t k = 0; k < outputs; ++k) {
     if (parts[k] < 1) c.fail("part " + std::to_string(k) + " is empty; empty tensors are not supported");
@@ -323,7 +330,8 @@ void convertSplit(Converter& c) {
     if (!c.hasOutput(k)) continue;
     emitSlice(c, slice, k);
   }
-  if (start != in[axis]) c.fail("the parts add up to " + std::to_string(start) + ", not the dim " + std::to_string(in[axis]));
+  if (start != in[axis])
+    c.fail("the parts add up to " + std::to_string(start) + ", not the dim " + std::to_string(in[axis]));
 }
 
 void convertExpand(Converter& c) {
@@ -347,7 +355,8 @@ void convertExpand(Converter& c) {
 void convertTile(Converter& c) {
   const ir::Dims in = c.dims(0);
   const std::vector<int64_t> repeats = c.constantIntegers(1, "repeats");
-  if (repeats.size() != in.size()) c.fail("repeats has " + std::to_string(repeats.size()) + " values for rank " + std::to_string(in.size()));
+  if (repeats.size() != in.size())
+    c.fail("repeats has " + std::to_string(repeats.size()) + " values for rank " + std::to_string(in.size()));
   if (std::any_of(repeats.begin(), repeats.end(), [](int64_t r) { return r < 1; })) {
     c.fail("repeats must be >= 1; empty tensors are not supported");
   }

@@ -123,8 +123,8 @@ ir::Dims Converter::resolveInputDims(const pb::ValueInfoProto& input) const {
     } else if (d == 0 && options_.batchSize > 0) {
       value = options_.batchSize;
     } else if (dim.has_dim_param()) {
-      throw ImportError(where + " is the symbol '" + dim.dim_param() + "'; define it (-onnx-define-symbol=" +
-                        dim.dim_param() + ",<value>) or set a batch size");
+      throw ImportError(where + " is the symbol '" + dim.dim_param() +
+                        "'; define it (-onnx-define-symbol=" + dim.dim_param() + ",<value>) or set a batch size");
     } else {
       throw ImportError(where + " is unknown; the compiler needs static dims");
     }
@@ -379,8 +379,8 @@ const std::string& Converter::tensorOf(const std::string& value) const { return 
 // nn.TransformerEncoderLayer starts with the same weights).
 std::string Converter::materialize(Value& value, const std::string& name) {
   if (!value.tensor.empty()) return value.tensor;
-  if (const auto it = materialized_.find(value.constant.get()); it != materialized_.end() &&
-                                                                 constantTensors_.count(it->second)) {
+  if (const auto it = materialized_.find(value.constant.get());
+      it != materialized_.end() && constantTensors_.count(it->second)) {
     value.tensor = it->second;
     return value.tensor;
   }
@@ -392,9 +392,7 @@ std::string Converter::materialize(Value& value, const std::string& name) {
   return value.tensor;
 }
 
-std::string Converter::tensor(std::size_t i) {
-  return materialize(inputValue(i), node_->input(static_cast<int>(i)));
-}
+std::string Converter::tensor(std::size_t i) { return materialize(inputValue(i), node_->input(static_cast<int>(i))); }
 
 ir::Dims Converter::dims(std::size_t i) {
   const Value& value = inputValue(i);
@@ -511,8 +509,10 @@ void Converter::alias(std::size_t outputIndex, const std::string& irTensor) {
   for (std::size_t i = 0; i < inputCount(); ++i) {
     const Value* in = findInputValue(i);
     if (in == nullptr || in->tensor != irTensor) continue;
-    if (in->constant) out.onnxDims = in->constant->dims;
-    else if (in->onnxDims) out.onnxDims = in->onnxDims;
+    if (in->constant)
+      out.onnxDims = in->constant->dims;
+    else if (in->onnxDims)
+      out.onnxDims = in->onnxDims;
     break;
   }
 }
@@ -532,7 +532,8 @@ void Converter::setConstant(std::size_t outputIndex, ImportedTensor value) {
 }
 
 std::string Converter::constantTensor(ImportedTensor value, const std::string& wanted) {
-  if (ir::elementCount(value.dims) <= 0) fail("constant '" + wanted + "' has no elements; empty tensors are not supported");
+  if (ir::elementCount(value.dims) <= 0)
+    fail("constant '" + wanted + "' has no elements; empty tensors are not supported");
   const std::string name = uniqueTensorName(wanted);
   value.name = name;
   emit("create", {}, {{"dst", name}}, createParams(value.dtype, value.dims, true));

@@ -86,11 +86,11 @@ class Converter {
   void requireRank(std::size_t i, std::initializer_list<std::size_t> ranks);
 
   // --- emitting ---
-  std::string output(std::size_t i);                  // IR tensor bound to ONNX output i
+  std::string output(std::size_t i);                         // IR tensor bound to ONNX output i
   void setOnnxDims(std::size_t outputIndex, ir::Dims dims);  // its ONNX dims differ (a scalar)
   // Element-wise operators: output i is a scalar when every input is one.
   void keepScalarOutput(std::size_t outputIndex);
-  std::string temporary(const std::string& hint);     // a fresh intermediate IR tensor
+  std::string temporary(const std::string& hint);  // a fresh intermediate IR tensor
   void emit(std::string optype, std::vector<ir::TensorArg> inputs, std::vector<ir::TensorArg> outputs,
             std::vector<ir::Param> params = {});
   // `src` reshaped into ONNX output i whose ONNX dims are `dims` (a scalar becomes [1]).
@@ -117,9 +117,9 @@ class Converter {
 
  private:
   struct Value {
-    std::string tensor;                                 // IR tensor, empty until materialized
-    std::shared_ptr<const ImportedTensor> constant;     // import-time data, if any
-    std::optional<ir::Dims> onnxDims;                   // when they differ from the IR tensor's
+    std::string tensor;                              // IR tensor, empty until materialized
+    std::shared_ptr<const ImportedTensor> constant;  // import-time data, if any
+    std::optional<ir::Dims> onnxDims;                // when they differ from the IR tensor's
   };
   // The IR ops and weights a handler emitted, from their first index on (constant evaluation).
   struct Mark {
@@ -157,7 +157,7 @@ class Converter {
   std::map<std::string, Value> values_;
   std::map<std::string, std::shared_ptr<const ImportedTensor>> constantTensors_;  // IR tensor -> data
   std::map<const ImportedTensor*, std::string> materialized_;  // data -> its IR tensor (one per constant)
-  std::set<std::string> reservedNames_;   // every ONNX value name, so temporaries avoid them
+  std::set<std::string> reservedNames_;                        // every ONNX value name, so temporaries avoid them
   std::set<std::string> usedTensors_;
   std::set<std::string> usedOps_;
   std::set<std::string> usedLabels_;

@@ -27,7 +27,9 @@ std::optional<double> scalarConstant(const Converter& c, const std::string& valu
   return toDoubles(*t)[0];
 }
 
-bool near(std::optional<double> value, double target) { return value && std::fabs(*value - target) <= 1e-6 * std::fabs(target); }
+bool near(std::optional<double> value, double target) {
+  return value && std::fabs(*value - target) <= 1e-6 * std::fabs(target);
+}
 
 // The input of binary `node` other than `value`, or "" when `value` is not one of its inputs.
 std::string otherInput(const pb::NodeProto& node, const std::string& value) {
@@ -60,7 +62,8 @@ std::optional<std::vector<int64_t>> meanAxes(const pb::NodeProto& node, std::siz
 bool fuseGelu(Converter& c) {
   const pb::NodeProto& div = c.node();
   // A constant input is evaluated node by node instead (ConstantEvaluation.cpp).
-  if (div.input_size() != 2 || c.constant(0) || c.dtype(0) != ir::DType::Float || !near(scalarConstant(c, div.input(1)), std::sqrt(2.0))) {
+  if (div.input_size() != 2 || c.constant(0) || c.dtype(0) != ir::DType::Float ||
+      !near(scalarConstant(c, div.input(1)), std::sqrt(2.0))) {
     return false;
   }
   const std::string& x = div.input(0);
@@ -97,7 +100,8 @@ bool fuseLayerNorm(Converter& c) {
   if (centered.size() != 2) return false;
   const pb::NodeProto* pow = isOp(centered[0], "Pow") ? centered[0] : centered[1];
   const pb::NodeProto* div = pow == centered[0] ? centered[1] : centered[0];
-  if (!isOp(pow, "Pow") || pow->input(0) != sub->output(0) || !near(scalarConstant(c, pow->input(1)), 2.0)) return false;
+  if (!isOp(pow, "Pow") || pow->input(0) != sub->output(0) || !near(scalarConstant(c, pow->input(1)), 2.0))
+    return false;
   const pb::NodeProto* variance = c.soleConsumer(pow->output(0));
   if (!isOp(variance, "ReduceMean") || meanAxes(*variance, in.size()) != axes) return false;
   const pb::NodeProto* addEps = c.soleConsumer(variance->output(0));
@@ -110,7 +114,8 @@ bool fuseLayerNorm(Converter& c) {
 
   const ir::Dims normalized(in.begin() + static_cast<std::ptrdiff_t>(in.size() - axes->size()), in.end());
   // An affine Mul / Add with constants of the normalized dims (leading 1s allowed) joins in.
-  const auto affine = [&](const pb::NodeProto* node, const std::string& from, const char* opType) -> const ImportedTensor* {
+  const auto affine = [&](const pb::NodeProto* node, const std::string& from,
+                          const char* opType) -> const ImportedTensor* {
     if (!isOp(node, opType)) return nullptr;
     const ImportedTensor* t = c.constantValue(otherInput(*node, from));
     if (t == nullptr || t->dtype != ir::DType::Float || ir::elementCount(t->dims) != ir::elementCount(normalized)) {
@@ -120,7 +125,8 @@ bool fuseLayerNorm(Converter& c) {
       if (t->dims[i] != 1) return nullptr;
     }
     if (t->dims.size() < normalized.size() ||
-        !std::equal(normalized.begin(), normalized.end(), t->dims.end() - static_cast<std::ptrdiff_t>(normalized.size()))) {
+        !std::equal(normalized.begin(), normalized.end(),
+                    t->dims.end() - static_cast<std::ptrdiff_t>(normalized.size()))) {
       return nullptr;
     }
     return t;
@@ -136,8 +142,10 @@ bool fuseLayerNorm(Converter& c) {
     if (bias) absorbed.push_back(biasNode);
   }
   const auto constant = [&](const ImportedTensor* t, double fill, const std::string& role) {
-    ImportedTensor value = t ? *t : fromDoubles("", ir::DType::Float, normalized,
-                                                std::vector<double>(static_cast<std::size_t>(ir::elementCount(normalized)), fill));
+    ImportedTensor value = t ? *t
+                             : fromDoubles(
+                                   "", ir::DType::Float, normalized,
+                                   std::vector<double>(static_cast<std::size_t>(ir::elementCount(normalized)), fill));
     value.dims = normalized;
     return c.constantTensor(std::move(value), c.label() + "/" + role);
   };

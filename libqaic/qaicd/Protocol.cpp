@@ -15,12 +15,10 @@ ProtocolError invalid(std::string message, std::optional<int64_t> id = std::null
 }
 
 // An unsigned integer field no larger than `max`; nullopt with `error` set otherwise.
-std::optional<uint64_t> unsignedField(const json& value, const std::string& name, uint64_t max,
-                                      std::string& error) {
+std::optional<uint64_t> unsignedField(const json& value, const std::string& name, uint64_t max, std::string& error) {
   if (!value.is_number_integer()) {
     // nlohmann stores integers beyond 64 bits as floating point: name them as too large.
-    error = name + (value.is_number_float() ? ": not an integer in 0.." + std::to_string(max)
-                                            : ": must be an integer");
+    error = name + (value.is_number_float() ? ": not an integer in 0.." + std::to_string(max) : ": must be an integer");
     return std::nullopt;
   }
   if (value.is_number_unsigned()) {
@@ -40,9 +38,8 @@ struct OpEntry {
   const char* name;
   Op op;
 };
-constexpr OpEntry kOps[] = {{"hello", Op::Hello},     {"devices", Op::Devices},
-                            {"create", Op::Create},   {"release", Op::Release},
-                            {"list", Op::List},       {"adopt", Op::Adopt}};
+constexpr OpEntry kOps[] = {{"hello", Op::Hello},     {"devices", Op::Devices}, {"create", Op::Create},
+                            {"release", Op::Release}, {"list", Op::List},       {"adopt", Op::Adopt}};
 
 // The fields each op accepts besides "id" and "op".
 bool fieldAllowed(Op op, const std::string& key) {
@@ -95,8 +92,8 @@ std::variant<Resources, ProtocolError> parseResources(const json& object, const 
     if (v) out = static_cast<uint32_t>(*v);
     return v.has_value();
   };
-  if (!field32("numNsp", r.numNsp) || !field32("numMcid", r.numMcid) ||
-      !field32("numSem", r.numSem) || !field32("numVc", r.numVc))
+  if (!field32("numNsp", r.numNsp) || !field32("numMcid", r.numMcid) || !field32("numSem", r.numSem) ||
+      !field32("numVc", r.numVc))
     return invalid(error);
   if (auto it = object.find("ddrSize"); it != object.end()) {
     auto v = unsignedField(*it, where + "ddrSize", std::numeric_limits<uint64_t>::max(), error);
@@ -172,8 +169,8 @@ std::variant<Request, ProtocolError> parseRequest(std::string_view line) {
         if (!it->is_string()) return invalid("label: must be a string", request.id);
         request.label = it->get<std::string>();
         if (!isValidLabel(request.label))
-          return invalid("label: at most " + std::to_string(kMaxLabelBytes) +
-                             " printable ASCII characters", request.id);
+          return invalid("label: at most " + std::to_string(kMaxLabelBytes) + " printable ASCII characters",
+                         request.id);
       }
       auto resources = parseResources(doc, "");
       if (auto* e = std::get_if<ProtocolError>(&resources)) {
@@ -199,8 +196,8 @@ std::variant<Request, ProtocolError> parseRequest(std::string_view line) {
 // ---- answers ----------------------------------------------------------------------------------
 
 json toJson(const Resources& r) {
-  return json{{"numNsp", r.numNsp}, {"numMcid", r.numMcid}, {"numSem", r.numSem},
-              {"numVc", r.numVc},   {"ddrSize", r.ddrSize}};
+  return json{
+      {"numNsp", r.numNsp}, {"numMcid", r.numMcid}, {"numSem", r.numSem}, {"numVc", r.numVc}, {"ddrSize", r.ddrSize}};
 }
 
 json toJson(const HelloInfo& h) {
@@ -256,8 +253,7 @@ bool readField(const json& j, const char* name, T& out) {
 std::optional<Resources> resourcesFromJson(const json& j) {
   Resources r;
   if (!j.is_object() || !readField(j, "numNsp", r.numNsp) || !readField(j, "numMcid", r.numMcid) ||
-      !readField(j, "numSem", r.numSem) || !readField(j, "numVc", r.numVc) ||
-      !readField(j, "ddrSize", r.ddrSize))
+      !readField(j, "numSem", r.numSem) || !readField(j, "numVc", r.numVc) || !readField(j, "ddrSize", r.ddrSize))
     return std::nullopt;
   return r;
 }
@@ -287,8 +283,7 @@ std::optional<DeviceInfo> deviceFromJson(const json& j) {
   d.total = *t;
   d.free = *f;
   for (const auto& p : *parts) {
-    if (!p.is_number_unsigned() || p.get<uint64_t>() > std::numeric_limits<uint32_t>::max())
-      return std::nullopt;
+    if (!p.is_number_unsigned() || p.get<uint64_t>() > std::numeric_limits<uint32_t>::max()) return std::nullopt;
     d.partitions.push_back(p.get<uint32_t>());
   }
   return d;
@@ -339,9 +334,12 @@ std::variant<Response, ProtocolError> parseResponse(std::string_view line) {
   if (ok == doc.end() || !ok->is_boolean()) return ProtocolError{EPROTO, "response: ok missing", {}};
   response.ok = ok->get<bool>();
   auto id = doc.find("id");
-  if (id != doc.end() && id->is_number_integer()) response.id = id->get<int64_t>();
-  else if (response.ok) return ProtocolError{EPROTO, "response: id missing", {}};
-  else response.id = -1;
+  if (id != doc.end() && id->is_number_integer())
+    response.id = id->get<int64_t>();
+  else if (response.ok)
+    return ProtocolError{EPROTO, "response: id missing", {}};
+  else
+    response.id = -1;
   if (!response.ok) {
     auto error = doc.find("error");
     if (error == doc.end() || !error->is_object()) return ProtocolError{EPROTO, "response: error missing", {}};

@@ -36,11 +36,11 @@ const char* opName(Op op);
 struct Request {
   int64_t id = 0;
   Op op = Op::Hello;
-  int version = 0;                  // hello
-  std::optional<uint32_t> device;   // create (absent: the first device with room)
-  Resources resources;              // create
-  std::string label;                // create
-  uint32_t partition = 0;           // release, adopt
+  int version = 0;                 // hello
+  std::optional<uint32_t> device;  // create (absent: the first device with room)
+  Resources resources;             // create
+  std::string label;               // create
+  uint32_t partition = 0;          // release, adopt
 };
 
 // A refusal: the errno, its symbolic name and a message naming the field or resource.
@@ -59,8 +59,7 @@ std::variant<Request, ProtocolError> parseRequest(std::string_view line);
 // The resource fields of `object` (numNsp, numMcid, numSem, numVc, ddrSize; absent = 0) checked
 // as a create request needs them: integers in range, at least one NSP and one VC. `where`
 // prefixes messages ("static_partitions[1]."). Shared by requests and the daemon's config file.
-std::variant<Resources, ProtocolError> parseResources(const nlohmann::json& object,
-                                                      const std::string& where);
+std::variant<Resources, ProtocolError> parseResources(const nlohmann::json& object, const std::string& where);
 // Fields parseResources reads, for callers that reject unknown fields themselves.
 bool isResourceField(std::string_view name);
 // A label is printable ASCII, at most kMaxLabelBytes.
@@ -116,8 +115,8 @@ std::string requestLine(int64_t id, Op op, const nlohmann::json& fields = nlohma
 struct Response {
   int64_t id = 0;
   bool ok = false;
-  ProtocolError error;   // when !ok
-  nlohmann::json body;   // the whole object when ok
+  ProtocolError error;  // when !ok
+  nlohmann::json body;  // the whole object when ok
 };
 std::variant<Response, ProtocolError> parseResponse(std::string_view line);
 

@@ -35,8 +35,7 @@ std::string defaultQaicdSocket() {
   return path != nullptr && *path != '\0' ? path : "/run/qaic/qaicd.sock";
 }
 
-Result<QaicdClient> QaicdClient::connect(const std::string& socketPath,
-                                         std::chrono::milliseconds timeout) {
+Result<QaicdClient> QaicdClient::connect(const std::string& socketPath, std::chrono::milliseconds timeout) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (socketPath.empty() || socketPath.size() >= sizeof address.sun_path)
@@ -131,9 +130,11 @@ Result<json> QaicdClient::call(Op op, const json& fields) {
     if (auto* e = std::get_if<ProtocolError>(&parsed)) return SysError{e->errnum, "qaicd: " + e->message};
     response = std::move(std::get<Response>(parsed));
   } while (response.id >= 0 && response.id < id);
-  if (!response.ok) return SysError{response.error.errnum, "qaicd " + std::string(opName(op)) + ": " + response.error.message};
-  if (response.id != id) return SysError{EPROTO, "qaicd: answer to request " + std::to_string(response.id) +
-                                                     ", expected " + std::to_string(id)};
+  if (!response.ok)
+    return SysError{response.error.errnum, "qaicd " + std::string(opName(op)) + ": " + response.error.message};
+  if (response.id != id)
+    return SysError{EPROTO,
+                    "qaicd: answer to request " + std::to_string(response.id) + ", expected " + std::to_string(id)};
   return std::move(response.body);
 }
 
@@ -188,8 +189,7 @@ Result<PartitionInfo> partitionOf(Result<json> body, const char* what) {
 
 }  // namespace
 
-Result<PartitionInfo> QaicdClient::createPartition(const Resources& resources,
-                                                   std::optional<uint32_t> device,
+Result<PartitionInfo> QaicdClient::createPartition(const Resources& resources, std::optional<uint32_t> device,
                                                    const std::string& label) {
   json fields = toJson(resources);
   if (device) fields["device"] = *device;

@@ -16,7 +16,6 @@
 
 namespace qaic::qaicd {
 
-
 // $QAICD_SOCKET, or /run/qaic/qaicd.sock.
 std::string defaultQaicdSocket();
 
@@ -33,8 +32,7 @@ class QaicdClient {
   Result<std::vector<DeviceInfo>> devices();
   // A refusal comes back with the daemon's errno (ENOSPC, ENODEV, EINVAL, ...) and its message,
   // which names the device and the resource.
-  Result<PartitionInfo> createPartition(const Resources& resources,
-                                        std::optional<uint32_t> device = std::nullopt,
+  Result<PartitionInfo> createPartition(const Resources& resources, std::optional<uint32_t> device = std::nullopt,
                                         const std::string& label = {});
   Result<void> release(uint32_t partition);
   Result<std::vector<PartitionInfo>> list();
@@ -50,8 +48,7 @@ class QaicdClient {
   int fd() const { return fd_.get(); }
 
  private:
-  QaicdClient(UniqueFd fd, std::chrono::milliseconds timeout)
-      : fd_(std::move(fd)), timeout_(timeout) {}
+  QaicdClient(UniqueFd fd, std::chrono::milliseconds timeout) : fd_(std::move(fd)), timeout_(timeout) {}
   // Sends a request and returns the successful response's body, or the daemon's error.
   Result<nlohmann::json> call(Op op, const nlohmann::json& fields = nlohmann::json::object());
   Result<void> sendAll(const std::string& bytes, std::chrono::steady_clock::time_point deadline);

@@ -1,9 +1,9 @@
 #include "CompletionEngine.hpp"
 
-#include <pthread.h>
-#include <liburing.h>
 #include <fcntl.h>
+#include <liburing.h>
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,12 +14,14 @@ namespace qaic::rt {
 
 struct CompletionEngine::Ring {
   io_uring ring{};
-  uint64_t counter = 0;        // the eventfd's value lands here
+  uint64_t counter = 0;  // the eventfd's value lands here
   __kernel_timespec timeout{};
 };
 
 CompletionEngine::CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline)
-    : eventFd_(eventFd), onWake_(std::move(onWake)), nextDeadline_(std::move(nextDeadline)),
+    : eventFd_(eventFd),
+      onWake_(std::move(onWake)),
+      nextDeadline_(std::move(nextDeadline)),
       ring_(std::make_unique<Ring>()) {
   // The loop reads the eventfd after every poll completion to reset its counter. A completion
   // can outlive the count it reported (a multishot poll posts one per wake-up, and the read after

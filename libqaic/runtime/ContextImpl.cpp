@@ -69,10 +69,10 @@ std::shared_ptr<DmaBuffer> ContextImpl::allocateDmaBuffer(QID device, std::size_
                                                             bo.message());
   auto exported = node->primeHandleToFd(bo->handle(), DRM_CLOEXEC | DRM_RDWR);
   if (!exported)
-    throw Error(QS_ERROR, "allocateDmaBuffer(" + std::to_string(size) + " bytes) on device " +
-                              std::to_string(device) + ": " + exported.message());
-  auto buffer =
-      std::make_shared<DmaBufferImpl>(node, std::move(bo.value()), std::move(exported.value()), shared_from_this());
+    throw Error(QS_ERROR, "allocateDmaBuffer(" + std::to_string(size) + " bytes) on device " + std::to_string(device) +
+                              ": " + exported.message());
+  auto buffer = std::make_shared<DmaBufferImpl>(node, std::move(bo.value()), std::move(exported.value()),
+                                                shared_from_this());
   std::lock_guard lock(dmaMutex_);
   dmaBuffers_[buffer->fd()] = buffer;
   return buffer;
@@ -107,9 +107,8 @@ std::shared_ptr<DmaBuffer> ContextImpl::findDmaBuffer(int fd) const {
   return it == dmaBuffers_.end() ? nullptr : it->second.lock();
 }
 
-std::shared_ptr<DmaBufferImpl> ContextImpl::dmaBufferOn(int fd,
-                                                       const std::shared_ptr<const driver::DeviceNode>& node,
-                                                       const std::string& what) {
+std::shared_ptr<DmaBufferImpl> ContextImpl::dmaBufferOn(int fd, const std::shared_ptr<const driver::DeviceNode>& node,
+                                                        const std::string& what) {
   if (auto own = std::dynamic_pointer_cast<DmaBufferImpl>(findDmaBuffer(fd)); own && own->node() == node.get())
     return own;
   struct stat st {};
@@ -125,9 +124,9 @@ std::shared_ptr<DmaBufferImpl> ContextImpl::dmaBufferOn(int fd,
   }
   auto bo = driver::BufferObject::import(*node, fd);
   if (!bo)
-    throw Error(QS_INVAL, what + ": DMA handle " + std::to_string(fd) +
-                              " is neither a DMA buffer of this context nor a dma-buf the device imports: " +
-                              bo.message());
+    throw Error(QS_INVAL,
+                what + ": DMA handle " + std::to_string(fd) +
+                    " is neither a DMA buffer of this context nor a dma-buf the device imports: " + bo.message());
   auto buffer = std::make_shared<DmaBufferImpl>(node, std::move(*bo));
   if (imports_.size() >= kImportsKept) imports_.erase(imports_.begin());  // in-flight users hold theirs
   imports_.push_back({node.get(), st.st_dev, st.st_ino, buffer});

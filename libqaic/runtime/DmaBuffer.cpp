@@ -6,8 +6,8 @@ namespace qaic::rt {
 
 QBuffer DmaBuffer::qbuffer(std::size_t offset, std::size_t bytes) const {
   if (offset > size() || (bytes != 0 && bytes > size() - offset))
-    throw Error(QS_INVAL, "DMA buffer of " + std::to_string(size()) + " bytes has no range [" +
-                              std::to_string(offset) + ", +" + std::to_string(bytes) + ")");
+    throw Error(QS_INVAL, "DMA buffer of " + std::to_string(size()) + " bytes has no range [" + std::to_string(offset) +
+                              ", +" + std::to_string(bytes) + ")");
   QBuffer buffer;
   buffer.type = QBUFFER_TYPE_DMABUF;
   buffer.handle = fd();
@@ -17,8 +17,8 @@ QBuffer DmaBuffer::qbuffer(std::size_t offset, std::size_t bytes) const {
   return buffer;
 }
 
-DmaBufferImpl::DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo,
-                             UniqueFd exported, std::shared_ptr<ContextImpl> context)
+DmaBufferImpl::DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo, UniqueFd exported,
+                             std::shared_ptr<ContextImpl> context)
     : node_(std::move(node)), bo_(std::move(bo)), exported_(std::move(exported)), context_(std::move(context)) {}
 
 DmaBufferImpl::DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo)
@@ -27,8 +27,7 @@ DmaBufferImpl::DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, dri
 bool DmaBufferImpl::attachTo(const void* owner, uint32_t generation, uint32_t dbcId, uint32_t dir) {
   std::lock_guard lock(attachMutex_);
   if (attachedOwner_ != nullptr)
-    return attachedOwner_ == owner && attachedGeneration_ == generation && attachedDir_ == dir &&
-           attachedDbc_ == dbcId;
+    return attachedOwner_ == owner && attachedGeneration_ == generation && attachedDir_ == dir && attachedDbc_ == dbcId;
   qaic_attach_slice_entry whole{};
   whole.size = bo_.size();
   qaic_attach_slice_hdr hdr{};

@@ -19,8 +19,8 @@ class ContextImpl;
 class DmaBufferImpl final : public DmaBuffer {
  public:
   // A buffer of the context: `exported` is its dma-buf descriptor, registered with `context`.
-  DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo,
-                UniqueFd exported, std::shared_ptr<ContextImpl> context);
+  DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo, UniqueFd exported,
+                std::shared_ptr<ContextImpl> context);
   // An import (BufferObject::import): no descriptor of its own, registered nowhere.
   DmaBufferImpl(std::shared_ptr<const driver::DeviceNode> node, driver::BufferObject bo);
   ~DmaBufferImpl() override;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace qaic::rt {
 
 bool GroupImpl::isEnabled() const {
@@ -13,8 +12,8 @@ bool GroupImpl::isEnabled() const {
 void GroupImpl::addMember(GroupMember& set) {
   std::lock_guard lock(mutex_);
   if (enabled_)
-    throw Error(QS_WRONG_STATE, "InferenceSetGroup '" + name_ + "' is enabled: call disable() before adding '" +
-                                    set.name() + "'");
+    throw Error(QS_WRONG_STATE,
+                "InferenceSetGroup '" + name_ + "' is enabled: call disable() before adding '" + set.name() + "'");
   if (!members_.empty() && members_.front()->device() != set.device())
     throw Error(QS_INVAL, "InferenceSetGroup '" + name_ + "': '" + set.name() + "' is on device " +
                               std::to_string(set.device()) + ", the group's members on device " +
@@ -59,8 +58,8 @@ void GroupImpl::disable() {
   if (active_) {
     const auto bound = active_->inferenceBound();
     if (!changed_.wait_for(lock, bound, [&] { return !active_ || outstanding_[active_] == 0; }))
-      throw Error(QS_TIMEDOUT, "InferenceSetGroup '" + name_ + "': '" + active_->name() +
-                                   "' did not drain within " + std::to_string(bound.count()) + " ms");
+      throw Error(QS_TIMEDOUT, "InferenceSetGroup '" + name_ + "': '" + active_->name() + "' did not drain within " +
+                                   std::to_string(bound.count()) + " ms");
     if (active_) active_->deactivate();
   }
   active_ = nullptr;

@@ -110,7 +110,7 @@ class HandleImpl final : public InferenceHandle {
     Clock::time_point preprocessedAt{};
     std::vector<uint64_t> direct;  // zero copy: see RequestPlan::direct
     std::vector<uint64_t> directBytes;
-    uint64_t hostCopiedBytes = 0;       // converted into and out of the staging buffers
+    uint64_t hostCopiedBytes = 0;  // converted into and out of the staging buffers
     // The DMA buffer of each DMA QBuffer, resolved on this activation's device (an import for
     // another device's buffer or a foreign dma-buf), held until the next submission.
     std::vector<std::shared_ptr<DmaBufferImpl>> dma;

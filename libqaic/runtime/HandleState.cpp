@@ -14,8 +14,7 @@ const char* handleStateName(HandleState state) {
 
 void HandleStateMachine::require(bool allowed, const char* operation) const {
   if (!allowed)
-    throw Error(QS_WRONG_STATE, std::string(operation) + ": the inference handle is " +
-                                    handleStateName(state_));
+    throw Error(QS_WRONG_STATE, std::string(operation) + ": the inference handle is " + handleStateName(state_));
 }
 
 void HandleStateMachine::acquire() {

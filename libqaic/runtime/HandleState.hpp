@@ -25,10 +25,10 @@ class HandleStateMachine {
   HandleState state() const { return state_; }
 
   // Each throws Error(QS_WRONG_STATE) naming the operation and the current state.
-  void acquire();       // Available -> Acquired
-  void submit();        // Acquired -> Submitted
-  void complete();      // Submitted -> Completed
-  void put();           // Acquired | Completed -> Available
+  void acquire();                                     // Available -> Acquired
+  void submit();                                      // Acquired -> Submitted
+  void complete();                                    // Submitted -> Completed
+  void put();                                         // Acquired | Completed -> Available
   void requireAcquired(const char* operation) const;  // for setBuffers and friends
 
  private:

@@ -22,8 +22,7 @@ void InterruptLeader::stopLeading() {
   leading_.store(false);
 }
 
-void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline,
-                            std::chrono::milliseconds longestSleep) {
+void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline, std::chrono::milliseconds longestSleep) {
   driver::DbcWindow& window = *window_;
   // Announce, then look: a response the device pushed before it saw the announcement raised the
   // eventfd instead (the completion thread takes it too), and it is visible to this check.

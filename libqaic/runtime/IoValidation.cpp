@@ -35,11 +35,9 @@ void checkDims(const BufferShapeRules& rules, const IoDims& dims) {
   checkDimsShape(rules, dims);
   // A specialized program fixes every buffer's dims per combination, partial or not (seed 000).
   if (!rules.allowedShapes.empty()) {
-    if (std::find(rules.allowedShapes.begin(), rules.allowedShapes.end(), dims) ==
-        rules.allowedShapes.end())
+    if (std::find(rules.allowedShapes.begin(), rules.allowedShapes.end(), dims) == rules.allowedShapes.end())
       fail(QS_BUFFER_DIMS, rules,
-           "dims " + formatDims(dims) + " are not one of the allowed shapes " +
-               formatShapes(rules.allowedShapes));
+           "dims " + formatDims(dims) + " are not one of the allowed shapes " + formatShapes(rules.allowedShapes));
     return;
   }
   if (!rules.isPartialAllowed) {
@@ -51,8 +49,7 @@ void checkDims(const BufferShapeRules& rules, const IoDims& dims) {
   }
   if (dimsProduct(dims) > dimsProduct(rules.dims))
     fail(QS_BUFFER_DIMS, rules,
-         "dims " + formatDims(dims) + " hold more elements than the network's " +
-             formatDims(rules.dims));
+         "dims " + formatDims(dims) + " hold more elements than the network's " + formatDims(rules.dims));
 }
 
 void checkBytes(const BufferShapeRules& rules, const IoDims& dims, std::size_t bytes) {
@@ -66,8 +63,8 @@ void checkBytes(const BufferShapeRules& rules, const IoDims& dims, std::size_t b
              std::to_string(needed));
   if (!rules.isInput && bytes < needed)
     fail(QS_BUFFER_SIZE, rules,
-         "output of " + std::to_string(bytes) + " bytes is smaller than the " +
-             std::to_string(needed) + " that dims " + formatDims(dims) + " need");
+         "output of " + std::to_string(bytes) + " bytes is smaller than the " + std::to_string(needed) + " that dims " +
+             formatDims(dims) + " need");
 }
 
 IoDims toIoDims(const std::vector<int64_t>& dims) {
@@ -121,8 +118,7 @@ IoDims validateBuffer(const BufferShapeRules& rules, const IoSetEntry& entry) {
            "cannot be dropped: selective IO needs is_partial_allowed, skip_partial_header and "
            "allow_skip (this buffer has " +
                std::string(rules.isPartialAllowed ? "true" : "false") + ", " +
-               (rules.skipPartialHeader ? "true" : "false") + ", " +
-               (rules.allowSkip ? "true" : "false") + ")");
+               (rules.skipPartialHeader ? "true" : "false") + ", " + (rules.allowSkip ? "true" : "false") + ")");
     return {};
   }
   IoDims dims = entry.dims ? *entry.dims : rules.dims;
@@ -131,8 +127,7 @@ IoDims validateBuffer(const BufferShapeRules& rules, const IoSetEntry& entry) {
   return dims;
 }
 
-IoSetShape validateIoSet(const std::vector<BufferShapeRules>& rules,
-                         const std::vector<IoSetEntry>& entries) {
+IoSetShape validateIoSet(const std::vector<BufferShapeRules>& rules, const std::vector<IoSetEntry>& entries) {
   if (rules.size() != entries.size())
     throw Error(QS_INVAL, "IO set has " + std::to_string(entries.size()) + " buffers, the network " +
                               std::to_string(rules.size()));
@@ -159,8 +154,7 @@ IoSetShape validateIoSet(const std::vector<BufferShapeRules>& rules,
   for (std::size_t i = 0; i < rules.size(); ++i)
     if (entries[i].present && !rules[i].allowedShapes.empty())
       listed += (listed.empty() ? "" : ", ") + rules[i].name + "=" + formatDims(shape.dims[i]);
-  throw Error(QS_BUFFER_DIMS, "IO set dims " + listed +
-                                  " are not all from one allowed shape combination");
+  throw Error(QS_BUFFER_DIMS, "IO set dims " + listed + " are not all from one allowed shape combination");
 }
 
 }  // namespace qaic::rt

@@ -30,8 +30,8 @@ QStatus statusForRefusal(int error) {
 
 }  // namespace
 
-std::shared_ptr<Partition> Partition::acquire(const ResourceRequest& request,
-                                              std::optional<QID> device, const std::string& label) {
+std::shared_ptr<Partition> Partition::acquire(const ResourceRequest& request, std::optional<QID> device,
+                                              const std::string& label) {
   const std::string socket = qaicd::defaultQaicdSocket();
   auto client = qaicd::QaicdClient::connect(socket);
   if (!client) {
@@ -42,9 +42,9 @@ std::shared_ptr<Partition> Partition::acquire(const ResourceRequest& request,
   }
   auto created = client->createPartition(request, device, label);
   if (!created)
-    throw Error(statusForRefusal(created.error()), "partition" +
-                                                       (device ? " on device " + std::to_string(*device) : std::string()) +
-                                                       ": " + created.message());
+    throw Error(
+        statusForRefusal(created.error()),
+        "partition" + (device ? " on device " + std::to_string(*device) : std::string()) + ": " + created.message());
   const ResourceRequest resources = created->resources;
   return std::shared_ptr<Partition>(
       new Partition(std::make_unique<Impl>(Impl{std::move(*client), std::move(*created), resources})));

@@ -12,14 +12,13 @@ ResourceRequest resourcesFor(const Qpc& qpc, uint32_t numActivations, uint32_t p
   if (numActivations == 0) throw Error(QS_INVAL, "resourcesFor: numActivations is 0");
   const container::QpcImage& image = *qpc.get()->image;
   if (programIndex >= image.programs().size())
-    throw Error(QS_INVAL, "resourcesFor: program index " + std::to_string(programIndex) + " of " +
-                              image.sourceName() + ", which has " +
-                              std::to_string(image.programs().size()) + " program(s)");
+    throw Error(QS_INVAL, "resourcesFor: program index " + std::to_string(programIndex) + " of " + image.sourceName() +
+                              ", which has " + std::to_string(image.programs().size()) + " program(s)");
   try {
     return container::resourceNeeds(image.contents(), image.programs()[programIndex], numActivations);
   } catch (const std::overflow_error& e) {
-    throw Error(QS_INVAL, "resourcesFor(" + std::to_string(numActivations) + " activations of " +
-                              image.sourceName() + "): " + e.what());
+    throw Error(QS_INVAL, "resourcesFor(" + std::to_string(numActivations) + " activations of " + image.sourceName() +
+                              "): " + e.what());
   }
 }
 

@@ -86,7 +86,7 @@ class Pipeline final : private RingOwner {
   struct Task {
     HandleImpl* handle = nullptr;
     bool isCompletion = false;
-    bool admitted = false;  // passed PipelineOwner::admit, so it owes one release()
+    bool admitted = false;    // passed PipelineOwner::admit, so it owes one release()
     bool holdsOrder = false;  // counted in submissionsAhead_ until it reaches the ring (or ends)
     AdmitTicket ticket;
     EndedRequest end;  // a completion: how it left the ring (or why it never reached it)

@@ -52,8 +52,7 @@ std::shared_ptr<Qpc> Qpc::Factory(const std::string& basePath, const std::string
   try {
     return std::shared_ptr<Qpc>(new Qpc(std::make_unique<Impl>(container::QpcImage::open(path))));
   } catch (const container::QpcFormatError& e) {
-    throw QpcError(e.code() == container::QpcErrorCode::Io ? QpcError::Code::Io : QpcError::Code::Format,
-                   e.what());
+    throw QpcError(e.code() == container::QpcErrorCode::Io ? QpcError::Code::Io : QpcError::Code::Format, e.what());
   }
 }
 

@@ -28,8 +28,7 @@ driver::RequestElement transfer(uint8_t cmd, uint64_t src, uint64_t dst, uint64_
 
 }  // namespace
 
-void writeRequestDescriptor(std::span<std::byte> out, const ProgramLayout& layout,
-                            const RequestPlan& plan) {
+void writeRequestDescriptor(std::span<std::byte> out, const ProgramLayout& layout, const RequestPlan& plan) {
   std::memset(out.data(), 0, driver::kDescriptorBytes);
   driver::RequestDescriptorHeader header{driver::kRequestDescriptorMagic, driver::kDescriptorVersion,
                                          static_cast<uint32_t>(layout.buffers.size()), plan.sequence};
@@ -56,10 +55,10 @@ std::vector<driver::RequestElement> buildRequest(const ProgramLayout& layout, co
     const StagedBuffer& b = layout.buffers[i];
     if (!b.isInput || !plan.present[i]) continue;
     const bool direct = i < plan.direct.size() && plan.direct[i] != 0;
-    elements.push_back(transfer(driver::kReqCmdToDevice,
-                                direct ? plan.direct[i]
-                                       : driver::makeIova(plan.inputBo, static_cast<uint32_t>(b.stagingOffset)),
-                                b.deviceOffset, deviceBytes(b, plan.dims[i])));
+    elements.push_back(
+        transfer(driver::kReqCmdToDevice,
+                 direct ? plan.direct[i] : driver::makeIova(plan.inputBo, static_cast<uint32_t>(b.stagingOffset)),
+                 b.deviceOffset, deviceBytes(b, plan.dims[i])));
   }
   // The last to-device element starts the program once its data is in place.
   driver::RequestElement& last = elements.back();
@@ -72,10 +71,10 @@ std::vector<driver::RequestElement> buildRequest(const ProgramLayout& layout, co
     const StagedBuffer& b = layout.buffers[i];
     if (b.isInput || !plan.present[i]) continue;
     const bool direct = i < plan.direct.size() && plan.direct[i] != 0;
-    elements.push_back(transfer(driver::kReqCmdFromDevice, b.deviceOffset,
-                                direct ? plan.direct[i]
-                                       : driver::makeIova(plan.outputBo, static_cast<uint32_t>(b.stagingOffset)),
-                                direct ? plan.directBytes[i] : b.deviceSize));
+    elements.push_back(
+        transfer(driver::kReqCmdFromDevice, b.deviceOffset,
+                 direct ? plan.direct[i] : driver::makeIova(plan.outputBo, static_cast<uint32_t>(b.stagingOffset)),
+                 direct ? plan.directBytes[i] : b.deviceSize));
   }
   elements.push_back(transfer(driver::kReqCmdFromDevice, layout.responseDescriptorOffset,
                               driver::makeIova(plan.outputBo, static_cast<uint32_t>(layout.responseDescriptorStaging)),
@@ -111,16 +110,17 @@ ResponseInfo readResponseDescriptor(std::span<const std::byte> in, const Program
     info.present[i] = entry.present != 0;
     if (!info.present[i]) continue;
     if (entry.rank > driver::kDescriptorMaxRank)
-      throw Error(QS_DEVICE_ERROR, "response descriptor: buffer '" + layout.buffers[i].name +
-                                       "' rank " + std::to_string(entry.rank));
+      throw Error(QS_DEVICE_ERROR,
+                  "response descriptor: buffer '" + layout.buffers[i].name + "' rank " + std::to_string(entry.rank));
     info.dims[i].assign(entry.dims, entry.dims + entry.rank);
   }
   const auto times = get<driver::ResponseTimestamps>(in, driver::kResponseTimestampsOffset);
   if (times.programStartNs != 0 && times.programEndNs >= times.programStartNs) {
     using std::chrono::nanoseconds;
     using TimePoint = std::chrono::steady_clock::time_point;
-    info.programRun.emplace(TimePoint(std::chrono::duration_cast<TimePoint::duration>(nanoseconds(times.programStartNs))),
-                            TimePoint(std::chrono::duration_cast<TimePoint::duration>(nanoseconds(times.programEndNs))));
+    info.programRun.emplace(
+        TimePoint(std::chrono::duration_cast<TimePoint::duration>(nanoseconds(times.programStartNs))),
+        TimePoint(std::chrono::duration_cast<TimePoint::duration>(nanoseconds(times.programEndNs))));
   }
   return info;
 }

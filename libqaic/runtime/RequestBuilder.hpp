@@ -7,9 +7,9 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ProgramLayout.hpp"
@@ -20,24 +20,23 @@ namespace qaic::rt {
 // One request's elements carry req_id 0; RequestRing::submit stamps the ring's own.
 struct RequestPlan {
   uint32_t sequence = 0;
-  uint32_t inputBo = 0;    // handle of the to-device staging BO
-  uint32_t outputBo = 0;   // handle of the from-device staging BO
-  std::vector<bool> present;      // by mapping index
-  std::vector<IoDims> dims;       // by mapping index (empty for dropped buffers)
+  uint32_t inputBo = 0;       // handle of the to-device staging BO
+  uint32_t outputBo = 0;      // handle of the from-device staging BO
+  std::vector<bool> present;  // by mapping index
+  std::vector<IoDims> dims;   // by mapping index (empty for dropped buffers)
   // Zero copy: by mapping index, the IO virtual address of the user's own DMA buffer (0: the
   // staging BO) and, for outputs, how many bytes to bring back into it.
   std::vector<uint64_t> direct;
   std::vector<uint64_t> directBytes;
 };
 
-void writeRequestDescriptor(std::span<std::byte> out, const ProgramLayout& layout,
-                            const RequestPlan& plan);
+void writeRequestDescriptor(std::span<std::byte> out, const ProgramLayout& layout, const RequestPlan& plan);
 std::vector<driver::RequestElement> buildRequest(const ProgramLayout& layout, const RequestPlan& plan);
 
 struct ResponseInfo {
-  uint16_t status = 0;             // a DBC completion code
-  std::vector<bool> present;       // by mapping index
-  std::vector<IoDims> dims;        // by mapping index
+  uint16_t status = 0;        // a DBC completion code
+  std::vector<bool> present;  // by mapping index
+  std::vector<IoDims> dims;   // by mapping index
   // When the program ran (driver::ResponseTimestamps), if the device reported it.
   std::optional<std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>> programRun;
 };

@@ -11,8 +11,7 @@ namespace {
 
 const container::QpcImage& imageOf(const Qpc& qpc) {
   const QAicQpcObj* obj = qpc.get();
-  if (obj == nullptr || obj->image == nullptr)
-    throw Error(QS_INVAL, "InferenceSet: the Qpc has no program container");
+  if (obj == nullptr || obj->image == nullptr) throw Error(QS_INVAL, "InferenceSet: the Qpc has no program container");
   return *obj->image;
 }
 
@@ -37,12 +36,10 @@ SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc,
       group_(GroupImpl::of(properties.inferenceSetGroup)) {
   if (!qpc_) throw Error(QS_INVAL, "InferenceSet::Factory: null Qpc");
   if (setSize == 0) throw Error(QS_INVAL, "InferenceSet '" + name_ + "': setSize must be at least 1");
-  if (numActivations == 0)
-    throw Error(QS_INVAL, "InferenceSet '" + name_ + "': numActivations must be at least 1");
+  if (numActivations == 0) throw Error(QS_INVAL, "InferenceSet '" + name_ + "': numActivations must be at least 1");
   if (group_ && numActivations != 1)
-    throw Error(QS_INVAL, "InferenceSet '" + name_ + "': a member of InferenceSetGroup '" +
-                              group_->getName() + "' must have numActivations 1, not " +
-                              std::to_string(numActivations));
+    throw Error(QS_INVAL, "InferenceSet '" + name_ + "': a member of InferenceSetGroup '" + group_->getName() +
+                              "' must have numActivations 1, not " + std::to_string(numActivations));
   const ProgramProperties& program = properties_.programProperties;
   if (program.dataPathTimeoutMs > 3600u * 1000u)
     throw Error(QS_INVAL, "InferenceSet '" + name_ + "': dataPathTimeoutMs " +
@@ -86,7 +83,7 @@ SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc,
     activate();
   }
   context_->log(QL_INFO, "InferenceSet '" + name_ + "': " + std::to_string(numActivations) + " activation(s) x " +
-                       std::to_string(setSize) + " handle(s)");
+                             std::to_string(setSize) + " handle(s)");
 }
 
 SetImpl::~SetImpl() { shutdown(); }
@@ -138,8 +135,8 @@ HandleImpl& SetImpl::own(const shInferenceHandle& handle, const char* operation)
   if (!handle) throw Error(QS_INVAL, std::string(operation) + ": null inference handle");
   auto* impl = dynamic_cast<HandleImpl*>(handle.get());
   if (impl == nullptr || impl->owner() != this)
-    throw Error(QS_WRONG_SET, std::string(operation) + ": the inference handle belongs to another InferenceSet, not '" +
-                                  name_ + "'");
+    throw Error(QS_WRONG_SET,
+                std::string(operation) + ": the inference handle belongs to another InferenceSet, not '" + name_ + "'");
   return *impl;
 }
 
@@ -278,8 +275,7 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
     }
   }
   if (status != QS_SUCCESS)
-    context_->reportError(status, "InferenceSet '" + name_ + "' request " + std::to_string(requestId) +
-                                      ": " + message);
+    context_->reportError(status, "InferenceSet '" + name_ + "' request " + std::to_string(requestId) + ": " + message);
   NotifyFn notify;
   void* userData = nullptr;
   const shInferenceHandle shared = handles_[h.index()];

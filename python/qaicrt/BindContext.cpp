@@ -73,12 +73,14 @@ PyContext::~PyContext() {
 }
 
 void bindContext(py::module_& m) {
-  py::class_<rt::ResourceRequest>(m, "ResourceRequest", "The resources of a partition (the vendor's resource-group fields).")
+  py::class_<rt::ResourceRequest>(m, "ResourceRequest",
+                                  "The resources of a partition (the vendor's resource-group fields).")
       .def(py::init<>())
       .def(py::init([](uint32_t numNsp, uint32_t numMcid, uint32_t numSem, uint32_t numVc, uint64_t ddrSize) {
              return rt::ResourceRequest{numNsp, numMcid, numSem, numVc, ddrSize};
            }),
-           py::arg("numNsp"), py::arg("numMcid") = 0, py::arg("numSem") = 0, py::arg("numVc") = 1, py::arg("ddrSize") = 0)
+           py::arg("numNsp"), py::arg("numMcid") = 0, py::arg("numSem") = 0, py::arg("numVc") = 1,
+           py::arg("ddrSize") = 0)
       .def_readwrite("numNsp", &rt::ResourceRequest::numNsp)
       .def_readwrite("numMcid", &rt::ResourceRequest::numMcid)
       .def_readwrite("numSem", &rt::ResourceRequest::numSem)
@@ -107,7 +109,8 @@ QS_NO_RESOURCES naming the resource, QS_NODEV when qaicd is not running.
             return p;
           },
           py::arg("request"), py::arg("device") = py::none(), py::arg("label") = "")
-      .def("id", [](const PyPartition& p) { return p.partition->id(); }, "The derived device: pass it to Context.")
+      .def(
+          "id", [](const PyPartition& p) { return p.partition->id(); }, "The derived device: pass it to Context.")
       .def("parent", [](const PyPartition& p) { return p.partition->parent(); })
       .def("resources", [](const PyPartition& p) { return p.partition->resources(); })
       .def("label", [](const PyPartition& p) { return p.partition->label(); })
@@ -131,26 +134,31 @@ QS_NO_RESOURCES naming the resource, QS_NODEV when qaicd is not running.
       .def_static("Factory", &makeContext, py::arg("properties"), py::arg("devices"),
                   py::arg("logCallback") = py::none(), py::arg("logUserData") = py::none(),
                   py::arg("errorHandler") = py::none(), py::arg("errorUserData") = py::none())
-      .def("setLogLevel", [](PyContext& c, rt::QLogLevel level) { c.context->setLogLevel(level); }, py::arg("level"))
+      .def(
+          "setLogLevel", [](PyContext& c, rt::QLogLevel level) { c.context->setLogLevel(level); }, py::arg("level"))
       .def("getLogLevel", [](const PyContext& c) { return c.context->getLogLevel(); })
-      .def("getId", [](const PyContext& c) { return c.context->getId(); }, "Unique in this process; passed to the error handler.")
+      .def(
+          "getId", [](const PyContext& c) { return c.context->getId(); },
+          "Unique in this process; passed to the error handler.")
       .def("getDevices", [](const PyContext& c) { return c.context->getDevices(); })
-      .def("getPartition",
-           [](const PyContext& c) -> std::unique_ptr<PyPartition> {
-             auto partition = c.context->getPartition();
-             if (!partition) return nullptr;
-             auto p = std::make_unique<PyPartition>();
-             p->partition = std::move(partition);
-             return p;
-           },
-           "The partition acquired through properties.partition, or None.")
-      .def("allocateDmaBuffer",
-           [](PyContext& c, rt::QID device, std::size_t size) {
-             auto d = std::make_unique<PyDma>();
-             withoutGil([&] { d->dma = c.context->allocateDmaBuffer(device, size); });
-             return d;
-           },
-           py::arg("device"), py::arg("size"), "A DmaBuffer of `size` bytes on `device`.");
+      .def(
+          "getPartition",
+          [](const PyContext& c) -> std::unique_ptr<PyPartition> {
+            auto partition = c.context->getPartition();
+            if (!partition) return nullptr;
+            auto p = std::make_unique<PyPartition>();
+            p->partition = std::move(partition);
+            return p;
+          },
+          "The partition acquired through properties.partition, or None.")
+      .def(
+          "allocateDmaBuffer",
+          [](PyContext& c, rt::QID device, std::size_t size) {
+            auto d = std::make_unique<PyDma>();
+            withoutGil([&] { d->dma = c.context->allocateDmaBuffer(device, size); });
+            return d;
+          },
+          py::arg("device"), py::arg("size"), "A DmaBuffer of `size` bytes on `device`.");
 }
 
 }  // namespace qaicrt

@@ -56,9 +56,11 @@ the group registered under it; release() unregisters it.
 )doc")
       .def(py::init(&makeGroup), py::arg("name") = "")
       .def_static("Factory", &makeGroup, py::arg("name") = "")
-      .def("enable", [](PyGroup& g) { withoutGil([&] { g.group->enable(); }); }, "Loads every member and activates one.")
-      .def("disable", [](PyGroup& g) { withoutGil([&] { g.group->disable(); }); },
-           "Waits for inferences in flight, then deactivates.")
+      .def(
+          "enable", [](PyGroup& g) { withoutGil([&] { g.group->enable(); }); }, "Loads every member and activates one.")
+      .def(
+          "disable", [](PyGroup& g) { withoutGil([&] { g.group->disable(); }); },
+          "Waits for inferences in flight, then deactivates.")
       .def("release", [](PyGroup& g) { withoutGil([&] { g.group->release(); }); })
       .def("isEnabled",
            [](const PyGroup& g) {

@@ -91,9 +91,12 @@ void setBuffers(PyHandle& h, const py::sequence& items, Which which) {
   const auto indices = indicesOf(*h.state, which);
   checkWritable(*h.state, list, indices);
   withoutGil([&] {
-    if (which == Which::All) h.handle->setBuffers(list.buffers);
-    else if (which == Which::Inputs) h.handle->setInputBuffers(list.buffers);
-    else h.handle->setOutputBuffers(list.buffers);
+    if (which == Which::All)
+      h.handle->setBuffers(list.buffers);
+    else if (which == Which::Inputs)
+      h.handle->setInputBuffers(list.buffers);
+    else
+      h.handle->setOutputBuffers(list.buffers);
   });
   auto& owners = h.state->owners[h.handle.get()];
   owners.resize(h.state->isInput.size());
@@ -104,8 +107,10 @@ py::list buffersOf(const PyHandle& h, Which which) {
   py::list result;
   auto it = h.state->owners.find(h.handle.get());
   for (auto i : indicesOf(*h.state, which)) {
-    if (it != h.state->owners.end() && it->second[i]) result.append(py::cast(it->second[i]));
-    else result.append(py::none());
+    if (it != h.state->owners.end() && it->second[i])
+      result.append(py::cast(it->second[i]));
+    else
+      result.append(py::none());
   }
   return result;
 }
@@ -175,7 +180,8 @@ py::tuple runSync(const std::shared_ptr<SetState>& s, const py::sequence& items,
       if (status != rt::QS_SUCCESS) message = handle->getErrorMessage();
       if (outputDims)
         for (std::size_t i = 0; i < s->isInput.size(); ++i)
-          produced.push_back(s->isInput[i] ? std::nullopt : std::optional(handle->getOutputDims(static_cast<uint32_t>(i))));
+          produced.push_back(s->isInput[i] ? std::nullopt
+                                           : std::optional(handle->getOutputDims(static_cast<uint32_t>(i))));
       if (performanceCounts) counts = handle->getPerformanceCounts();
     } catch (...) {
       failure = std::current_exception();
@@ -215,8 +221,10 @@ py::tuple keepBusy(const std::shared_ptr<SetState>& s, const std::vector<PyHandl
   std::exception_ptr error;
   std::atomic<bool> stop{false};
   const auto start = Clock::now();
-  const auto deadline = seconds ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*seconds))
-                                : Clock::time_point::max();
+  const auto deadline = seconds
+                            ? start +
+                                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*seconds))
+                            : Clock::time_point::max();
   auto more = [&] {
     if (stop.load() || Clock::now() >= deadline) return false;
     return !count || submitted.fetch_add(1) < *count;
@@ -366,53 +374,68 @@ void bindInferenceSet(py::module_& m) {
       .def_readwrite("id", &PyInferenceSetProperties::id);
 
   py::class_<PyHandle>(m, "InferenceHandle", kHandleDoc)
-      .def("setBuffers", [](PyHandle& h, const py::sequence& b) { setBuffers(h, b, Which::All); }, py::arg("buffers"),
-           "One buffer per BufferMapping, in mapping order.")
-      .def("setInputBuffers", [](PyHandle& h, const py::sequence& b) { setBuffers(h, b, Which::Inputs); },
-           py::arg("inputs"), "The inputs only, in mapping order.")
-      .def("setOutputBuffers", [](PyHandle& h, const py::sequence& b) { setBuffers(h, b, Which::Outputs); },
-           py::arg("outputs"), "The outputs only, in mapping order.")
-      .def("getBuffers", [](const PyHandle& h) { return buffersOf(h, Which::All); }, "The QBuffers set (None where none was).")
+      .def(
+          "setBuffers", [](PyHandle& h, const py::sequence& b) { setBuffers(h, b, Which::All); }, py::arg("buffers"),
+          "One buffer per BufferMapping, in mapping order.")
+      .def(
+          "setInputBuffers", [](PyHandle& h, const py::sequence& b) { setBuffers(h, b, Which::Inputs); },
+          py::arg("inputs"), "The inputs only, in mapping order.")
+      .def(
+          "setOutputBuffers", [](PyHandle& h, const py::sequence& b) { setBuffers(h, b, Which::Outputs); },
+          py::arg("outputs"), "The outputs only, in mapping order.")
+      .def(
+          "getBuffers", [](const PyHandle& h) { return buffersOf(h, Which::All); },
+          "The QBuffers set (None where none was).")
       .def("getInputBuffers", [](const PyHandle& h) { return buffersOf(h, Which::Inputs); })
       .def("getOutputBuffers", [](const PyHandle& h) { return buffersOf(h, Which::Outputs); })
-      .def("setBufferDims",
-           [](PyHandle& h, uint32_t index, const std::vector<uint64_t>& dims) {
-             withoutGil([&] { h.handle->setBufferDims(index, dims); });
-           },
-           py::arg("bufferIndex"), py::arg("dims"), "Actual dims of a partial or specialized buffer (checked at submit).")
-      .def("setBufferSkipped",
-           [](PyHandle& h, uint32_t index, bool skipped) { withoutGil([&] { h.handle->setBufferSkipped(index, skipped); }); },
-           py::arg("bufferIndex"), py::arg("skipped") = true, "Selective IO: leave the buffer out of the next submissions.")
-      .def("getOutputDims",
-           [](const PyHandle& h, uint32_t index) {
-             std::vector<uint64_t> dims;
-             withoutGil([&] { dims = h.handle->getOutputDims(index); });
-             return dims;
-           },
-           py::arg("bufferIndex"), "Dims of an output after completion.")
+      .def(
+          "setBufferDims",
+          [](PyHandle& h, uint32_t index, const std::vector<uint64_t>& dims) {
+            withoutGil([&] { h.handle->setBufferDims(index, dims); });
+          },
+          py::arg("bufferIndex"), py::arg("dims"),
+          "Actual dims of a partial or specialized buffer (checked at submit).")
+      .def(
+          "setBufferSkipped",
+          [](PyHandle& h, uint32_t index, bool skipped) {
+            withoutGil([&] { h.handle->setBufferSkipped(index, skipped); });
+          },
+          py::arg("bufferIndex"), py::arg("skipped") = true,
+          "Selective IO: leave the buffer out of the next submissions.")
+      .def(
+          "getOutputDims",
+          [](const PyHandle& h, uint32_t index) {
+            std::vector<uint64_t> dims;
+            withoutGil([&] { dims = h.handle->getOutputDims(index); });
+            return dims;
+          },
+          py::arg("bufferIndex"), "Dims of an output after completion.")
       .def("getId", &requestIdOf, "The requestId of the last submit().")
-      .def("getStatus",
-           [](const PyHandle& h) {
-             rt::QStatus status;
-             withoutGil([&] { status = h.handle->getStatus(); });
-             return status;
-           },
-           "The outcome of the last completed inference.")
-      .def("getErrorMessage",
-           [](const PyHandle& h) {
-             std::string message;
-             withoutGil([&] { message = h.handle->getErrorMessage(); });
-             return message;
-           },
-           "Empty on success.")
-      .def("getPerformanceCounts",
-           [](const PyHandle& h) {
-             std::map<std::string, rt::PerfCounter> counts;
-             withoutGil([&] { counts = h.handle->getPerformanceCounts(); });
-             return counts;
-           },
-           "Stage name -> PerfCounter for the last completed inference ('0. queue wait' ... "
-           "'5. output postprocessing').")
+      .def(
+          "getStatus",
+          [](const PyHandle& h) {
+            rt::QStatus status;
+            withoutGil([&] { status = h.handle->getStatus(); });
+            return status;
+          },
+          "The outcome of the last completed inference.")
+      .def(
+          "getErrorMessage",
+          [](const PyHandle& h) {
+            std::string message;
+            withoutGil([&] { message = h.handle->getErrorMessage(); });
+            return message;
+          },
+          "Empty on success.")
+      .def(
+          "getPerformanceCounts",
+          [](const PyHandle& h) {
+            std::map<std::string, rt::PerfCounter> counts;
+            withoutGil([&] { counts = h.handle->getPerformanceCounts(); });
+            return counts;
+          },
+          "Stage name -> PerfCounter for the last completed inference ('0. queue wait' ... "
+          "'5. output postprocessing').")
       .def("__eq__", [](const PyHandle& a, const PyHandle& b) { return a.handle == b.handle; })
       .def("__hash__", [](const PyHandle& h) { return std::hash<const void*>()(h.handle.get()); })
       .def("__repr__", [](const PyHandle& h) { return "InferenceHandle(id=" + std::to_string(requestIdOf(h)) + ")"; });
@@ -430,8 +453,7 @@ void bindInferenceSet(py::module_& m) {
             withoutGil([&] { status = s->set->getAvailable(handle, timeoutUs); });
             return py::make_tuple(status, handleObject(s, std::move(handle)));
           },
-          py::arg("timeoutUs") = 0,
-          "Blocks until a handle is free: (QS_SUCCESS, handle), or (QS_TIMEDOUT, None).")
+          py::arg("timeoutUs") = 0, "Blocks until a handle is free: (QS_SUCCESS, handle), or (QS_TIMEDOUT, None).")
       .def(
           "submit",
           [](const std::shared_ptr<SetState>& s, PyHandle& h, uint64_t requestId) {

@@ -18,7 +18,9 @@ std::string dimsText(const std::vector<int64_t>& dims) {
 
 std::string mappingRepr(const rt::BufferMapping& m) {
   return "BufferMapping('" + m.bufferName + "', index=" + std::to_string(m.index) + ", " +
-         (m.ioType == rt::BUFFER_IO_TYPE_INPUT ? "input" : m.ioType == rt::BUFFER_IO_TYPE_OUTPUT ? "output" : "inval") +
+         (m.ioType == rt::BUFFER_IO_TYPE_INPUT    ? "input"
+          : m.ioType == rt::BUFFER_IO_TYPE_OUTPUT ? "output"
+                                                  : "inval") +
          ", " + std::to_string(m.size) + " bytes, dataType=" + std::to_string(static_cast<int>(m.dataType)) +
          (m.isPartialBufferAllowed ? ", partial" : "") + ")";
 }
@@ -39,7 +41,8 @@ std::shared_ptr<rt::Qpc> openQpc(const std::filesystem::path& path, const std::s
 }  // namespace
 
 void bindQpc(py::module_& m) {
-  py::class_<rt::BufferMapping>(m, "BufferMapping", "One user buffer of a program: name, index, direction, bytes, type.")
+  py::class_<rt::BufferMapping>(m, "BufferMapping",
+                                "One user buffer of a program: name, index, direction, bytes, type.")
       .def(py::init<>())
       .def(py::init<std::string, uint32_t, rt::QAicBufferIoTypeEnum, std::size_t, bool, rt::QAicBufferDataTypeEnum>(),
            py::arg("bufferName"), py::arg("index"), py::arg("ioType"), py::arg("size"),
@@ -92,9 +95,13 @@ void bindQpc(py::module_& m) {
 
   py::class_<rt::QpcFile>(m, "QpcFile", "The bytes of a program container file, read by load().")
       .def(py::init<std::string, std::string>(), py::arg("basePath"), py::arg("filename") = "programqpc.bin")
-      .def("load", [](rt::QpcFile& f) { withoutGil([&] { f.load(); }); }, "Reads the file; raises qaicrt.Error naming the path.")
-      .def("getBuffer", [](const rt::QpcFile& f) { return py::bytes(reinterpret_cast<const char*>(f.data()), f.size()); },
-           "The loaded bytes (a copy).")
+      .def(
+          "load", [](rt::QpcFile& f) { withoutGil([&] { f.load(); }); },
+          "Reads the file; raises qaicrt.Error naming the path.")
+      .def(
+          "getBuffer",
+          [](const rt::QpcFile& f) { return py::bytes(reinterpret_cast<const char*>(f.data()), f.size()); },
+          "The loaded bytes (a copy).")
       .def("size", &rt::QpcFile::size)
       .def("path", &rt::QpcFile::path);
 
@@ -122,13 +129,15 @@ container's bytes.
       .def("getBufferMappings", &rt::Qpc::getBufferMappings, "Every user buffer, in IO-descriptor order.")
       .def("getBufferMappingsV2", &rt::Qpc::getBufferMappingsV2, "The same with IoShapes and selective-IO flags.")
       .def("getBufferMappingsDma", &rt::Qpc::getBufferMappingsDma, "The mappings when buffers are DMA buffers.")
-      .def("getIoDescriptor",
-           [](const rt::Qpc& q) {
-             const rt::QData* d = q.getIoDescriptor();
-             return py::bytes(reinterpret_cast<const char*>(d->data), d->size);
-           },
-           "The IO descriptor section (a copy).")
-      .def("buffer", [](const py::object& self) { return py::memoryview(self); }, "The container's bytes, read-only.")
+      .def(
+          "getIoDescriptor",
+          [](const rt::Qpc& q) {
+            const rt::QData* d = q.getIoDescriptor();
+            return py::bytes(reinterpret_cast<const char*>(d->data), d->size);
+          },
+          "The IO descriptor section (a copy).")
+      .def(
+          "buffer", [](const py::object& self) { return py::memoryview(self); }, "The container's bytes, read-only.")
       .def("size", &rt::Qpc::size, "Bytes of the container.")
       .def_buffer([](rt::Qpc& q) {
         return py::buffer_info(const_cast<uint8_t*>(q.buffer()), 1, py::format_descriptor<uint8_t>::format(), 1,

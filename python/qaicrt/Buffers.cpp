@@ -46,8 +46,9 @@ BufferList toBufferList(const py::sequence& items) {
   list.owners.reserve(items.size());
   list.buffers.reserve(items.size());
   for (const py::handle item : items) {
-    SharedQBuffer owner = py::isinstance<PyQBuffer>(item) ? item.cast<SharedQBuffer>()
-                                                          : std::make_shared<PyQBuffer>(py::reinterpret_borrow<py::object>(item));
+    SharedQBuffer owner = py::isinstance<PyQBuffer>(item)
+                              ? item.cast<SharedQBuffer>()
+                              : std::make_shared<PyQBuffer>(py::reinterpret_borrow<py::object>(item));
     list.buffers.push_back(owner->qbuffer());
     list.owners.push_back(std::move(owner));
   }
@@ -66,16 +67,20 @@ py::buffer_info bytesOf(uint8_t* data, std::size_t size, bool readonly) {
 }
 
 // A numpy array over [offset, offset + shape x itemsize) of a DMA buffer, its base `self`.
-py::array dmaArray(const py::object& self, const py::object& dtypeLike, const py::object& shapeLike, std::size_t offset) {
+py::array dmaArray(const py::object& self, const py::object& dtypeLike, const py::object& shapeLike,
+                   std::size_t offset) {
   const auto& dma = *self.cast<const PyDma&>().dma;
   const py::dtype dtype = py::dtype::from_args(dtypeLike);
   const auto itemsize = static_cast<std::size_t>(dtype.itemsize());
-  if (offset > dma.size()) throw py::value_error("DmaBuffer.numpy: offset " + std::to_string(offset) + " is past the buffer's " + std::to_string(dma.size()) + " bytes");
+  if (offset > dma.size())
+    throw py::value_error("DmaBuffer.numpy: offset " + std::to_string(offset) + " is past the buffer's " +
+                          std::to_string(dma.size()) + " bytes");
   std::vector<py::ssize_t> shape;
   if (shapeLike.is_none()) {
     if ((dma.size() - offset) % itemsize != 0)
-      throw py::value_error("DmaBuffer.numpy: " + std::to_string(dma.size() - offset) + " bytes are not a whole number of " +
-                            std::to_string(itemsize) + "-byte elements; give a shape");
+      throw py::value_error("DmaBuffer.numpy: " + std::to_string(dma.size() - offset) +
+                            " bytes are not a whole number of " + std::to_string(itemsize) +
+                            "-byte elements; give a shape");
     shape.push_back(static_cast<py::ssize_t>((dma.size() - offset) / itemsize));
   } else if (py::isinstance<py::int_>(shapeLike)) {
     shape.push_back(shapeLike.cast<py::ssize_t>());
@@ -109,16 +114,22 @@ A QBuffer is itself a buffer: numpy.asarray(qbuffer) views the same bytes.
 )doc")
       .def(py::init([](const py::object& source) { return new PyQBuffer(source); }), py::arg("obj"),
            "Share the memory of `obj` (C-contiguous, buffer protocol); no copy is made.")
-      .def_property_readonly("size", [](const PyQBuffer& b) { return b.qbuffer().size; }, "Bytes.")
-      .def_property_readonly("buf", [](const PyQBuffer& b) { return reinterpret_cast<uintptr_t>(b.qbuffer().buf); },
-                             "The memory's address.")
-      .def_property_readonly("handle", [](const PyQBuffer& b) { return b.qbuffer().handle; },
-                             "DMA: the DmaBuffer's exported descriptor; -1 for heap memory.")
-      .def_property_readonly("offset", [](const PyQBuffer& b) { return b.qbuffer().offset; },
-                             "DMA: where the region starts inside the DmaBuffer.")
-      .def_property_readonly("type", [](const PyQBuffer& b) { return b.qbuffer().type; }, "QBufferType.")
-      .def_property_readonly("readonly", [](const PyQBuffer& b) { return !b.writable(); },
-                             "True for memory that cannot be written (an input only).")
+      .def_property_readonly(
+          "size", [](const PyQBuffer& b) { return b.qbuffer().size; }, "Bytes.")
+      .def_property_readonly(
+          "buf", [](const PyQBuffer& b) { return reinterpret_cast<uintptr_t>(b.qbuffer().buf); },
+          "The memory's address.")
+      .def_property_readonly(
+          "handle", [](const PyQBuffer& b) { return b.qbuffer().handle; },
+          "DMA: the DmaBuffer's exported descriptor; -1 for heap memory.")
+      .def_property_readonly(
+          "offset", [](const PyQBuffer& b) { return b.qbuffer().offset; },
+          "DMA: where the region starts inside the DmaBuffer.")
+      .def_property_readonly(
+          "type", [](const PyQBuffer& b) { return b.qbuffer().type; }, "QBufferType.")
+      .def_property_readonly(
+          "readonly", [](const PyQBuffer& b) { return !b.writable(); },
+          "True for memory that cannot be written (an input only).")
       .def_property_readonly("obj", &PyQBuffer::owner, "The object whose memory this is.")
       .def_buffer([](const PyQBuffer& b) { return bytesOf(b.qbuffer().buf, b.qbuffer().size, !b.writable()); })
       .def("__repr__", [](const PyQBuffer& b) {
@@ -134,9 +145,12 @@ InferenceSet.allocateDmaBuffer). qbuffer(offset, bytes) makes a QBuffer of a reg
 DmaBuffer alive. Where a buffer's device format is its user format the device reads and writes
 these pages in place. Do not touch a region while an inference using it is in flight.
 )doc")
-      .def("size", [](const PyDma& d) { return d.dma->size(); }, "Bytes.")
-      .def("fd", [](const PyDma& d) { return d.dma->fd(); }, "The exported descriptor (QBuffer.handle).")
-      .def("data", [](const PyDma& d) { return reinterpret_cast<uintptr_t>(d.dma->data()); }, "The mapped address.")
+      .def(
+          "size", [](const PyDma& d) { return d.dma->size(); }, "Bytes.")
+      .def(
+          "fd", [](const PyDma& d) { return d.dma->fd(); }, "The exported descriptor (QBuffer.handle).")
+      .def(
+          "data", [](const PyDma& d) { return reinterpret_cast<uintptr_t>(d.dma->data()); }, "The mapped address.")
       .def(
           "qbuffer",
           [](const py::object& self, std::size_t offset, std::size_t bytes) {
@@ -151,7 +165,9 @@ these pages in place. Do not touch a region while an inference using it is in fl
            "A writable numpy array over the buffer from `offset` (shape None: as many elements as fit); "
            "its base is this DmaBuffer.")
       .def_buffer([](const PyDma& d) { return bytesOf(d.dma->data(), d.dma->size(), false); })
-      .def("__repr__", [](const PyDma& d) { return "DmaBuffer(" + std::to_string(d.dma->size()) + " bytes, fd " + std::to_string(d.dma->fd()) + ")"; });
+      .def("__repr__", [](const PyDma& d) {
+        return "DmaBuffer(" + std::to_string(d.dma->size()) + " bytes, fd " + std::to_string(d.dma->fd()) + ")";
+      });
 }
 
 }  // namespace qaicrt

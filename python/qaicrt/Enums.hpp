@@ -14,8 +14,8 @@ namespace qaicrt {
 
 template <typename Enum>
 struct IntEnum {
-  static inline PyObject* type = nullptr;          // the enum.IntEnum subclass (module lifetime)
-  static inline std::vector<PyObject*> members;    // by value; null where no member has that value
+  static inline PyObject* type = nullptr;        // the enum.IntEnum subclass (module lifetime)
+  static inline std::vector<PyObject*> members;  // by value; null where no member has that value
 };
 
 // Creates the IntEnum `name` in `m` and puts its members beside it (qaicrt.QS_SUCCESS as in C++).
@@ -65,12 +65,12 @@ pybind11::handle castIntEnum(Enum value) {
 
 }  // namespace qaicrt
 
-#define QAICRT_INT_ENUM(Enum, Name)                                                                  \
-  namespace pybind11::detail {                                                                       \
-  template <>                                                                                        \
-  struct type_caster<Enum> {                                                                         \
-    PYBIND11_TYPE_CASTER(Enum, const_name(Name));                                                    \
-    bool load(handle source, bool) { return qaicrt::loadIntEnum(source, value); }                    \
+#define QAICRT_INT_ENUM(Enum, Name)                                                                      \
+  namespace pybind11::detail {                                                                           \
+  template <>                                                                                            \
+  struct type_caster<Enum> {                                                                             \
+    PYBIND11_TYPE_CASTER(Enum, const_name(Name));                                                        \
+    bool load(handle source, bool) { return qaicrt::loadIntEnum(source, value); }                        \
     static handle cast(Enum source, return_value_policy, handle) { return qaicrt::castIntEnum(source); } \
-  };                                                                                                 \
+  };                                                                                                     \
   }

@@ -70,8 +70,9 @@ void bindErrors(py::module_& m) {
   });
   m.def("errorFor", &errorFor, py::arg("status"), py::arg("message"),
         "The exception qaicrt raises for `status` (not raised): Error, InvalidArgumentError or TimedOutError.");
-  m.def("statusName", [](rt::QStatus status) { return std::string(rt::statusName(status)); }, py::arg("status"),
-        "The QStatus's name, e.g. 'QS_BUFFER_SIZE'.");
+  m.def(
+      "statusName", [](rt::QStatus status) { return std::string(rt::statusName(status)); }, py::arg("status"),
+      "The QStatus's name, e.g. 'QS_BUFFER_SIZE'.");
 }
 
 }  // namespace qaicrt

@@ -70,7 +70,8 @@ void onExit() {
   pythonGone = true;
   py::gil_scoped_release release;
   const auto callbacksDeadline = Clock::now() + kExitDrain;
-  while (inside.load() > 0 && Clock::now() < callbacksDeadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (inside.load() > 0 && Clock::now() < callbacksDeadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 }  // namespace
@@ -181,6 +182,8 @@ void registerLiveSet(const std::shared_ptr<rt::InferenceSet>& set) {
   liveSets.push_back(set);
 }
 
-void installExitHook() { py::module_::import("atexit").attr("register")(py::cpp_function([] { onExit(); })); }
+void installExitHook() {
+  py::module_::import("atexit").attr("register")(py::cpp_function([] { onExit(); }));
+}
 
 }  // namespace qaicrt

@@ -31,11 +31,9 @@ the runtime's threads take it. The qaic package builds a Session on top of this 
                               {"QS_WRONG_SET", rt::QS_WRONG_SET},
                               {"QS_DEVICE_ERROR", rt::QS_DEVICE_ERROR},
                               {"QS_CANCELED", rt::QS_CANCELED}});
-  defineIntEnum<rt::QLogLevel>(m, "QLogLevel", "Logging levels, QL_DEBUG < QL_INFO < QL_WARN < QL_ERROR.",
-                               {{"QL_DEBUG", rt::QL_DEBUG},
-                                {"QL_INFO", rt::QL_INFO},
-                                {"QL_WARN", rt::QL_WARN},
-                                {"QL_ERROR", rt::QL_ERROR}});
+  defineIntEnum<rt::QLogLevel>(
+      m, "QLogLevel", "Logging levels, QL_DEBUG < QL_INFO < QL_WARN < QL_ERROR.",
+      {{"QL_DEBUG", rt::QL_DEBUG}, {"QL_INFO", rt::QL_INFO}, {"QL_WARN", rt::QL_WARN}, {"QL_ERROR", rt::QL_ERROR}});
   defineIntEnum<rt::QAicBufferDataTypeEnum>(m, "QAicBufferDataTypeEnum", "A buffer's element type.",
                                             {{"BUFFER_DATA_TYPE_FLOAT", rt::BUFFER_DATA_TYPE_FLOAT},
                                              {"BUFFER_DATA_TYPE_FLOAT16", rt::BUFFER_DATA_TYPE_FLOAT16},
@@ -53,9 +51,9 @@ the runtime's threads take it. The qaic package builds a Session on top of this 
                                           {{"BUFFER_IO_TYPE_INPUT", rt::BUFFER_IO_TYPE_INPUT},
                                            {"BUFFER_IO_TYPE_OUTPUT", rt::BUFFER_IO_TYPE_OUTPUT},
                                            {"BUFFER_IO_TYPE_INVAL", rt::BUFFER_IO_TYPE_INVAL}});
-  defineIntEnum<rt::QBufferType>(m, "QBufferType", "Heap memory or a region of a DMA buffer.",
-                                 {{"QBUFFER_TYPE_HEAP", rt::QBUFFER_TYPE_HEAP},
-                                  {"QBUFFER_TYPE_DMABUF", rt::QBUFFER_TYPE_DMABUF}});
+  defineIntEnum<rt::QBufferType>(
+      m, "QBufferType", "Heap memory or a region of a DMA buffer.",
+      {{"QBUFFER_TYPE_HEAP", rt::QBUFFER_TYPE_HEAP}, {"QBUFFER_TYPE_DMABUF", rt::QBUFFER_TYPE_DMABUF}});
   defineIntEnum<rt::ProfilingType>(m, "ProfilingType", "What a ProfilingHandle collects.",
                                    {{"PROFILING_TYPE_LATENCY", rt::PROFILING_TYPE_LATENCY}});
 

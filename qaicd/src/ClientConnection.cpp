@@ -7,8 +7,7 @@ namespace qaic::qaicd {
 std::optional<PeerInfo> peerCredentials(int fd) {
   ucred cred{};
   socklen_t length = sizeof cred;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0 || length != sizeof cred)
-    return std::nullopt;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0 || length != sizeof cred) return std::nullopt;
   return PeerInfo{cred.uid, cred.gid, cred.pid};
 }
 

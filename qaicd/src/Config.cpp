@@ -97,7 +97,8 @@ Config parseConfig(std::string_view text, const std::string& source) {
   for (const auto& [key, value] : doc.items()) {
     if (key == "poll_ms") {
       if (!value.is_number_unsigned() || value.get<uint64_t>() < kMinPollMs || value.get<uint64_t>() > kMaxPollMs)
-        fail(source, "poll_ms: must be an integer in " + std::to_string(kMinPollMs) + ".." + std::to_string(kMaxPollMs));
+        fail(source,
+             "poll_ms: must be an integer in " + std::to_string(kMinPollMs) + ".." + std::to_string(kMaxPollMs));
       config.pollMs = value.get<unsigned>();
     } else if (key == "static_partitions") {
       if (!value.is_array()) fail(source, "static_partitions: must be an array");

@@ -61,13 +61,14 @@ Result<void> Daemon::setUp() {
   sigaddset(&set, SIGINT);
   signals_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!signals_) return lastError("signalfd");
-  if (auto t = loop_.add(signals_.get(), EPOLLIN, [this](uint64_t, uint32_t) {
-        signalfd_siginfo info{};
-        if (::read(signals_.get(), &info, sizeof info) == sizeof info)
-          logInfo(std::string("received ") + (info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT") +
-                  ": stopping; partitions stay on their devices");
-        loop_.stop();
-      });
+  if (auto t = loop_.add(signals_.get(), EPOLLIN,
+                         [this](uint64_t, uint32_t) {
+                           signalfd_siginfo info{};
+                           if (::read(signals_.get(), &info, sizeof info) == sizeof info)
+                             logInfo(std::string("received ") + (info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT") +
+                                     ": stopping; partitions stay on their devices");
+                           loop_.stop();
+                         });
       !t)
     return t.sysError();
   if (auto t = loop_.add(listen_.fd(), EPOLLIN, [this](uint64_t, uint32_t) { onAccept(); }); !t) return t.sysError();
@@ -78,9 +79,10 @@ Result<void> Daemon::setUp() {
     auto monitor = UdevMonitor::create();
     if (monitor) {
       udev_ = std::move(*monitor);
-      if (auto t = loop_.add(udev_->fd(), EPOLLIN, [this](uint64_t, uint32_t) {
-            if (udev_->drain()) rescan();
-          });
+      if (auto t = loop_.add(udev_->fd(), EPOLLIN,
+                             [this](uint64_t, uint32_t) {
+                               if (udev_->drain()) rescan();
+                             });
           t) {
         polling = false;
         logInfo("following devices through udev");
@@ -97,11 +99,12 @@ Result<void> Daemon::setUp() {
     period.it_interval.tv_nsec = static_cast<long>(options_.pollMs % 1000) * 1'000'000;
     period.it_value = period.it_interval;
     if (::timerfd_settime(timer_.get(), 0, &period, nullptr) != 0) return lastError("timerfd_settime");
-    if (auto t = loop_.add(timer_.get(), EPOLLIN, [this](uint64_t, uint32_t) {
-          uint64_t expirations = 0;
-          [[maybe_unused]] ssize_t n = ::read(timer_.get(), &expirations, sizeof expirations);
-          rescan();
-        });
+    if (auto t = loop_.add(timer_.get(), EPOLLIN,
+                           [this](uint64_t, uint32_t) {
+                             uint64_t expirations = 0;
+                             [[maybe_unused]] ssize_t n = ::read(timer_.get(), &expirations, sizeof expirations);
+                             rescan();
+                           });
         !t)
       return t.sysError();
   }
@@ -112,7 +115,8 @@ Result<void> Daemon::setUp() {
     if (!plugin) return plugin.sysError();
     kubelet_ = std::move(*plugin);
   } else if (!options_.config.k8sProfiles.empty()) {
-    logWarn("k8s_profiles are configured but the kubelet plugin is off (no --kubelet-dir): no profile partitions are made");
+    logWarn(
+        "k8s_profiles are configured but the kubelet plugin is off (no --kubelet-dir): no profile partitions are made");
   }
   rescan();
   if (kubelet_)
@@ -124,8 +128,7 @@ Result<void> Daemon::setUp() {
 void Daemon::run() {
   loop_.run();
   if (kubelet_) kubelet_->stop();
-  logInfo("stopped with " + std::to_string(registry_.partitions().size()) +
-          " partitions left for the next start");
+  logInfo("stopped with " + std::to_string(registry_.partitions().size()) + " partitions left for the next start");
 }
 
 void Daemon::rescan() {
@@ -226,8 +229,8 @@ void Daemon::onAccept() {
       continue;
     }
     clients_.emplace(*token, ClientConnection(std::move(fd), *peer));
-    logInfo("connection " + std::to_string(*token) + " from uid " + std::to_string(peer->uid) +
-            " pid " + std::to_string(peer->pid));
+    logInfo("connection " + std::to_string(*token) + " from uid " + std::to_string(peer->uid) + " pid " +
+            std::to_string(peer->pid));
   }
 }
 
@@ -243,7 +246,8 @@ void Daemon::onClient(uint64_t token, uint32_t events) {
     const auto state = client.read();
     if (!serveQueued(token)) return;
     if (state == ClientConnection::ReadState::TooLong) {
-      (void)client.send(errorLine(ProtocolError{E2BIG, "request: line longer than " + std::to_string(kMaxLineBytes) + " bytes", {}}));
+      (void)client.send(
+          errorLine(ProtocolError{E2BIG, "request: line longer than " + std::to_string(kMaxLineBytes) + " bytes", {}}));
       return closeClient(token, "request line too long");
     }
     if (state == ClientConnection::ReadState::Closed) return closeClient(token, "closed");
@@ -261,8 +265,10 @@ bool Daemon::serveQueued(uint64_t token) {
       return false;
     }
   }
-  if (client.hasQueuedLines()) backlog_.insert(token);
-  else backlog_.erase(token);
+  if (client.hasQueuedLines())
+    backlog_.insert(token);
+  else
+    backlog_.erase(token);
   return true;
 }
 
@@ -307,9 +313,10 @@ std::string Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request
   switch (request.op) {
     case Op::Hello: {
       if (request.version != kProtocolVersion)
-        return errorLine(refusal(EPROTONOSUPPORT, "version: " + std::to_string(request.version) +
-                                                      " is not supported (this qaicd speaks " +
-                                                      std::to_string(kProtocolVersion) + ")", id));
+        return errorLine(refusal(EPROTONOSUPPORT,
+                                 "version: " + std::to_string(request.version) +
+                                     " is not supported (this qaicd speaks " + std::to_string(kProtocolVersion) + ")",
+                                 id));
       return successLine(id, toJson(HelloInfo{kProtocolVersion, options_.root, ::getpid(), peer}));
     }
     case Op::Devices: {
@@ -342,9 +349,10 @@ std::string Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request
       // The holder's connection, another process of the holder's uid (qaic-util remove), or root.
       const bool holdersUid = !p->isStatic() && peer.uid == p->ownerUid;
       if (p->connection != token && peer.uid != 0 && !holdersUid)
-        return errorLine(refusal(EPERM, "partition " + std::to_string(p->id) +
-                                            ": held by uid " + std::to_string(p->ownerUid) +
-                                            "; only that uid or root may release it", id));
+        return errorLine(refusal(EPERM,
+                                 "partition " + std::to_string(p->id) + ": held by uid " + std::to_string(p->ownerUid) +
+                                     "; only that uid or root may release it",
+                                 id));
       if (auto e = registry_.remove(p->id, "released by pid " + std::to_string(peer.pid))) {
         e->id = id;
         return errorLine(*e);
@@ -358,10 +366,11 @@ std::string Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request
         return errorLine(refusal(ENOENT, "partition: " + std::to_string(request.partition) + " does not exist", id));
       if (p->connection != token) {
         if (p->isStatic())
-          return errorLine(refusal(EPERM, "partition " + std::to_string(p->id) + ": static partitions have no lease", id));
+          return errorLine(
+              refusal(EPERM, "partition " + std::to_string(p->id) + ": static partitions have no lease", id));
         if (p->holderPid != peer.pid)
-          return errorLine(refusal(EPERM, "partition " + std::to_string(p->id) + ": held by pid " +
-                                              std::to_string(p->holderPid), id));
+          return errorLine(refusal(
+              EPERM, "partition " + std::to_string(p->id) + ": held by pid " + std::to_string(p->holderPid), id));
         if (p->connection != 0)
           return errorLine(refusal(EBUSY, "partition " + std::to_string(p->id) + ": bound to another connection", id));
         p->connection = token;

@@ -54,8 +54,8 @@ bool processAlive(pid_t pid) {
 void DeviceRegistry::forgetDevice(uint32_t index) {
   for (auto it = partitions_.begin(); it != partitions_.end();) {
     if (it->second.device == index) {
-      logWarn("device " + std::to_string(index) + " went away: dropping partition " +
-              std::to_string(it->first) + " (" + it->second.label + ")");
+      logWarn("device " + std::to_string(index) + " went away: dropping partition " + std::to_string(it->first) + " (" +
+              it->second.label + ")");
       it = partitions_.erase(it);
     } else {
       ++it;
@@ -114,7 +114,8 @@ std::optional<Partition> DeviceRegistry::readPartition(uint32_t id) const {
   p.holderPid = static_cast<pid_t>(*holder);
   if (auto uid = sysfs.readU64(driver::sysfs::kPartitionOwnerUid)) p.ownerUid = static_cast<uint32_t>(*uid);
   if (auto gid = sysfs.readU64(driver::sysfs::kPartitionOwnerGid)) p.ownerGid = static_cast<uint32_t>(*gid);
-  if (auto mode = sysfs.read(driver::sysfs::kPartitionMode)) p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
+  if (auto mode = sysfs.read(driver::sysfs::kPartitionMode))
+    p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
   if (auto label = sysfs.read(driver::sysfs::kPartitionLabel)) p.label = *label;
   p.resources = totalOf(*report);
   return p;
@@ -139,8 +140,8 @@ std::string DeviceRegistry::refusal(uint32_t device, driver::PartitionResource w
   auto node = devices_.find(device);
   if (node == devices_.end()) return where + "gone";
   auto report = driver::queryDeviceStatus(node->second);
-  const std::string requested =
-      where + driver::partitionResourceName(which) + ": " + std::to_string(amountOf(spec.resources, which)) + " requested";
+  const std::string requested = where + driver::partitionResourceName(which) + ": " +
+                                std::to_string(amountOf(spec.resources, which)) + " requested";
   if (!report) return requested + " (free count unknown: " + report.message() + ")";
   return requested + ", " + std::to_string(amountOf(freeOf(*report), which)) + " free";
 }
@@ -185,8 +186,8 @@ std::variant<Partition*, ProtocolError> DeviceRegistry::createOn(uint32_t device
   p.label = spec.label;
   auto [it, inserted] = partitions_.insert_or_assign(p.id, std::move(p));
   (void)inserted;
-  logInfo("partition " + std::to_string(it->first) + " created on device " + std::to_string(device) +
-          " for uid " + std::to_string(spec.ownerUid) + " holder " + std::to_string(spec.holderPid));
+  logInfo("partition " + std::to_string(it->first) + " created on device " + std::to_string(device) + " for uid " +
+          std::to_string(spec.ownerUid) + " holder " + std::to_string(spec.holderPid));
   return &it->second;
 }
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "driver/DeviceNode.hpp"
-#include "driver/DeviceRoot.hpp"
 #include "driver/DeviceProtocol.hpp"
+#include "driver/DeviceRoot.hpp"
 #include "qaicd/Protocol.hpp"
 
 namespace qaic::qaicd {

@@ -18,8 +18,8 @@ void emit(const char* level, const std::string& message) {
   // One write per line so lines of concurrent processes sharing a log file do not interleave.
   char prefix[64];
   const int n = std::snprintf(prefix, sizeof prefix, "qaicd[%d] %lld.%03lld %s: ", static_cast<int>(::getpid()),
-                              static_cast<long long>(now.count() / 1000),
-                              static_cast<long long>(now.count() % 1000), level);
+                              static_cast<long long>(now.count() / 1000), static_cast<long long>(now.count() % 1000),
+                              level);
   std::string line(prefix, n > 0 ? static_cast<std::size_t>(n) : 0);
   line += message;
   line += '\n';

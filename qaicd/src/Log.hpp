@@ -7,7 +7,7 @@ namespace qaic::qaicd {
 
 void setVerbose(bool verbose);
 bool verbose();
-void logInfo(const std::string& message);   // only with -v
-void logWarn(const std::string& message);   // always
+void logInfo(const std::string& message);  // only with -v
+void logWarn(const std::string& message);  // always
 
 }  // namespace qaic::qaicd

@@ -58,25 +58,34 @@ CommandLine parseCommandLine(const std::vector<std::string>& given) {
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--root") line.root = value(i, a);
-    else if (a == "--socket") line.socket = value(i, a);
-    else if (a == "--config") line.config = value(i, a);
+    if (a == "--root")
+      line.root = value(i, a);
+    else if (a == "--socket")
+      line.socket = value(i, a);
+    else if (a == "--config")
+      line.config = value(i, a);
     else if (a == "--kubelet-dir") {
       line.kubeletDir = value(i, a);
       if (line.kubeletDir->empty()) throw UsageError("--kubelet-dir: needs a directory");
-    } else if (a == "--no-kubelet") line.noKubelet = true;
-    else if (a == "--kubelet-mounts-only") line.kubeletMountsOnly = true;
-    else if (a == "--daemon") line.daemon = true;
-    else if (a == "-v" || a == "--verbose") line.verbose = true;
-    else if (a == "-h" || a == "--help") line.help = true;
-    else if (a == "--version") line.version = true;
+    } else if (a == "--no-kubelet")
+      line.noKubelet = true;
+    else if (a == "--kubelet-mounts-only")
+      line.kubeletMountsOnly = true;
+    else if (a == "--daemon")
+      line.daemon = true;
+    else if (a == "-v" || a == "--verbose")
+      line.verbose = true;
+    else if (a == "-h" || a == "--help")
+      line.help = true;
+    else if (a == "--version")
+      line.version = true;
     else if (a == "--poll-ms") {
       const std::string text = value(i, a);
       unsigned ms = 0;
       auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
       if (ec != std::errc() || end != text.data() + text.size() || ms < kMinPollMs || ms > kMaxPollMs)
-        throw UsageError("--poll-ms: \"" + text + "\" is not an integer in " + std::to_string(kMinPollMs) +
-                         ".." + std::to_string(kMaxPollMs));
+        throw UsageError("--poll-ms: \"" + text + "\" is not an integer in " + std::to_string(kMinPollMs) + ".." +
+                         std::to_string(kMaxPollMs));
       line.pollMs = ms;
     } else {
       throw UsageError("unknown argument \"" + a + "\"");

@@ -9,9 +9,9 @@
 namespace qaic::qaicd {
 
 struct CommandLine {
-  std::string root;          // --root, else $QAIC_ROOT, else "/"
-  std::string socket;        // --socket, else $QAICD_SOCKET, else /run/qaic/qaicd.sock
-  std::string config;        // --config
+  std::string root;    // --root, else $QAIC_ROOT, else "/"
+  std::string socket;  // --socket, else $QAICD_SOCKET, else /run/qaic/qaicd.sock
+  std::string config;  // --config
   std::optional<unsigned> pollMs;
   std::optional<std::string> kubeletDir;  // --kubelet-dir
   bool noKubelet = false;                 // --no-kubelet

@@ -46,7 +46,7 @@ TEST_P(PyTorchModelsOnDevice, MatchPyTorchThroughQaicRunner) {
   const SuiteModel model = loadSuiteModel(GetParam());
   const fs::path dir = *work_ / GetParam();
   const auto compiled = runTool("qaic-exec", {"-m=" + model.onnxPath, "-aic-binary-dir=" + dir.string()},
-                                   std::chrono::seconds(300));
+                                std::chrono::seconds(300));
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
   std::vector<std::string> args = {"-t", dir.string(), "-n", "1", "--write-output-dir", (dir / "out").string()};
   for (const auto& input : model.inputs) args.insert(args.end(), {"-i", input.path});
@@ -104,12 +104,12 @@ TEST_F(DeviceIndexErrors, OutOfRangeIndexFailsThatInferenceNamingOpAndIndex) {
   const fs::path dir = *work_ / "index-errors";
   fs::create_directories(dir);
   std::ofstream(dir / "net.json") << kNetwork;
-  const auto compiled = runTool("qaic-exec", {"-m=" + (dir / "net.json").string(),
-                                                          "-aic-binary-dir=" + (dir / "qpc").string()});
+  const auto compiled = runTool("qaic-exec",
+                                {"-m=" + (dir / "net.json").string(), "-aic-binary-dir=" + (dir / "qpc").string()});
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
   const auto run = [&](const fs::path& rows, const fs::path& slots) {
-    return runTool("qaic-runner", {"-t", (dir / "qpc").string(), "-i", rows.string(), "-i", slots.string(),
-                                                "-n", "1", "--write-output-dir", (dir / "out").string()});
+    return runTool("qaic-runner", {"-t", (dir / "qpc").string(), "-i", rows.string(), "-i", slots.string(), "-n", "1",
+                                   "--write-output-dir", (dir / "out").string()});
   };
   const fs::path goodRows = writeIndices(dir / "good-rows.bin", {3, -4});
   const fs::path goodSlots = writeIndices(dir / "good-slots.bin", {2, 1});
@@ -130,7 +130,8 @@ TEST_F(DeviceIndexErrors, OutOfRangeIndexFailsThatInferenceNamingOpAndIndex) {
   ASSERT_EQ(good.exitCode, 0) << good.out << good.err << emulator_->log();
   const auto picked = readRawTensor((dir / "out" / "picked-inf-0.bin").string(), ir::DType::Float, {2, 3});
   const auto marked = readRawTensor((dir / "out" / "marked-inf-0.bin").string(), ir::DType::Int64, {4});
-  EXPECT_EQ(compareWithTorch(picked, onnx::fromDoubles("", ir::DType::Float, {2, 3}, {30, 31, 32, 0, 1, 2}), "picked"), "");
+  EXPECT_EQ(compareWithTorch(picked, onnx::fromDoubles("", ir::DType::Float, {2, 3}, {30, 31, 32, 0, 1, 2}), "picked"),
+            "");
   EXPECT_EQ(compareWithTorch(marked, onnx::fromInt64s("", ir::DType::Int64, {4}, {0, 1, 2, 0}), "marked"), "");
 }
 

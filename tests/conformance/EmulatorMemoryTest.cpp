@@ -27,8 +27,8 @@ TEST(EmulatorMemory, ConsecutiveClientRunsOfResNet18LeaveNothingBehind) {
                   {"--index", "index.txt", "--models", "resnet18_full"});
   testing::TempDir work("qaic-emu-memory");
   const std::string qpc = (work.path() / "qpc").string();
-  const auto compiled = testing::runTool("qaic-exec", {"-m=" + models + "/resnet18_full.onnx", "-aic-binary-dir=" + qpc},
-                                         std::chrono::seconds(120));
+  const auto compiled = testing::runTool(
+      "qaic-exec", {"-m=" + models + "/resnet18_full.onnx", "-aic-binary-dir=" + qpc}, std::chrono::seconds(120));
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
 
   testing::EmulatorProcess emulator;
@@ -58,8 +58,8 @@ TEST(EmulatorMemory, ConsecutiveClientRunsOfResNet18LeaveNothingBehind) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       resident = residentKb();
     }
-    std::cout << "after run " << run << ": " << resident << " kB resident (peak of the first run "
-              << firstRunPeak << " kB)\n";
+    std::cout << "after run " << run << ": " << resident << " kB resident (peak of the first run " << firstRunPeak
+              << " kB)\n";
     EXPECT_LE(resident, bound) << "run " << run << ": the emulator kept what earlier clients' programs used";
   }
 }

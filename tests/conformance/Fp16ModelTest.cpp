@@ -76,8 +76,7 @@ double runFp16(const std::string& name, const std::string& layout, const std::st
   EXPECT_EQ(formatOf(model.inputs[0].value.dims), inputFormat) << r.out;
   EXPECT_EQ(formatOf(model.outputs[0].value.dims), outputFormat) << r.out;
   const fs::path out = dir.path() / "out";
-  r = runTool("qaic-runner",
-              {"-t", qpc, "-i", model.inputs[0].path, "-n", "1", "--write-output-dir", out.string()},
+  r = runTool("qaic-runner", {"-t", qpc, "-i", model.inputs[0].path, "-n", "1", "--write-output-dir", out.string()},
               std::chrono::seconds(240));
   EXPECT_EQ(r.exitCode, 0) << r.err << r.out << "\nemulator log:\n" << emulator.log();
   const auto& expected = model.outputs[0];
@@ -92,8 +91,7 @@ class Fp16Models : public ::testing::TestWithParam<std::string> {};
 TEST_P(Fp16Models, MatchPyTorchThroughTheRunnerInDwhc) {
   const double error = runFp16(GetParam(), "", "DWHC TL_FLOAT16");
   EXPECT_LE(error, kFp16Tolerance) << GetParam();
-  std::cout << GetParam() << " (fp16, DWHC, qaic-runner on qaic-emu): max abs error / max |torch| = " << error
-            << "\n";
+  std::cout << GetParam() << " (fp16, DWHC, qaic-runner on qaic-emu): max abs error / max |torch| = " << error << "\n";
   RecordProperty("relative_max_error", std::to_string(error));
 }
 

@@ -22,7 +22,8 @@ TEST_P(PyTorchModels, MatchPyTorchOnHostExecutor) {
   const auto outputs = program.run(inputs);
   ASSERT_EQ(outputs.size(), model.outputs.size());
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const std::string problem = compareWithTorch(outputs[i], model.outputs[i].value, "output '" + model.outputs[i].name + "'");
+    const std::string problem = compareWithTorch(outputs[i], model.outputs[i].value,
+                                                 "output '" + model.outputs[i].name + "'");
     EXPECT_EQ(problem, "") << GetParam() << " (opset " << model.opset << ")";
   }
 }

@@ -53,14 +53,38 @@ std::vector<ModelTensor> tensors(const std::string& dir, const nlohmann::json& l
 }  // namespace
 
 const std::vector<std::string>& suiteModels() {
-  static const std::vector<std::string> models = {
-      "alexnet",       "vgg_bn",          "resnet",           "resnext",          "wide_resnet",      "densenet",
-      "googlenet",     "inception_v3",    "squeezenet",       "mobilenet_v2",     "mobilenet_v3_large",
-      "mobilenet_v3_small", "mnasnet",    "shufflenet_v2",    "efficientnet",     "efficientnet_v2",
-      "regnet_x",      "regnet_y",        "convnext",         "convnext_opset17", "vit",
-      "vit_opset17",   "swin",            "maxvit",           "bert",             "bert_relu_opset17",
-      "gpt",           "gpt_opset17",     "decoder_relu",     "decoder_gelu",     "attention_masks",
-      "conv1d"};
+  static const std::vector<std::string> models = {"alexnet",
+                                                  "vgg_bn",
+                                                  "resnet",
+                                                  "resnext",
+                                                  "wide_resnet",
+                                                  "densenet",
+                                                  "googlenet",
+                                                  "inception_v3",
+                                                  "squeezenet",
+                                                  "mobilenet_v2",
+                                                  "mobilenet_v3_large",
+                                                  "mobilenet_v3_small",
+                                                  "mnasnet",
+                                                  "shufflenet_v2",
+                                                  "efficientnet",
+                                                  "efficientnet_v2",
+                                                  "regnet_x",
+                                                  "regnet_y",
+                                                  "convnext",
+                                                  "convnext_opset17",
+                                                  "vit",
+                                                  "vit_opset17",
+                                                  "swin",
+                                                  "maxvit",
+                                                  "bert",
+                                                  "bert_relu_opset17",
+                                                  "gpt",
+                                                  "gpt_opset17",
+                                                  "decoder_relu",
+                                                  "decoder_gelu",
+                                                  "attention_masks",
+                                                  "conv1d"};
   return models;
 }
 
@@ -87,7 +111,8 @@ onnx::ImportedTensor readRawTensor(const std::string& path, ir::DType dtype, con
   onnx::ImportedTensor t{path, dtype, dims, {}};
   const std::size_t expected = static_cast<std::size_t>(ir::elementCount(dims)) * ir::dtypeSize(dtype);
   if (bytes.size() != expected) {
-    throw std::runtime_error(path + ": " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(expected));
+    throw std::runtime_error(path + ": " + std::to_string(bytes.size()) + " bytes, expected " +
+                             std::to_string(expected));
   }
   t.data.resize(bytes.size());
   std::memcpy(t.data.data(), bytes.data(), bytes.size());

@@ -2,9 +2,9 @@
 // claims, imported and run on the host executor. Generated into the build tree on first use.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <cstdio>
 #include <map>
 
 #include "GeneratedData.hpp"

@@ -28,11 +28,12 @@ pb::ModelProto loadModel(const std::string& caseDir) {
 // Names of graph inputs that feed operator parameters rather than data.
 std::set<std::string> parameterInputs(const pb::GraphProto& graph) {
   static const std::map<std::string, std::set<int>> kParameterSlots = {
-      {"Reshape", {1}},         {"Clip", {1, 2}},      {"Pad", {1, 2, 3}},      {"Dropout", {1, 2}},
-      {"Slice", {1, 2, 3, 4}},  {"Squeeze", {1}},      {"Unsqueeze", {1}},      {"Split", {1}},
-      {"Expand", {1}},          {"Tile", {1}},         {"ReduceSum", {1}},      {"Resize", {1, 2, 3}},
-      {"Range", {0, 1, 2}},     {"ConstantOfShape", {0}}, {"Trilu", {1}},     {"TopK", {1}},
-      {"CumSum", {1}},          {"OneHot", {1, 2}}};
+      {"Reshape", {1}},     {"Clip", {1, 2}},         {"Pad", {1, 2, 3}},
+      {"Dropout", {1, 2}},  {"Slice", {1, 2, 3, 4}},  {"Squeeze", {1}},
+      {"Unsqueeze", {1}},   {"Split", {1}},           {"Expand", {1}},
+      {"Tile", {1}},        {"ReduceSum", {1}},       {"Resize", {1, 2, 3}},
+      {"Range", {0, 1, 2}}, {"ConstantOfShape", {0}}, {"Trilu", {1}},
+      {"TopK", {1}},        {"CumSum", {1}},          {"OneHot", {1, 2}}};
   std::set<std::string> names;
   for (const auto& node : graph.node()) {
     const auto it = kParameterSlots.find(node.op_type());
@@ -66,7 +67,8 @@ std::string runDataSet(const pb::ModelProto& original, const std::string& caseDi
     const std::string& name = graph.input(j).name();
     if (parameters.count(name)) {
       pb::TensorProto proto;
-      if (!proto.ParseFromString(onnx::readFileBounded(file, std::size_t{1} << 30))) return file + ": not a TensorProto";
+      if (!proto.ParseFromString(onnx::readFileBounded(file, std::size_t{1} << 30)))
+        return file + ": not a TensorProto";
       proto.set_name(name);
       *graph.add_initializer() = proto;
     } else {
@@ -74,8 +76,8 @@ std::string runDataSet(const pb::ModelProto& original, const std::string& caseDi
     }
   }
   const std::string bytes = model.SerializeAsString();
-  const onnx::ImportedModel imported =
-      onnx::importOnnxBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), {}, caseDir + "/model.onnx");
+  const onnx::ImportedModel imported = onnx::importOnnxBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), {},
+                                                             caseDir + "/model.onnx");
 
   std::vector<const onnx::ImportedTensor*> inputs;
   for (const auto& io : imported.graph.io) {

@@ -60,7 +60,7 @@ void EmuIoctlHarness::wellFormedManage(Session& s, InputReader& in) {
     case ManageKind::ReleaseGroup:
     case ManageKind::QueryGroup:
       group.op = static_cast<uint32_t>(kind == ManageKind::ReleaseGroup ? driver::ResourceGroupOp::Release
-                                                                      : driver::ResourceGroupOp::Query);
+                                                                        : driver::ResourceGroupOp::Query);
       group.groupId = pick(s.groups, in.u8(), 1);
       b.resourceGroup(group);
       break;
@@ -79,7 +79,8 @@ void EmuIoctlHarness::wellFormedManage(Session& s, InputReader& in) {
   driver::ManageBuffer msg = b.take();
   if (continuation) {
     // Every DMA transaction after the first of the load becomes a continuation.
-    for (std::size_t off = sizeof(qaic_manage_trans_dma_xfer); off < msg.len; off += sizeof(qaic_manage_trans_dma_xfer)) {
+    for (std::size_t off = sizeof(qaic_manage_trans_dma_xfer); off < msg.len;
+         off += sizeof(qaic_manage_trans_dma_xfer)) {
       qaic_manage_trans_hdr hdr;
       std::memcpy(&hdr, msg.data() + off, sizeof hdr);
       if (hdr.type != QAIC_TRANS_DMA_XFER_FROM_USR) break;
@@ -127,7 +128,8 @@ void EmuIoctlHarness::wellFormedAttach(Session& s, InputReader& in) {
   }
   std::memcpy(arena_ + kSlicesAt, entries.data(), entries.size() * sizeof entries[0]);
   qaic_attach_slice a{};
-  a.hdr = {count, dbc, bo->handle, static_cast<uint32_t>(toDevice ? QAIC_DIR_TO_DEVICE : QAIC_DIR_FROM_DEVICE), bo->size};
+  a.hdr = {count, dbc, bo->handle, static_cast<uint32_t>(toDevice ? QAIC_DIR_TO_DEVICE : QAIC_DIR_FROM_DEVICE),
+           bo->size};
   a.data = reinterpret_cast<uint64_t>(arena_ + kSlicesAt);
   if (ioctl(s, DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a, sizeof a, nullptr, false) != 0) return;
   bo->dbc = dbc;
@@ -159,8 +161,7 @@ void EmuIoctlHarness::wellFormedExecute(Session& s, InputReader& in) {
   qaic_execute a{};
   a.hdr = {static_cast<uint32_t>(entries.size()), dbc};
   a.data = reinterpret_cast<uint64_t>(arena_ + kEntriesAt);
-  ioctl(s, partial ? DRM_IOCTL_QAIC_PARTIAL_EXECUTE_BO : DRM_IOCTL_QAIC_EXECUTE_BO, &a, sizeof a,
-        nullptr, false);
+  ioctl(s, partial ? DRM_IOCTL_QAIC_PARTIAL_EXECUTE_BO : DRM_IOCTL_QAIC_EXECUTE_BO, &a, sizeof a, nullptr, false);
 }
 
 // What a client does through its mapping of the BO, done through the BO's memory file.
@@ -182,8 +183,7 @@ void EmuIoctlHarness::writeBo(Session& s, InputReader& in) {
     struct {
       driver::RequestDescriptorHeader header;
       driver::RequestDescriptorEntry entries[2];
-    } request{{driver::kRequestDescriptorMagic, driver::kDescriptorVersion, 2, 1},
-              {{1, 2, {1, 16}}, {1, 2, {1, 16}}}};
+    } request{{driver::kRequestDescriptorMagic, driver::kDescriptorVersion, 2, 1}, {{1, 2, {1, 16}}, {1, 2, {1, 16}}}};
     if (sizeof request <= bo->size) (void)!::pwrite(fd, &request, sizeof request, 0);
   }
   if (offset < bo->size && !bytes.empty())
@@ -200,9 +200,7 @@ void EmuIoctlHarness::fault(Session& s, InputReader& in) {
       s.device->writeAttribute(driver::sysfs::kFaultDmaFail,
                                std::to_string(value % 9) + " " + std::to_string(1 + value / 9 % 4));
       break;
-    case 1:
-      s.device->writeAttribute(driver::sysfs::kFaultNspHang, (value & 1) ? "1" : "0");
-      break;
+    case 1: s.device->writeAttribute(driver::sysfs::kFaultNspHang, (value & 1) ? "1" : "0"); break;
     case 2: s.device->writeAttribute(driver::sysfs::kFaultReset, "1"); break;
     case 3: s.device->writeAttribute(driver::sysfs::kFaultRemove, "1"); break;
   }

@@ -57,8 +57,7 @@ void EmuIoctlHarness::gemClose(Session& s, InputReader& in) {
   if (fix & kFixFields) a.pad = 0;
   if (ioctl(s, DRM_IOCTL_GEM_CLOSE, &a, sizeof a, nullptr, isShort(fix)) != 0) return;
   std::erase_if(s.bos, [&](const Bo& b) { return b.handle == a.handle; });
-  if (ioctl(s, DRM_IOCTL_GEM_CLOSE, &a, sizeof a, nullptr, false) != EINVAL)
-    violated("a closed handle closed again");
+  if (ioctl(s, DRM_IOCTL_GEM_CLOSE, &a, sizeof a, nullptr, false) != EINVAL) violated("a closed handle closed again");
   qaic_mmap_bo m{a.handle, 0, 0};
   if (ioctl(s, DRM_IOCTL_QAIC_MMAP_BO, &m, sizeof m, nullptr, false) != ENOENT)
     violated("a closed handle still names a BO");
@@ -76,7 +75,8 @@ void EmuIoctlHarness::primeExport(Session& s, InputReader& in) {
     qaic_mmap_bo out{};
     if (ioctl(s, DRM_IOCTL_QAIC_MMAP_BO, &m, sizeof m, &out, false) != 0) return;
     const std::string path = shm_->path() + "/" + driver::boFileName(out.offset);
-    opened = ::open(path.c_str(), ((a.flags & DRM_RDWR) ? O_RDWR : O_RDONLY) | ((a.flags & DRM_CLOEXEC) ? O_CLOEXEC : 0));
+    opened = ::open(path.c_str(),
+                    ((a.flags & DRM_RDWR) ? O_RDWR : O_RDONLY) | ((a.flags & DRM_CLOEXEC) ? O_CLOEXEC : 0));
     if (opened < 0) violated("a live BO has no memory file");
     a.fd = opened;
   } else if (kind == 1) {
@@ -91,8 +91,10 @@ void EmuIoctlHarness::primeExport(Session& s, InputReader& in) {
     s.exports.push_back({opened, a.handle});
     return;
   }
-  if (kind == 0 && rc == 0) s.exports.push_back({opened, a.handle});
-  else if (opened >= 0) ::close(opened);
+  if (kind == 0 && rc == 0)
+    s.exports.push_back({opened, a.handle});
+  else if (opened >= 0)
+    ::close(opened);
   if (kind == 0 && rc != 0 && !isShort(fix) && (a.flags & ~(DRM_CLOEXEC | DRM_RDWR)) == 0 && rc != ENODEV)
     violated("an export of the BO's own memory file was refused");
 }
@@ -119,7 +121,8 @@ void EmuIoctlHarness::primeImport(Session& s, InputReader& in) {
   drm_prime_handle out{};
   if (ioctl(s, DRM_IOCTL_PRIME_FD_TO_HANDLE, &a, sizeof a, &out, isShort(fix)) != 0 || isShort(fix)) return;
   if (from != nullptr) {
-    const bool exporterOpen = std::any_of(s.bos.begin(), s.bos.end(), [&](const Bo& b) { return b.handle == from->handle; });
+    const bool exporterOpen = std::any_of(s.bos.begin(), s.bos.end(),
+                                          [&](const Bo& b) { return b.handle == from->handle; });
     if (exporterOpen && out.handle != from->handle) violated("an export imported on its own file got a new handle");
   }
   for (const Bo& b : s.bos)

@@ -22,8 +22,7 @@ EmuIoctlHarness::EmuIoctlHarness() : nextMmapOffset_(driver::kFirstMmapOffset) {
   shm_ = emu::ShmDirectory::create();
   loader_ = emu::containerProgramLoader(1);
   container_ = testing::reluProgram(1);
-  void* region = mmap(nullptr, kArenaBytes + kGuardBytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* region = mmap(nullptr, kArenaBytes + kGuardBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (region == MAP_FAILED) throw std::runtime_error("emu_ioctl: cannot map the arena");
   arena_ = static_cast<std::byte*>(region);
   if (mprotect(arena_ + kArenaBytes, kGuardBytes, PROT_NONE) != 0)
@@ -89,8 +88,7 @@ void EmuIoctlHarness::call(Session& s, InputReader& in) {
 
 // The argument travels in heap buffers of exactly the size FUSE would pass, so that ASan sees
 // any access past it.
-int EmuIoctlHarness::ioctl(Session& s, unsigned cmd, const void* arg, std::size_t size, void* out,
-                           bool shortArgument) {
+int EmuIoctlHarness::ioctl(Session& s, unsigned cmd, const void* arg, std::size_t size, void* out, bool shortArgument) {
   const std::size_t passed = shortArgument && size > 0 ? size - 1 : size;
   std::vector<std::byte> inCopy(passed), outCopy(passed);
   if (passed) std::memcpy(inCopy.data(), arg, passed);
@@ -127,8 +125,7 @@ uint64_t EmuIoctlHarness::pointer(InputReader& in) {
 
 std::byte* EmuIoctlHarness::arenaAt(uint64_t address, std::size_t n) {
   const auto base = reinterpret_cast<uint64_t>(arena_);
-  if (address < base || address >= base + kArenaBytes || n > base + kArenaBytes - address)
-    return nullptr;
+  if (address < base || address >= base + kArenaBytes || n > base + kArenaBytes - address) return nullptr;
   return arena_ + (address - base);
 }
 
@@ -163,8 +160,7 @@ int EmuIoctlHarness::sendManage(Session& s, uint64_t address, uint32_t len, uint
     } else if (const auto* d = std::get_if<driver::DeactivateReply>(&r)) {
       std::erase(s.dbcs, d->dbcId);
     } else if (const auto* p = std::get_if<driver::PassthroughReply>(&r)) {
-      if (auto g = p->resourceGroup(); g && g->status == 0 && g->groupId != 0)
-        s.groups.push_back(g->groupId);
+      if (auto g = p->resourceGroup(); g && g->status == 0 && g->groupId != 0) s.groups.push_back(g->groupId);
     }
   }
   return rc;

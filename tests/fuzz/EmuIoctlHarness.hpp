@@ -48,8 +48,7 @@ class EmuIoctlHarness {
   struct Session;  // per-input state
 
   void call(Session& s, InputReader& in);
-  int ioctl(Session& s, unsigned cmd, const void* arg, std::size_t size, void* out,
-            bool shortArgument);
+  int ioctl(Session& s, unsigned cmd, const void* arg, std::size_t size, void* out, bool shortArgument);
 
   uint64_t pointer(InputReader& in);
   // Copies `n` input bytes to `address` when it lies in the arena (clipped at its end).

@@ -18,8 +18,7 @@ namespace {
 bool followsPointers(unsigned cmd) {
   if (_IOC_TYPE(cmd) != 'd') return false;
   const unsigned nr = _IOC_NR(cmd);
-  return nr == 0x00 || nr == 0x01 || nr == 0x2d || nr == 0x2e || nr == 0xd1 ||
-         (nr >= 0x40 && nr <= 0x48) || nr == 0x60;
+  return nr == 0x00 || nr == 0x01 || nr == 0x2d || nr == 0x2e || nr == 0xd1 || (nr >= 0x40 && nr <= 0x48) || nr == 0x60;
 }
 
 }  // namespace
@@ -76,8 +75,7 @@ void EmuIoctlHarness::attachSlice(Session& s, InputReader& in) {
     a.hdr.count = 1 + a.hdr.count % 4;
     a.hdr.dir = 1 + (a.hdr.dir & 1);
   }
-  if (ioctl(s, DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a, sizeof a, nullptr, isShort(fix)) != 0)
-    return;
+  if (ioctl(s, DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a, sizeof a, nullptr, isShort(fix)) != 0) return;
   for (Bo& b : s.bos) {
     if (b.handle != a.hdr.handle) continue;
     b.dbc = a.hdr.dbc_id;
@@ -102,8 +100,8 @@ void EmuIoctlHarness::execute(Session& s, InputReader& in, bool partial) {
       std::memcpy(entry, &e, sizeof e);
     }
   }
-  ioctl(s, partial ? DRM_IOCTL_QAIC_PARTIAL_EXECUTE_BO : DRM_IOCTL_QAIC_EXECUTE_BO, &a, sizeof a,
-        nullptr, isShort(fix));
+  ioctl(s, partial ? DRM_IOCTL_QAIC_PARTIAL_EXECUTE_BO : DRM_IOCTL_QAIC_EXECUTE_BO, &a, sizeof a, nullptr,
+        isShort(fix));
 }
 
 void EmuIoctlHarness::waitBo(Session& s, InputReader& in) {
@@ -144,8 +142,7 @@ void EmuIoctlHarness::detachSlice(Session& s, InputReader& in) {
   auto a = in.take<qaic_detach_slice>();
   if (fix & kFixHandle) a.handle = s.handle(hi, a.handle);
   if (fix & kFixFields) a.pad = 0;
-  if (ioctl(s, DRM_IOCTL_QAIC_DETACH_SLICE_BO, &a, sizeof a, nullptr, isShort(fix)) != 0)
-    return;
+  if (ioctl(s, DRM_IOCTL_QAIC_DETACH_SLICE_BO, &a, sizeof a, nullptr, isShort(fix)) != 0) return;
   for (Bo& b : s.bos)
     if (b.handle == a.handle) b.dbc.reset();
 }
@@ -172,8 +169,7 @@ void EmuIoctlHarness::rawCommand(Session& s, InputReader& in) {
   std::vector<std::byte> arg(_IOC_SIZE(cmd));
   std::vector<std::byte> bytes(in.u8());
   in.bytes(bytes.data(), bytes.size());
-  if (!arg.empty() && !bytes.empty())
-    std::memcpy(arg.data(), bytes.data(), std::min(arg.size(), bytes.size()));
+  if (!arg.empty() && !bytes.empty()) std::memcpy(arg.data(), bytes.data(), std::min(arg.size(), bytes.size()));
   const int rc = ioctl(s, cmd, arg.data(), arg.size(), nullptr, isShort(fix));
   // Another ioctl type is not the DRM's; its DRM core commands (GET_CAP, GEM_CLOSE, ...) may
   // well succeed.

@@ -67,7 +67,7 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> emuIoctlSeeds() {
     InputWriter w;
     unflipped(manage(w, ManageKind::Reserve).u8(4).u8(2).u16(8).u8(2).u16(64));
     unflipped(manage(w, ManageKind::QueryGroup).u8(0));
-    loadAndActivate(w, 1, false, 0, 0);  // draws from the group
+    loadAndActivate(w, 1, false, 0, 0);                    // draws from the group
     unflipped(manage(w, ManageKind::ReleaseGroup).u8(0));  // busy
     unflipped(manage(w, ManageKind::Deactivate).u8(0));
     unflipped(manage(w, ManageKind::ReleaseGroup).u8(0));
@@ -86,7 +86,7 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> emuIoctlSeeds() {
     unflipped(manage(w, ManageKind::Load).u8(0).u8(3));  // four pieces
     unflipped(manage(w, ManageKind::Activate).u8(0).u8(0).u16(8).u8(0));
     unflipped(manage(w, ManageKind::Activate).u8(0).u8(1).u16(8).u8(0));  // no program 1
-    unflipped(manage(w, ManageKind::Load).u8(0).u8(4));  // sealed: EBUSY
+    unflipped(manage(w, ManageKind::Load).u8(0).u8(4));                   // sealed: EBUSY
     unflipped(manage(w, ManageKind::Deactivate).u8(0));
     unflipped(manage(w, ManageKind::ReleaseLoad).u8(0));
     add("seed-load-pieces", w);

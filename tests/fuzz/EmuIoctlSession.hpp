@@ -1,9 +1,9 @@
 // The per-input state of EmuIoctlHarness and the helpers its call files share.
 #pragma once
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdint>
-#include <unistd.h>
 
 #include <cstdio>
 #include <memory>

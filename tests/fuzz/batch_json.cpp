@@ -59,8 +59,8 @@ std::string makeInputs() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::string dir = makeInputs();
   try {
-    BatchSpec spec = parseBatchJson(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json", dir,
-                                    network(), BatchJsonOptions{false});
+    BatchSpec spec = parseBatchJson(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json", dir, network(),
+                                    BatchJsonOptions{false});
     // What the reader accepted must be internally consistent.
     for (const IoSet& set : spec.sets) {
       if (set.buffers.size() != network().size()) __builtin_trap();

@@ -33,8 +33,8 @@ nlohmann::json fieldsOf(const Request& r) {
 }
 
 bool same(const Request& a, const Request& b) {
-  return a.id == b.id && a.op == b.op && a.version == b.version && a.device == b.device &&
-         a.resources == b.resources && a.label == b.label && a.partition == b.partition;
+  return a.id == b.id && a.op == b.op && a.version == b.version && a.device == b.device && a.resources == b.resources &&
+         a.label == b.label && a.partition == b.partition;
 }
 
 }  // namespace

@@ -29,15 +29,19 @@ int createMappedBo(RawDevice& dev, const std::string& shmDir, uint64_t size, Bo&
   return bo.map.map(shmDir + "/" + driver::boFileName(offset), size) ? 0 : ENOENT;
 }
 
-int transferAndActivate(RawDevice& dev, const std::vector<std::byte>& container, uint32_t loadId,
-                        uint32_t queueSize, int eventfd, uint32_t& dbcId) {
+int transferAndActivate(RawDevice& dev, const std::vector<std::byte>& container, uint32_t loadId, uint32_t queueSize,
+                        int eventfd, uint32_t& dbcId) {
   std::vector<std::byte> msg;
-  appendBytes(msg, qaic_manage_trans_dma_xfer{{QAIC_TRANS_DMA_XFER_FROM_USR, 32}, loadId, 0,
+  appendBytes(msg, qaic_manage_trans_dma_xfer{{QAIC_TRANS_DMA_XFER_FROM_USR, 32},
+                                              loadId,
+                                              0,
                                               reinterpret_cast<uint64_t>(container.data()),
                                               container.size()});
-  appendBytes(msg, qaic_manage_trans_activate_to_dev{
-                       {QAIC_TRANS_ACTIVATE_FROM_USR, 24}, queueSize,
-                       static_cast<uint32_t>(eventfd), driver::makeActivateOptions(loadId, 0), 0});
+  appendBytes(msg, qaic_manage_trans_activate_to_dev{{QAIC_TRANS_ACTIVATE_FROM_USR, 24},
+                                                     queueSize,
+                                                     static_cast<uint32_t>(eventfd),
+                                                     driver::makeActivateOptions(loadId, 0),
+                                                     0});
   uint32_t len = 0, count = 0;
   if (int rc = dev.manage(msg, 56, 2, len, count)) return rc;
   qaic_manage_trans_activate_from_dev resp;
@@ -47,8 +51,7 @@ int transferAndActivate(RawDevice& dev, const std::vector<std::byte>& container,
   return 0;
 }
 
-int attachOneSlice(RawDevice& dev, uint32_t dbcId, const Bo& bo, uint32_t dir,
-                   const qaic_attach_slice_entry& entry) {
+int attachOneSlice(RawDevice& dev, uint32_t dbcId, const Bo& bo, uint32_t dir, const qaic_attach_slice_entry& entry) {
   qaic_attach_slice a{{1, dbcId, bo.handle, dir, bo.size}, reinterpret_cast<uint64_t>(&entry)};
   return rawIoctl(dev.fd(), DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a);
 }

@@ -37,11 +37,10 @@ struct Bo {
 int createMappedBo(RawDevice& dev, const std::string& shmDir, uint64_t size, Bo& bo);
 
 // DMA_XFER of `container` as load `loadId`, then ACTIVATE_FROM_USR; 0 or the MANAGE errno.
-int transferAndActivate(RawDevice& dev, const std::vector<std::byte>& container, uint32_t loadId,
-                        uint32_t queueSize, int eventfd, uint32_t& dbcId);
+int transferAndActivate(RawDevice& dev, const std::vector<std::byte>& container, uint32_t loadId, uint32_t queueSize,
+                        int eventfd, uint32_t& dbcId);
 
 // ATTACH_SLICE_BO with one slice.
-int attachOneSlice(RawDevice& dev, uint32_t dbcId, const Bo& bo, uint32_t dir,
-                   const qaic_attach_slice_entry& entry);
+int attachOneSlice(RawDevice& dev, uint32_t dbcId, const Bo& bo, uint32_t dir, const qaic_attach_slice_entry& entry);
 
 }  // namespace qaic::testing

@@ -41,10 +41,8 @@ uint64_t EmuTest::attribute(const std::string& name) const {
   return *value;
 }
 
-uint32_t EmuTest::activateRelu(const driver::DeviceNode& node, uint32_t loadId, uint32_t queueSize,
-                               int eventfd) const {
-  if (auto loaded = driver::loadProgram(node, relu_, loadId); !loaded)
-    throw std::runtime_error(loaded.message());
+uint32_t EmuTest::activateRelu(const driver::DeviceNode& node, uint32_t loadId, uint32_t queueSize, int eventfd) const {
+  if (auto loaded = driver::loadProgram(node, relu_, loadId); !loaded) throw std::runtime_error(loaded.message());
   auto dbc = driver::activate(node, loadId, 0, queueSize, eventfd);
   if (!dbc) throw std::runtime_error(dbc.message());
   return *dbc;
@@ -53,8 +51,7 @@ uint32_t EmuTest::activateRelu(const driver::DeviceNode& node, uint32_t loadId, 
 bool EmuTest::emulatorAlive() const { return emu_ && ::kill(emu_->pid(), 0) == 0; }
 
 driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow& window,
-                                         const driver::CompletionEvent& interrupt,
-                                         std::chrono::milliseconds timeout) {
+                                         const driver::CompletionEvent& interrupt, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     (void)interrupt.wait(std::chrono::milliseconds(200));
@@ -95,8 +92,7 @@ int64_t importFd(const driver::DeviceNode& node, int fd) {
   return p.handle;
 }
 
-UnreadablePage::UnreadablePage()
-    : page_(::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {
+UnreadablePage::UnreadablePage() : page_(::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {
   if (page_ == MAP_FAILED) throw std::runtime_error("mmap PROT_NONE");
 }
 

@@ -41,8 +41,8 @@ class EmuTest : public ::testing::Test {
   driver::DeviceNode openNode() const;
   uint64_t attribute(const std::string& name) const;  // readU64 or throws
   // Loads the relu test program with `loadId` and activates it; returns the DBC.
-  uint32_t activateRelu(const driver::DeviceNode& node, uint32_t loadId = 1,
-                        uint32_t queueSize = 16, int eventfd = 0) const;
+  uint32_t activateRelu(const driver::DeviceNode& node, uint32_t loadId = 1, uint32_t queueSize = 16,
+                        int eventfd = 0) const;
 
   std::unique_ptr<EmulatorProcess> emu_;
   std::vector<std::byte> relu_;
@@ -52,8 +52,7 @@ class EmuTest : public ::testing::Test {
 // Waits for exactly one response on `window` (interrupt-driven), up to `timeout`; fails the test
 // early if the emulator died. Returns {0xffff, 0xffff} when nothing came.
 driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow& window,
-                                         const driver::CompletionEvent& interrupt,
-                                         std::chrono::milliseconds timeout);
+                                         const driver::CompletionEvent& interrupt, std::chrono::milliseconds timeout);
 
 // PRIME on the emulated node, by raw ioctl. exportBo opens the BO's memory file as the kernel
 // would make the dma-buf (read-write with DRM_RDWR, close-on-exec with DRM_CLOEXEC) and lets the

@@ -63,7 +63,8 @@ EmulatorProcess::EmulatorProcess(const EmulatorOptions& options) {
       break;
     }
     if (child_ && child_->wait(0ms).ended) fail("qaic-emu exited before its tree was visible");
-    if (std::chrono::steady_clock::now() > deadline) fail("no accel0 with " + std::string(driver::sysfs::kEmuPid) + " under " + root_.string());
+    if (std::chrono::steady_clock::now() > deadline)
+      fail("no accel0 with " + std::string(driver::sysfs::kEmuPid) + " under " + root_.string());
     std::this_thread::sleep_for(20ms);
   }
 }

@@ -8,9 +8,9 @@
 namespace qaic::testing {
 
 struct ProcessUsage {
-  long fds = -1;       // entries of /proc/<pid>/fd; -1 when unreadable
-  long rssKb = -1;     // VmRSS of /proc/<pid>/status; -1 when unreadable
-  long peakRssKb = -1; // VmHWM of /proc/<pid>/status (the resident peak); -1 when unreadable
+  long fds = -1;        // entries of /proc/<pid>/fd; -1 when unreadable
+  long rssKb = -1;      // VmRSS of /proc/<pid>/status; -1 when unreadable
+  long peakRssKb = -1;  // VmHWM of /proc/<pid>/status (the resident peak); -1 when unreadable
 };
 
 ProcessUsage sampleUsage(pid_t pid);

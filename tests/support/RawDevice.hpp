@@ -18,9 +18,7 @@
 namespace qaic::testing {
 
 // 0 or the errno of the ioctl.
-inline int rawIoctl(int fd, unsigned long cmd, void* arg) {
-  return ::ioctl(fd, cmd, arg) == 0 ? 0 : errno;
-}
+inline int rawIoctl(int fd, unsigned long cmd, void* arg) { return ::ioctl(fd, cmd, arg) == 0 ? 0 : errno; }
 
 class RawDevice {
  public:
@@ -50,8 +48,7 @@ class RawDevice {
     return rc;
   }
   // One MANAGE message; `msg` must have room for the answers (QAIC_MANAGE_MAX_MSG_LENGTH).
-  int manage(std::vector<std::byte>& msg, uint32_t len, uint32_t count, uint32_t& outLen,
-             uint32_t& outCount) {
+  int manage(std::vector<std::byte>& msg, uint32_t len, uint32_t count, uint32_t& outLen, uint32_t& outCount) {
     msg.resize(QAIC_MANAGE_MAX_MSG_LENGTH);
     qaic_manage_msg m{len, count, reinterpret_cast<uint64_t>(msg.data())};
     int rc = rawIoctl(fd_, DRM_IOCTL_QAIC_MANAGE, &m);

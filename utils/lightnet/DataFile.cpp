@@ -23,7 +23,8 @@ class Reader {
     errno = 0;
     char* end = nullptr;
     const long long v = std::strtoll(w.c_str(), &end, 10);
-    if (errno || *end || w.empty() || v < 0 || v > max) fail(what + " '" + w + "' is not a number in 0.." + std::to_string(max));
+    if (errno || *end || w.empty() || v < 0 || v > max)
+      fail(what + " '" + w + "' is not a number in 0.." + std::to_string(max));
     return v;
   }
   uint32_t hex(const std::string& what) {
@@ -31,7 +32,8 @@ class Reader {
     errno = 0;
     char* end = nullptr;
     const unsigned long long v = std::strtoull(w.c_str(), &end, 16);
-    if (errno || *end || w.empty() || w[0] == '-' || v > 0xFFFFFFFFull) fail(what + " '" + w + "' is not a 32-bit hex word");
+    if (errno || *end || w.empty() || w[0] == '-' || v > 0xFFFFFFFFull)
+      fail(what + " '" + w + "' is not a 32-bit hex word");
     return static_cast<uint32_t>(v);
   }
   [[noreturn]] void fail(const std::string& detail) const { throw DataFileError(source_ + ": " + detail); }

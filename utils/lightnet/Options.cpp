@@ -14,11 +14,17 @@ struct LongOption {
 };
 
 constexpr std::array kLongOptions = {
-    LongOption{"help", 'h', false},    LongOption{"version", 'v', false}, LongOption{"outfile", 'o', true},
-    LongOption{"target", 't', true},   LongOption{"datafile", 'f', true}, LongOption{"compile", 'c', false},
-    LongOption{"run", 'r', false},     LongOption{"debug", 'd', false},
+    LongOption{"help", 'h', false},
+    LongOption{"version", 'v', false},
+    LongOption{"outfile", 'o', true},
+    LongOption{"target", 't', true},
+    LongOption{"datafile", 'f', true},
+    LongOption{"compile", 'c', false},
+    LongOption{"run", 'r', false},
+    LongOption{"debug", 'd', false},
     // Extensions without a short form ('\1', '\2' only select the action).
-    LongOption{"input", '\1', true},   LongOption{"output-dir", '\2', true},
+    LongOption{"input", '\1', true},
+    LongOption{"output-dir", '\2', true},
 };
 
 const LongOption* findLong(std::string_view name) {
@@ -72,10 +78,22 @@ Options parseOptions(const std::vector<std::string>& args) {
       setSource(arg);
       continue;
     }
-    if (arg == "-Wwarn") { opts.warnings = true; continue; }
-    if (arg == "-w" || arg == "-Wno-warn") { opts.warnings = false; continue; }
-    if (arg == "-Winter") { opts.interWarnings = true; continue; }
-    if (arg == "-Wno-inter") { opts.interWarnings = false; continue; }
+    if (arg == "-Wwarn") {
+      opts.warnings = true;
+      continue;
+    }
+    if (arg == "-w" || arg == "-Wno-warn") {
+      opts.warnings = false;
+      continue;
+    }
+    if (arg == "-Winter") {
+      opts.interWarnings = true;
+      continue;
+    }
+    if (arg == "-Wno-inter") {
+      opts.interWarnings = false;
+      continue;
+    }
     // Long options take one or two dashes: --outfile=x, -outfile=x, --outfile x.
     const std::string_view body = std::string_view(arg).substr(arg.compare(0, 2, "--") == 0 ? 2 : 1);
     const std::size_t eq = body.find('=');

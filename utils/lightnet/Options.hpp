@@ -17,12 +17,12 @@ struct Options {
   bool compileOnly = false;
   bool runOnly = false;
   bool debug = false;
-  bool warnings = true;       // -Wwarn / -w / -Wno-warn
-  bool interWarnings = false; // -Winter / -Wno-inter: tensors computed but never read
-  std::string source;         // "-" = stdin; empty = none given
+  bool warnings = true;        // -Wwarn / -w / -Wno-warn
+  bool interWarnings = false;  // -Winter / -Wno-inter: tensors computed but never read
+  std::string source;          // "-" = stdin; empty = none given
   // Project extensions for exchanging raw buffers with qaic-runner and its batch JSON:
   std::vector<std::pair<std::string, std::string>> rawInputs;  // --input BUFFER=FILE (raw bytes)
-  std::string outputDir;      // --output-dir DIR: each io output as DIR/<buffer>.raw
+  std::string outputDir;                                       // --output-dir DIR: each io output as DIR/<buffer>.raw
 };
 
 class UsageError : public std::runtime_error {

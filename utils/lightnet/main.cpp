@@ -3,27 +3,26 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <iterator>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
-#include "QaicVersion.hpp"
 #include "DataFile.hpp"
 #include "Options.hpp"
+#include "QaicVersion.hpp"
 #include "ir/Graph.hpp"
 #include "ir/Weights.hpp"
 #include "kernels/HostProgram.hpp"
 
 namespace qaic::lightnet {
 namespace {
-
 
 class Failure : public std::runtime_error {
  public:
@@ -92,8 +91,8 @@ std::map<std::string, ir::WeightTensor> bindDataFile(const ir::Graph& graph, con
                     ", the network declares " + std::string(ir::dtypeName(info->second.dtype)));
     }
     if (ir::elementCount(info->second.dims) != d.length) {
-      throw Failure(file + ": tensor '" + d.name + "' has " + std::to_string(d.length) + " elements, the network needs " +
-                    std::to_string(ir::elementCount(info->second.dims)));
+      throw Failure(file + ": tensor '" + d.name + "' has " + std::to_string(d.length) +
+                    " elements, the network needs " + std::to_string(ir::elementCount(info->second.dims)));
     }
     bound[d.name] = ir::WeightTensor{d.name, d.dtype, info->second.dims, std::span<const std::byte>(d.data)};
   }
@@ -132,9 +131,11 @@ void writeRawOutputs(const std::string& dir, const std::vector<const ir::IoBuffe
     if (name.empty() || name.front() == '.' || name.find('/') != std::string::npos)
       throw Failure("--output-dir: buffer name '" + name + "' cannot be a file name");
     const std::string path = dir + "/" + name + ".raw";
-    const std::size_t bytes = static_cast<std::size_t>(ir::elementCount(outputs[i].dims)) * ir::dtypeSize(outputs[i].dtype);
+    const std::size_t bytes = static_cast<std::size_t>(ir::elementCount(outputs[i].dims)) *
+                              ir::dtypeSize(outputs[i].dtype);
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out || !out.write(static_cast<const char*>(outputs[i].data), static_cast<std::streamsize>(bytes)) || !out.flush())
+    if (!out || !out.write(static_cast<const char*>(outputs[i].data), static_cast<std::streamsize>(bytes)) ||
+        !out.flush())
       throw Failure("--output-dir: cannot write '" + path + "'");
   }
 }
@@ -189,7 +190,8 @@ int run(const Options& opts) {
       }
       auto it = dataTensors.find(io.tensor);
       if (it == dataTensors.end()) {
-        throw Failure("no data for input '" + io.bufferName + "' (tensor '" + io.tensor + "'): give it with -f or --input");
+        throw Failure("no data for input '" + io.bufferName + "' (tensor '" + io.tensor +
+                      "'): give it with -f or --input");
       }
       inputs.push_back({io.dtype, io.dims, const_cast<std::byte*>(it->second.data.data()), it->second.data.size()});
     } else {

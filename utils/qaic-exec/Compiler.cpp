@@ -60,7 +60,8 @@ CompileSummary compile(const ExecOptions& options) {
 
   rejectHostOnlyOps(graph);
   if (graph.io.empty()) {
-    throw CompileError(graph.sourceName + ": the network has no \"io\" section; the device needs its inputs and "
+    throw CompileError(graph.sourceName +
+                       ": the network has no \"io\" section; the device needs its inputs and "
                        "outputs declared");
   }
   if (options.batchSize > 0) applyBatchSize(graph, options.batchSize);

@@ -23,8 +23,7 @@ std::vector<std::byte> toFloat16(std::span<const std::byte> data) {
 
 }  // namespace
 
-PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::WeightTensor> weights,
-                              bool convertToFp16) {
+PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::WeightTensor> weights, bool convertToFp16) {
   PackedConstants packed;
   packed.storage.reserve(graph.ops.size());  // spans into storage must not move
   for (const ir::Op& op : graph.ops) {

@@ -19,7 +19,6 @@ struct PackedConstants {
 };
 
 // Throws CompileError naming the op when its tensor is not among `weights`.
-PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::WeightTensor> weights,
-                              bool convertToFp16);
+PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::WeightTensor> weights, bool convertToFp16);
 
 }  // namespace qaic::compiler

@@ -12,8 +12,8 @@ int64_t parseInteger(const std::string& option, const std::string& text, int64_t
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
-    throw UsageError("option " + option + ": '" + text + "' is not an integer in [" +
-                     std::to_string(min) + ", " + std::to_string(max) + "]");
+    throw UsageError("option " + option + ": '" + text + "' is not an integer in [" + std::to_string(min) + ", " +
+                     std::to_string(max) + "]");
   }
   return value;
 }
@@ -94,10 +94,14 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
       options.convertToFp16 = true;
     } else if (name == "-fp16-io-layout") {
       requireValue();
-      if (value == "DWHC" || value == "dwhc") options.fp16IoLayout = Fp16IoLayout::DWHC;
-      else if (value == "DHWC" || value == "dhwc") options.fp16IoLayout = Fp16IoLayout::DHWC;
-      else if (value == "flat") options.fp16IoLayout = Fp16IoLayout::Flat;
-      else throw UsageError("option -fp16-io-layout: '" + value + "' is not a layout (DWHC, DHWC or flat)");
+      if (value == "DWHC" || value == "dwhc")
+        options.fp16IoLayout = Fp16IoLayout::DWHC;
+      else if (value == "DHWC" || value == "dhwc")
+        options.fp16IoLayout = Fp16IoLayout::DHWC;
+      else if (value == "flat")
+        options.fp16IoLayout = Fp16IoLayout::Flat;
+      else
+        throw UsageError("option -fp16-io-layout: '" + value + "' is not a layout (DWHC, DHWC or flat)");
     } else if (name == "-aic-hw") {
       requireFlag();
       options.aicHw = true;
@@ -120,11 +124,12 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
       if (comma == std::string::npos || comma == 0) {
         throw UsageError("option -onnx-define-symbol: expected name,value, got '" + value + "'");
       }
-      options.onnxSymbols[value.substr(0, comma)] =
-          parseInteger(name, value.substr(comma + 1), 1, INT64_C(1) << 40);
+      options.onnxSymbols[value.substr(0, comma)] = parseInteger(name, value.substr(comma + 1), 1, INT64_C(1) << 40);
     } else if (const CompatibilityOption* compatibility = findCompatibilityOption(name)) {
-      if (compatibility->value) requireValue();
-      else if (hasValue && name != "-retained-state") requireFlag();  // vendor scripts write -retained-state=true
+      if (compatibility->value)
+        requireValue();
+      else if (hasValue && name != "-retained-state")
+        requireFlag();  // vendor scripts write -retained-state=true
       options.ignored.push_back(name);
     } else {
       throw UsageError("unknown option '" + arg + "' (see --help)");
@@ -183,7 +188,8 @@ Accepted for compatibility, without effect on the emulated device:
   }
   text += R"(
 Exit status: 0 on success; 2 on bad input (the message, one line, starts with
-")" + program + R"(: error: "); 1 on an internal error.
+")" + program +
+          R"(: error: "); 1 on an internal error.
 )";
   return text;
 }

@@ -13,21 +13,21 @@
 namespace qaic::compiler {
 
 struct ExecOptions {
-  std::string model;             // -m=net.json | model.onnx
-  std::string binaryDir;         // -aic-binary-dir=DIR
-  uint32_t numCores = 1;         // -aic-num-cores=N
-  int64_t batchSize = 0;         // -batchsize=B (0: keep the model's)
-  bool convertToFp16 = false;    // -convert-to-fp16
+  std::string model;                               // -m=net.json | model.onnx
+  std::string binaryDir;                           // -aic-binary-dir=DIR
+  uint32_t numCores = 1;                           // -aic-num-cores=N
+  int64_t batchSize = 0;                           // -batchsize=B (0: keep the model's)
+  bool convertToFp16 = false;                      // -convert-to-fp16
   Fp16IoLayout fp16IoLayout = Fp16IoLayout::DWHC;  // -fp16-io-layout=DWHC|DHWC|flat
-  bool aicHw = false;            // -aic-hw
-  bool compileOnly = false;      // -compile-only
-  std::string hwVersion;         // -aic-hw-version=2.0|ai100 (validated; the device is an AIC100)
-  uint32_t statsBatchSize = 0;   // -stats-batchsize=N: samples per inference for stats (0: the batch size)
+  bool aicHw = false;                              // -aic-hw
+  bool compileOnly = false;                        // -compile-only
+  std::string hwVersion;                           // -aic-hw-version=2.0|ai100 (validated; the device is an AIC100)
+  uint32_t statsBatchSize = 0;         // -stats-batchsize=N: samples per inference for stats (0: the batch size)
   std::string operatorsSupportedFile;  // -operators-supported=FILE
   std::map<std::string, int64_t> onnxSymbols;  // -onnx-define-symbol=name,value
-  std::vector<std::string> ignored;  // compatibility options without meaning on the emulator
-  bool help = false;             // -h | --help
-  bool version = false;          // --version
+  std::vector<std::string> ignored;            // compatibility options without meaning on the emulator
+  bool help = false;                           // -h | --help
+  bool version = false;                        // --version
 };
 
 class UsageError : public std::runtime_error {

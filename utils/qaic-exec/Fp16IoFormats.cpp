@@ -92,8 +92,8 @@ void chooseFp16IoFormats(ir::Graph& graph, Fp16IoLayout layout) {
       const bool imageLike = io.dims.size() <= 4 && readAsImageBy(graph, io.tensor, io.dims);
       io.deviceFormat = {imageLike ? image : ir::DeviceLayout::Flat, ir::DType::Float16};
     } else {
-      const bool imageLike = io.dims.size() == 4 || (!io.dims.empty() && io.dims.size() < 4 &&
-                                                     producedAsImageBy(graph, io.tensor, io.dims));
+      const bool imageLike = io.dims.size() == 4 ||
+                             (!io.dims.empty() && io.dims.size() < 4 && producedAsImageBy(graph, io.tensor, io.dims));
       io.deviceFormat = {imageLike ? image : ir::DeviceLayout::Flat, ir::DType::Float};
     }
   }

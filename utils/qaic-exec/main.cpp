@@ -78,10 +78,9 @@ int main(int argc, char** argv) {
       if (options.model.empty()) return 0;
     }
     const compiler::CompileSummary s = compiler::compile(options);
-    std::cout << programName << ": wrote " << s.outputPath << ": " << (s.inputs + s.outputs) << " buffers ("
-              << s.inputs << " in, " << s.outputs << " out), " << s.constants << " constants ("
-              << s.constantBytes << " bytes), io region " << s.ioRegionSize << " bytes, " << s.fileBytes
-              << " bytes\n";
+    std::cout << programName << ": wrote " << s.outputPath << ": " << (s.inputs + s.outputs) << " buffers (" << s.inputs
+              << " in, " << s.outputs << " out), " << s.constants << " constants (" << s.constantBytes
+              << " bytes), io region " << s.ioRegionSize << " bytes, " << s.fileBytes << " bytes\n";
     return 0;
   } catch (const compiler::UsageError& e) {
     return reportError(e.what(), kExitBadInput);

@@ -24,8 +24,7 @@ struct Location {
 
 [[noreturn]] void fail(const Location& at, std::string_view field, const std::string& what) {
   std::ostringstream out;
-  out << at.file << ": IO set " << at.set << ", entry " << at.entry << ", field \"" << field
-      << "\": " << what;
+  out << at.file << ": IO set " << at.set << ", entry " << at.entry << ", field \"" << field << "\": " << what;
   throw BatchJsonError(out.str());
 }
 
@@ -58,8 +57,7 @@ std::string resolvePath(const std::string& baseDir, const std::string& path) {
 Dims parseDims(const json& value, const Location& at) {
   if (!value.is_array()) fail(at, "dims", "must be an array of integers");
   if (value.empty()) fail(at, "dims", "empty array; use [0] for an empty buffer");
-  if (value.size() > kMaxRank)
-    fail(at, "dims", std::to_string(value.size()) + " entries (1 to 8 allowed)");
+  if (value.size() > kMaxRank) fail(at, "dims", std::to_string(value.size()) + " entries (1 to 8 allowed)");
   Dims dims;
   for (const json& d : value) {
     if (!d.is_number_integer()) fail(at, "dims", "entries must be integers");
@@ -85,8 +83,8 @@ IoEntry parseEntry(const json& item, const Location& at, const std::string& base
                    const std::vector<NetworkBuffer>& network, const BatchJsonOptions& options) {
   if (!item.is_object()) fail(at, "(entry)", "must be an object");
   for (const auto& [key, value] : item.items()) {
-    static constexpr std::array<std::string_view, 7> known = {
-        "path", "data-type", "elem-size", "io-direction", "map-to", "dims", "skip-validation"};
+    static constexpr std::array<std::string_view, 7> known = {"path",   "data-type", "elem-size",      "io-direction",
+                                                              "map-to", "dims",      "skip-validation"};
     bool isKnown = false;
     for (auto k : known) isKnown = isKnown || k == key;
     if (!isKnown) fail(at, key, "unknown field");
@@ -110,8 +108,7 @@ IoEntry parseEntry(const json& item, const Location& at, const std::string& base
     fail(at, "io-direction", "must be \"in\" or \"out\"");
   entry.isInput = *direction == "in";
   if (entry.isInput != buffer.isInput)
-    fail(at, "io-direction", "'" + bufferName + "' is an " + (buffer.isInput ? "input" : "output") +
-                                 " of the network");
+    fail(at, "io-direction", "'" + bufferName + "' is an " + (buffer.isInput ? "input" : "output") + " of the network");
 
   auto path = item.find("path");
   if (path == item.end()) fail(at, "path", "missing");
@@ -133,8 +130,7 @@ IoEntry parseEntry(const json& item, const Location& at, const std::string& base
       fail(at, "elem-size", "must be a positive integer");
     auto given = static_cast<std::size_t>(elemSize->get<int64_t>());
     if (size && *size != given)
-      fail(at, "elem-size", std::to_string(given) + " disagrees with data-type (" + std::to_string(*size) +
-                                " bytes)");
+      fail(at, "elem-size", std::to_string(given) + " disagrees with data-type (" + std::to_string(*size) + " bytes)");
     size = given;
   }
   if (*size != buffer.elementSize)
@@ -168,9 +164,9 @@ IoEntry parseEntry(const json& item, const Location& at, const std::string& base
     auto actual = fileSize(entry.path);
     if (!actual) fail(at, "path", "cannot read file '" + entry.path + "'");
     if (*actual != *bytes)
-      fail(at, "path", "'" + entry.path + "' has " + std::to_string(*actual) + " bytes, expected " +
-                           std::to_string(*bytes) + " (" + dimsText(entry.dims) + " x " +
-                           std::to_string(entry.elementSize) + ")");
+      fail(at, "path",
+           "'" + entry.path + "' has " + std::to_string(*actual) + " bytes, expected " + std::to_string(*bytes) + " (" +
+               dimsText(entry.dims) + " x " + std::to_string(entry.elementSize) + ")");
   }
   return entry;
 }
@@ -181,8 +177,16 @@ std::size_t IoEntry::bytes() const { return static_cast<std::size_t>(*checkedPro
 
 std::optional<std::size_t> batchDataTypeSize(const std::string& dataType) {
   static const std::array<std::pair<std::string_view, std::size_t>, 10> table = {{
-      {"int8_t", 1}, {"uint8_t", 1}, {"int16_t", 2}, {"uint16_t", 2}, {"float16", 2},
-      {"int", 4}, {"uint", 4}, {"float", 4}, {"int64_t", 8}, {"uint64_t", 8},
+      {"int8_t", 1},
+      {"uint8_t", 1},
+      {"int16_t", 2},
+      {"uint16_t", 2},
+      {"float16", 2},
+      {"int", 4},
+      {"uint", 4},
+      {"float", 4},
+      {"int64_t", 8},
+      {"uint64_t", 8},
   }};
   for (const auto& [name, size] : table)
     if (name == dataType) return size;
@@ -237,8 +241,7 @@ BatchSpec parseBatchJson(const std::string& text, const std::string& sourcePath,
     try {
       set.specialization = qaic::rt::validateIoSet(network, shapes).specialization;
     } catch (const qaic::rt::Error& e) {
-      throw BatchJsonError(sourcePath + ": IO set " + std::to_string(s) + ", entry (all), field \"dims\": " +
-                           e.what());
+      throw BatchJsonError(sourcePath + ": IO set " + std::to_string(s) + ", entry (all), field \"dims\": " + e.what());
     }
     spec.sets.push_back(std::move(set));
   }

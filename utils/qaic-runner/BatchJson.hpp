@@ -20,13 +20,13 @@ using Dims = qaic::rt::IoDims;
 using NetworkBuffer = qaic::rt::BufferShapeRules;
 
 struct IoEntry {
-  std::string path;            // resolved: absolute, or relative to the JSON file's directory
+  std::string path;  // resolved: absolute, or relative to the JSON file's directory
   std::size_t networkIndex = 0;
   bool isInput = true;
   std::size_t elementSize = 0;
-  Dims dims;                   // as given, or the network's default
+  Dims dims;  // as given, or the network's default
   bool skipValidation = false;
-  std::size_t bytes() const;   // product(dims) * elementSize
+  std::size_t bytes() const;  // product(dims) * elementSize
 };
 
 struct IoSet {
@@ -57,8 +57,7 @@ BatchSpec loadBatchJson(const std::string& path, const std::vector<NetworkBuffer
                         const BatchJsonOptions& options);
 
 // Same, from text already in memory (baseDir resolves relative paths); used by the fuzzer.
-BatchSpec parseBatchJson(const std::string& text, const std::string& sourcePath,
-                         const std::string& baseDir, const std::vector<NetworkBuffer>& network,
-                         const BatchJsonOptions& options);
+BatchSpec parseBatchJson(const std::string& text, const std::string& sourcePath, const std::string& baseDir,
+                         const std::vector<NetworkBuffer>& network, const BatchJsonOptions& options);
 
 }  // namespace qaic::runner

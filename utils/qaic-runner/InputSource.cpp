@@ -43,8 +43,10 @@ class BatchSource final : public InputSource {
       prepared.present[b] = entry.has_value();
       if (!entry) continue;
       prepared.dims[b] = entry->dims;
-      if (entry->isInput) prepared.inputs[b] = cache_.load(entry->path);
-      else if (checkOutputs_ && !entry->skipValidation) prepared.expectedPaths[b] = entry->path;
+      if (entry->isInput)
+        prepared.inputs[b] = cache_.load(entry->path);
+      else if (checkOutputs_ && !entry->skipValidation)
+        prepared.expectedPaths[b] = entry->path;
     }
     return prepared;
   }

@@ -19,10 +19,10 @@ namespace qaic::runner {
 // One IO set ready to submit; the shared_ptrs keep the input bytes alive while in flight.
 struct PreparedSet {
   std::size_t setIndex = 0;
-  std::vector<FileBytes> inputs;               // per network buffer; null for outputs and dropped
-  std::vector<bool> present;                   // per network buffer
-  std::vector<std::optional<Dims>> dims;       // per network buffer, when the set gives dims
-  std::vector<std::string> expectedPaths;      // per output buffer checked by -c, else empty
+  std::vector<FileBytes> inputs;           // per network buffer; null for outputs and dropped
+  std::vector<bool> present;               // per network buffer
+  std::vector<std::optional<Dims>> dims;   // per network buffer, when the set gives dims
+  std::vector<std::string> expectedPaths;  // per output buffer checked by -c, else empty
 };
 
 class InputSource {

@@ -21,16 +21,15 @@ std::string writeLatencyFile(const std::string& directory, const LatencyFileHead
   std::ostringstream out;
   const uint64_t last = samples.empty() ? header.startIter : samples.back().sample;
   out << "qaic-runner per-sample latency: " << header.program << ", program " << header.programName << "\n"
-      << "Devices: " << header.devices << ", activations " << header.numActivations << ", set size "
-      << header.setSize << ", threads per queue " << header.threadsPerQueue << ", batch size " << header.batchSize
-      << "\n"
+      << "Devices: " << header.devices << ", activations " << header.numActivations << ", set size " << header.setSize
+      << ", threads per queue " << header.threadsPerQueue << ", batch size " << header.batchSize << "\n"
       << "Samples: " << samples.size() << " (inferences " << header.startIter << ".." << last << " of "
       << header.inferences << ")\n"
       << "Times in microseconds (us)\n"
       << kLatencyColumns << "\n";
   for (const LatencySample& s : samples)
-    out << s.sample << ',' << s.hostRoundTrip << ',' << s.enqTime << ',' << s.preProcTime << ',' << s.submitTime
-        << ',' << s.execTotal << ',' << s.exectoVc << ',' << s.execToComplete << ',' << s.postProc << ','
+    out << s.sample << ',' << s.hostRoundTrip << ',' << s.enqTime << ',' << s.preProcTime << ',' << s.submitTime << ','
+        << s.execTotal << ',' << s.exectoVc << ',' << s.execToComplete << ',' << s.postProc << ','
         << s.totalRoundtripTime << "\n";
   const std::string text = out.str();
   return OutputWriter(directory).writeFile("aic-profiling-latency-" + name + ".txt",

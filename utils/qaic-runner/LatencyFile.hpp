@@ -11,11 +11,11 @@
 namespace qaic::runner {
 
 struct LatencyFileHeader {
-  std::string program;        // <dir>/programqpc.bin
-  std::string programName;    // the container's program name
-  std::string devices;        // "0" or "0:1"
+  std::string program;      // <dir>/programqpc.bin
+  std::string programName;  // the container's program name
+  std::string devices;      // "0" or "0:1"
   uint32_t numActivations = 1, setSize = 1, threadsPerQueue = 1, batchSize = 1;
-  uint64_t inferences = 0;    // completed in the run
+  uint64_t inferences = 0;  // completed in the run
   uint64_t startIter = 0;
 };
 

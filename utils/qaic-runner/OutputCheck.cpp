@@ -20,7 +20,10 @@ template <typename T>
 std::string text(T value) {
   std::ostringstream out;
   if constexpr (std::is_floating_point_v<T>) out.precision(9);
-  if constexpr (sizeof(T) == 1) out << static_cast<int>(value); else out << value;
+  if constexpr (sizeof(T) == 1)
+    out << static_cast<int>(value);
+  else
+    out << value;
   return out.str();
 }
 
@@ -56,12 +59,12 @@ std::optional<Mismatch> compareOutput(qaic::rt::QAicBufferDataTypeEnum type, std
   using namespace qaic::rt;
   switch (type) {
     case BUFFER_DATA_TYPE_FLOAT:
-      return compareFloat(expected.size() / 4, [](auto b, std::size_t i) { return elementAt<float>(b, i); },
-                          expected, actual);
+      return compareFloat(
+          expected.size() / 4, [](auto b, std::size_t i) { return elementAt<float>(b, i); }, expected, actual);
     case BUFFER_DATA_TYPE_FLOAT16:
-      return compareFloat(expected.size() / 2,
-                          [](auto b, std::size_t i) { return qaic::rt::halfToFloat(elementAt<uint16_t>(b, i)); },
-                          expected, actual);
+      return compareFloat(
+          expected.size() / 2, [](auto b, std::size_t i) { return qaic::rt::halfToFloat(elementAt<uint16_t>(b, i)); },
+          expected, actual);
     case BUFFER_DATA_TYPE_INT8Q:
     case BUFFER_DATA_TYPE_INT8: return compareExact<int8_t>(expected, actual);
     case BUFFER_DATA_TYPE_UINT8Q:

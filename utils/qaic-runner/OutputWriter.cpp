@@ -27,9 +27,9 @@ bool OutputWriter::isSafeName(const std::string& name) {
          name.find('\0') == std::string::npos && name.size() < 200;
 }
 
-std::string OutputWriter::write(const std::string& bufferName, uint64_t iteration, std::span<const uint8_t> bytes) const {
-  if (!isSafeName(bufferName))
-    throw OutputWriteError("buffer name '" + bufferName + "' cannot be used as a file name");
+std::string OutputWriter::write(const std::string& bufferName, uint64_t iteration,
+                                std::span<const uint8_t> bytes) const {
+  if (!isSafeName(bufferName)) throw OutputWriteError("buffer name '" + bufferName + "' cannot be used as a file name");
   return writeFile(bufferName + "-inf-" + std::to_string(iteration) + ".bin", bytes);
 }
 

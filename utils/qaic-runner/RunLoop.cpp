@@ -49,9 +49,9 @@ struct Slot {
   std::vector<OutputBuffer> outputStorage;  // per network buffer (outputs only)
   PreparedSet set;
   uint64_t iteration = 0;
-  InferenceSet* owner = nullptr;   // the set the handle belongs to
-  Clock::time_point prepared{};    // before its inputs were prepared
-  Clock::time_point submitted{};   // just before submit()
+  InferenceSet* owner = nullptr;  // the set the handle belongs to
+  Clock::time_point prepared{};   // before its inputs were prepared
+  Clock::time_point submitted{};  // just before submit()
 };
 
 struct RunState {
@@ -81,15 +81,17 @@ void checkOutputs(RunState& state, const InferenceHandle& handle, const Slot& sl
     const std::string& path = slot.set.expectedPaths[b];
     if (path.empty() || !slot.set.present[b]) continue;
     const auto& mapping = state.mappings[b];
-    const std::size_t actualBytes = dimsProduct(handle.getOutputDims(static_cast<uint32_t>(b))) * state.rules[b].elementSize;
+    const std::size_t actualBytes = dimsProduct(handle.getOutputDims(static_cast<uint32_t>(b))) *
+                                    state.rules[b].elementSize;
     FileBytes expected = state.cache.load(path);
     std::string difference;
     if (actualBytes != expected->size()) {
       difference = "output has " + std::to_string(actualBytes) + " bytes, '" + path + "' has " +
                    std::to_string(expected->size());
-    } else if (auto m = compareOutput(mapping.dataType, *expected, std::span(slot.outputStorage[b].data(), actualBytes))) {
-      difference = "first difference at index " + std::to_string(m->index) + ": expected " + m->expected +
-                   ", got " + m->actual;
+    } else if (auto m = compareOutput(mapping.dataType, *expected,
+                                      std::span(slot.outputStorage[b].data(), actualBytes))) {
+      difference = "first difference at index " + std::to_string(m->index) + ": expected " + m->expected + ", got " +
+                   m->actual;
     }
     if (difference.empty()) continue;
     std::lock_guard lock(state.mutex);
@@ -107,8 +109,7 @@ void writeOutputs(RunState& state, const InferenceHandle& handle, const Slot& sl
     return;
   for (std::size_t b = 0; b < state.mappings.size(); ++b) {
     if (isInput(state.mappings[b]) || !slot.set.present[b]) continue;  // dropped outputs are not written
-    const std::size_t bytes =
-        dimsProduct(handle.getOutputDims(static_cast<uint32_t>(b))) * state.rules[b].elementSize;
+    const std::size_t bytes = dimsProduct(handle.getOutputDims(static_cast<uint32_t>(b))) * state.rules[b].elementSize;
     try {
       state.writer->write(state.mappings[b].bufferName, slot.iteration, std::span(slot.outputStorage[b].data(), bytes));
     } catch (const OutputWriteError& e) {
@@ -132,12 +133,18 @@ LatencySample latencySample(const InferenceHandle& handle, const Slot& slot, Clo
   sample.totalRoundtripTime = microsecondsBetween(slot.prepared, done);
   for (const auto& [stage, counter] : handle.getPerformanceCounts()) {
     uint64_t* column = nullptr;
-    if (stage == "0. queue wait") column = &sample.enqTime;
-    else if (stage == "1. input preprocessing") column = &sample.preProcTime;
-    else if (stage == "2. input transfer to a device") column = &sample.submitTime;
-    else if (stage == "3. execution time") column = &sample.execToComplete;
-    else if (stage == "4. output transfer from a device") column = &sample.exectoVc;
-    else if (stage == "5. output postprocessing") column = &sample.postProc;
+    if (stage == "0. queue wait")
+      column = &sample.enqTime;
+    else if (stage == "1. input preprocessing")
+      column = &sample.preProcTime;
+    else if (stage == "2. input transfer to a device")
+      column = &sample.submitTime;
+    else if (stage == "3. execution time")
+      column = &sample.execToComplete;
+    else if (stage == "4. output transfer from a device")
+      column = &sample.exectoVc;
+    else if (stage == "5. output postprocessing")
+      column = &sample.postProc;
     if (column) *column = static_cast<uint64_t>(std::llround(counter.realTimeUs));
   }
   sample.execTotal = sample.execToComplete + sample.exectoVc;
@@ -219,7 +226,8 @@ void bindBuffers(RunState& state, InferenceHandle& handle, Slot& slot) {
     const auto& mapping = state.mappings[b];
     if (mapping.isPartialBufferAllowed && mapping.skipPartialHeader && mapping.allowSkip)
       handle.setBufferSkipped(index, !present);
-    if (present) handle.setBufferDims(index, slot.set.dims[b] ? *slot.set.dims[b] : toUnsigned(mapping.ioShapes.defaultDims));
+    if (present)
+      handle.setBufferDims(index, slot.set.dims[b] ? *slot.set.dims[b] : toUnsigned(mapping.ioShapes.defaultDims));
   }
 }
 
@@ -249,9 +257,9 @@ RunResult runInferences(const std::vector<InferenceSet*>& sets, const v2::Buffer
                         std::atomic<uint64_t>& completedCounter) {
   RunState state{mappings, shapeRules(mappings), options, cache, writer, completedCounter, {}, {}, {}, {}, {}, {}, 0};
   const auto start = Clock::now();
-  const auto deadline = options.timeSeconds
-                            ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.timeSeconds))
-                            : Clock::time_point::max();
+  const auto deadline = options.timeSeconds ? start + std::chrono::duration_cast<Clock::duration>(
+                                                          std::chrono::duration<double>(*options.timeSeconds))
+                                            : Clock::time_point::max();
   for (uint64_t iteration = 0; !state.stop; ++iteration) {
     if (options.timeSeconds ? Clock::now() >= deadline : iteration >= options.numIterations) break;
     InferenceSet& set = *sets[iteration % sets.size()];

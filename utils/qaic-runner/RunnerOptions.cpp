@@ -12,8 +12,7 @@ template <typename T>
 T parseUnsigned(std::string_view option, std::string_view text, T minimum) {
   uint64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < minimum ||
-      value > std::numeric_limits<T>::max())
+  if (ec != std::errc() || end != text.data() + text.size() || value < minimum || value > std::numeric_limits<T>::max())
     throw UsageError("option " + std::string(option) + ": '" + std::string(text) +
                      "' is not a whole number >= " + std::to_string(minimum));
   return static_cast<T>(value);
@@ -37,7 +36,8 @@ std::vector<uint32_t> parseDeviceList(std::string_view option, std::string_view 
     if (end == std::string_view::npos) end = text.size();
     const uint32_t id = parseUnsigned<uint32_t>(option, text.substr(begin, end - begin), 0);
     for (uint32_t seen : ids)
-      if (seen == id) throw UsageError("option " + std::string(option) + ": device " + std::to_string(id) + " is listed twice");
+      if (seen == id)
+        throw UsageError("option " + std::string(option) + ": device " + std::to_string(id) + " is listed twice");
     ids.push_back(id);
     begin = end + 1;
   }
@@ -73,73 +73,102 @@ RunnerOptions parseRunnerOptions(int argc, const char* const* argv) {
       if (inlineValue) throw UsageError("option " + std::string(name) + " takes no value");
     };
 
-    if (name == "-h" || name == "--help") { noValue(); options.help = true; }
-    else if (name == "--version") { noValue(); options.version = true; }
-    else if (name == "-t" || name == "--test-data") options.programDir = value();
+    if (name == "-h" || name == "--help") {
+      noValue();
+      options.help = true;
+    } else if (name == "--version") {
+      noValue();
+      options.version = true;
+    } else if (name == "-t" || name == "--test-data")
+      options.programDir = value();
     else if (name == "-d" || name == "--device-id" || name == "--aic-device-id" || name == "--dev")
       options.device = parseUnsigned<uint32_t>(name, value(), 0);
-    else if (name == "-D" || name == "--dev-list") options.deviceList = parseDeviceList(name, value());
-    else if (name == "-i" || name == "--input-file") options.inputFiles.emplace_back(value());
-    else if (name == "--unbound-random") { noValue(); options.unboundRandom = true; }
-    else if (name == "--dump-input-buffers") { noValue(); options.dumpInputBuffers = true; }
-    else if (name == "--aic-batch-json-input") options.batchJson = value();
+    else if (name == "-D" || name == "--dev-list")
+      options.deviceList = parseDeviceList(name, value());
+    else if (name == "-i" || name == "--input-file")
+      options.inputFiles.emplace_back(value());
+    else if (name == "--unbound-random") {
+      noValue();
+      options.unboundRandom = true;
+    } else if (name == "--dump-input-buffers") {
+      noValue();
+      options.dumpInputBuffers = true;
+    } else if (name == "--aic-batch-json-input")
+      options.batchJson = value();
     else if (name == "-n" || name == "--num-iter") {
       options.numIterations = parseUnsigned<uint64_t>(name, value(), 1);
       numIterGiven = true;
-    }
-    else if (name == "--time") options.timeSeconds = parseSeconds(name, value());
+    } else if (name == "--time")
+      options.timeSeconds = parseSeconds(name, value());
     else if (name == "-a" || name == "--aic-num-of-activations") {
       options.numActivations = parseUnsigned<uint32_t>(name, value(), 1);
       activationsGiven = true;
-    }
-    else if (name == "-S" || name == "--set-size") options.setSize = parseUnsigned<uint32_t>(name, value(), 1);
+    } else if (name == "-S" || name == "--set-size")
+      options.setSize = parseUnsigned<uint32_t>(name, value(), 1);
     else if (name == "-T" || name == "--aic-threads-per-queue" || name == "--threads-per-queue")
       options.threadsPerQueue = parseUnsigned<uint32_t>(name, value(), 1);
-    else if (name == "--write-output-dir") options.writeOutputDir = value();
-    else if (name == "--write-output-start-iter") options.writeOutputStartIter = parseUnsigned<uint64_t>(name, value(), 0);
-    else if (name == "--write-output-num-samples") options.writeOutputNumSamples = parseUnsigned<uint64_t>(name, value(), 1);
-    else if (name == "-c" || name == "--check-output") { noValue(); options.checkOutput = true; }
-    else if (name == "--submit-timeout") options.submitTimeoutMs = parseUnsigned<uint32_t>(name, value(), 0);
-    else if (name == "--submit-retry-count") options.submitRetryCount = parseUnsigned<uint32_t>(name, value(), 0);
+    else if (name == "--write-output-dir")
+      options.writeOutputDir = value();
+    else if (name == "--write-output-start-iter")
+      options.writeOutputStartIter = parseUnsigned<uint64_t>(name, value(), 0);
+    else if (name == "--write-output-num-samples")
+      options.writeOutputNumSamples = parseUnsigned<uint64_t>(name, value(), 1);
+    else if (name == "-c" || name == "--check-output") {
+      noValue();
+      options.checkOutput = true;
+    } else if (name == "--submit-timeout")
+      options.submitTimeoutMs = parseUnsigned<uint32_t>(name, value(), 0);
+    else if (name == "--submit-retry-count")
+      options.submitRetryCount = parseUnsigned<uint32_t>(name, value(), 0);
     else if (name == "--aic-profiling-type") {
       std::string_view type = value();
-      if (type == "latency") options.latencyProfiling = true;
+      if (type == "latency")
+        options.latencyProfiling = true;
       else if (type == "stats" || type == "trace")
         throw UsageError("option --aic-profiling-type: '" + std::string(type) +
                          "' profiling is not supported by the emulated device; use latency");
-      else throw UsageError("option --aic-profiling-type: '" + std::string(type) + "' is not one of stats, trace, latency");
-    }
-    else if (name == "--aic-profiling-num-samples") options.profilingNumSamples = parseUnsigned<uint64_t>(name, value(), 1);
-    else if (name == "--aic-profiling-start-iter") options.profilingStartIter = parseUnsigned<uint64_t>(name, value(), 0);
-    else if (name == "--aic-profiling-out-dir") options.profilingOutDir = value();
+      else
+        throw UsageError("option --aic-profiling-type: '" + std::string(type) +
+                         "' is not one of stats, trace, latency");
+    } else if (name == "--aic-profiling-num-samples")
+      options.profilingNumSamples = parseUnsigned<uint64_t>(name, value(), 1);
+    else if (name == "--aic-profiling-start-iter")
+      options.profilingStartIter = parseUnsigned<uint64_t>(name, value(), 0);
+    else if (name == "--aic-profiling-out-dir")
+      options.profilingOutDir = value();
     else if (name == "--aic-profiling-format") {  // deprecated by the vendor; the type decides the layout
       (void)value();
       options.ignored.emplace_back(name);
-    }
-    else if (name == "-v" || name == "--verbose") { noValue(); options.verbose = true; }
-    else throw UsageError("unknown option '" + std::string(arg) + "' (see --help)");
+    } else if (name == "-v" || name == "--verbose") {
+      noValue();
+      options.verbose = true;
+    } else
+      throw UsageError("unknown option '" + std::string(arg) + "' (see --help)");
   }
   if (options.help || options.version) return options;
-  if (options.programDir.empty()) throw UsageError("option -t <dir> is required (the directory holding programqpc.bin)");
+  if (options.programDir.empty())
+    throw UsageError("option -t <dir> is required (the directory holding programqpc.bin)");
   if (!options.inputFiles.empty() && !options.batchJson.empty())
     throw UsageError("options -i and --aic-batch-json-input cannot be combined");
-  if (options.timeSeconds && numIterGiven)
-    throw UsageError("options --time and -n/--num-iter cannot be combined");
+  if (options.timeSeconds && numIterGiven) throw UsageError("options --time and -n/--num-iter cannot be combined");
   if (options.checkOutput && options.batchJson.empty())
     throw UsageError("option -c/--check-output compares with the output files of --aic-batch-json-input");
   if (options.device && !options.deviceList.empty())
     throw UsageError("options -d and -D/--dev-list cannot be combined");
   // -D without -a: one activation on each listed device.
-  if (!options.deviceList.empty() && !activationsGiven) options.numActivations = static_cast<uint32_t>(options.deviceList.size());
+  if (!options.deviceList.empty() && !activationsGiven)
+    options.numActivations = static_cast<uint32_t>(options.deviceList.size());
   if (options.numActivations < options.deviceList.size())
-    throw UsageError("option -D/--dev-list names " + std::to_string(options.deviceList.size()) + " devices but -a gives " +
-                     std::to_string(options.numActivations) + " activations; each listed device needs at least one");
+    throw UsageError("option -D/--dev-list names " + std::to_string(options.deviceList.size()) +
+                     " devices but -a gives " + std::to_string(options.numActivations) +
+                     " activations; each listed device needs at least one");
   if (options.unboundRandom && (!options.inputFiles.empty() || !options.batchJson.empty()))
     throw UsageError("option --unbound-random shapes random inputs; it cannot go with -i or --aic-batch-json-input");
   if (options.dumpInputBuffers && options.writeOutputDir.empty())
     throw UsageError("option --dump-input-buffers writes into --write-output-dir, which is missing");
   if (!options.profilingOutDir.empty() && !options.latencyProfiling)
-    throw UsageError("option --aic-profiling-out-dir holds the per-sample latency file of --aic-profiling-type latency");
+    throw UsageError(
+        "option --aic-profiling-out-dir holds the per-sample latency file of --aic-profiling-type latency");
   return options;
 }
 

@@ -10,12 +10,12 @@
 #include <qaic/Qpc.hpp>
 
 #include "BatchJson.hpp"
-#include "QaicVersion.hpp"
 #include "FileCache.hpp"
 #include "InputSource.hpp"
 #include "LatencyFile.hpp"
 #include "OutputWriter.hpp"
 #include "Progress.hpp"
+#include "QaicVersion.hpp"
 #include "RunLoop.hpp"
 #include "RunnerOptions.hpp"
 
@@ -65,9 +65,8 @@ void printLatency(const RunResult& result) {
   for (const auto& [stage, vendorName] : names) {
     auto it = result.stages.find(stage);
     if (it == result.stages.end() || it->second.samples == 0) continue;
-    std::printf("%-16s %10.1fus  (%s, %llu samples)\n", vendorName,
-                it->second.totalUs / double(it->second.samples), stage,
-                static_cast<unsigned long long>(it->second.samples));
+    std::printf("%-16s %10.1fus  (%s, %llu samples)\n", vendorName, it->second.totalUs / double(it->second.samples),
+                stage, static_cast<unsigned long long>(it->second.samples));
   }
 }
 
@@ -136,17 +135,20 @@ int run(const RunnerOptions& options) {
       const auto n = static_cast<uint32_t>(options.deviceList.size());
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t activations = options.numActivations / n + (k < options.numActivations % n ? 1 : 0);
-        sets.push_back(InferenceSet::Factory(context, qpc, options.deviceList[k], options.setSize, activations, &properties));
+        sets.push_back(
+            InferenceSet::Factory(context, qpc, options.deviceList[k], options.setSize, activations, &properties));
         usedDevices += (k ? ":" : "") + std::to_string(options.deviceList[k]);
       }
     } else if (options.device) {
-      sets.push_back(InferenceSet::Factory(context, qpc, *options.device, options.setSize, options.numActivations, &properties));
+      sets.push_back(
+          InferenceSet::Factory(context, qpc, *options.device, options.setSize, options.numActivations, &properties));
       usedDevices = std::to_string(*options.device);
     } else {
       std::string refusals;
       for (QID device : context->getDevices()) {
         try {
-          sets.push_back(InferenceSet::Factory(context, qpc, device, options.setSize, options.numActivations, &properties));
+          sets.push_back(
+              InferenceSet::Factory(context, qpc, device, options.setSize, options.numActivations, &properties));
           usedDevices = std::to_string(device);
           break;
         } catch (const Error& e) {
@@ -196,9 +198,10 @@ int run(const RunnerOptions& options) {
       return fail(isDeviceStatus(result.failure) ? kDeviceGone : kInferenceFailed,
                   std::string("inference failed (") + statusName(result.failure) + "): " + result.failureMessage);
     if (result.mismatch)
-      return fail(kMismatch, "output check failed in " + std::to_string(result.mismatches) + " output(s); first: " +
-                                 *result.mismatch);
-    if (options.checkOutput) std::printf("Output check passed: %llu inferences\n", static_cast<unsigned long long>(result.completed));
+      return fail(kMismatch, "output check failed in " + std::to_string(result.mismatches) +
+                                 " output(s); first: " + *result.mismatch);
+    if (options.checkOutput)
+      std::printf("Output check passed: %llu inferences\n", static_cast<unsigned long long>(result.completed));
     return kOk;
   } catch (const Error& e) {
     std::string message = std::string(statusName(e.status())) + ": " + e.what();

@@ -25,8 +25,8 @@ int runCreateCommand(std::span<const std::string> args, std::ostream& out, std::
   const qaicd::Resources& r = created->resources;
   out << "Partition " << created->id << " created on QID " << created->device << "\n"
       << "\tNode:" << created->node << "\n"
-      << "\tResources:numNsp " << r.numNsp << " numMcid " << r.numMcid << " numSem " << r.numSem
-      << " numVc " << r.numVc << " ddrSize " << r.ddrSize << "\n";
+      << "\tResources:numNsp " << r.numNsp << " numMcid " << r.numMcid << " numSem " << r.numSem << " numVc " << r.numVc
+      << " ddrSize " << r.ddrSize << "\n";
   out.flush();
 
   int status = 0;

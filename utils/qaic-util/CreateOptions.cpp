@@ -23,8 +23,8 @@ uint64_t parseNumber(const std::string& option, const std::string& text, uint64_
   uint64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value > maximum)
-    throw UsageError("create: option " + option + ": '" + text + "' is not a whole number <= " +
-                     std::to_string(maximum));
+    throw UsageError("create: option " + option + ": '" + text +
+                     "' is not a whole number <= " + std::to_string(maximum));
   return value;
 }
 
@@ -78,17 +78,28 @@ CreateOptions parseCreateOptions(std::span<const std::string> args) {
       if (i + 1 >= args.size()) throw UsageError("create: option " + arg + " needs a value");
       return args[++i];
     };
-    if (arg == "-d") options.device = static_cast<unsigned>(parseNumber(arg, value(), u32));
-    else if (arg == "--resources") resourceFile = value();
-    else if (arg == "--qpc") qpcDir = value();
-    else if (arg == "--activations") activations = parseNumber(arg, value(), u32);
-    else if (arg == "--nsp") nsp = parseNumber(arg, value(), u32);
-    else if (arg == "--mcid") mcid = parseNumber(arg, value(), u32);
-    else if (arg == "--sem") sem = parseNumber(arg, value(), u32);
-    else if (arg == "--vc") vc = parseNumber(arg, value(), u32);
-    else if (arg == "--ddr-mb") ddrMb = parseNumber(arg, value(), std::numeric_limits<uint64_t>::max() / kMiB);
-    else if (arg == "--label") options.label = value();
-    else throw UsageError("create: unknown option '" + arg + "' (see --help)");
+    if (arg == "-d")
+      options.device = static_cast<unsigned>(parseNumber(arg, value(), u32));
+    else if (arg == "--resources")
+      resourceFile = value();
+    else if (arg == "--qpc")
+      qpcDir = value();
+    else if (arg == "--activations")
+      activations = parseNumber(arg, value(), u32);
+    else if (arg == "--nsp")
+      nsp = parseNumber(arg, value(), u32);
+    else if (arg == "--mcid")
+      mcid = parseNumber(arg, value(), u32);
+    else if (arg == "--sem")
+      sem = parseNumber(arg, value(), u32);
+    else if (arg == "--vc")
+      vc = parseNumber(arg, value(), u32);
+    else if (arg == "--ddr-mb")
+      ddrMb = parseNumber(arg, value(), std::numeric_limits<uint64_t>::max() / kMiB);
+    else if (arg == "--label")
+      options.label = value();
+    else
+      throw UsageError("create: unknown option '" + arg + "' (see --help)");
   }
   const bool counts = nsp || mcid || sem || vc || ddrMb;
   if ((resourceFile ? 1 : 0) + (qpcDir ? 1 : 0) + (counts ? 1 : 0) != 1)

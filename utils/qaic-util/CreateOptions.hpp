@@ -13,7 +13,7 @@
 namespace qaic::util {
 
 struct CreateOptions {
-  std::optional<unsigned> device;    // -d ID; absent: the first device with room
+  std::optional<unsigned> device;  // -d ID; absent: the first device with room
   qaicd::Resources resources;
   std::string label;                 // --label L
   std::vector<std::string> command;  // after "--": run inside the partition, then release

@@ -56,8 +56,8 @@ int HeldCommand::waitForSignal() {
   }
 }
 
-int HeldCommand::run(const std::vector<std::string>& argv,
-                     const std::map<std::string, std::string>& environment, std::string& error) {
+int HeldCommand::run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment,
+                     std::string& error) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;

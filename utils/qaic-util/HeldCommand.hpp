@@ -15,7 +15,7 @@ namespace qaic::util {
 
 class HeldCommand {
  public:
-  HeldCommand();  // blocks the signals; throws std::runtime_error when signalfd fails
+  HeldCommand();   // blocks the signals; throws std::runtime_error when signalfd fails
   ~HeldCommand();  // restores the signal mask
   HeldCommand(const HeldCommand&) = delete;
   HeldCommand& operator=(const HeldCommand&) = delete;

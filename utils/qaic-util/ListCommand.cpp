@@ -60,17 +60,17 @@ std::vector<Row> rowsFromSysTree() {
     }
     if (!s.partition) continue;
     const auto& p = *s.partition;
-    rows.push_back({id, p.parent, s.nspTotal, s.mcidTotal, s.semTotal, s.vcTotal,
-                    std::to_string(s.dramTotalMb) + " MB", s.dramTotalMb, p.ownerUid, p.holderPid,
-                    holderOf(p.holderPid, false), p.label});
+    rows.push_back({id, p.parent, s.nspTotal, s.mcidTotal, s.semTotal, s.vcTotal, std::to_string(s.dramTotalMb) + " MB",
+                    s.dramTotalMb, p.ownerUid, p.holderPid, holderOf(p.holderPid, false), p.label});
   }
   return rows;
 }
 
 void printTable(const std::vector<Row>& rows, std::ostream& out) {
-  out << std::left << std::setw(6) << "ID" << std::setw(6) << "QID" << std::setw(6) << "NSP" << std::setw(6)
-      << "MCID" << std::setw(6) << "SEM" << std::setw(5) << "VC" << std::setw(12) << "DDR" << std::setw(8)
-      << "Owner" << std::setw(26) << "Holder" << "Label\n";
+  out << std::left << std::setw(6) << "ID" << std::setw(6) << "QID" << std::setw(6) << "NSP" << std::setw(6) << "MCID"
+      << std::setw(6) << "SEM" << std::setw(5) << "VC" << std::setw(12) << "DDR" << std::setw(8) << "Owner"
+      << std::setw(26) << "Holder"
+      << "Label\n";
   for (const Row& r : rows)
     out << std::setw(6) << r.id << std::setw(6) << r.parent << std::setw(6) << r.nsp << std::setw(6) << r.mcid
         << std::setw(6) << r.sem << std::setw(5) << r.vc << std::setw(12) << r.ddr << std::setw(8) << r.ownerUid
@@ -80,10 +80,18 @@ void printTable(const std::vector<Row>& rows, std::ostream& out) {
 nlohmann::json toJson(const std::vector<Row>& rows, const std::string& source) {
   nlohmann::json list = nlohmann::json::array();
   for (const Row& r : rows)
-    list.push_back({{"id", r.id}, {"parent", r.parent}, {"numNsp", r.nsp}, {"numMcid", r.mcid},
-                    {"numSem", r.sem}, {"numVc", r.vc}, {"ddr", r.ddr}, {"ddr_mb", r.ddrMb},
+    list.push_back({{"id", r.id},
+                    {"parent", r.parent},
+                    {"numNsp", r.nsp},
+                    {"numMcid", r.mcid},
+                    {"numSem", r.sem},
+                    {"numVc", r.vc},
+                    {"ddr", r.ddr},
+                    {"ddr_mb", r.ddrMb},
                     {"owner_uid", r.ownerUid},
-                    {"holder_pid", r.holderPid}, {"holder", r.holder}, {"label", r.label}});
+                    {"holder_pid", r.holderPid},
+                    {"holder", r.holder},
+                    {"label", r.label}});
   return {{"source", source}, {"partitions", list}};
 }
 
@@ -92,8 +100,10 @@ nlohmann::json toJson(const std::vector<Row>& rows, const std::string& source) {
 int runListCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   bool json = false;
   for (const auto& a : args) {
-    if (a == "-j") json = true;
-    else throw UsageError("list: unknown option '" + a + "' (see --help)");
+    if (a == "-j")
+      json = true;
+    else
+      throw UsageError("list: unknown option '" + a + "' (see --help)");
   }
   std::vector<Row> rows;
   std::string source;

@@ -6,8 +6,8 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -46,8 +46,8 @@ LeaseMap leasesFromQaicd(const std::vector<rt::QDevInfo>& devices) {
 std::string holderText(const qaicd::PartitionInfo& lease) {
   if (lease.isStatic) return "static (qaicd configuration)";
   const std::string name = processName(lease.holderPid);
-  return "pid " + std::to_string(lease.holderPid) + (name.empty() ? "" : " (" + name + ")") +
-         ", uid " + std::to_string(lease.ownerUid) + ", lease from qaicd";
+  return "pid " + std::to_string(lease.holderPid) + (name.empty() ? "" : " (" + name + ")") + ", uid " +
+         std::to_string(lease.ownerUid) + ", lease from qaicd";
 }
 
 std::string fixed2(double value) {
@@ -167,29 +167,29 @@ std::vector<std::string> knownFields() {
 
 nlohmann::json toJson(const rt::QDevInfo& s, const LeaseMap& leases) {
   nlohmann::json j = {{"qid", s.id},
-          {"status", s.status},
-          {"pci_address", s.pciAddress},
-          {"pci_vendor", s.pciVendor},
-          {"pci_device", s.pciDevice},
-          {"hw_version", s.hwVersion},
-          {"fw_version", s.fwVersion},
-          {"dram_total_mb", s.dramTotalMb},
-          {"dram_free_mb", s.dramFreeMb},
-          {"vc_total", s.vcTotal},
-          {"vc_free", s.vcFree},
-          {"nsp_total", s.nspTotal},
-          {"nsp_free", s.nspFree},
-          {"mcid_total", s.mcidTotal},
-          {"mcid_free", s.mcidFree},
-          {"semaphore_total", s.semTotal},
-          {"semaphore_free", s.semFree},
-          {"constants_loaded", s.constantsLoaded},
-          {"constants_in_use", s.constantsInUse},
-          {"networks_loaded", s.networksLoaded},
-          {"networks_active", s.networksActive},
-          {"nsp_frequency_mhz", s.nspFrequencyMhz},
-          {"sku", s.sku},
-          {"dbc_states", s.dbcStates}};
+                      {"status", s.status},
+                      {"pci_address", s.pciAddress},
+                      {"pci_vendor", s.pciVendor},
+                      {"pci_device", s.pciDevice},
+                      {"hw_version", s.hwVersion},
+                      {"fw_version", s.fwVersion},
+                      {"dram_total_mb", s.dramTotalMb},
+                      {"dram_free_mb", s.dramFreeMb},
+                      {"vc_total", s.vcTotal},
+                      {"vc_free", s.vcFree},
+                      {"nsp_total", s.nspTotal},
+                      {"nsp_free", s.nspFree},
+                      {"mcid_total", s.mcidTotal},
+                      {"mcid_free", s.mcidFree},
+                      {"semaphore_total", s.semTotal},
+                      {"semaphore_free", s.semFree},
+                      {"constants_loaded", s.constantsLoaded},
+                      {"constants_in_use", s.constantsInUse},
+                      {"networks_loaded", s.networksLoaded},
+                      {"networks_active", s.networksActive},
+                      {"nsp_frequency_mhz", s.nspFrequencyMhz},
+                      {"sku", s.sku},
+                      {"dbc_states", s.dbcStates}};
   auto optionalText = [&](const char* key, const std::string& value) {
     if (!value.empty()) j[key] = value;
   };
@@ -211,8 +211,8 @@ nlohmann::json toJson(const rt::QDevInfo& s, const LeaseMap& leases) {
   if (s.boardPowerW) j["board_power_w"] = *s.boardPowerW;
   if (s.tdpCapW) j["tdp_cap_w"] = *s.tdpCapW;
   if (s.partition) {
-    j["partition"] = {{"parent", s.partition->parent},       {"owner_uid", s.partition->ownerUid},
-                      {"owner_gid", s.partition->ownerGid},  {"mode", s.partition->mode},
+    j["partition"] = {{"parent", s.partition->parent},        {"owner_uid", s.partition->ownerUid},
+                      {"owner_gid", s.partition->ownerGid},   {"mode", s.partition->mode},
                       {"holder_pid", s.partition->holderPid}, {"label", s.partition->label}};
     if (auto lease = leases.find(s.id); lease != leases.end()) {
       j["partition"]["holder"] = {{"static", lease->second.isStatic},
@@ -227,11 +227,13 @@ nlohmann::json toJson(const rt::QDevInfo& s, const LeaseMap& leases) {
 
 void printTable(const std::vector<rt::QDevInfo>& devices, std::ostream& out) {
   out << std::left << std::setw(5) << "QID" << std::setw(14) << "Status" << std::setw(18) << "NSP Used / Total"
-      << std::setw(20) << "NW Loaded / Active" << std::setw(22) << "DRAM Used / Total" << "Partition of" << "\n";
+      << std::setw(20) << "NW Loaded / Active" << std::setw(22) << "DRAM Used / Total"
+      << "Partition of"
+      << "\n";
   for (const auto& s : devices) {
     auto pair = [](uint64_t a, uint64_t b) { return std::to_string(a) + " / " + std::to_string(b); };
-    out << std::setw(5) << s.id << std::setw(14) << s.status << std::setw(18) << pair(s.nspTotal - s.nspFree, s.nspTotal)
-        << std::setw(20) << pair(s.networksLoaded, s.networksActive)
+    out << std::setw(5) << s.id << std::setw(14) << s.status << std::setw(18)
+        << pair(s.nspTotal - s.nspFree, s.nspTotal) << std::setw(20) << pair(s.networksLoaded, s.networksActive)
         << std::setw(22) << (pair(s.dramTotalMb - s.dramFreeMb, s.dramTotalMb) + " MB")
         << (s.partition ? "QID " + std::to_string(s.partition->parent) : std::string("-")) << "\n";
   }
@@ -288,8 +290,7 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
           throw;
         }
         std::error_code ec;
-        if (std::filesystem::exists(root.nodePath(id), ec))
-          err << "qaic-util: note: " << e.what() << " (not shown)\n";
+        if (std::filesystem::exists(root.nodePath(id), ec)) err << "qaic-util: note: " << e.what() << " (not shown)\n";
       }
     }
     if (request.filters.empty()) return;

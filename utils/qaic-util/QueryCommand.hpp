@@ -17,10 +17,10 @@ struct QueryFilter {
 };
 
 struct QueryRequest {
-  std::vector<unsigned> devices;       // empty: every device under $QAIC_ROOT
-  bool json = false;                   // -j
-  std::string jsonFile;                // -j FILE: the JSON goes to FILE instead of stdout
-  std::vector<QueryFilter> filters;    // -f, all must hold
+  std::vector<unsigned> devices;           // empty: every device under $QAIC_ROOT
+  bool json = false;                       // -j
+  std::string jsonFile;                    // -j FILE: the JSON goes to FILE instead of stdout
+  std::vector<QueryFilter> filters;        // -f, all must hold
   std::optional<unsigned> refreshSeconds;  // -t N: a table redrawn every N seconds
   std::optional<unsigned> refreshCount;    // --count N: stop after N tables (default: until ^C)
 };

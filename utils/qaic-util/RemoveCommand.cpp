@@ -15,8 +15,8 @@ int runRemoveCommand(std::span<const std::string> args, std::ostream& out, std::
   uint32_t id = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
   if (ec != std::errc() || end != text.data() + text.size() || id < driver::kFirstPartitionId)
-    throw UsageError("remove: '" + text + "' is not a partition id (a whole number >= " +
-                     std::to_string(driver::kFirstPartitionId) + ")");
+    throw UsageError("remove: '" + text +
+                     "' is not a partition id (a whole number >= " + std::to_string(driver::kFirstPartitionId) + ")");
   auto connection = connectQaicd();
   if (!connection.client) {
     err << "qaic-util: error: remove: " << connection.error << "; partitions are removed through qaicd\n";

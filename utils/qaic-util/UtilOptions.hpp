@@ -15,14 +15,14 @@ enum class Mode { Help, Version, Qpc, Query, Create, List, Remove };
 
 struct UtilOptions {
   Mode mode = Mode::Help;
-  std::string qpcDir;                      // --qpc DIR
-  std::vector<unsigned> devices;           // -d ID, repeatable
-  bool json = false;                       // -j
-  std::string jsonFile;                    // -j FILE
+  std::string qpcDir;                                        // --qpc DIR
+  std::vector<unsigned> devices;                             // -d ID, repeatable
+  bool json = false;                                         // -j
+  std::string jsonFile;                                      // -j FILE
   std::vector<std::pair<std::string, std::string>> filters;  // -f FIELD==VALUE (second: "==VALUE" or "!=VALUE")
-  std::optional<unsigned> refreshSeconds;  // -t N
-  std::optional<unsigned> refreshCount;    // --count N (with -t)
-  std::vector<std::string> commandArgs;    // create / list / remove: what follows the word
+  std::optional<unsigned> refreshSeconds;                    // -t N
+  std::optional<unsigned> refreshCount;                      // --count N (with -t)
+  std::vector<std::string> commandArgs;                      // create / list / remove: what follows the word
 };
 
 class UsageError : public std::runtime_error {

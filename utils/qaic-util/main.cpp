@@ -6,10 +6,10 @@
 
 #include "CreateCommand.hpp"
 #include "ListCommand.hpp"
+#include "QaicVersion.hpp"
 #include "QpcCommand.hpp"
 #include "QueryCommand.hpp"
 #include "RemoveCommand.hpp"
-#include "QaicVersion.hpp"
 #include "UtilOptions.hpp"
 
 int main(int argc, char** argv) {
@@ -18,16 +18,10 @@ int main(int argc, char** argv) {
   try {
     const UtilOptions options = parseUtilOptions(args);
     switch (options.mode) {
-      case Mode::Help:
-        std::cout << utilHelpText();
-        return 0;
-      case Mode::Version:
-        qaic::printVersion("qaic-util");
-        return 0;
-      case Mode::Qpc:
-        return runQpcCommand(options.qpcDir, std::cout, std::cerr);
-      case Mode::Query:
-      {
+      case Mode::Help: std::cout << utilHelpText(); return 0;
+      case Mode::Version: qaic::printVersion("qaic-util"); return 0;
+      case Mode::Qpc: return runQpcCommand(options.qpcDir, std::cout, std::cerr);
+      case Mode::Query: {
         QueryRequest request;
         request.devices = options.devices;
         request.json = options.json;
@@ -38,12 +32,9 @@ int main(int argc, char** argv) {
           request.filters.push_back({field, condition.substr(2), condition.rfind("==", 0) == 0});
         return runQueryCommand(request, std::cout, std::cerr);
       }
-      case Mode::Create:
-        return runCreateCommand(options.commandArgs, std::cout, std::cerr);
-      case Mode::List:
-        return runListCommand(options.commandArgs, std::cout, std::cerr);
-      case Mode::Remove:
-        return runRemoveCommand(options.commandArgs, std::cout, std::cerr);
+      case Mode::Create: return runCreateCommand(options.commandArgs, std::cout, std::cerr);
+      case Mode::List: return runListCommand(options.commandArgs, std::cout, std::cerr);
+      case Mode::Remove: return runRemoveCommand(options.commandArgs, std::cout, std::cerr);
     }
   } catch (const UsageError& e) {
     std::cerr << "qaic-util: error: " << e.what() << '\n';

@@ -16,16 +16,15 @@ namespace qaic::rt {
 
 class Partition;
 
-using QID = uint32_t;        // a device index: $QAIC_ROOT/dev/accel/accel<QID>
-using QCtxId = uint64_t;     // unique per Context in this process, passed to the error handler
+using QID = uint32_t;     // a device index: $QAIC_ROOT/dev/accel/accel<QID>
+using QCtxId = uint64_t;  // unique per Context in this process, passed to the error handler
 
 enum QLogLevel : int { QL_DEBUG = 0, QL_INFO = 1, QL_WARN = 2, QL_ERROR = 3 };
 
 using LogCallback = std::function<void(QLogLevel level, const char* message, void* userData)>;
 // Called for critical errors that no API call can return (an inference that failed on the
 // device or timed out after its retries, a device that went away).
-using ErrorHandler =
-    std::function<void(QCtxId contextId, QStatus status, const char* message, void* userData)>;
+using ErrorHandler = std::function<void(QCtxId contextId, QStatus status, const char* message, void* userData)>;
 
 // Writes "[qaic] LEVEL message" to stderr.
 void defaultLogger(QLogLevel level, const char* message, void* userData);
@@ -50,10 +49,8 @@ class Context {
   // Throws Error(QS_NODEV) naming the missing node, or when no device exists at all; with
   // properties->partition, whatever Partition::acquire throws (QS_NO_RESOURCES naming the
   // resource, QS_NODEV when qaicd is not running) and QS_INVAL for more than one device.
-  static std::shared_ptr<Context> Factory(const QAicContextProperties* properties,
-                                          const std::vector<QID>& devices,
-                                          LogCallback logCallback = defaultLogger,
-                                          void* logUserData = nullptr,
+  static std::shared_ptr<Context> Factory(const QAicContextProperties* properties, const std::vector<QID>& devices,
+                                          LogCallback logCallback = defaultLogger, void* logUserData = nullptr,
                                           ErrorHandler errorHandler = defaultErrorHandler,
                                           void* errorUserData = nullptr);
   virtual ~Context();

@@ -10,20 +10,20 @@ namespace qaic::rt {
 
 enum QStatus : int {
   QS_SUCCESS = 0,
-  QS_ERROR = 1,            // unclassified failure (message says what)
-  QS_INVAL = 2,            // an argument that is not allowed
-  QS_TIMEDOUT = 3,         // a wait or an inference exceeded its time
-  QS_NODEV = 4,            // the device does not exist (or its root is empty)
-  QS_DEV_REMOVED = 5,      // the device went away
-  QS_DEV_RESET = 6,        // the device reset while requests were in flight
-  QS_BUFFER_SIZE = 7,      // a buffer whose byte size does not fit its mapping
-  QS_BUFFER_DIMS = 8,      // dims that do not match the buffer's allowed shapes
-  QS_INCOMPATIBLE = 9,     // a program container the device cannot run
-  QS_NO_RESOURCES = 10,    // not enough free NSPs, DBCs or memory
-  QS_WRONG_STATE = 11,     // an InferenceHandle used out of its life cycle
-  QS_WRONG_SET = 12,       // a handle given to a set that did not create it
-  QS_DEVICE_ERROR = 13,    // the device completed a request with an error code
-  QS_CANCELED = 14,        // the set was destroyed or its group disabled first
+  QS_ERROR = 1,          // unclassified failure (message says what)
+  QS_INVAL = 2,          // an argument that is not allowed
+  QS_TIMEDOUT = 3,       // a wait or an inference exceeded its time
+  QS_NODEV = 4,          // the device does not exist (or its root is empty)
+  QS_DEV_REMOVED = 5,    // the device went away
+  QS_DEV_RESET = 6,      // the device reset while requests were in flight
+  QS_BUFFER_SIZE = 7,    // a buffer whose byte size does not fit its mapping
+  QS_BUFFER_DIMS = 8,    // dims that do not match the buffer's allowed shapes
+  QS_INCOMPATIBLE = 9,   // a program container the device cannot run
+  QS_NO_RESOURCES = 10,  // not enough free NSPs, DBCs or memory
+  QS_WRONG_STATE = 11,   // an InferenceHandle used out of its life cycle
+  QS_WRONG_SET = 12,     // a handle given to a set that did not create it
+  QS_DEVICE_ERROR = 13,  // the device completed a request with an error code
+  QS_CANCELED = 14,      // the set was destroyed or its group disabled first
 };
 
 // "QS_BUFFER_SIZE"

@@ -22,8 +22,8 @@ namespace qaic::rt {
 // last completed inference, in floating-point microseconds.
 struct PerfCounter {
   enum Status : uint32_t {
-    NOT_RUN = 0,   // the inference ended before this stage, or skipped it (a request small
-                   // enough to run on the submitting thread has no queue wait)
+    NOT_RUN = 0,  // the inference ended before this stage, or skipped it (a request small
+                  // enough to run on the submitting thread has no queue wait)
     EXECUTED = 1,
   };
   double realTimeUs = 0;        // wall-clock time of the stage
@@ -65,9 +65,9 @@ class InferenceHandle {
   // Dims of each output after completion (partial outputs report what the program produced).
   virtual std::vector<uint64_t> getOutputDims(uint32_t bufferIndex) const = 0;
 
-  virtual uint64_t getId() const = 0;              // the requestId of the last submit()
-  virtual QStatus getStatus() const = 0;           // outcome of the last completed inference
-  virtual std::string getErrorMessage() const = 0; // empty on success
+  virtual uint64_t getId() const = 0;               // the requestId of the last submit()
+  virtual QStatus getStatus() const = 0;            // outcome of the last completed inference
+  virtual std::string getErrorMessage() const = 0;  // empty on success
   // Stages of the last completed inference: "1. input preprocessing", "2. input transfer to a
   // device" (until the program starts on the device, inputs transferred), "3. execution time" (the
   // program's run on the device), "4. output transfer from a device" (until the outputs and the

@@ -40,7 +40,7 @@ struct InferenceSetProperties {
   ProgramProperties programProperties;
   QueueProperties queueProperties;
   std::shared_ptr<InferenceSetGroup> inferenceSetGroup;  // over-subscription, see its header
-  std::string name;  // appears in log and error messages
+  std::string name;                                      // appears in log and error messages
   uint32_t id = 0;
 };
 
@@ -54,8 +54,7 @@ class InferenceSet {
   // Throws Error: QS_INVAL (setSize or numActivations 0, a bad property), QS_NODEV,
   // QS_NO_RESOURCES (not enough free NSPs: the message says how many are free),
   // QS_INCOMPATIBLE (a container the device rejects).
-  static std::shared_ptr<InferenceSet> Factory(std::shared_ptr<Context> context,
-                                               std::shared_ptr<Qpc> qpc, QID device,
+  static std::shared_ptr<InferenceSet> Factory(std::shared_ptr<Context> context, std::shared_ptr<Qpc> qpc, QID device,
                                                uint32_t setSize, uint32_t numActivations,
                                                const InferenceSetProperties* properties = nullptr);
   virtual ~InferenceSet();
@@ -72,8 +71,7 @@ class InferenceSet {
   // Waits for a submitted inference with this requestId to complete and returns its handle.
   // Returns the inference's status (handle set), or QS_TIMEDOUT with `handle` empty when the
   // wait ran out first. Throws Error(QS_INVAL) when no inference with that id is in flight.
-  virtual QStatus getCompletedId(shInferenceHandle& handle, uint64_t requestId,
-                                 uint64_t timeoutUs = 0) = 0;
+  virtual QStatus getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs = 0) = 0;
   // Gives an acquired or completed handle back. Throws QS_WRONG_STATE (put twice, in flight).
   virtual void putCompleted(const shInferenceHandle& handle) = 0;
   // Waits for this handle's inference; returns its status, or QS_TIMEDOUT (wait ran out).

@@ -39,14 +39,14 @@ struct BufferShapeRules {
 
 // One user buffer of an IO set.
 struct IoSetEntry {
-  bool present = true;          // false: dropped (selective IO)
-  std::optional<IoDims> dims;   // absent: the mapping's full dims
-  std::size_t bytes = 0;        // the user buffer's size
+  bool present = true;         // false: dropped (selective IO)
+  std::optional<IoDims> dims;  // absent: the mapping's full dims
+  std::size_t bytes = 0;       // the user buffer's size
 };
 
 struct IoSetShape {
-  std::vector<IoDims> dims;     // the dims each buffer will have (empty for dropped buffers)
-  int specialization = -1;      // the allowed shape combination used, -1 when not specialized
+  std::vector<IoDims> dims;  // the dims each buffer will have (empty for dropped buffers)
+  int specialization = -1;   // the allowed shape combination used, -1 when not specialized
 };
 
 // Checks one buffer alone (its own rules, not the cross-buffer combination rule) and returns the
@@ -55,8 +55,7 @@ struct IoSetShape {
 IoDims validateBuffer(const BufferShapeRules& rules, const IoSetEntry& entry);
 
 // Checks a whole IO set: `entries[i]` against `rules[i]`, plus the specialization rule.
-IoSetShape validateIoSet(const std::vector<BufferShapeRules>& rules,
-                         const std::vector<IoSetEntry>& entries);
+IoSetShape validateIoSet(const std::vector<BufferShapeRules>& rules, const std::vector<IoSetEntry>& entries);
 
 // The rules of one mapping (allowed shapes only when the program is specialized, i.e. has more
 // than the default combination) and of all of a program's mappings, in mapping order.

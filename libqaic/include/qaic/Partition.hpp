@@ -42,8 +42,7 @@ class Partition {
   //   QS_INVAL         a request qaicd refuses as malformed (no NSP, no VC, a bad label)
   //   QS_TIMEDOUT      qaicd did not answer within 10 s
   //   QS_ERROR         anything else, with qaicd's message
-  static std::shared_ptr<Partition> acquire(const ResourceRequest& request,
-                                            std::optional<QID> device = std::nullopt,
+  static std::shared_ptr<Partition> acquire(const ResourceRequest& request, std::optional<QID> device = std::nullopt,
                                             const std::string& label = {});
   // Releases the partition (waiting for qaicd's answer, at most 10 s), so its device node is
   // gone when this returns. Activations still running in it end with QS_DEV_REMOVED.
@@ -55,7 +54,7 @@ class Partition {
   QID parent() const;                        // the device it was carved from
   const ResourceRequest& resources() const;  // what it holds
   const std::string& label() const;
-  const std::string& node() const;           // absolute path of its device node
+  const std::string& node() const;  // absolute path of its device node
 
  private:
   struct Impl;

@@ -39,9 +39,8 @@ class ProfilingHandle {
  public:
   // Throws Error(QS_INVAL) for a null set or callback, numSamples 0, or a set that
   // InferenceSet::Factory did not create.
-  static std::shared_ptr<ProfilingHandle> Factory(std::shared_ptr<InferenceSet> set,
-                                                  uint32_t numSamples, ProfilingCallback callback,
-                                                  void* userData = nullptr,
+  static std::shared_ptr<ProfilingHandle> Factory(std::shared_ptr<InferenceSet> set, uint32_t numSamples,
+                                                  ProfilingCallback callback, void* userData = nullptr,
                                                   ProfilingType type = PROFILING_TYPE_LATENCY);
   virtual ~ProfilingHandle();
   ProfilingHandle(const ProfilingHandle&) = delete;

@@ -17,10 +17,10 @@ enum QBufferType : uint32_t {
 };
 
 struct QBuffer {
-  std::size_t size = 0;      // bytes at buf (heap) or at handle + offset (DMA)
-  uint8_t* buf = nullptr;    // heap: must be valid; DMA: the mapped address of handle + offset
-  int handle = -1;           // DMA: a dma-buf descriptor (DmaBuffer::fd(), a memfd, ...)
-  std::size_t offset = 0;    // DMA: where this buffer starts inside the DMA buffer
+  std::size_t size = 0;    // bytes at buf (heap) or at handle + offset (DMA)
+  uint8_t* buf = nullptr;  // heap: must be valid; DMA: the mapped address of handle + offset
+  int handle = -1;         // DMA: a dma-buf descriptor (DmaBuffer::fd(), a memfd, ...)
+  std::size_t offset = 0;  // DMA: where this buffer starts inside the DMA buffer
   QBufferType type = QBUFFER_TYPE_HEAP;
 };
 

@@ -32,8 +32,12 @@ struct BufferMapping {
   BufferMapping() = default;  // uninitialized entry (INVAL types, size 0)
   BufferMapping(std::string bufferName, uint32_t index, QAicBufferIoTypeEnum ioType, std::size_t size,
                 bool isPartialBufferAllowed, QAicBufferDataTypeEnum dataType)
-      : bufferName(std::move(bufferName)), index(index), ioType(ioType), size(size),
-        isPartialBufferAllowed(isPartialBufferAllowed), dataType(dataType) {}
+      : bufferName(std::move(bufferName)),
+        index(index),
+        ioType(ioType),
+        size(size),
+        isPartialBufferAllowed(isPartialBufferAllowed),
+        dataType(dataType) {}
 
   std::string bufferName;
   uint32_t index = 0;
@@ -71,12 +75,12 @@ struct QpcProgramInfo {
   std::string name;
   uint32_t numCores = 0;
   uint32_t programIndex = 0;
-  std::size_t size = 0;              // program payload bytes
+  std::size_t size = 0;  // program payload bytes
   uint32_t batchSize = 0;
   uint32_t numSemaphores = 0;
   uint32_t numMcIds = 0;
   uint64_t totalRequiredMemory = 0;
-  bool fp16Constants = false;        // compiled with -convert-to-fp16
+  bool fp16Constants = false;  // compiled with -convert-to-fp16
 };
 
 struct QpcConstantsInfo {
@@ -117,8 +121,7 @@ class QpcFile {
 class Qpc {
  public:
   // Maps basePath/filename. Throws QpcError naming the file and the bad field.
-  static std::shared_ptr<Qpc> Factory(const std::string& basePath,
-                                      const std::string& filename = "programqpc.bin");
+  static std::shared_ptr<Qpc> Factory(const std::string& basePath, const std::string& filename = "programqpc.bin");
   // Copies `size` bytes from `buffer`. Throws QpcError.
   static std::shared_ptr<Qpc> Factory(const uint8_t* buffer, std::size_t size);
 

@@ -15,16 +15,16 @@ namespace qaic::rt {
 // Present when the device is a partition (a derived device, id >= 100): its device/partition/
 // attributes.
 struct QDevPartitionInfo {
-  QID parent = 0;                 // the device it was carved from
+  QID parent = 0;  // the device it was carved from
   uint64_t ownerUid = 0, ownerGid = 0;
-  std::string mode;               // "0600"
-  int64_t holderPid = 0;          // the lease holder; 0 for a static partition
+  std::string mode;       // "0600"
+  int64_t holderPid = 0;  // the lease holder; 0 for a static partition
   std::string label;
 };
 
 struct QDevInfo {
   QID id = 0;
-  std::string status;             // "Initializing", "Ready", "Error"
+  std::string status;  // "Initializing", "Ready", "Error"
   std::string pciAddress, hwVersion, fwVersion, sku;
   uint64_t dramTotalMb = 0, dramFreeMb = 0;
   uint64_t vcTotal = 0, vcFree = 0, nspTotal = 0, nspFree = 0;
@@ -37,7 +37,7 @@ struct QDevInfo {
   std::string nspVersion, nspQcImageVersion, nspImageVariant, deviceCapabilities, ddrFrequencyMhz;
   std::string maxLinkSpeed, maxLinkWidth, currentLinkSpeed, currentLinkWidth;
   std::optional<double> socTemperatureC, boardPowerW, tdpCapW;  // hwmon, when present
-  std::vector<std::string> dbcStates;  // dbc<i>_state, in order
+  std::vector<std::string> dbcStates;                           // dbc<i>_state, in order
   std::optional<QDevPartitionInfo> partition;
 };
 

@@ -66,7 +66,7 @@ inline void transpose4x4Lanes(__m256& x0, __m256& x1, __m256& x2, __m256& x3) {
 // two lanes of one register leaves only in-lane 4x4 transposes: 16 shuffles instead of 24.
 template <typename RowAddress>
 inline void loadTransposed8x8(RowAddress row, __m256 r[8]) {
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int s = 0; s < 4; ++s) {
     const float* top = row(s);
     const float* bottom = row(s + 4);
@@ -190,7 +190,8 @@ void withConstant(int64_t n, F&& f) {
   [&]<int... kI>(std::integer_sequence<int, kI...>) {
     const bool matched = ((n == kI + 1 && (f(std::integral_constant<int, kI + 1>{}), true)) || ...);
     if (!matched) f(std::integral_constant<int, kOther>{});
-  }(std::make_integer_sequence<int, kMax>{});
+  }
+  (std::make_integer_sequence<int, kMax>{});
 }
 
 // A chunk's channel count (1..8) as a constant.

@@ -42,7 +42,7 @@ template <typename T>
 template <typename Load, typename Store>
 [[gnu::always_inline]] inline void transposeTile(Load load, Store store) {
   __m512 u[16];  // u[4q + m], lane L: element 4L + m of rows 4q..4q+3
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int q = 0; q < 4; ++q) {
     const __m512 r0 = load(4 * q), r1 = load(4 * q + 1), r2 = load(4 * q + 2), r3 = load(4 * q + 3);
     const __m512 t0 = _mm512_unpacklo_ps(r0, r1), t1 = _mm512_unpackhi_ps(r0, r1);
@@ -52,7 +52,7 @@ template <typename Load, typename Store>
     u[4 * q + 2] = _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
     u[4 * q + 3] = _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
   }
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) {
     const __m512 v0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x44);  // lanes 0, 1 of both
     const __m512 v1 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xEE);  // lanes 2, 3
@@ -109,15 +109,12 @@ struct DeviceIo16 {
   const __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
   const __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
   const __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
-  const __m512 s[8] = {_mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
-                       _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
-                       _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
-                       _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
-                       _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)),
-                       _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
-                       _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)),
-                       _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2))};
-  #pragma GCC unroll 8
+  const __m512 s[8] = {
+      _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+      _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
+      _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
+      _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2))};
+#pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) r[i] = _mm512_permutex2var_ps(s[i % 4], i < 4 ? low : high, s[4 + i % 4]);
 }
 
@@ -140,7 +137,7 @@ template <bool kHalf>
 [[gnu::always_inline]] inline void transposeRunPairs(const typename DeviceIo<kHalf>::Element* lo,
                                                      const typename DeviceIo<kHalf>::Element* hi, int64_t column,
                                                      __m512 r[8]) {
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
     r[j] = runPair<kHalf>(lo, hi);
     lo = stepped(lo, column);

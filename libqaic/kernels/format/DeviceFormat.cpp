@@ -25,8 +25,7 @@ bool isUserType(ir::DType t) {
     case ir::DType::Int64:
     case ir::DType::Bool:  // masks: one byte, 0 or 1 (anything nonzero converts to 1)
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -40,8 +39,8 @@ void checkTypes(const UserBufferView& view, const ir::DeviceFormat& format) {
                       " has no device format conversion");
   }
   if (!isUserType(format.elementType)) {
-    throw FormatError(describe(view.name) + ": device element type " +
-                      std::string(ir::dtypeName(format.elementType)) + " is not supported");
+    throw FormatError(describe(view.name) + ": device element type " + std::string(ir::dtypeName(format.elementType)) +
+                      " is not supported");
   }
   if (view.layout == ir::UserLayout::NHWC && view.dims.size() != 4) {
     throw FormatError(describe(view.name) + ": NHWC user layout needs a rank-4 tensor, got rank " +
@@ -61,28 +60,25 @@ int64_t checkedCount(const ir::Dims& dims, std::string_view name) {
 }
 
 template <typename Src, typename Dst>
-void convertWalk(const DeviceGeometry& g, ir::DeviceLayout layout, ir::UserLayout userLayout,
-                 const std::byte* src, std::byte* dst, bool srcIsUser) {
+void convertWalk(const DeviceGeometry& g, ir::DeviceLayout layout, ir::UserLayout userLayout, const std::byte* src,
+                 std::byte* dst, bool srcIsUser) {
   const Src* in = reinterpret_cast<const Src*>(src);
   Dst* out = reinterpret_cast<Dst*>(dst);
   if (srcIsUser) {
-    format::walkElements(g, layout, userLayout, [&](int64_t device, int64_t user) {
-      out[device] = convertValue<Dst>(in[user]);
-    });
+    format::walkElements(g, layout, userLayout,
+                         [&](int64_t device, int64_t user) { out[device] = convertValue<Dst>(in[user]); });
   } else {
-    format::walkElements(g, layout, userLayout, [&](int64_t device, int64_t user) {
-      out[user] = convertValue<Dst>(in[device]);
-    });
+    format::walkElements(g, layout, userLayout,
+                         [&](int64_t device, int64_t user) { out[user] = convertValue<Dst>(in[device]); });
   }
 }
 
-void convertScalar(const DeviceGeometry& g, ir::DeviceLayout layout, ir::UserLayout userLayout,
-                   ir::DType srcType, const std::byte* src, ir::DType dstType, std::byte* dst,
-                   bool srcIsUser) {
+void convertScalar(const DeviceGeometry& g, ir::DeviceLayout layout, ir::UserLayout userLayout, ir::DType srcType,
+                   const std::byte* src, ir::DType dstType, std::byte* dst, bool srcIsUser) {
   visitDType(srcType, [&](auto srcTag) {
     visitDType(dstType, [&](auto dstTag) {
-      convertWalk<typename decltype(srcTag)::type, typename decltype(dstTag)::type>(
-          g, layout, userLayout, src, dst, srcIsUser);
+      convertWalk<typename decltype(srcTag)::type, typename decltype(dstTag)::type>(g, layout, userLayout, src, dst,
+                                                                                    srcIsUser);
     });
   });
 }
@@ -152,9 +148,21 @@ DeviceGeometry deviceGeometry(const ir::Dims& dims, ir::DeviceLayout layout) {
   switch (dims.size()) {
     case 0: break;
     case 1: g.channels = dims[0]; break;
-    case 2: g.depth = dims[0]; g.channels = dims[1]; break;
-    case 3: g.depth = dims[0]; g.channels = dims[1]; g.width = dims[2]; break;
-    case 4: g.depth = dims[0]; g.channels = dims[1]; g.height = dims[2]; g.width = dims[3]; break;
+    case 2:
+      g.depth = dims[0];
+      g.channels = dims[1];
+      break;
+    case 3:
+      g.depth = dims[0];
+      g.channels = dims[1];
+      g.width = dims[2];
+      break;
+    case 4:
+      g.depth = dims[0];
+      g.channels = dims[1];
+      g.height = dims[2];
+      g.width = dims[3];
+      break;
     default:
       if (layout != ir::DeviceLayout::Flat) {
         throw FormatError("DWHC/DHWC device layouts take tensors of rank <= 4, got rank " +
@@ -168,8 +176,8 @@ DeviceGeometry deviceGeometry(const ir::Dims& dims, ir::DeviceLayout layout) {
   return g;
 }
 
-int64_t deviceElementOffset(const DeviceGeometry& g, ir::DeviceLayout layout, int64_t d, int64_t w,
-                            int64_t h, int64_t c) {
+int64_t deviceElementOffset(const DeviceGeometry& g, ir::DeviceLayout layout, int64_t d, int64_t w, int64_t h,
+                            int64_t c) {
   const int64_t C = g.channels, H = g.height, W = g.width;
   if (layout == ir::DeviceLayout::Flat) return ((d * C + c) * H + h) * W + w;
   const int64_t chunk = c / 8;
@@ -194,8 +202,7 @@ namespace {
 // Checks the types and that both buffers hold what the tensor needs (the source first); the
 // tensor's geometry, or nothing when it has no elements and there is nothing to convert.
 std::optional<DeviceGeometry> checkConversion(const UserBufferView& view, std::size_t userSize,
-                                              const ir::DeviceFormat& format, std::size_t deviceSize,
-                                              bool toDevice) {
+                                              const ir::DeviceFormat& format, std::size_t deviceSize, bool toDevice) {
   checkTypes(view, format);
   const DeviceGeometry g = deviceGeometry(view.dims, format.layout);
   const std::size_t userBytes = userBufferBytes(view.dims, view.dtype);
@@ -218,25 +225,25 @@ std::optional<DeviceGeometry> checkConversion(const UserBufferView& view, std::s
 
 }  // namespace
 
-void userToDevice(const UserBufferView& view, std::span<const std::byte> user,
-                  const ir::DeviceFormat& format, std::span<std::byte> device, ConversionPath path) {
+void userToDevice(const UserBufferView& view, std::span<const std::byte> user, const ir::DeviceFormat& format,
+                  std::span<std::byte> device, ConversionPath path) {
   const auto g = checkConversion(view, user.size(), format, device.size(), true);
   if (!g) return;
   const auto kernels = vectorKernels(path);
-  if (kernels && format::userToDeviceVector(*g, format.layout, view.layout, view.dtype, user.data(),
-                                            format.elementType, device.data(), *kernels)) {
+  if (kernels && format::userToDeviceVector(*g, format.layout, view.layout, view.dtype, user.data(), format.elementType,
+                                            device.data(), *kernels)) {
     return;
   }
   convertScalar(*g, format.layout, view.layout, view.dtype, user.data(), format.elementType, device.data(), true);
 }
 
-void deviceToUser(const ir::DeviceFormat& format, std::span<const std::byte> device,
-                  const UserBufferView& view, std::span<std::byte> user, ConversionPath path) {
+void deviceToUser(const ir::DeviceFormat& format, std::span<const std::byte> device, const UserBufferView& view,
+                  std::span<std::byte> user, ConversionPath path) {
   const auto g = checkConversion(view, user.size(), format, device.size(), false);
   if (!g) return;
   const auto kernels = vectorKernels(path);
-  if (kernels && format::deviceToUserVector(*g, format.layout, format.elementType, device.data(),
-                                            view.layout, view.dtype, user.data(), *kernels)) {
+  if (kernels && format::deviceToUserVector(*g, format.layout, format.elementType, device.data(), view.layout,
+                                            view.dtype, user.data(), *kernels)) {
     return;
   }
   convertScalar(*g, format.layout, view.layout, format.elementType, device.data(), view.dtype, user.data(), false);

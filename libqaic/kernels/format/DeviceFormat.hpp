@@ -59,8 +59,8 @@ struct DeviceGeometry {
 DeviceGeometry deviceGeometry(const ir::Dims& dims, ir::DeviceLayout layout);
 
 // Element offset of (d, w, h, c) in a DWHC / DHWC buffer, exactly seed 003's formula.
-int64_t deviceElementOffset(const DeviceGeometry& geometry, ir::DeviceLayout layout, int64_t d,
-                            int64_t w, int64_t h, int64_t c);
+int64_t deviceElementOffset(const DeviceGeometry& geometry, ir::DeviceLayout layout, int64_t d, int64_t w, int64_t h,
+                            int64_t c);
 
 // Bytes a user buffer of `dims` in `dtype` occupies (either user layout).
 std::size_t userBufferBytes(const ir::Dims& dims, ir::DType dtype);
@@ -84,13 +84,11 @@ struct UserBufferView {
 };
 
 // Preprocess: the user buffer `user` (described by `view`) into `device` in `format`.
-void userToDevice(const UserBufferView& view, std::span<const std::byte> user,
-                  const ir::DeviceFormat& format, std::span<std::byte> device,
-                  ConversionPath path = ConversionPath::Auto);
+void userToDevice(const UserBufferView& view, std::span<const std::byte> user, const ir::DeviceFormat& format,
+                  std::span<std::byte> device, ConversionPath path = ConversionPath::Auto);
 
 // Postprocess: a device-format buffer back into the user's dtype and layout.
-void deviceToUser(const ir::DeviceFormat& format, std::span<const std::byte> device,
-                  const UserBufferView& view, std::span<std::byte> user,
-                  ConversionPath path = ConversionPath::Auto);
+void deviceToUser(const ir::DeviceFormat& format, std::span<const std::byte> device, const UserBufferView& view,
+                  std::span<std::byte> user, ConversionPath path = ConversionPath::Auto);
 
 }  // namespace qaic::kernels

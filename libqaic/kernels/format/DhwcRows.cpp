@@ -53,7 +53,7 @@ inline void shuffleStep(const ShuffleMasks<kK, kHalf ? 2 : 4>& m, float* user, i
   constexpr int kLane = 16 / (kHalf ? 2 : 4);
   __m256i in[kK];
   if constexpr (kToDevice) {
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int c = 0; c < kK; ++c) {
       const float* row = user + c * planeStride;
       __m128i low;
@@ -70,10 +70,10 @@ inline void shuffleStep(const ShuffleMasks<kK, kHalf ? 2 : 4>& m, float* user, i
         in[c] = _mm256_castps_si256(_mm256_loadu_ps(row));
       }
     }
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int k = 0; k < kK; ++k) {
       __m256i v = _mm256_shuffle_epi8(in[0], m.masks[k][0]);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int c = 1; c < kK; ++c) v = _mm256_or_si256(v, _mm256_shuffle_epi8(in[c], m.masks[k][c]));
       if constexpr (kLanes == 1) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(dev + kLane * k), _mm256_castsi256_si128(v));
@@ -83,7 +83,7 @@ inline void shuffleStep(const ShuffleMasks<kK, kHalf ? 2 : 4>& m, float* user, i
       }
     }
   } else {
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int k = 0; k < kK; ++k) {
       const auto* low = reinterpret_cast<const __m128i*>(dev + kLane * k);
       if constexpr (kLanes == 1) {
@@ -92,10 +92,10 @@ inline void shuffleStep(const ShuffleMasks<kK, kHalf ? 2 : 4>& m, float* user, i
         in[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(dev + kLane * kK + kLane * k), low);
       }
     }
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int c = 0; c < kK; ++c) {
       __m256i v = _mm256_shuffle_epi8(in[0], m.inverse[c][0]);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int k = 1; k < kK; ++k) v = _mm256_or_si256(v, _mm256_shuffle_epi8(in[k], m.inverse[c][k]));
       float* row = user + c * planeStride;
       if constexpr (kHalf) {
@@ -130,13 +130,13 @@ void transposeRow(float* user, int64_t planeStride, typename DeviceIo<kHalf>::El
     __m256 r[8];
     if constexpr (kToDevice) {
       loadTransposed8x8([&](int c) { return user + c * planeStride + w0; }, r);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) Io::store8(dev + 8 * j, r[j]);
     } else {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) r[j] = Io::load8(dev + 8 * j);
       transpose8x8(r);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int c = 0; c < 8; ++c) _mm256_storeu_ps(user + c * planeStride + w0, r[c]);
     }
   }

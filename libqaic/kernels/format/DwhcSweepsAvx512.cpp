@@ -33,11 +33,11 @@ void sweepTiles(const typename DeviceIo16<kHalf>::Element* device, float* user, 
   for (int64_t b = 0; b < bands; ++b) {
     const auto* band = device + b * 16 * K;
     float* bandRows = user + b * 16 * W;
-    #pragma GCC unroll 1
+#pragma GCC unroll 1
     for (int64_t k = 0; k < K; ++k) {
       const auto* next = band + 16 * k;
       const int64_t* r = rows + 16 * k;
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int t = 0; t < kTiles; ++t) {
         float* segments = bandRows + 16 * t;
         transposeTile(
@@ -76,7 +76,7 @@ void rowPairLines8(const PlanarJob& job, int64_t d, int64_t c0) {
   auto line = [&](const Element* lo, const Element* hi, float* out) __attribute__((always_inline)) {
     __m512 r[8];
     transposeRunPairs<kHalf>(lo, hi, column, r);
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int c = 0; c < 8; ++c) {
       _mm512_storeu_ps(out, r[c]);
       out = stepped(out, plane);
@@ -101,7 +101,7 @@ void rowPairLines8(const PlanarJob& job, int64_t d, int64_t c0) {
       oddPair = stepped(oddPair, pairStride);
     };
     if constexpr (kN > 0) {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int i = 1; i < kN; ++i) twoLines(16 * i);
     } else {
       for (int64_t w0 = 16; w0 < wPairs; w0 += 16) twoLines(w0);
@@ -128,19 +128,19 @@ void rowPairLines4(const PlanarJob& job, int64_t d, int64_t c0) {
     float* rows = user + h * W;         // row h of the chunk's first plane
     __m256 tail[8];                     // output e at W - 8..W - 1
     const auto* tailRun = stepped(runs, lastEight);
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
       tail[j] = DeviceIo<kHalf>::load8(tailRun);
       tailRun = stepped(tailRun, column);
     }
     transpose8x8(tail);
-    __m512 carry[4];  // the odd row's last pair, whose upper half starts the next line
+    __m512 carry[4];              // the odd row's last pair, whose upper half starts the next line
     const auto* pairRuns = runs;  // walks the columns (as in rowPairLines8)
     auto pair = [&](int64_t w0) __attribute__((always_inline)) {
       __m512 r[8];
       transposeRunPairs<kHalf>(pairRuns, stepped(pairRuns, halfway), column, r);
       pairRuns = stepped(pairRuns, pairStride);
-      #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
         _mm512_storeu_ps(rows + c * plane + w0, r[c]);
         if (w0 == 0) {
@@ -154,12 +154,12 @@ void rowPairLines4(const PlanarJob& job, int64_t d, int64_t c0) {
       }
     };
     if constexpr (kN > 0) {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int i = 0; i < kN; ++i) pair(16 * i);
     } else {
       for (int64_t w0 = 0; w0 < wPairs; w0 += 16) pair(w0);
     }
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
       _mm512_storeu_ps(rows + c * plane + W + wPairs - 8,
                        _mm512_shuffle_f32x4(carry[c], _mm512_castps256_ps512(tail[4 + c]), 0x4E));

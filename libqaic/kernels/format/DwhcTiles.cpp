@@ -32,13 +32,13 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
     __m256 r[8];
     if constexpr (kToDevice) {
       loadTransposed8x8([&](int s) { return user + rowOffset[8 * k + s]; }, r);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) Io::store8(dev + j * column + 8 * k, r[j]);
     } else {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) r[j] = Io::load8(dev + j * column + 8 * k);
       transpose8x8(r);  // measured: faster here than half-column loads (loadTransposed8x8)
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int s = 0; s < 8; ++s) _mm256_storeu_ps(user + rowOffset[8 * k + s], r[s]);
     }
   };
@@ -46,14 +46,14 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
   // one tile per 128-bit lane, which takes fewer shuffles per element than the float transpose.
   auto halfGroupPair = [&](const float* user, uint16_t* dev, int k) {
     __m256i x[8];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
       const float* row = user + rowOffset[8 * k + s];
       x[s] = _mm256_set_m128i(_mm256_cvtps_ph(_mm256_loadu_ps(row + 8), _MM_FROUND_TO_NEAREST_INT),
                               _mm256_cvtps_ph(_mm256_loadu_ps(row), _MM_FROUND_TO_NEAREST_INT));
     }
     transpose8x8Epi16(x);  // x[j] = column j (low lane) and 8 + j (high lane)
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
       _mm256_storeu2_m128i(reinterpret_cast<__m128i*>(dev + (8 + j) * column + 8 * k),
                            reinterpret_cast<__m128i*>(dev + j * column + 8 * k), x[j]);
@@ -78,7 +78,7 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
       const int64_t hbEnd = std::min(hEnd, hb + blockRows);
       for (int64_t w0 = wBegin; w0 < wEnd; w0 += 8) {
         for (int64_t h0 = hb; h0 < hbEnd; h0 += 8) {
-          #pragma GCC unroll 8
+#pragma GCC unroll 8
           for (int k = 0; k < kK; ++k) group(plane + h0 * W + w0, device + h0 * kK + w0 * column, k);
         }
       }
@@ -97,12 +97,12 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
     int64_t w0 = wBegin;
     if constexpr (kHalf && kToDevice && kK <= 4) {
       for (; w0 + 16 <= wEnd; w0 += 16) {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int k = 0; k < kK; ++k) halfGroupPair(user + w0, dev + w0 * column, k);
       }
     }
     for (; w0 < wEnd; w0 += 8) {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int k = 0; k < kK; ++k) group(user + w0, dev + w0 * column, k);
     }
   }

@@ -27,28 +27,30 @@ namespace {
 // dev + j * column (j < 16), 16 elements each. kStream: the user rows are written with
 // non-temporal stores (every row segment then has to be a whole, aligned line).
 template <bool kHalf, bool kToDevice, bool kStream = false>
-[[gnu::always_inline]] inline void wholeTile(float* user, typename DeviceIo16<kHalf>::Element* dev,
-                                             const int64_t* rows, int64_t column) {
+[[gnu::always_inline]] inline void wholeTile(float* user, typename DeviceIo16<kHalf>::Element* dev, const int64_t* rows,
+                                             int64_t column) {
   static_assert(!(kStream && kToDevice), "non-temporal stores are for user rows only");
   using Io = DeviceIo16<kHalf>;
   if constexpr (kToDevice) {
-    transposeTile([&](int s) __attribute__((always_inline)) { return _mm512_loadu_ps(user + rows[s]); },
-                  [&](int j, __m512 v) __attribute__((always_inline)) { Io::store(dev + j * column, v); });
+    transposeTile(
+        [&](int s) __attribute__((always_inline)) { return _mm512_loadu_ps(user + rows[s]); },
+        [&](int j, __m512 v) __attribute__((always_inline)) { Io::store(dev + j * column, v); });
   } else {
     // Column j + 1 follows column j: transposeTile loads them in order (see stepped()).
     auto* next = dev;
-    transposeTile([&](int) __attribute__((always_inline)) {
-                    const __m512 v = Io::load(next);
-                    next = stepped(next, column);
-                    return v;
-                  },
-                  [&](int s, __m512 v) __attribute__((always_inline)) {
-                    if constexpr (kStream) {
-                      _mm512_stream_ps(user + rows[s], v);
-                    } else {
-                      _mm512_storeu_ps(user + rows[s], v);
-                    }
-                  });
+    transposeTile(
+        [&](int) __attribute__((always_inline)) {
+          const __m512 v = Io::load(next);
+          next = stepped(next, column);
+          return v;
+        },
+        [&](int s, __m512 v) __attribute__((always_inline)) {
+          if constexpr (kStream) {
+            _mm512_stream_ps(user + rows[s], v);
+          } else {
+            _mm512_storeu_ps(user + rows[s], v);
+          }
+        });
   }
 }
 
@@ -63,11 +65,13 @@ void edgeTile(float* user, typename DeviceIo16<kHalf>::Element* dev, const int64
   auto rowMask = [&](int s) __attribute__((always_inline)) { return s < n ? columns : __mmask16{0}; };
   auto columnMask = [&](int j) __attribute__((always_inline)) { return j < m ? elements : __mmask16{0}; };
   if constexpr (kToDevice) {
-    transposeTile([&](int s) __attribute__((always_inline)) { return _mm512_maskz_loadu_ps(rowMask(s), user + rows[s]); },
-                  [&](int j, __m512 v) __attribute__((always_inline)) { Io::store(dev + j * column, v, columnMask(j)); });
+    transposeTile(
+        [&](int s) __attribute__((always_inline)) { return _mm512_maskz_loadu_ps(rowMask(s), user + rows[s]); },
+        [&](int j, __m512 v) __attribute__((always_inline)) { Io::store(dev + j * column, v, columnMask(j)); });
   } else {
-    transposeTile([&](int j) __attribute__((always_inline)) { return Io::load(dev + j * column, columnMask(j)); },
-                  [&](int s, __m512 v) __attribute__((always_inline)) { _mm512_mask_storeu_ps(user + rows[s], rowMask(s), v); });
+    transposeTile(
+        [&](int j) __attribute__((always_inline)) { return Io::load(dev + j * column, columnMask(j)); },
+        [&](int s, __m512 v) __attribute__((always_inline)) { _mm512_mask_storeu_ps(user + rows[s], rowMask(s), v); });
   }
 }
 
@@ -84,8 +88,8 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   const int64_t column = a.wStride;  // H * kK
   const int64_t hFull = H / 16 * 16, wFull = W / 16 * 16;
   auto whole = [&](int64_t h0, int64_t w0, int k, auto stream) {
-    wholeTile<kHalf, kToDevice, stream.value && !kToDevice>(plane + h0 * W + w0, device + h0 * kK + w0 * column + 16 * k,
-                                                            rows + 16 * k, column);
+    wholeTile<kHalf, kToDevice, stream.value && !kToDevice>(
+        plane + h0 * W + w0, device + h0 * kK + w0 * column + 16 * k, rows + 16 * k, column);
   };
   constexpr std::false_type ordinaryStores;
   // Whole tiles. Cached tensors read into user rows: sweeps across the width (DwhcSweepsAvx512.cpp;
@@ -109,7 +113,7 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
         const int64_t hbEnd = std::min(hFull, hb + blockRows);
         for (int64_t w0 = 0; w0 < wFull; w0 += 16) {
           for (int64_t h0 = hb; h0 < hbEnd; h0 += 16) {
-            #pragma GCC unroll 1
+#pragma GCC unroll 1
             for (int k = 0; k < kK; ++k) whole(h0, w0, k, stream);
           }
         }
@@ -130,9 +134,9 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
         }
       } else {
         for (int64_t w0 = 0; w0 < wFull; w0 += 16) {
-          // Not unrolled: with the groups unrolled GCC hoists all 16K row addresses and runs
-          // out of registers, and the tiles of narrow chunks went through the stack.
-          #pragma GCC unroll 1
+// Not unrolled: with the groups unrolled GCC hoists all 16K row addresses and runs
+// out of registers, and the tiles of narrow chunks went through the stack.
+#pragma GCC unroll 1
           for (int k = 0; k < kK; ++k) whole(h0, w0, k, ordinaryStores);
         }
       }
@@ -184,12 +188,12 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   auto pair = [&](float* user, Element*& next, const int64_t* groupRows) __attribute__((always_inline)) {
     __m512 r[8];
     if constexpr (kToDevice) {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_ps(user + groupRows[i]);
       transposeHalves8x8(r);
       Element* lo = next;
       Element* hi = stepped(next, halfway);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         if constexpr (kHalf) {
           const __m256i h = _mm512_cvtps_ph(r[j], _MM_FROUND_TO_NEAREST_INT);
@@ -204,7 +208,7 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
       }
     } else {
       transposeRunPairs<kHalf>(next, stepped(next, halfway), column, r);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) _mm512_storeu_ps(user + groupRows[i], r[i]);
     }
     next = stepped(next, pairStride);
@@ -214,12 +218,12 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   // conversion per column pair, preprocess 1/20/56/56 ran at 62.7-63.1 against 59.8-61.7 GB/s.
   auto halfPair = [&](const float* user, Element*& next, const int64_t* groupRows) __attribute__((always_inline)) {
     __m256i x[8];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) x[i] = _mm512_cvtps_ph(_mm512_loadu_ps(user + groupRows[i]), _MM_FROUND_TO_NEAREST_INT);
     transpose8x8Epi16(x);  // x[j] = column j (low lane) and 8 + j (high lane)
     Element* lo = next;
     Element* hi = stepped(next, halfway);
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
       _mm256_storeu2_m128i(reinterpret_cast<__m128i*>(hi), reinterpret_cast<__m128i*>(lo), x[j]);
       lo = stepped(lo, column);
@@ -231,19 +235,19 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
     __m256 r[8];
     if constexpr (kToDevice) {
       loadTransposed8x8([&](int i) { return user + groupRows[i]; }, r);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         Io8::store8(dev, r[j]);
         dev = stepped(dev, column);
       }
     } else {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         r[j] = Io8::load8(dev);
         dev = stepped(dev, column);
       }
       transpose8x8(r);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) _mm256_storeu_ps(user + groupRows[i], r[i]);
     }
   };
@@ -261,7 +265,7 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
       }
     };
     if constexpr (kPairs > 0) {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int t = 0; t < kPairs; ++t) tilePair(16 * t);
     } else {
       for (int64_t w0 = 0; w0 < wPairs; w0 += 16) tilePair(w0);
@@ -269,7 +273,7 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
     if (wPairs < W) single(user + wPairs, next, groupRows);
   };
   for (int64_t h0 = 0; h0 < H; h0 += 8) {
-    #pragma GCC unroll 1
+#pragma GCC unroll 1
     for (int k = 0; k < K; ++k) group(plane + h0 * W, device + h0 * K + 8 * k, rows + 8 * k);
   }
 }
@@ -310,4 +314,3 @@ void dwhcTilesAvx512(const PlanarJob& job) {
 }
 
 }  // namespace qaic::kernels::format
-

@@ -10,8 +10,7 @@ namespace qaic::kernels::format {
 
 // Calls visit(deviceIndex, userIndex) for every element, device indices ascending.
 template <typename Visit>
-void walkElements(const DeviceGeometry& g, ir::DeviceLayout layout, ir::UserLayout userLayout,
-                  Visit&& visit) {
+void walkElements(const DeviceGeometry& g, ir::DeviceLayout layout, ir::UserLayout userLayout, Visit&& visit) {
   const int64_t D = g.depth, C = g.channels, H = g.height, W = g.width;
   const bool nhwc = userLayout == ir::UserLayout::NHWC;
   auto userIndex = [&](int64_t d, int64_t c, int64_t h, int64_t w) {

@@ -2,10 +2,10 @@
 // Covered: user float <-> device float16 / float, every layout. Picks the kernel for a layout
 // pair; the same-order and NHWC cases are simple enough to live here, NCHW against a chunked
 // layout has its own files (PlanarKernels.hpp).
+#include "kernels/format/VectorFormat.hpp"
 #include "kernels/format/Avx2Common.hpp"
 #include "kernels/format/DwhcTilesAvx512.hpp"
 #include "kernels/format/PlanarKernels.hpp"
-#include "kernels/format/VectorFormat.hpp"
 
 namespace qaic::kernels::format {
 namespace {
@@ -61,8 +61,7 @@ void planar(const PlanarJob& job, VectorKernels kernels) {
 
 // User NHWC against a chunked layout: each pixel's chunk of channels is contiguous on both sides.
 template <bool kHalf, bool kToDevice>
-void interleaved(const DeviceGeometry& g, DeviceLayout layout, float* user,
-                 typename DeviceIo<kHalf>::Element* device) {
+void interleaved(const DeviceGeometry& g, DeviceLayout layout, float* user, typename DeviceIo<kHalf>::Element* device) {
   const int64_t C = g.channels, H = g.height, W = g.width;
   forEachChunk(g, [&](int64_t d, int64_t c0, int64_t chunk) {
     const ChunkAddress a = chunkAddress(g, layout, d, c0);

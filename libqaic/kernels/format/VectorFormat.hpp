@@ -19,11 +19,9 @@ enum class VectorKernels {
   Avx512,  // AVX-512 wherever a kernel exists (the CPU has AVX-512), else AVX2
 };
 
-bool userToDeviceVector(const DeviceGeometry& g, ir::DeviceLayout layout, ir::UserLayout userLayout,
-                        ir::DType userType, const std::byte* user, ir::DType deviceType,
-                        std::byte* device, VectorKernels kernels);
-bool deviceToUserVector(const DeviceGeometry& g, ir::DeviceLayout layout, ir::DType deviceType,
-                        const std::byte* device, ir::UserLayout userLayout, ir::DType userType,
-                        std::byte* user, VectorKernels kernels);
+bool userToDeviceVector(const DeviceGeometry& g, ir::DeviceLayout layout, ir::UserLayout userLayout, ir::DType userType,
+                        const std::byte* user, ir::DType deviceType, std::byte* device, VectorKernels kernels);
+bool deviceToUserVector(const DeviceGeometry& g, ir::DeviceLayout layout, ir::DType deviceType, const std::byte* device,
+                        ir::UserLayout userLayout, ir::DType userType, std::byte* user, VectorKernels kernels);
 
 }  // namespace qaic::kernels::format

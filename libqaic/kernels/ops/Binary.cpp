@@ -51,7 +51,8 @@ T arith(T a, T b) {
       }
       if constexpr (kOp == Arith::Div) return static_cast<T>(a / b);
       const T r = static_cast<T>(a % b);
-      if constexpr (kOp == Arith::Mod && std::is_signed_v<T>) return r != 0 && (r < 0) != (b < 0) ? static_cast<T>(r + b) : r;
+      if constexpr (kOp == Arith::Mod && std::is_signed_v<T>)
+        return r != 0 && (r < 0) != (b < 0) ? static_cast<T>(r + b) : r;
       return r;
     }
     if constexpr (kOp == Arith::Max) return a > b ? a : b;
@@ -174,7 +175,7 @@ E parseEnum(const ir::Op& op, std::string_view arg, const std::string_view (&nam
   throwKernelError(op, "param '" + std::string(arg) + "': unknown value '" + value + "'");
 }
 
-constexpr std::string_view kArithNames[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB", "TL_MAX",
+constexpr std::string_view kArithNames[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB",  "TL_MAX",
                                             "TL_MIN", "TL_POW", "TL_MOD", "TL_FMOD", "TL_PRELU"};
 constexpr std::string_view kCompareNames[] = {"equal", "less", "less_equal", "greater", "greater_equal"};
 constexpr std::string_view kLogicNames[] = {"and", "or", "xor"};
@@ -215,9 +216,8 @@ std::unique_ptr<Kernel> makeElew(const BuildContext& ctx) {
   Tensor& dst = ctx.output("dst");
   if (a.dtype != b.dtype || a.dtype != dst.dtype) throwKernelError(ctx.op, "inputs 'src1' and 'src2' differ in dtype");
   const Arith kind = parseEnum<Arith>(ctx.op, "elew_op", kArithNames);
-  const RunFunction run = visitDType(dst.dtype, [&](auto tag) {
-    return arithFunction<typename decltype(tag)::type>(kind);
-  });
+  const RunFunction run = visitDType(dst.dtype,
+                                     [&](auto tag) { return arithFunction<typename decltype(tag)::type>(kind); });
   std::function<void()> check;
   const bool divides = kind == Arith::Div || kind == Arith::Mod || kind == Arith::FMod;
   if (divides && ir::dtypeSize(dst.dtype) > 0 && dst.dtype != ir::DType::Float && dst.dtype != ir::DType::Double &&
@@ -242,9 +242,8 @@ std::unique_ptr<Kernel> makeCompare(const BuildContext& ctx) {
   if (a.dtype != b.dtype) throwKernelError(ctx.op, "inputs 'src1' and 'src2' differ in dtype");
   requireDTypes(ctx.op, "dst", dst.dtype, {ir::DType::Bool});
   const Compare kind = parseEnum<Compare>(ctx.op, "compare_op", kCompareNames);
-  const RunFunction run = visitDType(a.dtype, [&](auto tag) {
-    return compareFunction<typename decltype(tag)::type>(kind);
-  });
+  const RunFunction run = visitDType(a.dtype,
+                                     [&](auto tag) { return compareFunction<typename decltype(tag)::type>(kind); });
   return broadcastKernel(ctx, {&a, &b}, dst, run);
 }
 
@@ -256,7 +255,8 @@ std::unique_ptr<Kernel> makeLogical(const BuildContext& ctx) {
     requireDTypes(ctx.op, "src1", t->dtype, {ir::DType::Bool});
   }
   constexpr RunFunction kRuns[] = {logicRun<Logic::And>, logicRun<Logic::Or>, logicRun<Logic::Xor>};
-  return broadcastKernel(ctx, {&a, &b}, dst, kRuns[static_cast<int>(parseEnum<Logic>(ctx.op, "logical_op", kLogicNames))]);
+  return broadcastKernel(ctx, {&a, &b}, dst,
+                         kRuns[static_cast<int>(parseEnum<Logic>(ctx.op, "logical_op", kLogicNames))]);
 }
 
 std::unique_ptr<Kernel> makeWhere(const BuildContext& ctx) {
@@ -266,9 +266,8 @@ std::unique_ptr<Kernel> makeWhere(const BuildContext& ctx) {
   Tensor& dst = ctx.output("dst");
   requireDTypes(ctx.op, "condition", condition.dtype, {ir::DType::Bool});
   if (a.dtype != b.dtype || a.dtype != dst.dtype) throwKernelError(ctx.op, "inputs 'src1' and 'src2' differ in dtype");
-  const RunFunction run = visitElementSize(ir::dtypeSize(dst.dtype), [](auto tag) -> RunFunction {
-    return whereRun<typename decltype(tag)::type>;
-  });
+  const RunFunction run = visitElementSize(
+      ir::dtypeSize(dst.dtype), [](auto tag) -> RunFunction { return whereRun<typename decltype(tag)::type>; });
   return broadcastKernel(ctx, {&condition, &a, &b}, dst, run);
 }
 

@@ -46,15 +46,15 @@ class ConvKernel final : public Kernel {
       const memory::desc anyWeights(weightDims, memory::data_type::f32, Tag::any);
       const memory::desc anySrc(srcMd.dims(), memory::data_type::f32, Tag::any);
       const memory::desc anyDst(dstMd.dims(), memory::data_type::f32, Tag::any);
-      dnnl::convolution_forward::desc desc(
-          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, anySrc, anyWeights, biasMd,
-          anyDst, {win.strideH, win.strideW}, {win.dilationH - 1, win.dilationW - 1}, {win.padTop, win.padLeft},
-          {win.padBottom, win.padRight});
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                           anySrc, anyWeights, biasMd, anyDst, {win.strideH, win.strideW},
+                                           {win.dilationH - 1, win.dilationW - 1}, {win.padTop, win.padLeft},
+                                           {win.padBottom, win.padRight});
       dnnl::convolution_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
-      weights_.emplace(ctx, "weight",
-                       memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
-                              const_cast<std::byte*>(weight.data())),
-                       pd.weights_desc());
+      weights_.emplace(
+          ctx, "weight",
+          memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine, const_cast<std::byte*>(weight.data())),
+          pd.weights_desc());
       primitive_ = dnnl::convolution_forward(pd);
       scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       userSrc_ = wrap(srcMd, ctx.engine, src);
@@ -111,7 +111,8 @@ class DeconvKernel final : public Kernel {
     const int64_t ic = weight.dims[0];
     const int64_t ocPerGroup = weight.dims[1];
     channels_ = ocPerGroup * group;
-    if (bias_.count() != channels_) throwKernelError(ctx.op, "input 'bias': expected " + std::to_string(channels_) + " values");
+    if (bias_.count() != channels_)
+      throwKernelError(ctx.op, "input 'bias': expected " + std::to_string(channels_) + " values");
     fullH_ = win_.strideH * (src.dims[2] - 1) + (win_.kernelH - 1) * win_.dilationH + 1;
     fullW_ = win_.strideW * (src.dims[3] - 1) + (win_.kernelW - 1) * win_.dilationW + 1;
 
@@ -125,15 +126,14 @@ class DeconvKernel final : public Kernel {
       const auto srcMd = plainDesc(src.dims, Tag::nchw);
       const auto fullMd = plainDesc({src.dims[0], channels_, fullH_, fullW_}, Tag::nchw);
       const memory::desc anyWeights(weightDims, memory::data_type::f32, Tag::any);
-      dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                             dnnl::algorithm::deconvolution_direct, srcMd, anyWeights, fullMd,
-                                             {win_.strideH, win_.strideW}, {win_.dilationH - 1, win_.dilationW - 1},
-                                             {0, 0}, {0, 0});
+      dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                             srcMd, anyWeights, fullMd, {win_.strideH, win_.strideW},
+                                             {win_.dilationH - 1, win_.dilationW - 1}, {0, 0}, {0, 0});
       dnnl::deconvolution_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
-      weights_.emplace(ctx, "weight",
-                       memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine,
-                              const_cast<std::byte*>(weight.data())),
-                       pd.weights_desc());
+      weights_.emplace(
+          ctx, "weight",
+          memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine, const_cast<std::byte*>(weight.data())),
+          pd.weights_desc());
       primitive_ = dnnl::deconvolution_forward(pd);
       scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       src_ = wrap(srcMd, ctx.engine, src);

@@ -72,14 +72,13 @@ void fillFromConstant(const BuildContext& ctx, Tensor& dst, const std::string& n
     return;
   }
   if (w->dtype != dst.dtype || ir::elementCount(w->dims) != dst.count()) {
-    throwKernelError(ctx.op, "constant '" + name + "' is " + std::string(ir::dtypeName(w->dtype)) +
-                                 " with " + std::to_string(ir::elementCount(w->dims)) +
-                                 " elements, the op declares " + std::string(ir::dtypeName(dst.dtype)) +
-                                 " with " + std::to_string(dst.count()));
+    throwKernelError(ctx.op, "constant '" + name + "' is " + std::string(ir::dtypeName(w->dtype)) + " with " +
+                                 std::to_string(ir::elementCount(w->dims)) + " elements, the op declares " +
+                                 std::string(ir::dtypeName(dst.dtype)) + " with " + std::to_string(dst.count()));
   }
   if (w->data.size() != dst.bytes()) {
-    throwKernelError(ctx.op, "constant '" + name + "' holds " + std::to_string(w->data.size()) +
-                                 " bytes, expected " + std::to_string(dst.bytes()));
+    throwKernelError(ctx.op, "constant '" + name + "' holds " + std::to_string(w->data.size()) + " bytes, expected " +
+                                 std::to_string(dst.bytes()));
   }
   if (!w->data.empty()) std::memcpy(dst.data(), w->data.data(), w->data.size());
 }

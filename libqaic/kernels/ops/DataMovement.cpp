@@ -224,9 +224,8 @@ std::unique_ptr<Kernel> makeExpand(const BuildContext& ctx) {
   if (src.dims.size() > dst.dims.size()) throwKernelError(ctx.op, "input 'src' does not broadcast to the output");
   const ir::Dims* operand[] = {&src.dims};
   BroadcastLayout layout = broadcastLayout(dst.dims, operand);
-  const RunFunction run = visitElementSize(ir::dtypeSize(src.dtype), [](auto tag) -> RunFunction {
-    return copyRun<typename decltype(tag)::type>;
-  });
+  const RunFunction run = visitElementSize(
+      ir::dtypeSize(src.dtype), [](auto tag) -> RunFunction { return copyRun<typename decltype(tag)::type>; });
   return makeKernel([&src, &dst, layout = std::move(layout), run] {
     const std::byte* operands[] = {src.data()};
     const std::size_t sizes[] = {ir::dtypeSize(src.dtype)};

@@ -68,7 +68,8 @@ class PackedWeights {
     }
     if (constant_ && ctx.options.packing) {
       const std::string& name = ctx.op.findInput(arg)->name;
-      if (auto shared = ctx.options.packing->pack(name, user_, wanted, ctx.input(arg).repackable, ctx.engine, ctx.stream)) {
+      if (auto shared = ctx.options.packing->pack(name, user_, wanted, ctx.input(arg).repackable, ctx.engine,
+                                                  ctx.stream)) {
         packed_ = *shared;
         return;
       }
@@ -116,15 +117,16 @@ class PrimitiveKernel final : public Kernel {
 };
 
 // oneDNN's eltwise `algorithm` over a float tensor's elements (viewed as one row).
-inline std::unique_ptr<Kernel> eltwiseKernel(const BuildContext& ctx, dnnl::algorithm algorithm, float alpha, float beta,
-                                             const Tensor& src, const Tensor& dst) {
+inline std::unique_ptr<Kernel> eltwiseKernel(const BuildContext& ctx, dnnl::algorithm algorithm, float alpha,
+                                             float beta, const Tensor& src, const Tensor& dst) {
   const auto md = rowMajorDesc({std::max<int64_t>(src.count(), 1)});
   const dnnl::eltwise_forward::primitive_desc pd(
       dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm, md, alpha, beta), userScratchpad(),
       ctx.engine);
   return std::make_unique<PrimitiveKernel>(
-      ctx, pd, std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, wrap(md, ctx.engine, src)},
-                                                     {DNNL_ARG_DST, wrap(md, ctx.engine, dst)}});
+      ctx, pd,
+      std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, wrap(md, ctx.engine, src)},
+                                            {DNNL_ARG_DST, wrap(md, ctx.engine, dst)}});
 }
 
 // oneDNN reports problems as dnnl::error; the executor reports them naming the op.

@@ -40,7 +40,7 @@ std::unique_ptr<Kernel> unary(const BuildContext& ctx, std::initializer_list<ir:
 }
 
 constexpr std::initializer_list<ir::DType> kAllTypes = {
-    ir::DType::Double, ir::DType::Float,  ir::DType::Float16, ir::DType::Int64, ir::DType::Int32, ir::DType::Int16,
+    ir::DType::Double, ir::DType::Float,  ir::DType::Float16, ir::DType::Int64,  ir::DType::Int32, ir::DType::Int16,
     ir::DType::Int8,   ir::DType::UInt64, ir::DType::UInt32,  ir::DType::UInt16, ir::DType::UInt8, ir::DType::Bool};
 
 }  // namespace

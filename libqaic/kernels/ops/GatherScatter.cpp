@@ -280,7 +280,8 @@ std::unique_ptr<Kernel> makeGatherNd(const BuildContext& ctx) {
 std::unique_ptr<Kernel> makeScatterNd(const BuildContext& ctx) {
   const Scatter s = scatterTensors(ctx);
   const NdIndexing nd = ndIndexing(ctx, s.src, s.indices, 0);
-  if (s.updates.count() != nd.tuplesPerBatch * nd.block) throwKernelError(ctx.op, "input 'updates': wrong element count");
+  if (s.updates.count() != nd.tuplesPerBatch * nd.block)
+    throwKernelError(ctx.op, "input 'updates': wrong element count");
   const ir::Op& op = ctx.op;
   return makeKernel([&op, s, nd] {
     const auto offsets = tupleOffsets(op, nd, s.indices, nd.tuplesPerBatch);
@@ -290,7 +291,8 @@ std::unique_ptr<Kernel> makeScatterNd(const BuildContext& ctx) {
       const T* value = s.updates.as<T>();
       T* out = s.dst.as<T>();
       for (std::size_t t = 0; t < offsets.size(); ++t) {
-        for (int64_t i = 0; i < nd.block; ++i) combine(out[offsets[t] + i], value[static_cast<int64_t>(t) * nd.block + i], s.reduction);
+        for (int64_t i = 0; i < nd.block; ++i)
+          combine(out[offsets[t] + i], value[static_cast<int64_t>(t) * nd.block + i], s.reduction);
       }
     });
   });

@@ -99,8 +99,8 @@ std::vector<int64_t> batchOffsets(const ir::Dims& dims, const ir::Dims& batch) {
 
 // The types oneDNN's matmul lacks (double, integers): a plain loop, integers wrapping.
 template <typename T>
-void matmulLoop(const T* a, const T* b, T* d, const std::vector<int64_t>& aOffsets, const std::vector<int64_t>& bOffsets,
-                int64_t m, int64_t k, int64_t n) {
+void matmulLoop(const T* a, const T* b, T* d, const std::vector<int64_t>& aOffsets,
+                const std::vector<int64_t>& bOffsets, int64_t m, int64_t k, int64_t n) {
   for (std::size_t batch = 0; batch < aOffsets.size(); ++batch) {
     const T* x = a + aOffsets[batch];
     const T* y = b + bOffsets[batch];
@@ -128,9 +128,9 @@ std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
   const Tensor& b = ctx.input("src2");
   Tensor& dst = ctx.output("dst");
   if (a.dtype != b.dtype || a.dtype != dst.dtype) throwKernelError(ctx.op, "inputs 'src1' and 'src2' differ in dtype");
-  requireDTypes(ctx.op, "src1", a.dtype,
-                {ir::DType::Float, ir::DType::Double, ir::DType::Int64, ir::DType::Int32, ir::DType::UInt64,
-                 ir::DType::UInt32});
+  requireDTypes(
+      ctx.op, "src1", a.dtype,
+      {ir::DType::Float, ir::DType::Double, ir::DType::Int64, ir::DType::Int32, ir::DType::UInt64, ir::DType::UInt32});
   if (a.dims.empty() || b.dims.empty()) throwKernelError(ctx.op, "matmul of a scalar");
   // NumPy: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1].
   ir::Dims ad = a.dims, bd = b.dims;
@@ -152,7 +152,8 @@ std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
     return makeKernel([&a, &b, &dst, aOffsets = batchOffsets(ad, batch), bOffsets = batchOffsets(bd, batch), m, k, n] {
       visitDType(a.dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if constexpr (std::is_arithmetic_v<T>) matmulLoop(a.as<T>(), b.as<T>(), dst.as<T>(), aOffsets, bOffsets, m, k, n);
+        if constexpr (std::is_arithmetic_v<T>)
+          matmulLoop(a.as<T>(), b.as<T>(), dst.as<T>(), aOffsets, bOffsets, m, k, n);
       });
     });
   }
@@ -166,12 +167,14 @@ std::unique_ptr<Kernel> makeGemm(const BuildContext& ctx) {
   const Tensor& c = ctx.input("c");
   Tensor& dst = ctx.output("dst");
   for (std::string_view arg : {"a", "b", "c"}) requireDTypes(ctx.op, arg, ctx.input(arg).dtype, {ir::DType::Float});
-  if (a.dims.size() != 2 || b.dims.size() != 2 || dst.dims.size() != 2) throwKernelError(ctx.op, "a, b and dst must be 2-D");
+  if (a.dims.size() != 2 || b.dims.size() != 2 || dst.dims.size() != 2)
+    throwKernelError(ctx.op, "a, b and dst must be 2-D");
   const bool ta = ctx.op.boolean("trans_a"), tb = ctx.op.boolean("trans_b");
   const int64_t M = ta ? a.dims[1] : a.dims[0];
   const int64_t K = ta ? a.dims[0] : a.dims[1];
   const int64_t N = tb ? b.dims[0] : b.dims[1];
-  if ((tb ? b.dims[1] : b.dims[0]) != K || dst.dims != ir::Dims{M, N}) throwKernelError(ctx.op, "a and b do not multiply");
+  if ((tb ? b.dims[1] : b.dims[0]) != K || dst.dims != ir::Dims{M, N})
+    throwKernelError(ctx.op, "a and b do not multiply");
   bool broadcasts = c.dims.size() <= 2;
   for (std::size_t i = 0; broadcasts && i < c.dims.size(); ++i) {
     const int64_t target = dst.dims[2 - c.dims.size() + i];
@@ -180,8 +183,9 @@ std::unique_ptr<Kernel> makeGemm(const BuildContext& ctx) {
   if (!broadcasts) throwKernelError(ctx.op, "input 'c' does not broadcast to [M, N]");
   const memory::dims aStrides = ta ? memory::dims{1, M} : memory::dims{K, 1};
   const memory::dims bStrides = tb ? memory::dims{1, K} : memory::dims{N, 1};
-  auto product = std::make_unique<MatmulKernel>(ctx, a, memory::dims{M, K}, aStrides, "b", b, memory::dims{K, N}, bStrides,
-                                                dst, memory::dims{M, N}, static_cast<float>(ctx.op.number("alpha")));
+  auto product = std::make_unique<MatmulKernel>(ctx, a, memory::dims{M, K}, aStrides, "b", b, memory::dims{K, N},
+                                                bStrides, dst, memory::dims{M, N},
+                                                static_cast<float>(ctx.op.number("alpha")));
   return std::make_unique<GemmKernel>(std::move(product), c, dst, static_cast<float>(ctx.op.number("beta")));
 }
 

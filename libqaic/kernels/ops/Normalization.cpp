@@ -10,8 +10,8 @@ namespace qaic::kernels::ops {
 namespace {
 
 // softmax / log_softmax on [outer, extent, inner] (the axis in the middle) as a 3-D tensor.
-std::unique_ptr<Kernel> dnnlSoftmaxKernel(const BuildContext& ctx, const AxisView& v, bool logarithm,
-                                          const Tensor& src, const Tensor& dst) {
+std::unique_ptr<Kernel> dnnlSoftmaxKernel(const BuildContext& ctx, const AxisView& v, bool logarithm, const Tensor& src,
+                                          const Tensor& dst) {
   const auto md = rowMajorDesc({v.outer, v.extent, v.inner});
   const std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, wrap(md, ctx.engine, src)},
                                                       {DNNL_ARG_DST, wrap(md, ctx.engine, dst)}};
@@ -31,8 +31,9 @@ std::unique_ptr<Kernel> dnnlLayerNormKernel(const BuildContext& ctx, int64_t out
   const auto md = rowMajorDesc({outer, inner});
   const auto channel = rowMajorDesc({inner});
   const dnnl::layer_normalization_forward::primitive_desc pd(
-      dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, epsilon,
-                                              dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift),
+      dnnl::layer_normalization_forward::desc(
+          dnnl::prop_kind::forward_inference, md, epsilon,
+          dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift),
       userScratchpad(), ctx.engine);
   return std::make_unique<PrimitiveKernel>(
       ctx, pd,

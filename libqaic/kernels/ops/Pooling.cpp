@@ -33,8 +33,9 @@ std::unique_ptr<Kernel> poolKernel(const BuildContext& ctx, dnnl::algorithm algo
                                        g.dilation, g.padBegin, g.padEnd),
         userScratchpad(), ctx.engine);
     return std::make_unique<PrimitiveKernel>(
-        ctx, pd, std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(srcMd, ctx.engine, src)},
-                                                 {DNNL_ARG_DST, wrap(dstMd, ctx.engine, dst)}});
+        ctx, pd,
+        std::unordered_map<int, memory>{{DNNL_ARG_SRC, wrap(srcMd, ctx.engine, src)},
+                                        {DNNL_ARG_DST, wrap(dstMd, ctx.engine, dst)}});
   });
 }
 
@@ -48,7 +49,10 @@ std::unique_ptr<Kernel> makePool2d(const BuildContext& ctx) {
   const Tensor& src = ctx.input("src");
   if (src.dims.size() != 4) throwKernelError(ctx.op, "input 'src': expected [N, C, H, W]");
   const ir::Window2d win = ir::forwardWindow(ctx.op, src.dims[2], src.dims[3]);
-  const PoolGeometry g{{win.kernelH, win.kernelW}, {win.strideH, win.strideW}, {0, 0}, {win.padTop, win.padLeft},
+  const PoolGeometry g{{win.kernelH, win.kernelW},
+                       {win.strideH, win.strideW},
+                       {0, 0},
+                       {win.padTop, win.padLeft},
                        {win.padBottom, win.padRight}};
   return poolKernel(ctx, algorithmFor(ctx.op.optype == "maxpool2d"), g);
 }
@@ -56,7 +60,10 @@ std::unique_ptr<Kernel> makePool2d(const BuildContext& ctx) {
 std::unique_ptr<Kernel> makePool(const BuildContext& ctx) {
   const auto size = ctx.op.integers("size");
   const auto pads = ctx.op.integers("pads");
-  PoolGeometry g{{size.begin(), size.end()}, {}, {}, {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(size.size())},
+  PoolGeometry g{{size.begin(), size.end()},
+                 {},
+                 {},
+                 {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(size.size())},
                  {pads.begin() + static_cast<std::ptrdiff_t>(size.size()), pads.end()}};
   for (int64_t s : ctx.op.integers("stride")) g.stride.push_back(s);
   for (int64_t d : ctx.op.integers("dilation")) g.dilation.push_back(d - 1);

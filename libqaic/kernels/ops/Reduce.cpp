@@ -45,13 +45,14 @@ std::unique_ptr<Kernel> dnnlReduceKernel(const BuildContext& ctx, dnnl::algorith
   const dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(algorithm, srcMd, dstMd, p, 0.0f), userScratchpad(),
                                            ctx.engine);
   return std::make_unique<PrimitiveKernel>(
-      ctx, pd, std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, wrap(srcMd, ctx.engine, src)},
-                                                     {DNNL_ARG_DST, wrap(dstMd, ctx.engine, dst)}});
+      ctx, pd,
+      std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, wrap(srcMd, ctx.engine, src)},
+                                            {DNNL_ARG_DST, wrap(dstMd, ctx.engine, dst)}});
 }
 
 template <typename T>
-using Accumulator = std::conditional_t<std::is_integral_v<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>,
-                                       double>;
+using Accumulator =
+    std::conditional_t<std::is_integral_v<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
 
 // One pass over the source per step, accumulating into one value per output element.
 template <typename T>
@@ -61,8 +62,10 @@ void reduceLoop(Reduction r, const Tensor& src, Tensor& dst, const ir::Dims& kep
   const int64_t outCount = dst.count();
   const T* in = src.as<T>();
   const auto value = [&](int64_t i) -> A {
-    if constexpr (std::is_integral_v<T>) return static_cast<A>(in[i]);
-    else return toDouble(in[i]);
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<A>(in[i]);
+    else
+      return toDouble(in[i]);
   };
   std::vector<A> acc(static_cast<std::size_t>(outCount));
   std::vector<double> top;  // log_sum_exp: the maximum, subtracted for range
@@ -83,8 +86,10 @@ void reduceLoop(Reduction r, const Tensor& src, Tensor& dst, const ir::Dims& kep
       std::fill(acc.begin(), acc.end(), A(1));
       forEachStrided(src.dims, outStrides, [&](int64_t s, int64_t o) {
         A& a = acc[static_cast<std::size_t>(o)];
-        if constexpr (std::is_integral_v<A>) a = wrappingMul(a, value(s));
-        else a *= value(s);
+        if constexpr (std::is_integral_v<A>)
+          a = wrappingMul(a, value(s));
+        else
+          a *= value(s);
       });
       break;
     case Reduction::LogSumExp:
@@ -93,7 +98,8 @@ void reduceLoop(Reduction r, const Tensor& src, Tensor& dst, const ir::Dims& kep
         top[static_cast<std::size_t>(o)] = std::max(top[static_cast<std::size_t>(o)], static_cast<double>(value(s)));
       });
       forEachStrided(src.dims, outStrides, [&](int64_t s, int64_t o) {
-        acc[static_cast<std::size_t>(o)] += static_cast<A>(std::exp(static_cast<double>(value(s)) - top[static_cast<std::size_t>(o)]));
+        acc[static_cast<std::size_t>(o)] += static_cast<A>(
+            std::exp(static_cast<double>(value(s)) - top[static_cast<std::size_t>(o)]));
       });
       break;
     default:
@@ -143,7 +149,8 @@ std::unique_ptr<Kernel> makeReduce(const BuildContext& ctx) {
   const auto r = static_cast<Reduction>(found - std::begin(ir::kReduceOps));
   const auto axes = ctx.op.integers("axes");
   for (int64_t axis : axes) {
-    if (axis < 0 || static_cast<std::size_t>(axis) >= src.dims.size()) throwKernelError(ctx.op, "param 'axes': out of range");
+    if (axis < 0 || static_cast<std::size_t>(axis) >= src.dims.size())
+      throwKernelError(ctx.op, "param 'axes': out of range");
   }
   const ir::Dims kept = keptDims(src.dims, axes);
   float p = 0;
@@ -152,10 +159,10 @@ std::unique_ptr<Kernel> makeReduce(const BuildContext& ctx) {
       return withDnnl(ctx.op, [&] { return dnnlReduceKernel(ctx, *algorithm, p, src, dst, kept); });
     }
   }
-  requireDTypes(ctx.op, "src", src.dtype,
-                {ir::DType::Double, ir::DType::Float, ir::DType::Float16, ir::DType::Int64, ir::DType::Int32,
-                 ir::DType::Int16, ir::DType::Int8, ir::DType::UInt64, ir::DType::UInt32, ir::DType::UInt16,
-                 ir::DType::UInt8});
+  requireDTypes(
+      ctx.op, "src", src.dtype,
+      {ir::DType::Double, ir::DType::Float, ir::DType::Float16, ir::DType::Int64, ir::DType::Int32, ir::DType::Int16,
+       ir::DType::Int8, ir::DType::UInt64, ir::DType::UInt32, ir::DType::UInt16, ir::DType::UInt8});
   return makeKernel([r, &src, &dst, kept] {
     visitDType(src.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;

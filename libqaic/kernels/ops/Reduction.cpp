@@ -6,9 +6,7 @@
 #include "kernels/ops/Indexing.hpp"
 
 namespace qaic::kernels::ops {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::unique_ptr<Kernel> makeMaxreduce(const BuildContext& ctx) {
   const Tensor& src = ctx.input("src");

@@ -45,8 +45,7 @@ double sourceCoordinate(const Interpolation& in, int64_t x, int64_t inExtent, do
   switch (in.coordinates) {
     case Coordinates::HalfPixel: return (o + 0.5) / scale - 0.5;
     case Coordinates::PytorchHalfPixel: return resized > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-    case Coordinates::AlignCorners:
-      return resized == 1 ? 0.0 : o * static_cast<double>(inExtent - 1) / (resized - 1);
+    case Coordinates::AlignCorners: return resized == 1 ? 0.0 : o * static_cast<double>(inExtent - 1) / (resized - 1);
     case Coordinates::Asymmetric: return o / scale;
     case Coordinates::TfHalfPixelForNn: return (o + 0.5) / scale;
   }
@@ -66,7 +65,7 @@ int64_t roundNearest(double x, Rounding r) {
 
 std::array<double, 4> cubicWeights(double r, double a) {
   const auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < d < 2
-  const auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };      // d <= 1
+  const auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };       // d <= 1
   return {far(r + 1), near(r), near(1 - r), far(2 - r)};
 }
 
@@ -124,8 +123,10 @@ std::unique_ptr<Kernel> resizeKernel(const BuildContext& ctx, const Interpolatio
                                      const std::vector<double>& scales) {
   const Tensor& src = ctx.input("src");
   Tensor& dst = ctx.output("dst");
-  if (src.dtype != dst.dtype || src.dims.size() != dst.dims.size()) throwKernelError(ctx.op, "output differs from input");
-  if (interpolation.mode != Mode::Nearest) requireDTypes(ctx.op, "src", src.dtype, {ir::DType::Float, ir::DType::Double});
+  if (src.dtype != dst.dtype || src.dims.size() != dst.dims.size())
+    throwKernelError(ctx.op, "output differs from input");
+  if (interpolation.mode != Mode::Nearest)
+    requireDTypes(ctx.op, "src", src.dtype, {ir::DType::Float, ir::DType::Double});
   std::vector<AxisMap> maps;
   std::vector<std::size_t> weighted;  // axes whose cells mix (more than one tap and a size change)
   for (std::size_t a = 0; a < src.dims.size(); ++a) {
@@ -170,7 +171,8 @@ std::unique_ptr<Kernel> resizeKernel(const BuildContext& ctx, const Interpolatio
         }
         if (weighted.empty()) {
           int64_t offset = 0;
-          for (std::size_t a = 0; a < rank; ++a) offset += maps[a].index[static_cast<std::size_t>(index[a])] * strides[a];
+          for (std::size_t a = 0; a < rank; ++a)
+            offset += maps[a].index[static_cast<std::size_t>(index[a])] * strides[a];
           out[o] = in[offset];
         }
         for (std::size_t a = rank; a-- > 0;) {
@@ -205,7 +207,8 @@ std::unique_ptr<Kernel> makeInterpolate(const BuildContext& ctx) {
       std::array<std::string_view, 5>{"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
                                       "tf_half_pixel_for_nn"});
   interpolation.rounding = enumParam<Rounding>(
-      ctx.op, "nearest_mode", std::array<std::string_view, 4>{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
+      ctx.op, "nearest_mode",
+      std::array<std::string_view, 4>{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
   interpolation.cubicA = ctx.op.number("cubic_coeff_a");
   interpolation.excludeOutside = ctx.op.boolean("exclude_outside");
   const auto scales = ctx.op.numbers("scales");

@@ -20,22 +20,57 @@ namespace {
 
 // In the order of ir::kUnaryFuncs.
 enum class Func {
-  Abs, Neg, Sign, Floor, Ceil, Round, Reciprocal, Sqrt, Exp, Log, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh,
-  Asinh, Acosh, Atanh, Tanh, Erf, Gelu, GeluTanh, Softplus, Softsign, HardSwish, HardSigmoid, Elu, Selu, Celu,
-  ThresholdedRelu, Not
+  Abs,
+  Neg,
+  Sign,
+  Floor,
+  Ceil,
+  Round,
+  Reciprocal,
+  Sqrt,
+  Exp,
+  Log,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Tanh,
+  Erf,
+  Gelu,
+  GeluTanh,
+  Softplus,
+  Softsign,
+  HardSwish,
+  HardSigmoid,
+  Elu,
+  Selu,
+  Celu,
+  ThresholdedRelu,
+  Not
 };
 
 template <Func kF, typename T>
 T apply(T x, T alpha, T beta) {
   using std::abs;
   if constexpr (kF == Func::Abs) {
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else return x < 0 ? static_cast<T>(T(0) - x) : x;
+    if constexpr (std::is_unsigned_v<T>)
+      return x;
+    else
+      return x < 0 ? static_cast<T>(T(0) - x) : x;
   }
   if constexpr (kF == Func::Neg) return static_cast<T>(T(0) - x);
   if constexpr (kF == Func::Sign) {
-    if constexpr (std::is_unsigned_v<T>) return static_cast<T>(x != 0);
-    else return static_cast<T>((T(0) < x) - (x < T(0)));
+    if constexpr (std::is_unsigned_v<T>)
+      return static_cast<T>(x != 0);
+    else
+      return static_cast<T>((T(0) < x) - (x < T(0)));
   }
   if constexpr (kF == Func::Not) return static_cast<T>(!x);
   if constexpr (std::is_floating_point_v<T>) {
@@ -173,8 +208,8 @@ std::unique_ptr<Kernel> makeUnary(const BuildContext& ctx) {
   }
   const UnaryLoop run = loopFor(f, src.dtype, std::make_index_sequence<std::size(ir::kUnaryFuncs)>{});
   if (!run) {
-    throwKernelError(ctx.op, "tensor 'src': dtype " + std::string(ir::dtypeName(src.dtype)) + " is not supported by '" +
-                                 name + "'");
+    throwKernelError(
+        ctx.op, "tensor 'src': dtype " + std::string(ir::dtypeName(src.dtype)) + " is not supported by '" + name + "'");
   }
   return makeKernel([&src, &dst, run, alpha, beta] { run(src.data(), dst.data(), src.count(), alpha, beta); });
 }

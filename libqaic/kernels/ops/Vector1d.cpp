@@ -51,8 +51,8 @@ std::unique_ptr<Kernel> makePick1d(const BuildContext& ctx) {
   const int64_t len = ctx.op.integer("len");
   const int64_t stride = ctx.op.integer("stride");
   if (index.count() < len) {
-    throwKernelError(ctx.op, "input 'src_index': " + std::to_string(index.count()) + " indices for len " +
-                                 std::to_string(len));
+    throwKernelError(ctx.op,
+                     "input 'src_index': " + std::to_string(index.count()) + " indices for len " + std::to_string(len));
   }
   if (dst.count() != len * stride) throwKernelError(ctx.op, "output 'dst': size is not len*stride");
   const ir::Op& op = ctx.op;

@@ -11,9 +11,9 @@ constexpr int kMaxContainers = 256;
 
 // A refused container request, its index in the message.
 grpc::Status refuse(int container, const Refusal& refusal) {
-  return grpc::Status(refusal.code == Refusal::Code::Unavailable ? grpc::StatusCode::UNAVAILABLE
-                                                                 : grpc::StatusCode::INVALID_ARGUMENT,
-                      "container_requests[" + std::to_string(container) + "]: " + refusal.message);
+  return grpc::Status(
+      refusal.code == Refusal::Code::Unavailable ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::INVALID_ARGUMENT,
+      "container_requests[" + std::to_string(container) + "]: " + refusal.message);
 }
 
 std::vector<std::string> toVector(const google::protobuf::RepeatedPtrField<std::string>& ids) {
@@ -43,7 +43,8 @@ grpc::Status DevicePluginService::begin(int containers, std::shared_ptr<const In
                                                                 " (1 to " + std::to_string(kMaxContainers) + ")");
   inventory = inventory_->current();
   resource = inventory ? inventory->find(resource_) : nullptr;
-  if (resource == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "qaicd has no inventory of " + resource_ + " yet");
+  if (resource == nullptr)
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "qaicd has no inventory of " + resource_ + " yet");
   return grpc::Status::OK;
 }
 
@@ -58,8 +59,8 @@ grpc::Status DevicePluginService::ListAndWatch(grpc::ServerContext* context, con
                                                grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
   if (streams_.fetch_add(1) >= kMaxStreams) {
     streams_.fetch_sub(1);
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        "ListAndWatch: " + std::to_string(kMaxStreams) + " streams of " + resource_ + " are open already");
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "ListAndWatch: " + std::to_string(kMaxStreams) +
+                                                                  " streams of " + resource_ + " are open already");
   }
   struct Release {
     std::atomic<int>& count;

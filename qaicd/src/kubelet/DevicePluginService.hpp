@@ -41,7 +41,8 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  private:
   // Checks the number of container requests, then takes the current inventory and this
   // resource in it (UNAVAILABLE before the first inventory).
-  grpc::Status begin(int containers, std::shared_ptr<const Inventory>& inventory, const ResourceInventory*& resource) const;
+  grpc::Status begin(int containers, std::shared_ptr<const Inventory>& inventory,
+                     const ResourceInventory*& resource) const;
 
   const std::string resource_;
   const std::shared_ptr<const InventoryChannel> inventory_;

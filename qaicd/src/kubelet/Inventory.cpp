@@ -95,7 +95,8 @@ std::variant<ContainerAllocation, Refusal> allocateContainer(const Inventory& in
     }
     std::set<std::string> shm;
     for (uint32_t d : devices)
-      if (auto it = inventory.shmDirs.find(d); it != inventory.shmDirs.end() && !it->second.empty()) shm.insert(it->second);
+      if (auto it = inventory.shmDirs.find(d); it != inventory.shmDirs.end() && !it->second.empty())
+        shm.insert(it->second);
     for (const std::string& dir : shm) a.mounts.push_back({dir, dir, false});
   }
   return a;
@@ -115,14 +116,17 @@ std::variant<std::vector<std::string>, Refusal> preferredAllocation(const Resour
   std::unordered_map<std::string_view, const Unit*> offered;
   for (const std::string& id : available) {
     const Unit* unit = resource.find(id);
-    if (unit == nullptr) return invalid("unknown device ID " + quoteId(id) + " in available_deviceIDs for " + resource.name);
-    if (!offered.emplace(id, unit).second) return invalid("device ID " + quoteId(id) + " is named twice in available_deviceIDs");
+    if (unit == nullptr)
+      return invalid("unknown device ID " + quoteId(id) + " in available_deviceIDs for " + resource.name);
+    if (!offered.emplace(id, unit).second)
+      return invalid("device ID " + quoteId(id) + " is named twice in available_deviceIDs");
   }
   if (static_cast<uint64_t>(size) > offered.size())
     return invalid("allocation_size " + std::to_string(size) + " is more than the " + std::to_string(offered.size()) +
                    " available devices");
   if (mustInclude.size() > static_cast<uint64_t>(size))
-    return invalid(std::to_string(mustInclude.size()) + " must_include_deviceIDs exceed allocation_size " + std::to_string(size));
+    return invalid(std::to_string(mustInclude.size()) + " must_include_deviceIDs exceed allocation_size " +
+                   std::to_string(size));
 
   std::vector<std::string> chosen;
   std::unordered_set<std::string_view> taken;
@@ -136,8 +140,10 @@ std::variant<std::vector<std::string>, Refusal> preferredAllocation(const Resour
   };
   for (const std::string& id : mustInclude) {
     auto it = offered.find(id);
-    if (it == offered.end()) return invalid("must_include device ID " + quoteId(id) + " is not among available_deviceIDs");
-    if (taken.count(it->second->id) != 0) return invalid("device ID " + quoteId(id) + " is named twice in must_include_deviceIDs");
+    if (it == offered.end())
+      return invalid("must_include device ID " + quoteId(id) + " is not among available_deviceIDs");
+    if (taken.count(it->second->id) != 0)
+      return invalid("device ID " + quoteId(id) + " is named twice in must_include_deviceIDs");
     choose(it->second);
   }
 

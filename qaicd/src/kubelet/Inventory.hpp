@@ -17,17 +17,17 @@
 namespace qaic::qaicd {
 
 struct Unit {
-  std::string id;                 // stable: "<device id>" or "<device id>-<profile>-<slot>"
+  std::string id;  // stable: "<device id>" or "<device id>-<profile>-<slot>"
   bool healthy = false;
   std::optional<int64_t> numaNode;
-  uint32_t device = 0;            // the parent device's index
-  std::optional<uint32_t> node;   // accel index handed out: the device, or its partition (absent: not there now)
+  uint32_t device = 0;           // the parent device's index
+  std::optional<uint32_t> node;  // accel index handed out: the device, or its partition (absent: not there now)
   bool operator==(const Unit&) const = default;
 };
 
 struct ResourceInventory {
-  std::string name;        // "qualcomm.com/qaic"
-  bool partitions = false; // units are partitions (QAIC_PARTITION is set)
+  std::string name;         // "qualcomm.com/qaic"
+  bool partitions = false;  // units are partitions (QAIC_PARTITION is set)
   std::vector<Unit> units;
   bool operator==(const ResourceInventory&) const = default;
   const Unit* find(std::string_view id) const;
@@ -35,9 +35,9 @@ struct ResourceInventory {
 
 struct Inventory {
   uint64_t generation = 0;
-  std::filesystem::path root;           // qaicd's root ("/" on a real machine)
-  bool emulated = false;                // root is not "/": nodes are qaic-emu's files
-  bool deviceSpecs = true;              // false (--kubelet-mounts-only): emulated nodes as mounts only
+  std::filesystem::path root;               // qaicd's root ("/" on a real machine)
+  bool emulated = false;                    // root is not "/": nodes are qaic-emu's files
+  bool deviceSpecs = true;                  // false (--kubelet-mounts-only): emulated nodes as mounts only
   std::map<uint32_t, std::string> shmDirs;  // emulated: device index -> its qaic-emu/shm_dir
   std::vector<ResourceInventory> resources;
   const ResourceInventory* find(std::string_view resource) const;

@@ -38,7 +38,7 @@ KubeletPlugin::~KubeletPlugin() {
 }
 
 Result<std::unique_ptr<KubeletPlugin>> KubeletPlugin::create(EventLoop& loop, DeviceRegistry& registry,
-                                                                      Options options) {
+                                                             Options options) {
   struct stat st {};
   if (::stat(options.directory.c_str(), &st) != 0) return SysError{errno, "--kubelet-dir " + options.directory};
   if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "--kubelet-dir " + options.directory};
@@ -111,8 +111,8 @@ KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
     const auto total = registry_.totals(device);
     f.slots = total ? partitionsPerDevice(*f.profile, device, *total, options_.statics) : 0;
     if (f.slots == 0)
-      logWarn("device " + std::to_string(device) + " cannot hold one " + f.profile->name +
-              " partition: it offers no " + std::string(kResourceDomain) + f.profile->name + " units");
+      logWarn("device " + std::to_string(device) + " cannot hold one " + f.profile->name + " partition: it offers no " +
+              std::string(kResourceDomain) + f.profile->name + " units");
   }
   return facts_.emplace(device, std::move(f)).first->second;
 }
@@ -213,7 +213,8 @@ void KubeletPlugin::publish() {
       std::optional<uint32_t> node;
       if (it != partitionOf.end()) node = it->second;
       profiles.at(f.profile->name)
-          .units.push_back(Unit{unitId(f.id, f.profile->name, slot), healthy && node.has_value(), f.numaNode, device, node});
+          .units.push_back(
+              Unit{unitId(f.id, f.profile->name, slot), healthy && node.has_value(), f.numaNode, device, node});
     }
   }
   inventory.resources.push_back(std::move(whole));

@@ -31,16 +31,15 @@ class KubeletPlugin {
   static constexpr unsigned kHealthPollMs = 200;
 
   struct Options {
-    std::string directory;                 // the kubelet's plugin directory
-    std::string root;                      // qaicd's root, absolute
+    std::string directory;  // the kubelet's plugin directory
+    std::string root;       // qaicd's root, absolute
     std::vector<K8sProfile> profiles;
     std::vector<StaticPartition> statics;  // their room is not counted for profiles
     bool mountsOnly = false;               // --kubelet-mounts-only
   };
 
   // Checks the directory and adds the health timer to `loop`; serves nothing until serve().
-  static Result<std::unique_ptr<KubeletPlugin>> create(EventLoop& loop, DeviceRegistry& registry,
-                                                                Options options);
+  static Result<std::unique_ptr<KubeletPlugin>> create(EventLoop& loop, DeviceRegistry& registry, Options options);
   KubeletPlugin(const KubeletPlugin&) = delete;
   KubeletPlugin& operator=(const KubeletPlugin&) = delete;
   ~KubeletPlugin();
@@ -81,7 +80,7 @@ class KubeletPlugin {
   UniqueFd timer_;
   uint64_t timerToken_ = 0;
   std::map<uint32_t, DeviceFacts> facts_;
-  std::map<uint32_t, bool> ready_;                      // device -> status is Ready
+  std::map<uint32_t, bool> ready_;                       // device -> status is Ready
   std::map<std::string, std::string> creationFailures_;  // "profile:device:slot" -> last logged reason
 };
 

@@ -63,7 +63,7 @@ struct Endpoint {
   ino_t attemptedWith = 0;   // kubelet.sock's inode at the last failed attempt
   Clock::time_point retryAt{}, restartAt{};
   std::chrono::milliseconds backoff = kFirstRetry;
-  std::string lastFailure;   // logged once until it changes
+  std::string lastFailure;  // logged once until it changes
 };
 
 struct KubeletRegistrar::Impl {
@@ -95,11 +95,10 @@ KubeletRegistrar::KubeletRegistrar(std::unique_ptr<Impl> impl) : impl_(std::move
 
 KubeletRegistrar::~KubeletRegistrar() { stop(); }
 
-Result<std::unique_ptr<KubeletRegistrar>> KubeletRegistrar::start(
-    RegistrarOptions options, std::shared_ptr<const InventoryChannel> inventory) {
+Result<std::unique_ptr<KubeletRegistrar>> KubeletRegistrar::start(RegistrarOptions options,
+                                                                  std::shared_ptr<const InventoryChannel> inventory) {
   struct stat st {};
-  if (::stat(options.directory.c_str(), &st) != 0)
-    return SysError{errno, "kubelet directory " + options.directory};
+  if (::stat(options.directory.c_str(), &st) != 0) return SysError{errno, "kubelet directory " + options.directory};
   if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "kubelet directory " + options.directory};
   auto impl = std::make_unique<Impl>();
   impl->kubeletPath = options.directory + "/" + std::string(kKubeletSocket);
@@ -158,7 +157,8 @@ void KubeletRegistrar::Impl::run() {
         }
       }
       if (kubelet == 0) {
-        if (e.registeredWith != 0) logWarn(kubeletPath + " is gone: " + e.resource + " registers again when the kubelet is back");
+        if (e.registeredWith != 0)
+          logWarn(kubeletPath + " is gone: " + e.resource + " registers again when the kubelet is back");
         e.registeredWith = 0;
         continue;
       }
@@ -188,7 +188,8 @@ void KubeletRegistrar::Impl::waitUntil(Clock::time_point when) {
       }
       // A kubelet.sock created anew is a kubelet that started again, even if it got the inode
       // number of the old one: every resource registers again.
-      if ((event->mask & (IN_CREATE | IN_MOVED_TO)) && event->len > 0 && std::string_view(event->name) == kKubeletSocket)
+      if ((event->mask & (IN_CREATE | IN_MOVED_TO)) && event->len > 0 &&
+          std::string_view(event->name) == kKubeletSocket)
         for (Endpoint& e : endpoints) e.registeredWith = e.attemptedWith = 0;
     }
   }
@@ -207,8 +208,9 @@ void KubeletRegistrar::Impl::serve(Endpoint& e) {
   shutDown(e);
   struct stat dir {};
   if (::stat(options.directory.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode))
-    return fail(e, "kubelet directory " + options.directory + " is gone: " + e.resource + " is served again when it is back",
-                e.restartAt);
+    return fail(
+        e, "kubelet directory " + options.directory + " is gone: " + e.resource + " is served again when it is back",
+        e.restartAt);
   if (::access(e.socketPath.c_str(), F_OK) == 0) {
     // Left by a qaicd that died, or another plugin's: only a socket nobody answers is replaced.
     if (socketInode(e.socketPath) == 0) return fail(e, e.socketPath + " exists and is not a socket", e.restartAt);
@@ -276,8 +278,10 @@ void KubeletRegistrar::Impl::registerWith(Endpoint& e, ino_t kubelet) {
   }
   if (stopping) return;
   if (!status.ok()) {
-    return fail(e, "registering " + e.resource + " with " + kubeletPath + ": " + status.error_message() +
-                       " (gRPC status " + std::to_string(status.error_code()) + ")", e.retryAt);
+    return fail(e,
+                "registering " + e.resource + " with " + kubeletPath + ": " + status.error_message() +
+                    " (gRPC status " + std::to_string(status.error_code()) + ")",
+                e.retryAt);
   }
   e.registeredWith = kubelet;
   e.backoff = kFirstRetry;

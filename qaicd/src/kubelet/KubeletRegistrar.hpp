@@ -37,7 +37,7 @@ class KubeletRegistrar {
   // Checks the directory and the socket paths, then starts the thread, which starts serving
   // and registering at once.
   static Result<std::unique_ptr<KubeletRegistrar>> start(RegistrarOptions options,
-                                                                 std::shared_ptr<const InventoryChannel> inventory);
+                                                         std::shared_ptr<const InventoryChannel> inventory);
   KubeletRegistrar(const KubeletRegistrar&) = delete;
   KubeletRegistrar& operator=(const KubeletRegistrar&) = delete;
   ~KubeletRegistrar();

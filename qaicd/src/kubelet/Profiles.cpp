@@ -52,8 +52,8 @@ K8sProfile parseProfile(const json& entry, const std::string& source, const std:
             fail(source, field + "[" + std::to_string(i) + "]: must be a device index below " +
                              std::to_string(driver::kFirstPartitionId));
           if (!p.devices.insert(d.get<uint32_t>()).second)
-            fail(source, field + "[" + std::to_string(i) + "]: device " + std::to_string(d.get<uint32_t>()) +
-                             " named twice");
+            fail(source,
+                 field + "[" + std::to_string(i) + "]: device " + std::to_string(d.get<uint32_t>()) + " named twice");
         }
       } else {
         fail(source, field + ": must be \"all\" or a non-empty array of device indices");
@@ -87,7 +87,8 @@ std::vector<K8sProfile> parseK8sProfiles(const json& value, const std::string& s
     if (!names.insert(p.name).second) fail(source, where + ".name: \"" + p.name + "\" used twice");
     for (uint32_t d : p.devices) {
       auto [it, fresh] = owners.emplace(d, p.name);
-      if (!fresh) fail(source, where + ".devices: device " + std::to_string(d) + " is already given to \"" + it->second + "\"");
+      if (!fresh)
+        fail(source, where + ".devices: device " + std::to_string(d) + " is already given to \"" + it->second + "\"");
     }
     profiles.push_back(std::move(p));
   }

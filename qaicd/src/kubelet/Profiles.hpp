@@ -21,11 +21,11 @@ namespace qaic::qaicd {
 struct StaticPartition;
 
 struct K8sProfile {
-  std::string name;                  // "qaic-4nsp": the resource is qualcomm.com/qaic-4nsp
-  bool allDevices = false;           // "devices": "all" (or absent): every device no other profile names
-  std::set<uint32_t> devices;        // "devices": [0, 1]
-  std::optional<uint32_t> perDevice; // absent: as many as the device's capacity allows
-  Resources resources;               // of each partition
+  std::string name;                   // "qaic-4nsp": the resource is qualcomm.com/qaic-4nsp
+  bool allDevices = false;            // "devices": "all" (or absent): every device no other profile names
+  std::set<uint32_t> devices;         // "devices": [0, 1]
+  std::optional<uint32_t> perDevice;  // absent: as many as the device's capacity allows
+  Resources resources;                // of each partition
 };
 
 inline constexpr std::string_view kResourceDomain = "qualcomm.com/";

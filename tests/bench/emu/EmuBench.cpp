@@ -11,8 +11,8 @@
 #include "DeviceProgram.hpp"
 #include "EmulatorProcess.hpp"
 #include "ReluProgram.hpp"
-#include "kernels/format/DeviceFormat.hpp"
 #include "driver/SysfsNames.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu::bench {
 namespace {
@@ -87,8 +87,7 @@ void BM_ExecuteWaitInference(benchmark::State& state) {
   qaic_execute x{{4, dbc}, reinterpret_cast<uint64_t>(entries.data())};
   qaic_wait w{rsp.handle, 5000, dbc, 0};
   for (auto _ : state) {
-    if (rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EXECUTE_BO, &x) != 0 ||
-        rawIoctl(dev.fd(), DRM_IOCTL_QAIC_WAIT_BO, &w) != 0)
+    if (rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EXECUTE_BO, &x) != 0 || rawIoctl(dev.fd(), DRM_IOCTL_QAIC_WAIT_BO, &w) != 0)
       return state.SkipWithError("execute/wait failed");
   }
 }

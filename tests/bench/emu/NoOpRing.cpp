@@ -22,8 +22,7 @@ NoOpRing::NoOpRing() {
   }
   node_.emplace(std::move(*node));
   // An activation needs a program; the no-op requests never start it.
-  const auto container =
-      testing::makeReluProgram(1, {1, 8, 2, 2}, {ir::DeviceLayout::DWHC, ir::DType::Float16});
+  const auto container = testing::makeReluProgram(1, {1, 8, 2, 2}, {ir::DeviceLayout::DWHC, ir::DType::Float16});
   doorbell_ = container.doorbell;
   doneSemaphore_ = static_cast<uint8_t>(container.doneSemaphore);
   constexpr uint32_t kLoadId = 1;
@@ -52,8 +51,8 @@ NoOpRing::NoOpRing() {
 
 bool NoOpRing::roundTrip(std::chrono::milliseconds timeout) {
   // A zero-length slice: its element moves nothing and, being the last, asks for a response.
-  const driver::RequestElement element =
-      driver::sliceRequestElement(++reqId_, 0, QAIC_DIR_TO_DEVICE, qaic_attach_slice_entry{}, true);
+  const driver::RequestElement element = driver::sliceRequestElement(++reqId_, 0, QAIC_DIR_TO_DEVICE,
+                                                                     qaic_attach_slice_entry{}, true);
   return exchange({&element, 1}, 0, timeout);
 }
 

@@ -39,8 +39,7 @@ class NoOpRing {
   std::optional<driver::CompletionEvent> interrupt_;
   std::optional<driver::DbcWindow> window_;
   // Submits `elements` (one request) and takes its one response, expecting `code`.
-  bool exchange(std::span<const driver::RequestElement> elements, uint16_t code,
-                std::chrono::milliseconds timeout);
+  bool exchange(std::span<const driver::RequestElement> elements, uint16_t code, std::chrono::milliseconds timeout);
 
   uint64_t doorbell_ = 0;
   uint8_t doneSemaphore_ = 0;

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <vector>
 
-#include "FutexPingPong.hpp"
 #include "AlternatingBlocks.hpp"
+#include "FutexPingPong.hpp"
 #include "NoOpRing.hpp"
 
 namespace qaic::emu::bench {
@@ -47,9 +47,7 @@ void ringVsFutexInterleaved(benchmark::State& state, const char* measuredName,
       [&] { return (ring.*trip)(5000ms); }, "a round trip got no answer within 5 s");
 }
 
-void BM_RingVsFutexInterleaved(benchmark::State& state) {
-  ringVsFutexInterleaved(state, "ring", &NoOpRing::roundTrip);
-}
+void BM_RingVsFutexInterleaved(benchmark::State& state) { ringVsFutexInterleaved(state, "ring", &NoOpRing::roundTrip); }
 BENCHMARK(BM_RingVsFutexInterleaved)->UseRealTime();
 
 // The same with a program run in each request (NoOpRing::programRoundTrip).

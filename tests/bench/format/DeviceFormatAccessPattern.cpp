@@ -29,13 +29,13 @@ void postprocessChunk(const float* chunk, float* planes, int64_t H, int64_t W) {
     for (int64_t w0 = 0; w0 < W; w0 += 8) {
       const float* line = chunk + w0 * column + h * kK;
       __m256 r[16];
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         r[2 * j] = _mm256_loadu_ps(line + j * column);
         r[2 * j + 1] = _mm256_loadu_ps(line + j * column + 8);
       }
       float* segment = planes + h * W + w0;
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int e = 0; e < 16; ++e) _mm256_storeu_ps(segment + (e % kK) * plane + (e / kK) * W, r[e]);
     }
   }
@@ -67,13 +67,13 @@ void preprocessPattern(const float* user, uint16_t* device, int64_t C, int64_t H
         for (int64_t h = h0; h < h0 + 8; ++h) {
           const float* segment = planes + h * W + w0;
           __m256i r[16];
-          #pragma GCC unroll 8
+#pragma GCC unroll 8
           for (int i = 0; i < 8; ++i) {
             r[2 * i] = _mm256_castps_si256(_mm256_loadu_ps(segment + i * plane));
             r[2 * i + 1] = _mm256_castps_si256(_mm256_loadu_ps(segment + i * plane + 8));
           }
           uint16_t* pixel = chunk + w0 * column + h * 8;
-          #pragma GCC unroll 16
+#pragma GCC unroll 16
           for (int j = 0; j < 16; ++j) {
             _mm_storeu_si128(reinterpret_cast<__m128i*>(pixel + j * column), _mm256_castsi256_si128(r[j]));
           }
@@ -83,10 +83,10 @@ void preprocessPattern(const float* user, uint16_t* device, int64_t C, int64_t H
       const int64_t w0 = W - 8;
       for (int64_t h = h0; h < h0 + 8; ++h) {
         __m256i r[8];
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int i = 0; i < 8; ++i) r[i] = _mm256_castps_si256(_mm256_loadu_ps(planes + i * plane + h * W + w0));
         uint16_t* pixel = chunk + w0 * column + h * 8;
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int j = 0; j < 8; ++j) {
           _mm_storeu_si128(reinterpret_cast<__m128i*>(pixel + j * column), _mm256_castsi256_si128(r[j]));
         }
@@ -121,7 +121,8 @@ void BM_AccessPattern(benchmark::State& state) {
 const bool kAccessPatternRows = [] {
   if (std::getenv("BENCH_CHUNK_WIDTHS") == nullptr || !qaic::kernels::vectorPathAvailable()) return false;
   for (const int64_t c : {8, 16, 20, 24}) {
-    benchmark::RegisterBenchmark("ChunkWidth/BM_PostprocessAccessPattern", BM_AccessPattern<false>)->Args({1, c, 56, 56});
+    benchmark::RegisterBenchmark("ChunkWidth/BM_PostprocessAccessPattern", BM_AccessPattern<false>)
+        ->Args({1, c, 56, 56});
   }
   for (const int64_t c : {8, 16, 24}) {
     benchmark::RegisterBenchmark("ChunkWidth/BM_PreprocessAccessPattern", BM_AccessPattern<true>)->Args({1, c, 56, 56});

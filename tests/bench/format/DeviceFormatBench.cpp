@@ -13,10 +13,10 @@
 
 namespace {
 
-using qaic::kernels::ConversionPath;
 using qaic::ir::DeviceLayout;
 using qaic::ir::DType;
 using qaic::ir::UserLayout;
+using qaic::kernels::ConversionPath;
 
 std::vector<float> randomImage(int64_t count) {
   std::mt19937 rng(1);

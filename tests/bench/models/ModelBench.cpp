@@ -52,8 +52,8 @@ void runModel(benchmark::State& state, const std::string& name) {
   state.counters["threads"] = threads();
 }
 
-#define QAIC_MODEL_BENCH(function, model)                                 \
-  void function(benchmark::State& state) { runModel(state, model); }  \
+#define QAIC_MODEL_BENCH(function, model)                            \
+  void function(benchmark::State& state) { runModel(state, model); } \
   BENCHMARK(function)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 
 QAIC_MODEL_BENCH(BM_ResNet50, "resnet50_full")

@@ -16,8 +16,8 @@
 #include "KubeletStandIn.hpp"
 #include "QaicdProcess.hpp"
 #include "driver/SysfsDevice.hpp"
-#include "kubelet/KubeletPlugin.hpp"
 #include "driver/SysfsNames.hpp"
+#include "kubelet/KubeletPlugin.hpp"
 
 namespace qaic::qaicd::bench {
 namespace {
@@ -30,7 +30,8 @@ const std::string kWhole = "qualcomm.com/qaic", kProfile = "qualcomm.com/qaic-2n
 
 std::string emulatorConfig() {
   std::string devices;
-  for (unsigned i = 0; i < kDevices; ++i) devices += std::string(i ? "," : "") + R"({"nsps": 4, "dbcs": 4, "ddr_mb": 2048})";
+  for (unsigned i = 0; i < kDevices; ++i)
+    devices += std::string(i ? "," : "") + R"({"nsps": 4, "dbcs": 4, "ddr_mb": 2048})";
   return R"({"devices": [)" + devices + R"(], "compute_threads": 1})";
 }
 
@@ -43,7 +44,8 @@ struct Rig {
     kubeletDir = work / "device-plugins";
     std::filesystem::create_directories(kubeletDir);
     std::string profileDevices;
-    for (unsigned d = kWholeDevices; d < kDevices; ++d) profileDevices += (d == kWholeDevices ? "" : ",") + std::to_string(d);
+    for (unsigned d = kWholeDevices; d < kDevices; ++d)
+      profileDevices += (d == kWholeDevices ? "" : ",") + std::to_string(d);
     std::ofstream(work / "qaicd.json") << R"({"k8s_profiles": [{"name": "qaic-2nsp", "devices": [)" + profileDevices +
                                               R"(], "numNsp": 2, "numVc": 2}]})";
     kubelet = std::make_unique<test::KubeletStandIn>(kubeletDir);
@@ -207,10 +209,11 @@ int main(int argc, char** argv) {
   }
   if (!gSeconds["health"].empty()) {
     const double p99 = ms("health", 0.99);
-    std::printf("health change to ListAndWatch: p50 %.1f ms, p99 %.1f ms (%s the <= 500 ms goal); health poll period %u ms: "
-                "ratio %.2fx\n",
-                ms("health", 0.5), p99, p99 <= 500 ? "meets" : "MISSES", qaic::qaicd::KubeletPlugin::kHealthPollMs,
-                p99 / qaic::qaicd::KubeletPlugin::kHealthPollMs);
+    std::printf(
+        "health change to ListAndWatch: p50 %.1f ms, p99 %.1f ms (%s the <= 500 ms goal); health poll period %u ms: "
+        "ratio %.2fx\n",
+        ms("health", 0.5), p99, p99 <= 500 ? "meets" : "MISSES", qaic::qaicd::KubeletPlugin::kHealthPollMs,
+        p99 / qaic::qaicd::KubeletPlugin::kHealthPollMs);
   }
   benchmark::Shutdown();
   return 0;

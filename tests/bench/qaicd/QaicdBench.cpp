@@ -17,8 +17,8 @@
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageCalls.hpp"
 #include "driver/SysfsDevice.hpp"
-#include "qaicd/QaicdClient.hpp"
 #include "driver/SysfsNames.hpp"
+#include "qaicd/QaicdClient.hpp"
 
 namespace qaic::qaicd::bench {
 namespace {
@@ -163,8 +163,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const auto& run : runs)
       if (!run.error_occurred && run.run_type == Run::RT_Iteration)
-        seconds[run.benchmark_name()] = run.GetAdjustedRealTime() /
-                                        benchmark::GetTimeUnitMultiplier(run.time_unit);
+        seconds[run.benchmark_name()] = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
   }
   std::map<std::string, double> seconds;
 };
@@ -195,9 +194,10 @@ int main(int argc, char** argv) {
     std::printf("ratio: qaicd create+release / one bare MANAGE round trip: %.2fx (%.1f us vs %.1f us)\n",
                 viaQaicd / status, viaQaicd * 1e6, status * 1e6);
   if (one > 0 && hundred > 0)
-    std::printf("ratio: per-request mean with %d clients at once / one client's create: %.2fx (%.1f us vs %.1f us; all answered in %.1f ms)\n",
-                qaic::qaicd::bench::kConcurrentClients, hundred / qaic::qaicd::bench::kConcurrentClients / one,
-                hundred / qaic::qaicd::bench::kConcurrentClients * 1e6, one * 1e6, hundred * 1e3);
+    std::printf(
+        "ratio: per-request mean with %d clients at once / one client's create: %.2fx (%.1f us vs %.1f us; all answered in %.1f ms)\n",
+        qaic::qaicd::bench::kConcurrentClients, hundred / qaic::qaicd::bench::kConcurrentClients / one,
+        hundred / qaic::qaicd::bench::kConcurrentClients * 1e6, one * 1e6, hundred * 1e3);
   benchmark::Shutdown();
   return 0;
 }

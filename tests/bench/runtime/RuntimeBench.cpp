@@ -22,9 +22,9 @@
 
 #include <qaic/qaic.hpp>
 
+#include "AlternatingBlocks.hpp"
 #include "EmulatorProcess.hpp"
 #include "FutexPingPong.hpp"
-#include "AlternatingBlocks.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 
@@ -45,8 +45,11 @@ std::shared_ptr<Qpc> compileRelu(const std::string& name, uint64_t elements) {
   const std::string dims = "[1," + std::to_string(elements) + "]";
   std::ofstream(ir) << R"({"ops":[{"name":"relu","optype":"relu","tensors_in":[{"arg_name":"src","name":"x"}],)"
                        R"("tensors_out":[{"arg_name":"dst","name":"y"}],"params":[]}],"io":[)"
-                       R"({"name":"x","tensor":"x","direction":"in","dtype":"TL_FLOAT","dims":)" + dims + "},"
-                       R"({"name":"y","tensor":"y","direction":"out","dtype":"TL_FLOAT","dims":)" + dims + "}]}";
+                       R"({"name":"x","tensor":"x","direction":"in","dtype":"TL_FLOAT","dims":)" +
+                           dims +
+                           "},"
+                           R"({"name":"y","tensor":"y","direction":"out","dtype":"TL_FLOAT","dims":)" +
+                           dims + "}]}";
   const fs::path out = *session->work / (name + "-qpc");
   const auto status = qaic::testing::runProgram(
       {qaic::testing::programPath("qaic-exec").string(), "-m=" + ir.string(), "-aic-binary-dir=" + out.string()},
@@ -203,10 +206,10 @@ void SharedInput64MiBTwoDevices(benchmark::State& state) {
     inferences += 2;
   }
   if (inferences == 0) return;
-  state.counters["host_copied_bytes_per_inference"] =
-      static_cast<double>(total.hostCopiedBytes) / static_cast<double>(inferences);
-  state.counters["in_place_bytes_per_inference"] =
-      static_cast<double>(total.inPlaceBytes) / static_cast<double>(inferences);
+  state.counters["host_copied_bytes_per_inference"] = static_cast<double>(total.hostCopiedBytes) /
+                                                      static_cast<double>(inferences);
+  state.counters["in_place_bytes_per_inference"] = static_cast<double>(total.inPlaceBytes) /
+                                                   static_cast<double>(inferences);
   state.SetItemsProcessed(static_cast<int64_t>(inferences));
 }
 BENCHMARK(SharedInput64MiBTwoDevices)->UseRealTime()->Unit(benchmark::kMillisecond);

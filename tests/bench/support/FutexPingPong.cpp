@@ -16,9 +16,7 @@ namespace qaic::bench {
 namespace {
 
 uint32_t load(uint32_t& word) { return std::atomic_ref<uint32_t>(word).load(std::memory_order_acquire); }
-void store(uint32_t& word, uint32_t v) {
-  std::atomic_ref<uint32_t>(word).store(v, std::memory_order_release);
-}
+void store(uint32_t& word, uint32_t v) { std::atomic_ref<uint32_t>(word).store(v, std::memory_order_release); }
 
 // Shared futexes (no FUTEX_PRIVATE_FLAG): the waiter is in the other process, as with the DBC
 // doorbell.
@@ -48,8 +46,7 @@ void futexWake(uint32_t& word) { syscall(SYS_futex, &word, FUTEX_WAKE, 1, nullpt
 }  // namespace
 
 FutexPingPong::FutexPingPong() {
-  void* page = mmap(nullptr, sizeof(Words), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                    -1, 0);
+  void* page = mmap(nullptr, sizeof(Words), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) return;
   words_ = new (page) Words{0, 0, 0};
   const pid_t parent = getpid();

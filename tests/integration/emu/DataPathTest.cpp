@@ -21,8 +21,8 @@
 #include "EmulatorProcess.hpp"
 #include "RawDevice.hpp"
 #include "ReluProgram.hpp"
-#include "kernels/format/DeviceFormat.hpp"
 #include "driver/SysfsNames.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -104,8 +104,8 @@ class DataPath : public ::testing::Test {
   void expectReluOutput() {
     std::vector<float> got(32);
     kernels::UserBufferView view{"y", ir::DType::Float, ir::UserLayout::NCHW, program_.dims};
-    kernels::deviceToUser(program_.outFormat, std::span<const std::byte>(out_.map.data(), out_.size),
-                          view, std::as_writable_bytes(std::span(got)));
+    kernels::deviceToUser(program_.outFormat, std::span<const std::byte>(out_.map.data(), out_.size), view,
+                          std::as_writable_bytes(std::span(got)));
     auto values = inputValues();
     for (int i = 0; i < 32; ++i) EXPECT_FLOAT_EQ(got[i], std::max(values[i], 0.0f)) << i;
     driver::ResponseDescriptorHeader h;
@@ -139,8 +139,7 @@ class DataPath : public ::testing::Test {
         std::atomic_ref(reg(driver::kRegResponseHead)).store((head + 1) % nelem_);
         return true;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          end - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
       if (left.count() <= 0) return false;
       pollfd p{efd_, POLLIN, 0};
       if (poll(&p, 1, static_cast<int>(left.count())) > 0) {
@@ -333,7 +332,7 @@ TEST_F(DataPath, HungNspTimesOutWithNspHang) {
   submitWhileHung();
   driver::ResponseElement r{};
   EXPECT_FALSE(nextResponse(r, 500ms));  // the client's own timeout fires first
-  ASSERT_TRUE(nextResponse(r));           // then the device's semaphore timeout
+  ASSERT_TRUE(nextResponse(r));          // then the device's semaphore timeout
   EXPECT_EQ(r.completionCode, driver::DBC_COMPLETION_NSP_HANG);
   ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultNspHang, "0"));
 }
@@ -360,9 +359,7 @@ TEST_F(DataPath, HungRunIsDroppedAndTheNextRequestComputes) {
 // asked for (accepted and ignored).
 class LongHang : public DataPath {
  protected:
-  const char* configJson() const override {
-    return R"({"semaphore_timeout_ms": 60000, "compute_threads": 1})";
-  }
+  const char* configJson() const override { return R"({"semaphore_timeout_ms": 60000, "compute_threads": 1})"; }
 };
 
 // Programs are built on the ACTIVATE's own thread: a hung run elsewhere does not hold it up.
@@ -410,10 +407,12 @@ class FutexSleeper {
   }
   // True once the thread sleeps in the futex, so only a FUTEX_WAKE can end its wait.
   bool asleep() {
-    return eventually([&] {
-      const pid_t tid = tid_.load();
-      return tid != 0 && blockedSyscall(tid) == SYS_futex;
-    }, 10s);
+    return eventually(
+        [&] {
+          const pid_t tid = tid_.load();
+          return tid != 0 && blockedSyscall(tid) == SYS_futex;
+        },
+        10s);
   }
   // Joins; empty when a FUTEX_WAKE ended the wait and the word had changed, else what happened.
   std::string woken() {
@@ -511,8 +510,7 @@ class ExecuteBo : public DataPath {
     ASSERT_EQ(attach(rsp_, QAIC_DIR_FROM_DEVICE, e), 0);
   }
   int execute(std::vector<qaic_execute_entry> entries) {
-    qaic_execute x{{static_cast<uint32_t>(entries.size()), dbc_},
-                   reinterpret_cast<uint64_t>(entries.data())};
+    qaic_execute x{{static_cast<uint32_t>(entries.size()), dbc_}, reinterpret_cast<uint64_t>(entries.data())};
     return rawIoctl(dev_->fd(), DRM_IOCTL_QAIC_EXECUTE_BO, &x);
   }
   int wait(const Bo& bo, uint32_t ms) {
@@ -549,10 +547,10 @@ TEST_F(ExecuteBo, BusyBoCannotBeDetachedAndWaitTimesOut) {
   prepareBuffers();
   attachForExecute();
   ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultNspHang, "1"));
-  ASSERT_EQ(execute({{req_.handle, QAIC_DIR_TO_DEVICE},
-                     {in_.handle, QAIC_DIR_TO_DEVICE},
-                     {out_.handle, QAIC_DIR_FROM_DEVICE}}),
-            0);
+  ASSERT_EQ(
+      execute(
+          {{req_.handle, QAIC_DIR_TO_DEVICE}, {in_.handle, QAIC_DIR_TO_DEVICE}, {out_.handle, QAIC_DIR_FROM_DEVICE}}),
+      0);
   EXPECT_EQ(wait(out_, 200), ETIMEDOUT);
   qaic_detach_slice d{out_.handle, 0};
   EXPECT_EQ(rawIoctl(dev_->fd(), DRM_IOCTL_QAIC_DETACH_SLICE_BO, &d), EBUSY);

@@ -80,8 +80,8 @@ TEST(EmuMount, BadConfigIsRejectedNamingTheField) {
   TempDir dir;
   const auto config = dir.writeFile("config.json", R"({"devices": [{"nsps": "many"}]})");
   std::filesystem::create_directory(dir / "root");
-  const RunResult run =
-      runCapturing({EmulatorProcess::binary().string(), "--root", (dir / "root").string(), "--config", config.string()}, 20s);
+  const RunResult run = runCapturing(
+      {EmulatorProcess::binary().string(), "--root", (dir / "root").string(), "--config", config.string()}, 20s);
   EXPECT_EQ(run.exitCode, 2);
   EXPECT_NE(run.err.find("nsps"), std::string::npos) << run.err;
 }
@@ -177,8 +177,7 @@ TEST_F(EmuDevice, BufferObjectIoctlsValidateLikeTheKernel) {
   ASSERT_EQ(dev.createBo(4096, handle), 0);
   qaic_attach_slice_entry entry{};
   entry.size = 4096;
-  qaic_attach_slice attach{{1, 0, handle, QAIC_DIR_TO_DEVICE, 4096},
-                           reinterpret_cast<uint64_t>(&entry)};
+  qaic_attach_slice attach{{1, 0, handle, QAIC_DIR_TO_DEVICE, 4096}, reinterpret_cast<uint64_t>(&entry)};
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &attach), EINVAL);  // no activation
   attach.hdr.dbc_id = 99;
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &attach), EINVAL);
@@ -222,30 +221,31 @@ TEST_F(EmuDevice, ManageRejectsMalformedMessages) {
   msg.clear();
   appendBytes(msg, qaic_manage_trans_hdr{QAIC_TRANS_TERMINATE_TO_DEV, 8});
   EXPECT_EQ(dev.manage(msg, 8, 1, len, count), EINVAL);  // not a user transaction
-  qaic_manage_msg bad{8, 1, 0x10};  // unreadable pointer
+  qaic_manage_msg bad{8, 1, 0x10};                       // unreadable pointer
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_MANAGE, &bad), EFAULT);
   qaic_manage_msg tooLong{QAIC_MANAGE_MAX_MSG_LENGTH + 1, 1, 0x10};
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_MANAGE, &tooLong), EINVAL);
   // A program load that is not a container cannot be activated.
   std::vector<std::byte> junk(100, std::byte{7});
   msg.clear();
-  appendBytes(msg, qaic_manage_trans_dma_xfer{{QAIC_TRANS_DMA_XFER_FROM_USR, 32}, 5, 0,
-                                              reinterpret_cast<uint64_t>(junk.data()), junk.size()});
-  appendBytes(msg, qaic_manage_trans_activate_to_dev{{QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 0, 0,
-                                                     driver::makeActivateOptions(5, 0), 0});
+  appendBytes(msg, qaic_manage_trans_dma_xfer{
+                       {QAIC_TRANS_DMA_XFER_FROM_USR, 32}, 5, 0, reinterpret_cast<uint64_t>(junk.data()), junk.size()});
+  appendBytes(msg, qaic_manage_trans_activate_to_dev{
+                       {QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 0, 0, driver::makeActivateOptions(5, 0), 0});
   EXPECT_EQ(dev.manage(msg, 56, 2, len, count), EINVAL);
   EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNetworksActive), "0");
   EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "16");
 }
 
-driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t group,
-                                          uint32_t nsp) {
-  return {driver::kResourceGroupMagic, driver::kResourceGroupVersion, static_cast<uint32_t>(op), group,
+driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t group, uint32_t nsp) {
+  return {driver::kResourceGroupMagic,
+          driver::kResourceGroupVersion,
+          static_cast<uint32_t>(op),
+          group,
           {nsp, 1, 2, 1, 1 << 20}};
 }
 
-int passthrough(RawDevice& dev, const driver::ResourceGroupRequest& req,
-                driver::ResourceGroupResponse& resp) {
+int passthrough(RawDevice& dev, const driver::ResourceGroupRequest& req, driver::ResourceGroupResponse& resp) {
   std::vector<std::byte> msg;
   const uint32_t len = sizeof(qaic_manage_trans_hdr) + sizeof req;
   appendBytes(msg, qaic_manage_trans_hdr{QAIC_TRANS_PASSTHROUGH_FROM_USR, len});
@@ -271,8 +271,7 @@ TEST_F(EmuDevice, ResourceGroupsAreReservedAndFreedWithTheFile) {
     EXPECT_EQ(r2.status, -ENOSPC);
   }
   driver::ResourceGroupResponse released{};
-  ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Release, resp.groupId, 0),
-                        released), 0);
+  ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Release, resp.groupId, 0), released), 0);
   EXPECT_EQ(released.status, 0);
   EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "16");
   ASSERT_EQ(passthrough(dev, groupRequest(driver::ResourceGroupOp::Reserve, 0, 16), resp), 0);

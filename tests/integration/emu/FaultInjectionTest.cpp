@@ -83,15 +83,13 @@ TEST_F(FaultTest, DmaFailureIsACompletionCode) {
   ASSERT_TRUE(window->submit(rig_->ringElements(1)));
   ResponseElement response = awaitOneResponse(*this, *window, *interrupt_, 20s);
   EXPECT_EQ(response.reqId, 1u);
-  EXPECT_EQ(response.completionCode, DBC_COMPLETION_DMA_FAILED)
-      << completionCodeName(response.completionCode);
+  EXPECT_EQ(response.completionCode, DBC_COMPLETION_DMA_FAILED) << completionCodeName(response.completionCode);
 
   // One failure was asked for: the next request succeeds.
   ASSERT_TRUE(window->submit(rig_->ringElements(2)));
   response = awaitOneResponse(*this, *window, *interrupt_, 20s);
   EXPECT_EQ(response.reqId, 2u);
-  EXPECT_EQ(response.completionCode, DBC_COMPLETION_SUCCESS)
-      << completionCodeName(response.completionCode);
+  EXPECT_EQ(response.completionCode, DBC_COMPLETION_SUCCESS) << completionCodeName(response.completionCode);
 }
 
 TEST_F(FaultTest, ResetEndsActivationsAndTheDeviceComesBack) {

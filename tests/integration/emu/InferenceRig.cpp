@@ -16,8 +16,8 @@ constexpr const char* kResponseDescriptor = "response descriptor";
 
 }  // namespace
 
-InferenceRig::InferenceRig(const DeviceNode& node, const container::QpcImage& image,
-                           uint32_t programIndex, uint32_t dbcId)
+InferenceRig::InferenceRig(const DeviceNode& node, const container::QpcImage& image, uint32_t programIndex,
+                           uint32_t dbcId)
     : node_(node), image_(image), program_(image.programs().at(programIndex)), dbcId_(dbcId) {
   addSlot(kRequestDescriptor, QAIC_DIR_TO_DEVICE, kDescriptorBytes, program_.requestDescriptorOffset);
   std::vector<const container::QpcBuffer*> inputs, outputs;
@@ -87,8 +87,7 @@ void InferenceRig::writeRequestDescriptor(uint32_t sequence) {
     RequestDescriptorEntry e{};
     e.present = 1;
     e.rank = static_cast<uint32_t>(dims.size());
-    for (std::size_t d = 0; d < dims.size() && d < kDescriptorMaxRank; ++d)
-      e.dims[d] = static_cast<uint32_t>(dims[d]);
+    for (std::size_t d = 0; d < dims.size() && d < kDescriptorMaxRank; ++d) e.dims[d] = static_cast<uint32_t>(dims[d]);
     std::memcpy(bytes.data() + sizeof hdr + i * sizeof e, &e, sizeof e);
   }
 }
@@ -108,8 +107,8 @@ std::vector<qaic_execute_entry> InferenceRig::executeEntries() const {
 std::vector<RequestElement> InferenceRig::ringElements(uint16_t reqId) const {
   std::vector<RequestElement> elements;
   for (std::size_t i = 0; i < slots_.size(); ++i)
-    elements.push_back(sliceRequestElement(reqId, slots_[i].handle, slots_[i].dir,
-                                           slots_[i].slice, i + 1 == slots_.size()));
+    elements.push_back(
+        sliceRequestElement(reqId, slots_[i].handle, slots_[i].dir, slots_[i].slice, i + 1 == slots_.size()));
   return elements;
 }
 

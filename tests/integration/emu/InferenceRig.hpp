@@ -26,8 +26,7 @@ class InferenceRig {
   };
 
   // Throws std::runtime_error naming the ioctl and buffer that failed.
-  InferenceRig(const driver::DeviceNode& node, const container::QpcImage& image,
-               uint32_t programIndex, uint32_t dbcId);
+  InferenceRig(const driver::DeviceNode& node, const container::QpcImage& image, uint32_t programIndex, uint32_t dbcId);
 
   // Creates the BOs and attaches them (separately, so tests can stop in between).
   void attachAll();

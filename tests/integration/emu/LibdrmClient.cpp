@@ -135,13 +135,14 @@ int main(int argc, char** argv) {
   buffers.push_back(importedMemfd(node, driver::kDescriptorBytes, QAIC_DIR_TO_DEVICE, program.requestDescriptorOffset));
   buffers.push_back(importedMemfd(node, x.deviceSize, QAIC_DIR_TO_DEVICE, x.deviceOffset));
   buffers.push_back(importedMemfd(node, y.deviceSize, QAIC_DIR_FROM_DEVICE, y.deviceOffset));
-  buffers.push_back(importedMemfd(node, driver::kDescriptorBytes, QAIC_DIR_FROM_DEVICE, program.responseDescriptorOffset));
+  buffers.push_back(
+      importedMemfd(node, driver::kDescriptorBytes, QAIC_DIR_FROM_DEVICE, program.responseDescriptorOffset));
   buffers[1].slice.db_addr = program.doorbellAddress;  // the input starts the program
   buffers[1].slice.db_len = 32;
   buffers[1].slice.db_data = 1;
   const auto done = static_cast<uint8_t>(program.doneSemaphore);
   buffers[2].slice.sem0 = {0, done, 1, QAIC_SEM_WAIT_GT_0, 0, 0};  // the output waits for it
-  buffers[3].slice.sem1 = {1, done, 0, QAIC_SEM_DEC, 0, 0};         // and takes it back
+  buffers[3].slice.sem1 = {1, done, 0, QAIC_SEM_DEC, 0, 0};        // and takes it back
   for (Buffer& b : buffers) {
     qaic_attach_slice attach{};
     attach.hdr = {1, dbc, b.handle, b.dir, b.bytes};

@@ -15,8 +15,8 @@ using namespace std::chrono_literals;
 TEST_F(EmuTest, ALibdrmProgramRunsAnInferenceOnImportedMemfds) {
   const auto work = root().path().parent_path();
   const auto qpc = work / "relu.qpc";
-  std::ofstream(qpc, std::ios::binary).write(reinterpret_cast<const char*>(relu_.data()),
-                                             static_cast<std::streamsize>(relu_.size()));
+  std::ofstream(qpc, std::ios::binary)
+      .write(reinterpret_cast<const char*>(relu_.data()), static_cast<std::streamsize>(relu_.size()));
   const auto out = runCapturing(
       {(buildDir() / "tests" / "qaic_libdrm_client").string(), root().nodePath(0).string(), qpc.string()}, 60s);
   ASSERT_TRUE(out.status.exited) << "the client did not finish";

@@ -28,7 +28,8 @@ TEST(EmulatorLifecycle, SigtermStopsTheDaemonAndUnmountsItsRoot) {
   ASSERT_TRUE(mountedAt(root));
   EXPECT_TRUE(std::filesystem::exists(emu.root().nodePath(0)));
   EXPECT_TRUE(emu.stop()) << "SIGTERM did not stop qaic-emu within 5 s (or it left its root "
-                             "mounted)\n" << emu.log();
+                             "mounted)\n"
+                          << emu.log();
   EXPECT_FALSE(mountedAt(root));
 }
 

@@ -4,8 +4,8 @@
 // run time through sys/bus/qaic-emu/add_device.
 #include <drm.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,8 +104,7 @@ TEST_F(PartitionTest, CreatePublishesANodeWithThePartitionsOwnCounters) {
   EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kEmuDramTotal), 256u);
   EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionParent), 0u);
   EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionOwnerUid), nobodyUid());
-  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionHolderPid),
-            static_cast<uint64_t>(::getpid()));
+  EXPECT_EQ(partitionAttribute(p.partitionId, driver::sysfs::kPartitionHolderPid), static_cast<uint64_t>(::getpid()));
   auto label = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kPartitionLabel);
   ASSERT_TRUE(label) << label.message();
   EXPECT_EQ(*label, "team-a");

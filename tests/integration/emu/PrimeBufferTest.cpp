@@ -275,7 +275,8 @@ TEST_F(PrimeBufferTest, AnImportedMemfdIsAnInputWithoutACopy) {
   expectRelu(x, rig.buffer("y"));
   // The device reads the memfd's pages as they are now.
   const auto x2 = std::vector<float>(kReluElements, 3.5f);
-  ASSERT_EQ(::pwrite(memfd.get(), x2.data(), x2.size() * sizeof(float), 0), static_cast<ssize_t>(x2.size() * sizeof(float)));
+  ASSERT_EQ(::pwrite(memfd.get(), x2.data(), x2.size() * sizeof(float), 0),
+            static_cast<ssize_t>(x2.size() * sizeof(float)));
   runRelu(node, rig, dbc);
   expectRelu(x2, rig.buffer("y"));
 }

@@ -115,8 +115,7 @@ TEST_F(ReluInference, MappedRingDoorbellAndEventfd) {
     }
     ASSERT_EQ(responses.size(), 1u) << "one response per request";
     EXPECT_EQ(responses[0].reqId, reqId);
-    EXPECT_EQ(responses[0].completionCode, DBC_COMPLETION_SUCCESS)
-        << completionCodeName(responses[0].completionCode);
+    EXPECT_EQ(responses[0].completionCode, DBC_COMPLETION_SUCCESS) << completionCodeName(responses[0].completionCode);
     expectGoodResponse(rig);
     expectRelu(x, rig.buffer("y"));
   }
@@ -150,8 +149,7 @@ TEST_F(ReluInference, BadRequestDescriptorCompletesWithBadRequest) {
   ASSERT_TRUE(window->submit(rig.ringElements(5)));
   const auto response = awaitOneResponse(*this, *window, *interrupt, 20s);
   EXPECT_EQ(response.reqId, 5u);
-  EXPECT_EQ(response.completionCode, DBC_COMPLETION_BAD_REQUEST)
-      << completionCodeName(response.completionCode);
+  EXPECT_EQ(response.completionCode, DBC_COMPLETION_BAD_REQUEST) << completionCodeName(response.completionCode);
   EXPECT_EQ(rig.responseHeader().status, DBC_COMPLETION_BAD_REQUEST);
 }
 
@@ -175,8 +173,7 @@ TEST_F(ReluInference, AddressOutsideTheOwnersSlicesIsBadAddress) {
   ASSERT_TRUE(window->submit(std::span(&fromLoose, 1)));
   auto response = awaitOneResponse(*this, *window, *interrupt, 20s);
   EXPECT_EQ(response.reqId, 9u);
-  EXPECT_EQ(response.completionCode, DBC_COMPLETION_BAD_ADDRESS)
-      << completionCodeName(response.completionCode);
+  EXPECT_EQ(response.completionCode, DBC_COMPLETION_BAD_ADDRESS) << completionCodeName(response.completionCode);
 
   // Inside an attached slice on the host side, but past the IO region on the device side.
   InferenceRig rig(node, *image_, 0, dbc);
@@ -190,8 +187,7 @@ TEST_F(ReluInference, AddressOutsideTheOwnersSlicesIsBadAddress) {
   ASSERT_TRUE(window->submit(std::span(&pastRegion, 1)));
   response = awaitOneResponse(*this, *window, *interrupt, 20s);
   EXPECT_EQ(response.reqId, 10u);
-  EXPECT_EQ(response.completionCode, DBC_COMPLETION_BAD_ADDRESS)
-      << completionCodeName(response.completionCode);
+  EXPECT_EQ(response.completionCode, DBC_COMPLETION_BAD_ADDRESS) << completionCodeName(response.completionCode);
 }
 
 }  // namespace

@@ -34,8 +34,7 @@ class Completer {
   // The next response, or nullopt after `timeout`.
   std::optional<ResponseElement> next(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
-    if (!ready_.wait_for(lock, timeout, [&] { return !responses_.empty() || failed_; }))
-      return std::nullopt;
+    if (!ready_.wait_for(lock, timeout, [&] { return !responses_.empty() || failed_; })) return std::nullopt;
     if (responses_.empty()) return std::nullopt;
     auto r = responses_.front();
     responses_.pop_front();

@@ -44,8 +44,8 @@ class SliceTest : public EmuTest {
     e.dev_addr = devAddr;
     return e;
   }
-  void expectAttachFails(const qaic_attach_slice_hdr& hdr, const qaic_attach_slice_entry& e,
-                         int expected, const char* why) {
+  void expectAttachFails(const qaic_attach_slice_hdr& hdr, const qaic_attach_slice_entry& e, int expected,
+                         const char* why) {
     auto r = node_->attachSlices(hdr, std::span(&e, 1));
     ASSERT_FALSE(r) << why;
     EXPECT_EQ(r.error(), expected) << why << ": " << r.message();
@@ -57,8 +57,7 @@ class SliceTest : public EmuTest {
 };
 
 TEST_F(SliceTest, AttachAcceptsSlicesInsideTheBo) {
-  const qaic_attach_slice_entry two[] = {slice(0, 4096, kReluInputOffset),
-                                         slice(4096, 4096, kReluInputOffset)};
+  const qaic_attach_slice_entry two[] = {slice(0, 4096, kReluInputOffset), slice(4096, 4096, kReluInputOffset)};
   auto r = node_->attachSlices(header(), two);
   EXPECT_TRUE(r) << r.message();
 }
@@ -178,8 +177,7 @@ TEST_F(SliceTest, WaitTimesOutAndBusyBoCannotBeDetached) {
   InferenceRig rig(*node_, *image, 0, dbc_);
   rig.attachAll();
   const uint32_t output = rig.slot("y").bo.handle();
-  const qaic_execute_entry outputs[] = {{output, QAIC_DIR_FROM_DEVICE},
-                                        {rig.lastHandle(), QAIC_DIR_FROM_DEVICE}};
+  const qaic_execute_entry outputs[] = {{output, QAIC_DIR_FROM_DEVICE}, {rig.lastHandle(), QAIC_DIR_FROM_DEVICE}};
   ASSERT_TRUE(node_->execute(dbc_, outputs));
   auto timedOut = node_->waitBo(output, dbc_, 100);
   ASSERT_FALSE(timedOut);

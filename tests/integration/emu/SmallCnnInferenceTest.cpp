@@ -13,8 +13,8 @@
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "ir/Weights.hpp"
-#include "kernels/format/DeviceFormat.hpp"
 #include "kernels/HostProgram.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -32,11 +32,11 @@ class SmallCnn : public EmuTest {
     const auto out = emu_->root().path().parent_path() / "smallcnn-qpc";
     const auto exec = buildDir() / "bin" / "qaic-exec";
     const std::string log = (out.string() + ".log");
-    const ExitStatus compiled = runProgram(
-        {exec.string(), "-m=" + model.string(), "-aic-binary-dir=" + out.string()}, log, 120s);
+    const ExitStatus compiled = runProgram({exec.string(), "-m=" + model.string(), "-aic-binary-dir=" + out.string()},
+                                           log, 120s);
     std::ifstream logText(log);
-    ASSERT_TRUE(compiled.exited && compiled.code == 0)
-        << "qaic-exec failed:\n" << std::string(std::istreambuf_iterator<char>(logText), {});
+    ASSERT_TRUE(compiled.exited && compiled.code == 0) << "qaic-exec failed:\n"
+                                                       << std::string(std::istreambuf_iterator<char>(logText), {});
     image_ = container::QpcImage::open((out / "programqpc.bin").string());
     qpcBytes_.assign(image_->bytes().begin(), image_->bytes().end());
     input_ = image_->findBuffer("image");
@@ -54,8 +54,7 @@ class SmallCnn : public EmuTest {
   std::vector<float> writeInput(InferenceRig& rig) {
     const auto& io = input_->io;
     std::vector<float> image(static_cast<std::size_t>(ir::elementCount(io.dims)));
-    for (std::size_t i = 0; i < image.size(); ++i)
-      image[i] = std::sin(static_cast<float>(i) * 0.37f) * 1.5f;
+    for (std::size_t i = 0; i < image.size(); ++i) image[i] = std::sin(static_cast<float>(i) * 0.37f) * 1.5f;
     const kernels::UserBufferView view{io.bufferName, io.dtype, io.userLayout, io.dims};
     auto device = rig.buffer(io.bufferName);
     kernels::userToDevice(view, std::as_bytes(std::span(image)), io.deviceFormat, device);
@@ -68,14 +67,12 @@ class SmallCnn : public EmuTest {
     const auto& io = output_->io;
     std::vector<float> probs(static_cast<std::size_t>(ir::elementCount(io.dims)));
     const kernels::UserBufferView view{io.bufferName, io.dtype, io.userLayout, io.dims};
-    kernels::deviceToUser(io.deviceFormat, rig.buffer(io.bufferName), view,
-                          std::as_writable_bytes(std::span(probs)));
+    kernels::deviceToUser(io.deviceFormat, rig.buffer(io.bufferName), view, std::as_writable_bytes(std::span(probs)));
     return probs;
   }
 
   std::vector<float> hostReference(std::vector<float> input) {
-    auto program = kernels::HostProgram::build(
-        graph_, [&](std::string_view name) { return weights_->find(name); });
+    auto program = kernels::HostProgram::build(graph_, [&](std::string_view name) { return weights_->find(name); });
     std::vector<float> probs(static_cast<std::size_t>(ir::elementCount(output_->io.dims)));
     kernels::TensorView in{ir::DType::Float, input_->io.dims, input.data(), input.size() * sizeof(float)};
     kernels::TensorView out{ir::DType::Float, output_->io.dims, probs.data(), probs.size() * sizeof(float)};

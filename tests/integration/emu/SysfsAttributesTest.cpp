@@ -109,9 +109,7 @@ TEST_F(EmuTest, AnOpenAttributeShowsTheValueNowWhenReadFromTheStart) {
   EXPECT_EQ(errno, ENODEV);
 }
 
-TEST_F(EmuTest, DiscoveryListsTheDevice) {
-  EXPECT_EQ(root().listDevices(), std::vector<unsigned>{0});
-}
+TEST_F(EmuTest, DiscoveryListsTheDevice) { EXPECT_EQ(root().listDevices(), std::vector<unsigned>{0}); }
 
 class TwoDevices : public EmuTest {
  protected:

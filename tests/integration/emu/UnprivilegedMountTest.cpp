@@ -106,8 +106,7 @@ std::string mountInfo(const std::string& dir) {
 class NobodysRoot {
  public:
   NobodysRoot() {
-    if (chown(dir_.path().c_str(), kNobody, kNogroup) != 0)
-      error_ = std::string("chown: ") + std::strerror(errno);
+    if (chown(dir_.path().c_str(), kNobody, kNogroup) != 0) error_ = std::string("chown: ") + std::strerror(errno);
   }
   std::string path() const { return dir_.str(); }
   const std::string& error() const { return error_; }
@@ -125,8 +124,8 @@ std::string checkServedTree(const EmulatorProcess& emu) {
   struct stat st;
   if (stat(node.c_str(), &st) != 0) return node + ": " + std::strerror(errno);
   if (st.st_uid != 0 || (st.st_mode & 0777) != 0600)
-    failures << node << ": owner " << st.st_uid << " mode " << std::oct << (st.st_mode & 0777)
-             << std::dec << ", want root 0600; ";
+    failures << node << ": owner " << st.st_uid << " mode " << std::oct << (st.st_mode & 0777) << std::dec
+             << ", want root 0600; ";
   if (emu.attribute(0, driver::sysfs::kEmuStatus) != "Ready")
     failures << "status reads '" << emu.attribute(0, driver::sysfs::kEmuStatus) << "', want Ready; ";
   if (emu.attribute(0, driver::sysfs::kEmuPid) != std::to_string(emu.pid()))
@@ -157,8 +156,7 @@ std::string checkUserMount(const std::string& dir) {
 class UnprivilegedMount : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0)
-      GTEST_FAIL() << "these tests need root to build a private /dev/fuse and setuid() to nobody";
+    if (geteuid() != 0) GTEST_FAIL() << "these tests need root to build a private /dev/fuse and setuid() to nobody";
     ASSERT_EQ(root_.error(), "");
     ASSERT_FALSE(fusermountProgram().empty()) << "fusermount3 (package fuse3) is missing";
   }
@@ -173,7 +171,9 @@ TEST_F(UnprivilegedMount, OrdinaryUserRunsTheEmulatorThroughFusermount) {
     if (const std::string why = fuseDeviceProblem(); !why.empty()) return "setup: " + why;
     EmulatorProcess emu(EmulatorOptions{R"({"nodes": {"mode": "0600", "owner": "root", "group": "root"},
                                             "compute_threads": 1})",
-                                        {}, dir(), true});
+                                        {},
+                                        dir(),
+                                        true});
     std::string failures = checkUserMount(dir()) + checkServedTree(emu);
     if (!emu.stop()) failures += "SIGTERM did not end it with exit status 0 and no mount: " + emu.log() + "; ";
     if (!mountInfo(dir()).empty()) failures += "still mounted after SIGTERM; ";
@@ -190,8 +190,7 @@ TEST_F(UnprivilegedMount, OrdinaryUserRestartsOverAStaleMount) {
       killed.kill();
     }
     struct stat st;
-    if (stat(dir().c_str(), &st) == 0 || errno != ENOTCONN)
-      return "no stale mount (ENOTCONN) after SIGKILL";
+    if (stat(dir().c_str(), &st) == 0 || errno != ENOTCONN) return "no stale mount (ENOTCONN) after SIGKILL";
     EmulatorProcess emu(EmulatorOptions{{}, {}, dir(), true});  // recovers it through fusermount3 -u -z
     std::string failures = checkUserMount(dir());
     if (emu.attribute(0, driver::sysfs::kEmuStatus) != "Ready") failures += "status not Ready; ";
@@ -218,8 +217,7 @@ TEST_F(UnprivilegedMount, UnmountThroughFusermountRemovesAStaleMount) {
     auto r = unmountThroughFusermount(dir(), true);
     if (!r) return "unmountThroughFusermount: " + r.message();
     struct stat st;
-    if (!mountInfo(dir()).empty() || stat(dir().c_str(), &st) != 0)
-      return "the stale mount is still there";
+    if (!mountInfo(dir()).empty() || stat(dir().c_str(), &st) != 0) return "the stale mount is still there";
     return "";
   });
   EXPECT_EQ(child.exitCode, 0);
@@ -242,8 +240,7 @@ TEST_F(UnprivilegedMount, WithoutAccessToDevFuseStartFailsSayingWhy) {
   ChildOutcome child = runAsNobody(0600, [&]() -> std::string {
     std::string failures;
     const std::string why = fuseDeviceProblem();
-    if (why.find("/dev/fuse: Permission denied") == std::string::npos ||
-        why.find("mode 0600") == std::string::npos)
+    if (why.find("/dev/fuse: Permission denied") == std::string::npos || why.find("mode 0600") == std::string::npos)
       failures += "fuseDeviceProblem says '" + why + "'; ";
     const RunResult run = runCapturing({EmulatorProcess::binary().string(), "--root", dir()}, 60s);
     if (run.exitCode != 1) failures += "exit status " + std::to_string(run.exitCode) + ", want 1; ";

@@ -81,10 +81,12 @@ std::unique_ptr<Process> LiveFaultTest::startRunner(const std::vector<std::strin
 }
 
 ::testing::AssertionResult LiveFaultTest::waitUntilActive(Process& runner) {
-  const bool active = pollUntil([&] {
-    const auto n = readSysfs(driver::sysfs::kEmuNetworksActive);
-    return (n && *n != "0") || runner.wait(std::chrono::milliseconds(0)).ended;
-  }, std::chrono::seconds(20));
+  const bool active = pollUntil(
+      [&] {
+        const auto n = readSysfs(driver::sysfs::kEmuNetworksActive);
+        return (n && *n != "0") || runner.wait(std::chrono::milliseconds(0)).ended;
+      },
+      std::chrono::seconds(20));
   if (runner.wait(std::chrono::milliseconds(0)).ended)
     return ::testing::AssertionFailure() << "the runner ended before the fault: " << runner.errorOutput();
   if (!active) return ::testing::AssertionFailure() << "the runner activated nothing within 20 s";

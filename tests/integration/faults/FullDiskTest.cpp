@@ -52,7 +52,8 @@ TEST_F(FullDiskTest, FullDiskFailsNamingTheFileAndLeavesOnlyCompleteFiles) {
   EXPECT_EQ(e.code, 1) << runner->output();  // the runner's "inference failed" exit code
   const std::string err = runner->errorOutput();
   std::smatch named;
-  const std::regex namedFile("qaic-runner: error: [^\n]*'" + disk_.string() + "/(out-inf-[0-9]+\\.bin)'[^\n]*No space left");
+  const std::regex namedFile("qaic-runner: error: [^\n]*'" + disk_.string() +
+                             "/(out-inf-[0-9]+\\.bin)'[^\n]*No space left");
   ASSERT_TRUE(std::regex_search(err, named, namedFile)) << err;
   RecordProperty("runner_error", err);
   EXPECT_FALSE(fs::exists(disk_ / named[1].str())) << "the file that failed was left behind";

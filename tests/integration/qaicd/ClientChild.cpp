@@ -28,9 +28,7 @@ namespace {
 // Room for a few small activations (IO regions and constants live in device DDR).
 constexpr uint64_t kChildDdrBytes = 64ull << 20;
 
-std::string failure(int errnum, const std::string& message) {
-  return "err " + std::to_string(errnum) + " " + message;
-}
+std::string failure(int errnum, const std::string& message) { return "err " + std::to_string(errnum) + " " + message; }
 
 bool readLine(int fd, std::string& pending, std::string& line, int timeoutMs) {
   for (;;) {
@@ -88,8 +86,10 @@ bool readLine(int fd, std::string& pending, std::string& line, int timeoutMs) {
         ++loadId;
         auto loaded = driver::loadProgram(*node, program, loadId);
         auto dbc = loaded ? driver::activate(*node, loadId, 0, 16, 0) : Result<uint32_t>(loaded.sysError());
-        if (!dbc) answer = failure(dbc.error(), dbc.message());
-        else answer = "ok " + std::to_string(*dbc);
+        if (!dbc)
+          answer = failure(dbc.error(), dbc.message());
+        else
+          answer = "ok " + std::to_string(*dbc);
         held.push_back(std::move(*node));
       }
     } else if (!client) {

@@ -100,10 +100,13 @@ TEST_F(QaicdTest, RefusalsNameTheDeviceAndTheResource) {
 TEST_F(QaicdTest, DevicesAddedAtRunTimeShowUpAndTakePartitions) {
   std::ofstream(emu_->root().path() / "sys/bus/qaic-emu/add_device") << "1";
   auto client = connect();
-  ASSERT_TRUE(waitUntil([&] {
-    auto d = client.devices();
-    return d && d->size() == 2;
-  }, 10s)) << "device 1 never showed up in devices";
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto d = client.devices();
+        return d && d->size() == 2;
+      },
+      10s))
+      << "device 1 never showed up in devices";
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 1u);
   ASSERT_TRUE(p) << p.message();
   EXPECT_EQ(p->device, 1u);
@@ -125,18 +128,23 @@ TEST_F(QaicdTest, DevicesAddedAtRunTimeShowUpAndTakePartitions) {
 TEST_F(QaicdTest, DeviceRemovedWhilePartitionedIsDroppedAndTheDaemonServesOn) {
   std::ofstream(emu_->root().path() / "sys/bus/qaic-emu/add_device") << "1";
   auto client = connect();
-  ASSERT_TRUE(waitUntil([&] {
-    auto d = client.devices();
-    return d && d->size() == 2;
-  }, 10s));
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto d = client.devices();
+        return d && d->size() == 2;
+      },
+      10s));
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
   ASSERT_TRUE(p) << p.message();
   std::ofstream(emu_->root().path() / "sys/class/accel/accel0/qaic-emu/fault/remove") << "1";
-  ASSERT_TRUE(waitUntil([&] {
-    auto d = client.devices();
-    auto l = client.list();
-    return d && l && d->size() == 1 && (*d)[0].id == 1 && l->empty();
-  }, 10s)) << "device 0 and its partition are still listed";
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto d = client.devices();
+        auto l = client.list();
+        return d && l && d->size() == 1 && (*d)[0].id == 1 && l->empty();
+      },
+      10s))
+      << "device 0 and its partition are still listed";
   EXPECT_EQ(::kill(qaicd_->pid(), 0), 0) << "qaicd died";
   auto release = client.release(p->id);
   EXPECT_EQ(release.error(), ENOENT) << release.message();
@@ -258,13 +266,16 @@ TEST_F(StaticPartitionTest, ADeviceResetEndsLeasesAndStaticPartitionsComeBack) {
   ASSERT_EQ(before->size(), 3u);
   std::ofstream(emu_->root().path() / "sys/class/accel/accel0/qaic-emu/fault/reset") << "1";
   // The reset ends every partition; qaicd forgets the lease and creates the static ones again.
-  ASSERT_TRUE(waitUntil([&] {
-    auto now = client.list();
-    if (!now || now->size() != 2) return false;
-    for (const auto& p : *now)
-      if (!p.isStatic || p.id == leased->id) return false;
-    return true;
-  }, 10s)) << "static partitions were not re-created after the reset";
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto now = client.list();
+        if (!now || now->size() != 2) return false;
+        for (const auto& p : *now)
+          if (!p.isStatic || p.id == leased->id) return false;
+        return true;
+      },
+      10s))
+      << "static partitions were not re-created after the reset";
   EXPECT_EQ(client.release(leased->id).error(), ENOENT);
   EXPECT_TRUE(waitUntil([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 3; }, 10s));
 }

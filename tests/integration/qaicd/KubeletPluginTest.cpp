@@ -11,10 +11,10 @@
 #include <set>
 
 #include "KubeletStandIn.hpp"
-#include "QaicdTest.hpp"
 #include "Process.hpp"
-#include "driver/SysfsDevice.hpp"
+#include "QaicdTest.hpp"
 #include "base/UniqueFd.hpp"
+#include "driver/SysfsDevice.hpp"
 #include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
@@ -122,8 +122,10 @@ class KubeletPluginTest : public QaicdTest {
     const std::string previous = saved != nullptr ? saved : "";
     ::setenv("QAIC_ROOT", container.envs().at("QAIC_ROOT").c_str(), 1);
     const auto run = testing::runTool("qaic-util", {"-q", "-d", container.envs().at("QAIC_VISIBLE_DEVICES")}, kWait);
-    if (saved != nullptr) ::setenv("QAIC_ROOT", previous.c_str(), 1);
-    else ::unsetenv("QAIC_ROOT");
+    if (saved != nullptr)
+      ::setenv("QAIC_ROOT", previous.c_str(), 1);
+    else
+      ::unsetenv("QAIC_ROOT");
     return run.exitCode == 0 ? run.out : std::string();
   }
   grpc::Status prefer(const std::string& resource, const std::vector<std::string>& available,
@@ -139,7 +141,8 @@ class KubeletPluginTest : public QaicdTest {
     auto status = plugin(resource).GetPreferredAllocation(&context, request, &response);
     chosen.clear();
     if (status.ok() && response.container_responses_size() == 1)
-      chosen.assign(response.container_responses(0).deviceids().begin(), response.container_responses(0).deviceids().end());
+      chosen.assign(response.container_responses(0).deviceids().begin(),
+                    response.container_responses(0).deviceids().end());
     return status;
   }
 
@@ -305,7 +308,8 @@ TEST_F(KubeletPluginTest, AllocateOfPartitionsNamesTheirNodes) {
   EXPECT_EQ(one.envs().at("QAIC_VISIBLE_DEVICES"), std::to_string(first));
   ASSERT_EQ(one.devices_size(), 1);
   EXPECT_EQ(one.devices(0).container_path(), "/dev/accel/accel" + std::to_string(first));
-  EXPECT_EQ(one.devices(0).host_path(), std::filesystem::canonical(rootPath()).string() + "/dev/accel/accel" + std::to_string(first));
+  EXPECT_EQ(one.devices(0).host_path(),
+            std::filesystem::canonical(rootPath()).string() + "/dev/accel/accel" + std::to_string(first));
   const auto& two = response.container_responses(1);
   EXPECT_EQ(two.devices_size(), 2);
   const unsigned other = profilePartition(1, 1).value();
@@ -325,7 +329,8 @@ TEST_F(KubeletPluginTest, PreferredAllocationPacksOntoFewDevices) {
   const std::vector<std::string> all = {unit(1, 0), unit(2, 0), unit(1, 1), unit(2, 1)};
   ASSERT_TRUE(prefer(kProfile, all, {}, 2, chosen).ok());
   ASSERT_EQ(chosen.size(), 2u);
-  EXPECT_EQ(chosen[0].substr(0, 12), chosen[1].substr(0, 12)) << chosen[0] << " and " << chosen[1] << " are on two devices";
+  EXPECT_EQ(chosen[0].substr(0, 12), chosen[1].substr(0, 12))
+      << chosen[0] << " and " << chosen[1] << " are on two devices";
   // The device that fits the request exactly is taken over the one with more room.
   ASSERT_TRUE(prefer(kProfile, {unit(1, 0), unit(2, 0), unit(2, 1)}, {}, 1, chosen).ok());
   EXPECT_EQ(chosen, std::vector<std::string>{unit(1, 0)});
@@ -348,13 +353,15 @@ TEST_F(KubeletPluginTest, HostileRequestsAreRefusedAndQaicdServesOn) {
 
   auto unknown = allocate(kProfile, {{unit(1, 0), "no-such-device"}}, response);
   EXPECT_EQ(unknown.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(unknown.error_message().find("unknown device ID \"no-such-device\" for qualcomm.com/qaic-4nsp"), std::string::npos)
+  EXPECT_NE(unknown.error_message().find("unknown device ID \"no-such-device\" for qualcomm.com/qaic-4nsp"),
+            std::string::npos)
       << unknown.error_message();
   auto wrongResource = allocate(kWhole, {{unit(1, 0)}}, response);
   EXPECT_EQ(wrongResource.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << "a partition unit is not a whole device";
   auto tooMany = allocate(kWhole, {{pci(0), pci(1)}}, response);
   EXPECT_EQ(tooMany.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(tooMany.error_message().find("2 qualcomm.com/qaic devices requested, but this node has 1"), std::string::npos)
+  EXPECT_NE(tooMany.error_message().find("2 qualcomm.com/qaic devices requested, but this node has 1"),
+            std::string::npos)
       << tooMany.error_message();
   auto twice = allocate(kProfile, {{unit(1, 0), unit(1, 0)}}, response);
   EXPECT_EQ(twice.error_code(), grpc::StatusCode::INVALID_ARGUMENT);

@@ -114,7 +114,8 @@ std::chrono::steady_clock::time_point DeviceWatch::arrival(std::size_t index) co
 
 std::unique_ptr<v1beta1::DevicePlugin::Stub> dialPlugin(const std::filesystem::path& socket) {
   keepGrpcInitialized();
-  return v1beta1::DevicePlugin::NewStub(grpc::CreateChannel("unix:" + socket.string(), grpc::InsecureChannelCredentials()));
+  return v1beta1::DevicePlugin::NewStub(
+      grpc::CreateChannel("unix:" + socket.string(), grpc::InsecureChannelCredentials()));
 }
 
 const v1beta1::Device* findDevice(const DeviceWatch::Devices& devices, const std::string& id) {

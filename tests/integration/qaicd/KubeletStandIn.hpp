@@ -34,7 +34,8 @@ class KubeletStandIn {
   // Every RegisterRequest received so far, in order.
   std::vector<v1beta1::RegisterRequest> registrations() const;
   // Waits until at least `count` registrations arrived in total; returns them all.
-  std::vector<v1beta1::RegisterRequest> waitForRegistrations(std::size_t count, std::chrono::milliseconds timeout) const;
+  std::vector<v1beta1::RegisterRequest> waitForRegistrations(std::size_t count,
+                                                             std::chrono::milliseconds timeout) const;
 
  private:
   class Service;
@@ -58,8 +59,7 @@ class DeviceWatch {
   // The first update (at or after `from`) whose device list satisfies `condition`, or nullopt
   // when none arrives within `timeout`; `index` receives its position.
   std::optional<Devices> waitFor(const std::function<bool(const Devices&)>& condition,
-                                 std::chrono::milliseconds timeout, std::size_t from = 0,
-                                 std::size_t* index = nullptr);
+                                 std::chrono::milliseconds timeout, std::size_t from = 0, std::size_t* index = nullptr);
   std::size_t updates() const;
   // When the stream ended, its status (nullopt while it is open).
   std::optional<grpc::Status> finished() const;

@@ -21,7 +21,8 @@ class LeaseTest : public QaicdTest {
  protected:
   bool allReturned() const {
     try {
-      return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps && attribute(0, driver::sysfs::kEmuVcFree) == kDeviceVcs && partitionNodes().empty();
+      return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps &&
+             attribute(0, driver::sysfs::kEmuVcFree) == kDeviceVcs && partitionNodes().empty();
     } catch (const std::exception&) {
       return false;
     }
@@ -177,9 +178,12 @@ TEST_F(LeaseTest, OversubscribedAtOnceExactlyTheFittingRequestsWin) {
   int won = 0, refused = 0;
   for (auto& c : clients) {
     const std::string answer = c->reply();
-    if (okNumber(answer) >= 100) ++won;
-    else if (errNumber(answer) == ENOSPC && answer.find("numNsp: 2 requested, 0 free") != std::string::npos) ++refused;
-    else ADD_FAILURE() << answer;
+    if (okNumber(answer) >= 100)
+      ++won;
+    else if (errNumber(answer) == ENOSPC && answer.find("numNsp: 2 requested, 0 free") != std::string::npos)
+      ++refused;
+    else
+      ADD_FAILURE() << answer;
   }
   EXPECT_EQ(won, 4);
   EXPECT_EQ(refused, 1);

@@ -60,7 +60,8 @@ TEST_F(QaicdTest, EveryMalformedRequestGetsItsErrorAndTheDaemonServesOn) {
       {"{\"id\": 6, \"op\": \"create\", \"numNsp\": 99999999999, \"numVc\": 1}", "EINVAL", "numNsp"},
       {"{\"id\": 7, \"op\": \"create\", \"numNsp\": \"many\", \"numVc\": 1}", "EINVAL", "numNsp: must be an integer"},
       {"{\"id\": 8, \"op\": \"create\", \"numNsp\": 1, \"numVc\": 0}", "EINVAL", "numVc: must be at least 1"},
-      {"{\"id\": 9, \"op\": \"create\", \"numNsp\": 0, \"numVc\": 0, \"numMcid\": 0}", "EINVAL", "numNsp: must be at least 1"},
+      {"{\"id\": 9, \"op\": \"create\", \"numNsp\": 0, \"numVc\": 0, \"numMcid\": 0}", "EINVAL",
+       "numNsp: must be at least 1"},
       {"{\"id\": 10, \"op\": \"create\", \"numNsp\": 1, \"numVc\": 1, \"gpu\": 1}", "EINVAL", "unknown field \"gpu\""},
       {"{\"id\": 11, \"op\": \"release\"}", "EINVAL", "partition: missing"},
       {"{\"id\": 12, \"op\": \"release\", \"partition\": -100}", "EINVAL", "partition"},
@@ -117,7 +118,8 @@ TEST_F(QaicdTest, AClientThatNeverReadsIsDroppedWhileOthersAreServed) {
   while (!dropped && std::chrono::steady_clock::now() < deadline) {
     pollfd p{greedy.get(), POLLOUT, 0};
     if (::poll(&p, 1, 1000) != 1) continue;
-    if (p.revents & (POLLERR | POLLHUP)) dropped = true;
+    if (p.revents & (POLLERR | POLLHUP))
+      dropped = true;
     else if (::send(greedy.get(), burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
       dropped = true;
   }

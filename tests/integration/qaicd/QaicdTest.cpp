@@ -60,5 +60,4 @@ std::vector<unsigned> QaicdTest::partitionNodes() const {
   return out;
 }
 
-
 }  // namespace qaic::qaicd::test

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include <zlib.h>
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
 #include "RunnerSuite.hpp"
-#include <zlib.h>
 
 #include <cstring>
 
@@ -30,8 +30,8 @@
 #include "ir/Graph.hpp"
 
 namespace fs = std::filesystem;
-using qaic::testing::runTool;
 using qaic::testing::RunResult;
+using qaic::testing::runTool;
 using ::testing::HasSubstr;
 
 namespace {
@@ -77,8 +77,9 @@ class OutputNameEscapeTest : public RunnerSuite {
   }
 
   RunResult runWritingOutputs() {
-    return runTool("qaic-runner", {"-t", (sandbox_ / "program").string(), "-n", "1", "--write-output-dir", outDir_.string()},
-                      std::chrono::seconds(120));
+    return runTool("qaic-runner",
+                   {"-t", (sandbox_ / "program").string(), "-n", "1", "--write-output-dir", outDir_.string()},
+                   std::chrono::seconds(120));
   }
 
   // Nothing but DIR's own contents may have appeared in the sandbox.
@@ -107,8 +108,8 @@ TEST_F(OutputNameEscapeTest, PlainNameIsWrittenInsideTheDirectory) {
 
 TEST_F(OutputNameEscapeTest, PathLikeNamesAreRefusedBeforeAnythingIsWritten) {
   const std::string absolute = "/tmp/qaic-escape-" + std::to_string(::getpid());
-  const std::vector<std::string> names = {"../x", "../../x", "../../../x", absolute, "a/../../b",
-                                          "sub/x", "..", ".", ".hidden"};
+  const std::vector<std::string> names = {"../x",  "../../x", "../../../x", absolute, "a/../../b",
+                                          "sub/x", "..",      ".",          ".hidden"};
   for (const auto& name : names) {
     SCOPED_TRACE("buffer name '" + name + "'");
     writeRenamedContainer(name);
@@ -145,7 +146,8 @@ TEST_F(OutputNameEscapeTest, NulInANameIsRefusedAsABadContainer) {
   const auto* body = reinterpret_cast<const Bytef*>(bytes.data() + L::kHeaderSize);
   const auto crc = static_cast<uint32_t>(crc32_z(crc32_z(0, nullptr, 0), body, bytes.size() - L::kHeaderSize));
   std::memcpy(bytes.data() + L::kOffCrc, &crc, sizeof crc);  // little endian, like the format
-  std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(file, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 
   const auto before = tree(sandbox_);
   RunResult r = runWritingOutputs();
@@ -186,10 +188,10 @@ TEST_F(OutputNameEscapeTest, BatchJsonOutputPathsAreNeverWritten) {
     {"path": "../in1.raw", "io-direction": "in", "map-to": "in1", "data-type": "float"},
     {"path": "../victim.raw", "io-direction": "out", "map-to": "out", "data-type": "int"}]]})";
   const auto before = tree(sandbox_);
-  RunResult r = runTool("qaic-runner", {"-t", (sandbox_ / "program").string(), "-n", "2", "--aic-batch-json-input",
-                             batch.string(), "--write-output-dir", outDir_.string(),
-                             "--write-output-num-samples", "2"},
-                            std::chrono::seconds(120));
+  RunResult r = runTool("qaic-runner",
+                        {"-t", (sandbox_ / "program").string(), "-n", "2", "--aic-batch-json-input", batch.string(),
+                         "--write-output-dir", outDir_.string(), "--write-output-num-samples", "2"},
+                        std::chrono::seconds(120));
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_FALSE(fs::exists(sandbox_ / "escaped.raw"));
   std::ifstream victim(sandbox_ / "victim.raw");

@@ -58,8 +58,8 @@ class RunnerOrderTest : public RunnerSuite {
       writeRaw<float>(dir_ / ("out_" + n + ".raw"), relu(input));
       sets += std::string(s ? "," : "") + R"([{ "path":"in_)" + n + R"(.raw", "dims":[)" + n +
               R"(], "data-type":"float", "io-direction":"in", "map-to":"in0" },
-                 { "path":"out_)" + n + R"(.raw", "dims":[)" + n +
-              R"(], "data-type":"float", "io-direction":"out", "map-to":"out0" }])";
+                 { "path":"out_)" +
+              n + R"(.raw", "dims":[)" + n + R"(], "data-type":"float", "io-direction":"out", "map-to":"out0" }])";
     }
     const fs::path path = dir_ / name;
     std::ofstream(path) << R"({"IO-files": [)" + sets + "]}";

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <initializer_list>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,8 +48,10 @@ class RunnerSuite : public ::testing::Test {
     ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
     suiteDir_ = new qaic::testing::TempDir(dirPrefix);
     for (const char* network : networks) {
-      const auto source = qaic::testing::sourceDir() / "tests/integration/runner/data" / (std::string(network) + ".json");
-      const auto r = qaic::testing::runTool("qaic-exec", {"-m=" + source.string(), "-aic-binary-dir=" + (*suiteDir_ / network).string()});
+      const auto source = qaic::testing::sourceDir() / "tests/integration/runner/data" /
+                          (std::string(network) + ".json");
+      const auto r = qaic::testing::runTool(
+          "qaic-exec", {"-m=" + source.string(), "-aic-binary-dir=" + (*suiteDir_ / network).string()});
       ASSERT_EQ(r.exitCode, 0) << r.err;
     }
   }

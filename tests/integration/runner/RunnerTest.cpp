@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <string>
@@ -21,8 +21,8 @@
 #include "driver/SysfsNames.hpp"
 
 namespace fs = std::filesystem;
-using qaic::testing::runTool;
 using qaic::testing::RunResult;
+using qaic::testing::runTool;
 using ::testing::HasSubstr;
 
 namespace {
@@ -172,8 +172,8 @@ TEST_F(RunnerTest, SelectiveIoSpecializedDropsInputAndOutput) {
     { "path":"input1.raw", "dims":[1,128], "data-type": "float", "io-direction":"in", "map-to":"in1" },
     { "path":"output1.raw", "dims":[1,32], "data-type": "float", "io-direction":"out", "map-to":"out1" }
   ]]})");
-  RunResult r = runner("specialized", batch, {"-n", "3", "--write-output-dir", (dir_ / "out").string(),
-                                                "--write-output-num-samples", "3"});
+  RunResult r = runner("specialized", batch,
+                       {"-n", "3", "--write-output-dir", (dir_ / "out").string(), "--write-output-num-samples", "3"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(filesIn(dir_ / "out"), (std::set<std::string>{"out1-inf-0.bin", "out1-inf-1.bin", "out1-inf-2.bin"}));
 }
@@ -190,8 +190,9 @@ TEST_F(RunnerTest, SelectiveIoMixedDroppingWritesOnlyRequestedOutputs) {
     [ { "path":"input1.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
       { "path":"output1.raw", "dims":[0], "data-type": "float", "io-direction":"out", "map-to":"out1" } ]
   ]})");
-  RunResult r = runner("partial", batch, {"-n", "6", "-S", "1", "--write-output-dir", (dir_ / "out").string(),
-                                            "--write-output-start-iter", "2", "--write-output-num-samples", "3"});
+  RunResult r = runner("partial", batch,
+                       {"-n", "6", "-S", "1", "--write-output-dir", (dir_ / "out").string(),
+                        "--write-output-start-iter", "2", "--write-output-num-samples", "3"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(filesIn(dir_ / "out"), (std::set<std::string>{"out1-inf-2.bin", "out1-inf-3.bin", "out1-inf-4.bin"}));
   EXPECT_EQ(readRaw<float>(dir_ / "out/out1-inf-3.bin"), iota(32, 1000));
@@ -210,12 +211,14 @@ TEST_F(RunnerTest, SetSizeOneKeepsTheFilesOrder) {
   }
   writeRaw<float>(dir_ / "in1.raw", {0, 0, 0, 0});
   const auto batch = writeJson("batch.json", R"({"IO-files": [)" + sets + "]}");
-  RunResult r = runner("regular", batch, {"-n", "9", "-S", "1", "--write-output-dir", (dir_ / "out").string(),
-                                            "--write-output-num-samples", "9"});
+  RunResult r = runner(
+      "regular", batch,
+      {"-n", "9", "-S", "1", "--write-output-dir", (dir_ / "out").string(), "--write-output-num-samples", "9"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   for (int i = 0; i < 9; ++i) {
     const int32_t v = 2 * (i % 3);
-    EXPECT_EQ(readRaw<int32_t>(dir_ / ("out/out-inf-" + std::to_string(i) + ".bin")), (std::vector<int32_t>{v, v, v, v}))
+    EXPECT_EQ(readRaw<int32_t>(dir_ / ("out/out-inf-" + std::to_string(i) + ".bin")),
+              (std::vector<int32_t>{v, v, v, v}))
         << "iteration " << i;
   }
 }
@@ -233,16 +236,29 @@ TEST_F(RunnerTest, EveryMalformedBatchJsonExitsTwoWithOneLine) {
   const std::vector<Case> cases = {
       {"bad JSON", "{\"IO-files\": [", "not valid JSON"},
       {"missing key", R"({"files": []})", "missing top-level key \"IO-files\""},
-      {"missing path", set(R"({ "data-type":"int", "io-direction":"in", "map-to":"in0" })"), "IO set 0, entry 1, field \"path\": missing"},
-      {"unknown data-type", set(R"({ "path":"in0.raw", "data-type":"int32", "io-direction":"in", "map-to":"in0" })"), "IO set 0, entry 1, field \"data-type\""},
-      {"elem-size disagrees", set(R"({ "path":"in0.raw", "data-type":"int", "elem-size":8, "io-direction":"in", "map-to":"in0" })"), "IO set 0, entry 1, field \"elem-size\""},
-      {"dims out of range", set(R"({ "path":"in0.raw", "dims":[5], "data-type":"int", "io-direction":"in", "map-to":"in0" })"), "IO set 0, entry 1, field \"dims\""},
-      {"nine dims", set(R"({ "path":"in0.raw", "dims":[1,1,1,1,1,1,1,1,4], "data-type":"int", "io-direction":"in", "map-to":"in0" })"), "IO set 0, entry 1, field \"dims\""},
-      {"unknown map-to", set(R"({ "path":"in0.raw", "data-type":"int", "io-direction":"in", "map-to":"in9" })"), "IO set 0, entry 1, field \"map-to\""},
+      {"missing path", set(R"({ "data-type":"int", "io-direction":"in", "map-to":"in0" })"),
+       "IO set 0, entry 1, field \"path\": missing"},
+      {"unknown data-type", set(R"({ "path":"in0.raw", "data-type":"int32", "io-direction":"in", "map-to":"in0" })"),
+       "IO set 0, entry 1, field \"data-type\""},
+      {"elem-size disagrees",
+       set(R"({ "path":"in0.raw", "data-type":"int", "elem-size":8, "io-direction":"in", "map-to":"in0" })"),
+       "IO set 0, entry 1, field \"elem-size\""},
+      {"dims out of range",
+       set(R"({ "path":"in0.raw", "dims":[5], "data-type":"int", "io-direction":"in", "map-to":"in0" })"),
+       "IO set 0, entry 1, field \"dims\""},
+      {"nine dims",
+       set(R"({ "path":"in0.raw", "dims":[1,1,1,1,1,1,1,1,4], "data-type":"int", "io-direction":"in", "map-to":"in0" })"),
+       "IO set 0, entry 1, field \"dims\""},
+      {"unknown map-to", set(R"({ "path":"in0.raw", "data-type":"int", "io-direction":"in", "map-to":"in9" })"),
+       "IO set 0, entry 1, field \"map-to\""},
       {"duplicate map-to", set(in1), "IO set 0, entry 1, field \"map-to\""},
-      {"missing file", set(R"({ "path":"nothere.raw", "data-type":"int", "io-direction":"in", "map-to":"in0" })"), "IO set 0, entry 1, field \"path\""},
-      {"wrong size", set(R"({ "path":"short.raw", "data-type":"int", "io-direction":"in", "map-to":"in0" })"), "IO set 0, entry 1, field \"path\""},
-      {"skip-validation on input", set(R"({ "path":"in0.raw", "data-type":"int", "io-direction":"in", "map-to":"in0", "skip-validation":true })"), "IO set 0, entry 1, field \"skip-validation\""},
+      {"missing file", set(R"({ "path":"nothere.raw", "data-type":"int", "io-direction":"in", "map-to":"in0" })"),
+       "IO set 0, entry 1, field \"path\""},
+      {"wrong size", set(R"({ "path":"short.raw", "data-type":"int", "io-direction":"in", "map-to":"in0" })"),
+       "IO set 0, entry 1, field \"path\""},
+      {"skip-validation on input",
+       set(R"({ "path":"in0.raw", "data-type":"int", "io-direction":"in", "map-to":"in0", "skip-validation":true })"),
+       "IO set 0, entry 1, field \"skip-validation\""},
       {"drop not allowed", R"({"IO-files": [[)" + in1 + "]]}", "IO set 0, entry (none), field \"map-to\""},
   };
   for (const Case& c : cases) {
@@ -256,8 +272,8 @@ TEST_F(RunnerTest, EveryMalformedBatchJsonExitsTwoWithOneLine) {
 
 // Random inputs, the latency profile and --time.
 TEST_F(RunnerTest, RandomInputsProfilingAndTime) {
-  RunResult r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "-n", "30",
-                                                      "--aic-profiling-type", "latency"});
+  RunResult r = runTool("qaic-runner",
+                        {"-t", (suiteDir() / "regular").string(), "-n", "30", "--aic-profiling-type", "latency"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(std::regex_search(r.out, kStatsLine)) << r.out;
   EXPECT_THAT(r.out, HasSubstr("preProcTime"));
@@ -287,8 +303,8 @@ TEST_F(RunnerTest, DeviceRemovedMidRunExitsFour) {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     std::ofstream(doomed.root().sysfsPath(0) / qaic::driver::sysfs::kFaultRemove) << "1";
   });
-  RunResult r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "--time", "20",
-                                                      "--submit-timeout", "1000", "--submit-retry-count", "0"});
+  RunResult r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "--time", "20", "--submit-timeout",
+                                        "1000", "--submit-retry-count", "0"});
   remover.join();
   ::setenv("QAIC_ROOT", suiteRoot.c_str(), 1);
   EXPECT_EQ(r.exitCode, 4) << r.out << r.err;

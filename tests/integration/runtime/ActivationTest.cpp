@@ -38,7 +38,8 @@ TEST_F(ActivationTest, ActivationsUpToTheFreeNspsThenAClearError) {
     EXPECT_EQ(e.status(), QS_NO_RESOURCES);
     EXPECT_NE(std::string(e.what()).find("NSP"), std::string::npos) << e.what();
     // How many are free comes from the device's status query.
-    EXPECT_NE(std::string(e.what()).find("needs 2 NSP(s) per activation, the device has 0 free"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("needs 2 NSP(s) per activation, the device has 0 free"), std::string::npos)
+        << e.what();
   }
   set.reset();  // its NSPs come back
   EXPECT_NO_THROW(InferenceSet::Factory(context, network.qpc, 0, 1, 2));

@@ -28,12 +28,15 @@ class DataPathThreadsTest : public RuntimeTest {
   void SetUp() override {
     RuntimeTest::SetUp();
     network_ = compile("relu", reluNetworkIr(16));
-    context_ = makeContext(nullptr, [](QCtxId, QStatus, const char*, void* user) {
-      auto* calls = static_cast<UserCalls*>(user);
-      std::lock_guard lock(calls->mutex);
-      calls->errorThreads.push_back(std::this_thread::get_id());
-      calls->changed.notify_all();
-    }, &calls_);
+    context_ = makeContext(
+        nullptr,
+        [](QCtxId, QStatus, const char*, void* user) {
+          auto* calls = static_cast<UserCalls*>(user);
+          std::lock_guard lock(calls->mutex);
+          calls->errorThreads.push_back(std::this_thread::get_id());
+          calls->changed.notify_all();
+        },
+        &calls_);
   }
 
   void TearDown() override {
@@ -114,9 +117,8 @@ TEST_F(DataPathThreadsTest, FailureFoundInsideSubmitIsReportedOnAPipelineThread)
   const auto caller = std::this_thread::get_id();
   set->submit(h, onComplete, &calls_);
   std::unique_lock lock(calls_.mutex);
-  ASSERT_TRUE(calls_.changed.wait_for(lock, 30s, [&] {
-    return calls_.notifyThreads.size() == 2 && !calls_.errorThreads.empty();
-  }));
+  ASSERT_TRUE(calls_.changed.wait_for(
+      lock, 30s, [&] { return calls_.notifyThreads.size() == 2 && !calls_.errorThreads.empty(); }));
   EXPECT_EQ(calls_.notifiedStatus[1], QS_DEV_REMOVED) << statusName(calls_.notifiedStatus[1]);
   EXPECT_NE(calls_.notifyThreads[1], caller);
   for (const auto& id : calls_.errorThreads) EXPECT_NE(id, caller);

@@ -83,9 +83,7 @@ class DmaBufTest : public RuntimeTest {
       if (entry.path().filename().string().rfind("bo-", 0) == 0) ++n;
     return n;
   }
-  std::filesystem::path readShmDir() const {
-    return emulator_->attribute(0, driver::sysfs::kEmuShmDir);
-  }
+  std::filesystem::path readShmDir() const { return emulator_->attribute(0, driver::sysfs::kEmuShmDir); }
   Network network_;
   std::shared_ptr<Context> context_;
 };
@@ -123,14 +121,14 @@ TEST_F(DmaBufTest, TransferCountsTellStagedFromInPlace) {
   auto output = set->allocateDmaBuffer(kBytes);
   std::memcpy(inputs->data(), a.data(), kBytes);
   std::memcpy(inputs->data() + kBytes, b.data(), kBytes);
-  const TransferCounts direct =
-      run(*set, {inputs->qbuffer(0, kBytes), inputs->qbuffer(kBytes, kBytes), output->qbuffer()}, 2);
+  const TransferCounts direct = run(
+      *set, {inputs->qbuffer(0, kBytes), inputs->qbuffer(kBytes, kBytes), output->qbuffer()}, 2);
   EXPECT_EQ(direct.hostCopiedBytes, 0u);
   EXPECT_EQ(direct.inPlaceBytes, 3 * kBytes);
   expectSum(output->data(), a, b);
   // A heap output is staged: the counts say so.
-  const TransferCounts mixed =
-      run(*set, {inputs->qbuffer(0, kBytes), inputs->qbuffer(kBytes, kBytes), heapBuffer(c)}, 3);
+  const TransferCounts mixed = run(*set, {inputs->qbuffer(0, kBytes), inputs->qbuffer(kBytes, kBytes), heapBuffer(c)},
+                                   3);
   EXPECT_EQ(mixed.hostCopiedBytes, kBytes);
   EXPECT_EQ(mixed.inPlaceBytes, 2 * kBytes);
   expectSum(c.data(), a, b);
@@ -146,7 +144,8 @@ TEST_F(DmaBufTest, ABufferOfAnotherDeviceIsImportedAndReadInPlace) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 1, 1, 1);
   auto output = set->allocateDmaBuffer(kBytes);
   for (uint64_t id = 1; id <= 3; ++id) {
-    const TransferCounts counts = run(*set, {inputs->qbuffer(0, kBytes), inputs->qbuffer(kBytes, kBytes), output->qbuffer()}, id);
+    const TransferCounts counts = run(
+        *set, {inputs->qbuffer(0, kBytes), inputs->qbuffer(kBytes, kBytes), output->qbuffer()}, id);
     EXPECT_EQ(counts.hostCopiedBytes, 0u) << "inference " << id;
     EXPECT_EQ(counts.inPlaceBytes, 3 * kBytes);
     expectSum(output->data(), a, b);

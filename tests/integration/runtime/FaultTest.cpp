@@ -21,11 +21,14 @@ class FaultTest : public RuntimeTest {
   void SetUp() override {
     RuntimeTest::SetUp();
     network_ = compile("relu", reluNetworkIr(16));
-    context_ = makeContext(nullptr, [](QCtxId id, QStatus status, const char*, void* user) {
-      auto* reported = static_cast<Reported*>(user);
-      std::lock_guard lock(reported->mutex);
-      reported->errors.emplace_back(id, status);
-    }, &reported_);
+    context_ = makeContext(
+        nullptr,
+        [](QCtxId id, QStatus status, const char*, void* user) {
+          auto* reported = static_cast<Reported*>(user);
+          std::lock_guard lock(reported->mutex);
+          reported->errors.emplace_back(id, status);
+        },
+        &reported_);
   }
 
   // The runtime closes its device file before the emulator stops.
@@ -100,7 +103,8 @@ TEST_F(FaultTest, RemovedDeviceFailsRequestsInsteadOfHanging) {
   writeSysfs(driver::sysfs::kFaultRemove, "1");
   std::string message;
   const QStatus status = runOnce(*set, 2, y, &message);
-  EXPECT_TRUE(status == QS_DEV_REMOVED || status == QS_TIMEDOUT || status == QS_CANCELED) << statusName(status) << ": " << message;
+  EXPECT_TRUE(status == QS_DEV_REMOVED || status == QS_TIMEDOUT || status == QS_CANCELED)
+      << statusName(status) << ": " << message;
   EXPECT_NE(status, QS_SUCCESS);
 }
 

@@ -57,7 +57,10 @@ TEST_F(GroupTest, MembersShareTheNspsAndSwitchTransparently) {
     for (int k = 0; k < 6; ++k) {
       std::vector<float> a(16, static_cast<float>(k)), b(16, 1.0f), c(16, -1.0f);
       shInferenceHandle h;
-      if (addSet->getAvailable(h, 5'000'000) != QS_SUCCESS) { ++wrong; return; }
+      if (addSet->getAvailable(h, 5'000'000) != QS_SUCCESS) {
+        ++wrong;
+        return;
+      }
       h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
       addSet->submit(h, static_cast<uint64_t>(k));
       shInferenceHandle done;
@@ -70,7 +73,10 @@ TEST_F(GroupTest, MembersShareTheNspsAndSwitchTransparently) {
       std::vector<float> x(16, -2.0f), y(16, 5.0f);
       x[3] = static_cast<float>(k);
       shInferenceHandle h;
-      if (reluSet->getAvailable(h, 5'000'000) != QS_SUCCESS) { ++wrong; return; }
+      if (reluSet->getAvailable(h, 5'000'000) != QS_SUCCESS) {
+        ++wrong;
+        return;
+      }
       h->setBuffers({heapBuffer(x), heapBuffer(y)});
       reluSet->submit(h, static_cast<uint64_t>(k));
       shInferenceHandle done;

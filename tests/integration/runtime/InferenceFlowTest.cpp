@@ -1,8 +1,8 @@
 // Seed 001's three flow patterns against the real emulator, with outputs checked against the
 // host executor, plus the life-cycle misuse errors and the per-stage performance counters.
 #include <atomic>
-#include <cstring>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -83,7 +83,8 @@ TEST_F(InferenceFlowTest, MultiThreadedFlowKeepsEveryResultWithItsRequest) {
         const auto out = runOnce(*set, seed, id);
         const auto a = ramp(seed), b = ramp(seed * 2);
         for (int i = 0; i < kElements; ++i)
-          if (out.size() != kElements || out[static_cast<std::size_t>(i)] != a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]) {
+          if (out.size() != kElements ||
+              out[static_cast<std::size_t>(i)] != a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]) {
             ++mismatches;
             break;
           }
@@ -130,7 +131,8 @@ TEST_F(InferenceFlowTest, CallbackFlowDeliversEveryCompletion) {
   for (QStatus s : statuses) EXPECT_EQ(s, QS_SUCCESS);
   for (const auto& slot : slots)
     for (int i = 0; i < kElements; ++i)
-      EXPECT_FLOAT_EQ(slot.c[static_cast<std::size_t>(i)], slot.a[static_cast<std::size_t>(i)] + slot.b[static_cast<std::size_t>(i)]);
+      EXPECT_FLOAT_EQ(slot.c[static_cast<std::size_t>(i)],
+                      slot.a[static_cast<std::size_t>(i)] + slot.b[static_cast<std::size_t>(i)]);
 }
 
 TEST_F(InferenceFlowTest, WaitForCompletionOfOneHandleAndOfTheSet) {
@@ -287,7 +289,8 @@ TEST_F(InferenceFlowTest, DmaBuffersAreReadAndWrittenInPlace) {
   shInferenceHandle done;
   ASSERT_EQ(set->getCompletedId(done, 3, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
   const float* c = reinterpret_cast<const float*>(dma->data() + 2 * bytes);
-  for (int i = 0; i < kElements; ++i) EXPECT_FLOAT_EQ(c[i], a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < kElements; ++i)
+    EXPECT_FLOAT_EQ(c[i], a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]);
   set->putCompleted(done);
 
   // A DMA QBuffer that names no live DMA buffer is refused.
@@ -368,8 +371,7 @@ TEST_F(InferenceFlowTest, PerformanceCountersSplitTransfersFromExecution) {
   set->submit(h, 9);
   shInferenceHandle done;
   ASSERT_EQ(set->getCompletedId(done, 9, 20'000'000), QS_SUCCESS) << (done ? done->getErrorMessage() : "");
-  const double callerUs =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - before).count();
+  const double callerUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - before).count();
   EXPECT_EQ(c[kLarge - 1], 3.0f);
   const auto counters = done->getPerformanceCounts();
   double sum = 0;

@@ -55,8 +55,7 @@ TEST_F(IoShapesTest, PartialBufferRunsWithTheActualDims) {
 }
 
 TEST_F(IoShapesTest, SpecializedNetworkAcceptsOnlyItsAllowedShapes) {
-  const std::string shapes =
-      R"(,"allowed_shapes":[{"x":[1,32],"y":[1,32]},{"x":[1,8],"y":[1,8]}])";
+  const std::string shapes = R"(,"allowed_shapes":[{"x":[1,32],"y":[1,32]},{"x":[1,8],"y":[1,8]}])";
   auto network = compile("relu_special", reluNetworkIr(32, true, shapes));
   auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
   auto x = signedRamp(8);
@@ -91,9 +90,8 @@ TEST_F(IoShapesTest, SelectiveIoDropsOnlyWhatTheNetworkAllows) {
   // c = a + b where `a` may be dropped; a dropped input keeps what its device buffer last held.
   std::string ir = addNetworkIr(16);
   const std::string plainA = R"({"name":"a","tensor":"a","direction":"in","dtype":"TL_FLOAT","dims":[1,16]})";
-  const std::string droppableA =
-      R"({"name":"a","tensor":"a","direction":"in","dtype":"TL_FLOAT","dims":[1,16],)"
-      R"("is_partial_allowed":true,"skip_partial_header":true,"allow_skip":true})";
+  const std::string droppableA = R"({"name":"a","tensor":"a","direction":"in","dtype":"TL_FLOAT","dims":[1,16],)"
+                                 R"("is_partial_allowed":true,"skip_partial_header":true,"allow_skip":true})";
   ir.replace(ir.find(plainA), plainA.size(), droppableA);
   auto network = compile("add_selective", ir);
   auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);

@@ -8,8 +8,8 @@
 #include "QaicdProcess.hpp"
 #include "RuntimeFixture.hpp"
 #include "driver/SysfsDevice.hpp"
-#include "runtime/QAicQpcObj.hpp"
 #include "driver/SysfsNames.hpp"
+#include "runtime/QAicQpcObj.hpp"
 
 namespace qaic::rt::test {
 namespace {
@@ -61,7 +61,8 @@ class PartitionRuntimeTest : public RuntimeTest {
       set.putCompleted(done);
       const auto want = expected(network_, {x});
       ASSERT_EQ(want[0].size(), y.size());
-      for (std::size_t i = 0; i < y.size(); ++i) ASSERT_FLOAT_EQ(y[i], want[0][i]) << "inference " << k << " element " << i;
+      for (std::size_t i = 0; i < y.size(); ++i)
+        ASSERT_FLOAT_EQ(y[i], want[0][i]) << "inference " << k << " element " << i;
     }
   }
 

@@ -35,8 +35,7 @@ std::string addNetworkIr(int elements, bool partial) {
 std::string reluNetworkIr(int elements, bool partial, const std::string& extra) {
   return R"({"ops":[{"name":"relu","optype":"relu","tensors_in":[{"arg_name":"src","name":"x"}],)"
          R"("tensors_out":[{"arg_name":"dst","name":"y"}],"params":[]}],"io":[)" +
-         ioEntry("x", "in", elements, partial) + "," + ioEntry("y", "out", elements, partial) + "]" +
-         extra + "}";
+         ioEntry("x", "in", elements, partial) + "," + ioEntry("y", "out", elements, partial) + "]" + extra + "}";
 }
 
 void RuntimeTest::SetUp() {

@@ -33,8 +33,7 @@ class RuntimeTest : public ::testing::Test {
   void TearDown() override;
 
   // Writes `irJson` to a file, compiles it with qaic-exec (extra options appended) and loads it.
-  Network compile(const std::string& name, const std::string& irJson,
-                  const std::vector<std::string>& options = {});
+  Network compile(const std::string& name, const std::string& irJson, const std::vector<std::string>& options = {});
   // Compiles an IR file that already exists (with its weights side file) in place.
   Network compileFile(const std::string& name, const std::filesystem::path& irPath,
                       const std::vector<std::string>& options = {});
@@ -42,8 +41,7 @@ class RuntimeTest : public ::testing::Test {
                                        void* errorUserData = nullptr);
   // Outputs of the host executor for `inputs` (float tensors, io order), each resized to what the
   // executor produced.
-  std::vector<std::vector<float>> expected(const Network& network,
-                                           const std::vector<std::vector<float>>& inputs,
+  std::vector<std::vector<float>> expected(const Network& network, const std::vector<std::vector<float>>& inputs,
                                            const std::vector<std::vector<int64_t>>& inputDims = {});
   void writeSysfs(const std::string& attribute, const std::string& value);
 

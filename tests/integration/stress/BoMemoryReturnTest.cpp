@@ -13,9 +13,9 @@
 #include <string>
 
 #include "EmuTest.hpp"
+#include "Process.hpp"
 #include "ProcessUsage.hpp"
 #include "Sanitizers.hpp"
-#include "Process.hpp"
 #include "driver/BufferObject.hpp"
 #include "driver/SysfsNames.hpp"
 
@@ -99,10 +99,12 @@ TEST_F(EmuTest, BoMemoryReturnsToTheEmulatorWhenItsLastHolderLetsGo) {
   ASSERT_TRUE(client.exited);
   ASSERT_EQ(client.code, 0) << "10 open, 11 warm-up, 12 pipe, 13 live BO, 14 pipe, 15 close, 16 cycle, 17 pipe";
   ASSERT_TRUE(sampled);
-  std::printf("emulator VmRSS: %ld kB at start, %ld kB with a live %zu MiB BO, %ld kB after %d more "
-              "create/close cycles\n",
-              baselineKb, liveKb, kBoBytes >> 20, afterKb, kCycles);
-  EXPECT_GE(liveKb - baselineKb, static_cast<long>(kBoBytes / 1024) * 3 / 4) << "a live BO's pages are the emulator's too";
+  std::printf(
+      "emulator VmRSS: %ld kB at start, %ld kB with a live %zu MiB BO, %ld kB after %d more "
+      "create/close cycles\n",
+      baselineKb, liveKb, kBoBytes >> 20, afterKb, kCycles);
+  EXPECT_GE(liveKb - baselineKb, static_cast<long>(kBoBytes / 1024) * 3 / 4)
+      << "a live BO's pages are the emulator's too";
   EXPECT_LE(afterKb - baselineKb, kSlackKb) << "closed BOs left memory in the emulator";
   EXPECT_EQ(boFilesIn(shm), 0) << "memory files outlived their BOs";
 }

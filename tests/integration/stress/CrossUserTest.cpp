@@ -46,7 +46,8 @@ std::vector<std::string> readLines(int fd, std::size_t count) {
     text.append(buffer, static_cast<std::size_t>(n));
   }
   std::vector<std::string> lines;
-  for (std::size_t start = 0, end; lines.size() < count && (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+  for (std::size_t start = 0, end; lines.size() < count && (end = text.find('\n', start)) != std::string::npos;
+       start = end + 1)
     lines.push_back(text.substr(start, end - start));
   return lines;
 }

@@ -20,11 +20,9 @@
 
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
-#include "EmulatorProcess.hpp"
 #include "ProcessUsage.hpp"
 #include "Sanitizers.hpp"
 #include "StressNetwork.hpp"
-#include "Process.hpp"
 
 namespace qaic::stress {
 namespace {
@@ -71,8 +69,10 @@ class ManyClientsStressTest : public ::testing::Test {
   }
   void TearDown() override {
     ::unsetenv("QAIC_ROOT");
-    if (savedAsanOptions_) ::setenv("ASAN_OPTIONS", savedAsanOptions_->c_str(), 1);
-    else ::unsetenv("ASAN_OPTIONS");
+    if (savedAsanOptions_)
+      ::setenv("ASAN_OPTIONS", savedAsanOptions_->c_str(), 1);
+    else
+      ::unsetenv("ASAN_OPTIONS");
     if (emulator_) emulator_->stop();
     emulator_.reset();
   }
@@ -147,8 +147,8 @@ TEST_F(ManyClientsStressTest, EveryRequestCompletesOnceAndNothingLeaks) {
     ASSERT_GT(r["rss_kb_first"], 0);
     EXPECT_LE(r["fd_last"], r["fd_first"] + kFdTolerance);
     EXPECT_LE(r["rss_kb_last"], r["rss_kb_first"] + kRssToleranceKb);
-    std::printf("[ stress   ] client %d: %ld requests, fds %ld -> %ld, VmRSS %ld -> %ld kB\n", c,
-                r["completions"], r["fd_first"], r["fd_last"], r["rss_kb_first"], r["rss_kb_last"]);
+    std::printf("[ stress   ] client %d: %ld requests, fds %ld -> %ld, VmRSS %ld -> %ld kB\n", c, r["completions"],
+                r["fd_first"], r["fd_last"], r["rss_kb_first"], r["rss_kb_last"]);
     total += r["completions"];
   }
   ASSERT_GT(emuFirst.fds, 0);
@@ -156,9 +156,9 @@ TEST_F(ManyClientsStressTest, EveryRequestCompletesOnceAndNothingLeaks) {
   EXPECT_LE(emuLast.fds, emuFirst.fds + kFdTolerance);
   EXPECT_LE(emuLast.rssKb, emuFirst.rssKb + kRssToleranceKb);
   EXPECT_TRUE(emulator_->stop()) << "the emulator did not stop cleanly after the load: " << emulator_->log();
-  std::printf("[ stress   ] %ld requests completed by %d clients x %d threads in %.0f s; qaic-emu fds %ld -> %ld, VmRSS %ld -> %ld kB\n",
-              total, kClients, kThreadsPerClient, kRunSeconds, emuFirst.fds, emuLast.fds, emuFirst.rssKb,
-              emuLast.rssKb);
+  std::printf(
+      "[ stress   ] %ld requests completed by %d clients x %d threads in %.0f s; qaic-emu fds %ld -> %ld, VmRSS %ld -> %ld kB\n",
+      total, kClients, kThreadsPerClient, kRunSeconds, emuFirst.fds, emuLast.fds, emuFirst.rssKb, emuLast.rssKb);
   RecordProperty("requests_completed", std::to_string(total));
 }
 

@@ -83,8 +83,8 @@ class OverflowIoctlTest : public EmuTest {
 
 TEST_F(OverflowIoctlTest, CreateBoSizesThatWrapOrExceedTheIovaReachAreEinval) {
   // 2^63 and beyond; UINT64_MAX - 4095 wraps to 0 when rounded up to a page.
-  for (const uint64_t size : {uint64_t{1} << 63, (uint64_t{1} << 63) + 4096, kU64Max - 4095, kU64Max,
-                              kMaxBoBytes + 4096}) {
+  for (const uint64_t size :
+       {uint64_t{1} << 63, (uint64_t{1} << 63) + 4096, kU64Max - 4095, kU64Max, kMaxBoBytes + 4096}) {
     auto bo = node_->createBo(size);
     ASSERT_FALSE(bo) << "CREATE_BO of " << size << " bytes succeeded";
     EXPECT_EQ(bo.error(), EINVAL) << size << ": " << bo.message();
@@ -172,8 +172,8 @@ TEST_F(OverflowIoctlTest, ExecuteAndPerfStatsCountsBeyondTheEntriesAreRefused) {
   // unreadable page, so reading what the count claims must fault rather than take whatever
   // follows the entry in this process's memory.
   const long page = ::sysconf(_SC_PAGESIZE);
-  void* pages = ::mmap(nullptr, static_cast<std::size_t>(2 * page), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* pages = ::mmap(nullptr, static_cast<std::size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
   ASSERT_NE(pages, MAP_FAILED);
   ASSERT_EQ(::mprotect(static_cast<std::byte*>(pages) + page, static_cast<std::size_t>(page), PROT_NONE), 0);
   auto* stats = reinterpret_cast<qaic_perf_stats_entry*>(static_cast<std::byte*>(pages) + page) - 1;

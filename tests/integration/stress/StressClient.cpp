@@ -59,8 +59,7 @@ class Ledger {
       return;
     }
     const Request& request = *found->second;
-    if (status == QS_SUCCESS && !qaic::stress::matchesRelu(request.input, request.output))
-      ++wrongOutputs_;
+    if (status == QS_SUCCESS && !qaic::stress::matchesRelu(request.input, request.output)) ++wrongOutputs_;
     inFlight_.erase(found);
     cv_.notify_all();
   }
@@ -71,17 +70,16 @@ class Ledger {
   }
   void write(std::ostream& out) {
     std::lock_guard lock(mutex_);
-    out << "submitted " << submitted_ << "\ncompletions " << completions_ << "\nlost "
-        << inFlight_.size() << "\nduplicates_or_unknown " << duplicatesOrUnknown_ << "\nwrong "
-        << wrongOutputs_ << "\nfailed " << failed_ << "\n";
+    out << "submitted " << submitted_ << "\ncompletions " << completions_ << "\nlost " << inFlight_.size()
+        << "\nduplicates_or_unknown " << duplicatesOrUnknown_ << "\nwrong " << wrongOutputs_ << "\nfailed " << failed_
+        << "\n";
   }
 
  private:
   std::mutex mutex_;
   std::condition_variable cv_;
   std::map<uint64_t, std::unique_ptr<Request>> inFlight_;
-  uint64_t submitted_ = 0, completions_ = 0, duplicatesOrUnknown_ = 0, wrongOutputs_ = 0,
-           failed_ = 0;
+  uint64_t submitted_ = 0, completions_ = 0, duplicatesOrUnknown_ = 0, wrongOutputs_ = 0, failed_ = 0;
 };
 
 QBuffer heapBuffer(std::vector<float>& data) {
@@ -92,8 +90,7 @@ QBuffer heapBuffer(std::vector<float>& data) {
   return buffer;
 }
 
-int run(const std::string& qpcDir, uint64_t client, int threads, double seconds,
-        const std::string& resultFile) {
+int run(const std::string& qpcDir, uint64_t client, int threads, double seconds, const std::string& resultFile) {
   QAicContextProperties properties;
   properties.initialLogLevel = QL_ERROR;
   auto context = Context::Factory(&properties, {});
@@ -130,11 +127,14 @@ int run(const std::string& qpcDir, uint64_t client, int threads, double seconds,
         ledger.submitted(std::move(request));
         // The handle goes back before the ledger hears of it: once the ledger has every
         // completion, the main thread may destroy the set, so nothing may touch it afterwards.
-        set->submit(handle, [&ledger, setPtr = set.get()](const shInferenceHandle& done, void* userData) {
-          const QStatus status = done->getStatus();
-          setPtr->putCompleted(done);
-          ledger.completed(status, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(userData)));
-        }, reinterpret_cast<void*>(static_cast<uintptr_t>(id)));
+        set->submit(
+            handle,
+            [&ledger, setPtr = set.get()](const shInferenceHandle& done, void* userData) {
+              const QStatus status = done->getStatus();
+              setPtr->putCompleted(done);
+              ledger.completed(status, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(userData)));
+            },
+            reinterpret_cast<void*>(static_cast<uintptr_t>(id)));
       }
     });
   }
@@ -152,10 +152,9 @@ int run(const std::string& qpcDir, uint64_t client, int threads, double seconds,
 
   std::ofstream out(resultFile);
   ledger.write(out);
-  out << "drained " << (drained ? 1 : 0) << "\nwait_status " << static_cast<int>(waited)
-      << "\nacquire_timeouts " << acquireTimeouts.load() << "\nfd_first " << first.fds
-      << "\nfd_last " << last.fds << "\nrss_kb_first " << first.rssKb << "\nrss_kb_last "
-      << last.rssKb << "\n";
+  out << "drained " << (drained ? 1 : 0) << "\nwait_status " << static_cast<int>(waited) << "\nacquire_timeouts "
+      << acquireTimeouts.load() << "\nfd_first " << first.fds << "\nfd_last " << last.fds << "\nrss_kb_first "
+      << first.rssKb << "\nrss_kb_last " << last.rssKb << "\n";
   out.close();
   set.reset();
   return out ? 0 : 3;

@@ -31,8 +31,11 @@ std::string reluIr() {
   const std::string dims = "[1," + std::to_string(kElements) + "]";
   return R"({"ops":[{"name":"relu","optype":"relu","tensors_in":[{"arg_name":"src","name":"x"}],)"
          R"("tensors_out":[{"arg_name":"dst","name":"y"}],"params":[]}],"io":[)"
-         R"({"name":"x","tensor":"x","direction":"in","dtype":"TL_FLOAT","dims":)" + dims + "},"
-         R"({"name":"y","tensor":"y","direction":"out","dtype":"TL_FLOAT","dims":)" + dims + "}]}";
+         R"({"name":"x","tensor":"x","direction":"in","dtype":"TL_FLOAT","dims":)" +
+         dims +
+         "},"
+         R"({"name":"y","tensor":"y","direction":"out","dtype":"TL_FLOAT","dims":)" +
+         dims + "}]}";
 }
 
 }  // namespace qaic::stress

@@ -9,7 +9,6 @@
 #include "PartitionToolFixture.hpp"
 #include "Process.hpp"
 #include "TestModels.hpp"
-#include "Process.hpp"
 #include "driver/SysfsNames.hpp"
 
 namespace qaic::testing {
@@ -26,7 +25,8 @@ class PartitionLeaseToolTest : public PartitionToolTest {
   }
   bool allReturned() const {
     try {
-      return partitions().empty() && attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps && attribute(0, driver::sysfs::kEmuVcFree) == kDeviceVcs;
+      return partitions().empty() && attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps &&
+             attribute(0, driver::sysfs::kEmuVcFree) == kDeviceVcs;
     } catch (const std::exception&) {
       return false;
     }
@@ -46,15 +46,17 @@ class PartitionLeaseToolTest : public PartitionToolTest {
 };
 
 TEST_F(PartitionLeaseToolTest, CreateRunsTheCommandInsideThePartitionAndReleasesWhenItExits) {
-  const auto r = runTool("qaic-util",
-                         {"create", "--nsp", "2", "--label", "job", "--", "/bin/sh", "-c",
-                          "echo inside=$QAIC_PARTITION nsps=$(cat \"$QAIC_ROOT/sys/class/accel/accel$QAIC_PARTITION/qaic-emu/nsp_total\"); exit 7"});
+  const auto r = runTool(
+      "qaic-util",
+      {"create", "--nsp", "2", "--label", "job", "--", "/bin/sh", "-c",
+       "echo inside=$QAIC_PARTITION nsps=$(cat \"$QAIC_ROOT/sys/class/accel/accel$QAIC_PARTITION/qaic-emu/nsp_total\"); exit 7"});
   EXPECT_EQ(r.exitCode, 7) << "the command's status is passed through\n" << r.out << r.err;
   const long id = numberAfter(r.out, "Partition ");
   ASSERT_GE(id, 100) << r.out;
   EXPECT_NE(r.out.find("Partition " + std::to_string(id) + " created on QID 0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\tNode:" + (root().path() / "dev/accel/accel").string() + std::to_string(id) + "\n"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("inside=" + std::to_string(id) + " nsps=2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Partition " + std::to_string(id) + " released\n"), std::string::npos) << r.out;
   EXPECT_TRUE(allReturned()) << "the partition outlived the command";
@@ -148,11 +150,13 @@ TEST_F(PartitionLeaseToolTest, RemoveEndsAHeldPartition) {
 
 TEST_F(PartitionLeaseToolTest, SizesComeFromAResourceFileOrAContainer) {
   const std::string file = (work_ / "group.json").string();
-  std::ofstream(file) << R"({"numNsp": 2, "numMcid": 1, "numSem": 40, "numVc": 1, "ddrSize": 134217728, "l2Region": 0})";
+  std::ofstream(file)
+      << R"({"numNsp": 2, "numMcid": 1, "numSem": 40, "numVc": 1, "ddrSize": 134217728, "l2Region": 0})";
   const auto fromFile = runTool("qaic-util", {"create", "--resources", file, "--", "/bin/true"});
   ASSERT_EQ(fromFile.exitCode, 0) << fromFile.err;
   EXPECT_NE(fromFile.out.find("\tResources:numNsp 2 numMcid 1 numSem 40 numVc 1 ddrSize 134217728\n"),
-            std::string::npos) << fromFile.out;
+            std::string::npos)
+      << fromFile.out;
 
   // tiny: 3 cores, 1 semaphore, a 20480-byte IO region and 16 bytes of constants per activation.
   qaic::testing::TempDir dir{"qaic-util-partition"};
@@ -160,8 +164,9 @@ TEST_F(PartitionLeaseToolTest, SizesComeFromAResourceFileOrAContainer) {
   const auto compiled = runTool("qaic-exec", {"-m=" + container::testing::stageModel("tiny", dir.path()),
                                               "-aic-binary-dir=" + out, "-aic-num-cores=3"});
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
-  const auto fromQpc = runTool("qaic-util", {"create", "--qpc", out, "--activations", "2", "--", "/bin/sh", "-c",
-                                             "cat \"$QAIC_ROOT/sys/class/accel/accel$QAIC_PARTITION/qaic-emu/vc_total\""});
+  const auto fromQpc = runTool("qaic-util",
+                               {"create", "--qpc", out, "--activations", "2", "--", "/bin/sh", "-c",
+                                "cat \"$QAIC_ROOT/sys/class/accel/accel$QAIC_PARTITION/qaic-emu/vc_total\""});
   ASSERT_EQ(fromQpc.exitCode, 0) << fromQpc.err;
   EXPECT_NE(fromQpc.out.find("\tResources:numNsp 6 numMcid 0 numSem 2 numVc 2 ddrSize 40992\n"), std::string::npos)
       << fromQpc.out;

@@ -54,8 +54,8 @@ TEST_F(PartitionQueryTest, QueryPrintsAPartitionBlockWithItsOwnNumbers) {
   ASSERT_FALSE(block.empty()) << r.out;
   for (const std::string line :
        {"\tStatus:Ready", "\tNsp Total:3", "\tNsp Free:3", "\tVc Total:2", "\tVc Free:2", "\tMCID Total:1",
-        "\tSemaphore Total:64", "\tDram Total:512 MB", "\tDram Free:512 MB", "\tNetworks Active:0",
-        "\tParent QID:0", "\tOwner UID:0", "\tMode:0600", "\tLabel:team-a"})
+        "\tSemaphore Total:64", "\tDram Total:512 MB", "\tDram Free:512 MB", "\tNetworks Active:0", "\tParent QID:0",
+        "\tOwner UID:0", "\tMode:0600", "\tLabel:team-a"})
     EXPECT_NE(block.find(line + "\n"), std::string::npos) << line << "\n" << block;
   EXPECT_NE(block.find("\tHolder PID:" + std::to_string(::getpid()) + "\n"), std::string::npos) << block;
   EXPECT_EQ(block.find("\tHolder:"), std::string::npos) << "holder details need qaicd\n" << block;
@@ -91,8 +91,8 @@ TEST_F(PartitionQueryTest, QueryOfADeviceIsTheStatusReportLineForLine) {
     std::snprintf(text, sizeof text, "%.2f", static_cast<double>(std::stoull(file(name))) / scale);
     return std::string(text);
   };
-  const char* const stateNames[] = {"idle", "assigned", "before shutdown", "after shutdown",
-                                    "before power up", "after power up"};
+  const char* const stateNames[] = {"idle",           "assigned",        "before shutdown",
+                                    "after shutdown", "before power up", "after power up"};
   std::vector<std::pair<std::string, std::string>> lines = {
       {"Status", file(names::kEmuStatus)},
       {"PCI Address", file(names::kEmuPciAddress)},

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "container/QpcImage.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
+#include "container/QpcImage.hpp"
 
 namespace qaic::testing {
 namespace {
@@ -47,8 +47,9 @@ TEST(QaicExecOnnx, EveryOffenderInOneErrorExitTwo) {
   const auto r = runTool("qaic-exec", {"-m=" + model, "-aic-binary-dir=" + out});
   EXPECT_EQ(r.exitCode, 2) << r.err;
 #ifdef QAIC_HAVE_ONNX
-  for (const char* offender : {"TopK (node 'topk')", "NonZero (node 'nonzero')", "Relu node 'relu': attribute 'sharpness'",
-                               "Resize node 'crop': attribute 'coordinate_transformation_mode' is 'tf_crop_and_resize'"}) {
+  for (const char* offender :
+       {"TopK (node 'topk')", "NonZero (node 'nonzero')", "Relu node 'relu': attribute 'sharpness'",
+        "Resize node 'crop': attribute 'coordinate_transformation_mode' is 'tf_crop_and_resize'"}) {
     EXPECT_NE(r.err.find(offender), std::string::npos) << offender << " missing from: " << r.err;
   }
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one error line: " << r.err;

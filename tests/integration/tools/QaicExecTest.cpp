@@ -5,10 +5,10 @@
 #include <fstream>
 #include <iterator>
 
-#include "container/QpcImage.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
+#include "container/QpcImage.hpp"
 
 namespace qaic::testing {
 namespace {
@@ -41,8 +41,8 @@ class QaicExec : public ::testing::Test {
 TEST_F(QaicExec, HelpExplainsEveryOption) {
   const auto r = runTool("qaic-exec", {"--help"});
   EXPECT_EQ(r.exitCode, 0);
-  for (const char* option : {"-m=", "-aic-binary-dir=", "-aic-num-cores=", "-batchsize=", "-convert-to-fp16", "-fp16-io-layout=",
-                             "-aic-hw", "-compile-only", "-onnx-define-symbol=", "--help"}) {
+  for (const char* option : {"-m=", "-aic-binary-dir=", "-aic-num-cores=", "-batchsize=", "-convert-to-fp16",
+                             "-fp16-io-layout=", "-aic-hw", "-compile-only", "-onnx-define-symbol=", "--help"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
   EXPECT_EQ(runTool("qaic-exec", {"-h"}).exitCode, 0);
@@ -117,8 +117,7 @@ TEST_F(QaicExec, BadCommandLines) {
   expectBadInput(runTool("qaic-exec", {"-m=x.json", "-aic-binary-dir=d", "-aic-num-cores=0"}), "-aic-num-cores");
   expectBadInput(runTool("qaic-exec", {"-m=x.json", "-aic-binary-dir=d", "-onnx-define-symbol=N"}),
                  "-onnx-define-symbol");
-  expectBadInput(runTool("qaic-exec", {"-m=x.json", "-aic-binary-dir=d", "-fp16-io-layout=NCHW"}),
-                 "-fp16-io-layout");
+  expectBadInput(runTool("qaic-exec", {"-m=x.json", "-aic-binary-dir=d", "-fp16-io-layout=NCHW"}), "-fp16-io-layout");
 }
 
 TEST_F(QaicExec, MissingModelFilesAreNamed) {

@@ -39,8 +39,8 @@ TEST_F(QaicUtilQpc, PrintsProgramsBuffersShapesAndConstants) {
                       "\tFP16 Constants:no", "\tBuffer Mappings:0,1"});
   expectLines(r.out, {"Buffer 0", "\tName:input", "\tIndex:0", "\tDirection:input", "\tType:BUFFER_DATA_TYPE_FLOAT",
                       "\tUser Type:TL_FLOAT", "\tDims:[1,4]", "\tSize:16", "\tPartial:no", "\tSkip Partial Header:no",
-                      "\tAllow Skip:no", "\tDevice Format:flat TL_FLOAT", "\tDevice Offset:12288",
-                      "\tDevice Size:4096", "Buffer 1", "\tName:output", "\tDirection:output"});
+                      "\tAllow Skip:no", "\tDevice Format:flat TL_FLOAT", "\tDevice Offset:12288", "\tDevice Size:4096",
+                      "Buffer 1", "\tName:output", "\tDirection:output"});
   expectLines(r.out, {"Allowed Shapes", "\t0 (default): input[1,4] output[1,4]"});
   expectLines(r.out, {"Constant 0", "\tName:b", "\tIndex:0", "\tSize:16", "\tType:TL_FLOAT", "\tDims:[1,4]"});
 }
@@ -51,8 +51,7 @@ TEST_F(QaicUtilQpc, ShowsFlagsDeviceFormatAndSpecializations) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   expectLines(r.out, {"\tName:frames", "\tDims:[2,3,8,8]", "\tPartial:yes", "\tSkip Partial Header:yes",
                       "\tAllow Skip:yes", "\tDevice Format:DWHC TL_FLOAT16", "\tFP16 Constants:yes",
-                      "\t0 (default): frames[2,3,8,8] activated[2,3,8,8]",
-                      "\t1: frames[2,3,4,8] activated[2,3,4,8]"});
+                      "\t0 (default): frames[2,3,8,8] activated[2,3,8,8]", "\t1: frames[2,3,4,8] activated[2,3,4,8]"});
 }
 
 TEST_F(QaicUtilQpc, BadContainerExitsTwoWithTheLoadersMessage) {

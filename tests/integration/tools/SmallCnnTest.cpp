@@ -4,16 +4,15 @@
 #include <algorithm>
 #include <cstring>
 
-#include "container/QpcImage.hpp"
-#include "ir/Weights.hpp"
-#include "kernels/format/Half.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
+#include "container/QpcImage.hpp"
+#include "ir/Weights.hpp"
+#include "kernels/format/Half.hpp"
 
 namespace qaic::testing {
 namespace {
-
 
 std::string smallcnn() { return (qaic::testing::sourceDir() / "examples/smallcnn/smallcnn.json").string(); }
 
@@ -23,7 +22,8 @@ TEST(SmallCnn, ConstantsAreTheWeightsFileTensors) {
   const auto r = runTool("qaic-exec", {"-m=" + smallcnn(), "-aic-binary-dir=" + out});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const auto image = container::QpcImage::open(out + "/programqpc.bin");
-  const auto weights = ir::WeightsFile::open((qaic::testing::sourceDir() / "examples/smallcnn/smallcnn.weights.bin").string());
+  const auto weights = ir::WeightsFile::open(
+      (qaic::testing::sourceDir() / "examples/smallcnn/smallcnn.weights.bin").string());
   ASSERT_EQ(image->constants().size(), 4u);
   for (const auto& constant : image->constants()) {
     const ir::WeightTensor* w = weights->find(constant.tensor.name);
@@ -51,7 +51,8 @@ TEST(SmallCnn, ConvertToFp16HalvesTheConstants) {
   const auto r = runTool("qaic-exec", {"-m=" + smallcnn(), "-aic-binary-dir=" + out, "-convert-to-fp16"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const auto image = container::QpcImage::open(out + "/programqpc.bin");
-  const auto weights = ir::WeightsFile::open((qaic::testing::sourceDir() / "examples/smallcnn/smallcnn.weights.bin").string());
+  const auto weights = ir::WeightsFile::open(
+      (qaic::testing::sourceDir() / "examples/smallcnn/smallcnn.weights.bin").string());
   EXPECT_EQ(image->programs()[0].flags & container::kProgramFlagFp16Constants, container::kProgramFlagFp16Constants);
   for (const auto& constant : image->constants()) {
     const ir::WeightTensor* w = weights->find(constant.tensor.name);

@@ -10,11 +10,11 @@
 
 #include "Compiler.hpp"
 #include "Fp16IoFormats.hpp"
+#include "TempDir.hpp"
+#include "TestModels.hpp"
 #include "container/QpcImage.hpp"
 #include "kernels/format/Half.hpp"
 #include "runtime/QAicQpcObj.hpp"
-#include "TempDir.hpp"
-#include "TestModels.hpp"
 
 namespace qaic::rt {
 namespace {
@@ -259,15 +259,17 @@ TEST(Fp16IoFormats, RankThreeConvolutionBuffersTakeTheImageLayout) {
       {"arg_name": "autopad", "value": "NOTSET"}])";
   const auto create = [](const std::string& tensor, const std::string& dims) {
     return R"({"name": "make_)" + tensor + R"(", "optype": "create", "tensors_in": [],
-      "tensors_out": [{"arg_name": "dst", "name": ")" + tensor + R"("}],
-      "params": [{"arg_name": "dtype", "value": "TL_FLOAT"}, {"arg_name": "dims", "value": )" + dims + R"(},
+      "tensors_out": [{"arg_name": "dst", "name": ")" +
+           tensor + R"("}],
+      "params": [{"arg_name": "dtype", "value": "TL_FLOAT"}, {"arg_name": "dims", "value": )" +
+           dims + R"(},
                  {"arg_name": "ran", "value": [0, 0]}, {"arg_name": "data", "value": [0]},
                  {"arg_name": "from_file", "value": false}]},)";
   };
   const auto reshape = [](const std::string& name, const std::string& from, const std::string& to,
                           const std::string& dims) {
-    return R"({"name": ")" + name + R"(", "optype": "reshape", "tensors_in": [{"arg_name": "src", "name": ")" +
-           from + R"("}], "tensors_out": [{"arg_name": "dst", "name": ")" + to +
+    return R"({"name": ")" + name + R"(", "optype": "reshape", "tensors_in": [{"arg_name": "src", "name": ")" + from +
+           R"("}], "tensors_out": [{"arg_name": "dst", "name": ")" + to +
            R"("}], "params": [{"arg_name": "dims", "value": )" + dims + R"(}]},)";
   };
   const auto convolution = [&](const std::string& name, const std::string& src, const std::string& weight,
@@ -283,10 +285,12 @@ TEST(Fp16IoFormats, RankThreeConvolutionBuffersTakeTheImageLayout) {
       {"name": "conv_out", "tensor": "y", "direction": "out", "dtype": "TL_FLOAT", "dims": [2, 4, 4]},
       {"name": "audio_out", "tensor": "ay", "direction": "out", "dtype": "TL_FLOAT", "dims": [2, 4, 4]},
       {"name": "fc_out", "tensor": "fy", "direction": "out", "dtype": "TL_FLOAT", "dims": [2, 4]}],
-    "ops": [)" + create("w1", "[4, 20, 1, 3]") + create("b1", "[4]") + create("w2", "[4, 1, 1, 3]") +
-                           create("fw", "[12, 4]") + reshape("x_image", "x", "xi", "[2, 20, 1, 6]") +
+    "ops": [)" + create("w1", "[4, 20, 1, 3]") +
+                           create("b1", "[4]") + create("w2", "[4, 1, 1, 3]") + create("fw", "[12, 4]") +
+                           reshape("x_image", "x", "xi", "[2, 20, 1, 6]") +
                            convolution("conv1", "xi", "w1", "b1", "yi") + reshape("y_rows", "yi", "y", "[2, 4, 4]") +
-                           reshape("a_image", "a", "ai", "[2, 1, 1, 6]") + convolution("conv2", "ai", "w2", "b1", "ayi") +
+                           reshape("a_image", "a", "ai", "[2, 1, 1, 6]") +
+                           convolution("conv2", "ai", "w2", "b1", "ayi") +
                            reshape("ay_rows", "ayi", "ay", "[2, 4, 4]") +
                            R"({"name": "fc", "optype": "matmul", "tensors_in": [{"arg_name": "src1", "name": "f"},
         {"arg_name": "src2", "name": "fw"}], "tensors_out": [{"arg_name": "dst", "name": "fy"}], "params": []}]})";
@@ -295,10 +299,12 @@ TEST(Fp16IoFormats, RankThreeConvolutionBuffersTakeTheImageLayout) {
     ir::Graph graph = ir::parseGraph(text, "conv1d.json");
     ir::inferShapes(graph);
     compiler::chooseFp16IoFormats(graph, option);
-    const std::pair<ir::DeviceLayout, ir::DType> expected[] = {
-        {image, ir::DType::Float16},           {ir::DeviceLayout::Flat, ir::DType::Float16},
-        {ir::DeviceLayout::Flat, ir::DType::Float16}, {image, ir::DType::Float},
-        {image, ir::DType::Float},             {ir::DeviceLayout::Flat, ir::DType::Float}};
+    const std::pair<ir::DeviceLayout, ir::DType> expected[] = {{image, ir::DType::Float16},
+                                                               {ir::DeviceLayout::Flat, ir::DType::Float16},
+                                                               {ir::DeviceLayout::Flat, ir::DType::Float16},
+                                                               {image, ir::DType::Float},
+                                                               {image, ir::DType::Float},
+                                                               {ir::DeviceLayout::Flat, ir::DType::Float}};
     ASSERT_EQ(graph.io.size(), std::size(expected));
     for (std::size_t i = 0; i < graph.io.size(); ++i) {
       EXPECT_EQ(graph.io[i].deviceFormat.layout, expected[i].first) << graph.io[i].bufferName;

@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "QpcTestContents.hpp"
+#include "TempDir.hpp"
 #include "container/QpcImage.hpp"
 #include "container/QpcWriter.hpp"
-#include "TempDir.hpp"
 
 namespace qaic::container {
 namespace {

@@ -46,12 +46,8 @@ class DbcWindowTest : public ::testing::Test {
     return DbcWindow::adopt(std::move(*host), info_);
   }
   uint32_t& reg(std::size_t offset) { return *reinterpret_cast<uint32_t*>(device_.data() + offset); }
-  RequestElement* requests() {
-    return reinterpret_cast<RequestElement*>(device_.data() + info_.request_offset);
-  }
-  ResponseElement* responses() {
-    return reinterpret_cast<ResponseElement*>(device_.data() + info_.response_offset);
-  }
+  RequestElement* requests() { return reinterpret_cast<RequestElement*>(device_.data() + info_.request_offset); }
+  ResponseElement* responses() { return reinterpret_cast<ResponseElement*>(device_.data() + info_.response_offset); }
   static RequestElement element(uint16_t reqId) {
     RequestElement e{};
     e.reqId = reqId;

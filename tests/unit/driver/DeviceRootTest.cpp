@@ -24,7 +24,10 @@ TEST(DeviceRoot, EnvironmentUnsetOrEmptyMeansSlash) {
   EXPECT_EQ(DeviceRoot::fromEnvironment().path(), "/");
   ::setenv("QAIC_ROOT", "/srv/emu0", 1);
   EXPECT_EQ(DeviceRoot::fromEnvironment().nodePath(1), "/srv/emu0/dev/accel/accel1");
-  if (saved) ::setenv("QAIC_ROOT", savedValue.c_str(), 1); else ::unsetenv("QAIC_ROOT");
+  if (saved)
+    ::setenv("QAIC_ROOT", savedValue.c_str(), 1);
+  else
+    ::unsetenv("QAIC_ROOT");
 }
 
 TEST(DeviceRoot, ParsesOnlyExactAccelNames) {
@@ -33,8 +36,8 @@ TEST(DeviceRoot, ParsesOnlyExactAccelNames) {
   EXPECT_EQ(index, 0u);
   EXPECT_TRUE(parseAccelName("accel12", index));
   EXPECT_EQ(index, 12u);
-  for (const char* bad : {"accel", "accel1x", "accel-1", "accel+1", "xaccel1", "card0", "",
-                          "accel99999999999999999999"})
+  for (const char* bad :
+       {"accel", "accel1x", "accel-1", "accel+1", "xaccel1", "card0", "", "accel99999999999999999999"})
     EXPECT_FALSE(parseAccelName(bad, index)) << bad;
 }
 

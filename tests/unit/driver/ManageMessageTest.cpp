@@ -52,8 +52,15 @@ TEST(ManageMessageBuilder, LaysOutTransactionsBackToBack) {
 }
 
 TEST(ManageMessageBuilder, PassthroughCarriesResourceGroupPayload) {
-  ResourceGroupRequest request{kResourceGroupMagic, kResourceGroupVersion,
-                               static_cast<uint32_t>(ResourceGroupOp::Reserve), 0, 4, 1, 8, 1, 1 << 20};
+  ResourceGroupRequest request{kResourceGroupMagic,
+                               kResourceGroupVersion,
+                               static_cast<uint32_t>(ResourceGroupOp::Reserve),
+                               0,
+                               4,
+                               1,
+                               8,
+                               1,
+                               1 << 20};
   ManageMessageBuilder builder;
   builder.resourceGroup(request);
   const ManageBuffer& b = builder.buffer();
@@ -84,8 +91,7 @@ TEST(ManageReply, ParsesEveryReplyType) {
   std::vector<std::byte> bytes;
   put(bytes, qaic_manage_trans_activate_from_dev{{QAIC_TRANS_ACTIVATE_FROM_DEV, 24}, 0, 7, 0});
   put(bytes, qaic_manage_trans_deactivate{{QAIC_TRANS_DEACTIVATE_FROM_DEV, 16}, 7, 0});
-  put(bytes, qaic_manage_trans_status_from_dev{{QAIC_TRANS_STATUS_TO_USR, 24}, 5, 0, 0,
-                                               QAIC_STATUS_FLAG_CRC_REQUIRED});
+  put(bytes, qaic_manage_trans_status_from_dev{{QAIC_TRANS_STATUS_TO_USR, 24}, 5, 0, 0, QAIC_STATUS_FLAG_CRC_REQUIRED});
   ResourceGroupResponse group{kResourceGroupMagic, kResourceGroupVersion, -ENOSPC, 0, 0, 0, 0, 0, 0};
   put(bytes, qaic_manage_trans_hdr{QAIC_TRANS_PASSTHROUGH_TO_USR, 8 + sizeof group});
   put(bytes, group);

@@ -34,7 +34,8 @@ TEST(Config, DevicesAndFaultsAreRead) {
 
 TEST(Config, ModuleParametersAreSetAsModprobeWould) {
   EmuConfig c = parseConfig(R"({"module_parameters": {"datapath_polling": true,
-      "wait_exec_default_timeout_ms": 40, "control_resp_timeout_s": 2}})", "cfg.json");
+      "wait_exec_default_timeout_ms": 40, "control_resp_timeout_s": 2}})",
+                            "cfg.json");
   EXPECT_TRUE(c.moduleParameters.datapathPolling);
   EXPECT_EQ(c.moduleParameters.waitExecDefaultTimeoutMs, 40u);
   EXPECT_EQ(c.moduleParameters.controlRespTimeoutS, 2u);
@@ -47,7 +48,8 @@ TEST(Config, ModuleParametersAreSetAsModprobeWould) {
     }
     return std::string("accepted");
   };
-  EXPECT_NE(fails(R"({"module_parameters": {"verbose": 1}})").find("module_parameters.verbose: unknown"), std::string::npos);
+  EXPECT_NE(fails(R"({"module_parameters": {"verbose": 1}})").find("module_parameters.verbose: unknown"),
+            std::string::npos);
   EXPECT_NE(fails(R"({"module_parameters": {"datapath_polling": 1}})").find("true or false"), std::string::npos);
   EXPECT_NE(fails(R"({"module_parameters": {"mhi_timeout_ms": 99999999999}})").find("out of range"), std::string::npos);
 }

@@ -17,8 +17,8 @@
 
 #include "Device.hpp"
 #include "MemoryFile.hpp"
-#include "driver/DeviceProtocol.hpp"
 #include "Sanitizers.hpp"
+#include "driver/DeviceProtocol.hpp"
 
 namespace qaic::emu {
 namespace {
@@ -51,11 +51,10 @@ ChildResult transferMoreThanReadable(uint64_t claimed) {
 
   auto* pages = static_cast<std::byte*>(
       mmap(nullptr, 2 * driver::kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  if (pages == MAP_FAILED || mprotect(pages + driver::kPageSize, driver::kPageSize, PROT_NONE) != 0)
-    return result;
+  if (pages == MAP_FAILED || mprotect(pages + driver::kPageSize, driver::kPageSize, PROT_NONE) != 0) return result;
   alignas(8) std::byte message[QAIC_MANAGE_MAX_MSG_LENGTH] = {};
-  qaic_manage_trans_dma_xfer t{{QAIC_TRANS_DMA_XFER_FROM_USR, sizeof t}, 1, 0,
-                               reinterpret_cast<uint64_t>(pages), claimed};
+  qaic_manage_trans_dma_xfer t{
+      {QAIC_TRANS_DMA_XFER_FROM_USR, sizeof t}, 1, 0, reinterpret_cast<uint64_t>(pages), claimed};
   std::memcpy(message, &t, sizeof t);
   qaic_manage_msg arg{sizeof t, 1, reinterpret_cast<uint64_t>(message)};
   qaic_manage_msg out{};

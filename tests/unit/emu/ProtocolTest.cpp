@@ -16,7 +16,7 @@ TEST(DeviceProtocol, IovaRoundTrips) {
 
 TEST(DeviceProtocol, WindowIsSizedLikeTheMainlineDriver) {
   // ALIGN(nelem * (64 + 4) + 256, 4 KiB) after a 4 KiB register page.
-  EXPECT_EQ(fifoAreaBytes(256), 20480u);   // 256 * 68 + 256 = 17664 -> 20480
+  EXPECT_EQ(fifoAreaBytes(256), 20480u);  // 256 * 68 + 256 = 17664 -> 20480
   EXPECT_EQ(dbcWindowBytes(256), 24576u);
   EXPECT_EQ(requestFifoOffset(256), 4096u);
   EXPECT_EQ(responseFifoOffset(256), 24576u - 256 * 4);

@@ -9,19 +9,16 @@ namespace {
 using ::testing::HasSubstr;
 
 Json inputEntry(const Dims& dims = {1, 3, 4, 4}) {
-  return {{"name", "image"}, {"tensor", "x"}, {"direction", "in"}, {"dtype", "TL_FLOAT"},
-          {"dims", dims}};
+  return {{"name", "image"}, {"tensor", "x"}, {"direction", "in"}, {"dtype", "TL_FLOAT"}, {"dims", dims}};
 }
 
 Json outputEntry(const Dims& dims = {1, 3, 4, 4}) {
-  return {{"name", "result"}, {"tensor", "y"}, {"direction", "out"}, {"dtype", "TL_FLOAT"},
-          {"dims", dims}};
+  return {{"name", "result"}, {"tensor", "y"}, {"direction", "out"}, {"dtype", "TL_FLOAT"}, {"dims", dims}};
 }
 
 Json reluOp() { return makeOp("relu1", "relu", {{"src", "x"}}, {{"dst", "y"}}, {}); }
 
-std::string withIo(const Json& io, const Json& shapes = nullptr,
-                   std::vector<Json> ops = {reluOp()}) {
+std::string withIo(const Json& io, const Json& shapes = nullptr, std::vector<Json> ops = {reluOp()}) {
   Json extra{{"io", io}};
   if (!shapes.is_null()) extra["allowed_shapes"] = shapes;
   return graphText(ops, extra);
@@ -66,8 +63,7 @@ TEST(IoSection, ReadsEveryField) {
 
 TEST(IoSection, RequiredFields) {
   for (const char* key : {"name", "tensor", "direction", "dtype", "dims"}) {
-    EXPECT_THAT(errorWithInput([key](Json& in) { in.erase(key); }),
-                HasSubstr(std::string("missing key '") + key + "'"))
+    EXPECT_THAT(errorWithInput([key](Json& in) { in.erase(key); }), HasSubstr(std::string("missing key '") + key + "'"))
         << key;
   }
   EXPECT_THAT(errorWithInput([](Json& in) { in.erase("tensor"); }),
@@ -82,9 +78,13 @@ TEST(IoSection, FieldValues) {
               HasSubstr("io[0] 'image': key 'dtype': unknown dtype 'float'"));
   EXPECT_THAT(errorWithInput([](Json& in) { in["dims"] = Json::array(); }),
               HasSubstr("key 'dims': expected an array of 1..8 integers"));
-  EXPECT_THAT(errorWithInput([](Json& in) { in["dims"] = {1, 3, 0, 4}; }),
+  EXPECT_THAT(errorWithInput([](Json& in) {
+                in["dims"] = {1, 3, 0, 4};
+              }),
               HasSubstr("key 'dims': dimension 0 is not an integer >= 1"));
-  EXPECT_THAT(errorWithInput([](Json& in) { in["dims"] = {1, 3, 4.5, 4}; }),
+  EXPECT_THAT(errorWithInput([](Json& in) {
+                in["dims"] = {1, 3, 4.5, 4};
+              }),
               HasSubstr("dimension 4.5 is not an integer >= 1"));
   EXPECT_THAT(errorWithInput([](Json& in) { in["dims"] = {1, 1, 1, 1, 1, 1, 1, 1, 1}; }),
               HasSubstr("expected an array of 1..8 integers"));
@@ -92,8 +92,7 @@ TEST(IoSection, FieldValues) {
               HasSubstr("key 'layout': expected NCHW or NHWC, got 'CHW'"));
   EXPECT_THAT(errorWithInput([](Json& in) { in["is_partial_allowed"] = 1; }),
               HasSubstr("key 'is_partial_allowed': expected a bool"));
-  EXPECT_THAT(errorWithInput([](Json& in) { in["colour"] = 1; }),
-              HasSubstr("io[0] 'image': unknown key 'colour'"));
+  EXPECT_THAT(errorWithInput([](Json& in) { in["colour"] = 1; }), HasSubstr("io[0] 'image': unknown key 'colour'"));
 }
 
 TEST(IoSection, LayoutsNeedTheirRanks) {
@@ -101,7 +100,8 @@ TEST(IoSection, LayoutsNeedTheirRanks) {
   Json in = inputEntry();
   in["dims"] = {48};
   in["layout"] = "NHWC";
-  EXPECT_THAT(irErrorText(withIo(Json::array({in}), nullptr, ops)), HasSubstr("key 'layout': NHWC needs a rank-4 tensor"));
+  EXPECT_THAT(irErrorText(withIo(Json::array({in}), nullptr, ops)),
+              HasSubstr("key 'layout': NHWC needs a rank-4 tensor"));
   in.erase("layout");
   in["device_format"] = {{"layout", "DWHC"}, {"dtype", "TL_FLOAT16"}};
   in["dims"] = {1, 1, 3, 4, 4};
@@ -118,9 +118,13 @@ TEST(IoSection, LayoutsNeedTheirRanks) {
 }
 
 TEST(IoSection, DeviceFormat) {
-  EXPECT_THAT(errorWithInput([](Json& in) { in["device_format"] = {{"layout", "NCHW"}, {"dtype", "TL_FLOAT"}}; }),
+  EXPECT_THAT(errorWithInput([](Json& in) {
+                in["device_format"] = {{"layout", "NCHW"}, {"dtype", "TL_FLOAT"}};
+              }),
               HasSubstr("device_format: key 'layout': unknown layout 'NCHW'"));
-  EXPECT_THAT(errorWithInput([](Json& in) { in["device_format"] = {{"layout", "flat"}}; }),
+  EXPECT_THAT(errorWithInput([](Json& in) {
+                in["device_format"] = {{"layout", "flat"}};
+              }),
               HasSubstr("device_format: missing key 'dtype'"));
   EXPECT_THAT(errorWithInput([](Json& in) { in["device_format"] = "flat"; }),
               HasSubstr("device_format: expected an object"));
@@ -142,8 +146,7 @@ TEST(IoSection, SelectiveIoNeedsPartialAndSkipHeader) {
 TEST(IoSection, NamesAndTensorsAreUnique) {
   Json second = outputEntry();
   second["name"] = "image";
-  EXPECT_THAT(irErrorText(withIo({inputEntry(), second})),
-              HasSubstr("io[1] 'image': duplicate buffer name 'image'"));
+  EXPECT_THAT(irErrorText(withIo({inputEntry(), second})), HasSubstr("io[1] 'image': duplicate buffer name 'image'"));
   Json again = inputEntry();
   again["name"] = "image2";
   EXPECT_THAT(irErrorText(withIo({inputEntry(), again, outputEntry()})),
@@ -170,8 +173,7 @@ TEST(IoSection, OutputDimsAndDtypeMustMatchInference) {
               HasSubstr("io 'result': dims [1,3,4,5] != inferred [1,3,4,4]"));
   Json out = outputEntry();
   out["dtype"] = "TL_INT32";
-  EXPECT_THAT(irErrorText(withIo({inputEntry(), out})),
-              HasSubstr("io 'result': dtype TL_INT32 != inferred TL_FLOAT"));
+  EXPECT_THAT(irErrorText(withIo({inputEntry(), out})), HasSubstr("io 'result': dtype TL_INT32 != inferred TL_FLOAT"));
 }
 
 Json partial(Json entry) {
@@ -180,8 +182,8 @@ Json partial(Json entry) {
 }
 
 TEST(AllowedShapes, ParsedByIoIndexAndInferred) {
-  Json shapes = Json::array({{{"image", {1, 3, 4, 4}}, {"result", {1, 3, 4, 4}}},
-                             {{"image", {1, 3, 2, 4}}, {"result", {1, 3, 2, 4}}}});
+  Json shapes = Json::array(
+      {{{"image", {1, 3, 4, 4}}, {"result", {1, 3, 4, 4}}}, {{"image", {1, 3, 2, 4}}, {"result", {1, 3, 2, 4}}}});
   Graph graph = parseGraph(withIo({partial(inputEntry()), partial(outputEntry())}, shapes));
   ASSERT_EQ(graph.allowedShapes.size(), 2u);
   EXPECT_EQ(graph.allowedShapes[1][0], (Dims{1, 3, 2, 4}));
@@ -195,12 +197,11 @@ TEST(AllowedShapes, EveryBufferNamedAndKnown) {
   const Json io = {partial(inputEntry()), partial(outputEntry())};
   EXPECT_THAT(irErrorText(withIo(io, Json::array({{{"image", {1, 3, 4, 4}}}}))),
               HasSubstr("test.json: allowed_shapes[0]: missing key 'result'"));
-  EXPECT_THAT(irErrorText(withIo(io, Json::array({{{"image", {1, 3, 4, 4}}, {"result", {1, 3, 4, 4}},
-                                               {"other", {1}}}}))),
-              HasSubstr("allowed_shapes[0]: unknown io buffer 'other'"));
+  EXPECT_THAT(
+      irErrorText(withIo(io, Json::array({{{"image", {1, 3, 4, 4}}, {"result", {1, 3, 4, 4}}, {"other", {1}}}}))),
+      HasSubstr("allowed_shapes[0]: unknown io buffer 'other'"));
   EXPECT_THAT(irErrorText(withIo(io, Json::object())), HasSubstr("allowed_shapes: expected an array"));
-  EXPECT_THAT(irErrorText(graphText({makeTensor("t", {2})},
-                                {{"allowed_shapes", Json::array({Json::object()})}})),
+  EXPECT_THAT(irErrorText(graphText({makeTensor("t", {2})}, {{"allowed_shapes", Json::array({Json::object()})}})),
               HasSubstr("allowed_shapes: needs an io section"));
 }
 
@@ -218,8 +219,8 @@ TEST(AllowedShapes, RankAndSizeRules) {
 
 TEST(AllowedShapes, CombinationMustFitTheNetwork) {
   const Json io = {partial(inputEntry()), partial(outputEntry())};
-  const std::string message =
-      irErrorText(withIo(io, Json::array({{{"image", {1, 3, 2, 4}}, {"result", {1, 3, 4, 2}}}})));
+  const std::string message = irErrorText(
+      withIo(io, Json::array({{{"image", {1, 3, 2, 4}}, {"result", {1, 3, 4, 2}}}})));
   EXPECT_THAT(message, HasSubstr("test.json: allowed_shapes[0]: io 'result': dims [1,3,4,2] != "
                                  "inferred [1,3,2,4]"));
 }
@@ -229,14 +230,16 @@ TEST(InferTensorShapes, PartialInputDims) {
   inferShapes(graph);
   const auto shapes = inferTensorShapes(graph, {Dims{1, 3, 1, 4}, Dims{}});
   EXPECT_EQ(shapes.at("y").dims, (Dims{1, 3, 1, 4}));
-  EXPECT_THAT([&] {
-    try {
-      inferTensorShapes(graph, {Dims{1, 3, 4}, Dims{}});
-    } catch (const IrError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }(), HasSubstr("io 'image': rank of [1,3,4] != io rank 4"));
+  EXPECT_THAT(
+      [&] {
+        try {
+          inferTensorShapes(graph, {Dims{1, 3, 4}, Dims{}});
+        } catch (const IrError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      HasSubstr("io 'image': rank of [1,3,4] != io rank 4"));
   EXPECT_THROW(inferTensorShapes(graph, {Dims{1, 3, 4, 4}}), IrError);
 }
 

@@ -17,10 +17,13 @@ using Json = nlohmann::json;
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 using Params = std::vector<std::pair<std::string, Json>>;
 
-inline Json makeOp(const std::string& name, const std::string& optype, const Pairs& ins,
-                   const Pairs& outs, const Params& params) {
-  Json op{{"name", name}, {"optype", optype}, {"tensors_in", Json::array()},
-          {"tensors_out", Json::array()}, {"params", Json::array()}};
+inline Json makeOp(const std::string& name, const std::string& optype, const Pairs& ins, const Pairs& outs,
+                   const Params& params) {
+  Json op{{"name", name},
+          {"optype", optype},
+          {"tensors_in", Json::array()},
+          {"tensors_out", Json::array()},
+          {"params", Json::array()}};
   for (const auto& [arg, tensor] : ins) op["tensors_in"].push_back({{"arg_name", arg}, {"name", tensor}});
   for (const auto& [arg, tensor] : outs) op["tensors_out"].push_back({{"arg_name", arg}, {"name", tensor}});
   for (const auto& [arg, value] : params) op["params"].push_back({{"arg_name", arg}, {"value", value}});
@@ -28,11 +31,9 @@ inline Json makeOp(const std::string& name, const std::string& optype, const Pai
 }
 
 // A `create` op named "make_<tensor>" filling `tensor` with zeros.
-inline Json makeTensor(const std::string& tensor, const Dims& dims,
-                       const std::string& dtype = "TL_FLOAT") {
+inline Json makeTensor(const std::string& tensor, const Dims& dims, const std::string& dtype = "TL_FLOAT") {
   return makeOp("make_" + tensor, "create", {}, {{"dst", tensor}},
-                {{"dtype", dtype}, {"dims", dims}, {"ran", {0, 0}}, {"data", {0}},
-                 {"from_file", false}});
+                {{"dtype", dtype}, {"dims", dims}, {"ran", {0, 0}}, {"data", {0}}, {"from_file", false}});
 }
 
 inline std::string graphText(const std::vector<Json>& ops, const Json& extra = Json::object()) {

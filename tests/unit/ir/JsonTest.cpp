@@ -52,19 +52,24 @@ void expectSameGraph(const Graph& a, const Graph& b) {
 }
 
 std::string richGraph() {
-  Json in = {{"name", "image"}, {"tensor", "x"}, {"direction", "in"}, {"dtype", "TL_FLOAT"},
-             {"dims", {1, 2, 4, 4}}, {"layout", "NHWC"}, {"is_partial_allowed", true},
-             {"skip_partial_header", true}, {"allow_skip", true},
+  Json in = {{"name", "image"},
+             {"tensor", "x"},
+             {"direction", "in"},
+             {"dtype", "TL_FLOAT"},
+             {"dims", {1, 2, 4, 4}},
+             {"layout", "NHWC"},
+             {"is_partial_allowed", true},
+             {"skip_partial_header", true},
+             {"allow_skip", true},
              {"device_format", {{"layout", "DWHC"}, {"dtype", "TL_FLOAT16"}}}};
-  Json out = {{"name", "out"}, {"tensor", "z"}, {"direction", "out"}, {"dtype", "TL_FLOAT"},
-              {"dims", {1, 2, 4, 4}}, {"is_partial_allowed", true}};
+  Json out = {{"name", "out"},       {"tensor", "z"},        {"direction", "out"},
+              {"dtype", "TL_FLOAT"}, {"dims", {1, 2, 4, 4}}, {"is_partial_allowed", true}};
   std::vector<Json> ops = {
       makeOp("lr", "lrelu", {{"src", "x"}}, {{"dst", "y"}}, {{"negslope", 0.125}}),
       makeOp("cl", "clip", {{"src", "y"}}, {{"dst", "z"}}, {{"min", -1.5}, {"max", 1e10}}),
       makeOp("pr", "print", {{"src", "z"}}, {}, {{"msg", "z is \"quoted\" \u00e9"}}),
       makeOp("w", "create", {}, {{"dst", "w"}},
-             {{"dtype", "TL_FLOAT"}, {"dims", {2}}, {"ran", {0, 0}}, {"data", {0}},
-              {"from_file", true}}),
+             {{"dtype", "TL_FLOAT"}, {"dims", {2}}, {"ran", {0, 0}}, {"data", {0}}, {"from_file", true}}),
   };
   Json extra = {{"io", {in, out}},
                 {"allowed_shapes", Json::array({{{"image", {1, 2, 4, 4}}, {"out", {1, 2, 4, 4}}},
@@ -147,8 +152,9 @@ TEST(InMemoryGraphs, InferShapesValidatesOpsItWasNotParsedFrom) {
     inferShapes(graph);
     FAIL() << "no error";
   } catch (const IrError& e) {
-    EXPECT_STREQ(e.what(), "imported.onnx: op 'pool' (maxpool2d): param 'size': expected 2 "
-                           "elements, got 1");
+    EXPECT_STREQ(e.what(),
+                 "imported.onnx: op 'pool' (maxpool2d): param 'size': expected 2 "
+                 "elements, got 1");
   }
 }
 

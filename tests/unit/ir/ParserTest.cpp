@@ -90,8 +90,7 @@ TEST(Parser, UnknownOptype) {
 
 TEST(Parser, DuplicateOpName) {
   Json second = relu("make_t", "t", "u");
-  EXPECT_THAT(irError({makeTensor("t", {2}), second}, false),
-              HasSubstr("op 'make_t' (relu): duplicate op name"));
+  EXPECT_THAT(irError({makeTensor("t", {2}), second}, false), HasSubstr("op 'make_t' (relu): duplicate op name"));
 }
 
 TEST(Parser, DuplicateArgName) {
@@ -121,8 +120,7 @@ TEST(Parser, WrongTensorArgName) {
 
 TEST(Parser, MissingAndExtraParams) {
   Json missing = makeOp("s", "slice", {{"src", "a"}}, {{"dst", "d"}}, {{"axis", 0}, {"len", 1}});
-  EXPECT_THAT(irError({makeTensor("a", {2}), missing}, false),
-              HasSubstr("op 's' (slice): param 'start': missing"));
+  EXPECT_THAT(irError({makeTensor("a", {2}), missing}, false), HasSubstr("op 's' (slice): param 'start': missing"));
   Json extra = makeOp("r", "relu", {{"src", "a"}}, {{"dst", "d"}}, {{"alpha", 1}});
   EXPECT_THAT(irError({makeTensor("a", {2}), extra}, false),
               HasSubstr("op 'r' (relu): param 'alpha': not a parameter of relu"));
@@ -149,8 +147,7 @@ TEST(Parser, UndefinedInputTensor) {
               HasSubstr("op 'r' (relu): input 'src': tensor 'ghost' is not defined by an earlier "
                         "op or an io input"));
   // Defined later does not count: inputs must come from earlier ops.
-  EXPECT_THAT(irError({relu("r", "t", "d"), makeTensor("t", {2})}, false),
-              HasSubstr("tensor 't' is not defined"));
+  EXPECT_THAT(irError({relu("r", "t", "d"), makeTensor("t", {2})}, false), HasSubstr("tensor 't' is not defined"));
 }
 
 TEST(Parser, RedefinedTensor) {
@@ -162,8 +159,7 @@ TEST(Parser, AtMostEightDims) {
   EXPECT_EQ(irError({makeTensor("t", {1, 1, 1, 1, 1, 1, 1, 2})}), "");
   EXPECT_THAT(irError({makeTensor("t", {1, 1, 1, 1, 1, 1, 1, 1, 2})}, false),
               HasSubstr("op 'make_t' (create): param 'dims': 9 dims exceed the maximum of 8"));
-  Json reshape = makeOp("r", "reshape", {{"src", "t"}}, {{"dst", "u"}},
-                        {{"dims", {1, 1, 1, 1, 1, 1, 1, 1, 2}}});
+  Json reshape = makeOp("r", "reshape", {{"src", "t"}}, {{"dst", "u"}}, {{"dims", {1, 1, 1, 1, 1, 1, 1, 1, 2}}});
   EXPECT_THAT(irError({makeTensor("t", {2}), reshape}, false),
               HasSubstr("op 'r' (reshape): param 'dims': 9 dims exceed"));
 }

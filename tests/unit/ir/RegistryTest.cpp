@@ -31,11 +31,11 @@ const std::vector<Expected> kOperators = {
     {"lrelu", {"src"}, {"dst"}, {"negslope"}},
     {"sigmoid", {"src"}, {"dst"}, {}},
     {"softmax", {"src"}, {"dst"}, {"axis"}},
-    {"conv2d", {"src", "weight", "bias"}, {"dst"},
-     {"group", "size", "stride", "padding", "dilation", "autopad"}},
-    {"deconv2d", {"src", "weight", "bias"}, {"dst"},
-     {"group", "size", "stride", "output_dims", "padding", "output_padding", "dilation",
-      "autopad"}},
+    {"conv2d", {"src", "weight", "bias"}, {"dst"}, {"group", "size", "stride", "padding", "dilation", "autopad"}},
+    {"deconv2d",
+     {"src", "weight", "bias"},
+     {"dst"},
+     {"group", "size", "stride", "output_dims", "padding", "output_padding", "dilation", "autopad"}},
     {"maxpool2d", {"src"}, {"dst"}, {"size", "stride", "padding", "autopad"}},
     {"avgpool2d", {"src"}, {"dst"}, {"size", "stride", "padding", "autopad"}},
     {"batchnorm", {"src", "scale", "offset", "mean", "var"}, {"dst"}, {"epsilon"}},
@@ -74,7 +74,9 @@ const std::vector<Expected> kOperators = {
     {"scatter_elements", {"src", "indices", "updates"}, {"dst"}, {"axis", "reduction"}},
     {"scatter_nd", {"src", "indices", "updates"}, {"dst"}, {"reduction"}},
     {"pool", {"src"}, {"dst"}, {"pool_op", "size", "stride", "dilation", "pads"}},
-    {"interpolate", {"src"}, {"dst"},
+    {"interpolate",
+     {"src"},
+     {"dst"},
      {"mode", "coordinate_mode", "nearest_mode", "scales", "dims", "cubic_coeff_a", "exclude_outside"}},
 };
 
@@ -117,9 +119,8 @@ TEST(OpRegistry, ParamTypesFollowTheReference) {
 
 TEST(DTypes, NamesAndSizesRoundTrip) {
   const std::vector<std::pair<std::string_view, std::size_t>> table = {
-      {"TL_DOUBLE", 8}, {"TL_FLOAT", 4},  {"TL_FLOAT16", 2}, {"TL_INT64", 8},
-      {"TL_INT32", 4},  {"TL_INT16", 2},  {"TL_INT8", 1},    {"TL_UINT64", 8},
-      {"TL_UINT32", 4}, {"TL_UINT16", 2}, {"TL_UINT8", 1},   {"TL_BOOL", 1}};
+      {"TL_DOUBLE", 8}, {"TL_FLOAT", 4},  {"TL_FLOAT16", 2}, {"TL_INT64", 8},  {"TL_INT32", 4}, {"TL_INT16", 2},
+      {"TL_INT8", 1},   {"TL_UINT64", 8}, {"TL_UINT32", 4},  {"TL_UINT16", 2}, {"TL_UINT8", 1}, {"TL_BOOL", 1}};
   for (const auto& [name, size] : table) {
     const auto type = parseDType(name);
     ASSERT_TRUE(type.has_value()) << name;

@@ -45,8 +45,7 @@ TEST(Shapes, CreateZerosArange) {
 }
 
 TEST(Shapes, PrintProducesNothing) {
-  Graph graph = inferWith({{"t", {2}}}, makeOp("p", "fprint", {{"src", "t"}}, {},
-                                               {{"msg", "m"}, {"file", "out.txt"}}));
+  Graph graph = inferWith({{"t", {2}}}, makeOp("p", "fprint", {{"src", "t"}}, {}, {{"msg", "m"}, {"file", "out.txt"}}));
   EXPECT_EQ(graph.tensors.size(), 1u);
 }
 
@@ -79,8 +78,7 @@ TEST(Shapes, Concat) {
               HasSubstr("op 'op1' (concat): input 'src2': dims [3,5] differ from src1 [2,3] outside axis 1"));
   EXPECT_THAT(failure({{"a", {2, 3}}, {"b", {2}}}, op), HasSubstr("input 'src2': expected rank 2"));
   EXPECT_THAT(failure({{"a", {2}}, {"b", {2}}}, op), HasSubstr("param 'axis': axis 1 out of range for rank 1"));
-  std::vector<Json> mixed = {makeTensor("a", {2}), makeTensor("b", {2}, "TL_INT32"),
-                             binary("concat", {{"axis", 0}})};
+  std::vector<Json> mixed = {makeTensor("a", {2}), makeTensor("b", {2}, "TL_INT32"), binary("concat", {{"axis", 0}})};
   EXPECT_THAT(irError(mixed), HasSubstr("input 'src2': dtype TL_INT32 differs from 'src1' (TL_FLOAT)"));
 }
 
@@ -124,7 +122,8 @@ TEST(Shapes, Submean) {
   const TensorInfo out = infer({{"t", {4, 5, 3}}}, op, "u", "TL_UINT8");
   EXPECT_EQ(out.dims, (Dims{3, 4, 5}));
   EXPECT_EQ(out.dtype, DType::Double);
-  EXPECT_THAT(failure({{"t", {4, 5, 2}}}, op), HasSubstr("op 'op1' (submean): input 'src': expected [H,W,C] with C = 3"));
+  EXPECT_THAT(failure({{"t", {4, 5, 2}}}, op),
+              HasSubstr("op 'op1' (submean): input 'src': expected [H,W,C] with C = 3"));
   EXPECT_THAT(failure({{"t", {4, 3}}}, op), HasSubstr("input 'src': expected rank 3, got [4,3]"));
 }
 
@@ -133,8 +132,7 @@ TEST(Shapes, VectorOps) {
   Json sort = makeOp("op1", "sort1d", {{"src_key", "t"}}, {{"dst_key", "u"}}, {{"dir", "TL_SORT_DIR_ASCENDING"}});
   EXPECT_EQ(infer({{"t", {6}}}, sort).dims, (Dims{6}));
   EXPECT_THAT(failure({{"t", {2, 3}}}, sort), HasSubstr("op 'op1' (sort1d): input 'src_key': expected rank 1"));
-  Json pick = makeOp("op1", "pick1d", {{"src", "t"}, {"src_index", "i"}}, {{"dst", "u"}},
-                     {{"len", 2}, {"stride", 3}});
+  Json pick = makeOp("op1", "pick1d", {{"src", "t"}, {"src_index", "i"}}, {{"dst", "u"}}, {{"len", 2}, {"stride", 3}});
   Graph graph = parseGraph(graphText({makeTensor("t", {12}), makeTensor("i", {2}, "TL_INT32"), pick}));
   inferShapes(graph);
   EXPECT_EQ(graph.tensors.at("u").dims, (Dims{6}));
@@ -198,15 +196,16 @@ TEST(Shapes, Gemm) {
 
 TEST(Shapes, OverflowingDimsAreErrors) {
   const int64_t big = int64_t{1} << 40;
-  EXPECT_THAT(irError({makeTensor("t", {big, big})}), HasSubstr("op 'make_t' (create): param 'dims': dimension arithmetic overflows"));
+  EXPECT_THAT(irError({makeTensor("t", {big, big})}),
+              HasSubstr("op 'make_t' (create): param 'dims': dimension arithmetic overflows"));
   Json up = unary("upsample", {{"mode", "TL_NEAREST"}, {"scales", {1e300}}});
   EXPECT_THAT(failure({{"t", {2}}}, up), HasSubstr("op 'op1' (upsample): param 'scales': axis 0 scales to"));
 }
 
-
 // The project extensions for transformers and current CNNs.
 TEST(Shapes, ExtensionElementwiseBroadcastAndBool) {
-  EXPECT_EQ(infer({{"a", {2, 1, 4}}, {"b", {3, 1}}}, binary("compare", {{"compare_op", "less"}})).dims, (Dims{2, 3, 4}));
+  EXPECT_EQ(infer({{"a", {2, 1, 4}}, {"b", {3, 1}}}, binary("compare", {{"compare_op", "less"}})).dims,
+            (Dims{2, 3, 4}));
   EXPECT_EQ(infer({{"a", {2, 1, 4}}, {"b", {3, 1}}}, binary("compare", {{"compare_op", "less"}})).dtype, DType::Bool);
   EXPECT_THAT(failure({{"a", {2}}, {"b", {2}}}, binary("logical", {{"logical_op", "and"}})),
               HasSubstr("op 'op1' (logical): input 'src1': expected dtype TL_BOOL, got TL_FLOAT"));
@@ -242,7 +241,8 @@ TEST(Shapes, ExtensionStridedSliceExpandTile) {
   EXPECT_THAT(irError({makeTensor("t", {3}), unary("strided_slice", {{"starts", {0}}, {"ends", {3}}, {"steps", {0}}})}),
               HasSubstr("param 'steps': a step must not be 0"));
   EXPECT_EQ(infer({{"t", {3, 1}}}, unary("expand", {{"dims", {2, 3, 4}}})).dims, (Dims{2, 3, 4}));
-  EXPECT_THAT(failure({{"t", {3, 2}}}, unary("expand", {{"dims", {3, 4}}})), HasSubstr("[3,2] do not broadcast with [3,4]"));
+  EXPECT_THAT(failure({{"t", {3, 2}}}, unary("expand", {{"dims", {3, 4}}})),
+              HasSubstr("[3,2] do not broadcast with [3,4]"));
   EXPECT_THAT(failure({{"t", {2}}}, unary("expand", {{"dims", {3, 1}}})), HasSubstr("[2] do not expand to [3,1]"));
   EXPECT_EQ(infer({{"t", {3, 2}}}, unary("tile", {{"repeats", {2, 3}}})).dims, (Dims{6, 6}));
 }

@@ -22,29 +22,35 @@ Params merged(Params params, const Params& overrides) {
 
 Json conv(const Params& overrides = {}) {
   return makeOp("conv1", "conv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}},
-                merged({{"group", 1}, {"size", {3, 3}}, {"stride", {1, 1}},
-                        {"padding", {0, 0, 0, 0}}, {"dilation", {1, 1}}, {"autopad", "NOTSET"}},
+                merged({{"group", 1},
+                        {"size", {3, 3}},
+                        {"stride", {1, 1}},
+                        {"padding", {0, 0, 0, 0}},
+                        {"dilation", {1, 1}},
+                        {"autopad", "NOTSET"}},
                        overrides));
 }
 
 Json deconv(const Params& overrides = {}) {
   return makeOp("up1", "deconv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}},
-                merged({{"group", 1}, {"size", {3, 3}}, {"stride", {2, 2}},
-                        {"output_dims", {0, 0, 0, 0}}, {"padding", {0, 0, 0, 0}},
-                        {"output_padding", {0, 0}}, {"dilation", {1, 1}}, {"autopad", "NOTSET"}},
-                       overrides));
-}
-
-Json pool(const std::string& optype, const Params& overrides = {}) {
-  return makeOp("pool1", optype, {{"src", "x"}}, {{"dst", "y"}},
-                merged({{"size", {2, 2}}, {"stride", {2, 2}}, {"padding", {0, 0, 0, 0}},
+                merged({{"group", 1},
+                        {"size", {3, 3}},
+                        {"stride", {2, 2}},
+                        {"output_dims", {0, 0, 0, 0}},
+                        {"padding", {0, 0, 0, 0}},
+                        {"output_padding", {0, 0}},
+                        {"dilation", {1, 1}},
                         {"autopad", "NOTSET"}},
                        overrides));
 }
 
-Dims outDims(const Inputs& inputs, const Json& op) {
-  return inferWith(inputs, op).tensors.at("y").dims;
+Json pool(const std::string& optype, const Params& overrides = {}) {
+  return makeOp(
+      "pool1", optype, {{"src", "x"}}, {{"dst", "y"}},
+      merged({{"size", {2, 2}}, {"stride", {2, 2}}, {"padding", {0, 0, 0, 0}}, {"autopad", "NOTSET"}}, overrides));
 }
+
+Dims outDims(const Inputs& inputs, const Json& op) { return inferWith(inputs, op).tensors.at("y").dims; }
 
 std::string failure(const Inputs& inputs, const Json& op) {
   std::vector<Json> ops;
@@ -65,12 +71,9 @@ TEST(Conv2d, OutputSizes) {
 
 TEST(Conv2d, Autopad) {
   // SAME: out = ceil(in / stride), whatever `padding` says.
-  EXPECT_EQ(outDims(kConvInputs, conv({{"autopad", "SAME_UPPER"}, {"padding", {5, 5, 5, 5}}})),
-            (Dims{1, 4, 8, 8}));
-  EXPECT_EQ(outDims(kConvInputs, conv({{"autopad", "SAME_LOWER"}, {"stride", {3, 3}}})),
-            (Dims{1, 4, 3, 3}));
-  EXPECT_EQ(outDims(kConvInputs, conv({{"autopad", "VALID"}, {"padding", {1, 1, 1, 1}}})),
-            (Dims{1, 4, 6, 6}));
+  EXPECT_EQ(outDims(kConvInputs, conv({{"autopad", "SAME_UPPER"}, {"padding", {5, 5, 5, 5}}})), (Dims{1, 4, 8, 8}));
+  EXPECT_EQ(outDims(kConvInputs, conv({{"autopad", "SAME_LOWER"}, {"stride", {3, 3}}})), (Dims{1, 4, 3, 3}));
+  EXPECT_EQ(outDims(kConvInputs, conv({{"autopad", "VALID"}, {"padding", {1, 1, 1, 1}}})), (Dims{1, 4, 6, 6}));
 }
 
 TEST(Conv2d, GroupedAndDepthwise) {
@@ -88,8 +91,7 @@ TEST(Conv2d, GroupedAndDepthwise) {
 TEST(Conv2d, ShapeErrorsNameTheArgument) {
   EXPECT_THAT(failure({{"x", {1, 3, 8, 8}}, {"w", {4, 2, 3, 3}}, {"b", {4}}}, conv()),
               HasSubstr("op 'conv1' (conv2d): param 'group': weight dims[1]*group (2) != src channels (3)"));
-  EXPECT_THAT(failure(kConvInputs, conv({{"size", {3, 2}}})),
-              HasSubstr("param 'size': [3,2] != weight kernel [3,3]"));
+  EXPECT_THAT(failure(kConvInputs, conv({{"size", {3, 2}}})), HasSubstr("param 'size': [3,2] != weight kernel [3,3]"));
   EXPECT_THAT(failure({{"x", {1, 3, 8, 8}}, {"w", {4, 3, 3, 3}}, {"b", {5}}}, conv()),
               HasSubstr("input 'bias': expected [4], got [5]"));
   EXPECT_THAT(failure({{"x", {3, 8, 8}}, {"w", {4, 3, 3, 3}}, {"b", {4}}}, conv()),
@@ -104,8 +106,7 @@ TEST(Deconv2d, OutputSizes) {
   const Inputs inputs = {{"x", {1, 4, 5, 5}}, {"w", {4, 2, 3, 3}}, {"b", {2}}};
   // stride*(in-1) + output_padding + ((k-1)*d+1) - pads = 2*4 + 0 + 3 - 0
   EXPECT_EQ(outDims(inputs, deconv()), (Dims{1, 2, 11, 11}));
-  EXPECT_EQ(outDims(inputs, deconv({{"padding", {1, 1, 1, 1}}, {"output_padding", {1, 0}}})),
-            (Dims{1, 2, 10, 9}));
+  EXPECT_EQ(outDims(inputs, deconv({{"padding", {1, 1, 1, 1}}, {"output_padding", {1, 0}}})), (Dims{1, 2, 10, 9}));
   EXPECT_EQ(outDims(inputs, deconv({{"autopad", "SAME_UPPER"}})), (Dims{1, 2, 10, 10}));
   EXPECT_EQ(outDims(inputs, deconv({{"output_dims", {1, 2, 11, 11}}})), (Dims{1, 2, 11, 11}));
   const Inputs grouped = {{"x", {1, 4, 5, 5}}, {"w", {4, 3, 3, 3}}, {"b", {6}}};
@@ -120,8 +121,7 @@ TEST(Deconv2d, Errors) {
               HasSubstr("input 'weight': dims[0] (4) != src channels (3)"));
   EXPECT_THAT(failure(inputs, deconv({{"group", 3}})),
               HasSubstr("param 'group': src channels (4) are not divisible by group (3)"));
-  EXPECT_THAT(failure(inputs, deconv({{"padding", {9, 0, 9, 0}}})),
-              HasSubstr("param 'padding': output height"));
+  EXPECT_THAT(failure(inputs, deconv({{"padding", {9, 0, 9, 0}}})), HasSubstr("param 'padding': output height"));
 }
 
 TEST(Pool2d, OutputSizesAndAutopad) {
@@ -129,10 +129,8 @@ TEST(Pool2d, OutputSizesAndAutopad) {
     SCOPED_TRACE(optype);
     EXPECT_EQ(outDims({{"x", {1, 3, 8, 8}}}, pool(optype)), (Dims{1, 3, 4, 4}));
     EXPECT_EQ(outDims({{"x", {1, 3, 7, 7}}}, pool(optype)), (Dims{1, 3, 3, 3}));
-    EXPECT_EQ(outDims({{"x", {1, 3, 7, 7}}}, pool(optype, {{"padding", {1, 1, 1, 1}}})),
-              (Dims{1, 3, 4, 4}));
-    EXPECT_EQ(outDims({{"x", {1, 3, 7, 7}}}, pool(optype, {{"autopad", "SAME_UPPER"}})),
-              (Dims{1, 3, 4, 4}));
+    EXPECT_EQ(outDims({{"x", {1, 3, 7, 7}}}, pool(optype, {{"padding", {1, 1, 1, 1}}})), (Dims{1, 3, 4, 4}));
+    EXPECT_EQ(outDims({{"x", {1, 3, 7, 7}}}, pool(optype, {{"autopad", "SAME_UPPER"}})), (Dims{1, 3, 4, 4}));
     EXPECT_THAT(failure({{"x", {3, 7, 7}}}, pool(optype)), HasSubstr("input 'src': expected rank 4"));
   }
 }
@@ -167,11 +165,9 @@ TEST(Spatial, GlobalAvgpool) {
 }
 
 TEST(Spatial, Batchnorm) {
-  Json op = makeOp("bn", "batchnorm",
-                   {{"src", "x"}, {"scale", "s"}, {"offset", "o"}, {"mean", "m"}, {"var", "v"}},
+  Json op = makeOp("bn", "batchnorm", {{"src", "x"}, {"scale", "s"}, {"offset", "o"}, {"mean", "m"}, {"var", "v"}},
                    {{"dst", "y"}}, {{"epsilon", 1e-5}});
-  EXPECT_EQ(outDims({{"x", {2, 3, 4, 4}}, {"s", {3}}, {"o", {3}}, {"m", {3}}, {"v", {3}}}, op),
-            (Dims{2, 3, 4, 4}));
+  EXPECT_EQ(outDims({{"x", {2, 3, 4, 4}}, {"s", {3}}, {"o", {3}}, {"m", {3}}, {"v", {3}}}, op), (Dims{2, 3, 4, 4}));
   EXPECT_THAT(failure({{"x", {2, 3, 4, 4}}, {"s", {3}}, {"o", {3}}, {"m", {4}}, {"v", {3}}}, op),
               HasSubstr("op 'bn' (batchnorm): input 'mean': expected [3] (src channels), got [4]"));
 }
@@ -182,11 +178,9 @@ TEST(Spatial, UpsampleAndResize) {
   EXPECT_EQ(outDims({{"x", {1, 3, 4, 5}}}, up), (Dims{1, 3, 8, 7}));
   EXPECT_THAT(failure({{"x", {1, 3, 4}}}, up),
               HasSubstr("op 'u' (upsample): param 'scales': expected 3 elements for a rank-3 src, got 4"));
-  Json shrink = makeOp("u", "upsample", {{"src", "x"}}, {{"dst", "y"}},
-                       {{"mode", "TL_LINEAR"}, {"scales", {0.1}}});
+  Json shrink = makeOp("u", "upsample", {{"src", "x"}}, {{"dst", "y"}}, {{"mode", "TL_LINEAR"}, {"scales", {0.1}}});
   EXPECT_THAT(failure({{"x", {4}}}, shrink), HasSubstr("param 'scales': axis 0 scales to 0.000000 (must be >= 1)"));
-  Json resize = makeOp("r", "resize", {{"src", "x"}}, {{"dst", "y"}},
-                       {{"mode", "TL_LINEAR"}, {"dims", {1, 3, 9, 9}}});
+  Json resize = makeOp("r", "resize", {{"src", "x"}}, {{"dst", "y"}}, {{"mode", "TL_LINEAR"}, {"dims", {1, 3, 9, 9}}});
   EXPECT_EQ(outDims({{"x", {1, 3, 4, 5}}}, resize), (Dims{1, 3, 9, 9}));
   EXPECT_THAT(failure({{"x", {3, 4, 5}}}, resize),
               HasSubstr("op 'r' (resize): param 'dims': expected 3 elements for a rank-3 src, got 4"));

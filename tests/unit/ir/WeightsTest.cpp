@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "IrTestUtil.hpp"
-#include "ir/Weights.hpp"
 #include "TempDir.hpp"
+#include "ir/Weights.hpp"
 
 namespace qaic::ir::test {
 namespace {
@@ -22,8 +22,7 @@ constexpr std::size_t kCountOffset = 12;
 constexpr std::size_t kFileSizeOffset = 16;
 constexpr std::size_t kEntry0 = 32;
 constexpr std::size_t kEntrySize = 96;
-constexpr std::size_t kNameOffset = 0, kDTypeOffset = 12, kRankOffset = 13, kDataOffset = 80,
-                      kDataSize = 88;
+constexpr std::size_t kNameOffset = 0, kDTypeOffset = 12, kRankOffset = 13, kDataOffset = 80, kDataSize = 88;
 
 class WeightsFileTest : public ::testing::Test {
  protected:
@@ -131,9 +130,7 @@ TEST_F(WeightsFileTest, WriterRejectsBadTensors) {
   EXPECT_THROW(writeWeightsFile((dir_ / "missing" / "w.bin").string(), {}), IrError);
 }
 
-TEST_F(WeightsFileTest, MissingFile) {
-  EXPECT_THAT(openError(), HasSubstr("cannot open weights file"));
-}
+TEST_F(WeightsFileTest, MissingFile) { EXPECT_THAT(openError(), HasSubstr("cannot open weights file")); }
 
 TEST_F(WeightsFileTest, Truncated) {
   writeSample();
@@ -216,8 +213,7 @@ TEST_F(WeightsFileTest, DuplicateNames) {
 
 Json fromFile(const std::string& tensor, const std::string& dtype, const Dims& dims) {
   return makeOp("load_" + tensor, "create", {}, {{"dst", tensor}},
-                {{"dtype", dtype}, {"dims", dims}, {"ran", {0, 0}}, {"data", {0}},
-                 {"from_file", true}});
+                {{"dtype", dtype}, {"dims", dims}, {"ran", {0, 0}}, {"data", {0}}, {"from_file", true}});
 }
 
 std::string bindError(const std::vector<Json>& ops, const WeightsFile& file) {
@@ -232,10 +228,10 @@ std::string bindError(const std::vector<Json>& ops, const WeightsFile& file) {
 TEST_F(WeightsFileTest, BindWeightsChecksEveryFromFileCreate) {
   writeSample();
   auto file = WeightsFile::open(path_);
-  EXPECT_EQ(bindError({fromFile("conv.w", "TL_FLOAT", {6}), fromFile("idx", "TL_INT64", {3, 1}),
-                       makeTensor("other", {4})},
-                      *file),
-            "");
+  EXPECT_EQ(
+      bindError({fromFile("conv.w", "TL_FLOAT", {6}), fromFile("idx", "TL_INT64", {3, 1}), makeTensor("other", {4})},
+                *file),
+      "");
   EXPECT_EQ(bindError({fromFile("missing", "TL_FLOAT", {6})}, *file),
             "net.json: op 'load_missing' (create): param 'from_file': no tensor 'missing' in the "
             "weights file");

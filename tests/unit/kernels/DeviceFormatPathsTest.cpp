@@ -179,8 +179,8 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessVectorMatchesScalar) {
             for (std::size_t i = 0; i < kGuard; ++i) {
               ASSERT_EQ(vector[bytes + i], kFill) << p.name << " " << describe(c, layout, element, ul);
             }
-            ASSERT_EQ(device, deviceBefore) << p.name << ": the device buffer was written: "
-                                            << describe(c, layout, element, ul);
+            ASSERT_EQ(device, deviceBefore)
+                << p.name << ": the device buffer was written: " << describe(c, layout, element, ul);
             ++compared;
           }
         }
@@ -227,8 +227,8 @@ TEST_F(KernelsDeviceFormatPaths, LargeShapesMatchScalar) {
 // Postprocess with path p into a user buffer `offset` bytes past a cache line, between guard
 // bytes: it must hold `expected`, and the bytes before and after it must stay untouched.
 void expectPostprocessAtLineOffset(const ir::DeviceFormat& format, std::span<const std::byte> device,
-                                   const UserBufferView& view, std::span<const std::byte> expected,
-                                   std::size_t offset, const VectorPath& p, const std::string& shape) {
+                                   const UserBufferView& view, std::span<const std::byte> expected, std::size_t offset,
+                                   const VectorPath& p, const std::string& shape) {
   const std::size_t bytes = expected.size();
   std::vector<std::byte> storage(bytes + 2 * kGuard + 64, kFill);
   const auto misalignment = reinterpret_cast<uintptr_t>(storage.data() + kGuard) % 64;
@@ -246,8 +246,8 @@ void expectPostprocessAtLineOffset(const ir::DeviceFormat& format, std::span<con
 // buffer stay untouched.
 TEST_F(KernelsDeviceFormatPaths, PostprocessAtLineOffsetsMatchesScalar) {
   int compared = 0;
-  for (const Case& c : {Case{1, 20, 56, 56}, Case{2, 12, 24, 24}, Case{1, 8, 10, 40}, Case{1, 4, 2, 24},
-                        Case{1, 16, 8, 8}}) {
+  for (const Case& c :
+       {Case{1, 20, 56, 56}, Case{2, 12, 24, 24}, Case{1, 8, 10, 40}, Case{1, 4, 2, 24}, Case{1, 16, 8, 8}}) {
     const ir::Dims dims{c.N, c.C, c.H, c.W};
     const auto count = static_cast<std::size_t>(c.N * c.C * c.H * c.W);
     const std::vector<float> values = userValues(count, 4242);
@@ -261,9 +261,9 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessAtLineOffsetsMatchesScalar) {
       deviceToUser(format, device, view, std::span(scalar).first(bytes), ConversionPath::Scalar);
       for (std::size_t offset : {0, 16, 32}) {
         for (const VectorPath& p : vectorPaths()) {
-          ASSERT_NO_FATAL_FAILURE(expectPostprocessAtLineOffset(
-              format, device, view, std::span(scalar).first(bytes), offset, p,
-              describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW)));
+          ASSERT_NO_FATAL_FAILURE(
+              expectPostprocessAtLineOffset(format, device, view, std::span(scalar).first(bytes), offset, p,
+                                            describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW)));
           ++compared;
         }
       }
@@ -340,8 +340,8 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessFromDramIntoAlignedRowsMatchesScalar
     deviceToUser(format, device, view, scalar, ConversionPath::Scalar);
     for (std::size_t offset : {0, 16}) {
       for (const VectorPath& p : vectorPaths()) {
-        ASSERT_NO_FATAL_FAILURE(expectPostprocessAtLineOffset(format, device, view, scalar, offset, p,
-                                                              describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW)));
+        ASSERT_NO_FATAL_FAILURE(expectPostprocessAtLineOffset(
+            format, device, view, scalar, offset, p, describe(c, DeviceLayout::DWHC, element, UserLayout::NCHW)));
         ++compared;
       }
     }

@@ -108,8 +108,8 @@ TEST(KernelsDeviceFormat, PreprocessFloatToHalfAndFloatEveryLayout) {
                     if (element == DType::Float16) {
                       uint16_t got;
                       std::memcpy(&got, device.data() + off * 2, 2);
-                      ASSERT_EQ(got, floatToHalf(v)) << "C=" << s.C << " H=" << s.H << " W=" << s.W << " path "
-                                                     << static_cast<int>(path);
+                      ASSERT_EQ(got, floatToHalf(v))
+                          << "C=" << s.C << " H=" << s.H << " W=" << s.W << " path " << static_cast<int>(path);
                     } else {
                       float got;
                       std::memcpy(&got, device.data() + off * 4, 4);
@@ -241,8 +241,9 @@ TEST(KernelsDeviceFormat, LowerRanksConvertAtTheSeedsOffsets) {
       for (std::size_t i = 0; i < count; ++i) user[i] = static_cast<float>(i) + 0.5f;
       for (DeviceLayout layout : {DeviceLayout::DWHC, DeviceLayout::DHWC}) {
         for (ConversionPath path : {ConversionPath::Scalar, ConversionPath::Auto}) {
-          SCOPED_TRACE(::testing::Message() << "rank " << k.dims.size() << " C=" << C << " layout "
-                                            << (layout == DeviceLayout::DWHC ? "DWHC" : "DHWC") << " path " << static_cast<int>(path));
+          SCOPED_TRACE(::testing::Message()
+                       << "rank " << k.dims.size() << " C=" << C << " layout "
+                       << (layout == DeviceLayout::DWHC ? "DWHC" : "DHWC") << " path " << static_cast<int>(path));
           const DeviceGeometry g = deviceGeometry(k.dims, layout);
           std::vector<float> device(count, -1.0f);
           userToDevice({"r", DType::Float, UserLayout::NCHW, k.dims}, std::as_bytes(std::span(user)),
@@ -252,7 +253,8 @@ TEST(KernelsDeviceFormat, LowerRanksConvertAtTheSeedsOffsets) {
               for (int64_t w = 0; w < k.W; ++w) {
                 const int64_t seed = seedOffset(k.D, k.W, 1, C, layout == DeviceLayout::DHWC, d, w, 0, c);
                 ASSERT_EQ(deviceElementOffset(g, layout, d, w, 0, c), seed);
-                ASSERT_EQ(device[static_cast<std::size_t>(seed)], user[static_cast<std::size_t>((d * C + c) * k.W + w)]);
+                ASSERT_EQ(device[static_cast<std::size_t>(seed)],
+                          user[static_cast<std::size_t>((d * C + c) * k.W + w)]);
               }
           std::vector<float> back(count, -1.0f);
           deviceToUser({layout, DType::Float}, std::as_bytes(std::span(device)),
@@ -271,7 +273,8 @@ TEST(KernelsDeviceFormat, Int64AndBoolFlatBuffersStayExact) {
   const ir::DeviceFormat int64Flat{DeviceLayout::Flat, DType::Int64};
   userToDevice({"ids", DType::Int64, UserLayout::NCHW, {4}}, std::as_bytes(std::span(ids)), int64Flat, device);
   std::vector<int64_t> back(ids.size());
-  deviceToUser(int64Flat, device, {"ids", DType::Int64, UserLayout::NCHW, {4}}, std::as_writable_bytes(std::span(back)));
+  deviceToUser(int64Flat, device, {"ids", DType::Int64, UserLayout::NCHW, {4}},
+               std::as_writable_bytes(std::span(back)));
   EXPECT_EQ(back, ids);
 
   const std::vector<uint8_t> mask = {0, 1, 7, 0};
@@ -288,24 +291,25 @@ TEST(KernelsDeviceFormat, ErrorsNameTheBuffer) {
   std::vector<std::byte> device(10);
   const ir::DeviceFormat format{DeviceLayout::DWHC, DType::Float16};
   try {
-    userToDevice({"image", DType::Float, UserLayout::NCHW, {1, 2, 3, 4}}, std::as_bytes(std::span(user)), format, device);
+    userToDevice({"image", DType::Float, UserLayout::NCHW, {1, 2, 3, 4}}, std::as_bytes(std::span(user)), format,
+                 device);
     FAIL() << "no error for a short device buffer";
   } catch (const FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("buffer 'image'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("48"), std::string::npos) << e.what();
   }
   std::vector<std::byte> big(1000);
-  EXPECT_THROW(userToDevice({"image", DType::Float, UserLayout::NCHW, {1, 2, 3, 4}}, std::as_bytes(std::span(user)).first(20),
-                            format, big),
+  EXPECT_THROW(userToDevice({"image", DType::Float, UserLayout::NCHW, {1, 2, 3, 4}},
+                            std::as_bytes(std::span(user)).first(20), format, big),
                FormatError);
   EXPECT_THROW(userToDevice({"d", DType::Double, UserLayout::NCHW, {4}}, std::as_bytes(std::span(user)), format, big),
                FormatError);
   EXPECT_THROW(userToDevice({"r5", DType::Float, UserLayout::NCHW, {1, 1, 1, 2, 3}}, std::as_bytes(std::span(user)),
                             format, big),
                FormatError);
-  EXPECT_THROW(userToDevice({"nhwc3", DType::Float, UserLayout::NHWC, {2, 3, 4}}, std::as_bytes(std::span(user)),
-                            format, big),
-               FormatError);
+  EXPECT_THROW(
+      userToDevice({"nhwc3", DType::Float, UserLayout::NHWC, {2, 3, 4}}, std::as_bytes(std::span(user)), format, big),
+      FormatError);
   EXPECT_THROW(deviceToUser(format, std::span(device).first(4), {"out", DType::Float, UserLayout::NCHW, {1, 2, 3, 4}},
                             std::as_writable_bytes(std::span(user))),
                FormatError);
@@ -324,8 +328,8 @@ TEST(KernelsHalf, KnownConversions) {
   EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);
   EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);  // tie to even
   EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -26)), 0x0001);
-  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3C00);      // tie to even (down)
-  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(3.0f, -11)), 0x3C02);      // tie to even (up)
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // tie to even (down)
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(3.0f, -11)), 0x3C02);  // tie to even (up)
   EXPECT_EQ(floatToHalf(-0.0f), 0x8000);
   EXPECT_EQ(floatToHalf(INFINITY), 0x7C00);
   EXPECT_EQ(floatToHalf(std::nanf("")), 0x7E00);

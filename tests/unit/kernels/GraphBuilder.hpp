@@ -39,7 +39,10 @@ class GraphBuilder {
   GraphBuilder& op(const std::string& name, const std::string& optype,
                    std::vector<std::pair<std::string, std::string>> ins,
                    std::vector<std::pair<std::string, std::string>> outs, Json params = Json::object()) {
-    Json o{{"name", name}, {"optype", optype}, {"tensors_in", Json::array()}, {"tensors_out", Json::array()},
+    Json o{{"name", name},
+           {"optype", optype},
+           {"tensors_in", Json::array()},
+           {"tensors_out", Json::array()},
            {"params", Json::array()}};
     for (auto& [arg, t] : ins) o["tensors_in"].push_back({{"arg_name", arg}, {"name", t}});
     for (auto& [arg, t] : outs) o["tensors_out"].push_back({{"arg_name", arg}, {"name", t}});
@@ -50,8 +53,11 @@ class GraphBuilder {
   GraphBuilder& create(const std::string& tensor, const std::string& dtype, const ir::Dims& dims,
                        const std::vector<double>& data, std::vector<double> ran = {0, 0}, bool fromFile = false) {
     return op("create_" + tensor, "create", {}, {{"dst", tensor}},
-              {{"dtype", dtype}, {"dims", dims}, {"data", data.empty() ? std::vector<double>{0} : data},
-               {"ran", ran}, {"from_file", fromFile}});
+              {{"dtype", dtype},
+               {"dims", dims},
+               {"data", data.empty() ? std::vector<double>{0} : data},
+               {"ran", ran},
+               {"from_file", fromFile}});
   }
   GraphBuilder& input(const std::string& tensor, const std::string& dtype, const ir::Dims& dims) {
     io_.push_back({{"name", tensor}, {"tensor", tensor}, {"direction", "in"}, {"dtype", dtype}, {"dims", dims}});
@@ -86,8 +92,9 @@ inline std::vector<HostTensor> runGraph(const ir::Graph& graph, const std::vecto
   std::vector<HostTensor> out;
   for (const auto& io : graph.io) {
     if (io.direction != ir::Direction::Out) continue;
-    out.push_back({io.dtype, io.dims,
-                   std::vector<std::byte>(static_cast<std::size_t>(ir::elementCount(io.dims)) * ir::dtypeSize(io.dtype))});
+    out.push_back(
+        {io.dtype, io.dims,
+         std::vector<std::byte>(static_cast<std::size_t>(ir::elementCount(io.dims)) * ir::dtypeSize(io.dtype))});
   }
   std::vector<TensorView> views;
   for (auto& t : out) views.push_back({t.dtype, t.dims, t.bytes.data(), t.bytes.size()});

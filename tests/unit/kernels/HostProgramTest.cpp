@@ -225,7 +225,11 @@ TEST(KernelsHostProgram, ThreadBoundKeepsResultsAndRestoresTheCallersSetting) {
       .create("w", "TL_FLOAT", {8, 8, 3, 3}, {0}, {-1, 1})
       .create("b", "TL_FLOAT", {8}, {0})
       .op("conv", "conv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}},
-          {{"group", 1}, {"size", {3, 3}}, {"stride", {1, 1}}, {"padding", {1, 1, 1, 1}}, {"dilation", {1, 1}},
+          {{"group", 1},
+           {"size", {3, 3}},
+           {"stride", {1, 1}},
+           {"padding", {1, 1, 1, 1}},
+           {"dilation", {1, 1}},
            {"autopad", "NOTSET"}})
       .output("y", "TL_FLOAT", {1, 8, 16, 16});
   const ir::Graph graph = g.graph();

@@ -35,7 +35,11 @@ struct Net {
         .create("cw", "TL_FLOAT", {kOut, kInPerGroup, 3, 3}, toDoubles(convWeight))
         .create("cb", "TL_FLOAT", {kOut}, toDoubles(convBias))
         .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}},
-            {{"group", kGroups}, {"size", {3, 3}}, {"stride", {1, 1}}, {"padding", {1, 1, 1, 1}}, {"dilation", {1, 1}},
+            {{"group", kGroups},
+             {"size", {3, 3}},
+             {"stride", {1, 1}},
+             {"padding", {1, 1, 1, 1}},
+             {"dilation", {1, 1}},
              {"autopad", "NOTSET"}})
         .op("pool", "maxpool2d", {{"src", "c"}}, {{"dst", "p"}},
             {{"size", {3, 3}}, {"stride", {2, 2}}, {"padding", {1, 1, 1, 1}}, {"autopad", "NOTSET"}})
@@ -175,7 +179,10 @@ TEST(KernelsHostProgramThreads, ProgramsSharingPackedConstantsBuildAndRunConcurr
   std::vector<float, CacheLineAllocator<float>> convWeight(net.convWeight.begin(), net.convWeight.end());
   std::vector<float, CacheLineAllocator<float>> fcWeight(net.fcWeight.begin(), net.fcWeight.end());
   std::vector<ir::WeightTensor> weights = {
-      {"cw", ir::DType::Float, {kOut, kInPerGroup, 3, 3}, std::as_bytes(std::span(convWeight.data(), convWeight.size()))},
+      {"cw",
+       ir::DType::Float,
+       {kOut, kInPerGroup, 3, 3},
+       std::as_bytes(std::span(convWeight.data(), convWeight.size()))},
       {"fw", ir::DType::Float, {kFlat, kClasses}, std::as_bytes(std::span(fcWeight.data(), fcWeight.size()))}};
   const ConstantLookup lookup = [&weights](std::string_view name) -> const ir::WeightTensor* {
     for (const auto& w : weights) {
@@ -189,7 +196,11 @@ TEST(KernelsHostProgramThreads, ProgramsSharingPackedConstantsBuildAndRunConcurr
       .create("cw", "TL_FLOAT", {kOut, kInPerGroup, 3, 3}, {}, {0, 0}, true)
       .create("cb", "TL_FLOAT", {kOut}, toDoubles(net.convBias))
       .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}},
-          {{"group", kGroups}, {"size", {3, 3}}, {"stride", {1, 1}}, {"padding", {1, 1, 1, 1}}, {"dilation", {1, 1}},
+          {{"group", kGroups},
+           {"size", {3, 3}},
+           {"stride", {1, 1}},
+           {"padding", {1, 1, 1, 1}},
+           {"dilation", {1, 1}},
            {"autopad", "NOTSET"}})
       .op("flat", "flatten", {{"src", "c"}}, {{"dst", "f"}}, {{"axis", 1}})
       .create("fw", "TL_FLOAT", {kOut * kSize * kSize, kClasses}, {}, {0, 0}, true)
@@ -200,18 +211,22 @@ TEST(KernelsHostProgramThreads, ProgramsSharingPackedConstantsBuildAndRunConcurr
       .output("z", "TL_FLOAT", {1, kClasses});
   fcWeight.assign(static_cast<std::size_t>(kOut * kSize * kSize * kClasses), 0.0f);
   for (std::size_t i = 0; i < fcWeight.size(); ++i) fcWeight[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
-  weights[1] = {"fw", ir::DType::Float, {kOut * kSize * kSize, kClasses},
+  weights[1] = {"fw",
+                ir::DType::Float,
+                {kOut * kSize * kSize, kClasses},
                 std::as_bytes(std::span(fcWeight.data(), fcWeight.size()))};
   const ir::Graph graph = g.graph();
 
   // The reference: private packed copies, the data left alone.
   const std::vector<float> convCopy(convWeight.begin(), convWeight.end()), fcCopy(fcWeight.begin(), fcWeight.end());
-  std::vector<ir::WeightTensor> copies = {
-      {"cw", ir::DType::Float, weights[0].dims, std::as_bytes(std::span(convCopy))},
-      {"fw", ir::DType::Float, weights[1].dims, std::as_bytes(std::span(fcCopy))}};
-  const auto reference = runOnce(*HostProgram::build(graph, [&copies](std::string_view name) -> const ir::WeightTensor* {
-    return name == "cw" ? &copies[0] : name == "fw" ? &copies[1] : nullptr;
-  }), net.x);
+  std::vector<ir::WeightTensor> copies = {{"cw", ir::DType::Float, weights[0].dims, std::as_bytes(std::span(convCopy))},
+                                          {"fw", ir::DType::Float, weights[1].dims, std::as_bytes(std::span(fcCopy))}};
+  const auto reference = runOnce(
+      *HostProgram::build(graph,
+                          [&copies](std::string_view name) -> const ir::WeightTensor* {
+                            return name == "cw" ? &copies[0] : name == "fw" ? &copies[1] : nullptr;
+                          }),
+      net.x);
 
   BuildOptions options;
   options.packing = makeConstantPacking();

@@ -109,21 +109,27 @@ TEST_F(LightnetCli, StdinSourceAndOutfileChoices) {
 
 TEST_F(LightnetCli, PrintsEveryDtypeAndRank) {
   GraphBuilder g;
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"TL_DOUBLE", "[[1.500 -2.000]\n [0.000 3.125]]\n"}, {"TL_FLOAT", "[[1.500 -2.000]\n [0.000 3.125]]\n"},
-      {"TL_INT64", "[[1 -2]\n [0 3]]\n"},                  {"TL_INT32", "[[1 -2]\n [0 3]]\n"},
-      {"TL_INT16", "[[1 -2]\n [0 3]]\n"},                  {"TL_INT8", "[[1 -2]\n [0 3]]\n"},
-      {"TL_UINT64", "[[1 0]\n [0 3]]\n"},                  {"TL_UINT32", "[[1 0]\n [0 3]]\n"},
-      {"TL_UINT16", "[[1 0]\n [0 3]]\n"},                  {"TL_UINT8", "[[1 0]\n [0 3]]\n"},
-      {"TL_BOOL", "[[1 1]\n [0 1]]\n"}};
+  const std::vector<std::pair<std::string, std::string>> cases = {{"TL_DOUBLE", "[[1.500 -2.000]\n [0.000 3.125]]\n"},
+                                                                  {"TL_FLOAT", "[[1.500 -2.000]\n [0.000 3.125]]\n"},
+                                                                  {"TL_INT64", "[[1 -2]\n [0 3]]\n"},
+                                                                  {"TL_INT32", "[[1 -2]\n [0 3]]\n"},
+                                                                  {"TL_INT16", "[[1 -2]\n [0 3]]\n"},
+                                                                  {"TL_INT8", "[[1 -2]\n [0 3]]\n"},
+                                                                  {"TL_UINT64", "[[1 0]\n [0 3]]\n"},
+                                                                  {"TL_UINT32", "[[1 0]\n [0 3]]\n"},
+                                                                  {"TL_UINT16", "[[1 0]\n [0 3]]\n"},
+                                                                  {"TL_UINT8", "[[1 0]\n [0 3]]\n"},
+                                                                  {"TL_BOOL", "[[1 1]\n [0 1]]\n"}};
   std::string expected;
   for (const auto& [dtype, text] : cases) {
-    g.create(dtype, dtype, {2, 2}, {1.5, -2, 0, 3.125}).op("p_" + dtype, "print", {{"src", dtype}}, {}, {{"msg", dtype}});
+    g.create(dtype, dtype, {2, 2}, {1.5, -2, 0, 3.125})
+        .op("p_" + dtype, "print", {{"src", dtype}}, {}, {{"msg", dtype}});
     expected += dtype + "\n" + text;
   }
   g.create("r1", "TL_INT32", {3}, {1, 2, 3}).op("p1", "print", {{"src", "r1"}}, {}, {{"msg", "rank1"}});
   expected += "rank1\n[1 2 3]\n";
-  g.create("r3", "TL_INT32", {2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}).op("p3", "print", {{"src", "r3"}}, {}, {{"msg", "rank3"}});
+  g.create("r3", "TL_INT32", {2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})
+      .op("p3", "print", {{"src", "r3"}}, {}, {{"msg", "rank3"}});
   expected += "rank3\n[[[1 2]\n  [3 4]]\n [[5 6]\n  [7 8]]]\n";
   g.create("r4", "TL_UINT8", {1, 2, 1, 2}, {1, 2, 3, 4}).op("p4", "print", {{"src", "r4"}}, {}, {{"msg", "rank4"}});
   expected += "rank4\n[[[[1 2]]\n  [[3 4]]]]\n";
@@ -137,7 +143,8 @@ TEST_F(LightnetCli, PrintsEveryDtypeAndRank) {
 
 TEST_F(LightnetCli, DataFileFillsFromFileTensors) {
   GraphBuilder g;
-  g.create("w", "TL_FLOAT", {2}, {0}, {0, 0}, true).create("q", "TL_INT8", {3}, {0}, {0, 0}, true)
+  g.create("w", "TL_FLOAT", {2}, {0}, {0, 0}, true)
+      .create("q", "TL_INT8", {3}, {0}, {0, 0}, true)
       .op("pw", "print", {{"src", "w"}}, {}, {{"msg", "w"}})
       .op("pq", "print", {{"src", "q"}}, {}, {{"msg", "q"}});
   write("net.json", g.json());
@@ -203,7 +210,8 @@ TEST_F(LightnetCli, ErrorsGoToStderrWithFailure) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("needs a value"), std::string::npos) << r.err;
   GraphBuilder g;  // integer division by zero at run time names the op
-  g.create("a", "TL_INT32", {1}, {1}).create("b", "TL_INT32", {1}, {0})
+  g.create("a", "TL_INT32", {1}, {1})
+      .create("b", "TL_INT32", {1}, {0})
       .op("div", "elew", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}, {{"elew_op", "TL_DIV"}});
   write("div.json", g.json());
   r = run("-o ! div.json");

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "GraphBuilder.hpp"
-#include "ir/Weights.hpp"
 #include "base/CacheLineAllocator.hpp"
+#include "ir/Weights.hpp"
 
 namespace qaic::kernels::test {
 namespace {
@@ -31,7 +31,8 @@ TEST(KernelsMemoryPlan, ArenaHoldsTheLiveSetNotEveryTensor) {
   EXPECT_LE(program->activationBytes(), 3 * tensorBytes);  // x, y and the live intermediates
   const auto x = randomFloats(kN, 7);
   const auto y = runGraph(g.graph(), {HostTensor::of(ir::DType::Float, {kN}, x)})[0].values<float>();
-  for (int64_t i = 0; i < kN; ++i) ASSERT_FLOAT_EQ(y[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i)] * 4096.0f);
+  for (int64_t i = 0; i < kN; ++i)
+    ASSERT_FLOAT_EQ(y[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i)] * 4096.0f);
 }
 
 // A reshape is a view of its source: the plan holds the data once and computes through it.
@@ -65,11 +66,16 @@ ir::Graph convNet(bool alsoOutputWeight) {
       .create("w", "TL_FLOAT", {16, 16, 3, 3}, {}, {0, 0}, true)
       .create("b", "TL_FLOAT", {16}, {0.5})
       .op("conv", "conv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}},
-          {{"group", 1}, {"size", {3, 3}}, {"stride", {1, 1}}, {"padding", {1, 1, 1, 1}}, {"dilation", {1, 1}},
+          {{"group", 1},
+           {"size", {3, 3}},
+           {"stride", {1, 1}},
+           {"padding", {1, 1, 1, 1}},
+           {"dilation", {1, 1}},
            {"autopad", "NOTSET"}})
       .output("y", "TL_FLOAT", {1, 16, 8, 8});
   if (alsoOutputWeight) {
-    g.op("plain", "reshape", {{"src", "w"}}, {{"dst", "wflat"}}, {{"dims", {16 * 16 * 9}}}).output("wflat", "TL_FLOAT", {16 * 16 * 9});
+    g.op("plain", "reshape", {{"src", "w"}}, {{"dst", "wflat"}}, {{"dims", {16 * 16 * 9}}})
+        .output("wflat", "TL_FLOAT", {16 * 16 * 9});
   }
   return g.graph();
 }

@@ -145,7 +145,8 @@ std::vector<T> elew(const std::string& dtype, const std::string& op, const std::
                     const std::vector<double>& b) {
   const ir::Dims dims{static_cast<int64_t>(a.size())};
   GraphBuilder g;
-  g.create("a", dtype, dims, a).create("b", dtype, dims, b)
+  g.create("a", dtype, dims, a)
+      .create("b", dtype, dims, b)
       .op("e", "elew", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "e"}}, {{"elew_op", op}});
   return runOne<T>(g, "e", dtype, dims);
 }
@@ -184,14 +185,16 @@ TEST(KernelsElementwise, BroadcastMatchesBruteForce) {
   // [2,1,3] op [4,1] -> [2,4,3]
   const std::vector<double> a{1, 2, 3, 4, 5, 6}, b{10, 20, 30, 40};
   GraphBuilder g;
-  g.create("a", "TL_FLOAT", {2, 1, 3}, a).create("b", "TL_FLOAT", {4, 1}, b)
+  g.create("a", "TL_FLOAT", {2, 1, 3}, a)
+      .create("b", "TL_FLOAT", {4, 1}, b)
       .op("e", "elew_bcast", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "e"}}, {{"elew_op", "TL_SUB"}});
   const auto v = runOne<float>(g, "e", "TL_FLOAT", {2, 4, 3});
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 4; ++j)
       for (int k = 0; k < 3; ++k) EXPECT_EQ(v[(i * 4 + j) * 3 + k], a[i * 3 + k] - b[j]);
   GraphBuilder s;  // scalar-like [1] against a matrix, integers
-  s.create("a", "TL_INT32", {2, 2}, {1, 2, 3, 4}).create("b", "TL_INT32", {1}, {5})
+  s.create("a", "TL_INT32", {2, 2}, {1, 2, 3, 4})
+      .create("b", "TL_INT32", {1}, {5})
       .op("e", "elew_bcast", {{"src1", "b"}, {"src2", "a"}}, {{"dst", "e"}}, {{"elew_op", "TL_MUL"}});
   EXPECT_EQ(runOne<int32_t>(s, "e", "TL_INT32", {2, 2}), (std::vector<int32_t>{5, 10, 15, 20}));
 }
@@ -203,7 +206,9 @@ TEST(KernelsElementwise, UnaryOps) {
       .op("l", "lrelu", {{"src", "x"}}, {{"dst", "l"}}, {{"negslope", 0.1}})
       .op("s", "sigmoid", {{"src", "x"}}, {{"dst", "s"}})
       .op("c", "clip", {{"src", "x"}}, {{"dst", "c"}}, {{"min", -1}, {"max", 2}})
-      .output("r", "TL_FLOAT", {5}).output("l", "TL_FLOAT", {5}).output("s", "TL_FLOAT", {5})
+      .output("r", "TL_FLOAT", {5})
+      .output("l", "TL_FLOAT", {5})
+      .output("s", "TL_FLOAT", {5})
       .output("c", "TL_FLOAT", {5});
   const auto out = runGraph(g.graph());
   EXPECT_EQ(out[0].values<float>(), (std::vector<float>{0, 0, 0, 1.5, 3}));
@@ -255,7 +260,9 @@ TEST(KernelsReduction, MaxreduceAndArgFirstMaxWins) {
   g.create("x", "TL_INT32", {2, 3}, {4, 9, 9, -1, -7, -1})
       .op("m", "maxreduce_arg", {{"src", "x"}}, {{"dst", "m"}, {"arg", "i"}}, {{"axis", 1}})
       .op("m0", "maxreduce", {{"src", "x"}}, {{"dst", "m0"}}, {{"axis", 0}})
-      .output("m", "TL_INT32", {2, 1}).output("i", "TL_INT32", {2, 1}).output("m0", "TL_INT32", {1, 3});
+      .output("m", "TL_INT32", {2, 1})
+      .output("i", "TL_INT32", {2, 1})
+      .output("m0", "TL_INT32", {1, 3});
   const auto out = runGraph(g.graph());
   EXPECT_EQ(out[0].values<int32_t>(), (std::vector<int32_t>{9, -1}));
   EXPECT_EQ(out[1].values<int32_t>(), (std::vector<int32_t>{1, 0}));
@@ -264,11 +271,13 @@ TEST(KernelsReduction, MaxreduceAndArgFirstMaxWins) {
 
 TEST(KernelsReduction, DotProductAndGlobalAvgpool) {
   GraphBuilder g;
-  g.create("a", "TL_INT16", {4}, {1, 2, 3, 4}).create("b", "TL_INT16", {4}, {5, -6, 7, 8})
+  g.create("a", "TL_INT16", {4}, {1, 2, 3, 4})
+      .create("b", "TL_INT16", {4}, {5, -6, 7, 8})
       .op("d", "dot_product", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "d"}});
   EXPECT_EQ(runOne<int16_t>(g, "d", "TL_INT16", {1}), (std::vector<int16_t>{5 - 12 + 21 + 32}));
   GraphBuilder f;
-  f.create("a", "TL_FLOAT", {3}, {0.5, 2, -1}).create("b", "TL_FLOAT", {3}, {4, 0.25, 3})
+  f.create("a", "TL_FLOAT", {3}, {0.5, 2, -1})
+      .create("b", "TL_FLOAT", {3}, {4, 0.25, 3})
       .op("d", "dot_product", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "d"}});
   EXPECT_EQ(runOne<float>(f, "d", "TL_FLOAT", {1}), (std::vector<float>{2 + 0.5f - 3}));
   GraphBuilder p;
@@ -289,12 +298,14 @@ TEST(KernelsVector1d, SubmeanRearangePickSort) {
   EXPECT_EQ(runOne<int32_t>(r, "y", "TL_INT32", {4}), (std::vector<int32_t>{5, 7, 9, 11}));
 
   GraphBuilder p;
-  p.create("x", "TL_FLOAT", {6}, {0, 1, 2, 3, 4, 5}).create("i", "TL_INT32", {2}, {2, 0})
+  p.create("x", "TL_FLOAT", {6}, {0, 1, 2, 3, 4, 5})
+      .create("i", "TL_INT32", {2}, {2, 0})
       .op("p", "pick1d", {{"src", "x"}, {"src_index", "i"}}, {{"dst", "p"}}, {{"len", 2}, {"stride", 2}});
   EXPECT_EQ(runOne<float>(p, "p", "TL_FLOAT", {4}), (std::vector<float>{4, 5, 0, 1}));
 
   GraphBuilder bad;
-  bad.create("x", "TL_FLOAT", {6}, {0, 1, 2, 3, 4, 5}).create("i", "TL_INT32", {1}, {3})
+  bad.create("x", "TL_FLOAT", {6}, {0, 1, 2, 3, 4, 5})
+      .create("i", "TL_INT32", {1}, {3})
       .op("p", "pick1d", {{"src", "x"}, {"src_index", "i"}}, {{"dst", "p"}}, {{"len", 1}, {"stride", 2}})
       .output("p", "TL_FLOAT", {2});
   EXPECT_THROW(runGraph(bad.graph()), ExecutionError);

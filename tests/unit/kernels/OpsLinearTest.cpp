@@ -31,41 +31,53 @@ TEST(KernelsMatmul, TwoDimensionalConstantAndInputWeights) {
   const auto a = randomFloats(5 * 7, 1), b = randomFloats(7 * 3, 2);
   const auto want = naiveMatmul(a, b, 1, 1, 5, 7, 3);
   GraphBuilder g;
-  g.input("a", "TL_FLOAT", {5, 7}).create("b", "TL_FLOAT", {7, 3}, toDoubles(b))
-      .op("mm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}).output("c", "TL_FLOAT", {5, 3});
+  g.input("a", "TL_FLOAT", {5, 7})
+      .create("b", "TL_FLOAT", {7, 3}, toDoubles(b))
+      .op("mm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}})
+      .output("c", "TL_FLOAT", {5, 3});
   expectNear(runGraph(g.graph(), {HostTensor::of(ir::DType::Float, {5, 7}, a)}).at(0).values<float>(), want);
   GraphBuilder gi;
-  gi.input("a", "TL_FLOAT", {5, 7}).input("b", "TL_FLOAT", {7, 3})
-      .op("mm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}).output("c", "TL_FLOAT", {5, 3});
-  expectNear(runGraph(gi.graph(), {HostTensor::of(ir::DType::Float, {5, 7}, a), HostTensor::of(ir::DType::Float, {7, 3}, b)})
-                 .at(0).values<float>(),
-             want);
+  gi.input("a", "TL_FLOAT", {5, 7})
+      .input("b", "TL_FLOAT", {7, 3})
+      .op("mm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}})
+      .output("c", "TL_FLOAT", {5, 3});
+  expectNear(
+      runGraph(gi.graph(), {HostTensor::of(ir::DType::Float, {5, 7}, a), HostTensor::of(ir::DType::Float, {7, 3}, b)})
+          .at(0)
+          .values<float>(),
+      want);
 }
 
 TEST(KernelsMatmul, BatchBroadcasting) {
   const auto a = randomFloats(4 * 2 * 3, 3), b = randomFloats(3 * 5, 4);
   GraphBuilder g;  // [4,2,3] x [3,5] -> [4,2,5]
-  g.input("a", "TL_FLOAT", {4, 2, 3}).input("b", "TL_FLOAT", {3, 5})
-      .op("mm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}).output("c", "TL_FLOAT", {4, 2, 5});
-  const auto out = runGraph(g.graph(), {HostTensor::of(ir::DType::Float, {4, 2, 3}, a),
-                                        HostTensor::of(ir::DType::Float, {3, 5}, b)});
+  g.input("a", "TL_FLOAT", {4, 2, 3})
+      .input("b", "TL_FLOAT", {3, 5})
+      .op("mm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}})
+      .output("c", "TL_FLOAT", {4, 2, 5});
+  const auto out = runGraph(
+      g.graph(), {HostTensor::of(ir::DType::Float, {4, 2, 3}, a), HostTensor::of(ir::DType::Float, {3, 5}, b)});
   expectNear(out.at(0).values<float>(), naiveMatmul(a, b, 4, 1, 2, 3, 5));
   GraphBuilder g2;  // [1,2,3] x [4,3,5] -> [4,2,5]
   const auto a1 = randomFloats(2 * 3, 5), b4 = randomFloats(4 * 3 * 5, 6);
-  g2.input("a", "TL_FLOAT", {1, 2, 3}).input("b", "TL_FLOAT", {4, 3, 5})
-      .op("mm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}).output("c", "TL_FLOAT", {4, 2, 5});
-  const auto out2 = runGraph(g2.graph(), {HostTensor::of(ir::DType::Float, {1, 2, 3}, a1),
-                                          HostTensor::of(ir::DType::Float, {4, 3, 5}, b4)});
+  g2.input("a", "TL_FLOAT", {1, 2, 3})
+      .input("b", "TL_FLOAT", {4, 3, 5})
+      .op("mm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}})
+      .output("c", "TL_FLOAT", {4, 2, 5});
+  const auto out2 = runGraph(
+      g2.graph(), {HostTensor::of(ir::DType::Float, {1, 2, 3}, a1), HostTensor::of(ir::DType::Float, {4, 3, 5}, b4)});
   expectNear(out2.at(0).values<float>(), naiveMatmul(a1, b4, 1, 4, 2, 3, 5));
 }
 
 TEST(KernelsMatmul, OneDimensionalOperands) {
   GraphBuilder g;  // [3] x [3,2] -> [2]; [2,3] x [3] -> [2]
-  g.create("v", "TL_FLOAT", {3}, {1, 2, 3}).create("m", "TL_FLOAT", {3, 2}, {1, 2, 3, 4, 5, 6})
+  g.create("v", "TL_FLOAT", {3}, {1, 2, 3})
+      .create("m", "TL_FLOAT", {3, 2}, {1, 2, 3, 4, 5, 6})
       .create("n", "TL_FLOAT", {2, 3}, {1, 0, -1, 2, 2, 2})
       .op("vm", "matmul", {{"src1", "v"}, {"src2", "m"}}, {{"dst", "vm"}})
       .op("nv", "matmul", {{"src1", "n"}, {"src2", "v"}}, {{"dst", "nv"}})
-      .output("vm", "TL_FLOAT", {2}).output("nv", "TL_FLOAT", {2});
+      .output("vm", "TL_FLOAT", {2})
+      .output("nv", "TL_FLOAT", {2});
   const auto out = runGraph(g.graph());
   EXPECT_EQ(out[0].values<float>(), (std::vector<float>{22, 28}));
   EXPECT_EQ(out[1].values<float>(), (std::vector<float>{-2, 12}));
@@ -92,7 +104,8 @@ TEST(KernelsGemm, TransposeFlagsAlphaBetaAndBroadcastC) {
           .op("gemm", "gemm", {{"a", "a"}, {"b", "b"}, {"c", "c"}}, {{"dst", "y"}},
               {{"alpha", 0.5}, {"beta", 2.0}, {"trans_a", ta}, {"trans_b", tb}})
           .output("y", "TL_FLOAT", {M, N});
-      const auto out = runGraph(g.graph(), {HostTensor::of(ir::DType::Float, ta ? ir::Dims{K, M} : ir::Dims{M, K}, as)});
+      const auto out = runGraph(g.graph(),
+                                {HostTensor::of(ir::DType::Float, ta ? ir::Dims{K, M} : ir::Dims{M, K}, as)});
       SCOPED_TRACE(std::string("trans_a ") + (ta ? "1" : "0") + " trans_b " + (tb ? "1" : "0"));
       expectNear(out.at(0).values<float>(), want);
     }
@@ -101,8 +114,10 @@ TEST(KernelsGemm, TransposeFlagsAlphaBetaAndBroadcastC) {
 
 TEST(KernelsLinear, IntegerMatmulWrapsLikeTheArithmeticOps) {
   GraphBuilder g;
-  g.create("a", "TL_INT32", {2, 2}, {1, 2, 3, 2147483647}).create("b", "TL_INT32", {2, 2}, {1, 2, 3, 2})
-      .op("intmm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}).output("c", "TL_INT32", {2, 2});
+  g.create("a", "TL_INT32", {2, 2}, {1, 2, 3, 2147483647})
+      .create("b", "TL_INT32", {2, 2}, {1, 2, 3, 2})
+      .op("intmm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}})
+      .output("c", "TL_INT32", {2, 2});
   const auto c = runGraph(g.graph())[0].values<int32_t>();
   // 3 + 3 * (2^31 - 1) and 6 + 2 * (2^31 - 1) wrap around 2^32.
   EXPECT_EQ(c, (std::vector<int32_t>{7, 6, INT32_MIN, 4}));
@@ -110,8 +125,10 @@ TEST(KernelsLinear, IntegerMatmulWrapsLikeTheArithmeticOps) {
 
 TEST(KernelsLinear, NonNumericIsRejectedNamingTheOp) {
   GraphBuilder g;
-  g.create("a", "TL_INT8", {2, 2}, {1, 2, 3, 4}).create("b", "TL_INT8", {2, 2}, {1, 2, 3, 4})
-      .op("intmm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}).output("c", "TL_INT8", {2, 2});
+  g.create("a", "TL_INT8", {2, 2}, {1, 2, 3, 4})
+      .create("b", "TL_INT8", {2, 2}, {1, 2, 3, 4})
+      .op("intmm", "matmul", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}})
+      .output("c", "TL_INT8", {2, 2});
   try {
     runGraph(g.graph());
     FAIL() << "int8 matmul accepted";

@@ -34,7 +34,8 @@ struct ConvCase {
 };
 
 std::vector<float> naiveConv(const ConvCase& p, const std::vector<float>& x, const std::vector<float>& wt,
-                             const std::vector<float>& bias, const Window& wh, const Window& ww, int64_t oh, int64_t ow) {
+                             const std::vector<float>& bias, const Window& wh, const Window& ww, int64_t oh,
+                             int64_t ow) {
   const int64_t icg = p.c / p.group, ocg = p.oc / p.group;
   std::vector<float> y(static_cast<std::size_t>(p.n * p.oc * oh * ow));
   for (int64_t n = 0; n < p.n; ++n)
@@ -58,7 +59,8 @@ std::vector<float> naiveConv(const ConvCase& p, const std::vector<float>& x, con
 
 void expectNear(const std::vector<float>& got, const std::vector<float>& want, double tol = 1e-4) {
   ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "at " << i;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "at " << i;
 }
 
 class KernelsConv2d : public ::testing::TestWithParam<ConvCase> {};
@@ -71,8 +73,8 @@ TEST_P(KernelsConv2d, MatchesDirectConvolution) {
   const auto x = randomFloats(static_cast<std::size_t>(p.n * p.c * p.h * p.w), 1);
   const auto wt = randomFloats(static_cast<std::size_t>(p.oc * (p.c / p.group) * p.kh * p.kw), 2);
   const auto bias = randomFloats(static_cast<std::size_t>(p.oc), 3);
-  const Json params{{"group", p.group}, {"size", {p.kh, p.kw}}, {"stride", {p.sh, p.sw}}, {"padding", p.padding},
-                    {"dilation", {p.dh, p.dw}}, {"autopad", p.autopad}};
+  const Json params{{"group", p.group},     {"size", {p.kh, p.kw}},     {"stride", {p.sh, p.sw}},
+                    {"padding", p.padding}, {"dilation", {p.dh, p.dw}}, {"autopad", p.autopad}};
   const auto want = naiveConv(p, x, wt, bias, wh, ww, oh, ow);
   const ir::Dims wdims{p.oc, p.c / p.group, p.kh, p.kw};
   // Constant weights (packed once at build) ...
@@ -146,8 +148,13 @@ TEST_P(KernelsDeconv2d, MatchesDirectTransposedConvolution) {
       .create("w", "TL_FLOAT", {p.c, p.ocPerGroup, p.kh, p.kw}, toDoubles(wt))
       .create("b", "TL_FLOAT", {oc}, toDoubles(bias))
       .op("deconv", "deconv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}},
-          {{"group", p.group}, {"size", {p.kh, p.kw}}, {"stride", {p.sh, p.sw}}, {"output_dims", {0, 0, 0, 0}},
-           {"padding", p.padding}, {"output_padding", p.outputPadding}, {"dilation", {p.dh, p.dw}},
+          {{"group", p.group},
+           {"size", {p.kh, p.kw}},
+           {"stride", {p.sh, p.sw}},
+           {"output_dims", {0, 0, 0, 0}},
+           {"padding", p.padding},
+           {"output_padding", p.outputPadding},
+           {"dilation", {p.dh, p.dw}},
            {"autopad", "NOTSET"}})
       .output("y", "TL_FLOAT", {p.n, oc, oh, ow});
   const auto out = runGraph(g.graph(), {HostTensor::of(ir::DType::Float, {p.n, p.c, p.h, p.w}, x)});
@@ -175,7 +182,8 @@ TEST_P(KernelsPool2d, MatchesDirectPoolingIgnoringPadding) {
   const Window wh = resolve(p.autopad, p.h, p.kh, p.sh, 1, p.padding[0], p.padding[2]);
   const Window ww = resolve(p.autopad, p.w, p.kw, p.sw, 1, p.padding[1], p.padding[3]);
   const int64_t oh = outSize(p.h, wh), ow = outSize(p.w, ww);
-  const auto x = randomFloats(static_cast<std::size_t>(N * C * p.h * p.w), 7, -5, -1);  // all negative: padding must not win a max
+  const auto x = randomFloats(static_cast<std::size_t>(N * C * p.h * p.w), 7, -5,
+                              -1);  // all negative: padding must not win a max
   std::vector<float> want;
   for (int64_t nc = 0; nc < N * C; ++nc)
     for (int64_t y = 0; y < oh; ++y)

@@ -17,8 +17,7 @@ class ModelBuilder {
 
   // A dim of 0 becomes the symbolic dim named by the next entry of `symbols`.
   ModelBuilder& input(const std::string& name, const std::vector<int64_t>& dims,
-                      const std::vector<std::string>& symbols = {},
-                      int32_t elemType = ::onnx::TensorProto::FLOAT);
+                      const std::vector<std::string>& symbols = {}, int32_t elemType = ::onnx::TensorProto::FLOAT);
   ModelBuilder& output(const std::string& name);
   ModelBuilder& initializer(const std::string& name, const std::vector<int64_t>& dims,
                             const std::vector<float>& values);

@@ -96,8 +96,7 @@ TEST(OnnxOperators, MismatchedConvRanksAreAnError) {
     b.import();
     FAIL() << "no error for a rank-3 input with a rank-4 weight";
   } catch (const ImportError& e) {
-    EXPECT_NE(std::string(e.what()).find("the weight's rank differs from the input's"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("the weight's rank differs from the input's"), std::string::npos) << e.what();
   }
 }
 

@@ -83,9 +83,7 @@ TEST(OnnxTensor, FileLargerThanTheLimitIsRefusedBeforeReading) {
   std::remove(path.c_str());
 }
 
-TEST(OnnxTensor, MissingFileIsAnError) {
-  EXPECT_THROW(readTensorFile("/nonexistent/input_0.pb"), ImportError);
-}
+TEST(OnnxTensor, MissingFileIsAnError) { EXPECT_THROW(readTensorFile("/nonexistent/input_0.pb"), ImportError); }
 
 }  // namespace
 }  // namespace qaic::onnx

@@ -96,9 +96,7 @@ TEST(ConfigTest, ErrorsNameFileAndField) {
   });
 }
 
-TEST(ConfigTest, MissingFileIsAnError) {
-  EXPECT_THROW(loadConfig("/nonexistent/qaicd.json"), ConfigError);
-}
+TEST(ConfigTest, MissingFileIsAnError) { EXPECT_THROW(loadConfig("/nonexistent/qaicd.json"), ConfigError); }
 
 TEST(ConfigTest, KubernetesProfiles) {
   const Config c = parseConfig(R"({"k8s_profiles": [
@@ -124,16 +122,21 @@ TEST(ConfigTest, KubernetesProfileErrorsNameTheField) {
   expectErrors({
       {R"({"k8s_profiles": {}})", "k8s_profiles: must be an array"},
       {R"({"k8s_profiles": [{"numNsp": 1, "numVc": 1}]})", "k8s_profiles[0].name: missing"},
-      {R"({"k8s_profiles": [{"name": "Big NSP", "numNsp": 1, "numVc": 1}]})", "k8s_profiles[0].name: \"Big NSP\" is not a resource name"},
-      {R"({"k8s_profiles": [{"name": "a-very-long-profile-name-x", "numNsp": 1, "numVc": 1}]})", "k8s_profiles[0].name"},
+      {R"({"k8s_profiles": [{"name": "Big NSP", "numNsp": 1, "numVc": 1}]})",
+       "k8s_profiles[0].name: \"Big NSP\" is not a resource name"},
+      {R"({"k8s_profiles": [{"name": "a-very-long-profile-name-x", "numNsp": 1, "numVc": 1}]})",
+       "k8s_profiles[0].name"},
       {R"({"k8s_profiles": [{"name": "qaic", "numNsp": 1, "numVc": 1}]})", "whole-device resource"},
       {R"({"k8s_profiles": [{"name": "p", "numNsp": 0, "numVc": 1}]})", "k8s_profiles[0].numNsp: must be at least 1"},
       {R"({"k8s_profiles": [{"name": "p", "numNsp": 1}]})", "k8s_profiles[0].numVc: must be at least 1"},
       {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1, "nsp": 2}]})", "k8s_profiles[0].nsp: unknown field"},
-      {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1, "devices": []}]})", "k8s_profiles[0].devices: must be"},
-      {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1, "devices": [100]}]})", "k8s_profiles[0].devices[0]: must be a device index below 100"},
+      {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1, "devices": []}]})",
+       "k8s_profiles[0].devices: must be"},
+      {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1, "devices": [100]}]})",
+       "k8s_profiles[0].devices[0]: must be a device index below 100"},
       {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1, "devices": [1, 1]}]})", "device 1 named twice"},
-      {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1, "per_device": 0}]})", "k8s_profiles[0].per_device: must be an integer in 1..64"},
+      {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1, "per_device": 0}]})",
+       "k8s_profiles[0].per_device: must be an integer in 1..64"},
       {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1}, {"name": "p", "numNsp": 2, "numVc": 1, "devices": [0]}]})",
        "k8s_profiles[1].name: \"p\" used twice"},
       {R"({"k8s_profiles": [{"name": "p", "numNsp": 1, "numVc": 1, "devices": [0]}, {"name": "q", "numNsp": 2, "numVc": 1, "devices": [0]}]})",

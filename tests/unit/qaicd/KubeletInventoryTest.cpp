@@ -46,7 +46,8 @@ std::string refusalOf(const std::variant<std::vector<std::string>, Refusal>& res
 TEST(KubeletInventoryTest, AllocateOnTheRealRootIsTheDeviceNodeAndItsIndex) {
   Inventory inventory;
   inventory.root = "/";
-  ResourceInventory whole{"qualcomm.com/qaic", false, {Unit{"0000:01:00.0", true, 0, 0, 0}, Unit{"0000:02:00.0", true, 0, 1, 1}}};
+  ResourceInventory whole{
+      "qualcomm.com/qaic", false, {Unit{"0000:01:00.0", true, 0, 0, 0}, Unit{"0000:02:00.0", true, 0, 1, 1}}};
   auto result = allocateContainer(inventory, whole, {"0000:02:00.0", "0000:01:00.0"});
   ASSERT_TRUE(std::holds_alternative<ContainerAllocation>(result));
   const auto& a = std::get<ContainerAllocation>(result);
@@ -107,9 +108,11 @@ TEST(KubeletInventoryTest, AllocateRefusalsNameTheIdAndTheResource) {
     ADD_FAILURE() << "allocated";
     return Refusal{};
   };
-  EXPECT_NE(refused({"dev0-p-0", "zzz"}).message.find("unknown device ID \"zzz\" for qualcomm.com/p"), std::string::npos);
+  EXPECT_NE(refused({"dev0-p-0", "zzz"}).message.find("unknown device ID \"zzz\" for qualcomm.com/p"),
+            std::string::npos);
   EXPECT_NE(refused({"dev0-p-0", "dev0-p-0"}).message.find("\"dev0-p-0\" is named twice"), std::string::npos);
-  EXPECT_NE(refused({"a", "b", "c"}).message.find("3 qualcomm.com/p devices requested, but this node has 2"), std::string::npos);
+  EXPECT_NE(refused({"a", "b", "c"}).message.find("3 qualcomm.com/p devices requested, but this node has 2"),
+            std::string::npos);
   EXPECT_EQ(refused({}).code, Refusal::Code::InvalidArgument);
   // A partition that is not on its device right now (a reset ended it) cannot be handed out.
   const Refusal missing = refused({"dev0-p-1"});
@@ -153,11 +156,15 @@ TEST(KubeletInventoryTest, PreferredAllocationRefusals) {
   const ResourceInventory r = partitions();
   const auto all = idsOf(r);
   EXPECT_NE(refusalOf(preferredAllocation(r, all, {}, 0)).find("allocation_size: 0"), std::string::npos);
-  EXPECT_NE(refusalOf(preferredAllocation(r, {"dev0-p-0"}, {}, 2)).find("more than the 1 available"), std::string::npos);
-  EXPECT_NE(refusalOf(preferredAllocation(r, {"dev0-p-0", "nope"}, {}, 1)).find("unknown device ID \"nope\""), std::string::npos);
-  EXPECT_NE(refusalOf(preferredAllocation(r, {"dev0-p-0"}, {"dev1-p-0"}, 1)).find("not among available"), std::string::npos);
+  EXPECT_NE(refusalOf(preferredAllocation(r, {"dev0-p-0"}, {}, 2)).find("more than the 1 available"),
+            std::string::npos);
+  EXPECT_NE(refusalOf(preferredAllocation(r, {"dev0-p-0", "nope"}, {}, 1)).find("unknown device ID \"nope\""),
+            std::string::npos);
+  EXPECT_NE(refusalOf(preferredAllocation(r, {"dev0-p-0"}, {"dev1-p-0"}, 1)).find("not among available"),
+            std::string::npos);
   EXPECT_NE(refusalOf(preferredAllocation(r, {"dev0-p-0", "dev0-p-0"}, {}, 1)).find("named twice"), std::string::npos);
-  EXPECT_NE(refusalOf(preferredAllocation(r, all, {"dev1-p-0", "dev1-p-1"}, 1)).find("exceed allocation_size"), std::string::npos);
+  EXPECT_NE(refusalOf(preferredAllocation(r, all, {"dev1-p-0", "dev1-p-1"}, 1)).find("exceed allocation_size"),
+            std::string::npos);
   std::vector<std::string> flood(10'000, "x");
   EXPECT_NE(refusalOf(preferredAllocation(r, flood, {}, 1)).find("10000 available_deviceIDs"), std::string::npos);
 }

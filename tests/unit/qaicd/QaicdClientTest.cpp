@@ -13,8 +13,8 @@
 #include <future>
 #include <thread>
 
-#include "qaicd/QaicdClient.hpp"
 #include "TempDir.hpp"
+#include "qaicd/QaicdClient.hpp"
 
 namespace qaic::qaicd {
 namespace {
@@ -100,8 +100,9 @@ TEST(QaicdClientTest, TheDaemonsRefusalKeepsItsErrnoAndMessage) {
   ScriptedServer server;
   server.serve([](int fd) {
     ScriptedServer::readLine(fd);
-    ScriptedServer::write(fd, "{\"id\":1,\"ok\":false,\"error\":{\"code\":\"ENOSPC\",\"errno\":28,"
-                              "\"message\":\"device 0: numNsp: 12 requested, 4 free\"}}\n");
+    ScriptedServer::write(fd,
+                          "{\"id\":1,\"ok\":false,\"error\":{\"code\":\"ENOSPC\",\"errno\":28,"
+                          "\"message\":\"device 0: numNsp: 12 requested, 4 free\"}}\n");
   });
   auto client = QaicdClient::connect(server.path());
   ASSERT_TRUE(client);

@@ -29,7 +29,6 @@ NetworkBuffer buffer(std::string name, bool isInput, Dims dims, bool partial = f
 
 class BatchJsonTest : public ::testing::Test {
  protected:
-
   void writeFile(const std::string& name, std::size_t bytes) {
     std::ofstream out(dir_ / name, std::ios::binary);
     std::string data(bytes, '\x5a');
@@ -57,8 +56,8 @@ class BatchJsonTest : public ::testing::Test {
   }
   // Seed 000 "Non-Specialized Network with Partial Buffers".
   static std::vector<NetworkBuffer> partialNetwork() {
-    return {buffer("in0", true, {32}, true, true), buffer("in1", true, {128}),
-            buffer("out0", false, {64}, true, true), buffer("out1", false, {32}, true, true)};
+    return {buffer("in0", true, {32}, true, true), buffer("in1", true, {128}), buffer("out0", false, {64}, true, true),
+            buffer("out1", false, {32}, true, true)};
   }
   // Seed 000 "Specialized Network".
   static std::vector<NetworkBuffer> specializedNetwork() {
@@ -82,7 +81,8 @@ TEST_F(BatchJsonTest, RegularNetworkTwoInferencesInAnyOrder) {
     [ { "path":"input1.raw", "data-type": "int", "io-direction":"in", "map-to":"in1" },
       { "path":"output.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" },
       { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" } ]
-  ]})", regularNetwork(), true);
+  ]})",
+                   regularNetwork(), true);
   ASSERT_EQ(spec.sets.size(), 2u);
   for (const IoSet& set : spec.sets) {
     ASSERT_EQ(set.buffers.size(), 3u);
@@ -103,14 +103,18 @@ TEST_F(BatchJsonTest, PartialOutputDimsWithinMaximum) {
     { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" },
     { "path":"input1.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
     { "path":"output0.raw", "dims":[60], "data-type": "float", "io-direction":"out", "map-to":"out0" }
-  ]]})", partialNetwork(), true);
+  ]]})",
+                   partialNetwork(), true);
   EXPECT_EQ(spec.sets[0].buffers[2]->dims, Dims{60});
   EXPECT_EQ(spec.sets[0].buffers[2]->bytes(), 240u);
   EXPECT_NE(errorOf(R"({"IO-files": [[
     { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" },
     { "path":"input1.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
     { "path":"output0.raw", "dims":[65], "data-type": "float", "io-direction":"out", "map-to":"out0" }
-  ]]})", partialNetwork()).find("IO set 0, entry 2, field \"dims\""), std::string::npos);
+  ]]})",
+                    partialNetwork())
+                .find("IO set 0, entry 2, field \"dims\""),
+            std::string::npos);
 }
 
 TEST_F(BatchJsonTest, SpecializedSetsUseDifferentShapes) {
@@ -127,7 +131,8 @@ TEST_F(BatchJsonTest, SpecializedSetsUseDifferentShapes) {
       { "path":"b_in0.raw", "dims":[1,1], "data-type": "float", "io-direction":"in", "map-to":"in0" },
       { "path":"output1.raw", "dims":[1,4], "data-type": "float", "io-direction":"out", "map-to":"out1" },
       { "path":"output0.raw", "dims":[1,3], "data-type": "float", "io-direction":"out", "map-to":"out0" } ]
-  ]})", specializedNetwork());
+  ]})",
+                   specializedNetwork());
   EXPECT_EQ(spec.sets[1].buffers[0]->dims, (Dims{1, 1}));
   EXPECT_EQ(spec.sets[1].buffers[3]->dims, (Dims{1, 4}));
   EXPECT_NE(errorOf(R"({"IO-files": [[
@@ -135,7 +140,9 @@ TEST_F(BatchJsonTest, SpecializedSetsUseDifferentShapes) {
       { "path":"b_in0.raw", "dims":[1,1], "data-type": "float", "io-direction":"in", "map-to":"in0" },
       { "path":"output1.raw", "dims":[1,4], "data-type": "float", "io-direction":"out", "map-to":"out1" },
       { "path":"output0.raw", "dims":[1,3], "data-type": "float", "io-direction":"out", "map-to":"out0" } ]]})",
-                    specializedNetwork()).find("entry 0, field \"dims\""), std::string::npos);
+                    specializedNetwork())
+                .find("entry 0, field \"dims\""),
+            std::string::npos);
 }
 
 TEST_F(BatchJsonTest, SelectiveIoDropsOnlyWhatTheDescriptorAllows) {
@@ -143,7 +150,8 @@ TEST_F(BatchJsonTest, SelectiveIoDropsOnlyWhatTheDescriptorAllows) {
   auto spec = load(R"({"IO-files": [[
     { "path":"input1.raw", "dims":[1,128], "data-type": "float", "io-direction":"in", "map-to":"in1" },
     { "path":"output1.raw", "dims":[1,32], "data-type": "float", "io-direction":"out", "map-to":"out1" }
-  ]]})", specializedNetwork());
+  ]]})",
+                   specializedNetwork());
   EXPECT_FALSE(spec.sets[0].buffers[0].has_value());
   EXPECT_FALSE(spec.sets[0].buffers[2].has_value());
 
@@ -155,7 +163,8 @@ TEST_F(BatchJsonTest, SelectiveIoDropsOnlyWhatTheDescriptorAllows) {
       { "path":"output1.raw", "dims":[30], "data-type": "float", "io-direction":"out", "map-to":"out1" } ],
     [ { "path":"in1_full.raw", "data-type": "float", "io-direction":"in", "map-to":"in1" },
       { "path":"output1.raw", "dims":[0], "data-type": "float", "io-direction":"out", "map-to":"out1" } ]
-  ]})", partialNetwork());
+  ]})",
+                    partialNetwork());
   EXPECT_TRUE(mixed.sets[0].buffers[0].has_value());
   EXPECT_FALSE(mixed.sets[1].buffers[0].has_value());
   EXPECT_EQ(mixed.sets[1].buffers[3]->bytes(), 0u);
@@ -163,7 +172,9 @@ TEST_F(BatchJsonTest, SelectiveIoDropsOnlyWhatTheDescriptorAllows) {
   // in1 is regular: it can never be dropped.
   EXPECT_NE(errorOf(R"({"IO-files": [[
     { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" }
-  ]]})", partialNetwork()).find("IO set 0, entry (none), field \"map-to\": network buffer 'in1'"),
+  ]]})",
+                    partialNetwork())
+                .find("IO set 0, entry (none), field \"map-to\": network buffer 'in1'"),
             std::string::npos);
 }
 
@@ -180,38 +191,64 @@ TEST_F(BatchJsonTest, EveryMalformedCaseNamesSetEntryAndField) {
   EXPECT_NE(errorOf("5e0555000500#", net).find("not valid JSON"), std::string::npos);
   EXPECT_NE(errorOf(R"({"files": []})", net).find("\"IO-files\""), std::string::npos);
   EXPECT_NE(errorOf(bad(R"({ "data-type": "float", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("IO set 0, entry 1, field \"path\": missing"), std::string::npos);
+                .find("IO set 0, entry 1, field \"path\": missing"),
+            std::string::npos);
   EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type": "double", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("entry 1, field \"data-type\": unknown data type"), std::string::npos);
+                .find("entry 1, field \"data-type\": unknown data type"),
+            std::string::npos);
   EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"data-type\": missing"), std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "elem-size": 2, "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"elem-size\": 2 disagrees with data-type"), std::string::npos);
+                .find("field \"data-type\": missing"),
+            std::string::npos);
+  EXPECT_NE(
+      errorOf(
+          bad(R"({ "path":"input0.raw", "data-type":"float", "elem-size": 2, "io-direction":"in", "map-to":"in0" })"),
+          net)
+          .find("field \"elem-size\": 2 disagrees with data-type"),
+      std::string::npos);
   EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"int64_t", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"data-type\": element size 8 but network buffer 'in0' has 4"), std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "dims":[1,1,1,1,1,1,1,1,4], "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"dims\": 9 entries (1 to 8 allowed)"), std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "dims":[], "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"dims\": empty array"), std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "dims":[5], "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"dims\""), std::string::npos);
+                .find("field \"data-type\": element size 8 but network buffer 'in0' has 4"),
+            std::string::npos);
+  EXPECT_NE(
+      errorOf(
+          bad(R"({ "path":"input0.raw", "dims":[1,1,1,1,1,1,1,1,4], "data-type":"float", "io-direction":"in", "map-to":"in0" })"),
+          net)
+          .find("field \"dims\": 9 entries (1 to 8 allowed)"),
+      std::string::npos);
+  EXPECT_NE(
+      errorOf(bad(R"({ "path":"input0.raw", "dims":[], "data-type":"float", "io-direction":"in", "map-to":"in0" })"),
+              net)
+          .find("field \"dims\": empty array"),
+      std::string::npos);
+  EXPECT_NE(
+      errorOf(bad(R"({ "path":"input0.raw", "dims":[5], "data-type":"float", "io-direction":"in", "map-to":"in0" })"),
+              net)
+          .find("field \"dims\""),
+      std::string::npos);
   EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"inX" })"), net)
-                .find("field \"map-to\": no network buffer named 'inX'"), std::string::npos);
+                .find("field \"map-to\": no network buffer named 'inX'"),
+            std::string::npos);
   EXPECT_NE(errorOf(bad(ok1), net).find("entry 1, field \"map-to\": 'in1' appears twice"), std::string::npos);
   EXPECT_NE(errorOf(bad(R"({ "path":"missing.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"path\": cannot read file"), std::string::npos);
+                .find("field \"path\": cannot read file"),
+            std::string::npos);
   EXPECT_NE(errorOf(bad(R"({ "path":"short.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
                 .find("field \"path\": '" + (dir_ / "short.raw").string() + "' has 12 bytes, expected 16"),
             std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"in0", "skip-validation": true })"), net)
-                .find("field \"skip-validation\": valid only on output entries"), std::string::npos);
+  EXPECT_NE(
+      errorOf(
+          bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"in0", "skip-validation": true })"),
+          net)
+          .find("field \"skip-validation\": valid only on output entries"),
+      std::string::npos);
   EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"up", "map-to":"in0" })"), net)
-                .find("field \"io-direction\""), std::string::npos);
+                .find("field \"io-direction\""),
+            std::string::npos);
   EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"out", "map-to":"in0" })"), net)
-                .find("field \"io-direction\": 'in0' is an input"), std::string::npos);
+                .find("field \"io-direction\": 'in0' is an input"),
+            std::string::npos);
   // Output files matter only when -c compares them.
   const std::string withOutput = R"({"IO-files": [[)" + ok1 +
-      R"(, { "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" },
+                                 R"(, { "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" },
            { "path":"nothere.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" }]]})";
   EXPECT_EQ(errorOf(withOutput, net), "(no error)");
   EXPECT_NE(errorOf(withOutput, net, true).find("entry 2, field \"path\": cannot read file"), std::string::npos);

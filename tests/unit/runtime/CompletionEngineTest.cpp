@@ -63,7 +63,8 @@ class CompletionEngineTest : public ::testing::Test {
 };
 
 TEST_F(CompletionEngineTest, TheEventfdBecomesNonBlocking) {
-  CompletionEngine engine(fd_, [] {}, [] { return CompletionEngine::Clock::time_point::max(); });
+  CompletionEngine engine(
+      fd_, [] {}, [] { return CompletionEngine::Clock::time_point::max(); });
   EXPECT_NE(::fcntl(fd_, F_GETFL) & O_NONBLOCK, 0);
 }
 
@@ -72,8 +73,8 @@ TEST_F(CompletionEngineTest, TheEventfdBecomesNonBlocking) {
 // earlier completion does). The loop then finds a completion and an empty counter; it must go
 // on waking, not sleep in read() until the device happens to signal again.
 TEST_F(CompletionEngineTest, AnInterruptWhoseCountWasAlreadyTakenDoesNotParkTheLoop) {
-  CompletionEngine engine(fd_, [&] { recorder_.onWake(); },
-                          [] { return CompletionEngine::Clock::time_point::max(); });
+  CompletionEngine engine(
+      fd_, [&] { recorder_.onWake(); }, [] { return CompletionEngine::Clock::time_point::max(); });
   signal();
   ASSERT_TRUE(recorder_.waitForWakes(1, 20s));
   signal();  // the poll posts a completion for this wake-up...

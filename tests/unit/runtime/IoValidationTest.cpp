@@ -90,8 +90,8 @@ std::vector<BufferShapeRules> specializedNetwork() {
 
 TEST(IoValidation, SpecializedSetMatchesOneCombination) {
   const auto rules = specializedNetwork();
-  auto shape = validateIoSet(rules, {entry(4, IoDims{1, 1}), entry(8, IoDims{1, 2}),
-                                     entry(12, IoDims{1, 3}), entry(16, IoDims{1, 4})});
+  auto shape = validateIoSet(
+      rules, {entry(4, IoDims{1, 1}), entry(8, IoDims{1, 2}), entry(12, IoDims{1, 3}), entry(16, IoDims{1, 4})});
   EXPECT_EQ(shape.specialization, 1);
   EXPECT_EQ(shape.dims[2], (IoDims{1, 3}));
   shape = validateIoSet(rules, {entry(128, IoDims{1, 32}), entry(512), entry(256), entry(128)});
@@ -106,8 +106,8 @@ TEST(IoValidation, SpecializedBufferOutsideTheAllowedShapesIsRefused) {
 
 TEST(IoValidation, SpecializedSetMixingCombinationsIsRefused) {
   try {
-    validateIoSet(specializedNetwork(), {entry(128, IoDims{1, 32}), entry(8, IoDims{1, 2}),
-                                         entry(12, IoDims{1, 3}), entry(16, IoDims{1, 4})});
+    validateIoSet(specializedNetwork(), {entry(128, IoDims{1, 32}), entry(8, IoDims{1, 2}), entry(12, IoDims{1, 3}),
+                                         entry(16, IoDims{1, 4})});
     FAIL() << "mixed combinations accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), QS_BUFFER_DIMS);

@@ -26,8 +26,7 @@ ProgramLayout layout() {
   l.doneSemaphore = 3;
   l.requestDescriptorOffset = 0;
   l.responseDescriptorOffset = 4096;
-  l.buffers = {staged("in0", true, 8192, 4096), staged("in1", true, 12288, 8192),
-               staged("out0", false, 16384, 0)};
+  l.buffers = {staged("in0", true, 8192, 4096), staged("in1", true, 12288, 8192), staged("out0", false, 16384, 0)};
   for (uint32_t i = 0; i < l.buffers.size(); ++i) l.buffers[i].mappingIndex = i;
   l.responseDescriptorStaging = 4096;
   l.elementsPerRequest = 5;
