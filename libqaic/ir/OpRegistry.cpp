@@ -45,419 +45,153 @@ ParamSpec padding() { return ints("padding", Bound::NonNegative, LengthRule::Fix
 std::vector<OpSpec> buildRegistry() {
   std::vector<OpSpec> specs;
   auto add = [&specs](OpSpec spec) { specs.push_back(std::move(spec)); };
+  // One row per operator, kept as rows for reading across: name, inputs, outputs, params,
+  // structural check, shape rule, host only, extension, the shape rule in words.
+  // clang-format off
   // LightNet's operators.
-  add({"create",
-       {},
-       {"dst"},
+  add({"create", {}, {"dst"},
        {dtype(), ints("dims", Bound::Positive, LengthRule::UpToMaxRank),
-        numbers("ran", Bound::None, LengthRule::Fixed, 2), numbers("data", Bound::None, LengthRule::Any),
-        boolean("from_file")},
-       checkCreate,
-       shapeCreate,
-       false,
-       false,
-       "dst: dtype, dims"});
-  add({"zeros",
-       {},
-       {"dst"},
-       {dtype(), ints("dims", Bound::Positive, LengthRule::UpToMaxRank)},
-       nullptr,
-       shapeCreate,
-       false,
-       false,
-       "dst: dtype, dims (all zero)"});
-  add({"arange",
-       {},
-       {"dst"},
-       {dtype(), number("start"), number("stop"), number("step")},
-       checkArange,
-       shapeArange,
-       false,
-       false,
-       "dst: [ceil((stop-start)/step)], dtype"});
-  add({"slice",
-       {"src"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative), integer("start", Bound::NonNegative), integer("len", Bound::Positive)},
-       nullptr,
-       shapeSlice,
-       false,
-       false,
-       "src dims with dims[axis] = len"});
+        numbers("ran", Bound::None, LengthRule::Fixed, 2),
+        numbers("data", Bound::None, LengthRule::Any), boolean("from_file")},
+       checkCreate, shapeCreate, false, false, "dst: dtype, dims"});
+  add({"zeros", {}, {"dst"}, {dtype(), ints("dims", Bound::Positive, LengthRule::UpToMaxRank)},
+       nullptr, shapeCreate, false, false, "dst: dtype, dims (all zero)"});
+  add({"arange", {}, {"dst"}, {dtype(), number("start"), number("stop"), number("step")},
+       checkArange, shapeArange, false, false, "dst: [ceil((stop-start)/step)], dtype"});
+  add({"slice", {"src"}, {"dst"},
+       {integer("axis", Bound::NonNegative), integer("start", Bound::NonNegative),
+        integer("len", Bound::Positive)},
+       nullptr, shapeSlice, false, false, "src dims with dims[axis] = len"});
   add({"print", {"src"}, {}, {string("msg")}, nullptr, shapeNone, true, false, "(no output)"});
-  add({"fprint", {"src"}, {}, {string("msg"), string("file")}, nullptr, shapeNone, true, false, "(no output)"});
-  add({"reshape",
-       {"src"},
-       {"dst"},
-       {ints("dims", Bound::AtLeastOne, LengthRule::UpToMaxRank)},
-       nullptr,
-       shapeReshape,
-       false,
-       false,
-       "dims (same element count)"});
-  add({"transpose",
-       {"src"},
-       {"dst"},
-       {ints("axes", Bound::NonNegative, LengthRule::Rank)},
-       checkTranspose,
-       shapeTranspose,
-       false,
-       false,
-       "dst.dims[i] = src.dims[axes[i]]"});
-  add({"concat",
-       {"src1", "src2"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative)},
-       nullptr,
-       shapeConcat,
-       false,
-       false,
-       "src1 dims with dims[axis] summed"});
-  add({"elew",
-       {"src1", "src2"},
-       {"dst"},
-       {oneOf("elew_op", values(kElewOps))},
-       nullptr,
-       shapeElew,
-       false,
-       false,
-       "src1 dims (src2 identical)"});
+  add({"fprint", {"src"}, {}, {string("msg"), string("file")}, nullptr, shapeNone, true, false,
+       "(no output)"});
+  add({"reshape", {"src"}, {"dst"}, {ints("dims", Bound::AtLeastOne, LengthRule::UpToMaxRank)},
+       nullptr, shapeReshape, false, false, "dims (same element count)"});
+  add({"transpose", {"src"}, {"dst"}, {ints("axes", Bound::NonNegative, LengthRule::Rank)},
+       checkTranspose, shapeTranspose, false, false, "dst.dims[i] = src.dims[axes[i]]"});
+  add({"concat", {"src1", "src2"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr,
+       shapeConcat, false, false, "src1 dims with dims[axis] summed"});
+  add({"elew", {"src1", "src2"}, {"dst"}, {oneOf("elew_op", values(kElewOps))}, nullptr,
+       shapeElew, false, false, "src1 dims (src2 identical)"});
   add({"relu", {"src"}, {"dst"}, {}, nullptr, shapeSame, false, false, "src dims"});
-  add({"lrelu", {"src"}, {"dst"}, {number("negslope")}, nullptr, shapeSame, false, false, "src dims"});
+  add({"lrelu", {"src"}, {"dst"}, {number("negslope")}, nullptr, shapeSame, false, false,
+       "src dims"});
   add({"sigmoid", {"src"}, {"dst"}, {}, nullptr, shapeSame, false, false, "src dims"});
-  add({"softmax",
-       {"src"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative)},
-       nullptr,
-       shapeAxis,
-       false,
-       false,
-       "src dims"});
-  add({"conv2d",
-       {"src", "weight", "bias"},
-       {"dst"},
-       {integer("group", Bound::AtLeastOne), pair("size", Bound::AtLeastOne), pair("stride", Bound::AtLeastOne),
-        padding(), pair("dilation", Bound::AtLeastOne), autopad()},
-       nullptr,
-       shapeConv2d,
-       false,
-       false,
-       "[N, out_c, outH, outW]"});
-  add({"deconv2d",
-       {"src", "weight", "bias"},
-       {"dst"},
-       {integer("group", Bound::AtLeastOne), pair("size", Bound::AtLeastOne), pair("stride", Bound::AtLeastOne),
-        ints("output_dims", Bound::None, LengthRule::Fixed, 4), padding(), pair("output_padding", Bound::NonNegative),
-        pair("dilation", Bound::AtLeastOne), autopad()},
-       nullptr,
-       shapeDeconv2d,
-       false,
-       false,
-       "[N, weight.dims[1]*group, outH, outW]"});
+  add({"softmax", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeAxis,
+       false, false, "src dims"});
+  add({"conv2d", {"src", "weight", "bias"}, {"dst"},
+       {integer("group", Bound::AtLeastOne), pair("size", Bound::AtLeastOne),
+        pair("stride", Bound::AtLeastOne), padding(), pair("dilation", Bound::AtLeastOne),
+        autopad()},
+       nullptr, shapeConv2d, false, false, "[N, out_c, outH, outW]"});
+  add({"deconv2d", {"src", "weight", "bias"}, {"dst"},
+       {integer("group", Bound::AtLeastOne), pair("size", Bound::AtLeastOne),
+        pair("stride", Bound::AtLeastOne), ints("output_dims", Bound::None, LengthRule::Fixed, 4),
+        padding(), pair("output_padding", Bound::NonNegative), pair("dilation", Bound::AtLeastOne),
+        autopad()},
+       nullptr, shapeDeconv2d, false, false, "[N, weight.dims[1]*group, outH, outW]"});
   for (std::string_view pool : {"maxpool2d", "avgpool2d"}) {
-    add({pool,
-         {"src"},
-         {"dst"},
+    add({pool, {"src"}, {"dst"},
          {pair("size", Bound::AtLeastOne), pair("stride", Bound::AtLeastOne), padding(), autopad()},
-         checkPool,
-         shapePool2d,
-         false,
-         false,
-         "[N, C, outH, outW]"});
+         checkPool, shapePool2d, false, false, "[N, C, outH, outW]"});
   }
-  add({"batchnorm",
-       {"src", "scale", "offset", "mean", "var"},
-       {"dst"},
-       {number("epsilon", Bound::Positive)},
-       nullptr,
-       shapeBatchnorm,
-       false,
-       false,
-       "src dims"});
-  add({"upsample",
-       {"src"},
-       {"dst"},
+  add({"batchnorm", {"src", "scale", "offset", "mean", "var"}, {"dst"},
+       {number("epsilon", Bound::Positive)}, nullptr, shapeBatchnorm, false, false, "src dims"});
+  add({"upsample", {"src"}, {"dst"},
        {oneOf("mode", values(kResizeModes)), numbers("scales", Bound::Positive, LengthRule::Rank)},
-       nullptr,
-       shapeUpsample,
-       false,
-       false,
-       "dims[i] = floor(scales[i]*dims[i])"});
-  add({"resize",
-       {"src"},
-       {"dst"},
+       nullptr, shapeUpsample, false, false, "dims[i] = floor(scales[i]*dims[i])"});
+  add({"resize", {"src"}, {"dst"},
        {oneOf("mode", values(kResizeModes)), ints("dims", Bound::AtLeastOne, LengthRule::Rank)},
-       nullptr,
-       shapeResize,
-       false,
-       false,
-       "dims"});
-  add({"maxreduce",
-       {"src"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative)},
-       nullptr,
-       shapeMaxreduce,
-       false,
-       false,
-       "src dims with dims[axis] = 1"});
-  add({"maxreduce_arg",
-       {"src"},
-       {"dst", "arg"},
-       {integer("axis", Bound::NonNegative)},
-       nullptr,
-       shapeMaxreduceArg,
-       false,
-       false,
-       "dst and arg (TL_INT32): src dims with dims[axis] = 1"});
-  add({"dot_product", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeDotProduct, false, false, "[1]"});
-  add({"submean",
-       {"src"},
-       {"dst"},
-       {numbers("mean", Bound::None, LengthRule::Fixed, 3), dtype()},
-       nullptr,
-       shapeSubmean,
-       false,
-       false,
-       "[C, H, W] of dtype"});
-  add({"rearange",
-       {"src"},
-       {"dst"},
-       {number("start"), number("stop"), number("step")},
-       nullptr,
-       shapeVector,
-       false,
-       false,
-       "src dims (1-D)"});
-  add({"pick1d",
-       {"src", "src_index"},
-       {"dst"},
-       {integer("len", Bound::AtLeastOne), integer("stride", Bound::AtLeastOne)},
-       nullptr,
-       shapePick1d,
-       false,
-       false,
-       "[len*stride]"});
-  add({"sort1d",
-       {"src_key"},
-       {"dst_key"},
-       {oneOf("dir", values(kSortDirs))},
-       nullptr,
-       shapeVector,
-       false,
-       false,
-       "src_key dims (1-D)"});
+       nullptr, shapeResize, false, false, "dims"});
+  add({"maxreduce", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr,
+       shapeMaxreduce, false, false, "src dims with dims[axis] = 1"});
+  add({"maxreduce_arg", {"src"}, {"dst", "arg"}, {integer("axis", Bound::NonNegative)}, nullptr,
+       shapeMaxreduceArg, false, false, "dst and arg (TL_INT32): src dims with dims[axis] = 1"});
+  add({"dot_product", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeDotProduct, false, false,
+       "[1]"});
+  add({"submean", {"src"}, {"dst"},
+       {numbers("mean", Bound::None, LengthRule::Fixed, 3), dtype()}, nullptr, shapeSubmean,
+       false, false, "[C, H, W] of dtype"});
+  add({"rearange", {"src"}, {"dst"}, {number("start"), number("stop"), number("step")}, nullptr,
+       shapeVector, false, false, "src dims (1-D)"});
+  add({"pick1d", {"src", "src_index"}, {"dst"},
+       {integer("len", Bound::AtLeastOne), integer("stride", Bound::AtLeastOne)}, nullptr,
+       shapePick1d, false, false, "[len*stride]"});
+  add({"sort1d", {"src_key"}, {"dst_key"}, {oneOf("dir", values(kSortDirs))}, nullptr,
+       shapeVector, false, false, "src_key dims (1-D)"});
   // Project extensions.
-  add({"matmul", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeMatmul, false, true, "NumPy matmul shape"});
-  add({"gemm",
-       {"a", "b", "c"},
-       {"dst"},
-       {number("alpha"), number("beta"), boolean("trans_a"), boolean("trans_b")},
-       nullptr,
-       shapeGemm,
-       false,
-       true,
-       "[M, N]"});
-  add({"elew_bcast",
-       {"src1", "src2"},
-       {"dst"},
-       {oneOf("elew_op", values(kElewBcastOps))},
-       nullptr,
-       shapeElewBcast,
-       false,
-       true,
-       "broadcast of src1 and src2 dims"});
-  add({"clip", {"src"}, {"dst"}, {number("min"), number("max")}, checkClip, shapeSame, false, true, "src dims"});
-  add({"global_avgpool", {"src"}, {"dst"}, {}, nullptr, shapeGlobalAvgpool, false, true, "[N, C, 1, ..., 1]"});
-  add({"pad",
-       {"src"},
-       {"dst"},
-       {ints("pads", Bound::NonNegative, LengthRule::TwiceRank), oneOf("mode", values(kPadModes)), number("value")},
-       nullptr,
-       shapePad,
-       false,
-       true,
-       "dims[i] + pads[i] + pads[i+ndim]"});
-  add({"flatten",
-       {"src"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative)},
-       nullptr,
-       shapeFlatten,
-       false,
-       true,
-       "[prod(dims[:axis]), prod(dims[axis:])]"});
+  add({"matmul", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeMatmul, false, true,
+       "NumPy matmul shape"});
+  add({"gemm", {"a", "b", "c"}, {"dst"},
+       {number("alpha"), number("beta"), boolean("trans_a"), boolean("trans_b")}, nullptr,
+       shapeGemm, false, true, "[M, N]"});
+  add({"elew_bcast", {"src1", "src2"}, {"dst"}, {oneOf("elew_op", values(kElewBcastOps))}, nullptr,
+       shapeElewBcast, false, true, "broadcast of src1 and src2 dims"});
+  add({"clip", {"src"}, {"dst"}, {number("min"), number("max")}, checkClip, shapeSame, false,
+       true, "src dims"});
+  add({"global_avgpool", {"src"}, {"dst"}, {}, nullptr, shapeGlobalAvgpool, false, true,
+       "[N, C, 1, ..., 1]"});
+  add({"pad", {"src"}, {"dst"},
+       {ints("pads", Bound::NonNegative, LengthRule::TwiceRank), oneOf("mode", values(kPadModes)),
+        number("value")},
+       nullptr, shapePad, false, true, "dims[i] + pads[i] + pads[i+ndim]"});
+  add({"flatten", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeFlatten,
+       false, true, "[prod(dims[:axis]), prod(dims[axis:])]"});
   add({"cast", {"src"}, {"dst"}, {dtype()}, nullptr, shapeCast, false, true, "src dims, dtype"});
-  add({"gather",
-       {"src", "indices"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative)},
-       nullptr,
-       shapeGather,
-       false,
-       true,
-       "src.dims[:axis] + indices.dims + src.dims[axis+1:]"});
-  add({"unary",
-       {"src"},
-       {"dst"},
-       {oneOf("func", values(kUnaryFuncs)), number("alpha"), number("beta")},
-       nullptr,
-       shapeUnary,
-       false,
-       true,
-       "src dims"});
-  add({"compare",
-       {"src1", "src2"},
-       {"dst"},
-       {oneOf("compare_op", values(kCompareOps))},
-       nullptr,
-       shapeCompare,
-       false,
-       true,
-       "TL_BOOL, broadcast of src1 and src2 dims"});
-  add({"logical",
-       {"src1", "src2"},
-       {"dst"},
-       {oneOf("logical_op", values(kLogicalOps))},
-       nullptr,
-       shapeLogical,
-       false,
-       true,
-       "TL_BOOL, broadcast of src1 and src2 dims"});
-  add({"where",
-       {"condition", "src1", "src2"},
-       {"dst"},
-       {},
-       nullptr,
-       shapeWhere,
-       false,
-       true,
+  add({"gather", {"src", "indices"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeGather,
+       false, true, "src.dims[:axis] + indices.dims + src.dims[axis+1:]"});
+  add({"unary", {"src"}, {"dst"},
+       {oneOf("func", values(kUnaryFuncs)), number("alpha"), number("beta")}, nullptr, shapeUnary,
+       false, true, "src dims"});
+  add({"compare", {"src1", "src2"}, {"dst"}, {oneOf("compare_op", values(kCompareOps))}, nullptr,
+       shapeCompare, false, true, "TL_BOOL, broadcast of src1 and src2 dims"});
+  add({"logical", {"src1", "src2"}, {"dst"}, {oneOf("logical_op", values(kLogicalOps))}, nullptr,
+       shapeLogical, false, true, "TL_BOOL, broadcast of src1 and src2 dims"});
+  add({"where", {"condition", "src1", "src2"}, {"dst"}, {}, nullptr, shapeWhere, false, true,
        "src1 dtype, broadcast of the three dims"});
-  add({"reduce",
-       {"src"},
-       {"dst"},
-       {oneOf("reduce_op", values(kReduceOps)), ints("axes", Bound::NonNegative, LengthRule::Any), boolean("keepdims")},
-       checkAxesUnique,
-       shapeReduce,
-       false,
-       true,
-       "src dims, axes 1 (keepdims) or removed"});
-  add({"arg_reduce",
-       {"src"},
-       {"dst"},
+  add({"reduce", {"src"}, {"dst"},
+       {oneOf("reduce_op", values(kReduceOps)), ints("axes", Bound::NonNegative, LengthRule::Any),
+        boolean("keepdims")},
+       checkAxesUnique, shapeReduce, false, true, "src dims, axes 1 (keepdims) or removed"});
+  add({"arg_reduce", {"src"}, {"dst"},
        {oneOf("arg_op", values(kArgOps)), integer("axis", Bound::NonNegative), boolean("keepdims"),
         boolean("select_last_index")},
-       nullptr,
-       shapeArgReduce,
-       false,
-       true,
-       "TL_INT64, src dims with axis 1 (keepdims) or removed"});
-  add({"layernorm",
-       {"src", "scale", "bias"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative), number("epsilon", Bound::Positive)},
-       nullptr,
-       shapeLayernorm,
-       false,
-       true,
+       nullptr, shapeArgReduce, false, true, "TL_INT64, src dims with axis 1 (keepdims) or removed"});
+  add({"layernorm", {"src", "scale", "bias"}, {"dst"},
+       {integer("axis", Bound::NonNegative), number("epsilon", Bound::Positive)}, nullptr, shapeLayernorm, false,
+       true, "src dims"});
+  add({"log_softmax", {"src"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr, shapeAxis, false, true,
        "src dims"});
-  add({"log_softmax",
-       {"src"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative)},
-       nullptr,
-       shapeAxis,
-       false,
-       true,
-       "src dims"});
-  add({"strided_slice",
-       {"src"},
-       {"dst"},
+  add({"strided_slice", {"src"}, {"dst"},
        {ints("starts", Bound::None, LengthRule::Rank), ints("ends", Bound::None, LengthRule::Rank),
         ints("steps", Bound::None, LengthRule::Rank)},
-       checkSteps,
-       shapeStridedSlice,
-       false,
-       true,
-       "dims[i] = ceil((ends[i]-starts[i])/steps[i])"});
-  add({"expand",
-       {"src"},
-       {"dst"},
-       {ints("dims", Bound::AtLeastOne, LengthRule::UpToMaxRank)},
-       nullptr,
-       shapeExpand,
-       false,
-       true,
-       "dims (src broadcasts to them)"});
-  add({"tile",
-       {"src"},
-       {"dst"},
-       {ints("repeats", Bound::AtLeastOne, LengthRule::Rank)},
-       nullptr,
-       shapeTile,
-       false,
-       true,
-       "dims[i] * repeats[i]"});
-  add({"trilu", {"src"}, {"dst"}, {boolean("upper"), integer("k")}, nullptr, shapeTrilu, false, true, "src dims"});
-  add({"gather_elements",
-       {"src", "indices"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative)},
-       nullptr,
-       shapeGatherElements,
-       false,
-       true,
-       "indices dims, src dtype"});
-  add({"gather_nd",
-       {"src", "indices"},
-       {"dst"},
-       {integer("batch_dims", Bound::NonNegative)},
-       nullptr,
-       shapeGatherNd,
-       false,
-       true,
-       "indices.dims[:-1] + src.dims[batch_dims + indices.dims[-1]:]"});
-  add({"scatter_elements",
-       {"src", "indices", "updates"},
-       {"dst"},
-       {integer("axis", Bound::NonNegative), oneOf("reduction", values(kScatterReductions))},
-       nullptr,
-       shapeScatterElements,
-       false,
-       true,
+       checkSteps, shapeStridedSlice, false, true, "dims[i] = ceil((ends[i]-starts[i])/steps[i])"});
+  add({"expand", {"src"}, {"dst"}, {ints("dims", Bound::AtLeastOne, LengthRule::UpToMaxRank)}, nullptr,
+       shapeExpand, false, true, "dims (src broadcasts to them)"});
+  add({"tile", {"src"}, {"dst"}, {ints("repeats", Bound::AtLeastOne, LengthRule::Rank)}, nullptr, shapeTile,
+       false, true, "dims[i] * repeats[i]"});
+  add({"trilu", {"src"}, {"dst"}, {boolean("upper"), integer("k")}, nullptr, shapeTrilu, false, true,
        "src dims"});
-  add({"scatter_nd",
-       {"src", "indices", "updates"},
-       {"dst"},
-       {oneOf("reduction", values(kScatterReductions))},
-       nullptr,
-       shapeScatterNd,
-       false,
-       true,
-       "src dims"});
-  add({"pool",
-       {"src"},
-       {"dst"},
+  add({"gather_elements", {"src", "indices"}, {"dst"}, {integer("axis", Bound::NonNegative)}, nullptr,
+       shapeGatherElements, false, true, "indices dims, src dtype"});
+  add({"gather_nd", {"src", "indices"}, {"dst"}, {integer("batch_dims", Bound::NonNegative)}, nullptr,
+       shapeGatherNd, false, true, "indices.dims[:-1] + src.dims[batch_dims + indices.dims[-1]:]"});
+  add({"scatter_elements", {"src", "indices", "updates"}, {"dst"},
+       {integer("axis", Bound::NonNegative), oneOf("reduction", values(kScatterReductions))}, nullptr,
+       shapeScatterElements, false, true, "src dims"});
+  add({"scatter_nd", {"src", "indices", "updates"}, {"dst"}, {oneOf("reduction", values(kScatterReductions))},
+       nullptr, shapeScatterNd, false, true, "src dims"});
+  add({"pool", {"src"}, {"dst"},
        {oneOf("pool_op", values(kPoolOps)), ints("size", Bound::AtLeastOne, LengthRule::Any),
         ints("stride", Bound::AtLeastOne, LengthRule::Any), ints("dilation", Bound::AtLeastOne, LengthRule::Any),
         ints("pads", Bound::NonNegative, LengthRule::Any)},
-       checkPoolNd,
-       shapePoolNd,
-       false,
-       true,
-       "[N, C, out_1, ..., out_k]"});
-  add({"interpolate",
-       {"src"},
-       {"dst"},
+       checkPoolNd, shapePoolNd, false, true, "[N, C, out_1, ..., out_k]"});
+  add({"interpolate", {"src"}, {"dst"},
        {oneOf("mode", values(kInterpolationModes)), oneOf("coordinate_mode", values(kCoordinateModes)),
         oneOf("nearest_mode", values(kNearestModes)), numbers("scales", Bound::Positive, LengthRule::Rank),
         ints("dims", Bound::AtLeastOne, LengthRule::Rank), number("cubic_coeff_a"), boolean("exclude_outside")},
-       nullptr,
-       shapeResize,
-       false,
-       true,
-       "dims"});
+       nullptr, shapeResize, false, true, "dims"});
+  // clang-format on
   return specs;
 }
 

@@ -13,6 +13,10 @@ namespace qaic::ir::rules {
 
 using Infos = std::span<const TensorInfo>;
 using Outs = std::vector<TensorInfo>;
+// The function types of the registry's ShapeRule and StructuralCheck pointers; the rules below
+// are declared in groups of one type.
+using ShapeRuleFunction = Outs(const Op& op, Infos in);
+using StructuralCheckFunction = void(const Op& op);
 
 void requireRank(const Op& op, std::string_view arg, const TensorInfo& t, std::size_t rank);
 void requireMinRank(const Op& op, std::string_view arg, const TensorInfo& t, std::size_t rank);
@@ -23,68 +27,30 @@ int64_t axisParam(const Op& op, std::string_view arg, std::size_t rank);  // 0 <
 bool representable(DType type, double value);                             // within the dtype's range
 
 // Structural checks (no input shapes needed).
-void checkCreate(const Op& op);
-void checkArange(const Op& op);
-void checkTranspose(const Op& op);
-void checkClip(const Op& op);
-void checkPool(const Op& op);
-void checkAxesUnique(const Op& op);  // param 'axes'
-void checkSteps(const Op& op);       // param 'steps': no 0
-void checkPoolNd(const Op& op);
+// checkAxesUnique: param 'axes'
+// checkSteps: param 'steps': no 0
+StructuralCheckFunction checkCreate, checkArange, checkTranspose, checkClip, checkPool, checkAxesUnique, checkSteps,
+    checkPoolNd;
 
 // Creation and printing.
-Outs shapeCreate(const Op& op, Infos in);
-Outs shapeArange(const Op& op, Infos in);
-Outs shapeNone(const Op& op, Infos in);
+ShapeRuleFunction shapeCreate, shapeArange, shapeNone;
 // Data movement.
-Outs shapeSame(const Op& op, Infos in);
-Outs shapeSlice(const Op& op, Infos in);
-Outs shapeReshape(const Op& op, Infos in);
-Outs shapeTranspose(const Op& op, Infos in);
-Outs shapeConcat(const Op& op, Infos in);
-Outs shapeFlatten(const Op& op, Infos in);
-Outs shapePad(const Op& op, Infos in);
-Outs shapeSubmean(const Op& op, Infos in);
-Outs shapePick1d(const Op& op, Infos in);
-Outs shapeVector(const Op& op, Infos in);  // 1-D in, same out (rearange, sort1d)
-Outs shapeStridedSlice(const Op& op, Infos in);
-Outs shapeExpand(const Op& op, Infos in);
-Outs shapeTile(const Op& op, Infos in);
-Outs shapeTrilu(const Op& op, Infos in);
+// shapeVector: 1-D in, same out (rearange, sort1d)
+ShapeRuleFunction shapeSame, shapeSlice, shapeReshape, shapeTranspose, shapeConcat, shapeFlatten, shapePad,
+    shapeSubmean, shapePick1d, shapeVector, shapeStridedSlice, shapeExpand, shapeTile, shapeTrilu;
 // Element-wise and reductions.
-Outs shapeElew(const Op& op, Infos in);
-Outs shapeElewBcast(const Op& op, Infos in);
-Outs shapeAxis(const Op& op, Infos in);  // softmax: same shape, valid axis
-Outs shapeMaxreduce(const Op& op, Infos in);
-Outs shapeMaxreduceArg(const Op& op, Infos in);
-Outs shapeDotProduct(const Op& op, Infos in);
-Outs shapeUnary(const Op& op, Infos in);
-Outs shapeCompare(const Op& op, Infos in);
-Outs shapeLogical(const Op& op, Infos in);
-Outs shapeWhere(const Op& op, Infos in);
-Outs shapeReduce(const Op& op, Infos in);
-Outs shapeArgReduce(const Op& op, Infos in);
-Outs shapeLayernorm(const Op& op, Infos in);
+// shapeAxis: softmax: same shape, valid axis
+ShapeRuleFunction shapeElew, shapeElewBcast, shapeAxis, shapeMaxreduce, shapeMaxreduceArg, shapeDotProduct, shapeUnary,
+    shapeCompare, shapeLogical, shapeWhere, shapeReduce, shapeArgReduce, shapeLayernorm;
 // Spatial.
-Outs shapeConv2d(const Op& op, Infos in);
-Outs shapeDeconv2d(const Op& op, Infos in);
-Outs shapePool2d(const Op& op, Infos in);
-Outs shapeGlobalAvgpool(const Op& op, Infos in);
-Outs shapeBatchnorm(const Op& op, Infos in);
-Outs shapeUpsample(const Op& op, Infos in);
-Outs shapeResize(const Op& op, Infos in);  // resize, interpolate: param 'dims'
-Outs shapePoolNd(const Op& op, Infos in);
+// shapeResize: resize, interpolate: param 'dims'
+ShapeRuleFunction shapeConv2d, shapeDeconv2d, shapePool2d, shapeGlobalAvgpool, shapeBatchnorm, shapeUpsample,
+    shapeResize, shapePoolNd;
 // Indexing and conversion.
 void requireIndices(const Op& op, std::string_view arg, const TensorInfo& t);  // TL_INT64 / TL_INT32
-Outs shapeGather(const Op& op, Infos in);
-Outs shapeCast(const Op& op, Infos in);
-Outs shapeGatherElements(const Op& op, Infos in);
-Outs shapeGatherNd(const Op& op, Infos in);
-Outs shapeScatterElements(const Op& op, Infos in);
-Outs shapeScatterNd(const Op& op, Infos in);
+ShapeRuleFunction shapeGather, shapeCast, shapeGatherElements, shapeGatherNd, shapeScatterElements, shapeScatterNd;
 // Linear algebra.
-Outs shapeMatmul(const Op& op, Infos in);
-Outs shapeGemm(const Op& op, Infos in);
+ShapeRuleFunction shapeMatmul, shapeGemm;
 
 // True for the floating-point dtypes (TL_DOUBLE, TL_FLOAT, TL_FLOAT16).
 bool isFloating(DType type);

@@ -45,9 +45,12 @@ void checkFieldCount(const Field& field, std::size_t count, const std::string& w
   }
 }
 
-// Stores each repeated-field value narrowed to the element type T.
+// Stores each repeated-field value narrowed to the element type T, after checking that the field
+// holds as many values as the dims need.
 template <typename T, typename Field>
-void copyNarrowed(const Field& field, std::vector<std::byte>& out) {
+void copyNarrowed(const Field& field, std::size_t count, const std::string& what, const char* fieldName,
+                  std::vector<std::byte>& out) {
+  checkFieldCount(field, count, what, fieldName);
   out.resize(static_cast<std::size_t>(field.size()) * sizeof(T));
   for (int i = 0; i < field.size(); ++i) {
     const T value = static_cast<T>(field.Get(i));
@@ -58,47 +61,18 @@ void copyNarrowed(const Field& field, std::vector<std::byte>& out) {
 void copyTypedField(const pb::TensorProto& proto, ir::DType dtype, std::size_t count, const std::string& what,
                     std::vector<std::byte>& out) {
   switch (dtype) {
-    case ir::DType::Float:
-      checkFieldCount(proto.float_data(), count, what, "float_data");
-      copyNarrowed<float>(proto.float_data(), out);
-      return;
-    case ir::DType::Double:
-      checkFieldCount(proto.double_data(), count, what, "double_data");
-      copyNarrowed<double>(proto.double_data(), out);
-      return;
-    case ir::DType::Int64:
-      checkFieldCount(proto.int64_data(), count, what, "int64_data");
-      copyNarrowed<int64_t>(proto.int64_data(), out);
-      return;
-    case ir::DType::UInt64:
-      checkFieldCount(proto.uint64_data(), count, what, "uint64_data");
-      copyNarrowed<uint64_t>(proto.uint64_data(), out);
-      return;
-    case ir::DType::UInt32:
-      checkFieldCount(proto.uint64_data(), count, what, "uint64_data");
-      copyNarrowed<uint32_t>(proto.uint64_data(), out);
-      return;
-    case ir::DType::Int32:
-      checkFieldCount(proto.int32_data(), count, what, "int32_data");
-      copyNarrowed<int32_t>(proto.int32_data(), out);
-      return;
-    case ir::DType::Int16:
-      checkFieldCount(proto.int32_data(), count, what, "int32_data");
-      copyNarrowed<int16_t>(proto.int32_data(), out);
-      return;
-    case ir::DType::Int8:
-      checkFieldCount(proto.int32_data(), count, what, "int32_data");
-      copyNarrowed<int8_t>(proto.int32_data(), out);
-      return;
+    case ir::DType::Float: return copyNarrowed<float>(proto.float_data(), count, what, "float_data", out);
+    case ir::DType::Double: return copyNarrowed<double>(proto.double_data(), count, what, "double_data", out);
+    case ir::DType::Int64: return copyNarrowed<int64_t>(proto.int64_data(), count, what, "int64_data", out);
+    case ir::DType::UInt64: return copyNarrowed<uint64_t>(proto.uint64_data(), count, what, "uint64_data", out);
+    case ir::DType::UInt32: return copyNarrowed<uint32_t>(proto.uint64_data(), count, what, "uint64_data", out);
+    case ir::DType::Int32: return copyNarrowed<int32_t>(proto.int32_data(), count, what, "int32_data", out);
+    case ir::DType::Int16: return copyNarrowed<int16_t>(proto.int32_data(), count, what, "int32_data", out);
+    case ir::DType::Int8: return copyNarrowed<int8_t>(proto.int32_data(), count, what, "int32_data", out);
     case ir::DType::UInt16:
     case ir::DType::Float16:  // int32_data carries the IEEE half bit patterns
-      checkFieldCount(proto.int32_data(), count, what, "int32_data");
-      copyNarrowed<uint16_t>(proto.int32_data(), out);
-      return;
-    case ir::DType::UInt8:
-      checkFieldCount(proto.int32_data(), count, what, "int32_data");
-      copyNarrowed<uint8_t>(proto.int32_data(), out);
-      return;
+      return copyNarrowed<uint16_t>(proto.int32_data(), count, what, "int32_data", out);
+    case ir::DType::UInt8: return copyNarrowed<uint8_t>(proto.int32_data(), count, what, "int32_data", out);
     case ir::DType::Bool: {
       checkFieldCount(proto.int32_data(), count, what, "int32_data");
       out.resize(count);

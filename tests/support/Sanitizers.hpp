@@ -5,29 +5,24 @@
 
 namespace qaic::testing {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kAddressSanitizer = true;
+// GCC says so with __SANITIZE_*__, Clang with __has_feature (which GCC 12 lacks).
+#if defined(__has_feature)
+#define QAIC_TEST_HAS_FEATURE(name) __has_feature(name)
 #else
-inline constexpr bool kAddressSanitizer = false;
-#endif
-#else
-inline constexpr bool kAddressSanitizer = false;
+#define QAIC_TEST_HAS_FEATURE(name) 0
 #endif
 
-#if defined(__SANITIZE_THREAD__)
-inline constexpr bool kThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
+#if defined(__SANITIZE_ADDRESS__) || QAIC_TEST_HAS_FEATURE(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#if defined(__SANITIZE_THREAD__) || QAIC_TEST_HAS_FEATURE(thread_sanitizer)
 inline constexpr bool kThreadSanitizer = true;
 #else
 inline constexpr bool kThreadSanitizer = false;
 #endif
-#else
-inline constexpr bool kThreadSanitizer = false;
-#endif
+#undef QAIC_TEST_HAS_FEATURE
 
 inline constexpr bool kUnderSanitizer = kAddressSanitizer || kThreadSanitizer;
 

@@ -3,14 +3,34 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-
-#include "base/AtomicFile.hpp"
+#include <fstream>
 
 namespace qaic::runner {
 namespace {
 
 std::string systemError(int error) { return std::strerror(error); }
+
+// All or nothing, with the standard library alone (qaic-runner is an application of the public
+// API and uses no libqaic internals): the bytes go to a ".partial" file beside the final name,
+// which they replace by rename only once all were written and closed. A full disk or a killed run
+// never leaves a truncated file under a name that looks complete.
+void writeWholeFile(const std::string& finalPath, std::span<const uint8_t> bytes) {
+  const std::string partialPath = finalPath + ".partial";
+  std::ofstream out(partialPath, std::ios::binary | std::ios::trunc);
+  int error = out ? 0 : errno;
+  if (!error) {
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) error = errno != 0 ? errno : EIO;
+  }
+  if (!error && std::rename(partialPath.c_str(), finalPath.c_str()) != 0) error = errno;
+  if (error) {
+    std::remove(partialPath.c_str());
+    throw OutputWriteError("cannot write '" + finalPath + "': " + systemError(error));
+  }
+}
 
 }  // namespace
 
@@ -35,11 +55,7 @@ std::string OutputWriter::write(const std::string& bufferName, uint64_t iteratio
 
 std::string OutputWriter::writeFile(const std::string& fileName, std::span<const uint8_t> bytes) const {
   const std::string finalPath = directory_ + "/" + fileName;
-  try {
-    writeFileAtomically(finalPath, bytes);
-  } catch (const AtomicWriteError& e) {
-    throw OutputWriteError("cannot write '" + finalPath + "': " + std::strerror(e.error()));
-  }
+  writeWholeFile(finalPath, bytes);
   return finalPath;
 }
 

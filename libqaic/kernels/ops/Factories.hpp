@@ -6,73 +6,41 @@
 
 namespace qaic::kernels::ops {
 
-#define QAIC_KERNEL(name) std::unique_ptr<Kernel> name(const BuildContext& ctx)
+// The function type of a KernelFactory pointer; the factories are declared by source file.
+using KernelFactoryFunction = std::unique_ptr<Kernel>(const BuildContext& ctx);
 // Creation.cpp
-QAIC_KERNEL(makeCreate);
-QAIC_KERNEL(makeZeros);
-QAIC_KERNEL(makeArange);
-// DataMovement.cpp
-QAIC_KERNEL(makeSlice);
-QAIC_KERNEL(makeReshape);  // also flatten
-QAIC_KERNEL(makeTranspose);
-QAIC_KERNEL(makeConcat);
-QAIC_KERNEL(makePad);
-QAIC_KERNEL(makeStridedSlice);
-QAIC_KERNEL(makeExpand);
-QAIC_KERNEL(makeTile);
-QAIC_KERNEL(makeTrilu);
+KernelFactoryFunction makeCreate, makeZeros, makeArange;
+// DataMovement.cpp (makeReshape also flatten)
+KernelFactoryFunction makeSlice, makeReshape, makeTranspose, makeConcat, makePad, makeStridedSlice, makeExpand,
+    makeTile, makeTrilu;
 // Vector1d.cpp
-QAIC_KERNEL(makeSubmean);
-QAIC_KERNEL(makeRearange);
-QAIC_KERNEL(makePick1d);
-QAIC_KERNEL(makeSort1d);
-// Binary.cpp
-QAIC_KERNEL(makeElew);  // also elew_bcast
-QAIC_KERNEL(makeCompare);
-QAIC_KERNEL(makeLogical);
-QAIC_KERNEL(makeWhere);
+KernelFactoryFunction makeSubmean, makeRearange, makePick1d, makeSort1d;
+// Binary.cpp (makeElew also elew_bcast)
+KernelFactoryFunction makeElew, makeCompare, makeLogical, makeWhere;
 // Unary.cpp
-QAIC_KERNEL(makeUnary);
+KernelFactoryFunction makeUnary;
 // Elementwise.cpp
-QAIC_KERNEL(makeRelu);
-QAIC_KERNEL(makeLrelu);
-QAIC_KERNEL(makeSigmoid);
-QAIC_KERNEL(makeClip);
-QAIC_KERNEL(makeBatchnorm);
-// Reduction.cpp
-QAIC_KERNEL(makeMaxreduce);  // also maxreduce_arg
-QAIC_KERNEL(makeDotProduct);
-QAIC_KERNEL(makeGlobalAvgpool);
+KernelFactoryFunction makeRelu, makeLrelu, makeSigmoid, makeClip, makeBatchnorm;
+// Reduction.cpp (makeMaxreduce also maxreduce_arg)
+KernelFactoryFunction makeMaxreduce, makeDotProduct, makeGlobalAvgpool;
 // Reduce.cpp
-QAIC_KERNEL(makeReduce);
-QAIC_KERNEL(makeArgReduce);
+KernelFactoryFunction makeReduce, makeArgReduce;
 // Normalization.cpp
-QAIC_KERNEL(makeSoftmax);
-QAIC_KERNEL(makeLogSoftmax);
-QAIC_KERNEL(makeLayernorm);
+KernelFactoryFunction makeSoftmax, makeLogSoftmax, makeLayernorm;
 // Convolution.cpp
-QAIC_KERNEL(makeConv2d);
-QAIC_KERNEL(makeDeconv2d);
+KernelFactoryFunction makeConv2d, makeDeconv2d;
 // Pooling.cpp
-QAIC_KERNEL(makePool2d);
-QAIC_KERNEL(makePool);
-// Resize.cpp
-QAIC_KERNEL(makeResize);  // also upsample
-QAIC_KERNEL(makeInterpolate);
+KernelFactoryFunction makePool2d, makePool;
+// Resize.cpp (makeResize also upsample)
+KernelFactoryFunction makeResize, makeInterpolate;
 // Linear.cpp
-QAIC_KERNEL(makeMatmul);
-QAIC_KERNEL(makeGemm);
+KernelFactoryFunction makeMatmul, makeGemm;
 // Cast.cpp
-QAIC_KERNEL(makeCast);
+KernelFactoryFunction makeCast;
 // GatherScatter.cpp
-QAIC_KERNEL(makeGather);
-QAIC_KERNEL(makeGatherElements);
-QAIC_KERNEL(makeGatherNd);
-QAIC_KERNEL(makeScatterElements);
-QAIC_KERNEL(makeScatterNd);
-// Print.cpp
-QAIC_KERNEL(makePrint);  // also fprint
-#undef QAIC_KERNEL
+KernelFactoryFunction makeGather, makeGatherElements, makeGatherNd, makeScatterElements, makeScatterNd;
+// Print.cpp (makePrint also fprint)
+KernelFactoryFunction makePrint;
 
 // The [outer, extent, inner] view around the op's integer param `arg`, which must be an axis
 // of `dims`; throws ExecutionError naming the op and param otherwise.
