@@ -23,14 +23,19 @@ void requireBias(const Op& op, const TensorInfo& bias, const TensorInfo& src, in
   }
 }
 
+// conv2d and deconv2d: src [N, C, H, W] and a rank-4 weight of src's dtype.
+void requireConvOperands(const Op& op, const TensorInfo& src, const TensorInfo& weight) {
+  requireRank(op, "src", src, 4);
+  requireRank(op, "weight", weight, 4);
+  requireSameDType(op, "weight", weight, src, "src");
+}
+
 }  // namespace
 
 Outs shapeConv2d(const Op& op, Infos in) {
   const TensorInfo& src = in[0];
   const TensorInfo& weight = in[1];
-  requireRank(op, "src", src, 4);
-  requireRank(op, "weight", weight, 4);
-  requireSameDType(op, "weight", weight, src, "src");
+  requireConvOperands(op, src, weight);
   const int64_t group = op.integer("group");
   const int64_t channels = src.dims[1];
   const int64_t outC = weight.dims[0];
@@ -53,9 +58,7 @@ Outs shapeConv2d(const Op& op, Infos in) {
 Outs shapeDeconv2d(const Op& op, Infos in) {
   const TensorInfo& src = in[0];
   const TensorInfo& weight = in[1];
-  requireRank(op, "src", src, 4);
-  requireRank(op, "weight", weight, 4);
-  requireSameDType(op, "weight", weight, src, "src");
+  requireConvOperands(op, src, weight);
   const int64_t group = op.integer("group");
   if (weight.dims[0] != src.dims[1]) {
     throwInputError(

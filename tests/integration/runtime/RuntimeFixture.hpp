@@ -13,6 +13,7 @@
 #include <qaic/qaic.hpp>
 
 #include "EmulatorProcess.hpp"
+#include "NetworkIr.hpp"
 #include "TempDir.hpp"
 
 namespace qaic::rt::test {
@@ -49,9 +50,9 @@ class RuntimeTest : public ::testing::Test {
   testing::TempDir work_{"qaic-runtime-test"};
 };
 
-// Two simple networks every test file uses.
-std::string addNetworkIr(int elements, bool partial = false);  // c = a + b, [1, elements] floats
-std::string reluNetworkIr(int elements, bool partial = false, const std::string& extra = {});
+// The two simple networks every test file uses (tests/support/NetworkIr.hpp).
+using testing::addNetworkIr;
+using testing::reluNetworkIr;
 
 // Heap QBuffer over a vector's bytes.
 template <typename T>

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "NetworkIr.hpp"
+
 namespace qaic::stress {
 
 uint64_t requestId(uint64_t client, uint64_t thread, uint64_t sequence) {
@@ -27,15 +29,6 @@ bool matchesRelu(const std::vector<float>& input, const std::vector<float>& outp
   return true;
 }
 
-std::string reluIr() {
-  const std::string dims = "[1," + std::to_string(kElements) + "]";
-  return R"({"ops":[{"name":"relu","optype":"relu","tensors_in":[{"arg_name":"src","name":"x"}],)"
-         R"("tensors_out":[{"arg_name":"dst","name":"y"}],"params":[]}],"io":[)"
-         R"({"name":"x","tensor":"x","direction":"in","dtype":"TL_FLOAT","dims":)" +
-         dims +
-         "},"
-         R"({"name":"y","tensor":"y","direction":"out","dtype":"TL_FLOAT","dims":)" +
-         dims + "}]}";
-}
+std::string reluIr() { return testing::reluNetworkIr(kElements); }
 
 }  // namespace qaic::stress

@@ -20,6 +20,13 @@ void put(std::vector<std::byte>& bytes, const T& value) {
   bytes.insert(bytes.end(), raw, raw + sizeof value);
 }
 
+template <typename T>
+std::vector<std::byte> bytesOf(const T& value) {
+  std::vector<std::byte> bytes;
+  put(bytes, value);
+  return bytes;
+}
+
 TEST(ManageMessageBuilder, LaysOutTransactionsBackToBack) {
   ManageMessageBuilder builder;
   builder.status().activate(64, 9, makeActivateOptions(5, 1)).deactivate(3).dmaTransfer(5, 0x1000, 77);
@@ -117,32 +124,13 @@ void expectRejected(const std::vector<std::byte>& bytes, uint32_t count, const s
 }
 
 TEST(ManageReply, RejectsMalformedReplies) {
-  std::vector<std::byte> truncated;
-  put(truncated, uint32_t{QAIC_TRANS_ACTIVATE_FROM_DEV});
-  expectRejected(truncated, 1, "transaction 0");
-
-  std::vector<std::byte> shortLen;
-  put(shortLen, qaic_manage_trans_hdr{QAIC_TRANS_STATUS_TO_USR, 4});
-  expectRejected(shortLen, 1, "len 4");
-
-  std::vector<std::byte> pastEnd;
-  put(pastEnd, qaic_manage_trans_hdr{QAIC_TRANS_PASSTHROUGH_TO_USR, 4000});
-  expectRejected(pastEnd, 1, "len 4000");
-
-  std::vector<std::byte> wrongSize;
-  put(wrongSize, qaic_manage_trans_deactivate{{QAIC_TRANS_ACTIVATE_FROM_DEV, 16}, 1, 0});
-  expectRejected(wrongSize, 1, "len 16 != 24");
-
-  std::vector<std::byte> userType;
-  put(userType, qaic_manage_trans_deactivate{{QAIC_TRANS_DEACTIVATE_FROM_USR, 16}, 1, 0});
-  expectRejected(userType, 1, "type 10");
-
-  std::vector<std::byte> secondBad;
-  put(secondBad, qaic_manage_trans_deactivate{{QAIC_TRANS_DEACTIVATE_FROM_DEV, 16}, 1, 0});
-  expectRejected(secondBad, 2, "transaction 1");
-
-  std::vector<std::byte> trailing;
-  put(trailing, qaic_manage_trans_deactivate{{QAIC_TRANS_DEACTIVATE_FROM_DEV, 16}, 1, 0});
+  expectRejected(bytesOf(uint32_t{QAIC_TRANS_ACTIVATE_FROM_DEV}), 1, "transaction 0");
+  expectRejected(bytesOf(qaic_manage_trans_hdr{QAIC_TRANS_STATUS_TO_USR, 4}), 1, "len 4");
+  expectRejected(bytesOf(qaic_manage_trans_hdr{QAIC_TRANS_PASSTHROUGH_TO_USR, 4000}), 1, "len 4000");
+  expectRejected(bytesOf(qaic_manage_trans_deactivate{{QAIC_TRANS_ACTIVATE_FROM_DEV, 16}, 1, 0}), 1, "len 16 != 24");
+  expectRejected(bytesOf(qaic_manage_trans_deactivate{{QAIC_TRANS_DEACTIVATE_FROM_USR, 16}, 1, 0}), 1, "type 10");
+  expectRejected(bytesOf(qaic_manage_trans_deactivate{{QAIC_TRANS_DEACTIVATE_FROM_DEV, 16}, 1, 0}), 2, "transaction 1");
+  auto trailing = bytesOf(qaic_manage_trans_deactivate{{QAIC_TRANS_DEACTIVATE_FROM_DEV, 16}, 1, 0});
   put(trailing, uint64_t{0});
   expectRejected(trailing, 1, "8 bytes after");
 }

@@ -39,6 +39,13 @@ class LightnetCli : public ::testing::Test {
 
   void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
 
+  // Runs lightnet with `args`, expecting a failure whose stderr contains `message`.
+  void expectFailure(const std::string& args, const std::string& message) {
+    const Result r = run(args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+  }
+
   Result run(const std::string& args, const std::string& stdinText = "") {
     write("stdin.txt", stdinText);
     const std::string cmd = "cd '" + dir_.str() + "' && '" + binary_.string() + "' " + args +
@@ -157,17 +164,11 @@ TEST_F(LightnetCli, DataFileFillsFromFileTensors) {
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.err, "");
   write("short.txt", "1\nw 0 2\n3fc00000\n");
-  r = run("-o ! -f short.txt net.json");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("error: short.txt: expected word 1 of tensor 'w'"), std::string::npos) << r.err;
+  expectFailure("-o ! -f short.txt net.json", "error: short.txt: expected word 1 of tensor 'w'");
   write("type.txt", "1\nw 2 2\n1 2\n");
-  r = run("-o ! -f type.txt net.json");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("error: type.txt: tensor 'w' is TL_INT8"), std::string::npos) << r.err;
+  expectFailure("-o ! -f type.txt net.json", "error: type.txt: tensor 'w' is TL_INT8");
   write("len.txt", "1\nw 0 3\n1 2 3\n");
-  r = run("-o ! -f len.txt net.json");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("has 3 elements, the network needs 2"), std::string::npos) << r.err;
+  expectFailure("-o ! -f len.txt net.json", "has 3 elements, the network needs 2");
 }
 
 TEST_F(LightnetCli, HelpVersionAndWarnings) {
@@ -192,9 +193,7 @@ TEST_F(LightnetCli, ErrorsGoToStderrWithFailure) {
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err, "error: no input file\n");
   write("example.json", kSeedExample);
-  r = run("-t gpu example.json");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("error: unsupported target 'gpu'"), std::string::npos) << r.err;
+  expectFailure("-t gpu example.json", "error: unsupported target 'gpu'");
   r = run("missing.json");
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err, "error: cannot open 'missing.json'\n");
@@ -203,20 +202,14 @@ TEST_F(LightnetCli, ErrorsGoToStderrWithFailure) {
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
-  r = run("--frobnicate example.json");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("error: unknown option '--frobnicate'"), std::string::npos) << r.err;
-  r = run("-o");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("needs a value"), std::string::npos) << r.err;
+  expectFailure("--frobnicate example.json", "error: unknown option '--frobnicate'");
+  expectFailure("-o", "needs a value");
   GraphBuilder g;  // integer division by zero at run time names the op
   g.create("a", "TL_INT32", {1}, {1})
       .create("b", "TL_INT32", {1}, {0})
       .op("div", "elew", {{"src1", "a"}, {"src2", "b"}}, {{"dst", "c"}}, {{"elew_op", "TL_DIV"}});
   write("div.json", g.json());
-  r = run("-o ! div.json");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("error: op 'div' (elew)"), std::string::npos) << r.err;
+  expectFailure("-o ! div.json", "error: op 'div' (elew)");
 }
 
 }  // namespace

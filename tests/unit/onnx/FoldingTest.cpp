@@ -17,14 +17,18 @@ void addBatchNorm(ModelBuilder& b, const std::string& in, const std::string& out
   setAttr(bn, "epsilon", 0.0f + 1e-5f);
 }
 
-TEST(OnnxFolding, BatchNormFoldsIntoConv) {
+// x -> Conv (two output channels, weights 3 and -2, bias 0.25 and 1) -> BatchNormalization -> y.
+ImportedModel importConvBatchNorm(const std::vector<int64_t>& inputDims, const std::vector<int64_t>& weightDims) {
   ModelBuilder b;
-  b.input("x", {1, 1, 3, 3}).output("y");
-  b.initializer("w", {2, 1, 1, 1}, {3.0f, -2.0f}).initializer("bias", {2}, {0.25f, 1.0f});
+  b.input("x", inputDims).output("y");
+  b.initializer("w", weightDims, {3.0f, -2.0f}).initializer("bias", {2}, {0.25f, 1.0f});
   b.node("Conv", {"x", "w", "bias"}, {"c"}, "conv");
   addBatchNorm(b, "c", "y");
+  return b.import();
+}
 
-  const ImportedModel m = b.import();
+TEST(OnnxFolding, BatchNormFoldsIntoConv) {
+  const ImportedModel m = importConvBatchNorm({1, 1, 3, 3}, {2, 1, 1, 1});
   EXPECT_EQ(countOps(m.graph, "batchnorm"), 0u);
   const ir::Op* conv = findOp(m.graph, "conv2d");
   ASSERT_NE(conv, nullptr);
@@ -48,13 +52,7 @@ TEST(OnnxFolding, BatchNormFoldsIntoConv) {
 // [O, C, 1, K] image weight of the conv2d the importer runs it as, and the BatchNorm's output is the
 // reshape back to [N, O, L].
 TEST(OnnxFolding, BatchNormFoldsIntoOneDimensionalConv) {
-  ModelBuilder b;
-  b.input("x", {1, 1, 3}).output("y");
-  b.initializer("w", {2, 1, 1}, {3.0f, -2.0f}).initializer("bias", {2}, {0.25f, 1.0f});
-  b.node("Conv", {"x", "w", "bias"}, {"c"}, "conv");
-  addBatchNorm(b, "c", "y");
-
-  const ImportedModel m = b.import();
+  const ImportedModel m = importConvBatchNorm({1, 1, 3}, {2, 1, 1});
   EXPECT_EQ(countOps(m.graph, "batchnorm"), 0u);
   const ir::Op* conv = findOp(m.graph, "conv2d");
   ASSERT_NE(conv, nullptr);
