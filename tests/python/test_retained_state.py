@@ -29,7 +29,8 @@ class TinyDecoder(torch.nn.Module):
 
     def forward(self, input_ids, position_ids, *past):
         batch, length = input_ids.shape
-        x = self.embed(input_ids)
+        # A constant folded from the shapes, different in each specialization's program.
+        x = self.embed(input_ids) + 0.01 * torch.arange(length, dtype=torch.float32)[None, :, None]
         states = []
         for layer in range(LAYERS):
             q, k, v = self.qkv[layer](x).split(HEADS * HEAD_DIM, dim=-1)
@@ -117,13 +118,15 @@ class DeviceSequences:
         positions = np.arange(start, start + len(tokens), dtype=np.int64)[None, :]
         logits = np.zeros((1, PREFILL, VOCAB), dtype=np.float32)
         handle.setBuffers([ids, positions, logits])
-        for index, dims in enumerate(([1, len(tokens)], [1, len(tokens)], [1, len(tokens), VOCAB])):
-            handle.setBufferDims(index, dims)
+        handle.setBufferDims(0, [1, len(tokens)])  # the inputs' dims select the specialization;
+        handle.setBufferDims(1, [1, len(tokens)])  # logits takes that specialization's dims
         request = self.next_id
         self.next_id += 1
         self.set.submit(handle, request)
         status, done = self.set.getCompletedId(request, 30_000_000)
         message = done.getErrorMessage()
+        if status == qaicrt.QS_SUCCESS:
+            assert list(done.getOutputDims(2)) == [1, len(tokens), VOCAB]
         self.set.putCompleted(done)
         assert status == expect, message
         return logits[:, :len(tokens)] if status == qaicrt.QS_SUCCESS else message
@@ -185,6 +188,15 @@ def test_deactivation_drops_the_state(emulator, program, decoder):
     del device  # the set and its activation go
     again = DeviceSequences(program, 1)
     assert close(again.step(0, [9], 2), fresh)
+
+
+def test_a_device_reset_drops_the_state(emulator, program, decoder):
+    fresh = TorchSequence(decoder[0]).step([9], 2)
+    device = DeviceSequences(program, 1)
+    device.step(0, [1, 2, 3, 4], 0)
+    (emulator.root / "sys/class/accel/accel0/qaic-emu/fault/reset").write_text("1")
+    after = DeviceSequences(program, 1)  # the reset took the old set's activation
+    assert close(after.step(0, [9], 2), fresh)
 
 
 def test_position_beyond_ctx_len_fails_that_inference_only(emulator, program, decoder):

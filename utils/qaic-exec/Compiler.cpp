@@ -13,6 +13,7 @@
 #include "RetainedState.hpp"
 #include "SpecializationConfig.hpp"
 #include "container/QpcWriter.hpp"
+#include "ir/OpError.hpp"
 #include "ir/OpRegistry.hpp"
 
 #ifdef QAIC_HAVE_ONNX
@@ -53,12 +54,6 @@ uint64_t activationBytes(const ir::Graph& graph) {
 }
 
 bool isOnnx(const std::string& path) { return path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
-
-std::string formatDims(const ir::Dims& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
 
 // One network as loaded for one symbol binding, checked and shape-inferred.
 LoadedModel loadChecked(const ExecOptions& options, const std::map<std::string, int64_t>& symbols) {
@@ -178,8 +173,8 @@ CompileSummary compile(const ExecOptions& options) {
       for (const auto& pair : pairs) {
         if (graph.io[pair.input].dims != variants.front().graph.io[pair.input].dims)
           throw CompileError(options.model + ": -retained-state: '" + graph.io[pair.input].bufferName + "' is " +
-                             formatDims(graph.io[pair.input].dims) + " in specialization " + std::to_string(v) +
-                             " but " + formatDims(variants.front().graph.io[pair.input].dims) +
+                             ir::formatDims(graph.io[pair.input].dims) + " in specialization " + std::to_string(v) +
+                             " but " + ir::formatDims(variants.front().graph.io[pair.input].dims) +
                              " in specialization 0; retained state has one shape");
       }
       keepRetainedFlat(graph, pairs);
@@ -250,13 +245,14 @@ CompileSummary compile(const ExecOptions& options) {
     PackedConstants packed = packConstants(other, variants[v].weights, options.convertToFp16);
     for (container::QpcConstant& constant : packed.constants) {
       const container::QpcConstant* existing = nullptr;
-      for (const auto* list : {&constants.constants}) {
-        for (const auto& c : *list)
+      for (const PackedConstants* list : {&constants}) {
+        for (const auto& c : list->constants)
           if (c.tensor.name == constant.tensor.name) existing = &c;
       }
-      for (const auto& extra : extraConstants)
-        for (const auto& c : extra.constants)
+      for (const PackedConstants& list : extraConstants) {
+        for (const auto& c : list.constants)
           if (c.tensor.name == constant.tensor.name) existing = &c;
+      }
       if (existing != nullptr && sameConstant(existing->tensor, constant.tensor)) {
         constant.tensor.name.clear();  // shared
         continue;

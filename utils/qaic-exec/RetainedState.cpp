@@ -1,14 +1,13 @@
 #include "RetainedState.hpp"
 
 #include "CompileError.hpp"
+#include "ir/OpError.hpp"
 
 namespace qaic::compiler {
 namespace {
 
 std::string describe(const ir::IoBuffer& io) {
-  std::string dims;
-  for (std::size_t i = 0; i < io.dims.size(); ++i) dims += (i ? "," : "") + std::to_string(io.dims[i]);
-  return std::string(ir::dtypeName(io.dtype)) + " [" + dims + "]";
+  return std::string(ir::dtypeName(io.dtype)) + " " + ir::formatDims(io.dims);
 }
 
 }  // namespace
