@@ -149,6 +149,23 @@ def test_retained_buffers_are_not_mapped_and_qaic_util_lists_them(program):
     assert "Combination 1: program 0 compiled for it" in listing
 
 
+def test_the_cache_is_not_in_the_io_region_whatever_ctx_len(workdir, program, decoder):
+    """What a request moves over the DBC is the IO region's buffers: with an eight times longer
+    context the region, and so every request's transfers, stay the same."""
+    longer = workdir / "long-context.json"
+    longer.write_text(json.dumps({"specializations": [{"batch_size": "1", "seq_len": str(PREFILL), "ctx_len": "64"},
+                                                      {"batch_size": "1", "seq_len": "1", "ctx_len": "64"}]}))
+    out = workdir / "decoder-long"
+    run([BIN / "qaic-exec", f"-m={decoder[1]}", f"-aic-binary-dir={out}", "-retained-state",
+         f"-network-specialization-config={longer}"])
+
+    def region(qpc):
+        text = run([BIN / "qaic-util", f"--qpc={qpc}"]).stdout
+        return [line for line in text.splitlines() if "IO Region Size" in line or "Device Size" in line]
+    assert region(out) == region(program)
+    assert f"\tDims:[1,{HEADS},64,{HEAD_DIM}]\n" in run([BIN / "qaic-util", f"--qpc={out}"]).stdout
+
+
 def test_prefill_then_decode_from_one_program_equals_pytorch(emulator, program, decoder):
     device, reference = DeviceSequences(program, 1), TorchSequence(decoder[0])
     prompt = [3, 7, 1, 20]
