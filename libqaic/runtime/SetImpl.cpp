@@ -181,33 +181,24 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lo
 }
 
 QStatus SetImpl::getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) {
-  std::unique_lock lock(mutex_);
-  handle.reset();
-  if (!waitFor(availableChanged_, lock, timeoutUs, [&] { return !available_.empty(); }))
-    return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
-  const uint32_t index = available_.front();
-  available_.pop_front();
-  HandleImpl& impl = *handles_[index];
-  std::lock_guard handleLock(impl.mutex);
-  impl.state.acquire();
-  handle = handles_[index];
-  return QS_SUCCESS;
+  return acquireAvailable(handle, timeoutUs, std::nullopt);
 }
 
 QStatus SetImpl::getAvailableOnActivation(uint32_t activation, shInferenceHandle& handle, uint64_t timeoutUs) {
-  if (activation >= numActivations_)
-    throw Error(QS_INVAL, "getAvailableOnActivation: InferenceSet '" + name_ + "' has " +
-                              std::to_string(numActivations_) + " activation(s), not " +
-                              std::to_string(activation + 1));
+  checkActivation("getAvailableOnActivation", activation);
+  return acquireAvailable(handle, timeoutUs, activation);
+}
+
+QStatus SetImpl::acquireAvailable(shInferenceHandle& handle, uint64_t timeoutUs, std::optional<uint32_t> activation) {
   std::unique_lock lock(mutex_);
   handle.reset();
-  auto ofActivation = [&] {
+  auto next = [&] {
     return std::find_if(available_.begin(), available_.end(),
-                        [&](uint32_t index) { return handles_[index]->activation() == activation; });
+                        [&](uint32_t index) { return !activation || handles_[index]->activation() == *activation; });
   };
-  if (!waitFor(availableChanged_, lock, timeoutUs, [&] { return ofActivation() != available_.end(); }))
+  if (!waitFor(availableChanged_, lock, timeoutUs, [&] { return next() != available_.end(); }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
-  const auto it = ofActivation();
+  const auto it = next();
   const uint32_t index = *it;
   available_.erase(it);
   HandleImpl& impl = *handles_[index];
@@ -217,10 +208,14 @@ QStatus SetImpl::getAvailableOnActivation(uint32_t activation, shInferenceHandle
   return QS_SUCCESS;
 }
 
-void SetImpl::resetRetainedState(uint32_t activation) {
+void SetImpl::checkActivation(const char* call, uint32_t activation) const {
   if (activation >= numActivations_)
-    throw Error(QS_INVAL, "resetRetainedState: InferenceSet '" + name_ + "' has " + std::to_string(numActivations_) +
+    throw Error(QS_INVAL, std::string(call) + ": InferenceSet '" + name_ + "' has " + std::to_string(numActivations_) +
                               " activation(s), not " + std::to_string(activation + 1));
+}
+
+void SetImpl::resetRetainedState(uint32_t activation) {
+  checkActivation("resetRetainedState", activation);
   std::lock_guard lock(mutex_);
   resetPending_[activation] = true;
 }

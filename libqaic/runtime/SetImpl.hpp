@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <qaic/InferenceSet.hpp>
@@ -72,6 +73,9 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
                     bool viaNotify);
   HandleImpl& own(const shInferenceHandle& handle, const char* operation) const;
   Pipeline& pipelineOf(const HandleImpl& handle) const;
+  // getAvailable's wait: the first free handle, or the first of `activation`.
+  QStatus acquireAvailable(shInferenceHandle& handle, uint64_t timeoutUs, std::optional<uint32_t> activation);
+  void checkActivation(const char* call, uint32_t activation) const;  // throws QS_INVAL naming `call`
   // Waits on `cv` until `done` or the timeout (0: until done or shutdown). Lock held.
   template <typename Predicate>
   bool waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs, Predicate done);
