@@ -195,6 +195,16 @@ def test_state_starts_at_zero_is_per_activation_and_reset_drops_it(emulator, pro
     assert close(device.step(0, [9], 2), fresh)  # (position 2 rewritten with the same values)
     with pytest.raises(qaicrt.Error):
         device.set.resetRetainedState(2)
+    with pytest.raises(qaicrt.Error):
+        device.set.getAvailableOnActivation(2)
+    # While activation 0's only handle is out, a wait for it times out; activation 1's is free.
+    status, held = device.set.getAvailableOnActivation(0, 1_000_000)
+    assert status == qaicrt.QS_SUCCESS
+    assert device.set.getAvailableOnActivation(0, 50_000) == (qaicrt.QS_TIMEDOUT, None)
+    status, other = device.set.getAvailableOnActivation(1, 1_000_000)
+    assert status == qaicrt.QS_SUCCESS and other.getActivationIndex() == 1
+    device.set.putCompleted(other)
+    device.set.putCompleted(held)
 
 
 def test_deactivation_drops_the_state(emulator, program, decoder):
