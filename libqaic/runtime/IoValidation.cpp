@@ -135,24 +135,30 @@ IoSetShape validateIoSet(const std::vector<BufferShapeRules>& rules, const std::
   shape.dims.reserve(rules.size());
   for (std::size_t i = 0; i < rules.size(); ++i) shape.dims.push_back(validateBuffer(rules[i], entries[i]));
 
-  // Specialized programs: one combination must fit every present buffer that gives its dims.
+  // Specialized programs: one combination must fit every present buffer that gives its dims
+  // (an input always does: its byte size fixes them); outputs that give none take that
+  // combination's, so a decode step's input dims are enough to select it.
   std::size_t combinations = 0;
   for (const BufferShapeRules& r : rules) combinations = std::max(combinations, r.allowedShapes.size());
   if (combinations == 0) return shape;
   for (std::size_t c = 0; c < combinations; ++c) {
     bool fits = true;
     for (std::size_t i = 0; i < rules.size() && fits; ++i) {
-      if (!entries[i].present || rules[i].allowedShapes.size() <= c) continue;
+      const bool given = entries[i].dims || rules[i].isInput;
+      if (!entries[i].present || !given || rules[i].allowedShapes.size() <= c) continue;
       fits = shape.dims[i] == rules[i].allowedShapes[c];
     }
     if (fits) {
       shape.specialization = static_cast<int>(c);
+      for (std::size_t i = 0; i < rules.size(); ++i)
+        if (entries[i].present && !entries[i].dims && !rules[i].isInput && rules[i].allowedShapes.size() > c)
+          shape.dims[i] = rules[i].allowedShapes[c];
       return shape;
     }
   }
   std::string listed;
   for (std::size_t i = 0; i < rules.size(); ++i)
-    if (entries[i].present && !rules[i].allowedShapes.empty())
+    if (entries[i].present && (entries[i].dims || rules[i].isInput) && !rules[i].allowedShapes.empty())
       listed += (listed.empty() ? "" : ", ") + rules[i].name + "=" + formatDims(shape.dims[i]);
   throw Error(QS_BUFFER_DIMS, "IO set dims " + listed + " are not all from one allowed shape combination");
 }

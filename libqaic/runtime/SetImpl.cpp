@@ -75,6 +75,7 @@ SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc,
     handles_.push_back(std::move(handle));
     available_.push_back(i);
   }
+  resetPending_.assign(numActivations, false);
 
   if (group_) {
     group_->addMember(*this);  // throws when the group is enabled (constraint 3)
@@ -180,17 +181,43 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lo
 }
 
 QStatus SetImpl::getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) {
+  return acquireAvailable(handle, timeoutUs, std::nullopt);
+}
+
+QStatus SetImpl::getAvailableOnActivation(uint32_t activation, shInferenceHandle& handle, uint64_t timeoutUs) {
+  checkActivation("getAvailableOnActivation", activation);
+  return acquireAvailable(handle, timeoutUs, activation);
+}
+
+QStatus SetImpl::acquireAvailable(shInferenceHandle& handle, uint64_t timeoutUs, std::optional<uint32_t> activation) {
   std::unique_lock lock(mutex_);
   handle.reset();
-  if (!waitFor(availableChanged_, lock, timeoutUs, [&] { return !available_.empty(); }))
+  auto next = [&] {
+    return std::find_if(available_.begin(), available_.end(),
+                        [&](uint32_t index) { return !activation || handles_[index]->activation() == *activation; });
+  };
+  if (!waitFor(availableChanged_, lock, timeoutUs, [&] { return next() != available_.end(); }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
-  const uint32_t index = available_.front();
-  available_.pop_front();
+  const auto it = next();
+  const uint32_t index = *it;
+  available_.erase(it);
   HandleImpl& impl = *handles_[index];
   std::lock_guard handleLock(impl.mutex);
   impl.state.acquire();
   handle = handles_[index];
   return QS_SUCCESS;
+}
+
+void SetImpl::checkActivation(const char* call, uint32_t activation) const {
+  if (activation >= numActivations_)
+    throw Error(QS_INVAL, std::string(call) + ": InferenceSet '" + name_ + "' has " + std::to_string(numActivations_) +
+                              " activation(s), not " + std::to_string(activation + 1));
+}
+
+void SetImpl::resetRetainedState(uint32_t activation) {
+  checkActivation("resetRetainedState", activation);
+  std::lock_guard lock(mutex_);
+  resetPending_[activation] = true;
 }
 
 void SetImpl::submit(const shInferenceHandle& handle, uint64_t requestId) {
@@ -234,6 +261,10 @@ void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, 
     h.present.assign(entries.size(), false);
     for (std::size_t i = 0; i < entries.size(); ++i) h.present[i] = entries[i].present;
     h.submittedDims = shape.dims;
+    // Taken in submission order, under the set's lock: exactly the first submission after
+    // resetRetainedState carries the reset to the device.
+    h.resetState = resetPending_[h.activation()];
+    resetPending_[h.activation()] = false;
     h.requestId = requestId;
     h.viaNotify = viaNotify;
     h.notifyFn = std::move(notifyFn);
@@ -368,7 +399,7 @@ void SetImpl::putCompleted(const shInferenceHandle& handle) {
     h.state.put();
     available_.push_back(h.index());
   }
-  availableChanged_.notify_one();
+  availableChanged_.notify_all();  // a waiter may want only this activation's handles
 }
 
 QStatus SetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t timeoutUs) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <qaic/InferenceSet.hpp>
@@ -34,6 +35,8 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
 
   // InferenceSet
   QStatus getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) override;
+  QStatus getAvailableOnActivation(uint32_t activation, shInferenceHandle& handle, uint64_t timeoutUs) override;
+  void resetRetainedState(uint32_t activation) override;
   void submit(const shInferenceHandle& handle, uint64_t requestId) override;
   void submit(const shInferenceHandle& handle, NotifyFn notifyFn, void* userData) override;
   QStatus getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs) override;
@@ -70,6 +73,9 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
                     bool viaNotify);
   HandleImpl& own(const shInferenceHandle& handle, const char* operation) const;
   Pipeline& pipelineOf(const HandleImpl& handle) const;
+  // getAvailable's wait: the first free handle, or the first of `activation`.
+  QStatus acquireAvailable(shInferenceHandle& handle, uint64_t timeoutUs, std::optional<uint32_t> activation);
+  void checkActivation(const char* call, uint32_t activation) const;  // throws QS_INVAL naming `call`
   // Waits on `cv` until `done` or the timeout (0: until done or shutdown). Lock held.
   template <typename Predicate>
   bool waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs, Predicate done);
@@ -103,6 +109,7 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   std::condition_variable changed_;           // the set drained, shuts down, or (anyWaiters_) any completion
   std::size_t anyWaiters_ = 0;                // getCompletedId callers waiting on changed_
   std::deque<uint32_t> available_;
+  std::vector<bool> resetPending_;  // by activation: the next submission there resets its state
   std::size_t inFlight_ = 0;
   bool shuttingDown_ = false;
 

@@ -20,6 +20,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       for (auto index : program.bufferIndices) sum = sum + image->buffers().at(index).io.bufferName.size();
     }
     for (const auto& combination : image->allShapeCombinations()) sum = sum + combination.size();
+    for (const auto& retained : image->retainedState()) sum = sum + retained.name.size() + retained.dims.size();
+    for (const auto& specialization : image->contents().specializationPayloads) {
+      for (std::byte b : specialization.payload) sum = sum + static_cast<unsigned>(b);
+    }
     for (std::byte b : image->ioDescriptorBytes()) sum = sum + static_cast<unsigned>(b);
   } catch (const QpcFormatError&) {
   }

@@ -5,7 +5,8 @@
 //   regular     (isPartialAllowed false): dims exactly the mapping's dims
 //   partial     (isPartialAllowed, no allowed shapes): product(dims) <= product(full dims)
 //   specialized (isPartialAllowed, allowed shapes): dims exactly one allowed combination, and
-//               every buffer of one IO set from the same combination
+//               every buffer of one IO set from the same combination; an output that gives
+//               no dims takes the dims of the combination the others select
 //   dropped     (selective IO): only if isPartialAllowed && skipPartialHeader && allowSkip
 // Byte sizes: an input holds exactly product(dims) elements, an output at least that many.
 #pragma once

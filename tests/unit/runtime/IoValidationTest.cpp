@@ -96,6 +96,11 @@ TEST(IoValidation, SpecializedSetMatchesOneCombination) {
   EXPECT_EQ(shape.dims[2], (IoDims{1, 3}));
   shape = validateIoSet(rules, {entry(128, IoDims{1, 32}), entry(512), entry(256), entry(128)});
   EXPECT_EQ(shape.specialization, 0);
+  // Outputs that give no dims take those of the combination the inputs select.
+  shape = validateIoSet(rules, {entry(4, IoDims{1, 1}), entry(8, IoDims{1, 2}), entry(256), entry(128)});
+  EXPECT_EQ(shape.specialization, 1);
+  EXPECT_EQ(shape.dims[2], (IoDims{1, 3}));
+  EXPECT_EQ(shape.dims[3], (IoDims{1, 4}));
 }
 
 TEST(IoValidation, SpecializedBufferOutsideTheAllowedShapesIsRefused) {
