@@ -105,6 +105,12 @@ class Decoder(nn.Module):
         return (self.lm_head(self.ln_final(x)), *caches)
 
 
+def build_model(layers, hidden, heads, ctx_len, vocab, seed):
+    """The decoder with its weights from `seed`: the same call gives the same model."""
+    torch.manual_seed(seed)
+    return Decoder(layers, hidden, heads, ctx_len, vocab).eval()
+
+
 def io_names(layers):
     inputs = ["input_ids", "position_ids"]
     outputs = ["logits"]
@@ -235,9 +241,8 @@ def parse_arguments(argv):
 
 def main(argv):
     args = parse_arguments(argv)
-    torch.manual_seed(args.seed)
     torch.set_num_threads(1)
-    model = Decoder(args.layers, args.hidden, args.heads, args.ctx_len, args.vocab).eval()
+    model = build_model(args.layers, args.hidden, args.heads, args.ctx_len, args.vocab, args.seed)
     prompt = torch.randint(0, args.vocab, (args.prefill_len,), generator=torch.Generator().manual_seed(args.seed))
     prompt = [int(t) for t in prompt]
     args.out.mkdir(parents=True, exist_ok=True)

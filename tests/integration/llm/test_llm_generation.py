@@ -177,3 +177,19 @@ def test_qaic_runner_check_fails_on_a_step_out_of_order(emulator, model, config,
     finally:
         swapped.unlink()
     assert result.returncode == 3, result.stdout + result.stderr
+
+
+def test_the_readme_llm_example_runs_as_written(emulator, workdir):
+    """The README's block, in a directory where build/ is this build and examples/ the source's."""
+    readme = (SOURCE / "README.md").read_text()
+    section = readme[readme.index("## Generating text (LLM)"):]
+    block = section[section.index("```\n") + 4:section.index("```", section.index("```\n") + 4)]
+    directory = workdir / "readme"
+    (directory / "build").mkdir(parents=True)
+    (directory / "build" / "bin").symlink_to(BIN)
+    (directory / "examples").symlink_to(SOURCE / "examples")
+    result = run(["bash", "-euc", block], cwd=directory, env=emulator.env())
+    config = json.loads((directory / "build/llm/config.json").read_text())
+    lines = result.stdout.splitlines()
+    assert [int(t) for t in lines[-3].split()] == config["tokens"], result.stdout
+    assert lines[-1].startswith("decode: 7 tokens in "), result.stdout
