@@ -10,7 +10,6 @@ import pathlib
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy
 import pytest
@@ -27,17 +26,17 @@ MODEL_ARGS = ["--layers", "2", "--hidden", "64", "--heads", "4", "--ctx-len", "3
               "--prefill-len", "6", "--generate", "10", "--seed", "7"]
 
 
-def exported_model():
-    """The export script's output for MODEL_ARGS, generated once per version of the script under a
+def exported_model(args=MODEL_ARGS):
+    """The export script's output for `args`, generated once per version of the script under a
     lock (parallel ctest processes share it); config.json is written last."""
-    key = hashlib.sha256(EXPORT.read_bytes() + " ".join(MODEL_ARGS).encode()).hexdigest()[:16]
+    key = hashlib.sha256(EXPORT.read_bytes() + " ".join(args).encode()).hexdigest()[:16]
     out = BUILD / "generated" / "llm" / key
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(str(out) + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (out / "config.json").exists():
             shutil.rmtree(out, ignore_errors=True)
-            run(["/usr/bin/python3", EXPORT, out, *MODEL_ARGS], timeout=300)
+            run(["/usr/bin/python3", EXPORT, out, *args], timeout=300)
     return out
 
 
@@ -61,10 +60,8 @@ def emulator():
 
 
 @pytest.fixture(scope="module")
-def workdir():
-    directory = pathlib.Path(tempfile.mkdtemp(prefix="qaic-llm-test."))
-    yield directory
-    shutil.rmtree(directory, ignore_errors=True)
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("llm")
 
 
 def compile_static(model, config, out, seq_len):
