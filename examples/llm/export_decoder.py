@@ -4,6 +4,7 @@ runs PyTorch's own greedy generation with it as the reference.
 
     /usr/bin/python3 export_decoder.py OUTDIR [--layers 2] [--hidden 64] [--heads 4]
         [--ctx-len 32] [--vocab 128] [--prefill-len 8] [--generate 8] [--seed 0]
+        [--cache-write scatter_elements|scatter_nd]
 
 The model (random weights from --seed, built from torch.nn) has
   inputs   input_ids     int64 [batch_size, seq_len]
@@ -13,7 +14,8 @@ The model (random weights from --seed, built from torch.nn) has
            past_key.<i>_RetainedState, past_value.<i>_RetainedState: the caches with this call's
                          keys and values written at position_ids
 batch_size, seq_len and ctx_len are symbolic dims of the ONNX file. The keys and values are
-written into the cache with ScatterElements (torch's scatter), and a query at position p
+written into the cache with ScatterElements (torch's scatter) or, with --cache-write scatter_nd,
+ScatterND (torch's index_put), and a query at position p
 attends to the cache entries at positions <= p, so one model serves prefill (seq_len = prompt
 length) and decode (seq_len = 1, the next position).
 
@@ -45,9 +47,26 @@ import torch
 from torch import nn
 
 
+def write_cache_scatter_elements(cache, position_ids, new):
+    """cache[b, h, position_ids[b, s], :] = new[b, h, s, :] as torch.scatter: ScatterElements."""
+    return cache.scatter(2, position_ids[:, None, :, None].expand_as(new), new)
+
+
+def write_cache_scatter_nd(cache, position_ids, new):
+    """The same write as index_put over (batch, head, position): ScatterND, as the vendor's
+    CtxScatter lowers."""
+    batch, heads = new.shape[0], new.shape[1]
+    return cache.index_put((torch.arange(batch)[:, None, None], torch.arange(heads)[None, :, None],
+                            position_ids[:, None, :]), new)
+
+
+CACHE_WRITES = {"scatter_elements": write_cache_scatter_elements, "scatter_nd": write_cache_scatter_nd}
+
+
 class Block(nn.Module):
-    def __init__(self, hidden, heads):
+    def __init__(self, hidden, heads, write_cache):
         super().__init__()
+        self.write_cache = write_cache
         self.heads = heads
         self.head_dim = hidden // heads
         self.ln_attention = nn.LayerNorm(hidden)
@@ -64,9 +83,8 @@ class Block(nn.Module):
         q, k, v = self.qkv(self.ln_attention(x)).chunk(3, dim=-1)
         q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
         # Each new key and value goes to its own position of the cache.
-        where = position_ids[:, None, :, None].expand_as(k)
-        key = past_key.scatter(2, where, k)
-        value = past_value.scatter(2, where, v)
+        key = self.write_cache(past_key, position_ids, k)
+        value = self.write_cache(past_value, position_ids, v)
         scores = torch.matmul(q, key.transpose(2, 3)) / math.sqrt(self.head_dim)
         scores = scores.masked_fill(~attend, torch.finfo(torch.float32).min)
         attention = torch.matmul(torch.softmax(scores, dim=-1), value)
@@ -77,14 +95,14 @@ class Block(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self, layers, hidden, heads, ctx_len, vocab):
+    def __init__(self, layers, hidden, heads, ctx_len, vocab, cache_write="scatter_elements"):
         super().__init__()
         if hidden % heads:
             raise ValueError(f"hidden ({hidden}) must be a multiple of heads ({heads})")
         self.ctx_len = ctx_len
         self.token_embedding = nn.Embedding(vocab, hidden)
         self.position_embedding = nn.Embedding(ctx_len, hidden)
-        self.blocks = nn.ModuleList(Block(hidden, heads) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(hidden, heads, CACHE_WRITES[cache_write]) for _ in range(layers))
         self.ln_final = nn.LayerNorm(hidden)
         self.lm_head = nn.Linear(hidden, vocab, bias=False)
 
@@ -105,10 +123,10 @@ class Decoder(nn.Module):
         return (self.lm_head(self.ln_final(x)), *caches)
 
 
-def build_model(layers, hidden, heads, ctx_len, vocab, seed):
+def build_model(layers, hidden, heads, ctx_len, vocab, seed, cache_write="scatter_elements"):
     """The decoder with its weights from `seed`: the same call gives the same model."""
     torch.manual_seed(seed)
-    return Decoder(layers, hidden, heads, ctx_len, vocab).eval()
+    return Decoder(layers, hidden, heads, ctx_len, vocab, cache_write).eval()
 
 
 def io_names(layers):
@@ -227,6 +245,9 @@ def parse_arguments(argv):
     parser.add_argument("--generate", type=int, default=8,
                         help="tokens of the reference generation, prefill's included (default 8)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the weights and the prompt (default 0)")
+    parser.add_argument("--cache-write", choices=sorted(CACHE_WRITES), default="scatter_elements",
+                        help="how the model writes the cache: torch.scatter, exported as ScatterElements "
+                             "(default), or index_put, exported as ScatterND")
     args = parser.parse_args(argv)
     for name in ("layers", "hidden", "heads", "ctx_len", "vocab", "prefill_len", "generate"):
         if getattr(args, name) < 1:
@@ -242,7 +263,7 @@ def parse_arguments(argv):
 def main(argv):
     args = parse_arguments(argv)
     torch.set_num_threads(1)
-    model = build_model(args.layers, args.hidden, args.heads, args.ctx_len, args.vocab, args.seed)
+    model = build_model(args.layers, args.hidden, args.heads, args.ctx_len, args.vocab, args.seed, args.cache_write)
     prompt = torch.randint(0, args.vocab, (args.prefill_len,), generator=torch.Generator().manual_seed(args.seed))
     prompt = [int(t) for t in prompt]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -254,7 +275,7 @@ def main(argv):
     (args.out / "reference" / "tokens.txt").write_text("".join(f"{t}\n" for t in [len(prompt)] + prompt + tokens))
     write_batch_jsons(args)
     config = {key: getattr(args, key) for key in ("layers", "hidden", "heads", "ctx_len", "vocab", "prefill_len",
-                                                  "generate", "seed")}
+                                                  "generate", "seed", "cache_write")}
     config["prompt"] = prompt
     config["tokens"] = tokens
     # Written last: its presence says the directory is complete.

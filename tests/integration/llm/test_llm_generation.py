@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import numpy
+import onnx
 import pytest
 
 BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
@@ -118,6 +119,18 @@ def test_reference_is_greedy_over_its_own_logits(model, config):
 def test_llm_generate_prefill_and_decode_programs_match_pytorch(emulator, model, config, static_programs, workdir):
     logits = workdir / "two-programs"
     check_generation(model, config, generate(emulator, static_programs, config, logits), logits)
+
+
+def test_llm_generate_matches_pytorch_with_the_cache_written_by_scatter_nd(emulator, workdir):
+    """The same decoder exported with index_put (ScatterND, as the vendor's CtxScatter lowers)."""
+    model = exported_model(MODEL_ARGS + ["--cache-write", "scatter_nd"])
+    config = json.loads((model / "config.json").read_text())
+    operators = {node.op_type for node in onnx.load(str(model / "decoder.onnx")).graph.node}
+    assert "ScatterND" in operators and "ScatterElements" not in operators
+    programs = (compile_static(model, config, workdir / "nd-prefill", config["prefill_len"]),
+                compile_static(model, config, workdir / "nd-decode", 1))
+    logits = workdir / "nd-logits"
+    check_generation(model, config, generate(emulator, programs, config, logits), logits)
 
 
 def test_llm_generate_prompt_token_by_token_matches_pytorch(emulator, model, config, static_programs, workdir):
