@@ -11,6 +11,7 @@
 
 #include "DeviceProgram.hpp"
 #include "Log.hpp"
+#include "RetainedMemory.hpp"
 #include "container/QpcImage.hpp"
 #include "container/ResourceNeeds.hpp"
 #include "driver/DeviceProtocol.hpp"
@@ -49,28 +50,42 @@ std::shared_ptr<LoadState> loadState(const LoadBytes& bytes) {
   return state;
 }
 
+// One compiled graph the activation runs: the program's own, or a specialization's
+// (qaic-exec -network-specialization-config), with its io in the graph's order by direction.
+// A slot is a buffer of the IO descriptor or a retained pair (RetainedMemory).
+struct Slot {
+  const QpcBuffer* buffer = nullptr;
+  int retained = -1;
+};
+struct Variant {
+  ir::Graph graph;
+  std::vector<Slot> inputs, outputs;
+  std::vector<bool> inPlace;                   // by retained pair: output in the input's memory
+  std::unique_ptr<kernels::HostProgram> host;  // built on first use, over the attached region
+};
+
 class ContainerProgram final : public DeviceProgram {
  public:
   ContainerProgram(LoadBytes bytes, std::shared_ptr<LoadState> load, const QpcProgram& program, unsigned threads)
-      : bytes_(std::move(bytes)), load_(std::move(load)), image_(load_->image.get()), program_(program) {
-    graph_ = ir::parseGraph(QpcImage::payloadText(program_), image_->sourceName() + ":" + program_.name);
-    ir::inferShapes(graph_);
-    for (const auto& io : graph_.io) {
-      const QpcBuffer* b = image_->findBuffer(io.bufferName);
-      if (b == nullptr)
-        throw std::runtime_error("program '" + program_.name + "' binds buffer '" + io.bufferName +
-                                 "' that the IO descriptor lacks");
-      (io.direction == ir::Direction::In ? inputs_ : outputs_).push_back(b);
+      : bytes_(std::move(bytes)),
+        load_(std::move(load)),
+        image_(load_->image.get()),
+        program_(program),
+        retained_(image_->retainedState()) {
+    combinations_ = image_->allShapeCombinations();
+    variantOf_.assign(combinations_.size(), 0);
+    variants_.push_back(makeVariant(program_.payload, "program '" + program_.name + "'"));
+    for (const auto& s : image_->contents().specializationPayloads) {
+      if (s.programIndex != program_.programIndex) continue;
+      variantOf_[s.combination] = variants_.size();
+      variants_.push_back(
+          makeVariant(s.payload, "program '" + program_.name + "' specialization " + std::to_string(s.combination)));
     }
     // In place only when the device buffer also holds the full tensor, so nothing but the
     // copy's source or destination differs from converting through scratch memory.
-    auto inPlace = [](const QpcBuffer* b) {
-      return isIdentityFormat(*b) && kernels::userBufferBytes(b->io.dims, b->io.dtype) <= b->deviceSize;
-    };
-    for (const QpcBuffer* b : inputs_) inputIdentity_.push_back(inPlace(b));
-    for (const QpcBuffer* b : outputs_) outputIdentity_.push_back(inPlace(b));
-    inScratch_.resize(inputs_.size());
-    outScratch_.resize(outputs_.size());
+    for (const QpcBuffer& b : image_->buffers())
+      identity_.push_back(isIdentityFormat(b) && kernels::userBufferBytes(b.io.dims, b.io.dtype) <= b.deviceSize);
+    scratch_.resize(image_->buffers().size());
     threads_ = static_cast<int>(threads);
     needs_.charge = container::resourceNeeds(image_->contents(), program_, 1);
     needs_.ioRegionSize = program_.ioRegionSize;
@@ -87,33 +102,14 @@ class ContainerProgram final : public DeviceProgram {
 
   const ProgramNeeds& needs() const override { return needs_; }
 
-  // Identity-format buffers are the program's own input and output tensors, so a run reads and
-  // writes device memory with no copy in between (the kernels are created with their addresses).
+  // Identity-format buffers and retained state are the program's own input and output tensors,
+  // so a run reads and writes device memory with no copy in between (the kernels are created with
+  // their addresses).
   void attach(std::span<std::byte> region) override {
     if (region.size() < program_.ioRegionSize) throw std::runtime_error("IO region smaller than the program's");
-    kernels::BuildOptions options;
-    options.threads = threads_;
-    options.packing = load_->packing;
-    auto bind = [&](const std::vector<const QpcBuffer*>& buffers, const std::vector<bool>& identity) {
-      std::vector<kernels::IoMemory> memory(buffers.size());
-      for (std::size_t i = 0; i < buffers.size(); ++i) {
-        if (identity[i]) memory[i] = {region.data() + buffers[i]->deviceOffset, buffers[i]->deviceSize};
-      }
-      return memory;
-    };
-    options.inputMemory = bind(inputs_, inputIdentity_);
-    options.outputMemory = bind(outputs_, outputIdentity_);
-    const QpcImage* view = image_;
-    host_.reset();
-    attached_ = nullptr;
-    host_ = kernels::HostProgram::build(
-        graph_,
-        [view](std::string_view name) -> const ir::WeightTensor* {
-          const auto* c = view->findConstant(name);
-          return c ? &c->tensor : nullptr;
-        },
-        options);
+    for (auto& v : variants_) v.host.reset();
     attached_ = region.data();
+    hostFor(variants_.front());  // the program's own graph is ready before the first request
   }
 
   uint16_t run(std::span<std::byte> region) override {
@@ -123,7 +119,7 @@ class ContainerProgram final : public DeviceProgram {
     std::map<uint32_t, ir::Dims> inDims;
     std::string failure;
     try {
-      if (!host_ || attached_ != region.data()) attach(region);
+      if (attached_ != region.data()) attach(region);
       inDims = readRequest(region);
       outDims = compute(region, inDims);
     } catch (const BadRequest&) {
@@ -142,6 +138,54 @@ class ContainerProgram final : public DeviceProgram {
   }
 
  private:
+  Variant makeVariant(std::span<const std::byte> payload, const std::string& what) {
+    Variant v;
+    v.graph = ir::parseGraph(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()),
+                             image_->sourceName() + ":" + program_.name);
+    ir::inferShapes(v.graph);
+    for (const auto& io : v.graph.io) {
+      Slot slot;
+      slot.buffer = image_->findBuffer(io.bufferName);
+      if (slot.buffer == nullptr) slot.retained = retained_.find(io.bufferName);
+      if (slot.buffer == nullptr && slot.retained < 0)
+        throw std::runtime_error(what + " binds buffer '" + io.bufferName + "' that the IO descriptor lacks");
+      (io.direction == ir::Direction::In ? v.inputs : v.outputs).push_back(slot);
+    }
+    for (std::size_t r = 0; r < retained_.size(); ++r) v.inPlace.push_back(retained_.prepare(r, v.graph));
+    return v;
+  }
+
+  kernels::HostProgram& hostFor(Variant& v) {
+    if (v.host) return *v.host;
+    kernels::BuildOptions options;
+    options.threads = threads_;
+    options.packing = load_->packing;
+    auto bind = [&](const std::vector<Slot>& slots, bool output) {
+      std::vector<kernels::IoMemory> memory(slots.size());
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const Slot& s = slots[i];
+        if (s.retained >= 0) {
+          const auto r = static_cast<std::size_t>(s.retained);
+          memory[i] = output ? retained_.outputMemory(r, v.inPlace[r]) : retained_.inputMemory(r);
+        } else if (identity_[s.buffer->index]) {
+          memory[i] = {attached_ + s.buffer->deviceOffset, s.buffer->deviceSize};
+        }
+      }
+      return memory;
+    };
+    options.inputMemory = bind(v.inputs, false);
+    options.outputMemory = bind(v.outputs, true);
+    const QpcImage* view = image_;
+    v.host = kernels::HostProgram::build(
+        v.graph,
+        [view](std::string_view name) -> const ir::WeightTensor* {
+          const auto* c = view->findConstant(name);
+          return c ? &c->tensor : nullptr;
+        },
+        options);
+    return *v.host;
+  }
+
   std::map<uint32_t, ir::Dims> readRequest(std::span<const std::byte> region) {
     const std::byte* base = region.data() + program_.requestDescriptorOffset;
     driver::RequestDescriptorHeader h;
@@ -150,15 +194,20 @@ class ContainerProgram final : public DeviceProgram {
     if (h.magic != driver::kRequestDescriptorMagic || h.version != driver::kDescriptorVersion ||
         h.bufferCount != buffers.size())
       throw BadRequest{"request descriptor header"};
+    uint32_t flags = 0;
+    std::memcpy(&flags, base + driver::kRequestFlagsOffset, sizeof flags);
+    if ((flags & ~driver::kRequestKnownFlags) != 0) throw BadRequest{"request flags"};
+    if ((flags & driver::kRequestFlagResetState) != 0) retained_.reset();
     std::map<uint32_t, ir::Dims> dims;
-    for (const QpcBuffer* b : inputs_) {
+    for (const QpcBuffer& b : buffers) {
+      if (b.io.direction != ir::Direction::In) continue;
       driver::RequestDescriptorEntry e;
-      std::memcpy(&e, base + sizeof h + b->index * sizeof e, sizeof e);
-      const ir::Dims& full = b->io.dims;
+      std::memcpy(&e, base + sizeof h + b.index * sizeof e, sizeof e);
+      const ir::Dims& full = b.io.dims;
       if (!e.present) {
         // A dropped (selective IO) input keeps what its device buffer last held.
-        if (!b->io.allowSkip) throw BadRequest{"required input absent"};
-        dims[b->index] = full;
+        if (!b.io.allowSkip) throw BadRequest{"required input absent"};
+        dims[b.index] = full;
         continue;
       }
       if (e.rank != full.size()) throw BadRequest{"input rank"};
@@ -167,9 +216,9 @@ class ContainerProgram final : public DeviceProgram {
         if (e.dims[i] == 0 || e.dims[i] > full[i]) throw BadRequest{"input dims"};
         d[i] = e.dims[i];
       }
-      if (d != full && !b->io.isPartialAllowed && !isSpecialization(b->index, d))
+      if (d != full && !b.io.isPartialAllowed && !isSpecialization(b.index, d))
         throw BadRequest{"input dims not allowed"};
-      dims[b->index] = std::move(d);
+      dims[b.index] = std::move(d);
     }
     return dims;
   }
@@ -178,6 +227,17 @@ class ContainerProgram final : public DeviceProgram {
     for (const auto& combo : image_->allowedShapes())
       if (index < combo.size() && combo[index] == d) return true;
     return false;
+  }
+
+  // The graph for these input dims: the combination every input's dims are, else (partial
+  // inputs) the program's own, which re-infers its shapes.
+  Variant& variantFor(const std::map<uint32_t, ir::Dims>& inDims) {
+    for (std::size_t c = 1; c < combinations_.size() && variants_.size() > 1; ++c) {
+      bool all = true;
+      for (const auto& [index, d] : inDims) all = all && combinations_[c][index] == d;
+      if (all) return variants_[variantOf_[c]];
+    }
+    return variants_.front();
   }
 
   // True when `b`'s device format holds exactly the bytes of the tensor in its own dtype (flat,
@@ -196,43 +256,59 @@ class ContainerProgram final : public DeviceProgram {
   }
 
   std::map<uint32_t, ir::Dims> compute(std::span<std::byte> region, const std::map<uint32_t, ir::Dims>& inDims) {
-    std::vector<kernels::TensorView> ins(inputs_.size()), outs(outputs_.size());
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-      const QpcBuffer& b = *inputs_[i];
+    Variant& v = variantFor(inDims);
+    kernels::HostProgram& host = hostFor(v);
+    std::vector<kernels::TensorView> ins(v.inputs.size()), outs(v.outputs.size());
+    for (std::size_t i = 0; i < v.inputs.size(); ++i) {
+      if (v.inputs[i].retained >= 0) {
+        const auto r = static_cast<std::size_t>(v.inputs[i].retained);
+        const kernels::IoMemory m = retained_.inputMemory(r);
+        ins[i] = {retained_.entry(r).dtype, retained_.entry(r).dims, m.data, m.bytes};
+        continue;
+      }
+      const QpcBuffer& b = *v.inputs[i].buffer;
       const ir::Dims& d = inDims.at(b.index);
       const std::size_t bytes = kernels::userBufferBytes(d, b.io.dtype);
       const auto device = region.subspan(b.deviceOffset, b.deviceSize);
-      if (inputIdentity_[i]) {
+      if (identity_[b.index]) {
         if (bytes > device.size()) throw BadRequest{"input larger than its device buffer"};
         ins[i] = {b.io.dtype, d, device.data(), bytes};
         continue;
       }
       kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW, d};
-      std::vector<std::byte>& scratch = inScratch_[i];
+      std::vector<std::byte>& scratch = scratch_[b.index];
       if (scratch.size() < bytes) scratch.resize(bytes);
       kernels::deviceToUser(b.io.deviceFormat, device, view, std::span<std::byte>(scratch).first(bytes));
       ins[i] = {b.io.dtype, d, scratch.data(), bytes};
     }
-    for (std::size_t i = 0; i < outputs_.size(); ++i) {
-      const QpcBuffer& b = *outputs_[i];
+    for (std::size_t i = 0; i < v.outputs.size(); ++i) {
+      if (v.outputs[i].retained >= 0) {
+        const auto r = static_cast<std::size_t>(v.outputs[i].retained);
+        const kernels::IoMemory m = retained_.outputMemory(r, v.inPlace[r]);
+        outs[i] = {retained_.entry(r).dtype, retained_.entry(r).dims, m.data, m.bytes};
+        continue;
+      }
+      const QpcBuffer& b = *v.outputs[i].buffer;
       const std::size_t bytes = kernels::userBufferBytes(b.io.dims, b.io.dtype);
-      if (outputIdentity_[i]) {
+      if (identity_[b.index]) {
         outs[i] = {b.io.dtype, b.io.dims, region.data() + b.deviceOffset, bytes};
         continue;
       }
-      std::vector<std::byte>& scratch = outScratch_[i];
+      std::vector<std::byte>& scratch = scratch_[b.index];
       if (scratch.size() < bytes) scratch.resize(bytes);
       outs[i] = {b.io.dtype, b.io.dims, scratch.data(), bytes};
     }
-    host_->run(ins, outs);
+    host.run(ins, outs);
+    retained_.commit(v.inPlace);
     std::map<uint32_t, ir::Dims> outDims;
-    for (std::size_t i = 0; i < outputs_.size(); ++i) {
-      const QpcBuffer& b = *outputs_[i];
+    for (std::size_t i = 0; i < v.outputs.size(); ++i) {
+      if (v.outputs[i].retained >= 0) continue;
+      const QpcBuffer& b = *v.outputs[i].buffer;
       outDims[b.index] = outs[i].dims;
-      if (outputIdentity_[i]) continue;  // the program wrote device memory itself
+      if (identity_[b.index]) continue;  // the program wrote device memory itself
       kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW, outs[i].dims};
       const std::size_t used = kernels::userBufferBytes(outs[i].dims, b.io.dtype);
-      kernels::userToDevice(view, std::span<const std::byte>(outScratch_[i]).first(used), b.io.deviceFormat,
+      kernels::userToDevice(view, std::span<const std::byte>(scratch_[b.index]).first(used), b.io.deviceFormat,
                             region.subspan(b.deviceOffset, b.deviceSize));
     }
     return outDims;
@@ -279,15 +355,16 @@ class ContainerProgram final : public DeviceProgram {
   std::shared_ptr<LoadState> load_;  // bytes_'s
   const QpcImage* image_;            // load_'s
   const QpcProgram& program_;
-  ir::Graph graph_;
-  std::vector<const QpcBuffer*> inputs_, outputs_;
-  std::vector<bool> inputIdentity_, outputIdentity_;  // by position in inputs_ / outputs_
-  // Conversion buffers of the other formats, kept between runs (one run at a time) so a large
-  // network does not allocate and fault in fresh pages on every inference.
-  std::vector<std::vector<std::byte>> inScratch_, outScratch_;
+  RetainedMemory retained_;                         // this activation's state
+  std::vector<ir::ShapeCombination> combinations_;  // image_->allShapeCombinations()
+  std::vector<std::size_t> variantOf_;              // by combination: index into variants_
+  std::vector<Variant> variants_;                   // [0]: the program's own graph
+  std::vector<bool> identity_;                      // by IO descriptor index
+  // Conversion buffers of the other formats (by IO descriptor index), kept between runs (one run
+  // at a time) so a large network does not allocate and fault in fresh pages on every inference.
+  std::vector<std::vector<std::byte>> scratch_;
   int threads_ = 1;
-  std::unique_ptr<kernels::HostProgram> host_;  // built by attach()
-  const std::byte* attached_ = nullptr;         // the IO region host_'s bound tensors live in
+  std::byte* attached_ = nullptr;  // the IO region the variants' bound tensors live in
   ProgramNeeds needs_;
 };
 

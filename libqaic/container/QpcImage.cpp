@@ -100,4 +100,16 @@ std::string_view QpcImage::payloadText(const QpcProgram& program) {
   return {reinterpret_cast<const char*>(program.payload.data()), program.payload.size()};
 }
 
+const QpcRetainedState* QpcImage::findRetained(std::string_view bufferName) const {
+  for (const auto& r : contents_.retainedState)
+    if (r.name == bufferName || r.stateName == bufferName) return &r;
+  return nullptr;
+}
+
+std::span<const std::byte> QpcImage::payloadFor(const QpcProgram& program, uint32_t combination) const {
+  for (const auto& s : contents_.specializationPayloads)
+    if (s.programIndex == program.programIndex && s.combination == combination) return s.payload;
+  return program.payload;
+}
+
 }  // namespace qaic::container

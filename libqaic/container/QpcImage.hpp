@@ -45,6 +45,12 @@ class QpcImage {
 
   const QpcBuffer* findBuffer(std::string_view bufferName) const;
   const QpcConstant* findConstant(std::string_view tensorName) const;
+  const std::vector<QpcRetainedState>& retainedState() const { return contents_.retainedState; }
+  // The retained pair whose input or output buffer is `bufferName`; nullptr when none is.
+  const QpcRetainedState* findRetained(std::string_view bufferName) const;
+  // The payload program `programIndex` runs for allShapeCombinations()[combination]: its
+  // specialization payload when it has one, else its own.
+  std::span<const std::byte> payloadFor(const QpcProgram& program, uint32_t combination) const;
   // A program's payload as text (the JSON IR).
   static std::string_view payloadText(const QpcProgram& program);
 

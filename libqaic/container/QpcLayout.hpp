@@ -34,8 +34,12 @@ enum class Section : uint32_t {
   Constants = 6,
   Payloads = 7,
   ConstantData = 8,
+  RetainedState = 9,            // version 2
+  SpecializationPayloads = 10,  // version 2
 };
-inline constexpr uint32_t kSectionKinds = 8;
+inline constexpr uint32_t kSectionKinds = 10;  // the most a file has: version 2's
+// Sections a file of each version has (each kind 1..n exactly once).
+constexpr uint32_t sectionKindsOf(uint32_t version) { return version == 1 ? 8 : kSectionKinds; }
 inline constexpr std::size_t kSectionAlignment = 8;
 
 inline constexpr std::size_t kIoEntrySize = 112;
@@ -43,6 +47,8 @@ inline constexpr std::size_t kShapeEntrySize = 72;
 inline constexpr std::size_t kProgramEntrySize = 96;
 inline constexpr std::size_t kConstantEntrySize = 96;
 inline constexpr std::size_t kBufferIndexSize = 4;
+inline constexpr std::size_t kRetainedEntrySize = 96;
+inline constexpr std::size_t kSpecializationEntrySize = 24;
 inline constexpr std::size_t kDimSlots = 8;
 
 // IO entry flags.

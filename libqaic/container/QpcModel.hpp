@@ -15,7 +15,10 @@
 
 namespace qaic::container {
 
-inline constexpr uint32_t kFormatVersion = 1;
+// The newest version written; the reader takes 1 and 2. A container without retained state and
+// without per-specialization programs is written as version 1, readable by older readers.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestFormatVersion = 1;
 
 // Limits the loader enforces before allocating anything.
 inline constexpr std::size_t kMaxBuffers = 4096;
@@ -70,12 +73,38 @@ struct QpcConstant {
   ir::WeightTensor tensor;
 };
 
+// One retained-state pair (qaic-exec -retained-state): the input `name` and the output
+// `stateName` (<name>_RetainedState) are one buffer of device memory per activation, zeros at
+// activation, never in the IO descriptor (the user never maps them).
+struct QpcRetainedState {
+  std::string name;       // the input buffer, e.g. past_key.0
+  std::string stateName;  // the output buffer, e.g. past_key.0_RetainedState
+  std::string tensor;     // the IR tensors they bind in the program payloads
+  std::string stateTensor;
+  ir::DType dtype = ir::DType::Float;
+  ir::Dims dims;
+  uint64_t size = 0;  // bytes: product(dims) x size(dtype)
+};
+
+// The program compiled for one allowed shape combination (qaic-exec
+// -network-specialization-config): its payload replaces the program's own when a request's dims
+// are that combination's. `combination` indexes QpcImage::allShapeCombinations() (>= 1; the
+// default combination 0 always runs the program's own payload).
+struct QpcSpecializationPayload {
+  uint32_t programIndex = 0;
+  uint32_t combination = 1;
+  std::span<const std::byte> payload;  // JSON IR, like QpcProgram::payload
+};
+
 struct QpcContents {
+  uint32_t formatVersion = kFormatVersion;  // as read (the writer picks the oldest that fits)
   std::vector<QpcBuffer> buffers;
   // Specializations only; the default combination (every buffer at its full dims) is implied.
   std::vector<ir::ShapeCombination> allowedShapes;
   std::vector<QpcProgram> programs;
   std::vector<QpcConstant> constants;
+  std::vector<QpcRetainedState> retainedState;                   // version 2
+  std::vector<QpcSpecializationPayload> specializationPayloads;  // version 2
 };
 
 // The runtime data type for a user element type (BUFFER_DATA_TYPE_INVAL when there is none).

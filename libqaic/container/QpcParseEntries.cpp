@@ -280,3 +280,72 @@ void Parser::readConstants() {
 }
 
 }  // namespace qaic::container::detail
+
+namespace qaic::container::detail {
+
+void Parser::readRetainedState() {
+  const auto data = section(L::Section::RetainedState);
+  const uint32_t n = count(L::Section::RetainedState);
+  std::set<std::string> names;
+  for (const auto& b : out_.buffers) names.insert(b.io.bufferName);
+  out_.retainedState.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const std::string field = "retained_state[" + std::to_string(i) + "]";
+    const auto e = data.subspan(std::size_t{i} * L::kRetainedEntrySize, L::kRetainedEntrySize);
+    QpcRetainedState r;
+    r.name = string(readLe<uint32_t>(e, 0), field + ".name");
+    r.stateName = string(readLe<uint32_t>(e, 4), field + ".state_name");
+    // Retained buffers are never mapped by the user: their names are no io buffer's, nor each other's.
+    for (const auto& [name, what] : {std::pair{r.name, ".name"}, std::pair{r.stateName, ".state_name"}}) {
+      if (!names.insert(name).second)
+        fail(QpcErrorCode::BadString, field + what, "'" + name + "' is also an io buffer or another retained buffer");
+    }
+    r.tensor = string(readLe<uint32_t>(e, 8), field + ".tensor");
+    r.stateTensor = string(readLe<uint32_t>(e, 12), field + ".state_tensor");
+    r.dtype = enumValue<ir::DType>(readLe<uint8_t>(e, 16), static_cast<uint8_t>(ir::DType::Bool), field + ".dtype");
+    if (readLe<uint16_t>(e, 18) != 0 || readLe<uint32_t>(e, 20) != 0)
+      fail(QpcErrorCode::BadValue, field + ".reserved", "must be zero");
+    const uint64_t elements = readDims(e, 32, readLe<uint8_t>(e, 17), field, r.dims);
+    r.size = readLe<uint64_t>(e, 24);
+    const uint64_t expected = checkedMul(elements, ir::dtypeSize(r.dtype), field + ".size");
+    if (r.size != expected) {
+      fail(QpcErrorCode::BadValue, field + ".size",
+           std::to_string(r.size) + " does not match dims x dtype (" + std::to_string(expected) + " bytes)");
+    }
+    out_.retainedState.push_back(std::move(r));
+  }
+}
+
+void Parser::readSpecializationPayloads() {
+  const auto data = section(L::Section::SpecializationPayloads);
+  const auto payloads = section(L::Section::Payloads);
+  const uint32_t n = count(L::Section::SpecializationPayloads);
+  std::set<std::pair<uint32_t, uint32_t>> seen;
+  out_.specializationPayloads.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const std::string field = "specialization_payloads[" + std::to_string(i) + "]";
+    const auto e = data.subspan(std::size_t{i} * L::kSpecializationEntrySize, L::kSpecializationEntrySize);
+    QpcSpecializationPayload s;
+    s.programIndex = readLe<uint32_t>(e, 0);
+    if (s.programIndex >= out_.programs.size())
+      fail(QpcErrorCode::BadValue, field + ".program_index", std::to_string(s.programIndex) + " is not a program");
+    s.combination = readLe<uint32_t>(e, 4);
+    if (s.combination < 1 || s.combination > out_.allowedShapes.size())
+      fail(QpcErrorCode::BadValue, field + ".combination",
+           std::to_string(s.combination) + " is not in [1, " + std::to_string(out_.allowedShapes.size()) + "]");
+    if (!seen.insert({s.programIndex, s.combination}).second)
+      fail(QpcErrorCode::BadValue, field + ".combination", "a second payload for the same program and combination");
+    const auto offset = readLe<uint64_t>(e, 8);
+    const auto size = readLe<uint64_t>(e, 16);
+    const uint64_t end = checkedAdd(offset, size, field + ".payload_size");
+    if (size == 0 || end > payloads.size()) {
+      fail(QpcErrorCode::OutOfRange, field + ".payload_offset",
+           "[" + std::to_string(offset) + ", " + std::to_string(end) + ") is empty or outside the payload section (" +
+               std::to_string(payloads.size()) + " bytes)");
+    }
+    s.payload = payloads.subspan(offset, size);
+    out_.specializationPayloads.push_back(s);
+  }
+}
+
+}  // namespace qaic::container::detail

@@ -21,6 +21,8 @@ const char* sectionName(uint32_t kind) {
     case L::Section::Constants: return "constants";
     case L::Section::Payloads: return "payloads";
     case L::Section::ConstantData: return "constant_data";
+    case L::Section::RetainedState: return "retained_state";
+    case L::Section::SpecializationPayloads: return "specialization_payloads";
   }
   return "unknown";
 }
@@ -34,11 +36,13 @@ void Parser::readHeader(bool verifyChecksum) {
     fail(QpcErrorCode::BadMagic, "header.magic", "not a program container (bad magic)");
   }
   const auto version = readLe<uint32_t>(file_, L::kOffVersion);
-  if (version != kFormatVersion) {
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
     fail(QpcErrorCode::BadVersion, "header.version",
-         "format version " + std::to_string(version) + " is not supported (expected " + std::to_string(kFormatVersion) +
-             ")");
+         "format version " + std::to_string(version) + " is not supported (expected " +
+             std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) + ")");
   }
+  out_.formatVersion = version;
+  sectionKinds_ = L::sectionKindsOf(version);
   const auto headerSize = readLe<uint32_t>(file_, L::kOffHeaderSize);
   if (headerSize != L::kHeaderSize) {
     fail(QpcErrorCode::BadHeader, "header.header_size",
@@ -62,16 +66,17 @@ void Parser::readHeader(bool verifyChecksum) {
              " (trailing bytes)");
   }
   const auto sectionCount = readLe<uint32_t>(file_, L::kOffSectionCount);
-  if (sectionCount != L::kSectionKinds) {
-    fail(sectionCount > L::kSectionKinds ? QpcErrorCode::AbsurdCount : QpcErrorCode::BadValue, "header.section_count",
-         std::to_string(sectionCount) + " sections, expected " + std::to_string(L::kSectionKinds));
+  if (sectionCount != sectionKinds_) {
+    fail(sectionCount > sectionKinds_ ? QpcErrorCode::AbsurdCount : QpcErrorCode::BadValue, "header.section_count",
+         std::to_string(sectionCount) + " sections, version " + std::to_string(version) + " has " +
+             std::to_string(sectionKinds_));
   }
   const auto tableOffset = readLe<uint64_t>(file_, L::kOffSectionTable);
   if (tableOffset != L::kHeaderSize) {
     fail(QpcErrorCode::BadHeader, "header.section_table_offset",
          std::to_string(tableOffset) + " is not " + std::to_string(L::kHeaderSize));
   }
-  tableEnd_ = L::kHeaderSize + L::kSectionKinds * L::kSectionEntrySize;
+  tableEnd_ = L::kHeaderSize + sectionKinds_ * L::kSectionEntrySize;
   if (tableEnd_ > file_.size()) {
     fail(QpcErrorCode::Truncated, "section_table", "extends past the end of the file");
   }
@@ -91,7 +96,7 @@ void Parser::readSectionTable() {
     std::string field;
   };
   std::vector<Span> spans;
-  for (uint32_t i = 0; i < L::kSectionKinds; ++i) {
+  for (uint32_t i = 0; i < sectionKinds_; ++i) {
     const std::size_t at = L::kHeaderSize + i * L::kSectionEntrySize;
     const std::string field = "sections[" + std::to_string(i) + "]";
     const auto kind = readLe<uint32_t>(file_, at);
@@ -100,7 +105,7 @@ void Parser::readSectionTable() {
     ref.offset = readLe<uint64_t>(file_, at + 8);
     ref.size = readLe<uint64_t>(file_, at + 16);
     ref.present = true;
-    if (kind < 1 || kind > L::kSectionKinds) {
+    if (kind < 1 || kind > sectionKinds_) {
       fail(QpcErrorCode::BadValue, field + ".kind", "unknown section kind " + std::to_string(kind));
     }
     const std::string named = field + "(" + sectionName(kind) + ")";
@@ -130,6 +135,8 @@ void Parser::readSectionTable() {
   checkEntries(L::Section::Programs, L::kProgramEntrySize, kMaxPrograms);
   checkEntries(L::Section::Constants, L::kConstantEntrySize, kMaxConstants);
   checkEntries(L::Section::BufferIndices, L::kBufferIndexSize, kMaxBuffers * kMaxPrograms);
+  checkEntries(L::Section::RetainedState, L::kRetainedEntrySize, kMaxBuffers);
+  checkEntries(L::Section::SpecializationPayloads, L::kSpecializationEntrySize, kMaxShapeCombinations * kMaxPrograms);
   const auto shapeCount = count(L::Section::AllowedShapes);
   if (shapeCount > kMaxShapeCombinations) {
     fail(QpcErrorCode::AbsurdCount, "allowed_shapes.count",

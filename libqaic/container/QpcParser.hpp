@@ -41,6 +41,8 @@ class Parser {
     readAllowedShapes();
     readPrograms();
     readConstants();
+    readRetainedState();
+    readSpecializationPayloads();
     return section(L::Section::IoDescriptor);
   }
 
@@ -97,11 +99,14 @@ class Parser {
   void readPrograms();
   void checkIoRegion(const QpcProgram& p, const std::string& field) const;
   void readConstants();
+  void readRetainedState();
+  void readSpecializationPayloads();
 
   std::span<const std::byte> file_;
   const std::string& source_;
   QpcContents& out_;
   uint64_t tableEnd_ = 0;
+  uint32_t sectionKinds_ = L::kSectionKinds;  // the header's version's
   std::array<SectionRef, L::kSectionKinds + 1> sections_{};
   std::vector<std::string_view> strings_;
 };

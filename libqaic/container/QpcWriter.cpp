@@ -67,6 +67,9 @@ struct Plan {
   std::array<uint32_t, L::kSectionKinds + 1> count{};
   std::vector<uint64_t> payloadOffsets;
   std::vector<uint64_t> constantOffsets;
+  std::vector<uint64_t> specializationOffsets;  // in the payload section, after the programs'
+  uint32_t version = 1;
+  uint32_t sectionKinds = L::sectionKindsOf(1);
   uint64_t fileSize = 0;
 };
 
@@ -90,6 +93,24 @@ Plan plan(const QpcContents& c) {
     p.payloadOffsets.push_back(payloadBytes);
     payloadBytes += c.programs[i].payload.size();
   }
+  if (c.retainedState.size() > kMaxBuffers) invalid(QpcErrorCode::AbsurdCount, "retained_state", "too many entries");
+  if (c.specializationPayloads.size() > kMaxShapeCombinations * kMaxPrograms)
+    invalid(QpcErrorCode::AbsurdCount, "specialization_payloads", "too many entries");
+  for (std::size_t i = 0; i < c.retainedState.size(); ++i) {
+    const auto& r = c.retainedState[i];
+    const std::string field = "retained_state[" + std::to_string(i) + "]";
+    p.strings.intern(r.name, field + ".name");
+    p.strings.intern(r.stateName, field + ".state_name");
+    p.strings.intern(r.tensor, field + ".tensor");
+    p.strings.intern(r.stateTensor, field + ".state_tensor");
+  }
+  for (const auto& s : c.specializationPayloads) {
+    p.specializationOffsets.push_back(payloadBytes);
+    payloadBytes += s.payload.size();
+  }
+  // Version 2 only when a version-1 reader could not run the program.
+  if (!c.retainedState.empty() || !c.specializationPayloads.empty()) p.version = 2;
+  p.sectionKinds = L::sectionKindsOf(p.version);
   uint64_t constantBytes = 0;
   for (std::size_t i = 0; i < c.constants.size(); ++i) {
     p.strings.intern(c.constants[i].tensor.name, "constants[" + std::to_string(i) + "].name");
@@ -110,8 +131,12 @@ Plan plan(const QpcContents& c) {
   set(L::Section::Constants, static_cast<uint32_t>(c.constants.size()), c.constants.size() * L::kConstantEntrySize);
   set(L::Section::Payloads, 0, payloadBytes);
   set(L::Section::ConstantData, 0, constantBytes);
-  uint64_t at = L::kHeaderSize + L::kSectionKinds * L::kSectionEntrySize;
-  for (uint32_t kind = 1; kind <= L::kSectionKinds; ++kind) {
+  set(L::Section::RetainedState, static_cast<uint32_t>(c.retainedState.size()),
+      c.retainedState.size() * L::kRetainedEntrySize);
+  set(L::Section::SpecializationPayloads, static_cast<uint32_t>(c.specializationPayloads.size()),
+      c.specializationPayloads.size() * L::kSpecializationEntrySize);
+  uint64_t at = L::kHeaderSize + p.sectionKinds * L::kSectionEntrySize;
+  for (uint32_t kind = 1; kind <= p.sectionKinds; ++kind) {
     const bool isData = static_cast<L::Section>(kind) == L::Section::ConstantData;
     at = alignUp(at, isData ? kConstantAlignment : L::kSectionAlignment);
     p.offset[kind] = at;
@@ -151,13 +176,13 @@ std::vector<std::byte> serializeQpc(const QpcContents& c) {
   auto sectionAt = [&](L::Section kind) { return p.offset[static_cast<uint32_t>(kind)]; };
 
   std::memcpy(out.data(), L::kMagic.data(), L::kMagic.size());
-  writeLe<uint32_t>(out, L::kOffVersion, kFormatVersion);
+  writeLe<uint32_t>(out, L::kOffVersion, p.version);
   writeLe<uint32_t>(out, L::kOffHeaderSize, L::kHeaderSize);
   writeLe<uint32_t>(out, L::kOffFlags, 0);
-  writeLe<uint32_t>(out, L::kOffSectionCount, L::kSectionKinds);
+  writeLe<uint32_t>(out, L::kOffSectionCount, p.sectionKinds);
   writeLe<uint64_t>(out, L::kOffFileSize, p.fileSize);
   writeLe<uint64_t>(out, L::kOffSectionTable, L::kHeaderSize);
-  for (uint32_t kind = 1; kind <= L::kSectionKinds; ++kind) {
+  for (uint32_t kind = 1; kind <= p.sectionKinds; ++kind) {
     const std::size_t at = L::kHeaderSize + (kind - 1) * L::kSectionEntrySize;
     writeLe<uint32_t>(out, at, kind);
     writeLe<uint32_t>(out, at + 4, p.count[kind]);
@@ -229,6 +254,32 @@ std::vector<std::byte> serializeQpc(const QpcContents& c) {
     if (!k.tensor.data.empty()) {
       std::memcpy(out.data() + sectionAt(L::Section::ConstantData) + p.constantOffsets[i], k.tensor.data.data(),
                   k.tensor.data.size());
+    }
+  }
+
+  for (std::size_t i = 0; i < c.retainedState.size(); ++i) {
+    const auto& r = c.retainedState[i];
+    const std::string field = "retained_state[" + std::to_string(i) + "]";
+    const std::size_t at = sectionAt(L::Section::RetainedState) + i * L::kRetainedEntrySize;
+    writeLe<uint32_t>(out, at + 0, p.strings.intern(r.name, field + ".name"));
+    writeLe<uint32_t>(out, at + 4, p.strings.intern(r.stateName, field + ".state_name"));
+    writeLe<uint32_t>(out, at + 8, p.strings.intern(r.tensor, field + ".tensor"));
+    writeLe<uint32_t>(out, at + 12, p.strings.intern(r.stateTensor, field + ".state_tensor"));
+    writeLe<uint8_t>(out, at + 16, static_cast<uint8_t>(r.dtype));
+    writeLe<uint8_t>(out, at + 17, static_cast<uint8_t>(r.dims.size()));
+    writeLe<uint64_t>(out, at + 24, r.size);
+    writeDims(out, at + 32, r.dims, field);
+  }
+  for (std::size_t i = 0; i < c.specializationPayloads.size(); ++i) {
+    const auto& s = c.specializationPayloads[i];
+    const std::size_t at = sectionAt(L::Section::SpecializationPayloads) + i * L::kSpecializationEntrySize;
+    writeLe<uint32_t>(out, at + 0, s.programIndex);
+    writeLe<uint32_t>(out, at + 4, s.combination);
+    writeLe<uint64_t>(out, at + 8, p.specializationOffsets[i]);
+    writeLe<uint64_t>(out, at + 16, s.payload.size());
+    if (!s.payload.empty()) {
+      std::memcpy(out.data() + sectionAt(L::Section::Payloads) + p.specializationOffsets[i], s.payload.data(),
+                  s.payload.size());
     }
   }
 

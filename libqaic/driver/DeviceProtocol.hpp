@@ -176,6 +176,11 @@ struct ResponseDescriptorEntry {
   uint32_t bytes;
 };
 static_assert(sizeof(RequestDescriptorHeader) == 16 && sizeof(RequestDescriptorEntry) == 40);
+// The request descriptor page's last word: flags of the request (0 in older runtimes, which
+// zero the page).
+inline constexpr uint64_t kRequestFlagsOffset = kDescriptorBytes - sizeof(uint32_t);
+inline constexpr uint32_t kRequestFlagResetState = 1u << 0;  // zero the activation's retained state first
+inline constexpr uint32_t kRequestKnownFlags = kRequestFlagResetState;
 static_assert(sizeof(ResponseDescriptorHeader) == 16 && sizeof(ResponseDescriptorEntry) == 44);
 inline constexpr uint32_t kMaxDescriptorBuffers = (kDescriptorBytes - sizeof(ResponseDescriptorHeader)) /
                                                   sizeof(ResponseDescriptorEntry);
@@ -190,6 +195,8 @@ struct ResponseTimestamps {
 inline constexpr uint64_t kResponseTimestampsOffset = sizeof(ResponseDescriptorHeader) +
                                                       uint64_t{kMaxDescriptorBuffers} * sizeof(ResponseDescriptorEntry);
 static_assert(kResponseTimestampsOffset + sizeof(ResponseTimestamps) <= kDescriptorBytes);
+static_assert(sizeof(RequestDescriptorHeader) + uint64_t{kMaxDescriptorBuffers} * sizeof(RequestDescriptorEntry) <=
+              kRequestFlagsOffset);
 // A response whose status is PROGRAM_FAILED says why after its entries: a u32 byte count, then
 // that much UTF-8 text (the failing op and, for a bad index, the index), cut where the program
 // times begin (kResponseDiagnosticEnd).

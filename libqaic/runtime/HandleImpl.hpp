@@ -66,6 +66,7 @@ class HandleImpl final : public InferenceHandle {
   void setBufferSkipped(uint32_t bufferIndex, bool skipped) override;
   std::vector<uint64_t> getOutputDims(uint32_t bufferIndex) const override;
   uint64_t getId() const override;
+  uint32_t getActivationIndex() const override { return activation_; }
   QStatus getStatus() const override;
   std::string getErrorMessage() const override;
   std::map<std::string, PerfCounter> getPerformanceCounts() const override;
@@ -95,6 +96,7 @@ class HandleImpl final : public InferenceHandle {
   void* notifyUserData = nullptr;
   std::vector<bool> present;  // the submitted IO set
   std::vector<IoDims> submittedDims;
+  bool resetState = false;         // the submitted request zeroes the activation's retained state first
   std::vector<IoDims> outputDims;  // after completion
   QStatus status = QS_SUCCESS;
   std::string errorMessage;

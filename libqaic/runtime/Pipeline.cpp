@@ -372,6 +372,7 @@ void Pipeline::upload(HandleImpl& h, Clock::duration cpuStart, bool preciseCpu) 
   plan.dims = h.submittedDims;
   plan.direct = h.work.direct;
   plan.directBytes = h.work.directBytes;
+  plan.resetState = h.resetState;
   writeRequestDescriptor(
       std::span<std::byte>(h.inputBo->data() + layout_.requestDescriptorStaging, driver::kDescriptorBytes), layout_,
       plan);

@@ -43,6 +43,7 @@ void writeRequestDescriptor(std::span<std::byte> out, const ProgramLayout& layou
     }
     put(out, sizeof header + i * sizeof entry, entry);
   }
+  put(out, driver::kRequestFlagsOffset, plan.resetState ? driver::kRequestFlagResetState : uint32_t{0});
 }
 
 std::vector<driver::RequestElement> buildRequest(const ProgramLayout& layout, const RequestPlan& plan) {

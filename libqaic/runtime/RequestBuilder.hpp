@@ -28,6 +28,7 @@ struct RequestPlan {
   // staging BO) and, for outputs, how many bytes to bring back into it.
   std::vector<uint64_t> direct;
   std::vector<uint64_t> directBytes;
+  bool resetState = false;  // driver::kRequestFlagResetState
 };
 
 void writeRequestDescriptor(std::span<std::byte> out, const ProgramLayout& layout, const RequestPlan& plan);

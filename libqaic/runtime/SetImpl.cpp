@@ -75,6 +75,7 @@ SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc,
     handles_.push_back(std::move(handle));
     available_.push_back(i);
   }
+  resetPending_.assign(numActivations, false);
 
   if (group_) {
     group_->addMember(*this);  // throws when the group is enabled (constraint 3)
@@ -193,6 +194,37 @@ QStatus SetImpl::getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) {
   return QS_SUCCESS;
 }
 
+QStatus SetImpl::getAvailableOnActivation(uint32_t activation, shInferenceHandle& handle, uint64_t timeoutUs) {
+  if (activation >= numActivations_)
+    throw Error(QS_INVAL, "getAvailableOnActivation: InferenceSet '" + name_ + "' has " +
+                              std::to_string(numActivations_) + " activation(s), not " +
+                              std::to_string(activation + 1));
+  std::unique_lock lock(mutex_);
+  handle.reset();
+  auto ofActivation = [&] {
+    return std::find_if(available_.begin(), available_.end(),
+                        [&](uint32_t index) { return handles_[index]->activation() == activation; });
+  };
+  if (!waitFor(availableChanged_, lock, timeoutUs, [&] { return ofActivation() != available_.end(); }))
+    return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
+  const auto it = ofActivation();
+  const uint32_t index = *it;
+  available_.erase(it);
+  HandleImpl& impl = *handles_[index];
+  std::lock_guard handleLock(impl.mutex);
+  impl.state.acquire();
+  handle = handles_[index];
+  return QS_SUCCESS;
+}
+
+void SetImpl::resetRetainedState(uint32_t activation) {
+  if (activation >= numActivations_)
+    throw Error(QS_INVAL, "resetRetainedState: InferenceSet '" + name_ + "' has " + std::to_string(numActivations_) +
+                              " activation(s), not " + std::to_string(activation + 1));
+  std::lock_guard lock(mutex_);
+  resetPending_[activation] = true;
+}
+
 void SetImpl::submit(const shInferenceHandle& handle, uint64_t requestId) {
   submitHandle(handle, requestId, nullptr, nullptr, false);
 }
@@ -234,6 +266,10 @@ void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, 
     h.present.assign(entries.size(), false);
     for (std::size_t i = 0; i < entries.size(); ++i) h.present[i] = entries[i].present;
     h.submittedDims = shape.dims;
+    // Taken in submission order, under the set's lock: exactly the first submission after
+    // resetRetainedState carries the reset to the device.
+    h.resetState = resetPending_[h.activation()];
+    resetPending_[h.activation()] = false;
     h.requestId = requestId;
     h.viaNotify = viaNotify;
     h.notifyFn = std::move(notifyFn);
@@ -368,7 +404,7 @@ void SetImpl::putCompleted(const shInferenceHandle& handle) {
     h.state.put();
     available_.push_back(h.index());
   }
-  availableChanged_.notify_one();
+  availableChanged_.notify_all();  // a waiter may want only this activation's handles
 }
 
 QStatus SetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t timeoutUs) {

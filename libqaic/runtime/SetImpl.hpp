@@ -34,6 +34,8 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
 
   // InferenceSet
   QStatus getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) override;
+  QStatus getAvailableOnActivation(uint32_t activation, shInferenceHandle& handle, uint64_t timeoutUs) override;
+  void resetRetainedState(uint32_t activation) override;
   void submit(const shInferenceHandle& handle, uint64_t requestId) override;
   void submit(const shInferenceHandle& handle, NotifyFn notifyFn, void* userData) override;
   QStatus getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs) override;
@@ -103,6 +105,7 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   std::condition_variable changed_;           // the set drained, shuts down, or (anyWaiters_) any completion
   std::size_t anyWaiters_ = 0;                // getCompletedId callers waiting on changed_
   std::deque<uint32_t> available_;
+  std::vector<bool> resetPending_;  // by activation: the next submission there resets its state
   std::size_t inFlight_ = 0;
   bool shuttingDown_ = false;
 

@@ -412,6 +412,9 @@ void bindInferenceSet(py::module_& m) {
           py::arg("bufferIndex"), "Dims of an output after completion.")
       .def("getId", &requestIdOf, "The requestId of the last submit().")
       .def(
+          "getActivationIndex", [](const PyHandle& h) { return h.handle->getActivationIndex(); },
+          "The activation the handle runs on (index / setSize).")
+      .def(
           "getStatus",
           [](const PyHandle& h) {
             rt::QStatus status;
@@ -454,6 +457,22 @@ void bindInferenceSet(py::module_& m) {
             return py::make_tuple(status, handleObject(s, std::move(handle)));
           },
           py::arg("timeoutUs") = 0, "Blocks until a handle is free: (QS_SUCCESS, handle), or (QS_TIMEDOUT, None).")
+      .def(
+          "getAvailableOnActivation",
+          [](const std::shared_ptr<SetState>& s, uint32_t activation, uint64_t timeoutUs) {
+            rt::shInferenceHandle handle;
+            rt::QStatus status;
+            withoutGil([&] { status = s->set->getAvailableOnActivation(activation, handle, timeoutUs); });
+            return py::make_tuple(status, handleObject(s, std::move(handle)));
+          },
+          py::arg("activation"), py::arg("timeoutUs") = 0,
+          "getAvailable for a handle of one activation (keeps a sequence on the activation holding its state).")
+      .def(
+          "resetRetainedState",
+          [](const std::shared_ptr<SetState>& s, uint32_t activation) {
+            withoutGil([&] { s->set->resetRetainedState(activation); });
+          },
+          py::arg("activation"), "The next inference submitted on the activation starts from zeroed retained state.")
       .def(
           "submit",
           [](const std::shared_ptr<SetState>& s, PyHandle& h, uint64_t requestId) {

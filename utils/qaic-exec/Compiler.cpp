@@ -1,6 +1,8 @@
 #include "Compiler.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <system_error>
 
 #include "CompileError.hpp"
@@ -8,8 +10,14 @@
 #include "Fp16IoFormats.hpp"
 #include "IoLayout.hpp"
 #include "ModelLoader.hpp"
+#include "RetainedState.hpp"
+#include "SpecializationConfig.hpp"
 #include "container/QpcWriter.hpp"
 #include "ir/OpRegistry.hpp"
+
+#ifdef QAIC_HAVE_ONNX
+#include "onnx/OnnxImporter.hpp"
+#endif
 
 namespace qaic::compiler {
 
@@ -44,20 +52,21 @@ uint64_t activationBytes(const ir::Graph& graph) {
   return total;
 }
 
-std::string programName(const std::string& modelPath) {
-  std::string stem = std::filesystem::path(modelPath).stem().string();
-  return stem.empty() ? "program" : stem;
+bool isOnnx(const std::string& path) { return path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
+
+std::string formatDims(const ir::Dims& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
 }
 
-}  // namespace
-
-CompileSummary compile(const ExecOptions& options) {
+// One network as loaded for one symbol binding, checked and shape-inferred.
+LoadedModel loadChecked(const ExecOptions& options, const std::map<std::string, int64_t>& symbols) {
   LoadOptions loadOptions;
   loadOptions.batchSize = options.batchSize;
-  loadOptions.onnxSymbols = options.onnxSymbols;
+  loadOptions.onnxSymbols = symbols;
   LoadedModel model = loadModel(options.model, loadOptions);
   ir::Graph& graph = model.graph;
-
   rejectHostOnlyOps(graph);
   if (graph.io.empty()) {
     throw CompileError(graph.sourceName +
@@ -67,14 +76,215 @@ CompileSummary compile(const ExecOptions& options) {
   if (options.batchSize > 0) applyBatchSize(graph, options.batchSize);
   ir::inferShapes(graph);
   if (options.convertToFp16) chooseFp16IoFormats(graph, options.fp16IoLayout);
+  return model;
+}
 
-  const PackedConstants constants = packConstants(graph, model.weights, options.convertToFp16);
-  IoLayout layout = layoutIo(graph);
+// Every specialization of -network-specialization-config compiled on its own (one model when
+// there is no config). A failure names the entry.
+std::vector<LoadedModel> loadVariants(const ExecOptions& options, const std::vector<Specialization>& specializations) {
+  std::vector<LoadedModel> variants;
+  if (specializations.empty()) {
+    variants.push_back(loadChecked(options, options.onnxSymbols));
+    return variants;
+  }
+  for (std::size_t i = 0; i < specializations.size(); ++i) {
+    std::map<std::string, int64_t> symbols = options.onnxSymbols;
+    for (const auto& [symbol, value] : specializations[i]) symbols[symbol] = value;
+    const std::string label = options.model + ": specialization " + std::to_string(i) + " (" +
+                              describeSpecialization(specializations[i]) + "): ";
+    try {
+      variants.push_back(loadChecked(options, symbols));
+    } catch (const ir::IrError& e) {
+      throw CompileError(label + e.what());
+#ifdef QAIC_HAVE_ONNX
+    } catch (const onnx::ImportError& e) {
+      throw CompileError(label + e.what());
+#endif
+    } catch (const CompileError& e) {
+      throw CompileError(label + e.what());
+    }
+    const ir::Graph& first = variants.front().graph;
+    const ir::Graph& graph = variants.back().graph;
+    if (graph.io.size() != first.io.size())
+      throw CompileError(label + "has " + std::to_string(graph.io.size()) + " io buffers, specialization 0 has " +
+                         std::to_string(first.io.size()));
+    for (std::size_t b = 0; b < graph.io.size(); ++b) {
+      const ir::IoBuffer &io = graph.io[b], &ref = first.io[b];
+      if (io.bufferName != ref.bufferName || io.direction != ref.direction || io.dtype != ref.dtype ||
+          io.dims.size() != ref.dims.size() || io.deviceFormat.layout != ref.deviceFormat.layout ||
+          io.deviceFormat.elementType != ref.deviceFormat.elementType)
+        throw CompileError(label + "buffer '" + io.bufferName + "' differs from specialization 0's '" + ref.bufferName +
+                           "' in name, direction, dtype, rank or device format");
+    }
+  }
+  return variants;
+}
 
-  // The payload is self-contained: constants come from the container, not a side file.
-  ir::Graph payloadGraph = graph;
-  payloadGraph.weightsFile.clear();
-  const std::string payload = ir::toJson(payloadGraph);
+// Retained buffers keep their values in their own type: never converted on the device.
+void keepRetainedFlat(ir::Graph& graph, const std::vector<RetainedPair>& pairs) {
+  for (const auto& pair : pairs) {
+    for (std::size_t i : {pair.input, pair.output})
+      graph.io[i].deviceFormat = {ir::DeviceLayout::Flat, graph.io[i].dtype};
+  }
+}
+
+// Renames tensor `from` to `to` everywhere in `graph` (ops, io, inferred tensors).
+void renameTensor(ir::Graph& graph, const std::string& from, const std::string& to) {
+  for (ir::Op& op : graph.ops) {
+    for (auto* args : {&op.inputs, &op.outputs})
+      for (ir::TensorArg& arg : *args)
+        if (arg.name == from) arg.name = to;
+  }
+  for (ir::IoBuffer& io : graph.io)
+    if (io.tensor == from) io.tensor = to;
+  if (auto node = graph.tensors.extract(from)) {
+    node.key() = to;
+    graph.tensors.insert(std::move(node));
+  }
+}
+
+bool sameConstant(const ir::WeightTensor& a, const ir::WeightTensor& b) {
+  return a.dtype == b.dtype && a.dims == b.dims && a.data.size() == b.data.size() &&
+         std::equal(a.data.begin(), a.data.end(), b.data.begin());
+}
+
+std::string programName(const std::string& modelPath) {
+  std::string stem = std::filesystem::path(modelPath).stem().string();
+  return stem.empty() ? "program" : stem;
+}
+
+}  // namespace
+
+CompileSummary compile(const ExecOptions& options) {
+  std::vector<Specialization> specializations;
+  if (!options.specializationConfig.empty()) {
+    if (!isOnnx(options.model))
+      throw CompileError(options.model +
+                         ": -network-specialization-config binds ONNX symbolic dims; a JSON IR "
+                         "declares its combinations in \"allowed_shapes\"");
+    specializations = loadSpecializationConfig(options.specializationConfig);
+  }
+  std::vector<LoadedModel> variants = loadVariants(options, specializations);
+  const std::size_t ioCount = variants.front().graph.io.size();
+
+  // Retained state: the same pairs, of one shape, in every specialization.
+  std::vector<RetainedPair> pairs;
+  std::vector<bool> retained(ioCount, false);
+  if (options.retainedState) {
+    pairs = findRetainedPairs(variants.front().graph);
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      ir::Graph& graph = variants[v].graph;
+      findRetainedPairs(graph);  // the same checks in this specialization
+      for (const auto& pair : pairs) {
+        if (graph.io[pair.input].dims != variants.front().graph.io[pair.input].dims)
+          throw CompileError(options.model + ": -retained-state: '" + graph.io[pair.input].bufferName + "' is " +
+                             formatDims(graph.io[pair.input].dims) + " in specialization " + std::to_string(v) +
+                             " but " + formatDims(variants.front().graph.io[pair.input].dims) +
+                             " in specialization 0; retained state has one shape");
+      }
+      keepRetainedFlat(graph, pairs);
+    }
+    for (const auto& pair : pairs) retained[pair.input] = retained[pair.output] = true;
+  }
+
+  // A buffer's full dims are its largest over the specializations; the default combination runs
+  // the specialization that has exactly those dims (else the first).
+  std::vector<ir::Dims> full;
+  for (std::size_t b = 0; b < ioCount; ++b) {
+    ir::Dims dims = variants.front().graph.io[b].dims;
+    for (const auto& v : variants)
+      for (std::size_t d = 0; d < dims.size(); ++d) dims[d] = std::max(dims[d], v.graph.io[b].dims[d]);
+    full.push_back(std::move(dims));
+  }
+  std::size_t main = 0;
+  for (std::size_t v = variants.size(); v-- > 0;) {
+    bool isFull = true;
+    for (std::size_t b = 0; b < ioCount; ++b) isFull = isFull && variants[v].graph.io[b].dims == full[b];
+    if (isFull) main = v;
+  }
+  ir::Graph& graph = variants[main].graph;
+  ir::Graph fullGraph = graph;  // only its io is used: the descriptor at full dims
+  for (std::size_t b = 0; b < ioCount; ++b) fullGraph.io[b].dims = full[b];
+
+  PackedConstants constants = packConstants(graph, variants[main].weights, options.convertToFp16);
+  std::vector<PackedConstants> extraConstants;  // spans into their storage stay valid
+  IoLayout layout = layoutIo(fullGraph, retained);
+  auto project = [&](const ir::ShapeCombination& byIo) {
+    ir::ShapeCombination byBuffer;
+    for (std::size_t b = 0; b < ioCount; ++b)
+      if (!retained[b]) byBuffer.push_back(byIo[b]);
+    return byBuffer;
+  };
+
+  container::QpcContents contents;
+  for (const auto& combination : graph.allowedShapes) contents.allowedShapes.push_back(project(combination));
+  std::vector<std::string> payloads;  // JSON IR: [0] the program's own, then one per specialization payload
+  auto payloadOf = [](ir::Graph g) {  // self-contained: constants come from the container
+    g.weightsFile.clear();
+    return ir::toJson(g);
+  };
+  payloads.push_back(payloadOf(graph));
+  {
+    ir::ShapeCombination dims;
+    for (const auto& io : graph.io) dims.push_back(io.dims);
+    // No specialization has every buffer's largest dims: the program's own is one combination
+    // of its own, and the default (full dims) selects none that was compiled.
+    if (!specializations.empty() && project(dims) != project(full)) contents.allowedShapes.push_back(project(dims));
+  }
+  std::vector<uint32_t> combinationOf;  // by payloads[1..]
+  uint64_t activations = activationBytes(graph);
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    if (v == main) continue;
+    ir::Graph& other = variants[v].graph;
+    ir::ShapeCombination dims;
+    for (const auto& io : other.io) dims.push_back(io.dims);
+    ir::ShapeCombination combination = project(dims);
+    if (combination == project(full)) continue;  // the default combination already
+    for (std::size_t c = 0; c < contents.allowedShapes.size(); ++c) {
+      if (contents.allowedShapes[c] == combination)
+        throw CompileError(options.model + ": specializations " + std::to_string(v) + " and another give the same " +
+                           "buffer dims; each entry must select a distinct shape combination");
+    }
+    // Its constants join the container; one that another specialization folded differently
+    // under the same name gets a name of its own.
+    PackedConstants packed = packConstants(other, variants[v].weights, options.convertToFp16);
+    for (container::QpcConstant& constant : packed.constants) {
+      const container::QpcConstant* existing = nullptr;
+      for (const auto* list : {&constants.constants}) {
+        for (const auto& c : *list)
+          if (c.tensor.name == constant.tensor.name) existing = &c;
+      }
+      for (const auto& extra : extraConstants)
+        for (const auto& c : extra.constants)
+          if (c.tensor.name == constant.tensor.name) existing = &c;
+      if (existing != nullptr && sameConstant(existing->tensor, constant.tensor)) {
+        constant.tensor.name.clear();  // shared
+        continue;
+      }
+      if (existing != nullptr) {
+        const std::string renamed = constant.tensor.name + "@specialization" + std::to_string(v);
+        renameTensor(other, constant.tensor.name, renamed);
+        constant.tensor.name = renamed;
+      }
+      constants.totalBytes += constant.tensor.data.size();
+    }
+    extraConstants.push_back(std::move(packed));
+    contents.allowedShapes.push_back(std::move(combination));
+    payloads.push_back(payloadOf(other));
+    combinationOf.push_back(static_cast<uint32_t>(contents.allowedShapes.size()));  // 1-based in allShapeCombinations
+    activations = std::max(activations, activationBytes(other));
+  }
+  contents.constants = constants.constants;
+  for (const auto& extra : extraConstants)
+    for (const auto& c : extra.constants)
+      if (!c.tensor.name.empty()) contents.constants.push_back(c);
+  for (std::size_t i = 0; i < contents.constants.size(); ++i) contents.constants[i].index = static_cast<uint32_t>(i);
+
+  uint64_t retainedBytes = 0;
+  for (const auto& pair : pairs) {
+    contents.retainedState.push_back(retainedEntry(graph, pair));
+    retainedBytes += contents.retainedState.back().size;
+  }
 
   container::QpcProgram program;
   program.name = programName(options.model);
@@ -90,15 +300,16 @@ CompileSummary compile(const ExecOptions& options) {
   program.doorbellAddress = kDoorbellAddress;
   program.requestDescriptorOffset = kRequestDescriptorOffset;
   program.responseDescriptorOffset = kResponseDescriptorOffset;
-  program.totalRequiredMemory = layout.ioRegionSize + constants.totalBytes + activationBytes(graph);
+  program.totalRequiredMemory = layout.ioRegionSize + constants.totalBytes + activations + retainedBytes;
   for (const auto& buffer : layout.buffers) program.bufferIndices.push_back(buffer.index);
-  program.payload = std::as_bytes(std::span(payload.data(), payload.size()));
+  program.payload = std::as_bytes(std::span(payloads[0].data(), payloads[0].size()));
+  for (std::size_t p = 1; p < payloads.size(); ++p) {
+    contents.specializationPayloads.push_back(
+        {0, combinationOf[p - 1], std::as_bytes(std::span(payloads[p].data(), payloads[p].size()))});
+  }
 
-  container::QpcContents contents;
   contents.buffers = std::move(layout.buffers);
-  contents.allowedShapes = graph.allowedShapes;
   contents.programs.push_back(program);
-  contents.constants = constants.constants;
 
   std::error_code ec;
   std::filesystem::create_directories(options.binaryDir, ec);
@@ -110,6 +321,8 @@ CompileSummary compile(const ExecOptions& options) {
   for (const auto& buffer : contents.buffers) {
     (buffer.io.direction == ir::Direction::In ? summary.inputs : summary.outputs) += 1;
   }
+  summary.retained = contents.retainedState.size();
+  summary.specializations = specializations.size();
   summary.constants = contents.constants.size();
   summary.constantBytes = constants.totalBytes;
   summary.ioRegionSize = program.ioRegionSize;

@@ -13,6 +13,8 @@ struct CompileSummary {
   std::string outputPath;
   std::size_t inputs = 0;
   std::size_t outputs = 0;
+  std::size_t retained = 0;         // retained-state pairs
+  std::size_t specializations = 0;  // entries of -network-specialization-config
   std::size_t constants = 0;
   uint64_t constantBytes = 0;
   uint64_t ioRegionSize = 0;

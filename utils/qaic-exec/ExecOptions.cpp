@@ -35,7 +35,6 @@ constexpr CompatibilityOption kCompatibilityOptions[] = {
     {"-aic-depth-first-mem", "<mb>", "memory for depth-first scheduling"},
     {"-user-tiled", nullptr, "user-tiled layouts"},
     {"-mxfp6-matmul", nullptr, "MXFP6 weight compression (weights keep their precision here)"},
-    {"-retained-state", nullptr, "retained-state buffers (recognised by their _RetainedState names anyway)"},
     {"-stats-level", "<n>", "device statistics level"},
     {"-ddr-stats", nullptr, "DDR statistics"},
     {"-time-passes", nullptr, "compiler pass timing"},
@@ -118,6 +117,14 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     } else if (name == "-operators-supported") {
       requireValue();
       options.operatorsSupportedFile = value;
+    } else if (name == "-retained-state") {
+      // Vendor scripts also write -retained-state=true.
+      if (hasValue && value != "true" && value != "false" && value != "1" && value != "0")
+        throw UsageError("option -retained-state: '" + value + "' is not true or false");
+      options.retainedState = !hasValue || value == "true" || value == "1";
+    } else if (name == "-network-specialization-config") {
+      requireValue();
+      options.specializationConfig = value;
     } else if (name == "-onnx-define-symbol") {
       requireValue();
       const auto comma = value.find(',');
@@ -128,8 +135,8 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     } else if (const CompatibilityOption* compatibility = findCompatibilityOption(name)) {
       if (compatibility->value)
         requireValue();
-      else if (hasValue && name != "-retained-state")
-        requireFlag();  // vendor scripts write -retained-state=true
+      else
+        requireFlag();
       options.ignored.push_back(name);
     } else {
       throw UsageError("unknown option '" + arg + "' (see --help)");
@@ -168,6 +175,14 @@ Options:
                              or flat (io buffers stay flat in the user's type)
   -onnx-define-symbol=<name>,<value>
                              value of a symbolic ONNX dimension (repeatable)
+  -retained-state            every output <X>_RetainedState whose input <X> has the same dtype and
+                             dims becomes device-resident state: zeros at activation, read as <X>
+                             by the next inference of the same activation, updated in place, and
+                             left out of the buffer mappings; a mismatched pair is an error
+  -network-specialization-config=<file>
+                             JSON {"specializations": [{"seq_len": "32", ...}, ...]}: each entry
+                             binds ONNX symbolic dims and is compiled as one allowed shape
+                             combination, chosen at run time by the IO set's dims
   -operators-supported=<file>
                              write the ONNX operators the importer supports to <file>, one per
                              line; alone, or before compiling when -m is given too

@@ -25,6 +25,8 @@ struct ExecOptions {
   uint32_t statsBatchSize = 0;         // -stats-batchsize=N: samples per inference for stats (0: the batch size)
   std::string operatorsSupportedFile;  // -operators-supported=FILE
   std::map<std::string, int64_t> onnxSymbols;  // -onnx-define-symbol=name,value
+  bool retainedState = false;                  // -retained-state[=true|false]
+  std::string specializationConfig;            // -network-specialization-config=FILE
   std::vector<std::string> ignored;            // compatibility options without meaning on the emulator
   bool help = false;                           // -h | --help
   bool version = false;                        // --version

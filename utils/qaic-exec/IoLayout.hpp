@@ -24,6 +24,8 @@ struct IoLayout {
 };
 
 // Throws CompileError when the graph has more io buffers than a descriptor can describe.
-IoLayout layoutIo(const ir::Graph& graph);
+// io buffers whose `retained` entry is true (retained state) get no place in the descriptor; the
+// others are numbered in io order.
+IoLayout layoutIo(const ir::Graph& graph, const std::vector<bool>& retained = {});
 
 }  // namespace qaic::compiler

@@ -80,7 +80,10 @@ int main(int argc, char** argv) {
     const compiler::CompileSummary s = compiler::compile(options);
     std::cout << programName << ": wrote " << s.outputPath << ": " << (s.inputs + s.outputs) << " buffers (" << s.inputs
               << " in, " << s.outputs << " out), " << s.constants << " constants (" << s.constantBytes
-              << " bytes), io region " << s.ioRegionSize << " bytes, " << s.fileBytes << " bytes\n";
+              << " bytes), io region " << s.ioRegionSize << " bytes, " << s.fileBytes << " bytes";
+    if (s.retained > 0) std::cout << ", " << s.retained << " retained-state pairs";
+    if (s.specializations > 0) std::cout << ", " << s.specializations << " specializations";
+    std::cout << '\n';
     return 0;
   } catch (const compiler::UsageError& e) {
     return reportError(e.what(), kExitBadInput);

@@ -84,6 +84,27 @@ void printShapes(const QpcImage& image, std::ostream& out) {
   }
 }
 
+// Device-resident state (qaic-exec -retained-state): in no buffer mapping, one per activation.
+void printRetainedState(const QpcImage& image, std::ostream& out) {
+  for (std::size_t i = 0; i < image.retainedState().size(); ++i) {
+    const auto& r = image.retainedState()[i];
+    out << "Retained State " << i << '\n'
+        << "\tName:" << r.name << '\n'
+        << "\tState Name:" << r.stateName << '\n'
+        << "\tType:" << ir::dtypeName(r.dtype) << '\n'
+        << "\tDims:" << formatDims(r.dims) << '\n'
+        << "\tSize:" << r.size << '\n'
+        << "\tTensor:" << r.tensor << '\n'
+        << "\tState Tensor:" << r.stateTensor << '\n';
+  }
+}
+
+void printShapesPayloads(const QpcImage& image, std::ostream& out) {
+  for (const auto& s : image.contents().specializationPayloads)
+    out << "\tCombination " << s.combination << ": program " << s.programIndex << " compiled for it ("
+        << s.payload.size() << " bytes)\n";
+}
+
 void printConstants(const QpcImage& image, std::ostream& out) {
   for (const auto& c : image.constants()) {
     out << "Constant " << c.index << '\n'
@@ -107,14 +128,17 @@ int runQpcCommand(const std::string& dir, std::ostream& out, std::ostream& err) 
     return 2;
   }
   out << "QPC " << path << '\n'
-      << "\tFormat Version:" << container::kFormatVersion << '\n'
+      << "\tFormat Version:" << image->contents().formatVersion << '\n'
       << "\tFile Size:" << image->bytes().size() << '\n'
       << "\tPrograms:" << image->programs().size() << '\n'
       << "\tBuffers:" << image->buffers().size() << '\n'
-      << "\tConstants:" << image->constants().size() << '\n';
+      << "\tConstants:" << image->constants().size() << '\n'
+      << "\tRetained State:" << image->retainedState().size() << '\n';
   printPrograms(*image, out);
   printBuffers(*image, out);
   printShapes(*image, out);
+  printShapesPayloads(*image, out);
+  printRetainedState(*image, out);
   printConstants(*image, out);
   return 0;
 }

@@ -66,6 +66,7 @@ class InferenceHandle {
   virtual std::vector<uint64_t> getOutputDims(uint32_t bufferIndex) const = 0;
 
   virtual uint64_t getId() const = 0;               // the requestId of the last submit()
+  virtual uint32_t getActivationIndex() const = 0;  // the activation it runs on (index / setSize)
   virtual QStatus getStatus() const = 0;            // outcome of the last completed inference
   virtual std::string getErrorMessage() const = 0;  // empty on success
   // Stages of the last completed inference: "1. input preprocessing", "2. input transfer to a

@@ -64,6 +64,15 @@ class InferenceSet {
   // Blocks until a handle is free; timeoutUs 0 waits until one is put back (or the set shuts
   // down: QS_CANCELED). QS_TIMEDOUT leaves `handle` empty.
   virtual QStatus getAvailable(shInferenceHandle& handle, uint64_t timeoutUs = 0) = 0;
+  // getAvailable for a handle of one activation (0 .. getNumActivations() - 1), so that a sequence
+  // of inferences (an LLM's prefill and decode steps) runs on the activation holding its retained
+  // state; inferences submitted on one activation run in submission order. Throws Error(QS_INVAL)
+  // for an activation the set does not have.
+  virtual QStatus getAvailableOnActivation(uint32_t activation, shInferenceHandle& handle, uint64_t timeoutUs = 0) = 0;
+  // The next inference submitted on `activation` starts from zeroed retained state (programs
+  // compiled with -retained-state; docs/runtime.md). Throws Error(QS_INVAL) for an activation the
+  // set does not have.
+  virtual void resetRetainedState(uint32_t activation) = 0;
   // Non-blocking. Validates the handle's buffers first (IoValidation.hpp) and throws Error
   // (QS_BUFFER_SIZE, QS_BUFFER_DIMS, QS_INVAL naming the buffer; QS_WRONG_STATE; QS_WRONG_SET).
   virtual void submit(const shInferenceHandle& handle, uint64_t requestId) = 0;

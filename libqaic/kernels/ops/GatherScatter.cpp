@@ -180,7 +180,8 @@ int64_t tupleOffset(const ir::Op& op, const NdIndexing& nd, const IndexReader& i
   return offset;
 }
 
-// What the scatters share: a copy of src with updates combined in at the indexed places.
+// What the scatters share: a copy of src with updates combined in at the indexed places. src and
+// dst may be one memory (retained state updated in place); every index is checked before any write.
 struct Scatter {
   const Tensor& src;
   const Tensor& indices;
@@ -249,7 +250,7 @@ std::unique_ptr<Kernel> makeScatterElements(const BuildContext& ctx) {
     std::vector<int64_t> offsets;
     offsets.reserve(static_cast<std::size_t>(s.indices.count()));
     forEachElementIndex(op, e, s.indices, [&](int64_t, int64_t offset) { offsets.push_back(offset); });
-    if (&s.src != &s.dst) std::memcpy(s.dst.data(), s.src.data(), s.src.bytes());
+    if (s.src.data() != s.dst.data()) std::memcpy(s.dst.data(), s.src.data(), s.src.bytes());
     visitDType(s.src.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* value = s.updates.as<T>();
@@ -285,7 +286,7 @@ std::unique_ptr<Kernel> makeScatterNd(const BuildContext& ctx) {
   const ir::Op& op = ctx.op;
   return makeKernel([&op, s, nd] {
     const auto offsets = tupleOffsets(op, nd, s.indices, nd.tuplesPerBatch);
-    if (&s.src != &s.dst) std::memcpy(s.dst.data(), s.src.data(), s.src.bytes());
+    if (s.src.data() != s.dst.data()) std::memcpy(s.dst.data(), s.src.data(), s.src.bytes());
     visitDType(s.src.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* value = s.updates.as<T>();

@@ -73,7 +73,7 @@ TEST_F(Corruption, BadMagic) {
 }
 
 TEST_F(Corruption, BadVersion) {
-  put<uint32_t>(L::kOffVersion, 2);
+  put<uint32_t>(L::kOffVersion, 3);
   expectRejected(QpcErrorCode::BadVersion, "header.version");
 }
 
