@@ -168,6 +168,11 @@ class Decoder {
     return std::find(seqLens_.begin(), seqLens_.end(), static_cast<int64_t>(seqLen)) != seqLens_.end();
   }
   bool keepsCacheOnDevice() const { return cacheInputs_.empty(); }
+  // A new sequence: a retained cache starts from zeros. Not needed for correct results (every
+  // position a query attends to is written first), but a sequence then depends on nothing before.
+  void startSequence() {
+    if (keepsCacheOnDevice()) set_->resetRetainedState(0);
+  }
   std::size_t vocab() const { return vocab_; }
   // Bytes between the user's buffers and the device in the last inference.
   uint64_t lastBytesMoved() const { return lastBytesMoved_; }
@@ -309,12 +314,12 @@ double median(std::vector<Run> runs, Field field) {
   return field(runs[runs.size() / 2]);
 }
 
-// Prefill from position 0, then decode steps. A later run needs no fresh cache: every position
-// a query attends to (<= its own) has been written by this run.
+// Prefill from position 0, then decode steps, on a cache reset for the sequence.
 Run generateOnce(const Options& options, Decoder& prefill, Decoder& decode, HostCache& cache) {
   using Clock = std::chrono::steady_clock;
   Run run;
   std::vector<float> logits;
+  decode.startSequence();
   const auto start = Clock::now();
   if (prefill.accepts(options.prompt.size())) {
     std::vector<int64_t> positions(options.prompt.size());
@@ -358,6 +363,10 @@ int generate(const Options& options) {
   if (prefill.vocab() != decode.vocab()) throw UsageError("the two programs' logits differ in size");
   if (prefill.keepsCacheOnDevice() != decode.keepsCacheOnDevice())
     throw UsageError("one program retains the KV cache on the device and the other does not");
+  if (programs.size() == 2 && decode.keepsCacheOnDevice())
+    throw UsageError(
+        "two programs cannot share a cache retained on the device (each activation has its own): "
+        "compile one program with -network-specialization-config");
   HostCache cache;
   for (const auto& program : programs) program->prepareCache(cache);
 

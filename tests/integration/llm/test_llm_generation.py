@@ -203,3 +203,100 @@ def test_the_readme_llm_example_runs_as_written(emulator, workdir):
     lines = result.stdout.splitlines()
     assert [int(t) for t in lines[-3].split()] == config["tokens"], result.stdout
     assert lines[-1].startswith("decode: 7 tokens in "), result.stdout
+
+
+# One program, compiled with -retained-state and the exporter's specializations: the KV cache
+# stays in the activation's device memory and prefill and decode select their shapes by dims.
+
+
+def compile_retained(model, out):
+    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", f"-aic-binary-dir={out}", "-retained-state",
+         f"-network-specialization-config={model / 'specializations.json'}"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def retained_program(model, workdir):
+    return compile_retained(model, workdir / "retained")
+
+
+def user_io_bytes_per_decode_step(config):
+    """The bounds of a decode step's user IO: one row of float logits out, and at most one int64
+    each of input_ids and position_ids in (the device may take them narrower)."""
+    return 4 * config["vocab"], 4 * config["vocab"] + 2 * 8
+
+
+def test_llm_generate_retained_specialized_program_matches_pytorch(emulator, model, config, retained_program, workdir):
+    logits = workdir / "retained-logits"
+    tokens = generate(emulator, [retained_program], config, logits)
+    check_generation(model, config, tokens, logits)
+
+
+def decode_bytes(emulator, program, config):
+    result = run([BIN / "llm-generate", "--prompt", ",".join(map(str, config["prompt"])), "--tokens", "4", *program],
+                 env=emulator.env())
+    line = result.stdout.splitlines()[2]
+    return int(line.split(", ")[-1].split()[0])
+
+
+def test_bytes_per_decode_step_are_the_users_io_and_do_not_grow_with_ctx_len(emulator, config, retained_program,
+                                                                             static_programs, workdir):
+    """With retained state a decode step moves input_ids, position_ids and the logits, whatever
+    ctx_len is; with the cache in the IO (static programs) it moves the cache, which grows."""
+    wider_args = list(MODEL_ARGS)
+    wider_args[wider_args.index("--ctx-len") + 1] = str(2 * config["ctx_len"])
+    wider = exported_model(wider_args)
+    wider_config = json.loads((wider / "config.json").read_text())
+    assert wider_config["ctx_len"] == 2 * config["ctx_len"]
+    wider_program = compile_retained(wider, workdir / "retained-wider")
+    retained = decode_bytes(emulator, [retained_program], config)
+    low, high = user_io_bytes_per_decode_step(config)
+    assert low < retained <= high
+    assert decode_bytes(emulator, [wider_program], wider_config) == retained
+    # The same measure sees the cache when it does cross: the check can fail.
+    wider_static = (compile_static(wider, wider_config, workdir / "wider-prefill", wider_config["prefill_len"]),
+                    compile_static(wider, wider_config, workdir / "wider-decode", 1))
+    assert decode_bytes(emulator, wider_static, wider_config) > decode_bytes(emulator, static_programs, config) > retained
+
+
+def test_qaic_runner_drives_a_retained_generation_from_one_batch_json(emulator, model, config, retained_program,
+                                                                      workdir):
+    """generation.json: IO set 0 the prefill (dims select the prefill specialization), then one IO
+    set per decode step; only the tokens and logits cross, the cache stays on the device."""
+    steps = config["generate"]
+    out = workdir / "retained-runner-out"
+    result = runner(emulator, retained_program, model / "generation.json", "-n", str(steps), "-S", "1", "-T", "1",
+                    "-a", "1", "-c", "--write-output-dir", out, "--write-output-num-samples", str(steps))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Output check passed: {steps} inferences" in result.stdout
+    for step in range(steps):
+        got = numpy.fromfile(out / f"logits-inf-{step}.bin", dtype=numpy.float32)
+        assert_close_to_torch(got, torch_logits(model, step), f"runner's logits of step {step}")
+
+
+def test_qaic_runner_retained_generation_depends_on_the_order(emulator, model, config, retained_program):
+    """The state is carried from one inference to the next: the decode steps in reverse order
+    (each IO set still with its own expected outputs) fail -c."""
+    batch = json.loads((model / "generation.json").read_text())
+    batch["IO-files"] = batch["IO-files"][:1] + batch["IO-files"][1:][::-1]
+    reversed_json = model / f"generation-reversed-{os.getpid()}.json"
+    reversed_json.write_text(json.dumps(batch))
+    try:
+        result = runner(emulator, retained_program, reversed_json, "-n", str(config["generate"]), "-S", "1", "-T", "1",
+                        "-a", "1", "-c")
+    finally:
+        reversed_json.unlink()
+    assert result.returncode == 3, result.stdout + result.stderr
+
+
+def test_llm_generate_refuses_two_programs_that_each_retain_the_cache(emulator, model, config, retained_program,
+                                                                      workdir):
+    """Retained state belongs to one activation: a prefill and a decode program cannot share it."""
+    prefill = workdir / "retained-prefill"
+    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", f"-aic-binary-dir={prefill}", "-retained-state",
+         "-onnx-define-symbol=batch_size,1", f"-onnx-define-symbol=seq_len,{config['prefill_len']}",
+         f"-onnx-define-symbol=ctx_len,{config['ctx_len']}"])
+    result = run([BIN / "llm-generate", "--prompt", ",".join(map(str, config["prompt"])), prefill, retained_program],
+                 check=False, env=emulator.env())
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "cannot share a cache retained on the device" in result.stderr
