@@ -158,8 +158,13 @@ class Decoder {
     if (cacheInputs_.size() != cacheOutputs_.size())
       throw UsageError(dir + ": " + std::to_string(cacheInputs_.size()) + " past_* inputs but " +
                        std::to_string(cacheOutputs_.size()) + " *_RetainedState outputs");
-    for (const auto& combination : mappings_[inputIds_].ioShapes.allowedDims)
-      if (combination.size() == 2) seqLens_.push_back(combination[1]);
+    for (const auto& combination : mappings_[inputIds_].ioShapes.allowedDims) {
+      if (combination.size() != 2) continue;
+      if (combination[0] != 1)
+        throw UsageError(dir + ": buffer 'input_ids' has batch size " + std::to_string(combination[0]) +
+                         "; llm-generate runs one sequence (compile with batch_size 1)");
+      seqLens_.push_back(combination[1]);
+    }
     if (seqLens_.empty()) throw UsageError(dir + ": buffer 'input_ids' is not [batch, seq_len]");
     specialized_ = mappings_[inputIds_].ioShapes.allowedDims.size() > 1;
   }

@@ -149,6 +149,16 @@ def test_llm_generate_refuses_a_prompt_the_prefill_program_does_not_take(emulato
     assert "the prompt has 2 tokens" in result.stderr and str(static_programs[0]) in result.stderr
 
 
+def test_llm_generate_refuses_a_program_of_another_batch_size(emulator, model, config, workdir):
+    program = workdir / "batch2"
+    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", f"-aic-binary-dir={program}",
+         "-onnx-define-symbol=batch_size,2", "-onnx-define-symbol=seq_len,1",
+         f"-onnx-define-symbol=ctx_len,{config['ctx_len']}"])
+    result = run([BIN / "llm-generate", "--prompt", "1,2", program], check=False, env=emulator.env())
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{program}: buffer 'input_ids' has batch size 2" in result.stderr
+
+
 def runner(emulator, program, batch_json, *extra):
     return run([BIN / "qaic-runner", "-t", program, "--aic-batch-json-input", batch_json, *extra],
                check=False, env=emulator.env())
