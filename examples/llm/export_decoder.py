@@ -38,7 +38,6 @@ OUTDIR receives
 import argparse
 import json
 import math
-import os
 import pathlib
 import sys
 

@@ -8,7 +8,6 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 
 import numpy
