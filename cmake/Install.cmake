@@ -75,7 +75,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/udev/70-qaic.rules DESTINATION lib/udev/rule
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT tools)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT tools
   FILES_MATCHING PATTERN "*.md")
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/consumer DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/consumer ${PROJECT_SOURCE_DIR}/examples/llm DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
   COMPONENT dev)
 
 # --- python: qaicrt, qaicrt.pyi and the qaic package ---------------------------------------------

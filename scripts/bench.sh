@@ -8,6 +8,8 @@
 #   a 64 MiB input shared by dma-buf fd between two devices vs one memcpy (qaic_runtime_bench)
 #   kubelet plugin: Allocate p99 with 64 devices, health change to stream (build/bin/qaicd_kubelet_bench)
 #   qaic.Session.run vs the C++ round trip, run_benchmark vs qaic-runner (scripts/bench-python.py)
+#   GPT-2-small-shaped decode step and 128-token prefill vs PyTorch's (scripts/bench-llm.py;
+#   goals <= 1.5x and <= 1.0x), bytes moved per decode step
 # Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -135,3 +137,6 @@ run_bench bin/qaicd_kubelet_bench
 
 section "Python: qaic.Session vs the C++ runtime and qaic-runner"
 /usr/bin/python3 "$here/scripts/bench-python.py" "$build"
+
+section "LLM generation vs PyTorch (1 thread each)"
+/usr/bin/python3 "$here/scripts/bench-llm.py" "$build"

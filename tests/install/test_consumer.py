@@ -1,5 +1,6 @@
 """examples/consumer against an installed prefix: built with pkg-config and with find_package(qaic),
 as C++17 and C++20, by GCC and Clang with -Wall -Wextra -pedantic -Werror, and run on qaic-emu."""
+import json
 import os
 import pathlib
 import shutil
@@ -74,5 +75,30 @@ def test_find_package_refuses_an_incompatible_version(prefix):
                                              "find_package(qaic 9.0 REQUIRED)\n")
         result = run(["cmake", "-S", work, "-B", work / "b", f"-DCMAKE_PREFIX_PATH={prefix}"], check=False)
         assert result.returncode != 0 and "qaic" in result.stderr
+    finally:
+        shutil.rmtree(work)
+
+
+def test_installed_llm_example_builds_and_generates_pytorchs_tokens(prefix, emulator):
+    """examples/llm as installed (share/doc/.../examples/llm): llm-generate built alone with
+    find_package(qaic) as C++17, its decoder exported by the installed export_decoder.py and
+    compiled by the installed qaic-exec, generating PyTorch's tokens on the installed emulator."""
+    example = prefix / "share/doc/qaic-stack/examples/llm"
+    work = pathlib.Path(tempfile.mkdtemp(prefix="qaic-llm-example."))
+    try:
+        run(["cmake", "-S", example, "-B", work / "build", f"-DCMAKE_PREFIX_PATH={prefix}",
+             "-DCMAKE_CXX_STANDARD=17", f"-DCMAKE_CXX_FLAGS={' '.join(SANITIZE)}"])
+        run(["cmake", "--build", work / "build"])
+        run(["/usr/bin/python3", example / "export_decoder.py", work / "model", "--layers", "1", "--prefill-len", "4",
+             "--generate", "5"])
+        config = json.loads((work / "model/config.json").read_text())
+        for seq_len in (4, 1):
+            run([prefix / "bin/qaic-exec", f"-m={work / 'model/decoder.onnx'}", f"-aic-binary-dir={work / str(seq_len)}",
+                 "-onnx-define-symbol=batch_size,1", f"-onnx-define-symbol=seq_len,{seq_len}",
+                 f"-onnx-define-symbol=ctx_len,{config['ctx_len']}"])
+        emu = emulator(binary=prefix / "bin/qaic-emu")
+        result = run([work / "build/llm-generate", "--prompt", ",".join(map(str, config["prompt"])), "--tokens", "5",
+                      work / "4", work / "1"], env=emu.env())
+        assert [int(t) for t in result.stdout.splitlines()[0].split()] == config["tokens"], result.stdout
     finally:
         shutil.rmtree(work)

@@ -1,0 +1,288 @@
+#!/usr/bin/python3
+"""Exports a small GPT-style decoder in the KV-cache convention the card's LLM flow uses, and
+runs PyTorch's own greedy generation with it as the reference.
+
+    /usr/bin/python3 export_decoder.py OUTDIR [--layers 2] [--hidden 64] [--heads 4]
+        [--ctx-len 32] [--vocab 128] [--prefill-len 8] [--generate 8] [--seed 0]
+        [--cache-write scatter_elements|scatter_nd]
+
+The model (random weights from --seed, built from torch.nn) has
+  inputs   input_ids     int64 [batch_size, seq_len]
+           position_ids  int64 [batch_size, seq_len]
+           past_key.<i>, past_value.<i>   float [batch_size, heads, ctx_len, head_dim], per layer
+  outputs  logits        float [batch_size, 1, vocab]: the token at the largest position only
+           past_key.<i>_RetainedState, past_value.<i>_RetainedState: the caches with this call's
+                         keys and values written at position_ids
+batch_size, seq_len and ctx_len are symbolic dims of the ONNX file. The keys and values are
+written into the cache with ScatterElements (torch's scatter) or, with --cache-write scatter_nd,
+ScatterND (torch's index_put), and a query at position p
+attends to the cache entries at positions <= p, so one model serves prefill (seq_len = prompt
+length) and decode (seq_len = 1, the next position).
+
+OUTDIR receives
+  decoder.onnx            the model
+  specializations.json    for qaic-exec -network-specialization-config: prefill and decode
+  config.json             the sizes, and the prompt
+  reference/              PyTorch's greedy generation: tokens.txt (the prompt's length, the
+                          prompt, then the generated tokens, one per line), and per step k
+                          (0 = prefill):
+                          step<k>/<name>.raw for every input and output of that call, raw
+                          little-endian in the buffer's type
+  prefill.json, decode.json
+                          qaic-runner batch JSONs (seed 000) over reference/ for two programs
+                          compiled with static shapes (-onnx-define-symbol), KV cache in the IO
+  generation.json         one batch JSON for one program compiled with -retained-state and the
+                          specializations: IO set 0 the prefill, then one IO set per decode step;
+                          only input_ids, position_ids and logits cross to the device
+"""
+import argparse
+import json
+import math
+import pathlib
+import sys
+
+import onnx
+import torch
+from torch import nn
+
+
+def write_cache_scatter_elements(cache, position_ids, new):
+    """cache[b, h, position_ids[b, s], :] = new[b, h, s, :] as torch.scatter: ScatterElements."""
+    return cache.scatter(2, position_ids[:, None, :, None].expand_as(new), new)
+
+
+def write_cache_scatter_nd(cache, position_ids, new):
+    """The same write as index_put over (batch, head, position): ScatterND, as the vendor's
+    CtxScatter lowers."""
+    batch, heads = new.shape[0], new.shape[1]
+    return cache.index_put((torch.arange(batch)[:, None, None], torch.arange(heads)[None, :, None],
+                            position_ids[:, None, :]), new)
+
+
+CACHE_WRITES = {"scatter_elements": write_cache_scatter_elements, "scatter_nd": write_cache_scatter_nd}
+
+
+class Block(nn.Module):
+    def __init__(self, hidden, heads, write_cache):
+        super().__init__()
+        self.write_cache = write_cache
+        self.heads = heads
+        self.head_dim = hidden // heads
+        self.ln_attention = nn.LayerNorm(hidden)
+        self.qkv = nn.Linear(hidden, 3 * hidden)
+        self.projection = nn.Linear(hidden, hidden)
+        self.ln_mlp = nn.LayerNorm(hidden)
+        self.mlp = nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(), nn.Linear(4 * hidden, hidden))
+
+    def split_heads(self, x):
+        batch, seq, _ = x.shape
+        return x.view(batch, seq, self.heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x, position_ids, attend, past_key, past_value):
+        q, k, v = self.qkv(self.ln_attention(x)).chunk(3, dim=-1)
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
+        # Each new key and value goes to its own position of the cache.
+        key = self.write_cache(past_key, position_ids, k)
+        value = self.write_cache(past_value, position_ids, v)
+        scores = torch.matmul(q, key.transpose(2, 3)) / math.sqrt(self.head_dim)
+        scores = scores.masked_fill(~attend, torch.finfo(torch.float32).min)
+        attention = torch.matmul(torch.softmax(scores, dim=-1), value)
+        batch, _, seq, _ = attention.shape
+        x = x + self.projection(attention.transpose(1, 2).reshape(batch, seq, self.heads * self.head_dim))
+        x = x + self.mlp(self.ln_mlp(x))
+        return x, key, value
+
+
+class Decoder(nn.Module):
+    def __init__(self, layers, hidden, heads, ctx_len, vocab, cache_write="scatter_elements"):
+        super().__init__()
+        if hidden % heads:
+            raise ValueError(f"hidden ({hidden}) must be a multiple of heads ({heads})")
+        self.ctx_len = ctx_len
+        self.token_embedding = nn.Embedding(vocab, hidden)
+        self.position_embedding = nn.Embedding(ctx_len, hidden)
+        self.blocks = nn.ModuleList(Block(hidden, heads, CACHE_WRITES[cache_write]) for _ in range(layers))
+        self.ln_final = nn.LayerNorm(hidden)
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+
+    def forward(self, input_ids, position_ids, *past):
+        """past: past_key.0, past_value.0, past_key.1, ... Returns logits and the new caches in
+        the same order."""
+        x = self.token_embedding(input_ids) + self.position_embedding(position_ids)
+        # Query at position p sees the cache positions 0..p.
+        cache_positions = torch.arange(past[0].shape[2])
+        attend = (cache_positions[None, None, None, :] <= position_ids[:, None, :, None])
+        caches = []
+        for i, block in enumerate(self.blocks):
+            x, key, value = block(x, position_ids, attend, past[2 * i], past[2 * i + 1])
+            caches += [key, value]
+        # Only the token at the largest position is predicted from.
+        last = position_ids.argmax(dim=1, keepdim=True)[:, :, None].expand(-1, 1, x.shape[2])
+        x = torch.gather(x, 1, last)
+        return (self.lm_head(self.ln_final(x)), *caches)
+
+
+def build_model(layers, hidden, heads, ctx_len, vocab, seed, cache_write="scatter_elements"):
+    """The decoder with its weights from `seed`: the same call gives the same model."""
+    torch.manual_seed(seed)
+    return Decoder(layers, hidden, heads, ctx_len, vocab, cache_write).eval()
+
+
+def io_names(layers):
+    inputs = ["input_ids", "position_ids"]
+    outputs = ["logits"]
+    for i in range(layers):
+        inputs += [f"past_key.{i}", f"past_value.{i}"]
+        outputs += [f"past_key.{i}_RetainedState", f"past_value.{i}_RetainedState"]
+    return inputs, outputs
+
+
+def empty_cache(args, batch):
+    shape = (batch, args.heads, args.ctx_len, args.hidden // args.heads)
+    return [torch.zeros(shape) for _ in range(2 * args.layers)]
+
+
+def export(model, args, path):
+    inputs, outputs = io_names(args.layers)
+    sample_ids = torch.zeros((1, args.prefill_len), dtype=torch.int64)
+    sample_positions = torch.arange(args.prefill_len, dtype=torch.int64)[None, :]
+    axes = {"input_ids": {0: "batch_size", 1: "seq_len"}, "position_ids": {0: "batch_size", 1: "seq_len"},
+            "logits": {0: "batch_size"}}
+    for name in inputs[2:] + outputs[1:]:
+        axes[name] = {0: "batch_size", 2: "ctx_len"}
+    torch.onnx.export(model, (sample_ids, sample_positions, *empty_cache(args, 1)), str(path),
+                      input_names=inputs, output_names=outputs, dynamic_axes=axes, opset_version=13,
+                      do_constant_folding=True)
+    # The tracer names logits' dim 1 as if it varied; it is the one predicted token.
+    graph = onnx.load(str(path))
+    graph.graph.output[0].type.tensor_type.shape.dim[1].dim_value = 1
+    onnx.save(graph, str(path))
+
+
+def write_raw(path, tensor):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(tensor.detach().contiguous().numpy().tobytes())
+
+
+def generate(model, args, prompt):
+    """Greedy generation, the model's own cache fed back; every call's inputs and outputs are
+    written under reference/step<k>/."""
+    inputs, outputs = io_names(args.layers)
+    cache = empty_cache(args, 1)
+    ids = torch.tensor([prompt], dtype=torch.int64)
+    positions = torch.arange(len(prompt), dtype=torch.int64)[None, :]
+    tokens = []
+    with torch.no_grad():
+        for step in range(args.generate):
+            results = model(ids, positions, *cache)
+            directory = args.out / "reference" / f"step{step}"
+            for name, tensor in zip(inputs, (ids, positions, *cache)):
+                write_raw(directory / f"{name}.raw", tensor)
+            for name, tensor in zip(outputs, results):
+                write_raw(directory / f"{name}.raw", tensor)
+            token = int(results[0][0, -1].argmax())
+            tokens.append(token)
+            cache = list(results[1:])
+            next_position = int(positions[0, -1]) + 1
+            ids = torch.tensor([[token]], dtype=torch.int64)
+            positions = torch.tensor([[next_position]], dtype=torch.int64)
+    return tokens
+
+
+def io_entry(path, data_type, direction, name, dims=None):
+    entry = {"path": path, "data-type": data_type, "io-direction": direction, "map-to": name}
+    if dims is not None:
+        entry["dims"] = dims
+    return entry
+
+
+def io_set(args, step, seq_len, with_cache, with_dims):
+    """One IO set over reference/step<step>/; outputs are there for -c."""
+    inputs, outputs = io_names(args.layers)
+    head_dim = args.hidden // args.heads
+    directory = f"reference/step{step}"
+    dims = {"input_ids": [1, seq_len], "position_ids": [1, seq_len], "logits": [1, 1, args.vocab]}
+    entries = []
+    for name in inputs[:2]:
+        entries.append(io_entry(f"{directory}/{name}.raw", "int64_t", "in", name, dims[name] if with_dims else None))
+    entries.append(io_entry(f"{directory}/logits.raw", "float", "out", "logits",
+                            dims["logits"] if with_dims else None))
+    if with_cache:
+        cache_dims = [1, args.heads, args.ctx_len, head_dim]
+        for name in inputs[2:]:
+            entries.append(io_entry(f"{directory}/{name}.raw", "float", "in", name,
+                                    cache_dims if with_dims else None))
+        for name in outputs[1:]:
+            entries.append(io_entry(f"{directory}/{name}.raw", "float", "out", name,
+                                    cache_dims if with_dims else None))
+    return entries
+
+
+def write_batch_jsons(args):
+    steps = range(1, args.generate)
+
+    def write(name, sets):
+        (args.out / name).write_text(json.dumps({"IO-files": sets}, indent=1) + "\n")
+
+    write("prefill.json", [io_set(args, 0, args.prefill_len, True, False)])
+    write("decode.json", [io_set(args, k, 1, True, False) for k in steps])
+    write("generation.json", [io_set(args, 0, args.prefill_len, False, True)] +
+          [io_set(args, k, 1, False, True) for k in steps])
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=pathlib.Path, help="output directory (created)")
+    parser.add_argument("--layers", type=int, default=2, help="decoder blocks (default 2)")
+    parser.add_argument("--hidden", type=int, default=64, help="hidden size (default 64)")
+    parser.add_argument("--heads", type=int, default=4, help="attention heads (default 4)")
+    parser.add_argument("--ctx-len", type=int, default=32, help="KV cache length (default 32)")
+    parser.add_argument("--vocab", type=int, default=128, help="vocabulary size (default 128)")
+    parser.add_argument("--prefill-len", type=int, default=8,
+                        help="prompt length, the prefill specialization's seq_len (default 8)")
+    parser.add_argument("--generate", type=int, default=8,
+                        help="tokens of the reference generation, prefill's included (default 8)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the weights and the prompt (default 0)")
+    parser.add_argument("--cache-write", choices=sorted(CACHE_WRITES), default="scatter_elements",
+                        help="how the model writes the cache: torch.scatter, exported as ScatterElements "
+                             "(default), or index_put, exported as ScatterND")
+    args = parser.parse_args(argv)
+    for name in ("layers", "hidden", "heads", "ctx_len", "vocab", "prefill_len", "generate"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.hidden % args.heads:
+        parser.error(f"--hidden ({args.hidden}) must be a multiple of --heads ({args.heads})")
+    if args.prefill_len + args.generate - 1 > args.ctx_len:
+        parser.error(f"--prefill-len + --generate - 1 ({args.prefill_len + args.generate - 1}) "
+                     f"exceeds --ctx-len ({args.ctx_len})")
+    return args
+
+
+def main(argv):
+    args = parse_arguments(argv)
+    torch.set_num_threads(1)
+    model = build_model(args.layers, args.hidden, args.heads, args.ctx_len, args.vocab, args.seed, args.cache_write)
+    prompt = torch.randint(0, args.vocab, (args.prefill_len,), generator=torch.Generator().manual_seed(args.seed))
+    prompt = [int(t) for t in prompt]
+    args.out.mkdir(parents=True, exist_ok=True)
+    export(model, args, args.out / "decoder.onnx")
+    specializations = [{"batch_size": "1", "seq_len": str(args.prefill_len), "ctx_len": str(args.ctx_len)},
+                       {"batch_size": "1", "seq_len": "1", "ctx_len": str(args.ctx_len)}]
+    (args.out / "specializations.json").write_text(json.dumps({"specializations": specializations}, indent=1) + "\n")
+    tokens = generate(model, args, prompt)
+    (args.out / "reference" / "tokens.txt").write_text("".join(f"{t}\n" for t in [len(prompt)] + prompt + tokens))
+    write_batch_jsons(args)
+    config = {key: getattr(args, key) for key in ("layers", "hidden", "heads", "ctx_len", "vocab", "prefill_len",
+                                                  "generate", "seed", "cache_write")}
+    config["prompt"] = prompt
+    config["tokens"] = tokens
+    # Written last: its presence says the directory is complete.
+    (args.out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+    print(f"{args.out}: decoder.onnx ({args.layers} layers, hidden {args.hidden}, ctx_len {args.ctx_len}); "
+          f"prompt {prompt}; greedy tokens {tokens}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
