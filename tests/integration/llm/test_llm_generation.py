@@ -309,3 +309,21 @@ def test_llm_generate_refuses_two_programs_that_each_retain_the_cache(emulator, 
                  check=False, env=emulator.env())
     assert result.returncode == 2, result.stdout + result.stderr
     assert "cannot share a cache retained on the device" in result.stderr
+
+
+def test_qaic_runner_refuses_a_batch_json_that_selects_no_specialization(emulator, model, config, retained_program):
+    """Issue 19 item 8: dims that match no specialization (here seq_len 2, between decode's 1 and
+    the prefill's length) exit 2 naming the IO set and the buffer, before anything runs."""
+    batch = json.loads((model / "generation.json").read_text())
+    for entry in batch["IO-files"][1]:
+        if entry["map-to"] in ("input_ids", "position_ids"):
+            entry["dims"] = [1, 2]
+    unmatched_json = model / f"generation-unmatched-{os.getpid()}.json"
+    unmatched_json.write_text(json.dumps(batch))
+    try:
+        result = runner(emulator, retained_program, unmatched_json, "-n", str(config["generate"]), "-S", "1", "-T",
+                        "1", "-a", "1")
+    finally:
+        unmatched_json.unlink()
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "IO set 1" in result.stderr and "input_ids" in result.stderr, result.stderr
