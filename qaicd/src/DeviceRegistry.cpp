@@ -178,11 +178,11 @@ void DeviceRegistry::settle(Clock::time_point deadline) {
   }
 }
 
-std::optional<std::string> DeviceRegistry::stuck(uint32_t index) const {
+std::optional<std::string> DeviceRegistry::stuck(uint32_t index, Clock::duration after) const {
   auto it = devices_.find(index);
   if (it == devices_.end()) return std::nullopt;
   auto busy = it->second.worker->busyFor();
-  if (!busy || *busy < callBound_) return std::nullopt;
+  if (!busy || *busy < after) return std::nullopt;
   return "device " + std::to_string(index) + ": not answering: a device call has been running for " +
          milliseconds(*busy);
 }
@@ -330,7 +330,7 @@ void DeviceRegistry::createOn(uint32_t device, const PartitionSpec& spec,
     post([done, where] { done(error(ENODEV, where + "no such device"), false); });
     return;
   }
-  if (auto why = stuck(device)) {
+  if (auto why = stuck(device, callBound_)) {
     post([done, why = *why] { done(error(ETIMEDOUT, why), false); });
     return;
   }
@@ -430,6 +430,12 @@ void DeviceRegistry::createFirstFit(std::vector<uint32_t> devices, std::size_t n
     return;
   }
   const uint32_t device = devices[next];
+  if (auto why = stuck(device, unresponsiveAfter())) {
+    // Not queued behind a call that holds the device: the next device may have room now.
+    refusals->push_back(*why);
+    createFirstFit(devices, next + 1, spec, refusals, true, done);
+    return;
+  }
   createOn(device, spec, [=, this](CreateResult result, bool noRoom) {
     auto* e = std::get_if<ProtocolError>(&result);
     if (e == nullptr) return done(std::move(result));
@@ -533,8 +539,14 @@ void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> do
   };
   const auto deadline = Clock::now() + callBound_;
   for (uint32_t index : deviceIndices()) {
-    if (auto why = stuck(index)) {
+    // A device busy with other calls is not waited for: its last figures are listed, and it is
+    // Unresponsive once a call has held it for longer than a healthy device ever takes.
+    if (auto why = stuck(index, unresponsiveAfter())) {
       gather->reports.emplace(index, SysError{ETIMEDOUT, *why});
+      continue;
+    }
+    if (!devices_.at(index).worker->idle()) {
+      gather->reports.emplace(index, devices_.at(index).status);
       continue;
     }
     gather->reports.emplace(index, SysError{ETIMEDOUT, "waiting"});
@@ -608,7 +620,7 @@ std::optional<Resources> DeviceRegistry::totals(uint32_t index) const {
 
 Result<driver::DeviceStatusResponse> DeviceRegistry::status(uint32_t index) const {
   if (!hasDevice(index)) return SysError{ENODEV, "device " + std::to_string(index) + " is not open"};
-  if (auto why = stuck(index)) return SysError{ETIMEDOUT, *why};
+  if (auto why = stuck(index, callBound_)) return SysError{ETIMEDOUT, *why};
   return devices_.at(index).status;
 }
 

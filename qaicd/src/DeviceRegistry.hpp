@@ -133,8 +133,14 @@ class DeviceRegistry {
             std::function<void()> timedOut = {});
   void post(std::function<void()> work) { results_->post(std::move(work)); }
   void armDeadline();
-  // "device 0: not answering: a device call has been running for 3.2 s" when it is stuck.
-  std::optional<std::string> stuck(uint32_t index) const;
+  // "device 0: not answering: a device call has been running for 3200 ms" when its current
+  // call has run for `after` or longer.
+  std::optional<std::string> stuck(uint32_t index, Clock::duration after) const;
+  // A call this long is not a busy device but a hung one (partition and status calls take
+  // milliseconds): listings and first-fit creates stop waiting for it.
+  Clock::duration unresponsiveAfter() const {
+    return std::min<Clock::duration>(callBound_, std::chrono::milliseconds(1000));
+  }
   void createOn(uint32_t device, const PartitionSpec& spec, std::function<void(CreateResult, bool noRoom)> done);
   void createFirstFit(std::vector<uint32_t> devices, std::size_t next, PartitionSpec spec,
                       std::shared_ptr<std::vector<std::string>> refusals, bool unanswered, CreateDone done);
