@@ -7,6 +7,7 @@
 #   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target)
 #   make sanitize the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   make tsan     threaded runtime and emulator tests under ThreadSanitizer (build-tsan/)
+#   make soak     long reliability runs, not part of make test (docs/reliability.md)
 #   make model-operators  every torchvision classification model and torch.nn transformer at
 #                 full size, opsets 13, 14 and 17: are all their ONNX operators claimed?
 #   make install  build, then install into $(DESTDIR)$(PREFIX) (default /usr/local)
@@ -23,7 +24,7 @@ CTEST_FLAGS  ?= --output-on-failure
 PREFIX       ?= /usr/local
 PACKAGE_DIR  ?= $(BUILD)/packages
 
-.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan model-operators clean install uninstall package
+.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan soak model-operators clean install uninstall package
 
 all: build
 
@@ -63,6 +64,10 @@ sanitize: deps
 tsan: deps
 	$(MAKE) build BUILD=build-tsan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=thread"
 	cd build-tsan && ctest $(CTEST_FLAGS) -j $(JOBS) -L threaded
+
+# qaicd SIGKILLed at 200 random points of create and release (docs/reliability.md).
+soak: deps build
+	QAICD_CRASH_ITERATIONS=200 $(BUILD)/tests/qaicd_integration_tests --gtest_filter='CrashConsistencyTest.*'
 
 model-operators: build
 	$(BUILD)/bin/qaic-exec -operators-supported=$(BUILD)/claimed-operators.txt
