@@ -25,13 +25,6 @@ class DeviceHangTest : public QaicdTest {
   void hang(unsigned device, bool on) const {
     ASSERT_TRUE(emu_->setAttribute(device, driver::sysfs::kFaultControlHang, on ? "1" : "0"));
   }
-  bool everythingFree(unsigned device) const {
-    try {
-      return attribute(device, driver::sysfs::kEmuNspFree) == kDeviceNsps && partitionNodes().empty();
-    } catch (const std::exception&) {
-      return false;
-    }
-  }
   // A create on `device` from its own connection, answered on another thread.
   std::future<Result<PartitionInfo>> createAsync(unsigned device) const {
     return std::async(std::launch::async, [this, device]() -> Result<PartitionInfo> {
@@ -92,7 +85,7 @@ TEST_F(DeviceHangTest, AHungDeviceHoldsUpNothingButItsOwnRequests) {
   auto late = pending.get();
   ASSERT_TRUE(late) << late.message();
   EXPECT_EQ(late->device, 0u);
-  ASSERT_TRUE(waitUntil([&] { return everythingFree(0); }, 5s));
+  ASSERT_TRUE(waitUntil([&] { return deviceWhole(0); }, 5s));
   auto devices = client.devices();
   ASSERT_TRUE(devices) << devices.message();
   EXPECT_EQ((*devices)[0].status, "Ready");
@@ -121,7 +114,7 @@ TEST_F(DeviceTimeoutTest, ARequestToAHungDeviceIsRefusedAfterTheBoundAndItsLateR
 
   // The firmware answers at last: the partition made for the refused request is removed again.
   hang(0, false);
-  ASSERT_TRUE(waitUntil([&] { return everythingFree(0); }, 5s))
+  ASSERT_TRUE(waitUntil([&] { return deviceWhole(0); }, 5s))
       << "the partition created after its request timed out is still on device 0";
   EXPECT_NE(qaicd_->log().find("was created after its request timed out: removing it"), std::string::npos);
   auto after = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
