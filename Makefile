@@ -67,7 +67,7 @@ tsan: deps
 
 # qaicd SIGKILLed at 200 random points of create and release (docs/reliability.md).
 soak: deps build
-	QAICD_CRASH_ITERATIONS=200 $(BUILD)/tests/qaicd_integration_tests --gtest_filter='CrashConsistencyTest.*'
+	QAICD_CRASH_ITERATIONS=200 $(BUILD)/tests/qaicd_lease_tests --gtest_filter='CrashConsistencyTest.*'
 
 model-operators: build
 	$(BUILD)/bin/qaic-exec -operators-supported=$(BUILD)/claimed-operators.txt
