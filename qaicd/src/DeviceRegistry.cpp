@@ -537,16 +537,13 @@ void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> do
     }
     gather->done(std::move(out));
   };
-  const auto deadline = Clock::now() + callBound_;
+  // A listing waits behind a device's other calls only as long as a healthy device ever takes;
+  // a device that does not answer by then is listed Unresponsive with its last figures, and one
+  // already held that long by a call is not asked at all.
+  const auto deadline = Clock::now() + unresponsiveAfter();
   for (uint32_t index : deviceIndices()) {
-    // A device busy with other calls is not waited for: its last figures are listed, and it is
-    // Unresponsive once a call has held it for longer than a healthy device ever takes.
     if (auto why = stuck(index, unresponsiveAfter())) {
       gather->reports.emplace(index, SysError{ETIMEDOUT, *why});
-      continue;
-    }
-    if (!devices_.at(index).worker->idle()) {
-      gather->reports.emplace(index, devices_.at(index).status);
       continue;
     }
     gather->reports.emplace(index, SysError{ETIMEDOUT, "waiting"});
