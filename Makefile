@@ -65,9 +65,12 @@ tsan: deps
 	$(MAKE) build BUILD=build-tsan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=thread"
 	cd build-tsan && ctest $(CTEST_FLAGS) -j $(JOBS) -L threaded
 
-# Long reliability runs (docs/reliability.md): qaicd SIGKILLed at 200 random points of create
-# and release; 2,000 InferenceSets in one libqaic client; 100 qaic-runner runs of ResNet-50.
+# Long reliability runs (docs/reliability.md): a million requests under injected faults
+# (SOAK_SECONDS, SOAK_SEED); qaicd SIGKILLed at 200 random points of create and release; 2,000
+# InferenceSets in one libqaic client; 100 qaic-runner runs of ResNet-50.
 soak: deps build
+	cmake --build $(BUILD) -j $(JOBS) --target soak_tests
+	$(BUILD)/tests/soak_tests
 	QAICD_CRASH_ITERATIONS=200 $(BUILD)/tests/qaicd_lease_tests --gtest_filter='CrashConsistencyTest.*'
 	QAIC_CLIENT_CYCLES=2000 $(BUILD)/tests/runtime_partition_tests --gtest_filter='*InferenceSetsCreated*'
 	EMULATOR_MEMORY_MODEL=resnet50_full EMULATOR_MEMORY_RUNS=100 EMULATOR_MEMORY_INFERENCES=5 \
