@@ -29,7 +29,7 @@ std::string environment(const char* name, const std::string& fallback) {
 
 // The suite runs ten runs of ResNet-18 with 3 inferences each; `make soak` runs 100 of ResNet-50
 // with 5 (EMULATOR_MEMORY_MODEL, EMULATOR_MEMORY_RUNS, EMULATOR_MEMORY_INFERENCES).
-TEST(EmulatorMemory, ConsecutiveClientRunsOfResNet18LeaveNothingBehind) {
+TEST(EmulatorMemory, ConsecutiveClientRunsOfARealNetworkLeaveNothingBehind) {
   const std::string model = environment("EMULATOR_MEMORY_MODEL", "resnet18_full");
   const int runs = std::stoi(environment("EMULATOR_MEMORY_RUNS", "10"));
   const std::string inferences = environment("EMULATOR_MEMORY_INFERENCES", "3");
