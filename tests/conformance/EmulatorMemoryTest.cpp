@@ -33,7 +33,9 @@ TEST(EmulatorMemory, ConsecutiveClientRunsOfARealNetworkLeaveNothingBehind) {
   const std::string model = environment("EMULATOR_MEMORY_MODEL", "resnet18_full");
   const int runs = std::stoi(environment("EMULATOR_MEMORY_RUNS", "10"));
   const std::string inferences = environment("EMULATOR_MEMORY_INFERENCES", "3");
-  const std::string models = buildDir() + "/tests/conformance/memory-models-" + model;
+  // ResNet-18's directory is also where tests/python/test_torchvision.py finds the model.
+  const std::string models = buildDir() + "/tests/conformance/memory-models" +
+                             (model == "resnet18_full" ? "" : "-" + model);
   ensureGenerated("gen-models.py", models, "index.txt", std::chrono::seconds(600),
                   {"--index", "index.txt", "--models", model});
   testing::TempDir work("qaic-emu-memory");
