@@ -49,15 +49,6 @@ long environment(const char* name, long fallback) {
   return text != nullptr && *text != '\0' ? std::strtol(text, nullptr, 10) : fallback;
 }
 
-std::map<std::string, long> readResults(const std::filesystem::path& file) {
-  std::map<std::string, long> values;
-  std::ifstream in(file);
-  std::string key;
-  long value = 0;
-  while (in >> key >> value) values[key] = value;
-  return values;
-}
-
 std::filesystem::path compile(const testing::TempDir& work, const std::string& name, const std::string& ir) {
   const auto qpc = work.path() / (name + "-qpc");
   const auto log = work.path() / (name + "-qaic-exec.log");
@@ -215,7 +206,7 @@ TEST(Soak, AMillionRequestsWithFaultsEachEndOnceWithTheirOutputOrTheFaultsStatus
     const auto status = c.process->finish(120s);
     if (c.killed) continue;
     ASSERT_EQ(status.shellCode(), 0) << testing::readFile(work.path() / ("client-" + n + ".log"));
-    auto r = readResults(work.path() / ("result-" + n));
+    auto r = stress::readResults(work.path() / ("result-" + n));
     EXPECT_EQ(r["completions"], r["submitted"]) << "one completion per submitted request";
     EXPECT_EQ(r["lost"], 0);
     EXPECT_EQ(r["duplicates_or_unknown"], 0);

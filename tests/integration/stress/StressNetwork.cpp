@@ -1,5 +1,7 @@
 #include "StressNetwork.hpp"
 
+#include <fstream>
+
 #include <algorithm>
 
 namespace qaic::stress {
@@ -36,6 +38,15 @@ std::string reluIr() {
          "},"
          R"({"name":"y","tensor":"y","direction":"out","dtype":"TL_FLOAT","dims":)" +
          dims + "}]}";
+}
+
+std::map<std::string, long> readResults(const std::filesystem::path& file) {
+  std::map<std::string, long> values;
+  std::ifstream in(file);
+  std::string key;
+  long value = 0;
+  while (in >> key >> value) values[key] = value;
+  return values;
 }
 
 }  // namespace qaic::stress
