@@ -342,8 +342,6 @@ void DeviceRegistry::createOn(uint32_t device, const PartitionSpec& spec,
   request.holderPid = spec.holderPid;
   std::strncpy(request.label, spec.label.c_str(), sizeof request.label - 1);
   const auto deadline = Clock::now() + callBound_;
-  // Set when the answer went out as a timeout: the late result must not reach `done`.
-  auto answered = std::make_shared<bool>(false);
   call<CreateOutcome>(
       device, deadline,
       [request, spec](const driver::DeviceNode* node, const std::string& whyNot) {
@@ -364,7 +362,7 @@ void DeviceRegistry::createOn(uint32_t device, const PartitionSpec& spec,
         }
         return out;
       },
-      [this, device, spec, where, done, answered](CreateOutcome out, bool late) {
+      [this, device, spec, where, done](CreateOutcome out, bool late) {
         if (late) {
           // The requester was told the device did not answer; what the device did anyway is undone.
           if (out.answer && out.answer->status == 0) {
