@@ -103,7 +103,14 @@ TEST_F(DeviceTimeoutTest, ARequestToAHungDeviceIsRefusedAfterTheBoundAndItsLateR
   ASSERT_FALSE(first);
   EXPECT_EQ(first.error(), ETIMEDOUT) << first.message();
   EXPECT_NE(first.message().find("device 0: not answering"), std::string::npos) << first.message();
-  // The device is known to be stuck now: refused at once, not queued behind the hung call.
+  // Once the device's call has run past the bound (it is listed Unresponsive then), a request
+  // is refused at once, not queued behind the hung call.
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto d = client.devices();
+        return d && !d->empty() && (*d)[0].status == "Unresponsive";
+      },
+      10s));
   auto second = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
   EXPECT_EQ(second.error(), ETIMEDOUT) << second.message();
   EXPECT_NE(second.message().find("a device call has been running for"), std::string::npos) << second.message();
