@@ -4,6 +4,8 @@
 // refusal is undone. Also the emulator itself going away: qaicd drops its devices and serves on.
 #include <future>
 
+#include "Process.hpp"
+
 #include "QaicdTest.hpp"
 #include "driver/SysfsNames.hpp"
 
@@ -139,6 +141,13 @@ TEST_F(DeviceHangTest, AKilledEmulatorsDevicesAreDroppedAndQaicdServesOn) {
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
   ASSERT_TRUE(p) << p.message();
   emu_->kill();
+  // A killed emulator leaves its mount stale (ENOTCONN) and EmulatorProcess leaves it so for
+  // the recovery tests; this test takes it down itself, whatever its outcome.
+  struct Unmount {
+    std::string root;
+    std::filesystem::path log;
+    ~Unmount() { testing::runProgram({"/usr/bin/fusermount3", "-u", "-z", root}, log, 10s); }
+  } unmount{rootPath(), work() / "fusermount.log"};
   ASSERT_TRUE(waitUntil(
       [&] {
         auto d = client.devices();
