@@ -7,6 +7,7 @@
 #   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target)
 #   make sanitize the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   make tsan     threaded runtime and emulator tests under ThreadSanitizer (build-tsan/)
+#   make soak     long reliability runs, not part of make test (docs/reliability.md)
 #   make model-operators  every torchvision classification model and torch.nn transformer at
 #                 full size, opsets 13, 14 and 17: are all their ONNX operators claimed?
 #   make install  build, then install into $(DESTDIR)$(PREFIX) (default /usr/local)
@@ -23,7 +24,7 @@ CTEST_FLAGS  ?= --output-on-failure
 PREFIX       ?= /usr/local
 PACKAGE_DIR  ?= $(BUILD)/packages
 
-.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan model-operators clean install uninstall package
+.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan soak model-operators clean install uninstall package
 
 all: build
 
@@ -63,6 +64,17 @@ sanitize: deps
 tsan: deps
 	$(MAKE) build BUILD=build-tsan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=thread"
 	cd build-tsan && ctest $(CTEST_FLAGS) -j $(JOBS) -L threaded
+
+# Long reliability runs (docs/reliability.md): a million requests under injected faults
+# (SOAK_SECONDS, SOAK_SEED); qaicd SIGKILLed at 200 random points of create and release; 2,000
+# InferenceSets in one libqaic client; 100 qaic-runner runs of ResNet-50.
+soak: deps build
+	cmake --build $(BUILD) -j $(JOBS) --target soak_tests
+	$(BUILD)/tests/soak_tests
+	QAICD_CRASH_ITERATIONS=200 $(BUILD)/tests/qaicd_lease_tests --gtest_filter='CrashConsistencyTest.*'
+	QAIC_CLIENT_CYCLES=2000 $(BUILD)/tests/runtime_partition_tests --gtest_filter='*InferenceSetsCreated*'
+	EMULATOR_MEMORY_MODEL=resnet50_full EMULATOR_MEMORY_RUNS=100 EMULATOR_MEMORY_INFERENCES=5 \
+	  $(BUILD)/tests/emulator_memory_tests
 
 model-operators: build
 	$(BUILD)/bin/qaic-exec -operators-supported=$(BUILD)/claimed-operators.txt

@@ -36,10 +36,9 @@ void FileTree::addAccel(const std::string& name, int device, uint32_t partition,
     std::size_t start = 0;
     for (std::size_t slash; (slash = attr.find('/', start)) != std::string::npos; start = slash + 1)
       parent = directory(parent, attr.substr(start, slash - start), device, partition);
-    const uint64_t ino = add(parent, attr.substr(start), TreeNode::Kind::Attribute, device, partition);
-    nodes_[ino - 1].attribute = attr;
-    nodes_[ino - 1].writable = std::find(writableAttributes.begin(), writableAttributes.end(), attr) !=
-                               writableAttributes.end();
+    TreeNode& file = nodes_.at(add(parent, attr.substr(start), TreeNode::Kind::Attribute, device, partition));
+    file.attribute = attr;
+    file.writable = std::find(writableAttributes.begin(), writableAttributes.end(), attr) != writableAttributes.end();
   }
 }
 
@@ -54,30 +53,31 @@ void FileTree::removePartition(uint32_t partitionId) {
 
 void FileTree::addControl(const std::string& name) {
   std::unique_lock lock(mutex_);
-  const uint64_t ino = add(busDir_, name, TreeNode::Kind::Attribute, -1, 0);
-  nodes_[ino - 1].attribute = name;
-  nodes_[ino - 1].writable = true;
+  TreeNode& file = nodes_.at(add(busDir_, name, TreeNode::Kind::Attribute, -1, 0));
+  file.attribute = name;
+  file.writable = true;
 }
 
 void FileTree::addModuleParameter(const std::string& name, uint32_t mode) {
   std::unique_lock lock(mutex_);
-  const uint64_t ino = add(parametersDir_, name, TreeNode::Kind::Attribute, -1, 0);
-  nodes_[ino - 1].attribute = "module/" + name;
-  nodes_[ino - 1].writable = (mode & 0200) != 0;
-  nodes_[ino - 1].mode = mode;
+  TreeNode& file = nodes_.at(add(parametersDir_, name, TreeNode::Kind::Attribute, -1, 0));
+  file.attribute = "module/" + name;
+  file.writable = (mode & 0200) != 0;
+  file.mode = mode;
 }
 
 uint64_t FileTree::add(uint64_t parent, std::string name, TreeNode::Kind kind, int device, uint32_t partition) {
   TreeNode n;
-  n.ino = nodes_.size() + 1;
+  n.ino = nextIno_++;
   n.parent = parent == 0 ? n.ino : parent;
   n.name = std::move(name);
   n.kind = kind;
   n.device = device;
   n.partition = partition;
-  nodes_.push_back(std::move(n));
-  if (parent != 0) nodes_[parent - 1].children.push_back(nodes_.back().ino);
-  return nodes_.back().ino;
+  const uint64_t ino = n.ino;
+  nodes_.emplace(ino, std::move(n));
+  if (parent != 0) nodes_.at(parent).children.push_back(ino);
+  return ino;
 }
 
 uint64_t FileTree::directory(uint64_t parent, const std::string& name, int device, uint32_t partition) {
@@ -85,32 +85,36 @@ uint64_t FileTree::directory(uint64_t parent, const std::string& name, int devic
   return add(parent, name, TreeNode::Kind::Directory, device, partition);
 }
 
-// A removed subtree stays in nodes_ (its inode numbers are never handed out again) but is no
-// longer alive nor reachable from its parent.
+// A removed subtree goes from nodes_ (its inode numbers are never handed out again, so a
+// kernel that still names one gets ENOENT), and with it the memory it took: a partition's
+// directory is some 11 kB, and qaicd makes and removes partitions all day.
 void FileTree::unlink(uint64_t ino) {
-  TreeNode& n = nodes_[ino - 1];
-  n.alive = false;
-  for (uint64_t c : n.children) unlink(c);
-  auto& siblings = nodes_[n.parent - 1].children;
-  std::erase(siblings, ino);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end()) return;
+  const std::vector<uint64_t> children = std::move(it->second.children);
+  const uint64_t parent = it->second.parent;
+  nodes_.erase(it);
+  for (uint64_t c : children) unlink(c);
+  if (auto p = nodes_.find(parent); p != nodes_.end()) std::erase(p->second.children, ino);
 }
 
 const TreeNode* FileTree::find(uint64_t parent, const std::string& name) const {
-  if (parent == 0 || parent > nodes_.size()) return nullptr;
-  for (uint64_t c : nodes_[parent - 1].children)
-    if (nodes_[c - 1].name == name) return &nodes_[c - 1];
+  auto p = nodes_.find(parent);
+  if (p == nodes_.end()) return nullptr;
+  for (uint64_t c : p->second.children)
+    if (const TreeNode& n = nodes_.at(c); n.name == name) return &n;
   return nullptr;
 }
 
 std::optional<TreeNode> FileTree::node(uint64_t ino) const {
   std::shared_lock lock(mutex_);
-  if (ino == 0 || ino > nodes_.size() || !nodes_[ino - 1].alive) return std::nullopt;
-  return nodes_[ino - 1];
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<TreeNode> FileTree::child(uint64_t parent, const std::string& name) const {
   std::shared_lock lock(mutex_);
-  if (parent == 0 || parent > nodes_.size() || !nodes_[parent - 1].alive) return std::nullopt;
   const TreeNode* n = find(parent, name);
   if (n == nullptr) return std::nullopt;
   return *n;
@@ -119,8 +123,9 @@ std::optional<TreeNode> FileTree::child(uint64_t parent, const std::string& name
 std::vector<TreeNode> FileTree::children(uint64_t parent) const {
   std::shared_lock lock(mutex_);
   std::vector<TreeNode> out;
-  if (parent == 0 || parent > nodes_.size() || !nodes_[parent - 1].alive) return out;
-  for (uint64_t c : nodes_[parent - 1].children) out.push_back(nodes_[c - 1]);
+  auto p = nodes_.find(parent);
+  if (p == nodes_.end()) return out;
+  for (uint64_t c : p->second.children) out.push_back(nodes_.at(c));
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace qaic::emu {
@@ -27,7 +28,6 @@ struct TreeNode {
   std::string attribute;   // Attribute: the name Device::readAttribute takes
   bool writable = false;
   uint32_t mode = 0;  // Attribute permission bits; 0: 0644 when writable, else 0444
-  bool alive = true;
   std::vector<uint64_t> children;
 };
 
@@ -61,7 +61,8 @@ class FileTree {
   void unlink(uint64_t ino);                                             // lock held
 
   mutable std::shared_mutex mutex_;
-  std::vector<TreeNode> nodes_;  // index = ino - 1
+  std::unordered_map<uint64_t, TreeNode> nodes_;  // the live nodes, by inode number
+  uint64_t nextIno_ = kRootIno;
   uint64_t accelDev_ = 0, accelSys_ = 0, busDir_ = 0, parametersDir_ = 0;
 };
 

@@ -100,6 +100,12 @@ Config parseConfig(std::string_view text, const std::string& source) {
         fail(source,
              "poll_ms: must be an integer in " + std::to_string(kMinPollMs) + ".." + std::to_string(kMaxPollMs));
       config.pollMs = value.get<unsigned>();
+    } else if (key == "device_timeout_ms") {
+      if (!value.is_number_unsigned() || value.get<uint64_t>() < kMinDeviceTimeoutMs ||
+          value.get<uint64_t>() > kMaxDeviceTimeoutMs)
+        fail(source, "device_timeout_ms: must be an integer in " + std::to_string(kMinDeviceTimeoutMs) + ".." +
+                         std::to_string(kMaxDeviceTimeoutMs));
+      config.deviceTimeoutMs = value.get<unsigned>();
     } else if (key == "static_partitions") {
       if (!value.is_array()) fail(source, "static_partitions: must be an array");
       for (std::size_t i = 0; i < value.size(); ++i) {

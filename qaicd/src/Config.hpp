@@ -28,12 +28,16 @@ struct StaticPartition {
 
 struct Config {
   std::optional<unsigned> pollMs;
+  std::optional<unsigned> deviceTimeoutMs;
   std::vector<StaticPartition> staticPartitions;
   std::vector<K8sProfile> k8sProfiles;  // docs/kubernetes.md
 };
 
 inline constexpr unsigned kMinPollMs = 10;
 inline constexpr unsigned kMaxPollMs = 60'000;
+inline constexpr unsigned kMinDeviceTimeoutMs = 100;
+inline constexpr unsigned kMaxDeviceTimeoutMs = 600'000;
+inline constexpr unsigned kDefaultDeviceTimeoutMs = 5000;
 // "static:" plus the name fits the device's 31-byte label.
 inline constexpr std::size_t kMaxStaticNameBytes = kMaxLabelBytes - 7;
 

@@ -72,6 +72,12 @@ Result<void> Daemon::setUp() {
       !t)
     return t.sysError();
   if (auto t = loop_.add(listen_.fd(), EPOLLIN, [this](uint64_t, uint32_t) { onAccept(); }); !t) return t.sysError();
+  if (auto started = registry_.start(options_.deviceTimeout); !started) return started;
+  if (auto t = loop_.add(registry_.resultsFd(), EPOLLIN, [this](uint64_t, uint32_t) { registry_.onResults(); }); !t)
+    return t.sysError();
+  if (auto t = loop_.add(registry_.deadlineFd(), EPOLLIN, [this](uint64_t, uint32_t) { registry_.onDeadline(); }); !t)
+    return t.sysError();
+  registry_.setChangeListener([this] { afterChange(); });
   loop_.setAfterEvents([this] { return serveBacklog(); });
 
   bool polling = true;
@@ -118,7 +124,10 @@ Result<void> Daemon::setUp() {
     logWarn(
         "k8s_profiles are configured but the kubelet plugin is off (no --kubelet-dir): no profile partitions are made");
   }
+  // Ready means scanned: the devices are open and the partitions found are taken over (or
+  // removed) before the socket is answered, unless a device does not answer within the bound.
   rescan();
+  registry_.settle(std::chrono::steady_clock::now() + options_.deviceTimeout);
   if (kubelet_)
     if (auto served = kubelet_->serve(); !served) return served;
   logInfo("serving " + listen_.path() + " for devices under " + options_.root);
@@ -133,12 +142,17 @@ void Daemon::run() {
 
 void Daemon::rescan() {
   registry_.rescan();
+  afterChange();
+}
+
+void Daemon::afterChange() {
   ensureStaticPartitions();
   syncHolderWatches();
   if (kubelet_) kubelet_->afterRescan();
 }
 
 void Daemon::ensureStaticPartitions() {
+  if (registry_.takingOver()) return;  // its result calls again
   // A static partition whose entry left the configuration goes with it, so that the
   // configuration stays the one description of what is set aside. Only qaicd's own: no holder,
   // and the label it gives them.
@@ -156,17 +170,20 @@ void Daemon::ensureStaticPartitions() {
     bool present = false;
     for (const auto& [id, p] : registry_.partitions())
       if (p.isStatic() && p.label == label && p.device == s.device) present = true;
-    if (present || !registry_.hasDevice(s.device)) continue;
+    if (present || !registry_.hasDevice(s.device) || !staticCreating_.insert(s.name).second) continue;
     PartitionSpec spec{s.resources, s.uid, s.gid, s.mode, 0, label};
-    auto created = registry_.create(s.device, spec);
-    if (auto* e = std::get_if<ProtocolError>(&created)) {
-      // Retried on every scan (room may free up); logged once per distinct reason.
-      if (staticFailures_[s.name] != e->message) logWarn("static partition " + s.name + ": " + e->message);
-      staticFailures_[s.name] = e->message;
-    } else {
-      staticFailures_.erase(s.name);
-      logInfo("static partition " + s.name + " is partition " + std::to_string(std::get<Partition*>(created)->id));
-    }
+    registry_.create(s.device, spec, [this, name = s.name](DeviceRegistry::CreateResult created) {
+      staticCreating_.erase(name);
+      if (auto* e = std::get_if<ProtocolError>(&created)) {
+        // Retried on every scan (room may free up); logged once per distinct reason.
+        if (staticFailures_[name] != e->message) logWarn("static partition " + name + ": " + e->message);
+        staticFailures_[name] = e->message;
+      } else {
+        staticFailures_.erase(name);
+        logInfo("static partition " + name + " is partition " + std::to_string(std::get<Partition*>(created)->id));
+        if (kubelet_) kubelet_->afterRescan();
+      }
+    });
   }
 }
 
@@ -257,15 +274,21 @@ void Daemon::onClient(uint64_t token, uint32_t events) {
 
 bool Daemon::serveQueued(uint64_t token) {
   ClientConnection& client = clients_.at(token);
-  for (int i = 0; i < kLinesPerTurn; ++i) {
+  for (int i = 0; i < kLinesPerTurn && awaiting_.count(token) == 0; ++i) {
     auto line = client.nextLine();
     if (!line) break;
-    if (!client.send(answer(token, client.peer(), *line))) {
+    auto reply = answer(token, client.peer(), *line);
+    if (!reply) {
+      awaiting_.insert(token);
+      break;
+    }
+    if (!client.send(*reply)) {
       closeClient(token, "not reading its answers (more than 1 MiB pending)");
       return false;
     }
   }
-  if (client.hasQueuedLines())
+  // Waiting for a device, the client is served again by deliver(), not by the backlog.
+  if (client.hasQueuedLines() && awaiting_.count(token) == 0)
     backlog_.insert(token);
   else
     backlog_.erase(token);
@@ -277,6 +300,15 @@ bool Daemon::serveBacklog() {
   for (uint64_t token : tokens)
     if (clients_.count(token) != 0 && serveQueued(token)) updateInterest(token);
   return !backlog_.empty();
+}
+
+void Daemon::deliver(uint64_t token, const std::string& line) {
+  auto it = clients_.find(token);
+  if (it == clients_.end()) return;  // it left meanwhile
+  awaiting_.erase(token);
+  if (!it->second.send(line)) return closeClient(token, "not reading its answers (more than 1 MiB pending)");
+  if (!serveQueued(token)) return;
+  updateInterest(token);
 }
 
 void Daemon::updateInterest(uint64_t token) {
@@ -293,6 +325,7 @@ void Daemon::closeClient(uint64_t token, const std::string& why) {
   const PeerInfo peer = it->second.peer();
   clients_.erase(it);
   backlog_.erase(token);
+  awaiting_.erase(token);
   std::vector<uint32_t> held;
   for (const auto& [id, p] : registry_.partitions())
     if (p.connection == token) held.push_back(id);
@@ -302,13 +335,13 @@ void Daemon::closeClient(uint64_t token, const std::string& why) {
   if (!held.empty()) syncHolderWatches();
 }
 
-std::string Daemon::answer(uint64_t token, const PeerInfo& peer, const std::string& line) {
+std::optional<std::string> Daemon::answer(uint64_t token, const PeerInfo& peer, const std::string& line) {
   auto parsed = parseRequest(line);
   if (auto* e = std::get_if<ProtocolError>(&parsed)) return errorLine(*e);
   return dispatch(token, peer, std::get<Request>(parsed));
 }
 
-std::string Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request& request) {
+std::optional<std::string> Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request& request) {
   const int64_t id = request.id;
   switch (request.op) {
     case Op::Hello: {
@@ -320,9 +353,12 @@ std::string Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request
       return successLine(id, toJson(HelloInfo{kProtocolVersion, options_.root, ::getpid(), peer}));
     }
     case Op::Devices: {
-      json devices = json::array();
-      for (const auto& d : registry_.deviceInfos()) devices.push_back(toJson(d));
-      return successLine(id, {{"devices", devices}});
+      registry_.deviceInfos([this, token, id](std::vector<DeviceInfo> infos) {
+        json devices = json::array();
+        for (const auto& d : infos) devices.push_back(toJson(d));
+        deliver(token, successLine(id, {{"devices", devices}}));
+      });
+      return std::nullopt;
     }
     case Op::List: {
       json partitions = json::array();
@@ -332,15 +368,22 @@ std::string Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request
     case Op::Create: {
       if (peer.pid <= 0) return errorLine(refusal(EPERM, "create: the peer's pid is not visible to qaicd", id));
       PartitionSpec spec{request.resources, peer.uid, peer.gid, 0600, peer.pid, request.label};
-      auto created = registry_.create(request.device, spec);
-      if (auto* e = std::get_if<ProtocolError>(&created)) {
-        e->id = id;
-        return errorLine(*e);
-      }
-      Partition* p = std::get<Partition*>(created);
-      p->connection = token;
-      syncHolderWatches();
-      return successLine(id, {{"partition", toJson(registry_.info(*p))}});
+      registry_.create(request.device, spec, [this, token, id](DeviceRegistry::CreateResult created) {
+        if (auto* e = std::get_if<ProtocolError>(&created)) {
+          e->id = id;
+          return deliver(token, errorLine(*e));
+        }
+        Partition* p = std::get<Partition*>(created);
+        if (clients_.count(token) == 0) {
+          // The lease is the connection, and it closed before the answer.
+          registry_.remove(p->id, "its connection closed before the create was answered");
+          return;
+        }
+        p->connection = token;
+        syncHolderWatches();
+        deliver(token, successLine(id, {{"partition", toJson(registry_.info(*p))}}));
+      });
+      return std::nullopt;
     }
     case Op::Release: {
       Partition* p = registry_.find(request.partition);
@@ -353,12 +396,20 @@ std::string Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request
                                  "partition " + std::to_string(p->id) + ": held by uid " + std::to_string(p->ownerUid) +
                                      "; only that uid or root may release it",
                                  id));
-      if (auto e = registry_.remove(p->id, "released by pid " + std::to_string(peer.pid))) {
-        e->id = id;
-        return errorLine(*e);
+      auto removed = registry_.remove(p->id, "released by pid " + std::to_string(peer.pid),
+                                      [this, token, id](std::optional<ProtocolError> e) {
+                                        if (e) {
+                                          e->id = id;
+                                          return deliver(token, errorLine(*e));
+                                        }
+                                        deliver(token, successLine(id));
+                                      });
+      if (removed) {
+        removed->id = id;
+        return errorLine(*removed);
       }
       syncHolderWatches();
-      return successLine(id);
+      return std::nullopt;
     }
     case Op::Adopt: {
       Partition* p = registry_.find(request.partition);

@@ -1,14 +1,17 @@
 // qaicd itself: one event-loop thread serving the socket, following the devices and keeping
-// the leases (docs/qaicd.md). Everything runs on the thread that calls run(); the only other
-// threads are the kubelet device plugin's (kubelet/KubeletRegistrar.hpp), which never touch
-// what this thread owns. SIGTERM/SIGINT (blocked by the caller before start) end run() and leave every
+// the leases (docs/qaicd.md). Everything runs on the thread that calls run(), except the calls
+// on device nodes, which run on one thread per device (DeviceWorker.hpp) and come back to this
+// one as results, and the kubelet device plugin's threads (kubelet/KubeletRegistrar.hpp); neither
+// touches what this thread owns. SIGTERM/SIGINT (blocked by the caller before start) end run() and leave every
 // partition on its device, so the next start re-adopts them.
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -30,6 +33,8 @@ struct DaemonOptions {
   std::string socket = "/run/qaic/qaicd.sock";
   Config config;
   unsigned pollMs = 250;
+  // How long an answer waits for a device call (docs/qaicd.md, "Device calls").
+  std::chrono::milliseconds deviceTimeout{5000};
   std::string kubeletDir;  // empty: no kubelet device plugin (docs/kubernetes.md)
   bool kubeletMountsOnly = false;
 };
@@ -57,11 +62,14 @@ class Daemon {
   bool serveQueued(uint64_t token);
   bool serveBacklog();  // one turn for every client with queued requests; true if any remain
   void updateInterest(uint64_t token);
-  // The answer line to one request line.
-  std::string answer(uint64_t token, const PeerInfo& peer, const std::string& line);
-  std::string dispatch(uint64_t token, const PeerInfo& peer, const Request& request);
+  // The answer line to one request line, or nullopt when it waits for a device call: then
+  // deliver() sends it, and the client's next requests wait for it (answers keep their order).
+  std::optional<std::string> answer(uint64_t token, const PeerInfo& peer, const std::string& line);
+  std::optional<std::string> dispatch(uint64_t token, const PeerInfo& peer, const Request& request);
+  void deliver(uint64_t token, const std::string& line);
 
   void rescan();
+  void afterChange();  // static partitions, holder watches and the kubelet follow the registry
   void ensureStaticPartitions();
   void syncHolderWatches();
   void onHolderExit(pid_t pid);
@@ -73,6 +81,7 @@ class Daemon {
   static constexpr int kLinesPerTurn = 16;
   std::map<uint64_t, ClientConnection> clients_;  // by event-loop token
   std::set<uint64_t> backlog_;                    // clients with queued requests
+  std::set<uint64_t> awaiting_;                   // clients whose answer waits for a device
   struct HolderWatch {
     UniqueFd pidfd;
     uint64_t token = 0;
@@ -81,6 +90,7 @@ class Daemon {
   UniqueFd signals_, timer_;
   std::unique_ptr<UdevMonitor> udev_;
   std::map<std::string, std::string> staticFailures_;  // name -> last logged reason
+  std::set<std::string> staticCreating_;               // names with a create outstanding
   // Last member: destroyed first, while the loop and the registry it uses still exist.
   std::unique_ptr<KubeletPlugin> kubelet_;
 };

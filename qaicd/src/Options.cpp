@@ -11,10 +11,11 @@ namespace qaic::qaicd {
 
 const char* const kUsage =
     "Usage: qaicd [--root DIR] [--socket PATH] [--config FILE] [--kubelet-dir DIR | --no-kubelet]\n"
-    "             [--kubelet-mounts-only] [--daemon] [--poll-ms N] [-v] [--help]\n"
+    "             [--kubelet-mounts-only] [--daemon] [--poll-ms N] [--device-timeout-ms N] [-v] [--help]\n"
     "  --root DIR         devices under DIR/dev/accel and DIR/sys/class/accel (default $QAIC_ROOT or /)\n"
     "  --socket PATH      the Unix socket to serve (default $QAICD_SOCKET or /run/qaic/qaicd.sock)\n"
-    "  --config FILE      JSON: poll_ms, static_partitions, k8s_profiles (docs/qaicd.md, docs/kubernetes.md)\n"
+    "  --config FILE      JSON: poll_ms, device_timeout_ms, static_partitions, k8s_profiles (docs/qaicd.md,\n"
+    "                     docs/kubernetes.md)\n"
     "  --kubelet-dir DIR  be the kubelet's device plugin: serve qualcomm.com/qaic (whole devices) and one\n"
     "                     resource per k8s_profiles entry on sockets in DIR, registered with\n"
     "                     DIR/kubelet.sock (default with the root /: /var/lib/kubelet/device-plugins\n"
@@ -25,6 +26,10 @@ const char* const kUsage =
     "                     DeviceSpec (container runtimes refuse one that is not a device node)\n"
     "  --daemon           detach; print the daemon's pid and exit 0 once the socket accepts\n"
     "  --poll-ms N        how often an emulated root is rescanned (default 250)\n"
+    "  --device-timeout-ms N\n"
+    "                     how long a request waits for a device that does not answer before it is\n"
+    "                     refused with ETIMEDOUT, 100..600000 (default 5000); other devices and\n"
+    "                     clients are served meanwhile\n"
     "  -v, --verbose      log connections, leases, devices and kubelet calls to stderr\n"
     "  -h, --help         this text\n"
     "  --version          print the version and exit\n"
@@ -36,6 +41,19 @@ const char* const kUsage =
     "Exit status: 0 clean stop (SIGTERM, SIGINT); 1 start failure; 2 bad arguments or\n"
     "configuration.\n";
 
+namespace {
+
+unsigned milliseconds(const std::string& name, const std::string& text, unsigned min, unsigned max) {
+  unsigned ms = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (ec != std::errc() || end != text.data() + text.size() || ms < min || ms > max)
+    throw UsageError(name + ": \"" + text + "\" is not an integer in " + std::to_string(min) + ".." +
+                     std::to_string(max));
+  return ms;
+}
+
+}  // namespace
+
 CommandLine parseCommandLine(const std::vector<std::string>& given) {
   // "--root=/r" is "--root /r", as manifests and unit files often write it.
   std::vector<std::string> args;
@@ -43,7 +61,7 @@ CommandLine parseCommandLine(const std::vector<std::string>& given) {
     const auto eq = a.find('=');
     const std::string name = a.substr(0, eq);
     const bool valued = name == "--root" || name == "--socket" || name == "--config" || name == "--kubelet-dir" ||
-                        name == "--poll-ms";
+                        name == "--poll-ms" || name == "--device-timeout-ms";
     if (eq != std::string::npos && valued) {
       args.push_back(name);
       args.push_back(a.substr(eq + 1));
@@ -79,15 +97,11 @@ CommandLine parseCommandLine(const std::vector<std::string>& given) {
       line.help = true;
     else if (a == "--version")
       line.version = true;
-    else if (a == "--poll-ms") {
-      const std::string text = value(i, a);
-      unsigned ms = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-      if (ec != std::errc() || end != text.data() + text.size() || ms < kMinPollMs || ms > kMaxPollMs)
-        throw UsageError("--poll-ms: \"" + text + "\" is not an integer in " + std::to_string(kMinPollMs) + ".." +
-                         std::to_string(kMaxPollMs));
-      line.pollMs = ms;
-    } else {
+    else if (a == "--poll-ms")
+      line.pollMs = milliseconds(a, value(i, a), kMinPollMs, kMaxPollMs);
+    else if (a == "--device-timeout-ms")
+      line.deviceTimeoutMs = milliseconds(a, value(i, a), kMinDeviceTimeoutMs, kMaxDeviceTimeoutMs);
+    else {
       throw UsageError("unknown argument \"" + a + "\"");
     }
   }

@@ -13,6 +13,7 @@ struct CommandLine {
   std::string socket;  // --socket, else $QAICD_SOCKET, else /run/qaic/qaicd.sock
   std::string config;  // --config
   std::optional<unsigned> pollMs;
+  std::optional<unsigned> deviceTimeoutMs;
   std::optional<std::string> kubeletDir;  // --kubelet-dir
   bool noKubelet = false;                 // --no-kubelet
   bool kubeletMountsOnly = false;         // --kubelet-mounts-only

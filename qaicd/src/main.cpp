@@ -123,6 +123,8 @@ int main(int argc, char** argv) {
     }
   }
   options.pollMs = line.pollMs.value_or(options.config.pollMs.value_or(250));
+  options.deviceTimeout = std::chrono::milliseconds(
+      line.deviceTimeoutMs.value_or(options.config.deviceTimeoutMs.value_or(kDefaultDeviceTimeoutMs)));
   options.kubeletDir = kubeletDirectory(line);
   options.kubeletMountsOnly = line.kubeletMountsOnly;
 

@@ -53,6 +53,9 @@ Result<std::unique_ptr<KubeletPlugin>> KubeletPlugin::create(EventLoop& loop, De
   auto token = loop.add(plugin->timer_.get(), EPOLLIN, [raw](uint64_t, uint32_t) {
     uint64_t expirations = 0;
     [[maybe_unused]] ssize_t n = ::read(raw->timer_.get(), &expirations, sizeof expirations);
+    // Health reads the last status each device answered (one that hangs in a call is
+    // Unhealthy); the next is asked for now, off the loop.
+    raw->registry_.refreshStatus();
     raw->readHealth();
     raw->publish();
   });
@@ -118,6 +121,7 @@ KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
 }
 
 void KubeletPlugin::ensureProfilePartitions() {
+  if (registry_.takingOver()) return;  // what the devices hold is not known yet; asked again then
   for (auto it = facts_.begin(); it != facts_.end();)
     it = registry_.hasDevice(it->first) ? std::next(it) : facts_.erase(it);
   for (auto it = ready_.begin(); it != ready_.end();)
@@ -144,15 +148,19 @@ void KubeletPlugin::ensureProfilePartitions() {
       if (present.count({device, f.profile->name, slot}) != 0) continue;
       const std::string label = profileLabel(f.profile->name, slot);
       const std::string key = label + "@" + std::to_string(device);
+      if (!creating_.insert(key).second) continue;  // its create is outstanding
       PartitionSpec spec{f.profile->resources, f.uid, f.gid, f.mode, 0, label};
-      auto created = registry_.create(device, spec);
-      if (auto* e = std::get_if<ProtocolError>(&created)) {
-        // Tried again on every rescan (a reset or a released lease may make room).
-        if (creationFailures_[key] != e->message) logWarn("k8s profile partition " + key + ": " + e->message);
-        creationFailures_[key] = e->message;
-      } else {
-        creationFailures_.erase(key);
-      }
+      registry_.create(device, spec, [this, key](DeviceRegistry::CreateResult created) {
+        creating_.erase(key);
+        if (auto* e = std::get_if<ProtocolError>(&created)) {
+          // Tried again on every rescan (a reset or a released lease may make room).
+          if (creationFailures_[key] != e->message) logWarn("k8s profile partition " + key + ": " + e->message);
+          creationFailures_[key] = e->message;
+        } else {
+          creationFailures_.erase(key);
+          publish();
+        }
+      });
     }
   }
 }

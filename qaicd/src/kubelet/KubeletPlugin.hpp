@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,7 @@ class KubeletPlugin {
   std::map<uint32_t, DeviceFacts> facts_;
   std::map<uint32_t, bool> ready_;                       // device -> status is Ready
   std::map<std::string, std::string> creationFailures_;  // "profile:device:slot" -> last logged reason
+  std::set<std::string> creating_;                       // the same keys, with a create outstanding
 };
 
 }  // namespace qaic::qaicd

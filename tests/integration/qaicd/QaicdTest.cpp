@@ -8,6 +8,7 @@
 
 #include "driver/DeviceProtocol.hpp"
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 
@@ -58,6 +59,15 @@ std::vector<unsigned> QaicdTest::partitionNodes() const {
   for (unsigned index : emu_->root().listDevices())
     if (index >= driver::kFirstPartitionId) out.push_back(index);
   return out;
+}
+
+bool QaicdTest::deviceWhole(unsigned index) const {
+  try {
+    return attribute(index, driver::sysfs::kEmuNspFree) == kDeviceNsps &&
+           attribute(index, driver::sysfs::kEmuVcFree) == kDeviceVcs && partitionNodes().empty();
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 }  // namespace qaic::qaicd::test

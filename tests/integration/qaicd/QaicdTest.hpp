@@ -43,6 +43,9 @@ class QaicdTest : public ::testing::Test {
   uint64_t attribute(unsigned index, const std::string& name) const;
   // Indices of the accel nodes with index >= 100 (partitions) present now.
   std::vector<unsigned> partitionNodes() const;
+  // Device `index` has all its NSPs and VCs free and no partition node exists (false while
+  // anything is unreadable).
+  bool deviceWhole(unsigned index = 0) const;
   // Polls `condition` every 5 ms until it holds or `timeout` passes.
   static bool waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
     return testing::eventually(condition, timeout, std::chrono::milliseconds(5));

@@ -47,15 +47,6 @@ constexpr long kRssToleranceKb = qaic::testing::kUnderSanitizer ? 16384 : 4096;
 // Each client should finish far more than this in 8 s; fewer means the pipeline stalled.
 constexpr long kMinimumPerClient = 50;
 
-std::map<std::string, long> readResults(const std::filesystem::path& file) {
-  std::map<std::string, long> values;
-  std::ifstream in(file);
-  std::string key;
-  long value = 0;
-  while (in >> key >> value) values[key] = value;
-  return values;
-}
-
 class ManyClientsStressTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,5 +1,7 @@
 #include "StressNetwork.hpp"
 
+#include <fstream>
+
 #include <algorithm>
 
 #include "NetworkIr.hpp"
@@ -30,5 +32,14 @@ bool matchesRelu(const std::vector<float>& input, const std::vector<float>& outp
 }
 
 std::string reluIr() { return testing::reluNetworkIr(kElements); }
+
+std::map<std::string, long> readResults(const std::filesystem::path& file) {
+  std::map<std::string, long> values;
+  std::ifstream in(file);
+  std::string key;
+  long value = 0;
+  while (in >> key >> value) values[key] = value;
+  return values;
+}
 
 }  // namespace qaic::stress

@@ -1,9 +1,12 @@
-// The stress test's network and request encoding, shared by the test and its client processes:
+// The stress test's network, request encoding and result files, shared by the stress and soak
+// tests and their client processes:
 // a relu over kElements floats whose input is a function of the request id, so any output can
 // be checked without keeping the request around.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,5 +21,7 @@ std::vector<float> inputFor(uint64_t requestId);
 bool matchesRelu(const std::vector<float>& input, const std::vector<float>& output);
 // LightNet IR JSON of y = relu(x), x and y [1, kElements] floats.
 std::string reluIr();
+// A client's result file ("key value" lines, numbers; reading stops at the first other line).
+std::map<std::string, long> readResults(const std::filesystem::path& file);
 
 }  // namespace qaic::stress

@@ -54,6 +54,11 @@ TEST(ConfigTest, StaticPartitionsForUsersAndGroups) {
   EXPECT_EQ(c.staticPartitions[2].mode, 0600u);
 }
 
+TEST(ConfigTest, DeviceTimeout) {
+  EXPECT_EQ(parseConfig(R"({"device_timeout_ms": 750})", "x").deviceTimeoutMs, 750u);
+  EXPECT_FALSE(parseConfig("{}", "x").deviceTimeoutMs.has_value());
+}
+
 TEST(ConfigTest, EmptyObjectIsValid) {
   const Config c = parseConfig("{}", "x");
   EXPECT_FALSE(c.pollMs.has_value());
@@ -67,6 +72,8 @@ TEST(ConfigTest, ErrorsNameFileAndField) {
       {R"({"poll": 1})", "poll: unknown field"},
       {R"({"poll_ms": 0})", "poll_ms"},
       {R"({"poll_ms": "fast"})", "poll_ms"},
+      {R"({"device_timeout_ms": 99})", "device_timeout_ms: must be an integer in 100..600000"},
+      {R"({"device_timeout_ms": -1})", "device_timeout_ms"},
       {R"({"static_partitions": {}})", "static_partitions: must be an array"},
       {R"({"static_partitions": [{"device": 0, "user": "root", "numNsp": 1, "numVc": 1}]})",
        "static_partitions[0].name: missing"},

@@ -50,6 +50,9 @@ TEST(OptionsTest, EveryOption) {
   EXPECT_EQ(joined.kubeletDir, "/k");
   EXPECT_EQ(joined.pollMs, 75u);
   EXPECT_EQ(joined.config, "/a=b.json");
+  EXPECT_EQ(parseCommandLine({"--device-timeout-ms", "250"}).deviceTimeoutMs, 250u);
+  EXPECT_EQ(parseCommandLine({"--device-timeout-ms=600000"}).deviceTimeoutMs, 600000u);
+  EXPECT_FALSE(parseCommandLine({}).deviceTimeoutMs.has_value());
 }
 
 TEST(OptionsTest, UsageErrorsNameTheOption) {
@@ -57,6 +60,10 @@ TEST(OptionsTest, UsageErrorsNameTheOption) {
   EXPECT_NE(usageErrorOf({"--poll-ms", "5"}).find("--poll-ms"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--poll-ms", "1e3"}).find("--poll-ms"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--poll-ms", "99999999999"}).find("--poll-ms"), std::string::npos);
+  EXPECT_NE(
+      usageErrorOf({"--device-timeout-ms", "99"}).find("--device-timeout-ms: \"99\" is not an integer in 100..600000"),
+      std::string::npos);
+  EXPECT_NE(usageErrorOf({"--device-timeout-ms", "600001"}).find("--device-timeout-ms"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--frobnicate"}).find("unknown argument \"--frobnicate\""), std::string::npos);
   EXPECT_NE(usageErrorOf({"--kubelet-dir"}).find("--kubelet-dir needs a value"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--kubelet-dir", ""}).find("--kubelet-dir"), std::string::npos);
