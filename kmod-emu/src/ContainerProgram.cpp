@@ -51,7 +51,7 @@ std::shared_ptr<LoadState> loadState(const LoadBytes& bytes) {
 
 class ContainerProgram final : public DeviceProgram {
  public:
-  ContainerProgram(LoadBytes bytes, std::shared_ptr<LoadState> load, const QpcProgram& program, unsigned threads)
+  ContainerProgram(LoadBytes bytes, std::shared_ptr<LoadState> load, const QpcProgram& program, unsigned maxThreads)
       : bytes_(std::move(bytes)), load_(std::move(load)), image_(load_->image.get()), program_(program) {
     graph_ = ir::parseGraph(QpcImage::payloadText(program_), image_->sourceName() + ":" + program_.name);
     ir::inferShapes(graph_);
@@ -71,12 +71,13 @@ class ContainerProgram final : public DeviceProgram {
     for (const QpcBuffer* b : outputs_) outputIdentity_.push_back(inPlace(b));
     inScratch_.resize(inputs_.size());
     outScratch_.resize(outputs_.size());
-    threads_ = static_cast<int>(threads);
+    threads_ = static_cast<int>(std::clamp<unsigned>(program_.numCores, 1, std::max(1u, maxThreads)));
     needs_.charge = container::resourceNeeds(image_->contents(), program_, 1);
     needs_.ioRegionSize = program_.ioRegionSize;
     needs_.constantsBytes = container::constantsBytes(image_->contents());
     needs_.doorbellAddress = program_.doorbellAddress;
     needs_.doneSemaphore = program_.doneSemaphore;
+    needs_.computeThreads = static_cast<uint32_t>(threads_);
     const uint64_t descEnd = std::max(program_.requestDescriptorOffset, program_.responseDescriptorOffset) +
                              driver::kDescriptorBytes;
     if (descEnd > program_.ioRegionSize)

@@ -183,6 +183,10 @@ class Channel {
       return;
     }
     runDropped_ = false;
+    // The program computes on as many of the host's cores as it was built for, shared with the
+    // other activations' runs; a stopping activation stops waiting for them.
+    const ComputePool::Lease cores = host_.computePool().acquire(act_.program->needs().computeThreads, act_.stopping);
+    if (!cores) return;  // stopping: the wait for the done semaphore is cancelled too
     programStatus_ = act_.program->run(act_.ioRegion);
     act_.semaphores.increment(static_cast<uint8_t>(act_.program->needs().doneSemaphore));
   }

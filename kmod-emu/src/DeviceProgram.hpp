@@ -24,6 +24,9 @@ struct ProgramNeeds {
   uint64_t constantsBytes = 0;   // DDR the constants occupy
   uint64_t doorbellAddress = 0;  // device address whose write starts the program
   uint32_t doneSemaphore = 0;    // INC'd when a run finishes
+  // Host threads a run computes on (its NSPs, capped by the compute pool): its kernels were
+  // built for that many, and the channel holds as many of the pool's before it runs.
+  uint32_t computeThreads = 1;
 };
 
 class DeviceProgram {
@@ -58,7 +61,8 @@ using LoadBytes = std::shared_ptr<const LoadBuffer>;
 using ProgramLoader = std::function<std::unique_ptr<DeviceProgram>(const LoadBytes& container, uint32_t programIndex,
                                                                    std::string& error)>;
 
-// The loader for real containers (QpcImage + HostProgram).
-ProgramLoader containerProgramLoader(unsigned computeThreadsPerProgram);
+// The loader for real containers (QpcImage + HostProgram): a program computes on one host thread
+// per NSP (-aic-num-cores), at most `maxComputeThreads` (the compute pool's cores).
+ProgramLoader containerProgramLoader(unsigned maxComputeThreads);
 
 }  // namespace qaic::emu
