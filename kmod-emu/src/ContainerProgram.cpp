@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "DeviceProgram.hpp"
+#include "GuardedCopy.hpp"
 #include "Log.hpp"
 #include "container/QpcImage.hpp"
 #include "container/ResourceNeeds.hpp"
@@ -95,6 +96,9 @@ class ContainerProgram final : public DeviceProgram {
     kernels::BuildOptions options;
     options.threads = threads_;
     options.packing = load_->packing;
+    // A client's DMA buffers (or the runtime's staging buffers) read and written in place get
+    // plans of their own where that costs less memory than the copies it saves per run.
+    options.reboundPlans = kReboundPlans;
     auto bind = [&](const std::vector<const QpcBuffer*>& buffers, const std::vector<bool>& identity) {
       std::vector<kernels::IoMemory> memory(buffers.size());
       for (std::size_t i = 0; i < buffers.size(); ++i) {
@@ -117,16 +121,29 @@ class ContainerProgram final : public DeviceProgram {
     attached_ = region.data();
   }
 
-  uint16_t run(std::span<std::byte> region) override {
+  uint16_t run(std::span<std::byte> region) override { return run(region, {}); }
+
+  // The request's to-device transfers that are an identity-format input are read in place (the
+  // rest, the request descriptor first, are copied into the region before anything reads it);
+  // a from-device transfer that is an identity-format output is where the kernels write it.
+  // Every client byte is touched under InPlaceAccess: a truncated file fails the request.
+  uint16_t run(std::span<std::byte> region, std::span<DirectTransfer> direct) override {
     const auto started = std::chrono::steady_clock::now();
     uint16_t status = 0;
     std::map<uint32_t, ir::Dims> outDims;
     std::map<uint32_t, ir::Dims> inDims;
     std::string failure;
+    std::vector<std::span<std::byte>> ranges;
+    for (const DirectTransfer& d : direct) ranges.push_back(d.host);
+    InPlaceAccess access(ranges);
     try {
       if (!host_ || attached_ != region.data()) attach(region);
+      for (std::size_t i = 0; i < direct.size(); ++i) {
+        if (direct[i].toDevice && (!access.guarded(i) || !inPlaceInputAt(direct[i].deviceOffset)))
+          copyIntoRegion(region, direct[i]);
+      }
       inDims = readRequest(region);
-      outDims = compute(region, inDims);
+      outDims = compute(region, inDims, direct, access);
     } catch (const BadRequest&) {
       status = driver::DBC_COMPLETION_BAD_REQUEST;
     } catch (const kernels::FormatError&) {
@@ -137,6 +154,13 @@ class ContainerProgram final : public DeviceProgram {
       status = driver::DBC_COMPLETION_PROGRAM_FAILED;
       failure = "program '" + program_.name + "': " + e.what();
       logError(failure);
+    }
+    // Whatever was not consumed still lands in device memory, as its DMA would have put it.
+    for (DirectTransfer& d : direct)
+      if (d.toDevice && d.done == 0) copyIntoRegion(region, d);
+    for (std::size_t i = 0; i < direct.size(); ++i) {
+      direct[i].faulted = direct[i].faulted || access.faulted(i);
+      if (direct[i].faulted) status = driver::DBC_COMPLETION_DMA_FAILED;  // the client truncated its memory
     }
     writeResponse(region, status, inDims, outDims, started, failure);
     return status;
@@ -196,8 +220,34 @@ class ContainerProgram final : public DeviceProgram {
     }
   }
 
-  std::map<uint32_t, ir::Dims> compute(std::span<std::byte> region, const std::map<uint32_t, ir::Dims>& inDims) {
+  // A to-device transfer copied into the region (what its DMA would have done).
+  static void copyIntoRegion(std::span<std::byte> region, DirectTransfer& d) {
+    if (d.done != 0) return;
+    if (!guardedCopy(region.data() + d.deviceOffset, d.host.data(), d.host.size())) d.faulted = true;
+    d.done = d.host.size();
+  }
+
+  // An identity-format input whose device buffer starts at `offset` and that is always sent
+  // (a skippable one keeps what its device buffer last held, so it must be there).
+  bool inPlaceInputAt(uint64_t offset) const {
+    for (std::size_t i = 0; i < inputs_.size(); ++i)
+      if (inputIdentity_[i] && inputs_[i]->deviceOffset == offset && !inputs_[i]->io.allowSkip) return true;
+    return false;
+  }
+
+  static DirectTransfer* findDirect(std::span<DirectTransfer> direct, uint64_t offset, bool toDevice,
+                                    const InPlaceAccess& access) {
+    for (std::size_t i = 0; i < direct.size(); ++i)
+      if (direct[i].toDevice == toDevice && direct[i].deviceOffset == offset && direct[i].done == 0 &&
+          access.guarded(i))
+        return &direct[i];
+    return nullptr;
+  }
+
+  std::map<uint32_t, ir::Dims> compute(std::span<std::byte> region, const std::map<uint32_t, ir::Dims>& inDims,
+                                       std::span<DirectTransfer> direct, const InPlaceAccess& access) {
     std::vector<kernels::TensorView> ins(inputs_.size()), outs(outputs_.size());
+    std::vector<DirectTransfer*> inDirect(inputs_.size()), outDirect(outputs_.size());
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       const QpcBuffer& b = *inputs_[i];
       const ir::Dims& d = inDims.at(b.index);
@@ -205,6 +255,14 @@ class ContainerProgram final : public DeviceProgram {
       const auto device = region.subspan(b.deviceOffset, b.deviceSize);
       if (inputIdentity_[i]) {
         if (bytes > device.size()) throw BadRequest{"input larger than its device buffer"};
+        DirectTransfer* t = b.io.allowSkip ? nullptr : findDirect(direct, b.deviceOffset, true, access);
+        if (t != nullptr && t->host.size() >= bytes) {
+          ins[i] = {b.io.dtype, d, t->host.data(), bytes};
+          t->done = t->host.size();
+          inDirect[i] = t;
+          continue;
+        }
+        if (t != nullptr) copyIntoRegion(region, *t);  // shorter than the tensor: the region holds the rest
         ins[i] = {b.io.dtype, d, device.data(), bytes};
         continue;
       }
@@ -218,6 +276,12 @@ class ContainerProgram final : public DeviceProgram {
       const QpcBuffer& b = *outputs_[i];
       const std::size_t bytes = kernels::userBufferBytes(b.io.dims, b.io.dtype);
       if (outputIdentity_[i]) {
+        DirectTransfer* t = findDirect(direct, b.deviceOffset, false, access);
+        if (t != nullptr && t->host.size() >= bytes) {
+          outs[i] = {b.io.dtype, b.io.dims, t->host.data(), bytes};
+          outDirect[i] = t;
+          continue;
+        }
         outs[i] = {b.io.dtype, b.io.dims, region.data() + b.deviceOffset, bytes};
         continue;
       }
@@ -226,10 +290,16 @@ class ContainerProgram final : public DeviceProgram {
       outs[i] = {b.io.dtype, b.io.dims, scratch.data(), bytes};
     }
     host_->run(ins, outs);
+    for (std::size_t i = 0; i < inputs_.size(); ++i)
+      if (inDirect[i]) inDirect[i]->inPlace = host_->inPlace(ir::Direction::In, i);
     std::map<uint32_t, ir::Dims> outDims;
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
       const QpcBuffer& b = *outputs_[i];
       outDims[b.index] = outs[i].dims;
+      if (outDirect[i]) {  // written into the client's memory, in place or by one copy
+        outDirect[i]->done = kernels::userBufferBytes(outs[i].dims, b.io.dtype);
+        outDirect[i]->inPlace = host_->inPlace(ir::Direction::Out, i);
+      }
       if (outputIdentity_[i]) continue;  // the program wrote device memory itself
       kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW, outs[i].dims};
       const std::size_t used = kernels::userBufferBytes(outs[i].dims, b.io.dtype);
@@ -287,6 +357,9 @@ class ContainerProgram final : public DeviceProgram {
   // network does not allocate and fault in fresh pages on every inference.
   std::vector<std::vector<std::byte>> inScratch_, outScratch_;
   int threads_ = 1;
+  // Plans over client memory a program keeps (HostProgram's reboundPlans): a runtime's two
+  // staging buffers and a few DMA buffers in use at once.
+  static constexpr int kReboundPlans = 4;
   std::unique_ptr<kernels::HostProgram> host_;  // built by attach()
   const std::byte* attached_ = nullptr;         // the IO region host_'s bound tensors live in
   ProgramNeeds needs_;

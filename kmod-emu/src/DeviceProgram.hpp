@@ -29,6 +29,23 @@ struct ProgramNeeds {
   uint32_t computeThreads = 1;
 };
 
+// Client memory (a BO's pages) that a request's DMA moves to or from the IO region around a run:
+// instead of the channel copying it, the program may read (to the device) or write (from the
+// device) it in place.
+struct DirectTransfer {
+  uint64_t deviceOffset = 0;
+  std::span<std::byte> host;  // the client's bytes, `length` of them
+  bool toDevice = true;
+  // Set by run(): bytes of `host`, from its start, the program read or wrote itself (a
+  // to-device transfer is always consumed, in place or copied; the channel copies the rest of a
+  // from-device one afterwards).
+  uint64_t done = 0;
+  // Set by run(): the kernels read or wrote `host` itself, no copy in between.
+  bool inPlace = false;
+  // Set by run(): the client's memory faulted under the run (a truncated file).
+  bool faulted = false;
+};
+
 class DeviceProgram {
  public:
   virtual ~DeviceProgram() = default;
@@ -41,6 +58,11 @@ class DeviceProgram {
   // the response descriptor. Returns the completion code (0 = success); never throws. Runs come
   // one at a time, from any thread (the activation's channel thread, not the one that built it).
   virtual uint16_t run(std::span<std::byte> ioRegion) = 0;
+  // The same run with this request's pending transfers: every to-device one is in the IO region
+  // before anything reads it (copied, or read in place), a from-device one may be written in
+  // place. This default copies the to-device ones (DMA_FAILED when the client's memory faults)
+  // and runs as above.
+  virtual uint16_t run(std::span<std::byte> ioRegion, std::span<DirectTransfer> direct);
 };
 
 // Storage of a transferred programqpc.bin: 64-byte aligned like a mapped file, so the
