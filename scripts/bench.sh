@@ -110,12 +110,17 @@ if thr:
     rate = thr[1].get("items_per_second", 0)
     print(f"throughput, setSize 10, 4 threads: {rate:,.0f} inferences/s "
           f"({verdict(rate >= 50000)} the >= 50,000/s goal)")
-dma, copy = get("Dma64MiB/real_time"), get("Memcpy64MiBBaseline/real_time")
+dma, heap, copy = get("Dma64MiB/real_time"), get("Heap64MiB/real_time"), get("Memcpy64MiBBaseline/real_time")
 if dma and copy:
     ratio = copy[0] / dma[0]
-    print(f"64 MiB in+out through DMA buffers / memcpy of the same bytes: "
+    print(f"64 MiB in+out through DMA buffers, one relu / memcpy of the same bytes: "
           f"{dma[1]['bytes_per_second']/1e9:.2f} GB/s vs {copy[1]['bytes_per_second']/1e9:.2f} GB/s = "
-          f"{ratio:.2f}x ({verdict(ratio >= 0.5)} the >= 0.5x goal)")
+          f"{ratio:.2f}x ({verdict(ratio >= 1.0)} the >= 1.0x goal, goal 1.5x; the NSP works in place)")
+if heap and copy:
+    ratio = copy[0] / heap[0]
+    print(f"64 MiB in+out through heap buffers, one relu / memcpy of the same bytes: "
+          f"{heap[1]['bytes_per_second']/1e9:.2f} GB/s vs {copy[1]['bytes_per_second']/1e9:.2f} GB/s = "
+          f"{ratio:.2f}x ({verdict(ratio >= 0.65)} the >= 0.65x goal; one copy each way)")
 shared, once = get("SharedInput64MiBTwoDevices/real_time"), get("Memcpy64MiBOnceBaseline/real_time")
 if shared and once:
     copied = shared[1].get("host_copied_bytes_per_inference", -1)

@@ -293,6 +293,8 @@ SUITE = {
                        "BERT-base-shaped encoder: hidden 768, 12 heads, sequence 128, 4 layers"),
     "resnet18_full": (lambda: tvm.resnet18(), images(224), 13, "ResNet-18"),
     "mobilenet_v2_full": (lambda: tvm.mobilenet_v2(), images(224), 13, "MobileNetV2"),
+    "densenet121_full": (lambda: tvm.densenet121(), images(224), 14, "DenseNet-121"),
+    "efficientnet_b0_full": (lambda: tvm.efficientnet_b0(), images(224), 14, "EfficientNet-B0"),
 }
 
 

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <compare>
 #include <cstddef>
 #include <map>
@@ -45,6 +46,11 @@ class BufferMemory {
   const MemoryIdentity& identity() const { return identity_; }
   // True for memory of CREATE_BO (mappable at its MMAP_BO offset's file name).
   bool created() const { return file_ != nullptr; }
+  // The client truncated the file under a program that used it in place, and a zero page now
+  // stands in the emulator's mapping where the file's page was (InPlaceAccess): every later
+  // transfer through it fails with DMA_FAILED instead of moving those zeros.
+  void damage() { damaged_.store(true); }
+  bool damaged() const { return damaged_.load(); }
 
  private:
   BufferMemory(std::byte* data, std::size_t size, MemoryIdentity identity)
@@ -54,6 +60,7 @@ class BufferMemory {
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   MemoryIdentity identity_;
+  std::atomic<bool> damaged_{false};
 };
 
 // Every live memory of one emulator instance by identity, so that importing a descriptor of a

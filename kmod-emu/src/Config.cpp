@@ -242,9 +242,7 @@ EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
   cfg.semaphoreTimeoutMs = static_cast<uint32_t>(
       r.unsignedField(root, "semaphore_timeout_ms", "", 1, 3600000, cfg.semaphoreTimeoutMs));
   if (auto it = root.find("module_parameters"); it != root.end()) cfg.moduleParameters = parseModuleParameters(r, *it);
-  // Still checked, no longer used: configurations from when the NSPs were a shared thread pool
-  // keep loading, though every program now runs on its activation's channel thread.
-  (void)r.unsignedField(root, "compute_threads", "", 0, 256, 0);
+  cfg.computeThreads = static_cast<uint32_t>(r.unsignedField(root, "compute_threads", "", 0, 256, cfg.computeThreads));
   return cfg;
 }
 

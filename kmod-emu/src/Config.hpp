@@ -75,6 +75,7 @@ struct EmuConfig {
   std::vector<DeviceConfig> devices{DeviceConfig{}};
   NodePolicy nodes;
   uint32_t semaphoreTimeoutMs = 10000;     // longest a semaphore WAIT element blocks a channel
+  uint32_t computeThreads = 0;             // host threads all NSPs compute on at once; 0: the host's cores
   ModuleParameterValues moduleParameters;  // sys/module/qaic/parameters at start
 };
 

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "DeviceProgram.hpp"
+#include "GuardedCopy.hpp"
 #include "Log.hpp"
 #include "RetainedMemory.hpp"
 #include "container/QpcImage.hpp"
@@ -66,7 +67,7 @@ struct Variant {
 
 class ContainerProgram final : public DeviceProgram {
  public:
-  ContainerProgram(LoadBytes bytes, std::shared_ptr<LoadState> load, const QpcProgram& program, unsigned threads)
+  ContainerProgram(LoadBytes bytes, std::shared_ptr<LoadState> load, const QpcProgram& program, unsigned maxThreads)
       : bytes_(std::move(bytes)),
         load_(std::move(load)),
         image_(load_->image.get()),
@@ -86,10 +87,11 @@ class ContainerProgram final : public DeviceProgram {
     for (const QpcBuffer& b : image_->buffers())
       identity_.push_back(isIdentityFormat(b) && kernels::userBufferBytes(b.io.dims, b.io.dtype) <= b.deviceSize);
     scratch_.resize(image_->buffers().size());
-    threads_ = static_cast<int>(threads);
+    threads_ = static_cast<int>(std::clamp<unsigned>(program_.numCores, 1, std::max(1u, maxThreads)));
     needs_.charge = container::resourceNeeds(image_->contents(), program_, 1);
     needs_.ioRegionSize = program_.ioRegionSize;
     needs_.constantsBytes = container::constantsBytes(image_->contents());
+    needs_.computeThreads = static_cast<uint32_t>(threads_);
     needs_.doorbellAddress = program_.doorbellAddress;
     needs_.doneSemaphore = program_.doneSemaphore;
     const uint64_t descEnd = std::max(program_.requestDescriptorOffset, program_.responseDescriptorOffset) +
@@ -112,16 +114,29 @@ class ContainerProgram final : public DeviceProgram {
     hostFor(variants_.front());  // the program's own graph is ready before the first request
   }
 
-  uint16_t run(std::span<std::byte> region) override {
+  uint16_t run(std::span<std::byte> region) override { return run(region, {}); }
+
+  // The request's to-device transfers that are an identity-format input are read in place (the
+  // rest, the request descriptor first, are copied into the region before anything reads it);
+  // a from-device transfer that is an identity-format output is where the kernels write it.
+  // Every client byte is touched under InPlaceAccess: a truncated file fails the request.
+  uint16_t run(std::span<std::byte> region, std::span<DirectTransfer> direct) override {
     const auto started = std::chrono::steady_clock::now();
     uint16_t status = 0;
     std::map<uint32_t, ir::Dims> outDims;
     std::map<uint32_t, ir::Dims> inDims;
     std::string failure;
+    std::vector<std::span<std::byte>> ranges;
+    for (const DirectTransfer& d : direct) ranges.push_back(d.host);
+    InPlaceAccess access(ranges);
     try {
       if (attached_ != region.data()) attach(region);
+      for (std::size_t i = 0; i < direct.size(); ++i) {
+        if (direct[i].toDevice && (!access.guarded(i) || !inPlaceInputAt(direct[i].deviceOffset)))
+          copyIntoRegion(region, direct[i]);
+      }
       inDims = readRequest(region);
-      outDims = compute(region, inDims);
+      outDims = compute(region, inDims, direct, access);
     } catch (const BadRequest&) {
       status = driver::DBC_COMPLETION_BAD_REQUEST;
     } catch (const kernels::FormatError&) {
@@ -132,6 +147,13 @@ class ContainerProgram final : public DeviceProgram {
       status = driver::DBC_COMPLETION_PROGRAM_FAILED;
       failure = "program '" + program_.name + "': " + e.what();
       logError(failure);
+    }
+    // Whatever was not consumed still lands in device memory, as its DMA would have put it.
+    for (DirectTransfer& d : direct)
+      if (d.toDevice && d.done == 0) copyIntoRegion(region, d);
+    for (std::size_t i = 0; i < direct.size(); ++i) {
+      direct[i].faulted = direct[i].faulted || access.faulted(i);
+      if (direct[i].faulted) status = driver::DBC_COMPLETION_DMA_FAILED;  // the client truncated its memory
     }
     writeResponse(region, status, inDims, outDims, started, failure);
     return status;
@@ -160,6 +182,9 @@ class ContainerProgram final : public DeviceProgram {
     kernels::BuildOptions options;
     options.threads = threads_;
     options.packing = load_->packing;
+    // A client's DMA buffers (or the runtime's staging buffers) read and written in place get
+    // plans of their own where that costs less memory than the copies it saves per run.
+    options.reboundPlans = kReboundPlans;
     auto bind = [&](const std::vector<Slot>& slots, bool output) {
       std::vector<kernels::IoMemory> memory(slots.size());
       for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -255,10 +280,37 @@ class ContainerProgram final : public DeviceProgram {
     }
   }
 
-  std::map<uint32_t, ir::Dims> compute(std::span<std::byte> region, const std::map<uint32_t, ir::Dims>& inDims) {
+  // A to-device transfer copied into the region (what its DMA would have done).
+  static void copyIntoRegion(std::span<std::byte> region, DirectTransfer& d) {
+    if (d.done != 0) return;
+    if (!guardedCopy(region.data() + d.deviceOffset, d.host.data(), d.host.size())) d.faulted = true;
+    d.done = d.host.size();
+  }
+
+  // An identity-format input whose device buffer starts at `offset` and that is always sent
+  // (a skippable one keeps what its device buffer last held, so it must be there).
+  bool inPlaceInputAt(uint64_t offset) const {
+    for (const QpcBuffer& b : image_->buffers())
+      if (b.io.direction == ir::Direction::In && identity_[b.index] && b.deviceOffset == offset && !b.io.allowSkip)
+        return true;
+    return false;
+  }
+
+  static DirectTransfer* findDirect(std::span<DirectTransfer> direct, uint64_t offset, bool toDevice,
+                                    const InPlaceAccess& access) {
+    for (std::size_t i = 0; i < direct.size(); ++i)
+      if (direct[i].toDevice == toDevice && direct[i].deviceOffset == offset && direct[i].done == 0 &&
+          access.guarded(i))
+        return &direct[i];
+    return nullptr;
+  }
+
+  std::map<uint32_t, ir::Dims> compute(std::span<std::byte> region, const std::map<uint32_t, ir::Dims>& inDims,
+                                       std::span<DirectTransfer> direct, const InPlaceAccess& access) {
     Variant& v = variantFor(inDims);
     kernels::HostProgram& host = hostFor(v);
     std::vector<kernels::TensorView> ins(v.inputs.size()), outs(v.outputs.size());
+    std::vector<DirectTransfer*> inDirect(v.inputs.size()), outDirect(v.outputs.size());
     for (std::size_t i = 0; i < v.inputs.size(); ++i) {
       if (v.inputs[i].retained >= 0) {
         const auto r = static_cast<std::size_t>(v.inputs[i].retained);
@@ -272,6 +324,14 @@ class ContainerProgram final : public DeviceProgram {
       const auto device = region.subspan(b.deviceOffset, b.deviceSize);
       if (identity_[b.index]) {
         if (bytes > device.size()) throw BadRequest{"input larger than its device buffer"};
+        DirectTransfer* t = b.io.allowSkip ? nullptr : findDirect(direct, b.deviceOffset, true, access);
+        if (t != nullptr && t->host.size() >= bytes) {
+          ins[i] = {b.io.dtype, d, t->host.data(), bytes};
+          t->done = t->host.size();
+          inDirect[i] = t;
+          continue;
+        }
+        if (t != nullptr) copyIntoRegion(region, *t);  // shorter than the tensor: the region holds the rest
         ins[i] = {b.io.dtype, d, device.data(), bytes};
         continue;
       }
@@ -291,6 +351,12 @@ class ContainerProgram final : public DeviceProgram {
       const QpcBuffer& b = *v.outputs[i].buffer;
       const std::size_t bytes = kernels::userBufferBytes(b.io.dims, b.io.dtype);
       if (identity_[b.index]) {
+        DirectTransfer* t = findDirect(direct, b.deviceOffset, false, access);
+        if (t != nullptr && t->host.size() >= bytes) {
+          outs[i] = {b.io.dtype, b.io.dims, t->host.data(), bytes};
+          outDirect[i] = t;
+          continue;
+        }
         outs[i] = {b.io.dtype, b.io.dims, region.data() + b.deviceOffset, bytes};
         continue;
       }
@@ -300,11 +366,17 @@ class ContainerProgram final : public DeviceProgram {
     }
     host.run(ins, outs);
     retained_.commit(v.inPlace);
+    for (std::size_t i = 0; i < v.inputs.size(); ++i)
+      if (inDirect[i]) inDirect[i]->inPlace = host.inPlace(ir::Direction::In, i);
     std::map<uint32_t, ir::Dims> outDims;
     for (std::size_t i = 0; i < v.outputs.size(); ++i) {
       if (v.outputs[i].retained >= 0) continue;
       const QpcBuffer& b = *v.outputs[i].buffer;
       outDims[b.index] = outs[i].dims;
+      if (outDirect[i]) {  // written into the client's memory, in place or by one copy
+        outDirect[i]->done = kernels::userBufferBytes(outs[i].dims, b.io.dtype);
+        outDirect[i]->inPlace = host.inPlace(ir::Direction::Out, i);
+      }
       if (identity_[b.index]) continue;  // the program wrote device memory itself
       kernels::UserBufferView view{b.io.bufferName, b.io.dtype, ir::UserLayout::NCHW, outs[i].dims};
       const std::size_t used = kernels::userBufferBytes(outs[i].dims, b.io.dtype);
@@ -350,6 +422,10 @@ class ContainerProgram final : public DeviceProgram {
       std::memcpy(base + diagnostic + sizeof length, failure.data(), length);
     }
   }
+
+  // Plans over client memory a program keeps (HostProgram's reboundPlans): a runtime's two
+  // staging buffers and a few DMA buffers in use at once.
+  static constexpr int kReboundPlans = 4;
 
   LoadBytes bytes_;
   std::shared_ptr<LoadState> load_;  // bytes_'s

@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -46,6 +48,24 @@ bool isWait(uint32_t word) { return driver::semEnabled(word) && driver::semCmd(w
 
 }  // namespace
 
+namespace {
+
+// A transfer between a client's memory and the IO region that the program may do itself; the
+// BO is held until the request ends, like the DMA it replaces.
+struct Held {
+  DirectTransfer transfer;
+  std::shared_ptr<BufferObject> bo;
+};
+// A from-device transfer the last run wrote (`done` bytes from its start), in place or not.
+struct Written {
+  uint64_t deviceOffset;
+  const std::byte* host;
+  uint64_t done;
+  bool inPlace;
+};
+
+}  // namespace
+
 // The ring consumer of one activation, on its own thread: elements in ring order, each to the
 // end (a semaphore wait blocks the thread up to the device's semaphore timeout). The thread is
 // also the activation's NSP: the element that rings the program's doorbell is finished (head
@@ -67,6 +87,7 @@ class Channel {
         continue;
       }
       announceSleeping(act_, false);
+      tail_ = tail;
       while (head_ != tail && !act_.stopping.load()) step();
     }
     abortPending(head_);
@@ -80,7 +101,7 @@ class Channel {
       inRequest_ = true;
       failCode_ = host_.takeInjectedFault();
       reportCode_ = 0;
-      bytesToDevice_ = bytesFromDevice_ = 0;
+      bytesToDevice_ = bytesFromDevice_ = bytesInPlace_ = 0;
     }
     process(e, head_);
     head_ = (head_ + 1) % act_.nelem;
@@ -97,11 +118,16 @@ class Channel {
     semaphores(e, false);
     if (failCode_ == 0) failCode_ = doorbell(e);
     if (e.cmd & driver::kReqCmdCompletion) {
+      // Transfers no program took land in device memory before the request ends.
+      const uint16_t landed = landPending();
+      if (failCode_ == 0) failCode_ = landed;
+      written_.clear();
       const uint16_t code = failCode_ != 0 ? failCode_ : reportCode_;
       if (traceRequests())
         logRequest("dbc " + std::to_string(act_.dbcId) + ": request " + std::to_string(e.reqId) + " ended, code " +
                    std::to_string(code) + ", " + std::to_string(bytesToDevice_) + " bytes to the device, " +
-                   std::to_string(bytesFromDevice_) + " from it");
+                   std::to_string(bytesFromDevice_) + " from it, " + std::to_string(bytesInPlace_) +
+                   " of them in place");
       complete(e.reqId, code, slot);
       inRequest_ = false;
     }
@@ -150,13 +176,77 @@ class Channel {
     if (!bo) return driver::DBC_COMPLETION_BAD_ADDRESS;
     if (off > bo->memory->size() || e.length > bo->memory->size() - off)
       return driver::DBC_COMPLETION_BAD_ADDRESS;  // a slice beyond an imported file's pages
+    if (bo->memory->damaged()) return driver::DBC_COMPLETION_DMA_FAILED;
     std::byte* hostPtr = bo->memory->data() + off;
     std::byte* devPtr = act_.ioRegion.data() + devAddr;
-    // The host side is a file its client may have truncated: that is a failed DMA, not a crash.
-    const bool copied = toDevice ? guardedCopy(devPtr, hostPtr, e.length) : guardedCopy(hostPtr, devPtr, e.length);
-    if (!copied) return driver::DBC_COMPLETION_DMA_FAILED;
     (toDevice ? bytesToDevice_ : bytesFromDevice_) += e.length;
+    if (toDevice) {
+      // Held back for the program, which may read it in place; a later transfer to the same
+      // device memory must not be overtaken by it.
+      if (const uint16_t landed = landPending(devAddr, e.length)) return landed;
+      if (act_.program) {
+        pending_.push_back({DirectTransfer{devAddr, {hostPtr, e.length}, true}, std::move(bo)});
+        return 0;
+      }
+    } else {
+      if (const uint16_t landed = landPending()) return landed;  // what it reads must be there
+      const uint64_t skip = writtenByProgram(devAddr, hostPtr, e.length);
+      hostPtr += skip;
+      devPtr += skip;
+      const uint64_t rest = e.length - skip;
+      // The host side is a file its client may have truncated: that is a failed DMA, not a crash.
+      return rest == 0 || guardedCopy(hostPtr, devPtr, rest) ? 0 : driver::DBC_COMPLETION_DMA_FAILED;
+    }
+    return guardedCopy(devPtr, hostPtr, e.length) ? 0 : driver::DBC_COMPLETION_DMA_FAILED;
+  }
+
+  // Copies the held-back to-device transfers (all, or those overlapping [offset, offset +
+  // length)) into device memory; DMA_FAILED when a client's memory faulted.
+  uint16_t landPending(uint64_t offset = 0, uint64_t length = UINT64_MAX) {
+    uint16_t code = 0;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      const DirectTransfer& t = it->transfer;
+      if (t.deviceOffset >= offset + std::min(length, UINT64_MAX - offset) ||
+          offset >= t.deviceOffset + t.host.size()) {
+        ++it;
+        continue;
+      }
+      if (!guardedCopy(act_.ioRegion.data() + t.deviceOffset, t.host.data(), t.host.size()))
+        code = driver::DBC_COMPLETION_DMA_FAILED;
+      it = pending_.erase(it);
+    }
+    return code;
+  }
+
+  // Bytes of a from-device transfer the program already wrote into the client's memory itself.
+  uint64_t writtenByProgram(uint64_t deviceOffset, const std::byte* host, uint64_t length) {
+    for (auto it = written_.begin(); it != written_.end(); ++it) {
+      if (it->deviceOffset != deviceOffset || it->host != host) continue;
+      const uint64_t done = std::min<uint64_t>(it->done, length);
+      if (it->inPlace) bytesInPlace_ += done;
+      written_.erase(it);
+      return done;
+    }
     return 0;
+  }
+
+  // The from-device transfers of the request after the doorbell that starts the run, up to
+  // the request's end or another doorbell: the program may write its outputs there itself.
+  void lookAheadForOutputs(std::vector<Held>& outputs) {
+    for (uint32_t slot = head_; slot != tail_; slot = (slot + 1) % act_.nelem) {
+      RequestElement e;
+      std::memcpy(&e, act_.requestFifo() + std::size_t{slot} * sizeof e, sizeof e);
+      if (e.cmd & driver::kReqCmdToDevice) break;
+      if ((e.cmd & driver::kReqCmdFromDevice) && e.length > 0 && driver::iovaIsHost(e.dstAddr) &&
+          !driver::iovaIsHost(e.srcAddr) && e.srcAddr <= act_.ioRegion.size() &&
+          e.length <= act_.ioRegion.size() - e.srcAddr) {
+        const uint32_t off = driver::iovaOffset(e.dstAddr);
+        auto bo = host_.translate(act_, driver::iovaHandle(e.dstAddr), off, e.length, QAIC_DIR_FROM_DEVICE);
+        if (bo && !bo->memory->damaged() && off <= bo->memory->size() && e.length <= bo->memory->size() - off)
+          outputs.push_back({DirectTransfer{e.srcAddr, {bo->memory->data() + off, e.length}, false}, std::move(bo)});
+      }
+      if (e.dbLen != 0 || (e.cmd & driver::kReqCmdCompletion)) break;
+    }
   }
 
   uint16_t doorbell(const RequestElement& e) {
@@ -170,7 +260,8 @@ class Channel {
     const uint64_t region = act_.ioRegion.size();
     if (driver::iovaIsHost(e.dbAddr) || e.dbAddr > region || bytes > region - e.dbAddr)
       return driver::DBC_COMPLETION_BAD_ADDRESS;
-    std::memcpy(act_.ioRegion.data() + e.dbAddr, &e.dbData, bytes);  // little endian host
+    if (const uint16_t landed = landPending(e.dbAddr, bytes)) return landed;  // keep the write order
+    std::memcpy(act_.ioRegion.data() + e.dbAddr, &e.dbData, bytes);           // little endian host
     return 0;
   }
 
@@ -183,7 +274,24 @@ class Channel {
       return;
     }
     runDropped_ = false;
-    programStatus_ = act_.program->run(act_.ioRegion);
+    // The program computes on as many of the host's cores as it was built for, shared with the
+    // other activations' runs; a stopping activation stops waiting for them.
+    const ComputePool::Lease cores = host_.computePool().acquire(act_.program->needs().computeThreads, act_.stopping);
+    if (!cores) return;  // stopping: the wait for the done semaphore is cancelled too
+    // The request's client memory goes to the program, which reads its inputs and writes its
+    // outputs there in place where it can (docs/emulator.md, zero copy).
+    std::vector<Held> held = std::move(pending_);
+    pending_.clear();
+    lookAheadForOutputs(held);
+    std::vector<DirectTransfer> direct;
+    for (const Held& h : held) direct.push_back(h.transfer);
+    programStatus_ = act_.program->run(act_.ioRegion, direct);
+    for (std::size_t i = 0; i < direct.size(); ++i) {
+      const DirectTransfer& d = direct[i];
+      if (d.faulted) held[i].bo->memory->damage();
+      if (d.toDevice && d.inPlace) bytesInPlace_ += d.host.size();
+      if (!d.toDevice && d.done > 0) written_.push_back({d.deviceOffset, d.host.data(), d.done, d.inPlace});
+    }
     act_.semaphores.increment(static_cast<uint8_t>(act_.program->needs().doneSemaphore));
   }
 
@@ -192,6 +300,8 @@ class Channel {
   }
 
   void abortPending(uint32_t head) {
+    pending_.clear();
+    written_.clear();
     const uint16_t code = act_.abortCode.load();
     const uint32_t tail = loadReg(act_, driver::kRegRequestTail);
     if (tail >= act_.nelem) return;
@@ -238,6 +348,11 @@ class Channel {
   Activation& act_;
   ChannelHost& host_;
 
+  std::vector<Held> pending_;     // to-device transfers of the request not yet in device memory
+  std::vector<Written> written_;  // from-device transfers of the request the program did
+  uint32_t tail_ = 0;             // the ring's tail the channel works towards
+  uint64_t bytesInPlace_ = 0;     // of the request in progress: not copied by the DMA (--trace-requests)
+
   // The ring position and the request in progress (channel thread only).
   uint32_t head_ = 0;
   bool inRequest_ = false;
@@ -249,6 +364,17 @@ class Channel {
   uint64_t bytesToDevice_ = 0;  // moved by the request in progress (--trace-requests)
   uint64_t bytesFromDevice_ = 0;
 };
+
+uint16_t DeviceProgram::run(std::span<std::byte> ioRegion, std::span<DirectTransfer> direct) {
+  for (DirectTransfer& d : direct) {
+    if (!d.toDevice) continue;
+    d.done = d.host.size();
+    if (!guardedCopy(ioRegion.data() + d.deviceOffset, d.host.data(), d.host.size())) d.faulted = true;
+  }
+  for (const DirectTransfer& d : direct)
+    if (d.faulted) return driver::DBC_COMPLETION_DMA_FAILED;
+  return run(ioRegion);
+}
 
 void startChannel(Activation& act, ChannelHost& host) {
   storeReg(act, driver::kRegDeviceStatus, static_cast<uint32_t>(driver::DeviceStatus::Ok));

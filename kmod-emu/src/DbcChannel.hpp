@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "Activation.hpp"
+#include "ComputePool.hpp"
 
 namespace qaic::emu {
 
@@ -30,6 +31,8 @@ class ChannelHost {
   // True when the NSP may run the program (no hang, `act` still running).
   virtual bool waitWhileHung(const Activation& act, std::chrono::milliseconds limit) = 0;
   virtual std::chrono::milliseconds semaphoreTimeout() const = 0;
+  // The host cores every activation's program runs share.
+  virtual ComputePool& computePool() = 0;
 };
 
 // Starts act.channel. The activation must stay alive until stopChannel returns.

@@ -57,6 +57,7 @@ Device::Device(uint32_t index, DeviceConfig config, DeviceContext context)
       dmaFailCode_(config_.faults.dmaFailCode),
       dmaFailCount_(config_.faults.dmaFailCount) {
   if (!ctx_.memories) ctx_.memories = std::make_shared<MemoryRegistry>();
+  if (!ctx_.compute) ctx_.compute = std::make_shared<ComputePool>();
   if (!ctx_.parameters) ctx_.parameters = std::make_shared<ModuleParameters>();
 }
 
@@ -443,6 +444,9 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   names.insert(names.end(), kFigureNames.begin(), kFigureNames.end());
   names.push_back(sysfs::kEmuShmDir);
   names.push_back(sysfs::kEmuPid);
+  names.push_back(sysfs::kEmuComputeThreads);
+  names.push_back(sysfs::kEmuComputeBusy);
+  names.push_back(sysfs::kEmuComputeBusyMax);
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
 }
@@ -530,6 +534,9 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == sysfs::kEmuPciAddress) return pciAddress() + "\n";
   if (name == sysfs::kEmuShmDir) return ctx_.shm->path() + "\n";
   if (name == sysfs::kEmuPid) return n(static_cast<uint64_t>(getpid()));
+  if (name == sysfs::kEmuComputeThreads) return n(ctx_.compute->cores());
+  if (name == sysfs::kEmuComputeBusy) return n(ctx_.compute->busy());
+  if (name == sysfs::kEmuComputeBusyMax) return n(ctx_.compute->busyMax());
   if (name == sysfs::kFaultNspHang) return std::string(nspHang_ ? "1\n" : "0\n");
   if (name == sysfs::kFaultControlHang) return std::string(controlHang_ ? "1\n" : "0\n");
   if (name == sysfs::kFaultDmaFail) return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";

@@ -48,6 +48,8 @@ struct DeviceContext {
   // Null: the device makes its own (a device driven alone, as by the fuzz harness).
   std::shared_ptr<MemoryRegistry> memories;
   std::shared_ptr<ModuleParameters> parameters;
+  // The host cores the NSPs of every device compute on. Null: the device makes its own.
+  std::shared_ptr<ComputePool> compute;
 };
 
 // A DBC's state as mainline's dbc<N>_state reports it.
@@ -143,6 +145,7 @@ class Device final : public ChannelHost {
   uint16_t takeInjectedFault() override;
   bool waitWhileHung(const Activation& act, std::chrono::milliseconds limit) override;
   std::chrono::milliseconds semaphoreTimeout() const override { return ctx_.semaphoreTimeout; }
+  ComputePool& computePool() override { return *ctx_.compute; }
 
  private:
   std::optional<std::string> readIdentityAttribute(const std::string& name) const;  // mutex_ held

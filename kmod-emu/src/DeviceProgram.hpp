@@ -24,6 +24,26 @@ struct ProgramNeeds {
   uint64_t constantsBytes = 0;   // DDR the constants occupy
   uint64_t doorbellAddress = 0;  // device address whose write starts the program
   uint32_t doneSemaphore = 0;    // INC'd when a run finishes
+  // Host threads a run computes on (its NSPs, capped by the compute pool): its kernels were
+  // built for that many, and the channel holds as many of the pool's before it runs.
+  uint32_t computeThreads = 1;
+};
+
+// Client memory (a BO's pages) that a request's DMA moves to or from the IO region around a run:
+// instead of the channel copying it, the program may read (to the device) or write (from the
+// device) it in place.
+struct DirectTransfer {
+  uint64_t deviceOffset = 0;
+  std::span<std::byte> host;  // the client's bytes, `length` of them
+  bool toDevice = true;
+  // Set by run(): bytes of `host`, from its start, the program read or wrote itself (a
+  // to-device transfer is always consumed, in place or copied; the channel copies the rest of a
+  // from-device one afterwards).
+  uint64_t done = 0;
+  // Set by run(): the kernels read or wrote `host` itself, no copy in between.
+  bool inPlace = false;
+  // Set by run(): the client's memory faulted under the run (a truncated file).
+  bool faulted = false;
 };
 
 class DeviceProgram {
@@ -38,6 +58,11 @@ class DeviceProgram {
   // the response descriptor. Returns the completion code (0 = success); never throws. Runs come
   // one at a time, from any thread (the activation's channel thread, not the one that built it).
   virtual uint16_t run(std::span<std::byte> ioRegion) = 0;
+  // The same run with this request's pending transfers: every to-device one is in the IO region
+  // before anything reads it (copied, or read in place), a from-device one may be written in
+  // place. This default copies the to-device ones (DMA_FAILED when the client's memory faults)
+  // and runs as above.
+  virtual uint16_t run(std::span<std::byte> ioRegion, std::span<DirectTransfer> direct);
 };
 
 // Storage of a transferred programqpc.bin: 64-byte aligned like a mapped file, so the
@@ -58,7 +83,8 @@ using LoadBytes = std::shared_ptr<const LoadBuffer>;
 using ProgramLoader = std::function<std::unique_ptr<DeviceProgram>(const LoadBytes& container, uint32_t programIndex,
                                                                    std::string& error)>;
 
-// The loader for real containers (QpcImage + HostProgram).
-ProgramLoader containerProgramLoader(unsigned computeThreadsPerProgram);
+// The loader for real containers (QpcImage + HostProgram): a program computes on one host thread
+// per NSP (-aic-num-cores), at most `maxComputeThreads` (the compute pool's cores).
+ProgramLoader containerProgramLoader(unsigned maxComputeThreads);
 
 }  // namespace qaic::emu

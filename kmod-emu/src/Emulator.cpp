@@ -42,7 +42,8 @@ Emulator::Emulator(EmuConfig config, ProgramLoader loader)
   } catch (const std::exception& e) {
     throw StartError(std::string("shared-memory directory: ") + e.what());
   }
-  if (!loader) loader = containerProgramLoader(1);
+  deviceContext_.compute = std::make_shared<ComputePool>(config_.computeThreads);
+  if (!loader) loader = containerProgramLoader(deviceContext_.compute->cores());
   deviceContext_.shm = shm_.get();
   deviceContext_.loader = loader;
   deviceContext_.nextMmapOffset = &nextMmapOffset_;

@@ -37,6 +37,11 @@ inline std::string dbcState(uint32_t dbc) { return "dbc" + std::to_string(dbc) +
 inline constexpr const char* kEmuDir = "qaic-emu";
 inline constexpr const char* kEmuPid = "qaic-emu/pid";         // the emulator's process
 inline constexpr const char* kEmuShmDir = "qaic-emu/shm_dir";  // BO memory files and windows
+// The instance's compute pool (shared by all its devices): the host threads every NSP computes
+// on, those computing now, and the most that ever computed at once.
+inline constexpr const char* kEmuComputeThreads = "qaic-emu/compute_threads";
+inline constexpr const char* kEmuComputeBusy = "qaic-emu/compute_busy";
+inline constexpr const char* kEmuComputeBusyMax = "qaic-emu/compute_busy_max";
 // The STATUS query's figures as files (the tools ask the query; a shell can read these).
 inline constexpr const char* kEmuStatus = "qaic-emu/status";  // Initializing, Ready or Error
 inline constexpr const char* kEmuPciAddress = "qaic-emu/pci_address";

@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <compare>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -59,6 +60,10 @@ class Program final : public HostProgram {
   }
 
   std::size_t scratchpadBytes() const override { return builtPlan_->scratchpad.bytes(); }
+  bool inPlace(ir::Direction direction, std::size_t k) const override {
+    const auto& of = direction == ir::Direction::In ? inputInPlace_ : outputInPlace_;
+    return k < of.size() && of[k];
+  }
   std::size_t activationBytes() const override { return builtPlan_->arena.bytes(); }
 
   void run(std::span<const TensorView> inputs, std::span<TensorView> outputs) override {
@@ -80,7 +85,9 @@ class Program final : public HostProgram {
       key.push_back(inputs[k].dims);
     }
     ThreadLimit limit(options_.threads);
-    Plan& plan = planFor(key);
+    Plan& plan = planForViews(key, inputs, outputs);
+    inputInPlace_.assign(inputs.size(), false);
+    outputInPlace_.assign(outputs.size(), false);
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       Tensor& t = *plan.inputs[k];
       if (inputs[k].bytes < t.bytes() || (t.bytes() && !inputs[k].data)) {
@@ -89,7 +96,8 @@ class Program final : public HostProgram {
                              std::to_string(t.bytes()));
       }
       // Bound memory (BuildOptions::inputMemory) is the tensor itself: nothing to copy.
-      if (t.bytes() && t.data() != inputs[k].data) std::memcpy(t.data(), inputs[k].data, t.bytes());
+      inputInPlace_[k] = t.data() == inputs[k].data;
+      if (t.bytes() && !inputInPlace_[k]) std::memcpy(t.data(), inputs[k].data, t.bytes());
     }
     for (auto& kernel : plan.kernels) kernel->run();
     for (std::size_t k = 0; k < outputs.size(); ++k) {
@@ -101,7 +109,8 @@ class Program final : public HostProgram {
                              std::to_string(outputs[k].bytes) + " bytes, " + describeDims(t.dims) + " needs " +
                              std::to_string(t.bytes()));
       }
-      if (t.bytes() && t.data() != outputs[k].data) std::memcpy(outputs[k].data, t.data(), t.bytes());
+      outputInPlace_[k] = t.data() == outputs[k].data;
+      if (t.bytes() && !outputInPlace_[k]) std::memcpy(outputs[k].data, t.data(), t.bytes());
     }
   }
 
@@ -124,6 +133,77 @@ class Program final : public HostProgram {
   Plan& planFor(const ShapeKey& key) {
     auto it = plans_.find(key);
     if (it != plans_.end()) return *it->second;
+    return *plans_.emplace(key, buildPlan(graphFor(key))).first->second;
+  }
+
+  // The plan whose bound io tensors are the run's own views where it pays (BuildOptions::
+  // reboundPlans): a view of other memory than the binding, 16-byte aligned, large enough and
+  // overlapping no other view of the run (an input aliasing an output is copied, so no kernel
+  // reads what another already overwrote). A further plan costs its own activations and
+  // scratchpad; it is built only when that is at most the bytes it saves copying on every run,
+  // and only `reboundPlans` of them, kept for their memory's next use (never evicted, so
+  // memory that keeps changing costs one copy each way, not a build per run).
+  Plan& planForViews(const ShapeKey& key, std::span<const TensorView> inputs, std::span<TensorView> outputs) {
+    Plan& base = planFor(key);
+    if (options_.reboundPlans <= 0) return base;
+    struct Extent {
+      const std::byte* begin;
+      std::size_t bytes;
+    };
+    std::vector<Extent> extents;
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      extents.push_back({static_cast<const std::byte*>(inputs[k].data), base.inputs[k]->bytes()});
+    for (std::size_t k = 0; k < outputs.size(); ++k)
+      extents.push_back({static_cast<const std::byte*>(outputs[k].data), base.outputs[k]->bytes()});
+    auto overlapsAnother = [&](std::size_t self) {
+      const Extent& e = extents[self];
+      for (std::size_t j = 0; j < extents.size(); ++j) {
+        const Extent& o = extents[j];
+        if (j != self && o.begin && o.bytes && e.begin < o.begin + o.bytes && o.begin < e.begin + e.bytes) return true;
+      }
+      return false;
+    };
+    std::vector<IoMemory> in = options_.inputMemory, out = options_.outputMemory;
+    in.resize(inputs.size());
+    out.resize(outputs.size());
+    std::size_t saved = 0;
+    auto consider = [&](const Tensor& t, void* data, std::size_t bytes, std::size_t extent, IoMemory& binding) {
+      if (!t.external() || !t.bytes() || !data || data == t.data() || bytes < t.bytes() ||
+          reinterpret_cast<std::uintptr_t>(data) % kBoundAlignment != 0 || overlapsAnother(extent))
+        return;
+      binding = {data, bytes};
+      saved += t.bytes();
+    };
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      consider(*base.inputs[k], inputs[k].data, inputs[k].bytes, k, in[k]);
+    for (std::size_t k = 0; k < outputs.size(); ++k)
+      consider(*base.outputs[k], outputs[k].data, outputs[k].bytes, inputs.size() + k, out[k]);
+    if (saved == 0 || base.arena.bytes() + base.scratchpad.bytes() > saved) return base;
+    ReboundKey rebound{key, {}};
+    for (const IoMemory& m : in) rebound.memory.push_back(m.data);
+    for (const IoMemory& m : out) rebound.memory.push_back(m.data);
+    if (auto it = reboundPlans_.find(rebound); it != reboundPlans_.end()) return *it->second;
+    if (reboundPlans_.size() >= static_cast<std::size_t>(options_.reboundPlans)) return base;
+    std::swap(options_.inputMemory, in);
+    std::swap(options_.outputMemory, out);
+    std::unique_ptr<Plan> plan;
+    try {
+      plan = buildPlan(graphFor(key));
+    } catch (...) {
+      std::swap(options_.inputMemory, in);
+      std::swap(options_.outputMemory, out);
+      throw;
+    }
+    std::swap(options_.inputMemory, in);
+    std::swap(options_.outputMemory, out);
+    return *reboundPlans_.emplace(std::move(rebound), std::move(plan)).first->second;
+  }
+
+  // The graph with its shapes inferred for `key`'s input dims.
+  ir::Graph graphFor(const ShapeKey& key) const {
+    ShapeKey own;
+    for (std::size_t i : inputIo_) own.push_back(graph_.io[i].dims);
+    if (key == own) return graph_;
     ir::Graph specialized = graph_;
     ir::ShapeCombination ioDims(graph_.io.size());  // empty output entries: not checked
     for (std::size_t k = 0; k < key.size(); ++k) ioDims[inputIo_[k]] = key[k];
@@ -138,7 +218,7 @@ class Program final : public HostProgram {
       auto t = specialized.tensors.find(specialized.io[i].tensor);
       if (t != specialized.tensors.end()) specialized.io[i].dims = t->second.dims;
     }
-    return *plans_.emplace(key, buildPlan(std::move(specialized))).first->second;
+    return specialized;
   }
 
   // Kernels capture their tensors' addresses when they are created, so which tensors live in
@@ -223,7 +303,15 @@ class Program final : public HostProgram {
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::map<ShapeKey, std::unique_ptr<Plan>> plans_;
-  const Plan* builtPlan_ = nullptr;  // the one for the graph's own input dims
+  // Plans over other caller memory than BuildOptions' (planForViews), by shapes and addresses.
+  struct ReboundKey {
+    ShapeKey shapes;
+    std::vector<void*> memory;  // inputs then outputs; null: the program's own
+    auto operator<=>(const ReboundKey&) const = default;
+  };
+  std::map<ReboundKey, std::unique_ptr<Plan>> reboundPlans_;
+  const Plan* builtPlan_ = nullptr;                 // the one for the graph's own input dims
+  std::vector<bool> inputInPlace_, outputInPlace_;  // of the last run
 };
 
 }  // namespace

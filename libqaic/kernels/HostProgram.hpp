@@ -50,6 +50,12 @@ struct BuildOptions {
   // exactly this memory copies nothing; views of other memory are still copied. A tensor that
   // is several io buffers at once, or is a constant, stays in the program's own memory.
   std::vector<IoMemory> inputMemory, outputMemory;
+  // A run may be given views of other memory than a bound tensor's (the emulator's NSP reading
+  // a client's DMA buffer in place). With reboundPlans > 0 the program builds up to that many
+  // further plans whose bound tensors are such views, so those runs copy nothing either: only
+  // where a plan's own memory (activations, scratchpad) is at most the bytes it saves copying
+  // per run, for aligned views that overlap no other view of the run. Other runs copy.
+  int reboundPlans = 0;
 };
 
 // Every optype the executor has a kernel for: the IR registry's optypes, checked by
@@ -75,6 +81,9 @@ class HostProgram {
   // its buffer must hold them. Any thread may run it (not only the building one), but not
   // concurrently: one run at a time per HostProgram.
   virtual void run(std::span<const TensorView> inputs, std::span<TensorView> outputs) = 0;
+  // Of the last run: whether input / output `k` (io order by direction) was read or written by
+  // the kernels in the caller's view itself (true) or copied between it and the program's memory.
+  virtual bool inPlace(ir::Direction direction, std::size_t k) const = 0;
 
   // Bytes of the one oneDNN scratchpad shared by the kernels of the plan for the graph's own
   // input dims (each shape combination's plan has its own); 0 when no primitive needs one.

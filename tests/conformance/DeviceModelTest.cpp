@@ -6,13 +6,17 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 
 #include "EmulatorProcess.hpp"
 #include "ModelSuite.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
+#include "driver/SysfsNames.hpp"
 #include "onnx/ConstantMath.hpp"
 
 namespace qaic::conformance {
@@ -37,6 +41,20 @@ class PyTorchModelsOnDevice : public ::testing::TestWithParam<std::string> {
     work_ = nullptr;
   }
 
+  // qaic-exec compiles the model into `dir` (with `options`), qaic-runner runs it once with
+  // PyTorch's inputs and writes its outputs into dir/out, which is returned.
+  static fs::path compileAndRun(const SuiteModel& model, const fs::path& dir, const std::vector<std::string>& options) {
+    std::vector<std::string> exec = {"-m=" + model.onnxPath, "-aic-binary-dir=" + dir.string()};
+    exec.insert(exec.end(), options.begin(), options.end());
+    const auto compiled = runTool("qaic-exec", exec, std::chrono::seconds(300));
+    EXPECT_EQ(compiled.exitCode, 0) << compiled.err;
+    std::vector<std::string> args = {"-t", dir.string(), "-n", "1", "--write-output-dir", (dir / "out").string()};
+    for (const auto& input : model.inputs) args.insert(args.end(), {"-i", input.path});
+    const auto ran = runTool("qaic-runner", args, std::chrono::seconds(300));
+    EXPECT_EQ(ran.exitCode, 0) << ran.out << ran.err << "\nemulator log:\n" << emulator_->log();
+    return dir / "out";
+  }
+
   inline static qaic::testing::EmulatorProcess* emulator_ = nullptr;
   inline static qaic::testing::TempDir* workDir_ = nullptr;
   inline static const fs::path* work_ = nullptr;
@@ -45,15 +63,10 @@ class PyTorchModelsOnDevice : public ::testing::TestWithParam<std::string> {
 TEST_P(PyTorchModelsOnDevice, MatchPyTorchThroughQaicRunner) {
   const SuiteModel model = loadSuiteModel(GetParam());
   const fs::path dir = *work_ / GetParam();
-  const auto compiled = runTool("qaic-exec", {"-m=" + model.onnxPath, "-aic-binary-dir=" + dir.string()},
-                                std::chrono::seconds(300));
-  ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
-  std::vector<std::string> args = {"-t", dir.string(), "-n", "1", "--write-output-dir", (dir / "out").string()};
-  for (const auto& input : model.inputs) args.insert(args.end(), {"-i", input.path});
-  const auto ran = runTool("qaic-runner", args, std::chrono::seconds(300));
-  ASSERT_EQ(ran.exitCode, 0) << ran.out << ran.err << "\nemulator log:\n" << emulator_->log();
+  const fs::path out = compileAndRun(model, dir, {});
+  if (HasFailure()) return;
   for (const auto& expected : model.outputs) {
-    const fs::path file = dir / "out" / (expected.name + "-inf-0.bin");
+    const fs::path file = out / (expected.name + "-inf-0.bin");
     ASSERT_TRUE(fs::exists(file)) << file;
     const auto got = readRawTensor(file.string(), expected.value.dtype, expected.value.dims);
     EXPECT_EQ(compareWithTorch(got, expected.value, "output '" + expected.name + "'"), "")
@@ -136,6 +149,41 @@ TEST_F(DeviceIndexErrors, OutOfRangeIndexFailsThatInferenceNamingOpAndIndex) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Suite, PyTorchModelsOnDevice, ::testing::ValuesIn(suiteModels()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+std::string fileBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Compiled for two NSPs the network computes on two host threads of the emulator
+// (docs/emulator.md): still PyTorch's result, and bit for bit the one-NSP program's (the kernels
+// split these networks' work by output, never inside a sum).
+class TwoNspModels : public PyTorchModelsOnDevice {};
+
+TEST_P(TwoNspModels, MatchPyTorchAndTheOneNspProgramBitForBit) {
+  const SuiteModel model = loadSuiteModel(GetParam());
+  std::map<int, fs::path> outDirs;
+  for (int cores : {1, 2}) {
+    const fs::path dir = *work_ / (GetParam() + "-nsp" + std::to_string(cores));
+    outDirs[cores] = compileAndRun(model, dir, {"-aic-num-cores=" + std::to_string(cores)});
+    if (HasFailure()) return;
+  }
+  for (const auto& expected : model.outputs) {
+    const std::string file = expected.name + "-inf-0.bin";
+    const auto got = readRawTensor((outDirs[2] / file).string(), expected.value.dtype, expected.value.dims);
+    EXPECT_EQ(compareWithTorch(got, expected.value, "output '" + expected.name + "'"), "") << GetParam();
+    const std::string one = fileBytes(outDirs[1] / file), two = fileBytes(outDirs[2] / file);
+    EXPECT_FALSE(one.empty());
+    EXPECT_TRUE(one == two) << GetParam() << ": output '" << expected.name << "' differs between 1 and 2 NSPs";
+  }
+  // The two-NSP run held two of the pool's threads (or all of a one-CPU pool).
+  const int pool = std::stoi(emulator_->attribute(0, driver::sysfs::kEmuComputeThreads));
+  EXPECT_EQ(std::stoi(emulator_->attribute(0, driver::sysfs::kEmuComputeBusyMax)), std::min(2, pool));
+  for (const auto& [cores, dir] : outDirs) fs::remove_all(dir.parent_path());
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, TwoNspModels, ::testing::Values("resnet", "densenet", "efficientnet"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include "kernels/format/DwhcTilesAvx512.hpp"
 #include "kernels/format/PlanarKernels.hpp"
 
+#include <cstring>
+
 namespace qaic::kernels::format {
 namespace {
 
@@ -17,6 +19,16 @@ using ir::UserLayout;
 template <bool kHalf, bool kToDevice>
 void contiguous(const DeviceGeometry& g, float* user, typename DeviceIo<kHalf>::Element* device) {
   const int64_t total = g.depth * g.channels * g.height * g.width;
+  if constexpr (!kHalf) {
+    // The same bytes in the same order: the C library's copy (wide stores, non-temporal ones
+    // for large buffers) beats any loop of ours.
+    if constexpr (kToDevice) {
+      std::memcpy(device, user, static_cast<std::size_t>(total) * sizeof(float));
+    } else {
+      std::memcpy(user, device, static_cast<std::size_t>(total) * sizeof(float));
+    }
+    return;
+  }
   int64_t i = 0;
   for (; i < total; i += 8) {
     const int64_t n = total - i < 8 ? total - i : 8;

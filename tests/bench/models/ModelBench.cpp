@@ -62,6 +62,8 @@ QAIC_MODEL_BENCH(BM_ConvNeXtTiny, "convnext_tiny_full")
 QAIC_MODEL_BENCH(BM_BertBase4Layers, "bert_base_full")
 QAIC_MODEL_BENCH(BM_ResNet18, "resnet18_full")
 QAIC_MODEL_BENCH(BM_MobileNetV2, "mobilenet_v2_full")
+QAIC_MODEL_BENCH(BM_DenseNet121, "densenet121_full")
+QAIC_MODEL_BENCH(BM_EfficientNetB0, "efficientnet_b0_full")
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 //   TinySyncVsFutexInterleaved  the two in alternating blocks, medians compared (the goal's ratio)
 //   Throughput/threads:4     4 application threads sharing a set of setSize 10
 //   Dma64MiB                 a 64 MiB input and output in DMA buffers through one inference
+//   Heap64MiB                the same through heap buffers (the runtime's staging, one copy each way)
 //   Memcpy64MiBBaseline      copying 64 MiB in and 64 MiB out
 //   SharedInput64MiBTwoDevices  one 64 MiB input in device 0's DMA buffer, given by its dma-buf
 //                            descriptor to a set on device 1 too: one inference on each device
@@ -141,6 +142,23 @@ void Dma64MiB(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * k64MiB));
 }
 BENCHMARK(Dma64MiB)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The same with heap buffers: the runtime copies into its staging buffer objects and back.
+void Heap64MiB(benchmark::State& state) {
+  auto set = InferenceSet::Factory(session->context, compileRelu("heap64", k64MiB / sizeof(float)), 0, 1, 1);
+  std::vector<uint8_t> in(k64MiB, 0), out(k64MiB);
+  auto heap = [](std::vector<uint8_t>& bytes) {
+    QBuffer b;
+    b.type = QBUFFER_TYPE_HEAP;
+    b.buf = bytes.data();
+    b.size = bytes.size();
+    return b;
+  };
+  uint64_t id = 0;
+  for (auto _ : state) inferOnce(*set, {heap(in), heap(out)}, ++id, state);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * k64MiB));
+}
+BENCHMARK(Heap64MiB)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void Memcpy64MiBBaseline(benchmark::State& state) {
   std::vector<uint8_t> user(k64MiB, 1), device(k64MiB), back(k64MiB);

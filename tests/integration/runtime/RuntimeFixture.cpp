@@ -16,7 +16,10 @@
 namespace qaic::rt::test {
 
 void RuntimeTest::SetUp() {
-  emulator_ = std::make_unique<testing::EmulatorProcess>(emulatorConfig());
+  testing::EmulatorOptions options;
+  options.config = emulatorConfig();
+  options.arguments = emulatorArguments();
+  emulator_ = std::make_unique<testing::EmulatorProcess>(options);
   ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
 }
 

@@ -29,6 +29,8 @@ class RuntimeTest : public ::testing::Test {
  protected:
   // The emulator's JSON configuration (docs/emulator.md); empty means the default device.
   virtual std::string emulatorConfig() const { return {}; }
+  // More qaic-emu arguments (e.g. --trace-requests).
+  virtual std::vector<std::string> emulatorArguments() const { return {}; }
 
   void SetUp() override;
   void TearDown() override;

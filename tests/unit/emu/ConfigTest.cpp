@@ -54,11 +54,13 @@ TEST(Config, ModuleParametersAreSetAsModprobeWould) {
   EXPECT_NE(fails(R"({"module_parameters": {"mhi_timeout_ms": 99999999999}})").find("out of range"), std::string::npos);
 }
 
-// Configurations written for the NSP thread pool keep loading; the key has no effect any more.
-TEST(Config, ComputeThreadsIsAcceptedForOldConfigurations) {
+// compute_threads sizes the compute pool every NSP shares; 0 (the default) means the host's cores.
+TEST(Config, ComputeThreadsSizesTheComputePool) {
   EmuConfig c = parseConfig(R"({"compute_threads": 4, "semaphore_timeout_ms": 300})", "cfg.json");
+  EXPECT_EQ(c.computeThreads, 4u);
   EXPECT_EQ(c.semaphoreTimeoutMs, 300u);
   ASSERT_EQ(c.devices.size(), 1u);
+  EXPECT_EQ(parseConfig("{}", "cfg.json").computeThreads, 0u);
 }
 
 void expectError(const char* text, const char* fragment) {
@@ -83,6 +85,7 @@ TEST(Config, ErrorsNameTheFileAndField) {
   expectError(R"({"nodes": {"group": "no-such-group-here"}})", "nodes.group");
   expectError(R"({"semaphore_timeout_ms": -1})", "semaphore_timeout_ms");
   expectError(R"({"compute_threads": "many"})", "compute_threads");
+  expectError(R"({"compute_threads": 257})", "compute_threads");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // (ConstantPacking.hpp): results stay right while memory shrinks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "GraphBuilder.hpp"
@@ -107,6 +108,86 @@ TEST(KernelsMemoryPlan, SharedPackingRewritesAConstantOnceAndStaysCorrect) {
   const auto outputs = runGraph(convNet(true), input, constants.lookup(), shared);
   EXPECT_EQ(outputs[0].values<float>(), expected);
   EXPECT_EQ(outputs[1].values<float>(), weights);
+}
+
+// Bound io memory is the tensors' own; a run given views of other memory (the emulated NSP
+// reading a client's DMA buffer) gets a plan of its own over them where that costs less memory
+// than the copies it saves, copies otherwise, and always copies views that alias one another.
+TEST(KernelsMemoryPlan, ReboundPlansReadAndWriteOtherMemoryInPlace) {
+  constexpr std::size_t kN = 1024;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {static_cast<int64_t>(kN)})
+      .op("r", "relu", {{"src", "x"}}, {{"dst", "y"}})
+      .output("y", "TL_FLOAT", {static_cast<int64_t>(kN)});
+  std::vector<float> boundIn(kN), boundOut(kN);
+  BuildOptions options;
+  options.inputMemory = {{boundIn.data(), kN * sizeof(float)}};
+  options.outputMemory = {{boundOut.data(), kN * sizeof(float)}};
+  options.reboundPlans = 2;
+  auto program = HostProgram::build(g.graph(), nullptr, options);
+  auto relu = [&](std::vector<float>& in, std::vector<float>& out) {
+    TensorView x{ir::DType::Float, {static_cast<int64_t>(kN)}, in.data(), in.size() * sizeof(float)};
+    TensorView y{ir::DType::Float, {static_cast<int64_t>(kN)}, out.data(), out.size() * sizeof(float)};
+    program->run(std::span(&x, 1), std::span(&y, 1));
+  };
+  auto expectRelu = [](const std::vector<float>& x, const std::vector<float>& y) {
+    for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(y[i], std::max(x[i], 0.0f)) << i;
+  };
+  const auto x = randomFloats(kN, 11);
+  // Two further memory pairs get plans of their own: nothing copied, results right.
+  std::vector<float> in1 = x, out1(kN), in2 = x, out2(kN);
+  for (int round = 0; round < 2; ++round) {
+    relu(in1, out1);
+    EXPECT_TRUE(program->inPlace(ir::Direction::In, 0));
+    EXPECT_TRUE(program->inPlace(ir::Direction::Out, 0));
+    expectRelu(x, out1);
+    relu(in2, out2);
+    EXPECT_TRUE(program->inPlace(ir::Direction::In, 0));
+    expectRelu(x, out2);
+  }
+  EXPECT_TRUE(std::all_of(boundOut.begin(), boundOut.end(), [](float v) { return v == 0.0f; }));
+  // A third pair finds the plans used up: copied, still right.
+  std::vector<float> in3 = x, out3(kN);
+  relu(in3, out3);
+  EXPECT_FALSE(program->inPlace(ir::Direction::In, 0));
+  EXPECT_FALSE(program->inPlace(ir::Direction::Out, 0));
+  expectRelu(x, out3);
+  // Input and output in the same memory: copied in, computed, copied out.
+  std::vector<float> both = x;
+  relu(both, both);
+  EXPECT_FALSE(program->inPlace(ir::Direction::In, 0));
+  EXPECT_FALSE(program->inPlace(ir::Direction::Out, 0));
+  expectRelu(x, both);
+  // Partly overlapping: the output starts a quarter into the input.
+  std::vector<float> wide(kN + kN / 4);
+  std::copy(x.begin(), x.end(), wide.begin());
+  TensorView xv{ir::DType::Float, {static_cast<int64_t>(kN)}, wide.data(), kN * sizeof(float)};
+  TensorView yv{ir::DType::Float, {static_cast<int64_t>(kN)}, wide.data() + kN / 4, kN * sizeof(float)};
+  program->run(std::span(&xv, 1), std::span(&yv, 1));
+  EXPECT_FALSE(program->inPlace(ir::Direction::In, 0));
+  for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(wide[kN / 4 + i], std::max(x[i], 0.0f)) << i;
+}
+
+// A plan whose own activations outweigh the bytes a rebinding saves is not duplicated.
+TEST(KernelsMemoryPlan, NoReboundPlanWhenItCostsMoreThanTheCopies) {
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {16})
+      .op("a", "relu", {{"src", "x"}}, {{"dst", "t"}})
+      .op("wide", "tile", {{"src", "t"}}, {{"dst", "u"}}, {{"repeats", {4096}}})
+      .op("sum", "reduce", {{"src", "u"}}, {{"dst", "y"}}, {{"reduce_op", "sum"}, {"axes", {0}}, {"keepdims", true}})
+      .output("y", "TL_FLOAT", {1});
+  std::vector<float> boundIn(16);
+  BuildOptions options;
+  options.inputMemory = {{boundIn.data(), sizeof(float) * 16}};
+  options.reboundPlans = 4;
+  auto program = HostProgram::build(g.graph(), nullptr, options);
+  ASSERT_GT(program->activationBytes(), 16 * sizeof(float));
+  std::vector<float> in(16, 1.0f), out(1);
+  TensorView x{ir::DType::Float, {16}, in.data(), sizeof(float) * 16};
+  TensorView y{ir::DType::Float, {1}, out.data(), sizeof(float)};
+  program->run(std::span(&x, 1), std::span(&y, 1));
+  EXPECT_FALSE(program->inPlace(ir::Direction::In, 0));
+  EXPECT_EQ(out[0], 16.0f * 4096.0f);
 }
 
 }  // namespace
