@@ -28,6 +28,26 @@ class ModuleParameterTest : public EmuTest {
     auto r = parameters().write(name, value);
     ASSERT_TRUE(r) << r.message();
   }
+
+  // Activates the relu program on `node` and puts one EXECUTE_BO request on its DBC with the NSP
+  // hung, so that the request stays in flight; the rig's output slot "y" is the BO to wait on.
+  struct HungRequest {
+    uint32_t dbc = 0;
+    std::unique_ptr<container::QpcImage> image;
+    std::unique_ptr<InferenceRig> rig;
+  };
+  HungRequest startHungRequest(const DeviceNode& node) {
+    HungRequest hung;
+    hung.dbc = activateRelu(node);
+    hung.image = container::QpcImage::fromBytes(relu_, "relu");
+    hung.rig = std::make_unique<InferenceRig>(node, *hung.image, 0, hung.dbc);
+    hung.rig->attachAll();
+    hung.rig->writeRequestDescriptor(1);
+    EXPECT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "1"));
+    auto executed = node.execute(hung.dbc, hung.rig->executeEntries());
+    EXPECT_TRUE(executed) << executed.message();
+    return hung;
+  }
 };
 
 TEST_F(ModuleParameterTest, AllFiveArePresentWithMainlineModesAndDefaults) {
@@ -84,13 +104,9 @@ TEST_F(ConfiguredParameters, TheConfigurationSetsThemAtStart) {
 // sits far from both so that a loaded machine cannot blur them.
 TEST_F(ConfiguredParameters, WaitBoWithTimeoutZeroWaitsTheParameter) {
   auto node = openNode();
-  const uint32_t dbc = activateRelu(node);
-  auto image = container::QpcImage::fromBytes(relu_, "relu");
-  InferenceRig rig(node, *image, 0, dbc);
-  rig.attachAll();
-  rig.writeRequestDescriptor(1);
-  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "1"));
-  ASSERT_TRUE(node.execute(dbc, rig.executeEntries()));
+  const HungRequest hung = startHungRequest(node);
+  const uint32_t dbc = hung.dbc;
+  const InferenceRig& rig = *hung.rig;
   const auto start = Clock::now();
   auto waited = node.waitBo(rig.slot("y").handle, dbc, 0);
   const auto elapsed = Clock::now() - start;
@@ -159,7 +175,7 @@ TEST_F(ModuleParameterTest, EveryControlTransactionGivesUpAfterControlRespTimeou
          auto r = queryDeviceStatus(node);
          return r ? Result<void>() : Result<void>(r.sysError());
        }},
-      {"resource group",
+      {"resource-group",
        [&]() -> Result<void> {
          auto r = resourceGroup(node, reserve);
          return r ? Result<void>() : Result<void>(r.sysError());
@@ -183,13 +199,9 @@ TEST_F(ModuleParameterTest, EveryControlTransactionGivesUpAfterControlRespTimeou
 TEST_F(ModuleParameterTest, AHungNspHoldsNoControlCallPastControlRespTimeout) {
   auto node = openNode();
   set("control_resp_timeout_s", "1");
-  const uint32_t dbc = activateRelu(node, 1);
-  auto image = container::QpcImage::fromBytes(relu_, "relu");
-  InferenceRig rig(node, *image, 0, dbc);
-  rig.attachAll();
-  rig.writeRequestDescriptor(1);
-  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "1"));
-  ASSERT_TRUE(node.execute(dbc, rig.executeEntries()));
+  const HungRequest hung = startHungRequest(node);
+  const uint32_t dbc = hung.dbc;
+  const InferenceRig& rig = *hung.rig;
   auto stillHung = node.waitBo(rig.slot("y").handle, dbc, 200);
   ASSERT_EQ(stillHung.error(), ETIMEDOUT) << "the request is not held by the hung NSP: " << stillHung.message();
 

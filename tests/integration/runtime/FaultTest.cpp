@@ -59,6 +59,15 @@ class FaultTest : public RuntimeTest {
     return status;
   }
 
+  // Hangs the NSP and submits `h` (taken from `set`) over x and y as request `id`: the request
+  // stays in flight until a fault ends it.
+  void submitHeld(InferenceSet& set, shInferenceHandle& h, uint64_t id, std::vector<float>& x, std::vector<float>& y) {
+    writeSysfs(driver::sysfs::kFaultNspHang, "1");
+    ASSERT_EQ(set.getAvailable(h, 1'000'000), QS_SUCCESS);
+    h->setBuffers({heapBuffer(x), heapBuffer(y)});
+    set.submit(h, id);
+  }
+
   Network network_;
   std::shared_ptr<Context> context_;
   Reported reported_;
@@ -133,15 +142,10 @@ long long msSince(std::chrono::steady_clock::time_point start) {
 // so does every later call. The NSP is hung first so that the requests are surely in flight.
 TEST_F(LostDeviceTest, KilledEmulatorEndsWaitingAndLaterCallsAsARemovedDevice) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 2, 1);
-  writeSysfs(driver::sysfs::kFaultNspHang, "1");
   std::vector<float> x1(16, 1.0f), y1(16), x2(16, 2.0f), y2(16);
   shInferenceHandle first, second;
-  ASSERT_EQ(set->getAvailable(first, 1'000'000), QS_SUCCESS);
-  ASSERT_EQ(set->getAvailable(second, 1'000'000), QS_SUCCESS);
-  first->setBuffers({heapBuffer(x1), heapBuffer(y1)});
-  second->setBuffers({heapBuffer(x2), heapBuffer(y2)});
-  set->submit(first, 1);
-  set->submit(second, 2);
+  ASSERT_NO_FATAL_FAILURE(submitHeld(*set, first, 1, x1, y1));
+  ASSERT_NO_FATAL_FAILURE(submitHeld(*set, second, 2, x2, y2));
   ASSERT_EQ(set->waitForCompletion(first, 200'000), QS_TIMEDOUT) << "the device is hung, not gone";
 
   // One waiter leads the interrupt (waits on the window's futex), the other sleeps on its handle.
@@ -207,12 +211,9 @@ TEST_F(LostDeviceTest, KilledEmulatorEndsWaitingAndLaterCallsAsARemovedDevice) {
 
 TEST_F(ResetTest, ResetWhileInFlightIsReportedAsAReset) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
-  writeSysfs(driver::sysfs::kFaultNspHang, "1");  // keeps the request in flight until the reset
   std::vector<float> x(16, 1.0f), y(16);
   shInferenceHandle h;
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-  h->setBuffers({heapBuffer(x), heapBuffer(y)});
-  set->submit(h, 1);
+  ASSERT_NO_FATAL_FAILURE(submitHeld(*set, h, 1, x, y));  // in flight until the reset
   EXPECT_EQ(set->waitForCompletion(h, 100'000), QS_TIMEDOUT) << "the device is hung";
   writeSysfs(driver::sysfs::kFaultReset, "1");
   EXPECT_EQ(set->waitForCompletion(h, 10'000'000), QS_DEV_RESET) << h->getErrorMessage();
