@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "base/InstanceLock.hpp"
 #include "driver/DeviceProtocol.hpp"
 
 namespace qaic::emu {
@@ -36,7 +37,18 @@ void removeTree(const std::string& dir) {
 }
 
 // Instance directories are named qaic-emu.<pid>.XXXXXX; those of dead emulators (killed, or
-// crashed) are removed so tmpfs memory does not pile up.
+// crashed) are removed so tmpfs memory does not pile up. A directory whose instance lock is free
+// is dead even while its emulator is a zombie not yet reaped (its descriptors closed as it
+// exited); one without the lock (an instance being created, or an older emulator's) is dead
+// only when no process has its pid.
+bool instanceIsDead(const std::string& dir, pid_t pid) {
+  if (auto lock = openInstanceLock(dir + "/" + driver::kInstanceLockName)) {
+    auto held = instanceLockHeld(lock->get());
+    return held && !*held;
+  }
+  return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 void removeDeadInstances(const std::string& base) {
   DIR* d = opendir(base.c_str());
   if (d == nullptr) return;
@@ -50,7 +62,7 @@ void removeDeadInstances(const std::string& base) {
     char* end = nullptr;
     const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
     if (end != name.c_str() + dot || pid <= 0) continue;
-    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) dead.push_back(base + "/" + name);
+    if (instanceIsDead(base + "/" + name, static_cast<pid_t>(pid))) dead.push_back(base + "/" + name);
   }
   closedir(d);
   for (const auto& dir : dead) removeTree(dir);
@@ -66,7 +78,12 @@ std::unique_ptr<ShmDirectory> ShmDirectory::create(const std::string& base) {
   if (mkdtemp(buf.data()) == nullptr) throw std::system_error(errno, std::generic_category(), "creating " + templ);
   std::string path(buf.data());
   chmod(path.c_str(), driver::kShmDirMode);
-  return std::unique_ptr<ShmDirectory>(new ShmDirectory(std::move(path)));
+  auto lock = createHeldInstanceLock(path + "/" + driver::kInstanceLockName, driver::kInstanceLockMode);
+  if (!lock) {
+    removeTree(path);
+    throw std::system_error(lock.error(), std::generic_category(), lock.sysError().context);
+  }
+  return std::unique_ptr<ShmDirectory>(new ShmDirectory(std::move(path), std::move(lock.value())));
 }
 
 // Files still present belong to objects that outlived the instance; remove them with it.

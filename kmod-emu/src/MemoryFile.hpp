@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "base/UniqueFd.hpp"
+
 namespace qaic::emu {
 
 // A mapped memory file; unlinks and unmaps itself when destroyed.
@@ -37,7 +39,8 @@ class MemoryFile {
 };
 
 // /dev/shm/qaic-emu.<pid>.XXXXXX (mode 0711), removed with everything in it when destroyed;
-// create() first removes the directories of emulators that no longer run.
+// create() first removes the directories of emulators that no longer run. The instance holds
+// its instance lock (driver::kInstanceLockName) from create() until it is destroyed, or dies.
 class ShmDirectory {
  public:
   // Throws std::system_error when the directory cannot be created.
@@ -52,8 +55,9 @@ class ShmDirectory {
                                          int& error) const;
 
  private:
-  explicit ShmDirectory(std::string path) : path_(std::move(path)) {}
+  ShmDirectory(std::string path, UniqueFd lock) : path_(std::move(path)), lock_(std::move(lock)) {}
   std::string path_;
+  UniqueFd lock_;  // closed after the directory is gone
 };
 
 }  // namespace qaic::emu

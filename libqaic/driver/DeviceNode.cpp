@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <xf86drm.h>
 
+#include "base/InstanceLock.hpp"
 #include "driver/Ptracer.hpp"
 #include "driver/SysfsNames.hpp"
 
@@ -21,12 +22,33 @@ Result<DeviceNode> DeviceNode::open(const DeviceRoot& root, unsigned index, int 
   if (driver != "qaic") return SysError{ENODEV, "open " + path + ": its driver is '" + driver + "', not qaic"};
   SysfsDevice sysfs(root, index);
   std::filesystem::path shmDir;
+  UniqueFd instanceLock;
   if (auto dir = sysfs.read(driver::sysfs::kEmuShmDir)) {
     shmDir = *dir;
     // Without the declaration the emulator cannot read our ioctl arguments: fail here, clearly.
     if (auto traced = declareEmulatorPtracer(sysfs); !traced) return traced.sysError();
+    // An emulator too old to mark its instance has none; its loss then shows only in ioctls.
+    if (auto lock = openInstanceLock((shmDir / kInstanceLockName).string()))
+      instanceLock = std::move(lock.value());
+    else if (lock.error() != ENOENT)
+      return SysError{lock.error(), "open " + path + ": " + lock.sysError().context};
   }
-  return DeviceNode(std::move(fd), index, std::move(sysfs), std::move(shmDir));
+  DeviceNode node(std::move(fd), index, path, std::move(sysfs), std::move(shmDir), std::move(instanceLock));
+  // The emulator may have died between our open and the lock's.
+  if (auto present = node.checkPresent(); !present) return present.sysError();
+  return node;
+}
+
+std::string DeviceNode::name() const { return "device " + std::to_string(index_) + " (" + path_ + ")"; }
+
+Result<void> DeviceNode::checkPresent() const {
+  if (!*instanceLock_) return {};
+  auto held = instanceLockHeld(instanceLock_->get());
+  if (!held) return SysError{held.error(), name() + ": " + held.sysError().context};
+  if (!*held)
+    return SysError{
+        ENODEV, name() + " is gone: the qaic-emu serving it (shared memory " + shmDir_.string() + ") no longer runs"};
+  return {};
 }
 
 Result<void> DeviceNode::rawIoctl(unsigned long request, void* argument, const char* name) const {

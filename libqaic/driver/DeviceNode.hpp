@@ -44,6 +44,15 @@ class DeviceNode {
   // The emulator's shared-memory directory; empty for a real device.
   const std::filesystem::path& shmDir() const { return shmDir_; }
   bool isEmulated() const { return !shmDir_.empty(); }
+  // "device 0 (/root/dev/accel/accel0)", for messages.
+  std::string name() const;
+
+  // ENODEV naming the device once the device behind this open node is gone, as the kernel's
+  // removal answers every later ioctl; nothing while it is there. On the emulated device the
+  // emulator that serves it must be alive (its instance lock, DeviceProtocol.hpp): one fcntl, no
+  // round trip through FUSE, so a hung but living emulator is still there (a slow device is a
+  // timeout, a dead one never is). A real device's removal shows in its ioctls' ENODEV instead.
+  Result<void> checkPresent() const;
 
   // MANAGE: sends buffer's transactions; on success buffer holds the reply (len and count updated).
   Result<void> manage(ManageBuffer& buffer) const;
@@ -76,18 +85,23 @@ class DeviceNode {
   Result<void> rawIoctl(unsigned long request, void* argument, const char* name) const;
 
  private:
-  DeviceNode(UniqueFd fd, unsigned index, SysfsDevice sysfs, std::filesystem::path shmDir)
+  DeviceNode(UniqueFd fd, unsigned index, std::string path, SysfsDevice sysfs, std::filesystem::path shmDir,
+             UniqueFd instanceLock)
       : fd_(std::make_shared<UniqueFd>(std::move(fd))),
         index_(index),
+        path_(std::move(path)),
         sysfs_(std::move(sysfs)),
-        shmDir_(std::move(shmDir)) {}
+        shmDir_(std::move(shmDir)),
+        instanceLock_(std::make_shared<UniqueFd>(std::move(instanceLock))) {}
   // libdrm's drmIoctl, which retries EINTR and EAGAIN: for the calls that never answer EAGAIN.
   Result<void> drmCall(unsigned long request, void* argument, const char* name) const;
 
   std::shared_ptr<UniqueFd> fd_;
   unsigned index_ = 0;
+  std::string path_;
   SysfsDevice sysfs_;
   std::filesystem::path shmDir_;
+  std::shared_ptr<UniqueFd> instanceLock_;  // the serving emulator's; empty for a real device
 };
 
 }  // namespace qaic::driver

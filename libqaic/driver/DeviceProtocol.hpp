@@ -21,6 +21,11 @@ inline constexpr std::size_t kPageSize = 4096;
 inline constexpr const char* kBoFilePrefix = "bo-";
 inline constexpr unsigned kShmDirMode = 0711;  // others may traverse but not list
 inline constexpr unsigned kMemoryFileMode = 0600;
+// "instance.lock" inside emu_shm_dir: the running emulator holds its lock (base/InstanceLock.hpp)
+// for as long as it lives, so a client sees a killed emulator's devices as gone at once, and a new
+// emulator removes the directories of dead ones, zombie or not.
+inline constexpr const char* kInstanceLockName = "instance.lock";
+inline constexpr unsigned kInstanceLockMode = 0644;
 
 constexpr uint64_t alignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;

@@ -1,8 +1,12 @@
 #include "driver/DeviceRoot.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <system_error>
 
 namespace qaic::driver {
@@ -45,6 +49,14 @@ std::vector<unsigned> DeviceRoot::listDevices() const {
   }
   std::sort(indices.begin(), indices.end());
   return indices;
+}
+
+std::string DeviceRoot::lostServer() const {
+  struct stat st {};
+  const auto dev = root_ / "dev";
+  if (::stat(dev.c_str(), &st) == 0 || errno != ENOTCONN) return {};
+  return "the devices under " + root_.string() + " are gone: the file system serving them is not connected (" +
+         dev.string() + ": " + std::strerror(ENOTCONN) + "; was qaic-emu killed?)";
 }
 
 }  // namespace qaic::driver

@@ -21,6 +21,11 @@ class DeviceRoot {
   // no devices; entries whose names are not exactly accel<decimal> are ignored.
   std::vector<unsigned> listDevices() const;
 
+  // Why the devices under this root are gone when the file system serving them is: its FUSE
+  // connection is closed (ENOTCONN, the emulator was killed or its connection aborted), so
+  // nothing under it answers. Empty while it serves, and for a root that is not such a mount.
+  std::string lostServer() const;
+
  private:
   std::filesystem::path root_;
 };

@@ -36,15 +36,21 @@ void ContextImpl::openDevices(const std::vector<QID>& devices) {
     // Partitions are other processes' leases (or this one's, named explicitly), not devices.
     for (unsigned index : root_.listDevices())
       if (index < driver::kFirstPartitionId) wanted.push_back(index);
-    if (wanted.empty())
+    if (wanted.empty()) {
+      if (const std::string lost = root_.lostServer(); !lost.empty()) throw Error(QS_DEV_REMOVED, lost);
       throw Error(QS_NODEV, "no accel device under " + (root_.path() / "dev/accel").string() +
                                 " (is the device or qaic-emu running, is QAIC_ROOT right?)");
+    }
   }
   for (QID id : wanted) {
     if (nodes_.count(id)) continue;
     auto node = driver::DeviceNode::open(root_, id);
-    if (!node)
-      throw Error(node.error() == ENOENT ? QS_NODEV : QS_ERROR, "device " + std::to_string(id) + ": " + node.message());
+    if (!node) {
+      // ENOTCONN: the emulator behind the root is gone. ENODEV stays QS_ERROR here: it also
+      // means a node of another driver.
+      const QStatus status = node.error() == ENOENT ? QS_NODEV : node.error() == ENOTCONN ? QS_DEV_REMOVED : QS_ERROR;
+      throw Error(status, "device " + std::to_string(id) + ": " + node.message());
+    }
     nodes_.emplace(id, std::make_shared<const driver::DeviceNode>(std::move(node.value())));
     deviceIds_.push_back(id);
   }

@@ -97,8 +97,9 @@ void Pipeline::addHandle(HandleImpl& handle) {
   auto staging = [&](uint64_t bytes) {
     auto bo = driver::BufferObject::create(*node_, bytes);
     if (!bo)
-      throw Error(statusForBufferObjectErrno(bo.error()),
-                  "staging buffer for handle " + std::to_string(handle.index()) + ": " + bo.message());
+      throw Error(
+          statusForBufferObjectErrno(bo.error()),
+          "staging buffer for handle " + std::to_string(handle.index()) + " on " + node_->name() + ": " + bo.message());
     return std::move(bo.value());
   };
   handle.inputBo.emplace(staging(layout_.inputStagingBytes));

@@ -109,6 +109,7 @@ uint16_t RequestRing::nextReqIdLocked() {
 
 void RequestRing::submit(HandleImpl& handle, uint64_t requestId, std::vector<driver::RequestElement> elements) {
   std::unique_lock lock(mutex_);
+  if (!deviceGone_.empty()) throw Error(QS_DEV_REMOVED, deviceGone_);
   if (!active_ || !window_) throw Error(QS_CANCELED, what_ + " is not active");
   if (elements.size() >= window_->queueSize())
     throw Error(QS_INCOMPATIBLE, "a request of " + std::to_string(elements.size()) +
@@ -122,6 +123,7 @@ void RequestRing::submit(HandleImpl& handle, uint64_t requestId, std::vector<dri
         Clock::now() >= giveUp)
       throw Error(QS_TIMEDOUT, "the request ring of DBC " + std::to_string(dbcId_) + " stayed full for " +
                                    std::to_string(config_.timeout.count()) + " ms");
+    if (!deviceGone_.empty()) throw Error(QS_DEV_REMOVED, deviceGone_);
     if (!active_ || !window_) throw Error(QS_CANCELED, "the activation was deactivated");
   }
   const uint16_t reqId = nextReqIdLocked();
@@ -138,6 +140,9 @@ RequestRing::Clock::time_point RequestRing::nextDeadline() const {
   std::lock_guard lock(mutex_);
   auto next = Clock::time_point::max();
   for (const auto& [id, request] : inFlight_) next = std::min(next, request.deadline);
+  // Wake up to see that the device is still there: a request submitted while the completion
+  // thread sleeps does not shorten its sleep, and nothing else would end it on a dead device.
+  if (deviceGone_.empty()) next = std::min(next, nextPresenceCheck_);
   return next;
 }
 
@@ -210,10 +215,24 @@ void RequestRing::drain() {
       endAllLocked(QS_DEV_REMOVED, device + " was removed", ended);
     else if (status == driver::DeviceStatus::Resetting)
       endAllLocked(QS_DEV_RESET, device + " reset while the request was in flight", ended);
+    checkDevicePresentLocked(Clock::now(), ended);
     retryOrExpireLocked(Clock::now(), ended);
     changed_.notify_all();
   }
   report(ended);
+}
+
+void RequestRing::checkDevicePresentLocked(Clock::time_point now, std::vector<EndedRequest>& out) {
+  // The window of a killed emulator stays mapped and silent: its status register never changes.
+  if (deviceGone_.empty()) {
+    if (now < nextPresenceCheck_) return;
+    nextPresenceCheck_ = now + kPresenceCheckPeriod;
+    auto present = node_->checkPresent();
+    if (present || present.error() != ENODEV) return;
+    deviceGone_ = what_ + ": " + present.message();
+    context_.log(QL_ERROR, deviceGone_);
+  }
+  endAllLocked(QS_DEV_REMOVED, deviceGone_, out);
 }
 
 void RequestRing::report(std::vector<EndedRequest>& ended) {

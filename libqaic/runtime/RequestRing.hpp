@@ -99,18 +99,23 @@ class RequestRing {
 
   // Puts one request on the ring under a fresh req_id, waiting for room at most one timeout.
   // Throws Error: QS_CANCELED (not active), QS_INCOMPATIBLE (more elements than the ring holds),
-  // QS_TIMEDOUT (the ring stayed full), QS_DEV_REMOVED or QS_ERROR (the window refused).
+  // QS_TIMEDOUT (the ring stayed full), QS_DEV_REMOVED (the device is gone) or QS_ERROR (the
+  // window refused).
   // `requestId` (the user's) only names the request in the log.
   void submit(HandleImpl& handle, uint64_t requestId, std::vector<driver::RequestElement> elements);
 
-  // Takes every response, checks the device status and the deadlines (retrying what timed out),
-  // then reports what ended. The completion thread's work; a leading waiter does it too.
+  // Takes every response, checks the device status, that the device is still there, and the
+  // deadlines (retrying what timed out), then reports what ended. The completion thread's work; a leading waiter does it too.
   void drain();
 
   // A synchronous waiter's way to the interrupt: the window while a waiter may lead (active and
   // leadable), else null.
   std::shared_ptr<driver::DbcWindow> leadableWindow() const;
   InterruptLeader& interruptLeader() { return leader_; }
+
+  // How often a drain looks whether the device is still there (nextDeadline() wakes the
+  // completion thread for it; a leading waiter sleeps no longer).
+  static constexpr std::chrono::milliseconds kPresenceCheckPeriod{100};
 
  private:
   struct Request {
@@ -126,6 +131,9 @@ class RequestRing {
   Clock::time_point nextDeadline() const;
   void endAllLocked(QStatus status, const std::string& why, std::vector<EndedRequest>& out);
   void retryOrExpireLocked(Clock::time_point now, std::vector<EndedRequest>& out);
+  // A lost device (DeviceNode::checkPresent, at most every kPresenceCheckPeriod): every request
+  // ends with QS_DEV_REMOVED and so does every later submission.
+  void checkDevicePresentLocked(Clock::time_point now, std::vector<EndedRequest>& out);
   void report(std::vector<EndedRequest>& ended);
 
   RingOwner& owner_;
@@ -143,6 +151,8 @@ class RequestRing {
   bool active_ = false;
   std::map<uint16_t, Request> inFlight_;
   uint16_t nextReqId_ = 0;
+  Clock::time_point nextPresenceCheck_{};
+  std::string deviceGone_;  // why the device is gone, once it is
   InterruptLeader leader_;
   std::unique_ptr<CompletionEngine> engine_;  // last: its thread stops before the rest goes
 };

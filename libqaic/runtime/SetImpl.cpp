@@ -172,7 +172,7 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lo
     // under this lock and only then wakes the leader, so the wake-up finds a newer word.
     const uint32_t ticket = leader.ticket();
     lock.unlock();
-    leader.await(ticket, deadline, CompletionEngine::kIdleWake);
+    leader.await(ticket, deadline, RequestRing::kPresenceCheckPeriod);  // the drain checks the device
     ring.drain();
     lock.lock();
   }

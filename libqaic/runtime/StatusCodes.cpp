@@ -11,7 +11,10 @@ QStatus statusForErrno(int error) {
     case ENOSPC:
     case ENOMEM: return QS_NO_RESOURCES;
     case ENODEV:
-    case ENXIO: return QS_DEV_REMOVED;
+    case ENXIO:
+    case ENOTCONN:  // the emulator behind a FUSE node is gone (its connection closed)
+      return QS_DEV_REMOVED;
+    case ETIMEDOUT: return QS_TIMEDOUT;  // the firmware did not answer within control_resp_timeout_s
     case EINVAL:
     case EBADMSG:
     case ENOEXEC:

@@ -8,8 +8,10 @@
 
 namespace qaic::rt {
 
-// ENOSPC, ENOMEM: QS_NO_RESOURCES; ENODEV, ENXIO: QS_DEV_REMOVED; EINVAL, EBADMSG, ENOEXEC, E2BIG
-// (a container or request the device refuses): QS_INCOMPATIBLE; anything else QS_ERROR.
+// ENOSPC, ENOMEM: QS_NO_RESOURCES; ENODEV, ENXIO, ENOTCONN (the emulator behind the node is
+// gone): QS_DEV_REMOVED; ETIMEDOUT (no firmware answer within control_resp_timeout_s):
+// QS_TIMEDOUT; EINVAL, EBADMSG, ENOEXEC, E2BIG (a container or request the device refuses):
+// QS_INCOMPATIBLE; anything else QS_ERROR.
 QStatus statusForErrno(int error);
 
 // A buffer object the device would not create: QS_NO_RESOURCES unless the device went away.

@@ -30,9 +30,12 @@ std::vector<QID> Util::getDeviceIds() {
 QDevInfo Util::getDeviceInfo(QID id) {
   const auto root = driver::DeviceRoot::fromEnvironment();
   std::error_code ec;
-  if (!std::filesystem::exists(root.nodePath(id), ec))
+  if (!std::filesystem::exists(root.nodePath(id), ec)) {
+    if (const std::string lost = root.lostServer(); !lost.empty())
+      throw Error(QS_DEV_REMOVED, "device " + std::to_string(id) + ": " + lost);
     throw Error(QS_NODEV, "device " + std::to_string(id) + ": no " + root.nodePath(id).string() +
                               " (is the device or qaic-emu running, is QAIC_ROOT right?)");
+  }
   const driver::SysfsDevice sysfs(root, id);
   const std::string where = "device " + std::to_string(id) + ": ";
   auto text = [&](const std::string& name) {

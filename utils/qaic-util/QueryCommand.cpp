@@ -268,6 +268,10 @@ int runQueryCommand(const QueryRequest& request, std::ostream& out, std::ostream
   const auto root = driver::DeviceRoot::fromEnvironment();
   std::vector<unsigned> ids = request.devices;
   if (ids.empty()) ids = root.listDevices();
+  if (const std::string lost = root.lostServer(); !lost.empty()) {
+    err << "qaic-util: error: " << lost << "\n";
+    return 1;
+  }
   if (ids.empty()) {
     err << "qaic-util: error: no devices under " << root.path().string()
         << "/dev/accel (is qaic-emu running? QAIC_ROOT selects the root)\n";

@@ -13,6 +13,7 @@
 
 #include "EmulatorProcess.hpp"
 #include "RawDevice.hpp"
+#include "driver/DeviceProtocol.hpp"
 #include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
@@ -105,6 +106,39 @@ TEST(EmuMount, StaleMountIsRecoveredAtStart) {
   EmulatorProcess emu(foreground(root.path()));
   EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuStatus), "Ready");
   EXPECT_TRUE(emu.stop()) << emu.log();
+}
+
+// The process state letter of /proc/<pid>/stat ('Z' for a zombie), or 0 when it is gone.
+char processState(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return 0;
+  const auto close = line.rfind(')');  // the command name may hold spaces and parentheses
+  return close == std::string::npos || close + 2 >= line.size() ? 0 : line[close + 2];
+}
+
+// A killed emulator that nobody has reaped yet still has its pid; its instance lock went with
+// its descriptors, so the next start removes its shared memory at once (and the stale mount on
+// the same root).
+TEST(EmuMount, NextStartRemovesAKilledInstancesSharedMemoryWhileItIsAZombie) {
+  TempDir root;
+  EmulatorProcess killed(foreground(root.path()));
+  const std::filesystem::path deadShm = killed.attribute(0, driver::sysfs::kEmuShmDir);
+  ASSERT_TRUE(std::filesystem::exists(deadShm / driver::kInstanceLockName)) << deadShm;
+  ASSERT_EQ(::kill(killed.pid(), SIGKILL), 0);  // and no wait: the test is its parent
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (processState(killed.pid()) != 'Z' && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(processState(killed.pid()), 'Z') << "the killed emulator did not become a zombie";
+
+  EmulatorProcess next(foreground(root.path()));
+  EXPECT_FALSE(std::filesystem::exists(deadShm)) << deadShm << " outlived its dead emulator";
+  EXPECT_EQ(processState(killed.pid()), 'Z') << "the dead instance was reaped meanwhile: the test proves nothing";
+  const std::filesystem::path liveShm = next.attribute(0, driver::sysfs::kEmuShmDir);
+  EXPECT_TRUE(std::filesystem::exists(liveShm / driver::kInstanceLockName)) << liveShm;
+  EXPECT_EQ(next.attribute(0, driver::sysfs::kEmuStatus), "Ready");
+  EXPECT_TRUE(next.stop()) << next.log();
+  EXPECT_FALSE(std::filesystem::exists(liveShm)) << "a clean stop leaves its shared memory behind";
 }
 
 TEST(EmuMount, DaemonReturnsOnceTheTreeIsVisible) {

@@ -1,13 +1,19 @@
 // Faults injected into the emulated device: data-path timeouts with retries, device errors,
 // removal. Each ends in a typed status and a call of the error handler, never a hang, and the
 // set stays usable where the device does.
+#include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
 
+#include "Process.hpp"
 #include "RuntimeFixture.hpp"
 #include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {
+
+using namespace std::chrono_literals;
 
 struct Reported {
   std::mutex mutex;
@@ -51,6 +57,15 @@ class FaultTest : public RuntimeTest {
       set.putCompleted(done);
     }
     return status;
+  }
+
+  // Hangs the NSP and submits `h` (taken from `set`) over x and y as request `id`: the request
+  // stays in flight until a fault ends it.
+  void submitHeld(InferenceSet& set, shInferenceHandle& h, uint64_t id, std::vector<float>& x, std::vector<float>& y) {
+    writeSysfs(driver::sysfs::kFaultNspHang, "1");
+    ASSERT_EQ(set.getAvailable(h, 1'000'000), QS_SUCCESS);
+    h->setBuffers({heapBuffer(x), heapBuffer(y)});
+    set.submit(h, id);
   }
 
   Network network_;
@@ -103,9 +118,7 @@ TEST_F(FaultTest, RemovedDeviceFailsRequestsInsteadOfHanging) {
   writeSysfs(driver::sysfs::kFaultRemove, "1");
   std::string message;
   const QStatus status = runOnce(*set, 2, y, &message);
-  EXPECT_TRUE(status == QS_DEV_REMOVED || status == QS_TIMEDOUT || status == QS_CANCELED)
-      << statusName(status) << ": " << message;
-  EXPECT_NE(status, QS_SUCCESS);
+  EXPECT_EQ(status, QS_DEV_REMOVED) << statusName(status) << ": " << message;
 }
 
 // The device's own semaphore timeout stays long here, so only the reset can end the request.
@@ -114,14 +127,93 @@ class ResetTest : public FaultTest {
   std::string emulatorConfig() const override { return {}; }
 };
 
+// The device's own semaphore timeout stays long (10 s): a hung request stays in flight.
+class LostDeviceTest : public FaultTest {
+ protected:
+  std::string emulatorConfig() const override { return {}; }
+};
+
+long long msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The emulator SIGKILLed under two waiting calls with the default data-path timeout and retries
+// (5 s x 6 tries): both end with QS_DEV_REMOVED naming the device, long before any timeout, and
+// so does every later call. The NSP is hung first so that the requests are surely in flight.
+TEST_F(LostDeviceTest, KilledEmulatorEndsWaitingAndLaterCallsAsARemovedDevice) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 2, 1);
+  std::vector<float> x1(16, 1.0f), y1(16), x2(16, 2.0f), y2(16);
+  shInferenceHandle first, second;
+  ASSERT_NO_FATAL_FAILURE(submitHeld(*set, first, 1, x1, y1));
+  ASSERT_NO_FATAL_FAILURE(submitHeld(*set, second, 2, x2, y2));
+  ASSERT_EQ(set->waitForCompletion(first, 200'000), QS_TIMEDOUT) << "the device is hung, not gone";
+
+  // One waiter leads the interrupt (waits on the window's futex), the other sleeps on its handle.
+  QStatus secondStatus = QS_SUCCESS;
+  long long secondMs = -1;
+  std::chrono::steady_clock::time_point killedAt;
+  std::atomic<bool> killed{false};
+  std::thread otherWaiter([&] {
+    secondStatus = set->waitForCompletion(second, 60'000'000);
+    while (!killed.load()) std::this_thread::sleep_for(1ms);
+    secondMs = msSince(killedAt);
+  });
+  std::this_thread::sleep_for(100ms);
+  killedAt = std::chrono::steady_clock::now();
+  emulator_->kill();
+  killed.store(true);
+  const QStatus firstStatus = set->waitForCompletion(first, 60'000'000);
+  const long long firstMs = msSince(killedAt);
+  otherWaiter.join();
+  RecordProperty("first_waiter_ms_after_kill", std::to_string(firstMs));
+  RecordProperty("second_waiter_ms_after_kill", std::to_string(secondMs));
+  EXPECT_EQ(firstStatus, QS_DEV_REMOVED) << statusName(firstStatus) << ": " << first->getErrorMessage();
+  EXPECT_EQ(secondStatus, QS_DEV_REMOVED) << statusName(secondStatus) << ": " << second->getErrorMessage();
+  EXPECT_NE(first->getErrorMessage().find("device 0"), std::string::npos) << first->getErrorMessage();
+  // Correctness bounds only (the goal is 1 s, docs/reliability.md has the figures): the timeouts
+  // would have taken 30 s.
+  EXPECT_LT(firstMs, 5000);
+  EXPECT_LT(secondMs, 5000);
+  {
+    std::lock_guard lock(reported_.mutex);
+    ASSERT_FALSE(reported_.errors.empty());
+    EXPECT_EQ(reported_.errors.back().second, QS_DEV_REMOVED);
+  }
+
+  // Later calls: a submission on the same set, a new set, a new context.
+  set->putCompleted(first);
+  shInferenceHandle again;
+  ASSERT_EQ(set->getAvailable(again, 1'000'000), QS_SUCCESS);
+  again->setBuffers({heapBuffer(x1), heapBuffer(y1)});
+  const auto submittedAt = std::chrono::steady_clock::now();
+  set->submit(again, 3);
+  EXPECT_EQ(set->waitForCompletion(again, 60'000'000), QS_DEV_REMOVED) << again->getErrorMessage();
+  EXPECT_LT(msSince(submittedAt), 5000);
+  try {
+    InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+    ADD_FAILURE() << "a set was made on a dead device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_DEV_REMOVED) << e.what();
+    EXPECT_NE(std::string(e.what()).find("device 0"), std::string::npos) << e.what();
+  }
+  try {
+    makeContext();
+    ADD_FAILURE() << "a context opened a dead device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_DEV_REMOVED) << e.what();
+  }
+  set.reset();
+  context_.reset();
+  // The killed emulator's mount is stale (ENOTCONN); nothing else unmounts it.
+  testing::runProgram({"/usr/bin/fusermount3", "-u", "-z", emulator_->rootPath().string()}, work_.path() / "umount.log",
+                      std::chrono::seconds(10));
+}
+
 TEST_F(ResetTest, ResetWhileInFlightIsReportedAsAReset) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
-  writeSysfs(driver::sysfs::kFaultNspHang, "1");  // keeps the request in flight until the reset
   std::vector<float> x(16, 1.0f), y(16);
   shInferenceHandle h;
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-  h->setBuffers({heapBuffer(x), heapBuffer(y)});
-  set->submit(h, 1);
+  ASSERT_NO_FATAL_FAILURE(submitHeld(*set, h, 1, x, y));  // in flight until the reset
   EXPECT_EQ(set->waitForCompletion(h, 100'000), QS_TIMEDOUT) << "the device is hung";
   writeSysfs(driver::sysfs::kFaultReset, "1");
   EXPECT_EQ(set->waitForCompletion(h, 10'000'000), QS_DEV_RESET) << h->getErrorMessage();
