@@ -162,6 +162,7 @@ class QpcConstantsInfo:
 class QpcInfo:
     program: list[QpcProgramInfo]
     constants: list[QpcConstantsInfo]
+    retainedState: list[str]
 
 class QpcFile:
     def __init__(self, basePath: str, filename: str = "programqpc.bin") -> None: ...

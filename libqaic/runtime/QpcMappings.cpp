@@ -68,6 +68,7 @@ QpcInfo toQpcInfo(const container::QpcImage& image) {
   for (const auto& constant : image.constants()) {
     info.constants.push_back({constant.tensor.name, constant.index, constant.tensor.data.size()});
   }
+  for (const auto& state : image.retainedState()) info.retainedState.push_back(state.name);
   return info;
 }
 

@@ -2,6 +2,7 @@
 import collections
 import itertools
 import math
+import operator
 import os
 import pathlib
 import threading
@@ -67,10 +68,18 @@ class Session:
     Runtime options: num_threads_per_queue, data_path_timeout_ms, submit_num_retries.
 
     run(inputs) takes {input name: array} and returns {output name: array}, dtype and shape
-    from the program. Inputs the program may do without (selective IO) can be left out, so
-    programs whose state stays on the device (retained state) take only what changes per
-    step. Partial and specialized buffers take their dims from the arrays. Several threads
-    may call run() at once (up to set_size x num_activations inferences in flight).
+    from the program. Inputs the program may do without (selective IO) can be left out.
+    Partial and specialized buffers take their dims from the arrays. Several threads may call
+    run() at once (up to set_size x num_activations inferences in flight).
+
+    Generation loops (programs compiled with -retained-state, usually with
+    -network-specialization-config): the KV cache stays in the device memory of each
+    activation between run() calls and is none of the user's buffers (retained_state names
+    it); run({"input_ids": prompt, "position_ids": positions}) is the prefill and the same call
+    with one token per step the decode, the arrays' dims choosing the specialization. A
+    sequence belongs to one activation: run(..., activation=k) runs on activation k (required
+    when the program retains state and num_activations > 1), and reset_state(k) starts
+    activation k's next inference from zeroed state.
     """
 
     def __init__(self, model_path: Union[str, os.PathLike], dev_id: int = 0, num_activations: int = 1,
@@ -122,6 +131,7 @@ class Session:
         self._by_name = {b.name: b for b in self._buffers}
         self._input_names = frozenset(b.name for b in self._inputs)
         self._droppable = [b for b in self._buffers if b.droppable]
+        self._retained_state = list(self.qpc.getInfo().retainedState)
         # Specialized programs (more than the default shape combination): every buffer of one
         # request takes its dims from the same combination.
         self._combinations = max((len(b.allowed) for b in self._buffers), default=1)
@@ -143,6 +153,42 @@ class Session:
     def output_names(self) -> List[str]:
         return [b.name for b in self._outputs]
 
+    @property
+    def retained_state(self) -> List[str]:
+        """The inputs the program keeps in each activation's device memory (qaic-exec
+        -retained-state), each fed by its output <name>_RetainedState; empty for other programs.
+        Neither buffer is among the inputs and outputs run() takes and returns."""
+        return list(self._retained_state)
+
+    @property
+    def specializations(self) -> List[Dict[str, Tuple[int, ...]]]:
+        """The shape combinations the program accepts ({buffer name: dims}, one dict per
+        -network-specialization-config entry), in the program's order; [] for a program without
+        specializations. run() picks the one the input arrays' dims match."""
+        if self._combinations <= 1:
+            return []
+        return [{b.name: b.allowed[k] for b in self._buffers if b.allowed} for k in range(self._combinations)]
+
+    def reset_state(self, activation: Optional[int] = None) -> None:
+        """Makes the next inference on `activation` (every activation when None) start from
+        zeroed retained state: a new sequence that depends on nothing run before it. Inferences
+        already submitted on it are not affected. ValueError for a program without retained
+        state or an activation the session lacks."""
+        if not self._retained_state:
+            raise ValueError(f"{self.model_path}: the program retains no state (not compiled with -retained-state)")
+        activations = range(self.num_activations) if activation is None else [self._check_activation(activation)]
+        for index in activations:
+            self.inference_set.resetRetainedState(index)
+
+    def _check_activation(self, activation):
+        try:
+            index = operator.index(activation) if not isinstance(activation, bool) else -1
+        except TypeError:
+            index = -1
+        if not 0 <= index < self.num_activations:
+            raise ValueError(f"activation {activation!r}: the session has activations 0..{self.num_activations - 1}")
+        return index
+
     def model_input_shape_dict(self) -> Dict[str, Tuple[Tuple[int, ...], np.dtype]]:
         """{input name: (shape, numpy dtype)} at the program's full (default) dims."""
         return {b.name: (b.shape, b.dtype) for b in self._inputs}
@@ -153,24 +199,35 @@ class Session:
 
     # ---- one inference ----------------------------------------------------------------------
 
-    def run(self, input_dict: Mapping[str, Any],
-            output_dict: Optional[Mapping[str, np.ndarray]] = None) -> Dict[str, np.ndarray]:
+    def run(self, input_dict: Mapping[str, Any], output_dict: Optional[Mapping[str, np.ndarray]] = None,
+            activation: Optional[int] = None) -> Dict[str, np.ndarray]:
         """Runs one inference: {input name: array} -> {output name: array}.
 
         Arrays must have the program's dtype (TypeError otherwise) and, for regular buffers,
         its shape (ValueError); lists and scalars are converted to the program's dtype. Input
         arrays are read in place when C-contiguous. output_dict may give arrays to fill in
         place; other outputs are new arrays. A failed inference raises qaicrt.Error naming its
-        QStatus."""
+        QStatus.
+
+        activation: the activation to run on (its retained state, if any, is the one read and
+        updated); None takes any free handle, which a retained-state program allows only with
+        one activation (ValueError otherwise: the steps of a sequence would land on different
+        activations' state)."""
         for name in input_dict:
             if name not in self._input_names:
                 raise ValueError(f"unknown input {name!r}; the program's inputs are {self.input_names}")
+        if activation is not None:
+            activation = self._check_activation(activation)
+        elif self._retained_state and self.num_activations > 1:
+            raise ValueError(f"{self.model_path}: the program retains state on each of its {self.num_activations} "
+                             "activations; run(..., activation=k) says which one the sequence is on")
         start = time.perf_counter()
         arrays, dims, skipped = self._prepare(input_dict, output_dict or {})
         # One call through the bindings: getAvailable, setBuffers, setBufferDims,
         # setBufferSkipped, submit, waitForCompletion, putCompleted.
         status, message, produced, counts = self.inference_set._runSync(
-            arrays, next(self._request_ids), dims, skipped, dims is not None, self._runs % _STAGE_SAMPLING == 0)
+            arrays, next(self._request_ids), dims, skipped, dims is not None, self._runs % _STAGE_SAMPLING == 0,
+            activation)
         if status != qaicrt.QS_SUCCESS:
             raise qaicrt.errorFor(status, f"inference failed: {message}")
         if counts is not None:

@@ -155,7 +155,8 @@ void submitWithCallback(const std::shared_ptr<SetState>& state, PyHandle& h, con
 using PerBuffer = std::optional<std::vector<std::optional<std::vector<uint64_t>>>>;  // None, or by index
 using PerBufferFlag = std::optional<std::vector<std::optional<bool>>>;
 py::tuple runSync(const std::shared_ptr<SetState>& s, const py::sequence& items, uint64_t requestId,
-                  const PerBuffer& dims, const PerBufferFlag& skipped, bool outputDims, bool performanceCounts) {
+                  const PerBuffer& dims, const PerBufferFlag& skipped, bool outputDims, bool performanceCounts,
+                  std::optional<uint32_t> activation) {
   BufferList list = toBufferList(items);
   checkWritable(*s, list, indicesOf(*s, Which::All));
   rt::shInferenceHandle handle;
@@ -166,7 +167,8 @@ py::tuple runSync(const std::shared_ptr<SetState>& s, const py::sequence& items,
   std::exception_ptr failure;
   bool buffersSet = false;
   withoutGil([&] {
-    status = s->set->getAvailable(handle, 0);
+    // A sequence of a retained-state program stays on the activation holding its state.
+    status = activation ? s->set->getAvailableOnActivation(*activation, handle, 0) : s->set->getAvailable(handle, 0);
     if (!handle) return;
     try {
       handle->setBuffers(list.buffers);
@@ -524,8 +526,9 @@ void bindInferenceSet(py::module_& m) {
           },
           py::arg("size"), "A DmaBuffer on this set's device.")
       .def("_runSync", &runSync, py::arg("buffers"), py::arg("requestId"), py::arg("dims"), py::arg("skipped"),
-           py::arg("outputDims") = false, py::arg("performanceCounts") = false,
-           "qaic.Session.run's one-call round trip (not seed 001's API): (status, message, output dims, counts).")
+           py::arg("outputDims") = false, py::arg("performanceCounts") = false, py::arg("activation") = py::none(),
+           "qaic.Session.run's one-call round trip (not seed 001's API), on any activation or the one given: "
+           "(status, message, output dims, counts).")
       .def("_keepBusy", &keepBusy, py::arg("handles"), py::arg("firstRequestId"), py::arg("count"), py::arg("seconds"),
            "qaic.Session.run_benchmark's loop (not seed 001's API): (completed, seconds, status, message).")
       .def("getName", [](const SetState& s) { return s.set->getName(); })

@@ -89,9 +89,12 @@ void bindQpc(py::module_& m) {
       .def_readonly("name", &rt::QpcConstantsInfo::name)
       .def_readonly("index", &rt::QpcConstantsInfo::index)
       .def_readonly("size", &rt::QpcConstantsInfo::size);
-  py::class_<rt::QpcInfo>(m, "QpcInfo", "The container's programs and constants.")
+  py::class_<rt::QpcInfo>(m, "QpcInfo", "The container's programs, constants and retained state.")
       .def_readonly("program", &rt::QpcInfo::program)
-      .def_readonly("constants", &rt::QpcInfo::constants);
+      .def_readonly("constants", &rt::QpcInfo::constants)
+      .def_readonly("retainedState", &rt::QpcInfo::retainedState,
+                    "Inputs kept on the device per activation (-retained-state); each pairs with the output "
+                    "<name>_RetainedState.");
 
   py::class_<rt::QpcFile>(m, "QpcFile", "The bytes of a program container file, read by load().")
       .def(py::init<std::string, std::string>(), py::arg("basePath"), py::arg("filename") = "programqpc.bin")

@@ -92,6 +92,9 @@ struct QpcConstantsInfo {
 struct QpcInfo {
   std::vector<QpcProgramInfo> program;
   std::vector<QpcConstantsInfo> constants;
+  // Inputs kept in device memory per activation (qaic-exec -retained-state), each with its output
+  // <name>_RetainedState; neither is in the buffer mappings (docs/runtime.md).
+  std::vector<std::string> retainedState;
 };
 
 // The bytes of a program container file, read into memory by load().

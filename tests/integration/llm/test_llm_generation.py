@@ -2,12 +2,9 @@
 a small decoder and runs PyTorch's own greedy generation; the decoder is compiled with qaic-exec
 and run on a real qaic-emu by llm-generate (the example program) and by qaic-runner from batch
 JSONs. Tokens must be equal, and every step's logits within 1e-4 * max|torch|."""
-import fcntl
-import hashlib
 import json
 import os
 import pathlib
-import shutil
 import sys
 
 import numpy
@@ -17,27 +14,15 @@ import pytest
 BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
 SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[3])).resolve()
 sys.path.insert(0, str(SOURCE / "tests/support"))
+from llm_export import SMALL_DECODER, exported_decoder  # noqa: E402
 from qaic_processes import Emulator, run  # noqa: E402
 
 BIN = BUILD / "bin"
-EXPORT = SOURCE / "examples/llm/export_decoder.py"
-# Small enough to export, compile and run in seconds; two layers exercise the cache per layer.
-MODEL_ARGS = ["--layers", "2", "--hidden", "64", "--heads", "4", "--ctx-len", "32", "--vocab", "96",
-              "--prefill-len", "6", "--generate", "10", "--seed", "7"]
+MODEL_ARGS = SMALL_DECODER
 
 
 def exported_model(args=MODEL_ARGS):
-    """The export script's output for `args`, generated once per version of the script under a
-    lock (parallel ctest processes share it); config.json is written last."""
-    key = hashlib.sha256(EXPORT.read_bytes() + " ".join(args).encode()).hexdigest()[:16]
-    out = BUILD / "generated" / "llm" / key
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(str(out) + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (out / "config.json").exists():
-            shutil.rmtree(out, ignore_errors=True)
-            run(["/usr/bin/python3", EXPORT, out, *args], timeout=300)
-    return out
+    return exported_decoder(BUILD, SOURCE, args)
 
 
 @pytest.fixture(scope="module")

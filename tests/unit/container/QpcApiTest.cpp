@@ -10,9 +10,11 @@
 
 #include "Compiler.hpp"
 #include "Fp16IoFormats.hpp"
+#include "QpcTestContents.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
 #include "container/QpcImage.hpp"
+#include "container/QpcWriter.hpp"
 #include "kernels/format/Half.hpp"
 #include "runtime/QAicQpcObj.hpp"
 
@@ -58,6 +60,7 @@ TEST_F(QpcApi, InfoAndMappingsOfTheTinyNetwork) {
   EXPECT_EQ(program.ioRegionSize, 12288u + 2 * 4096u);
   EXPECT_GE(p.totalRequiredMemory, program.ioRegionSize + 16);
   EXPECT_FALSE(p.fp16Constants);
+  EXPECT_TRUE(info.retainedState.empty());
   ASSERT_EQ(p.bufferMappings.size(), 2u);
 
   const BufferMappings& mappings = qpc->getBufferMappings();
@@ -135,6 +138,22 @@ TEST_F(QpcApi, BufferMappingsV2CarryShapesAndFlags) {
   EXPECT_EQ(buffers[1].deviceOffset, 16384u);
   EXPECT_EQ(buffers[1].deviceSize, 8192u);
   EXPECT_EQ(qpc->get()->image->programs()[0].ioRegionSize, 24576u);
+}
+
+TEST(QpcApiRetainedState, InfoNamesTheInputsKeptOnTheDevice) {
+  container::testing::SampleContents sample;
+  container::QpcRetainedState state;
+  state.name = "past_key.0";
+  state.stateName = "past_key.0_RetainedState";
+  state.tensor = "past_key_0";
+  state.stateTensor = "present_key_0";
+  state.dims = {1, 2, 8, 4};
+  state.size = 1 * 2 * 8 * 4 * 4;
+  sample.contents.retainedState = {state};
+  const auto bytes = container::serializeQpc(sample.contents);
+  const auto qpc = Qpc::Factory(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_EQ(qpc->getInfo().retainedState, std::vector<std::string>{"past_key.0"});
+  for (const auto& mapping : qpc->getBufferMappings()) EXPECT_NE(mapping.bufferName, "past_key.0");
 }
 
 TEST_F(QpcApi, ConvertToFp16StoresHalfConstantsAndMarksTheProgram) {
