@@ -1,8 +1,10 @@
 #include "DbcChannel.hpp"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -22,6 +24,10 @@ using driver::ResponseElement;
 
 // How long a sleeping channel waits before it re-checks for shutdown.
 constexpr std::chrono::milliseconds kFutexPoll{100};
+// Polling: the longest spin before the channel sleeps between looks, and how long it goes on
+// polling without a request before it sleeps on the doorbell futex instead.
+constexpr std::chrono::microseconds kMaxSpin{1000};
+constexpr std::chrono::milliseconds kMinLinger{100};
 
 uint32_t loadReg(const Activation& act, std::size_t off) {
   return std::atomic_ref<uint32_t>(*act.reg(off)).load(std::memory_order_acquire);
@@ -56,23 +62,75 @@ class Channel {
   Channel(Activation& act, ChannelHost& host) : act_(act), host_(host) {}
 
   void runThread() {
+    const bool polling = host_.moduleParameters().datapathPolling();
+    storeReg(act_, driver::kRegDatapathPolling, polling ? 1 : 0);
     while (!act_.stopping.load()) {
+      if (polling) {
+        // Not sleeping: the host's doorbell skips its FUTEX_WAKE while the channel polls.
+        announceSleeping(act_, false);
+        if (pollForRequests()) {
+          processUpTo(loadRegSeqCst(act_, driver::kRegRequestTail));
+          continue;
+        }
+        if (act_.stopping.load()) break;
+      }
       announceSleeping(act_, true);
       const uint32_t seen = loadRegSeqCst(act_, driver::kRegDoorbellFutex);
       const uint32_t tail = loadRegSeqCst(act_, driver::kRegRequestTail);
       // Nothing new, or a tail outside the ring (ignored until the host writes a valid one):
       // sleep until the next doorbell.
       if (tail >= act_.nelem || tail == head_) {
+        host_.datapathCounters().doorbellSleeps.fetch_add(1, std::memory_order_relaxed);
         driver::futexWaitWhile(act_.reg(driver::kRegDoorbellFutex), seen, kFutexPoll);
         continue;
       }
       announceSleeping(act_, false);
-      while (head_ != tail && !act_.stopping.load()) step();
+      processUpTo(tail);
     }
     abortPending(head_);
   }
 
  private:
+  void processUpTo(uint32_t tail) {
+    while (head_ != tail && !act_.stopping.load()) step();
+  }
+
+  bool requestsPending() const {
+    const uint32_t tail = loadRegSeqCst(act_, driver::kRegRequestTail);
+    return tail < act_.nelem && tail != head_;
+  }
+
+  // The polling data path, as mainline's datapath_polling does it while requests are
+  // outstanding: look at the tail, spinning for one poll interval (at most kMaxSpin), then once
+  // every datapath_poll_interval_us. True when a request came. After kMinLinger (or 100
+  // intervals, if longer) without one it gives up, and the caller sleeps on the doorbell futex
+  // as without polling, so an idle emulator costs no CPU in this mode either.
+  bool pollForRequests() {
+    using Clock = std::chrono::steady_clock;
+    const auto interval = host_.moduleParameters().datapathPollInterval();  // 0600: may change
+    storeReg(act_, driver::kRegPollIntervalUs, static_cast<uint32_t>(interval.count()));
+    const auto start = Clock::now();
+    const auto spinUntil = start + std::min<std::chrono::microseconds>(interval, kMaxSpin);
+    const auto lingerUntil = start + std::max<std::chrono::microseconds>(kMinLinger, interval * 100);
+    for (bool firstLook = true;; firstLook = false) {
+      if (act_.stopping.load()) return false;
+      if (requestsPending()) {
+        // Counted when polling found it: not there at the first look (after a doorbell's wake-up
+        // or a busy stretch the request was simply waiting).
+        if (!firstLook) host_.datapathCounters().doorbellPolls.fetch_add(1, std::memory_order_relaxed);
+        return true;
+      }
+      const auto now = Clock::now();
+      if (now >= lingerUntil) return false;
+      if (now < spinUntil)
+        driver::cpuRelax();
+      else if (interval.count() == 0)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(interval);
+    }
+  }
+
   void step() {
     RequestElement e;
     std::memcpy(&e, act_.requestFifo() + std::size_t{head_} * sizeof e, sizeof e);
@@ -220,7 +278,8 @@ class Channel {
   // bumps the response futex word, then reads the host-waiting count; a host thread stores the
   // count, then reads the futex word and the tail before it sleeps. All sequentially consistent,
   // so either the device sees the count and wakes the futex, or the host sees the new tail (or
-  // word) and does not sleep. A waiting thread drains the FIFO itself: no eventfd write then.
+  // word) and does not sleep. A waiting thread drains the FIFO itself: no eventfd write then,
+  // nor while a host thread spins on the tail (kRegHostPolling).
   void interruptHost() {
     uint32_t* word = act_.reg(driver::kRegResponseFutex);
     std::atomic_ref<uint32_t>(*word).fetch_add(1, std::memory_order_seq_cst);
@@ -228,6 +287,9 @@ class Channel {
       driver::futexWakeAll(word);
       return;
     }
+    // A host thread spinning on the tail (the polling data path) finds the response itself; it
+    // drains again after it stops spinning, so a response it missed is not stranded.
+    if (loadRegSeqCst(act_, driver::kRegHostPolling) != 0) return;
     if (act_.eventfd >= 0) {
       const uint64_t one = 1;
       // A saturated eventfd counter only loses a redundant wake-up.
@@ -253,8 +315,11 @@ class Channel {
 void startChannel(Activation& act, ChannelHost& host) {
   storeReg(act, driver::kRegDeviceStatus, static_cast<uint32_t>(driver::DeviceStatus::Ok));
   act.ring = std::make_shared<Channel>(act, host);
-  act.channel = std::thread([ring = act.ring.get()] {
+  act.channel = std::thread([ring = act.ring.get(), &host] {
     ::pthread_setname_np(::pthread_self(), "emu-dbc");
+    // A polling channel sleeps datapath_poll_interval_us between looks, not the default 50 us
+    // more that timer slack would add.
+    if (host.moduleParameters().datapathPolling()) ::prctl(PR_SET_TIMERSLACK, 1000UL);
     ring->runThread();
   });
 }

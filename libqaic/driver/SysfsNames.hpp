@@ -76,6 +76,12 @@ inline constexpr const char* kFaultError = "qaic-emu/fault/error";
 inline constexpr const char* kFaultReset = "qaic-emu/fault/reset";
 inline constexpr const char* kFaultRemove = "qaic-emu/fault/remove";
 inline constexpr const char* kFaultControlHang = "qaic-emu/fault/control_hang";
+// While set, a reset's firmware does not boot: the reset fails after mhi_timeout_ms.
+inline constexpr const char* kFaultResetHang = "qaic-emu/fault/reset_hang";
+// How the channel threads found their requests (the polling data path): sleeps on the doorbell
+// futex, and new requests found by polling the ring's tail.
+inline constexpr const char* kEmuDoorbellSleeps = "qaic-emu/datapath/doorbell_sleeps";
+inline constexpr const char* kEmuDoorbellPolls = "qaic-emu/datapath/doorbell_polls";
 // A partition's origin (only in a partition's directory).
 inline constexpr const char* kPartitionDir = "qaic-emu/partition";
 inline constexpr const char* kPartitionParent = "qaic-emu/partition/parent";

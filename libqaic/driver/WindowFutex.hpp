@@ -35,4 +35,12 @@ inline void futexWaitWhile(uint32_t* word, uint32_t seen, std::chrono::nanosecon
   ::syscall(SYS_futex, word, FUTEX_WAIT, seen, &wait, nullptr, 0);
 }
 
+// A spinning thread's hint to the CPU (and to a hypervisor's pause-loop exiting): both sides of
+// the polling data path spin on a window's registers for a bounded time before they sleep.
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 }  // namespace qaic::driver

@@ -22,18 +22,32 @@ void InterruptLeader::stopLeading() {
   leading_.store(false);
 }
 
+std::chrono::nanoseconds hostSpinLimit(const driver::DbcWindow& window) {
+  return std::min<std::chrono::nanoseconds>(window.pollInterval(), kMaxHostSpin);
+}
+
 void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline, std::chrono::milliseconds longestSleep) {
   driver::DbcWindow& window = *window_;
+  const auto left = [&] { return std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now()); };
+  // The polling data path: spin on the tail first, announced, so the device signals nothing and
+  // a response that comes within the poll interval costs no wake-up at all.
+  const bool polling = window.devicePolls();
+  if (polling) {
+    window.announceHostPolling(true);
+    if (window.spinForResponse(ticket, std::min(hostSpinLimit(window), left()))) {
+      window.announceHostPolling(false);
+      return;
+    }
+  }
   // Announce, then look: a response the device pushed before it saw the announcement raised the
   // eventfd instead (the completion thread takes it too), and it is visible to this check.
   window.announceHostWaiting(true);
-  if (!window.responsesPending()) {
-    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
-    window.waitForResponse(ticket, std::clamp<std::chrono::nanoseconds>(left, {}, longestSleep));
-  }
+  if (!window.responsesPending())
+    window.waitForResponse(ticket, std::clamp<std::chrono::nanoseconds>(left(), {}, longestSleep));
   // Withdraw; the caller's drain then finds a response pushed while the device still saw the
   // announcement, which raised no eventfd.
   window.announceHostWaiting(false);
+  if (polling) window.announceHostPolling(false);
 }
 
 void InterruptLeader::wake() {

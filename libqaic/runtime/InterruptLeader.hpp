@@ -7,7 +7,8 @@
 // At most one thread of a queue leads at a time; other waiters wait on their handle's condition
 // as before, and the leader completes their handles too while it drains. Anything that completes
 // a handle on another thread (a pipeline thread, the completion thread at a deadline, a shutdown)
-// calls wake(), so the leader never sleeps past its handle's completion.
+// calls wake(), so the leader never sleeps past its handle's completion. On the polling data path
+// the leader spins on the response tail for the device's poll interval before it sleeps.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,11 @@
 #include "driver/DbcWindow.hpp"
 
 namespace qaic::rt {
+
+// The polling data path (datapath_polling): how long a host thread spins on the response tail
+// before it sleeps. The device's poll interval, at most this.
+inline constexpr std::chrono::microseconds kMaxHostSpin{1000};
+std::chrono::nanoseconds hostSpinLimit(const driver::DbcWindow& window);
 
 class InterruptLeader {
  public:
@@ -38,6 +44,7 @@ class InterruptLeader {
 
   // Any thread: makes the leader re-check (no-op without a leader or on the leader itself).
   void wake();
+  bool leading() const { return leading_.load(); }
 
  private:
   std::atomic<bool> leading_{false};

@@ -16,7 +16,7 @@ RequestRing::RequestRing(RingOwner& owner, const ContextImpl& context, std::shar
   if (!event) throw Error(QS_ERROR, what_ + ": " + event.message());
   event_.emplace(std::move(event.value()));
   engine_ = std::make_unique<CompletionEngine>(
-      event_->fd(), [this] { drain(); }, [this] { return nextDeadline(); });
+      event_->fd(), [this] { drain(); }, [this] { return nextDeadline(); }, [this] { return spinForResponses(); });
 }
 
 RequestRing::~RequestRing() {
@@ -98,6 +98,21 @@ std::shared_ptr<driver::DbcWindow> RequestRing::leadableWindow() const {
   if (!config_.leadable) return nullptr;
   std::lock_guard lock(mutex_);
   return active_ ? window_ : nullptr;
+}
+
+bool RequestRing::spinForResponses() {
+  std::shared_ptr<driver::DbcWindow> window;
+  {
+    std::lock_guard lock(mutex_);
+    if (!active_ || !window_ || inFlight_.empty() || !window_->devicePolls()) return false;
+    window = window_;
+  }
+  if (leader_.leading()) return false;  // the leader spins, and drains for everyone
+  window->announceHostPolling(true);
+  bool found = window->spinForResponse(window->responseFutexValue(), hostSpinLimit(*window));
+  window->announceHostPolling(false);
+  // A response the device pushed while it still saw the announcement raised no eventfd.
+  return found || window->responsesPending();
 }
 
 uint16_t RequestRing::nextReqIdLocked() {

@@ -107,6 +107,11 @@ class RequestRing {
   // then reports what ended. The completion thread's work; a leading waiter does it too.
   void drain();
 
+  // The completion thread's spin on the polling data path: while requests are in flight and no
+  // synchronous waiter leads, spins up to the device's poll interval for a response; true when
+  // one is there to drain.
+  bool spinForResponses();
+
   // A synchronous waiter's way to the interrupt: the window while a waiter may lead (active and
   // leadable), else null.
   std::shared_ptr<driver::DbcWindow> leadableWindow() const;

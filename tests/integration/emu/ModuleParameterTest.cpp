@@ -1,14 +1,20 @@
 // sys/module/qaic/parameters/: mainline's five module parameters with their modes and defaults,
 // set at start by the configuration and at run time by a write, and honoured by the device:
-// WAIT_BO's timeout 0 waits wait_exec_default_timeout_ms, and MANAGE waits at most
-// control_resp_timeout_s for a firmware that does not answer (the control_hang fault).
+// WAIT_BO's timeout 0 waits wait_exec_default_timeout_ms, MANAGE waits at most
+// control_resp_timeout_s for a firmware that does not answer (the control_hang fault), a reset
+// whose firmware does not boot (reset_hang) fails after mhi_timeout_ms, and datapath_polling
+// makes the channel poll the ring (counted in qaic-emu/datapath/) and tells the host to spin.
 #include <sys/stat.h>
 
+#include <cstring>
 #include <thread>
 
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
 #include "ReluProgram.hpp"
+#include "driver/CompletionEvent.hpp"
+#include "driver/DbcWindow.hpp"
+#include "driver/FutexRing.hpp"
 #include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
@@ -115,6 +121,202 @@ TEST_F(ModuleParameterTest, ManageGivesUpAfterControlRespTimeoutWhenTheFirmwareI
   auto answered = queryStatus(node);
   revive.join();
   EXPECT_TRUE(answered) << answered.message();
+}
+
+// ---- mhi_timeout_ms ---------------------------------------------------------------------------
+
+TEST_F(ModuleParameterTest, AResetWhoseFirmwareDoesNotBootFailsAfterMhiTimeout) {
+  set("mhi_timeout_ms", "300");
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultResetHang, "1"));
+  const auto start = Clock::now();
+  auto reset = sysfs().write(driver::sysfs::kFaultReset, "1");
+  const auto elapsed = Clock::now() - start;
+  ASSERT_FALSE(reset) << "a reset whose firmware never booted succeeded";
+  EXPECT_EQ(reset.error(), ETIMEDOUT) << reset.message();
+  EXPECT_GE(elapsed, 300ms) << "gave up before mhi_timeout_ms";
+  EXPECT_LT(elapsed, 4000ms) << "waited far beyond mhi_timeout_ms (300 ms)";
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuStatus), "Error");
+  // A reset whose firmware boots brings the card back.
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultResetHang, "0"));
+  auto again = sysfs().write(driver::sysfs::kFaultReset, "1");
+  ASSERT_TRUE(again) << again.message();
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuStatus), "Ready");
+}
+
+TEST_F(ModuleParameterTest, AResetWaitsUpToMhiTimeoutForItsFirmware) {
+  set("mhi_timeout_ms", "20000");
+  ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultResetHang, "1"));
+  std::thread boot([&] {
+    std::this_thread::sleep_for(300ms);
+    (void)sysfs().write(driver::sysfs::kFaultResetHang, "0");
+  });
+  const auto start = Clock::now();
+  auto reset = sysfs().write(driver::sysfs::kFaultReset, "1");
+  const auto elapsed = Clock::now() - start;
+  boot.join();
+  EXPECT_TRUE(reset) << reset.message();
+  EXPECT_GE(elapsed, 250ms) << "the reset did not wait for its firmware";
+  EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuStatus), "Ready");
+}
+
+// ---- datapath_polling and datapath_poll_interval_us -----------------------------------------
+
+uint64_t counter(const EmulatorProcess& emu, const char* name) { return std::stoull(emu.attribute(0, name)); }
+
+// `count` relu inferences one after the other through EXECUTE_BO and WAIT_BO.
+void runSynchronously(const driver::DeviceNode& node, uint32_t dbc, InferenceRig& rig, uint32_t count) {
+  for (uint32_t sequence = 1; sequence <= count; ++sequence) {
+    rig.writeRequestDescriptor(sequence);
+    auto submitted = node.execute(dbc, rig.executeEntries());
+    ASSERT_TRUE(submitted) << submitted.message();
+    auto done = node.waitBo(rig.lastHandle(), dbc, 20000);
+    ASSERT_TRUE(done) << done.message();
+  }
+}
+
+constexpr uint32_t kRequests = 40;
+
+TEST_F(ModuleParameterTest, WithoutPollingTheChannelSleepsOnTheDoorbellAndNeverPolls) {
+  auto node = openNode();
+  const uint32_t dbc = activateRelu(node);
+  auto image = container::QpcImage::fromBytes(relu_, "relu");
+  InferenceRig rig(node, *image, 0, dbc);
+  rig.attachAll();
+  auto window = DbcWindow::map(node, dbc);
+  ASSERT_TRUE(window) << window.message();
+  EXPECT_FALSE(window->devicePolls());
+  runSynchronously(node, dbc, rig, kRequests);
+  EXPECT_EQ(counter(*emu_, driver::sysfs::kEmuDoorbellPolls), 0u);
+  EXPECT_GE(counter(*emu_, driver::sysfs::kEmuDoorbellSleeps), 1u);
+}
+
+class PollingDatapath : public ModuleParameterTest {
+ protected:
+  std::string config() const override {
+    return R"({"devices": [{"nsps": 4, "dbcs": 4}],
+               "nodes": {"mode": "0600", "owner": "root", "group": "root"},
+               "module_parameters": {"datapath_polling": true, "datapath_poll_interval_us": 50}})";
+  }
+};
+
+// Requests that follow each other within the poll window are found by polling, not by a wake-up:
+// the channel went to sleep on the doorbell at most a few times (a machine that stalls the test
+// for the 100 ms the channel keeps polling), where without polling it sleeps between requests.
+TEST_F(PollingDatapath, TheChannelFindsRequestsByPollingTheRing) {
+  auto node = openNode();
+  const uint32_t dbc = activateRelu(node);
+  auto image = container::QpcImage::fromBytes(relu_, "relu");
+  InferenceRig rig(node, *image, 0, dbc);
+  rig.attachAll();
+  auto window = DbcWindow::map(node, dbc);
+  ASSERT_TRUE(window) << window.message();
+  runSynchronously(node, dbc, rig, 1);  // the channel has run once and polls since
+  EXPECT_TRUE(window->devicePolls());
+  EXPECT_EQ(window->pollInterval(), 50us);
+  const uint64_t sleepsBefore = counter(*emu_, driver::sysfs::kEmuDoorbellSleeps);
+  const uint64_t pollsBefore = counter(*emu_, driver::sysfs::kEmuDoorbellPolls);
+  runSynchronously(node, dbc, rig, kRequests);
+  const uint64_t polls = counter(*emu_, driver::sysfs::kEmuDoorbellPolls) - pollsBefore;
+  const uint64_t sleeps = counter(*emu_, driver::sysfs::kEmuDoorbellSleeps) - sleepsBefore;
+  EXPECT_GE(polls, kRequests / 2) << sleeps << " sleeps on the doorbell";
+  EXPECT_LT(sleeps, kRequests / 4) << polls << " requests found by polling";
+  // The interval is 0600: the window's register follows a write at the channel's next poll.
+  set("datapath_poll_interval_us", "70");
+  runSynchronously(node, dbc, rig, 2);
+  EXPECT_EQ(window->pollInterval(), 70us);
+}
+
+// An idle polling channel stops polling after its poll window and sleeps on the doorbell, so a
+// request after a pause is found by a wake-up; the emulator uses no CPU meanwhile.
+TEST_F(PollingDatapath, AnIdleChannelSleepsOnTheDoorbellAgain) {
+  auto node = openNode();
+  const uint32_t dbc = activateRelu(node);
+  auto image = container::QpcImage::fromBytes(relu_, "relu");
+  InferenceRig rig(node, *image, 0, dbc);
+  rig.attachAll();
+  runSynchronously(node, dbc, rig, 1);
+  const uint64_t sleepsBefore = counter(*emu_, driver::sysfs::kEmuDoorbellSleeps);
+  // The channel polls for 100 ms after its last request (docs/emulator.md), then sleeps.
+  const auto deadline = Clock::now() + 20s;
+  while (counter(*emu_, driver::sysfs::kEmuDoorbellSleeps) == sleepsBefore && Clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_GT(counter(*emu_, driver::sysfs::kEmuDoorbellSleeps), sleepsBefore) << "still polling after 20 s";
+  const uint64_t pollsBefore = counter(*emu_, driver::sysfs::kEmuDoorbellPolls);
+  runSynchronously(node, dbc, rig, 1);
+  EXPECT_EQ(counter(*emu_, driver::sysfs::kEmuDoorbellPolls), pollsBefore) << "found by polling after the pause";
+}
+
+// A host thread that announces itself polling (kRegHostPolling) finds its response by spinning:
+// the device raises no eventfd for it. Unannounced, the same response raises the eventfd.
+TEST_F(PollingDatapath, ASpinningHostGetsNoInterrupt) {
+  auto node = openNode();
+  auto interrupt = CompletionEvent::create();
+  ASSERT_TRUE(interrupt) << interrupt.message();
+  const uint32_t dbc = activateRelu(node, 1, 16, interrupt->fd());
+  auto window = DbcWindow::map(node, dbc);
+  ASSERT_TRUE(window) << window.message();
+  auto image = container::QpcImage::fromBytes(relu_, "relu");
+  InferenceRig rig(node, *image, 0, dbc);
+  rig.attachAll();
+  for (uint16_t reqId : {uint16_t{1}, uint16_t{2}}) {
+    const bool spin = reqId == 1;
+    rig.writeRequestDescriptor(reqId);
+    if (spin) window->announceHostPolling(true);
+    ASSERT_TRUE(window->submit(rig.ringElements(reqId)));
+    const auto deadline = Clock::now() + 20s;
+    while (!window->responsesPending() && Clock::now() < deadline) window->spinForResponse(0, 1ms);
+    if (spin) window->announceHostPolling(false);
+    ASSERT_TRUE(window->responsesPending());
+    ResponseElement response{};
+    ASSERT_EQ(window->takeResponses(std::span(&response, 1)).value(), 1u);
+    EXPECT_EQ(response.reqId, reqId);
+    auto fired = interrupt->wait(spin ? 50ms : 5000ms);
+    ASSERT_TRUE(fired) << fired.message();
+    EXPECT_EQ(*fired, !spin) << (spin ? "the device interrupted a spinning host" : "no interrupt for a sleeping host");
+  }
+}
+
+// ---- the futex calls through io_uring ----------------------------------------------------------
+
+// Both paths do the data path's job: wake a sleeper on a window word, and a wait that ends by
+// wake-up, by a changed word and by timeout. The plain system calls are forced for the second
+// pass, as on a kernel before 6.7.
+TEST(FutexRingTest, WakeAndWaitOnBothPaths) {
+  // This machine's kernel (6.7 or later) has the io_uring futex operations; the probe must find them.
+  EXPECT_TRUE(driver::ioUringHasFutexOps()) << "IORING_OP_FUTEX_WAIT/WAKE not found by the probe";
+  for (bool forced : {false, true}) {
+    driver::forceFutexSyscalls(forced);
+    EXPECT_EQ(driver::futexPath(),
+              forced || !driver::ioUringHasFutexOps() ? driver::FutexPath::Syscalls : driver::FutexPath::IoUring);
+    alignas(4) uint32_t word = 7;
+    const uint64_t entersBefore = driver::futexRingEnters();
+    // A changed word: returns at once.
+    auto start = Clock::now();
+    driver::futexWaitShared(&word, 6, 10s);
+    EXPECT_LT(Clock::now() - start, 5s);
+    // Timeout.
+    start = Clock::now();
+    driver::futexWaitShared(&word, 7, 50ms);
+    EXPECT_GE(Clock::now() - start, 45ms);
+    // Wake-up from another thread (it bumps the word first, so no wake is lost).
+    std::thread waker([&] {
+      std::this_thread::sleep_for(100ms);
+      std::atomic_ref<uint32_t>(word).fetch_add(1);
+      driver::futexWakeShared(&word);
+    });
+    start = Clock::now();
+    while (std::atomic_ref<uint32_t>(word).load() == 7 && Clock::now() - start < 10s)
+      driver::futexWaitShared(&word, 7, 10s);
+    waker.join();
+    EXPECT_LT(Clock::now() - start, 5s);
+    const uint64_t enters = driver::futexRingEnters() - entersBefore;
+    if (forced) {
+      EXPECT_EQ(enters, 0u) << "the forced fallback went through io_uring";
+    } else if (driver::ioUringHasFutexOps()) {
+      EXPECT_GE(enters, 3u) << "the waits did not go through io_uring";
+    }
+  }
+  driver::forceFutexSyscalls(false);
 }
 
 }  // namespace
