@@ -284,12 +284,14 @@ class Channel {
     uint32_t* word = act_.reg(driver::kRegResponseFutex);
     std::atomic_ref<uint32_t>(*word).fetch_add(1, std::memory_order_seq_cst);
     if (loadRegSeqCst(act_, driver::kRegHostWaiting) != 0) {
+      host_.datapathCounters().responseInterrupts.fetch_add(1, std::memory_order_relaxed);
       driver::futexWakeAll(word);
       return;
     }
     // A host thread spinning on the tail (the polling data path) finds the response itself; it
     // drains again after it stops spinning, so a response it missed is not stranded.
     if (loadRegSeqCst(act_, driver::kRegHostPolling) != 0) return;
+    host_.datapathCounters().responseInterrupts.fetch_add(1, std::memory_order_relaxed);
     if (act_.eventfd >= 0) {
       const uint64_t one = 1;
       // A saturated eventfd counter only loses a redundant wake-up.

@@ -21,6 +21,8 @@ namespace qaic::emu {
 struct DatapathCounters {
   std::atomic<uint64_t> doorbellSleeps{0};  // sleeps on the doorbell futex
   std::atomic<uint64_t> doorbellPolls{0};   // new requests found by polling the tail
+  // Responses that woke the host (response futex or eventfd); not those a spinning host found.
+  std::atomic<uint64_t> responseInterrupts{0};
 };
 
 // What a channel needs from its device; implemented by Device.

@@ -458,6 +458,7 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   names.push_back(sysfs::kEmuPid);
   names.push_back(sysfs::kEmuDoorbellSleeps);
   names.push_back(sysfs::kEmuDoorbellPolls);
+  names.push_back(sysfs::kEmuResponseInterrupts);
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
 }
@@ -550,6 +551,7 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == sysfs::kFaultResetHang) return std::string(resetHang_ ? "1\n" : "0\n");
   if (name == sysfs::kEmuDoorbellSleeps) return n(datapath_.doorbellSleeps.load());
   if (name == sysfs::kEmuDoorbellPolls) return n(datapath_.doorbellPolls.load());
+  if (name == sysfs::kEmuResponseInterrupts) return n(datapath_.responseInterrupts.load());
   if (name == sysfs::kFaultDmaFail) return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
   if (name == sysfs::kFaultError) return std::string(status_ == Status::Error ? "1\n" : "0\n");
   if (name == sysfs::kFaultReset || name == sysfs::kFaultRemove) return std::string("0\n");

@@ -82,6 +82,8 @@ inline constexpr const char* kFaultResetHang = "qaic-emu/fault/reset_hang";
 // futex, and new requests found by polling the ring's tail.
 inline constexpr const char* kEmuDoorbellSleeps = "qaic-emu/datapath/doorbell_sleeps";
 inline constexpr const char* kEmuDoorbellPolls = "qaic-emu/datapath/doorbell_polls";
+// Responses the device signalled (response futex wake or eventfd), not found by a spinning host.
+inline constexpr const char* kEmuResponseInterrupts = "qaic-emu/datapath/response_interrupts";
 // A partition's origin (only in a partition's directory).
 inline constexpr const char* kPartitionDir = "qaic-emu/partition";
 inline constexpr const char* kPartitionParent = "qaic-emu/partition/parent";

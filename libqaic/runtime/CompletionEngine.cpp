@@ -20,11 +20,13 @@ struct CompletionEngine::Ring {
   __kernel_timespec timeout{};
 };
 
-CompletionEngine::CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline, Spin spin)
+CompletionEngine::CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline, Spin spin,
+                                   PollPeriod pollPeriod)
     : eventFd_(eventFd),
       onWake_(std::move(onWake)),
       nextDeadline_(std::move(nextDeadline)),
       spin_(std::move(spin)),
+      pollPeriod_(std::move(pollPeriod)),
       ring_(std::make_unique<Ring>()) {
   // The loop reads the eventfd after every poll completion to reset its counter. A completion
   // can outlive the count it reported (a multishot poll posts one per wake-up, and the read after
@@ -85,6 +87,8 @@ void CompletionEngine::run() {
     const auto now = Clock::now();
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(nextDeadline_() - now);
     wait = std::clamp<std::chrono::nanoseconds>(wait, std::chrono::milliseconds(1), kIdleWake);
+    if (pollPeriod_)
+      if (const auto period = pollPeriod_(); period > std::chrono::nanoseconds::zero()) wait = std::min(wait, period);
     ring_->timeout.tv_sec = wait.count() / 1000000000;
     ring_->timeout.tv_nsec = wait.count() % 1000000000;
 

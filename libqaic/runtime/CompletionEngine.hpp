@@ -26,10 +26,13 @@ class CompletionEngine {
   // The polling data path: spins a bounded time for a response before the thread sleeps; true
   // when there is one to drain (onWake follows at once).
   using Spin = std::function<bool()>;
+  // The polling data path: how long the thread may sleep before it looks again (the device
+  // raises no interrupt while it polls), or zero when the thread may sleep until a deadline.
+  using PollPeriod = std::function<std::chrono::nanoseconds()>;
 
   // Throws Error(QS_ERROR) when io_uring cannot be set up. `eventFd` must stay open until stop();
   // the engine makes it non-blocking (an open file description flag, so the writer's too).
-  CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline, Spin spin = {});
+  CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline, Spin spin = {}, PollPeriod pollPeriod = {});
   ~CompletionEngine();
   CompletionEngine(const CompletionEngine&) = delete;
   CompletionEngine& operator=(const CompletionEngine&) = delete;
@@ -46,6 +49,7 @@ class CompletionEngine {
   Wake onWake_;
   NextDeadline nextDeadline_;
   Spin spin_;
+  PollPeriod pollPeriod_;
   std::atomic<bool> stopping_{false};
   struct Ring;
   std::unique_ptr<Ring> ring_;

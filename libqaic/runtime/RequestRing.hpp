@@ -109,7 +109,7 @@ class RequestRing {
 
   // The completion thread's spin on the polling data path: while requests are in flight and no
   // synchronous waiter leads, spins up to the device's poll interval for a response; true when
-  // one is there to drain.
+  // one is there to drain. Between spins the thread sleeps one poll interval (nextDeadline).
   bool spinForResponses();
 
   // A synchronous waiter's way to the interrupt: the window while a waiter may lead (active and
@@ -129,9 +129,14 @@ class RequestRing {
 
   uint16_t nextReqIdLocked();
   Clock::time_point nextDeadline() const;
+  std::chrono::nanoseconds pollPeriod() const;
   void endAllLocked(QStatus status, const std::string& why, std::vector<EndedRequest>& out);
   void retryOrExpireLocked(Clock::time_point now, std::vector<EndedRequest>& out);
   void report(std::vector<EndedRequest>& ended);
+  // The polling data path: the ring counts as a spinning host (kRegHostPolling) while it has
+  // requests in flight, so the device raises no interrupt for them; the completion thread and a
+  // leading waiter poll instead (mainline takes no MSI in this mode either).
+  void updateHostPollingLocked();
 
   RingOwner& owner_;
   const ContextImpl& context_;
@@ -148,6 +153,7 @@ class RequestRing {
   bool active_ = false;
   std::map<uint16_t, Request> inFlight_;
   uint16_t nextReqId_ = 0;
+  bool hostPolling_ = false;  // announced in the window (updateHostPollingLocked)
   InterruptLeader leader_;
   std::unique_ptr<CompletionEngine> engine_;  // last: its thread stops before the rest goes
 };
