@@ -112,18 +112,18 @@ class Channel {
     const auto start = Clock::now();
     const auto spinUntil = start + std::min<std::chrono::microseconds>(interval, kMaxSpin);
     const auto lingerUntil = start + std::max<std::chrono::microseconds>(kMinLinger, interval * 100);
-    for (bool firstLook = true;; firstLook = false) {
+    for (unsigned turn = 0;; ++turn) {
       if (act_.stopping.load()) return false;
       if (requestsPending()) {
         // Counted when polling found it: not there at the first look (after a doorbell's wake-up
         // or a busy stretch the request was simply waiting).
-        if (!firstLook) host_.datapathCounters().doorbellPolls.fetch_add(1, std::memory_order_relaxed);
+        if (turn > 0) host_.datapathCounters().doorbellPolls.fetch_add(1, std::memory_order_relaxed);
         return true;
       }
       const auto now = Clock::now();
       if (now >= lingerUntil) return false;
       if (now < spinUntil)
-        driver::cpuRelax();
+        driver::spinTurn(turn);
       else if (interval.count() == 0)
         std::this_thread::yield();
       else
@@ -284,7 +284,7 @@ class Channel {
     uint32_t* word = act_.reg(driver::kRegResponseFutex);
     std::atomic_ref<uint32_t>(*word).fetch_add(1, std::memory_order_seq_cst);
     if (loadRegSeqCst(act_, driver::kRegHostWaiting) != 0) {
-      host_.datapathCounters().responseInterrupts.fetch_add(1, std::memory_order_relaxed);
+      host_.datapathCounters().responseWakes.fetch_add(1, std::memory_order_relaxed);
       driver::futexWakeAll(word);
       return;
     }

@@ -459,6 +459,7 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   names.push_back(sysfs::kEmuDoorbellSleeps);
   names.push_back(sysfs::kEmuDoorbellPolls);
   names.push_back(sysfs::kEmuResponseInterrupts);
+  names.push_back(sysfs::kEmuResponseWakes);
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
 }
@@ -552,6 +553,7 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == sysfs::kEmuDoorbellSleeps) return n(datapath_.doorbellSleeps.load());
   if (name == sysfs::kEmuDoorbellPolls) return n(datapath_.doorbellPolls.load());
   if (name == sysfs::kEmuResponseInterrupts) return n(datapath_.responseInterrupts.load());
+  if (name == sysfs::kEmuResponseWakes) return n(datapath_.responseWakes.load());
   if (name == sysfs::kFaultDmaFail) return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
   if (name == sysfs::kFaultError) return std::string(status_ == Status::Error ? "1\n" : "0\n");
   if (name == sysfs::kFaultReset || name == sysfs::kFaultRemove) return std::string("0\n");

@@ -170,9 +170,8 @@ bool DbcWindow::spinForResponse(uint32_t ticket, std::chrono::nanoseconds limit)
   const auto until = std::chrono::steady_clock::now() + limit;
   for (unsigned turn = 0;; ++turn) {
     if (responsesPending() || responseFutexValue() != ticket) return true;
-    // The clock every 64 turns: a pause is tens of cycles, a clock read about as many.
-    if (turn % 64 == 63 && std::chrono::steady_clock::now() >= until) return false;
-    cpuRelax();
+    if (std::chrono::steady_clock::now() >= until) return false;
+    spinTurn(turn);
   }
 }
 

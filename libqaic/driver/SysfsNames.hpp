@@ -82,8 +82,10 @@ inline constexpr const char* kFaultResetHang = "qaic-emu/fault/reset_hang";
 // futex, and new requests found by polling the ring's tail.
 inline constexpr const char* kEmuDoorbellSleeps = "qaic-emu/datapath/doorbell_sleeps";
 inline constexpr const char* kEmuDoorbellPolls = "qaic-emu/datapath/doorbell_polls";
-// Responses the device signalled (response futex wake or eventfd), not found by a spinning host.
+// Responses the device signalled: eventfd writes (the MSI), and response futex wakes of a host
+// thread that announced that it sleeps.
 inline constexpr const char* kEmuResponseInterrupts = "qaic-emu/datapath/response_interrupts";
+inline constexpr const char* kEmuResponseWakes = "qaic-emu/datapath/response_wakes";
 // A partition's origin (only in a partition's directory).
 inline constexpr const char* kPartitionDir = "qaic-emu/partition";
 inline constexpr const char* kPartitionParent = "qaic-emu/partition/parent";

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,12 +36,18 @@ inline void futexWaitWhile(uint32_t* word, uint32_t seen, std::chrono::nanosecon
   ::syscall(SYS_futex, word, FUTEX_WAIT, seen, &wait, nullptr, 0);
 }
 
-// A spinning thread's hint to the CPU (and to a hypervisor's pause-loop exiting): both sides of
-// the polling data path spin on a window's registers for a bounded time before they sleep.
-inline void cpuRelax() {
+// One turn of a bounded spin on a window's registers (both sides of the polling data path spin
+// before they sleep): the CPU's pause hint for the first turns, then sched_yield, so that on a
+// machine with more runnable threads than CPUs the spinner hands its CPU to the thread it waits
+// for instead of burning its time slice (on an idle CPU the yield returns at once).
+inline void spinTurn(unsigned turn) {
+  if (turn < 64) {
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
+    __builtin_ia32_pause();
 #endif
+    return;
+  }
+  ::sched_yield();
 }
 
 }  // namespace qaic::driver

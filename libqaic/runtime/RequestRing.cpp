@@ -144,15 +144,18 @@ void RequestRing::submit(HandleImpl& handle, uint64_t requestId, std::vector<dri
   for (auto& element : elements) element.reqId = reqId;
   Request request{&handle, requestId, std::move(elements), Clock::now(), {}, config_.retries};
   request.deadline = request.submittedAt + config_.timeout;
-  if (auto rc = window_->submit(request.elements); !rc)
+  // Announced before the doorbell: the device may answer before submit() returns.
+  updateHostPollingLocked(true);
+  if (auto rc = window_->submit(request.elements); !rc) {
+    updateHostPollingLocked();
     throw Error(rc.error() == ENODEV ? QS_DEV_REMOVED : QS_ERROR,
                 "submitting to DBC " + std::to_string(dbcId_) + ": " + rc.message());
+  }
   inFlight_.emplace(reqId, std::move(request));
-  updateHostPollingLocked();
 }
 
-void RequestRing::updateHostPollingLocked() {
-  const bool poll = window_ && !inFlight_.empty() && window_->devicePolls();
+void RequestRing::updateHostPollingLocked(bool submitting) {
+  const bool poll = window_ && (submitting || !inFlight_.empty()) && window_->devicePolls();
   if (poll == hostPolling_) return;
   window_->announceHostPolling(poll);
   hostPolling_ = poll;

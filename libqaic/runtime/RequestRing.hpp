@@ -134,9 +134,10 @@ class RequestRing {
   void retryOrExpireLocked(Clock::time_point now, std::vector<EndedRequest>& out);
   void report(std::vector<EndedRequest>& ended);
   // The polling data path: the ring counts as a spinning host (kRegHostPolling) while it has
-  // requests in flight, so the device raises no interrupt for them; the completion thread and a
-  // leading waiter poll instead (mainline takes no MSI in this mode either).
-  void updateHostPollingLocked();
+  // requests in flight (from before the doorbell of the first), so the device raises no
+  // interrupt for them; the completion thread and a leading waiter poll instead (mainline takes
+  // no MSI in this mode either).
+  void updateHostPollingLocked(bool submitting = false);
 
   RingOwner& owner_;
   const ContextImpl& context_;
