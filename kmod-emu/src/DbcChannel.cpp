@@ -64,8 +64,10 @@ class Channel {
   void runThread() {
     const bool polling = host_.moduleParameters().datapathPolling();
     storeReg(act_, driver::kRegDatapathPolling, polling ? 1 : 0);
+    // Polls after work; after a quiet spell it sleeps until the next doorbell.
+    bool poll = polling;
     while (!act_.stopping.load()) {
-      if (polling) {
+      if (poll) {
         // Not sleeping: the host's doorbell skips its FUTEX_WAKE while the channel polls.
         announceSleeping(act_, false);
         if (pollForRequests()) {
@@ -73,6 +75,7 @@ class Channel {
           continue;
         }
         if (act_.stopping.load()) break;
+        poll = false;
       }
       announceSleeping(act_, true);
       const uint32_t seen = loadRegSeqCst(act_, driver::kRegDoorbellFutex);
@@ -86,6 +89,7 @@ class Channel {
       }
       announceSleeping(act_, false);
       processUpTo(tail);
+      poll = polling;
     }
     abortPending(head_);
   }
