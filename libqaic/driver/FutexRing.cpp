@@ -1,6 +1,7 @@
 #include "driver/FutexRing.hpp"
 
 #include <linux/futex.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <climits>
@@ -59,14 +60,25 @@ bool probeFutexOps() {
 
 std::atomic<bool> forcedSyscalls{false};
 
+// Bumped in the child of a fork: a ring made before it shares its queues with the parent, so
+// the child's thread makes a new one (its copy of the old one is closed, the parent's stays).
+std::atomic<unsigned> forkGeneration{0};
+
 // The calling thread's own ring, made on first use and closed when the thread exits.
 struct OwnRing {
   io_uring ring{};
   bool ready = false;
-  OwnRing() { ready = io_uring_queue_init(8, &ring, 0) == 0; }
-  ~OwnRing() {
-    if (ready) io_uring_queue_exit(&ring);
+  unsigned generation = 0;
+  void open() {
+    generation = forkGeneration.load(std::memory_order_relaxed);
+    ready = io_uring_queue_init(8, &ring, 0) == 0;
   }
+  void close() {
+    if (ready) io_uring_queue_exit(&ring);
+    ready = false;
+  }
+  OwnRing() { open(); }
+  ~OwnRing() { close(); }
 };
 
 thread_local io_uring* lentRing = nullptr;
@@ -74,13 +86,20 @@ thread_local uint64_t enters = 0;
 
 io_uring* ownRing() {
   thread_local OwnRing own;
+  if (own.generation != forkGeneration.load(std::memory_order_relaxed)) {
+    own.close();
+    own.open();
+  }
   return own.ready ? &own.ring : nullptr;
 }
 
 }  // namespace
 
 bool ioUringHasFutexOps() {
-  static const bool supported = probeFutexOps();
+  static const bool supported = [] {
+    ::pthread_atfork(nullptr, nullptr, [] { forkGeneration.fetch_add(1, std::memory_order_relaxed); });
+    return probeFutexOps();
+  }();
   return supported;
 }
 

@@ -32,6 +32,36 @@ class ModuleParameterTest : public EmuTest {
     auto r = parameters().write(name, value);
     ASSERT_TRUE(r) << r.message();
   }
+  uint64_t counter(const char* name) const { return std::stoull(emu_->attribute(0, name)); }
+
+  // An activated relu (`eventfd`: its interrupt, 0 for none) with its rig attached and its window
+  // mapped.
+  void activate(int eventfd = 0) {
+    node_ = std::make_unique<DeviceNode>(openNode());
+    dbc_ = activateRelu(*node_, 1, 16, eventfd);
+    image_ = container::QpcImage::fromBytes(relu_, "relu");
+    rig_ = std::make_unique<InferenceRig>(*node_, *image_, 0, dbc_);
+    rig_->attachAll();
+    auto window = DbcWindow::map(*node_, dbc_);
+    ASSERT_TRUE(window) << window.message();
+    window_ = std::make_unique<DbcWindow>(std::move(*window));
+  }
+  // `count` relu inferences one after the other through EXECUTE_BO and WAIT_BO.
+  void runSynchronously(uint32_t count) {
+    for (uint32_t sequence = 1; sequence <= count; ++sequence) {
+      rig_->writeRequestDescriptor(sequence);
+      auto submitted = node_->execute(dbc_, rig_->executeEntries());
+      ASSERT_TRUE(submitted) << submitted.message();
+      auto done = node_->waitBo(rig_->lastHandle(), dbc_, 20000);
+      ASSERT_TRUE(done) << done.message();
+    }
+  }
+
+  std::unique_ptr<DeviceNode> node_;
+  uint32_t dbc_ = 0;
+  std::unique_ptr<container::QpcImage> image_;
+  std::unique_ptr<InferenceRig> rig_;
+  std::unique_ptr<DbcWindow> window_;
 };
 
 TEST_F(ModuleParameterTest, AllFiveArePresentWithMainlineModesAndDefaults) {
@@ -161,33 +191,14 @@ TEST_F(ModuleParameterTest, AResetWaitsUpToMhiTimeoutForItsFirmware) {
 
 // ---- datapath_polling and datapath_poll_interval_us -----------------------------------------
 
-uint64_t counter(const EmulatorProcess& emu, const char* name) { return std::stoull(emu.attribute(0, name)); }
-
-// `count` relu inferences one after the other through EXECUTE_BO and WAIT_BO.
-void runSynchronously(const driver::DeviceNode& node, uint32_t dbc, InferenceRig& rig, uint32_t count) {
-  for (uint32_t sequence = 1; sequence <= count; ++sequence) {
-    rig.writeRequestDescriptor(sequence);
-    auto submitted = node.execute(dbc, rig.executeEntries());
-    ASSERT_TRUE(submitted) << submitted.message();
-    auto done = node.waitBo(rig.lastHandle(), dbc, 20000);
-    ASSERT_TRUE(done) << done.message();
-  }
-}
-
 constexpr uint32_t kRequests = 40;
 
 TEST_F(ModuleParameterTest, WithoutPollingTheChannelSleepsOnTheDoorbellAndNeverPolls) {
-  auto node = openNode();
-  const uint32_t dbc = activateRelu(node);
-  auto image = container::QpcImage::fromBytes(relu_, "relu");
-  InferenceRig rig(node, *image, 0, dbc);
-  rig.attachAll();
-  auto window = DbcWindow::map(node, dbc);
-  ASSERT_TRUE(window) << window.message();
-  EXPECT_FALSE(window->devicePolls());
-  runSynchronously(node, dbc, rig, kRequests);
-  EXPECT_EQ(counter(*emu_, driver::sysfs::kEmuDoorbellPolls), 0u);
-  EXPECT_GE(counter(*emu_, driver::sysfs::kEmuDoorbellSleeps), 1u);
+  activate();
+  EXPECT_FALSE(window_->devicePolls());
+  runSynchronously(kRequests);
+  EXPECT_EQ(counter(driver::sysfs::kEmuDoorbellPolls), 0u);
+  EXPECT_GE(counter(driver::sysfs::kEmuDoorbellSleeps), 1u);
 }
 
 class PollingDatapath : public ModuleParameterTest {
@@ -203,72 +214,56 @@ class PollingDatapath : public ModuleParameterTest {
 // the channel sleeps on the doorbell only when the test stalls for the 100 ms the channel keeps
 // polling (rare even on a loaded machine), where without polling it sleeps between requests.
 TEST_F(PollingDatapath, TheChannelFindsRequestsByPollingTheRing) {
-  auto node = openNode();
-  const uint32_t dbc = activateRelu(node);
-  auto image = container::QpcImage::fromBytes(relu_, "relu");
-  InferenceRig rig(node, *image, 0, dbc);
-  rig.attachAll();
-  auto window = DbcWindow::map(node, dbc);
-  ASSERT_TRUE(window) << window.message();
-  runSynchronously(node, dbc, rig, 1);  // the channel has run once and polls since
-  EXPECT_TRUE(window->devicePolls());
-  EXPECT_EQ(window->pollInterval(), 50us);
-  const uint64_t sleepsBefore = counter(*emu_, driver::sysfs::kEmuDoorbellSleeps);
-  const uint64_t pollsBefore = counter(*emu_, driver::sysfs::kEmuDoorbellPolls);
-  runSynchronously(node, dbc, rig, kRequests);
-  const uint64_t polls = counter(*emu_, driver::sysfs::kEmuDoorbellPolls) - pollsBefore;
-  const uint64_t sleeps = counter(*emu_, driver::sysfs::kEmuDoorbellSleeps) - sleepsBefore;
+  activate();
+  runSynchronously(1);  // the channel has run once and polls since
+  EXPECT_TRUE(window_->devicePolls());
+  EXPECT_EQ(window_->pollInterval(), 50us);
+  const uint64_t sleepsBefore = counter(driver::sysfs::kEmuDoorbellSleeps);
+  const uint64_t pollsBefore = counter(driver::sysfs::kEmuDoorbellPolls);
+  runSynchronously(kRequests);
+  const uint64_t polls = counter(driver::sysfs::kEmuDoorbellPolls) - pollsBefore;
+  const uint64_t sleeps = counter(driver::sysfs::kEmuDoorbellSleeps) - sleepsBefore;
   EXPECT_GE(polls, 1u) << sleeps << " sleeps on the doorbell";
   EXPECT_LT(sleeps, kRequests / 2) << polls << " requests found by polling";
   // The interval is 0600: the window's register follows a write at the channel's next poll.
   set("datapath_poll_interval_us", "70");
-  runSynchronously(node, dbc, rig, 2);
-  EXPECT_EQ(window->pollInterval(), 70us);
+  runSynchronously(2);
+  EXPECT_EQ(window_->pollInterval(), 70us);
 }
 
 // An idle polling channel stops polling after its poll window and sleeps on the doorbell, so a
 // request after a pause is found by a wake-up; the emulator uses no CPU meanwhile.
 TEST_F(PollingDatapath, AnIdleChannelSleepsOnTheDoorbellAgain) {
-  auto node = openNode();
-  const uint32_t dbc = activateRelu(node);
-  auto image = container::QpcImage::fromBytes(relu_, "relu");
-  InferenceRig rig(node, *image, 0, dbc);
-  rig.attachAll();
-  runSynchronously(node, dbc, rig, 1);
-  const uint64_t sleepsBefore = counter(*emu_, driver::sysfs::kEmuDoorbellSleeps);
+  activate();
+  runSynchronously(1);
+  const uint64_t sleepsBefore = counter(driver::sysfs::kEmuDoorbellSleeps);
   // The channel polls for 100 ms after its last request (docs/emulator.md), then sleeps.
   const auto deadline = Clock::now() + 20s;
-  while (counter(*emu_, driver::sysfs::kEmuDoorbellSleeps) == sleepsBefore && Clock::now() < deadline)
+  while (counter(driver::sysfs::kEmuDoorbellSleeps) == sleepsBefore && Clock::now() < deadline)
     std::this_thread::sleep_for(20ms);
-  EXPECT_GT(counter(*emu_, driver::sysfs::kEmuDoorbellSleeps), sleepsBefore) << "still polling after 20 s";
-  const uint64_t pollsBefore = counter(*emu_, driver::sysfs::kEmuDoorbellPolls);
-  runSynchronously(node, dbc, rig, 1);
-  EXPECT_EQ(counter(*emu_, driver::sysfs::kEmuDoorbellPolls), pollsBefore) << "found by polling after the pause";
+  EXPECT_GT(counter(driver::sysfs::kEmuDoorbellSleeps), sleepsBefore) << "still polling after 20 s";
+  const uint64_t pollsBefore = counter(driver::sysfs::kEmuDoorbellPolls);
+  runSynchronously(1);
+  EXPECT_EQ(counter(driver::sysfs::kEmuDoorbellPolls), pollsBefore) << "found by polling after the pause";
 }
 
 // A host thread that announces itself polling (kRegHostPolling) finds its response by spinning:
 // the device raises no eventfd for it. Unannounced, the same response raises the eventfd.
 TEST_F(PollingDatapath, ASpinningHostGetsNoInterrupt) {
-  auto node = openNode();
   auto interrupt = CompletionEvent::create();
   ASSERT_TRUE(interrupt) << interrupt.message();
-  const uint32_t dbc = activateRelu(node, 1, 16, interrupt->fd());
-  auto window = DbcWindow::map(node, dbc);
-  ASSERT_TRUE(window) << window.message();
-  auto image = container::QpcImage::fromBytes(relu_, "relu");
-  InferenceRig rig(node, *image, 0, dbc);
-  rig.attachAll();
+  activate(interrupt->fd());
   for (uint16_t reqId : {uint16_t{1}, uint16_t{2}}) {
     const bool spin = reqId == 1;
-    rig.writeRequestDescriptor(reqId);
-    if (spin) window->announceHostPolling(true);
-    ASSERT_TRUE(window->submit(rig.ringElements(reqId)));
+    rig_->writeRequestDescriptor(reqId);
+    if (spin) window_->announceHostPolling(true);
+    ASSERT_TRUE(window_->submit(rig_->ringElements(reqId)));
     const auto deadline = Clock::now() + 20s;
-    while (!window->responsesPending() && Clock::now() < deadline) window->spinForResponse(0, 1ms);
-    if (spin) window->announceHostPolling(false);
-    ASSERT_TRUE(window->responsesPending());
+    while (!window_->responsesPending() && Clock::now() < deadline) window_->spinForResponse(0, 1ms);
+    if (spin) window_->announceHostPolling(false);
+    ASSERT_TRUE(window_->responsesPending());
     ResponseElement response{};
-    ASSERT_EQ(window->takeResponses(std::span(&response, 1)).value(), 1u);
+    ASSERT_EQ(window_->takeResponses(std::span(&response, 1)).value(), 1u);
     EXPECT_EQ(response.reqId, reqId);
     auto fired = interrupt->wait(spin ? 50ms : 5000ms);
     ASSERT_TRUE(fired) << fired.message();
