@@ -24,9 +24,11 @@ using driver::ResponseElement;
 
 // How long a sleeping channel waits before it re-checks for shutdown.
 constexpr std::chrono::milliseconds kFutexPoll{100};
-// Polling: the longest spin before the channel sleeps between looks, and how long it goes on
-// polling without a request before it sleeps on the doorbell futex instead.
-constexpr std::chrono::microseconds kMaxSpin{1000};
+// Polling: how long the channel spins on the tail after its ring empties, before it sleeps
+// between looks (measured: tied to a short poll interval the spin ran out between the requests
+// of one synchronous client on a loaded machine, and each request then waited for a look), and
+// how long it goes on polling without a request before it sleeps on the doorbell futex instead.
+constexpr std::chrono::microseconds kSpin{1000};
 constexpr std::chrono::milliseconds kMinLinger{100};
 
 uint32_t loadReg(const Activation& act, std::size_t off) {
@@ -105,8 +107,8 @@ class Channel {
   }
 
   // The polling data path, as mainline's datapath_polling does it while requests are
-  // outstanding: look at the tail, spinning for one poll interval (at most kMaxSpin), then once
-  // every datapath_poll_interval_us. True when a request came. After kMinLinger (or 100
+  // outstanding: look at the tail, spinning for kSpin, then once every
+  // datapath_poll_interval_us. True when a request came. After kMinLinger (or 100
   // intervals, if longer) without one it gives up, and the caller sleeps on the doorbell futex
   // as without polling, so an idle emulator costs no CPU in this mode either.
   bool pollForRequests() {
@@ -114,7 +116,7 @@ class Channel {
     const auto interval = host_.moduleParameters().datapathPollInterval();  // 0600: may change
     storeReg(act_, driver::kRegPollIntervalUs, static_cast<uint32_t>(interval.count()));
     const auto start = Clock::now();
-    const auto spinUntil = start + std::min<std::chrono::microseconds>(interval, kMaxSpin);
+    const auto spinUntil = start + kSpin;
     const auto lingerUntil = start + std::max<std::chrono::microseconds>(kMinLinger, interval * 100);
     for (unsigned turn = 0;; ++turn) {
       if (act_.stopping.load()) return false;

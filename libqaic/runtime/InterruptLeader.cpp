@@ -22,10 +22,6 @@ void InterruptLeader::stopLeading() {
   leading_.store(false);
 }
 
-std::chrono::nanoseconds hostSpinLimit(const driver::DbcWindow& window) {
-  return std::min<std::chrono::nanoseconds>(window.pollInterval(), kMaxHostSpin);
-}
-
 void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline, std::chrono::milliseconds longestSleep) {
   driver::DbcWindow& window = *window_;
   const auto left = [&] { return std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now()); };
@@ -34,7 +30,8 @@ void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline, std::ch
   const bool polling = window.devicePolls();
   if (polling) {
     window.announceHostPolling(true);
-    if (window.spinForResponse(ticket, std::min(hostSpinLimit(window), left()))) {
+    const bool spin = inFlight_.load(std::memory_order_relaxed) <= 1;
+    if (spin && window.spinForResponse(ticket, std::min<std::chrono::nanoseconds>(kHostSpin, left()))) {
       window.announceHostPolling(false);
       return;
     }

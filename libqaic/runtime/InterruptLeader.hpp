@@ -22,9 +22,8 @@
 namespace qaic::rt {
 
 // The polling data path (datapath_polling): how long a host thread spins on the response tail
-// before it sleeps. The device's poll interval, at most this.
-inline constexpr std::chrono::microseconds kMaxHostSpin{1000};
-std::chrono::nanoseconds hostSpinLimit(const driver::DbcWindow& window);
+// before it sleeps, as long as the device spins on the request tail.
+inline constexpr std::chrono::microseconds kHostSpin{1000};
 
 class InterruptLeader {
  public:
@@ -46,8 +45,14 @@ class InterruptLeader {
   void wake();
   bool leading() const { return leading_.load(); }
 
+  // The queue's requests in flight (its RequestRing says so on every change). On the polling data
+  // path the leader spins only while at most its own request is in flight: behind others the
+  // wait is long and the CPU is better left to the threads that prepare the next requests.
+  void setRequestsInFlight(std::size_t count) { inFlight_.store(count, std::memory_order_relaxed); }
+
  private:
   std::atomic<bool> leading_{false};
+  std::atomic<std::size_t> inFlight_{0};
   std::mutex mutex_;  // guards window_ and leader_ against wake()
   std::shared_ptr<driver::DbcWindow> window_;
   std::thread::id leader_;

@@ -110,7 +110,7 @@ bool RequestRing::spinForResponses() {
   }
   if (leader_.leading()) return false;  // the leader spins, and drains for everyone
   window->announceHostPolling(true);
-  bool found = window->spinForResponse(window->responseFutexValue(), hostSpinLimit(*window));
+  bool found = window->spinForResponse(window->responseFutexValue(), kHostSpin);
   window->announceHostPolling(false);
   // A response the device pushed while it still saw the announcement raised no eventfd.
   return found || window->responsesPending();
@@ -155,6 +155,7 @@ void RequestRing::submit(HandleImpl& handle, uint64_t requestId, std::vector<dri
 }
 
 void RequestRing::updateHostPollingLocked(bool submitting) {
+  leader_.setRequestsInFlight(inFlight_.size() + (submitting ? 1 : 0));
   const bool poll = window_ && (submitting || !inFlight_.empty()) && window_->devicePolls();
   if (poll == hostPolling_) return;
   window_->announceHostPolling(poll);

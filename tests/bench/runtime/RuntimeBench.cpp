@@ -12,7 +12,8 @@
 //   TinySyncIoUringVsSyscalls   the tiny round trip with the data path's futex calls through
 //                            io_uring, in blocks alternating with the plain system calls
 //   IdleEmulatorCpu          the emulator's CPU use over 10 s with an activation and no requests
-// QAIC_BENCH_DATAPATH_POLLING=1 starts the emulator with the module parameter datapath_polling.
+// QAIC_BENCH_DATAPATH_POLLING=1 starts the emulator with the module parameter datapath_polling,
+// QAIC_BENCH_POLL_INTERVAL_US=N with datapath_poll_interval_us N.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -286,10 +287,14 @@ int main(int argc, char** argv) {
   try {
     // Two default devices: SharedInput64MiBTwoDevices shares a buffer between them.
     const char* polling = std::getenv("QAIC_BENCH_DATAPATH_POLLING");
-    const bool poll = polling != nullptr && std::string(polling) == "1";
-    s.emulator = std::make_unique<qaic::testing::EmulatorProcess>(
-        poll ? R"({"devices": [{}, {}], "module_parameters": {"datapath_polling": true}})"
-             : R"({"devices": [{}, {}]})");
+    const char* interval = std::getenv("QAIC_BENCH_POLL_INTERVAL_US");
+    std::string parameters;
+    if (polling != nullptr && std::string(polling) == "1") parameters = R"("datapath_polling": true)";
+    if (interval != nullptr && *interval != '\0')
+      parameters += (parameters.empty() ? "" : ", ") + std::string(R"("datapath_poll_interval_us": )") +
+                    std::to_string(std::stoul(interval));
+    s.emulator = std::make_unique<qaic::testing::EmulatorProcess>(R"({"devices": [{}, {}], "module_parameters": {)" +
+                                                                  parameters + "}}");
     ::setenv("QAIC_ROOT", s.emulator->rootPath().c_str(), 1);
     s.work = std::make_unique<qaic::testing::TempDir>("qaic-runtime-bench");
     QAicContextProperties properties;
