@@ -107,33 +107,52 @@ class Channel {
   }
 
   // The polling data path, as mainline's datapath_polling does it while requests are
-  // outstanding: look at the tail, spinning for kSpin, then once every
-  // datapath_poll_interval_us. True when a request came. After kMinLinger (or 100
-  // intervals, if longer) without one it gives up, and the caller sleeps on the doorbell futex
-  // as without polling, so an idle emulator costs no CPU in this mode either.
+  // outstanding: look at the tail, spinning for kSpin (unless spinning keeps failing,
+  // AdaptiveSpin), then once every datapath_poll_interval_us. Between those looks the channel
+  // sleeps announced, so a doorbell rung meanwhile wakes it at once instead of waiting for the next
+  // look. True when a request came. After kMinLinger (or 100 intervals, if longer) without one it
+  // gives up, and the caller sleeps on the doorbell futex as without polling, so an idle emulator
+  // costs no CPU in this mode either.
   bool pollForRequests() {
     using Clock = std::chrono::steady_clock;
     const auto interval = host_.moduleParameters().datapathPollInterval();  // 0600: may change
     storeReg(act_, driver::kRegPollIntervalUs, static_cast<uint32_t>(interval.count()));
     const auto start = Clock::now();
-    const auto spinUntil = start + kSpin;
+    const bool spin = spin_.shouldSpin();
+    const auto spinUntil = start + (spin ? kSpin : std::chrono::microseconds::zero());
     const auto lingerUntil = start + std::max<std::chrono::microseconds>(kMinLinger, interval * 100);
+    bool rung = false;  // the last sleep ended by a doorbell
     for (unsigned turn = 0;; ++turn) {
       if (act_.stopping.load()) return false;
+      const auto now = Clock::now();
       if (requestsPending()) {
-        // Counted when polling found it: not there at the first look (after a doorbell's wake-up
-        // or a busy stretch the request was simply waiting).
-        if (turn > 0) host_.datapathCounters().doorbellPolls.fetch_add(1, std::memory_order_relaxed);
+        if (now < spinUntil) spin_.result(true);
+        // Counted when a look found it: not there at the first look (after a doorbell's wake-up
+        // or a busy stretch it was simply waiting), and not brought by a doorbell.
+        if (turn > 0 && !rung) host_.datapathCounters().doorbellPolls.fetch_add(1, std::memory_order_relaxed);
+        announceSleeping(act_, false);
         return true;
       }
-      const auto now = Clock::now();
-      if (now >= lingerUntil) return false;
-      if (now < spinUntil)
+      if (now >= lingerUntil) {
+        announceSleeping(act_, false);
+        return false;
+      }
+      if (now < spinUntil) {
         driver::spinTurn(turn);
-      else if (interval.count() == 0)
+        continue;
+      }
+      if (spin) spin_.result(false);
+      if (interval.count() == 0) {
         std::this_thread::yield();
-      else
-        std::this_thread::sleep_for(interval);
+        continue;
+      }
+      announceSleeping(act_, true);
+      const uint32_t seen = loadRegSeqCst(act_, driver::kRegDoorbellFutex);
+      rung = false;
+      if (!requestsPending()) {
+        driver::futexWaitWhile(act_.reg(driver::kRegDoorbellFutex), seen, interval);
+        rung = loadRegSeqCst(act_, driver::kRegDoorbellFutex) != seen;
+      }
     }
   }
 
@@ -315,6 +334,7 @@ class Channel {
   uint16_t reportCode_ = 0;
   bool runRequested_ = false;   // the element being processed rang the program's doorbell
   bool runDropped_ = false;     // the last run was dropped as hung: its done INC never comes
+  driver::AdaptiveSpin spin_;   // the polling data path's spin after the ring empties
   uint16_t programStatus_ = 0;  // of the last run, reported by the wait for its done semaphore
   uint64_t bytesToDevice_ = 0;  // moved by the request in progress (--trace-requests)
   uint64_t bytesFromDevice_ = 0;

@@ -40,6 +40,31 @@ inline void futexWaitWhile(uint32_t* word, uint32_t seen, std::chrono::nanosecon
 // before they sleep): the CPU's pause hint for the first turns, then sched_yield, so that on a
 // machine with more runnable threads than CPUs the spinner hands its CPU to the thread it waits
 // for instead of burning its time slice (on an idle CPU the yield returns at once).
+// Whether spinning can pay at all: not when this process may run on one CPU only (taskset), where
+// the spinner only delays the thread it waits for.
+inline bool spinningCanHelp() {
+  static const bool canHelp = [] {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    return ::sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) >= 2;
+  }();
+  return canHelp;
+}
+
+// Spinning that keeps failing is skipped: a spin that ran out makes the next wait sleep at once,
+// and every kSpinRetry-th wait tries again (two threads placed on one CPU, or a peer that is
+// slower than the spin, turn the spin into pure delay).
+class AdaptiveSpin {
+ public:
+  bool shouldSpin() { return spinningCanHelp() && (worked_ || ++skipped_ % kSpinRetry == 0); }
+  void result(bool found) { worked_ = found; }
+
+ private:
+  static constexpr unsigned kSpinRetry = 8;
+  bool worked_ = true;
+  unsigned skipped_ = 0;
+};
+
 inline void spinTurn(unsigned turn) {
   if (turn < 64) {
 #if defined(__x86_64__) || defined(__i386__)

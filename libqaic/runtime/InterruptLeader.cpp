@@ -30,10 +30,13 @@ void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline, std::ch
   const bool polling = window.devicePolls();
   if (polling) {
     window.announceHostPolling(true);
-    const bool spin = inFlight_.load(std::memory_order_relaxed) <= 1;
-    if (spin && window.spinForResponse(ticket, std::min<std::chrono::nanoseconds>(kHostSpin, left()))) {
-      window.announceHostPolling(false);
-      return;
+    if (inFlight_.load(std::memory_order_relaxed) <= 1 && spin_.shouldSpin()) {
+      const bool found = window.spinForResponse(ticket, std::min<std::chrono::nanoseconds>(kHostSpin, left()));
+      spin_.result(found);
+      if (found) {
+        window.announceHostPolling(false);
+        return;
+      }
     }
   }
   // Announce, then look: a response the device pushed before it saw the announcement raised the

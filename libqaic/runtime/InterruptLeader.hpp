@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "driver/DbcWindow.hpp"
+#include "driver/WindowFutex.hpp"
 
 namespace qaic::rt {
 
@@ -53,7 +54,8 @@ class InterruptLeader {
  private:
   std::atomic<bool> leading_{false};
   std::atomic<std::size_t> inFlight_{0};
-  std::mutex mutex_;  // guards window_ and leader_ against wake()
+  driver::AdaptiveSpin spin_;  // the leader's only (leading_ orders one leader after another)
+  std::mutex mutex_;           // guards window_ and leader_ against wake()
   std::shared_ptr<driver::DbcWindow> window_;
   std::thread::id leader_;
 };

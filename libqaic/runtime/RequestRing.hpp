@@ -24,6 +24,7 @@
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "driver/DeviceNode.hpp"
+#include "driver/WindowFutex.hpp"
 
 namespace qaic::rt {
 
@@ -154,7 +155,8 @@ class RequestRing {
   bool active_ = false;
   std::map<uint16_t, Request> inFlight_;
   uint16_t nextReqId_ = 0;
-  bool hostPolling_ = false;  // announced in the window (updateHostPollingLocked)
+  bool hostPolling_ = false;             // announced in the window (updateHostPollingLocked)
+  driver::AdaptiveSpin completionSpin_;  // the completion thread's (spinForResponses)
   InterruptLeader leader_;
   std::unique_ptr<CompletionEngine> engine_;  // last: its thread stops before the rest goes
 };
