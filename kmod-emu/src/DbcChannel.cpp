@@ -118,8 +118,9 @@ class Channel {
     const auto interval = host_.moduleParameters().datapathPollInterval();  // 0600: may change
     storeReg(act_, driver::kRegPollIntervalUs, static_cast<uint32_t>(interval.count()));
     const auto start = Clock::now();
-    const bool spin = spin_.shouldSpin();
-    const auto spinUntil = start + (spin ? kSpin : std::chrono::microseconds::zero());
+    const auto spinFor = spin_.spinFor(kSpin);
+    const bool spin = spinFor > std::chrono::nanoseconds::zero();
+    const auto spinUntil = start + spinFor;
     const auto lingerUntil = start + std::max<std::chrono::microseconds>(kMinLinger, interval * 100);
     bool rung = false;  // the last sleep ended by a doorbell
     for (unsigned turn = 0;; ++turn) {

@@ -51,12 +51,19 @@ inline bool spinningCanHelp() {
   return canHelp;
 }
 
-// Spinning that keeps failing is skipped: a spin that ran out makes the next wait sleep at once,
-// and every kSpinRetry-th wait tries again (two threads placed on one CPU, or a peer that is
-// slower than the spin, turn the spin into pure delay).
+// Spinning that keeps failing is skipped: a spin that ran out makes the next waits sleep at once,
+// and every kSpinRetry-th wait tries again with a short spin, a sixteenth of the full one, which
+// restores full spins when it finds what it waits for (two threads placed on one CPU, or a peer
+// slower than the spin, turn the spin into pure delay: a full 1 ms spin retried every 8th wait
+// measured 260 us per tiny inference).
 class AdaptiveSpin {
  public:
-  bool shouldSpin() { return spinningCanHelp() && (worked_ || ++skipped_ % kSpinRetry == 0); }
+  // How long to spin now: `full`, a probe of full / 16, or zero.
+  std::chrono::nanoseconds spinFor(std::chrono::nanoseconds full) {
+    if (!spinningCanHelp()) return {};
+    if (worked_) return full;
+    return ++skipped_ % kSpinRetry == 0 ? full / 16 : std::chrono::nanoseconds::zero();
+  }
   void result(bool found) { worked_ = found; }
 
  private:

@@ -30,8 +30,10 @@ void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline, std::ch
   const bool polling = window.devicePolls();
   if (polling) {
     window.announceHostPolling(true);
-    if (inFlight_.load(std::memory_order_relaxed) <= 1 && spin_.shouldSpin()) {
-      const bool found = window.spinForResponse(ticket, std::min<std::chrono::nanoseconds>(kHostSpin, left()));
+    const auto spinFor = inFlight_.load(std::memory_order_relaxed) <= 1 ? spin_.spinFor(kHostSpin)
+                                                                        : std::chrono::nanoseconds::zero();
+    if (spinFor > std::chrono::nanoseconds::zero()) {
+      const bool found = window.spinForResponse(ticket, std::min(spinFor, left()));
       spin_.result(found);
       if (found) {
         window.announceHostPolling(false);

@@ -108,9 +108,11 @@ bool RequestRing::spinForResponses() {
     if (!active_ || !window_ || inFlight_.empty() || !window_->devicePolls()) return false;
     window = window_;
   }
-  if (leader_.leading() || !completionSpin_.shouldSpin()) return false;  // a leader drains for everyone
+  if (leader_.leading()) return false;  // the leader drains for everyone
+  const auto spinFor = completionSpin_.spinFor(kHostSpin);
+  if (spinFor <= std::chrono::nanoseconds::zero()) return false;
   window->announceHostPolling(true);
-  bool found = window->spinForResponse(window->responseFutexValue(), kHostSpin);
+  bool found = window->spinForResponse(window->responseFutexValue(), spinFor);
   completionSpin_.result(found);
   window->announceHostPolling(false);
   // A response the device pushed while it still saw the announcement raised no eventfd.
