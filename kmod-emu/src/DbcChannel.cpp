@@ -122,15 +122,13 @@ class Channel {
     const bool spin = spinFor > std::chrono::nanoseconds::zero();
     const auto spinUntil = start + spinFor;
     const auto lingerUntil = start + std::max<std::chrono::microseconds>(kMinLinger, interval * 100);
-    bool rung = false;  // the last sleep ended by a doorbell
+    auto& polls = host_.datapathCounters().doorbellPolls;
+    polls.fetch_add(1, std::memory_order_relaxed);  // a poll round
     for (unsigned turn = 0;; ++turn) {
       if (act_.stopping.load()) return false;
       const auto now = Clock::now();
       if (requestsPending()) {
         if (now < spinUntil) spin_.result(true);
-        // Counted when a look found it: not there at the first look (after a doorbell's wake-up
-        // or a busy stretch it was simply waiting), and not brought by a doorbell.
-        if (turn > 0 && !rung) host_.datapathCounters().doorbellPolls.fetch_add(1, std::memory_order_relaxed);
         announceSleeping(act_, false);
         return true;
       }
@@ -149,10 +147,10 @@ class Channel {
       }
       announceSleeping(act_, true);
       const uint32_t seen = loadRegSeqCst(act_, driver::kRegDoorbellFutex);
-      rung = false;
       if (!requestsPending()) {
         driver::futexWaitWhile(act_.reg(driver::kRegDoorbellFutex), seen, interval);
-        rung = loadRegSeqCst(act_, driver::kRegDoorbellFutex) != seen;
+        // A look of its own, unless a doorbell ended the sleep.
+        if (loadRegSeqCst(act_, driver::kRegDoorbellFutex) == seen) polls.fetch_add(1, std::memory_order_relaxed);
       }
     }
   }

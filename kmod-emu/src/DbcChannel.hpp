@@ -19,8 +19,10 @@ namespace qaic::emu {
 // How the channel threads of one device found their work (qaic-emu/datapath/): the tests and
 // benchmarks see from them whether the doorbell was polled or slept on.
 struct DatapathCounters {
-  std::atomic<uint64_t> doorbellSleeps{0};      // sleeps on the doorbell futex
-  std::atomic<uint64_t> doorbellPolls{0};       // new requests found by polling the tail
+  std::atomic<uint64_t> doorbellSleeps{0};  // sleeps on the doorbell futex
+  // Polls of the request tail: a poll round after the ring emptied, and each look after a poll
+  // interval that no doorbell ended.
+  std::atomic<uint64_t> doorbellPolls{0};
   std::atomic<uint64_t> responseInterrupts{0};  // eventfd writes (the MSI)
   std::atomic<uint64_t> responseWakes{0};       // response futex wakes of a sleeping host thread
 };

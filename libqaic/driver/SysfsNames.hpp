@@ -78,8 +78,9 @@ inline constexpr const char* kFaultRemove = "qaic-emu/fault/remove";
 inline constexpr const char* kFaultControlHang = "qaic-emu/fault/control_hang";
 // While set, a reset's firmware does not boot: the reset fails after mhi_timeout_ms.
 inline constexpr const char* kFaultResetHang = "qaic-emu/fault/reset_hang";
-// How the channel threads found their requests (the polling data path): sleeps on the doorbell
-// futex, and new requests found by polling the ring's tail.
+// How the channel threads waited for requests (the polling data path): sleeps on the doorbell
+// futex, and polls of the ring's tail (poll rounds after the ring emptied, and looks after a poll
+// interval that no doorbell ended).
 inline constexpr const char* kEmuDoorbellSleeps = "qaic-emu/datapath/doorbell_sleeps";
 inline constexpr const char* kEmuDoorbellPolls = "qaic-emu/datapath/doorbell_polls";
 // Responses the device signalled: eventfd writes (the MSI), and response futex wakes of a host
