@@ -4,6 +4,7 @@
 #   ResNet-18 / MobileNetV2 host vs PyTorch  (scripts/bench-models.sh; goal <= 1.0x latency)
 #   emulator ioctl and ring round trips      (build/bin/emu_bench)
 #   runtime latency and throughput           (build/bin/qaic_runtime_bench)
+#   the same with datapath_polling, futex calls through io_uring vs system calls, idle emulator CPU
 #   qaicd partition create+release vs direct MANAGE, 100 clients at once (build/bin/qaicd_bench)
 #   a 64 MiB input shared by dma-buf fd between two devices vs one memcpy (qaic_runtime_bench)
 #   kubelet plugin: Allocate p99 with 64 devices, health change to stream (build/bin/qaicd_kubelet_bench)
