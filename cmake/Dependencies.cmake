@@ -7,12 +7,13 @@ if(NOT QAIC_FUZZ)
   find_package(GTest REQUIRED)
   find_package(benchmark REQUIRED)
   pkg_check_modules(FUSE3 REQUIRED IMPORTED_TARGET fuse3)
-  pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)
   pkg_check_modules(UDEV REQUIRED IMPORTED_TARGET libudev)
   pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)  # socket activation, sd_notify
   find_program(HELP2MAN help2man REQUIRED)                         # man pages from --help
   find_package(gRPC CONFIG REQUIRED)  # qaicd's kubelet device plugin (libgrpc++-dev, protobuf-compiler-grpc)
 endif()
+# liburing: the runtime's completion loop and the data path's futex calls (libqaic/driver).
+pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)
 # libdrm: the DRM core's structures (drm.h) for the emulator, drmIoctl and PRIME for libqaic.
 pkg_check_modules(LIBDRM REQUIRED IMPORTED_TARGET libdrm)
 find_package(Protobuf REQUIRED)

@@ -1,6 +1,7 @@
 #include "DbcChannel.hpp"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,12 @@ using driver::ResponseElement;
 
 // How long a sleeping channel waits before it re-checks for shutdown.
 constexpr std::chrono::milliseconds kFutexPoll{100};
+// Polling: how long the channel spins on the tail after its ring empties, before it sleeps
+// between looks (measured: tied to a short poll interval the spin ran out between the requests
+// of one synchronous client on a loaded machine, and each request then waited for a look), and
+// how long it goes on polling without a request before it sleeps on the doorbell futex instead.
+constexpr std::chrono::microseconds kSpin{1000};
+constexpr std::chrono::milliseconds kMinLinger{100};
 
 uint32_t loadReg(const Activation& act, std::size_t off) {
   return std::atomic_ref<uint32_t>(*act.reg(off)).load(std::memory_order_acquire);
@@ -76,24 +83,98 @@ class Channel {
   Channel(Activation& act, ChannelHost& host) : act_(act), host_(host) {}
 
   void runThread() {
+    const bool polling = host_.moduleParameters().datapathPolling();
+    storeReg(act_, driver::kRegDatapathPolling, polling ? 1 : 0);
+    // Polls after work; after a quiet spell it sleeps until the next doorbell.
+    bool poll = polling;
     while (!act_.stopping.load()) {
+      if (poll) {
+        // Not sleeping: the host's doorbell skips its FUTEX_WAKE while the channel polls.
+        announceSleeping(act_, false);
+        if (pollForRequests()) {
+          processUpTo(loadRegSeqCst(act_, driver::kRegRequestTail));
+          continue;
+        }
+        if (act_.stopping.load()) break;
+        poll = false;
+      }
       announceSleeping(act_, true);
       const uint32_t seen = loadRegSeqCst(act_, driver::kRegDoorbellFutex);
       const uint32_t tail = loadRegSeqCst(act_, driver::kRegRequestTail);
       // Nothing new, or a tail outside the ring (ignored until the host writes a valid one):
       // sleep until the next doorbell.
       if (tail >= act_.nelem || tail == head_) {
+        host_.datapathCounters().doorbellSleeps.fetch_add(1, std::memory_order_relaxed);
         driver::futexWaitWhile(act_.reg(driver::kRegDoorbellFutex), seen, kFutexPoll);
         continue;
       }
       announceSleeping(act_, false);
-      tail_ = tail;
-      while (head_ != tail && !act_.stopping.load()) step();
+      processUpTo(tail);
+      poll = polling;
     }
     abortPending(head_);
   }
 
  private:
+  void processUpTo(uint32_t tail) {
+    tail_ = tail;  // how far a request's from-device transfers may be looked up ahead
+    while (head_ != tail && !act_.stopping.load()) step();
+  }
+
+  bool requestsPending() const {
+    const uint32_t tail = loadRegSeqCst(act_, driver::kRegRequestTail);
+    return tail < act_.nelem && tail != head_;
+  }
+
+  // The polling data path, as mainline's datapath_polling does it while requests are
+  // outstanding: look at the tail, spinning for kSpin (unless spinning keeps failing,
+  // AdaptiveSpin), then once every datapath_poll_interval_us. Between those looks the channel
+  // sleeps announced, so a doorbell rung meanwhile wakes it at once instead of waiting for the next
+  // look. True when a request came. After kMinLinger (or 100 intervals, if longer) without one it
+  // gives up, and the caller sleeps on the doorbell futex as without polling, so an idle emulator
+  // costs no CPU in this mode either.
+  bool pollForRequests() {
+    using Clock = std::chrono::steady_clock;
+    const auto interval = host_.moduleParameters().datapathPollInterval();  // 0600: may change
+    storeReg(act_, driver::kRegPollIntervalUs, static_cast<uint32_t>(interval.count()));
+    const auto start = Clock::now();
+    const auto spinFor = spin_.spinFor(kSpin);
+    const bool spin = spinFor > std::chrono::nanoseconds::zero();
+    const auto spinUntil = start + spinFor;
+    const auto lingerUntil = start + std::max<std::chrono::microseconds>(kMinLinger, interval * 100);
+    auto& polls = host_.datapathCounters().doorbellPolls;
+    polls.fetch_add(1, std::memory_order_relaxed);  // a poll round
+    for (unsigned turn = 0;; ++turn) {
+      if (act_.stopping.load()) return false;
+      const auto now = Clock::now();
+      if (requestsPending()) {
+        if (now < spinUntil) spin_.result(true);
+        announceSleeping(act_, false);
+        return true;
+      }
+      if (now >= lingerUntil) {
+        announceSleeping(act_, false);
+        return false;
+      }
+      if (now < spinUntil) {
+        driver::spinTurn(turn);
+        continue;
+      }
+      if (spin) spin_.result(false);
+      if (interval.count() == 0) {
+        std::this_thread::yield();
+        continue;
+      }
+      announceSleeping(act_, true);
+      const uint32_t seen = loadRegSeqCst(act_, driver::kRegDoorbellFutex);
+      if (!requestsPending()) {
+        driver::futexWaitWhile(act_.reg(driver::kRegDoorbellFutex), seen, interval);
+        // A look of its own, unless a doorbell ended the sleep.
+        if (loadRegSeqCst(act_, driver::kRegDoorbellFutex) == seen) polls.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+
   void step() {
     RequestElement e;
     std::memcpy(&e, act_.requestFifo() + std::size_t{head_} * sizeof e, sizeof e);
@@ -330,14 +411,20 @@ class Channel {
   // bumps the response futex word, then reads the host-waiting count; a host thread stores the
   // count, then reads the futex word and the tail before it sleeps. All sequentially consistent,
   // so either the device sees the count and wakes the futex, or the host sees the new tail (or
-  // word) and does not sleep. A waiting thread drains the FIFO itself: no eventfd write then.
+  // word) and does not sleep. A waiting thread drains the FIFO itself: no eventfd write then,
+  // nor while a host thread spins on the tail (kRegHostPolling).
   void interruptHost() {
     uint32_t* word = act_.reg(driver::kRegResponseFutex);
     std::atomic_ref<uint32_t>(*word).fetch_add(1, std::memory_order_seq_cst);
     if (loadRegSeqCst(act_, driver::kRegHostWaiting) != 0) {
+      host_.datapathCounters().responseWakes.fetch_add(1, std::memory_order_relaxed);
       driver::futexWakeAll(word);
       return;
     }
+    // A host thread spinning on the tail (the polling data path) finds the response itself; it
+    // drains again after it stops spinning, so a response it missed is not stranded.
+    if (loadRegSeqCst(act_, driver::kRegHostPolling) != 0) return;
+    host_.datapathCounters().responseInterrupts.fetch_add(1, std::memory_order_relaxed);
     if (act_.eventfd >= 0) {
       const uint64_t one = 1;
       // A saturated eventfd counter only loses a redundant wake-up.
@@ -360,6 +447,7 @@ class Channel {
   uint16_t reportCode_ = 0;
   bool runRequested_ = false;   // the element being processed rang the program's doorbell
   bool runDropped_ = false;     // the last run was dropped as hung: its done INC never comes
+  driver::AdaptiveSpin spin_;   // the polling data path's spin after the ring empties
   uint16_t programStatus_ = 0;  // of the last run, reported by the wait for its done semaphore
   uint64_t bytesToDevice_ = 0;  // moved by the request in progress (--trace-requests)
   uint64_t bytesFromDevice_ = 0;
@@ -379,8 +467,11 @@ uint16_t DeviceProgram::run(std::span<std::byte> ioRegion, std::span<DirectTrans
 void startChannel(Activation& act, ChannelHost& host) {
   storeReg(act, driver::kRegDeviceStatus, static_cast<uint32_t>(driver::DeviceStatus::Ok));
   act.ring = std::make_shared<Channel>(act, host);
-  act.channel = std::thread([ring = act.ring.get()] {
+  act.channel = std::thread([ring = act.ring.get(), &host] {
     ::pthread_setname_np(::pthread_self(), "emu-dbc");
+    // A polling channel sleeps datapath_poll_interval_us between looks, not the default 50 us
+    // more that timer slack would add.
+    if (host.moduleParameters().datapathPolling()) ::prctl(PR_SET_TIMERSLACK, 1000UL);
     ring->runThread();
   });
 }

@@ -1,18 +1,32 @@
 // The channel of one active DBC: processes request elements in ring order (presync semaphores,
 // DMA through the IOMMU, postsync semaphores, doorbell) and writes completions, waking the host
-// through the response futex or the eventfd "interrupt". Its thread sleeps on the doorbell futex
-// and is the activation's NSP as well: the element whose doorbell starts the program runs it
+// through the response futex or the eventfd "interrupt". Its thread sleeps on the doorbell futex,
+// or, with the module parameter datapath_polling, polls the request tail (spinning, then every
+// datapath_poll_interval_us) while requests keep coming, and is the activation's NSP as well: the element whose doorbell starts the program runs it
 // there and then, so a request never crosses a second thread inside the device.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 
 #include "Activation.hpp"
 #include "ComputePool.hpp"
+#include "ModuleParameters.hpp"
 
 namespace qaic::emu {
+
+// How the channel threads of one device found their work (qaic-emu/datapath/): the tests and
+// benchmarks see from them whether the doorbell was polled or slept on.
+struct DatapathCounters {
+  std::atomic<uint64_t> doorbellSleeps{0};  // sleeps on the doorbell futex
+  // Polls of the request tail: a poll round after the ring emptied, and each look after a poll
+  // interval that no doorbell ended.
+  std::atomic<uint64_t> doorbellPolls{0};
+  std::atomic<uint64_t> responseInterrupts{0};  // eventfd writes (the MSI)
+  std::atomic<uint64_t> responseWakes{0};       // response futex wakes of a sleeping host thread
+};
 
 // What a channel needs from its device; implemented by Device.
 class ChannelHost {
@@ -33,6 +47,8 @@ class ChannelHost {
   virtual std::chrono::milliseconds semaphoreTimeout() const = 0;
   // The host cores every activation's program runs share.
   virtual ComputePool& computePool() = 0;
+  virtual const ModuleParameters& moduleParameters() const = 0;
+  virtual DatapathCounters& datapathCounters() = 0;
 };
 
 // Starts act.channel. The activation must stay alive until stopChannel returns.

@@ -24,8 +24,9 @@ rt::Resources totalsOf(const DeviceConfig& c) {
   return rt::Resources{c.nsps, c.mcids, c.semaphores, c.dbcs, c.ddrMb * kMiB};
 }
 
-const std::vector<std::string> kFaultFiles = {sysfs::kFaultNspHang, sysfs::kFaultDmaFail, sysfs::kFaultError,
-                                              sysfs::kFaultReset,   sysfs::kFaultRemove,  sysfs::kFaultControlHang};
+const std::vector<std::string> kFaultFiles = {sysfs::kFaultNspHang,  sysfs::kFaultDmaFail, sysfs::kFaultError,
+                                              sysfs::kFaultReset,    sysfs::kFaultRemove,  sysfs::kFaultControlHang,
+                                              sysfs::kFaultResetHang};
 
 // Parses "<unsigned>" fields of a fault write; trailing newline allowed.
 std::vector<uint64_t> parseNumbers(const std::string& text, bool& ok) {
@@ -186,7 +187,10 @@ void Device::shutdown() {
 
 // The DBCs that were assigned go through the states mainline reports around a subsystem
 // restart (BEFORE_SHUTDOWN, AFTER_SHUTDOWN, BEFORE_POWER_UP, AFTER_POWER_UP) back to idle.
-void Device::reset() {
+// The firmware boots within the write, unless the reset_hang fault holds it: then the reset
+// waits for it at most mhi_timeout_ms, as mainline's MHI power-up does, and fails with
+// ETIMEDOUT, leaving the card in Error (activations refused) until a reset that boots.
+int Device::reset() {
   std::vector<uint32_t> assigned;
   {
     std::lock_guard lock(mutex_);
@@ -199,15 +203,24 @@ void Device::reset() {
   }
   logInfo("accel" + std::to_string(index_) + ": reset");
   abortActivations(driver::DBC_COMPLETION_DEVICE_RESET, driver::DeviceStatus::Resetting);
-  std::lock_guard lock(mutex_);
+  const auto bootDeadline = Clock::now() + ctx_.parameters->mhiTimeout();
+  std::unique_lock lock(mutex_);
+  faultChanged_.wait_until(lock, bootDeadline, [&] { return !resetHang_.load() || removed_.load() || stopped_; });
   for (DbcState s : {DbcState::AfterShutdown, DbcState::BeforePowerUp, DbcState::AfterPowerUp, DbcState::Idle})
     for (uint32_t i : assigned)
       if (!dbcs_[i]) dbcState_[i] = s;
   endPartitionsLocked();  // a reset loses the firmware's reservations, as on the card
+  if (resetHang_.load()) {
+    status_ = Status::Error;
+    logInfo("accel" + std::to_string(index_) + ": MHI timeout: the firmware did not boot within " +
+            std::to_string(ctx_.parameters->mhiTimeout().count()) + " ms (mhi_timeout_ms)");
+    return ETIMEDOUT;
+  }
   nspHang_ = false;
   controlHang_ = false;
   dmaFailCount_ = 0;
   status_ = Status::Ready;
+  return 0;
 }
 
 void Device::enterError() {
@@ -447,6 +460,10 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   names.push_back(sysfs::kEmuComputeThreads);
   names.push_back(sysfs::kEmuComputeBusy);
   names.push_back(sysfs::kEmuComputeBusyMax);
+  names.push_back(sysfs::kEmuDoorbellSleeps);
+  names.push_back(sysfs::kEmuDoorbellPolls);
+  names.push_back(sysfs::kEmuResponseInterrupts);
+  names.push_back(sysfs::kEmuResponseWakes);
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
 }
@@ -539,6 +556,11 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == sysfs::kEmuComputeBusyMax) return n(ctx_.compute->busyMax());
   if (name == sysfs::kFaultNspHang) return std::string(nspHang_ ? "1\n" : "0\n");
   if (name == sysfs::kFaultControlHang) return std::string(controlHang_ ? "1\n" : "0\n");
+  if (name == sysfs::kFaultResetHang) return std::string(resetHang_ ? "1\n" : "0\n");
+  if (name == sysfs::kEmuDoorbellSleeps) return n(datapath_.doorbellSleeps.load());
+  if (name == sysfs::kEmuDoorbellPolls) return n(datapath_.doorbellPolls.load());
+  if (name == sysfs::kEmuResponseInterrupts) return n(datapath_.responseInterrupts.load());
+  if (name == sysfs::kEmuResponseWakes) return n(datapath_.responseWakes.load());
   if (name == sysfs::kFaultDmaFail) return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
   if (name == sysfs::kFaultError) return std::string(status_ == Status::Error ? "1\n" : "0\n");
   if (name == sysfs::kFaultReset || name == sysfs::kFaultRemove) return std::string("0\n");
@@ -557,11 +579,13 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
   bool ok = false;
   auto values = parseNumbers(text, ok);
   if (!ok || values.empty()) return EINVAL;
-  if (name == sysfs::kFaultNspHang || name == sysfs::kFaultControlHang) {
+  if (name == sysfs::kFaultNspHang || name == sysfs::kFaultControlHang || name == sysfs::kFaultResetHang) {
     if (values.size() != 1 || values[0] > 1) return EINVAL;
     {
       std::lock_guard lock(mutex_);
-      (name == sysfs::kFaultNspHang ? nspHang_ : controlHang_) = values[0] == 1;
+      (name == sysfs::kFaultNspHang       ? nspHang_
+       : name == sysfs::kFaultControlHang ? controlHang_
+                                          : resetHang_) = values[0] == 1;
     }
     faultChanged_.notify_all();
     return 0;
@@ -586,10 +610,8 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
   }
   if (name == sysfs::kFaultReset || name == sysfs::kFaultRemove) {
     if (values.size() != 1 || values[0] != 1) return EINVAL;
-    if (name == sysfs::kFaultReset)
-      reset();
-    else
-      remove();
+    if (name == sysfs::kFaultReset) return reset();
+    remove();
     return 0;
   }
   return EACCES;

@@ -146,6 +146,8 @@ class Device final : public ChannelHost {
   bool waitWhileHung(const Activation& act, std::chrono::milliseconds limit) override;
   std::chrono::milliseconds semaphoreTimeout() const override { return ctx_.semaphoreTimeout; }
   ComputePool& computePool() override { return *ctx_.compute; }
+  const ModuleParameters& moduleParameters() const override { return *ctx_.parameters; }
+  DatapathCounters& datapathCounters() override { return datapath_; }
 
  private:
   std::optional<std::string> readIdentityAttribute(const std::string& name) const;  // mutex_ held
@@ -210,7 +212,7 @@ class Device final : public ChannelHost {
   // Stops the activations of partitions a MANAGE call removed (outside the mutex).
   void stopRemovedPartitions();
   std::optional<std::string> readPartitionAttribute(const Partition& p, const std::string& name);
-  void reset();
+  int reset();  // 0, or ETIMEDOUT when the firmware did not boot within mhi_timeout_ms
   // qaic-emu/fault/error: status Error (activations aborted, new ones refused) until a reset or
   // writing 0 makes it Ready again.
   void enterError();
@@ -240,7 +242,9 @@ class Device final : public ChannelHost {
   std::map<uint32_t, std::weak_ptr<BufferObject>> flinkNames_;  // GEM_FLINK names
   uint32_t nextFlinkName_ = 1;
   std::atomic<bool> controlHang_{false};  // fault: the firmware answers no control message
-  std::atomic<bool> nspHang_{false};      // written under mutex_; read without it on every run
+  std::atomic<bool> resetHang_{false};    // fault: a reset's firmware does not boot
+  DatapathCounters datapath_;
+  std::atomic<bool> nspHang_{false};  // written under mutex_; read without it on every run
   uint16_t dmaFailCode_ = 0;
   uint32_t dmaFailCount_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "driver/FutexRing.hpp"
 #include "driver/WindowFutex.hpp"
 
 namespace qaic::driver {
@@ -104,7 +105,7 @@ Result<void> DbcWindow::submit(std::span<const RequestElement> elements) {
   // futex word and the tail: either this load sees the flag, or the device sees the new tail.
   registerRef(kRegDoorbellFutex).fetch_add(1, std::memory_order_seq_cst);
   if (registerRef(kRegDeviceSleeping).load(std::memory_order_seq_cst) == 0) return {};
-  futexWakeAll(registerWord(kRegDoorbellFutex));
+  futexWakeShared(registerWord(kRegDoorbellFutex));
   return {};
 }
 
@@ -144,9 +145,34 @@ bool DbcWindow::responsesPending() const {
 }
 
 void DbcWindow::waitForResponse(uint32_t seen, std::chrono::nanoseconds timeout) const {
-  futexWaitWhile(registerWord(kRegResponseFutex), seen, timeout);
+  futexWaitShared(registerWord(kRegResponseFutex), seen, timeout);
 }
 
-void DbcWindow::wakeResponseWaiters() { futexBumpAndWakeAll(registerWord(kRegResponseFutex)); }
+void DbcWindow::wakeResponseWaiters() {
+  registerRef(kRegResponseFutex).fetch_add(1, std::memory_order_seq_cst);
+  futexWakeShared(registerWord(kRegResponseFutex));
+}
+
+bool DbcWindow::devicePolls() const { return loadRegister(kRegDatapathPolling) != 0; }
+
+std::chrono::microseconds DbcWindow::pollInterval() const {
+  return std::chrono::microseconds(loadRegister(kRegPollIntervalUs));
+}
+
+void DbcWindow::announceHostPolling(bool polling) {
+  if (polling)
+    registerRef(kRegHostPolling).fetch_add(1, std::memory_order_seq_cst);
+  else
+    registerRef(kRegHostPolling).fetch_sub(1, std::memory_order_seq_cst);
+}
+
+bool DbcWindow::spinForResponse(uint32_t ticket, std::chrono::nanoseconds limit) const {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (unsigned turn = 0;; ++turn) {
+    if (responsesPending() || responseFutexValue() != ticket) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    spinTurn(turn);
+  }
+}
 
 }  // namespace qaic::driver

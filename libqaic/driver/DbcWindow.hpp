@@ -54,10 +54,22 @@ class DbcWindow {
   uint32_t responseFutexValue() const;
   void announceHostWaiting(bool waiting);
   bool responsesPending() const;
-  // Sleeps while the response futex word still holds `seen`, at most `timeout`.
+  // Sleeps while the response futex word still holds `seen`, at most `timeout` (FutexRing.hpp:
+  // through io_uring where the kernel has futex operations).
   void waitForResponse(uint32_t seen, std::chrono::nanoseconds timeout) const;
   // Changes the word and wakes every thread in waitForResponse (a host thread's own wake-up).
   void wakeResponseWaiters();
+
+  // The polling data path (module parameter datapath_polling; docs/device-protocol.md section
+  // 3): whether the device polls the ring, and its poll interval, which bounds a host spin.
+  bool devicePolls() const;
+  std::chrono::microseconds pollInterval() const;
+  // While announced, the device signals nothing for a response (unless a thread also waits on
+  // the response futex): the spinning thread finds it, and must drain after it withdraws.
+  void announceHostPolling(bool polling);
+  // Spins until a response is pending or the response futex word leaves `ticket` (a wake-up),
+  // at most `limit`; true when either happened. The caller announced itself polling.
+  bool spinForResponse(uint32_t ticket, std::chrono::nanoseconds limit) const;
 
  private:
   DbcWindow(MappedFile window, const qaic_emu_dbc_info& info);

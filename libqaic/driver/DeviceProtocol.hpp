@@ -73,6 +73,15 @@ inline constexpr std::size_t kRegDeviceSleeping = 0x18;
 inline constexpr std::size_t kRegHostWaiting = 0x1C;
 // Device increments (then FUTEX_WAKE when kRegHostWaiting is nonzero); host threads FUTEX_WAIT.
 inline constexpr std::size_t kRegResponseFutex = 0x20;
+// The polling data path (module parameter datapath_polling). Device writes: nonzero when the
+// channel finds requests by polling the tail instead of sleeping on the doorbell futex, so host
+// waits spin too before they sleep.
+inline constexpr std::size_t kRegDatapathPolling = 0x24;
+// Device writes: datapath_poll_interval_us, the polling period, and how long a host wait spins.
+inline constexpr std::size_t kRegPollIntervalUs = 0x28;
+// Host writes: how many host threads spin on the response tail. While it is nonzero and
+// kRegHostWaiting is zero the device signals nothing for a response: a spinning thread finds it.
+inline constexpr std::size_t kRegHostPolling = 0x2C;
 
 enum class DeviceStatus : uint32_t { Ok = 0, Resetting = 1, Removed = 2, Stopped = 3 };
 

@@ -81,6 +81,17 @@ inline constexpr const char* kFaultError = "qaic-emu/fault/error";
 inline constexpr const char* kFaultReset = "qaic-emu/fault/reset";
 inline constexpr const char* kFaultRemove = "qaic-emu/fault/remove";
 inline constexpr const char* kFaultControlHang = "qaic-emu/fault/control_hang";
+// While set, a reset's firmware does not boot: the reset fails after mhi_timeout_ms.
+inline constexpr const char* kFaultResetHang = "qaic-emu/fault/reset_hang";
+// How the channel threads waited for requests (the polling data path): sleeps on the doorbell
+// futex, and polls of the ring's tail (poll rounds after the ring emptied, and looks after a poll
+// interval that no doorbell ended).
+inline constexpr const char* kEmuDoorbellSleeps = "qaic-emu/datapath/doorbell_sleeps";
+inline constexpr const char* kEmuDoorbellPolls = "qaic-emu/datapath/doorbell_polls";
+// Responses the device signalled: eventfd writes (the MSI), and response futex wakes of a host
+// thread that announced that it sleeps.
+inline constexpr const char* kEmuResponseInterrupts = "qaic-emu/datapath/response_interrupts";
+inline constexpr const char* kEmuResponseWakes = "qaic-emu/datapath/response_wakes";
 // A partition's origin (only in a partition's directory).
 inline constexpr const char* kPartitionDir = "qaic-emu/partition";
 inline constexpr const char* kPartitionParent = "qaic-emu/partition/parent";

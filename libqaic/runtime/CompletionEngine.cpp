@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "driver/FutexRing.hpp"
+
 namespace qaic::rt {
 
 struct CompletionEngine::Ring {
@@ -18,10 +20,13 @@ struct CompletionEngine::Ring {
   __kernel_timespec timeout{};
 };
 
-CompletionEngine::CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline)
+CompletionEngine::CompletionEngine(int eventFd, Wake onWake, NextDeadline nextDeadline, Spin spin,
+                                   PollPeriod pollPeriod)
     : eventFd_(eventFd),
       onWake_(std::move(onWake)),
       nextDeadline_(std::move(nextDeadline)),
+      spin_(std::move(spin)),
+      pollPeriod_(std::move(pollPeriod)),
       ring_(std::make_unique<Ring>()) {
   // The loop reads the eventfd after every poll completion to reset its counter. A completion
   // can outlive the count it reported (a multishot poll posts one per wake-up, and the read after
@@ -72,11 +77,18 @@ bool armInterruptPoll(io_uring* ring, int eventFd) {
 
 void CompletionEngine::run() {
   io_uring* ring = &ring_->ring;
+  driver::ThreadRingLoan loan(ring);
   bool armed = armInterruptPoll(ring, eventFd_);
   while (!stopping_.load()) {
+    if (spin_ && spin_()) {
+      onWake_();
+      continue;
+    }
     const auto now = Clock::now();
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(nextDeadline_() - now);
     wait = std::clamp<std::chrono::nanoseconds>(wait, std::chrono::milliseconds(1), kIdleWake);
+    if (pollPeriod_)
+      if (const auto period = pollPeriod_(); period > std::chrono::nanoseconds::zero()) wait = std::min(wait, period);
     ring_->timeout.tv_sec = wait.count() / 1000000000;
     ring_->timeout.tv_nsec = wait.count() % 1000000000;
 

@@ -7,7 +7,8 @@
 // At most one thread of a queue leads at a time; other waiters wait on their handle's condition
 // as before, and the leader completes their handles too while it drains. Anything that completes
 // a handle on another thread (a pipeline thread, the completion thread at a deadline, a shutdown)
-// calls wake(), so the leader never sleeps past its handle's completion.
+// calls wake(), so the leader never sleeps past its handle's completion. On the polling data path
+// the leader spins on the response tail for the device's poll interval before it sleeps.
 #pragma once
 
 #include <atomic>
@@ -17,8 +18,13 @@
 #include <thread>
 
 #include "driver/DbcWindow.hpp"
+#include "driver/WindowFutex.hpp"
 
 namespace qaic::rt {
+
+// The polling data path (datapath_polling): how long a host thread spins on the response tail
+// before it sleeps, as long as the device spins on the request tail.
+inline constexpr std::chrono::microseconds kHostSpin{1000};
 
 class InterruptLeader {
  public:
@@ -38,10 +44,18 @@ class InterruptLeader {
 
   // Any thread: makes the leader re-check (no-op without a leader or on the leader itself).
   void wake();
+  bool leading() const { return leading_.load(); }
+
+  // The queue's requests in flight (its RequestRing says so on every change). On the polling data
+  // path the leader spins only while at most its own request is in flight: behind others the
+  // wait is long and the CPU is better left to the threads that prepare the next requests.
+  void setRequestsInFlight(std::size_t count) { inFlight_.store(count, std::memory_order_relaxed); }
 
  private:
   std::atomic<bool> leading_{false};
-  std::mutex mutex_;  // guards window_ and leader_ against wake()
+  std::atomic<std::size_t> inFlight_{0};
+  driver::AdaptiveSpin spin_;  // the leader's only (leading_ orders one leader after another)
+  std::mutex mutex_;           // guards window_ and leader_ against wake()
   std::shared_ptr<driver::DbcWindow> window_;
   std::thread::id leader_;
 };

@@ -16,7 +16,8 @@ RequestRing::RequestRing(RingOwner& owner, const ContextImpl& context, std::shar
   if (!event) throw Error(QS_ERROR, what_ + ": " + event.message());
   event_.emplace(std::move(event.value()));
   engine_ = std::make_unique<CompletionEngine>(
-      event_->fd(), [this] { drain(); }, [this] { return nextDeadline(); });
+      event_->fd(), [this] { drain(); }, [this] { return nextDeadline(); }, [this] { return spinForResponses(); },
+      [this] { return pollPeriod(); });
 }
 
 RequestRing::~RequestRing() {
@@ -79,7 +80,7 @@ void RequestRing::deactivate() {
   {
     std::lock_guard lock(mutex_);
     if (!active_) return;
-    endAllLocked(QS_CANCELED, "the activation was deactivated", ended);
+    endAllLocked(QS_CANCELED, "the activation was deactivated", ended);  // withdraws the polling
     window_.reset();
     active_ = false;
     if (auto done = driver::deactivate(*node_, dbcId_); !done)
@@ -98,6 +99,24 @@ std::shared_ptr<driver::DbcWindow> RequestRing::leadableWindow() const {
   if (!config_.leadable) return nullptr;
   std::lock_guard lock(mutex_);
   return active_ ? window_ : nullptr;
+}
+
+bool RequestRing::spinForResponses() {
+  std::shared_ptr<driver::DbcWindow> window;
+  {
+    std::lock_guard lock(mutex_);
+    if (!active_ || !window_ || inFlight_.empty() || !window_->devicePolls()) return false;
+    window = window_;
+  }
+  if (leader_.leading()) return false;  // the leader drains for everyone
+  const auto spinFor = completionSpin_.spinFor(kHostSpin);
+  if (spinFor <= std::chrono::nanoseconds::zero()) return false;
+  window->announceHostPolling(true);
+  bool found = window->spinForResponse(window->responseFutexValue(), spinFor);
+  completionSpin_.result(found);
+  window->announceHostPolling(false);
+  // A response the device pushed while it still saw the announcement raised no eventfd.
+  return found || window->responsesPending();
 }
 
 uint16_t RequestRing::nextReqIdLocked() {
@@ -130,10 +149,22 @@ void RequestRing::submit(HandleImpl& handle, uint64_t requestId, std::vector<dri
   for (auto& element : elements) element.reqId = reqId;
   Request request{&handle, requestId, std::move(elements), Clock::now(), {}, config_.retries};
   request.deadline = request.submittedAt + config_.timeout;
-  if (auto rc = window_->submit(request.elements); !rc)
+  // Announced before the doorbell: the device may answer before submit() returns.
+  updateHostPollingLocked(true);
+  if (auto rc = window_->submit(request.elements); !rc) {
+    updateHostPollingLocked();
     throw Error(rc.error() == ENODEV ? QS_DEV_REMOVED : QS_ERROR,
                 "submitting to DBC " + std::to_string(dbcId_) + ": " + rc.message());
+  }
   inFlight_.emplace(reqId, std::move(request));
+}
+
+void RequestRing::updateHostPollingLocked(bool submitting) {
+  leader_.setRequestsInFlight(inFlight_.size() + (submitting ? 1 : 0));
+  const bool poll = window_ && (submitting || !inFlight_.empty()) && window_->devicePolls();
+  if (poll == hostPolling_) return;
+  window_->announceHostPolling(poll);
+  hostPolling_ = poll;
 }
 
 RequestRing::Clock::time_point RequestRing::nextDeadline() const {
@@ -146,10 +177,20 @@ RequestRing::Clock::time_point RequestRing::nextDeadline() const {
   return next;
 }
 
+std::chrono::nanoseconds RequestRing::pollPeriod() const {
+  // Polling: the device signals nothing while requests are in flight, so the completion thread
+  // looks again every poll interval (mainline's poll work does the same). At least 1 us: an
+  // interval of 0 would make it spin.
+  std::lock_guard lock(mutex_);
+  if (!hostPolling_) return {};
+  return std::max<std::chrono::nanoseconds>(window_->pollInterval(), std::chrono::microseconds(1));
+}
+
 void RequestRing::endAllLocked(QStatus status, const std::string& why, std::vector<EndedRequest>& out) {
   for (auto& [id, request] : inFlight_)
     out.push_back({request.handle, status, 0, why, request.submittedAt, Clock::now()});
   inFlight_.clear();
+  updateHostPollingLocked();
   changed_.notify_all();
 }
 
@@ -217,6 +258,7 @@ void RequestRing::drain() {
       endAllLocked(QS_DEV_RESET, device + " reset while the request was in flight", ended);
     checkDevicePresentLocked(Clock::now(), ended);
     retryOrExpireLocked(Clock::now(), ended);
+    updateHostPollingLocked();
     changed_.notify_all();
   }
   report(ended);

@@ -24,6 +24,7 @@
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "driver/DeviceNode.hpp"
+#include "driver/WindowFutex.hpp"
 
 namespace qaic::rt {
 
@@ -105,8 +106,14 @@ class RequestRing {
   void submit(HandleImpl& handle, uint64_t requestId, std::vector<driver::RequestElement> elements);
 
   // Takes every response, checks the device status, that the device is still there, and the
-  // deadlines (retrying what timed out), then reports what ended. The completion thread's work; a leading waiter does it too.
+  // deadlines (retrying what timed out), then reports what ended. The completion thread's work;
+  // a leading waiter does it too.
   void drain();
+
+  // The completion thread's spin on the polling data path: while requests are in flight and no
+  // synchronous waiter leads, spins up to the device's poll interval for a response; true when
+  // one is there to drain. Between spins the thread sleeps one poll interval (nextDeadline).
+  bool spinForResponses();
 
   // A synchronous waiter's way to the interrupt: the window while a waiter may lead (active and
   // leadable), else null.
@@ -129,12 +136,18 @@ class RequestRing {
 
   uint16_t nextReqIdLocked();
   Clock::time_point nextDeadline() const;
+  std::chrono::nanoseconds pollPeriod() const;
   void endAllLocked(QStatus status, const std::string& why, std::vector<EndedRequest>& out);
   void retryOrExpireLocked(Clock::time_point now, std::vector<EndedRequest>& out);
   // A lost device (DeviceNode::checkPresent, at most every kPresenceCheckPeriod): every request
   // ends with QS_DEV_REMOVED and so does every later submission.
   void checkDevicePresentLocked(Clock::time_point now, std::vector<EndedRequest>& out);
   void report(std::vector<EndedRequest>& ended);
+  // The polling data path: the ring counts as a spinning host (kRegHostPolling) while it has
+  // requests in flight (from before the doorbell of the first), so the device raises no
+  // interrupt for them; the completion thread and a leading waiter poll instead (mainline takes
+  // no MSI in this mode either).
+  void updateHostPollingLocked(bool submitting = false);
 
   RingOwner& owner_;
   const ContextImpl& context_;
@@ -153,6 +166,8 @@ class RequestRing {
   uint16_t nextReqId_ = 0;
   Clock::time_point nextPresenceCheck_{};
   std::string deviceGone_;  // why the device is gone, once it is
+  bool hostPolling_ = false;             // announced in the window (updateHostPollingLocked)
+  driver::AdaptiveSpin completionSpin_;  // the completion thread's (spinForResponses)
   InterruptLeader leader_;
   std::unique_ptr<CompletionEngine> engine_;  // last: its thread stops before the rest goes
 };

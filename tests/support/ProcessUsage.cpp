@@ -1,7 +1,10 @@
 #include "ProcessUsage.hpp"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace qaic::testing {
@@ -17,6 +20,19 @@ ProcessUsage sampleUsage(pid_t pid) {
   for (std::string line; std::getline(status, line);) {
     if (line.rfind("VmRSS:", 0) == 0) usage.rssKb = std::stol(line.substr(6));
     if (line.rfind("VmHWM:", 0) == 0) usage.peakRssKb = std::stol(line.substr(6));
+  }
+  // Fields 14 and 15 (utime, stime, in clock ticks) count from the ')' closing the command name,
+  // which may itself hold spaces and parentheses.
+  std::ifstream statFile(proc / "stat");
+  std::string stat((std::istreambuf_iterator<char>(statFile)), std::istreambuf_iterator<char>());
+  if (const auto close = stat.rfind(')'); close != std::string::npos) {
+    std::istringstream fields(stat.substr(close + 1));
+    std::string field;
+    int skipped = 0;  // fields 3 (state) to 13
+    while (skipped < 11 && fields >> field) ++skipped;
+    unsigned long long utime = 0, stime = 0;
+    if (skipped == 11 && fields >> utime >> stime)
+      usage.cpuSeconds = static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
   }
   return usage;
 }

@@ -10,6 +10,11 @@
 //                            descriptor to a set on device 1 too: one inference on each device
 //                            per iteration, with the bytes the host copied per inference
 //   Memcpy64MiBOnceBaseline  one memcpy of 64 MiB
+//   TinySyncIoUringVsSyscalls   the tiny round trip with the data path's futex calls through
+//                            io_uring, in blocks alternating with the plain system calls
+//   IdleEmulatorCpu          the emulator's CPU use over 10 s with an activation and no requests
+// QAIC_BENCH_DATAPATH_POLLING=1 starts the emulator with the module parameter datapath_polling,
+// QAIC_BENCH_POLL_INTERVAL_US=N with datapath_poll_interval_us N.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -19,6 +24,8 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include <qaic/qaic.hpp>
@@ -27,7 +34,9 @@
 #include "EmulatorProcess.hpp"
 #include "FutexPingPong.hpp"
 #include "Process.hpp"
+#include "ProcessUsage.hpp"
 #include "TempDir.hpp"
+#include "driver/FutexRing.hpp"
 
 namespace {
 
@@ -115,6 +124,44 @@ void TinySyncVsFutexInterleaved(benchmark::State& state) {
       "a round trip failed");
 }
 BENCHMARK(TinySyncVsFutexInterleaved)->UseRealTime();
+
+// The data path's futex calls (the doorbell's wake, a leading waiter's sleep) through io_uring
+// against the plain system calls (the path before io_uring, and the fallback on kernels before
+// 6.7), in alternating blocks in one process: ratio is io_uring over system calls.
+void TinySyncIoUringVsSyscalls(benchmark::State& state) {
+  if (!qaic::driver::ioUringHasFutexOps()) return state.SkipWithError("this kernel has no io_uring futex operations");
+  auto set = InferenceSet::Factory(session->context, compileRelu("tiny-uring", 16), 0, 1, 1);
+  std::vector<float> x(16, -1.0f), y(16);
+  uint64_t id = 0;
+  auto block = [&](bool syscalls) {
+    return [&, syscalls] {
+      qaic::driver::forceFutexSyscalls(syscalls);
+      inferOnce(*set, {heap(x), heap(y)}, ++id, state);
+      return !state.error_occurred();
+    };
+  };
+  qaic::bench::compareInAlternatingBlocks(state, 32, "syscalls", block(true), "io_uring", block(false),
+                                          "a round trip failed");
+  qaic::driver::forceFutexSyscalls(false);
+}
+BENCHMARK(TinySyncIoUringVsSyscalls)->UseRealTime();
+
+// An activated set with nothing to do: what the emulator's threads cost while idle (the channel
+// sleeps on the doorbell in both modes once the polling window after the last request passed).
+void IdleEmulatorCpu(benchmark::State& state) {
+  auto set = InferenceSet::Factory(session->context, compileRelu("idle", 16), 0, 1, 1);
+  std::vector<float> x(16, -1.0f), y(16);
+  inferOnce(*set, {heap(x), heap(y)}, 1, state);  // the channel has run, and polls if it may
+  constexpr auto kSpan = std::chrono::seconds(10);
+  for (auto _ : state) {
+    const double before = qaic::testing::sampleUsage(session->emulator->pid()).cpuSeconds;
+    std::this_thread::sleep_for(kSpan);
+    const double after = qaic::testing::sampleUsage(session->emulator->pid()).cpuSeconds;
+    if (before < 0 || after < 0) return state.SkipWithError("cannot read the emulator's /proc/<pid>/stat");
+    state.counters["cpu_percent"] = 100.0 * (after - before) / static_cast<double>(kSpan.count());
+  }
+}
+BENCHMARK(IdleEmulatorCpu)->Iterations(1)->UseRealTime()->Unit(benchmark::kSecond);
 
 std::shared_ptr<InferenceSet> throughputSet;
 std::once_flag throughputOnce;
@@ -257,7 +304,15 @@ int main(int argc, char** argv) {
   int rc = 0;
   try {
     // Two default devices: SharedInput64MiBTwoDevices shares a buffer between them.
-    s.emulator = std::make_unique<qaic::testing::EmulatorProcess>(R"({"devices": [{}, {}]})");
+    const char* polling = std::getenv("QAIC_BENCH_DATAPATH_POLLING");
+    const char* interval = std::getenv("QAIC_BENCH_POLL_INTERVAL_US");
+    std::string parameters;
+    if (polling != nullptr && std::string(polling) == "1") parameters = R"("datapath_polling": true)";
+    if (interval != nullptr && *interval != '\0')
+      parameters += (parameters.empty() ? "" : ", ") + std::string(R"("datapath_poll_interval_us": )") +
+                    std::to_string(std::stoul(interval));
+    s.emulator = std::make_unique<qaic::testing::EmulatorProcess>(R"({"devices": [{}, {}], "module_parameters": {)" +
+                                                                  parameters + "}}");
     ::setenv("QAIC_ROOT", s.emulator->rootPath().c_str(), 1);
     s.work = std::make_unique<qaic::testing::TempDir>("qaic-runtime-bench");
     QAicContextProperties properties;

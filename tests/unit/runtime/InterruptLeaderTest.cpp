@@ -138,5 +138,44 @@ TEST_F(InterruptLeaderTest, WakeWithoutALeaderOrOnTheLeaderTouchesNothing) {
   leader_.stopLeading();
 }
 
+// The polling data path (the device says so in the window): the leader announces that it polls
+// (so the device signals nothing) and spins on the tail; a response pushed meanwhile ends the
+// wait (found spinning, or, on a machine that descheduled the device thread past the spin, by
+// the futex wake-up of a leader that went to sleep announced).
+TEST_F(InterruptLeaderTest, OnThePollingDataPathTheLeaderSpinsBeforeItSleeps) {
+  reg(driver::kRegDatapathPolling).store(1);
+  reg(driver::kRegPollIntervalUs).store(1000);  // the longest host spin
+  ASSERT_TRUE(leader_.tryLead(window_));
+  std::atomic<bool> sawPolling{false};
+  std::thread device([&] {
+    for (auto end = std::chrono::steady_clock::now() + 20s; std::chrono::steady_clock::now() < end && !sawPolling;)
+      sawPolling = reg(driver::kRegHostPolling).load() != 0;
+    pushResponse(5);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  leader_.await(leader_.ticket(), InterruptLeader::Clock::now() + 60s, 60s);
+  device.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 50s) << "the response was missed";
+  EXPECT_TRUE(window_->responsesPending());
+  EXPECT_TRUE(sawPolling) << "the leader did not poll on the polling data path";
+  EXPECT_EQ(reg(driver::kRegHostPolling).load(), 0u) << "the leader left its polling announced";
+  driver::ResponseElement taken[kNelem];
+  ASSERT_EQ(window_->takeResponses(taken).value(), 1u);
+
+  // After the spin (1 ms) the leader sleeps, announced, and the device wakes it.
+  const uint32_t ticket = leader_.ticket();
+  std::thread late([&] {
+    if (hostAnnounced()) pushResponse(6);
+  });
+  const auto lateStart = std::chrono::steady_clock::now();
+  leader_.await(ticket, InterruptLeader::Clock::now() + 60s, 60s);
+  late.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - lateStart, 50s) << "the device's wake-up was missed";
+  EXPECT_TRUE(window_->responsesPending());
+  EXPECT_EQ(reg(driver::kRegHostWaiting).load(), 0u);
+  EXPECT_EQ(reg(driver::kRegHostPolling).load(), 0u);
+  leader_.stopLeading();
+}
+
 }  // namespace
 }  // namespace qaic::rt
