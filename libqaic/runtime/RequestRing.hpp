@@ -165,7 +165,7 @@ class RequestRing {
   std::map<uint16_t, Request> inFlight_;
   uint16_t nextReqId_ = 0;
   Clock::time_point nextPresenceCheck_{};
-  std::string deviceGone_;  // why the device is gone, once it is
+  std::string deviceGone_;               // why the device is gone, once it is
   bool hostPolling_ = false;             // announced in the window (updateHostPollingLocked)
   driver::AdaptiveSpin completionSpin_;  // the completion thread's (spinForResponses)
   InterruptLeader leader_;
