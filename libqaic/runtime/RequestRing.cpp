@@ -80,11 +80,18 @@ void RequestRing::deactivate() {
   {
     std::lock_guard lock(mutex_);
     if (!active_) return;
+    // A device that reset, stopped or went away has already released this activation (its window
+    // says so): its DBC id may be another activation's by now, even one of this process, so
+    // DEACTIVATE would end someone else's work.
+    const bool released = window_ && window_->deviceStatus() != driver::DeviceStatus::Ok;
     endAllLocked(QS_CANCELED, "the activation was deactivated", ended);  // withdraws the polling
     window_.reset();
     active_ = false;
-    if (auto done = driver::deactivate(*node_, dbcId_); !done)
+    if (released) {
+      context_.log(QL_DEBUG, "DBC " + std::to_string(dbcId_) + " was released by the device; not deactivating it");
+    } else if (auto done = driver::deactivate(*node_, dbcId_); !done) {
       context_.log(QL_WARN, "deactivating DBC " + std::to_string(dbcId_) + ": " + done.message());
+    }
   }
   report(ended);
 }
