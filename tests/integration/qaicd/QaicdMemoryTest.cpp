@@ -9,6 +9,7 @@
 
 #include "ProcessUsage.hpp"
 #include "QaicdTest.hpp"
+#include "Sanitizers.hpp"
 
 namespace qaic::qaicd::test {
 namespace {
@@ -68,7 +69,11 @@ TEST_F(QaicdMemoryTest, PartitionCyclesLeaveQaicdsAndTheEmulatorsMemoryAndDescri
   std::cout << "qaic-emu RSS " << emuFirst.rssKb << " kB after the first tenth, " << emuLast.rssKb
             << " kB at the end\n";
   // The device side of the same cycles: the emulator's tree gives back each partition's files.
-  EXPECT_LE(emuLast.rssKb * 10, emuFirst.rssKb * 11) << "the emulator kept what the partitions took";
+  // Under AddressSanitizer its allocator, not glibc's, holds freed chunks in per-thread and
+  // size-class caches even without a quarantine (CI measured 96 -> 110 MB); the slack below is
+  // still far from what a leaked partition tree costs (17.6 -> 118 MB before FileTree freed it).
+  const long emuSlackKb = testing::kAddressSanitizer ? 32 * 1024 : 0;
+  EXPECT_LE(emuLast.rssKb * 10, emuFirst.rssKb * 11 + emuSlackKb * 10) << "the emulator kept what the partitions took";
   ASSERT_GT(first.fds, 0);
   EXPECT_LE(last.rssKb * 10, firstPeakKb * 11) << "qaicd's resident memory grew past 110% of its early peak";
   EXPECT_EQ(last.fds, first.fds) << "qaicd holds more descriptors than after the first tenth";
