@@ -221,8 +221,17 @@ TEST_F(KubeletPluginTest, HealthFollowsTheDeviceStatus) {
 
   // A device in error takes its partitions' units with it; they stay listed.
   fault(1, driver::sysfs::kFaultError, "1");
-  auto halfSick = parts.waitFor([](const auto& d) { return d.size() == 4 && countHealthy(d) == 2; }, kWait);
-  ASSERT_TRUE(halfSick);
+  // Waits for that state itself: on a loaded machine a listing may pass through others (a status
+  // query slower than qaicd's bound shows a live device Unresponsive for a moment).
+  auto halfSick = parts.waitFor(
+      [&](const auto& d) {
+        const auto* one = findDevice(d, unit(1, 0));
+        const auto* two = findDevice(d, unit(2, 0));
+        return d.size() == 4 && countHealthy(d) == 2 && one != nullptr && one->health() == "Unhealthy" &&
+               two != nullptr && two->health() == "Healthy";
+      },
+      kWait);
+  ASSERT_TRUE(halfSick) << qaicd_->log();
   EXPECT_EQ(findDevice(*halfSick, unit(1, 0))->health(), "Unhealthy");
   EXPECT_EQ(findDevice(*halfSick, unit(2, 0))->health(), "Healthy");
   // A reset clears the error and ends the device's partitions; qaicd makes them again, under the
