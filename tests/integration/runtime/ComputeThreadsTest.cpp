@@ -27,10 +27,6 @@ class ComputeThreadsTest : public RuntimeTest {
     RuntimeTest::SetUp();
     context_ = makeContext();
   }
-  void TearDown() override {
-    context_.reset();
-    RuntimeTest::TearDown();
-  }
 
   unsigned figure(const char* name) const {
     const std::string text = emulator_->attribute(0, name);
@@ -72,8 +68,6 @@ class ComputeThreadsTest : public RuntimeTest {
       image[i] = static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(seed) * 13) % 33) - 16) / 16.0f;
     return image;
   }
-
-  std::shared_ptr<Context> context_;
 };
 
 TEST_F(ComputeThreadsTest, PoolIsTheHostsCores) {

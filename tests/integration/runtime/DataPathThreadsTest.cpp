@@ -41,11 +41,6 @@ class DataPathThreadsTest : public RuntimeTest {
         &calls_);
   }
 
-  void TearDown() override {
-    context_.reset();
-    RuntimeTest::TearDown();
-  }
-
   static void onComplete(const shInferenceHandle& handle, void* user) {
     auto* calls = static_cast<UserCalls*>(user);
     std::lock_guard lock(calls->mutex);
@@ -55,7 +50,6 @@ class DataPathThreadsTest : public RuntimeTest {
   }
 
   Network network_;
-  std::shared_ptr<Context> context_;
   UserCalls calls_;
 };
 

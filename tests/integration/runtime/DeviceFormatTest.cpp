@@ -22,14 +22,7 @@ std::string nativeFormatIr() {
          R"("device_format":{"layout":"flat","dtype":"TL_FLOAT"}}]})";
 }
 
-class DeviceFormatTest : public RuntimeTest {
- protected:
-  void TearDown() override {
-    context_.reset();
-    RuntimeTest::TearDown();
-  }
-  std::shared_ptr<Context> context_;
-};
+class DeviceFormatTest : public RuntimeTest {};
 
 TEST_F(DeviceFormatTest, NativeLayoutAndPrecisionRoundTripMatchesTheHostExecutor) {
   auto network = compile("relu_dwhc", nativeFormatIr());

@@ -85,7 +85,6 @@ class DmaBufTest : public RuntimeTest {
   }
   std::filesystem::path readShmDir() const { return emulator_->attribute(0, driver::sysfs::kEmuShmDir); }
   Network network_;
-  std::shared_ptr<Context> context_;
 };
 
 void expectSum(const void* c, const std::vector<float>& a, const std::vector<float>& b) {

@@ -37,12 +37,6 @@ class FaultTest : public RuntimeTest {
         &reported_);
   }
 
-  // The runtime closes its device file before the emulator stops.
-  void TearDown() override {
-    context_.reset();
-    RuntimeTest::TearDown();
-  }
-
   QStatus runOnce(InferenceSet& set, uint64_t id, std::vector<float>& y, std::string* message = nullptr) {
     std::vector<float> x(16, -1.0f);
     x[2] = 4.0f;
@@ -69,7 +63,6 @@ class FaultTest : public RuntimeTest {
   }
 
   Network network_;
-  std::shared_ptr<Context> context_;
   Reported reported_;
 };
 

@@ -18,12 +18,6 @@ class GroupTest : public RuntimeTest {
     relu_ = compile("relu4", reluNetworkIr(16), {"-aic-num-cores=4"});
   }
 
-  // The runtime closes its device file before the emulator stops.
-  void TearDown() override {
-    context_.reset();
-    RuntimeTest::TearDown();
-  }
-
   static QStatus statusOf(const std::function<void()>& call) {
     try {
       call();
@@ -33,7 +27,6 @@ class GroupTest : public RuntimeTest {
     return QS_SUCCESS;
   }
 
-  std::shared_ptr<Context> context_;
   Network add_, relu_;
 };
 

@@ -21,12 +21,6 @@ class InferenceFlowTest : public RuntimeTest {
     context_ = makeContext();
   }
 
-  // The runtime closes its device file before the emulator stops.
-  void TearDown() override {
-    context_.reset();
-    RuntimeTest::TearDown();
-  }
-
   std::vector<float> ramp(float start) {
     std::vector<float> v(kElements);
     for (int i = 0; i < kElements; ++i) v[static_cast<std::size_t>(i)] = start + 0.5f * static_cast<float>(i) - 3.0f;
@@ -50,7 +44,6 @@ class InferenceFlowTest : public RuntimeTest {
   }
 
   Network network_;
-  std::shared_ptr<Context> context_;
 };
 
 TEST_F(InferenceFlowTest, SynchronousPollingMatchesTheHostExecutor) {

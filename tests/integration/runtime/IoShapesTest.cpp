@@ -11,19 +11,11 @@ class IoShapesTest : public RuntimeTest {
     context_ = makeContext();
   }
 
-  // The runtime closes its device file before the emulator stops.
-  void TearDown() override {
-    context_.reset();
-    RuntimeTest::TearDown();
-  }
-
   std::vector<float> signedRamp(std::size_t n) {
     std::vector<float> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i) - static_cast<float>(n) / 2;
     return v;
   }
-
-  std::shared_ptr<Context> context_;
 };
 
 TEST_F(IoShapesTest, PartialBufferRunsWithTheActualDims) {

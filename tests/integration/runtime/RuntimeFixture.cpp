@@ -24,6 +24,7 @@ void RuntimeTest::SetUp() {
 }
 
 void RuntimeTest::TearDown() {
+  context_.reset();
   ::unsetenv("QAIC_ROOT");
   // How the emulator itself shuts down is the emulator suite's business; here it only has to go.
   if (emulator_ && !emulator_->stop()) std::fprintf(stderr, "note: qaic-emu had to be killed\n");

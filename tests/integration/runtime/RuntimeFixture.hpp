@@ -50,6 +50,9 @@ class RuntimeTest : public ::testing::Test {
 
   std::unique_ptr<testing::EmulatorProcess> emulator_;
   testing::TempDir work_{"qaic-runtime-test"};
+  // The test's context, if it makes one; TearDown releases it (the runtime closes its device
+  // file) before the emulator stops.
+  std::shared_ptr<Context> context_;
 };
 
 // The two simple networks every test file uses (tests/support/NetworkIr.hpp).

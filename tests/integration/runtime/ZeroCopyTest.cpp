@@ -29,7 +29,6 @@ class ZeroCopyTest : public RuntimeTest {
   }
   void TearDown() override {
     set_.reset();
-    context_.reset();
     RuntimeTest::TearDown();
   }
 
@@ -70,7 +69,6 @@ class ZeroCopyTest : public RuntimeTest {
   }
 
   Network network_;
-  std::shared_ptr<Context> context_;
   std::shared_ptr<InferenceSet> set_;
   uint64_t id_ = 0;
 };
