@@ -1,27 +1,38 @@
-// One client process of the soak (SoakTest.cpp): four threads, each with its own InferenceSet,
-// mixing a tiny network (relu over 64 floats, outputs checked exactly) and a real one (the sample
+// One client process of the soak (SoakTest.cpp): five threads, each with its own InferenceSet,
+// mixing a tiny network (relu over 64 floats, outputs checked exactly) and real ones (the sample
 // CNN, examples/smallcnn, with a device-format FP16 input: every output of an input pattern must
-// equal the first one), heap and DMA (memfd dma-buf) buffers, callback and polling completion:
+// equal the first one; a torchvision model exported by scripts/gen-models.py with PyTorch's
+// input: within 1e-4 of PyTorch's output's largest magnitude, and every output equal to the
+// first), heap and DMA (memfd dma-buf) buffers, callback and polling completion:
 //   thread 0: relu, heap, callback (up to 4 in flight)    thread 1: relu, DMA, polling
 //   thread 2: relu, heap, callback (up to 4 in flight)    thread 3: CNN, heap, polling
+//   thread 4: the torchvision model, heap, polling, about 50 requests a second (a real network's
+//             compute would otherwise take the CPU the request count needs)
 // Faults come from outside (the test writes the emulator's fault files): a request then ends
 // with the fault's status (QS_TIMEDOUT for a hang, QS_DEVICE_ERROR for a DMA failure,
 // QS_DEV_RESET for a reset), and the thread drains and makes its set again.
-// Usage: qaic_soak_client <relu qpc> <cnn qpc> <client index> <seconds> <result file>
-// Writes "<result file>.ready" once every set is up, and the counters at the end (key value lines).
+// Usage: qaic_soak_client <relu qpc> <cnn qpc> <model qpc> <model input> <model output>
+//                         <client index> <seconds> <result file>
+// (model input and output: the raw float files gen-models.py wrote, PyTorch's output)
+// Writes "<result file>.ready" once every set is up, the counters so far every half second to
+// "<result file>.progress", and the counters at the end to <result file> (key value lines).
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -38,7 +49,9 @@ namespace {
 using namespace qaic::rt;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kThreads = 4;
+constexpr int kThreads = 5;
+constexpr int kModelThread = 4;
+constexpr auto kModelPause = std::chrono::milliseconds(20);
 constexpr int kCnnInputs = 3 * 16 * 16;
 constexpr int kCnnOutputs = 10;
 constexpr int kCnnPatterns = 4;
@@ -141,7 +154,9 @@ class DmaFloats {
 
 struct Shared {
   std::shared_ptr<Context> context;
-  std::shared_ptr<Qpc> relu, cnn;
+  std::shared_ptr<Qpc> relu, cnn, model;
+  std::vector<float> modelInput, modelTorchOutput;
+  std::vector<float> modelReference;  // the first output (model thread only)
   uint64_t client = 0;
   Clock::time_point end;
   Ledger ledger;
@@ -182,6 +197,19 @@ bool cnnRight(Shared& s, int pattern, const std::vector<float>& output) {
   auto& reference = s.cnnReference[static_cast<std::size_t>(pattern)];
   if (reference.empty()) reference = output;
   return std::memcmp(reference.data(), output.data(), output.size() * sizeof(float)) == 0;
+}
+
+// Within 1e-4 of PyTorch's largest magnitude (the suite's tolerance), and bitwise equal to the
+// first output: the device computes the same every time.
+bool modelRight(Shared& s, const std::vector<float>& output) {
+  float largest = 0.0f, worst = 0.0f;
+  for (std::size_t i = 0; i < output.size(); ++i) {
+    largest = std::max(largest, std::abs(s.modelTorchOutput[i]));
+    worst = std::max(worst, std::abs(output[i] - s.modelTorchOutput[i]));
+  }
+  if (!(worst <= 1e-4f * largest)) return false;
+  if (s.modelReference.empty()) s.modelReference = output;
+  return std::memcmp(s.modelReference.data(), output.data(), output.size() * sizeof(float)) == 0;
 }
 
 // Threads 0 and 2: up to setSize requests in flight, completions on libqaic's pipeline thread.
@@ -244,18 +272,18 @@ void callbackThread(Shared& s, int thread) {
   }
 }
 
-// Threads 1 and 3: one request at a time, getCompletedId.
+// Threads 1, 3 and 4: one request at a time, getCompletedId.
 void pollingThread(Shared& s, int thread) {
-  const bool cnn = thread == 3;
+  const bool cnn = thread == 3, model = thread == kModelThread;
   std::unique_ptr<DmaFloats> dmaIn, dmaOut;
-  if (!cnn) {
+  if (!cnn && !model) {
     dmaIn = std::make_unique<DmaFloats>(qaic::stress::kElements);
     dmaOut = std::make_unique<DmaFloats>(qaic::stress::kElements);
   }
-  std::vector<float> output(cnn ? kCnnOutputs : qaic::stress::kElements);
+  std::vector<float> output(cnn ? kCnnOutputs : model ? s.modelTorchOutput.size() : qaic::stress::kElements);
   uint64_t seq = 0;
   while (Clock::now() < s.end) {
-    auto set = makeSet(s, cnn ? s.cnn : s.relu, 1);
+    auto set = makeSet(s, cnn ? s.cnn : model ? s.model : s.relu, 1);
     if (!set) return;
     QStatus status = QS_SUCCESS;
     while (Clock::now() < s.end && status == QS_SUCCESS) {
@@ -264,8 +292,8 @@ void pollingThread(Shared& s, int thread) {
       const uint64_t id = qaic::stress::requestId(s.client, static_cast<uint64_t>(thread), seq++);
       const int pattern = static_cast<int>(id % kCnnPatterns);
       std::vector<float> input;
-      if (cnn) {
-        input = cnnInput(pattern);
+      if (cnn || model) {
+        input = cnn ? cnnInput(pattern) : s.modelInput;
         std::fill(output.begin(), output.end(), -7.0f);
         handle->setBuffers({heap(input), heap(output)});
       } else {
@@ -285,52 +313,95 @@ void pollingThread(Shared& s, int thread) {
       status = done->getStatus();
       bool right = false;
       if (status == QS_SUCCESS && cnn) right = cnnRight(s, pattern, output);
-      if (status == QS_SUCCESS && !cnn)
+      if (status == QS_SUCCESS && model) right = modelRight(s, output);
+      if (status == QS_SUCCESS && !cnn && !model)
         right = qaic::stress::matchesRelu(input, std::vector<float>(dmaOut->data(), dmaOut->data() + input.size()));
       set->putCompleted(done);
       s.ledger.completed(id, status, right, status == QS_SUCCESS ? std::string() : done->getErrorMessage());
+      if (model) std::this_thread::sleep_for(kModelPause);
     }
   }
 }
 
-int run(const std::string& reluDir, const std::string& cnnDir, uint64_t client, double seconds,
-        const std::string& resultFile) {
+std::vector<float> readFloats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  const auto bytes = static_cast<std::size_t>(in.tellg());
+  if (bytes == 0 || bytes % sizeof(float) != 0) throw std::runtime_error(path + ": not a float32 array");
+  std::vector<float> values(bytes / sizeof(float));
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(bytes)))
+    throw std::runtime_error(path + ": short read");
+  return values;
+}
+
+// FNV-1a over the floats' bits, folded to a positive line value (0 stands for no output).
+long outputHash(const std::vector<float>& values) {
+  if (values.empty()) return 0;
+  uint64_t hash = 1469598103934665603ull;
+  for (float f : values) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ull;
+  }
+  return static_cast<long>(hash % 1000000007) + 1;
+}
+
+struct Arguments {
+  std::string reluDir, cnnDir, modelDir, modelInput, modelOutput, resultFile;
+  uint64_t client = 0;
+  double seconds = 0;
+};
+
+int run(const Arguments& a) {
   Shared s;
   QAicContextProperties properties;
   properties.initialLogLevel = QL_ERROR;
   s.context = Context::Factory(&properties, {});
-  s.relu = Qpc::Factory(reluDir);
-  s.cnn = Qpc::Factory(cnnDir);
-  s.client = client;
+  s.relu = Qpc::Factory(a.reluDir);
+  s.cnn = Qpc::Factory(a.cnnDir);
+  s.model = Qpc::Factory(a.modelDir);
+  s.modelInput = readFloats(a.modelInput);
+  s.modelTorchOutput = readFloats(a.modelOutput);
+  s.client = a.client;
   const auto start = Clock::now();
-  const auto runFor = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto runFor = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.seconds));
   s.end = start + runFor;
-  std::ofstream(resultFile + ".ready") << "ready\n";
+  std::ofstream(a.resultFile + ".ready") << "ready\n";
 
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&s, t] { t % 2 == 0 ? callbackThread(s, t) : pollingThread(s, t); });
-  std::this_thread::sleep_until(start + runFor / 10);
-  const auto first = qaic::testing::sampleUsage(::getpid());
-  std::this_thread::sleep_until(start + runFor * 9 / 10);
-  const auto last = qaic::testing::sampleUsage(::getpid());
-  for (auto& t : threads) t.join();
-
-  std::ofstream out(resultFile);
-  s.ledger.write(out);
-  out << "sets_made " << s.setsMade.load() << "\nset_failures " << s.setFailures.load() << "\nfd_first " << first.fds
-      << "\nfd_last " << last.fds << "\nrss_kb_first " << first.rssKb << "\nrss_kb_last " << last.rssKb << "\n";
-  for (int p = 0; p < kCnnPatterns; ++p) {
-    // The CNN's output per pattern, so the test can check that every client computed the same.
-    uint64_t hash = 1469598103934665603ull;
-    for (float f : s.cnnReference[static_cast<std::size_t>(p)]) {
-      uint32_t bits = 0;
-      std::memcpy(&bits, &f, sizeof bits);
-      hash = (hash ^ bits) * 1099511628211ull;
+    threads.emplace_back([&s, t] { t == 0 || t == 2 ? callbackThread(s, t) : pollingThread(s, t); });
+  // The counters so far, every half second: a client the test SIGKILLs counts (and is checked
+  // for) the requests it completed before it died.
+  auto writeProgress = [&] {
+    const std::string partial = a.resultFile + ".progress.partial";
+    {
+      std::ofstream out(partial);
+      s.ledger.write(out);
     }
-    out << "cnn_output_" << p << " " << (s.cnnReference[static_cast<std::size_t>(p)].empty() ? 0 : hash % 1000000007)
-        << "\n";
+    std::filesystem::rename(partial, a.resultFile + ".progress");
+  };
+  std::optional<qaic::testing::ProcessUsage> first, last;
+  for (auto now = Clock::now(); now < s.end; now = Clock::now()) {
+    std::this_thread::sleep_until(std::min(s.end, now + std::chrono::milliseconds(500)));
+    writeProgress();
+    now = Clock::now();
+    if (!first && now >= start + runFor / 10) first = qaic::testing::sampleUsage(::getpid());
+    if (!last && now >= start + runFor * 9 / 10) last = qaic::testing::sampleUsage(::getpid());
   }
+  for (auto& t : threads) t.join();
+  if (!first) first = qaic::testing::sampleUsage(::getpid());
+  if (!last) last = qaic::testing::sampleUsage(::getpid());
+
+  std::ofstream out(a.resultFile);
+  s.ledger.write(out);
+  out << "sets_made " << s.setsMade.load() << "\nset_failures " << s.setFailures.load() << "\nfd_first " << first->fds
+      << "\nfd_last " << last->fds << "\nrss_kb_first " << first->rssKb << "\nrss_kb_last " << last->rssKb << "\n";
+  // The real networks' outputs, so the test can check that every client computed the same.
+  for (int p = 0; p < kCnnPatterns; ++p)
+    out << "cnn_output_" << p << " " << outputHash(s.cnnReference[static_cast<std::size_t>(p)]) << "\n";
+  out << "model_output " << outputHash(s.modelReference) << "\n";
   out.close();
   return out ? 0 : 3;
 }
@@ -338,12 +409,16 @@ int run(const std::string& reluDir, const std::string& cnnDir, uint64_t client, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::fprintf(stderr, "usage: %s <relu qpc> <cnn qpc> <client index> <seconds> <result file>\n", argv[0]);
+  if (argc != 9) {
+    std::fprintf(stderr,
+                 "usage: %s <relu qpc> <cnn qpc> <model qpc> <model input> <model output> <client index> <seconds> "
+                 "<result file>\n",
+                 argv[0]);
     return 2;
   }
   try {
-    return run(argv[1], argv[2], std::strtoull(argv[3], nullptr, 10), std::atof(argv[4]), argv[5]);
+    return run(Arguments{argv[1], argv[2], argv[3], argv[4], argv[5], argv[8], std::strtoull(argv[6], nullptr, 10),
+                         std::atof(argv[7])});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "qaic_soak_client: %s\n", e.what());
     return 1;

@@ -1,9 +1,11 @@
-// The soak (`make soak`, never part of `make test`; docs/reliability.md): 4 client processes x 4
-// threads (SoakClient.cpp) against one qaic-emu for SOAK_SECONDS (default 120), while partitions
-// are created and released through qaicd and faults are injected at random from a seed: a hung
-// NSP for a while, DMA failures, device resets, and a client SIGKILLed (and replaced). Every
-// request of every client that ran to its end must end exactly once, with the right output or
-// the status of a fault that was injected; at least SOAK_MIN_REQUESTS (default 1,000,000) end;
+// The soak (`make soak`, never part of `make test`; docs/reliability.md): 4 client processes x 5
+// threads (SoakClient.cpp: relu, the sample CNN, a torchvision model) against one qaic-emu for
+// SOAK_SECONDS (default 120), while partitions are created and released through qaicd and faults
+// are injected at random from a seed: a hung NSP for a while, DMA failures, device resets, and a
+// client SIGKILLed (and replaced). Every request of every client that ran to its end must end
+// exactly once, with the right output or the status of a fault that was injected (a killed
+// client's completed requests are checked from its last progress file and count too); at least
+// SOAK_MIN_REQUESTS (default 1,000,000) end;
 // the clients' and the emulator's descriptors and memory are flat from the first to the last
 // tenth. SOAK_SEED repeats a run; a failure names the seed.
 #include <gtest/gtest.h>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "EmulatorProcess.hpp"
+#include "GeneratedData.hpp"
 #include "Paths.hpp"
 #include "Process.hpp"
 #include "ProcessUsage.hpp"
@@ -39,6 +42,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kClients = 4;
+// The torchvision model of the mix (scripts/gen-models.py's suite: MobileNetV3-Small, 64x64).
+constexpr const char* kTorchvisionModel = "mobilenet_v3_small";
 // Flat: descriptors within a few (a thread may be between two sets of a reset when sampled:
 // one set's node files and maps), resident memory within 8 MiB (16 under a sanitizer).
 constexpr long kFdTolerance = 4;
@@ -80,6 +85,12 @@ TEST(Soak, AMillionRequestsWithFaultsEachEndOnceWithTheirOutputOrTheFaultsStatus
   std::ofstream(reluIr) << stress::reluIr();
   const auto relu = compile(work, "relu", reluIr.string());
   const auto cnn = compile(work, "smallcnn", (testing::sourceDir() / "examples/smallcnn/smallcnn.json").string());
+  // Generated once into the build tree (PyTorch exports it with its input and PyTorch's output).
+  const std::string models = (testing::buildDir() / "tests/soak-models").string();
+  conformance::ensureGenerated("gen-models.py", models, "index.txt", 600s,
+                               {"--index", "index.txt", "--models", kTorchvisionModel});
+  const std::string modelBase = models + "/" + kTorchvisionModel;
+  const auto model = compile(work, kTorchvisionModel, modelBase + ".onnx");
 
   // NSPs and DBCs for 16 sets and the partitions; a hung run is dropped after 500 ms.
   testing::EmulatorProcess emulator(
@@ -107,7 +118,8 @@ TEST(Soak, AMillionRequestsWithFaultsEachEndOnceWithTheirOutputOrTheFaultsStatus
     log.stderrToStdout = true;
     clients.push_back(
         Running{std::make_unique<testing::Process>(
-                    std::vector<std::string>{client.string(), relu.string(), cnn.string(), n,
+                    std::vector<std::string>{client.string(), relu.string(), cnn.string(), model.string(),
+                                             modelBase + ".in0.bin", modelBase + ".out0.bin", n,
                                              std::to_string(runSeconds), (work.path() / ("result-" + n)).string()},
                     log),
                 index, false, whole});
@@ -198,13 +210,30 @@ TEST(Soak, AMillionRequestsWithFaultsEachEndOnceWithTheirOutputOrTheFaultsStatus
   stopPartitions = true;
   partitions.join();
 
-  long total = 0, timedOut = 0, deviceErrors = 0, resets = 0;
+  long total = 0, fromKilled = 0, timedOut = 0, deviceErrors = 0, resets = 0;
   std::map<std::string, long> cnnOutputs;
+  auto addFailures = [&](std::map<std::string, long>& r) {
+    timedOut += r["timed_out"];
+    deviceErrors += r["device_error"];
+    resets += r["dev_reset"];
+  };
   for (auto& c : clients) {
     const auto n = std::to_string(c.index);
     SCOPED_TRACE("client " + n);
     const auto status = c.process->finish(120s);
-    if (c.killed) continue;
+    if (c.killed) {
+      // Its last progress file (at most half a second old): what it completed before the kill
+      // counts, checked like the rest; what it had in flight died with it.
+      auto r = stress::readResults(work.path() / ("result-" + n + ".progress"));
+      EXPECT_EQ(r["duplicates_or_unknown"], 0);
+      EXPECT_EQ(r["wrong"], 0) << "successful requests with a wrong output";
+      EXPECT_EQ(r["unexpected_status"], 0) << "requests that failed with a status no injected fault explains: "
+                                           << testing::readFile(work.path() / ("result-" + n + ".progress"));
+      total += r["completions"];
+      fromKilled += r["completions"];
+      addFailures(r);
+      continue;
+    }
     ASSERT_EQ(status.shellCode(), 0) << testing::readFile(work.path() / ("client-" + n + ".log"));
     auto r = stress::readResults(work.path() / ("result-" + n));
     EXPECT_EQ(r["completions"], r["submitted"]) << "one completion per submitted request";
@@ -218,21 +247,19 @@ TEST(Soak, AMillionRequestsWithFaultsEachEndOnceWithTheirOutputOrTheFaultsStatus
       EXPECT_LE(r["fd_last"], r["fd_first"] + kFdTolerance);
       EXPECT_LE(r["rss_kb_last"], r["rss_kb_first"] + kRssToleranceKb);
     }
-    for (int p = 0; p < 4; ++p) {
-      const std::string key = "cnn_output_" + std::to_string(p);
+    for (const std::string key : {"cnn_output_0", "cnn_output_1", "cnn_output_2", "cnn_output_3", "model_output"}) {
       if (r[key] == 0) continue;
       auto [it, fresh] = cnnOutputs.emplace(key, r[key]);
-      EXPECT_TRUE(fresh || it->second == r[key]) << "the CNN's output for pattern " << p << " differs between clients";
+      EXPECT_TRUE(fresh || it->second == r[key]) << key << " differs between clients";
     }
+    EXPECT_NE(r["model_output"], 0) << "no " << kTorchvisionModel << " inference succeeded";
     std::printf(
         "[ soak     ] client %s: %ld requests (%ld ok, %ld timed out, %ld device errors, %ld resets), sets "
         "made %ld, fds %ld -> %ld, VmRSS %ld -> %ld kB\n",
         n.c_str(), r["completions"], r["ok"], r["timed_out"], r["device_error"], r["dev_reset"], r["sets_made"],
         r["fd_first"], r["fd_last"], r["rss_kb_first"], r["rss_kb_last"]);
     total += r["completions"];
-    timedOut += r["timed_out"];
-    deviceErrors += r["device_error"];
-    resets += r["dev_reset"];
+    addFailures(r);
   }
   // A failure's status must be one of a fault that was injected, and no more DMA failures than
   // the device was told to make.
@@ -250,12 +277,12 @@ TEST(Soak, AMillionRequestsWithFaultsEachEndOnceWithTheirOutputOrTheFaultsStatus
   EXPECT_LE(emuLast.fds, emuFirst.fds + kFdTolerance);
   EXPECT_LE(emuLast.rssKb, emuFirst.rssKb + kRssToleranceKb);
   std::printf(
-      "[ soak     ] seed %u: %ld requests in %.0f s by %d clients (%ld timed out, %ld device errors, %ld "
-      "resets); faults: %ld hangs, %ld DMA failures (%ld requests), %ld resets, %ld clients killed; %ld "
+      "[ soak     ] seed %u: %ld requests in %.0f s by %d clients (%ld of them by clients later killed; %ld timed "
+      "out, %ld device errors, %ld resets); faults: %ld hangs, %ld DMA failures (%ld requests), %ld resets, %ld clients killed; %ld "
       "partition cycles (%ld refused: no room or resetting); qaic-emu fds %ld -> %ld, VmRSS %ld -> %ld kB\n",
-      seed, total, seconds, nextIndex, timedOut, deviceErrors, resets, injected["hang"], injected["dma_fail"],
-      dmaFailuresInjected, injected["reset"], injected["client_kill"], partitionCycles.load(), partitionRefusals.load(),
-      emuFirst.fds, emuLast.fds, emuFirst.rssKb, emuLast.rssKb);
+      seed, total, seconds, nextIndex, fromKilled, timedOut, deviceErrors, resets, injected["hang"],
+      injected["dma_fail"], dmaFailuresInjected, injected["reset"], injected["client_kill"], partitionCycles.load(),
+      partitionRefusals.load(), emuFirst.fds, emuLast.fds, emuFirst.rssKb, emuLast.rssKb);
   ::unsetenv("QAIC_ROOT");
 }
 
