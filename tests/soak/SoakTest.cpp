@@ -1,4 +1,4 @@
-// The soak (`make soak`, never part of `make test`; docs/reliability.md): 4 client processes x 5
+// The soak (`make soak`, never part of `make test`; docs/reliability.md): 4 client processes x 4
 // threads (SoakClient.cpp: relu, the sample CNN, a torchvision model) against one qaic-emu for
 // SOAK_SECONDS (default 120), while partitions are created and released through qaicd and faults
 // are injected at random from a seed: a hung NSP for a while, DMA failures, device resets, and a
