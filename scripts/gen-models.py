@@ -242,6 +242,51 @@ def conv1d():
                          nn.Conv1d(24, 12, 5, stride=2))
 
 
+class PositionsTopK(nn.Module):
+    """OPT-style positions counted from the attention mask (CumSum over int64), a transformer
+    layer, and the five best tokens of each position (TopK: values and int64 indices)."""
+
+    def __init__(self, vocab=100, hidden=32, heads=4, seq=16):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, hidden)
+        self.positions = nn.Embedding(seq + 1, hidden)
+        self.layer = nn.TransformerEncoderLayer(hidden, heads, 2 * hidden, dropout=0.1, batch_first=True)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, input_ids, attention_mask):
+        positions = torch.cumsum(attention_mask, dim=1) * attention_mask  # 0 on padding
+        x = self.tokens(input_ids) + self.positions(positions)
+        x = self.layer(x, src_key_padding_mask=attention_mask == 0)
+        values, indices = torch.topk(self.head(x), 5, dim=-1)
+        return values, indices
+
+
+class NormsAndPixelShuffle(nn.Module):
+    """An image-to-image network as super-resolution and style-transfer users write it: PixelUnshuffle
+    (exported as Reshape and Transpose), GroupNorm and InstanceNorm2d (both exported as
+    InstanceNormalization), PixelShuffle (DepthToSpace, CRD). Norm weights are random, not 1 and 0."""
+
+    def __init__(self):
+        super().__init__()
+        self.unshuffle = nn.PixelUnshuffle(2)
+        self.conv1 = nn.Conv2d(12, 16, 3, padding=1)
+        self.group = nn.GroupNorm(4, 16)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.instance = nn.InstanceNorm2d(32, affine=True)
+        self.shuffle = nn.PixelShuffle(2)
+        self.conv3 = nn.Conv2d(8, 3, 3, padding=1)
+        generator = torch.Generator().manual_seed(SEED + 5)
+        with torch.no_grad():
+            for norm in (self.group, self.instance):
+                norm.weight.copy_(torch.rand(norm.weight.shape, generator=generator) + 0.5)
+                norm.bias.copy_(torch.randn(norm.bias.shape, generator=generator) * 0.1)
+
+    def forward(self, x):
+        x = torch.relu(self.group(self.conv1(self.unshuffle(x))))
+        x = torch.relu(self.instance(self.conv2(x)))
+        return self.conv3(self.shuffle(x))
+
+
 def waveforms():
     generator = torch.Generator().manual_seed(SEED + 1)
     return (torch.randn(2, 20, 64, generator=generator),)
@@ -284,6 +329,10 @@ SUITE = {
     "decoder_relu": (lambda: Decoder("relu"), decoder_inputs, 13, "nn.TransformerDecoder, relu, opset 13"),
     "decoder_gelu": (lambda: Decoder("gelu"), decoder_inputs, 17, "nn.TransformerDecoder, gelu, opset 17"),
     "attention_masks": (lambda: Attention(), attention_inputs, 14, "nn.MultiheadAttention with both masks"),
+    "positions_topk": (lambda: PositionsTopK(), tokens(), 14,
+                       "OPT-style positions from the mask (CumSum), the 5 best tokens (TopK)"),
+    "norms_pixel_shuffle": (NormsAndPixelShuffle, images(32), 14,
+                            "GroupNorm, InstanceNorm2d (InstanceNormalization), PixelShuffle (DepthToSpace)"),
     "conv1d": (conv1d, waveforms, 14, "nn.Conv1d network, [2, 20, 64] in, [2, 12, 30] out (grouped, strided)"),
     # make bench: full-size networks.
     "resnet50_full": (lambda: tvm.resnet50(), images(224), 14, "ResNet-50"),

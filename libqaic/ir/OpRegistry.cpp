@@ -157,6 +157,12 @@ std::vector<OpSpec> buildRegistry() {
        {oneOf("arg_op", values(kArgOps)), integer("axis", Bound::NonNegative), boolean("keepdims"),
         boolean("select_last_index")},
        nullptr, shapeArgReduce, false, true, "TL_INT64, src dims with axis 1 (keepdims) or removed"});
+  add({"cumsum", {"src"}, {"dst"},
+       {integer("axis", Bound::NonNegative), boolean("exclusive"), boolean("reverse")}, nullptr, shapeCumsum,
+       false, true, "src dims"});
+  add({"topk", {"src"}, {"dst", "indices"},
+       {integer("axis", Bound::NonNegative), integer("k", Bound::Positive), boolean("largest"), boolean("sorted")},
+       nullptr, shapeTopk, false, true, "dst: src dims with dims[axis] = k; indices: TL_INT64, the same dims"});
   add({"layernorm", {"src", "scale", "bias"}, {"dst"},
        {integer("axis", Bound::NonNegative), number("epsilon", Bound::Positive)}, nullptr, shapeLayernorm, false,
        true, "src dims"});

@@ -41,7 +41,7 @@ ShapeRuleFunction shapeSame, shapeSlice, shapeReshape, shapeTranspose, shapeConc
 // Element-wise and reductions.
 // shapeAxis: softmax: same shape, valid axis
 ShapeRuleFunction shapeElew, shapeElewBcast, shapeAxis, shapeMaxreduce, shapeMaxreduceArg, shapeDotProduct, shapeUnary,
-    shapeCompare, shapeLogical, shapeWhere, shapeReduce, shapeArgReduce, shapeLayernorm;
+    shapeCompare, shapeLogical, shapeWhere, shapeReduce, shapeArgReduce, shapeLayernorm, shapeCumsum, shapeTopk;
 // Spatial.
 // shapeResize: resize, interpolate: param 'dims'
 ShapeRuleFunction shapeConv2d, shapeDeconv2d, shapePool2d, shapeGlobalAvgpool, shapeBatchnorm, shapeUpsample,

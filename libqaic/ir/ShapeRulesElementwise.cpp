@@ -147,6 +147,24 @@ Outs shapeArgReduce(const Op& op, Infos in) {
   return {TensorInfo{DType::Int64, reducedDims(op, in[0].dims, {axis}, op.boolean("keepdims"))}};
 }
 
+Outs shapeCumsum(const Op& op, Infos in) {
+  if (in[0].dtype == DType::Bool) throwInputError(op, "src", "cumsum does not take TL_BOOL");
+  return shapeAxis(op, in);
+}
+
+Outs shapeTopk(const Op& op, Infos in) {
+  if (in[0].dtype == DType::Bool) throwInputError(op, "src", "topk does not take TL_BOOL");
+  TensorInfo out = in[0];
+  const int64_t axis = axisParam(op, "axis", out.dims.size());
+  const int64_t k = op.integer("k");
+  if (k > out.dims[static_cast<std::size_t>(axis)])
+    throwParamError(op, "k",
+                    std::to_string(k) + " exceeds src dims[" + std::to_string(axis) +
+                        "] = " + std::to_string(out.dims[static_cast<std::size_t>(axis)]));
+  out.dims[static_cast<std::size_t>(axis)] = k;
+  return {out, TensorInfo{DType::Int64, out.dims}};
+}
+
 Outs shapeLayernorm(const Op& op, Infos in) {
   requireFloating(op, "src", in[0]);
   const Dims& src = in[0].dims;

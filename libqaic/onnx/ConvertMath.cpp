@@ -304,6 +304,37 @@ void convertLayerNormalization(Converter& c) {
   function("reciprocal", deviation, c.output(2));
 }
 
+// InstanceNormalization: every (n, c) plane normalized over its spatial axes, then scaled and
+// shifted per channel. The planes are rows of an [N*C, D1*...] view for the layernorm op (unit
+// scale, zero bias); the per-channel scale and bias broadcast over the result. PyTorch exports
+// InstanceNorm and GroupNorm (on an [N, G, -1] view) this way.
+void convertInstanceNormalization(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.size() < 3) c.fail("input must have rank >= 3 ([N, C, D1, ...])");
+  requireSameTypes(c);
+  const ir::Dims channels{in[1]};
+  for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+    if (irDims(c.dims(i)) != channels)
+      c.fail(std::string(i == 1 ? "scale" : "B") + " must have dims [" + std::to_string(in[1]) + "] (one per channel)");
+  }
+  int64_t planeSize = 1;
+  for (std::size_t i = 2; i < in.size(); ++i) planeSize *= in[i];
+  const ir::DType dtype = c.dtype(0);
+  const std::string planes = c.reshaped(c.tensor(0), {in[0] * in[1], planeSize}, "planes");
+  const std::string unitScale = c.constantTensor(
+      fromDoubles("", dtype, {planeSize}, std::vector<double>(static_cast<std::size_t>(planeSize), 1.0)),
+      c.label() + "/unit_scale");
+  const std::string normalized = c.temporary("normalized");
+  emitLayerNorm(c, planes, unitScale, c.zeros(dtype, {planeSize}, "zero_bias"), 1,
+                c.attributes().number("epsilon", 1e-5f), normalized);
+  // Per channel: [C, 1, ...] against [N, C, D1, ...].
+  ir::Dims perChannel(in.size() - 1, 1);
+  perChannel[0] = in[1];
+  const std::string scaled = c.temporary("scaled");
+  binary(c, "TL_MUL", c.reshaped(normalized, in, "normalized"), c.reshaped(c.tensor(1), perChannel, "scale"), scaled);
+  binary(c, "TL_SUM", scaled, c.reshaped(c.tensor(2), perChannel, "bias"), c.output(0));
+}
+
 void emitLayerNorm(Converter& c, const std::string& src, const std::string& scale, const std::string& bias,
                    std::size_t axis, double epsilon, const std::string& dst) {
   if (!(epsilon > 0)) c.fail("epsilon must be > 0");

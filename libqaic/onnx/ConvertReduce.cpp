@@ -76,6 +76,38 @@ void convertArgReduce(Converter& c) {
   if (!keep && in.size() == 1) c.setOnnxDims(0, {});
 }
 
+// CumSum: the axis is an input and must be known at import time.
+void convertCumSum(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  const auto given = c.constantIntegers(1, "axis");
+  if (given.size() != 1) c.fail("input 'axis' must hold one value");
+  const auto axis = normalizeAxis(c, given[0], in.size());
+  c.emit("cumsum", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {numberParam("axis", static_cast<double>(axis)),
+          boolParam("exclusive", c.attributes().integer("exclusive", 0) != 0),
+          boolParam("reverse", c.attributes().integer("reverse", 0) != 0)});
+}
+
+// TopK (opset 10 on): K is an input and must be known at import time. Both outputs are made
+// (one may be unused).
+void convertTopK(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  const auto k = c.constantIntegers(1, "K");
+  if (k.size() != 1 || k[0] < 1) c.fail("input 'K' must hold one value >= 1");
+  const auto axis = normalizeAxis(c, c.attributes().integer("axis", -1), in.size());
+  if (k[0] > in[static_cast<std::size_t>(axis)])
+    c.fail("K = " + std::to_string(k[0]) + " exceeds the input's dims[" + std::to_string(axis) +
+           "] = " + std::to_string(in[static_cast<std::size_t>(axis)]));
+  c.emit("topk", {{"src", c.tensor(0)}},
+         {{"dst", c.hasOutput(0) ? c.output(0) : c.temporary("values")},
+          {"indices", c.hasOutput(1) ? c.output(1) : c.temporary("indices")}},
+         {numberParam("axis", static_cast<double>(axis)), numberParam("k", static_cast<double>(k[0])),
+          boolParam("largest", c.attributes().integer("largest", 1) != 0),
+          boolParam("sorted", c.attributes().integer("sorted", 1) != 0)});
+}
+
 void convertGlobalMaxPool(Converter& c) {
   const ir::Dims in = c.dims(0);
   if (in.size() < 3) c.fail("input must be [N, C, d1, ...]");

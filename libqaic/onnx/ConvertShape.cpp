@@ -127,6 +127,50 @@ void convertTranspose(Converter& c) {
   c.emit("transpose", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}}, {integersParam("axes", perm)});
 }
 
+// DepthToSpace and SpaceToDepth are, by the ONNX definition, a reshape to rank 6, a transpose
+// and a reshape back.
+namespace {
+void blocksToOrFromDepth(Converter& c, bool toSpace) {
+  c.requireRank(0, {4});
+  const ir::Dims in = c.dims(0);
+  const int64_t block = c.attributes().integer("blocksize", 0);
+  if (block < 1) c.fail("attribute 'blocksize' must be >= 1");
+  const int64_t n = in[0], ch = in[1], h = in[2], w = in[3];
+  ir::Dims view, out;
+  std::vector<int64_t> perm;
+  if (toSpace) {
+    if (ch % (block * block) != 0)
+      c.fail("input channels " + std::to_string(ch) + " are not a multiple of blocksize^2 (" +
+             std::to_string(block * block) + ")");
+    const std::string mode = c.attributes().string("mode", "DCR");
+    if (mode == "DCR") {
+      view = {n, block, block, ch / (block * block), h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else if (mode == "CRD") {
+      view = {n, ch / (block * block), block, block, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      c.fail("attribute 'mode' must be DCR or CRD, not '" + mode + "'");
+    }
+    out = {n, ch / (block * block), h * block, w * block};
+  } else {
+    if (h % block != 0 || w % block != 0)
+      c.fail("input height and width (" + std::to_string(h) + ", " + std::to_string(w) +
+             ") are not multiples of blocksize " + std::to_string(block));
+    view = {n, ch, h / block, block, w / block, block};
+    perm = {0, 3, 5, 1, 2, 4};
+    out = {n, ch * block * block, h / block, w / block};
+  }
+  const std::string moved = c.temporary("moved");
+  c.emit("transpose", {{"src", c.reshaped(c.tensor(0), view, "blocks")}}, {{"dst", moved}},
+         {integersParam("axes", perm)});
+  c.reshapeInto(0, moved, out);
+}
+}  // namespace
+
+void convertDepthToSpace(Converter& c) { blocksToOrFromDepth(c, true); }
+void convertSpaceToDepth(Converter& c) { blocksToOrFromDepth(c, false); }
+
 // N inputs as a chain of concats. Empty constant inputs (x.shape[2:] of a rank-2 x, in shape
 // arithmetic) add nothing and are left out.
 void convertConcat(Converter& c) {

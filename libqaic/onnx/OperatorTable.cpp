@@ -42,6 +42,8 @@ const Table& table() {
         nullptr,
         {"layernorm", "expand", "reduce", "elew", "elew_bcast", "unary"},
         {"axis", "epsilon", "stash_type"}}},
+      {"InstanceNormalization",
+       {convertInstanceNormalization, nullptr, {"layernorm", "reshape", "elew", "elew_bcast"}, {"epsilon"}}},
       // Element-wise arithmetic, comparison, logic.
       {"Add", {convertBinaryElementwise, nullptr, elementwise, binary}},
       {"Sub", {convertBinaryElementwise, nullptr, elementwise, binary}},
@@ -116,6 +118,8 @@ const Table& table() {
       {"ReduceLogSumExp", {convertReduce, nullptr, {"reduce"}, reduce}},
       {"ArgMax", {convertArgReduce, nullptr, {"arg_reduce"}, {"axis", "keepdims", "select_last_index"}}},
       {"ArgMin", {convertArgReduce, nullptr, {"arg_reduce"}, {"axis", "keepdims", "select_last_index"}}},
+      {"CumSum", {convertCumSum, nullptr, {"cumsum"}, {"exclusive", "reverse"}}},
+      {"TopK", {convertTopK, nullptr, {"topk"}, {"axis", "largest", "sorted"}}},
       // Linear algebra.
       {"Gemm", {convertGemm, nullptr, {"gemm"}, {"alpha", "beta", "transA", "transB"}}},
       {"MatMul", {convertMatMul, nullptr, {"matmul"}, {}}},
@@ -133,6 +137,8 @@ const Table& table() {
       {"Expand", {convertExpand, nullptr, {"expand"}, {}}},
       {"Tile", {convertTile, nullptr, {"tile"}, {}}},
       {"Trilu", {convertTrilu, nullptr, {"trilu"}, {"upper"}}},
+      {"DepthToSpace", {convertDepthToSpace, nullptr, {"reshape", "transpose"}, {"blocksize", "mode"}}},
+      {"SpaceToDepth", {convertSpaceToDepth, nullptr, {"reshape", "transpose"}, {"blocksize"}}},
       {"Resize",
        {convertResize,
         nullptr,

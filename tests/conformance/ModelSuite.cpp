@@ -84,7 +84,9 @@ const std::vector<std::string>& suiteModels() {
                                                   "decoder_relu",
                                                   "decoder_gelu",
                                                   "attention_masks",
-                                                  "conv1d"};
+                                                  "conv1d",
+                                                  "norms_pixel_shuffle",
+                                                  "positions_topk"};
   return models;
 }
 

@@ -25,6 +25,8 @@ KernelFactoryFunction makeRelu, makeLrelu, makeSigmoid, makeClip, makeBatchnorm;
 KernelFactoryFunction makeMaxreduce, makeDotProduct, makeGlobalAvgpool;
 // Reduce.cpp
 KernelFactoryFunction makeReduce, makeArgReduce;
+// AlongAxis.cpp
+KernelFactoryFunction makeCumsum, makeTopk;
 // Normalization.cpp
 KernelFactoryFunction makeSoftmax, makeLogSoftmax, makeLayernorm;
 // Convolution.cpp

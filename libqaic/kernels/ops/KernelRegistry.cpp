@@ -56,6 +56,8 @@ constexpr std::array kFactories = {
     Entry{"where", ops::makeWhere},
     Entry{"reduce", ops::makeReduce},
     Entry{"arg_reduce", ops::makeArgReduce},
+    Entry{"cumsum", ops::makeCumsum},
+    Entry{"topk", ops::makeTopk},
     Entry{"layernorm", ops::makeLayernorm},
     Entry{"log_softmax", ops::makeLogSoftmax},
     Entry{"strided_slice", ops::makeStridedSlice},

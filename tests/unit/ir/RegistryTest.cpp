@@ -63,6 +63,8 @@ const std::vector<Expected> kOperators = {
     {"where", {"condition", "src1", "src2"}, {"dst"}, {}},
     {"reduce", {"src"}, {"dst"}, {"reduce_op", "axes", "keepdims"}},
     {"arg_reduce", {"src"}, {"dst"}, {"arg_op", "axis", "keepdims", "select_last_index"}},
+    {"cumsum", {"src"}, {"dst"}, {"axis", "exclusive", "reverse"}},
+    {"topk", {"src"}, {"dst", "indices"}, {"axis", "k", "largest", "sorted"}},
     {"layernorm", {"src", "scale", "bias"}, {"dst"}, {"axis", "epsilon"}},
     {"log_softmax", {"src"}, {"dst"}, {"axis"}},
     {"strided_slice", {"src"}, {"dst"}, {"starts", "ends", "steps"}},

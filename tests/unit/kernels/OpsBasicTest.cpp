@@ -269,6 +269,46 @@ TEST(KernelsReduction, MaxreduceAndArgFirstMaxWins) {
   EXPECT_EQ(out[2].values<int32_t>(), (std::vector<int32_t>{4, 9, 9}));
 }
 
+// Integer running sums wrap (like the other integer reductions); exclusive leaves each element
+// out of its own sum, reverse runs from the end of the axis.
+TEST(KernelsAlongAxis, CumsumWrapsIntegersAndHonoursExclusiveAndReverse) {
+  GraphBuilder g;
+  g.create("x", "TL_INT32", {2, 3}, {2147483647, 1, 5, 1, 2, 3})
+      .op("sum", "cumsum", {{"src", "x"}}, {{"dst", "sum"}}, {{"axis", 1}, {"exclusive", false}, {"reverse", false}})
+      .op("back", "cumsum", {{"src", "x"}}, {{"dst", "back"}}, {{"axis", 1}, {"exclusive", true}, {"reverse", true}})
+      .op("down", "cumsum", {{"src", "x"}}, {{"dst", "down"}}, {{"axis", 0}, {"exclusive", false}, {"reverse", false}})
+      .output("sum", "TL_INT32", {2, 3})
+      .output("back", "TL_INT32", {2, 3})
+      .output("down", "TL_INT32", {2, 3});
+  const auto out = runGraph(g.graph());
+  EXPECT_EQ(out[0].values<int32_t>(), (std::vector<int32_t>{2147483647, -2147483648, -2147483643, 1, 3, 6}));
+  EXPECT_EQ(out[1].values<int32_t>(), (std::vector<int32_t>{6, 5, 0, 5, 3, 0}));
+  EXPECT_EQ(out[2].values<int32_t>(), (std::vector<int32_t>{2147483647, 1, 5, -2147483648, 3, 8}));
+}
+
+// Best first, equal values by the lower index, NaN above every number (as PyTorch orders them).
+TEST(KernelsAlongAxis, TopkOrdersTiesByIndexAndNanFirst) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {1, 6})
+      .op("top", "topk", {{"src", "x"}}, {{"dst", "top"}, {"indices", "ti"}},
+          {{"axis", 1}, {"k", 3}, {"largest", true}, {"sorted", true}})
+      .op("low", "topk", {{"src", "x"}}, {{"dst", "low"}, {"indices", "li"}},
+          {{"axis", 1}, {"k", 3}, {"largest", false}, {"sorted", true}})
+      .output("top", "TL_FLOAT", {1, 3})
+      .output("ti", "TL_INT64", {1, 3})
+      .output("low", "TL_FLOAT", {1, 3})
+      .output("li", "TL_INT64", {1, 3});
+  const auto out = runGraph(g.graph(), {HostTensor::of<float>(ir::DType::Float, {1, 6}, {3, 7, nan, 7, -1, 3})});
+  const auto top = out[0].values<float>();
+  EXPECT_TRUE(std::isnan(top[0]));
+  EXPECT_EQ(top[1], 7.0f);
+  EXPECT_EQ(top[2], 7.0f);
+  EXPECT_EQ(out[1].values<int64_t>(), (std::vector<int64_t>{2, 1, 3}));
+  EXPECT_EQ(out[2].values<float>(), (std::vector<float>{-1, 3, 3}));
+  EXPECT_EQ(out[3].values<int64_t>(), (std::vector<int64_t>{4, 0, 5}));
+}
+
 TEST(KernelsReduction, DotProductAndGlobalAvgpool) {
   GraphBuilder g;
   g.create("a", "TL_INT16", {4}, {1, 2, 3, 4})
