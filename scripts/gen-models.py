@@ -261,6 +261,38 @@ class PositionsTopK(nn.Module):
         return values, indices
 
 
+class FunctionBlock(nn.Module):
+    """Linear, GELU, LayerNorm and a residual: the module exported as a function."""
+
+    def __init__(self, width=32):
+        super().__init__()
+        self.linear = nn.Linear(width, width)
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, x):
+        return self.norm(nn.functional.gelu(self.linear(x))) + x
+
+
+class ModulesAsFunctions(nn.Module):
+    """Two blocks exported with torch.onnx.export(export_modules_as_functions=...): the graph
+    calls model-local functions (FunctionBlock, LayerNorm) instead of holding their operators."""
+
+    export_modules_as_functions = {FunctionBlock, nn.LayerNorm}
+
+    def __init__(self):
+        super().__init__()
+        self.first = FunctionBlock()
+        self.second = FunctionBlock()
+
+    def forward(self, x):
+        return self.second(self.first(x))
+
+
+def sequences():
+    generator = torch.Generator().manual_seed(SEED + 6)
+    return (torch.randn(2, 8, 32, generator=generator),)
+
+
 class NormsAndPixelShuffle(nn.Module):
     """An image-to-image network as super-resolution and style-transfer users write it: PixelUnshuffle
     (exported as Reshape and Transpose), GroupNorm and InstanceNorm2d (both exported as
@@ -331,6 +363,8 @@ SUITE = {
     "attention_masks": (lambda: Attention(), attention_inputs, 14, "nn.MultiheadAttention with both masks"),
     "positions_topk": (lambda: PositionsTopK(), tokens(), 14,
                        "OPT-style positions from the mask (CumSum), the 5 best tokens (TopK)"),
+    "modules_as_functions": (ModulesAsFunctions, sequences, 15,
+                             "modules exported as ONNX model-local functions (export_modules_as_functions)"),
     "norms_pixel_shuffle": (NormsAndPixelShuffle, images(32), 14,
                             "GroupNorm, InstanceNorm2d (InstanceNormalization), PixelShuffle (DepthToSpace)"),
     "conv1d": (conv1d, waveforms, 14, "nn.Conv1d network, [2, 20, 64] in, [2, 12, 30] out (grouped, strided)"),
@@ -376,8 +410,17 @@ def export(name, out_dir):
     onnx_path = os.path.join(out_dir, name + ".onnx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # A model may ask for some of its modules as ONNX model-local functions.
+        as_functions = getattr(model, "export_modules_as_functions", False)
         torch.onnx.export(model, inputs, onnx_path + ".tmp", opset_version=opset, input_names=input_names,
-                          output_names=output_names, do_constant_folding=True)
+                          output_names=output_names, do_constant_folding=True,
+                          export_modules_as_functions=as_functions)
+    # The names as exported: with export_modules_as_functions PyTorch 1.13 ignores output_names.
+    import onnx
+    exported = onnx.load(onnx_path + ".tmp")
+    initializers = {t.name for t in exported.graph.initializer}
+    input_names = [v.name for v in exported.graph.input if v.name not in initializers]
+    output_names = [v.name for v in exported.graph.output]
     os.replace(onnx_path + ".tmp", onnx_path)
     meta = {"opset": opset, "description": SUITE[name][3], "inputs": [], "outputs": []}
     for kind, names, tensors in (("in", input_names, inputs), ("out", output_names, outputs)):

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "onnx/Converter.hpp"
+#include "onnx/InlineFunctions.hpp"
 #include "onnx/OnnxTensor.hpp"
 
 namespace qaic::onnx {
@@ -27,6 +28,7 @@ ImportedModel importOnnxBytes(std::span<const std::byte> bytes, const ImportOpti
                                                   static_cast<int>(bytes.size()));
     if (!model.ParseFromCodedStream(&stream)) throw ImportError("not a valid ONNX ModelProto (protobuf parse failed)");
     if (!model.has_graph()) throw ImportError("the model has no graph");
+    inlineLocalFunctions(model);
     return Converter(model, options, sourceName).run();
   } catch (const ImportError& e) {
     throw ImportError(sourceName + ": " + e.what(), e.unsupportedNodes());

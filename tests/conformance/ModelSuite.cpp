@@ -86,7 +86,8 @@ const std::vector<std::string>& suiteModels() {
                                                   "attention_masks",
                                                   "conv1d",
                                                   "norms_pixel_shuffle",
-                                                  "positions_topk"};
+                                                  "positions_topk",
+                                                  "modules_as_functions"};
   return models;
 }
 
