@@ -261,6 +261,30 @@ class PositionsTopK(nn.Module):
         return values, indices
 
 
+class Recurrent(nn.Module):
+    """A 2-layer bidirectional nn.LSTM (batch_first), an nn.GRU over its outputs and an nn.RNN
+    (relu), as sequence models are exported: ONNX LSTM, GRU and RNN with PyTorch's gate order
+    rewritten, Transpose and Squeeze around them; the GRU starts from a given state."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(20, 24, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(48, 16, batch_first=True)
+        self.rnn = nn.RNN(16, 12, nonlinearity="relu", batch_first=True)
+        self.head = nn.Linear(12, 5)
+
+    def forward(self, x, h0):
+        y, _ = self.lstm(x)
+        y, _ = self.gru(y, h0)
+        y, h = self.rnn(y)
+        return self.head(y[:, -1]), h
+
+
+def recurrent_inputs():
+    generator = torch.Generator().manual_seed(SEED + 7)
+    return torch.randn(2, 12, 20, generator=generator), torch.randn(1, 2, 16, generator=generator)
+
+
 class FunctionBlock(nn.Module):
     """Linear, GELU, LayerNorm and a residual: the module exported as a function."""
 
@@ -363,6 +387,7 @@ SUITE = {
     "attention_masks": (lambda: Attention(), attention_inputs, 14, "nn.MultiheadAttention with both masks"),
     "positions_topk": (lambda: PositionsTopK(), tokens(), 14,
                        "OPT-style positions from the mask (CumSum), the 5 best tokens (TopK)"),
+    "recurrent": (Recurrent, recurrent_inputs, 14, "nn.LSTM (2 layers, bidirectional), nn.GRU, nn.RNN (relu)"),
     "modules_as_functions": (ModulesAsFunctions, sequences, 15,
                              "modules exported as ONNX model-local functions (export_modules_as_functions)"),
     "norms_pixel_shuffle": (NormsAndPixelShuffle, images(32), 14,

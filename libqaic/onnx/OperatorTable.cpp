@@ -14,6 +14,9 @@ const Table& table() {
   const std::vector<std::string_view> reduce = {"axes", "keepdims"};
   const std::vector<std::string_view> binary = {"axis", "broadcast"};  // legacy (opset < 7) broadcasting
   const std::vector<std::string_view> elementwise = {"elew", "elew_bcast"};
+  const std::vector<std::string_view> recurrentOps = {"gemm",   "strided_slice", "reshape",    "transpose",
+                                                      "concat", "elew",          "elew_bcast", "sigmoid",
+                                                      "relu",   "unary",         "clip"};
   const OperatorEntry math{convertUnary, nullptr, {"unary"}, {}};
   static const Table entries = {
       // Convolution, pooling, normalization.
@@ -119,6 +122,24 @@ const Table& table() {
       {"ArgMax", {convertArgReduce, nullptr, {"arg_reduce"}, {"axis", "keepdims", "select_last_index"}}},
       {"ArgMin", {convertArgReduce, nullptr, {"arg_reduce"}, {"axis", "keepdims", "select_last_index"}}},
       {"CumSum", {convertCumSum, nullptr, {"cumsum"}, {"exclusive", "reverse"}}},
+      // Recurrent layers, unrolled over the sequence.
+      {"LSTM",
+       {convertLstm,
+        nullptr,
+        recurrentOps,
+        {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "input_forget",
+         "layout"}}},
+      {"GRU",
+       {convertGru,
+        nullptr,
+        recurrentOps,
+        {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size",
+         "linear_before_reset", "layout"}}},
+      {"RNN",
+       {convertRnn,
+        nullptr,
+        recurrentOps,
+        {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout"}}},
       {"TopK", {convertTopK, nullptr, {"topk"}, {"axis", "largest", "sorted"}}},
       // Linear algebra.
       {"Gemm", {convertGemm, nullptr, {"gemm"}, {"alpha", "beta", "transA", "transB"}}},

@@ -87,7 +87,8 @@ const std::vector<std::string>& suiteModels() {
                                                   "conv1d",
                                                   "norms_pixel_shuffle",
                                                   "positions_topk",
-                                                  "modules_as_functions"};
+                                                  "modules_as_functions",
+                                                  "recurrent"};
   return models;
 }
 
