@@ -285,6 +285,26 @@ def recurrent_inputs():
     return torch.randn(2, 12, 20, generator=generator), torch.randn(1, 2, 16, generator=generator)
 
 
+class MaskingOneHot(nn.Module):
+    """Non-finite readings masked out (torch.isnan, torch.isinf) and class ids one-hot encoded
+    (F.one_hot, exported as OneHot) into a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.classes = nn.Linear(10, 8)
+
+    def forward(self, readings, ids):
+        clean = torch.where(torch.isnan(readings) | torch.isinf(readings), torch.zeros_like(readings), readings)
+        return clean.sum(-1), self.classes(nn.functional.one_hot(ids, 10).float())
+
+
+def masking_inputs():
+    generator = torch.Generator().manual_seed(SEED + 8)
+    readings = torch.randn(3, 6, generator=generator)
+    readings[0, 1], readings[1, 4], readings[2, 0] = float("nan"), float("inf"), float("-inf")
+    return readings, torch.randint(0, 10, (3, 4), generator=generator)
+
+
 class FunctionBlock(nn.Module):
     """Linear, GELU, LayerNorm and a residual: the module exported as a function."""
 
@@ -388,6 +408,7 @@ SUITE = {
     "positions_topk": (lambda: PositionsTopK(), tokens(), 14,
                        "OPT-style positions from the mask (CumSum), the 5 best tokens (TopK)"),
     "recurrent": (Recurrent, recurrent_inputs, 14, "nn.LSTM (2 layers, bidirectional), nn.GRU, nn.RNN (relu)"),
+    "masking_one_hot": (MaskingOneHot, masking_inputs, 14, "torch.isnan, torch.isinf, F.one_hot (IsNaN, IsInf, OneHot)"),
     "modules_as_functions": (ModulesAsFunctions, sequences, 15,
                              "modules exported as ONNX model-local functions (export_modules_as_functions)"),
     "norms_pixel_shuffle": (NormsAndPixelShuffle, images(32), 14,

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "ir/OpRegistry.hpp"
+#include "ir/ShapeRules.hpp"
 #include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
 #include "onnx/OnnxTensor.hpp"
@@ -191,6 +192,88 @@ void convertWhere(Converter& c) {
   if (c.dtype(1) != c.dtype(2)) c.fail("X and Y differ in element type");
   c.emit("where", {{"condition", c.tensor(0)}, {"src1", c.tensor(1)}, {"src2", c.tensor(2)}}, {{"dst", c.output(0)}});
   c.keepScalarOutput(0);
+}
+
+// IsNaN: the values unequal to themselves.
+void convertIsNaN(Converter& c) {
+  if (!ir::rules::isFloating(c.dtype(0))) c.fail("input must be of a floating type");
+  const std::string self = c.temporary("equal_self");
+  c.emit("compare", {{"src1", c.tensor(0)}, {"src2", c.tensor(0)}}, {{"dst", self}},
+         {stringParam("compare_op", "equal")});
+  c.emit("unary", {{"src", self}}, {{"dst", c.output(0)}},
+         {stringParam("func", "not"), numberParam("alpha", 0), numberParam("beta", 0)});
+  c.keepScalarOutput(0);
+}
+
+// IsInf: equal to +inf, to -inf, or (both detected) |x| equal to +inf.
+void convertIsInf(Converter& c) {
+  if (!ir::rules::isFloating(c.dtype(0))) c.fail("input must be of a floating type");
+  const bool positive = c.attributes().integer("detect_positive", 1) != 0;
+  const bool negative = c.attributes().integer("detect_negative", 1) != 0;
+  const double infinity = std::numeric_limits<double>::infinity();
+  std::string x = c.tensor(0);
+  if (!positive && !negative) {
+    // Nothing is detected: an all-false result of the input's dims.
+    c.emit("create", {}, {{"dst", c.output(0)}}, createParams(ir::DType::Bool, irDims(c.dims(0)), false));
+    c.keepScalarOutput(0);
+    return;
+  }
+  if (positive && negative) {
+    const std::string magnitude = c.temporary("magnitude");
+    c.emit("unary", {{"src", x}}, {{"dst", magnitude}},
+           {stringParam("func", "abs"), numberParam("alpha", 0), numberParam("beta", 0)});
+    x = magnitude;
+  }
+  const std::string bound = c.constantTensor(
+      fromDoubles("", c.dtype(0), {1}, {negative && !positive ? -infinity : infinity}), c.label() + "/infinity");
+  c.emit("compare", {{"src1", x}, {"src2", bound}}, {{"dst", c.output(0)}}, {stringParam("compare_op", "equal")});
+  c.keepScalarOutput(0);
+}
+
+// OneHot: `values[1]` where the position along the new axis equals the index (negative indices
+// count from `depth`), `values[0]` elsewhere. The depth must be known at import time.
+void convertOneHot(Converter& c) {
+  const ir::Dims indices = c.dims(0);
+  const auto depthValues = c.constantIntegers(1, "depth");
+  if (depthValues.size() != 1 || depthValues[0] < 1) c.fail("input 'depth' must hold one value >= 1");
+  const int64_t depth = depthValues[0];
+  if (irDims(c.dims(2)) != ir::Dims{2}) c.fail("input 'values' must hold two values [off, on]");
+  const std::size_t rank = indices.size() + 1;
+  const auto axis = static_cast<std::size_t>(normalizeAxis(c, c.attributes().integer("axis", -1), rank));
+  // The indices as int64 with the new axis, negative ones wrapped.
+  std::string index = c.tensor(0);
+  if (c.dtype(0) != ir::DType::Int64) {
+    index = c.temporary("index");
+    c.emit("cast", {{"src", c.tensor(0)}}, {{"dst", index}}, {stringParam("dtype", "TL_INT64")});
+  }
+  ir::Dims withAxis = indices;
+  withAxis.insert(withAxis.begin() + static_cast<std::ptrdiff_t>(axis), 1);
+  index = c.reshaped(index, withAxis, "index_axis");
+  const std::string depthTensor = c.constantTensor(fromInt64s("", ir::DType::Int64, {1}, {depth}),
+                                                   c.label() + "/depth");
+  const std::string zero = c.constantTensor(fromInt64s("", ir::DType::Int64, {1}, {0}), c.label() + "/zero");
+  const std::string negativeIndex = c.temporary("negative"), shifted = c.temporary("shifted"),
+                    wrapped = c.temporary("wrapped");
+  c.emit("compare", {{"src1", index}, {"src2", zero}}, {{"dst", negativeIndex}}, {stringParam("compare_op", "less")});
+  c.emit("elew_bcast", {{"src1", index}, {"src2", depthTensor}}, {{"dst", shifted}},
+         {stringParam("elew_op", "TL_SUM")});
+  c.emit("where", {{"condition", negativeIndex}, {"src1", shifted}, {"src2", index}}, {{"dst", wrapped}});
+  // The positions 0..depth-1 along the new axis.
+  std::vector<int64_t> positions(static_cast<std::size_t>(depth));
+  for (int64_t i = 0; i < depth; ++i) positions[static_cast<std::size_t>(i)] = i;
+  ir::Dims positionDims(rank, 1);
+  positionDims[axis] = depth;
+  const std::string position = c.constantTensor(fromInt64s("", ir::DType::Int64, positionDims, positions),
+                                                c.label() + "/positions");
+  const std::string hit = c.temporary("hit");
+  c.emit("compare", {{"src1", wrapped}, {"src2", position}}, {{"dst", hit}}, {stringParam("compare_op", "equal")});
+  const auto value = [&](int64_t k, const std::string& hint) {
+    const std::string dst = c.temporary(hint);
+    c.emit("strided_slice", {{"src", c.tensor(2)}}, {{"dst", dst}},
+           {integersParam("starts", {k}), integersParam("ends", {k + 1}), integersParam("steps", {1})});
+    return dst;
+  };
+  c.emit("where", {{"condition", hit}, {"src1", value(1, "on")}, {"src2", value(0, "off")}}, {{"dst", c.output(0)}});
 }
 
 void convertUnary(Converter& c) {

@@ -122,6 +122,10 @@ const Table& table() {
       {"ArgMax", {convertArgReduce, nullptr, {"arg_reduce"}, {"axis", "keepdims", "select_last_index"}}},
       {"ArgMin", {convertArgReduce, nullptr, {"arg_reduce"}, {"axis", "keepdims", "select_last_index"}}},
       {"CumSum", {convertCumSum, nullptr, {"cumsum"}, {"exclusive", "reverse"}}},
+      {"IsNaN", {convertIsNaN, nullptr, {"compare", "unary"}, {}}},
+      {"IsInf", {convertIsInf, nullptr, {"compare", "unary"}, {"detect_negative", "detect_positive"}}},
+      {"OneHot",
+       {convertOneHot, nullptr, {"cast", "reshape", "compare", "elew_bcast", "where", "strided_slice"}, {"axis"}}},
       // Recurrent layers, unrolled over the sequence.
       {"LSTM",
        {convertLstm,

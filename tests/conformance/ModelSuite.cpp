@@ -88,7 +88,8 @@ const std::vector<std::string>& suiteModels() {
                                                   "norms_pixel_shuffle",
                                                   "positions_topk",
                                                   "modules_as_functions",
-                                                  "recurrent"};
+                                                  "recurrent",
+                                                  "masking_one_hot"};
   return models;
 }
 
