@@ -305,6 +305,14 @@ def masking_inputs():
     return readings, torch.randint(0, 10, (3, 4), generator=generator)
 
 
+def local_response_norm():
+    """An AlexNet-style stem with nn.LocalResponseNorm, whose export tests the input's rank with
+    an If on static shapes (and pads and averages across channels)."""
+    return nn.Sequential(nn.Conv2d(3, 16, 5, stride=2, padding=2), nn.ReLU(), nn.LocalResponseNorm(5, alpha=1e-3),
+                         nn.MaxPool2d(3, 2), nn.Conv2d(16, 8, 3), nn.LocalResponseNorm(3), nn.Flatten(),
+                         nn.Linear(8 * 5 * 5, 10))
+
+
 class FunctionBlock(nn.Module):
     """Linear, GELU, LayerNorm and a residual: the module exported as a function."""
 
@@ -409,6 +417,8 @@ SUITE = {
                        "OPT-style positions from the mask (CumSum), the 5 best tokens (TopK)"),
     "recurrent": (Recurrent, recurrent_inputs, 14, "nn.LSTM (2 layers, bidirectional), nn.GRU, nn.RNN (relu)"),
     "masking_one_hot": (MaskingOneHot, masking_inputs, 14, "torch.isnan, torch.isinf, F.one_hot (IsNaN, IsInf, OneHot)"),
+    "local_response_norm": (local_response_norm, images(32), 14,
+                            "nn.LocalResponseNorm (an If on static shapes, Pad, AveragePool across channels)"),
     "modules_as_functions": (ModulesAsFunctions, sequences, 15,
                              "modules exported as ONNX model-local functions (export_modules_as_functions)"),
     "norms_pixel_shuffle": (NormsAndPixelShuffle, images(32), 14,

@@ -60,13 +60,13 @@ ImportedModel Converter::run() {
   readOpset();
   for (const auto& v : graph_.input()) reservedNames_.insert(v.name());
   for (const auto& t : graph_.initializer()) reservedNames_.insert(t.name());
-  for (const auto& n : graph_.node()) {
+  forEachNode(graph_, [&](const pb::NodeProto& n) {
     for (const auto& o : n.output()) reservedNames_.insert(o);
-  }
+  });
   bindInitializers();
   bindInputs();
   indexConsumers();
-  for (int i = 0; i < graph_.node_size(); ++i) convertNode(static_cast<std::size_t>(i));
+  for (int i = 0; i < graph_.node_size(); ++i) convertNodeOrBranch(graph_.node(i), static_cast<std::size_t>(i), 0);
   node_ = nullptr;
   entry_ = nullptr;
   throwOffenders();
@@ -164,12 +164,13 @@ void Converter::bindInputs() {
 }
 
 void Converter::indexConsumers() {
-  for (const auto& n : graph_.node()) {
+  // A node inside an If's branch counts as a consumer too (it reads outer values by name).
+  forEachNode(graph_, [&](const pb::NodeProto& n) {
     std::set<std::string> seen;
     for (const auto& in : n.input()) {
       if (!in.empty() && seen.insert(in).second) consumers_[in].push_back(&n);
     }
-  }
+  });
   for (const auto& out : graph_.output()) graphOutputs_.insert(out.name());
 }
 
@@ -184,8 +185,64 @@ std::string Converter::unsupportedAttributes(const OperatorEntry& entry) const {
   return (unknown.size() == 1 ? "attribute " : "attributes ") + joined(unknown, ", ") + " not supported";
 }
 
-void Converter::convertNode(std::size_t index) {
-  const pb::NodeProto& n = graph_.node(static_cast<int>(index));
+void Converter::forEachNode(const pb::GraphProto& graph, const std::function<void(const pb::NodeProto&)>& visit) {
+  for (const auto& n : graph.node()) {
+    visit(n);
+    for (const auto& attribute : n.attribute()) {
+      if (attribute.has_g()) forEachNode(attribute.g(), visit);
+    }
+  }
+}
+
+// An If whose condition is known here (PyTorch's shape tests: a squeeze of a dim that may be 1,
+// LocalResponseNorm's rank test) is the branch it takes: the branch's nodes are converted in
+// its place, and the If's outputs are the branch's. A condition known only at run time is an
+// offender like an unsupported operator.
+void Converter::convertNodeOrBranch(const pb::NodeProto& n, std::size_t index, int depth) {
+  const OperatorEntry* entry = isDefaultDomain(n.domain()) ? findOperator(n.op_type()) : nullptr;
+  if (entry == nullptr || !entry->selectsBranch) return convertNode(n, index);
+  const std::string label = n.name().empty() ? "If_" + std::to_string(index) : n.name();
+  const auto refuse = [&](const std::string& problem) {
+    offenders_.push_back("If node '" + label + "': " + problem);
+    for (const auto& out : n.output()) {
+      if (!out.empty()) poisoned_.insert(out);
+    }
+  };
+  if (n.input_size() != 1 || n.input(0).empty()) return refuse("needs exactly one input, the condition");
+  if (poisoned_.count(n.input(0))) return refuse("its condition comes from a node that was not converted");
+  const auto cond = values_.find(n.input(0));
+  if (cond == values_.end()) return refuse("condition '" + n.input(0) + "' is not produced by an earlier node");
+  if (!cond->second.constant)
+    return refuse("its condition is known only at run time (only conditions on static shapes are supported)");
+  const auto truth = toDoubles(*cond->second.constant);
+  if (truth.size() != 1) return refuse("the condition must hold one value");
+  if (depth >= 16) return refuse("If nested deeper than 16 levels");
+  const char* taken = truth[0] != 0 ? "then_branch" : "else_branch";
+  const pb::GraphProto* branch = nullptr;
+  for (const auto& attribute : n.attribute()) {
+    if (attribute.name() == taken && attribute.has_g()) branch = &attribute.g();
+  }
+  if (branch == nullptr) return refuse(std::string("has no ") + taken);
+  if (branch->initializer_size() > 0)
+    return refuse(std::string(taken) + " holds initializers, which are not supported");
+  if (branch->output_size() != n.output_size())
+    return refuse(std::string(taken) + " has " + std::to_string(branch->output_size()) + " outputs, the If " +
+                  std::to_string(n.output_size()));
+  for (const auto& inner : branch->node()) convertNodeOrBranch(inner, index, depth + 1);
+  for (int i = 0; i < n.output_size(); ++i) {
+    const std::string& out = n.output(i);
+    const std::string& from = branch->output(i).name();
+    if (out.empty()) continue;
+    if (poisoned_.count(from) || !values_.count(from)) {
+      poisoned_.insert(out);
+      continue;
+    }
+    if (values_.count(out)) return refuse("output '" + out + "' is already defined");
+    values_[out] = values_.at(from);
+  }
+}
+
+void Converter::convertNode(const pb::NodeProto& n, std::size_t index) {
   if (absorbed_.count(&n)) return;
   const auto poison = [&] {
     for (const auto& out : n.output()) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -131,7 +132,10 @@ class Converter {
   void bindInputs();
   void bindInitializers();
   void indexConsumers();
-  void convertNode(std::size_t index);
+  // Every node of `graph` and of the graphs in its nodes' attributes (If's branches).
+  static void forEachNode(const ::onnx::GraphProto& graph, const std::function<void(const ::onnx::NodeProto&)>& visit);
+  void convertNodeOrBranch(const ::onnx::NodeProto& node, std::size_t index, int depth);
+  void convertNode(const ::onnx::NodeProto& node, std::size_t index);
   // After the handler of a node whose inputs are all constant: runs its ops and, unless their
   // results are large, replaces them by the results (true).
   bool evaluateConstantNode(const Mark& mark, const std::map<std::string, Value>& savedInputs);

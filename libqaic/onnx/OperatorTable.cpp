@@ -171,6 +171,9 @@ const Table& table() {
         {"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value", "mode",
          "nearest_mode"}}},
       {"Identity", {convertIdentity, foldIdentity, {}, {}}},
+      // Converter::convertNodeOrBranch takes an If whose condition is known at import time as
+      // the branch it selects.
+      {"If", {nullptr, nullptr, {}, {"else_branch", "then_branch"}, false, true}},
       {"Dropout", {convertDropout, nullptr, {}, {"is_test", "ratio", "seed"}}},
       // Indexing.
       {"Gather", {convertGather, nullptr, {"gather", "reshape"}, {"axis"}}},

@@ -28,6 +28,7 @@ struct OperatorEntry {
   std::vector<std::string_view> irOps;       // optypes `convert` may emit besides `create`
   std::vector<std::string_view> attributes;  // every attribute it understands
   bool foldWithoutConstantInputs = false;    // Shape, Size: need only their input's dims
+  bool selectsBranch = false;                // If: the converter converts the branch it selects
 };
 
 const OperatorEntry* findOperator(std::string_view opType);

@@ -89,7 +89,8 @@ const std::vector<std::string>& suiteModels() {
                                                   "positions_topk",
                                                   "modules_as_functions",
                                                   "recurrent",
-                                                  "masking_one_hot"};
+                                                  "masking_one_hot",
+                                                  "local_response_norm"};
   return models;
 }
 
