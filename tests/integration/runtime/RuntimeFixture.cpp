@@ -108,4 +108,27 @@ void RuntimeTest::writeSysfs(const std::string& attribute, const std::string& va
   ASSERT_TRUE(rc.ok()) << attribute << ": " << rc.message();
 }
 
+QStatus statusOf(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.status();
+  }
+  return QS_SUCCESS;
+}
+
+::testing::AssertionResult refused(const std::function<void()>& call, QStatus status, const std::string& mention) {
+  try {
+    call();
+  } catch (const Error& e) {
+    if (e.status() != status)
+      return ::testing::AssertionFailure()
+             << "refused with " << statusName(e.status()) << ", not " << statusName(status) << ": " << e.what();
+    if (std::string(e.what()).find(mention) == std::string::npos)
+      return ::testing::AssertionFailure() << "the message does not mention " << mention << ": " << e.what();
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "accepted; expected " << statusName(status);
+}
+
 }  // namespace qaic::rt::test
