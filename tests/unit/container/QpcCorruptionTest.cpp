@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <bit>
 #include <cstring>
 
 #include "QpcTestContents.hpp"
@@ -93,125 +94,81 @@ TEST_F(Corruption, SectionOffsetPastTheFile) {
   expectRejected(QpcErrorCode::OutOfRange, "sections[6]");
 }
 
-TEST_F(Corruption, SectionSizeThatWrapsAround) {
-  put<uint64_t>(tableEntry(L::Section::Payloads) + 16, ~uint64_t{0} - 4);
-  fixCrc();
-  expectRejected(QpcErrorCode::OutOfRange, "sections[6]");
-}
-
-TEST_F(Corruption, SectionInsideTheHeader) {
-  put<uint64_t>(tableEntry(L::Section::Strings) + 8, 8);
-  fixCrc();
-  expectRejected(QpcErrorCode::OutOfRange, "sections[0]");
-}
-
 TEST_F(Corruption, OverlappingSections) {
   put<uint64_t>(tableEntry(L::Section::Programs) + 8, sectionOffset(L::Section::IoDescriptor));
   fixCrc();
   expectRejected(QpcErrorCode::Overlap, "sections[");
 }
 
-TEST_F(Corruption, AbsurdBufferCount) {
-  put<uint32_t>(tableEntry(L::Section::IoDescriptor) + 4, 1u << 30);
+// One field overwritten (the checksum repaired after it) and the rejection that must follow.
+struct FieldDamage {
+  const char* name;
+  enum Base { Table, Section } base;  // the field lies in the section's table entry, or in the section
+  L::Section section;
+  std::size_t offset;  // from the table entry or the section's start
+  std::size_t width;   // bytes written, little-endian
+  uint64_t value;
+  QpcErrorCode code;
+  const char* field;  // the rejection's field starts with this
+};
+using enum FieldDamage::Base;
+void PrintTo(const FieldDamage& damage, std::ostream* os) { *os << damage.name; }
+
+const FieldDamage kFieldDamage[] = {
+    {"SectionSizeThatWrapsAround", Table, L::Section::Payloads, 16, sizeof(uint64_t), ~uint64_t{0} - 4,
+     QpcErrorCode::OutOfRange, "sections[6]"},
+    {"SectionInsideTheHeader", Table, L::Section::Strings, 8, sizeof(uint64_t), 8, QpcErrorCode::OutOfRange,
+     "sections[0]"},
+    {"AbsurdBufferCount", Table, L::Section::IoDescriptor, 4, sizeof(uint32_t), 1u << 30, QpcErrorCode::AbsurdCount,
+     "io_descriptor.count"},
+    {"CountLargerThanItsSection", Table, L::Section::Constants, 4, sizeof(uint32_t), 3, QpcErrorCode::AbsurdCount,
+     "constants.size"},
+    {"AbsurdStringCount", Table, L::Section::Strings, 4, sizeof(uint32_t), 1u << 21, QpcErrorCode::AbsurdCount,
+     "strings.count"},
+    {"BadStringIndex", Section, L::Section::IoDescriptor, 4, sizeof(uint32_t), 9999, QpcErrorCode::BadString,
+     "buffers[0].name"},
+    {"StringLengthPastTheTable", Section, L::Section::Strings, 0, sizeof(uint32_t), 4000, QpcErrorCode::OutOfRange,
+     "strings[0]"},
+    {"BufferSizeNotMatchingDims", Section, L::Section::IoDescriptor, 24, sizeof(uint64_t), 5, QpcErrorCode::BadValue,
+     "buffers[0].size"},
+    {"BufferRankBeyondEight", Section, L::Section::IoDescriptor, 22, sizeof(uint8_t), 9, QpcErrorCode::BadValue,
+     "buffers[0].rank"},
+    {"UnknownDirection", Section, L::Section::IoDescriptor, 12, sizeof(uint8_t), 7, QpcErrorCode::BadValue,
+     "buffers[0].direction"},
+    {"BufferOutsideTheIoRegion", Section, L::Section::IoDescriptor, L::kIoEntrySize + 32, sizeof(uint64_t), 1u << 30,
+     QpcErrorCode::OutOfRange, "programs[0].buffer 'scores'"},
+    {"BuffersOverlappingInTheIoRegion", Section, L::Section::IoDescriptor, L::kIoEntrySize + 32, sizeof(uint64_t),
+     12288, QpcErrorCode::Overlap, "programs[0].buffer"},
+    {"AllowedShapeExceedingAPartialBuffer", Section, L::Section::AllowedShapes, 8, sizeof(int64_t), 100,
+     QpcErrorCode::BadValue, "allowed_shapes[0][0].dims"},
+    {"ProgramPayloadOutOfRange", Section, L::Section::Programs, 80, sizeof(uint64_t), 1u << 20,
+     QpcErrorCode::OutOfRange, "programs[0].payload_offset"},
+    {"ProgramBufferIndexOutOfRange", Section, L::Section::BufferIndices, 0, sizeof(uint32_t), 7, QpcErrorCode::BadValue,
+     "programs[0].buffer_indices[0]"},
+    {"DoneSemaphoreOutOfRange", Section, L::Section::Programs, 28, sizeof(uint32_t), 4, QpcErrorCode::BadValue,
+     "programs[0].done_semaphore"},
+    {"ConstantOffsetOutOfRange", Section, L::Section::Constants, L::kConstantEntrySize + 16, sizeof(uint64_t), 1u << 20,
+     QpcErrorCode::OutOfRange, "constants[1].data_offset"},
+    {"ConstantsOverlapping", Section, L::Section::Constants, L::kConstantEntrySize + 16, sizeof(uint64_t), 0,
+     QpcErrorCode::Overlap, "constants["},
+    {"ConstantOffsetMisaligned", Section, L::Section::Constants, L::kConstantEntrySize + 16, sizeof(uint64_t), 65,
+     QpcErrorCode::BadValue, "constants[1].data_offset"},
+};
+
+class FieldDamageTest : public Corruption, public ::testing::WithParamInterface<FieldDamage> {};
+
+TEST_P(FieldDamageTest, IsRejectedNamingTheField) {
+  const FieldDamage& damage = GetParam();
+  const std::size_t at = (damage.base == Table ? tableEntry(damage.section) : sectionOffset(damage.section)) +
+                         damage.offset;
+  static_assert(std::endian::native == std::endian::little, "the container is little-endian");
+  std::memcpy(bytes_.data() + at, &damage.value, damage.width);
   fixCrc();
-  expectRejected(QpcErrorCode::AbsurdCount, "io_descriptor.count");
+  expectRejected(damage.code, damage.field);
 }
 
-TEST_F(Corruption, CountLargerThanItsSection) {
-  put<uint32_t>(tableEntry(L::Section::Constants) + 4, 3);
-  fixCrc();
-  expectRejected(QpcErrorCode::AbsurdCount, "constants.size");
-}
-
-TEST_F(Corruption, AbsurdStringCount) {
-  put<uint32_t>(tableEntry(L::Section::Strings) + 4, 1u << 21);
-  fixCrc();
-  expectRejected(QpcErrorCode::AbsurdCount, "strings.count");
-}
-
-TEST_F(Corruption, BadStringIndex) {
-  put<uint32_t>(sectionOffset(L::Section::IoDescriptor) + 4, 9999);
-  fixCrc();
-  expectRejected(QpcErrorCode::BadString, "buffers[0].name");
-}
-
-TEST_F(Corruption, StringLengthPastTheTable) {
-  put<uint32_t>(sectionOffset(L::Section::Strings), 4000);
-  fixCrc();
-  expectRejected(QpcErrorCode::OutOfRange, "strings[0]");
-}
-
-TEST_F(Corruption, BufferSizeNotMatchingDims) {
-  put<uint64_t>(sectionOffset(L::Section::IoDescriptor) + 24, 5);
-  fixCrc();
-  expectRejected(QpcErrorCode::BadValue, "buffers[0].size");
-}
-
-TEST_F(Corruption, BufferRankBeyondEight) {
-  put<uint8_t>(sectionOffset(L::Section::IoDescriptor) + 22, 9);
-  fixCrc();
-  expectRejected(QpcErrorCode::BadValue, "buffers[0].rank");
-}
-
-TEST_F(Corruption, UnknownDirection) {
-  put<uint8_t>(sectionOffset(L::Section::IoDescriptor) + 12, 7);
-  fixCrc();
-  expectRejected(QpcErrorCode::BadValue, "buffers[0].direction");
-}
-
-TEST_F(Corruption, BufferOutsideTheIoRegion) {
-  put<uint64_t>(sectionOffset(L::Section::IoDescriptor) + L::kIoEntrySize + 32, 1u << 30);
-  fixCrc();
-  expectRejected(QpcErrorCode::OutOfRange, "programs[0].buffer 'scores'");
-}
-
-TEST_F(Corruption, BuffersOverlappingInTheIoRegion) {
-  put<uint64_t>(sectionOffset(L::Section::IoDescriptor) + L::kIoEntrySize + 32, 12288);
-  fixCrc();
-  expectRejected(QpcErrorCode::Overlap, "programs[0].buffer");
-}
-
-TEST_F(Corruption, AllowedShapeExceedingAPartialBuffer) {
-  put<int64_t>(sectionOffset(L::Section::AllowedShapes) + 8, 100);
-  fixCrc();
-  expectRejected(QpcErrorCode::BadValue, "allowed_shapes[0][0].dims");
-}
-
-TEST_F(Corruption, ProgramPayloadOutOfRange) {
-  put<uint64_t>(sectionOffset(L::Section::Programs) + 80, 1u << 20);
-  fixCrc();
-  expectRejected(QpcErrorCode::OutOfRange, "programs[0].payload_offset");
-}
-
-TEST_F(Corruption, ProgramBufferIndexOutOfRange) {
-  put<uint32_t>(sectionOffset(L::Section::BufferIndices), 7);
-  fixCrc();
-  expectRejected(QpcErrorCode::BadValue, "programs[0].buffer_indices[0]");
-}
-
-TEST_F(Corruption, DoneSemaphoreOutOfRange) {
-  put<uint32_t>(sectionOffset(L::Section::Programs) + 28, 4);
-  fixCrc();
-  expectRejected(QpcErrorCode::BadValue, "programs[0].done_semaphore");
-}
-
-TEST_F(Corruption, ConstantOffsetOutOfRange) {
-  put<uint64_t>(sectionOffset(L::Section::Constants) + L::kConstantEntrySize + 16, 1u << 20);
-  fixCrc();
-  expectRejected(QpcErrorCode::OutOfRange, "constants[1].data_offset");
-}
-
-TEST_F(Corruption, ConstantsOverlapping) {
-  put<uint64_t>(sectionOffset(L::Section::Constants) + L::kConstantEntrySize + 16, 0);
-  fixCrc();
-  expectRejected(QpcErrorCode::Overlap, "constants[");
-}
-
-TEST_F(Corruption, ConstantOffsetMisaligned) {
-  put<uint64_t>(sectionOffset(L::Section::Constants) + L::kConstantEntrySize + 16, 65);
-  fixCrc();
-  expectRejected(QpcErrorCode::BadValue, "constants[1].data_offset");
-}
+INSTANTIATE_TEST_SUITE_P(Corruption, FieldDamageTest, ::testing::ValuesIn(kFieldDamage),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(Corruption, DuplicateConstantName) {
   const auto first = get<uint32_t>(sectionOffset(L::Section::Constants));
