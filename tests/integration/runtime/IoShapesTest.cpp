@@ -25,6 +25,15 @@ class IoShapesTest : public RuntimeTest {
     return h;
   }
 
+  // A free handle of `set` for relu's x -> y, both with the actual `dims`.
+  static shInferenceHandle acquireWithDims(InferenceSet& set, std::vector<float>& x, std::vector<float>& y,
+                                           const std::vector<uint64_t>& dims) {
+    auto h = acquire(set, {heapBuffer(x), heapBuffer(y)});
+    h->setBufferDims(0, dims);
+    h->setBufferDims(1, dims);
+    return h;
+  }
+
   // Submits `h` as `id` and returns it completed; throws (failing the test) unless it succeeded.
   static shInferenceHandle run(InferenceSet& set, const shInferenceHandle& h, uint64_t id) {
     set.submit(h, id);
@@ -40,9 +49,7 @@ TEST_F(IoShapesTest, PartialBufferRunsWithTheActualDims) {
   auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
   auto x = signedRamp(40);
   std::vector<float> y(64, 123.0f);
-  auto h = acquire(*set, {heapBuffer(x), heapBuffer(y)});
-  h->setBufferDims(0, {1, 40});
-  h->setBufferDims(1, {1, 40});
+  auto h = acquireWithDims(*set, x, y, {1, 40});
   auto done = run(*set, h, 1);
   EXPECT_EQ(done->getOutputDims(1), (std::vector<uint64_t>{1, 40}));
   const auto want = expected(network, {x}, {{1, 40}});
@@ -64,18 +71,14 @@ TEST_F(IoShapesTest, SpecializedNetworkAcceptsOnlyItsAllowedShapes) {
   auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
   auto x = signedRamp(8);
   std::vector<float> y(32, 7.0f);
-  auto h = acquire(*set, {heapBuffer(x), heapBuffer(y)});
-  h->setBufferDims(0, {1, 8});
-  h->setBufferDims(1, {1, 8});
+  auto h = acquireWithDims(*set, x, y, {1, 8});
   auto done = run(*set, h, 1);
   const auto want = expected(network, {x}, {{1, 8}});
   for (std::size_t i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(y[i], want[0][i]) << i;
   set->putCompleted(done);
 
   auto x9 = signedRamp(9);
-  h = acquire(*set, {heapBuffer(x9), heapBuffer(y)});
-  h->setBufferDims(0, {1, 9});
-  h->setBufferDims(1, {1, 9});
+  h = acquireWithDims(*set, x9, y, {1, 9});
   EXPECT_TRUE(refused([&] { set->submit(h, 2); }, QS_BUFFER_DIMS, "allowed shapes"))
       << "a shape outside allowed_shapes";
 }

@@ -1,11 +1,8 @@
 // Every kind of damage to a container is rejected with a typed error naming the field, and
 // nothing else (no crash, no other exception); run under ASan+UBSan in `make sanitize`.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
-#include <bit>
-#include <cstring>
-
+#include "QpcDamage.hpp"
 #include "QpcTestContents.hpp"
 #include "container/QpcImage.hpp"
 #include "container/QpcLayout.hpp"
@@ -15,43 +12,14 @@ namespace qaic::container {
 namespace {
 
 namespace L = layout;
+using namespace testing;
+using enum FieldDamage::Base;
 
 class Corruption : public ::testing::Test {
  protected:
   void SetUp() override { bytes_ = serializeQpc(sample_.contents); }
 
-  template <typename T>
-  T get(std::size_t at) const {
-    T v;
-    std::memcpy(&v, bytes_.data() + at, sizeof v);
-    return v;
-  }
-  template <typename T>
-  void put(std::size_t at, T value) {
-    std::memcpy(bytes_.data() + at, &value, sizeof value);
-  }
-  // The section table is written in kind order.
-  std::size_t tableEntry(L::Section kind) const {
-    return L::kHeaderSize + (static_cast<uint32_t>(kind) - 1) * L::kSectionEntrySize;
-  }
-  uint64_t sectionOffset(L::Section kind) const { return get<uint64_t>(tableEntry(kind) + 8); }
-  void fixCrc() {
-    const auto* body = reinterpret_cast<const Bytef*>(bytes_.data() + L::kHeaderSize);
-    put<uint32_t>(L::kOffCrc, static_cast<uint32_t>(crc32_z(0, body, bytes_.size() - L::kHeaderSize)));
-  }
-  // Expects a rejection with `code` whose field starts with `field`.
-  void expectRejected(QpcErrorCode code, const std::string& field) {
-    try {
-      QpcImage::fromBytes(bytes_, "sample.bin");
-      ADD_FAILURE() << "accepted a container that should fail with " << qpcErrorCodeName(code);
-    } catch (const QpcFormatError& e) {
-      EXPECT_EQ(e.code(), code) << e.what();
-      EXPECT_EQ(e.field().rfind(field, 0), 0u) << "field " << e.field() << ", message " << e.what();
-      EXPECT_NE(std::string(e.what()).find("sample.bin: "), std::string::npos) << e.what();
-    }
-  }
-
-  testing::SampleContents sample_;
+  SampleContents sample_;
   std::vector<std::byte> bytes_;
 };
 
@@ -70,49 +38,35 @@ TEST_F(Corruption, EveryTruncationIsRejected) {
 
 TEST_F(Corruption, BadMagic) {
   bytes_[0] = std::byte{'X'};
-  expectRejected(QpcErrorCode::BadMagic, "header.magic");
+  expectRejected(bytes_, QpcErrorCode::BadMagic, "header.magic");
 }
 
 TEST_F(Corruption, BadVersion) {
-  put<uint32_t>(L::kOffVersion, 3);
-  expectRejected(QpcErrorCode::BadVersion, "header.version");
+  writeLe<uint32_t>(bytes_, L::kOffVersion, 3);
+  expectRejected(bytes_, QpcErrorCode::BadVersion, "header.version");
 }
 
 TEST_F(Corruption, BadCrc) {
   bytes_[bytes_.size() - 1] ^= std::byte{0x01};
-  expectRejected(QpcErrorCode::BadCrc, "header.crc32");
+  expectRejected(bytes_, QpcErrorCode::BadCrc, "header.crc32");
 }
 
 TEST_F(Corruption, TrailingBytes) {
   bytes_.push_back(std::byte{0});
-  expectRejected(QpcErrorCode::BadHeader, "header.file_size");
+  expectRejected(bytes_, QpcErrorCode::BadHeader, "header.file_size");
 }
 
 TEST_F(Corruption, SectionOffsetPastTheFile) {
-  put<uint64_t>(tableEntry(L::Section::Payloads) + 8, (bytes_.size() + 64) / 64 * 64);
-  fixCrc();
-  expectRejected(QpcErrorCode::OutOfRange, "sections[6]");
+  writeLe<uint64_t>(bytes_, tableEntry(L::Section::Payloads) + 8, (bytes_.size() + 64) / 64 * 64);
+  fixCrc(bytes_);
+  expectRejected(bytes_, QpcErrorCode::OutOfRange, "sections[6]");
 }
 
 TEST_F(Corruption, OverlappingSections) {
-  put<uint64_t>(tableEntry(L::Section::Programs) + 8, sectionOffset(L::Section::IoDescriptor));
-  fixCrc();
-  expectRejected(QpcErrorCode::Overlap, "sections[");
+  writeLe<uint64_t>(bytes_, tableEntry(L::Section::Programs) + 8, sectionOffset(bytes_, L::Section::IoDescriptor));
+  fixCrc(bytes_);
+  expectRejected(bytes_, QpcErrorCode::Overlap, "sections[");
 }
-
-// One field overwritten (the checksum repaired after it) and the rejection that must follow.
-struct FieldDamage {
-  const char* name;
-  enum Base { Table, Section } base;  // the field lies in the section's table entry, or in the section
-  L::Section section;
-  std::size_t offset;  // from the table entry or the section's start
-  std::size_t width;   // bytes written, little-endian
-  uint64_t value;
-  QpcErrorCode code;
-  const char* field;  // the rejection's field starts with this
-};
-using enum FieldDamage::Base;
-void PrintTo(const FieldDamage& damage, std::ostream* os) { *os << damage.name; }
 
 const FieldDamage kFieldDamage[] = {
     {"SectionSizeThatWrapsAround", Table, L::Section::Payloads, 16, sizeof(uint64_t), ~uint64_t{0} - 4,
@@ -157,24 +111,16 @@ const FieldDamage kFieldDamage[] = {
 
 class FieldDamageTest : public Corruption, public ::testing::WithParamInterface<FieldDamage> {};
 
-TEST_P(FieldDamageTest, IsRejectedNamingTheField) {
-  const FieldDamage& damage = GetParam();
-  const std::size_t at = (damage.base == Table ? tableEntry(damage.section) : sectionOffset(damage.section)) +
-                         damage.offset;
-  static_assert(std::endian::native == std::endian::little, "the container is little-endian");
-  std::memcpy(bytes_.data() + at, &damage.value, damage.width);
-  fixCrc();
-  expectRejected(damage.code, damage.field);
-}
+TEST_P(FieldDamageTest, IsRejectedNamingTheField) { expectRejected(bytes_, GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Corruption, FieldDamageTest, ::testing::ValuesIn(kFieldDamage),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(Corruption, DuplicateConstantName) {
-  const auto first = get<uint32_t>(sectionOffset(L::Section::Constants));
-  put<uint32_t>(sectionOffset(L::Section::Constants) + L::kConstantEntrySize, first);
-  fixCrc();
-  expectRejected(QpcErrorCode::BadString, "constants[1].name");
+  const auto first = readLe<uint32_t>(bytes_, sectionOffset(bytes_, L::Section::Constants));
+  writeLe<uint32_t>(bytes_, sectionOffset(bytes_, L::Section::Constants) + L::kConstantEntrySize, first);
+  fixCrc(bytes_);
+  expectRejected(bytes_, QpcErrorCode::BadString, "constants[1].name");
 }
 
 // Every single-byte change (with the checksum repaired, so the structural checks see it) is
@@ -187,7 +133,7 @@ TEST_F(Corruption, EverySingleByteFlipIsHandled) {
     for (std::byte mask : {std::byte{0x01}, std::byte{0x80}, std::byte{0xFF}}) {
       bytes_ = original;
       bytes_[at] ^= mask;
-      if (at >= L::kHeaderSize) fixCrc();
+      if (at >= L::kHeaderSize) fixCrc(bytes_);
       try {
         QpcImage::fromBytes(bytes_);
         ++accepted;
