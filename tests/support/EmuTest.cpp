@@ -48,6 +48,16 @@ uint32_t EmuTest::activateRelu(const driver::DeviceNode& node, uint32_t loadId, 
   return *dbc;
 }
 
+ReluOnRing EmuTest::activateReluOnRing(uint32_t queueSize) const {
+  auto node = openNode();
+  auto interrupt = driver::CompletionEvent::create();
+  if (!interrupt) throw std::runtime_error("completion eventfd: " + interrupt.message());
+  const uint32_t dbc = activateRelu(node, 1, queueSize, interrupt->fd());
+  auto window = driver::DbcWindow::map(node, dbc);
+  if (!window) throw std::runtime_error(window.message());
+  return ReluOnRing{std::move(node), std::move(*interrupt), dbc, std::move(*window)};
+}
+
 bool EmuTest::emulatorAlive() const { return emu_ && ::kill(emu_->pid(), 0) == 0; }
 
 driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow& window,

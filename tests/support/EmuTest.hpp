@@ -23,6 +23,15 @@ namespace qaic::testing {
 inline constexpr uint32_t kTestNsps = 4;
 inline constexpr uint32_t kTestDbcs = 4;
 
+// accel0 open, the relu test program active on a DBC whose completions signal `interrupt`, and
+// that DBC's window mapped: where most ring tests start.
+struct ReluOnRing {
+  driver::DeviceNode node;
+  driver::CompletionEvent interrupt;
+  uint32_t dbc;
+  driver::DbcWindow window;
+};
+
 class EmuTest : public ::testing::Test {
  public:
   // False once the daemon has died: waits for ring responses stop early instead of timing out.
@@ -43,6 +52,8 @@ class EmuTest : public ::testing::Test {
   // Loads the relu test program with `loadId` and activates it; returns the DBC.
   uint32_t activateRelu(const driver::DeviceNode& node, uint32_t loadId = 1, uint32_t queueSize = 16,
                         int eventfd = 0) const;
+  // Opens accel0 and activates relu (load id 1) with an interrupt eventfd; throws when a step fails.
+  ReluOnRing activateReluOnRing(uint32_t queueSize = 16) const;
 
   std::unique_ptr<EmulatorProcess> emu_;
   std::vector<std::byte> relu_;
