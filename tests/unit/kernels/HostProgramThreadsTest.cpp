@@ -27,12 +27,6 @@ struct Net {
   std::vector<float> fcWeight = randomFloats(kFlat * kClasses, 14);
   std::vector<float> fcBias = randomFloats(kClasses, 15);
 
-  // The grouped 3x3 convolution's attributes, stride 1 and "same" padding (naiveConv's rule).
-  static Json convAttributes() {
-    return {{"group", kGroups},        {"size", {3, 3}},     {"stride", {1, 1}},
-            {"padding", {1, 1, 1, 1}}, {"dilation", {1, 1}}, {"autopad", "NOTSET"}};
-  }
-
   // conv (oneDNN convolution) -> maxpool (oneDNN pooling) -> flatten -> gemm (oneDNN matmul);
   // every one of these primitives reports a non-zero scratchpad on the CPUs we run on.
   ir::Graph graph() const {
@@ -40,7 +34,8 @@ struct Net {
     g.input("x", "TL_FLOAT", {1, kIn, kSize, kSize})
         .create("cw", "TL_FLOAT", {kOut, kInPerGroup, 3, 3}, toDoubles(convWeight))
         .create("cb", "TL_FLOAT", {kOut}, toDoubles(convBias))
-        .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}}, convAttributes())
+        .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}},
+            sameSizeConv3x3(kGroups))
         .op("pool", "maxpool2d", {{"src", "c"}}, {{"dst", "p"}},
             {{"size", {3, 3}}, {"stride", {2, 2}}, {"padding", {1, 1, 1, 1}}, {"autopad", "NOTSET"}})
         .op("flat", "flatten", {{"src", "p"}}, {{"dst", "f"}}, {{"axis", 1}})
@@ -192,7 +187,7 @@ TEST(KernelsHostProgramThreads, ProgramsSharingPackedConstantsBuildAndRunConcurr
   g.input("x", "TL_FLOAT", {1, kIn, kSize, kSize})
       .create("cw", "TL_FLOAT", {kOut, kInPerGroup, 3, 3}, {}, {0, 0}, true)
       .create("cb", "TL_FLOAT", {kOut}, toDoubles(net.convBias))
-      .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}}, Net::convAttributes())
+      .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}}, sameSizeConv3x3(kGroups))
       .op("flat", "flatten", {{"src", "c"}}, {{"dst", "f"}}, {{"axis", 1}})
       .create("fw", "TL_FLOAT", {kOut * kSize * kSize, kClasses}, {}, {0, 0}, true)
       .create("fb", "TL_FLOAT", {kClasses}, toDoubles(net.fcBias))
