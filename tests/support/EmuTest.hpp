@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "EmulatorProcess.hpp"
+#include "driver/BufferObject.hpp"
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "driver/DeviceNode.hpp"
@@ -57,6 +58,27 @@ class EmuTest : public ::testing::Test {
 
   std::unique_ptr<EmulatorProcess> emu_;
   std::vector<std::byte> relu_;
+};
+
+// accel0 open, the relu test program active (load id 1) on a DBC with `queueSize` ring slots, and
+// a BO of kBoBytes to attach: where the slice and execute tests start.
+class BoOnReluTest : public EmuTest {
+ protected:
+  static constexpr uint64_t kBoBytes = 8192;
+
+  explicit BoOnReluTest(uint32_t queueSize = 16) : queueSize_(queueSize) {}
+  void SetUp() override;
+  void TearDown() override;
+
+  // An ATTACH_SLICE_BO header for the whole BO on the DBC.
+  qaic_attach_slice_hdr header(uint32_t dir = QAIC_DIR_TO_DEVICE) const;
+
+  std::unique_ptr<driver::DeviceNode> node_;
+  std::unique_ptr<driver::BufferObject> bo_;
+  uint32_t dbc_ = 0;
+
+ private:
+  uint32_t queueSize_;
 };
 
 // An address no process_vm_readv can read: a PROT_NONE page, unmapped in the destructor.

@@ -13,30 +13,10 @@ namespace {
 
 using namespace qaic::driver;
 
-class SliceTest : public EmuTest {
+class SliceTest : public BoOnReluTest {
  protected:
-  void SetUp() override {
-    EmuTest::SetUp();
-    node_ = std::make_unique<DeviceNode>(openNode());
-    dbc_ = activateRelu(*node_, 1, 4);
-    auto bo = BufferObject::create(*node_, 8192);
-    ASSERT_TRUE(bo) << bo.message();
-    bo_ = std::make_unique<BufferObject>(std::move(*bo));
-  }
-  void TearDown() override {
-    bo_.reset();
-    node_.reset();
-    EmuTest::TearDown();
-  }
+  SliceTest() : BoOnReluTest(4) {}  // 3 usable ring slots: ExecuteIsEagainWhenTheRingLacksRoom
 
-  qaic_attach_slice_hdr header(uint32_t dir = QAIC_DIR_TO_DEVICE) const {
-    qaic_attach_slice_hdr hdr{};
-    hdr.dbc_id = dbc_;
-    hdr.handle = bo_->handle();
-    hdr.dir = dir;
-    hdr.size = bo_->size();
-    return hdr;
-  }
   static qaic_attach_slice_entry slice(uint64_t offset, uint64_t size, uint64_t devAddr) {
     qaic_attach_slice_entry e{};
     e.offset = offset;
@@ -50,10 +30,6 @@ class SliceTest : public EmuTest {
     ASSERT_FALSE(r) << why;
     EXPECT_EQ(r.error(), expected) << why << ": " << r.message();
   }
-
-  std::unique_ptr<DeviceNode> node_;
-  std::unique_ptr<BufferObject> bo_;
-  uint32_t dbc_ = 0;
 };
 
 TEST_F(SliceTest, AttachAcceptsSlicesInsideTheBo) {

@@ -24,32 +24,9 @@ using namespace qaic::driver;
 
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 constexpr uint32_t kU32Max = std::numeric_limits<uint32_t>::max();
-constexpr uint64_t kBoBytes = 8192;
 
-class OverflowIoctlTest : public EmuTest {
+class OverflowIoctlTest : public BoOnReluTest {
  protected:
-  void SetUp() override {
-    EmuTest::SetUp();
-    node_ = std::make_unique<DeviceNode>(openNode());
-    dbc_ = activateRelu(*node_, 1, 16);
-    auto bo = BufferObject::create(*node_, kBoBytes);
-    ASSERT_TRUE(bo) << bo.message();
-    bo_ = std::make_unique<BufferObject>(std::move(*bo));
-  }
-  void TearDown() override {
-    bo_.reset();
-    node_.reset();
-    EmuTest::TearDown();
-  }
-
-  qaic_attach_slice_hdr header() const {
-    qaic_attach_slice_hdr hdr{};
-    hdr.dbc_id = dbc_;
-    hdr.handle = bo_->handle();
-    hdr.dir = QAIC_DIR_TO_DEVICE;
-    hdr.size = bo_->size();
-    return hdr;
-  }
   static qaic_attach_slice_entry slice(uint64_t offset, uint64_t size) {
     qaic_attach_slice_entry e{};
     e.offset = offset;
@@ -75,10 +52,6 @@ class OverflowIoctlTest : public EmuTest {
     auto detached = node_->detachSlice(bo_->handle());
     EXPECT_TRUE(detached) << detached.message();
   }
-
-  std::unique_ptr<DeviceNode> node_;
-  std::unique_ptr<BufferObject> bo_;
-  uint32_t dbc_ = 0;
 };
 
 TEST_F(OverflowIoctlTest, CreateBoSizesThatWrapOrExceedTheIovaReachAreEinval) {
