@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "EmulatorProcess.hpp"
+#include "ResultAssertions.hpp"
 #include "driver/BufferObject.hpp"
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
