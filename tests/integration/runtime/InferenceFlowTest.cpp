@@ -255,22 +255,17 @@ TEST_F(InferenceFlowTest, DmaBuffersAreReadAndWrittenInPlace) {
   auto a = ramp(4), b = ramp(-1);
   std::memcpy(dma->data(), a.data(), bytes);
   std::memcpy(dma->data() + bytes, b.data(), bytes);
-  shInferenceHandle h;
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-  h->setBuffers({dma->qbuffer(0, bytes), dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
-  set->submit(h, 3);
-  shInferenceHandle done;
-  ASSERT_EQ(set->getCompletedId(done, 3, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  auto h = acquireWith(*set, {dma->qbuffer(0, bytes), dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
+  auto done = submitAndWait(*set, h, 3);
   const float* c = reinterpret_cast<const float*>(dma->data() + 2 * bytes);
   for (int i = 0; i < kElements; ++i)
     EXPECT_FLOAT_EQ(c[i], a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]);
   set->putCompleted(done);
 
   // A DMA QBuffer that names no live DMA buffer is refused.
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
   QBuffer bogus = dma->qbuffer(0, bytes);
   bogus.handle = 12345;
-  h->setBuffers({bogus, dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
+  h = acquireWith(*set, {bogus, dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
   EXPECT_THROW(set->submit(h, 4), Error);
 }
 
@@ -288,14 +283,7 @@ TEST_F(InferenceFlowTest, DmaBuffersOfOneDirectionEachWorkAcrossSets) {
       std::memcpy(in->data(), a.data(), bytes);
       std::memcpy(in->data() + bytes, b.data(), bytes);
       std::memset(out->data(), 0, bytes);
-      shInferenceHandle h;
-      ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-      h->setBuffers({in->qbuffer(0, bytes), in->qbuffer(bytes, bytes), out->qbuffer()});
-      set->submit(h, 5);
-      shInferenceHandle done;
-      ASSERT_EQ(set->getCompletedId(done, 5, 10'000'000), QS_SUCCESS)
-          << (done ? done->getErrorMessage() : std::string("no completion"));
-      set->putCompleted(done);
+      inferOnce(*set, {in->qbuffer(0, bytes), in->qbuffer(bytes, bytes), out->qbuffer()}, 5);
       const float* c = reinterpret_cast<const float*>(out->data());
       for (int i = 0; i < kElements; ++i)
         EXPECT_FLOAT_EQ(c[i], a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]) << i;

@@ -17,30 +17,13 @@ class IoShapesTest : public RuntimeTest {
     return v;
   }
 
-  // A free handle of `set` with `buffers` set; throws (failing the test) when none comes.
-  static shInferenceHandle acquire(InferenceSet& set, const std::vector<QBuffer>& buffers) {
-    shInferenceHandle h;
-    if (set.getAvailable(h, 1'000'000) != QS_SUCCESS) throw std::runtime_error("no free handle within 1 s");
-    h->setBuffers(buffers);
-    return h;
-  }
-
   // A free handle of `set` for relu's x -> y, both with the actual `dims`.
   static shInferenceHandle acquireWithDims(InferenceSet& set, std::vector<float>& x, std::vector<float>& y,
                                            const std::vector<uint64_t>& dims) {
-    auto h = acquire(set, {heapBuffer(x), heapBuffer(y)});
+    auto h = acquireWith(set, {heapBuffer(x), heapBuffer(y)});
     h->setBufferDims(0, dims);
     h->setBufferDims(1, dims);
     return h;
-  }
-
-  // Submits `h` as `id` and returns it completed; throws (failing the test) unless it succeeded.
-  static shInferenceHandle run(InferenceSet& set, const shInferenceHandle& h, uint64_t id) {
-    set.submit(h, id);
-    shInferenceHandle done;
-    if (set.getCompletedId(done, id, 10'000'000) != QS_SUCCESS)
-      throw std::runtime_error("inference " + std::to_string(id) + " failed: " + (done ? done->getErrorMessage() : ""));
-    return done;
   }
 };
 
@@ -50,7 +33,7 @@ TEST_F(IoShapesTest, PartialBufferRunsWithTheActualDims) {
   auto x = signedRamp(40);
   std::vector<float> y(64, 123.0f);
   auto h = acquireWithDims(*set, x, y, {1, 40});
-  auto done = run(*set, h, 1);
+  auto done = submitAndWait(*set, h, 1);
   EXPECT_EQ(done->getOutputDims(1), (std::vector<uint64_t>{1, 40}));
   const auto want = expected(network, {x}, {{1, 40}});
   ASSERT_EQ(want[0].size(), 40u);
@@ -60,7 +43,7 @@ TEST_F(IoShapesTest, PartialBufferRunsWithTheActualDims) {
 
   // More elements than the full dims: refused before anything reaches the device.
   std::vector<float> big(65);
-  h = acquire(*set, {heapBuffer(big), heapBuffer(y)});
+  h = acquireWith(*set, {heapBuffer(big), heapBuffer(y)});
   h->setBufferDims(0, {1, 65});
   EXPECT_THROW(set->submit(h, 2), Error);
 }
@@ -72,7 +55,7 @@ TEST_F(IoShapesTest, SpecializedNetworkAcceptsOnlyItsAllowedShapes) {
   auto x = signedRamp(8);
   std::vector<float> y(32, 7.0f);
   auto h = acquireWithDims(*set, x, y, {1, 8});
-  auto done = run(*set, h, 1);
+  auto done = submitAndWait(*set, h, 1);
   const auto want = expected(network, {x}, {{1, 8}});
   for (std::size_t i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(y[i], want[0][i]) << i;
   set->putCompleted(done);
@@ -94,20 +77,20 @@ TEST_F(IoShapesTest, SelectiveIoDropsOnlyWhatTheNetworkAllows) {
   auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
   std::vector<float> a(16, 1.0f), b(16, 2.0f), c(16, 0.0f);
   const std::vector<QBuffer> buffers{heapBuffer(a), heapBuffer(b), heapBuffer(c)};
-  auto h = acquire(*set, buffers);
-  auto done = run(*set, h, 1);
+  auto h = acquireWith(*set, buffers);
+  auto done = submitAndWait(*set, h, 1);
   EXPECT_FLOAT_EQ(c[0], 3.0f);
   set->putCompleted(done);
 
-  h = acquire(*set, buffers);
+  h = acquireWith(*set, buffers);
   std::fill(a.begin(), a.end(), 100.0f);  // must not reach the device: `a` is dropped
   std::fill(b.begin(), b.end(), 5.0f);
   h->setBufferSkipped(0, true);
-  done = run(*set, h, 2);
+  done = submitAndWait(*set, h, 2);
   EXPECT_FLOAT_EQ(c[15], 6.0f) << "the dropped input kept its previous value";
   set->putCompleted(done);
 
-  h = acquire(*set, buffers);
+  h = acquireWith(*set, buffers);
   h->setBufferSkipped(0, false);
   h->setBufferSkipped(1, true);
   EXPECT_TRUE(refused([&] { set->submit(h, 3); }, QS_INVAL, "'b'")) << "dropping a regular buffer";

@@ -64,6 +64,14 @@ using testing::reluNetworkIr;
 using testing::heapBuffer;
 using testing::MemfdBuffer;
 
+// A free handle of `set` with `buffers` set; throws (failing the test) when none comes in 1 s.
+shInferenceHandle acquireWith(InferenceSet& set, const std::vector<QBuffer>& buffers);
+// Submits `h` as `id` and returns it completed; throws (failing the test, with the handle's
+// error message) unless it succeeded within 20 s.
+shInferenceHandle submitAndWait(InferenceSet& set, const shInferenceHandle& h, uint64_t id);
+// One inference over `buffers` as `id`: acquireWith, submitAndWait, putCompleted.
+void inferOnce(InferenceSet& set, const std::vector<QBuffer>& buffers, uint64_t id);
+
 // The status of the qaic::rt::Error that `call` throws; QS_SUCCESS when it throws none.
 QStatus statusOf(const std::function<void()>& call);
 // Whether `call` throws a qaic::rt::Error with `status` and a message that contains `mention`
