@@ -82,7 +82,6 @@ class BoOnReluTest : public EmuTest {
   uint32_t queueSize_;
 };
 
-// An address no process_vm_readv can read: a PROT_NONE page, unmapped in the destructor.
 // Waits for exactly one response on `window` (interrupt-driven), up to `timeout`; fails the test
 // early if the emulator died. Returns {0xffff, 0xffff} when nothing came.
 driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow& window,
@@ -95,6 +94,7 @@ driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow&
 int exportBo(const driver::DeviceNode& node, uint32_t handle, uint32_t flags = 0x80002 /*RDWR|CLOEXEC*/);
 int64_t importFd(const driver::DeviceNode& node, int fd);
 
+// An address no process_vm_readv can read: a PROT_NONE page, unmapped in the destructor.
 class UnreadablePage {
  public:
   UnreadablePage();
