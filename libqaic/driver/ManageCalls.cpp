@@ -29,6 +29,18 @@ Result<T> single(Result<std::vector<ManageReply>> replies, const char* what) {
   return SysError{EPROTO, std::string("MANAGE ") + what + ": unexpected reply transaction type"};
 }
 
+// Sends the builder's one passthrough request; its answer must decode (with `decode`) as an
+// `answerType`, else EPROTO. The answer's own status is the caller's to judge.
+template <typename Answer>
+Result<Answer> passthroughCall(const DeviceNode& node, ManageMessageBuilder& builder, const char* what,
+                               std::optional<Answer> (PassthroughReply::*decode)() const, const char* answerType) {
+  auto reply = single<PassthroughReply>(call(node, builder, 1, what), what);
+  if (!reply) return reply.sysError();
+  std::optional<Answer> answer = (*reply.*decode)();
+  if (!answer) return SysError{EPROTO, std::string("MANAGE ") + what + ": answer is not a " + answerType};
+  return *answer;
+}
+
 }  // namespace
 
 Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container, uint32_t loadId) {
@@ -80,10 +92,9 @@ Result<StatusReply> queryStatus(const DeviceNode& node) {
 Result<DeviceStatusResponse> queryDeviceStatus(const DeviceNode& node) {
   ManageMessageBuilder builder;
   builder.deviceStatus();
-  auto reply = single<PassthroughReply>(call(node, builder, 1, "device status"), "device status");
-  if (!reply) return reply.sysError();
-  auto answer = reply->deviceStatus();
-  if (!answer) return SysError{EPROTO, "MANAGE device status: answer is not a DeviceStatusResponse"};
+  auto answer = passthroughCall(node, builder, "device status", &PassthroughReply::deviceStatus,
+                                "DeviceStatusResponse");
+  if (!answer) return answer.sysError();
   if (answer->status < 0) return SysError{-answer->status, "MANAGE device status"};
   // The strings come from the device: never trust their terminators.
   answer->fwVersion[sizeof answer->fwVersion - 1] = '\0';
@@ -95,10 +106,9 @@ Result<DeviceStatusResponse> queryDeviceStatus(const DeviceNode& node) {
 Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node, const ResourceGroupRequest& request) {
   ManageMessageBuilder builder;
   builder.resourceGroup(request);
-  auto reply = single<PassthroughReply>(call(node, builder, 1, "resource group"), "resource group");
-  if (!reply) return reply.sysError();
-  auto answer = reply->resourceGroup();
-  if (!answer) return SysError{EPROTO, "MANAGE resource group: answer is not a ResourceGroupResponse"};
+  auto answer = passthroughCall(node, builder, "resource group", &PassthroughReply::resourceGroup,
+                                "ResourceGroupResponse");
+  if (!answer) return answer.sysError();
   if (answer->status < 0) return SysError{-answer->status, "MANAGE resource group"};
   return *answer;
 }
@@ -106,10 +116,8 @@ Result<ResourceGroupResponse> resourceGroup(const DeviceNode& node, const Resour
 Result<PartitionResponse> partitionCommand(const DeviceNode& node, const PartitionRequest& request) {
   ManageMessageBuilder builder;
   builder.partition(request);
-  auto reply = single<PassthroughReply>(call(node, builder, 1, "partition"), "partition");
-  if (!reply) return reply.sysError();
-  auto answer = reply->partition();
-  if (!answer) return SysError{EPROTO, "MANAGE partition: answer is not a PartitionResponse"};
+  auto answer = passthroughCall(node, builder, "partition", &PassthroughReply::partition, "PartitionResponse");
+  if (!answer) return answer.sysError();
   if (answer->status < 0 && answer->status != -ENOSPC) return SysError{-answer->status, "MANAGE partition"};
   return *answer;
 }

@@ -62,12 +62,7 @@ the group registered under it; release() unregisters it.
           "disable", [](PyGroup& g) { withoutGil([&] { g.group->disable(); }); },
           "Waits for inferences in flight, then deactivates.")
       .def("release", [](PyGroup& g) { withoutGil([&] { g.group->release(); }); })
-      .def("isEnabled",
-           [](const PyGroup& g) {
-             bool enabled = false;
-             withoutGil([&] { enabled = g.group->isEnabled(); });
-             return enabled;
-           })
+      .def("isEnabled", [](const PyGroup& g) { return withoutGil([&] { return g.group->isEnabled(); }); })
       .def("getName", [](const PyGroup& g) { return g.group->getName(); });
 
   py::class_<rt::ProfilingSample>(m, "ProfilingSample")
@@ -158,19 +153,9 @@ Util.getDeviceInfo(id) reads what qaic-util -q prints (a missing device raises q
 with status QS_NODEV). Util() instances work too.
 )doc")
       .def(py::init<>())
-      .def_static("getDeviceIds",
-                  [] {
-                    std::vector<rt::QID> ids;
-                    withoutGil([&] { ids = rt::Util::getDeviceIds(); });
-                    return ids;
-                  })
+      .def_static("getDeviceIds", [] { return withoutGil([] { return rt::Util::getDeviceIds(); }); })
       .def_static(
-          "getDeviceInfo",
-          [](rt::QID device) {
-            rt::QDevInfo info;
-            withoutGil([&] { info = rt::Util::getDeviceInfo(device); });
-            return info;
-          },
+          "getDeviceInfo", [](rt::QID device) { return withoutGil([&] { return rt::Util::getDeviceInfo(device); }); },
           py::arg("device"));
 }
 

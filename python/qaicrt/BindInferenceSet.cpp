@@ -31,14 +31,21 @@ struct PyHandle {
 
 // The handle's own lock is taken by the runtime's threads too: never wait for it with the GIL.
 uint64_t requestIdOf(const PyHandle& h) {
-  uint64_t id = 0;
-  withoutGil([&] { id = h.handle->getId(); });
-  return id;
+  return withoutGil([&] { return h.handle->getId(); });
 }
 
 py::object handleObject(const std::shared_ptr<SetState>& state, rt::shInferenceHandle handle) {
   if (!handle) return py::none();
   return py::cast(PyHandle{state, std::move(handle)});
+}
+
+// A wait that fills in a handle (getAvailable, getCompletedId...), run without the GIL:
+// (status, handle or None).
+template <typename Wait>
+py::tuple waitForHandle(const std::shared_ptr<SetState>& state, Wait&& wait) {
+  rt::shInferenceHandle handle;
+  const rt::QStatus status = withoutGil([&] { return wait(handle); });
+  return py::make_tuple(status, handleObject(state, std::move(handle)));
 }
 
 std::shared_ptr<SetState> makeSet(PyContext& context, std::shared_ptr<rt::Qpc> qpc, rt::QID device, uint32_t setSize,
@@ -406,39 +413,21 @@ void bindInferenceSet(py::module_& m) {
           "Selective IO: leave the buffer out of the next submissions.")
       .def(
           "getOutputDims",
-          [](const PyHandle& h, uint32_t index) {
-            std::vector<uint64_t> dims;
-            withoutGil([&] { dims = h.handle->getOutputDims(index); });
-            return dims;
-          },
+          [](const PyHandle& h, uint32_t index) { return withoutGil([&] { return h.handle->getOutputDims(index); }); },
           py::arg("bufferIndex"), "Dims of an output after completion.")
       .def("getId", &requestIdOf, "The requestId of the last submit().")
       .def(
           "getActivationIndex", [](const PyHandle& h) { return h.handle->getActivationIndex(); },
           "The activation the handle runs on (index / setSize).")
       .def(
-          "getStatus",
-          [](const PyHandle& h) {
-            rt::QStatus status;
-            withoutGil([&] { status = h.handle->getStatus(); });
-            return status;
-          },
+          "getStatus", [](const PyHandle& h) { return withoutGil([&] { return h.handle->getStatus(); }); },
           "The outcome of the last completed inference.")
       .def(
-          "getErrorMessage",
-          [](const PyHandle& h) {
-            std::string message;
-            withoutGil([&] { message = h.handle->getErrorMessage(); });
-            return message;
-          },
+          "getErrorMessage", [](const PyHandle& h) { return withoutGil([&] { return h.handle->getErrorMessage(); }); },
           "Empty on success.")
       .def(
           "getPerformanceCounts",
-          [](const PyHandle& h) {
-            std::map<std::string, rt::PerfCounter> counts;
-            withoutGil([&] { counts = h.handle->getPerformanceCounts(); });
-            return counts;
-          },
+          [](const PyHandle& h) { return withoutGil([&] { return h.handle->getPerformanceCounts(); }); },
           "Stage name -> PerfCounter for the last completed inference ('0. queue wait' ... "
           "'5. output postprocessing').")
       .def("__eq__", [](const PyHandle& a, const PyHandle& b) { return a.handle == b.handle; })
@@ -453,19 +442,16 @@ void bindInferenceSet(py::module_& m) {
       .def(
           "getAvailable",
           [](const std::shared_ptr<SetState>& s, uint64_t timeoutUs) {
-            rt::shInferenceHandle handle;
-            rt::QStatus status;
-            withoutGil([&] { status = s->set->getAvailable(handle, timeoutUs); });
-            return py::make_tuple(status, handleObject(s, std::move(handle)));
+            return waitForHandle(
+                s, [&](rt::shInferenceHandle& handle) { return s->set->getAvailable(handle, timeoutUs); });
           },
           py::arg("timeoutUs") = 0, "Blocks until a handle is free: (QS_SUCCESS, handle), or (QS_TIMEDOUT, None).")
       .def(
           "getAvailableOnActivation",
           [](const std::shared_ptr<SetState>& s, uint32_t activation, uint64_t timeoutUs) {
-            rt::shInferenceHandle handle;
-            rt::QStatus status;
-            withoutGil([&] { status = s->set->getAvailableOnActivation(activation, handle, timeoutUs); });
-            return py::make_tuple(status, handleObject(s, std::move(handle)));
+            return waitForHandle(s, [&](rt::shInferenceHandle& handle) {
+              return s->set->getAvailableOnActivation(activation, handle, timeoutUs);
+            });
           },
           py::arg("activation"), py::arg("timeoutUs") = 0,
           "getAvailable for a handle of one activation (keeps a sequence on the activation holding its state).")
@@ -487,10 +473,8 @@ void bindInferenceSet(py::module_& m) {
       .def(
           "getCompletedId",
           [](const std::shared_ptr<SetState>& s, uint64_t requestId, uint64_t timeoutUs) {
-            rt::shInferenceHandle handle;
-            rt::QStatus status;
-            withoutGil([&] { status = s->set->getCompletedId(handle, requestId, timeoutUs); });
-            return py::make_tuple(status, handleObject(s, std::move(handle)));
+            return waitForHandle(
+                s, [&](rt::shInferenceHandle& handle) { return s->set->getCompletedId(handle, requestId, timeoutUs); });
           },
           py::arg("requestId"), py::arg("timeoutUs") = 0,
           "Waits for the inference submitted with requestId: (its status, handle), or (QS_TIMEDOUT, None).")
@@ -501,17 +485,13 @@ void bindInferenceSet(py::module_& m) {
       .def(
           "waitForCompletion",
           [](const std::shared_ptr<SetState>& s, PyHandle& h, uint64_t timeoutUs) {
-            rt::QStatus status;
-            withoutGil([&] { status = s->set->waitForCompletion(h.handle, timeoutUs); });
-            return status;
+            return withoutGil([&] { return s->set->waitForCompletion(h.handle, timeoutUs); });
           },
           py::arg("handle"), py::arg("timeoutUs") = 0, "Waits for this handle's inference; returns its status.")
       .def(
           "waitForCompletion",
           [](const std::shared_ptr<SetState>& s, uint64_t timeoutUs) {
-            rt::QStatus status;
-            withoutGil([&] { status = s->set->waitForCompletion(timeoutUs); });
-            return status;
+            return withoutGil([&] { return s->set->waitForCompletion(timeoutUs); });
           },
           py::arg("timeoutUs") = 0,
           "Waits until nothing is in flight in the whole set; completed results the application has not "

@@ -33,9 +33,7 @@ std::shared_ptr<rt::Qpc> openQpc(const std::filesystem::path& path, const std::s
     base = path.parent_path().empty() ? "." : path.parent_path();
     name = path.filename();
   }
-  std::shared_ptr<rt::Qpc> qpc;
-  withoutGil([&] { qpc = rt::Qpc::Factory(base.string(), name.string()); });
-  return qpc;
+  return withoutGil([&] { return rt::Qpc::Factory(base.string(), name.string()); });
 }
 
 }  // namespace
@@ -121,9 +119,7 @@ container's bytes.
           "Factory",
           [](const py::buffer& data) {
             const PyQBuffer bytes(data);  // C-contiguous, or a ValueError
-            std::shared_ptr<rt::Qpc> qpc;
-            withoutGil([&] { qpc = rt::Qpc::Factory(bytes.qbuffer().buf, bytes.qbuffer().size); });
-            return qpc;
+            return withoutGil([&] { return rt::Qpc::Factory(bytes.qbuffer().buf, bytes.qbuffer().size); });
           },
           py::arg("data"), "A container from the bytes of `data` (copied); bytes, bytearray, numpy arrays...")
       .def_static("Factory", &openQpc, py::arg("basePath"), py::arg("filename") = "programqpc.bin",

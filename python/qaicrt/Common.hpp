@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +46,13 @@ void bindErrors(py::module_& m);
 bool holdsGil();
 // Runs `work` with the GIL released if this thread holds it.
 void withoutGil(const std::function<void()>& work);
+// The same for work that returns a value (a status, dims, a new object): returns it.
+template <typename Work, typename Value = std::invoke_result_t<Work&>>
+requires(!std::is_void_v<Value>) Value withoutGil(Work&& work) {
+  Value value{};
+  withoutGil(std::function<void()>([&] { value = work(); }));
+  return value;
+}
 // Calls `body` with the GIL on any thread, unless the interpreter is shutting down (then not at
 // all). A Python exception escaping `body` is reported through sys.unraisablehook with `where`.
 void callPython(const char* where, const std::function<void()>& body);

@@ -16,7 +16,6 @@
 // (model input and output: the raw float files gen-models.py wrote, PyTorch's output)
 // Writes "<result file>.ready" once every set is up, the counters so far every half second to
 // "<result file>.progress", and the counters at the end to <result file> (key value lines).
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +40,7 @@
 
 #include <qaic/qaic.hpp>
 
+#include "HostBuffers.hpp"
 #include "ProcessUsage.hpp"
 #include "StressNetwork.hpp"
 
@@ -112,45 +112,8 @@ class Ledger {
   long submitted_ = 0, completions_ = 0, duplicatesOrUnknown_ = 0, ok_ = 0, wrong_ = 0;
 };
 
-QBuffer heap(std::vector<float>& data) {
-  QBuffer b;
-  b.buf = reinterpret_cast<uint8_t*>(data.data());
-  b.size = data.size() * sizeof(float);
-  b.type = QBUFFER_TYPE_HEAP;
-  return b;
-}
-
-// A memfd the device imports as a dma-buf, mapped here for filling and checking.
-class DmaFloats {
- public:
-  explicit DmaFloats(std::size_t count) : bytes_(count * sizeof(float)) {
-    fd_ = ::memfd_create("soak-dma", MFD_CLOEXEC);
-    if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) throw std::runtime_error("memfd");
-    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (p == MAP_FAILED) throw std::runtime_error("mmap memfd");
-    data_ = static_cast<float*>(p);
-  }
-  ~DmaFloats() {
-    ::munmap(data_, bytes_);
-    ::close(fd_);
-  }
-  DmaFloats(const DmaFloats&) = delete;
-  DmaFloats& operator=(const DmaFloats&) = delete;
-  float* data() { return data_; }
-  QBuffer qbuffer() const {
-    QBuffer b;
-    b.type = QBUFFER_TYPE_DMABUF;
-    b.handle = fd_;
-    b.size = bytes_;
-    b.buf = reinterpret_cast<uint8_t*>(data_);
-    return b;
-  }
-
- private:
-  std::size_t bytes_;
-  int fd_ = -1;
-  float* data_ = nullptr;
-};
+using qaic::testing::heapBuffer;
+using qaic::testing::MemfdBuffer;
 
 struct Shared {
   std::shared_ptr<Context> context;
@@ -241,7 +204,7 @@ void callbackThread(Shared& s, int thread) {
       const uint64_t id = qaic::stress::requestId(s.client, static_cast<uint64_t>(thread), seq++);
       slot->input = qaic::stress::inputFor(id);
       slot->output.assign(qaic::stress::kElements, -1.0f);
-      handle->setBuffers({heap(slot->input), heap(slot->output)});
+      handle->setBuffers({heapBuffer(slot->input), heapBuffer(slot->output)});
       {
         std::lock_guard lock(state->mutex);
         state->slots.emplace(id, std::move(slot));
@@ -275,10 +238,10 @@ void callbackThread(Shared& s, int thread) {
 // Threads 1, 2 and 3: one request at a time, getCompletedId.
 void pollingThread(Shared& s, int thread) {
   const bool cnn = thread == 3, model = thread == kModelThread;
-  std::unique_ptr<DmaFloats> dmaIn, dmaOut;
+  std::unique_ptr<MemfdBuffer> dmaIn, dmaOut;
   if (!cnn && !model) {
-    dmaIn = std::make_unique<DmaFloats>(qaic::stress::kElements);
-    dmaOut = std::make_unique<DmaFloats>(qaic::stress::kElements);
+    dmaIn = std::make_unique<MemfdBuffer>(qaic::stress::kElements * sizeof(float));
+    dmaOut = std::make_unique<MemfdBuffer>(qaic::stress::kElements * sizeof(float));
   }
   std::vector<float> output(cnn ? kCnnOutputs : model ? s.modelTorchOutput.size() : qaic::stress::kElements);
   uint64_t seq = 0;
@@ -295,11 +258,11 @@ void pollingThread(Shared& s, int thread) {
       if (cnn || model) {
         input = cnn ? cnnInput(pattern) : s.modelInput;
         std::fill(output.begin(), output.end(), -7.0f);
-        handle->setBuffers({heap(input), heap(output)});
+        handle->setBuffers({heapBuffer(input), heapBuffer(output)});
       } else {
         input = qaic::stress::inputFor(id);
         std::memcpy(dmaIn->data(), input.data(), input.size() * sizeof(float));
-        std::fill(dmaOut->data(), dmaOut->data() + qaic::stress::kElements, -1.0f);
+        std::fill(dmaOut->floats(), dmaOut->floats() + qaic::stress::kElements, -1.0f);
         handle->setBuffers({dmaIn->qbuffer(), dmaOut->qbuffer()});
       }
       s.ledger.submitted(id);
@@ -315,7 +278,7 @@ void pollingThread(Shared& s, int thread) {
       if (status == QS_SUCCESS && cnn) right = cnnRight(s, pattern, output);
       if (status == QS_SUCCESS && model) right = modelRight(s, output);
       if (status == QS_SUCCESS && !cnn && !model)
-        right = qaic::stress::matchesRelu(input, std::vector<float>(dmaOut->data(), dmaOut->data() + input.size()));
+        right = qaic::stress::matchesRelu(input, std::vector<float>(dmaOut->floats(), dmaOut->floats() + input.size()));
       set->putCompleted(done);
       s.ledger.completed(id, status, right, status == QS_SUCCESS ? std::string() : done->getErrorMessage());
       if (model) std::this_thread::sleep_for(kModelPause);

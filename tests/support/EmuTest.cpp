@@ -48,6 +48,40 @@ uint32_t EmuTest::activateRelu(const driver::DeviceNode& node, uint32_t loadId, 
   return *dbc;
 }
 
+ReluOnRing EmuTest::activateReluOnRing(uint32_t queueSize) const {
+  auto node = openNode();
+  auto interrupt = driver::CompletionEvent::create();
+  if (!interrupt) throw std::runtime_error("completion eventfd: " + interrupt.message());
+  const uint32_t dbc = activateRelu(node, 1, queueSize, interrupt->fd());
+  auto window = driver::DbcWindow::map(node, dbc);
+  if (!window) throw std::runtime_error(window.message());
+  return ReluOnRing{std::move(node), std::move(*interrupt), dbc, std::move(*window)};
+}
+
+void BoOnReluTest::SetUp() {
+  EmuTest::SetUp();
+  node_ = std::make_unique<driver::DeviceNode>(openNode());
+  dbc_ = activateRelu(*node_, 1, queueSize_);
+  auto bo = driver::BufferObject::create(*node_, kBoBytes);
+  ASSERT_TRUE(bo) << bo.message();
+  bo_ = std::make_unique<driver::BufferObject>(std::move(*bo));
+}
+
+void BoOnReluTest::TearDown() {
+  bo_.reset();
+  node_.reset();
+  EmuTest::TearDown();
+}
+
+qaic_attach_slice_hdr BoOnReluTest::header(uint32_t dir) const {
+  qaic_attach_slice_hdr hdr{};
+  hdr.dbc_id = dbc_;
+  hdr.handle = bo_->handle();
+  hdr.dir = dir;
+  hdr.size = bo_->size();
+  return hdr;
+}
+
 bool EmuTest::emulatorAlive() const { return emu_ && ::kill(emu_->pid(), 0) == 0; }
 
 driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow& window,

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "EmulatorProcess.hpp"
+#include "ResultAssertions.hpp"
+#include "driver/BufferObject.hpp"
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "driver/DeviceNode.hpp"
@@ -22,6 +24,15 @@ namespace qaic::testing {
 
 inline constexpr uint32_t kTestNsps = 4;
 inline constexpr uint32_t kTestDbcs = 4;
+
+// accel0 open, the relu test program active on a DBC whose completions signal `interrupt`, and
+// that DBC's window mapped: where most ring tests start.
+struct ReluOnRing {
+  driver::DeviceNode node;
+  driver::CompletionEvent interrupt;
+  uint32_t dbc;
+  driver::DbcWindow window;
+};
 
 class EmuTest : public ::testing::Test {
  public:
@@ -43,12 +54,34 @@ class EmuTest : public ::testing::Test {
   // Loads the relu test program with `loadId` and activates it; returns the DBC.
   uint32_t activateRelu(const driver::DeviceNode& node, uint32_t loadId = 1, uint32_t queueSize = 16,
                         int eventfd = 0) const;
+  // Opens accel0 and activates relu (load id 1) with an interrupt eventfd; throws when a step fails.
+  ReluOnRing activateReluOnRing(uint32_t queueSize = 16) const;
 
   std::unique_ptr<EmulatorProcess> emu_;
   std::vector<std::byte> relu_;
 };
 
-// An address no process_vm_readv can read: a PROT_NONE page, unmapped in the destructor.
+// accel0 open, the relu test program active (load id 1) on a DBC with `queueSize` ring slots, and
+// a BO of kBoBytes to attach: where the slice and execute tests start.
+class BoOnReluTest : public EmuTest {
+ protected:
+  static constexpr uint64_t kBoBytes = 8192;
+
+  explicit BoOnReluTest(uint32_t queueSize = 16) : queueSize_(queueSize) {}
+  void SetUp() override;
+  void TearDown() override;
+
+  // An ATTACH_SLICE_BO header for the whole BO on the DBC.
+  qaic_attach_slice_hdr header(uint32_t dir = QAIC_DIR_TO_DEVICE) const;
+
+  std::unique_ptr<driver::DeviceNode> node_;
+  std::unique_ptr<driver::BufferObject> bo_;
+  uint32_t dbc_ = 0;
+
+ private:
+  uint32_t queueSize_;
+};
+
 // Waits for exactly one response on `window` (interrupt-driven), up to `timeout`; fails the test
 // early if the emulator died. Returns {0xffff, 0xffff} when nothing came.
 driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow& window,
@@ -61,6 +94,7 @@ driver::ResponseElement awaitOneResponse(const EmuTest& test, driver::DbcWindow&
 int exportBo(const driver::DeviceNode& node, uint32_t handle, uint32_t flags = 0x80002 /*RDWR|CLOEXEC*/);
 int64_t importFd(const driver::DeviceNode& node, int fd);
 
+// An address no process_vm_readv can read: a PROT_NONE page, unmapped in the destructor.
 class UnreadablePage {
  public:
   UnreadablePage();

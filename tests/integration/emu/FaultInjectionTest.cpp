@@ -49,9 +49,8 @@ class FaultTest : public EmuTest {
     fault(driver::sysfs::kFaultNspHang, "1");
     ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
     fault(file, "1");
-    auto lost = node_->waitBo(rig_->lastHandle(), dbc_, 10000);
-    ASSERT_FALSE(lost) << "a request in flight survived " << file;
-    EXPECT_EQ(lost.error(), EIO) << lost.message();
+    EXPECT_TRUE(failsWith(node_->waitBo(rig_->lastHandle(), dbc_, 10000), EIO))
+        << "a request in flight survived " << file;
   }
 
   std::unique_ptr<DeviceNode> node_;
@@ -64,15 +63,12 @@ class FaultTest : public EmuTest {
 TEST_F(FaultTest, HungNspMakesTheClientTimeOut) {
   fault(driver::sysfs::kFaultNspHang, "1");
   ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
-  auto r = node_->waitBo(rig_->lastHandle(), dbc_, 300);
-  ASSERT_FALSE(r) << "a request completed on a hung NSP";
-  EXPECT_EQ(r.error(), ETIMEDOUT);
+  EXPECT_TRUE(failsWith(node_->waitBo(rig_->lastHandle(), dbc_, 300), ETIMEDOUT))
+      << "a request completed on a hung NSP";
   // The outputs wait on a program that never finishes: the device's semaphore timeout (2 s
   // here) completes the request with NSP_HANG, which WAIT_BO reports as EIO.
   const uint32_t output = rig_->slot("y").bo.handle();
-  auto hung = node_->waitBo(output, dbc_, 10000);
-  ASSERT_FALSE(hung);
-  EXPECT_EQ(hung.error(), EIO) << hung.message();
+  EXPECT_TRUE(failsWith(node_->waitBo(output, dbc_, 10000), EIO));
   fault(driver::sysfs::kFaultNspHang, "0");
 }
 
@@ -131,30 +127,20 @@ TEST_F(FaultTest, ErrorHoldsTheDeviceUntilClearedOrReset) {
   fault(driver::sysfs::kFaultReset, "1");
   EXPECT_EQ(sysfs().read(driver::sysfs::kEmuStatus).value(), "Ready") << "a reset ends the error";
   EXPECT_EQ(sysfs().read(driver::sysfs::kFaultError).value(), "0");
-  auto bad = sysfs().write(driver::sysfs::kFaultError, "2");
-  ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error(), EINVAL);
+  EXPECT_TRUE(failsWith(sysfs().write(driver::sysfs::kFaultError, "2"), EINVAL));
 }
 
 TEST_F(FaultTest, RemovedDeviceAnswersEnodev) {
   auto window = DbcWindow::map(*node_, dbc_);
   ASSERT_TRUE(window) << window.message();
   fault(driver::sysfs::kFaultRemove, "1");
-  auto r = node_->execute(dbc_, rig_->executeEntries());
-  ASSERT_FALSE(r) << "EXECUTE_BO on a removed device";
-  EXPECT_EQ(r.error(), ENODEV);
-  auto status = queryStatus(*node_);
-  ASSERT_FALSE(status);
-  EXPECT_EQ(status.error(), ENODEV);
+  EXPECT_TRUE(failsWith(node_->execute(dbc_, rig_->executeEntries()), ENODEV)) << "EXECUTE_BO on a removed device";
+  EXPECT_TRUE(failsWith(queryStatus(*node_), ENODEV));
   EXPECT_EQ(window->deviceStatus(), DeviceStatus::Removed);
-  auto submitted = window->submit(rig_->ringElements(3));
-  ASSERT_FALSE(submitted);
-  EXPECT_EQ(submitted.error(), ENODEV);
+  EXPECT_TRUE(failsWith(window->submit(rig_->ringElements(3)), ENODEV));
   EXPECT_TRUE(root().listDevices().empty()) << "accel0 is still listed after removal";
   EXPECT_FALSE(std::filesystem::exists(root().sysfsPath(0)));
-  auto reopen = DeviceNode::open(root(), 0);
-  ASSERT_FALSE(reopen);
-  EXPECT_EQ(reopen.error(), ENOENT);
+  EXPECT_TRUE(failsWith(DeviceNode::open(root(), 0), ENOENT));
 }
 
 }  // namespace

@@ -45,9 +45,7 @@ TEST_F(EmuTest, EmptyMessageIsEinval) {
 TEST_F(EmuTest, UnreadableMessageIsEfault) {
   auto node = openNode();
   UnreadablePage page;
-  auto r = sendRaw(node, 8, 1, page.address());
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), EFAULT);
+  EXPECT_TRUE(failsWith(sendRaw(node, 8, 1, page.address()), EFAULT));
 }
 
 TEST_F(EmuTest, MalformedTransactionsAreEinval) {
@@ -57,27 +55,16 @@ TEST_F(EmuTest, MalformedTransactionsAreEinval) {
     std::memcpy(buffer.data(), &hdr, sizeof hdr);
     return sendRaw(node, len, 1, reinterpret_cast<uintptr_t>(buffer.data()));
   };
-  auto pastEnd = send({QAIC_TRANS_STATUS_FROM_USR, 100}, 8);
-  ASSERT_FALSE(pastEnd);
-  EXPECT_EQ(pastEnd.error(), EINVAL);
-  auto shortHeader = send({QAIC_TRANS_STATUS_FROM_USR, 4}, 8);
-  ASSERT_FALSE(shortHeader);
-  EXPECT_EQ(shortHeader.error(), EINVAL);
-  auto undefined = send({QAIC_TRANS_UNDEFINED, 8}, 8);
-  ASSERT_FALSE(undefined);
-  EXPECT_EQ(undefined.error(), EINVAL);
-  auto deviceType = send({QAIC_TRANS_ACTIVATE_FROM_DEV, 24}, 24);
-  ASSERT_FALSE(deviceType) << "a device-to-user transaction was accepted from the user";
-  EXPECT_EQ(deviceType.error(), EINVAL);
-  auto terminate = send({QAIC_TRANS_TERMINATE_TO_DEV, 8}, 8);
-  ASSERT_FALSE(terminate) << "TERMINATE is not a user transaction";
-  EXPECT_EQ(terminate.error(), EINVAL);
+  EXPECT_TRUE(failsWith(send({QAIC_TRANS_STATUS_FROM_USR, 100}, 8), EINVAL));
+  EXPECT_TRUE(failsWith(send({QAIC_TRANS_STATUS_FROM_USR, 4}, 8), EINVAL));
+  EXPECT_TRUE(failsWith(send({QAIC_TRANS_UNDEFINED, 8}, 8), EINVAL));
+  EXPECT_TRUE(failsWith(send({QAIC_TRANS_ACTIVATE_FROM_DEV, 24}, 24), EINVAL))
+      << "a device-to-user transaction was accepted from the user";
+  EXPECT_TRUE(failsWith(send({QAIC_TRANS_TERMINATE_TO_DEV, 8}, 8), EINVAL)) << "TERMINATE is not a user transaction";
 
   qaic_manage_trans_activate_to_dev activate{{QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 16, 0, 0, 1};
   std::memcpy(buffer.data(), &activate, sizeof activate);
-  auto pad = sendRaw(node, 24, 1, reinterpret_cast<uintptr_t>(buffer.data()));
-  ASSERT_FALSE(pad);
-  EXPECT_EQ(pad.error(), EINVAL);
+  EXPECT_TRUE(failsWith(sendRaw(node, 24, 1, reinterpret_cast<uintptr_t>(buffer.data())), EINVAL));
 
   // The device is still fine after all of that.
   EXPECT_TRUE(queryStatus(node));
@@ -104,9 +91,7 @@ TEST_F(EmuTest, ProgramLoadFromUnreadableMemoryIsEfault) {
 TEST_F(EmuTest, ActivatingAnUnknownLoadFails) {
   auto node = openNode();
   const uint64_t before = attribute(driver::sysfs::kEmuNspFree);
-  auto r = activate(node, 42, 0, 16, 0);
-  ASSERT_FALSE(r) << "activated DBC " << *r << " without a program";
-  EXPECT_EQ(r.error(), EINVAL) << r.message();
+  EXPECT_TRUE(failsWith(activate(node, 42, 0, 16, 0), EINVAL)) << "activated a DBC without a program";
   EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), before);
 }
 
@@ -116,9 +101,8 @@ TEST_F(EmuTest, CorruptProgramIsRefusedAndNothingIsHeld) {
   std::vector<std::byte> corrupt = relu_;
   corrupt[corrupt.size() / 2] ^= std::byte{0x5a};
   auto loaded = loadProgram(node, corrupt, 9);
-  auto activated = loaded ? activate(node, 9, 0, 16, 0) : Result<uint32_t>(loaded.sysError());
-  ASSERT_FALSE(activated) << "a container with a bad checksum was activated";
-  EXPECT_EQ(activated.error(), EINVAL) << activated.message();
+  EXPECT_TRUE(failsWith(loaded ? activate(node, 9, 0, 16, 0) : Result<uint32_t>(loaded.sysError()), EINVAL))
+      << "a container with a bad checksum was activated";
   EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), before);
   EXPECT_TRUE(queryStatus(node));
 }
@@ -126,9 +110,7 @@ TEST_F(EmuTest, CorruptProgramIsRefusedAndNothingIsHeld) {
 TEST_F(EmuTest, ProgramIndexOutOfRangeIsRefused) {
   auto node = openNode();
   ASSERT_TRUE(loadProgram(node, relu_, 5));
-  auto r = activate(node, 5, 1, 16, 0);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), EINVAL);
+  EXPECT_TRUE(failsWith(activate(node, 5, 1, 16, 0), EINVAL));
 }
 
 }  // namespace

@@ -130,9 +130,7 @@ TEST_F(PartitionTest, ActivationsInsideAPartitionCannotExceedIt) {
   ASSERT_TRUE(inside) << inside.message();
 
   ASSERT_TRUE(loadProgram(*inside, reluProgram(3), 1));
-  auto tooWide = activate(*inside, 1, 0, 16, 0);
-  ASSERT_FALSE(tooWide) << "a 3-NSP activation ran in a 2-NSP partition";
-  EXPECT_EQ(tooWide.error(), ENOSPC);
+  EXPECT_TRUE(failsWith(activate(*inside, 1, 0, 16, 0), ENOSPC)) << "a 3-NSP activation ran in a 2-NSP partition";
 
   ASSERT_TRUE(loadProgram(*inside, relu_, 2));
   auto fits = activate(*inside, 2, 0, 16, 0);
@@ -157,9 +155,7 @@ TEST_F(PartitionTest, ActivationsInsideAPartitionCannotExceedIt) {
   EXPECT_EQ(report->ddrTotalBytes, 256ull << 20);
   // The partition has one VC, now in use, though the device has more.
   ASSERT_TRUE(loadProgram(*inside, relu_, 3));
-  auto secondVc = activate(*inside, 3, 0, 16, 0);
-  ASSERT_FALSE(secondVc);
-  EXPECT_EQ(secondVc.error(), ENOSPC);
+  EXPECT_TRUE(failsWith(activate(*inside, 3, 0, 16, 0), ENOSPC));
   // Outside the partition the device's remaining NSPs still serve.
   EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps - 2);
   EXPECT_LT(activateRelu(parent, 4), kTestDbcs);
@@ -199,12 +195,8 @@ TEST_F(PartitionTest, RemovalAbortsItsActivationsAndReturnsEverything) {
   EXPECT_EQ(attribute(driver::sysfs::kEmuVcFree), kTestDbcs);
   EXPECT_EQ(attribute(driver::sysfs::kEmuNetworksActive), 0u);
   // The file opened on it stays open but serves nothing.
-  auto status = queryStatus(*inside);
-  ASSERT_FALSE(status);
-  EXPECT_EQ(status.error(), ENODEV);
-  auto again = partitionCommand(parent, removeRequest(p.partitionId));
-  ASSERT_FALSE(again);
-  EXPECT_EQ(again.error(), ENOENT);
+  EXPECT_TRUE(failsWith(queryStatus(*inside), ENODEV));
+  EXPECT_TRUE(failsWith(partitionCommand(parent, removeRequest(p.partitionId)), ENOENT));
 }
 
 TEST_F(PartitionTest, APartitionOutlivesItsCreatorsFile) {

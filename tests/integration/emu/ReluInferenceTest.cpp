@@ -90,26 +90,21 @@ TEST_F(ReluInference, PartialExecuteWithZeroResizeIsAWholeTransfer) {
 }
 
 TEST_F(ReluInference, MappedRingDoorbellAndEventfd) {
-  auto node = openNode();
-  auto interrupt = CompletionEvent::create();
-  ASSERT_TRUE(interrupt) << interrupt.message();
-  const uint32_t dbc = activateRelu(node, 1, 16, interrupt->fd());
-  auto window = DbcWindow::map(node, dbc);
-  ASSERT_TRUE(window) << window.message();
-  InferenceRig rig(node, *image_, 0, dbc);
+  auto ring = activateReluOnRing();
+  InferenceRig rig(ring.node, *image_, 0, ring.dbc);
   rig.attachAll();
   for (uint16_t reqId = 1; reqId <= 3; ++reqId) {
     const auto x = reluInput(static_cast<float>(reqId) - 2.0f);
     prepare(rig, x, reqId);
-    auto submitted = window->submit(rig.ringElements(reqId));
+    auto submitted = ring.window.submit(rig.ringElements(reqId));
     ASSERT_TRUE(submitted) << submitted.message();
     std::vector<ResponseElement> responses;
     const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (responses.empty() && std::chrono::steady_clock::now() < deadline) {
-      auto fired = interrupt->wait(1000ms);
+      auto fired = ring.interrupt.wait(1000ms);
       ASSERT_TRUE(fired) << fired.message();
       ResponseElement batch[4];
-      auto n = window->takeResponses(batch);
+      auto n = ring.window.takeResponses(batch);
       ASSERT_TRUE(n) << n.message();
       responses.insert(responses.end(), batch, batch + *n);
     }
@@ -129,38 +124,26 @@ TEST_F(ReluInference, RingSubmitLargerThanTheFreeSlotsIsEagain) {
   InferenceRig rig(node, *image_, 0, dbc);
   rig.attachAll();
   prepare(rig, reluInput(0), 1);
-  auto full = window->submit(rig.ringElements(1));
-  ASSERT_FALSE(full);
-  EXPECT_EQ(full.error(), EAGAIN);
+  EXPECT_TRUE(failsWith(window->submit(rig.ringElements(1)), EAGAIN));
   EXPECT_EQ(window->requestSlotsFree(), 3u) << "a refused submit wrote part of the request";
 }
 
 TEST_F(ReluInference, BadRequestDescriptorCompletesWithBadRequest) {
-  auto node = openNode();
-  auto interrupt = CompletionEvent::create();
-  ASSERT_TRUE(interrupt);
-  const uint32_t dbc = activateRelu(node, 1, 16, interrupt->fd());
-  auto window = DbcWindow::map(node, dbc);
-  ASSERT_TRUE(window) << window.message();
-  InferenceRig rig(node, *image_, 0, dbc);
+  auto ring = activateReluOnRing();
+  InferenceRig rig(ring.node, *image_, 0, ring.dbc);
   rig.attachAll();
   prepare(rig, reluInput(0), 1);
   std::memcpy(rig.buffer("request descriptor").data(), "XXXX", 4);  // wrong magic
-  ASSERT_TRUE(window->submit(rig.ringElements(5)));
-  const auto response = awaitOneResponse(*this, *window, *interrupt, 20s);
+  ASSERT_TRUE(ring.window.submit(rig.ringElements(5)));
+  const auto response = awaitOneResponse(*this, ring.window, ring.interrupt, 20s);
   EXPECT_EQ(response.reqId, 5u);
   EXPECT_EQ(response.completionCode, DBC_COMPLETION_BAD_REQUEST) << completionCodeName(response.completionCode);
   EXPECT_EQ(rig.responseHeader().status, DBC_COMPLETION_BAD_REQUEST);
 }
 
 TEST_F(ReluInference, AddressOutsideTheOwnersSlicesIsBadAddress) {
-  auto node = openNode();
-  auto interrupt = CompletionEvent::create();
-  ASSERT_TRUE(interrupt);
-  const uint32_t dbc = activateRelu(node, 1, 16, interrupt->fd());
-  auto window = DbcWindow::map(node, dbc);
-  ASSERT_TRUE(window) << window.message();
-  auto loose = BufferObject::create(node, 4096);  // never attached
+  auto ring = activateReluOnRing();
+  auto loose = BufferObject::create(ring.node, 4096);  // never attached
   ASSERT_TRUE(loose);
   std::memset(loose->data(), 0x7f, 4096);
 
@@ -170,13 +153,13 @@ TEST_F(ReluInference, AddressOutsideTheOwnersSlicesIsBadAddress) {
   fromLoose.srcAddr = loose->iova(0);
   fromLoose.dstAddr = kReluInputOffset;
   fromLoose.length = 64;
-  ASSERT_TRUE(window->submit(std::span(&fromLoose, 1)));
-  auto response = awaitOneResponse(*this, *window, *interrupt, 20s);
+  ASSERT_TRUE(ring.window.submit(std::span(&fromLoose, 1)));
+  auto response = awaitOneResponse(*this, ring.window, ring.interrupt, 20s);
   EXPECT_EQ(response.reqId, 9u);
   EXPECT_EQ(response.completionCode, DBC_COMPLETION_BAD_ADDRESS) << completionCodeName(response.completionCode);
 
   // Inside an attached slice on the host side, but past the IO region on the device side.
-  InferenceRig rig(node, *image_, 0, dbc);
+  InferenceRig rig(ring.node, *image_, 0, ring.dbc);
   rig.attachAll();
   RequestElement pastRegion{};
   pastRegion.reqId = 10;
@@ -184,8 +167,8 @@ TEST_F(ReluInference, AddressOutsideTheOwnersSlicesIsBadAddress) {
   pastRegion.srcAddr = rig.slot("x").bo.iova(0);
   pastRegion.dstAddr = kReluIoRegion;
   pastRegion.length = 64;
-  ASSERT_TRUE(window->submit(std::span(&pastRegion, 1)));
-  response = awaitOneResponse(*this, *window, *interrupt, 20s);
+  ASSERT_TRUE(ring.window.submit(std::span(&pastRegion, 1)));
+  response = awaitOneResponse(*this, ring.window, ring.interrupt, 20s);
   EXPECT_EQ(response.reqId, 10u);
   EXPECT_EQ(response.completionCode, DBC_COMPLETION_BAD_ADDRESS) << completionCodeName(response.completionCode);
 }

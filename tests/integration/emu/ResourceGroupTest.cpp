@@ -37,23 +37,17 @@ TEST_F(EmuTest, ReservationTakesNspsAndBoundsActivations) {
 
   const auto threeCores = reluProgram(3);
   ASSERT_TRUE(loadProgram(node, threeCores, 1));
-  auto tooBig = activate(node, 1, 0, 16, 0);
-  ASSERT_FALSE(tooBig) << "an activation exceeded its file's resource group";
-  EXPECT_EQ(tooBig.error(), ENOSPC);
+  EXPECT_TRUE(failsWith(activate(node, 1, 0, 16, 0), ENOSPC)) << "an activation exceeded its file's resource group";
 
   const uint32_t dbc = activateRelu(node, 2);
   EXPECT_LT(dbc, kTestDbcs);
   ASSERT_TRUE(loadProgram(node, relu_, 3));
-  auto secondDbc = activate(node, 3, 0, 16, 0);
-  ASSERT_FALSE(secondDbc) << "a second DBC from a group holding one";
-  EXPECT_EQ(secondDbc.error(), ENOSPC);
+  EXPECT_TRUE(failsWith(activate(node, 3, 0, 16, 0), ENOSPC)) << "a second DBC from a group holding one";
 }
 
 TEST_F(EmuTest, ReservingMoreThanTheDeviceHasIsEnospc) {
   auto node = openNode();
-  auto r = resourceGroup(node, request(ResourceGroupOp::Reserve, 0, kTestNsps + 1, 1));
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), ENOSPC);
+  EXPECT_TRUE(failsWith(resourceGroup(node, request(ResourceGroupOp::Reserve, 0, kTestNsps + 1, 1)), ENOSPC));
   EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), kTestNsps);
 }
 

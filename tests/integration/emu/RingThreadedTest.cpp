@@ -70,19 +70,14 @@ class Completer {
 };
 
 TEST_F(EmuTest, SubmitterAndCompletionThreadShareTheRing) {
-  auto node = openNode();
-  auto interrupt = CompletionEvent::create();
-  ASSERT_TRUE(interrupt);
-  const uint32_t dbc = activateRelu(node, 1, 16, interrupt->fd());
-  auto window = DbcWindow::map(node, dbc);
-  ASSERT_TRUE(window) << window.message();
+  auto ring = activateReluOnRing();
   auto image = container::QpcImage::fromBytes(relu_, "relu");
-  InferenceRig rigs[2] = {InferenceRig(node, *image, 0, dbc), InferenceRig(node, *image, 0, dbc)};
+  InferenceRig rigs[2] = {InferenceRig(ring.node, *image, 0, ring.dbc), InferenceRig(ring.node, *image, 0, ring.dbc)};
   for (auto& rig : rigs) rig.attachAll();
 
   constexpr int kRequests = 8;
   std::vector<std::vector<float>> inputs(kRequests, std::vector<float>(kReluElements));
-  Completer completer(*window, *interrupt);
+  Completer completer(ring.window, ring.interrupt);
   auto check = [&](int k) {
     auto r = completer.next(20s);
     ASSERT_TRUE(r.has_value()) << "no response for request " << k;
@@ -102,7 +97,7 @@ TEST_F(EmuTest, SubmitterAndCompletionThreadShareTheRing) {
     InferenceRig& rig = rigs[k % 2];
     rig.writeRequestDescriptor(static_cast<uint32_t>(k + 1));
     std::memcpy(rig.buffer("x").data(), inputs[k].data(), kReluElements * sizeof(float));
-    auto submitted = window->submit(rig.ringElements(static_cast<uint16_t>(k + 1)));
+    auto submitted = ring.window.submit(rig.ringElements(static_cast<uint16_t>(k + 1)));
     ASSERT_TRUE(submitted) << "request " << k << ": " << submitted.message();
   }
   check(kRequests - 2);

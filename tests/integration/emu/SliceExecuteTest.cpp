@@ -13,30 +13,10 @@ namespace {
 
 using namespace qaic::driver;
 
-class SliceTest : public EmuTest {
+class SliceTest : public BoOnReluTest {
  protected:
-  void SetUp() override {
-    EmuTest::SetUp();
-    node_ = std::make_unique<DeviceNode>(openNode());
-    dbc_ = activateRelu(*node_, 1, 4);
-    auto bo = BufferObject::create(*node_, 8192);
-    ASSERT_TRUE(bo) << bo.message();
-    bo_ = std::make_unique<BufferObject>(std::move(*bo));
-  }
-  void TearDown() override {
-    bo_.reset();
-    node_.reset();
-    EmuTest::TearDown();
-  }
+  SliceTest() : BoOnReluTest(4) {}  // 3 usable ring slots: ExecuteIsEagainWhenTheRingLacksRoom
 
-  qaic_attach_slice_hdr header(uint32_t dir = QAIC_DIR_TO_DEVICE) const {
-    qaic_attach_slice_hdr hdr{};
-    hdr.dbc_id = dbc_;
-    hdr.handle = bo_->handle();
-    hdr.dir = dir;
-    hdr.size = bo_->size();
-    return hdr;
-  }
   static qaic_attach_slice_entry slice(uint64_t offset, uint64_t size, uint64_t devAddr) {
     qaic_attach_slice_entry e{};
     e.offset = offset;
@@ -50,10 +30,6 @@ class SliceTest : public EmuTest {
     ASSERT_FALSE(r) << why;
     EXPECT_EQ(r.error(), expected) << why << ": " << r.message();
   }
-
-  std::unique_ptr<DeviceNode> node_;
-  std::unique_ptr<BufferObject> bo_;
-  uint32_t dbc_ = 0;
 };
 
 TEST_F(SliceTest, AttachAcceptsSlicesInsideTheBo) {
@@ -101,9 +77,7 @@ TEST_F(SliceTest, AttachRejectsBadArguments) {
   arg.hdr = header();
   arg.hdr.count = 1;
   arg.data = page.address();
-  auto fault = node_->rawIoctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &arg, "ATTACH_SLICE_BO");
-  ASSERT_FALSE(fault);
-  EXPECT_EQ(fault.error(), EFAULT);
+  EXPECT_TRUE(failsWith(node_->rawIoctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &arg, "ATTACH_SLICE_BO"), EFAULT));
 
   // None of the failures left the BO half attached.
   auto r = node_->attachSlices(header(), std::span(&good, 1));
@@ -121,53 +95,33 @@ TEST_F(SliceTest, AttachingTwiceIsRefusedUntilDetached) {
 
 TEST_F(SliceTest, ExecuteRejectsUnattachedBoAndBadEntries) {
   const qaic_execute_entry unattached[] = {{bo_->handle(), QAIC_DIR_TO_DEVICE}};
-  auto r = node_->execute(dbc_, unattached);
-  ASSERT_FALSE(r) << "executed a BO without slices";
-  EXPECT_EQ(r.error(), EINVAL);
+  EXPECT_TRUE(failsWith(node_->execute(dbc_, unattached), EINVAL)) << "executed a BO without slices";
 
   const auto s = slice(0, 4096, kReluInputOffset);
   ASSERT_TRUE(node_->attachSlices(header(), std::span(&s, 1)));
   const qaic_execute_entry wrongDir[] = {{bo_->handle(), QAIC_DIR_FROM_DEVICE}};
-  auto dir = node_->execute(dbc_, wrongDir);
-  ASSERT_FALSE(dir);
-  EXPECT_EQ(dir.error(), EINVAL);
+  EXPECT_TRUE(failsWith(node_->execute(dbc_, wrongDir), EINVAL));
   const qaic_execute_entry unknown[] = {{777, QAIC_DIR_TO_DEVICE}};
-  auto missing = node_->execute(dbc_, unknown);
-  ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error(), ENOENT);
+  EXPECT_TRUE(failsWith(node_->execute(dbc_, unknown), ENOENT));
   const qaic_execute_entry good[] = {{bo_->handle(), QAIC_DIR_TO_DEVICE}};
-  auto otherDbc = node_->execute((dbc_ + 1) % kTestDbcs, good);
-  ASSERT_FALSE(otherDbc);
-  EXPECT_EQ(otherDbc.error(), EINVAL);
-  auto empty = node_->execute(dbc_, {});
-  ASSERT_FALSE(empty);
-  EXPECT_EQ(empty.error(), EINVAL);
+  EXPECT_TRUE(failsWith(node_->execute((dbc_ + 1) % kTestDbcs, good), EINVAL));
+  EXPECT_TRUE(failsWith(node_->execute(dbc_, {}), EINVAL));
 
   UnreadablePage page;
   qaic_execute arg{};
   arg.hdr = {1, dbc_};
   arg.data = page.address();
-  auto fault = node_->rawIoctl(DRM_IOCTL_QAIC_EXECUTE_BO, &arg, "EXECUTE_BO");
-  ASSERT_FALSE(fault);
-  EXPECT_EQ(fault.error(), EFAULT);
+  EXPECT_TRUE(failsWith(node_->rawIoctl(DRM_IOCTL_QAIC_EXECUTE_BO, &arg, "EXECUTE_BO"), EFAULT));
 
   const qaic_partial_execute_entry tooLong[] = {{bo_->handle(), QAIC_DIR_TO_DEVICE, 16384}};
-  auto resize = node_->partialExecute(dbc_, tooLong);
-  ASSERT_FALSE(resize) << "resize beyond the BO";
-  EXPECT_EQ(resize.error(), EINVAL);
+  EXPECT_TRUE(failsWith(node_->partialExecute(dbc_, tooLong), EINVAL)) << "resize beyond the BO";
 }
 
 TEST_F(SliceTest, WaitBoChecksItsArguments) {
-  auto unattached = node_->waitBo(bo_->handle(), dbc_, 10);
-  ASSERT_FALSE(unattached);
-  EXPECT_EQ(unattached.error(), EINVAL);
-  auto unknown = node_->waitBo(31337, dbc_, 10);
-  ASSERT_FALSE(unknown);
-  EXPECT_EQ(unknown.error(), ENOENT);
+  EXPECT_TRUE(failsWith(node_->waitBo(bo_->handle(), dbc_, 10), EINVAL));
+  EXPECT_TRUE(failsWith(node_->waitBo(31337, dbc_, 10), ENOENT));
   qaic_wait padded{bo_->handle(), 10, dbc_, 1};
-  auto pad = node_->rawIoctl(DRM_IOCTL_QAIC_WAIT_BO, &padded, "WAIT_BO");
-  ASSERT_FALSE(pad);
-  EXPECT_EQ(pad.error(), EINVAL);
+  EXPECT_TRUE(failsWith(node_->rawIoctl(DRM_IOCTL_QAIC_WAIT_BO, &padded, "WAIT_BO"), EINVAL));
 }
 
 // A request whose outputs wait for a program that never ran (no input, so no doorbell):
@@ -179,19 +133,12 @@ TEST_F(SliceTest, WaitTimesOutAndBusyBoCannotBeDetached) {
   const uint32_t output = rig.slot("y").bo.handle();
   const qaic_execute_entry outputs[] = {{output, QAIC_DIR_FROM_DEVICE}, {rig.lastHandle(), QAIC_DIR_FROM_DEVICE}};
   ASSERT_TRUE(node_->execute(dbc_, outputs));
-  auto timedOut = node_->waitBo(output, dbc_, 100);
-  ASSERT_FALSE(timedOut);
-  EXPECT_EQ(timedOut.error(), ETIMEDOUT);
-  auto busy = node_->detachSlice(output);
-  ASSERT_FALSE(busy) << "detached a BO with a queued transfer";
-  EXPECT_EQ(busy.error(), EBUSY);
-  auto requeued = node_->execute(dbc_, std::span(outputs, 1));
-  ASSERT_FALSE(requeued) << "queued a BO that is still queued";
-  EXPECT_EQ(requeued.error(), EBUSY);
+  EXPECT_TRUE(failsWith(node_->waitBo(output, dbc_, 100), ETIMEDOUT));
+  EXPECT_TRUE(failsWith(node_->detachSlice(output), EBUSY)) << "detached a BO with a queued transfer";
+  EXPECT_TRUE(failsWith(node_->execute(dbc_, std::span(outputs, 1)), EBUSY)) << "queued a BO that is still queued";
   // The device's semaphore timeout (2 s in this suite's config) ends the request with an error.
-  auto ended = node_->waitBo(output, dbc_, 10000);
-  ASSERT_FALSE(ended) << "a request whose program never ran completed successfully";
-  EXPECT_EQ(ended.error(), EIO) << ended.message();
+  EXPECT_TRUE(failsWith(node_->waitBo(output, dbc_, 10000), EIO))
+      << "a request whose program never ran completed successfully";
   auto detached = node_->detachSlice(output);
   EXPECT_TRUE(detached) << detached.message();
 }
@@ -201,9 +148,7 @@ TEST_F(SliceTest, ExecuteIsEagainWhenTheRingLacksRoom) {
   auto image = container::QpcImage::fromBytes(relu_, "relu");
   InferenceRig rig(*node_, *image, 0, dbc_);
   rig.attachAll();
-  auto r = node_->execute(dbc_, rig.executeEntries());
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), EAGAIN);
+  EXPECT_TRUE(failsWith(node_->execute(dbc_, rig.executeEntries()), EAGAIN));
   // Nothing was queued: every BO is idle and detachable.
   for (const auto& e : rig.executeEntries()) EXPECT_TRUE(node_->detachSlice(e.handle));
 }
@@ -211,20 +156,14 @@ TEST_F(SliceTest, ExecuteIsEagainWhenTheRingLacksRoom) {
 TEST_F(SliceTest, PerfStatsChecksItsArguments) {
   qaic_perf_stats_entry entry{};
   entry.handle = bo_->handle();
-  auto unattached = node_->perfStats(dbc_, std::span(&entry, 1));
-  ASSERT_FALSE(unattached);
-  EXPECT_EQ(unattached.error(), EINVAL);
+  EXPECT_TRUE(failsWith(node_->perfStats(dbc_, std::span(&entry, 1)), EINVAL));
   entry.handle = 9999;
-  auto unknown = node_->perfStats(dbc_, std::span(&entry, 1));
-  ASSERT_FALSE(unknown);
-  EXPECT_EQ(unknown.error(), ENOENT);
+  EXPECT_TRUE(failsWith(node_->perfStats(dbc_, std::span(&entry, 1)), ENOENT));
   UnreadablePage page;
   qaic_perf_stats arg{};
   arg.hdr = {1, 0, dbc_};
   arg.data = page.address();
-  auto fault = node_->rawIoctl(DRM_IOCTL_QAIC_PERF_STATS_BO, &arg, "PERF_STATS_BO");
-  ASSERT_FALSE(fault);
-  EXPECT_EQ(fault.error(), EFAULT);
+  EXPECT_TRUE(failsWith(node_->rawIoctl(DRM_IOCTL_QAIC_PERF_STATS_BO, &arg, "PERF_STATS_BO"), EFAULT));
 }
 
 }  // namespace

@@ -98,15 +98,8 @@ TEST_F(QaicdTest, RefusalsNameTheDeviceAndTheResource) {
 }
 
 TEST_F(QaicdTest, DevicesAddedAtRunTimeShowUpAndTakePartitions) {
-  std::ofstream(emu_->root().path() / "sys/bus/qaic-emu/add_device") << "1";
   auto client = connect();
-  ASSERT_TRUE(waitUntil(
-      [&] {
-        auto d = client.devices();
-        return d && d->size() == 2;
-      },
-      10s))
-      << "device 1 never showed up in devices";
+  ASSERT_TRUE(addDevice(client, 2)) << "device 1 never showed up in devices";
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 1u);
   ASSERT_TRUE(p) << p.message();
   EXPECT_EQ(p->device, 1u);
@@ -126,14 +119,8 @@ TEST_F(QaicdTest, DevicesAddedAtRunTimeShowUpAndTakePartitions) {
 }
 
 TEST_F(QaicdTest, DeviceRemovedWhilePartitionedIsDroppedAndTheDaemonServesOn) {
-  std::ofstream(emu_->root().path() / "sys/bus/qaic-emu/add_device") << "1";
   auto client = connect();
-  ASSERT_TRUE(waitUntil(
-      [&] {
-        auto d = client.devices();
-        return d && d->size() == 2;
-      },
-      10s));
+  ASSERT_TRUE(addDevice(client, 2)) << "device 1 never showed up in devices";
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
   ASSERT_TRUE(p) << p.message();
   std::ofstream(emu_->root().path() / "sys/class/accel/accel0/qaic-emu/fault/remove") << "1";

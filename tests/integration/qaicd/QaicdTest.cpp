@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <fstream>
 #include <thread>
 
 #include "driver/DeviceProtocol.hpp"
@@ -59,6 +60,16 @@ std::vector<unsigned> QaicdTest::partitionNodes() const {
   for (unsigned index : emu_->root().listDevices())
     if (index >= driver::kFirstPartitionId) out.push_back(index);
   return out;
+}
+
+bool QaicdTest::addDevice(QaicdClient& client, std::size_t devices) const {
+  std::ofstream(emu_->root().path() / "sys/bus/qaic-emu/add_device") << "1";
+  return waitUntil(
+      [&] {
+        auto listed = client.devices();
+        return listed && listed->size() == devices;
+      },
+      std::chrono::seconds(10));
 }
 
 bool QaicdTest::deviceWhole(unsigned index) const {

@@ -46,6 +46,9 @@ class QaicdTest : public ::testing::Test {
   // Device `index` has all its NSPs and VCs free and no partition node exists (false while
   // anything is unreadable).
   bool deviceWhole(unsigned index = 0) const;
+  // Adds a device through the emulator's bus (sys/bus/qaic-emu/add_device); true once `client`
+  // lists `devices` devices (within 10 s).
+  bool addDevice(QaicdClient& client, std::size_t devices) const;
   // Polls `condition` every 5 ms until it holds or `timeout` passes.
   static bool waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
     return testing::eventually(condition, timeout, std::chrono::milliseconds(5));

@@ -39,14 +39,7 @@ TEST_F(DeviceFormatTest, NativeLayoutAndPrecisionRoundTripMatchesTheHostExecutor
           nchw[static_cast<std::size_t>((c * H + h) * W + w)] = v;
         }
     std::vector<float> y(C * H * W, -100.0f);
-    shInferenceHandle h;
-    ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-    h->setBuffers({heapBuffer(nhwc), heapBuffer(y)});
-    set->submit(h, static_cast<uint64_t>(round));
-    shInferenceHandle done;
-    ASSERT_EQ(set->getCompletedId(done, static_cast<uint64_t>(round), 20'000'000), QS_SUCCESS)
-        << (done ? done->getErrorMessage() : std::string("no completion"));
-    set->putCompleted(done);
+    inferOnce(*set, {heapBuffer(nhwc), heapBuffer(y)}, static_cast<uint64_t>(round));
     const auto want = expected(network, {nchw});  // the executor takes the logical NCHW tensor
     ASSERT_EQ(want[0].size(), y.size());
     for (std::size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], want[0][i]) << "element " << i;
@@ -65,14 +58,7 @@ TEST_F(DeviceFormatTest, SmallCnnMatchesTheHostExecutor) {
     for (std::size_t i = 0; i < image.size(); ++i)
       image[i] = static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(round) * 13) % 33) - 16) / 16.0f;
     std::vector<float> probs(mappings[1].size / sizeof(float), -1.0f);
-    shInferenceHandle h;
-    ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-    h->setBuffers({heapBuffer(image), heapBuffer(probs)});
-    set->submit(h, static_cast<uint64_t>(round));
-    shInferenceHandle done;
-    ASSERT_EQ(set->getCompletedId(done, static_cast<uint64_t>(round), 20'000'000), QS_SUCCESS)
-        << (done ? done->getErrorMessage() : std::string("no completion"));
-    set->putCompleted(done);
+    inferOnce(*set, {heapBuffer(image), heapBuffer(probs)}, static_cast<uint64_t>(round));
     const auto want = expected(network, {image});
     ASSERT_EQ(want[0].size(), probs.size());
     for (std::size_t i = 0; i < probs.size(); ++i)

@@ -25,32 +25,6 @@ std::vector<float> ramp(float start) {
   return v;
 }
 
-// A memfd of `bytes` sealed against shrinking, and this process's mapping of it.
-struct Memfd {
-  explicit Memfd(std::size_t size) : bytes(size) {
-    fd = ::memfd_create("dmabuf-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0 || ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0)
-      throw std::runtime_error("memfd");
-    data = static_cast<std::byte*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-    if (data == MAP_FAILED) throw std::runtime_error("mmap memfd");
-  }
-  ~Memfd() {
-    ::munmap(data, bytes);
-    ::close(fd);
-  }
-  QBuffer qbuffer() const {
-    QBuffer b;
-    b.type = QBUFFER_TYPE_DMABUF;
-    b.handle = fd;
-    b.size = bytes;
-    b.buf = reinterpret_cast<uint8_t*>(data);
-    return b;
-  }
-  int fd;
-  std::size_t bytes;
-  std::byte* data;
-};
-
 class DmaBufTest : public RuntimeTest {
  protected:
   std::string emulatorConfig() const override {
@@ -155,14 +129,14 @@ TEST_F(DmaBufTest, ABufferOfAnotherDeviceIsImportedAndReadInPlace) {
 
 TEST_F(DmaBufTest, AMemfdIsAnInputAndAnOutputWithoutACopy) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
-  Memfd x(kBytes), y(kBytes), z(kBytes);
+  MemfdBuffer x(kBytes), y(kBytes), z(kBytes);
   auto a = ramp(-7), b = ramp(0.5f);
-  std::memcpy(x.data, a.data(), kBytes);
-  std::memcpy(y.data, b.data(), kBytes);
+  std::memcpy(x.data(), a.data(), kBytes);
+  std::memcpy(y.data(), b.data(), kBytes);
   const TransferCounts counts = run(*set, {x.qbuffer(), y.qbuffer(), z.qbuffer()}, 1);
   EXPECT_EQ(counts.hostCopiedBytes, 0u);
   EXPECT_EQ(counts.inPlaceBytes, 3 * kBytes);
-  expectSum(z.data, a, b);
+  expectSum(z.data(), a, b);
 }
 
 TEST_F(DmaBufTest, ADescriptorTheDeviceCannotImportFailsTheInferenceNamingTheBuffer) {

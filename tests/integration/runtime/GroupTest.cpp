@@ -18,15 +18,6 @@ class GroupTest : public RuntimeTest {
     relu_ = compile("relu4", reluNetworkIr(16), {"-aic-num-cores=4"});
   }
 
-  static QStatus statusOf(const std::function<void()>& call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return e.status();
-    }
-    return QS_SUCCESS;
-  }
-
   Network add_, relu_;
 };
 

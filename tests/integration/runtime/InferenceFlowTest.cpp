@@ -212,14 +212,6 @@ TEST_F(InferenceFlowTest, MisuseIsATypedError) {
   ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
   h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
 
-  auto statusOf = [](auto&& call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return e.status();
-    }
-    return QS_SUCCESS;
-  };
   EXPECT_EQ(statusOf([&] { otherSet->submit(h, 1); }), QS_WRONG_SET);
   EXPECT_EQ(statusOf([&] { otherSet->putCompleted(h); }), QS_WRONG_SET);
   EXPECT_EQ(statusOf([&] { h->setBuffers({heapBuffer(a)}); }), QS_INVAL);
@@ -243,23 +235,11 @@ TEST_F(InferenceFlowTest, WrongBufferSizeIsRefusedNamingTheBuffer) {
   shInferenceHandle h;
   ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
   h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
-  try {
-    set->submit(h, 1);
-    FAIL() << "short buffer accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), QS_BUFFER_SIZE);
-    EXPECT_NE(std::string(e.what()).find("'b'"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(refused([&] { set->submit(h, 1); }, QS_BUFFER_SIZE, "'b'")) << "short buffer";
   h->setBufferDims(0, {1, 8});
   b.push_back(0);
   h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
-  try {
-    set->submit(h, 1);
-    FAIL() << "wrong dims accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), QS_BUFFER_DIMS);
-    EXPECT_NE(std::string(e.what()).find("'a'"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(refused([&] { set->submit(h, 1); }, QS_BUFFER_DIMS, "'a'")) << "wrong dims";
   // The handle is still acquired and usable after a refused submit.
   h->setBufferDims(0, {1, kElements});
   set->submit(h, 2);
@@ -275,22 +255,17 @@ TEST_F(InferenceFlowTest, DmaBuffersAreReadAndWrittenInPlace) {
   auto a = ramp(4), b = ramp(-1);
   std::memcpy(dma->data(), a.data(), bytes);
   std::memcpy(dma->data() + bytes, b.data(), bytes);
-  shInferenceHandle h;
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-  h->setBuffers({dma->qbuffer(0, bytes), dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
-  set->submit(h, 3);
-  shInferenceHandle done;
-  ASSERT_EQ(set->getCompletedId(done, 3, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  auto h = acquireWith(*set, {dma->qbuffer(0, bytes), dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
+  auto done = submitAndWait(*set, h, 3);
   const float* c = reinterpret_cast<const float*>(dma->data() + 2 * bytes);
   for (int i = 0; i < kElements; ++i)
     EXPECT_FLOAT_EQ(c[i], a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]);
   set->putCompleted(done);
 
   // A DMA QBuffer that names no live DMA buffer is refused.
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
   QBuffer bogus = dma->qbuffer(0, bytes);
   bogus.handle = 12345;
-  h->setBuffers({bogus, dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
+  h = acquireWith(*set, {bogus, dma->qbuffer(bytes, bytes), dma->qbuffer(2 * bytes, bytes)});
   EXPECT_THROW(set->submit(h, 4), Error);
 }
 
@@ -308,14 +283,7 @@ TEST_F(InferenceFlowTest, DmaBuffersOfOneDirectionEachWorkAcrossSets) {
       std::memcpy(in->data(), a.data(), bytes);
       std::memcpy(in->data() + bytes, b.data(), bytes);
       std::memset(out->data(), 0, bytes);
-      shInferenceHandle h;
-      ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-      h->setBuffers({in->qbuffer(0, bytes), in->qbuffer(bytes, bytes), out->qbuffer()});
-      set->submit(h, 5);
-      shInferenceHandle done;
-      ASSERT_EQ(set->getCompletedId(done, 5, 10'000'000), QS_SUCCESS)
-          << (done ? done->getErrorMessage() : std::string("no completion"));
-      set->putCompleted(done);
+      inferOnce(*set, {in->qbuffer(0, bytes), in->qbuffer(bytes, bytes), out->qbuffer()}, 5);
       const float* c = reinterpret_cast<const float*>(out->data());
       for (int i = 0; i < kElements; ++i)
         EXPECT_FLOAT_EQ(c[i], a[static_cast<std::size_t>(i)] + b[static_cast<std::size_t>(i)]) << i;

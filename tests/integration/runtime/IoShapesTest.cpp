@@ -16,6 +16,15 @@ class IoShapesTest : public RuntimeTest {
     for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i) - static_cast<float>(n) / 2;
     return v;
   }
+
+  // A free handle of `set` for relu's x -> y, both with the actual `dims`.
+  static shInferenceHandle acquireWithDims(InferenceSet& set, std::vector<float>& x, std::vector<float>& y,
+                                           const std::vector<uint64_t>& dims) {
+    auto h = acquireWith(set, {heapBuffer(x), heapBuffer(y)});
+    h->setBufferDims(0, dims);
+    h->setBufferDims(1, dims);
+    return h;
+  }
 };
 
 TEST_F(IoShapesTest, PartialBufferRunsWithTheActualDims) {
@@ -23,14 +32,8 @@ TEST_F(IoShapesTest, PartialBufferRunsWithTheActualDims) {
   auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
   auto x = signedRamp(40);
   std::vector<float> y(64, 123.0f);
-  shInferenceHandle h;
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-  h->setBuffers({heapBuffer(x), heapBuffer(y)});
-  h->setBufferDims(0, {1, 40});
-  h->setBufferDims(1, {1, 40});
-  set->submit(h, 1);
-  shInferenceHandle done;
-  ASSERT_EQ(set->getCompletedId(done, 1, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  auto h = acquireWithDims(*set, x, y, {1, 40});
+  auto done = submitAndWait(*set, h, 1);
   EXPECT_EQ(done->getOutputDims(1), (std::vector<uint64_t>{1, 40}));
   const auto want = expected(network, {x}, {{1, 40}});
   ASSERT_EQ(want[0].size(), 40u);
@@ -39,9 +42,8 @@ TEST_F(IoShapesTest, PartialBufferRunsWithTheActualDims) {
   set->putCompleted(done);
 
   // More elements than the full dims: refused before anything reaches the device.
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
   std::vector<float> big(65);
-  h->setBuffers({heapBuffer(big), heapBuffer(y)});
+  h = acquireWith(*set, {heapBuffer(big), heapBuffer(y)});
   h->setBufferDims(0, {1, 65});
   EXPECT_THROW(set->submit(h, 2), Error);
 }
@@ -52,30 +54,16 @@ TEST_F(IoShapesTest, SpecializedNetworkAcceptsOnlyItsAllowedShapes) {
   auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
   auto x = signedRamp(8);
   std::vector<float> y(32, 7.0f);
-  shInferenceHandle h;
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-  h->setBuffers({heapBuffer(x), heapBuffer(y)});
-  h->setBufferDims(0, {1, 8});
-  h->setBufferDims(1, {1, 8});
-  set->submit(h, 1);
-  shInferenceHandle done;
-  ASSERT_EQ(set->getCompletedId(done, 1, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  auto h = acquireWithDims(*set, x, y, {1, 8});
+  auto done = submitAndWait(*set, h, 1);
   const auto want = expected(network, {x}, {{1, 8}});
   for (std::size_t i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(y[i], want[0][i]) << i;
   set->putCompleted(done);
 
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
   auto x9 = signedRamp(9);
-  h->setBuffers({heapBuffer(x9), heapBuffer(y)});
-  h->setBufferDims(0, {1, 9});
-  h->setBufferDims(1, {1, 9});
-  try {
-    set->submit(h, 2);
-    FAIL() << "a shape outside allowed_shapes was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), QS_BUFFER_DIMS);
-    EXPECT_NE(std::string(e.what()).find("allowed shapes"), std::string::npos) << e.what();
-  }
+  h = acquireWithDims(*set, x9, y, {1, 9});
+  EXPECT_TRUE(refused([&] { set->submit(h, 2); }, QS_BUFFER_DIMS, "allowed shapes"))
+      << "a shape outside allowed_shapes";
 }
 
 TEST_F(IoShapesTest, SelectiveIoDropsOnlyWhatTheNetworkAllows) {
@@ -88,34 +76,24 @@ TEST_F(IoShapesTest, SelectiveIoDropsOnlyWhatTheNetworkAllows) {
   auto network = compile("add_selective", ir);
   auto set = InferenceSet::Factory(context_, network.qpc, 0, 1, 1);
   std::vector<float> a(16, 1.0f), b(16, 2.0f), c(16, 0.0f);
-  shInferenceHandle h;
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
-  h->setBuffers({heapBuffer(a), heapBuffer(b), heapBuffer(c)});
-  set->submit(h, 1);
-  shInferenceHandle done;
-  ASSERT_EQ(set->getCompletedId(done, 1, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  const std::vector<QBuffer> buffers{heapBuffer(a), heapBuffer(b), heapBuffer(c)};
+  auto h = acquireWith(*set, buffers);
+  auto done = submitAndWait(*set, h, 1);
   EXPECT_FLOAT_EQ(c[0], 3.0f);
   set->putCompleted(done);
 
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h = acquireWith(*set, buffers);
   std::fill(a.begin(), a.end(), 100.0f);  // must not reach the device: `a` is dropped
   std::fill(b.begin(), b.end(), 5.0f);
   h->setBufferSkipped(0, true);
-  set->submit(h, 2);
-  ASSERT_EQ(set->getCompletedId(done, 2, 10'000'000), QS_SUCCESS) << done->getErrorMessage();
+  done = submitAndWait(*set, h, 2);
   EXPECT_FLOAT_EQ(c[15], 6.0f) << "the dropped input kept its previous value";
   set->putCompleted(done);
 
-  ASSERT_EQ(set->getAvailable(h, 1'000'000), QS_SUCCESS);
+  h = acquireWith(*set, buffers);
   h->setBufferSkipped(0, false);
   h->setBufferSkipped(1, true);
-  try {
-    set->submit(h, 3);
-    FAIL() << "dropping a regular buffer was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), QS_INVAL);
-    EXPECT_NE(std::string(e.what()).find("'b'"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(refused([&] { set->submit(h, 3); }, QS_INVAL, "'b'")) << "dropping a regular buffer";
 }
 
 }  // namespace

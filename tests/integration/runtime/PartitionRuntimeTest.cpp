@@ -83,26 +83,10 @@ TEST_F(PartitionRuntimeTest, ResourcesForFollowsTheProgramInfo) {
   // DDR: the IO region (a device-protocol figure, in the container only) plus the constants.
   const uint64_t ioRegion = network_.qpc->get()->image->programs()[0].ioRegionSize;
   EXPECT_EQ(r.ddrSize, 3 * (ioRegion + constants));
-  try {
-    resourcesFor(*network_.qpc, 0);
-    ADD_FAILURE() << "zero activations accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), QS_INVAL);
-  }
-  try {
-    resourcesFor(*network_.qpc, 0xffffffffu);
-    ADD_FAILURE() << "an overflowing NSP total accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), QS_INVAL);
-    EXPECT_NE(std::string(e.what()).find("numNsp"), std::string::npos) << e.what();
-  }
-  try {
-    resourcesFor(*network_.qpc, 1, 5);
-    ADD_FAILURE() << "program index 5 accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), QS_INVAL);
-    EXPECT_NE(std::string(e.what()).find("program index 5"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(refused([&] { resourcesFor(*network_.qpc, 0); }, QS_INVAL)) << "zero activations";
+  EXPECT_TRUE(refused([&] { resourcesFor(*network_.qpc, 0xffffffffu); }, QS_INVAL, "numNsp"))
+      << "an overflowing NSP total";
+  EXPECT_TRUE(refused([&] { resourcesFor(*network_.qpc, 1, 5); }, QS_INVAL, "program index 5"));
 }
 
 TEST_F(PartitionRuntimeTest, AContextAcquiresItsOwnPartitionAndRunsInIt) {

@@ -108,4 +108,48 @@ void RuntimeTest::writeSysfs(const std::string& attribute, const std::string& va
   ASSERT_TRUE(rc.ok()) << attribute << ": " << rc.message();
 }
 
+shInferenceHandle acquireWith(InferenceSet& set, const std::vector<QBuffer>& buffers) {
+  shInferenceHandle h;
+  if (set.getAvailable(h, 1'000'000) != QS_SUCCESS) throw std::runtime_error("no free handle within 1 s");
+  h->setBuffers(buffers);
+  return h;
+}
+
+shInferenceHandle submitAndWait(InferenceSet& set, const shInferenceHandle& h, uint64_t id) {
+  set.submit(h, id);
+  shInferenceHandle done;
+  const QStatus status = set.getCompletedId(done, id, 20'000'000);
+  if (status != QS_SUCCESS)
+    throw std::runtime_error("inference " + std::to_string(id) + ": " + statusName(status) + " " +
+                             (done ? done->getErrorMessage() : std::string("(no completion)")));
+  return done;
+}
+
+void inferOnce(InferenceSet& set, const std::vector<QBuffer>& buffers, uint64_t id) {
+  set.putCompleted(submitAndWait(set, acquireWith(set, buffers), id));
+}
+
+QStatus statusOf(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.status();
+  }
+  return QS_SUCCESS;
+}
+
+::testing::AssertionResult refused(const std::function<void()>& call, QStatus status, const std::string& mention) {
+  try {
+    call();
+  } catch (const Error& e) {
+    if (e.status() != status)
+      return ::testing::AssertionFailure()
+             << "refused with " << statusName(e.status()) << ", not " << statusName(status) << ": " << e.what();
+    if (std::string(e.what()).find(mention) == std::string::npos)
+      return ::testing::AssertionFailure() << "the message does not mention " << mention << ": " << e.what();
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "accepted; expected " << statusName(status);
+}
+
 }  // namespace qaic::rt::test

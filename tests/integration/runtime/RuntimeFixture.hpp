@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <qaic/qaic.hpp>
 
 #include "EmulatorProcess.hpp"
+#include "HostBuffers.hpp"
 #include "NetworkIr.hpp"
 #include "TempDir.hpp"
 
@@ -59,14 +61,21 @@ class RuntimeTest : public ::testing::Test {
 using testing::addNetworkIr;
 using testing::reluNetworkIr;
 
-// Heap QBuffer over a vector's bytes.
-template <typename T>
-QBuffer heapBuffer(std::vector<T>& data) {
-  QBuffer b;
-  b.buf = reinterpret_cast<uint8_t*>(data.data());
-  b.size = data.size() * sizeof(T);
-  b.type = QBUFFER_TYPE_HEAP;
-  return b;
-}
+using testing::heapBuffer;
+using testing::MemfdBuffer;
+
+// A free handle of `set` with `buffers` set; throws (failing the test) when none comes in 1 s.
+shInferenceHandle acquireWith(InferenceSet& set, const std::vector<QBuffer>& buffers);
+// Submits `h` as `id` and returns it completed; throws (failing the test, with the handle's
+// error message) unless it succeeded within 20 s.
+shInferenceHandle submitAndWait(InferenceSet& set, const shInferenceHandle& h, uint64_t id);
+// One inference over `buffers` as `id`: acquireWith, submitAndWait, putCompleted.
+void inferOnce(InferenceSet& set, const std::vector<QBuffer>& buffers, uint64_t id);
+
+// The status of the qaic::rt::Error that `call` throws; QS_SUCCESS when it throws none.
+QStatus statusOf(const std::function<void()>& call);
+// Whether `call` throws a qaic::rt::Error with `status` and a message that contains `mention`
+// (e.g. the buffer's name): EXPECT_TRUE(refused([&] { set->submit(h, 1); }, QS_INVAL, "'b'")).
+::testing::AssertionResult refused(const std::function<void()>& call, QStatus status, const std::string& mention = {});
 
 }  // namespace qaic::rt::test

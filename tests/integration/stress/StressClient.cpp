@@ -20,6 +20,7 @@
 
 #include <qaic/qaic.hpp>
 
+#include "HostBuffers.hpp"
 #include "ProcessUsage.hpp"
 #include "StressNetwork.hpp"
 
@@ -82,13 +83,7 @@ class Ledger {
   uint64_t submitted_ = 0, completions_ = 0, duplicatesOrUnknown_ = 0, wrongOutputs_ = 0, failed_ = 0;
 };
 
-QBuffer heapBuffer(std::vector<float>& data) {
-  QBuffer buffer;
-  buffer.buf = reinterpret_cast<uint8_t*>(data.data());
-  buffer.size = data.size() * sizeof(float);
-  buffer.type = QBUFFER_TYPE_HEAP;
-  return buffer;
-}
+using qaic::testing::heapBuffer;
 
 int run(const std::string& qpcDir, uint64_t client, int threads, double seconds, const std::string& resultFile) {
   QAicContextProperties properties;

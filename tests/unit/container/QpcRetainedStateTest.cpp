@@ -2,10 +2,8 @@
 // a container without them stays version 1, and every damage to the new entries is rejected
 // naming the field.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
-#include <cstring>
-
+#include "QpcDamage.hpp"
 #include "QpcTestContents.hpp"
 #include "container/QpcImage.hpp"
 #include "container/QpcLayout.hpp"
@@ -15,9 +13,11 @@ namespace qaic::container {
 namespace {
 
 namespace L = layout;
+using namespace testing;
+using enum FieldDamage::Base;
 
 // The sample plus one retained pair and a payload for allowed shape combination 2.
-struct RetainedSample : testing::SampleContents {
+struct RetainedSample : SampleContents {
   std::string specializedPayload = R"({"ops":[],"io":[]})";
   RetainedSample() {
     QpcRetainedState r;
@@ -34,44 +34,19 @@ struct RetainedSample : testing::SampleContents {
   }
 };
 
-std::size_t tableEntry(L::Section kind) {
-  return L::kHeaderSize + (static_cast<uint32_t>(kind) - 1) * L::kSectionEntrySize;
-}
-
-template <typename T>
-T get(const std::vector<std::byte>& bytes, std::size_t at) {
-  T v;
-  std::memcpy(&v, bytes.data() + at, sizeof v);
-  return v;
-}
-
-template <typename T>
-void put(std::vector<std::byte>& bytes, std::size_t at, T value) {
-  std::memcpy(bytes.data() + at, &value, sizeof value);
-}
-
-void fixCrc(std::vector<std::byte>& bytes) {
-  const auto* body = reinterpret_cast<const Bytef*>(bytes.data() + L::kHeaderSize);
-  put<uint32_t>(bytes, L::kOffCrc, static_cast<uint32_t>(crc32_z(0, body, bytes.size() - L::kHeaderSize)));
-}
-
-void expectRejected(const std::vector<std::byte>& bytes, QpcErrorCode code, const std::string& field) {
-  try {
-    QpcImage::fromBytes(bytes, "retained.bin");
-    ADD_FAILURE() << "accepted a container that should fail with " << qpcErrorCodeName(code) << " at " << field;
-  } catch (const QpcFormatError& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_EQ(e.field().rfind(field, 0), 0u) << "field " << e.field() << ", message " << e.what();
-  }
+// Serializes `contents`, expects a header of `version` over `sections` sections, and loads it.
+auto serializedAsVersion(const QpcContents& contents, uint32_t version, uint32_t sections) {
+  const auto bytes = serializeQpc(contents);
+  EXPECT_EQ(readLe<uint32_t>(bytes, L::kOffVersion), version);
+  EXPECT_EQ(readLe<uint32_t>(bytes, L::kOffSectionCount), sections);
+  auto image = QpcImage::fromBytes(bytes);
+  EXPECT_EQ(image->contents().formatVersion, version);
+  return image;
 }
 
 TEST(QpcRetainedState, RetainedStateAndSpecializationPayloadsSurviveARoundTrip) {
   RetainedSample sample;
-  const auto bytes = serializeQpc(sample.contents);
-  EXPECT_EQ(get<uint32_t>(bytes, L::kOffVersion), 2u);
-  EXPECT_EQ(get<uint32_t>(bytes, L::kOffSectionCount), 10u);
-  const auto image = QpcImage::fromBytes(bytes);
-  EXPECT_EQ(image->contents().formatVersion, 2u);
+  const auto image = serializedAsVersion(sample.contents, 2, 10);
   ASSERT_EQ(image->retainedState().size(), 1u);
   const QpcRetainedState& r = image->retainedState()[0];
   EXPECT_EQ(r.name, "past_key.0");
@@ -94,19 +69,15 @@ TEST(QpcRetainedState, RetainedStateAndSpecializationPayloadsSurviveARoundTrip) 
 }
 
 TEST(QpcRetainedState, AContainerWithoutThemStaysVersionOne) {
-  testing::SampleContents sample;
-  const auto bytes = serializeQpc(sample.contents);
-  EXPECT_EQ(get<uint32_t>(bytes, L::kOffVersion), 1u);
-  EXPECT_EQ(get<uint32_t>(bytes, L::kOffSectionCount), 8u);
-  const auto image = QpcImage::fromBytes(bytes);
-  EXPECT_EQ(image->contents().formatVersion, 1u);
+  SampleContents sample;
+  const auto image = serializedAsVersion(sample.contents, 1, 8);
   EXPECT_TRUE(image->retainedState().empty());
 }
 
 TEST(QpcRetainedState, VersionAndSectionCountMustAgree) {
   RetainedSample sample;
   auto bytes = serializeQpc(sample.contents);
-  put<uint32_t>(bytes, L::kOffVersion, 1);  // a version-1 header over ten sections
+  writeLe<uint32_t>(bytes, L::kOffVersion, 1);  // a version-1 header over ten sections
   expectRejected(bytes, QpcErrorCode::AbsurdCount, "header.section_count");
 }
 
@@ -124,69 +95,45 @@ TEST(QpcRetainedState, WriterRejectsARetainedNameThatIsAlsoABuffer) {
 class RetainedCorruption : public ::testing::Test {
  protected:
   void SetUp() override { bytes_ = serializeQpc(sample_.contents); }
-  std::size_t retainedAt() const { return get<uint64_t>(bytes_, tableEntry(L::Section::RetainedState) + 8); }
-  std::size_t specializationAt() const {
-    return get<uint64_t>(bytes_, tableEntry(L::Section::SpecializationPayloads) + 8);
-  }
+  std::size_t specializationAt() const { return sectionOffset(bytes_, L::Section::SpecializationPayloads); }
   RetainedSample sample_;
   std::vector<std::byte> bytes_;
 };
 
-TEST_F(RetainedCorruption, BadDtype) {
-  put<uint8_t>(bytes_, retainedAt() + 16, 200);
-  fixCrc(bytes_);
-  expectRejected(bytes_, QpcErrorCode::BadValue, "retained_state[0].dtype");
-}
+const FieldDamage kRetainedDamage[] = {
+    {"BadDtype", Section, L::Section::RetainedState, 16, sizeof(uint8_t), 200, QpcErrorCode::BadValue,
+     "retained_state[0].dtype"},
+    {"SizeThatDoesNotMatchTheDims", Section, L::Section::RetainedState, 24, sizeof(uint64_t), 4096,
+     QpcErrorCode::BadValue, "retained_state[0].size"},
+    {"ZeroDimension", Section, L::Section::RetainedState, 32 + 16, sizeof(int64_t), 0, QpcErrorCode::BadValue,
+     "retained_state[0].dims[2]"},
+    {"NameOutsideTheStringTable", Section, L::Section::RetainedState, 4, sizeof(uint32_t), 100000,
+     QpcErrorCode::BadString, "retained_state[0].state_name"},
+    {"ReservedBytesSet", Section, L::Section::RetainedState, 20, sizeof(uint32_t), 1, QpcErrorCode::BadValue,
+     "retained_state[0].reserved"},
+    {"SpecializationOfAMissingProgram", Section, L::Section::SpecializationPayloads, 0, sizeof(uint32_t), 5,
+     QpcErrorCode::BadValue, "specialization_payloads[0].program_index"},
+    {"SpecializationOfCombinationZero", Section, L::Section::SpecializationPayloads, 4, sizeof(uint32_t), 0,
+     QpcErrorCode::BadValue, "specialization_payloads[0].combination"},
+    {"SpecializationOfAMissingCombination", Section, L::Section::SpecializationPayloads, 4, sizeof(uint32_t), 3,
+     QpcErrorCode::BadValue, "specialization_payloads[0].combination"},
+    {"SpecializationPayloadOutsideThePayloads", Section, L::Section::SpecializationPayloads, 8, sizeof(uint64_t),
+     1u << 30, QpcErrorCode::OutOfRange, "specialization_payloads[0].payload_offset"},
+};
 
-TEST_F(RetainedCorruption, SizeThatDoesNotMatchTheDims) {
-  put<uint64_t>(bytes_, retainedAt() + 24, 4096);
-  fixCrc(bytes_);
-  expectRejected(bytes_, QpcErrorCode::BadValue, "retained_state[0].size");
-}
+class RetainedFieldDamage : public RetainedCorruption, public ::testing::WithParamInterface<FieldDamage> {};
 
-TEST_F(RetainedCorruption, ZeroDimension) {
-  put<int64_t>(bytes_, retainedAt() + 32 + 16, 0);
-  fixCrc(bytes_);
-  expectRejected(bytes_, QpcErrorCode::BadValue, "retained_state[0].dims[2]");
-}
+TEST_P(RetainedFieldDamage, IsRejectedNamingTheField) { expectRejected(bytes_, GetParam()); }
 
-TEST_F(RetainedCorruption, NameOutsideTheStringTable) {
-  put<uint32_t>(bytes_, retainedAt() + 4, 100000);
-  fixCrc(bytes_);
-  expectRejected(bytes_, QpcErrorCode::BadString, "retained_state[0].state_name");
-}
+INSTANTIATE_TEST_SUITE_P(RetainedCorruption, RetainedFieldDamage, ::testing::ValuesIn(kRetainedDamage),
+                         [](const auto& info) { return std::string(info.param.name); });
 
-TEST_F(RetainedCorruption, ReservedBytesSet) {
-  put<uint32_t>(bytes_, retainedAt() + 20, 1);
-  fixCrc(bytes_);
-  expectRejected(bytes_, QpcErrorCode::BadValue, "retained_state[0].reserved");
-}
-
-TEST_F(RetainedCorruption, SpecializationOfAMissingProgram) {
-  put<uint32_t>(bytes_, specializationAt(), 5);
-  fixCrc(bytes_);
-  expectRejected(bytes_, QpcErrorCode::BadValue, "specialization_payloads[0].program_index");
-}
-
-TEST_F(RetainedCorruption, SpecializationOfAMissingCombination) {
-  for (uint32_t combination : {0u, 3u}) {
-    auto bytes = bytes_;
-    put<uint32_t>(bytes, specializationAt() + 4, combination);
-    fixCrc(bytes);
-    expectRejected(bytes, QpcErrorCode::BadValue, "specialization_payloads[0].combination");
-  }
-}
-
-TEST_F(RetainedCorruption, SpecializationPayloadOutsideThePayloads) {
-  put<uint64_t>(bytes_, specializationAt() + 8, 1u << 30);
-  fixCrc(bytes_);
-  expectRejected(bytes_, QpcErrorCode::OutOfRange, "specialization_payloads[0].payload_offset");
-  put<uint64_t>(bytes_, specializationAt() + 8, 0);
-  put<uint64_t>(bytes_, specializationAt() + 16, 0);
+TEST_F(RetainedCorruption, SpecializationPayloadOfNoBytes) {
+  writeLe<uint64_t>(bytes_, specializationAt() + 8, 0);
+  writeLe<uint64_t>(bytes_, specializationAt() + 16, 0);
   fixCrc(bytes_);
   expectRejected(bytes_, QpcErrorCode::OutOfRange, "specialization_payloads[0].payload_offset");
 }
-
 TEST_F(RetainedCorruption, EveryTruncationIsRejected) {
   for (std::size_t length = 0; length < bytes_.size(); length += 7) {
     EXPECT_THROW(QpcImage::fromBytes(std::span(bytes_.data(), length)), QpcFormatError) << length;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "DeviceBufferValues.hpp"
 #include "kernels/format/DeviceFormat.hpp"
 #include "kernels/format/Half.hpp"
 
@@ -64,6 +65,19 @@ std::vector<float> userValues(std::size_t n, uint32_t seed) {
 }
 
 std::vector<std::byte> guarded(std::size_t bytes) { return std::vector<std::byte>(bytes + kGuard, kFill); }
+
+// The vector path's output equals the scalar path's in its first `bytes`, and left the guard
+// bytes after them alone.
+::testing::AssertionResult matchesScalar(const std::vector<std::byte>& vector, const std::vector<std::byte>& scalar,
+                                         std::size_t bytes) {
+  for (std::size_t i = 0; i < bytes; ++i) {
+    if (vector[i] != scalar[i]) return ::testing::AssertionFailure() << "byte " << i << " differs from the scalar path";
+  }
+  for (std::size_t i = bytes; i < bytes + kGuard; ++i) {
+    if (vector[i] != kFill) return ::testing::AssertionFailure() << "guard byte " << i - bytes << " was written";
+  }
+  return ::testing::AssertionSuccess();
+}
 
 std::string describe(const Case& c, DeviceLayout layout, DType element, UserLayout user) {
   return "N=" + std::to_string(c.N) + " C=" + std::to_string(c.C) + " H=" + std::to_string(c.H) +
@@ -133,10 +147,7 @@ TEST_F(KernelsDeviceFormatPaths, PreprocessVectorMatchesScalar) {
           for (const VectorPath& p : vectorPaths()) {
             auto vector = guarded(bytes);
             userToDevice(view, userBytes, format, std::span(vector).first(bytes), p.path);
-            ASSERT_EQ(vector, scalar) << p.name << " " << describe(c, layout, element, ul);
-            for (std::size_t i = 0; i < kGuard; ++i) {
-              ASSERT_EQ(vector[bytes + i], kFill) << p.name << " " << describe(c, layout, element, ul);
-            }
+            ASSERT_TRUE(matchesScalar(vector, scalar, bytes)) << p.name << " " << describe(c, layout, element, ul);
             ++compared;
           }
         }
@@ -157,15 +168,7 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessVectorMatchesScalar) {
       for (DType element : {DType::Float16, DType::Float}) {
         // Any device content: element k is derived from values[k] (finite, or infinity for half).
         const ir::DeviceFormat format{layout, element};
-        std::vector<std::byte> device(deviceBufferBytes(dims, format));
-        for (std::size_t k = 0; k < count; ++k) {
-          if (element == DType::Float16) {
-            const uint16_t h = floatToHalf(values[k]);
-            std::memcpy(device.data() + k * 2, &h, 2);
-          } else {
-            std::memcpy(device.data() + k * 4, &values[k], 4);
-          }
-        }
+        const std::vector<std::byte> device = testing::deviceBufferHolding(dims, format, values);
         const std::vector<std::byte> deviceBefore = device;
         for (UserLayout ul : {UserLayout::NCHW, UserLayout::NHWC}) {
           const std::size_t bytes = count * sizeof(float);
@@ -175,10 +178,7 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessVectorMatchesScalar) {
           for (const VectorPath& p : vectorPaths()) {
             auto vector = guarded(bytes);
             deviceToUser(format, device, view, std::span(vector).first(bytes), p.path);
-            ASSERT_EQ(vector, scalar) << p.name << " " << describe(c, layout, element, ul);
-            for (std::size_t i = 0; i < kGuard; ++i) {
-              ASSERT_EQ(vector[bytes + i], kFill) << p.name << " " << describe(c, layout, element, ul);
-            }
+            ASSERT_TRUE(matchesScalar(vector, scalar, bytes)) << p.name << " " << describe(c, layout, element, ul);
             ASSERT_EQ(device, deviceBefore)
                 << p.name << ": the device buffer was written: " << describe(c, layout, element, ul);
             ++compared;

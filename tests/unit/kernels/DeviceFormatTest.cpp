@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "DeviceBufferValues.hpp"
 #include "kernels/DTypes.hpp"
 #include "kernels/format/DeviceFormat.hpp"
 #include "kernels/format/Half.hpp"
@@ -61,6 +62,24 @@ int64_t userIndex(const Shape& s, UserLayout layout, int64_t n, int64_t c, int64
   return layout == UserLayout::NHWC ? ((n * s.H + h) * s.W + w) * s.C + c : ((n * s.C + c) * s.H + h) * s.W + w;
 }
 
+// Calls f(n, c, h, w) for every element of `s` until a fatal failure.
+template <typename F>
+void forEachElement(const Shape& s, F&& f) {
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t c = 0; c < s.C; ++c)
+      for (int64_t h = 0; h < s.H; ++h)
+        for (int64_t w = 0; w < s.W; ++w) {
+          f(n, c, h, w);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+}
+
+// Where element (n, c, h, w) of `s` lies in a device buffer of `layout`, by the seed's formula.
+int64_t seedDeviceOffset(const Shape& s, DeviceLayout layout, int64_t n, int64_t c, int64_t h, int64_t w) {
+  return layout == DeviceLayout::Flat ? ((n * s.C + c) * s.H + h) * s.W + w
+                                      : seedOffset(s.N, s.W, s.H, s.C, layout == DeviceLayout::DHWC, n, w, h, c);
+}
+
 std::vector<ConversionPath> paths() {
   std::vector<ConversionPath> p{ConversionPath::Scalar};
   if (vectorPathAvailable()) p.push_back(ConversionPath::Vector);
@@ -73,12 +92,9 @@ TEST(KernelsDeviceFormat, OffsetMatchesSeedFormula) {
       const DeviceGeometry g = deviceGeometry({s.N, s.C, s.H, s.W}, layout);
       ASSERT_EQ(g.depth, s.N);
       ASSERT_EQ(g.channels, s.C);
-      for (int64_t d = 0; d < s.N; ++d)
-        for (int64_t c = 0; c < s.C; ++c)
-          for (int64_t h = 0; h < s.H; ++h)
-            for (int64_t w = 0; w < s.W; ++w)
-              ASSERT_EQ(deviceElementOffset(g, layout, d, w, h, c),
-                        seedOffset(s.N, s.W, s.H, s.C, layout == DeviceLayout::DHWC, d, w, h, c));
+      forEachElement(s, [&](int64_t d, int64_t c, int64_t h, int64_t w) {
+        ASSERT_EQ(deviceElementOffset(g, layout, d, w, h, c), seedDeviceOffset(s, layout, d, c, h, w));
+      });
     }
   }
 }
@@ -97,25 +113,20 @@ TEST(KernelsDeviceFormat, PreprocessFloatToHalfAndFloatEveryLayout) {
             std::vector<std::byte> device(deviceBufferBytes(dims, format));
             ASSERT_EQ(device.size(), count * ir::dtypeSize(element));
             userToDevice({"x", DType::Float, ul, dims}, std::as_bytes(std::span(user)), format, device, path);
-            for (int64_t n = 0; n < s.N; ++n)
-              for (int64_t c = 0; c < s.C; ++c)
-                for (int64_t h = 0; h < s.H; ++h)
-                  for (int64_t w = 0; w < s.W; ++w) {
-                    const int64_t off = layout == DeviceLayout::Flat
-                                            ? ((n * s.C + c) * s.H + h) * s.W + w
-                                            : seedOffset(s.N, s.W, s.H, s.C, layout == DeviceLayout::DHWC, n, w, h, c);
-                    const float v = user[static_cast<std::size_t>(userIndex(s, ul, n, c, h, w))];
-                    if (element == DType::Float16) {
-                      uint16_t got;
-                      std::memcpy(&got, device.data() + off * 2, 2);
-                      ASSERT_EQ(got, floatToHalf(v))
-                          << "C=" << s.C << " H=" << s.H << " W=" << s.W << " path " << static_cast<int>(path);
-                    } else {
-                      float got;
-                      std::memcpy(&got, device.data() + off * 4, 4);
-                      ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(v));
-                    }
-                  }
+            forEachElement(s, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+              const int64_t off = seedDeviceOffset(s, layout, n, c, h, w);
+              const float v = user[static_cast<std::size_t>(userIndex(s, ul, n, c, h, w))];
+              if (element == DType::Float16) {
+                uint16_t got;
+                std::memcpy(&got, device.data() + off * 2, 2);
+                ASSERT_EQ(got, floatToHalf(v))
+                    << "C=" << s.C << " H=" << s.H << " W=" << s.W << " path " << static_cast<int>(path);
+              } else {
+                float got;
+                std::memcpy(&got, device.data() + off * 4, 4);
+                ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(v));
+              }
+            });
           }
         }
       }
@@ -132,33 +143,19 @@ TEST(KernelsDeviceFormat, PostprocessEveryLayoutAndRoundTrip) {
       for (DType element : {DType::Float16, DType::Float}) {
         // A device buffer whose element at offset k holds a value derived from k.
         const ir::DeviceFormat format{layout, element};
-        std::vector<std::byte> device(deviceBufferBytes(dims, format));
-        std::vector<float> deviceValues = testValues(count, seed++);
-        for (std::size_t k = 0; k < count; ++k) {
-          if (element == DType::Float16) {
-            const uint16_t h = floatToHalf(deviceValues[k]);
-            std::memcpy(device.data() + k * 2, &h, 2);
-          } else {
-            std::memcpy(device.data() + k * 4, &deviceValues[k], 4);
-          }
-        }
+        const std::vector<float> deviceValues = testValues(count, seed++);
+        const std::vector<std::byte> device = testing::deviceBufferHolding(dims, format, deviceValues);
         for (UserLayout ul : {UserLayout::NCHW, UserLayout::NHWC}) {
           for (ConversionPath path : paths()) {
             std::vector<float> user(count, -1.0f);
             deviceToUser(format, device, {"y", DType::Float, ul, dims}, std::as_writable_bytes(std::span(user)), path);
-            for (int64_t n = 0; n < s.N; ++n)
-              for (int64_t c = 0; c < s.C; ++c)
-                for (int64_t h = 0; h < s.H; ++h)
-                  for (int64_t w = 0; w < s.W; ++w) {
-                    const int64_t off = layout == DeviceLayout::Flat
-                                            ? ((n * s.C + c) * s.H + h) * s.W + w
-                                            : seedOffset(s.N, s.W, s.H, s.C, layout == DeviceLayout::DHWC, n, w, h, c);
-                    const float expected = element == DType::Float16
-                                               ? halfToFloat(floatToHalf(deviceValues[static_cast<std::size_t>(off)]))
-                                               : deviceValues[static_cast<std::size_t>(off)];
-                    ASSERT_EQ(std::bit_cast<uint32_t>(user[static_cast<std::size_t>(userIndex(s, ul, n, c, h, w))]),
-                              std::bit_cast<uint32_t>(expected));
-                  }
+            forEachElement(s, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+              const auto off = static_cast<std::size_t>(seedDeviceOffset(s, layout, n, c, h, w));
+              const float expected = element == DType::Float16 ? halfToFloat(floatToHalf(deviceValues[off]))
+                                                               : deviceValues[off];
+              ASSERT_EQ(std::bit_cast<uint32_t>(user[static_cast<std::size_t>(userIndex(s, ul, n, c, h, w))]),
+                        std::bit_cast<uint32_t>(expected));
+            });
             // And back: device -> user -> device reproduces the device buffer.
             std::vector<std::byte> again(device.size());
             userToDevice({"y", DType::Float, ul, dims}, std::as_bytes(std::span(user)), format, again, path);

@@ -14,6 +14,13 @@ namespace qaic::kernels::test {
 
 using Json = nlohmann::json;
 
+// conv2d attributes of a 3x3 kernel, stride 1, padded by 1 on every side: the output keeps the
+// input's height and width.
+inline Json sameSizeConv3x3(int64_t group = 1) {
+  return {{"group", group},          {"size", {3, 3}},     {"stride", {1, 1}},
+          {"padding", {1, 1, 1, 1}}, {"dilation", {1, 1}}, {"autopad", "NOTSET"}};
+}
+
 struct HostTensor {
   ir::DType dtype = ir::DType::Float;
   ir::Dims dims;

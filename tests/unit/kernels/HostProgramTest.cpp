@@ -224,13 +224,7 @@ TEST(KernelsHostProgram, ThreadBoundKeepsResultsAndRestoresTheCallersSetting) {
   g.input("x", "TL_FLOAT", {1, 8, 16, 16})
       .create("w", "TL_FLOAT", {8, 8, 3, 3}, {0}, {-1, 1})
       .create("b", "TL_FLOAT", {8}, {0})
-      .op("conv", "conv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}},
-          {{"group", 1},
-           {"size", {3, 3}},
-           {"stride", {1, 1}},
-           {"padding", {1, 1, 1, 1}},
-           {"dilation", {1, 1}},
-           {"autopad", "NOTSET"}})
+      .op("conv", "conv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}}, sameSizeConv3x3())
       .output("y", "TL_FLOAT", {1, 8, 16, 16});
   const ir::Graph graph = g.graph();
   BuildOptions one, two;

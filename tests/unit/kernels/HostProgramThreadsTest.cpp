@@ -35,12 +35,7 @@ struct Net {
         .create("cw", "TL_FLOAT", {kOut, kInPerGroup, 3, 3}, toDoubles(convWeight))
         .create("cb", "TL_FLOAT", {kOut}, toDoubles(convBias))
         .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}},
-            {{"group", kGroups},
-             {"size", {3, 3}},
-             {"stride", {1, 1}},
-             {"padding", {1, 1, 1, 1}},
-             {"dilation", {1, 1}},
-             {"autopad", "NOTSET"}})
+            sameSizeConv3x3(kGroups))
         .op("pool", "maxpool2d", {{"src", "c"}}, {{"dst", "p"}},
             {{"size", {3, 3}}, {"stride", {2, 2}}, {"padding", {1, 1, 1, 1}}, {"autopad", "NOTSET"}})
         .op("flat", "flatten", {{"src", "p"}}, {{"dst", "f"}}, {{"axis", 1}})
@@ -86,19 +81,30 @@ Outputs runOnce(HostProgram& program, const std::vector<float>& x) {
   return out;
 }
 
-// Runs `f` on a new thread and waits for it; an exception thrown there is rethrown here.
+// Runs f(0) ... f(count - 1) on `count` new threads at once and waits for them all; the first
+// exception thrown there is rethrown here.
+template <typename F>
+void onNewThreads(int count, F&& f) {
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(count));
+  std::vector<std::thread> workers;
+  for (int k = 0; k < count; ++k) {
+    workers.emplace_back([&f, &errors, k] {
+      try {
+        f(k);
+      } catch (...) {
+        errors[static_cast<std::size_t>(k)] = std::current_exception();
+      }
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+}
+
 template <typename F>
 void onNewThread(F&& f) {
-  std::exception_ptr error;
-  std::thread worker([&] {
-    try {
-      f();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  });
-  worker.join();
-  if (error) std::rethrow_exception(error);
+  onNewThreads(1, [&f](int) { f(); });
 }
 
 void expectBitEqual(const Outputs& got, const Outputs& want, const char* where) {
@@ -145,28 +151,14 @@ TEST(KernelsHostProgramThreads, ProgramsBuiltOnOneThreadRunConcurrentlyOnTwo) {
     reference = runOnce(*first, net.x);
   });
   constexpr int kRuns = 20;
-  std::vector<Outputs> firstRuns, secondRuns;
-  std::exception_ptr firstError, secondError;
-  auto runner = [&](HostProgram& program, std::vector<Outputs>& runs, std::exception_ptr& error) {
-    return std::thread([&] {
-      try {
-        for (int i = 0; i < kRuns; ++i) runs.push_back(runOnce(program, net.x));
-      } catch (...) {
-        error = std::current_exception();
-      }
-    });
-  };
-  std::thread a = runner(*first, firstRuns, firstError);
-  std::thread b = runner(*second, secondRuns, secondError);
-  a.join();
-  b.join();
-  if (firstError) std::rethrow_exception(firstError);
-  if (secondError) std::rethrow_exception(secondError);
-  ASSERT_EQ(firstRuns.size(), static_cast<std::size_t>(kRuns));
-  ASSERT_EQ(secondRuns.size(), static_cast<std::size_t>(kRuns));
-  for (int i = 0; i < kRuns; ++i) {
-    expectBitEqual(firstRuns[i], reference, "first program");
-    expectBitEqual(secondRuns[i], reference, "second program");
+  HostProgram* programs[2] = {first.get(), second.get()};
+  std::vector<Outputs> runs[2];
+  onNewThreads(2, [&](int k) {
+    for (int i = 0; i < kRuns; ++i) runs[k].push_back(runOnce(*programs[k], net.x));
+  });
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(runs[k].size(), static_cast<std::size_t>(kRuns));
+    for (const auto& outputs : runs[k]) expectBitEqual(outputs, reference, k == 0 ? "first program" : "second program");
   }
 }
 
@@ -195,13 +187,7 @@ TEST(KernelsHostProgramThreads, ProgramsSharingPackedConstantsBuildAndRunConcurr
   g.input("x", "TL_FLOAT", {1, kIn, kSize, kSize})
       .create("cw", "TL_FLOAT", {kOut, kInPerGroup, 3, 3}, {}, {0, 0}, true)
       .create("cb", "TL_FLOAT", {kOut}, toDoubles(net.convBias))
-      .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}},
-          {{"group", kGroups},
-           {"size", {3, 3}},
-           {"stride", {1, 1}},
-           {"padding", {1, 1, 1, 1}},
-           {"dilation", {1, 1}},
-           {"autopad", "NOTSET"}})
+      .op("conv", "conv2d", {{"src", "x"}, {"weight", "cw"}, {"bias", "cb"}}, {{"dst", "c"}}, sameSizeConv3x3(kGroups))
       .op("flat", "flatten", {{"src", "c"}}, {{"dst", "f"}}, {{"axis", 1}})
       .create("fw", "TL_FLOAT", {kOut * kSize * kSize, kClasses}, {}, {0, 0}, true)
       .create("fb", "TL_FLOAT", {kClasses}, toDoubles(net.fcBias))
@@ -231,38 +217,11 @@ TEST(KernelsHostProgramThreads, ProgramsSharingPackedConstantsBuildAndRunConcurr
   BuildOptions options;
   options.packing = makeConstantPacking();
   std::unique_ptr<HostProgram> programs[2];
-  std::exception_ptr errors[2];
   std::vector<Outputs> runs[2];
-  const auto build = [&](int k) {
-    return std::thread([&, k] {
-      try {
-        programs[k] = HostProgram::build(graph, lookup, options);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    });
-  };
-  std::thread b0 = build(0), b1 = build(1);
-  b0.join();
-  b1.join();
-  for (auto& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
-  const auto run = [&](int k) {
-    return std::thread([&, k] {
-      try {
-        for (int i = 0; i < 10; ++i) runs[k].push_back(runOnce(*programs[k], net.x));
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    });
-  };
-  std::thread r0 = run(0), r1 = run(1);
-  r0.join();
-  r1.join();
-  for (auto& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
+  onNewThreads(2, [&](int k) { programs[k] = HostProgram::build(graph, lookup, options); });
+  onNewThreads(2, [&](int k) {
+    for (int i = 0; i < 10; ++i) runs[k].push_back(runOnce(*programs[k], net.x));
+  });
   for (int k = 0; k < 2; ++k) {
     ASSERT_EQ(runs[k].size(), 10u);
     for (const auto& outputs : runs[k]) expectBitEqual(outputs, reference, k == 0 ? "first program" : "second program");

@@ -66,13 +66,7 @@ ir::Graph convNet(bool alsoOutputWeight) {
   g.input("x", "TL_FLOAT", {1, 16, 8, 8})
       .create("w", "TL_FLOAT", {16, 16, 3, 3}, {}, {0, 0}, true)
       .create("b", "TL_FLOAT", {16}, {0.5})
-      .op("conv", "conv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}},
-          {{"group", 1},
-           {"size", {3, 3}},
-           {"stride", {1, 1}},
-           {"padding", {1, 1, 1, 1}},
-           {"dilation", {1, 1}},
-           {"autopad", "NOTSET"}})
+      .op("conv", "conv2d", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}}, sameSizeConv3x3())
       .output("y", "TL_FLOAT", {1, 16, 8, 8});
   if (alsoOutputWeight) {
     g.op("plain", "reshape", {{"src", "w"}}, {{"dst", "wflat"}}, {{"dims", {16 * 16 * 9}}})

@@ -190,62 +190,41 @@ TEST_F(BatchJsonTest, EveryMalformedCaseNamesSetEntryAndField) {
   // Found by fuzz_batch_json: a number too large for a double escaped as nlohmann's out_of_range.
   EXPECT_NE(errorOf("5e0555000500#", net).find("not valid JSON"), std::string::npos);
   EXPECT_NE(errorOf(R"({"files": []})", net).find("\"IO-files\""), std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "data-type": "float", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("IO set 0, entry 1, field \"path\": missing"),
-            std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type": "double", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("entry 1, field \"data-type\": unknown data type"),
-            std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"data-type\": missing"),
-            std::string::npos);
-  EXPECT_NE(
-      errorOf(
-          bad(R"({ "path":"input0.raw", "data-type":"float", "elem-size": 2, "io-direction":"in", "map-to":"in0" })"),
-          net)
-          .find("field \"elem-size\": 2 disagrees with data-type"),
-      std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"int64_t", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"data-type\": element size 8 but network buffer 'in0' has 4"),
-            std::string::npos);
-  EXPECT_NE(
-      errorOf(
-          bad(R"({ "path":"input0.raw", "dims":[1,1,1,1,1,1,1,1,4], "data-type":"float", "io-direction":"in", "map-to":"in0" })"),
-          net)
-          .find("field \"dims\": 9 entries (1 to 8 allowed)"),
-      std::string::npos);
-  EXPECT_NE(
-      errorOf(bad(R"({ "path":"input0.raw", "dims":[], "data-type":"float", "io-direction":"in", "map-to":"in0" })"),
-              net)
-          .find("field \"dims\": empty array"),
-      std::string::npos);
-  EXPECT_NE(
-      errorOf(bad(R"({ "path":"input0.raw", "dims":[5], "data-type":"float", "io-direction":"in", "map-to":"in0" })"),
-              net)
-          .find("field \"dims\""),
-      std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"inX" })"), net)
-                .find("field \"map-to\": no network buffer named 'inX'"),
-            std::string::npos);
-  EXPECT_NE(errorOf(bad(ok1), net).find("entry 1, field \"map-to\": 'in1' appears twice"), std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"missing.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"path\": cannot read file"),
-            std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"short.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" })"), net)
-                .find("field \"path\": '" + (dir_ / "short.raw").string() + "' has 12 bytes, expected 16"),
-            std::string::npos);
-  EXPECT_NE(
-      errorOf(
-          bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"in0", "skip-validation": true })"),
-          net)
-          .find("field \"skip-validation\": valid only on output entries"),
-      std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"up", "map-to":"in0" })"), net)
-                .find("field \"io-direction\""),
-            std::string::npos);
-  EXPECT_NE(errorOf(bad(R"({ "path":"input0.raw", "data-type":"float", "io-direction":"out", "map-to":"in0" })"), net)
-                .find("field \"io-direction\": 'in0' is an input"),
-            std::string::npos);
+  // A second entry after a valid one, and what the refusal must say about it.
+  const std::pair<std::string, std::string> malformed[] = {
+      {R"({ "data-type": "float", "io-direction":"in", "map-to":"in0" })",
+       "IO set 0, entry 1, field \"path\": missing"},
+      {R"({ "path":"input0.raw", "data-type": "double", "io-direction":"in", "map-to":"in0" })",
+       "entry 1, field \"data-type\": unknown data type"},
+      {R"({ "path":"input0.raw", "io-direction":"in", "map-to":"in0" })", "field \"data-type\": missing"},
+      {R"({ "path":"input0.raw", "data-type":"float", "elem-size": 2, "io-direction":"in", "map-to":"in0" })",
+       "field \"elem-size\": 2 disagrees with data-type"},
+      {R"({ "path":"input0.raw", "data-type":"int64_t", "io-direction":"in", "map-to":"in0" })",
+       "field \"data-type\": element size 8 but network buffer 'in0' has 4"},
+      {R"({ "path":"input0.raw", "dims":[1,1,1,1,1,1,1,1,4], "data-type":"float", "io-direction":"in", "map-to":"in0" })",
+       "field \"dims\": 9 entries (1 to 8 allowed)"},
+      {R"({ "path":"input0.raw", "dims":[], "data-type":"float", "io-direction":"in", "map-to":"in0" })",
+       "field \"dims\": empty array"},
+      {R"({ "path":"input0.raw", "dims":[5], "data-type":"float", "io-direction":"in", "map-to":"in0" })",
+       "field \"dims\""},
+      {R"({ "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"inX" })",
+       "field \"map-to\": no network buffer named 'inX'"},
+      {ok1, "entry 1, field \"map-to\": 'in1' appears twice"},
+      {R"({ "path":"missing.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" })",
+       "field \"path\": cannot read file"},
+      {R"({ "path":"short.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" })",
+       "field \"path\": '" + (dir_ / "short.raw").string() + "' has 12 bytes, expected 16"},
+      {R"({ "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"in0", "skip-validation": true })",
+       "field \"skip-validation\": valid only on output entries"},
+      {R"({ "path":"input0.raw", "data-type":"float", "io-direction":"up", "map-to":"in0" })",
+       "field \"io-direction\""},
+      {R"({ "path":"input0.raw", "data-type":"float", "io-direction":"out", "map-to":"in0" })",
+       "field \"io-direction\": 'in0' is an input"},
+  };
+  for (const auto& [entry, mention] : malformed) {
+    const std::string error = errorOf(bad(entry), net);
+    EXPECT_NE(error.find(mention), std::string::npos) << entry << "\n" << error;
+  }
   // Output files matter only when -c compares them.
   const std::string withOutput = R"({"IO-files": [[)" + ok1 +
                                  R"(, { "path":"input0.raw", "data-type":"float", "io-direction":"in", "map-to":"in0" },
