@@ -6,15 +6,6 @@
 namespace qaic::onnx::test {
 namespace {
 
-std::string importError(const ModelBuilder& b, const ImportOptions& options = {}) {
-  try {
-    b.import(options);
-  } catch (const ImportError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 TEST(OnnxErrors, EveryUnsupportedOperatorIsListedOnce) {
   ModelBuilder b;
   b.input("x", {1, 1, 4, 4}).output("y");

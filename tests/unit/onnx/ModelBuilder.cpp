@@ -77,6 +77,15 @@ ImportedModel ModelBuilder::import(const ImportOptions& options) const {
   return importOnnxBytes(std::as_bytes(std::span(data.data(), data.size())), options, "test.onnx");
 }
 
+std::string importError(const ModelBuilder& b, const ImportOptions& options) {
+  try {
+    b.import(options);
+  } catch (const ImportError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
 void setAttr(pb::NodeProto& node, const std::string& name, int64_t value) {
   auto* a = node.add_attribute();
   a->set_name(name);

@@ -34,6 +34,9 @@ class ModelBuilder {
   ::onnx::ModelProto model_;
 };
 
+// The ImportError's message of importing `b`, or "<no error>".
+std::string importError(const ModelBuilder& b, const ImportOptions& options = {});
+
 void setAttr(::onnx::NodeProto& node, const std::string& name, int64_t value);
 void setAttr(::onnx::NodeProto& node, const std::string& name, float value);
 void setAttr(::onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values);
