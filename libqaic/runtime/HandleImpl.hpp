@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -81,6 +82,9 @@ class HandleImpl final : public InferenceHandle {
   // Notified (under the set's lock) when this handle completes or the set shuts down; waited on
   // with the set's mutex by getCompletedId and waitForCompletion(handle).
   std::condition_variable completed;
+  // Set when the inference in flight completes (with the state, under `mutex`), cleared when it
+  // is submitted: what a spinning waiter reads without the locks.
+  std::atomic<bool> concluded{false};
 
   // User side (Acquired only).
   std::vector<QBuffer> buffers;

@@ -318,10 +318,13 @@ void Pipeline::chooseDirect(HandleImpl& h) {
   h.work.direct.assign(n, 0);
   h.work.directBytes.assign(n, 0);
   h.work.dma.assign(n, nullptr);
+  bool anyDma = false;
   for (std::size_t i = 0; i < n; ++i)
-    if (h.present[i] && h.buffers[i].type == QBUFFER_TYPE_DMABUF)
+    if (h.present[i] && h.buffers[i].type == QBUFFER_TYPE_DMABUF) {
       h.work.dma[i] = context_.dmaBufferOn(h.buffers[i].handle, node_, "buffer '" + layout_.buffers[i].name + "'");
-  if (!config_.zeroCopy) return;
+      anyDma = true;
+    }
+  if (!config_.zeroCopy || !anyDma) return;  // (the ring's target costs its lock)
   const auto target = ring_.target();
   if (!target) return;
   for (std::size_t i = 0; i < n; ++i) {
