@@ -180,7 +180,7 @@ bool DbcWindow::spinForResponse(uint32_t ticket, std::chrono::nanoseconds limit)
   const auto until = std::chrono::steady_clock::now() + limit;
   for (unsigned turn = 0;; ++turn) {
     if (responsesPending() || responseFutexValue() != ticket) return true;
-    if (std::chrono::steady_clock::now() >= until) return false;
+    if (spinExpired(turn, until)) return false;
     spinTurn(turn);
   }
 }

@@ -1,6 +1,8 @@
 // The state of one InferenceHandle: its life-cycle state, the user's buffers, dims and dropped
 // buffers, the outcome and stage durations of its last inference, and its staging buffer
-// objects on the device. `mutex` guards everything; the owning set takes its own lock first.
+// objects on the device. `mutex` guards everything; the owning set takes its own lock first. The
+// life-cycle fields (state, requestId, viaNotify, retrieved) change only under both locks, so the
+// set reads them under its own.
 #pragma once
 
 #include <array>

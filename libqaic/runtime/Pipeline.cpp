@@ -353,7 +353,8 @@ void Pipeline::preprocess(HandleImpl& h) {
   for (std::size_t i = 0; i < layout_.buffers.size(); ++i) {
     const StagedBuffer& b = layout_.buffers[i];
     if (!b.isInput || !h.present[i] || h.work.direct[i] != 0) continue;
-    if (deviceBytes(b, h.submittedDims[i]) > b.deviceSize)
+    const uint64_t bytes = deviceBytes(b, h.submittedDims[i]);
+    if (bytes > b.deviceSize)
       throw Error(QS_BUFFER_DIMS, "buffer '" + b.name + "': dims " + formatDims(h.submittedDims[i]) +
                                       " need more device memory than the program reserved");
     const kernels::UserBufferView view{b.name, b.userType, b.userLayout, toIrDims(h.submittedDims[i])};
@@ -363,7 +364,7 @@ void Pipeline::preprocess(HandleImpl& h) {
     } catch (const kernels::FormatError& e) {
       throw Error(QS_BUFFER_SIZE, std::string("preprocess: ") + e.what());
     }
-    h.work.hostCopiedBytes += deviceBytes(b, h.submittedDims[i]);
+    h.work.hostCopiedBytes += bytes;
   }
 }
 

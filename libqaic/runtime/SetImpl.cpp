@@ -201,7 +201,7 @@ void SetImpl::spinForHandle(HandleImpl& handle, RequestRing& ring, driver::DbcWi
   for (unsigned turn = 0;; ++turn) {
     if ((found = handle.concluded.load(std::memory_order_acquire))) break;
     if (window.responsesPending() && ring.tryDrain()) continue;
-    if (Clock::now() >= until || shuttingDown()) break;
+    if (driver::spinExpired(turn, until) || shuttingDown()) break;
     driver::spinTurn(turn);
   }
   spin.result(found);
@@ -378,7 +378,6 @@ HandleImpl* SetImpl::soleCandidate(uint64_t requestId) const {
   HandleImpl* sole = nullptr;
   for (const auto& h : handles_) {
     HandleImpl& impl = *h;
-    std::lock_guard handleLock(impl.mutex);
     if (impl.requestId != requestId || impl.viaNotify) continue;
     const HandleState state = impl.state.state();
     if (state != HandleState::Submitted && !(state == HandleState::Completed && !impl.retrieved)) continue;
@@ -391,10 +390,11 @@ HandleImpl* SetImpl::soleCandidate(uint64_t requestId) const {
 QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs) {
   std::unique_lock lock(mutex_);
   handle.reset();
+  // The handles' own locks are not needed to read these fields: every change of a handle's
+  // state, request id and retrieval holds the set's lock too.
   auto find = [&](bool completedOnly) -> int {
     for (const auto& h : handles_) {
-      HandleImpl& impl = *h;
-      std::lock_guard handleLock(impl.mutex);
+      const HandleImpl& impl = *h;
       if (impl.requestId != requestId || impl.viaNotify) continue;
       const HandleState state = impl.state.state();
       if (state == HandleState::Completed && !impl.retrieved) return static_cast<int>(impl.index());
