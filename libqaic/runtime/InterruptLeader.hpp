@@ -64,6 +64,11 @@ class InterruptLeader {
     InterruptLeader& leader_;
   };
   uint32_t spinners() const { return spinners_.load(std::memory_order_relaxed); }
+  // Whether those spins find their completions, shared by the queue's waiters: one waiter's
+  // success puts them all back to spinning. Per thread, a spin that ran out during a burst of
+  // load kept each thread on the sleeping path, where completions come too late for its short
+  // probes, and Throughput/threads:4 stayed at a third of its rate (bimodal runs).
+  driver::AdaptiveSpin& waiterSpin() { return waiterSpin_; }
 
  private:
   std::atomic<bool> leading_{false};
@@ -73,6 +78,7 @@ class InterruptLeader {
   std::atomic<bool> asleep_{false};
   std::atomic<std::size_t> inFlight_{0};
   std::atomic<uint32_t> spinners_{0};
+  driver::AdaptiveSpin waiterSpin_;
   driver::AdaptiveSpin spin_;  // the leader's only (leading_ orders one leader after another)
   std::mutex mutex_;           // guards window_ and leader_ against wake()
   std::shared_ptr<driver::DbcWindow> window_;

@@ -190,9 +190,7 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lo
 
 void SetImpl::spinForHandle(HandleImpl& handle, RequestRing& ring, driver::DbcWindow& window,
                             Clock::time_point deadline) {
-  // Per thread: whether spinning found the completion in time is a property of the caller's
-  // pattern (how many requests it keeps ahead of its own), not of the handle.
-  thread_local driver::AdaptiveSpin spin;
+  driver::AdaptiveSpin& spin = ring.interruptLeader().waiterSpin();
   const auto spinFor = spin.spinFor(kHostSpin);
   if (spinFor <= std::chrono::nanoseconds::zero()) return;
   const auto until = std::min(deadline, Clock::now() + spinFor);
