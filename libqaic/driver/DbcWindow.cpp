@@ -84,6 +84,13 @@ uint32_t DbcWindow::requestSlotsFree() const {
 }
 
 Result<void> DbcWindow::submit(std::span<const RequestElement> elements) {
+  auto wake = enqueue(elements);
+  if (!wake) return wake.sysError();
+  if (*wake) ringDoorbell();
+  return {};
+}
+
+Result<bool> DbcWindow::enqueue(std::span<const RequestElement> elements) {
   const DeviceStatus status = deviceStatus();
   if (status == DeviceStatus::Removed || status == DeviceStatus::Stopped)
     return SysError{ENODEV, "DBC " + std::to_string(dbcId_) + " submit"};
@@ -102,12 +109,15 @@ Result<void> DbcWindow::submit(std::span<const RequestElement> elements) {
   // Release: the device that sees the new tail also sees the elements before it.
   storeRegister(kRegRequestTail, slot);
   // Sequentially consistent with the device's store of the sleeping flag before it reads the
-  // futex word and the tail: either this load sees the flag, or the device sees the new tail.
+  // futex word and the tail: either this exchange sees the flag, or the device sees the new
+  // tail. The exchange claims the wake-up: a later doorbell that finds the flag cleared leaves
+  // it to the claimer, whose FUTEX_WAKE comes after its own increment; the device stores the
+  // flag again before every sleep, so it sees every tail stored before that store.
   registerRef(kRegDoorbellFutex).fetch_add(1, std::memory_order_seq_cst);
-  if (registerRef(kRegDeviceSleeping).load(std::memory_order_seq_cst) == 0) return {};
-  futexWakeShared(registerWord(kRegDoorbellFutex));
-  return {};
+  return registerRef(kRegDeviceSleeping).exchange(0, std::memory_order_seq_cst) != 0;
 }
+
+void DbcWindow::ringDoorbell() { futexWakeShared(registerWord(kRegDoorbellFutex)); }
 
 Result<std::size_t> DbcWindow::takeResponses(std::span<ResponseElement> out) {
   // The tail is read, and the head stored below, sequentially consistent: a drain ends with a
@@ -148,9 +158,9 @@ void DbcWindow::waitForResponse(uint32_t seen, std::chrono::nanoseconds timeout)
   futexWaitShared(registerWord(kRegResponseFutex), seen, timeout);
 }
 
-void DbcWindow::wakeResponseWaiters() {
+void DbcWindow::wakeResponseWaiters(bool sleepers) {
   registerRef(kRegResponseFutex).fetch_add(1, std::memory_order_seq_cst);
-  futexWakeShared(registerWord(kRegResponseFutex));
+  if (sleepers) futexWakeShared(registerWord(kRegResponseFutex));
 }
 
 bool DbcWindow::devicePolls() const { return loadRegister(kRegDatapathPolling) != 0; }
@@ -170,7 +180,7 @@ bool DbcWindow::spinForResponse(uint32_t ticket, std::chrono::nanoseconds limit)
   const auto until = std::chrono::steady_clock::now() + limit;
   for (unsigned turn = 0;; ++turn) {
     if (responsesPending() || responseFutexValue() != ticket) return true;
-    if (std::chrono::steady_clock::now() >= until) return false;
+    if (spinExpired(turn, until)) return false;
     spinTurn(turn);
   }
 }

@@ -41,6 +41,13 @@ class DbcWindow {
   // registers are out of range (a device fault, not a client bug), ENODEV when the device
   // reports itself removed or stopped.
   Result<void> submit(std::span<const RequestElement> elements);
+  // submit() in two steps, so that the system call of the wake-up can run outside the caller's
+  // lock: enqueue() writes the elements and advances the tail (the same errors), and returns
+  // true when this call claimed the device's wake-up (the device announced it may sleep, and
+  // this call cleared that announcement); the caller then calls ringDoorbell(). Of several
+  // doorbells rung while the device sleeps only the first makes the system call.
+  Result<bool> enqueue(std::span<const RequestElement> elements);
+  void ringDoorbell();
   // Copies up to out.size() responses and frees their slots; returns how many. The device
   // interrupts only when the FIFO it appends to was empty, so a drain must go on until a call
   // returns 0: a response appended while a batch is taken raises no interrupt of its own.
@@ -57,8 +64,9 @@ class DbcWindow {
   // Sleeps while the response futex word still holds `seen`, at most `timeout` (FutexRing.hpp:
   // through io_uring where the kernel has futex operations).
   void waitForResponse(uint32_t seen, std::chrono::nanoseconds timeout) const;
-  // Changes the word and wakes every thread in waitForResponse (a host thread's own wake-up).
-  void wakeResponseWaiters();
+  // Changes the word and, with `sleepers`, wakes every thread in waitForResponse (a host thread's
+  // own wake-up). A thread that has not gone to sleep yet, or spins, finds the word changed.
+  void wakeResponseWaiters(bool sleepers = true);
 
   // The polling data path (module parameter datapath_polling; docs/device-protocol.md section
   // 3): whether the device polls the ring, and its poll interval, which bounds a host spin.

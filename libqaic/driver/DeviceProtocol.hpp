@@ -63,8 +63,10 @@ inline constexpr std::size_t kRegResponseHead = 0x8;    // host writes
 inline constexpr std::size_t kRegResponseTail = 0xC;    // device writes
 inline constexpr std::size_t kRegDoorbellFutex = 0x10;  // host increments + FUTEX_WAKE
 inline constexpr std::size_t kRegDeviceStatus = 0x14;   // device writes, DeviceStatus
-// Device writes: nonzero while the channel may sleep on the doorbell futex, so a doorbell needs
-// FUTEX_WAKE; zero while it processes the ring, so the doorbell skips the syscall.
+// Device sets: nonzero while the channel may sleep on the doorbell futex, so a doorbell needs
+// FUTEX_WAKE; zero while it processes the ring, so the doorbell skips the syscall. The host
+// thread whose doorbell finds it nonzero clears it (an atomic exchange) and makes the one wake-up
+// call; the device sets it again before every sleep.
 inline constexpr std::size_t kRegDeviceSleeping = 0x18;
 // Host writes: how many host threads wait on the response futex below instead of the eventfd.
 // While it is nonzero the device, when the response FIFO goes from empty to non-empty, bumps the

@@ -56,24 +56,38 @@ inline bool spinningCanHelp() {
 // restores full spins when it finds what it waits for (two threads placed on one CPU, or a peer
 // slower than the spin, turn the spin into pure delay: a full 1 ms spin retried every 8th wait
 // measured 260 us per tiny inference).
+// Several threads may share one (the synchronous waiters of a queue): what one spin found
+// decides for all of them, relaxed atomics, as a hint.
 class AdaptiveSpin {
  public:
   // How long to spin now: `full`, a probe of full / 16, or zero.
   std::chrono::nanoseconds spinFor(std::chrono::nanoseconds full) {
     if (!spinningCanHelp()) return {};
-    if (worked_) return full;
-    return ++skipped_ % kSpinRetry == 0 ? full / 16 : std::chrono::nanoseconds::zero();
+    if (worked_.load(std::memory_order_relaxed)) return full;
+    return (skipped_.fetch_add(1, std::memory_order_relaxed) + 1) % kSpinRetry == 0 ? full / 16
+                                                                                    : std::chrono::nanoseconds::zero();
   }
-  void result(bool found) { worked_ = found; }
+  void result(bool found) { worked_.store(found, std::memory_order_relaxed); }
 
  private:
   static constexpr unsigned kSpinRetry = 8;
-  bool worked_ = true;
-  unsigned skipped_ = 0;
+  std::atomic<bool> worked_{true};
+  std::atomic<unsigned> skipped_{0};
 };
 
+// The first turns of a spin pause the CPU; the later ones yield it (spinTurn).
+inline constexpr unsigned kPauseTurns = 64;
+
+// Whether a bounded spin at `turn` has run past `until`. While the turns pause, the clock is read
+// every 16th turn only: a read costs about as much as the turns between two reads, and spinners
+// that read it every turn spent a quarter of their CPU time in clock_gettime (perf,
+// Throughput/threads:4). A yield may give the CPU away for a whole time slice: after each.
+inline bool spinExpired(unsigned turn, std::chrono::steady_clock::time_point until) {
+  return (turn >= kPauseTurns || turn % 16 == 0) && std::chrono::steady_clock::now() >= until;
+}
+
 inline void spinTurn(unsigned turn) {
-  if (turn < 64) {
+  if (turn < kPauseTurns) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif

@@ -1,9 +1,12 @@
 // The state of one InferenceHandle: its life-cycle state, the user's buffers, dims and dropped
 // buffers, the outcome and stage durations of its last inference, and its staging buffer
-// objects on the device. `mutex` guards everything; the owning set takes its own lock first.
+// objects on the device. `mutex` guards everything; the owning set takes its own lock first. The
+// life-cycle fields (state, requestId, viaNotify, retrieved) change only under both locks, so the
+// set reads them under its own.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -81,6 +84,9 @@ class HandleImpl final : public InferenceHandle {
   // Notified (under the set's lock) when this handle completes or the set shuts down; waited on
   // with the set's mutex by getCompletedId and waitForCompletion(handle).
   std::condition_variable completed;
+  // Set when the inference in flight completes (with the state, under `mutex`), cleared when it
+  // is submitted: what a spinning waiter reads without the locks.
+  std::atomic<bool> concluded{false};
 
   // User side (Acquired only).
   std::vector<QBuffer> buffers;

@@ -44,8 +44,11 @@ void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline, std::ch
   // Announce, then look: a response the device pushed before it saw the announcement raised the
   // eventfd instead (the completion thread takes it too), and it is visible to this check.
   window.announceHostWaiting(true);
-  if (!window.responsesPending())
+  if (!window.responsesPending()) {
+    asleep_.store(true, std::memory_order_seq_cst);
     window.waitForResponse(ticket, std::clamp<std::chrono::nanoseconds>(left(), {}, longestSleep));
+    asleep_.store(false, std::memory_order_relaxed);
+  }
   // Withdraw; the caller's drain then finds a response pushed while the device still saw the
   // announcement, which raised no eventfd.
   window.announceHostWaiting(false);
@@ -55,7 +58,8 @@ void InterruptLeader::await(uint32_t ticket, Clock::time_point deadline, std::ch
 void InterruptLeader::wake() {
   if (!leading_.load()) return;
   std::lock_guard lock(mutex_);
-  if (window_ && leader_ != std::this_thread::get_id()) window_->wakeResponseWaiters();
+  if (window_ && leader_ != std::this_thread::get_id())
+    window_->wakeResponseWaiters(asleep_.load(std::memory_order_seq_cst));
 }
 
 }  // namespace qaic::rt

@@ -51,9 +51,34 @@ class InterruptLeader {
   // wait is long and the CPU is better left to the threads that prepare the next requests.
   void setRequestsInFlight(std::size_t count) { inFlight_.store(count, std::memory_order_relaxed); }
 
+  // Waiters spinning for their handle on the polling data path (they drain what they see, so the
+  // completion thread need not spin as well).
+  class Spinning {
+   public:
+    explicit Spinning(InterruptLeader& leader) : leader_(leader) { leader_.spinners_.fetch_add(1); }
+    ~Spinning() { leader_.spinners_.fetch_sub(1); }
+    Spinning(const Spinning&) = delete;
+    Spinning& operator=(const Spinning&) = delete;
+
+   private:
+    InterruptLeader& leader_;
+  };
+  uint32_t spinners() const { return spinners_.load(std::memory_order_relaxed); }
+  // Whether those spins find their completions, shared by the queue's waiters: one waiter's
+  // success puts them all back to spinning. Per thread, a spin that ran out during a burst of
+  // load kept each thread on the sleeping path, where completions come too late for its short
+  // probes, and Throughput/threads:4 stayed at a third of its rate (bimodal runs).
+  driver::AdaptiveSpin& waiterSpin() { return waiterSpin_; }
+
  private:
   std::atomic<bool> leading_{false};
+  // The leader is in (or about to enter) its futex wait: only then does wake() need the system
+  // call. Set before the wait, whose in-kernel comparison of the word then sees any wake()'s
+  // change that did not see the flag.
+  std::atomic<bool> asleep_{false};
   std::atomic<std::size_t> inFlight_{0};
+  std::atomic<uint32_t> spinners_{0};
+  driver::AdaptiveSpin waiterSpin_;
   driver::AdaptiveSpin spin_;  // the leader's only (leading_ orders one leader after another)
   std::mutex mutex_;           // guards window_ and leader_ against wake()
   std::shared_ptr<driver::DbcWindow> window_;

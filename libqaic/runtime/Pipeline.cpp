@@ -318,10 +318,13 @@ void Pipeline::chooseDirect(HandleImpl& h) {
   h.work.direct.assign(n, 0);
   h.work.directBytes.assign(n, 0);
   h.work.dma.assign(n, nullptr);
+  bool anyDma = false;
   for (std::size_t i = 0; i < n; ++i)
-    if (h.present[i] && h.buffers[i].type == QBUFFER_TYPE_DMABUF)
+    if (h.present[i] && h.buffers[i].type == QBUFFER_TYPE_DMABUF) {
       h.work.dma[i] = context_.dmaBufferOn(h.buffers[i].handle, node_, "buffer '" + layout_.buffers[i].name + "'");
-  if (!config_.zeroCopy) return;
+      anyDma = true;
+    }
+  if (!config_.zeroCopy || !anyDma) return;  // (the ring's target costs its lock)
   const auto target = ring_.target();
   if (!target) return;
   for (std::size_t i = 0; i < n; ++i) {
@@ -350,7 +353,8 @@ void Pipeline::preprocess(HandleImpl& h) {
   for (std::size_t i = 0; i < layout_.buffers.size(); ++i) {
     const StagedBuffer& b = layout_.buffers[i];
     if (!b.isInput || !h.present[i] || h.work.direct[i] != 0) continue;
-    if (deviceBytes(b, h.submittedDims[i]) > b.deviceSize)
+    const uint64_t bytes = deviceBytes(b, h.submittedDims[i]);
+    if (bytes > b.deviceSize)
       throw Error(QS_BUFFER_DIMS, "buffer '" + b.name + "': dims " + formatDims(h.submittedDims[i]) +
                                       " need more device memory than the program reserved");
     const kernels::UserBufferView view{b.name, b.userType, b.userLayout, toIrDims(h.submittedDims[i])};
@@ -360,7 +364,7 @@ void Pipeline::preprocess(HandleImpl& h) {
     } catch (const kernels::FormatError& e) {
       throw Error(QS_BUFFER_SIZE, std::string("preprocess: ") + e.what());
     }
-    h.work.hostCopiedBytes += deviceBytes(b, h.submittedDims[i]);
+    h.work.hostCopiedBytes += bytes;
   }
 }
 

@@ -115,7 +115,7 @@ bool RequestRing::spinForResponses() {
     if (!active_ || !window_ || inFlight_.empty() || !window_->devicePolls()) return false;
     window = window_;
   }
-  if (leader_.leading()) return false;  // the leader drains for everyone
+  if (leader_.leading() || leader_.spinners() > 0) return false;  // they drain for everyone
   const auto spinFor = completionSpin_.spinFor(kHostSpin);
   if (spinFor <= std::chrono::nanoseconds::zero()) return false;
   window->announceHostPolling(true);
@@ -158,12 +158,19 @@ void RequestRing::submit(HandleImpl& handle, uint64_t requestId, std::vector<dri
   request.deadline = request.submittedAt + config_.timeout;
   // Announced before the doorbell: the device may answer before submit() returns.
   updateHostPollingLocked(true);
-  if (auto rc = window_->submit(request.elements); !rc) {
+  auto wake = window_->enqueue(request.elements);
+  if (!wake) {
     updateHostPollingLocked();
-    throw Error(rc.error() == ENODEV ? QS_DEV_REMOVED : QS_ERROR,
-                "submitting to DBC " + std::to_string(dbcId_) + ": " + rc.message());
+    throw Error(wake.error() == ENODEV ? QS_DEV_REMOVED : QS_ERROR,
+                "submitting to DBC " + std::to_string(dbcId_) + ": " + wake.message());
   }
   inFlight_.emplace(reqId, std::move(request));
+  if (!*wake) return;
+  // The wake-up's system call without the lock, which the other submitters and the drains wait
+  // for; the window stays mapped meanwhile.
+  const std::shared_ptr<driver::DbcWindow> window = window_;
+  lock.unlock();
+  window->ringDoorbell();
 }
 
 void RequestRing::updateHostPollingLocked(bool submitting) {
@@ -234,9 +241,20 @@ void RequestRing::retryOrExpireLocked(Clock::time_point now, std::vector<EndedRe
 }
 
 void RequestRing::drain() {
+  std::unique_lock lock(mutex_);
+  drainLocked(lock);
+}
+
+bool RequestRing::tryDrain() {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock) return false;
+  drainLocked(lock);
+  return true;
+}
+
+void RequestRing::drainLocked(std::unique_lock<std::mutex>& lock) {
   std::vector<EndedRequest> ended;
   {
-    std::lock_guard lock(mutex_);
     if (!active_ || !window_) return;
     std::array<driver::ResponseElement, 64> batch;
     for (;;) {
@@ -268,6 +286,7 @@ void RequestRing::drain() {
     updateHostPollingLocked();
     changed_.notify_all();
   }
+  lock.unlock();
   report(ended);
 }
 

@@ -109,6 +109,8 @@ class RequestRing {
   // deadlines (retrying what timed out), then reports what ended. The completion thread's work;
   // a leading waiter does it too.
   void drain();
+  // drain() unless another thread holds the ring (it drains or submits): false then.
+  bool tryDrain();
 
   // The completion thread's spin on the polling data path: while requests are in flight and no
   // synchronous waiter leads, spins up to the device's poll interval for a response; true when
@@ -143,6 +145,8 @@ class RequestRing {
   // ends with QS_DEV_REMOVED and so does every later submission.
   void checkDevicePresentLocked(Clock::time_point now, std::vector<EndedRequest>& out);
   void report(std::vector<EndedRequest>& ended);
+  // drain()'s work; releases `lock` before it reports.
+  void drainLocked(std::unique_lock<std::mutex>& lock);
   // The polling data path: the ring counts as a spinning host (kRegHostPolling) while it has
   // requests in flight (from before the doorbell of the first), so the device raises no
   // interrupt for them; the completion thread and a leading waiter poll instead (mainline takes

@@ -93,6 +93,7 @@ void SetImpl::shutdown() {
   {
     std::unique_lock lock(mutex_);
     shuttingDown_ = true;
+    shuttingDownFlag_.store(true);
     changed_.notify_all();
     availableChanged_.notify_all();
     for (const auto& handle : handles_) handle->completed.notify_all();
@@ -161,10 +162,17 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lo
   RequestRing& ring = pipelineOf(handle).ring();
   InterruptLeader& leader = ring.interruptLeader();
   lock.unlock();  // the ring's lock is never taken under the set's
-  const bool leading = leader.tryLead(ring.leadableWindow());
+  const auto deadline = timeoutUs == 0 ? Clock::time_point::max() : start + std::chrono::microseconds(timeoutUs);
+  std::shared_ptr<driver::DbcWindow> window = ring.leadableWindow();
+  if (window && window->devicePolls()) {
+    spinForHandle(handle, ring, *window, deadline);
+    lock.lock();
+    if (done()) return true;
+    lock.unlock();
+  }
+  const bool leading = leader.tryLead(std::move(window));
   lock.lock();
   if (!leading) return waitFor(handle.completed, lock, timeoutUs, done);
-  const auto deadline = timeoutUs == 0 ? Clock::time_point::max() : start + std::chrono::microseconds(timeoutUs);
   bool ok = false;
   for (;;) {
     if ((ok = done()) || shuttingDown_ || Clock::now() >= deadline) break;
@@ -178,6 +186,23 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lo
   }
   leader.stopLeading();
   return ok;
+}
+
+void SetImpl::spinForHandle(HandleImpl& handle, RequestRing& ring, driver::DbcWindow& window,
+                            Clock::time_point deadline) {
+  driver::AdaptiveSpin& spin = ring.interruptLeader().waiterSpin();
+  const auto spinFor = spin.spinFor(kHostSpin);
+  if (spinFor <= std::chrono::nanoseconds::zero()) return;
+  const auto until = std::min(deadline, Clock::now() + spinFor);
+  InterruptLeader::Spinning spinning(ring.interruptLeader());
+  bool found = false;
+  for (unsigned turn = 0;; ++turn) {
+    if ((found = handle.concluded.load(std::memory_order_acquire))) break;
+    if (window.responsesPending() && ring.tryDrain()) continue;
+    if (driver::spinExpired(turn, until) || shuttingDown()) break;
+    driver::spinTurn(turn);
+  }
+  spin.result(found);
 }
 
 QStatus SetImpl::getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) {
@@ -273,6 +298,7 @@ void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, 
     h.waitedFor = false;
     h.work = {};
     h.submittedAt = Clock::now();
+    h.concluded.store(false, std::memory_order_relaxed);
     h.state.submit();
     ++inFlight_;
   }
@@ -322,6 +348,7 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
     h.transfers.inPlaceBytes = 0;
     for (uint64_t bytes : h.work.directBytes) h.transfers.inPlaceBytes += bytes;
     h.state.complete();
+    h.concluded.store(true, std::memory_order_release);
     --inFlight_;
     if (h.viaNotify) {
       notify = h.notifyFn;
@@ -349,7 +376,6 @@ HandleImpl* SetImpl::soleCandidate(uint64_t requestId) const {
   HandleImpl* sole = nullptr;
   for (const auto& h : handles_) {
     HandleImpl& impl = *h;
-    std::lock_guard handleLock(impl.mutex);
     if (impl.requestId != requestId || impl.viaNotify) continue;
     const HandleState state = impl.state.state();
     if (state != HandleState::Submitted && !(state == HandleState::Completed && !impl.retrieved)) continue;
@@ -362,10 +388,11 @@ HandleImpl* SetImpl::soleCandidate(uint64_t requestId) const {
 QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs) {
   std::unique_lock lock(mutex_);
   handle.reset();
+  // The handles' own locks are not needed to read these fields: every change of a handle's
+  // state, request id and retrieval holds the set's lock too.
   auto find = [&](bool completedOnly) -> int {
     for (const auto& h : handles_) {
-      HandleImpl& impl = *h;
-      std::lock_guard handleLock(impl.mutex);
+      const HandleImpl& impl = *h;
       if (impl.requestId != requestId || impl.viaNotify) continue;
       const HandleState state = impl.state.state();
       if (state == HandleState::Completed && !impl.retrieved) return static_cast<int>(impl.index());

@@ -82,6 +82,10 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   // waitFor for one handle's completion: when no other thread of the handle's activation does,
   // this thread waits on the device's interrupt itself (InterruptLeader), else on the handle's
   // `completed`. Lock held.
+  // The polling data path: spins (bounded, adaptive) until `handle` completes, draining the
+  // responses it sees on the way. Lock not held.
+  void spinForHandle(HandleImpl& handle, RequestRing& ring, driver::DbcWindow& window, Clock::time_point deadline);
+  bool shuttingDown() const { return shuttingDownFlag_.load(std::memory_order_relaxed); }
   template <typename Predicate>
   bool waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs, Predicate done);
   // The handle a getCompletedId(requestId) caller can wait on alone, or nullptr when several
@@ -112,6 +116,7 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   std::vector<bool> resetPending_;  // by activation: the next submission there resets its state
   std::size_t inFlight_ = 0;
   bool shuttingDown_ = false;
+  std::atomic<bool> shuttingDownFlag_{false};  // shuttingDown_ for threads without the lock
 
   std::mutex profilerMutex_;
   std::vector<std::weak_ptr<ProfilingState>> profilers_;

@@ -2,7 +2,8 @@
 //   TinySyncRoundTrip        one relu over 16 floats: getAvailable, submit, getCompletedId, put
 //   FutexRoundTripBaseline   a cross-process futex ping-pong (the floor of any device round trip)
 //   TinySyncVsFutexInterleaved  the two in alternating blocks, medians compared (the goal's ratio)
-//   Throughput/threads:4     4 application threads sharing a set of setSize 10
+//   Throughput/threads:4     4 application threads sharing a set of setSize 10, with the CPU time
+//                            per inference of this process and of the emulator
 //   Dma64MiB                 a 64 MiB input and output in DMA buffers through one inference
 //   Heap64MiB                the same through heap buffers (the runtime's staging, one copy each way)
 //   Memcpy64MiBBaseline      copying 64 MiB in and 64 MiB out
@@ -16,6 +17,7 @@
 // QAIC_BENCH_DATAPATH_POLLING=1 starts the emulator with the module parameter datapath_polling,
 // QAIC_BENCH_POLL_INTERVAL_US=N with datapath_poll_interval_us N.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -163,6 +165,14 @@ void IdleEmulatorCpu(benchmark::State& state) {
 }
 BENCHMARK(IdleEmulatorCpu)->Iterations(1)->UseRealTime()->Unit(benchmark::kSecond);
 
+// utime + stime of every thread of this process, in microseconds' resolution.
+double processCpuSeconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 std::shared_ptr<InferenceSet> throughputSet;
 std::once_flag throughputOnce;
 
@@ -172,8 +182,20 @@ void Throughput(benchmark::State& state) {
   });
   std::vector<float> x(1024, 0.5f), y(1024);
   uint64_t id = static_cast<uint64_t>(state.thread_index()) << 40;
+  // CPU per inference, both processes (this one: every thread, the runtime's included). Every
+  // thread runs the same number of iterations, and the loop ends with all threads at a barrier.
+  const bool first = state.thread_index() == 0;
+  const double clientBefore = first ? processCpuSeconds() : 0;
+  const double emulatorBefore = first ? qaic::testing::sampleUsage(session->emulator->pid()).cpuSeconds : 0;
   for (auto _ : state) inferOnce(*throughputSet, {heap(x), heap(y)}, ++id, state);
   state.SetItemsProcessed(state.iterations());
+  if (first) {
+    const double inferences = static_cast<double>(state.iterations()) * state.threads();
+    const double emulatorAfter = qaic::testing::sampleUsage(session->emulator->pid()).cpuSeconds;
+    state.counters["client_cpu_us"] = (processCpuSeconds() - clientBefore) * 1e6 / inferences;
+    if (emulatorBefore >= 0 && emulatorAfter >= 0)
+      state.counters["emulator_cpu_us"] = (emulatorAfter - emulatorBefore) * 1e6 / inferences;
+  }
 }
 BENCHMARK(Throughput)->Threads(4)->UseRealTime();
 

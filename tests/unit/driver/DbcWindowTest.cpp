@@ -126,6 +126,25 @@ TEST_F(DbcWindowTest, DoorbellWakesADeviceThatAnnouncedSleeping) {
   EXPECT_EQ(device.result(), 0) << "the doorbell must FUTEX_WAKE a device that may sleep";
 }
 
+// Several threads ring while the device sleeps: the first claims the wake-up (clears the flag),
+// the others leave it to that one instead of each making the system call.
+TEST_F(DbcWindowTest, OneDoorbellClaimsTheWakeUpOfASleepingDevice) {
+  auto window = adopt();
+  ASSERT_TRUE(window);
+  reg(kRegDeviceSleeping) = 1;
+  const RequestElement one[] = {element(1)};
+  auto claimed = window->enqueue(one);
+  ASSERT_TRUE(claimed);
+  EXPECT_TRUE(*claimed) << "the first doorbell after the device announced sleeping must wake it";
+  EXPECT_EQ(reg(kRegDeviceSleeping), 0u) << "the claim clears the announcement";
+  const RequestElement two[] = {element(2)};
+  auto second = window->enqueue(two);
+  ASSERT_TRUE(second);
+  EXPECT_FALSE(*second) << "a second doorbell before the device sleeps again needs no wake-up of its own";
+  EXPECT_EQ(reg(kRegRequestTail), 2u);
+  EXPECT_EQ(reg(kRegDoorbellFutex), 2u) << "every doorbell still counts on the futex word";
+}
+
 TEST_F(DbcWindowTest, DoorbellSkipsTheWakeWhileTheDeviceRuns) {
   auto window = adopt();
   ASSERT_TRUE(window);
