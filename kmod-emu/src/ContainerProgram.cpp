@@ -8,6 +8,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "DeviceProgram.hpp"
 #include "GuardedCopy.hpp"
@@ -111,7 +112,22 @@ class ContainerProgram final : public DeviceProgram {
     if (region.size() < program_.ioRegionSize) throw std::runtime_error("IO region smaller than the program's");
     for (auto& v : variants_) v.host.reset();
     attached_ = region.data();
-    hostFor(variants_.front());  // the program's own graph is ready before the first request
+    // The program's own graph is ready before the first request. Built on a thread of its own:
+    // packing the weights runs oneDNN reorders in parallel, and libgomp keeps the OpenMP workers
+    // of every thread that ever ran a team parked until that thread exits. Once parked workers
+    // outnumber the CPUs, libgomp throttles every team's spin-wait into futex sleeps, and the
+    // channel thread's team would compute each parallel region through them (a 2-NSP
+    // MobileNetV3 ran 2.6 times slower than on the host executor while a FUSE worker kept its
+    // team from an ACTIVATE). The thread ends here, and its workers with it.
+    std::exception_ptr failure;
+    std::thread([&] {
+      try {
+        hostFor(variants_.front());
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }).join();
+    if (failure) std::rethrow_exception(failure);
   }
 
   uint16_t run(std::span<std::byte> region) override { return run(region, {}); }
