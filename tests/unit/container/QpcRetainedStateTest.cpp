@@ -34,14 +34,21 @@ struct RetainedSample : SampleContents {
   }
 };
 
+// A serialized container and the image that views its bytes (declared first: they outlive it).
+struct Loaded {
+  std::vector<std::byte> bytes;
+  std::unique_ptr<QpcImage> image;
+  const QpcImage* operator->() const { return image.get(); }
+};
+
 // Serializes `contents`, expects a header of `version` over `sections` sections, and loads it.
-auto serializedAsVersion(const QpcContents& contents, uint32_t version, uint32_t sections) {
-  const auto bytes = serializeQpc(contents);
-  EXPECT_EQ(readLe<uint32_t>(bytes, L::kOffVersion), version);
-  EXPECT_EQ(readLe<uint32_t>(bytes, L::kOffSectionCount), sections);
-  auto image = QpcImage::fromBytes(bytes);
-  EXPECT_EQ(image->contents().formatVersion, version);
-  return image;
+Loaded serializedAsVersion(const QpcContents& contents, uint32_t version, uint32_t sections) {
+  Loaded loaded{serializeQpc(contents), nullptr};
+  EXPECT_EQ(readLe<uint32_t>(loaded.bytes, L::kOffVersion), version);
+  EXPECT_EQ(readLe<uint32_t>(loaded.bytes, L::kOffSectionCount), sections);
+  loaded.image = QpcImage::fromBytes(loaded.bytes);
+  EXPECT_EQ(loaded->contents().formatVersion, version);
+  return loaded;  // moving the vector keeps the buffer the image views
 }
 
 TEST(QpcRetainedState, RetainedStateAndSpecializationPayloadsSurviveARoundTrip) {
