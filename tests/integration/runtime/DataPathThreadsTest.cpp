@@ -165,6 +165,12 @@ TEST_F(DataPathThreadsTest, WithoutPollingTheDeviceSignalsTheResponses) {
   runSynchronously(*set, 1);
   const uint64_t before = responsesSignalled(*emulator_);
   runSynchronously(*set, kSyncRequests);
+  // The device counts the signal just after it publishes the response, which a waiting thread
+  // may find by looking before the signal comes: the last count can trail the last return.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (responsesSignalled(*emulator_) - before < uint64_t{kSyncRequests} &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
   EXPECT_EQ(responsesSignalled(*emulator_) - before, uint64_t{kSyncRequests});
   EXPECT_EQ(datapathCounter(*emulator_, driver::sysfs::kEmuDoorbellPolls), 0u);
 }
@@ -178,15 +184,19 @@ class PollingDataPathTest : public DataPathThreadsTest {
 
 // With datapath_polling the device finds the requests by polling, and the host polls for the
 // responses: it counts as polling while requests are in flight, so the device raises no eventfd
-// interrupt at all (a waiting thread that spun past its 200 us and went to sleep is still woken
-// through the response futex, how often depends on the machine's load).
+// interrupt for them (a waiting thread that spun past its 200 us and went to sleep is still woken
+// through the response futex, how often depends on the machine's load). The device reads the
+// announcement after it publishes a response, so a host that took the response and stopped
+// polling at once can still draw a redundant interrupt now and then; interrupt-driven, every
+// response draws one.
 TEST_F(PollingDataPathTest, RequestsAndResponsesAreFoundByPolling) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
   runSynchronously(*set, 1);
   const uint64_t interruptsBefore = datapathCounter(*emulator_, driver::sysfs::kEmuResponseInterrupts);
   const uint64_t pollsBefore = datapathCounter(*emulator_, driver::sysfs::kEmuDoorbellPolls);
   runSynchronously(*set, kSyncRequests);
-  EXPECT_EQ(datapathCounter(*emulator_, driver::sysfs::kEmuResponseInterrupts), interruptsBefore)
+  EXPECT_LT(datapathCounter(*emulator_, driver::sysfs::kEmuResponseInterrupts) - interruptsBefore,
+            uint64_t{kSyncRequests / 10})
       << "the device interrupted a polling host";
   EXPECT_GT(datapathCounter(*emulator_, driver::sysfs::kEmuDoorbellPolls), pollsBefore)
       << "the device did not poll for the requests";
