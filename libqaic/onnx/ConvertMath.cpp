@@ -73,15 +73,6 @@ void unary(Converter& c, const std::string& optype, std::vector<ir::Param> param
   c.keepScalarOutput(0);
 }
 
-// src1 (op) src2 into `dst`: elew when the shapes agree and LightNet has the op, else elew_bcast.
-void binary(Converter& c, const std::string& elewOp, const std::string& a, const std::string& b,
-            const std::string& dst) {
-  const bool lightnet = std::find(std::begin(ir::kElewOps), std::end(ir::kElewOps), elewOp) != std::end(ir::kElewOps);
-  const bool sameShape = c.tensorDims(a) == c.tensorDims(b);
-  c.emit(lightnet && sameShape ? "elew" : "elew_bcast", {{"src1", a}, {"src2", b}}, {{"dst", dst}},
-         {stringParam("elew_op", elewOp)});
-}
-
 void requireSameTypes(Converter& c) {
   for (std::size_t i = 1; i < c.inputCount(); ++i) {
     if (c.hasInput(i) && c.dtype(i) != c.dtype(0)) {
@@ -115,6 +106,14 @@ double scalarInput(Converter& c, std::size_t i, const std::string& role) {
 }
 
 }  // namespace
+
+void binary(Converter& c, const std::string& elewOp, const std::string& a, const std::string& b,
+            const std::string& dst) {
+  const bool lightnet = std::find(std::begin(ir::kElewOps), std::end(ir::kElewOps), elewOp) != std::end(ir::kElewOps);
+  const bool sameShape = c.tensorDims(a) == c.tensorDims(b);
+  c.emit(lightnet && sameShape ? "elew" : "elew_bcast", {{"src1", a}, {"src2", b}}, {{"dst", dst}},
+         {stringParam("elew_op", elewOp)});
+}
 
 void convertBinaryElementwise(Converter& c) {
   if (c.opset() < 7 && c.attributes().has("axis"))
@@ -267,13 +266,11 @@ void convertOneHot(Converter& c) {
                                                 c.label() + "/positions");
   const std::string hit = c.temporary("hit");
   c.emit("compare", {{"src1", wrapped}, {"src2", position}}, {{"dst", hit}}, {stringParam("compare_op", "equal")});
-  const auto value = [&](int64_t k, const std::string& hint) {
-    const std::string dst = c.temporary(hint);
-    c.emit("strided_slice", {{"src", c.tensor(2)}}, {{"dst", dst}},
-           {integersParam("starts", {k}), integersParam("ends", {k + 1}), integersParam("steps", {1})});
-    return dst;
-  };
-  c.emit("where", {{"condition", hit}, {"src1", value(1, "on")}, {"src2", value(0, "off")}}, {{"dst", c.output(0)}});
+  c.emit("where",
+         {{"condition", hit},
+          {"src1", c.sliced(c.tensor(2), 0, 1, 2, "on")},
+          {"src2", c.sliced(c.tensor(2), 0, 0, 1, "off")}},
+         {{"dst", c.output(0)}});
 }
 
 void convertUnary(Converter& c) {

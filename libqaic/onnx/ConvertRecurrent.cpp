@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/OpError.hpp"
 #include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
 #include "onnx/OperatorTable.hpp"
@@ -87,13 +88,7 @@ class Unrolled {
   };
 
   void requireDims(std::size_t i, const std::string& role, const ir::Dims& dims) {
-    if (irDims(c_.dims(i)) != dims) c_.fail("input '" + role + "' must have dims " + describe(dims));
-  }
-
-  static std::string describe(const ir::Dims& dims) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
-    return text + "]";
+    if (irDims(c_.dims(i)) != dims) c_.fail("input '" + role + "' must have dims " + ir::formatDims(dims));
   }
 
   // Packed sequences of other lengths would need masking per batch entry: sequence_lens is taken
@@ -158,20 +153,7 @@ class Unrolled {
 
   std::string binary(const char* op, const std::string& a, const std::string& b, const std::string& hint) {
     const std::string dst = c_.temporary(hint);
-    c_.emit(c_.tensorDims(a) == c_.tensorDims(b) ? "elew" : "elew_bcast", {{"src1", a}, {"src2", b}}, {{"dst", dst}},
-            {stringParam("elew_op", op)});
-    return dst;
-  }
-
-  // Rows [from, to) of axis `axis` of `src`.
-  std::string slice(const std::string& src, std::size_t axis, int64_t from, int64_t to, const std::string& hint) {
-    const ir::Dims dims = c_.tensorDims(src);
-    std::vector<int64_t> starts(dims.size(), 0), ends(dims.begin(), dims.end()), steps(dims.size(), 1);
-    starts[axis] = from;
-    ends[axis] = to;
-    const std::string dst = c_.temporary(hint);
-    c_.emit("strided_slice", {{"src", src}}, {{"dst", dst}},
-            {integersParam("starts", starts), integersParam("ends", ends), integersParam("steps", steps)});
+    onnx::binary(c_, op, a, b, dst);
     return dst;
   }
 
@@ -208,7 +190,7 @@ class Unrolled {
   // Direction d's slice of an input [dirs, ...] as `dims`, or zeros of `dims` when absent.
   std::string perDirection(std::size_t input, int64_t d, const ir::Dims& dims, const std::string& hint) {
     if (!c_.hasInput(input)) return c_.zeros(c_.dtype(0), dims, hint);
-    return c_.reshaped(slice(c_.tensor(input), 0, d, d + 1, hint + "_slice"), dims, hint);
+    return c_.reshaped(c_.sliced(c_.tensor(input), 0, d, d + 1, hint + "_slice"), dims, hint);
   }
 
   Direction direction(const std::string& rows, int64_t d, bool reverse) {
@@ -216,8 +198,8 @@ class Unrolled {
     const std::string w = perDirection(1, d, {width, input_}, "w");
     const std::string r = perDirection(2, d, {width, hidden_}, "r");
     const std::string bias = perDirection(3, d, {2 * width}, "b");
-    const std::string inputBias = slice(bias, 0, 0, width, "wb");
-    const std::string recurrentBias = slice(bias, 0, width, 2 * width, "rb");
+    const std::string inputBias = c_.sliced(bias, 0, 0, width, "wb");
+    const std::string recurrentBias = c_.sliced(bias, 0, width, 2 * width, "rb");
     // The input projection of every step at once; LSTM and RNN fold both biases into it.
     const std::string projectionBias = cell_ == Cell::Gru ? inputBias
                                                           : binary("TL_SUM", inputBias, recurrentBias, "bias");
@@ -228,15 +210,15 @@ class Unrolled {
     std::vector<std::string> peepholes;
     if (cell_ == Cell::Lstm && c_.hasInput(7)) {
       const std::string p = perDirection(7, d, {3 * hidden_}, "p");
-      for (int64_t k = 0; k < 3; ++k) peepholes.push_back(slice(p, 0, k * hidden_, (k + 1) * hidden_, "p_gate"));
+      for (int64_t k = 0; k < 3; ++k) peepholes.push_back(c_.sliced(p, 0, k * hidden_, (k + 1) * hidden_, "p_gate"));
     }
     const std::string noBias = c_.zeros(c_.dtype(0), {1}, "no_bias");
     std::vector<std::string> steps(static_cast<std::size_t>(seq_));
     for (int64_t i = 0; i < seq_; ++i) {
       const int64_t t = reverse ? seq_ - 1 - i : i;
-      const std::string xt = c_.reshaped(slice(projected, 0, t, t + 1, "x_step"), {batch_, width}, "x_t");
+      const std::string xt = c_.reshaped(c_.sliced(projected, 0, t, t + 1, "x_step"), {batch_, width}, "x_t");
       auto gate = [&](const std::string& all, int64_t k) {
-        return slice(all, 1, k * hidden_, (k + 1) * hidden_, "gate");
+        return c_.sliced(all, 1, k * hidden_, (k + 1) * hidden_, "gate");
       };
       if (cell_ == Cell::Lstm) {
         // Gates in ONNX's order: input, output, forget, cell.
@@ -263,13 +245,14 @@ class Unrolled {
           reset = activate(activation(d, 0), binary("TL_SUM", gate(xt, 1), gate(rec, 1), "gr"), "r_gate");
           hiddenGate = binary("TL_SUM", gate(xt, 2), binary("TL_MUL", reset, gate(rec, 2), "reset_rec"), "gh");
         } else {
-          const std::string rZr = slice(r, 0, 0, 2 * hidden_, "r_zr");
-          const std::string rH = slice(r, 0, 2 * hidden_, 3 * hidden_, "r_h");
-          const std::string rec = gemm(hidden, rZr, slice(recurrentBias, 0, 0, 2 * hidden_, "rb_zr"), "recurrent");
+          const std::string rZr = c_.sliced(r, 0, 0, 2 * hidden_, "r_zr");
+          const std::string rH = c_.sliced(r, 0, 2 * hidden_, 3 * hidden_, "r_h");
+          const std::string rec = gemm(hidden, rZr, c_.sliced(recurrentBias, 0, 0, 2 * hidden_, "rb_zr"), "recurrent");
           update = activate(activation(d, 0), binary("TL_SUM", gate(xt, 0), gate(rec, 0), "gz"), "z");
           reset = activate(activation(d, 0), binary("TL_SUM", gate(xt, 1), gate(rec, 1), "gr"), "r_gate");
           const std::string resetHidden = binary("TL_MUL", reset, hidden, "reset_hidden");
-          const std::string recH = gemm(resetHidden, rH, slice(recurrentBias, 0, 2 * hidden_, width, "rb_h"), "rec_h");
+          const std::string recH = gemm(resetHidden, rH, c_.sliced(recurrentBias, 0, 2 * hidden_, width, "rb_h"),
+                                        "rec_h");
           hiddenGate = binary("TL_SUM", gate(xt, 2), recH, "gh");
         }
         const std::string candidate = activate(activation(d, 1), hiddenGate, "h_candidate");

@@ -553,6 +553,18 @@ std::string Converter::reshaped(const std::string& src, const ir::Dims& dims, co
   return dst;
 }
 
+std::string Converter::sliced(const std::string& src, std::size_t axis, int64_t from, int64_t to,
+                              const std::string& hint) {
+  const ir::Dims dims = tensorDims(src);
+  std::vector<int64_t> starts(dims.size(), 0), ends(dims.begin(), dims.end()), steps(dims.size(), 1);
+  starts.at(axis) = from;
+  ends.at(axis) = to;
+  const std::string dst = temporary(hint);
+  emit("strided_slice", {{"src", src}}, {{"dst", dst}},
+       {integersParam("starts", starts), integersParam("ends", ends), integersParam("steps", steps)});
+  return dst;
+}
+
 void Converter::reshapeInto(std::size_t outputIndex, const std::string& src, const ir::Dims& dims) {
   emit("reshape", {{"src", src}}, {{"dst", output(outputIndex)}}, {integersParam("dims", irDims(dims))});
   if (dims.empty()) setOnnxDims(outputIndex, dims);

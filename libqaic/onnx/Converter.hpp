@@ -97,6 +97,8 @@ class Converter {
   // `src` reshaped into ONNX output i whose ONNX dims are `dims` (a scalar becomes [1]).
   void reshapeInto(std::size_t outputIndex, const std::string& src, const ir::Dims& dims);
   std::string reshaped(const std::string& src, const ir::Dims& dims, const std::string& hint);
+  // Indices [from, to) of axis `axis` of `src` (the other axes whole), in a new tensor.
+  std::string sliced(const std::string& src, std::size_t axis, int64_t from, int64_t to, const std::string& hint);
   void alias(std::size_t outputIndex, const std::string& irTensor);  // output i is that tensor
   void forward(std::size_t outputIndex, std::size_t inputIndex);     // output i is input j, constant or not
   void setConstant(std::size_t outputIndex, ImportedTensor value);   // output i folded

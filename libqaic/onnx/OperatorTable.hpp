@@ -106,6 +106,8 @@ bool foldIdentity(Converter&);
 // Sqrt -> Div [-> Mul -> Add]) into layernorm. True when the pattern matched and was emitted.
 bool fuseGelu(Converter&);
 bool fuseLayerNorm(Converter&);
+// src1 (op) src2 into `dst`: elew when the shapes agree and LightNet has the op, else elew_bcast.
+void binary(Converter&, const std::string& elewOp, const std::string& a, const std::string& b, const std::string& dst);
 // layernorm of `src` over its dims from `axis`, scale and bias of those dims.
 void emitLayerNorm(Converter&, const std::string& src, const std::string& scale, const std::string& bias,
                    std::size_t axis, double epsilon, const std::string& dst);

@@ -167,10 +167,7 @@ TEST_F(DataPathThreadsTest, WithoutPollingTheDeviceSignalsTheResponses) {
   runSynchronously(*set, kSyncRequests);
   // The device counts the signal just after it publishes the response, which a waiting thread
   // may find by looking before the signal comes: the last count can trail the last return.
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (responsesSignalled(*emulator_) - before < uint64_t{kSyncRequests} &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);
+  testing::eventually([&] { return responsesSignalled(*emulator_) - before >= uint64_t{kSyncRequests}; }, 10s, 1ms);
   EXPECT_EQ(responsesSignalled(*emulator_) - before, uint64_t{kSyncRequests});
   EXPECT_EQ(datapathCounter(*emulator_, driver::sysfs::kEmuDoorbellPolls), 0u);
 }
