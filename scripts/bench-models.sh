@@ -43,17 +43,6 @@ for threads in "$THREADS" 1; do
     --models $MODELS >"$WORK/torch-$threads.json"
 done
 
-# The host benchmark's row of a model.
-bench_row() {
-  case "$1" in
-    resnet50_full) echo BM_ResNet50 ;; mobilenet_v3_large_full) echo BM_MobileNetV3Large ;;
-    convnext_tiny_full) echo BM_ConvNeXtTiny ;; bert_base_full) echo BM_BertBase4Layers ;;
-    resnet18_full) echo BM_ResNet18 ;; mobilenet_v2_full) echo BM_MobileNetV2 ;;
-    densenet121_full) echo BM_DenseNet121 ;; efficientnet_b0_full) echo BM_EfficientNetB0 ;;
-    *) echo "error: no host benchmark for $1" >&2; exit 1 ;;
-  esac
-}
-
 # Through the device: one qaic-emu; each model compiled for 1 NSP and for THREADS NSPs, then
 # ROUNDS rounds of the host executor at as many threads followed at once by 20 inferences one at
 # a time on one activation. The machine's load moves by several times within minutes on a shared
@@ -75,7 +64,7 @@ for nsps in $(printf '%s\n' "$THREADS" 1 | sort -un); do
     round=1
     while [ "$round" -le "$ROUNDS" ]; do
       QAIC_MODEL_DIR="$MODELS_DIR" QAIC_BENCH_THREADS="$nsps" OMP_NUM_THREADS="$nsps" \
-        "$BENCH" --benchmark_filter="^$(bench_row "$model")/" --benchmark_format=json \
+        "$BENCH" --benchmark_filter="^$model/" --benchmark_format=json \
         --benchmark_out="$WORK/side-$model-$nsps-$round.json" --benchmark_out_format=json >/dev/null
       # shellcheck disable=SC2086
       line=$("$BUILD/bin/qaic-runner" -t "$WORK/$model-$nsps" $inputs -n 20 -S 1 -T 1 | grep InferenceCnt)
@@ -98,18 +87,16 @@ kill "$EMU_PID"; EMU_PID=
 /usr/bin/python3 - "$WORK" "$THREADS" "$peak_kb" "$MODELS_DIR" <<'PY'
 import json, os, re, sys
 work, threads, peak_kb, models_dir = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-names = {"BM_ResNet50": "resnet50_full", "BM_MobileNetV3Large": "mobilenet_v3_large_full",
-         "BM_ConvNeXtTiny": "convnext_tiny_full", "BM_BertBase4Layers": "bert_base_full",
-         "BM_ResNet18": "resnet18_full", "BM_MobileNetV2": "mobilenet_v2_full",
-         "BM_DenseNet121": "densenet121_full", "BM_EfficientNetB0": "efficientnet_b0_full"}
 goals = {"resnet50_full", "mobilenet_v3_large_full", "convnext_tiny_full", "bert_base_full"}
 # Issue 25: these on THREADS NSPs through the device against PyTorch at THREADS threads.
 nsp_goals = {"resnet50_full", "densenet121_full", "efficientnet_b0_full"}
 
-def host_ms(t):
+def rows_ms(path):
+    """{model: ms per inference, None where its row failed} of a host benchmark's JSON (rows are
+    named after their models)."""
     out = {}
-    for b in json.load(open(f"{work}/host-{t}.json"))["benchmarks"]:
-        model = names[b["name"].split("/")[0]]
+    for b in json.load(open(path))["benchmarks"]:
+        model = b["name"].split("/")[0]
         if b.get("error_occurred"):
             out[model] = None
             if b.get("error_message", "").startswith("missing "):
@@ -123,28 +110,22 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.start
 print(f"CPU: {cpu}, {os.cpu_count()} threads; batch 1; host = kernels::HostProgram, device = qaic-runner on qaic-emu")
 hosts, torches = {}, {}
 for t in sorted({threads, 1}, reverse=True):
-    host, torch = host_ms(t), json.load(open(f"{work}/torch-{t}.json"))
+    host, torch = rows_ms(f"{work}/host-{t}.json"), json.load(open(f"{work}/torch-{t}.json"))
     hosts[t], torches[t] = host, torch
     print(f"\n{t} thread(s)                  host ms  torch ms  host/torch  goal")
-    for model in names.values():
-        if host.get(model) is None or model not in torch:
+    for model in host:
+        if host[model] is None or model not in torch:
             continue  # not among BENCH_MODELS (its files may be left from another run)
         ratio = host[model] / (torch[model] * 1e3)
         goal = ("meets" if ratio <= 1.0 else "MISSES") + " <= 1.0" if model in goals else ""
         print(f"  {model:<24}{host[model]:>9.2f}{torch[model] * 1e3:>10.2f}{ratio:>12.2f}  {goal}")
-
-def side_host_ms(model, nsps, round_):
-    rows = json.load(open(f"{work}/side-{model}-{nsps}-{round_}.json"))["benchmarks"]
-    if not rows or rows[0].get("error_occurred"):
-        return None
-    return rows[0]["real_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[rows[0]["time_unit"]]
 
 # Best round of each side, both measured in the same rounds.
 device_ms, side_ms = {}, {}
 for line in open(f"{work}/device.txt"):
     model, nsps, round_ = line.split()[0], int(line.split()[1]), int(line.split()[2])
     m = re.search(r"InferenceCnt (\d+) TotalDuration (\d+)us", line)
-    host = side_host_ms(model, nsps, round_)
+    host = rows_ms(f"{work}/side-{model}-{nsps}-{round_}.json").get(model)
     if not m or host is None:
         continue
     key = (model, nsps)

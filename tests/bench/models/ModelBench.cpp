@@ -52,9 +52,10 @@ void runModel(benchmark::State& state, const std::string& name) {
   state.counters["threads"] = threads();
 }
 
+// Each row is named after its model, so scripts select and read rows by the model's name.
 #define QAIC_MODEL_BENCH(function, model)                            \
   void function(benchmark::State& state) { runModel(state, model); } \
-  BENCHMARK(function)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+  BENCHMARK(function)->Name(model)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 
 QAIC_MODEL_BENCH(BM_ResNet50, "resnet50_full")
 QAIC_MODEL_BENCH(BM_MobileNetV3Large, "mobilenet_v3_large_full")
