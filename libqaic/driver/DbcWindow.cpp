@@ -93,7 +93,8 @@ Result<void> DbcWindow::submit(std::span<const RequestElement> elements) {
 Result<bool> DbcWindow::enqueue(std::span<const RequestElement> elements) {
   const DeviceStatus status = deviceStatus();
   if (status == DeviceStatus::Removed || status == DeviceStatus::Stopped)
-    return SysError{ENODEV, "DBC " + std::to_string(dbcId_) + " submit"};
+    return SysError{ENODEV, "DBC " + std::to_string(dbcId_) + " submit: the device " +
+                                (status == DeviceStatus::Removed ? "was removed" : "stopped serving")};
   const uint32_t head = loadRegister(kRegRequestHead);
   const uint32_t tail = loadRegister(kRegRequestTail);
   if (head >= nelem_ || tail >= nelem_)

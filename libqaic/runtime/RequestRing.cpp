@@ -161,8 +161,9 @@ void RequestRing::submit(HandleImpl& handle, uint64_t requestId, std::vector<dri
   auto wake = window_->enqueue(request.elements);
   if (!wake) {
     updateHostPollingLocked();
-    throw Error(wake.error() == ENODEV ? QS_DEV_REMOVED : QS_ERROR,
-                "submitting to DBC " + std::to_string(dbcId_) + ": " + wake.message());
+    throw Error(wake.error() == ENODEV ? QS_DEV_REMOVED : QS_ERROR, "device " + std::to_string(node_->index()) +
+                                                                        ": submitting to DBC " +
+                                                                        std::to_string(dbcId_) + ": " + wake.message());
   }
   inFlight_.emplace(reqId, std::move(request));
   if (!*wake) return;

@@ -3,9 +3,13 @@
 // resource the client held, and serve a new run).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -81,6 +85,56 @@ TEST_F(LiveFaultTest, EmulatorKilledMidInferenceIsALostDeviceAndAFreshEmulatorSe
   EXPECT_FALSE(isMounted(deadRoot)) << deadRoot;
   // A new emulator removes the shared memory of emulators that no longer run (docs/emulator.md).
   EXPECT_FALSE(std::filesystem::exists(*deadShm)) << *deadShm;
+  EXPECT_TRUE(newRunSucceeds());
+}
+
+// The `abort` file of the FUSE connection behind `root`. fusectl is mounted when it is not (as
+// root, as CI runs; systemd mounts it on most machines): a test that cannot abort fails, it does
+// not skip.
+std::filesystem::path fusectlAbortFile(const std::string& root) {
+  const std::filesystem::path connections = "/sys/fs/fuse/connections";
+  if (!isMounted(connections.string()) && ::mount("fusectl", connections.c_str(), "fusectl", 0, nullptr) != 0 &&
+      errno != EBUSY)
+    ADD_FAILURE() << "cannot mount fusectl on " << connections << ": " << std::strerror(errno);
+  struct stat st {};
+  if (::stat(root.c_str(), &st) != 0) ADD_FAILURE() << "cannot stat " << root << ": " << std::strerror(errno);
+  return connections / std::to_string(minor(st.st_dev)) / "abort";
+}
+
+// The kernel side of a lost device without a dead process: the FUSE connection is aborted (as an
+// administrator does through fusectl, or the kernel on a fatal protocol error), the emulator is
+// still there. The client must see the loss as it sees a killed emulator.
+TEST_F(LiveFaultTest, AbortedFuseConnectionIsALostDevice) {
+  auto runner = startRunner({"--time", "60"});
+  ASSERT_TRUE(waitUntilActive(*runner));
+  const auto abortFile = fusectlAbortFile(root());
+  ASSERT_TRUE(std::filesystem::exists(abortFile)) << abortFile << " missing: the root's connection is not listed";
+  const auto abortedAt = std::chrono::steady_clock::now();
+  {
+    std::ofstream abort(abortFile);
+    abort << "1";
+    abort.close();
+    ASSERT_TRUE(abort.good()) << "writing " << abortFile << " failed";
+  }
+
+  const ExitStatus e = runner->wait(40s);
+  const long long exitMs = msSince(abortedAt);
+  RecordProperty("runner_exit_ms_after_abort", std::to_string(exitMs));
+  ASSERT_TRUE(e.ended) << "the runner hung after its device's connection was aborted";
+  ASSERT_TRUE(e.exited) << "the runner died of signal " << e.signal << ": " << runner->errorOutput();
+  const std::string err = runner->errorOutput();
+  RecordProperty("runner_error", err);
+  EXPECT_EQ(e.code, 4) << err;
+  EXPECT_NE(err.find("QS_DEV_REMOVED"), std::string::npos) << err;
+  EXPECT_NE(err.find("device 0"), std::string::npos) << "the lost device is not named: " << err;
+  EXPECT_EQ(err.find("QS_TIMEDOUT"), std::string::npos) << err;
+  EXPECT_LT(exitMs, 5000) << err;
+
+  const UtilRun query = queryDevices(root());
+  EXPECT_EQ(query.code, 1) << query.text;
+  EXPECT_NE(query.text.find("are gone"), std::string::npos) << query.text;
+
+  startEmulator();
   EXPECT_TRUE(newRunSucceeds());
 }
 
