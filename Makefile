@@ -4,7 +4,9 @@
 #   make test     deps + build + the whole ctest suite (fuzz targets run briefly)
 #   make demo     deps + build + an end-to-end run on an emulated device
 #   make bench    deps + build + benchmarks, reported as ratios to same-run baselines
-#   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target)
+#   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target, FUZZ_TARGETS to choose), adding up
+#                 in a campaign kept in $(FUZZ_BUILD)/fuzz-campaign; make fuzz-report sums it,
+#                 make fuzz-minimize FUZZ_TARGETS=... adds its new coverage to tests/fuzz/corpus
 #   make sanitize the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   make tsan     threaded runtime and emulator tests under ThreadSanitizer (build-tsan/)
 #   make soak     long reliability runs, not part of make test (docs/reliability.md)
@@ -19,12 +21,13 @@ FUZZ_BUILD   ?= build-fuzz
 BUILD_TYPE   ?= RelWithDebInfo
 JOBS         ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?=
 CMAKE_FLAGS  ?=
 CTEST_FLAGS  ?= --output-on-failure
 PREFIX       ?= /usr/local
 PACKAGE_DIR  ?= $(BUILD)/packages
 
-.PHONY: all build deps test demo bench fuzz fuzz-build sanitize tsan soak model-operators clean install uninstall package
+.PHONY: all build deps test demo bench fuzz fuzz-build fuzz-report fuzz-minimize sanitize tsan soak model-operators clean install uninstall package
 
 all: build
 
@@ -55,7 +58,13 @@ bench: deps build
 	@scripts/bench.sh $(BUILD)
 
 fuzz: deps fuzz-build
-	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+	@scripts/fuzz.sh run $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-report:
+	@scripts/fuzz.sh report $(FUZZ_BUILD)
+
+fuzz-minimize: fuzz-build
+	@scripts/fuzz.sh minimize $(FUZZ_BUILD) $(FUZZ_TARGETS)
 
 sanitize: deps
 	$(MAKE) build BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=address,undefined"
