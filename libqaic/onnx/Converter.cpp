@@ -289,19 +289,24 @@ void Converter::convertNode(const pb::NodeProto& n, std::size_t index) {
     savedInputs[n.input(static_cast<int>(i))] = values_.at(n.input(static_cast<int>(i)));
   }
   const Mark mark{result_.graph.ops.size(), result_.weights.size()};
-  try {
-    if (entry->fold && (allConstant || entry->foldWithoutConstantInputs) && entry->fold(*this)) {
-      // folded
-    } else if (!entry->convert) {
-      fail("is only supported when its inputs are known at import time (shape arithmetic)");
-    } else {
-      entry->convert(*this);
-      if (allConstant) evaluateConstantNode(mark, savedInputs);
-    }
+  // Before import-time evaluation, which reads every output: a node may name more outputs than
+  // its operator has (a malformed model the fuzzer built: Gather with two).
+  const auto requireOutputsDefined = [&] {
     for (int i = 0; i < n.output_size(); ++i) {
       if (hasOutput(static_cast<std::size_t>(i)) && !values_.count(n.output(i))) {
         fail("output " + std::to_string(i) + " ('" + n.output(i) + "') is not supported by the importer");
       }
+    }
+  };
+  try {
+    if (entry->fold && (allConstant || entry->foldWithoutConstantInputs) && entry->fold(*this)) {
+      requireOutputsDefined();
+    } else if (!entry->convert) {
+      fail("is only supported when its inputs are known at import time (shape arithmetic)");
+    } else {
+      entry->convert(*this);
+      requireOutputsDefined();
+      if (allConstant) evaluateConstantNode(mark, savedInputs);
     }
   } catch (const ImportError& e) {
     rollBack(mark, savedInputs);

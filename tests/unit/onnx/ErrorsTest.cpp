@@ -191,4 +191,29 @@ TEST(OnnxErrors, RandomDropoutIsRejected) {
 }
 
 }  // namespace
+// A node naming more outputs than its operator has, with constant inputs (so evaluated at import
+// time, which reads every output): found by fuzz_onnx_import, whose input it was.
+TEST(OnnxErrors, ExtraOutputOfAConstantNodeIsNamed) {
+  for (const bool shapeArithmetic : {true, false}) {
+    ModelBuilder b;
+    b.input("x", {4}).output("y");
+    if (shapeArithmetic) {
+      b.initializerInt64("data", {4}, {1, 2, 3, 4});
+    } else {
+      b.initializer("data", {4}, {1, 2, 3, 4});
+    }
+    b.initializerInt64("indices", {4}, {3, 2, 1, 0});
+    b.node("Gather", {"data", "indices"}, {"g", "extra"}, "gather");
+    if (shapeArithmetic) {
+      setAttr(b.node("Cast", {"g"}, {"gf"}), "to", int64_t{::onnx::TensorProto::FLOAT});
+      b.node("Add", {"x", "gf"}, {"y"});
+    } else {
+      b.node("Add", {"x", "g"}, {"y"});
+    }
+    const std::string message = importError(b);
+    EXPECT_NE(message.find("output 1 ('extra') is not supported"), std::string::npos) << message;
+    EXPECT_NE(message.find("gather"), std::string::npos) << message;
+  }
+}
+
 }  // namespace qaic::onnx::test
