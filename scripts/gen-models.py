@@ -371,6 +371,29 @@ class NormsAndPixelShuffle(nn.Module):
         return self.conv3(self.shuffle(x))
 
 
+def video_r2plus1d():
+    """torchvision's R(2+1)D at depth [1,1,1,1]: Conv3d factored into (1,k,k) and (k,1,1) kernels,
+    BatchNorm3d folded, AdaptiveAvgPool3d as GlobalAveragePool."""
+    from torchvision.models.video import resnet as video
+    return video.VideoResNet(video.BasicBlock, [video.Conv2Plus1D] * 4, [1, 1, 1, 1], video.R2Plus1dStem,
+                             num_classes=10)
+
+
+def volumes():
+    """Conv3d as volumetric networks use it: grouped, dilated, strided and padded windows, a
+    BatchNorm3d to fold, MaxPool3d and AvgPool3d (ceil_mode, count_include_pad)."""
+    return nn.Sequential(nn.Conv3d(4, 8, (3, 1, 3), stride=(1, 2, 1), padding=(1, 0, 2), dilation=(2, 1, 1), groups=2),
+                         nn.BatchNorm3d(8), nn.ReLU(), nn.MaxPool3d((1, 2, 2)),
+                         nn.AvgPool3d(2, stride=1, padding=1, ceil_mode=True), nn.Conv3d(8, 3, 1, bias=False))
+
+
+def clips(batch=1, channels=3, frames=4, size=32):
+    def make():
+        generator = torch.Generator().manual_seed(SEED + 1)
+        return (torch.randn(batch, channels, frames, size, size, generator=generator),)
+    return make
+
+
 def waveforms():
     generator = torch.Generator().manual_seed(SEED + 1)
     return (torch.randn(2, 20, 64, generator=generator),)
@@ -424,6 +447,9 @@ SUITE = {
     "norms_pixel_shuffle": (NormsAndPixelShuffle, images(32), 14,
                             "GroupNorm, InstanceNorm2d (InstanceNormalization), PixelShuffle (DepthToSpace)"),
     "conv1d": (conv1d, waveforms, 14, "nn.Conv1d network, [2, 20, 64] in, [2, 12, 30] out (grouped, strided)"),
+    "video_r2plus1d": (video_r2plus1d, clips(), 14, "R(2+1)D video network, depth [1,1,1,1] (Conv3d)"),
+    "volumes": (volumes, clips(batch=2, channels=4, frames=6, size=10), 14,
+                "Conv3d (grouped, dilated, padded), BatchNorm3d, MaxPool3d, AvgPool3d"),
     # make bench: full-size networks.
     "resnet50_full": (lambda: tvm.resnet50(), images(224), 14, "ResNet-50"),
     "mobilenet_v3_large_full": (lambda: tvm.mobilenet_v3_large(), images(224), 14, "MobileNetV3-Large"),

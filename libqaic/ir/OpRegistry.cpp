@@ -192,6 +192,11 @@ std::vector<OpSpec> buildRegistry() {
         ints("stride", Bound::AtLeastOne, LengthRule::Any), ints("dilation", Bound::AtLeastOne, LengthRule::Any),
         ints("pads", Bound::NonNegative, LengthRule::Any)},
        checkPoolNd, shapePoolNd, false, true, "[N, C, out_1, ..., out_k]"});
+  add({"conv", {"src", "weight", "bias"}, {"dst"},
+       {integer("group", Bound::AtLeastOne), ints("size", Bound::AtLeastOne, LengthRule::Any),
+        ints("stride", Bound::AtLeastOne, LengthRule::Any), ints("dilation", Bound::AtLeastOne, LengthRule::Any),
+        ints("pads", Bound::NonNegative, LengthRule::Any)},
+       checkConvNd, shapeConvNd, false, true, "[N, weight.dims[0], out_1, ..., out_k]"});
   add({"interpolate", {"src"}, {"dst"},
        {oneOf("mode", values(kInterpolationModes)), oneOf("coordinate_mode", values(kCoordinateModes)),
         oneOf("nearest_mode", values(kNearestModes)), numbers("scales", Bound::Positive, LengthRule::Rank),

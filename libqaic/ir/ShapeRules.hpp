@@ -30,7 +30,7 @@ bool representable(DType type, double value);                             // wit
 // checkAxesUnique: param 'axes'
 // checkSteps: param 'steps': no 0
 StructuralCheckFunction checkCreate, checkArange, checkTranspose, checkClip, checkPool, checkAxesUnique, checkSteps,
-    checkPoolNd;
+    checkPoolNd, checkConvNd;
 
 // Creation and printing.
 ShapeRuleFunction shapeCreate, shapeArange, shapeNone;
@@ -45,7 +45,7 @@ ShapeRuleFunction shapeElew, shapeElewBcast, shapeAxis, shapeMaxreduce, shapeMax
 // Spatial.
 // shapeResize: resize, interpolate: param 'dims'
 ShapeRuleFunction shapeConv2d, shapeDeconv2d, shapePool2d, shapeGlobalAvgpool, shapeBatchnorm, shapeUpsample,
-    shapeResize, shapePoolNd;
+    shapeResize, shapePoolNd, shapeConvNd;
 // Indexing and conversion.
 void requireIndices(const Op& op, std::string_view arg, const TensorInfo& t);  // TL_INT64 / TL_INT32
 ShapeRuleFunction shapeGather, shapeCast, shapeGatherElements, shapeGatherNd, shapeScatterElements, shapeScatterNd;

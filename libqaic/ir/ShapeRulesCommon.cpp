@@ -204,4 +204,17 @@ void checkPoolNd(const Op& op) {
   }
 }
 
+// The N-D conv's windows: one stride and dilation per kernel dim, a begin and an end pad each.
+void checkConvNd(const Op& op) {
+  const auto size = op.integers("size");
+  if (op.integers("stride").size() != size.size() || op.integers("dilation").size() != size.size()) {
+    throwParamError(op, "stride", "size, stride and dilation must have one value per spatial dim");
+  }
+  if (op.integers("pads").size() != 2 * size.size()) {
+    throwParamError(
+        op, "pads",
+        std::to_string(op.integers("pads").size()) + " values, expected " + std::to_string(2 * size.size()));
+  }
+}
+
 }  // namespace qaic::ir::rules

@@ -30,12 +30,8 @@ void requireConvOperands(const Op& op, const TensorInfo& src, const TensorInfo& 
   requireSameDType(op, "weight", weight, src, "src");
 }
 
-}  // namespace
-
-Outs shapeConv2d(const Op& op, Infos in) {
-  const TensorInfo& src = in[0];
-  const TensorInfo& weight = in[1];
-  requireConvOperands(op, src, weight);
+// conv2d and conv: weight [O, C/group, ...] must split src's channels into `group` groups.
+int64_t requireGroups(const Op& op, const TensorInfo& src, const TensorInfo& weight) {
   const int64_t group = op.integer("group");
   const int64_t channels = src.dims[1];
   const int64_t outC = weight.dims[0];
@@ -49,6 +45,16 @@ Outs shapeConv2d(const Op& op, Infos in) {
                     "weight dims[0] (" + std::to_string(outC) + " output channels) is not divisible by group (" +
                         std::to_string(group) + ")");
   }
+  return outC;
+}
+
+}  // namespace
+
+Outs shapeConv2d(const Op& op, Infos in) {
+  const TensorInfo& src = in[0];
+  const TensorInfo& weight = in[1];
+  requireConvOperands(op, src, weight);
+  const int64_t outC = requireGroups(op, src, weight);
   requireKernelSize(op, weight.dims);
   requireBias(op, in[2], src, outC);
   const Window2d win = forwardWindow(op, src.dims[2], src.dims[3]);
@@ -161,6 +167,40 @@ Outs shapePoolNd(const Op& op, Infos in) {
     out.dims[d + 2] = (padded - extent) / stride[d] + 1;
   }
   return {out};
+}
+
+// The N-D conv: src [N, C, d1..dk] (k = 1..3), weight [O, C/group, k1..kk], pads [begin..., end...].
+Outs shapeConvNd(const Op& op, Infos in) {
+  const TensorInfo& src = in[0];
+  const TensorInfo& weight = in[1];
+  if (src.dims.size() < 3 || src.dims.size() > 5) {
+    throwInputError(op, "src", "expected [N, C, d1..dk] with k = 1..3, got " + formatDims(src.dims));
+  }
+  requireDType(op, "src", src, DType::Float);
+  requireRank(op, "weight", weight, src.dims.size());
+  requireSameDType(op, "weight", weight, src, "src");
+  const int64_t outC = requireGroups(op, src, weight);
+  requireBias(op, in[2], src, outC);
+  const std::size_t spatial = src.dims.size() - 2;
+  const auto size = op.integers("size");
+  const auto stride = op.integers("stride");
+  const auto dilation = op.integers("dilation");
+  const auto pads = op.integers("pads");
+  if (!std::equal(size.begin(), size.end(), weight.dims.begin() + 2, weight.dims.end()) || size.size() != spatial) {
+    throwParamError(op, "size", formatDims(size) + " != the weight's kernel dims " + formatDims(weight.dims));
+  }
+  Dims out{src.dims[0], outC};
+  for (std::size_t d = 0; d < spatial; ++d) {
+    const int64_t extent = checkedAdd(op, "dilation", checkedMul(op, "dilation", size[d] - 1, dilation[d]), 1);
+    const int64_t padded = checkedAdd(op, "pads", checkedAdd(op, "pads", src.dims[d + 2], pads[d]), pads[d + spatial]);
+    if (padded < extent) {
+      throwParamError(op, "size",
+                      "window (" + std::to_string(extent) + ") larger than padded dim " + std::to_string(d) + " (" +
+                          std::to_string(padded) + ")");
+    }
+    out.push_back((padded - extent) / stride[d] + 1);
+  }
+  return {TensorInfo{src.dtype, out}};
 }
 
 }  // namespace qaic::ir::rules

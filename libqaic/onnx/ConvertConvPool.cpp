@@ -215,11 +215,32 @@ std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims
   return folded;
 }
 
+// The N-D conv (3-D: video and volumetric networks), with a following batchnorm folded.
+void convertConvNd(Converter& c, const Window& w, const ir::Dims& weightDims, int64_t group) {
+  std::vector<int64_t> pads = w.padBegin;
+  pads.insert(pads.end(), w.padEnd.begin(), w.padEnd.end());
+  std::string weight, bias;
+  const ::onnx::NodeProto* batchNorm = nullptr;
+  if (auto folded = foldBatchNorm(c, weightDims)) {
+    weight = folded->weight;
+    bias = folded->bias;
+    batchNorm = folded->batchNorm;
+  } else {
+    weight = c.tensor(1);
+    bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[0]}, "zero_bias");
+  }
+  c.emit("conv", {{"src", c.tensor(0)}, {"weight", weight}, {"bias", bias}}, {{"dst", c.output(0)}},
+         {numberParam("group", static_cast<double>(group)), integersParam("size", w.kernel),
+          integersParam("stride", w.stride), integersParam("dilation", w.dilation), integersParam("pads", pads)});
+  if (batchNorm) c.absorb(*batchNorm, batchNorm->output(0), c.output(0));
+}
+
 }  // namespace
 
-// Conv, 2-D as conv2d; 1-D as conv2d of an image with H = 1 between two reshapes.
+// Conv, 2-D as conv2d; 1-D as conv2d of an image with H = 1 between two reshapes; 3-D as the
+// N-D conv.
 void convertConv(Converter& c) {
-  c.requireRank(0, {3, 4});
+  c.requireRank(0, {3, 4, 5});
   const ir::Dims in = c.dims(0);
   const ir::Dims weightDims = c.dims(1);
   if (weightDims.size() != in.size()) c.fail("the weight's rank differs from the input's");
@@ -231,6 +252,7 @@ void convertConv(Converter& c) {
   }
   const Window w = readWindow(c, spatialIn, kernel);
   const int64_t group = c.attributes().integer("group", 1);
+  if (in.size() == 5) return convertConvNd(c, w, weightDims, group);
   std::vector<ir::Param> params = {
       numberParam("group", static_cast<double>(group)), integersParam("size", pair2(kernel, 1)),
       integersParam("stride", pair2(w.stride, 1)),      integersParam("padding", padding4(w.padBegin, w.padEnd)),

@@ -23,7 +23,7 @@ const Table& table() {
       {"Conv",
        {convertConv,
         nullptr,
-        {"conv2d", "reshape"},
+        {"conv2d", "conv", "reshape"},
         {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
       {"ConvTranspose",
        {convertConvTranspose,

@@ -90,7 +90,9 @@ const std::vector<std::string>& suiteModels() {
                                                   "modules_as_functions",
                                                   "recurrent",
                                                   "masking_one_hot",
-                                                  "local_response_norm"};
+                                                  "local_response_norm",
+                                                  "video_r2plus1d",
+                                                  "volumes"};
   return models;
 }
 

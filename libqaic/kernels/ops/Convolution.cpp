@@ -17,44 +17,48 @@ void requireFloat(const BuildContext& ctx, std::initializer_list<std::string_vie
   for (std::string_view arg : args) requireDTypes(ctx.op, arg, ctx.input(arg).dtype, {ir::DType::Float});
 }
 
+// The window of a convolution over k spatial dims, in oneDNN's terms (dilation 0 = none).
+struct ConvGeometry {
+  memory::dims stride, dilation, padBegin, padEnd;
+};
+
+// conv2d (k = 2) and the N-D conv (k = 1..3): src [N, C, d1..dk], weight [O, C/group, k1..kk].
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(const BuildContext& ctx) : stream_(ctx.stream) {
+  ConvKernel(const BuildContext& ctx, const ConvGeometry& g) : stream_(ctx.stream) {
     const Tensor& src = ctx.input("src");
     const Tensor& weight = ctx.input("weight");
     const Tensor& bias = ctx.input("bias");
     const Tensor& dst = ctx.output("dst");
     requireFloat(ctx, {"src", "weight", "bias"});
-    if (src.dims.size() != 4 || weight.dims.size() != 4 || dst.dims.size() != 4) {
-      throwKernelError(ctx.op, "src, weight and dst must be rank 4");
+    const std::size_t rank = g.stride.size() + 2;
+    if (src.dims.size() != rank || weight.dims.size() != rank || dst.dims.size() != rank) {
+      throwKernelError(ctx.op, "src, weight and dst must be rank " + std::to_string(rank));
     }
     const int64_t group = ctx.op.integer("group");
-    const ir::Window2d win = ir::forwardWindow(ctx.op, src.dims[2], src.dims[3]);
     const int64_t oc = weight.dims[0];
-    memory::dims weightDims{oc, weight.dims[1], weight.dims[2], weight.dims[3]};
-    Tag weightTag = Tag::oihw;
+    // Row-major [O, C/group, k...] is also row-major [group, O/group, C/group, k...].
+    ir::Dims weightDims = weight.dims;
     if (group > 1) {
-      weightDims = {group, oc / group, weight.dims[1], weight.dims[2], weight.dims[3]};
-      weightTag = Tag::goihw;
+      weightDims[0] = oc / group;
+      weightDims.insert(weightDims.begin(), group);
     }
     withDnnl(ctx.op, [&] {
-      const auto srcMd = plainDesc(src.dims, Tag::nchw);
-      const auto dstMd = plainDesc(dst.dims, Tag::nchw);
-      const auto biasMd = plainDesc({oc}, Tag::x);
+      const auto srcMd = rowMajorDesc(src.dims);
+      const auto dstMd = rowMajorDesc(dst.dims);
+      const auto biasMd = rowMajorDesc({oc});
+      const auto userWeightMd = rowMajorDesc(weightDims);
       // Every layout left to oneDNN: it picks its fastest (blocked) one; activations are
       // reordered around the primitive, constant weights once, here.
-      const memory::desc anyWeights(weightDims, memory::data_type::f32, Tag::any);
+      const memory::desc anyWeights(userWeightMd.dims(), memory::data_type::f32, Tag::any);
       const memory::desc anySrc(srcMd.dims(), memory::data_type::f32, Tag::any);
       const memory::desc anyDst(dstMd.dims(), memory::data_type::f32, Tag::any);
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                           anySrc, anyWeights, biasMd, anyDst, {win.strideH, win.strideW},
-                                           {win.dilationH - 1, win.dilationW - 1}, {win.padTop, win.padLeft},
-                                           {win.padBottom, win.padRight});
+                                           anySrc, anyWeights, biasMd, anyDst, g.stride, g.dilation, g.padBegin,
+                                           g.padEnd);
       dnnl::convolution_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
-      weights_.emplace(
-          ctx, "weight",
-          memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine, const_cast<std::byte*>(weight.data())),
-          pd.weights_desc());
+      weights_.emplace(ctx, "weight", memory(userWeightMd, ctx.engine, const_cast<std::byte*>(weight.data())),
+                       pd.weights_desc());
       primitive_ = dnnl::convolution_forward(pd);
       scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       userSrc_ = wrap(srcMd, ctx.engine, src);
@@ -182,7 +186,25 @@ class DeconvKernel final : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> makeConv2d(const BuildContext& ctx) { return std::make_unique<ConvKernel>(ctx); }
+std::unique_ptr<Kernel> makeConv2d(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  if (src.dims.size() != 4) throwKernelError(ctx.op, "input 'src': expected [N, C, H, W]");
+  const ir::Window2d win = ir::forwardWindow(ctx.op, src.dims[2], src.dims[3]);
+  return std::make_unique<ConvKernel>(ctx, ConvGeometry{{win.strideH, win.strideW},
+                                                        {win.dilationH - 1, win.dilationW - 1},
+                                                        {win.padTop, win.padLeft},
+                                                        {win.padBottom, win.padRight}});
+}
+
+std::unique_ptr<Kernel> makeConv(const BuildContext& ctx) {
+  const auto stride = ctx.op.integers("stride");
+  const auto pads = ctx.op.integers("pads");
+  const auto spatial = static_cast<std::ptrdiff_t>(stride.size());
+  ConvGeometry g{
+      {stride.begin(), stride.end()}, {}, {pads.begin(), pads.begin() + spatial}, {pads.begin() + spatial, pads.end()}};
+  for (int64_t d : ctx.op.integers("dilation")) g.dilation.push_back(d - 1);
+  return std::make_unique<ConvKernel>(ctx, g);
+}
 std::unique_ptr<Kernel> makeDeconv2d(const BuildContext& ctx) { return std::make_unique<DeconvKernel>(ctx); }
 
 }  // namespace qaic::kernels::ops

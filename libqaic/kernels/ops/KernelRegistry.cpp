@@ -65,6 +65,7 @@ constexpr std::array kFactories = {
     Entry{"tile", ops::makeTile},
     Entry{"trilu", ops::makeTrilu},
     Entry{"pool", ops::makePool},
+    Entry{"conv", ops::makeConv},
     Entry{"interpolate", ops::makeInterpolate},
 };
 }  // namespace

@@ -76,6 +76,7 @@ const std::vector<Expected> kOperators = {
     {"scatter_elements", {"src", "indices", "updates"}, {"dst"}, {"axis", "reduction"}},
     {"scatter_nd", {"src", "indices", "updates"}, {"dst"}, {"reduction"}},
     {"pool", {"src"}, {"dst"}, {"pool_op", "size", "stride", "dilation", "pads"}},
+    {"conv", {"src", "weight", "bias"}, {"dst"}, {"group", "size", "stride", "dilation", "pads"}},
     {"interpolate",
      {"src"},
      {"dst"},

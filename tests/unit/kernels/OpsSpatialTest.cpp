@@ -108,6 +108,91 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{1, 2, 6, 5, 3, 1, 2, 2, 1, 1, 2, 1, {5, 5, 5, 5}, "VALID"},
                       ConvCase{2, 8, 5, 5, 4, 4, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "NOTSET"}));
 
+// The N-D conv (1 to 3 spatial dims): one window per dim, pads [begin..., end...].
+struct ConvNdCase {
+  int64_t n, c, oc, group;
+  std::vector<int64_t> spatial, kernel, stride, dilation, pads;
+};
+
+std::vector<float> naiveConvNd(const ConvNdCase& p, const std::vector<float>& x, const std::vector<float>& wt,
+                               const std::vector<float>& bias, const std::vector<int64_t>& out) {
+  const std::size_t k = p.spatial.size();
+  const int64_t icg = p.c / p.group, ocg = p.oc / p.group;
+  const auto volume = [](const std::vector<int64_t>& d) {
+    int64_t v = 1;
+    for (int64_t e : d) v *= e;
+    return v;
+  };
+  const int64_t inVolume = volume(p.spatial), outVolume = volume(out), kernelVolume = volume(p.kernel);
+  std::vector<float> y(static_cast<std::size_t>(p.n * p.oc * outVolume));
+  std::vector<int64_t> at(k), tap(k);
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t o = 0; o < p.oc; ++o)
+      for (int64_t flatOut = 0; flatOut < outVolume; ++flatOut) {
+        for (std::size_t d = k, rest = static_cast<std::size_t>(flatOut); d-- > 0;) {
+          at[d] = static_cast<int64_t>(rest % static_cast<std::size_t>(out[d]));
+          rest /= static_cast<std::size_t>(out[d]);
+        }
+        double sum = bias[static_cast<std::size_t>(o)];
+        const int64_t g = o / ocg;
+        for (int64_t i = 0; i < icg; ++i)
+          for (int64_t flatTap = 0; flatTap < kernelVolume; ++flatTap) {
+            for (std::size_t d = k, rest = static_cast<std::size_t>(flatTap); d-- > 0;) {
+              tap[d] = static_cast<int64_t>(rest % static_cast<std::size_t>(p.kernel[d]));
+              rest /= static_cast<std::size_t>(p.kernel[d]);
+            }
+            int64_t flatIn = 0;
+            bool inside = true;
+            for (std::size_t d = 0; d < k; ++d) {
+              const int64_t pos = at[d] * p.stride[d] - p.pads[d] + tap[d] * p.dilation[d];
+              inside = inside && pos >= 0 && pos < p.spatial[d];
+              flatIn = flatIn * p.spatial[d] + pos;
+            }
+            if (!inside) continue;
+            sum += x[static_cast<std::size_t>((n * p.c + g * icg + i) * inVolume + flatIn)] *
+                   wt[static_cast<std::size_t>((o * icg + i) * kernelVolume + flatTap)];
+          }
+        y[static_cast<std::size_t>((n * p.oc + o) * outVolume + flatOut)] = static_cast<float>(sum);
+      }
+  return y;
+}
+
+class KernelsConvNd : public ::testing::TestWithParam<ConvNdCase> {};
+
+TEST_P(KernelsConvNd, MatchesDirectConvolution) {
+  const ConvNdCase p = GetParam();
+  const std::size_t k = p.spatial.size();
+  ir::Dims xdims{p.n, p.c}, wdims{p.oc, p.c / p.group}, ydims{p.n, p.oc};
+  std::vector<int64_t> out;
+  for (std::size_t d = 0; d < k; ++d) {
+    out.push_back(outSize(p.spatial[d], {p.kernel[d], p.stride[d], p.dilation[d], p.pads[d], p.pads[d + k]}));
+    xdims.push_back(p.spatial[d]);
+    wdims.push_back(p.kernel[d]);
+    ydims.push_back(out.back());
+  }
+  const auto x = randomFloats(static_cast<std::size_t>(ir::elementCount(xdims)), 1);
+  const auto wt = randomFloats(static_cast<std::size_t>(ir::elementCount(wdims)), 2);
+  const auto bias = randomFloats(static_cast<std::size_t>(p.oc), 3);
+  const Json params{
+      {"group", p.group}, {"size", p.kernel}, {"stride", p.stride}, {"dilation", p.dilation}, {"pads", p.pads}};
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", xdims)
+      .create("w", "TL_FLOAT", wdims, toDoubles(wt))
+      .create("b", "TL_FLOAT", {p.oc}, toDoubles(bias))
+      .op("conv", "conv", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}}, params)
+      .output("y", "TL_FLOAT", ydims);
+  const auto result = runGraph(g.graph(), {HostTensor::of(ir::DType::Float, xdims, x)});
+  expectNear(result.at(0).values<float>(), naiveConvNd(p, x, wt, bias, out));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, KernelsConvNd,
+    ::testing::Values(ConvNdCase{1, 3, 4, 1, {5, 7, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},
+                      ConvNdCase{2, 4, 6, 2, {6, 9, 10}, {3, 1, 3}, {1, 2, 1}, {2, 1, 1}, {1, 0, 2, 1, 0, 2}},
+                      ConvNdCase{1, 6, 6, 6, {4, 5, 5}, {1, 3, 3}, {1, 1, 1}, {1, 2, 2}, {0, 2, 2, 0, 2, 2}},
+                      ConvNdCase{1, 2, 3, 1, {7, 4, 4}, {3, 1, 1}, {2, 1, 1}, {1, 1, 1}, {0, 0, 0, 1, 0, 0}},
+                      ConvNdCase{2, 5, 4, 1, {11}, {3}, {2}, {2}, {1, 2}}));
+
 struct DeconvCase {
   int64_t n, c, h, w, ocPerGroup, group, kh, kw, sh, sw, dh, dw;
   std::vector<int64_t> padding, outputPadding;
