@@ -6,7 +6,8 @@ Run with Debian's /usr/bin/python3 (python3-torch 1.13, python3-torchvision 0.14
   gen-models.py OUT --index NAME --models M [M ...]
       writes, per model, OUT/<name>.onnx, its inputs OUT/<name>.in<k>.bin and PyTorch's outputs
       OUT/<name>.out<k>.bin (raw, row-major), and OUT/<name>.json describing them (name, dtype,
-      dims of each input and output, opset); models whose files all exist are kept (cache).
+      dims of each input and output, opset, and the digest of this script); a model whose
+      description names this script's digest is kept (cache), so an edit regenerates.
       OUT/NAME, the list of models, is written last.
   gen-models.py OUT --list
       prints every model name this script knows, with its description.
@@ -24,6 +25,7 @@ batchnorm folding in the importer is exercised with non-trivial values. The *_fu
 the full-size networks of `make bench`.
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -381,10 +383,13 @@ def video_r2plus1d():
 
 def volumes():
     """Conv3d as volumetric networks use it: grouped, dilated, strided and padded windows, a
-    BatchNorm3d to fold, MaxPool3d and AvgPool3d (ceil_mode, count_include_pad)."""
+    BatchNorm3d to fold, MaxPool3d and AvgPool3d (ceil_mode, count_include_pad), and a 3-D UNet's
+    upsampling ConvTranspose3d (grouped, strided, padded, with output_padding)."""
     return nn.Sequential(nn.Conv3d(4, 8, (3, 1, 3), stride=(1, 2, 1), padding=(1, 0, 2), dilation=(2, 1, 1), groups=2),
                          nn.BatchNorm3d(8), nn.ReLU(), nn.MaxPool3d((1, 2, 2)),
-                         nn.AvgPool3d(2, stride=1, padding=1, ceil_mode=True), nn.Conv3d(8, 3, 1, bias=False))
+                         nn.AvgPool3d(2, stride=1, padding=1, ceil_mode=True), nn.Conv3d(8, 4, 1, bias=False),
+                         nn.ConvTranspose3d(4, 6, (2, 3, 3), stride=(2, 1, 2), padding=(0, 1, 1),
+                                            output_padding=(1, 0, 1), groups=2))
 
 
 def clips(batch=1, channels=3, frames=4, size=32):
@@ -449,7 +454,7 @@ SUITE = {
     "conv1d": (conv1d, waveforms, 14, "nn.Conv1d network, [2, 20, 64] in, [2, 12, 30] out (grouped, strided)"),
     "video_r2plus1d": (video_r2plus1d, clips(), 14, "R(2+1)D video network, depth [1,1,1,1] (Conv3d)"),
     "volumes": (volumes, clips(batch=2, channels=4, frames=6, size=10), 14,
-                "Conv3d (grouped, dilated, padded), BatchNorm3d, MaxPool3d, AvgPool3d"),
+                "Conv3d (grouped, dilated, padded), BatchNorm3d, MaxPool3d, AvgPool3d, ConvTranspose3d"),
     # make bench: full-size networks.
     "resnet50_full": (lambda: tvm.resnet50(), images(224), 14, "ResNet-50"),
     "mobilenet_v3_large_full": (lambda: tvm.mobilenet_v3_large(), images(224), 14, "MobileNetV3-Large"),
@@ -477,10 +482,17 @@ def write_raw(path, tensor):
     tensor.detach().contiguous().numpy().tofile(path)
 
 
+def script_digest():
+    with open(os.path.abspath(__file__), "rb") as source:
+        return hashlib.sha256(source.read()).hexdigest()
+
+
 def export(name, out_dir):
     meta_path = os.path.join(out_dir, name + ".json")
     if os.path.exists(meta_path):
-        return
+        with open(meta_path) as cached:
+            if json.load(cached).get("script") == script_digest():
+                return
     model, inputs, opset = build(name)
     # With gradients on: in inference mode nn.TransformerEncoder takes its nested-tensor fast
     # path, which zeroes padded positions instead of computing what the exported graph computes.
@@ -504,7 +516,7 @@ def export(name, out_dir):
     input_names = [v.name for v in exported.graph.input if v.name not in initializers]
     output_names = [v.name for v in exported.graph.output]
     os.replace(onnx_path + ".tmp", onnx_path)
-    meta = {"opset": opset, "description": SUITE[name][3], "inputs": [], "outputs": []}
+    meta = {"opset": opset, "description": SUITE[name][3], "script": script_digest(), "inputs": [], "outputs": []}
     for kind, names, tensors in (("in", input_names, inputs), ("out", output_names, outputs)):
         for k, (tensor_name, tensor) in enumerate(zip(names, tensors)):
             path = os.path.join(out_dir, f"{name}.{kind}{k}.bin")

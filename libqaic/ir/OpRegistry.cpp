@@ -197,6 +197,11 @@ std::vector<OpSpec> buildRegistry() {
         ints("stride", Bound::AtLeastOne, LengthRule::Any), ints("dilation", Bound::AtLeastOne, LengthRule::Any),
         ints("pads", Bound::NonNegative, LengthRule::Any)},
        checkConvNd, shapeConvNd, false, true, "[N, weight.dims[0], out_1, ..., out_k]"});
+  add({"deconv", {"src", "weight", "bias"}, {"dst"},
+       {integer("group", Bound::AtLeastOne), ints("size", Bound::AtLeastOne, LengthRule::Any),
+        ints("stride", Bound::AtLeastOne, LengthRule::Any), ints("dilation", Bound::AtLeastOne, LengthRule::Any),
+        ints("pads", Bound::NonNegative, LengthRule::Any), ints("output_padding", Bound::NonNegative, LengthRule::Any)},
+       checkConvNd, shapeDeconvNd, false, true, "[N, weight.dims[1]*group, out_1, ..., out_k]"});
   add({"interpolate", {"src"}, {"dst"},
        {oneOf("mode", values(kInterpolationModes)), oneOf("coordinate_mode", values(kCoordinateModes)),
         oneOf("nearest_mode", values(kNearestModes)), numbers("scales", Bound::Positive, LengthRule::Rank),

@@ -45,7 +45,7 @@ ShapeRuleFunction shapeElew, shapeElewBcast, shapeAxis, shapeMaxreduce, shapeMax
 // Spatial.
 // shapeResize: resize, interpolate: param 'dims'
 ShapeRuleFunction shapeConv2d, shapeDeconv2d, shapePool2d, shapeGlobalAvgpool, shapeBatchnorm, shapeUpsample,
-    shapeResize, shapePoolNd, shapeConvNd;
+    shapeResize, shapePoolNd, shapeConvNd, shapeDeconvNd;
 // Indexing and conversion.
 void requireIndices(const Op& op, std::string_view arg, const TensorInfo& t);  // TL_INT64 / TL_INT32
 ShapeRuleFunction shapeGather, shapeCast, shapeGatherElements, shapeGatherNd, shapeScatterElements, shapeScatterNd;

@@ -204,7 +204,8 @@ void checkPoolNd(const Op& op) {
   }
 }
 
-// The N-D conv's windows: one stride and dilation per kernel dim, a begin and an end pad each.
+// The N-D conv's and deconv's windows: one stride and dilation per kernel dim (and one
+// output padding for deconv), a begin and an end pad each.
 void checkConvNd(const Op& op) {
   const auto size = op.integers("size");
   if (op.integers("stride").size() != size.size() || op.integers("dilation").size() != size.size()) {
@@ -214,6 +215,9 @@ void checkConvNd(const Op& op) {
     throwParamError(
         op, "pads",
         std::to_string(op.integers("pads").size()) + " values, expected " + std::to_string(2 * size.size()));
+  }
+  if (op.optype == "deconv" && op.integers("output_padding").size() != size.size()) {
+    throwParamError(op, "output_padding", "must have one value per spatial dim");
   }
 }
 

@@ -203,4 +203,50 @@ Outs shapeConvNd(const Op& op, Infos in) {
   return {TensorInfo{src.dtype, out}};
 }
 
+// The N-D transposed conv: src [N, C, d1..dk] (k = 1..3), weight [C, O/group, k1..kk],
+// out = stride * (in - 1) + output_padding + ((size - 1) * dilation + 1) - (begin + end).
+Outs shapeDeconvNd(const Op& op, Infos in) {
+  const TensorInfo& src = in[0];
+  const TensorInfo& weight = in[1];
+  if (src.dims.size() < 3 || src.dims.size() > 5) {
+    throwInputError(op, "src", "expected [N, C, d1..dk] with k = 1..3, got " + formatDims(src.dims));
+  }
+  requireDType(op, "src", src, DType::Float);
+  requireRank(op, "weight", weight, src.dims.size());
+  requireSameDType(op, "weight", weight, src, "src");
+  const int64_t group = op.integer("group");
+  if (weight.dims[0] != src.dims[1]) {
+    throwInputError(
+        op, "weight",
+        "dims[0] (" + std::to_string(weight.dims[0]) + ") != src channels (" + std::to_string(src.dims[1]) + ")");
+  }
+  if (src.dims[1] % group != 0) {
+    throwParamError(op, "group",
+                    "src channels (" + std::to_string(src.dims[1]) + ") are not divisible by group (" +
+                        std::to_string(group) + ")");
+  }
+  const int64_t outC = checkedMul(op, "group", weight.dims[1], group);
+  requireBias(op, in[2], src, outC);
+  const std::size_t spatial = src.dims.size() - 2;
+  const auto size = op.integers("size");
+  const auto stride = op.integers("stride");
+  const auto dilation = op.integers("dilation");
+  const auto pads = op.integers("pads");
+  const auto outputPadding = op.integers("output_padding");
+  if (size.size() != spatial || !std::equal(size.begin(), size.end(), weight.dims.begin() + 2)) {
+    throwParamError(op, "size", formatDims(size) + " != the weight's kernel dims " + formatDims(weight.dims));
+  }
+  Dims out{src.dims[0], outC};
+  for (std::size_t d = 0; d < spatial; ++d) {
+    const int64_t extent = checkedAdd(op, "dilation", checkedMul(op, "dilation", size[d] - 1, dilation[d]), 1);
+    const int64_t full = checkedAdd(op, "stride", checkedMul(op, "stride", stride[d], src.dims[d + 2] - 1),
+                                    checkedAdd(op, "output_padding", outputPadding[d], extent));
+    const int64_t cells = full - pads[d] - pads[d + spatial];
+    if (cells < 1)
+      throwParamError(op, "pads", "output dim " + std::to_string(d) + " would be " + std::to_string(cells));
+    out.push_back(cells);
+  }
+  return {TensorInfo{src.dtype, out}};
+}
+
 }  // namespace qaic::ir::rules

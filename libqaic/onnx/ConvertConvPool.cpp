@@ -289,10 +289,11 @@ void convertConv(Converter& c) {
   if (batchNorm) c.absorb(*batchNorm, batchNorm->output(0), dst);
 }
 
-// ConvTranspose, 2-D (1-D as an image with H = 1), on deconv2d. output_shape becomes explicit
-// padding (and output padding where the shape exceeds the full result).
+// ConvTranspose, 2-D (1-D as an image with H = 1) on deconv2d, 3-D on the N-D deconv.
+// output_shape becomes explicit padding (and output padding where the shape exceeds the full
+// result).
 void convertConvTranspose(Converter& c) {
-  c.requireRank(0, {3, 4});
+  c.requireRank(0, {3, 4, 5});
   const ir::Dims in = c.dims(0);
   const ir::Dims weightDims = c.dims(1);
   if (weightDims.size() != in.size()) c.fail("the weight's rank differs from the input's");
@@ -339,11 +340,18 @@ void convertConvTranspose(Converter& c) {
   std::vector<int64_t> padEnd(pads.begin() + static_cast<std::ptrdiff_t>(n), pads.end());
   std::string src = c.tensor(0);
   std::string weight = c.tensor(1);
+  const std::string bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[1] * group}, "zero_bias");
+  if (n == 3) {
+    c.emit("deconv", {{"src", src}, {"weight", weight}, {"bias", bias}}, {{"dst", c.output(0)}},
+           {numberParam("group", static_cast<double>(group)), integersParam("size", kernel),
+            integersParam("stride", stride), integersParam("dilation", dilation), integersParam("pads", pads),
+            integersParam("output_padding", outputPadding)});
+    return;
+  }
   if (oneD) {
     src = c.reshaped(src, {in[0], in[1], 1, in[2]}, "as_image");
     weight = c.reshaped(weight, {weightDims[0], weightDims[1], 1, weightDims[2]}, "image_weight");
   }
-  const std::string bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[1] * group}, "zero_bias");
   const std::string image = oneD ? c.temporary("image") : c.output(0);
   c.emit(
       "deconv2d", {{"src", src}, {"weight", weight}, {"bias", bias}}, {{"dst", image}},

@@ -28,7 +28,7 @@ const Table& table() {
       {"ConvTranspose",
        {convertConvTranspose,
         nullptr,
-        {"deconv2d", "reshape"},
+        {"deconv2d", "deconv", "reshape"},
         {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"}}},
       {"MaxPool", {convertMaxPool, nullptr, {"maxpool2d", "pool", "pad", "reshape"}, pool}},
       {"AveragePool",

@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <thread>
 
@@ -47,6 +50,25 @@ void runWithTimeout(const std::vector<std::string>& argv, Clock::time_point dead
   if (!status.exited || status.code != 0) throw std::runtime_error(argv[1] + " failed");
 }
 
+// FNV-1a of the script's bytes: generated data records the script that made it, so that an
+// edited model or generator is regenerated rather than read stale from the build tree.
+std::string scriptDigest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (auto it = std::istreambuf_iterator<char>(in); it != std::istreambuf_iterator<char>(); ++it)
+    hash = (hash ^ static_cast<unsigned char>(*it)) * 0x100000001b3ull;
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+bool generatedBy(const std::filesystem::path& stamp, const std::string& digest) {
+  std::ifstream in(stamp.string() + ".script");
+  std::string recorded;
+  return std::filesystem::exists(stamp) && in >> recorded && recorded == digest;
+}
+
 }  // namespace
 
 std::string buildDir() { return testing::buildDir().string(); }
@@ -55,15 +77,19 @@ std::string sourceDir() { return testing::sourceDir().string(); }
 void ensureGenerated(const std::string& script, const std::string& outDir, const std::string& stamp,
                      std::chrono::seconds timeout, const std::vector<std::string>& args) {
   namespace fs = std::filesystem;
-  if (fs::exists(fs::path(outDir) / stamp)) return;
+  const std::string scriptPath = sourceDir() + "/scripts/" + script;
+  const std::string digest = scriptDigest(scriptPath);
+  const fs::path stampPath = fs::path(outDir) / stamp;
+  if (generatedBy(stampPath, digest)) return;
   const auto deadline = Clock::now() + timeout;
   fs::create_directories(fs::path(outDir).parent_path());
   FileLock lock(outDir + ".lock", deadline);
-  if (fs::exists(fs::path(outDir) / stamp)) return;  // another process generated it meanwhile
-  std::vector<std::string> argv = {"/usr/bin/python3", sourceDir() + "/scripts/" + script, outDir};
+  if (generatedBy(stampPath, digest)) return;  // another process generated it meanwhile
+  std::vector<std::string> argv = {"/usr/bin/python3", scriptPath, outDir};
   argv.insert(argv.end(), args.begin(), args.end());
   runWithTimeout(argv, deadline);
-  if (!fs::exists(fs::path(outDir) / stamp)) throw std::runtime_error(script + " did not write " + stamp);
+  if (!fs::exists(stampPath)) throw std::runtime_error(script + " did not write " + stamp);
+  std::ofstream(stampPath.string() + ".script") << digest << "\n";
 }
 
 }  // namespace qaic::conformance

@@ -32,7 +32,6 @@ const std::map<std::string, std::string>& exclusions() {
       {"test_split_zero_size_splits", "an empty (zero-element) input; IR dims are >= 1"},
       {"test_tril_zero", "an empty (zero-element) input; IR dims are >= 1"},
       {"test_triu_zero", "an empty (zero-element) input; IR dims are >= 1"},
-      {"test_convtranspose_3d", "3-D transposed convolution: the IR has deconv2d only (1-D runs as 2-D)"},
       {"test_einsum_batch_diagonal", "Einsum with a repeated letter in one term (a diagonal) is not supported"},
       {"test_resize_tf_crop_and_resize", "Resize's tf_crop_and_resize (a region of interest) is not supported"},
       {"test_if", "an If whose condition is known only at run time (conditions on static shapes are taken)"},

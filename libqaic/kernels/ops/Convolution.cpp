@@ -98,46 +98,65 @@ class ConvKernel final : public Kernel {
   memory userSrc_, userDst_, src_, bias_, dst_, scratchpad_;
 };
 
-// Transposed convolution: oneDNN computes the full, unpadded output; the kernel then crops the
-// padding and adds the bias. That covers output_padding beyond pad_end (cells that no input
-// reaches hold only the bias), which oneDNN's own padding cannot express.
+// The window of a transposed convolution over k spatial dims: kernel extents, strides,
+// dilations in oneDNN's terms (0 = none) and the padding cropped from the full result's start.
+struct DeconvGeometry {
+  memory::dims kernel, stride, dilation, padBegin;
+};
+
+// Transposed convolution (deconv2d, and the N-D deconv for k = 1..3): oneDNN computes the full,
+// unpadded output; the kernel then crops the padding and adds the bias. That covers
+// output_padding beyond pad_end (cells that no input reaches hold only the bias), which
+// oneDNN's own padding cannot express.
 class DeconvKernel final : public Kernel {
  public:
-  DeconvKernel(const BuildContext& ctx) : stream_(ctx.stream), bias_(ctx.input("bias")), dst_(ctx.output("dst")) {
+  DeconvKernel(const BuildContext& ctx, const DeconvGeometry& g)
+      : stream_(ctx.stream), bias_(ctx.input("bias")), dst_(ctx.output("dst")), padBegin_(g.padBegin) {
     const Tensor& src = ctx.input("src");
     const Tensor& weight = ctx.input("weight");
     requireFloat(ctx, {"src", "weight", "bias"});
-    if (src.dims.size() != 4 || weight.dims.size() != 4 || dst_.dims.size() != 4) {
-      throwKernelError(ctx.op, "src, weight and dst must be rank 4");
+    const std::size_t spatial = g.kernel.size();
+    if (src.dims.size() != spatial + 2 || weight.dims.size() != spatial + 2 || dst_.dims.size() != spatial + 2) {
+      throwKernelError(ctx.op, "src, weight and dst must be rank " + std::to_string(spatial + 2));
     }
     const int64_t group = ctx.op.integer("group");
-    win_ = ir::deconvWindow(ctx.op, src.dims[2], src.dims[3]);
     const int64_t ic = weight.dims[0];
     const int64_t ocPerGroup = weight.dims[1];
     channels_ = ocPerGroup * group;
     if (bias_.count() != channels_)
       throwKernelError(ctx.op, "input 'bias': expected " + std::to_string(channels_) + " values");
-    fullH_ = win_.strideH * (src.dims[2] - 1) + (win_.kernelH - 1) * win_.dilationH + 1;
-    fullW_ = win_.strideW * (src.dims[3] - 1) + (win_.kernelW - 1) * win_.dilationW + 1;
-
-    memory::dims weightDims{channels_, ic, weight.dims[2], weight.dims[3]};
-    Tag weightTag = Tag::iohw;
-    if (group > 1) {
-      weightDims = {group, ocPerGroup, ic / group, weight.dims[2], weight.dims[3]};
-      weightTag = Tag::giohw;
+    full_ = {src.dims[0], channels_};
+    for (std::size_t d = 0; d < spatial; ++d) {
+      full_.push_back(g.stride[d] * (src.dims[d + 2] - 1) + (g.kernel[d] - 1) * (g.dilation[d] + 1) + 1);
+    }
+    // The weight is [IC, OC/group, k...] row-major; oneDNN names its dims [OC, IC, k...], or
+    // [group, OC/group, IC/group, k...]: the same bytes described by strides.
+    const int64_t kernelVolume = ir::elementCount(ir::Dims(weight.dims.begin() + 2, weight.dims.end()));
+    memory::dims weightDims, weightStrides;
+    if (group == 1) {
+      weightDims = {channels_, ic};
+      weightStrides = {kernelVolume, ocPerGroup * kernelVolume};
+    } else {
+      weightDims = {group, ocPerGroup, ic / group};
+      weightStrides = {(ic / group) * ocPerGroup * kernelVolume, kernelVolume, ocPerGroup * kernelVolume};
+    }
+    int64_t stride = kernelVolume;
+    for (std::size_t d = 0; d < spatial; ++d) {
+      weightDims.push_back(weight.dims[d + 2]);
+      stride /= weight.dims[d + 2];
+      weightStrides.push_back(stride);
     }
     withDnnl(ctx.op, [&] {
-      const auto srcMd = plainDesc(src.dims, Tag::nchw);
-      const auto fullMd = plainDesc({src.dims[0], channels_, fullH_, fullW_}, Tag::nchw);
+      const auto srcMd = rowMajorDesc(src.dims);
+      const auto fullMd = rowMajorDesc(full_);
+      const memory::desc userWeights(weightDims, memory::data_type::f32, weightStrides);
       const memory::desc anyWeights(weightDims, memory::data_type::f32, Tag::any);
+      const memory::dims zeros(spatial, 0);
       dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-                                             srcMd, anyWeights, fullMd, {win_.strideH, win_.strideW},
-                                             {win_.dilationH - 1, win_.dilationW - 1}, {0, 0}, {0, 0});
+                                             srcMd, anyWeights, fullMd, g.stride, g.dilation, zeros, zeros);
       dnnl::deconvolution_forward::primitive_desc pd(desc, userScratchpad(), ctx.engine);
-      weights_.emplace(
-          ctx, "weight",
-          memory({weightDims, memory::data_type::f32, weightTag}, ctx.engine, const_cast<std::byte*>(weight.data())),
-          pd.weights_desc());
+      weights_.emplace(ctx, "weight", memory(userWeights, ctx.engine, const_cast<std::byte*>(weight.data())),
+                       pd.weights_desc());
       primitive_ = dnnl::deconvolution_forward(pd);
       scratchpad_ = ctx.scratchpad.attach(pd, ctx.engine);
       src_ = wrap(srcMd, ctx.engine, src);
@@ -153,32 +172,48 @@ class DeconvKernel final : public Kernel {
                                  {DNNL_ARG_DST, fullMem_},
                                  {DNNL_ARG_SCRATCHPAD, scratchpad_}});
     stream_.wait();
+    cropAndAddBias(static_cast<const float*>(fullMem_.get_data_handle()));
+  }
+
+ private:
+  // out[n, c, p] = bias[c] + full[n, c, p + padBegin] where that cell exists, row by row of the
+  // last dim.
+  void cropAndAddBias(const float* full) {
     const float* bias = bias_.as<float>();
-    const auto* full = static_cast<const float*>(fullMem_.get_data_handle());
     float* out = dst_.as<float>();
-    const int64_t N = dst_.dims[0], OH = dst_.dims[2], OW = dst_.dims[3];
-    for (int64_t n = 0; n < N; ++n) {
-      for (int64_t c = 0; c < channels_; ++c) {
-        const float* plane = full + (n * channels_ + c) * fullH_ * fullW_;
-        float* o = out + (n * channels_ + c) * OH * OW;
-        for (int64_t y = 0; y < OH; ++y) {
-          const int64_t fy = y + win_.padTop;
-          for (int64_t x = 0; x < OW; ++x) {
-            const int64_t fx = x + win_.padLeft;
-            const bool inside = fy >= 0 && fy < fullH_ && fx >= 0 && fx < fullW_;
-            o[y * OW + x] = bias[c] + (inside ? plane[fy * fullW_ + fx] : 0.0f);
-          }
-        }
+    const std::size_t rank = dst_.dims.size();
+    const int64_t width = dst_.dims[rank - 1], fullWidth = full_[rank - 1], shift = padBegin_.back();
+    int64_t rows = 1;
+    for (std::size_t d = 0; d + 1 < rank; ++d) rows *= dst_.dims[d];
+    std::vector<int64_t> at(rank - 1, 0);  // n, c, then the leading spatial coordinates
+    for (int64_t row = 0; row < rows; ++row) {
+      const float b = bias[at[1]];
+      int64_t fullRow = at[0] * full_[1] + at[1];
+      bool inside = true;
+      for (std::size_t d = 2; d + 1 < rank; ++d) {
+        const int64_t pos = at[d] + padBegin_[d - 2];
+        inside = inside && pos >= 0 && pos < full_[d];
+        fullRow = fullRow * full_[d] + pos;
+      }
+      float* o = out + row * width;
+      const float* f = full + fullRow * fullWidth;
+      for (int64_t x = 0; x < width; ++x) {
+        const int64_t fx = x + shift;
+        o[x] = b + (inside && fx >= 0 && fx < fullWidth ? f[fx] : 0.0f);
+      }
+      for (std::size_t d = rank - 1; d-- > 0;) {
+        if (++at[d] < dst_.dims[d]) break;
+        at[d] = 0;
       }
     }
   }
 
- private:
   dnnl::stream& stream_;
   const Tensor& bias_;
   Tensor& dst_;
-  ir::Window2d win_;
-  int64_t channels_ = 0, fullH_ = 0, fullW_ = 0;
+  memory::dims padBegin_;
+  int64_t channels_ = 0;
+  ir::Dims full_;
   dnnl::primitive primitive_;
   std::optional<PackedWeights> weights_;
   memory src_, fullMem_, scratchpad_;
@@ -205,6 +240,24 @@ std::unique_ptr<Kernel> makeConv(const BuildContext& ctx) {
   for (int64_t d : ctx.op.integers("dilation")) g.dilation.push_back(d - 1);
   return std::make_unique<ConvKernel>(ctx, g);
 }
-std::unique_ptr<Kernel> makeDeconv2d(const BuildContext& ctx) { return std::make_unique<DeconvKernel>(ctx); }
+std::unique_ptr<Kernel> makeDeconv2d(const BuildContext& ctx) {
+  const Tensor& src = ctx.input("src");
+  if (src.dims.size() != 4) throwKernelError(ctx.op, "input 'src': expected [N, C, H, W]");
+  const ir::Window2d win = ir::deconvWindow(ctx.op, src.dims[2], src.dims[3]);
+  return std::make_unique<DeconvKernel>(ctx, DeconvGeometry{{win.kernelH, win.kernelW},
+                                                            {win.strideH, win.strideW},
+                                                            {win.dilationH - 1, win.dilationW - 1},
+                                                            {win.padTop, win.padLeft}});
+}
+
+std::unique_ptr<Kernel> makeDeconv(const BuildContext& ctx) {
+  const auto size = ctx.op.integers("size");
+  const auto pads = ctx.op.integers("pads");
+  DeconvGeometry g{
+      {size.begin(), size.end()}, {}, {}, {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(size.size())}};
+  for (int64_t s : ctx.op.integers("stride")) g.stride.push_back(s);
+  for (int64_t d : ctx.op.integers("dilation")) g.dilation.push_back(d - 1);
+  return std::make_unique<DeconvKernel>(ctx, g);
+}
 
 }  // namespace qaic::kernels::ops

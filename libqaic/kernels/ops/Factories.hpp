@@ -30,7 +30,7 @@ KernelFactoryFunction makeCumsum, makeTopk;
 // Normalization.cpp
 KernelFactoryFunction makeSoftmax, makeLogSoftmax, makeLayernorm;
 // Convolution.cpp
-KernelFactoryFunction makeConv2d, makeConv, makeDeconv2d;
+KernelFactoryFunction makeConv2d, makeConv, makeDeconv2d, makeDeconv;
 // Pooling.cpp
 KernelFactoryFunction makePool2d, makePool;
 // Resize.cpp (makeResize also upsample)

@@ -66,6 +66,7 @@ constexpr std::array kFactories = {
     Entry{"trilu", ops::makeTrilu},
     Entry{"pool", ops::makePool},
     Entry{"conv", ops::makeConv},
+    Entry{"deconv", ops::makeDeconv},
     Entry{"interpolate", ops::makeInterpolate},
 };
 }  // namespace

@@ -77,6 +77,7 @@ const std::vector<Expected> kOperators = {
     {"scatter_nd", {"src", "indices", "updates"}, {"dst"}, {"reduction"}},
     {"pool", {"src"}, {"dst"}, {"pool_op", "size", "stride", "dilation", "pads"}},
     {"conv", {"src", "weight", "bias"}, {"dst"}, {"group", "size", "stride", "dilation", "pads"}},
+    {"deconv", {"src", "weight", "bias"}, {"dst"}, {"group", "size", "stride", "dilation", "pads", "output_padding"}},
     {"interpolate",
      {"src"},
      {"dst"},

@@ -193,6 +193,88 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvNdCase{1, 2, 3, 1, {7, 4, 4}, {3, 1, 1}, {2, 1, 1}, {1, 1, 1}, {0, 0, 0, 1, 0, 0}},
                       ConvNdCase{2, 5, 4, 1, {11}, {3}, {2}, {2}, {1, 2}}));
 
+// The N-D transposed conv: weight [C, O/group, k...], pads [begin..., end...].
+struct DeconvNdCase {
+  int64_t n, c, ocPerGroup, group;
+  std::vector<int64_t> spatial, kernel, stride, dilation, pads, outputPadding;
+};
+
+class KernelsDeconvNd : public ::testing::TestWithParam<DeconvNdCase> {};
+
+TEST_P(KernelsDeconvNd, MatchesDirectTransposedConvolution) {
+  const DeconvNdCase p = GetParam();
+  const std::size_t k = p.spatial.size();
+  const int64_t oc = p.ocPerGroup * p.group, icg = p.c / p.group;
+  ir::Dims xdims{p.n, p.c}, wdims{p.c, p.ocPerGroup}, ydims{p.n, oc};
+  for (std::size_t d = 0; d < k; ++d) {
+    xdims.push_back(p.spatial[d]);
+    wdims.push_back(p.kernel[d]);
+    ydims.push_back(p.stride[d] * (p.spatial[d] - 1) + p.outputPadding[d] + (p.kernel[d] - 1) * p.dilation[d] + 1 -
+                    p.pads[d] - p.pads[d + k]);
+  }
+  const auto x = randomFloats(static_cast<std::size_t>(ir::elementCount(xdims)), 1);
+  const auto wt = randomFloats(static_cast<std::size_t>(ir::elementCount(wdims)), 2);
+  const auto bias = randomFloats(static_cast<std::size_t>(oc), 3);
+  // Scatter every input cell through every kernel tap: out[i * stride + t * dilation - begin].
+  const ir::Dims spatialOut(ydims.begin() + 2, ydims.end());
+  const int64_t inVolume = ir::elementCount(ir::Dims(p.spatial.begin(), p.spatial.end()));
+  const int64_t kernelVolume = ir::elementCount(ir::Dims(p.kernel.begin(), p.kernel.end()));
+  const int64_t outVolume = ir::elementCount(spatialOut);
+  std::vector<double> want(static_cast<std::size_t>(p.n * oc * outVolume));
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t cell = 0; cell < outVolume; ++cell)
+        want[static_cast<std::size_t>((n * oc + o) * outVolume + cell)] = bias[static_cast<std::size_t>(o)];
+  std::vector<int64_t> at(k), tap(k);
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t ci = 0; ci < p.c; ++ci)
+      for (int64_t flatIn = 0; flatIn < inVolume; ++flatIn) {
+        for (std::size_t d = k, rest = static_cast<std::size_t>(flatIn); d-- > 0;) {
+          at[d] = static_cast<int64_t>(rest % static_cast<std::size_t>(p.spatial[d]));
+          rest /= static_cast<std::size_t>(p.spatial[d]);
+        }
+        const int64_t g = ci / icg;
+        for (int64_t j = 0; j < p.ocPerGroup; ++j)
+          for (int64_t flatTap = 0; flatTap < kernelVolume; ++flatTap) {
+            for (std::size_t d = k, rest = static_cast<std::size_t>(flatTap); d-- > 0;) {
+              tap[d] = static_cast<int64_t>(rest % static_cast<std::size_t>(p.kernel[d]));
+              rest /= static_cast<std::size_t>(p.kernel[d]);
+            }
+            int64_t flatOut = 0;
+            bool inside = true;
+            for (std::size_t d = 0; d < k; ++d) {
+              const int64_t pos = at[d] * p.stride[d] + tap[d] * p.dilation[d] - p.pads[d];
+              inside = inside && pos >= 0 && pos < spatialOut[d];
+              flatOut = flatOut * spatialOut[d] + pos;
+            }
+            if (!inside) continue;
+            const int64_t o = g * p.ocPerGroup + j;
+            want[static_cast<std::size_t>((n * oc + o) * outVolume + flatOut)] +=
+                static_cast<double>(x[static_cast<std::size_t>((n * p.c + ci) * inVolume + flatIn)]) *
+                wt[static_cast<std::size_t>((ci * p.ocPerGroup + j) * kernelVolume + flatTap)];
+          }
+      }
+  const Json params{{"group", p.group},       {"size", p.kernel}, {"stride", p.stride},
+                    {"dilation", p.dilation}, {"pads", p.pads},   {"output_padding", p.outputPadding}};
+  GraphBuilder gb;
+  gb.input("x", "TL_FLOAT", xdims)
+      .create("w", "TL_FLOAT", wdims, toDoubles(wt))
+      .create("b", "TL_FLOAT", {oc}, toDoubles(bias))
+      .op("up", "deconv", {{"src", "x"}, {"weight", "w"}, {"bias", "b"}}, {{"dst", "y"}}, params)
+      .output("y", "TL_FLOAT", ydims);
+  const auto result = runGraph(gb.graph(), {HostTensor::of(ir::DType::Float, xdims, x)});
+  expectNear(result.at(0).values<float>(), std::vector<float>(want.begin(), want.end()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, KernelsDeconvNd,
+    ::testing::Values(
+        DeconvNdCase{1, 4, 3, 1, {3, 4, 5}, {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, {0, 0, 0}},
+        DeconvNdCase{2, 4, 2, 2, {3, 3, 4}, {3, 1, 3}, {2, 1, 2}, {1, 1, 2}, {1, 0, 2, 1, 0, 1}, {1, 0, 1}},
+        // output_padding past pad_end: the last cells hold only the bias.
+        DeconvNdCase{1, 2, 2, 1, {2, 3, 3}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1, 0, 0, 0}, {0, 1, 1}},
+        DeconvNdCase{1, 3, 2, 1, {6}, {3}, {2}, {1}, {1, 0}, {1}}));
+
 struct DeconvCase {
   int64_t n, c, h, w, ocPerGroup, group, kh, kw, sh, sw, dh, dw;
   std::vector<int64_t> padding, outputPadding;
