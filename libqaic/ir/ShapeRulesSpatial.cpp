@@ -48,6 +48,23 @@ int64_t requireGroups(const Op& op, const TensorInfo& src, const TensorInfo& wei
   return outC;
 }
 
+// deconv2d and deconv: weight [C, O/group, ...] takes src's C channels in `group` groups;
+// returns O.
+int64_t requireDeconvGroups(const Op& op, const TensorInfo& src, const TensorInfo& weight) {
+  const int64_t group = op.integer("group");
+  if (weight.dims[0] != src.dims[1]) {
+    throwInputError(
+        op, "weight",
+        "dims[0] (" + std::to_string(weight.dims[0]) + ") != src channels (" + std::to_string(src.dims[1]) + ")");
+  }
+  if (src.dims[1] % group != 0) {
+    throwParamError(op, "group",
+                    "src channels (" + std::to_string(src.dims[1]) + ") are not divisible by group (" +
+                        std::to_string(group) + ")");
+  }
+  return checkedMul(op, "group", weight.dims[1], group);
+}
+
 }  // namespace
 
 Outs shapeConv2d(const Op& op, Infos in) {
@@ -65,19 +82,8 @@ Outs shapeDeconv2d(const Op& op, Infos in) {
   const TensorInfo& src = in[0];
   const TensorInfo& weight = in[1];
   requireConvOperands(op, src, weight);
-  const int64_t group = op.integer("group");
-  if (weight.dims[0] != src.dims[1]) {
-    throwInputError(
-        op, "weight",
-        "dims[0] (" + std::to_string(weight.dims[0]) + ") != src channels (" + std::to_string(src.dims[1]) + ")");
-  }
-  if (src.dims[1] % group != 0) {
-    throwParamError(op, "group",
-                    "src channels (" + std::to_string(src.dims[1]) + ") are not divisible by group (" +
-                        std::to_string(group) + ")");
-  }
+  const int64_t outC = requireDeconvGroups(op, src, weight);
   requireKernelSize(op, weight.dims);
-  const int64_t outC = checkedMul(op, "group", weight.dims[1], group);
   requireBias(op, in[2], src, outC);
   const Window2d win = deconvWindow(op, src.dims[2], src.dims[3]);
   const Dims out{src.dims[0], outC, win.outH, win.outW};
@@ -214,18 +220,7 @@ Outs shapeDeconvNd(const Op& op, Infos in) {
   requireDType(op, "src", src, DType::Float);
   requireRank(op, "weight", weight, src.dims.size());
   requireSameDType(op, "weight", weight, src, "src");
-  const int64_t group = op.integer("group");
-  if (weight.dims[0] != src.dims[1]) {
-    throwInputError(
-        op, "weight",
-        "dims[0] (" + std::to_string(weight.dims[0]) + ") != src channels (" + std::to_string(src.dims[1]) + ")");
-  }
-  if (src.dims[1] % group != 0) {
-    throwParamError(op, "group",
-                    "src channels (" + std::to_string(src.dims[1]) + ") are not divisible by group (" +
-                        std::to_string(group) + ")");
-  }
-  const int64_t outC = checkedMul(op, "group", weight.dims[1], group);
+  const int64_t outC = requireDeconvGroups(op, src, weight);
   requireBias(op, in[2], src, outC);
   const std::size_t spatial = src.dims.size() - 2;
   const auto size = op.integers("size");

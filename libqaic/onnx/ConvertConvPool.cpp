@@ -219,20 +219,15 @@ std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims
 void convertConvNd(Converter& c, const Window& w, const ir::Dims& weightDims, int64_t group) {
   std::vector<int64_t> pads = w.padBegin;
   pads.insert(pads.end(), w.padEnd.begin(), w.padEnd.end());
-  std::string weight, bias;
-  const ::onnx::NodeProto* batchNorm = nullptr;
-  if (auto folded = foldBatchNorm(c, weightDims)) {
-    weight = folded->weight;
-    bias = folded->bias;
-    batchNorm = folded->batchNorm;
-  } else {
-    weight = c.tensor(1);
-    bias = c.hasInput(2) ? c.tensor(2) : c.zeros(c.dtype(0), {weightDims[0]}, "zero_bias");
-  }
+  auto folded = foldBatchNorm(c, weightDims);
+  const std::string weight = folded ? folded->weight : c.tensor(1);
+  const std::string bias = folded          ? folded->bias
+                           : c.hasInput(2) ? c.tensor(2)
+                                           : c.zeros(c.dtype(0), {weightDims[0]}, "zero_bias");
   c.emit("conv", {{"src", c.tensor(0)}, {"weight", weight}, {"bias", bias}}, {{"dst", c.output(0)}},
          {numberParam("group", static_cast<double>(group)), integersParam("size", w.kernel),
           integersParam("stride", w.stride), integersParam("dilation", w.dilation), integersParam("pads", pads)});
-  if (batchNorm) c.absorb(*batchNorm, batchNorm->output(0), c.output(0));
+  if (folded) c.absorb(*folded->batchNorm, folded->batchNorm->output(0), c.output(0));
 }
 
 }  // namespace

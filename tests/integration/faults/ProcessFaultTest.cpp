@@ -48,6 +48,26 @@ UtilRun queryDevices(const std::string& root) {
   return {e.exited ? e.code : -1, util.output() + util.errorOutput()};
 }
 
+// qaic-runner after its device was lost at `lostAt` (`how`: the property's name): it ends by itself,
+// exit 4, naming the lost device, never as a timeout.
+void expectLostDeviceExit(Process& runner, std::chrono::steady_clock::time_point lostAt, const std::string& how) {
+  const ExitStatus e = runner.wait(40s);
+  const long long exitMs = msSince(lostAt);
+  ::testing::Test::RecordProperty("runner_exit_ms_after_" + how, std::to_string(exitMs));
+  ASSERT_TRUE(e.ended) << "the runner hung after the device was lost (" << how << ")";
+  ASSERT_TRUE(e.exited) << "the runner died of signal " << e.signal << ": " << runner.errorOutput();
+  const std::string err = runner.errorOutput();
+  ::testing::Test::RecordProperty("runner_error_after_" + how, err);
+  EXPECT_EQ(e.code, 4) << err;
+  // "inference failed (QS_DEV_REMOVED): ..." when a request ends so, "QS_DEV_REMOVED: ..." when a
+  // call the runner makes (a submission, a wait) throws it first.
+  EXPECT_NE(err.find("QS_DEV_REMOVED"), std::string::npos) << err;
+  EXPECT_NE(err.find("device 0"), std::string::npos) << "the lost device is not named: " << err;
+  EXPECT_EQ(err.find("QS_TIMEDOUT"), std::string::npos) << err;
+  // A correctness bound, far from both the 1 s goal and the 30 s the timeouts would take.
+  EXPECT_LT(exitMs, 5000) << err;
+}
+
 // With the runner's default data-path timeout and retries (5 s x 6 tries), a dead emulator used
 // to cost 30 s and end as QS_TIMEDOUT: the loss is seen by itself now, and named.
 TEST_F(LiveFaultTest, EmulatorKilledMidInferenceIsALostDeviceAndAFreshEmulatorServes) {
@@ -60,21 +80,7 @@ TEST_F(LiveFaultTest, EmulatorKilledMidInferenceIsALostDeviceAndAFreshEmulatorSe
   const auto killedAt = std::chrono::steady_clock::now();
   ASSERT_EQ(::kill(deadPid, SIGKILL), 0);
 
-  const ExitStatus e = runner->wait(40s);
-  const long long exitMs = msSince(killedAt);
-  RecordProperty("runner_exit_ms_after_kill", std::to_string(exitMs));
-  ASSERT_TRUE(e.ended) << "the runner hung after the emulator died";
-  ASSERT_TRUE(e.exited) << "the runner died of signal " << e.signal << ": " << runner->errorOutput();
-  const std::string err = runner->errorOutput();
-  RecordProperty("runner_error", err);
-  EXPECT_EQ(e.code, 4) << err;
-  // "inference failed (QS_DEV_REMOVED): ..." when a request ends so, "QS_DEV_REMOVED: ..." when a
-  // call the runner makes (a submission, a wait) throws it first.
-  EXPECT_NE(err.find("QS_DEV_REMOVED"), std::string::npos) << err;
-  EXPECT_NE(err.find("device 0"), std::string::npos) << "the lost device is not named: " << err;
-  EXPECT_EQ(err.find("QS_TIMEDOUT"), std::string::npos) << err;
-  // A correctness bound, far from both the 1 s goal and the 30 s the timeouts would take.
-  EXPECT_LT(exitMs, 5000) << err;
+  expectLostDeviceExit(*runner, killedAt, "kill");
 
   const UtilRun query = queryDevices(deadRoot);
   EXPECT_EQ(query.code, 1) << query.text;
@@ -117,18 +123,7 @@ TEST_F(LiveFaultTest, AbortedFuseConnectionIsALostDevice) {
     ASSERT_TRUE(abort.good()) << "writing " << abortFile << " failed";
   }
 
-  const ExitStatus e = runner->wait(40s);
-  const long long exitMs = msSince(abortedAt);
-  RecordProperty("runner_exit_ms_after_abort", std::to_string(exitMs));
-  ASSERT_TRUE(e.ended) << "the runner hung after its device's connection was aborted";
-  ASSERT_TRUE(e.exited) << "the runner died of signal " << e.signal << ": " << runner->errorOutput();
-  const std::string err = runner->errorOutput();
-  RecordProperty("runner_error", err);
-  EXPECT_EQ(e.code, 4) << err;
-  EXPECT_NE(err.find("QS_DEV_REMOVED"), std::string::npos) << err;
-  EXPECT_NE(err.find("device 0"), std::string::npos) << "the lost device is not named: " << err;
-  EXPECT_EQ(err.find("QS_TIMEDOUT"), std::string::npos) << err;
-  EXPECT_LT(exitMs, 5000) << err;
+  expectLostDeviceExit(*runner, abortedAt, "abort");
 
   const UtilRun query = queryDevices(root());
   EXPECT_EQ(query.code, 1) << query.text;
