@@ -65,6 +65,22 @@ int64_t requireDeconvGroups(const Op& op, const TensorInfo& src, const TensorInf
   return checkedMul(op, "group", weight.dims[1], group);
 }
 
+// conv and deconv: src [N, C, d1..dk] (k = 1..3) in float, a weight of src's rank and dtype
+// whose kernel dims are `size`; returns k.
+std::size_t requireNdOperands(const Op& op, const TensorInfo& src, const TensorInfo& weight) {
+  if (src.dims.size() < 3 || src.dims.size() > 5) {
+    throwInputError(op, "src", "expected [N, C, d1..dk] with k = 1..3, got " + formatDims(src.dims));
+  }
+  requireDType(op, "src", src, DType::Float);
+  requireRank(op, "weight", weight, src.dims.size());
+  requireSameDType(op, "weight", weight, src, "src");
+  const auto size = op.integers("size");
+  if (!std::equal(size.begin(), size.end(), weight.dims.begin() + 2, weight.dims.end())) {
+    throwParamError(op, "size", formatDims(size) + " != the weight's kernel dims " + formatDims(weight.dims));
+  }
+  return src.dims.size() - 2;
+}
+
 }  // namespace
 
 Outs shapeConv2d(const Op& op, Infos in) {
@@ -179,22 +195,13 @@ Outs shapePoolNd(const Op& op, Infos in) {
 Outs shapeConvNd(const Op& op, Infos in) {
   const TensorInfo& src = in[0];
   const TensorInfo& weight = in[1];
-  if (src.dims.size() < 3 || src.dims.size() > 5) {
-    throwInputError(op, "src", "expected [N, C, d1..dk] with k = 1..3, got " + formatDims(src.dims));
-  }
-  requireDType(op, "src", src, DType::Float);
-  requireRank(op, "weight", weight, src.dims.size());
-  requireSameDType(op, "weight", weight, src, "src");
+  const std::size_t spatial = requireNdOperands(op, src, weight);
   const int64_t outC = requireGroups(op, src, weight);
   requireBias(op, in[2], src, outC);
-  const std::size_t spatial = src.dims.size() - 2;
   const auto size = op.integers("size");
   const auto stride = op.integers("stride");
   const auto dilation = op.integers("dilation");
   const auto pads = op.integers("pads");
-  if (!std::equal(size.begin(), size.end(), weight.dims.begin() + 2, weight.dims.end()) || size.size() != spatial) {
-    throwParamError(op, "size", formatDims(size) + " != the weight's kernel dims " + formatDims(weight.dims));
-  }
   Dims out{src.dims[0], outC};
   for (std::size_t d = 0; d < spatial; ++d) {
     const int64_t extent = checkedAdd(op, "dilation", checkedMul(op, "dilation", size[d] - 1, dilation[d]), 1);
@@ -214,23 +221,14 @@ Outs shapeConvNd(const Op& op, Infos in) {
 Outs shapeDeconvNd(const Op& op, Infos in) {
   const TensorInfo& src = in[0];
   const TensorInfo& weight = in[1];
-  if (src.dims.size() < 3 || src.dims.size() > 5) {
-    throwInputError(op, "src", "expected [N, C, d1..dk] with k = 1..3, got " + formatDims(src.dims));
-  }
-  requireDType(op, "src", src, DType::Float);
-  requireRank(op, "weight", weight, src.dims.size());
-  requireSameDType(op, "weight", weight, src, "src");
+  const std::size_t spatial = requireNdOperands(op, src, weight);
   const int64_t outC = requireDeconvGroups(op, src, weight);
   requireBias(op, in[2], src, outC);
-  const std::size_t spatial = src.dims.size() - 2;
   const auto size = op.integers("size");
   const auto stride = op.integers("stride");
   const auto dilation = op.integers("dilation");
   const auto pads = op.integers("pads");
   const auto outputPadding = op.integers("output_padding");
-  if (size.size() != spatial || !std::equal(size.begin(), size.end(), weight.dims.begin() + 2)) {
-    throwParamError(op, "size", formatDims(size) + " != the weight's kernel dims " + formatDims(weight.dims));
-  }
   Dims out{src.dims[0], outC};
   for (std::size_t d = 0; d < spatial; ++d) {
     const int64_t extent = checkedAdd(op, "dilation", checkedMul(op, "dilation", size[d] - 1, dilation[d]), 1);
