@@ -196,10 +196,10 @@ class DeconvKernel final : public Kernel {
         fullRow = fullRow * full_[d] + pos;
       }
       float* o = out + row * width;
-      const float* f = full + fullRow * fullWidth;
+      const float* f = inside ? full + fullRow * fullWidth : nullptr;
       for (int64_t x = 0; x < width; ++x) {
         const int64_t fx = x + shift;
-        o[x] = b + (inside && fx >= 0 && fx < fullWidth ? f[fx] : 0.0f);
+        o[x] = b + (f != nullptr && fx >= 0 && fx < fullWidth ? f[fx] : 0.0f);
       }
       for (std::size_t d = rank - 1; d-- > 0;) {
         if (++at[d] < dst_.dims[d]) break;
