@@ -475,7 +475,8 @@ void Pipeline::runCompletion(EndedRequest& end, bool onCompletionThread) {
     stages[stageIndex(Stage::Execute)] = {end.completedAt - end.submittedAt, {}, true};
     if (end.code != 0) {
       status = statusForCompletion(end.code);
-      message = std::string("the device completed the request with ") + driver::completionCodeName(end.code);
+      message = "device " + std::to_string(device_) + " completed the request with " +
+                driver::completionCodeName(end.code);
       if (end.code == driver::DBC_COMPLETION_PROGRAM_FAILED) {
         if (const std::string why = responseDiagnostic(h); !why.empty()) message += ": " + why;
       }
