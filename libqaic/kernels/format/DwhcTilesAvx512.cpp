@@ -297,9 +297,11 @@ void tiles(const PlanarJob& job) {
   const bool byLines = !kToDevice && !fromDram && rowPairLinesApply(job);  // chunks of 8 and 4
   forEachChunk(g, [&](int64_t d, int64_t c0, int64_t chunk) {
     if (byLines && (chunk == 8 || chunk == 4)) return rowPairLines(job, d, c0);
-    // Whole 16 x 16 tiles into the device format take wideTiles' pairs too for chunks of 8
-    // (preprocess 1/8/112/112 54-56 -> 71 GB/s).
-    const bool sixteenPairs = kToDevice && chunk == 8 && !bands;
+    // Whole 16 x 16 tiles into the device format take wideTiles' pairs too, for every chunk
+    // width: preprocess 1/8/112/112 54-56 -> 71 GB/s; 1/3/224/224 (chunks of 3), since the
+    // sweeps, 69.9-78.4 against the AVX2 kernel's 63.8-68.8 and the 16 x 16 tiles' 64.8-71.4
+    // GB/s in the same runs (AMD EPYC Zen 5, device-format.md).
+    const bool sixteenPairs = kToDevice && !bands;
     if ((eightTiles || sixteenPairs) && !fromDram)
       return withUnrolledSteps(g.width / 16, [&](auto pairs) { wideTiles<kHalf, kToDevice, pairs.value>(job, d, c0); });
     if (eightTiles && !kToDevice) return dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);
