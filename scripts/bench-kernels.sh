@@ -7,8 +7,9 @@
 # without the goal flag, so that they are visible but not read as the product's throughput. The
 # rows forcing one vector kernel family (ConversionPath::Avx2 / Avx512) are printed in a third
 # block: the A/B behind Auto's choice between AVX2 and AVX-512 kernels, with the spread of its
-# repetitions; an Auto row whose median lies below every repetition of a forced family's row is
-# flagged as slower than it beyond the noise.
+# repetitions. An Auto row whose every repetition is slower than every repetition of a forced
+# family's row is flagged as slower than it beyond the noise (with five interleaved repetitions
+# each, two rows of one speed come out that way with probability 1/252).
 # Every benchmark, memcpy included, runs BENCH_REPETITIONS times (default 5), the repetitions of
 # all benchmarks in random order, and the medians are compared: on a shared machine a burst of
 # load then falls on memcpy and the conversions alike instead of deciding a row.
@@ -50,14 +51,15 @@ fallback = lambda name: "ConversionPath::Scalar" in name
 forced = lambda name: "ConversionPath::Avx2>" in name or "ConversionPath::Avx512>" in name
 header = f"{'conversion':<72} {'N/C/H/W':<16} {'GB/s':>7} {'memcpy':>7} {'ratio':>6}"
 
-def slower_than_forced(name, args, bps):
-    """The forced families whose every repetition beat Auto's median on this row."""
-    if "ConversionPath::Auto>" not in name:
+def slower_than_forced(name, args):
+    """The forced families whose every repetition beat every repetition of Auto on this row."""
+    auto = spread.get((name, args), [])
+    if "ConversionPath::Auto>" not in name or len(auto) < 2:
         return []
     beaten = []
     for family in ("Avx2", "Avx512"):
         runs_of = spread.get((name.replace("ConversionPath::Auto>", f"ConversionPath::{family}>"), args), [])
-        if runs_of and bps < min(runs_of):
+        if len(runs_of) > 1 and max(auto) < min(runs_of):
             beaten.append(family)
     return beaten
 
@@ -69,7 +71,7 @@ def table(selected, goal):
             continue
         ratio = bps / base
         flag = f"  (below {GOAL} goal)" if goal and ratio < GOAL else ""
-        beaten = slower_than_forced(name, args, bps)
+        beaten = slower_than_forced(name, args)
         if goal and beaten:
             flag += f"  (slower than forced {', '.join(beaten)})"
         runs_of = spread.get((name, args), [])
