@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: every benchmark, each reported as a ratio to a baseline measured in the same run.
-#   device-format conversion vs memcpy      (scripts/bench-kernels.sh; goal >= 0.5x)
+#   device-format conversion vs memcpy      (scripts/bench-kernels.sh; goal >= 0.8x)
 #   ResNet-18 / MobileNetV2 host vs PyTorch  (scripts/bench-models.sh; goal <= 1.0x latency)
 #   emulator ioctl and ring round trips      (build/bin/emu_bench)
 #   runtime latency and throughput           (build/bin/qaic_runtime_bench)

@@ -231,6 +231,29 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
     }
     next = stepped(next, pairStride);
   };
+  // Groups k and k + 1 together (K even): their 16-byte runs in a column are neighbours, so each
+  // column takes one 32-byte store instead of two 16-byte ones.
+  auto halfPairOfGroups = [&](const float* user, Element*& next, const int64_t* groupRows)
+      __attribute__((always_inline)) {
+    __m256i x[8], y[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      x[i] = _mm512_cvtps_ph(_mm512_loadu_ps(user + groupRows[i]), _MM_FROUND_TO_NEAREST_INT);
+      y[i] = _mm512_cvtps_ph(_mm512_loadu_ps(user + groupRows[8 + i]), _MM_FROUND_TO_NEAREST_INT);
+    }
+    transpose8x8Epi16(x);
+    transpose8x8Epi16(y);
+    Element* lo = next;
+    Element* hi = stepped(next, halfway);
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo), _mm256_permute2x128_si256(x[j], y[j], 0x20));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi), _mm256_permute2x128_si256(x[j], y[j], 0x31));
+      lo = stepped(lo, column);
+      hi = stepped(hi, column);
+    }
+    next = stepped(next, pairStride);
+  };
   auto single = [&](float* user, Element* dev, const int64_t* groupRows) __attribute__((always_inline)) {
     __m256 r[8];
     if constexpr (kToDevice) {
@@ -272,7 +295,26 @@ void wideTiles(const PlanarJob& job, int64_t d, int64_t c0) {
     }
     if (wPairs < W) single(user + wPairs, next, groupRows);
   };
+  // Two groups per sweep into float16 columns (halfPairOfGroups), for chunks of an even width
+  // and W a multiple of 16. Preprocess 1/8/112/112 ran at 97.8-107.3 GB/s against 91.7-95.8
+  // one group per sweep (five same-run pairs, AMD EPYC Zen 5); at W = 56 (a last single tile
+  // per group) 1/20/56/56 ran at 72.9 against 74.9-76.4, so there each group keeps its sweep.
+  auto groupPair = [&](const float* user, Element* next, const int64_t* groupRows) __attribute__((always_inline)) {
+    if constexpr (kPairs > 0) {
+#pragma GCC unroll 8
+      for (int t = 0; t < kPairs; ++t) halfPairOfGroups(user + 16 * t, next, groupRows);
+    } else {
+      for (int64_t w0 = 0; w0 < wPairs; w0 += 16) halfPairOfGroups(user + w0, next, groupRows);
+    }
+  };
   for (int64_t h0 = 0; h0 < H; h0 += 8) {
+    if constexpr (kToDevice && kHalf) {
+      if (K % 2 == 0 && wPairs == W) {
+#pragma GCC unroll 1
+        for (int k = 0; k < K; k += 2) groupPair(plane + h0 * W, device + h0 * K + 8 * k, rows + 8 * k);
+        continue;
+      }
+    }
 #pragma GCC unroll 1
     for (int k = 0; k < K; ++k) group(plane + h0 * W, device + h0 * K + 8 * k, rows + 8 * k);
   }
@@ -297,9 +339,11 @@ void tiles(const PlanarJob& job) {
   const bool byLines = !kToDevice && !fromDram && rowPairLinesApply(job);  // chunks of 8 and 4
   forEachChunk(g, [&](int64_t d, int64_t c0, int64_t chunk) {
     if (byLines && (chunk == 8 || chunk == 4)) return rowPairLines(job, d, c0);
-    // Whole 16 x 16 tiles into the device format take wideTiles' pairs too for chunks of 8
-    // (preprocess 1/8/112/112 54-56 -> 71 GB/s).
-    const bool sixteenPairs = kToDevice && chunk == 8 && !bands;
+    // Whole 16 x 16 tiles into the device format take wideTiles' pairs too, for every chunk
+    // width: preprocess 1/8/112/112 54-56 -> 71 GB/s; 1/3/224/224 (chunks of 3), since the
+    // sweeps, 69.9-78.4 against the AVX2 kernel's 63.8-68.8 and the 16 x 16 tiles' 64.8-71.4
+    // GB/s in the same runs (AMD EPYC Zen 5, device-format.md).
+    const bool sixteenPairs = kToDevice && !bands;
     if ((eightTiles || sixteenPairs) && !fromDram)
       return withUnrolledSteps(g.width / 16, [&](auto pairs) { wideTiles<kHalf, kToDevice, pairs.value>(job, d, c0); });
     if (eightTiles && !kToDevice) return dwhcTileRegion(job, d, c0, 0, g.height, 0, g.width);

@@ -47,16 +47,18 @@ void contiguous(const DeviceGeometry& g, float* user, typename DeviceIo<kHalf>::
 // but not both of 16, the AVX-512 kernel runs pairs of 8 x 8 tiles per vector (wideTiles) on
 // cached tensors in both directions: 1/20/56/56 postprocess 57-59 -> 62-63 GB/s, preprocess
 // 51-52 -> 57 GB/s. Slower elsewhere: 16 x 16 tiles into the device format (narrow chunks from
-// DRAM 0.72 -> 0.37) and with masked edge tiles (1/20/56/56 0.43 -> 0.38). Cached tensors whose
-// chunks are all eight wide take wideTiles into the device format also when H and W are
-// multiples of 16: preprocess 1/8/112/112 54-56 -> 71 GB/s; with chunks of 3, 1/3/224/224 ran
-// slightly slower (54-60 against 59-60), so narrower chunks keep the AVX2 kernel.
+// DRAM 0.72 -> 0.37) and with masked edge tiles (1/20/56/56 0.43 -> 0.38). Cached tensors take
+// wideTiles into the device format also when H and W are multiples of 16: preprocess
+// 1/8/112/112 54-56 -> 71 GB/s. Chunks of 3 (1/3/224/224) kept the AVX2 kernel before
+// wideTiles swept (54-60 against 59-60 GB/s); swept, wideTiles ran at 69.9-78.4 against
+// 63.8-68.8 GB/s in four same-run pairs on an AMD EPYC (Zen 5), so every chunk width of a cached
+// tensor takes it now. Tensors from DRAM keep the AVX2 kernel into the device format (the
+// 16 x 16 tiles there: 32/3/224/224 0.60 -> 0.33 of memcpy).
 bool avx512Faster(const PlanarJob& job) {
   const DeviceGeometry& g = job.geometry;
   const bool eightAligned = g.height % 8 == 0 && g.width % 8 == 0;
   if (!job.toDevice) return eightAligned;
-  const bool sixteenAligned = g.height % 16 == 0 && g.width % 16 == 0;
-  return eightAligned && (!sixteenAligned || g.channels % 8 == 0) && !tensorFromDram(g);
+  return eightAligned && !tensorFromDram(g);
 }
 
 // User NCHW against a chunked layout.

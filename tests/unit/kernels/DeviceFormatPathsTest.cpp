@@ -349,5 +349,43 @@ TEST_F(KernelsDeviceFormatPaths, PostprocessFromDramIntoAlignedRowsMatchesScalar
   EXPECT_EQ(compared, 2 * 2 * static_cast<int>(vectorPaths().size()));
 }
 
+// Into float16 DWHC, cached tensors with W a multiple of 16 and chunks of an even width: the
+// AVX-512 kernel writes two groups per sweep (halfPairOfGroups in DwhcTilesAvx512.cpp), unrolled
+// (W = 16, 48, 128) and looped (W = 160). Chunks of 2, 4, 6 and 8 channels, alone and after a
+// chunk of 8 (C = 14, 10), and an odd chunk beside them (C = 11); H = 8, 16 and 40 bands. The user
+// floats start 4 bytes past a line, and the bytes after the device buffer stay untouched.
+TEST_F(KernelsDeviceFormatPaths, PreprocessTwoGroupsPerSweepMatchesScalar) {
+  std::vector<Case> shapes;
+  for (int64_t c : {2, 4, 6, 8, 10, 11, 14})
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{8, 16}, {16, 48}, {40, 128}, {16, 160}})
+      shapes.push_back({1, c, h, w});
+  shapes.push_back({2, 12, 16, 32});
+  int compared = 0;
+  uint32_t seed = 4200;
+  for (const Case& c : shapes) {
+    const ir::Dims dims{c.N, c.C, c.H, c.W};
+    const auto count = static_cast<std::size_t>(c.N * c.C * c.H * c.W);
+    const std::vector<float> values = userValues(count, seed++);
+    std::vector<float> shifted(count + 32);
+    const auto misalignment = reinterpret_cast<uintptr_t>(shifted.data()) % 64 / sizeof(float);
+    float* user = shifted.data() + (16 - misalignment) % 16 + 1;  // 4 bytes past a line
+    std::memcpy(user, values.data(), count * sizeof(float));
+    const auto userBytes = std::as_bytes(std::span(user, count));
+    const ir::DeviceFormat format{DeviceLayout::DWHC, DType::Float16};
+    const std::size_t bytes = deviceBufferBytes(dims, format);
+    const UserBufferView view{"pairs", DType::Float, UserLayout::NCHW, dims};
+    auto scalar = guarded(bytes);
+    userToDevice(view, userBytes, format, std::span(scalar).first(bytes), ConversionPath::Scalar);
+    for (const VectorPath& p : vectorPaths()) {
+      auto vector = guarded(bytes);
+      userToDevice(view, userBytes, format, std::span(vector).first(bytes), p.path);
+      ASSERT_TRUE(matchesScalar(vector, scalar, bytes))
+          << p.name << " " << describe(c, DeviceLayout::DWHC, DType::Float16, UserLayout::NCHW);
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, static_cast<int>(shapes.size() * vectorPaths().size()));
+}
+
 }  // namespace
 }  // namespace qaic::kernels
