@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "driver/DeviceRoot.hpp"
+#include "kubelet/Profiles.hpp"
 
 namespace qaic::qaicd {
 
@@ -51,6 +53,43 @@ const ResourceInventory* Inventory::find(std::string_view resource) const {
   for (const ResourceInventory& r : resources)
     if (r.name == resource) return &r;
   return nullptr;
+}
+
+Inventory offerInventory(Inventory base, const std::vector<std::string>& profiles,
+                         const std::vector<OfferedDevice>& devices, const std::vector<OfferedPartition>& partitions) {
+  Inventory inventory = std::move(base);
+  inventory.shmDirs.clear();
+  inventory.resources.clear();
+  ResourceInventory whole{std::string(kWholeDeviceResource), false, {}};
+  std::map<std::string, ResourceInventory> byProfile;
+  for (const std::string& p : profiles)
+    byProfile.emplace(p, ResourceInventory{std::string(kResourceDomain) + p, true, {}});
+
+  std::map<std::tuple<uint32_t, std::string, uint32_t>, uint32_t> partitionOf;
+  for (const OfferedPartition& p : partitions)
+    if (auto slot = parseProfileLabel(p.label); slot && p.isStatic)
+      partitionOf.emplace(std::make_tuple(p.device, slot->profile, slot->slot), p.id);
+
+  for (const OfferedDevice& d : devices) {
+    if (inventory.emulated) inventory.shmDirs[d.index] = d.shmDir;
+    auto profile = byProfile.find(d.profile);
+    if (profile == byProfile.end()) {
+      whole.units.push_back(Unit{d.id, d.healthy, d.numaNode, d.index, d.index});
+      continue;
+    }
+    // Every slot is listed, so its ID stays known while its partition is away (a reset ends
+    // partitions; the next rescan makes them again): Unhealthy until it is back.
+    for (uint32_t slot = 0; slot < d.slots; ++slot) {
+      auto it = partitionOf.find({d.index, d.profile, slot});
+      std::optional<uint32_t> node;
+      if (it != partitionOf.end()) node = it->second;
+      profile->second.units.push_back(Unit{d.id + "-" + d.profile + "-" + std::to_string(slot),
+                                           d.healthy && node.has_value(), d.numaNode, d.index, node});
+    }
+  }
+  inventory.resources.push_back(std::move(whole));
+  for (const std::string& p : profiles) inventory.resources.push_back(std::move(byProfile.at(p)));
+  return inventory;
 }
 
 std::variant<ContainerAllocation, Refusal> allocateContainer(const Inventory& inventory,

@@ -2,6 +2,8 @@
 // emulated roots), GetPreferredAllocation's packing, and the refusals, each naming the ID.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "kubelet/Inventory.hpp"
 
 namespace qaic::qaicd {
@@ -41,6 +43,34 @@ std::string refusalOf(const std::variant<std::vector<std::string>, Refusal>& res
   if (auto* r = std::get_if<Refusal>(&result)) return r->message;
   ADD_FAILURE() << "not refused";
   return {};
+}
+
+TEST(KubeletInventoryTest, OfferListsWholeDevicesAndEveryProfileSlot) {
+  Inventory base;
+  base.root = "/tmp/emu";
+  base.emulated = true;
+  const std::vector<OfferedDevice> devices{{0, "0000:01:00.0", 0, "/dev/shm/a", true, "", 0},
+                                           {1, "0000:02:00.0", 1, "/dev/shm/a", true, "p", 3},
+                                           {2, "accel2", std::nullopt, "", false, "p", 1}};
+  // Slot 0 of device 1, slot 2 (spelled with a leading zero: the same slot) and a lease that
+  // chose a profile label; device 2's slot 0 is there but the device is not Ready.
+  const std::vector<OfferedPartition> partitions{{100, 1, "k8s:p:0", true},
+                                                 {101, 1, "k8s:p:02", true},
+                                                 {102, 1, "k8s:p:1", false},
+                                                 {103, 2, "k8s:p:0", true},
+                                                 {104, 1, "static:team", true}};
+  const Inventory offered = offerInventory(base, {"p"}, devices, partitions);
+  EXPECT_EQ(offered.root, "/tmp/emu");
+  EXPECT_EQ(offered.shmDirs, (std::map<uint32_t, std::string>{{0, "/dev/shm/a"}, {1, "/dev/shm/a"}, {2, ""}}));
+  ASSERT_EQ(offered.resources.size(), 2u);
+  EXPECT_EQ(offered.resources[0],
+            (ResourceInventory{"qualcomm.com/qaic", false, {Unit{"0000:01:00.0", true, 0, 0, 0}}}));
+  EXPECT_EQ(offered.resources[1],
+            (ResourceInventory{
+                "qualcomm.com/p",
+                true,
+                {Unit{"0000:02:00.0-p-0", true, 1, 1, 100}, Unit{"0000:02:00.0-p-1", false, 1, 1, std::nullopt},
+                 Unit{"0000:02:00.0-p-2", true, 1, 1, 101}, Unit{"accel2-p-0", false, std::nullopt, 2, 103}}}));
 }
 
 TEST(KubeletInventoryTest, AllocateOnTheRealRootIsTheDeviceNodeAndItsIndex) {
