@@ -98,15 +98,15 @@ std::variant<ContainerAllocation, Refusal> allocateContainer(const Inventory& in
   if (ids.empty()) return invalid("devices_ids: empty; name at least one " + resource.name + " device");
   // Checked before any lookup, so a request with thousands of IDs costs nothing.
   if (ids.size() > resource.units.size())
-    return invalid(std::to_string(ids.size()) + " " + resource.name + " devices requested, but this node has " +
-                   std::to_string(resource.units.size()));
+    return invalid("devices_ids: " + std::to_string(ids.size()) + " " + resource.name +
+                   " devices requested, but this node has " + std::to_string(resource.units.size()));
   std::vector<uint32_t> nodes;
   std::set<uint32_t> devices;
   std::unordered_set<std::string_view> seen;
   for (const std::string& id : ids) {
     const Unit* unit = resource.find(id);
-    if (unit == nullptr) return invalid("unknown device ID " + quoteId(id) + " for " + resource.name);
-    if (!seen.insert(id).second) return invalid("device ID " + quoteId(id) + " is named twice");
+    if (unit == nullptr) return invalid("devices_ids: unknown device ID " + quoteId(id) + " for " + resource.name);
+    if (!seen.insert(id).second) return invalid("devices_ids: device ID " + quoteId(id) + " is named twice");
     if (!unit->node)
       return Refusal{Refusal::Code::Unavailable,
                      "device ID " + quoteId(id) + ": its partition is not on device " + std::to_string(unit->device) +
@@ -180,7 +180,7 @@ std::variant<std::vector<std::string>, Refusal> preferredAllocation(const Resour
   for (const std::string& id : mustInclude) {
     auto it = offered.find(id);
     if (it == offered.end())
-      return invalid("must_include device ID " + quoteId(id) + " is not among available_deviceIDs");
+      return invalid("must_include_deviceIDs: device ID " + quoteId(id) + " is not among available_deviceIDs");
     if (taken.count(it->second->id) != 0)
       return invalid("device ID " + quoteId(id) + " is named twice in must_include_deviceIDs");
     choose(it->second);

@@ -152,6 +152,33 @@ TEST(KubeletInventoryTest, AllocateRefusalsNameTheIdAndTheResource) {
   EXPECT_EQ(quoteId(std::string(100, 'x')), "\"" + std::string(64, 'x') + "\" (100 bytes)");
 }
 
+// Every InvalidArgument refusal names the request field it is about, as the kubelet spells it
+// (kubelet_service found Allocate's "is named twice" and "devices requested" naming none, and
+// GetPreferredAllocation's "must_include device ID" not the field).
+TEST(KubeletInventoryTest, RefusalsNameTheRequestField) {
+  Inventory inventory;
+  inventory.root = "/";
+  const ResourceInventory r = partitions();
+  const auto all = idsOf(r);
+  for (const auto& ids : std::vector<std::vector<std::string>>{
+           {}, {"dev0-p-0", "dev0-p-0"}, {"nope"}, std::vector<std::string>(all.size() + 1, "x")}) {
+    auto result = allocateContainer(inventory, r, ids);
+    ASSERT_TRUE(std::holds_alternative<Refusal>(result));
+    EXPECT_TRUE(std::get<Refusal>(result).message.starts_with("devices_ids: ")) << std::get<Refusal>(result).message;
+  }
+  const std::vector<std::pair<std::string, std::string>> preferred{
+      {refusalOf(preferredAllocation(r, all, {}, 0)), "allocation_size"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0"}, {}, 2)), "allocation_size"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0", "nope"}, {}, 1)), "available_deviceIDs"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0", "dev0-p-0"}, {}, 1)), "available_deviceIDs"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0"}, {"dev1-p-0"}, 1)), "must_include_deviceIDs"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0", "dev1-p-0"}, {"dev0-p-0", "dev0-p-0"}, 2)),
+       "must_include_deviceIDs"},
+      {refusalOf(preferredAllocation(r, all, {"dev1-p-0", "dev1-p-1"}, 1)), "must_include_deviceIDs"},
+      {refusalOf(preferredAllocation(r, std::vector<std::string>(all.size() + 1, "x"), {}, 1)), "available_deviceIDs"}};
+  for (const auto& [message, field] : preferred) EXPECT_NE(message.find(field), std::string::npos) << message;
+}
+
 TEST(KubeletInventoryTest, PreferredAllocationPacksOntoFewDevices) {
   const ResourceInventory r = partitions();
   const auto all = idsOf(r);
