@@ -204,6 +204,20 @@ void checkPreference(const ResourceInventory& resource, const v1beta1::Container
   if (oneFits && used.size() != 1) violated(what + ": spread over devices although one holds them all");
 }
 
+// The refusal `expect` computes, or one answer per container, each checked by checkContainer.
+template <typename Request, typename Response, typename Expect, typename CheckContainer>
+void checkAnswer(const char* call, const Inventory* inventory, const std::string& resource, const Request& request,
+                 const grpc::Status& status, const Response& response, Expect expect, CheckContainer checkContainer) {
+  const ResourceInventory* found = nullptr;
+  const auto expected = expect(inventory, resource, request, found);
+  checkRefusal(call, expected, status, response);
+  if (expected) return;
+  if (response.container_responses_size() != request.container_requests_size())
+    violated(std::string(call) + ": " + std::to_string(response.container_responses_size()) + " answers to " +
+             std::to_string(request.container_requests_size()) + " containers");
+  for (int i = 0; i < request.container_requests_size(); ++i) checkContainer(*found, i);
+}
+
 }  // namespace
 
 void violated(const std::string& what) {
@@ -250,29 +264,19 @@ void checkInventory(const Node& node, const Inventory& inventory) {
 
 void checkAllocate(const Inventory* inventory, const std::string& resource, const v1beta1::AllocateRequest& request,
                    const grpc::Status& status, const v1beta1::AllocateResponse& response) {
-  const ResourceInventory* found = nullptr;
-  const auto expected = expectAllocate(inventory, resource, request, found);
-  checkRefusal("Allocate", expected, status, response);
-  if (expected) return;
-  if (response.container_responses_size() != request.container_requests_size())
-    violated("Allocate: " + std::to_string(response.container_responses_size()) + " answers to " +
-             std::to_string(request.container_requests_size()) + " containers");
-  for (int i = 0; i < request.container_requests_size(); ++i)
-    checkGranted(*inventory, *found, request.container_requests(i), response.container_responses(i));
+  checkAnswer("Allocate", inventory, resource, request, status, response, expectAllocate,
+              [&](const ResourceInventory& found, int i) {
+                checkGranted(*inventory, found, request.container_requests(i), response.container_responses(i));
+              });
 }
 
 void checkPreferred(const Inventory* inventory, const std::string& resource,
                     const v1beta1::PreferredAllocationRequest& request, const grpc::Status& status,
                     const v1beta1::PreferredAllocationResponse& response) {
-  const ResourceInventory* found = nullptr;
-  const auto expected = expectPreferred(inventory, resource, request, found);
-  checkRefusal("GetPreferredAllocation", expected, status, response);
-  if (expected) return;
-  if (response.container_responses_size() != request.container_requests_size())
-    violated("GetPreferredAllocation: " + std::to_string(response.container_responses_size()) + " answers to " +
-             std::to_string(request.container_requests_size()) + " containers");
-  for (int i = 0; i < request.container_requests_size(); ++i)
-    checkPreference(*found, request.container_requests(i), response.container_responses(i));
+  checkAnswer("GetPreferredAllocation", inventory, resource, request, status, response, expectPreferred,
+              [&](const ResourceInventory& found, int i) {
+                checkPreference(found, request.container_requests(i), response.container_responses(i));
+              });
 }
 
 void checkDeviceList(const ResourceInventory& resource, const v1beta1::ListAndWatchResponse& response) {

@@ -51,8 +51,8 @@ Writer& message(Writer& w, const google::protobuf::MessageLite& m) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::vector<uint8_t>>> kubeletServiceSeeds() {
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> seeds;
+Seeds kubeletServiceSeeds() {
+  Seeds seeds;
   auto add = [&](const char* name, const Writer& w) { seeds.emplace_back(name, w.data()); };
   {
     // Three whole devices on a real root, two NUMA nodes: answered calls, then each refusal.

@@ -3,13 +3,10 @@
 // answered, refused for each reason, parsed from protobuf bytes, and huge.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <utility>
-#include <vector>
+#include "SeedWriter.hpp"
 
 namespace qaic::fuzz {
 
-std::vector<std::pair<std::string, std::vector<uint8_t>>> kubeletServiceSeeds();
+Seeds kubeletServiceSeeds();
 
 }  // namespace qaic::fuzz

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,7 +60,7 @@ class OneAnswerWriter final : public grpc::ServerWriterInterface<v1beta1::ListAn
 
 class Session {
  public:
-  Session(InputReader& in) : in_(in), node_(readNode(in)) {
+  explicit Session(InputReader& in) : in_(in), node_(readNode(in)) {
     names_.push_back(std::string(qaic::qaicd::kWholeDeviceResource));
     for (const std::string& p : node_.profileNames()) names_.push_back(std::string(qaic::qaicd::kResourceDomain) + p);
   }
@@ -171,38 +170,41 @@ class Session {
     return message.ParseFromString(bytes);
   }
 
-  void allocate(const std::string& name, const v1beta1::AllocateRequest& request) {
+  // One unary call on a fresh service for `name` (each call of the kubelet is on its own
+  // context); `check` gets the inventory it was answered from.
+  template <typename Request, typename Response, typename Method, typename Check>
+  void unary(const char* call, const std::string& name, Method method, const Request& request, Check check) {
     DevicePluginService service(name, channel_);
     grpc::ServerContext context;
-    v1beta1::AllocateResponse response;
-    const grpc::Status status = service.Allocate(&context, &request, &response);
-    trace("Allocate", name, status);
-    checkAllocate(channel_->current().get(), name, request, status, response);
+    Response response;
+    const grpc::Status status = (service.*method)(&context, &request, &response);
+    trace(call, name, status);
+    check(channel_->current().get(), name, request, status, response);
+  }
+
+  void allocate(const std::string& name, const v1beta1::AllocateRequest& request) {
+    unary<v1beta1::AllocateRequest, v1beta1::AllocateResponse>("Allocate", name, &DevicePluginService::Allocate,
+                                                               request, checkAllocate);
   }
 
   void prefer(const std::string& name, const v1beta1::PreferredAllocationRequest& request) {
-    DevicePluginService service(name, channel_);
-    grpc::ServerContext context;
-    v1beta1::PreferredAllocationResponse response;
-    const grpc::Status status = service.GetPreferredAllocation(&context, &request, &response);
-    trace("GetPreferredAllocation", name, status);
-    checkPreferred(channel_->current().get(), name, request, status, response);
+    unary<v1beta1::PreferredAllocationRequest, v1beta1::PreferredAllocationResponse>(
+        "GetPreferredAllocation", name, &DevicePluginService::GetPreferredAllocation, request, checkPreferred);
   }
 
   void call() {
     const auto op = static_cast<Call>(in_.u8() % static_cast<uint8_t>(Call::Count));
     const std::string name = resource();
     switch (op) {
-      case Call::Options: {
-        DevicePluginService service(name, channel_);
-        grpc::ServerContext context;
-        v1beta1::Empty empty;
-        v1beta1::DevicePluginOptions options;
-        const grpc::Status status = service.GetDevicePluginOptions(&context, &empty, &options);
-        if (!status.ok() || options.pre_start_required() || !options.get_preferred_allocation_available())
-          violated("GetDevicePluginOptions answered " + options.ShortDebugString());
+      case Call::Options:
+        unary<v1beta1::Empty, v1beta1::DevicePluginOptions>(
+            "GetDevicePluginOptions", name, &DevicePluginService::GetDevicePluginOptions, v1beta1::Empty(),
+            [](const Inventory*, const std::string&, const v1beta1::Empty&, const grpc::Status& status,
+               const v1beta1::DevicePluginOptions& options) {
+              if (!status.ok() || options.pre_start_required() || !options.get_preferred_allocation_available())
+                violated("GetDevicePluginOptions answered " + options.ShortDebugString());
+            });
         break;
-      }
       case Call::Watch: {
         // A stream over a resource not published yet waits (bounded, kStreamCheck) for it:
         // too slow for a fuzzer, and nothing of the request is read there.
@@ -252,10 +254,13 @@ class Session {
       case Call::PreStartParsed: {
         v1beta1::PreStartContainerRequest request;
         if (!parsed(request)) break;
-        DevicePluginService service(name, channel_);
-        grpc::ServerContext context;
-        v1beta1::PreStartContainerResponse response;
-        if (!service.PreStartContainer(&context, &request, &response).ok()) violated("PreStartContainer refused");
+        // pre_start_required is false: the kubelet never calls it, and any call is answered.
+        unary<v1beta1::PreStartContainerRequest, v1beta1::PreStartContainerResponse>(
+            "PreStartContainer", name, &DevicePluginService::PreStartContainer, request,
+            [](const Inventory*, const std::string&, const v1beta1::PreStartContainerRequest&,
+               const grpc::Status& status, const v1beta1::PreStartContainerResponse&) {
+              if (!status.ok()) violated("PreStartContainer refused: " + status.error_message());
+            });
         break;
       }
       case Call::Count: break;
@@ -279,21 +284,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   qaic::qaicd::setLogFd(::open("/dev/null", O_WRONLY | O_CLOEXEC));
   // protobuf logs each string field that is not UTF-8 as it refuses the message.
   google::protobuf::SetLogHandler(nullptr);
-  const std::string flag = "--write-seeds=";
-  for (int i = 1; i < *argc; ++i) {
-    const std::string arg = (*argv)[i];
-    if (arg.rfind(flag, 0) != 0) continue;
-    const std::string dir = arg.substr(flag.size());
-    for (const auto& [name, bytes] : kubeletServiceSeeds()) {
-      std::ofstream out(dir + "/" + name, std::ios::binary);
-      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-      if (!out) {
-        std::fprintf(stderr, "kubelet_service: cannot write %s/%s\n", dir.c_str(), name.c_str());
-        std::exit(1);
-      }
-    }
-    std::exit(0);
-  }
+  writeSeedsIfAsked(*argc, *argv, "kubelet_service", kubeletServiceSeeds);
   return 0;
 }
 
