@@ -23,11 +23,10 @@ std::string joinNodes(const std::vector<uint32_t>& nodes) {
 
 }  // namespace
 
-std::string quoteId(std::string_view id) {
-  constexpr std::size_t kShown = 64;
+std::string quoteText(std::string_view text, std::size_t shown) {
   std::string out = "\"";
-  for (std::size_t i = 0; i < id.size() && i < kShown; ++i) {
-    const auto c = static_cast<unsigned char>(id[i]);
+  for (std::size_t i = 0; i < text.size() && i < shown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
       out += static_cast<char>(c);
     } else {
@@ -38,9 +37,11 @@ std::string quoteId(std::string_view id) {
     }
   }
   out += '"';
-  if (id.size() > kShown) out += " (" + std::to_string(id.size()) + " bytes)";
+  if (text.size() > shown) out += " (" + std::to_string(text.size()) + " bytes)";
   return out;
 }
+
+std::string quoteId(std::string_view id) { return quoteText(id, 64); }
 
 const Unit* ResourceInventory::find(std::string_view id) const {
   // Units are few (at most 64 per device); a linear scan beats building an index per call.

@@ -108,7 +108,10 @@ std::variant<std::vector<std::string>, Refusal> preferredAllocation(const Resour
                                                                     const std::vector<std::string>& mustInclude,
                                                                     int64_t size);
 
-// An ID as quoted in messages: at most 64 characters, non-printable bytes as \xNN.
+// Text from the kubelet as quoted in messages and logs: at most `shown` bytes, non-printable
+// bytes (and quotes, backslashes) as \xNN, the length said when it is longer.
+std::string quoteText(std::string_view text, std::size_t shown);
+// An ID as quoted in messages: quoteText(id, 64).
 std::string quoteId(std::string_view id);
 
 }  // namespace qaic::qaicd

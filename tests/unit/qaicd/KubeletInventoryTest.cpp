@@ -150,6 +150,10 @@ TEST(KubeletInventoryTest, AllocateRefusalsNameTheIdAndTheResource) {
   EXPECT_NE(missing.message.find("its partition is not on device 0"), std::string::npos) << missing.message;
   EXPECT_EQ(quoteId(std::string("a\x01\"b", 4)), "\"a\\x01\\x22b\"");
   EXPECT_EQ(quoteId(std::string(100, 'x')), "\"" + std::string(64, 'x') + "\" (100 bytes)");
+  // A kubelet's message in qaicd's log stays one line.
+  EXPECT_EQ(quoteText("refused\nqaicd[1] 0.000 warning: forged", 512),
+            "\"refused\\x0aqaicd[1] 0.000 warning: forged\"");
+  EXPECT_EQ(quoteText(std::string(600, 'y'), 512), "\"" + std::string(512, 'y') + "\" (600 bytes)");
 }
 
 // Every InvalidArgument refusal names the request field it is about, as the kubelet spells it
