@@ -78,8 +78,7 @@ class Session {
     // Every stream sees the new inventory: an answer exactly when its list changed.
     const auto current = channel_->current();
     for (const std::string& name : names_) {
-      auto [it, fresh] = updates_.try_emplace(name, name);
-      auto answer = it->second.next(*current);
+      auto answer = updates_.try_emplace(name, name).first->second.next(*current);
       const auto* resource = current->find(name);
       std::optional<std::string> list;
       if (resource != nullptr) list = listOf(*resource);
@@ -104,11 +103,6 @@ class Session {
   std::string resource() {
     const uint8_t pick = in_.u8();
     return pick % (names_.size() + 1) < names_.size() ? names_[pick % (names_.size() + 1)] : "qualcomm.com/not-served";
-  }
-
-  const qaic::qaicd::ResourceInventory* inventoryOf(const std::string& name) const {
-    const auto current = channel_->current();
-    return current ? current->find(name) : nullptr;
   }
 
   // An ID as IdPick says, from `name`'s units (or another resource's).
@@ -209,7 +203,8 @@ class Session {
         // A stream over a resource not published yet waits (bounded, kStreamCheck) for it:
         // too slow for a fuzzer, and nothing of the request is read there.
         const bool hangUp = (in_.u8() & 1) != 0;
-        const auto* resource = inventoryOf(name);
+        const auto current = channel_->current();
+        const auto* resource = current ? current->find(name) : nullptr;
         if (resource == nullptr) break;
         DevicePluginService service(name, channel_);
         grpc::ServerContext context;
