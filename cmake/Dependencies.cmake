@@ -10,8 +10,8 @@ if(NOT QAIC_FUZZ)
   pkg_check_modules(UDEV REQUIRED IMPORTED_TARGET libudev)
   pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)  # socket activation, sd_notify
   find_program(HELP2MAN help2man REQUIRED)                         # man pages from --help
-  find_package(gRPC CONFIG REQUIRED)  # qaicd's kubelet device plugin (libgrpc++-dev, protobuf-compiler-grpc)
 endif()
+find_package(gRPC CONFIG REQUIRED)  # qaicd's kubelet device plugin (libgrpc++-dev, protobuf-compiler-grpc)
 # liburing: the runtime's completion loop and the data path's futex calls (libqaic/driver).
 pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)
 # libdrm: the DRM core's structures (drm.h) for the emulator, drmIoctl and PRIME for libqaic.

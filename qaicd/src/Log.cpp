@@ -11,6 +11,7 @@ namespace qaic::qaicd {
 namespace {
 
 std::atomic<bool> gVerbose{false};
+std::atomic<int> gFd{STDERR_FILENO};
 
 void emit(const char* level, const std::string& message) {
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -23,12 +24,13 @@ void emit(const char* level, const std::string& message) {
   std::string line(prefix, n > 0 ? static_cast<std::size_t>(n) : 0);
   line += message;
   line += '\n';
-  [[maybe_unused]] ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+  [[maybe_unused]] ssize_t ignored = ::write(gFd.load(), line.data(), line.size());
 }
 
 }  // namespace
 
 void setVerbose(bool verbose) { gVerbose = verbose; }
+void setLogFd(int fd) { gFd = fd; }
 bool verbose() { return gVerbose; }
 void logInfo(const std::string& message) {
   if (gVerbose) emit("info", message);

@@ -6,6 +6,8 @@
 namespace qaic::qaicd {
 
 void setVerbose(bool verbose);
+// Where lines are written: stderr unless set (the kubelet fuzz target silences them).
+void setLogFd(int fd);
 bool verbose();
 void logInfo(const std::string& message);  // only with -v
 void logWarn(const std::string& message);  // always

@@ -1,14 +1,11 @@
 // The byte format of an emu_ioctl fuzz input, shared by the harness (which reads it) and the seed
 // generator (which writes it). An input is a sequence of calls: one Op byte, then that op's
-// fields in the order the harness reads them. Reading past the end yields zeros, so every
-// prefix of an input is itself a valid input and libFuzzer's mutations never "misparse".
+// fields in the order the harness reads them (read and written as FuzzInput.hpp says).
 #pragma once
 
-#include <algorithm>
-#include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <vector>
+
+#include "FuzzInput.hpp"
 
 namespace qaic::fuzz {
 
@@ -67,55 +64,10 @@ inline constexpr uint8_t kFixDbc = 1u << 1;      // a DBC an activation returned
 inline constexpr uint8_t kFixFields = 1u << 2;   // zero pads, a valid direction, a small count
 inline constexpr uint8_t kShortArgument = 0xe0;  // all three bits: one byte short of the size
 
-class InputReader {
+// emu_ioctl's writer: the common fields plus a pointer spec.
+class InputWriter : public InputWriterBase<InputWriter> {
  public:
-  InputReader(const uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-  bool done() const { return pos_ >= size_; }
-  void bytes(void* out, std::size_t n) {
-    if (n == 0) return;
-    const std::size_t have = pos_ < size_ ? std::min(n, size_ - pos_) : 0;
-    if (have) std::memcpy(out, data_ + pos_, have);
-    std::memset(static_cast<uint8_t*>(out) + have, 0, n - have);
-    pos_ += have;
-  }
-  template <typename T>
-  T take() {
-    T v;
-    bytes(&v, sizeof v);
-    return v;
-  }
-  uint8_t u8() { return take<uint8_t>(); }
-  uint16_t u16() { return take<uint16_t>(); }
-  uint32_t u32() { return take<uint32_t>(); }
-  uint64_t u64() { return take<uint64_t>(); }
-
- private:
-  const uint8_t* data_;
-  std::size_t size_;
-  std::size_t pos_ = 0;
-};
-
-class InputWriter {
- public:
-  InputWriter& op(Op o) { return u8(static_cast<uint8_t>(o)); }
-  InputWriter& bytes(const void* p, std::size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    out_.insert(out_.end(), b, b + n);
-    return *this;
-  }
-  template <typename T>
-  InputWriter& put(const T& v) {
-    return bytes(&v, sizeof v);
-  }
-  InputWriter& u8(uint8_t v) { return put(v); }
-  InputWriter& u16(uint16_t v) { return put(v); }
-  InputWriter& u32(uint32_t v) { return put(v); }
-  InputWriter& u64(uint64_t v) { return put(v); }
-  InputWriter& pointer(PointerKind kind, uint16_t offset) { return u8(static_cast<uint8_t>(kind)).u16(offset); }
-  const std::vector<uint8_t>& data() const { return out_; }
-
- private:
-  std::vector<uint8_t> out_;
+  InputWriter& pointer(PointerKind kind, uint16_t offset) { return op(kind).u16(offset); }
 };
 
 }  // namespace qaic::fuzz

@@ -55,8 +55,8 @@ InputWriter& rawStatus(InputWriter& w, PointerKind kind, uint16_t offset) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::vector<uint8_t>>> emuIoctlSeeds() {
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> seeds;
+Seeds emuIoctlSeeds() {
+  Seeds seeds;
   auto add = [&](const char* name, const InputWriter& w) { seeds.emplace_back(name, w.data()); };
   {
     InputWriter w;

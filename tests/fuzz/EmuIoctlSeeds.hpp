@@ -3,13 +3,10 @@
 // writes them to DIR; the committed tests/fuzz/corpus/emu_ioctl/seed-* files came from there.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <utility>
-#include <vector>
+#include "SeedWriter.hpp"
 
 namespace qaic::fuzz {
 
-std::vector<std::pair<std::string, std::vector<uint8_t>>> emuIoctlSeeds();
+Seeds emuIoctlSeeds();
 
 }  // namespace qaic::fuzz

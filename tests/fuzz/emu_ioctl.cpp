@@ -3,14 +3,10 @@
 // `fuzz_emu_ioctl --write-seeds=DIR` writes the seed corpus instead of fuzzing.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <string>
 
 #include "EmuIoctlHarness.hpp"
 #include "EmuIoctlSeeds.hpp"
+#include "SeedWriter.hpp"
 
 namespace {
 
@@ -22,21 +18,7 @@ qaic::fuzz::EmuIoctlHarness& harness() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  const std::string flag = "--write-seeds=";
-  for (int i = 1; i < *argc; ++i) {
-    const std::string arg = (*argv)[i];
-    if (arg.rfind(flag, 0) != 0) continue;
-    const std::string dir = arg.substr(flag.size());
-    for (const auto& [name, bytes] : qaic::fuzz::emuIoctlSeeds()) {
-      std::ofstream out(dir + "/" + name, std::ios::binary);
-      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-      if (!out) {
-        std::fprintf(stderr, "emu_ioctl: cannot write %s/%s\n", dir.c_str(), name.c_str());
-        std::exit(1);
-      }
-    }
-    std::exit(0);
-  }
+  qaic::fuzz::writeSeedsIfAsked(*argc, *argv, "emu_ioctl", qaic::fuzz::emuIoctlSeeds);
   return 0;
 }
 

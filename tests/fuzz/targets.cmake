@@ -22,3 +22,8 @@ if(QAIC_FUZZ)
   target_include_directories(fuzz_emu_ioctl PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
 endif()
 qaic_fuzz_target(qaicd_protocol SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/qaicd_protocol.cpp LIBS qaic_qaicd_protocol)
+# qaicd's kubelet device-plugin service, in-process on published inventories (no socket).
+qaic_fuzz_target(kubelet_service
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/kubelet_service.cpp ${CMAKE_CURRENT_SOURCE_DIR}/KubeletServiceInput.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/KubeletServiceChecks.cpp ${CMAKE_CURRENT_SOURCE_DIR}/KubeletServiceSeeds.cpp
+  LIBS qaicd_kubelet)

@@ -55,8 +55,24 @@ grpc::Status DevicePluginService::GetDevicePluginOptions(grpc::ServerContext*, c
   return grpc::Status::OK;
 }
 
+std::optional<v1beta1::ListAndWatchResponse> DeviceListUpdates::next(const Inventory& inventory) {
+  const ResourceInventory* resource = inventory.find(resource_);
+  if (resource == nullptr) return std::nullopt;
+  v1beta1::ListAndWatchResponse response;
+  fill(response, *resource);
+  std::string bytes = response.SerializeAsString();
+  if (sent_ && *sent_ == bytes) return std::nullopt;
+  sent_ = std::move(bytes);
+  return response;
+}
+
 grpc::Status DevicePluginService::ListAndWatch(grpc::ServerContext* context, const v1beta1::Empty*,
                                                grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
+  return watch(*context, *writer);
+}
+
+grpc::Status DevicePluginService::watch(const grpc::ServerContext& context,
+                                        grpc::ServerWriterInterface<v1beta1::ListAndWatchResponse>& writer) {
   if (streams_.fetch_add(1) >= kMaxStreams) {
     streams_.fetch_sub(1);
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "ListAndWatch: " + std::to_string(kMaxStreams) +
@@ -67,22 +83,15 @@ grpc::Status DevicePluginService::ListAndWatch(grpc::ServerContext* context, con
     ~Release() { count.fetch_sub(1); }
   } release{streams_};
 
-  // The whole list at once, then again whenever what the kubelet sees of this resource (IDs,
-  // health, topology) changed; a partition made again under the same ID is not news.
+  // The whole list at once, then again whenever it changed.
   uint64_t seen = 0;
-  std::optional<std::string> sent;
-  while (!stopping_ && !context->IsCancelled()) {
+  DeviceListUpdates updates(resource_);
+  while (!stopping_ && !context.IsCancelled()) {
     auto inventory = inventory_->waitNewer(seen, kStreamCheck, stopping_);
     if (!inventory) continue;
     seen = inventory->generation;
-    const ResourceInventory* resource = inventory->find(resource_);
-    if (resource == nullptr) continue;
-    v1beta1::ListAndWatchResponse response;
-    fill(response, *resource);
-    std::string bytes = response.SerializeAsString();
-    if (sent && *sent == bytes) continue;
-    if (!writer->Write(response)) break;  // the kubelet went away, or the server is shutting down
-    sent = std::move(bytes);
+    auto response = updates.next(*inventory);
+    if (response && !writer.Write(*response)) break;  // the kubelet went away, or the server is shutting down
   }
   return grpc::Status::OK;
 }

@@ -6,12 +6,28 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "deviceplugin.grpc.pb.h"
 #include "kubelet/InventoryChannel.hpp"
 
 namespace qaic::qaicd {
+
+// What one ListAndWatch stream sends for each inventory it sees: the resource's whole device
+// list, and again only when what the kubelet sees of it (IDs, health, topology) changed; a
+// partition made again under the same ID is not news.
+class DeviceListUpdates {
+ public:
+  explicit DeviceListUpdates(std::string_view resource) : resource_(resource) {}
+  // nullopt: the resource is not in `inventory`, or its list is the one sent last.
+  std::optional<v1beta1::ListAndWatchResponse> next(const Inventory& inventory);
+
+ private:
+  const std::string resource_;
+  std::optional<std::string> sent_;  // the last list sent, serialized
+};
 
 class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  public:
@@ -31,6 +47,9 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
                                       v1beta1::DevicePluginOptions* response) override;
   grpc::Status ListAndWatch(grpc::ServerContext* context, const v1beta1::Empty* request,
                             grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) override;
+  // ListAndWatch's stream on any writer: gRPC's, or an in-process one (tests/fuzz).
+  grpc::Status watch(const grpc::ServerContext& context,
+                     grpc::ServerWriterInterface<v1beta1::ListAndWatchResponse>& writer);
   grpc::Status GetPreferredAllocation(grpc::ServerContext* context, const v1beta1::PreferredAllocationRequest* request,
                                       v1beta1::PreferredAllocationResponse* response) override;
   grpc::Status Allocate(grpc::ServerContext* context, const v1beta1::AllocateRequest* request,

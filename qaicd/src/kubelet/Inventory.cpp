@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "driver/DeviceRoot.hpp"
+#include "kubelet/Profiles.hpp"
 
 namespace qaic::qaicd {
 
@@ -21,11 +23,10 @@ std::string joinNodes(const std::vector<uint32_t>& nodes) {
 
 }  // namespace
 
-std::string quoteId(std::string_view id) {
-  constexpr std::size_t kShown = 64;
+std::string quoteText(std::string_view text, std::size_t shown) {
   std::string out = "\"";
-  for (std::size_t i = 0; i < id.size() && i < kShown; ++i) {
-    const auto c = static_cast<unsigned char>(id[i]);
+  for (std::size_t i = 0; i < text.size() && i < shown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
       out += static_cast<char>(c);
     } else {
@@ -36,9 +37,11 @@ std::string quoteId(std::string_view id) {
     }
   }
   out += '"';
-  if (id.size() > kShown) out += " (" + std::to_string(id.size()) + " bytes)";
+  if (text.size() > shown) out += " (" + std::to_string(text.size()) + " bytes)";
   return out;
 }
+
+std::string quoteId(std::string_view id) { return quoteText(id, 64); }
 
 const Unit* ResourceInventory::find(std::string_view id) const {
   // Units are few (at most 64 per device); a linear scan beats building an index per call.
@@ -53,21 +56,58 @@ const ResourceInventory* Inventory::find(std::string_view resource) const {
   return nullptr;
 }
 
+Inventory offerInventory(Inventory base, const std::vector<std::string>& profiles,
+                         const std::vector<OfferedDevice>& devices, const std::vector<OfferedPartition>& partitions) {
+  Inventory inventory = std::move(base);
+  inventory.shmDirs.clear();
+  inventory.resources.clear();
+  ResourceInventory whole{std::string(kWholeDeviceResource), false, {}};
+  std::map<std::string, ResourceInventory> byProfile;
+  for (const std::string& p : profiles)
+    byProfile.emplace(p, ResourceInventory{std::string(kResourceDomain) + p, true, {}});
+
+  std::map<std::tuple<uint32_t, std::string, uint32_t>, uint32_t> partitionOf;
+  for (const OfferedPartition& p : partitions)
+    if (auto slot = parseProfileLabel(p.label); slot && p.isStatic)
+      partitionOf.emplace(std::make_tuple(p.device, slot->profile, slot->slot), p.id);
+
+  for (const OfferedDevice& d : devices) {
+    if (inventory.emulated) inventory.shmDirs[d.index] = d.shmDir;
+    auto profile = byProfile.find(d.profile);
+    if (profile == byProfile.end()) {
+      whole.units.push_back(Unit{d.id, d.healthy, d.numaNode, d.index, d.index});
+      continue;
+    }
+    // Every slot is listed, so its ID stays known while its partition is away (a reset ends
+    // partitions; the next rescan makes them again): Unhealthy until it is back.
+    for (uint32_t slot = 0; slot < d.slots; ++slot) {
+      auto it = partitionOf.find({d.index, d.profile, slot});
+      std::optional<uint32_t> node;
+      if (it != partitionOf.end()) node = it->second;
+      profile->second.units.push_back(Unit{d.id + "-" + d.profile + "-" + std::to_string(slot),
+                                           d.healthy && node.has_value(), d.numaNode, d.index, node});
+    }
+  }
+  inventory.resources.push_back(std::move(whole));
+  for (const std::string& p : profiles) inventory.resources.push_back(std::move(byProfile.at(p)));
+  return inventory;
+}
+
 std::variant<ContainerAllocation, Refusal> allocateContainer(const Inventory& inventory,
                                                              const ResourceInventory& resource,
                                                              const std::vector<std::string>& ids) {
   if (ids.empty()) return invalid("devices_ids: empty; name at least one " + resource.name + " device");
   // Checked before any lookup, so a request with thousands of IDs costs nothing.
   if (ids.size() > resource.units.size())
-    return invalid(std::to_string(ids.size()) + " " + resource.name + " devices requested, but this node has " +
-                   std::to_string(resource.units.size()));
+    return invalid("devices_ids: " + std::to_string(ids.size()) + " " + resource.name +
+                   " devices requested, but this node has " + std::to_string(resource.units.size()));
   std::vector<uint32_t> nodes;
   std::set<uint32_t> devices;
   std::unordered_set<std::string_view> seen;
   for (const std::string& id : ids) {
     const Unit* unit = resource.find(id);
-    if (unit == nullptr) return invalid("unknown device ID " + quoteId(id) + " for " + resource.name);
-    if (!seen.insert(id).second) return invalid("device ID " + quoteId(id) + " is named twice");
+    if (unit == nullptr) return invalid("devices_ids: unknown device ID " + quoteId(id) + " for " + resource.name);
+    if (!seen.insert(id).second) return invalid("devices_ids: device ID " + quoteId(id) + " is named twice");
     if (!unit->node)
       return Refusal{Refusal::Code::Unavailable,
                      "device ID " + quoteId(id) + ": its partition is not on device " + std::to_string(unit->device) +
@@ -141,7 +181,7 @@ std::variant<std::vector<std::string>, Refusal> preferredAllocation(const Resour
   for (const std::string& id : mustInclude) {
     auto it = offered.find(id);
     if (it == offered.end())
-      return invalid("must_include device ID " + quoteId(id) + " is not among available_deviceIDs");
+      return invalid("must_include_deviceIDs: device ID " + quoteId(id) + " is not among available_deviceIDs");
     if (taken.count(it->second->id) != 0)
       return invalid("device ID " + quoteId(id) + " is named twice in must_include_deviceIDs");
     choose(it->second);

@@ -47,6 +47,33 @@ struct Inventory {
   }
 };
 
+// One device as the plugin offers it: what it read of the device once, and its health now.
+struct OfferedDevice {
+  uint32_t index = 0;
+  std::string id;  // its PCI address, else "accel<index>"
+  std::optional<int64_t> numaNode;
+  std::string shmDir;  // emulated: qaic-emu's shared-memory directory
+  bool healthy = false;
+  std::string profile;  // the k8s profile it is given to; empty: offered whole
+  uint32_t slots = 0;   // the profile's partitions it holds
+};
+
+// One of the registry's partitions: only static ones labelled "k8s:<profile>:<slot>" are units.
+struct OfferedPartition {
+  uint32_t id = 0;  // its accel index
+  uint32_t device = 0;
+  std::string label;
+  bool isStatic = false;
+};
+
+// What the kubelet is offered: the whole-device resource (devices without a profile), then one
+// resource per profile in `profiles`' order, each listing every slot of every device given to
+// it ("<device id>-<profile>-<slot>"), present (healthy if the device is) when a partition of
+// its label is on that device, else Unhealthy without a node. `base` brings root, emulated and
+// deviceSpecs.
+Inventory offerInventory(Inventory base, const std::vector<std::string>& profiles,
+                         const std::vector<OfferedDevice>& devices, const std::vector<OfferedPartition>& partitions);
+
 // A refused request: which gRPC status it maps to and a message naming the ID or field.
 struct Refusal {
   enum class Code { InvalidArgument, Unavailable };
@@ -81,7 +108,10 @@ std::variant<std::vector<std::string>, Refusal> preferredAllocation(const Resour
                                                                     const std::vector<std::string>& mustInclude,
                                                                     int64_t size);
 
-// An ID as quoted in messages: at most 64 characters, non-printable bytes as \xNN.
+// Text from the kubelet as quoted in messages and logs: at most `shown` bytes, non-printable
+// bytes (and quotes, backslashes) as \xNN, the length said when it is longer.
+std::string quoteText(std::string_view text, std::size_t shown);
+// An ID as quoted in messages: quoteText(id, 64).
 std::string quoteId(std::string_view id);
 
 }  // namespace qaic::qaicd

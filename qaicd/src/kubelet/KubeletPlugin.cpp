@@ -18,14 +18,6 @@
 
 namespace qaic::qaicd {
 
-namespace {
-
-std::string unitId(const std::string& device, const std::string& profile, uint32_t slot) {
-  return device + "-" + profile + "-" + std::to_string(slot);
-}
-
-}  // namespace
-
 KubeletPlugin::KubeletPlugin(EventLoop& loop, DeviceRegistry& registry, Options options)
     : loop_(loop), registry_(registry), options_(std::move(options)) {
   std::error_code ec;
@@ -191,42 +183,22 @@ void KubeletPlugin::afterRescan() {
 }
 
 void KubeletPlugin::publish() {
-  Inventory inventory;
-  inventory.root = options_.root;
-  inventory.emulated = emulated_;
-  inventory.deviceSpecs = !options_.mountsOnly;
-  ResourceInventory whole{std::string(kWholeDeviceResource), false, {}};
-  std::map<std::string, ResourceInventory> profiles;
-  for (const K8sProfile& p : options_.profiles)
-    profiles.emplace(p.name, ResourceInventory{std::string(kResourceDomain) + p.name, true, {}});
-
-  std::map<std::tuple<uint32_t, std::string, uint32_t>, uint32_t> partitionOf;
-  for (const auto& [id, p] : registry_.partitions())
-    if (auto slot = parseProfileLabel(p.label); slot && p.isStatic())
-      partitionOf.emplace(std::make_tuple(p.device, slot->profile, slot->slot), id);
-
+  Inventory base;
+  base.root = options_.root;
+  base.emulated = emulated_;
+  base.deviceSpecs = !options_.mountsOnly;
+  std::vector<std::string> profiles;
+  for (const K8sProfile& p : options_.profiles) profiles.push_back(p.name);
+  std::vector<OfferedDevice> devices;
   for (uint32_t device : registry_.deviceIndices()) {
     const DeviceFacts& f = facts(device);
     auto ready = ready_.find(device);
-    const bool healthy = ready != ready_.end() && ready->second;
-    if (emulated_) inventory.shmDirs[device] = f.shmDir;
-    if (f.profile == nullptr) {
-      whole.units.push_back(Unit{f.id, healthy, f.numaNode, device, device});
-      continue;
-    }
-    // Every slot is listed, so its ID stays known while its partition is away (a reset ends
-    // partitions; the next rescan makes them again): Unhealthy until it is back.
-    for (uint32_t slot = 0; slot < f.slots; ++slot) {
-      auto it = partitionOf.find({device, f.profile->name, slot});
-      std::optional<uint32_t> node;
-      if (it != partitionOf.end()) node = it->second;
-      profiles.at(f.profile->name)
-          .units.push_back(
-              Unit{unitId(f.id, f.profile->name, slot), healthy && node.has_value(), f.numaNode, device, node});
-    }
+    devices.push_back(OfferedDevice{device, f.id, f.numaNode, f.shmDir, ready != ready_.end() && ready->second,
+                                    f.profile != nullptr ? f.profile->name : std::string(), f.slots});
   }
-  inventory.resources.push_back(std::move(whole));
-  for (const K8sProfile& p : options_.profiles) inventory.resources.push_back(std::move(profiles.at(p.name)));
+  std::vector<OfferedPartition> partitions;
+  for (const auto& [id, p] : registry_.partitions()) partitions.push_back({id, p.device, p.label, p.isStatic()});
+  Inventory inventory = offerInventory(std::move(base), profiles, devices, partitions);
 
   auto current = inventory_->current();
   if (current && current->sameOffer(inventory)) return;

@@ -38,6 +38,7 @@ constexpr auto kRecheck = 1s;
 constexpr auto kFirstRetry = 250ms;
 constexpr auto kLastRetry = 8s;
 constexpr int kMaxServerThreads = 16;
+constexpr std::size_t kMaxKubeletMessage = 512;  // bytes of a Register refusal's message logged
 
 // The inode of the socket at `path`, 0 when there is none.
 ino_t socketInode(const std::string& path) {
@@ -278,9 +279,11 @@ void KubeletRegistrar::Impl::registerWith(Endpoint& e, ino_t kubelet) {
   }
   if (stopping) return;
   if (!status.ok()) {
+    // The kubelet's message, quoted: it reaches qaicd's log, one line per event.
     return fail(e,
-                "registering " + e.resource + " with " + kubeletPath + ": " + status.error_message() +
-                    " (gRPC status " + std::to_string(status.error_code()) + ")",
+                "registering " + e.resource + " with " + kubeletPath + ": " +
+                    quoteText(status.error_message(), kMaxKubeletMessage) + " (gRPC status " +
+                    std::to_string(status.error_code()) + ")",
                 e.retryAt);
   }
   e.registeredWith = kubelet;

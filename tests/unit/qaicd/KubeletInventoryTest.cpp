@@ -2,6 +2,8 @@
 // emulated roots), GetPreferredAllocation's packing, and the refusals, each naming the ID.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "kubelet/Inventory.hpp"
 
 namespace qaic::qaicd {
@@ -41,6 +43,34 @@ std::string refusalOf(const std::variant<std::vector<std::string>, Refusal>& res
   if (auto* r = std::get_if<Refusal>(&result)) return r->message;
   ADD_FAILURE() << "not refused";
   return {};
+}
+
+TEST(KubeletInventoryTest, OfferListsWholeDevicesAndEveryProfileSlot) {
+  Inventory base;
+  base.root = "/tmp/emu";
+  base.emulated = true;
+  const std::vector<OfferedDevice> devices{{0, "0000:01:00.0", 0, "/dev/shm/a", true, "", 0},
+                                           {1, "0000:02:00.0", 1, "/dev/shm/a", true, "p", 3},
+                                           {2, "accel2", std::nullopt, "", false, "p", 1}};
+  // Slot 0 of device 1, slot 2 (spelled with a leading zero: the same slot) and a lease that
+  // chose a profile label; device 2's slot 0 is there but the device is not Ready.
+  const std::vector<OfferedPartition> partitions{{100, 1, "k8s:p:0", true},
+                                                 {101, 1, "k8s:p:02", true},
+                                                 {102, 1, "k8s:p:1", false},
+                                                 {103, 2, "k8s:p:0", true},
+                                                 {104, 1, "static:team", true}};
+  const Inventory offered = offerInventory(base, {"p"}, devices, partitions);
+  EXPECT_EQ(offered.root, "/tmp/emu");
+  EXPECT_EQ(offered.shmDirs, (std::map<uint32_t, std::string>{{0, "/dev/shm/a"}, {1, "/dev/shm/a"}, {2, ""}}));
+  ASSERT_EQ(offered.resources.size(), 2u);
+  EXPECT_EQ(offered.resources[0],
+            (ResourceInventory{"qualcomm.com/qaic", false, {Unit{"0000:01:00.0", true, 0, 0, 0}}}));
+  EXPECT_EQ(offered.resources[1],
+            (ResourceInventory{
+                "qualcomm.com/p",
+                true,
+                {Unit{"0000:02:00.0-p-0", true, 1, 1, 100}, Unit{"0000:02:00.0-p-1", false, 1, 1, std::nullopt},
+                 Unit{"0000:02:00.0-p-2", true, 1, 1, 101}, Unit{"accel2-p-0", false, std::nullopt, 2, 103}}}));
 }
 
 TEST(KubeletInventoryTest, AllocateOnTheRealRootIsTheDeviceNodeAndItsIndex) {
@@ -120,6 +150,37 @@ TEST(KubeletInventoryTest, AllocateRefusalsNameTheIdAndTheResource) {
   EXPECT_NE(missing.message.find("its partition is not on device 0"), std::string::npos) << missing.message;
   EXPECT_EQ(quoteId(std::string("a\x01\"b", 4)), "\"a\\x01\\x22b\"");
   EXPECT_EQ(quoteId(std::string(100, 'x')), "\"" + std::string(64, 'x') + "\" (100 bytes)");
+  // A kubelet's message in qaicd's log stays one line.
+  EXPECT_EQ(quoteText("refused\nqaicd[1] 0.000 warning: forged", 512),
+            "\"refused\\x0aqaicd[1] 0.000 warning: forged\"");
+  EXPECT_EQ(quoteText(std::string(600, 'y'), 512), "\"" + std::string(512, 'y') + "\" (600 bytes)");
+}
+
+// Every InvalidArgument refusal names the request field it is about, as the kubelet spells it
+// (kubelet_service found Allocate's "is named twice" and "devices requested" naming none, and
+// GetPreferredAllocation's "must_include device ID" not the field).
+TEST(KubeletInventoryTest, RefusalsNameTheRequestField) {
+  Inventory inventory;
+  inventory.root = "/";
+  const ResourceInventory r = partitions();
+  const auto all = idsOf(r);
+  for (const auto& ids : std::vector<std::vector<std::string>>{
+           {}, {"dev0-p-0", "dev0-p-0"}, {"nope"}, std::vector<std::string>(all.size() + 1, "x")}) {
+    auto result = allocateContainer(inventory, r, ids);
+    ASSERT_TRUE(std::holds_alternative<Refusal>(result));
+    EXPECT_TRUE(std::get<Refusal>(result).message.starts_with("devices_ids: ")) << std::get<Refusal>(result).message;
+  }
+  const std::vector<std::pair<std::string, std::string>> preferred{
+      {refusalOf(preferredAllocation(r, all, {}, 0)), "allocation_size"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0"}, {}, 2)), "allocation_size"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0", "nope"}, {}, 1)), "available_deviceIDs"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0", "dev0-p-0"}, {}, 1)), "available_deviceIDs"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0"}, {"dev1-p-0"}, 1)), "must_include_deviceIDs"},
+      {refusalOf(preferredAllocation(r, {"dev0-p-0", "dev1-p-0"}, {"dev0-p-0", "dev0-p-0"}, 2)),
+       "must_include_deviceIDs"},
+      {refusalOf(preferredAllocation(r, all, {"dev1-p-0", "dev1-p-1"}, 1)), "must_include_deviceIDs"},
+      {refusalOf(preferredAllocation(r, std::vector<std::string>(all.size() + 1, "x"), {}, 1)), "available_deviceIDs"}};
+  for (const auto& [message, field] : preferred) EXPECT_NE(message.find(field), std::string::npos) << message;
 }
 
 TEST(KubeletInventoryTest, PreferredAllocationPacksOntoFewDevices) {
