@@ -22,3 +22,8 @@ if(QAIC_FUZZ)
   target_include_directories(fuzz_emu_ioctl PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
 endif()
 qaic_fuzz_target(qaicd_protocol SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/qaicd_protocol.cpp LIBS qaic_qaicd_protocol)
+# qaicrt's conversion of Python arguments, through the module itself in an embedded interpreter.
+qaic_fuzz_target(python_args
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/python_args.cpp ${CMAKE_CURRENT_SOURCE_DIR}/PythonArgsObjects.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/PythonArgsSet.cpp
+  LIBS qaicrt_fuzz)
