@@ -70,6 +70,14 @@ Expected expectationOf(const py::handle& object) {
   }
   e.exportable = true;
   e.contiguous = PyBuffer_IsContiguous(&view, 'C') != 0;
+  if (view.len == 0) {  // empty: Python calls it contiguous, a strided memoryview still refuses; either holds
+    Py_buffer contiguous{};
+    e.contiguous = PyObject_GetBuffer(object.ptr(), &contiguous, PyBUF_C_CONTIGUOUS) == 0;
+    if (e.contiguous)
+      PyBuffer_Release(&contiguous);
+    else
+      PyErr_Clear();
+  }
   e.readonly = view.readonly != 0;
   e.data = reinterpret_cast<uintptr_t>(view.buf);
   e.bytes = static_cast<std::size_t>(view.len);
@@ -137,8 +145,8 @@ py::object ObjectBuilder::arrayOfBytes(std::size_t bytes) {
                                                                         : itemsize == 4 ? 2
                                                                                         : 3]),
                                   {static_cast<py::ssize_t>(bytes / static_cast<std::size_t>(itemsize))},
-                                  input_.ConsumeIntegralInRange(0, 7) == 0);
-  return input_.ConsumeIntegralInRange(0, 5) == 0 ? transformed(array) : array;
+                                  input_.ConsumeIntegralInRange(0, 7) == 7);
+  return input_.ConsumeIntegralInRange(0, 5) == 5 ? transformed(array) : array;
 }
 
 py::object ObjectBuilder::transformed(py::object array) {

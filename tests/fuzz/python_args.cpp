@@ -5,12 +5,14 @@
 // (count, direction, element size, dims, partial, droppable, specialized), an InferenceSet over
 // them (PythonArgsSet.hpp: the runtime's handles, its IO-set check, no device), then up to 8 calls
 // (QBuffer, setBuffers and its two halves, _runSync, setBufferDims, setBufferSkipped, submit,
-// putCompleted, getAvailable, DmaBuffer.numpy and .qbuffer, Qpc.Factory) with objects built from
+// putCompleted, getAvailable, DmaBuffer.numpy and .qbuffer, Qpc.Factory, _keepBusy, and
+// qaic.Session.run with dicts of named arrays over the same set) with objects built from
 // the input (PythonArgsObjects.hpp). Each call must either succeed with QBuffers that are exactly
 // the objects' memory (pointer, size, writability; ASan reads every byte) or raise TypeError,
 // ValueError or qaicrt.Error, naming the buffer where the call takes a list; nothing else. At the
 // end every handle is back, the set is gone and no export of the input's memory is held.
 #include <fuzzer/FuzzedDataProvider.h>
+#include <pybind11/stl.h>
 #include <sanitizer/lsan_interface.h>
 
 #include <cstdio>
@@ -66,6 +68,9 @@ void startInterpreter() {
     fail(std::string("numpy does not import (python3-numpy for ") + QAICRT_PYTHON_HOME + "/bin/python3): " + e.what());
   }
   py::module_::import("qaicrt");
+  // The qaic package from the source tree (it imports qaicrt, the built-in).
+  py::module_::import("sys").attr("path").attr("insert")(0, QAICRT_PACKAGE_DIR);
+  py::module_::import("qaic");
   __lsan_enable();
 }
 
@@ -105,7 +110,16 @@ Outcome call(Call&& body) {
        (outcome.ok ? std::string("success") : outcome.type + ": " + outcome.message));
 }
 
+// PYTHON_ARGS_TRACE=1: each call and its outcome on stderr.
+bool tracing() {
+  static const bool trace = std::getenv("PYTHON_ARGS_TRACE") != nullptr;
+  return trace;
+}
+
 void requireDocumented(const char* operation, const Outcome& outcome) {
+  if (tracing())
+    std::fprintf(stderr, "python_args:   %s: %s\n", operation,
+                 outcome.ok ? "ok" : (outcome.type + ": " + outcome.message).substr(0, 300).c_str());
   if (!outcome.ok && !outcome.documented)
     unexpected(operation, outcome, "success, TypeError, ValueError or qaicrt.Error");
 }
@@ -178,6 +192,7 @@ enum class Op : uint8_t {
   DmaQBuffer,
   QpcFactory,
   KeepBusy,
+  SessionRun,
   Count
 };
 
@@ -225,6 +240,7 @@ class Session {
       case Op::DmaQBuffer: return dmaQBuffer();
       case Op::QpcFactory: return qpcFactory();
       case Op::KeepBusy: return keepBusy();
+      case Op::SessionRun: return sessionRun();
       case Op::Count: break;
     }
   }
@@ -254,7 +270,7 @@ class Session {
   py::list items(const std::vector<std::size_t>& indices, std::vector<Expected>& expected) {
     py::list list;
     std::size_t count = indices.size();
-    if (input_.ConsumeIntegralInRange(0, 7) == 0) count = input_.ConsumeIntegralInRange<std::size_t>(0, 5);
+    if (input_.ConsumeIntegralInRange(0, 7) == 7) count = input_.ConsumeIntegralInRange<std::size_t>(0, 5);
     for (std::size_t k = 0; k < count; ++k) {
       py::object item;
       const int kind = input_.ConsumeIntegralInRange(0, 7);
@@ -541,6 +557,84 @@ class Session {
     if (outcome.ok && set().handlesOut() > out) fail("_keepBusy: a handle was not given back");
   }
 
+  // qaic.Session.run's conversion of {name: array} dicts (the qaic package over this set).
+  void sessionRun() {
+    static const py::module_ qaicrt = py::module_::import("qaicrt");
+    static const py::object sessionType = py::module_::import("qaic").attr(interned("Session"));
+    const int types[4][2] = {{/*1 byte*/ rt::BUFFER_DATA_TYPE_UINT8, rt::BUFFER_DATA_TYPE_INT8},
+                             {rt::BUFFER_DATA_TYPE_FLOAT16, rt::BUFFER_DATA_TYPE_INT16Q},
+                             {rt::BUFFER_DATA_TYPE_FLOAT, rt::BUFFER_DATA_TYPE_INT32I},
+                             {rt::BUFFER_DATA_TYPE_INT64I, rt::BUFFER_DATA_TYPE_INVAL}};
+    py::list mappings;
+    for (std::size_t i = 0; i < program_.layout.rules.size(); ++i) {
+      const rt::BufferShapeRules& rules = program_.layout.rules[i];
+      py::object mapping = qaicrt.attr(interned("v2")).attr(interned("BufferMapping"))();
+      mapping.attr(interned("bufferName")) = rules.name;
+      mapping.attr(interned("index")) = i;
+      mapping.attr(interned("ioType")) = rules.isInput ? rt::BUFFER_IO_TYPE_INPUT : rt::BUFFER_IO_TYPE_OUTPUT;
+      mapping.attr(interned("size")) = program_.fullBytes[i];
+      mapping.attr(interned("isPartialBufferAllowed")) = rules.isPartialAllowed;
+      mapping.attr(interned("skipPartialHeader")) = rules.skipPartialHeader;
+      mapping.attr(interned("allowSkip")) = rules.allowSkip;
+      const int sizeIndex = rules.elementSize == 1 ? 0 : rules.elementSize == 2 ? 1 : rules.elementSize == 4 ? 2 : 3;
+      mapping.attr(interned("dataType")) = static_cast<rt::QAicBufferDataTypeEnum>(
+          types[sizeIndex][input_.ConsumeIntegralInRange(0, 7) == 7 ? 1 : 0]);
+      py::object shapes = qaicrt.attr(interned("v2")).attr(interned("IoShapes"))();
+      shapes.attr(interned("defaultDims")) = rules.dims;
+      shapes.attr(interned("allowedDims")) = rules.allowedShapes.empty() ? std::vector<rt::IoDims>{rules.dims}
+                                                                         : rules.allowedShapes;
+      mapping.attr(interned("ioShapes")) = shapes;
+      mappings.append(mapping);
+    }
+    py::object session = sessionType.attr(interned("__new__"))(sessionType);
+    session.attr(interned("model_path")) = "python_args";
+    session.attr(interned("num_activations")) = 1;
+    session.attr(interned("inference_set")) = setObject_;
+    const Outcome attached = call([&] { return session.attr(interned("_attach"))(mappings, py::list()); });
+    requireDocumented("Session._attach", attached);  // ValueError for BUFFER_DATA_TYPE_INVAL
+    if (!attached.ok) return;
+    py::dict inputs, outputs;
+    for (std::size_t i = 0; i < program_.layout.rules.size(); ++i) {
+      const rt::BufferShapeRules& rules = program_.layout.rules[i];
+      const py::object dtype = mappings[i].attr(interned("dataType"));
+      py::object value;
+      switch (input_.ConsumeIntegralInRange(0, 7)) {
+        case 5: continue;  // left out
+        case 6: value = builder_->any(); break;
+        case 7: value = builder_->arrayOfBytes(program_.fullBytes[i]).attr(interned("tolist"))(); break;
+        default: {
+          try {  // the program's dtype and dims over the harness's memory, or near them
+            const py::object numpyType = py::module_::import("qaic").attr(interned("numpy_dtype"))(dtype);
+            py::object array = builder_->arrayOfBytes(program_.fullBytes[i]).attr(interned("view"))(numpyType);
+            value = array.attr(interned("reshape"))(py::tuple(py::cast(rules.dims)));
+          } catch (py::error_already_set&) {
+            value = builder_->any();
+          }
+        }
+      }
+      (rules.isInput || input_.ConsumeIntegralInRange(0, 3) == 3 ? inputs : outputs)[py::str(rules.name)] = value;
+    }
+    if (input_.ConsumeIntegralInRange(0, 7) == 0) inputs[py::str("unknown")] = py::none();
+    const py::object activation = input_.ConsumeBool() ? builder_->any() : py::none();
+    const std::size_t out = set().handlesOut();
+    const Outcome outcome = call([&] { return session.attr(interned("run"))(inputs, outputs, activation); });
+    requireDocumented("Session.run", outcome);
+    if (set().handlesOut() != out) fail("Session.run: a handle was not given back");
+    if (!outcome.ok) return;
+    const py::dict results = outcome.value;
+    for (std::size_t i = 0; i < program_.layout.rules.size(); ++i) {
+      const rt::BufferShapeRules& rules = program_.layout.rules[i];
+      if (rules.isInput) continue;
+      const py::str name(rules.name);
+      if (!results.contains(name)) fail("Session.run: output '" + rules.name + "' missing from the results");
+      if (outputs.contains(name)) continue;  // the caller's array (it may share memory with another)
+      const Expected e = expectationOf(results[name]);
+      for (std::size_t k = 0; k < e.bytes; ++k)
+        if (static_cast<uint8_t>(e.content[k]) != qaic::fuzz::outputPattern(k))
+          fail("Session.run: output '" + rules.name + "' is not what the device wrote");
+    }
+  }
+
   FuzzedDataProvider& input_;
   Program program_;
   std::weak_ptr<DevicelessSet> set_;
@@ -560,8 +654,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   FuzzedDataProvider input(data, size);
   try {
     Session session(input);
-    for (int i = 0; i < 8 && input.remaining_bytes() > 0; ++i)
-      session.run(static_cast<Op>(input.ConsumeIntegralInRange<int>(0, static_cast<int>(Op::Count) - 1)));
+    for (int i = 0; i < 8 && input.remaining_bytes() > 0; ++i) {
+      const auto op = static_cast<Op>(input.ConsumeIntegralInRange<int>(0, static_cast<int>(Op::Count) - 1));
+      if (tracing()) std::fprintf(stderr, "python_args: op %d\n", static_cast<int>(op));
+      session.run(op);
+    }
   } catch (py::error_already_set& e) {
     fail(std::string("the harness's own Python call failed: ") + e.what());
   }
