@@ -24,8 +24,8 @@ PyQBuffer::PyQBuffer(const py::object& source, const std::string& what) : owner_
   }
   auto typeName = [&] { return std::string(py::str(py::type::handle_of(source).attr("__name__"))); };
   if (!hasView_) {
+    const py::error_already_set reason;  // the exporter's own words (fetched and cleared first)
     const std::string type = typeName();
-    const py::error_already_set reason;  // the exporter's own words (fetched and cleared)
     if (!PyObject_CheckBuffer(source.ptr()))
       throw py::type_error(what + ": a " + type +
                            " has no buffer (pass a numpy array, bytearray, memoryview or bytes)");
