@@ -249,7 +249,12 @@ class Session:
 
     def _input_array(self, b, value):
         if type(value) is not np.ndarray:
-            value = np.asarray(value, dtype=b.dtype)
+            try:
+                value = np.asarray(value, dtype=b.dtype)
+            except TypeError as error:
+                raise TypeError(f"{b.describe()}: {error}") from error
+            except (ValueError, OverflowError) as error:  # OverflowError: an int the dtype cannot hold
+                raise ValueError(f"{b.describe()}: {error}") from error
         elif value.dtype != b.dtype:
             raise TypeError(f"{b.describe()}: dtype {value.dtype}, the program expects {b.dtype}")
         if self._simple and value.shape != b.shape:
