@@ -187,7 +187,8 @@ class Qpc:
 # ---- buffers -------------------------------------------------------------------------------------
 
 class QBuffer:
-    """Shares the memory of a C-contiguous buffer-protocol object (no copy); itself a buffer."""
+    """Shares the memory of a C-contiguous buffer-protocol object (no copy); itself a buffer.
+    TypeError without a buffer; InvalidArgumentError for one not C-contiguous or of Python objects."""
     size: int
     buf: int
     handle: int

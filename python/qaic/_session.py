@@ -124,14 +124,18 @@ class Session:
         self.set_size = set_size
         self.inference_set = qaicrt.InferenceSet(self.context, self.qpc, dev_id, set_size, num_activations,
                                                  set_properties)
+        self._attach(self.qpc.getBufferMappingsV2(), self.qpc.getInfo().retainedState)
 
-        self._buffers = [_Buffer(m) for m in self.qpc.getBufferMappingsV2()]
+    def _attach(self, mappings, retained_state):
+        """The tables run() converts its arguments by, from the program's BufferMappings V2 (a
+        method of its own: the fuzz_python_args harness drives run() over a set without a device)."""
+        self._buffers = [_Buffer(m) for m in mappings]
         self._inputs = [b for b in self._buffers if b.is_input]
         self._outputs = [b for b in self._buffers if not b.is_input]
         self._by_name = {b.name: b for b in self._buffers}
         self._input_names = frozenset(b.name for b in self._inputs)
         self._droppable = [b for b in self._buffers if b.droppable]
-        self._retained_state = list(self.qpc.getInfo().retainedState)
+        self._retained_state = list(retained_state)
         # Specialized programs (more than the default shape combination): every buffer of one
         # request takes its dims from the same combination.
         self._combinations = max((len(b.allowed) for b in self._buffers), default=1)
@@ -245,7 +249,12 @@ class Session:
 
     def _input_array(self, b, value):
         if type(value) is not np.ndarray:
-            value = np.asarray(value, dtype=b.dtype)
+            try:
+                value = np.asarray(value, dtype=b.dtype)
+            except TypeError as error:
+                raise TypeError(f"{b.describe()}: {error}") from error
+            except (ValueError, OverflowError) as error:  # OverflowError: an int the dtype cannot hold
+                raise ValueError(f"{b.describe()}: {error}") from error
         elif value.dtype != b.dtype:
             raise TypeError(f"{b.describe()}: dtype {value.dtype}, the program expects {b.dtype}")
         if self._simple and value.shape != b.shape:

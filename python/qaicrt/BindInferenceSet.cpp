@@ -82,6 +82,16 @@ std::vector<std::size_t> indicesOf(const SetState& state, Which which) {
   return indices;
 }
 
+// How errors name item k of a list given for `indices`: "buffer 'x' (index 2)", or "item 3 (the
+// program has 3 buffers)" past them (the runtime then refuses the count).
+std::function<std::string(std::size_t)> namesOf(const SetState& state, const std::vector<std::size_t>& indices) {
+  return [&state, &indices](std::size_t k) {
+    if (k < indices.size())
+      return "buffer '" + state.names[indices[k]] + "' (index " + std::to_string(indices[k]) + ")";
+    return "item " + std::to_string(k) + " (the program has " + std::to_string(indices.size()) + " such buffers)";
+  };
+}
+
 // The runtime checks the count; outputs must be writable memory, which only Python knows.
 void checkWritable(const SetState& state, const BufferList& list, const std::vector<std::size_t>& indices) {
   for (std::size_t k = 0; k < list.owners.size() && k < indices.size(); ++k) {
@@ -94,8 +104,8 @@ void checkWritable(const SetState& state, const BufferList& list, const std::vec
 }
 
 void setBuffers(PyHandle& h, const py::sequence& items, Which which) {
-  BufferList list = toBufferList(items);
   const auto indices = indicesOf(*h.state, which);
+  BufferList list = toBufferList(items, namesOf(*h.state, indices));
   checkWritable(*h.state, list, indices);
   withoutGil([&] {
     if (which == Which::All)
@@ -164,8 +174,9 @@ using PerBufferFlag = std::optional<std::vector<std::optional<bool>>>;
 py::tuple runSync(const std::shared_ptr<SetState>& s, const py::sequence& items, uint64_t requestId,
                   const PerBuffer& dims, const PerBufferFlag& skipped, bool outputDims, bool performanceCounts,
                   std::optional<uint32_t> activation) {
-  BufferList list = toBufferList(items);
-  checkWritable(*s, list, indicesOf(*s, Which::All));
+  const auto all = indicesOf(*s, Which::All);
+  BufferList list = toBufferList(items, namesOf(*s, all));
+  checkWritable(*s, list, all);
   rt::shInferenceHandle handle;
   rt::QStatus status = rt::QS_SUCCESS;
   std::string message;
@@ -282,6 +293,8 @@ py::tuple keepBusy(const std::shared_ptr<SetState>& s, const std::vector<PyHandl
     }
   };
   std::vector<std::vector<rt::shInferenceHandle>> groups;
+  for (std::size_t i = 0; i < handles.size(); ++i)
+    if (handles[i] == nullptr) raiseStatus(rt::QS_INVAL, "_keepBusy: handles[" + std::to_string(i) + "] is None");
   for (std::size_t i = 0; i < handles.size(); ++i) {
     const std::size_t group = setSize ? i / setSize : 0;
     if (groups.size() <= group) groups.resize(group + 1);

@@ -118,7 +118,7 @@ container's bytes.
       .def_static(
           "Factory",
           [](const py::buffer& data) {
-            const PyQBuffer bytes(data);  // C-contiguous, or a ValueError
+            const PyQBuffer bytes(data, "Qpc.Factory: data");  // C-contiguous, or a ValueError
             return withoutGil([&] { return rt::Qpc::Factory(bytes.qbuffer().buf, bytes.qbuffer().size); });
           },
           py::arg("data"), "A container from the bytes of `data` (copied); bytes, bytearray, numpy arrays...")

@@ -3,26 +3,52 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+
 #include "Common.hpp"
 
 namespace qaicrt {
 
-PyQBuffer::PyQBuffer(const py::object& source) : owner_(source) {
-  if (PyObject_GetBuffer(source.ptr(), &view_, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
-    PyErr_Clear();
-    writable_ = false;
-    if (PyObject_GetBuffer(source.ptr(), &view_, PyBUF_C_CONTIGUOUS) != 0) {
-      PyErr_Clear();
-      const std::string type = py::str(py::type::handle_of(source).attr("__name__"));
-      if (!PyObject_CheckBuffer(source.ptr()))
-        throw py::type_error("QBuffer: a " + type +
-                             " has no buffer (pass a numpy array, bytearray, memoryview or bytes)");
-      throw py::value_error("QBuffer: the " + type +
-                            " is not C-contiguous; a QBuffer shares the memory and never copies it "
-                            "(numpy.ascontiguousarray makes a contiguous copy)");
+PyQBuffer::PyQBuffer(const py::object& source, const std::string& what) : owner_(source) {
+  // Writable if the object allows it; with the element format when the object can tell it (to
+  // refuse Python objects), else as plain bytes (numpy has no buffer format for datetime64).
+  const int attempts[] = {PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                          PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE, PyBUF_C_CONTIGUOUS};
+  for (const int flags : attempts) {
+    if (PyObject_GetBuffer(source.ptr(), &view_, flags) == 0) {
+      hasView_ = true;
+      writable_ = (flags & PyBUF_WRITABLE) != 0;
+      break;
     }
+    if (flags != attempts[3]) PyErr_Clear();
   }
-  hasView_ = true;
+  auto typeName = [&] { return std::string(py::str(py::type::handle_of(source).attr("__name__"))); };
+  if (!hasView_) {
+    const py::error_already_set reason;  // the exporter's own words (fetched and cleared first)
+    const std::string type = typeName();
+    if (!PyObject_CheckBuffer(source.ptr()))
+      throw py::type_error(what + ": a " + type +
+                           " has no buffer (pass a numpy array, bytearray, memoryview or bytes)");
+    Py_buffer any{};
+    const bool exports = PyObject_GetBuffer(source.ptr(), &any, PyBUF_STRIDES) == 0;
+    if (exports)
+      PyBuffer_Release(&any);
+    else
+      PyErr_Clear();
+    if (exports)
+      raiseStatus(rt::QS_INVAL, what + ": the " + type +
+                                    " is not C-contiguous; a QBuffer shares the memory and never copies it "
+                                    "(numpy.ascontiguousarray makes a contiguous copy)");
+    raiseStatus(rt::QS_INVAL, what + ": the " + type + " cannot share its memory (" + reason.what() + ")");
+  }
+  // The runtime would read object pointers as data, and write data over them.
+  if (view_.format != nullptr && std::strchr(view_.format, 'O') != nullptr) {
+    const std::string format = view_.format;
+    PyBuffer_Release(&view_);
+    hasView_ = false;
+    raiseStatus(rt::QS_INVAL,
+                what + ": the " + typeName() + " holds Python objects (format '" + format + "'), not data");
+  }
   buffer_.type = rt::QBUFFER_TYPE_HEAP;
   buffer_.buf = static_cast<uint8_t*>(view_.buf);
   buffer_.size = static_cast<std::size_t>(view_.len);
@@ -41,14 +67,15 @@ std::string PyQBuffer::describe() const {
   return module == "builtins" ? name : module + "." + name;
 }
 
-BufferList toBufferList(const py::sequence& items) {
+BufferList toBufferList(const py::sequence& items, const std::function<std::string(std::size_t)>& nameOf) {
   BufferList list;
   list.owners.reserve(items.size());
   list.buffers.reserve(items.size());
   for (const py::handle item : items) {
     SharedQBuffer owner = py::isinstance<PyQBuffer>(item)
                               ? item.cast<SharedQBuffer>()
-                              : std::make_shared<PyQBuffer>(py::reinterpret_borrow<py::object>(item));
+                              : std::make_shared<PyQBuffer>(py::reinterpret_borrow<py::object>(item),
+                                                            nameOf(list.owners.size()));
     list.buffers.push_back(owner->qbuffer());
     list.owners.push_back(std::move(owner));
   }
@@ -66,11 +93,36 @@ py::buffer_info bytesOf(uint8_t* data, std::size_t size, bool readonly) {
                          readonly);
 }
 
+// One dimension of DmaBuffer.numpy's shape: any integer (operator.index), not negative.
+py::ssize_t dimensionOf(const py::handle& value) {
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    throw py::type_error("DmaBuffer.numpy: shape: a " +
+                         std::string(py::str(py::type::handle_of(value).attr("__name__"))) + " is not an integer");
+  }
+  const py::ssize_t dimension = PyLong_AsSsize_t(index);
+  Py_DECREF(index);
+  if (dimension == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error("DmaBuffer.numpy: shape: dimension " + std::string(py::str(value)) + " is out of range");
+  }
+  if (dimension < 0) throw py::value_error("DmaBuffer.numpy: negative dimension in the shape");
+  return dimension;
+}
+
 // A numpy array over [offset, offset + shape x itemsize) of a DMA buffer, its base `self`.
 py::array dmaArray(const py::object& self, const py::object& dtypeLike, const py::object& shapeLike,
                    std::size_t offset) {
   const auto& dma = *self.cast<const PyDma&>().dma;
   const py::dtype dtype = py::dtype::from_args(dtypeLike);
+  const std::string dtypeName = py::str(py::object(dtype));
+  // The memory holds plain data: an object dtype would read its bytes as object pointers, and a
+  // zero-size element has no place in it.
+  if (dtype.attr("hasobject").cast<bool>())
+    throw py::value_error("DmaBuffer.numpy: dtype " + dtypeName + " holds Python objects, not data");
+  if (dtype.itemsize() <= 0)
+    throw py::value_error("DmaBuffer.numpy: dtype " + dtypeName + " has no size (give one, e.g. 'S8')");
   const auto itemsize = static_cast<std::size_t>(dtype.itemsize());
   if (offset > dma.size())
     throw py::value_error("DmaBuffer.numpy: offset " + std::to_string(offset) + " is past the buffer's " +
@@ -82,19 +134,23 @@ py::array dmaArray(const py::object& self, const py::object& dtypeLike, const py
                             " bytes are not a whole number of " + std::to_string(itemsize) +
                             "-byte elements; give a shape");
     shape.push_back(static_cast<py::ssize_t>((dma.size() - offset) / itemsize));
-  } else if (py::isinstance<py::int_>(shapeLike)) {
-    shape.push_back(shapeLike.cast<py::ssize_t>());
+  } else if (PyIndex_Check(shapeLike.ptr())) {
+    shape.push_back(dimensionOf(shapeLike));
+  } else if (py::isinstance<py::sequence>(shapeLike) && !py::isinstance<py::str>(shapeLike) &&
+             !py::isinstance<py::bytes>(shapeLike)) {
+    for (const py::handle dimension : py::reinterpret_borrow<py::sequence>(shapeLike))
+      shape.push_back(dimensionOf(dimension));
   } else {
-    shape = shapeLike.cast<std::vector<py::ssize_t>>();
+    throw py::type_error("DmaBuffer.numpy: shape must be None, an integer or a sequence of integers, not a " +
+                         std::string(py::str(py::type::handle_of(shapeLike).attr("__name__"))));
   }
   std::size_t bytes = itemsize;
-  for (auto d : shape) {
-    if (d < 0) throw py::value_error("DmaBuffer.numpy: negative dimension in the shape");
-    bytes *= static_cast<std::size_t>(d);
-  }
-  if (bytes > dma.size() - offset)
-    throw py::value_error("DmaBuffer.numpy: " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
-                          " do not fit the buffer's " + std::to_string(dma.size()) + " bytes");
+  bool overflow = false;
+  for (auto d : shape) overflow = overflow || __builtin_mul_overflow(bytes, static_cast<std::size_t>(d), &bytes);
+  if (overflow || bytes > dma.size() - offset)
+    throw py::value_error("DmaBuffer.numpy: " + (overflow ? std::string("the shape's") : std::to_string(bytes)) +
+                          " bytes at offset " + std::to_string(offset) + " do not fit the buffer's " +
+                          std::to_string(dma.size()) + " bytes");
   return py::array(dtype, shape, {}, dma.data() + offset, self);
 }
 
@@ -109,6 +165,10 @@ bytearray, memoryview, bytes) without copying it, and keeps `obj` alive and its 
 (a bytearray cannot be resized) for as long as the QBuffer lives. InferenceHandle.setBuffers
 keeps the QBuffers it was given until they are replaced, so the runtime reads inputs from and
 writes outputs into `obj` itself. Read-only objects (bytes) can only be inputs.
+
+An object without a buffer raises TypeError; a buffer that is not C-contiguous, that holds
+Python objects (dtype object) or that its object cannot export raises InvalidArgumentError
+(a ValueError). In setBuffers and friends the message names the buffer: "buffer 'x' (index 0)".
 
 A QBuffer is itself a buffer: numpy.asarray(qbuffer) views the same bytes.
 )doc")
@@ -163,7 +223,8 @@ these pages in place. Do not touch a region while an inference using it is in fl
       .def("numpy", &dmaArray, py::arg("dtype") = py::str("uint8"), py::arg("shape") = py::none(),
            py::arg("offset") = 0,
            "A writable numpy array over the buffer from `offset` (shape None: as many elements as fit); "
-           "its base is this DmaBuffer.")
+           "its base is this DmaBuffer. ValueError for a dtype of Python objects or of no size, or a shape "
+           "that does not fit; TypeError for a shape that is no integer or sequence of integers.")
       .def_buffer([](const PyDma& d) { return bytesOf(d.dma->data(), d.dma->size(), false); })
       .def("__repr__", [](const PyDma& d) {
         return "DmaBuffer(" + std::to_string(d.dma->size()) + " bytes, fd " + std::to_string(d.dma->fd()) + ")";

@@ -96,7 +96,10 @@ void installExitHook();
 class PyQBuffer {
  public:
   // Heap: any C-contiguous buffer-protocol object (numpy array, bytearray, memoryview, bytes).
-  explicit PyQBuffer(const py::object& source);
+  // `what` names the buffer in errors ("QBuffer", "buffer 'x' (index 1)"): TypeError for an
+  // object without a buffer, InvalidArgumentError for a buffer that is not C-contiguous or that
+  // its object cannot export (the object's own reason, e.g. numpy's for an object dtype).
+  explicit PyQBuffer(const py::object& source, const std::string& what = "QBuffer");
   // DMA: a region of a DmaBuffer; `owner` is the DmaBuffer's Python object.
   PyQBuffer(const rt::QBuffer& region, py::object owner);
   ~PyQBuffer();
@@ -124,7 +127,8 @@ struct BufferList {
   std::vector<SharedQBuffer> owners;
   std::vector<rt::QBuffer> buffers;
 };
-BufferList toBufferList(const py::sequence& items);
+// `nameOf(k)` names item k in errors.
+BufferList toBufferList(const py::sequence& items, const std::function<std::string(std::size_t)>& nameOf);
 
 void bindBuffers(py::module_& m);
 void bindQpc(py::module_& m);

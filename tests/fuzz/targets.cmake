@@ -27,3 +27,8 @@ qaic_fuzz_target(kubelet_service
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/kubelet_service.cpp ${CMAKE_CURRENT_SOURCE_DIR}/KubeletServiceInput.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/KubeletServiceChecks.cpp ${CMAKE_CURRENT_SOURCE_DIR}/KubeletServiceSeeds.cpp
   LIBS qaicd_kubelet)
+# qaicrt's conversion of Python arguments, through the module itself in an embedded interpreter.
+qaic_fuzz_target(python_args
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/python_args.cpp ${CMAKE_CURRENT_SOURCE_DIR}/PythonArgsObjects.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/PythonArgsSet.cpp
+  LIBS qaicrt_fuzz)

@@ -107,6 +107,18 @@ def test_a_dma_buffer_is_a_writable_array_whose_base_keeps_it(context):
     assert shaped.shape == (4, 8) and np.shares_memory(shaped, floats[32:])
     with pytest.raises(ValueError, match="do not fit"):
         dma.numpy(np.float32, 65)
+    # Found by fuzz_python_args: a zero-size dtype divided by zero, an object dtype made object
+    # pointers of the device's bytes, and a shape whose bytes wrap around 64 bits passed the check.
+    for dtype, reason in (("S0", "no size"), ("V0", "no size"), (object, "Python objects"), ("f4,O", "Python objects")):
+        with pytest.raises(ValueError, match=reason):
+            dma.numpy(dtype)
+    with pytest.raises(ValueError, match="do not fit"):
+        dma.numpy(np.float64, [2**61, 8])
+    with pytest.raises(ValueError, match="out of range"):
+        dma.numpy("u1", [2**64])
+    with pytest.raises(TypeError, match="shape"):
+        dma.numpy("u1", "12")
+    assert dma.numpy("u1", np.int64(3)).shape == (3,) and dma.numpy("u1", (np.uint8(2), 4)).shape == (2, 4)
     region = dma.qbuffer(64, 128)
     assert region.type == qaicrt.QBUFFER_TYPE_DMABUF and region.offset == 64 and region.size == 128
     assert region.handle == dma.fd() and np.shares_memory(region, floats[16:48])

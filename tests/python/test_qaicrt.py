@@ -215,6 +215,21 @@ def test_buffer_errors_name_the_buffer_and_the_status(context, relu16):
     with pytest.raises(qaicrt.InvalidArgumentError) as raised:
         handle.setBuffers([np.zeros(16, np.float32), bytes(64)])
     assert "'y'" in raised.value.message and "read-only" in raised.value.message
+    # A list item that is no usable buffer is named too (fuzz_python_args found them unnamed):
+    # by mapping name and index, or by position past the program's buffers.
+    with pytest.raises(qaicrt.InvalidArgumentError) as raised:
+        handle.setBuffers([np.zeros(16, np.float32), np.zeros((16, 2), np.float32)[:, 0]])
+    assert "buffer 'y' (index 1): the ndarray is not C-contiguous" in raised.value.message
+    with pytest.raises(TypeError, match=r"buffer 'x' \(index 0\): a tuple has no buffer"):
+        handle.setBuffers([(), np.zeros(16, np.float32)])
+    # Object pointers are no data: the device would write over them (an output) or read them.
+    with pytest.raises(qaicrt.InvalidArgumentError, match=r"buffer 'y' \(index 1\): the ndarray holds Python objects"):
+        handle.setBuffers([np.zeros(16, np.float32), np.empty(8, object)])
+    assert qaicrt.QBuffer(np.zeros(8, "datetime64[s]")).size == 64  # no buffer format, but plain data
+    with pytest.raises(TypeError, match="item 2 .*a NoneType has no buffer"):
+        handle.setBuffers([np.zeros(16, np.float32), np.zeros(16, np.float32), None])
+    with pytest.raises(qaicrt.InvalidArgumentError, match=r"handles\[1\] is None"):
+        inference_set._keepBusy([handle, None], 1, 1, None)  # was a null dereference
     handle.setBufferDims(0, [1, 17])
     handle.setBuffers([np.zeros(16, np.float32), np.zeros(16, np.float32)])
     with pytest.raises(qaicrt.InvalidArgumentError) as raised:

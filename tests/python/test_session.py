@@ -150,6 +150,10 @@ def test_bad_inputs_name_the_buffer(emulator, relu16):
         session.run({})
     with pytest.raises(ValueError, match="unknown input 'z'"):
         session.run({"x": np.zeros((1, 16), np.float32), "z": 1})
+    # numpy's conversion errors name the input too (fuzz_python_args: an int too large for an
+    # integer dtype raised a bare OverflowError).
+    with pytest.raises(ValueError, match="input 'x': could not convert string to float"):
+        session.run({"x": "sixteen"})
     with pytest.raises(TypeError, match="output 'y'"):
         session.run({"x": np.zeros((1, 16), np.float32)}, output_dict={"y": np.zeros((1, 16), np.int32)})
     with pytest.raises(ValueError, match="output 'y'.*C-contiguous"):
