@@ -3,9 +3,9 @@
 #include <cstring>
 #include <optional>
 
-#include "ir/Window2d.hpp"
 #include "kernels/ops/Dnnl.hpp"
 #include "kernels/ops/Factories.hpp"
+#include "kernels/ops/Window.hpp"
 
 namespace qaic::kernels::ops {
 namespace {
@@ -17,15 +17,10 @@ void requireFloat(const BuildContext& ctx, std::initializer_list<std::string_vie
   for (std::string_view arg : args) requireDTypes(ctx.op, arg, ctx.input(arg).dtype, {ir::DType::Float});
 }
 
-// The window of a convolution over k spatial dims, in oneDNN's terms (dilation 0 = none).
-struct ConvGeometry {
-  memory::dims stride, dilation, padBegin, padEnd;
-};
-
 // conv2d (k = 2) and the N-D conv (k = 1..3): src [N, C, d1..dk], weight [O, C/group, k1..kk].
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(const BuildContext& ctx, const ConvGeometry& g) : stream_(ctx.stream) {
+  ConvKernel(const BuildContext& ctx, const NdWindow& g) : stream_(ctx.stream) {
     const Tensor& src = ctx.input("src");
     const Tensor& weight = ctx.input("weight");
     const Tensor& bias = ctx.input("bias");
@@ -98,19 +93,13 @@ class ConvKernel final : public Kernel {
   memory userSrc_, userDst_, src_, bias_, dst_, scratchpad_;
 };
 
-// The window of a transposed convolution over k spatial dims: kernel extents, strides,
-// dilations in oneDNN's terms (0 = none) and the padding cropped from the full result's start.
-struct DeconvGeometry {
-  memory::dims kernel, stride, dilation, padBegin;
-};
-
 // Transposed convolution (deconv2d, and the N-D deconv for k = 1..3): oneDNN computes the full,
 // unpadded output; the kernel then crops the padding and adds the bias. That covers
 // output_padding beyond pad_end (cells that no input reaches hold only the bias), which
 // oneDNN's own padding cannot express.
 class DeconvKernel final : public Kernel {
  public:
-  DeconvKernel(const BuildContext& ctx, const DeconvGeometry& g)
+  DeconvKernel(const BuildContext& ctx, const NdWindow& g)
       : stream_(ctx.stream), bias_(ctx.input("bias")), dst_(ctx.output("dst")), padBegin_(g.padBegin) {
     const Tensor& src = ctx.input("src");
     const Tensor& weight = ctx.input("weight");
@@ -224,40 +213,21 @@ class DeconvKernel final : public Kernel {
 std::unique_ptr<Kernel> makeConv2d(const BuildContext& ctx) {
   const Tensor& src = ctx.input("src");
   if (src.dims.size() != 4) throwKernelError(ctx.op, "input 'src': expected [N, C, H, W]");
-  const ir::Window2d win = ir::forwardWindow(ctx.op, src.dims[2], src.dims[3]);
-  return std::make_unique<ConvKernel>(ctx, ConvGeometry{{win.strideH, win.strideW},
-                                                        {win.dilationH - 1, win.dilationW - 1},
-                                                        {win.padTop, win.padLeft},
-                                                        {win.padBottom, win.padRight}});
+  return std::make_unique<ConvKernel>(ctx, ndWindow(ir::forwardWindow(ctx.op, src.dims[2], src.dims[3])));
 }
 
 std::unique_ptr<Kernel> makeConv(const BuildContext& ctx) {
-  const auto stride = ctx.op.integers("stride");
-  const auto pads = ctx.op.integers("pads");
-  const auto spatial = static_cast<std::ptrdiff_t>(stride.size());
-  ConvGeometry g{
-      {stride.begin(), stride.end()}, {}, {pads.begin(), pads.begin() + spatial}, {pads.begin() + spatial, pads.end()}};
-  for (int64_t d : ctx.op.integers("dilation")) g.dilation.push_back(d - 1);
-  return std::make_unique<ConvKernel>(ctx, g);
+  return std::make_unique<ConvKernel>(ctx, ndWindow(ctx.op));
 }
+
 std::unique_ptr<Kernel> makeDeconv2d(const BuildContext& ctx) {
   const Tensor& src = ctx.input("src");
   if (src.dims.size() != 4) throwKernelError(ctx.op, "input 'src': expected [N, C, H, W]");
-  const ir::Window2d win = ir::deconvWindow(ctx.op, src.dims[2], src.dims[3]);
-  return std::make_unique<DeconvKernel>(ctx, DeconvGeometry{{win.kernelH, win.kernelW},
-                                                            {win.strideH, win.strideW},
-                                                            {win.dilationH - 1, win.dilationW - 1},
-                                                            {win.padTop, win.padLeft}});
+  return std::make_unique<DeconvKernel>(ctx, ndWindow(ir::deconvWindow(ctx.op, src.dims[2], src.dims[3])));
 }
 
 std::unique_ptr<Kernel> makeDeconv(const BuildContext& ctx) {
-  const auto size = ctx.op.integers("size");
-  const auto pads = ctx.op.integers("pads");
-  DeconvGeometry g{
-      {size.begin(), size.end()}, {}, {}, {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(size.size())}};
-  for (int64_t s : ctx.op.integers("stride")) g.stride.push_back(s);
-  for (int64_t d : ctx.op.integers("dilation")) g.dilation.push_back(d - 1);
-  return std::make_unique<DeconvKernel>(ctx, g);
+  return std::make_unique<DeconvKernel>(ctx, ndWindow(ctx.op));
 }
 
 }  // namespace qaic::kernels::ops

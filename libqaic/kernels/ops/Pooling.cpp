@@ -2,20 +2,16 @@
 // 8-bit integers. Padded cells never
 // take part: max ignores them and the average divides by the number of real cells in the window
 // (ONNX count_include_pad = 0; the importer pads explicitly for count_include_pad = 1).
-#include "ir/Window2d.hpp"
 #include "kernels/ops/Dnnl.hpp"
 #include "kernels/ops/Factories.hpp"
+#include "kernels/ops/Window.hpp"
 
 namespace qaic::kernels::ops {
 namespace {
 
 using dnnl::memory;
 
-struct PoolGeometry {
-  memory::dims kernel, stride, dilation, padBegin, padEnd;  // dilation in oneDNN's terms: 0 = none
-};
-
-std::unique_ptr<Kernel> poolKernel(const BuildContext& ctx, dnnl::algorithm algorithm, const PoolGeometry& g) {
+std::unique_ptr<Kernel> poolKernel(const BuildContext& ctx, dnnl::algorithm algorithm, const NdWindow& g) {
   const Tensor& src = ctx.input("src");
   const Tensor& dst = ctx.output("dst");
   requireDTypes(ctx.op, "src", src.dtype, {ir::DType::Float, ir::DType::UInt8, ir::DType::Int8});
@@ -48,26 +44,13 @@ dnnl::algorithm algorithmFor(bool max) {
 std::unique_ptr<Kernel> makePool2d(const BuildContext& ctx) {
   const Tensor& src = ctx.input("src");
   if (src.dims.size() != 4) throwKernelError(ctx.op, "input 'src': expected [N, C, H, W]");
-  const ir::Window2d win = ir::forwardWindow(ctx.op, src.dims[2], src.dims[3]);
-  const PoolGeometry g{{win.kernelH, win.kernelW},
-                       {win.strideH, win.strideW},
-                       {0, 0},
-                       {win.padTop, win.padLeft},
-                       {win.padBottom, win.padRight}};
-  return poolKernel(ctx, algorithmFor(ctx.op.optype == "maxpool2d"), g);
+  // The 2-D pools have no dilation: forwardWindow leaves it 1, which is oneDNN's 0.
+  return poolKernel(ctx, algorithmFor(ctx.op.optype == "maxpool2d"),
+                    ndWindow(ir::forwardWindow(ctx.op, src.dims[2], src.dims[3])));
 }
 
 std::unique_ptr<Kernel> makePool(const BuildContext& ctx) {
-  const auto size = ctx.op.integers("size");
-  const auto pads = ctx.op.integers("pads");
-  PoolGeometry g{{size.begin(), size.end()},
-                 {},
-                 {},
-                 {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(size.size())},
-                 {pads.begin() + static_cast<std::ptrdiff_t>(size.size()), pads.end()}};
-  for (int64_t s : ctx.op.integers("stride")) g.stride.push_back(s);
-  for (int64_t d : ctx.op.integers("dilation")) g.dilation.push_back(d - 1);
-  return poolKernel(ctx, algorithmFor(ctx.op.string("pool_op") == "max"), g);
+  return poolKernel(ctx, algorithmFor(ctx.op.string("pool_op") == "max"), ndWindow(ctx.op));
 }
 
 }  // namespace qaic::kernels::ops
