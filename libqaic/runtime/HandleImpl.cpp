@@ -2,9 +2,18 @@
 
 #include <time.h>
 
+#include <cstdio>
+
 namespace qaic::rt {
 
 InferenceHandle::~InferenceHandle() = default;
+
+std::string HandleImpl::requestLabel() const {
+  if (!viaNotify) return "request " + std::to_string(requestId);
+  char pointer[2 + 2 * sizeof(void*) + 1];
+  std::snprintf(pointer, sizeof pointer, "%p", notifyUserData);
+  return std::string("callback request (user data ") + pointer + ")";
+}
 
 const char* stageName(Stage stage) {
   switch (stage) {

@@ -100,6 +100,9 @@ class HandleImpl final : public InferenceHandle {
   bool waitedFor = false;  // returned by waitForCompletion(handle): not discarded by the set-wide wait
   NotifyFn notifyFn;
   void* notifyUserData = nullptr;
+  // How logs and the error handler name the request: "request <id>", or for one submitted with
+  // a callback (it has no id) "callback request (user data 0x...)", what the callback receives.
+  std::string requestLabel() const;
   std::vector<bool> present;  // the submitted IO set
   std::vector<IoDims> submittedDims;
   bool resetState = false;         // the submitted request zeroes the activation's retained state first

@@ -385,7 +385,7 @@ void Pipeline::upload(HandleImpl& h, Clock::duration cpuStart, bool preciseCpu) 
   // The wall-clock time of the transfer is known once the device reports when the program
   // started (runCompletion); the CPU time is this thread's, up to handing the request over.
   h.work.stages[stageIndex(Stage::Upload)].cpu = stageCpuClock(preciseCpu) - cpuStart;
-  ring_.submit(h, h.requestId, std::move(elements));
+  ring_.submit(h, std::move(elements));
 }
 
 // ---- Completion: download, postprocess --------------------------------------------------------

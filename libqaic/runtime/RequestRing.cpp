@@ -133,7 +133,7 @@ uint16_t RequestRing::nextReqIdLocked() {
   return nextReqId_;
 }
 
-void RequestRing::submit(HandleImpl& handle, uint64_t requestId, std::vector<driver::RequestElement> elements) {
+void RequestRing::submit(HandleImpl& handle, std::vector<driver::RequestElement> elements) {
   std::unique_lock lock(mutex_);
   if (!deviceGone_.empty()) throw Error(QS_DEV_REMOVED, deviceGone_);
   if (!active_ || !window_) throw Error(QS_CANCELED, what_ + " is not active");
@@ -154,7 +154,7 @@ void RequestRing::submit(HandleImpl& handle, uint64_t requestId, std::vector<dri
   }
   const uint16_t reqId = nextReqIdLocked();
   for (auto& element : elements) element.reqId = reqId;
-  Request request{&handle, requestId, std::move(elements), Clock::now(), {}, config_.retries};
+  Request request{&handle, std::move(elements), Clock::now(), {}, config_.retries};
   request.deadline = request.submittedAt + config_.timeout;
   // Announced before the doorbell: the device may answer before submit() returns.
   updateHostPollingLocked(true);
@@ -229,7 +229,7 @@ void RequestRing::retryOrExpireLocked(Clock::time_point now, std::vector<EndedRe
     for (auto& element : request.elements) element.reqId = reqId;
     --request.retriesLeft;
     request.deadline = now + config_.timeout;
-    context_.log(QL_WARN, what_ + ": request " + std::to_string(request.requestId) + " timed out after " +
+    context_.log(QL_WARN, what_ + ": " + request.handle->requestLabel() + " timed out after " +
                               std::to_string(config_.timeout.count()) + " ms, retrying (" +
                               std::to_string(request.retriesLeft) + " left)");
     if (window_->requestSlotsFree() >= request.elements.size() && window_->submit(request.elements)) {

@@ -102,8 +102,7 @@ class RequestRing {
   // Throws Error: QS_CANCELED (not active), QS_INCOMPATIBLE (more elements than the ring holds),
   // QS_TIMEDOUT (the ring stayed full), QS_DEV_REMOVED (the device is gone) or QS_ERROR (the
   // window refused).
-  // `requestId` (the user's) only names the request in the log.
-  void submit(HandleImpl& handle, uint64_t requestId, std::vector<driver::RequestElement> elements);
+  void submit(HandleImpl& handle, std::vector<driver::RequestElement> elements);
 
   // Takes every response, checks the device status, that the device is still there, and the
   // deadlines (retrying what timed out), then reports what ended. The completion thread's work;
@@ -129,7 +128,6 @@ class RequestRing {
  private:
   struct Request {
     HandleImpl* handle = nullptr;
-    uint64_t requestId = 0;
     std::vector<driver::RequestElement> elements;
     Clock::time_point submittedAt{};
     Clock::time_point deadline{};

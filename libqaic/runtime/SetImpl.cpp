@@ -307,7 +307,7 @@ void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, 
 
 void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message) {
   // Reported before the handle turns Completed, so whoever waits for it sees the report done.
-  // h.work and h.requestId are the pipeline's until then.
+  // h.work and h.requestId are the pipeline's until then; the label's fields are set at submit.
   const uint64_t requestId = h.requestId;
   std::vector<std::pair<std::shared_ptr<ProfilingState>, ProfilingReport>> reports;
   {
@@ -332,7 +332,7 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
     }
   }
   if (status != QS_SUCCESS)
-    context_->reportError(status, "InferenceSet '" + name_ + "' request " + std::to_string(requestId) + ": " + message);
+    context_->reportError(status, "InferenceSet '" + name_ + "' " + h.requestLabel() + ": " + message);
   NotifyFn notify;
   void* userData = nullptr;
   const shInferenceHandle shared = handles_[h.index()];

@@ -3,6 +3,8 @@
 // set stays usable where the device does.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +20,7 @@ using namespace std::chrono_literals;
 struct Reported {
   std::mutex mutex;
   std::vector<std::pair<QCtxId, QStatus>> errors;
+  std::vector<std::string> messages;
 };
 
 class FaultTest : public RuntimeTest {
@@ -29,10 +32,11 @@ class FaultTest : public RuntimeTest {
     network_ = compile("relu", reluNetworkIr(16));
     context_ = makeContext(
         nullptr,
-        [](QCtxId id, QStatus status, const char*, void* user) {
+        [](QCtxId id, QStatus status, const char* message, void* user) {
           auto* reported = static_cast<Reported*>(user);
           std::lock_guard lock(reported->mutex);
           reported->errors.emplace_back(id, status);
+          reported->messages.emplace_back(message);
         },
         &reported_);
   }
@@ -99,6 +103,45 @@ TEST_F(FaultTest, DeviceErrorCompletesTheRequestWithItsCode) {
   EXPECT_NE(message.find("DMA_FAILED"), std::string::npos) << message;
   EXPECT_EQ(runOnce(*set, 2, y, &message), QS_SUCCESS) << message;
   EXPECT_FLOAT_EQ(y[2], 4.0f);
+}
+
+// A request submitted with a callback has no id: the error handler names it by the user data
+// its callback receives, which is how the application tells its requests apart.
+TEST_F(FaultTest, FailedCallbackRequestIsNamedByItsUserData) {
+  auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  writeSysfs(driver::sysfs::kFaultDmaFail, "3 1");
+  std::vector<float> x(16, 1.0f), y(16);
+  shInferenceHandle h;
+  ASSERT_EQ(set->getAvailable(h, 5'000'000), QS_SUCCESS);
+  h->setBuffers({heapBuffer(x), heapBuffer(y)});
+  struct Outcome {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool done = false;
+    QStatus status = QS_SUCCESS;
+  } outcome;
+  set->submit(
+      h,
+      [&](const shInferenceHandle& handle, void* userData) {
+        auto* o = static_cast<Outcome*>(userData);
+        std::lock_guard lock(o->mutex);
+        o->status = handle->getStatus();
+        o->done = true;
+        set->putCompleted(handle);
+        o->changed.notify_all();
+      },
+      &outcome);
+  {
+    std::unique_lock lock(outcome.mutex);
+    ASSERT_TRUE(outcome.changed.wait_for(lock, 30s, [&] { return outcome.done; })) << "the callback never came";
+    EXPECT_EQ(outcome.status, QS_DEVICE_ERROR);
+  }
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "callback request (user data %p)", static_cast<void*>(&outcome));
+  std::lock_guard lock(reported_.mutex);
+  ASSERT_FALSE(reported_.messages.empty());
+  EXPECT_NE(reported_.messages.back().find(expected), std::string::npos) << reported_.messages.back();
+  EXPECT_EQ(reported_.messages.back().find("request 0"), std::string::npos) << reported_.messages.back();
 }
 
 TEST_F(FaultTest, RemovedDeviceFailsRequestsInsteadOfHanging) {
