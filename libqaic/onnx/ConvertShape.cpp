@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "onnx/ConstantMath.hpp"
@@ -245,11 +246,18 @@ void convertDropout(Converter& c) {
   }
   c.alias(0, c.tensor(0));
   if (c.hasOutput(1)) {
+    // All ones: inference drops nothing. Built in the mask's own type, one element repeated, so
+    // the limit bounds what is allocated (a list of int64 ones took eight bytes per element).
     const ir::Dims dims = c.dims(0);
-    if (static_cast<std::size_t>(ir::elementCount(dims)) > kMaxFoldedBytes) c.fail("the mask output is too large");
     const ir::DType maskType = c.opset() >= 10 ? ir::DType::Bool : c.dtype(0);
-    c.setConstant(
-        1, fromInt64s("", maskType, dims, std::vector<int64_t>(static_cast<std::size_t>(ir::elementCount(dims)), 1)));
+    const ImportedTensor one = fromInt64s("", maskType, {}, {1});
+    const auto count = static_cast<std::size_t>(ir::elementCount(dims));
+    if (one.data.empty() || count > kMaxFoldedBytes / one.data.size())
+      c.fail("the mask output would exceed " + std::to_string(kMaxFoldedBytes) + " bytes");
+    ImportedTensor mask{"", maskType, dims, std::vector<std::byte>(count * one.data.size())};
+    for (std::size_t at = 0; at < mask.data.size(); at += one.data.size())
+      std::memcpy(mask.data.data() + at, one.data.data(), one.data.size());
+    c.setConstant(1, std::move(mask));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "ContextImpl.hpp"
+#include "HandleImpl.hpp"
 #include "StatusCodes.hpp"
 #include "driver/ManageCalls.hpp"
 

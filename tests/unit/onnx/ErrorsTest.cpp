@@ -190,6 +190,23 @@ TEST(OnnxErrors, RandomDropoutIsRejected) {
   EXPECT_NE(importError(b).find("Dropout node 'drop': training_mode=true"), std::string::npos);
 }
 
+// Dropout's mask output is folded to a constant of ones; a huge input is refused by the bytes
+// the mask would take, before anything is allocated (fuzz_onnx_import ran out of memory on it:
+// the ones were first listed as int64, eight bytes each).
+TEST(OnnxErrors, HugeDropoutMaskIsRefusedBeforeAllocating) {
+  for (const int opset : {9, 13}) {
+    ModelBuilder b(opset);
+    b.input("x", {1 << 15, 1 << 15}).output("y").output("mask");
+    if (opset >= 10)
+      b.model().mutable_graph()->mutable_output(1)->mutable_type()->mutable_tensor_type()->set_elem_type(
+          ::onnx::TensorProto::BOOL);
+    b.node("Dropout", {"x"}, {"y", "mask"}, "drop");
+    const std::string message = importError(b);
+    EXPECT_NE(message.find("Dropout node 'drop'"), std::string::npos) << message;
+    EXPECT_NE(message.find("the mask output would exceed 268435456 bytes"), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 // A node naming more outputs than its operator has, with constant inputs (so evaluated at import
 // time, which reads every output): found by fuzz_onnx_import, whose input it was.
