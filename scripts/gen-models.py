@@ -392,6 +392,37 @@ def volumes():
                                             output_padding=(1, 0, 1), groups=2))
 
 
+class FakeQuantized(nn.Module):
+    """A network as quantization-aware training exports it: QuantizeLinear -> DequantizeLinear
+    pairs. The input is fake-quantized to uint8 (per tensor, zero point 128), the weights to int8
+    per output channel (Conv) and per tensor (Linear); the weights' pairs fold at import. Only
+    the input is quantized at run time: a rounding that an activation's last bit decides would
+    make the comparison with PyTorch depend on the order of its sums."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 32, 3, stride=2, groups=2)
+        self.classes = nn.Linear(32, 10)
+
+    @staticmethod
+    def per_channel(weight):
+        scale = weight.detach().abs().amax(dim=tuple(range(1, weight.dim()))) / 127
+        zero = torch.zeros(weight.shape[0], dtype=torch.int32)
+        return torch.fake_quantize_per_channel_affine(weight, scale, zero, 0, -128, 127)
+
+    @staticmethod
+    def per_tensor(weight):
+        return torch.fake_quantize_per_tensor_affine(weight, float(weight.detach().abs().max()) / 127, 0, -128, 127)
+
+    def forward(self, x):
+        x = torch.fake_quantize_per_tensor_affine(x, 0.025, 128, 0, 255)
+        x = torch.relu(nn.functional.conv2d(x, self.per_channel(self.conv1.weight), self.conv1.bias, padding=1))
+        x = torch.relu(nn.functional.conv2d(x, self.per_channel(self.conv2.weight), self.conv2.bias, stride=2,
+                                            groups=2))
+        return nn.functional.linear(x.mean((2, 3)), self.per_tensor(self.classes.weight), self.classes.bias)
+
+
 def clips(batch=1, channels=3, frames=4, size=32):
     def make():
         generator = torch.Generator().manual_seed(SEED + 1)
@@ -455,6 +486,8 @@ SUITE = {
     "video_r2plus1d": (video_r2plus1d, clips(), 14, "R(2+1)D video network, depth [1,1,1,1] (Conv3d)"),
     "volumes": (volumes, clips(batch=2, channels=4, frames=6, size=10), 14,
                 "Conv3d (grouped, dilated, padded), BatchNorm3d, MaxPool3d, AvgPool3d, ConvTranspose3d"),
+    "fake_quantized": (FakeQuantized, images(24, batch=2), 13,
+                       "quantization-aware export: QuantizeLinear / DequantizeLinear (uint8 input, int8 weights)"),
     # make bench: full-size networks.
     "resnet50_full": (lambda: tvm.resnet50(), images(224), 14, "ResNet-50"),
     "mobilenet_v3_large_full": (lambda: tvm.mobilenet_v3_large(), images(224), 14, "MobileNetV3-Large"),

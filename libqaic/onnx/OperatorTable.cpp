@@ -69,6 +69,14 @@ const Table& table() {
       {"Xor", {convertLogical, nullptr, {"logical"}, {}}},
       {"Where", {convertWhere, nullptr, {"where"}, {}}},
       {"Cast", {convertCast, nullptr, {"cast"}, {"to"}}},
+      // Quantization (the QDQ form), computed in float.
+      {"QuantizeLinear",
+       {convertQuantizeLinear,
+        nullptr,
+        {"cast", "elew", "elew_bcast", "unary", "clip", "reshape"},
+        {"axis", "block_size", "saturate"}}},
+      {"DequantizeLinear",
+       {convertDequantizeLinear, nullptr, {"cast", "elew", "elew_bcast", "reshape"}, {"axis", "block_size"}}},
       // Math functions and activations.
       {"Abs", math},
       {"Neg", math},

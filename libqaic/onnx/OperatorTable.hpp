@@ -60,6 +60,8 @@ void convertLogical(Converter&);
 void convertWhere(Converter&);
 void convertUnary(Converter&);
 void convertCast(Converter&);
+void convertQuantizeLinear(Converter&);
+void convertDequantizeLinear(Converter&);
 void convertRelu(Converter&);
 void convertLeakyRelu(Converter&);
 void convertSigmoid(Converter&);

@@ -92,7 +92,8 @@ const std::vector<std::string>& suiteModels() {
                                                   "masking_one_hot",
                                                   "local_response_norm",
                                                   "video_r2plus1d",
-                                                  "volumes"};
+                                                  "volumes",
+                                                  "fake_quantized"};
   return models;
 }
 

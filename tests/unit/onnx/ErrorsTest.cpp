@@ -190,6 +190,54 @@ TEST(OnnxErrors, RandomDropoutIsRejected) {
   EXPECT_NE(importError(b).find("Dropout node 'drop': training_mode=true"), std::string::npos);
 }
 
+// A zero point or scale initializer of an ONNX element type given by hand (the builder writes
+// float and int64 ones).
+void typedScalar(ModelBuilder& b, const std::string& name, int32_t onnxType, int32_t value) {
+  auto* tensor = b.model().mutable_graph()->add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnxType);
+  tensor->add_int32_data(value);
+}
+
+TEST(OnnxErrors, QuantizationInputsThatDoNotFitAreNamed) {
+  {  // a per-axis scale with one value per element of another axis
+    ModelBuilder b;
+    b.input("x", {2, 3, 4}).output("y");
+    b.initializer("scale", {4}, {0.5f, 0.5f, 0.5f, 0.5f});
+    b.node("QuantizeLinear", {"x", "scale"}, {"y"}, "quant");
+    const std::string message = importError(b);
+    EXPECT_NE(message.find("QuantizeLinear node 'quant'"), std::string::npos) << message;
+    EXPECT_NE(message.find("y_scale has 4 values; axis 1 of the input has 3"), std::string::npos) << message;
+  }
+  {  // per-axis before opset 13
+    ModelBuilder b(10);
+    b.input("x", {2, 3}).output("y");
+    b.initializer("scale", {3}, {0.5f, 0.5f, 0.5f});
+    b.node("QuantizeLinear", {"x", "scale"}, {"y"}, "quant");
+    const std::string message = importError(b);
+    EXPECT_NE(message.find("y_scale must be a scalar before opset 13"), std::string::npos) << message;
+  }
+  {  // a zero point of another type than the quantized input
+    ModelBuilder b;
+    b.input("x", {4}, {}, ::onnx::TensorProto::INT8).output("y");
+    b.initializer("scale", {}, {0.5f});
+    typedScalar(b, "zero", ::onnx::TensorProto::UINT8, 3);
+    b.node("DequantizeLinear", {"x", "scale", "zero"}, {"y"}, "dequant");
+    const std::string message = importError(b);
+    EXPECT_NE(message.find("DequantizeLinear node 'dequant'"), std::string::npos) << message;
+    EXPECT_NE(message.find("x_zero_point is uint8; x is int8"), std::string::npos) << message;
+  }
+  {  // quantizing to a type with no saturation range
+    ModelBuilder b;
+    b.input("x", {4}).output("y");
+    b.initializer("scale", {}, {0.5f});
+    typedScalar(b, "zero", ::onnx::TensorProto::INT32, 0);
+    b.node("QuantizeLinear", {"x", "scale", "zero"}, {"y"}, "quant");
+    const std::string message = importError(b);
+    EXPECT_NE(message.find("quantizing to int32 is not supported"), std::string::npos) << message;
+  }
+}
+
 // Dropout's mask output is folded to a constant of ones; a huge input is refused by the bytes
 // the mask would take, before anything is allocated (fuzz_onnx_import ran out of memory on it:
 // the ones were first listed as int64, eight bytes each).

@@ -1,0 +1,143 @@
+// QuantizeLinear and DequantizeLinear, the two operators of the QDQ form in which quantization
+// tools (ONNX Runtime's quantize_static, PyTorch's QAT exports) write int8 networks. Each becomes
+// element-wise IR ops computing in float, exactly the arithmetic the operators define:
+//   QuantizeLinear:   y = saturate(round_half_to_even(x / scale) + zero_point)
+//   DequantizeLinear: y = (x - zero_point) * scale
+// A DequantizeLinear of constant weights is evaluated at import time (float weights); the rest
+// runs as ops. Per-tensor scales broadcast; per-axis ones are reshaped onto `axis`.
+#include <onnx/onnx_pb.h>
+
+#include <cctype>
+#include <limits>
+#include <utility>
+
+#include "onnx/Converter.hpp"
+#include "onnx/OperatorTable.hpp"
+
+namespace qaic::onnx {
+namespace {
+
+// The IR's name of an element type, for a cast's param.
+std::string irType(ir::DType dtype) { return std::string(ir::dtypeName(dtype)); }
+
+// ONNX's way to write it in a message: "TL_UINT8" is uint8.
+std::string typeText(ir::DType dtype) {
+  std::string name = irType(dtype);
+  if (name.rfind("TL_", 0) == 0) name.erase(0, 3);
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return name;
+}
+
+// `tensor` in float (cast when it is not).
+std::string inFloat(Converter& c, const std::string& tensor, const std::string& hint) {
+  if (c.tensorDType(tensor) == ir::DType::Float) return tensor;
+  const std::string cast = c.temporary(hint);
+  c.emit("cast", {{"src", tensor}}, {{"dst", cast}}, {stringParam("dtype", irType(ir::DType::Float))});
+  return cast;
+}
+
+// Input i (the scale or the zero point) in a shape that broadcasts against input 0: as given
+// when it is one value, reshaped to [1, .., n, .., 1] on `axis` when it holds one value per
+// element of that axis. Fails naming the input otherwise.
+std::string fitted(Converter& c, std::size_t i, const std::string& role) {
+  const ir::Dims x = c.dims(0);
+  const ir::Dims given = c.dims(i);
+  const int64_t count = ir::elementCount(given);
+  if (given.size() <= 1 && count == 1) return c.tensor(i);
+  if (c.opset() < 13) c.fail(role + " must be a scalar before opset 13 (per-axis quantization came with it)");
+  if (c.attributes().integer("block_size", 0) != 0) c.attributes().fail("block_size", "is not supported");
+  if (given.size() != 1) c.fail(role + " must be a scalar or 1-D (blocked quantization is not supported)");
+  const auto axis = static_cast<std::size_t>(normalizeAxis(c, c.attributes().integer("axis", 1), x.size()));
+  if (x[axis] != count) {
+    c.fail(role + " has " + std::to_string(count) + " values; axis " + std::to_string(axis) + " of the input has " +
+           std::to_string(x[axis]));
+  }
+  ir::Dims shape(x.size(), 1);
+  shape[axis] = count;
+  return c.reshaped(c.tensor(i), shape, role);
+}
+
+// The range a quantized type saturates to.
+std::pair<double, double> quantizedRange(Converter& c, ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::UInt8: return {0, std::numeric_limits<uint8_t>::max()};
+    case ir::DType::Int8: return {std::numeric_limits<int8_t>::lowest(), std::numeric_limits<int8_t>::max()};
+    case ir::DType::UInt16: return {0, std::numeric_limits<uint16_t>::max()};
+    case ir::DType::Int16: return {std::numeric_limits<int16_t>::lowest(), std::numeric_limits<int16_t>::max()};
+    default: break;
+  }
+  c.fail("quantizing to " + typeText(dtype) + " is not supported (int8, uint8, int16, uint16)");
+}
+
+void requireFloatScale(Converter& c, std::size_t i, const std::string& role) {
+  const ir::DType dtype = c.dtype(i);
+  if (dtype != ir::DType::Float && dtype != ir::DType::Float16)
+    c.fail(role + " must be float or float16, not " + typeText(dtype));
+}
+
+// Quantized types the IR has no element type for (float8, int4, uint4) are refused by the
+// importer's type check before a handler runs; the attribute ONNX 19 added for float8 means
+// nothing for the integer types.
+void requireSaturateDefault(Converter& c) {
+  if (c.attributes().integer("saturate", 1) != 1) c.attributes().fail("saturate", "applies to float8 types only");
+}
+
+}  // namespace
+
+void convertQuantizeLinear(Converter& c) {
+  requireFloatScale(c, 1, "y_scale");
+  requireSaturateDefault(c);
+  const ir::DType xType = c.dtype(0);
+  if (xType != ir::DType::Float && xType != ir::DType::Float16 && xType != ir::DType::Int32)
+    c.fail("x must be float, float16 or int32, not " + typeText(xType));
+  const ir::DType outType = c.hasInput(2) ? c.dtype(2) : ir::DType::UInt8;
+  const auto [low, high] = quantizedRange(c, outType);
+
+  const std::string x = inFloat(c, c.tensor(0), "x_float");
+  const std::string scale = inFloat(c, fitted(c, 1, "y_scale"), "y_scale_float");
+  const std::string divided = c.temporary("divided");
+  binary(c, "TL_DIV", x, scale, divided);
+  std::string value = c.temporary("rounded");
+  c.emit("unary", {{"src", divided}}, {{"dst", value}},
+         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
+  if (c.hasInput(2)) {
+    const std::string zeroPoint = inFloat(c, fitted(c, 2, "y_zero_point"), "y_zero_point_float");
+    const std::string shifted = c.temporary("shifted");
+    binary(c, "TL_SUM", value, zeroPoint, shifted);
+    value = shifted;
+  }
+  const std::string saturated = c.temporary("saturated");
+  c.emit("clip", {{"src", value}}, {{"dst", saturated}}, {numberParam("min", low), numberParam("max", high)});
+  c.emit("cast", {{"src", saturated}}, {{"dst", c.output(0)}}, {stringParam("dtype", irType(outType))});
+  c.keepScalarOutput(0);
+}
+
+void convertDequantizeLinear(Converter& c) {
+  requireFloatScale(c, 1, "x_scale");
+  const ir::DType xType = c.dtype(0);
+  if (xType != ir::DType::Int8 && xType != ir::DType::UInt8 && xType != ir::DType::Int16 &&
+      xType != ir::DType::UInt16 && xType != ir::DType::Int32)
+    c.fail("x must be int8, uint8, int16, uint16 or int32, not " + typeText(xType));
+  if (c.hasInput(2) && c.dtype(2) != xType)
+    c.fail("x_zero_point is " + typeText(c.dtype(2)) + "; x is " + typeText(xType));
+
+  std::string value = inFloat(c, c.tensor(0), "x_float");
+  if (c.hasInput(2)) {
+    const std::string zeroPoint = inFloat(c, fitted(c, 2, "x_zero_point"), "x_zero_point_float");
+    const std::string shifted = c.temporary("shifted");
+    binary(c, "TL_SUB", value, zeroPoint, shifted);
+    value = shifted;
+  }
+  const std::string scale = inFloat(c, fitted(c, 1, "x_scale"), "x_scale_float");
+  const ir::DType outType = c.dtype(1);  // the scale's type
+  if (outType == ir::DType::Float) {
+    binary(c, "TL_MUL", value, scale, c.output(0));
+  } else {
+    const std::string scaled = c.temporary("scaled");
+    binary(c, "TL_MUL", value, scale, scaled);
+    c.emit("cast", {{"src", scaled}}, {{"dst", c.output(0)}}, {stringParam("dtype", irType(outType))});
+  }
+  c.keepScalarOutput(0);
+}
+
+}  // namespace qaic::onnx
