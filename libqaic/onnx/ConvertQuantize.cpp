@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "onnx/Converter.hpp"
+#include "onnx/OnnxTensor.hpp"
 #include "onnx/OperatorTable.hpp"
 
 namespace qaic::onnx {
@@ -90,7 +91,15 @@ void convertQuantizeLinear(Converter& c) {
   const ir::DType xType = c.dtype(0);
   if (xType != ir::DType::Float && xType != ir::DType::Float16 && xType != ir::DType::Int32)
     c.fail("x must be float, float16 or int32, not " + typeText(xType));
-  const ir::DType outType = c.hasInput(2) ? c.dtype(2) : ir::DType::UInt8;
+  // The zero point's type, else (opset 21) output_dtype, else uint8.
+  ir::DType outType = c.hasInput(2) ? c.dtype(2) : ir::DType::UInt8;
+  if (c.attributes().has("output_dtype")) {
+    const auto named = dtypeFromOnnx(static_cast<int32_t>(c.attributes().integer("output_dtype", 0)));
+    if (!named) c.attributes().fail("output_dtype", "names an element type the IR does not have");
+    if (c.hasInput(2) && *named != outType)
+      c.attributes().fail("output_dtype", "is " + typeText(*named) + "; y_zero_point is " + typeText(outType));
+    outType = *named;
+  }
   const auto [low, high] = quantizedRange(c, outType);
 
   const std::string x = inFloat(c, c.tensor(0), "x_float");

@@ -74,7 +74,7 @@ const Table& table() {
        {convertQuantizeLinear,
         nullptr,
         {"cast", "elew", "elew_bcast", "unary", "clip", "reshape"},
-        {"axis", "block_size", "saturate"}}},
+        {"axis", "block_size", "output_dtype", "saturate"}}},
       {"DequantizeLinear",
        {convertDequantizeLinear, nullptr, {"cast", "elew", "elew_bcast", "reshape"}, {"axis", "block_size"}}},
       // Math functions and activations.

@@ -227,6 +227,19 @@ TEST(OnnxOperators, LeakyReluDefaultsAlpha) {
   EXPECT_EQ(findOp(m.graph, "lrelu")->number("negslope"), static_cast<double>(0.01f));
 }
 
+// Opset 21's output_dtype names the quantized type when there is no zero point.
+TEST(OnnxOperators, QuantizeLinearTakesItsTypeFromOutputDtype) {
+  ModelBuilder b(21);
+  b.input("x", {4}).output("y");
+  b.model().mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      ::onnx::TensorProto::INT8);
+  b.initializer("scale", {}, {0.5f});
+  setAttr(b.node("QuantizeLinear", {"x", "scale"}, {"y"}), "output_dtype", int64_t{::onnx::TensorProto::INT8});
+  const ImportedModel m = b.import();
+  EXPECT_EQ(m.graph.io[1].dtype, ir::DType::Int8);
+  EXPECT_EQ(findOp(m.graph, "clip")->number("min"), -128.0);
+}
+
 TEST(OnnxOperators, DropoutMaskIsConstantTrue) {
   ModelBuilder b(13);
   b.input("x", {2, 2}).output("y").output("mask");
