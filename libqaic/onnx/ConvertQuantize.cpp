@@ -1,16 +1,21 @@
-// QuantizeLinear and DequantizeLinear, the two operators of the QDQ form in which quantization
-// tools (ONNX Runtime's quantize_static, PyTorch's QAT exports) write int8 networks. Each becomes
-// element-wise IR ops computing in float, exactly the arithmetic the operators define:
-//   QuantizeLinear:   y = saturate(round_half_to_even(x / scale) + zero_point)
-//   DequantizeLinear: y = (x - zero_point) * scale
-// A DequantizeLinear of constant weights is evaluated at import time (float weights); the rest
-// runs as ops. Per-tensor scales broadcast; per-axis ones are reshaped onto `axis`.
+// The quantization operators, as element-wise IR ops computing exactly the arithmetic the
+// operators define.
+// - QuantizeLinear and DequantizeLinear, the QDQ form in which quantization tools (ONNX
+//   Runtime's quantize_static, PyTorch's QAT exports) write int8 networks, in float:
+//     QuantizeLinear:   y = saturate(round_half_to_even(x / scale) + zero_point)
+//     DequantizeLinear: y = (x - zero_point) * scale
+//   A DequantizeLinear of constant weights is evaluated at import time (float weights); the
+//   rest runs as ops. Per-tensor scales broadcast; per-axis ones are reshaped onto `axis`.
+// - DynamicQuantizeLinear and MatMulInteger, ONNX Runtime's dynamic quantization (quantize_dynamic
+//   of transformers): the activation's uint8 range from its own min and max, and an int32 product
+//   of the zero-point-shifted operands (integer matmul, exact).
 #include <onnx/onnx_pb.h>
 
 #include <cctype>
 #include <limits>
 #include <utility>
 
+#include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
 #include "onnx/OnnxTensor.hpp"
 #include "onnx/OperatorTable.hpp"
@@ -83,7 +88,109 @@ void requireSaturateDefault(Converter& c) {
   if (c.attributes().integer("saturate", 1) != 1) c.attributes().fail("saturate", "applies to float8 types only");
 }
 
+std::string floatConstant(Converter& c, double value, const std::string& name) {
+  return c.constantTensor(fromDoubles("", ir::DType::Float, {1}, {value}), c.label() + "/" + name);
+}
+
+// `tensor` as int32 minus its zero point (input i, cast to int32), when there is one. A zero
+// point of one value per row of a 2-D A ([M]) is reshaped to [M, 1]; one per column of B ([N])
+// broadcasts as it is.
+std::string shiftedInt32(Converter& c, std::size_t operand, std::size_t zeroPointInput, const std::string& role) {
+  std::string value = c.temporary(role + "_int32");
+  c.emit("cast", {{"src", c.tensor(operand)}}, {{"dst", value}}, {stringParam("dtype", irType(ir::DType::Int32))});
+  if (!c.hasInput(zeroPointInput)) return value;
+  if (c.dtype(zeroPointInput) != c.dtype(operand))
+    c.fail(role + "_zero_point is " + typeText(c.dtype(zeroPointInput)) + "; " + role + " is " +
+           typeText(c.dtype(operand)));
+  const ir::Dims dims = c.dims(operand);
+  const ir::Dims zeroDims = c.dims(zeroPointInput);
+  std::string zeroPoint = c.tensor(zeroPointInput);
+  const int64_t count = ir::elementCount(zeroDims);
+  if (count != 1) {
+    const bool perRowOfA = role == "a" && dims.size() == 2 && zeroDims.size() == 1 && count == dims[0];
+    const bool perColumnOfB = role == "b" && dims.size() == 2 && zeroDims.size() == 1 && count == dims[1];
+    if (!perRowOfA && !perColumnOfB)
+      c.fail(role + "_zero_point must be one value, or one per " +
+             (role == "a" ? "row of a 2-D a" : "column of a 2-D b"));
+    if (perRowOfA) zeroPoint = c.reshaped(zeroPoint, {count, 1}, role + "_zero_point");
+  }
+  const std::string zeroInt32 = c.temporary(role + "_zero_point_int32");
+  c.emit("cast", {{"src", zeroPoint}}, {{"dst", zeroInt32}}, {stringParam("dtype", irType(ir::DType::Int32))});
+  const std::string shifted = c.temporary(role + "_shifted");
+  binary(c, "TL_SUB", value, zeroInt32, shifted);
+  return shifted;
+}
+
 }  // namespace
+
+void convertMatMulInteger(Converter& c) {
+  for (std::size_t i : {std::size_t{0}, std::size_t{1}}) {
+    const ir::DType dtype = c.dtype(i);
+    if (dtype != ir::DType::UInt8 && dtype != ir::DType::Int8)
+      c.fail(std::string(i == 0 ? "A" : "B") + " must be uint8 or int8, not " + typeText(dtype));
+  }
+  const std::string a = shiftedInt32(c, 0, 2, "a");
+  const std::string b = shiftedInt32(c, 1, 3, "b");
+  c.emit("matmul", {{"src1", a}, {"src2", b}}, {{"dst", c.output(0)}});
+}
+
+// DynamicQuantizeLinear: y_scale = (max(x, 0) - min(x, 0)) / 255 over the whole tensor,
+// y_zero_point = round(saturate(-min / y_scale)), y = saturate(round(x / y_scale) + zero point),
+// all uint8; the scale and zero point are scalars.
+void convertDynamicQuantizeLinear(Converter& c) {
+  if (c.dtype(0) != ir::DType::Float) c.fail("x must be float, not " + typeText(c.dtype(0)));
+  const ir::Dims dims = c.dims(0);
+  std::vector<int64_t> all(dims.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+  const std::string x = c.tensor(0);
+  const std::string zero = floatConstant(c, 0, "zero");
+  const auto extreme = [&](const std::string& which) {
+    std::string value = x;
+    if (!all.empty()) {
+      value = c.temporary(which);
+      c.emit("reduce", {{"src", x}}, {{"dst", value}},
+             {stringParam("reduce_op", which), integersParam("axes", all), boolParam("keepdims", false)});
+    }
+    const std::string withZero = c.temporary(which + "_with_zero");
+    binary(c, which == "max" ? "TL_MAX" : "TL_MIN", value, zero, withZero);
+    return withZero;
+  };
+  const std::string high = extreme("max");
+  const std::string low = extreme("min");
+  const std::string range = c.temporary("range");
+  binary(c, "TL_SUB", high, low, range);
+  const std::string scale = c.temporary("scale");
+  binary(c, "TL_DIV", range, floatConstant(c, 255, "levels"), scale);
+
+  // The zero point: -low / scale, saturated to [0, 255], rounded.
+  const std::string negated = c.temporary("negated_min");
+  binary(c, "TL_SUB", zero, low, negated);
+  const std::string unrounded = c.temporary("zero_point_unsaturated");
+  binary(c, "TL_DIV", negated, scale, unrounded);
+  const std::string saturatedZero = c.temporary("zero_point_saturated");
+  c.emit("clip", {{"src", unrounded}}, {{"dst", saturatedZero}}, {numberParam("min", 0), numberParam("max", 255)});
+  const std::string zeroPoint = c.temporary("zero_point_float");
+  c.emit("unary", {{"src", saturatedZero}}, {{"dst", zeroPoint}},
+         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
+
+  const std::string divided = c.temporary("divided");
+  binary(c, "TL_DIV", x, scale, divided);
+  const std::string rounded = c.temporary("rounded");
+  c.emit("unary", {{"src", divided}}, {{"dst", rounded}},
+         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
+  const std::string shifted = c.temporary("shifted");
+  binary(c, "TL_SUM", rounded, zeroPoint, shifted);
+  const std::string saturated = c.temporary("saturated");
+  c.emit("clip", {{"src", shifted}}, {{"dst", saturated}}, {numberParam("min", 0), numberParam("max", 255)});
+  c.emit("cast", {{"src", saturated}}, {{"dst", c.output(0)}}, {stringParam("dtype", irType(ir::DType::UInt8))});
+  c.keepScalarOutput(0);
+  if (c.hasOutput(1)) c.reshapeInto(1, scale, {});
+  if (c.hasOutput(2)) {
+    const std::string zeroUint8 = c.temporary("zero_point");
+    c.emit("cast", {{"src", zeroPoint}}, {{"dst", zeroUint8}}, {stringParam("dtype", irType(ir::DType::UInt8))});
+    c.reshapeInto(2, zeroUint8, {});
+  }
+}
 
 void convertQuantizeLinear(Converter& c) {
   requireFloatScale(c, 1, "y_scale");

@@ -77,6 +77,12 @@ const Table& table() {
         {"axis", "block_size", "output_dtype", "saturate"}}},
       {"DequantizeLinear",
        {convertDequantizeLinear, nullptr, {"cast", "elew", "elew_bcast", "reshape"}, {"axis", "block_size"}}},
+      {"DynamicQuantizeLinear",
+       {convertDynamicQuantizeLinear,
+        nullptr,
+        {"reduce", "elew", "elew_bcast", "unary", "clip", "cast", "reshape"},
+        {}}},
+      {"MatMulInteger", {convertMatMulInteger, nullptr, {"cast", "reshape", "elew", "elew_bcast", "matmul"}, {}}},
       // Math functions and activations.
       {"Abs", math},
       {"Neg", math},

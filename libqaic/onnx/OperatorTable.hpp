@@ -62,6 +62,8 @@ void convertUnary(Converter&);
 void convertCast(Converter&);
 void convertQuantizeLinear(Converter&);
 void convertDequantizeLinear(Converter&);
+void convertDynamicQuantizeLinear(Converter&);
+void convertMatMulInteger(Converter&);
 void convertRelu(Converter&);
 void convertLeakyRelu(Converter&);
 void convertSigmoid(Converter&);

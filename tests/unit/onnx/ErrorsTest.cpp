@@ -227,6 +227,19 @@ TEST(OnnxErrors, QuantizationInputsThatDoNotFitAreNamed) {
     EXPECT_NE(message.find("DequantizeLinear node 'dequant'"), std::string::npos) << message;
     EXPECT_NE(message.find("x_zero_point is uint8; x is int8"), std::string::npos) << message;
   }
+  {  // a matrix product's zero point of one value per column of A, not per row
+    ModelBuilder b;
+    b.input("a", {2, 3}, {}, ::onnx::TensorProto::UINT8).input("b", {3, 4}, {}, ::onnx::TensorProto::UINT8).output("y");
+    auto* zero = b.model().mutable_graph()->add_initializer();
+    zero->set_name("a_zero");
+    zero->set_data_type(::onnx::TensorProto::UINT8);
+    zero->add_dims(3);
+    for (int v : {1, 2, 3}) zero->add_int32_data(v);
+    b.node("MatMulInteger", {"a", "b", "a_zero"}, {"y"}, "product");
+    const std::string message = importError(b);
+    EXPECT_NE(message.find("MatMulInteger node 'product'"), std::string::npos) << message;
+    EXPECT_NE(message.find("a_zero_point must be one value, or one per row of a 2-D a"), std::string::npos) << message;
+  }
   {  // quantizing to a type with no saturation range
     ModelBuilder b;
     b.input("x", {4}).output("y");
