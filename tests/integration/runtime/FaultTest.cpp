@@ -251,6 +251,32 @@ TEST_F(ResetTest, ResetWhileInFlightIsReportedAsAReset) {
 // A reset releases every DBC, so a set made afterwards may get the DBC that a set of the same
 // process held before it (found by the soak: 27 of 1.9 million requests ended QS_DEV_REMOVED).
 // Destroying the older set must not deactivate the DBC that is now the newer set's.
+// After a reset the device has released the set's DBC: tearing the set down does not deactivate
+// it (another activation may hold that DBC by now), and logs no failure for it.
+TEST_F(ResetTest, TearingDownASetAfterAResetLogsNoFailure) {
+  struct Logged {
+    std::mutex mutex;
+    std::vector<std::string> lines;
+  } logged;
+  auto context = makeContext([&logged](QLogLevel level, const char* message, void*) {
+    if (level < QL_WARN) return;
+    std::lock_guard lock(logged.mutex);
+    logged.lines.emplace_back(message);
+  });
+  context->setLogLevel(QL_WARN);
+  {
+    auto set = InferenceSet::Factory(context, network_.qpc, 0, 1, 1);
+    std::vector<float> x(16, 1.0f), y(16);
+    shInferenceHandle h;
+    ASSERT_NO_FATAL_FAILURE(submitHeld(*set, h, 1, x, y));
+    writeSysfs(driver::sysfs::kFaultReset, "1");
+    EXPECT_EQ(set->waitForCompletion(h, 10'000'000), QS_DEV_RESET) << h->getErrorMessage();
+    set->putCompleted(h);
+  }
+  std::lock_guard lock(logged.mutex);
+  for (const auto& line : logged.lines) EXPECT_EQ(line.find("deactivating DBC"), std::string::npos) << line;
+}
+
 TEST_F(ResetTest, DestroyingASetFromBeforeAResetLeavesTheSetThatReusedItsDbc) {
   auto before = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
   std::vector<float> y(16);
