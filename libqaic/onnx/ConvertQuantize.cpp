@@ -134,6 +134,44 @@ void convertMatMulInteger(Converter& c) {
   c.emit("matmul", {{"src1", a}, {"src2", b}}, {{"dst", c.output(0)}});
 }
 
+// QLinearMatMul: y = saturate(round(C * (a_scale * b_scale / y_scale)) + y_zero_point), with C the
+// exact int32 product of the zero-point-shifted operands (MatMulInteger's); per-tensor scales.
+void convertQLinearMatMul(Converter& c) {
+  for (std::size_t i : {std::size_t{0}, std::size_t{3}}) {
+    const ir::DType dtype = c.dtype(i);
+    if (dtype != ir::DType::UInt8 && dtype != ir::DType::Int8)
+      c.fail(std::string(i == 0 ? "a" : "b") + " must be uint8 or int8, not " + typeText(dtype));
+  }
+  const std::vector<std::pair<std::size_t, std::string>> scales = {{1, "a_scale"}, {4, "b_scale"}, {6, "y_scale"}};
+  for (const auto& [i, role] : scales) {
+    requireFloatScale(c, i, role);
+    if (ir::elementCount(c.dims(i)) != 1) c.fail(role + " must be one value (per-tensor quantization)");
+  }
+  const ir::DType outType = c.dtype(7);
+  const auto [low, high] = quantizedRange(c, outType);
+  if (ir::elementCount(c.dims(7)) != 1) c.fail("y_zero_point must be one value (per-tensor quantization)");
+
+  const std::string a = shiftedInt32(c, 0, 2, "a");
+  const std::string b = shiftedInt32(c, 3, 5, "b");
+  const std::string product = c.temporary("product");
+  c.emit("matmul", {{"src1", a}, {"src2", b}}, {{"dst", product}});
+  const std::string productFloat = inFloat(c, product, "product_float");
+  const std::string scaleProduct = c.temporary("scale_product");
+  binary(c, "TL_MUL", inFloat(c, c.tensor(1), "a_scale_float"), inFloat(c, c.tensor(4), "b_scale_float"), scaleProduct);
+  const std::string multiplier = c.temporary("multiplier");
+  binary(c, "TL_DIV", scaleProduct, inFloat(c, c.tensor(6), "y_scale_float"), multiplier);
+  const std::string scaled = c.temporary("scaled");
+  binary(c, "TL_MUL", productFloat, multiplier, scaled);
+  const std::string rounded = c.temporary("rounded");
+  c.emit("unary", {{"src", scaled}}, {{"dst", rounded}},
+         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
+  const std::string shifted = c.temporary("shifted");
+  binary(c, "TL_SUM", rounded, inFloat(c, c.tensor(7), "y_zero_point_float"), shifted);
+  const std::string saturated = c.temporary("saturated");
+  c.emit("clip", {{"src", shifted}}, {{"dst", saturated}}, {numberParam("min", low), numberParam("max", high)});
+  c.emit("cast", {{"src", saturated}}, {{"dst", c.output(0)}}, {stringParam("dtype", irType(outType))});
+}
+
 // DynamicQuantizeLinear: y_scale = (max(x, 0) - min(x, 0)) / 255 over the whole tensor,
 // y_zero_point = round(saturate(-min / y_scale)), y = saturate(round(x / y_scale) + zero point),
 // all uint8; the scale and zero point are scalars.

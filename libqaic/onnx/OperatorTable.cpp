@@ -83,6 +83,8 @@ const Table& table() {
         {"reduce", "elew", "elew_bcast", "unary", "clip", "cast", "reshape"},
         {}}},
       {"MatMulInteger", {convertMatMulInteger, nullptr, {"cast", "reshape", "elew", "elew_bcast", "matmul"}, {}}},
+      {"QLinearMatMul",
+       {convertQLinearMatMul, nullptr, {"cast", "reshape", "elew", "elew_bcast", "matmul", "unary", "clip"}, {}}},
       // Math functions and activations.
       {"Abs", math},
       {"Neg", math},

@@ -64,6 +64,7 @@ void convertQuantizeLinear(Converter&);
 void convertDequantizeLinear(Converter&);
 void convertDynamicQuantizeLinear(Converter&);
 void convertMatMulInteger(Converter&);
+void convertQLinearMatMul(Converter&);
 void convertRelu(Converter&);
 void convertLeakyRelu(Converter&);
 void convertSigmoid(Converter&);
