@@ -121,6 +121,29 @@ std::string shiftedInt32(Converter& c, std::size_t operand, std::size_t zeroPoin
   return shifted;
 }
 
+std::string roundedHalfToEven(Converter& c, const std::string& src, const std::string& hint) {
+  const std::string dst = c.temporary(hint);
+  c.emit("unary", {{"src", src}}, {{"dst", dst}},
+         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
+  return dst;
+}
+
+// The last steps of every quantization, into `dst`: `value` (float) rounded half to even, plus
+// `zeroPoint` (a float tensor; none when empty), saturated to `outType`'s range, cast to it.
+void emitQuantized(Converter& c, const std::string& value, const std::string& zeroPoint, ir::DType outType,
+                   const std::string& dst) {
+  const auto [low, high] = quantizedRange(c, outType);
+  std::string current = roundedHalfToEven(c, value, "rounded");
+  if (!zeroPoint.empty()) {
+    const std::string shifted = c.temporary("shifted");
+    binary(c, "TL_SUM", current, zeroPoint, shifted);
+    current = shifted;
+  }
+  const std::string saturated = c.temporary("saturated");
+  c.emit("clip", {{"src", current}}, {{"dst", saturated}}, {numberParam("min", low), numberParam("max", high)});
+  c.emit("cast", {{"src", saturated}}, {{"dst", dst}}, {stringParam("dtype", irType(outType))});
+}
+
 }  // namespace
 
 void convertMatMulInteger(Converter& c) {
@@ -148,7 +171,7 @@ void convertQLinearMatMul(Converter& c) {
     if (ir::elementCount(c.dims(i)) != 1) c.fail(role + " must be one value (per-tensor quantization)");
   }
   const ir::DType outType = c.dtype(7);
-  const auto [low, high] = quantizedRange(c, outType);
+  quantizedRange(c, outType);  // refused before anything is emitted
   if (ir::elementCount(c.dims(7)) != 1) c.fail("y_zero_point must be one value (per-tensor quantization)");
 
   const std::string a = shiftedInt32(c, 0, 2, "a");
@@ -162,14 +185,7 @@ void convertQLinearMatMul(Converter& c) {
   binary(c, "TL_DIV", scaleProduct, inFloat(c, c.tensor(6), "y_scale_float"), multiplier);
   const std::string scaled = c.temporary("scaled");
   binary(c, "TL_MUL", productFloat, multiplier, scaled);
-  const std::string rounded = c.temporary("rounded");
-  c.emit("unary", {{"src", scaled}}, {{"dst", rounded}},
-         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
-  const std::string shifted = c.temporary("shifted");
-  binary(c, "TL_SUM", rounded, inFloat(c, c.tensor(7), "y_zero_point_float"), shifted);
-  const std::string saturated = c.temporary("saturated");
-  c.emit("clip", {{"src", shifted}}, {{"dst", saturated}}, {numberParam("min", low), numberParam("max", high)});
-  c.emit("cast", {{"src", saturated}}, {{"dst", c.output(0)}}, {stringParam("dtype", irType(outType))});
+  emitQuantized(c, scaled, inFloat(c, c.tensor(7), "y_zero_point_float"), outType, c.output(0));
 }
 
 // DynamicQuantizeLinear: y_scale = (max(x, 0) - min(x, 0)) / 255 over the whole tensor,
@@ -207,20 +223,11 @@ void convertDynamicQuantizeLinear(Converter& c) {
   binary(c, "TL_DIV", negated, scale, unrounded);
   const std::string saturatedZero = c.temporary("zero_point_saturated");
   c.emit("clip", {{"src", unrounded}}, {{"dst", saturatedZero}}, {numberParam("min", 0), numberParam("max", 255)});
-  const std::string zeroPoint = c.temporary("zero_point_float");
-  c.emit("unary", {{"src", saturatedZero}}, {{"dst", zeroPoint}},
-         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
+  const std::string zeroPoint = roundedHalfToEven(c, saturatedZero, "zero_point_float");
 
   const std::string divided = c.temporary("divided");
   binary(c, "TL_DIV", x, scale, divided);
-  const std::string rounded = c.temporary("rounded");
-  c.emit("unary", {{"src", divided}}, {{"dst", rounded}},
-         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
-  const std::string shifted = c.temporary("shifted");
-  binary(c, "TL_SUM", rounded, zeroPoint, shifted);
-  const std::string saturated = c.temporary("saturated");
-  c.emit("clip", {{"src", shifted}}, {{"dst", saturated}}, {numberParam("min", 0), numberParam("max", 255)});
-  c.emit("cast", {{"src", saturated}}, {{"dst", c.output(0)}}, {stringParam("dtype", irType(ir::DType::UInt8))});
+  emitQuantized(c, divided, zeroPoint, ir::DType::UInt8, c.output(0));
   c.keepScalarOutput(0);
   if (c.hasOutput(1)) c.reshapeInto(1, scale, {});
   if (c.hasOutput(2)) {
@@ -245,24 +252,14 @@ void convertQuantizeLinear(Converter& c) {
       c.attributes().fail("output_dtype", "is " + typeText(*named) + "; y_zero_point is " + typeText(outType));
     outType = *named;
   }
-  const auto [low, high] = quantizedRange(c, outType);
+  quantizedRange(c, outType);  // refused before anything is emitted
 
   const std::string x = inFloat(c, c.tensor(0), "x_float");
   const std::string scale = inFloat(c, fitted(c, 1, "y_scale"), "y_scale_float");
   const std::string divided = c.temporary("divided");
   binary(c, "TL_DIV", x, scale, divided);
-  std::string value = c.temporary("rounded");
-  c.emit("unary", {{"src", divided}}, {{"dst", value}},
-         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
-  if (c.hasInput(2)) {
-    const std::string zeroPoint = inFloat(c, fitted(c, 2, "y_zero_point"), "y_zero_point_float");
-    const std::string shifted = c.temporary("shifted");
-    binary(c, "TL_SUM", value, zeroPoint, shifted);
-    value = shifted;
-  }
-  const std::string saturated = c.temporary("saturated");
-  c.emit("clip", {{"src", value}}, {{"dst", saturated}}, {numberParam("min", low), numberParam("max", high)});
-  c.emit("cast", {{"src", saturated}}, {{"dst", c.output(0)}}, {stringParam("dtype", irType(outType))});
+  const std::string zeroPoint = c.hasInput(2) ? inFloat(c, fitted(c, 2, "y_zero_point"), "y_zero_point_float") : "";
+  emitQuantized(c, divided, zeroPoint, outType, c.output(0));
   c.keepScalarOutput(0);
 }
 
