@@ -387,4 +387,46 @@ void convertBatchNormalization(Converter& c) {
          {{"dst", c.output(0)}}, {numberParam("epsilon", epsilon)});
 }
 
+// LRN (the ONNX model zoo's AlexNet, CaffeNet, GoogLeNet): y = x / (bias + alpha / size *
+// square_sum)^beta, square_sum over the `size` channels around each one (floor((size-1)/2) before,
+// ceil((size-1)/2) after, those that exist). The squares are laid out as one image of [C, rest]
+// per sample, zero-padded across channels and averaged by a (size x 1) window: the average is
+// square_sum / size exactly, so alpha / size * square_sum is alpha * average.
+void convertLrn(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.size() < 3) c.fail("input must be [N, C, d1, ...]");
+  if (c.dtype(0) != ir::DType::Float) c.fail("input must be float");
+  const int64_t size = c.attributes().integer("size", 0);
+  if (size < 1) c.attributes().fail("size", "must be at least 1");
+  const double alpha = c.attributes().number("alpha", 0.0001f);
+  const double beta = c.attributes().number("beta", 0.75f);
+  const double bias = c.attributes().number("bias", 1.0f);
+  int64_t rest = 1;
+  for (std::size_t d = 2; d < in.size(); ++d) rest *= in[d];
+
+  const std::string x = c.tensor(0);
+  const std::string squares = c.temporary("squares");
+  binary(c, "TL_MUL", x, x, squares);
+  const std::string image = c.reshaped(squares, {in[0], 1, in[1], rest}, "squares_by_channel");
+  const std::string padded = c.temporary("padded");
+  c.emit("pad", {{"src", image}}, {{"dst", padded}},
+         {integersParam("pads", {0, 0, (size - 1) / 2, 0, 0, 0, size / 2, 0}), stringParam("mode", "constant"),
+          numberParam("value", 0.0)});
+  const std::string averaged = c.temporary("window_average");
+  c.emit("pool", {{"src", padded}}, {{"dst", averaged}},
+         {stringParam("pool_op", "avg"), integersParam("size", {size, 1}), integersParam("stride", {1, 1}),
+          integersParam("dilation", {1, 1}), integersParam("pads", {0, 0, 0, 0})});
+  const std::string average = c.reshaped(averaged, in, "window_average_by_element");
+  const auto scalar = [&](double value, const std::string& name) {
+    return c.constantTensor(fromDoubles("", ir::DType::Float, {1}, {value}), c.label() + "/" + name);
+  };
+  const std::string scaled = c.temporary("scaled");
+  binary(c, "TL_MUL", average, scalar(alpha, "alpha"), scaled);
+  const std::string shifted = c.temporary("shifted");
+  binary(c, "TL_SUM", scaled, scalar(bias, "bias"), shifted);
+  const std::string denominator = c.temporary("denominator");
+  binary(c, "TL_POW", shifted, scalar(beta, "beta"), denominator);
+  binary(c, "TL_DIV", x, denominator, c.output(0));
+}
+
 }  // namespace qaic::onnx

@@ -337,6 +337,16 @@ void convertCast(Converter& c) {
   c.keepScalarOutput(0);
 }
 
+// CastLike: Cast to the element type of the second input (only its type is read).
+void convertCastLike(Converter& c) {
+  if (c.attributes().integer("saturate", 1) != 1) c.attributes().fail("saturate", "applies to float8 types only");
+  const ir::DType to = c.dtype(1);
+  if (to == c.dtype(0)) return c.alias(0, c.tensor(0));
+  c.emit("cast", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {stringParam("dtype", std::string(ir::dtypeName(to)))});
+  c.keepScalarOutput(0);
+}
+
 // LayerNormalization (opset 17): scale and bias broadcast to the normalized dims.
 // Mean and InvStdDev, when asked for, come from ops of their own: the layernorm op computes
 // neither as an output.

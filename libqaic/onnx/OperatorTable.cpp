@@ -45,6 +45,8 @@ const Table& table() {
         nullptr,
         {"layernorm", "expand", "reduce", "elew", "elew_bcast", "unary"},
         {"axis", "epsilon", "stash_type"}}},
+      {"LRN",
+       {convertLrn, nullptr, {"elew", "elew_bcast", "reshape", "pad", "pool"}, {"alpha", "beta", "bias", "size"}}},
       {"InstanceNormalization",
        {convertInstanceNormalization, nullptr, {"layernorm", "reshape", "elew", "elew_bcast"}, {"epsilon"}}},
       // Element-wise arithmetic, comparison, logic.
@@ -69,6 +71,7 @@ const Table& table() {
       {"Xor", {convertLogical, nullptr, {"logical"}, {}}},
       {"Where", {convertWhere, nullptr, {"where"}, {}}},
       {"Cast", {convertCast, nullptr, {"cast"}, {"to"}}},
+      {"CastLike", {convertCastLike, nullptr, {"cast"}, {"saturate"}}},
       // Quantization (the QDQ form), computed in float.
       {"QuantizeLinear",
        {convertQuantizeLinear,

@@ -60,6 +60,8 @@ void convertLogical(Converter&);
 void convertWhere(Converter&);
 void convertUnary(Converter&);
 void convertCast(Converter&);
+void convertCastLike(Converter&);
+void convertLrn(Converter&);
 void convertQuantizeLinear(Converter&);
 void convertDequantizeLinear(Converter&);
 void convertDynamicQuantizeLinear(Converter&);

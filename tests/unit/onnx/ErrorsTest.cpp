@@ -251,6 +251,17 @@ TEST(OnnxErrors, QuantizationInputsThatDoNotFitAreNamed) {
   }
 }
 
+// LRN's size has no default in ONNX: a model without it is refused naming the attribute.
+TEST(OnnxErrors, LrnWithoutASizeIsNamed) {
+  ModelBuilder b;
+  b.input("x", {1, 4, 3, 3}).output("y");
+  b.node("LRN", {"x"}, {"y"}, "norm");
+  const std::string message = importError(b);
+  EXPECT_NE(message.find("LRN node 'norm'"), std::string::npos) << message;
+  EXPECT_NE(message.find("size"), std::string::npos) << message;
+  EXPECT_NE(message.find("must be at least 1"), std::string::npos) << message;
+}
+
 // Dropout's mask output is folded to a constant of ones; a huge input is refused by the bytes
 // the mask would take, before anything is allocated (fuzz_onnx_import ran out of memory on it:
 // the ones were first listed as int64, eight bytes each).
