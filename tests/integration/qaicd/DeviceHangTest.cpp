@@ -24,6 +24,20 @@ class DeviceHangTest : public QaicdTest {
   std::vector<std::string> qaicdArgs() const override { return {"--device-timeout-ms", deviceTimeoutMs()}; }
   virtual std::string deviceTimeoutMs() const { return "60000"; }
 
+  // qaicd serves while it still opens its devices; the tests hang a device qaicd has found (one
+  // hung while being opened is not listed until it answers).
+  void SetUp() override {
+    QaicdTest::SetUp();
+    auto client = connect();
+    ASSERT_TRUE(waitUntil(
+        [&] {
+          auto d = client.devices();
+          return d && d->size() == 2 && (*d)[0].status == "Ready" && (*d)[1].status == "Ready";
+        },
+        10s))
+        << "qaicd never listed both devices Ready";
+  }
+
   void hang(unsigned device, bool on) const {
     ASSERT_TRUE(emu_->setAttribute(device, driver::sysfs::kFaultControlHang, on ? "1" : "0"));
   }
