@@ -6,9 +6,10 @@
 //     DequantizeLinear: y = (x - zero_point) * scale
 //   A DequantizeLinear of constant weights is evaluated at import time (float weights); the
 //   rest runs as ops. Per-tensor scales broadcast; per-axis ones are reshaped onto `axis`.
-// - DynamicQuantizeLinear and MatMulInteger, ONNX Runtime's dynamic quantization (quantize_dynamic
-//   of transformers): the activation's uint8 range from its own min and max, and an int32 product
-//   of the zero-point-shifted operands (integer matmul, exact).
+// - DynamicQuantizeLinear, MatMulInteger and QLinearMatMul, ONNX Runtime's dynamic quantization
+//   (quantize_dynamic of transformers) and its QOperator matrix product: the activation's uint8
+//   range from its own min and max, and an int32 product of the zero-point-shifted operands
+//   (integer matmul, exact), which QLinearMatMul then scales and quantizes.
 #include <onnx/onnx_pb.h>
 
 #include <cctype>
