@@ -417,15 +417,12 @@ void convertLrn(Converter& c) {
          {stringParam("pool_op", "avg"), integersParam("size", {size, 1}), integersParam("stride", {1, 1}),
           integersParam("dilation", {1, 1}), integersParam("pads", {0, 0, 0, 0})});
   const std::string average = c.reshaped(averaged, in, "window_average_by_element");
-  const auto scalar = [&](double value, const std::string& name) {
-    return c.constantTensor(fromDoubles("", ir::DType::Float, {1}, {value}), c.label() + "/" + name);
-  };
   const std::string scaled = c.temporary("scaled");
-  binary(c, "TL_MUL", average, scalar(alpha, "alpha"), scaled);
+  binary(c, "TL_MUL", average, c.scalar(ir::DType::Float, alpha, "alpha"), scaled);
   const std::string shifted = c.temporary("shifted");
-  binary(c, "TL_SUM", scaled, scalar(bias, "bias"), shifted);
+  binary(c, "TL_SUM", scaled, c.scalar(ir::DType::Float, bias, "bias"), shifted);
   const std::string denominator = c.temporary("denominator");
-  binary(c, "TL_POW", shifted, scalar(beta, "beta"), denominator);
+  binary(c, "TL_POW", shifted, c.scalar(ir::DType::Float, beta, "beta"), denominator);
   binary(c, "TL_DIV", x, denominator, c.output(0));
 }
 

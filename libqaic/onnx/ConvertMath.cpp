@@ -161,8 +161,7 @@ void convertVariadic(Converter& c) {
     acc = dst;
   }
   if (mean) {
-    const std::string scale = c.constantTensor(fromDoubles("", c.dtype(0), {1}, {1.0 / static_cast<double>(n)}),
-                                               c.label() + "/inverse_count");
+    const std::string scale = c.scalar(c.dtype(0), 1.0 / static_cast<double>(n), "inverse_count");
     binary(c, "TL_MUL", acc, scale, c.output(0));
   }
   c.keepScalarOutput(0);
@@ -223,8 +222,7 @@ void convertIsInf(Converter& c) {
            {stringParam("func", "abs"), numberParam("alpha", 0), numberParam("beta", 0)});
     x = magnitude;
   }
-  const std::string bound = c.constantTensor(
-      fromDoubles("", c.dtype(0), {1}, {negative && !positive ? -infinity : infinity}), c.label() + "/infinity");
+  const std::string bound = c.scalar(c.dtype(0), negative && !positive ? -infinity : infinity, "infinity");
   c.emit("compare", {{"src1", x}, {"src2", bound}}, {{"dst", c.output(0)}}, {stringParam("compare_op", "equal")});
   c.keepScalarOutput(0);
 }
@@ -328,23 +326,28 @@ void convertGemm(Converter& c) {
           boolParam("trans_b", c.attributes().integer("transB", 0) != 0)});
 }
 
+namespace {
+
+// Input 0 as `to` into output 0 (the same tensor when it is `to` already).
+void castOutput(Converter& c, ir::DType to) {
+  if (to == c.dtype(0)) return c.alias(0, c.tensor(0));
+  c.emit("cast", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {stringParam("dtype", std::string(ir::dtypeName(to)))});
+  c.keepScalarOutput(0);
+}
+
+}  // namespace
+
 void convertCast(Converter& c) {
   const auto to = dtypeFromOnnx(static_cast<int32_t>(c.attributes().integer("to", 0)));
   if (!to) c.attributes().fail("to", "names an unsupported element type");
-  if (*to == c.dtype(0)) return c.alias(0, c.tensor(0));
-  c.emit("cast", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
-         {stringParam("dtype", std::string(ir::dtypeName(*to)))});
-  c.keepScalarOutput(0);
+  castOutput(c, *to);
 }
 
 // CastLike: Cast to the element type of the second input (only its type is read).
 void convertCastLike(Converter& c) {
   if (c.attributes().integer("saturate", 1) != 1) c.attributes().fail("saturate", "applies to float8 types only");
-  const ir::DType to = c.dtype(1);
-  if (to == c.dtype(0)) return c.alias(0, c.tensor(0));
-  c.emit("cast", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
-         {stringParam("dtype", std::string(ir::dtypeName(to)))});
-  c.keepScalarOutput(0);
+  castOutput(c, c.dtype(1));
 }
 
 // LayerNormalization (opset 17): scale and bias broadcast to the normalized dims.
@@ -384,8 +387,7 @@ void convertLayerNormalization(Converter& c) {
   binary(c, "TL_MUL", centered, centered, squared);
   reduceMean(squared, variance);
   const std::string shifted = c.temporary("shifted"), deviation = c.temporary("deviation");
-  binary(c, "TL_SUM", variance, c.constantTensor(fromDoubles("", c.dtype(0), {1}, {epsilon}), c.label() + "/epsilon"),
-         shifted);
+  binary(c, "TL_SUM", variance, c.scalar(c.dtype(0), epsilon, "epsilon"), shifted);
   const auto function = [&](const char* func, const std::string& src, const std::string& dst) {
     c.emit("unary", {{"src", src}}, {{"dst", dst}},
            {stringParam("func", func), numberParam("alpha", 0), numberParam("beta", 0)});

@@ -16,7 +16,6 @@
 #include <limits>
 #include <utility>
 
-#include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
 #include "onnx/OnnxTensor.hpp"
 #include "onnx/OperatorTable.hpp"
@@ -76,6 +75,13 @@ std::pair<double, double> quantizedRange(Converter& c, ir::DType dtype) {
   c.fail("quantizing to " + typeText(dtype) + " is not supported (int8, uint8, int16, uint16)");
 }
 
+// The operands of the integer matrix products.
+void requireEightBit(Converter& c, std::size_t i, const std::string& role) {
+  const ir::DType dtype = c.dtype(i);
+  if (dtype != ir::DType::UInt8 && dtype != ir::DType::Int8)
+    c.fail(role + " must be uint8 or int8, not " + typeText(dtype));
+}
+
 void requireFloatScale(Converter& c, std::size_t i, const std::string& role) {
   const ir::DType dtype = c.dtype(i);
   if (dtype != ir::DType::Float && dtype != ir::DType::Float16)
@@ -87,10 +93,6 @@ void requireFloatScale(Converter& c, std::size_t i, const std::string& role) {
 // nothing for the integer types.
 void requireSaturateDefault(Converter& c) {
   if (c.attributes().integer("saturate", 1) != 1) c.attributes().fail("saturate", "applies to float8 types only");
-}
-
-std::string floatConstant(Converter& c, double value, const std::string& name) {
-  return c.constantTensor(fromDoubles("", ir::DType::Float, {1}, {value}), c.label() + "/" + name);
 }
 
 // `tensor` as int32 minus its zero point (input i, cast to int32), when there is one. A zero
@@ -148,11 +150,8 @@ void emitQuantized(Converter& c, const std::string& value, const std::string& ze
 }  // namespace
 
 void convertMatMulInteger(Converter& c) {
-  for (std::size_t i : {std::size_t{0}, std::size_t{1}}) {
-    const ir::DType dtype = c.dtype(i);
-    if (dtype != ir::DType::UInt8 && dtype != ir::DType::Int8)
-      c.fail(std::string(i == 0 ? "A" : "B") + " must be uint8 or int8, not " + typeText(dtype));
-  }
+  requireEightBit(c, 0, "A");
+  requireEightBit(c, 1, "B");
   const std::string a = shiftedInt32(c, 0, 2, "a");
   const std::string b = shiftedInt32(c, 1, 3, "b");
   c.emit("matmul", {{"src1", a}, {"src2", b}}, {{"dst", c.output(0)}});
@@ -161,11 +160,8 @@ void convertMatMulInteger(Converter& c) {
 // QLinearMatMul: y = saturate(round(C * (a_scale * b_scale / y_scale)) + y_zero_point), with C the
 // exact int32 product of the zero-point-shifted operands (MatMulInteger's); per-tensor scales.
 void convertQLinearMatMul(Converter& c) {
-  for (std::size_t i : {std::size_t{0}, std::size_t{3}}) {
-    const ir::DType dtype = c.dtype(i);
-    if (dtype != ir::DType::UInt8 && dtype != ir::DType::Int8)
-      c.fail(std::string(i == 0 ? "a" : "b") + " must be uint8 or int8, not " + typeText(dtype));
-  }
+  requireEightBit(c, 0, "a");
+  requireEightBit(c, 3, "b");
   const std::vector<std::pair<std::size_t, std::string>> scales = {{1, "a_scale"}, {4, "b_scale"}, {6, "y_scale"}};
   for (const auto& [i, role] : scales) {
     requireFloatScale(c, i, role);
@@ -198,7 +194,7 @@ void convertDynamicQuantizeLinear(Converter& c) {
   std::vector<int64_t> all(dims.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
   const std::string x = c.tensor(0);
-  const std::string zero = floatConstant(c, 0, "zero");
+  const std::string zero = c.scalar(ir::DType::Float, 0, "zero");
   const auto extreme = [&](const std::string& which) {
     std::string value = x;
     if (!all.empty()) {
@@ -215,7 +211,7 @@ void convertDynamicQuantizeLinear(Converter& c) {
   const std::string range = c.temporary("range");
   binary(c, "TL_SUB", high, low, range);
   const std::string scale = c.temporary("scale");
-  binary(c, "TL_DIV", range, floatConstant(c, 255, "levels"), scale);
+  binary(c, "TL_DIV", range, c.scalar(ir::DType::Float, 255, "levels"), scale);
 
   // The zero point: -low / scale, saturated to [0, 255], rounded.
   const std::string negated = c.temporary("negated_min");

@@ -621,6 +621,10 @@ std::string Converter::zeros(ir::DType dtype, const ir::Dims& dims, const std::s
   return name;
 }
 
+std::string Converter::scalar(ir::DType dtype, double value, const std::string& name) {
+  return constantTensor(fromDoubles("", dtype, {1}, {value}), label_ + "/" + name);
+}
+
 const pb::NodeProto* Converter::soleConsumer(const std::string& value) const {
   if (graphOutputs_.count(value)) return nullptr;
   const auto it = consumers_.find(value);

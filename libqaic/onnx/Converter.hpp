@@ -105,6 +105,8 @@ class Converter {
   // A new weights entry and its `create` op, named `name` (made unique).
   std::string constantTensor(ImportedTensor value, const std::string& name);
   std::string zeros(ir::DType dtype, const ir::Dims& dims, const std::string& hint);
+  // A one-value constant of `dtype` ([1], broadcasting), named "<node label>/<name>".
+  std::string scalar(ir::DType dtype, double value, const std::string& name);
 
   // --- looking ahead (batchnorm folding) ---
   // The node consuming `value` when it is exactly one node and `value` is not a graph output.

@@ -26,7 +26,7 @@ inline NdWindow ndWindow(const ir::Op& op) {
     throwKernelError(op, "params 'stride' and 'dilation' must have as many values as 'size', 'pads' twice as many");
   }
   for (int64_t& d : w.dilation) d -= 1;
-  const auto split = pads.begin() + static_cast<std::ptrdiff_t>(w.kernel.size());
+  const auto split = pads.begin() + static_cast<std::ptrdiff_t>(k);
   w.padBegin.assign(pads.begin(), split);
   w.padEnd.assign(split, pads.end());
   return w;
