@@ -392,6 +392,32 @@ def volumes():
                                             output_padding=(1, 0, 1), groups=2))
 
 
+class SpatialTransformer(nn.Module):
+    """A spatial transformer network and an optical-flow style warp, both on F.grid_sample
+    (GridSample): the affine grid built by hand (affine_grid does not export before opset 20),
+    the flow added to a base grid and sampled with border padding and bicubic weights."""
+
+    def __init__(self, size=16):
+        super().__init__()
+        self.localization = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.ReLU(),
+                                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 6))
+        self.flow = nn.Conv2d(3, 2, 3, padding=1)
+        self.head = nn.Sequential(nn.Conv2d(6, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * size * size, 10))
+        line = (torch.arange(size, dtype=torch.float32) * 2 + 1) / size - 1  # pixel centres, align_corners=False
+        ys, xs = torch.meshgrid(line, line, indexing="ij")
+        self.register_buffer("base", torch.stack([xs, ys, torch.ones_like(xs)], -1))  # [H, W, 3]
+        self.size = size
+
+    def forward(self, x):
+        theta = self.localization(x).view(-1, 1, 1, 2, 3) * 0.5 + torch.tensor([[1.0, 0, 0], [0, 1, 0]])
+        grid = (theta @ self.base.unsqueeze(-1)).squeeze(-1)  # [N, H, W, 2]
+        aligned = nn.functional.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        flow = torch.tanh(self.flow(x)).permute(0, 2, 3, 1) * 0.3
+        warped = nn.functional.grid_sample(x, self.base[..., :2] + flow, mode="bicubic", padding_mode="border",
+                                           align_corners=False)
+        return self.head(torch.cat([aligned, warped], 1))
+
+
 class FakeQuantized(nn.Module):
     """A network as quantization-aware training exports it: QuantizeLinear -> DequantizeLinear
     pairs. The input is fake-quantized to uint8 (per tensor, zero point 128), the weights to int8
@@ -488,6 +514,8 @@ SUITE = {
                 "Conv3d (grouped, dilated, padded), BatchNorm3d, MaxPool3d, AvgPool3d, ConvTranspose3d"),
     "fake_quantized": (FakeQuantized, images(24, batch=2), 13,
                        "quantization-aware export: QuantizeLinear / DequantizeLinear (uint8 input, int8 weights)"),
+    "spatial_transformer": (SpatialTransformer, images(16, batch=2), 16,
+                            "spatial transformer and flow warp: F.grid_sample, bilinear and bicubic (GridSample)"),
     # make bench: full-size networks.
     "resnet50_full": (lambda: tvm.resnet50(), images(224), 14, "ResNet-50"),
     "mobilenet_v3_large_full": (lambda: tvm.mobilenet_v3_large(), images(224), 14, "MobileNetV3-Large"),

@@ -207,6 +207,10 @@ std::vector<OpSpec> buildRegistry() {
         oneOf("nearest_mode", values(kNearestModes)), numbers("scales", Bound::Positive, LengthRule::Rank),
         ints("dims", Bound::AtLeastOne, LengthRule::Rank), number("cubic_coeff_a"), boolean("exclude_outside")},
        nullptr, shapeResize, false, true, "dims"});
+  add({"grid_sample", {"src", "grid"}, {"dst"},
+       {oneOf("mode", values(kInterpolationModes)), oneOf("padding_mode", values(kGridPaddingModes)),
+        boolean("align_corners")},
+       nullptr, shapeGridSample, false, true, "[N, C, grid.dims[1], ..., grid.dims[k]]"});
   // clang-format on
   return specs;
 }

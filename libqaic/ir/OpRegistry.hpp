@@ -95,6 +95,7 @@ inline constexpr std::string_view kInterpolationModes[] = {"nearest", "linear", 
 inline constexpr std::string_view kCoordinateModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
                                                         "asymmetric", "tf_half_pixel_for_nn"};
 inline constexpr std::string_view kNearestModes[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+inline constexpr std::string_view kGridPaddingModes[] = {"zeros", "border", "reflection"};
 
 // Validates one op's params against its spec: presence, no extras, type, enum value, array
 // length (fixed rules) and bounds. Throws IrError naming the op and arg_name.

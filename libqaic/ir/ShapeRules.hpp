@@ -44,8 +44,9 @@ ShapeRuleFunction shapeElew, shapeElewBcast, shapeAxis, shapeMaxreduce, shapeMax
     shapeCompare, shapeLogical, shapeWhere, shapeReduce, shapeArgReduce, shapeLayernorm, shapeCumsum, shapeTopk;
 // Spatial.
 // shapeResize: resize, interpolate: param 'dims'
+// shapeGridSample: src [N, C, d1..dk], grid [N, o1..ok, k] with k = 1..3 (cubic: k = 2)
 ShapeRuleFunction shapeConv2d, shapeDeconv2d, shapePool2d, shapeGlobalAvgpool, shapeBatchnorm, shapeUpsample,
-    shapeResize, shapePoolNd, shapeConvNd, shapeDeconvNd;
+    shapeResize, shapePoolNd, shapeConvNd, shapeDeconvNd, shapeGridSample;
 // Indexing and conversion.
 void requireIndices(const Op& op, std::string_view arg, const TensorInfo& t);  // TL_INT64 / TL_INT32
 ShapeRuleFunction shapeGather, shapeCast, shapeGatherElements, shapeGatherNd, shapeScatterElements, shapeScatterNd;

@@ -158,6 +158,30 @@ Outs shapeResize(const Op& op, Infos in) {
   return {TensorInfo{in[0].dtype, Dims(dims.begin(), dims.end())}};
 }
 
+Outs shapeGridSample(const Op& op, Infos in) {
+  const Dims& src = in[0].dims;
+  const Dims& grid = in[1].dims;
+  if (src.size() < 3 || src.size() > 5) {
+    throwInputError(op, "src", "expected [N, C, d1..dk] with k = 1..3, got " + formatDims(src));
+  }
+  const std::size_t spatial = src.size() - 2;
+  // Nearest moves values and takes any dtype; linear and cubic weigh them.
+  if (op.string("mode") != "nearest") requireFloating(op, "src", in[0]);
+  requireFloating(op, "grid", in[1]);
+  if (grid.size() != src.size() || grid[0] != src[0] || grid.back() != static_cast<int64_t>(spatial)) {
+    throwInputError(op, "grid",
+                    "expected [" + std::to_string(src[0]) + ", o1..o" + std::to_string(spatial) + ", " +
+                        std::to_string(spatial) + "] for src " + formatDims(src) + ", got " + formatDims(grid));
+  }
+  if (op.string("mode") == "cubic" && spatial != 2) {
+    throwParamError(op, "mode",
+                    "cubic samples 2 spatial dims only, src " + formatDims(src) + " has " + std::to_string(spatial));
+  }
+  Dims out{src[0], src[1]};
+  out.insert(out.end(), grid.begin() + 1, grid.end() - 1);
+  return {TensorInfo{in[0].dtype, out}};
+}
+
 }  // namespace qaic::ir::rules
 
 namespace qaic::ir::rules {

@@ -1,9 +1,12 @@
 // Resize (opset 10 and later) on the interpolate op: the output dims from `sizes` or from
 // floor(input * scales), and the scales the coordinate mapping uses (sizes / input when sizes
 // are given). tf_crop_and_resize (a region of interest) is not supported.
+// GridSample (opsets 16 and 20) on the grid_sample op.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "ir/OpRegistry.hpp"
 #include "onnx/ConstantMath.hpp"
@@ -63,6 +66,21 @@ void convertResize(Converter& c) {
           numbersParam("scales", scales), integersParam("dims", out),
           numberParam("cubic_coeff_a", c.attributes().number("cubic_coeff_a", -0.75f)),
           boolParam("exclude_outside", c.attributes().integer("exclude_outside", 0) != 0)});
+}
+
+void convertGridSample(Converter& c) {
+  // Opset 16 spells the modes bilinear and bicubic, opset 20 linear and cubic; exporters of
+  // either era are met, so both spellings are taken at every opset.
+  std::string mode = c.attributes().string("mode", c.opset() < 20 ? "bilinear" : "linear");
+  if (mode == "bilinear") mode = "linear";
+  if (mode == "bicubic") mode = "cubic";
+  const std::string_view modes[] = {"linear", "nearest", "cubic"};
+  if (std::find(std::begin(modes), std::end(modes), mode) == std::end(modes))
+    c.attributes().fail("mode", "is '" + mode + "', which is not supported");
+  const std::string padding = oneOf(c, "padding_mode", "zeros", ir::kGridPaddingModes);
+  c.emit("grid_sample", {{"src", c.tensor(0)}, {"grid", c.tensor(1)}}, {{"dst", c.output(0)}},
+         {stringParam("mode", mode), stringParam("padding_mode", padding),
+          boolParam("align_corners", c.attributes().integer("align_corners", 0) != 0)});
 }
 
 }  // namespace qaic::onnx

@@ -189,6 +189,7 @@ const Table& table() {
         {"interpolate"},
         {"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value", "mode",
          "nearest_mode"}}},
+      {"GridSample", {convertGridSample, nullptr, {"grid_sample"}, {"align_corners", "mode", "padding_mode"}}},
       {"Identity", {convertIdentity, foldIdentity, {}, {}}},
       // Converter::convertNodeOrBranch takes an If whose condition is known at import time as
       // the branch it selects.

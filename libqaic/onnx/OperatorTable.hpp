@@ -97,6 +97,7 @@ void convertGatherND(Converter&);
 void convertScatterElements(Converter&);
 void convertScatterND(Converter&);
 void convertResize(Converter&);
+void convertGridSample(Converter&);
 void convertIdentity(Converter&);
 void convertDropout(Converter&);
 

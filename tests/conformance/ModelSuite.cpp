@@ -93,7 +93,8 @@ const std::vector<std::string>& suiteModels() {
                                                   "local_response_norm",
                                                   "video_r2plus1d",
                                                   "volumes",
-                                                  "fake_quantized"};
+                                                  "fake_quantized",
+                                                  "spatial_transformer"};
   return models;
 }
 

@@ -13,6 +13,7 @@
 #pragma clang diagnostic ignored "-Wpass-failed"
 #endif
 
+#include "ir/OpRegistry.hpp"
 #include "kernels/DTypes.hpp"
 #include "kernels/ops/Broadcast.hpp"
 #include "kernels/ops/Factories.hpp"
@@ -166,20 +167,6 @@ RunFunction compareFunction(Compare op) {
   return nullptr;
 }
 
-template <typename E, std::size_t N>
-E parseEnum(const ir::Op& op, std::string_view arg, const std::string_view (&names)[N]) {
-  const std::string& value = op.string(arg);
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == value) return static_cast<E>(i);
-  }
-  throwKernelError(op, "param '" + std::string(arg) + "': unknown value '" + value + "'");
-}
-
-constexpr std::string_view kArithNames[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB",  "TL_MAX",
-                                            "TL_MIN", "TL_POW", "TL_MOD", "TL_FMOD", "TL_PRELU"};
-constexpr std::string_view kCompareNames[] = {"equal", "less", "less_equal", "greater", "greater_equal"};
-constexpr std::string_view kLogicNames[] = {"and", "or", "xor"};
-
 // A kernel that broadcasts its inputs to `dst` and runs `run` over the runs.
 std::unique_ptr<Kernel> broadcastKernel(const BuildContext& ctx, std::vector<const Tensor*> inputs, Tensor& dst,
                                         RunFunction run, std::function<void()> check = {}) {
@@ -215,7 +202,7 @@ std::unique_ptr<Kernel> makeElew(const BuildContext& ctx) {
   const Tensor& b = ctx.input("src2");
   Tensor& dst = ctx.output("dst");
   if (a.dtype != b.dtype || a.dtype != dst.dtype) throwKernelError(ctx.op, "inputs 'src1' and 'src2' differ in dtype");
-  const Arith kind = parseEnum<Arith>(ctx.op, "elew_op", kArithNames);
+  const Arith kind = enumParam<Arith>(ctx.op, "elew_op", ir::kElewBcastOps);
   const RunFunction run = visitDType(dst.dtype,
                                      [&](auto tag) { return arithFunction<typename decltype(tag)::type>(kind); });
   std::function<void()> check;
@@ -241,7 +228,7 @@ std::unique_ptr<Kernel> makeCompare(const BuildContext& ctx) {
   Tensor& dst = ctx.output("dst");
   if (a.dtype != b.dtype) throwKernelError(ctx.op, "inputs 'src1' and 'src2' differ in dtype");
   requireDTypes(ctx.op, "dst", dst.dtype, {ir::DType::Bool});
-  const Compare kind = parseEnum<Compare>(ctx.op, "compare_op", kCompareNames);
+  const Compare kind = enumParam<Compare>(ctx.op, "compare_op", ir::kCompareOps);
   const RunFunction run = visitDType(a.dtype,
                                      [&](auto tag) { return compareFunction<typename decltype(tag)::type>(kind); });
   return broadcastKernel(ctx, {&a, &b}, dst, run);
@@ -256,7 +243,7 @@ std::unique_ptr<Kernel> makeLogical(const BuildContext& ctx) {
   }
   constexpr RunFunction kRuns[] = {logicRun<Logic::And>, logicRun<Logic::Or>, logicRun<Logic::Xor>};
   return broadcastKernel(ctx, {&a, &b}, dst,
-                         kRuns[static_cast<int>(parseEnum<Logic>(ctx.op, "logical_op", kLogicNames))]);
+                         kRuns[static_cast<int>(enumParam<Logic>(ctx.op, "logical_op", ir::kLogicalOps))]);
 }
 
 std::unique_ptr<Kernel> makeWhere(const BuildContext& ctx) {

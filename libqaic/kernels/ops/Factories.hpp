@@ -35,6 +35,8 @@ KernelFactoryFunction makeConv2d, makeConv, makeDeconv2d, makeDeconv;
 KernelFactoryFunction makePool2d, makePool;
 // Resize.cpp (makeResize also upsample)
 KernelFactoryFunction makeResize, makeInterpolate;
+// GridSample.cpp
+KernelFactoryFunction makeGridSample;
 // Linear.cpp
 KernelFactoryFunction makeMatmul, makeGemm;
 // Cast.cpp

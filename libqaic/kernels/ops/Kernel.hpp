@@ -102,6 +102,16 @@ struct BuildContext {
 // Throws unless `type` is among `allowed`, naming the op, the argument and the dtype.
 void requireDTypes(const ir::Op& op, std::string_view argName, ir::DType type,
                    std::initializer_list<ir::DType> allowed);
+// The enumerator of E whose position in `names` is the value of the op's string param `arg`
+// (the IR's value lists, e.g. ir::kInterpolationModes, with E declared in the same order).
+template <typename E, std::size_t N>
+E enumParam(const ir::Op& op, std::string_view arg, const std::string_view (&names)[N]) {
+  const std::string& value = op.string(arg);
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == value) return static_cast<E>(i);
+  }
+  throwKernelError(op, "param '" + std::string(arg) + "': unknown value '" + value + "'");
+}
 
 using KernelFactory = std::unique_ptr<Kernel> (*)(const BuildContext& ctx);
 // nullptr for an optype the executor has no kernel for.

@@ -68,6 +68,7 @@ constexpr std::array kFactories = {
     Entry{"conv", ops::makeConv},
     Entry{"deconv", ops::makeDeconv},
     Entry{"interpolate", ops::makeInterpolate},
+    Entry{"grid_sample", ops::makeGridSample},
 };
 }  // namespace
 

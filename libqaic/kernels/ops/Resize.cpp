@@ -11,7 +11,9 @@
 #include <array>
 #include <cmath>
 
+#include "ir/OpRegistry.hpp"
 #include "kernels/DTypes.hpp"
+#include "kernels/ops/CubicWeights.hpp"
 #include "kernels/ops/Factories.hpp"
 
 namespace qaic::kernels::ops {
@@ -63,12 +65,6 @@ int64_t roundNearest(double x, Rounding r) {
   return 0;
 }
 
-std::array<double, 4> cubicWeights(double r, double a) {
-  const auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < d < 2
-  const auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };       // d <= 1
-  return {far(r + 1), near(r), near(1 - r), far(2 - r)};
-}
-
 AxisMap mapAxis(const Interpolation& in, int64_t inExtent, int64_t outExtent, double scale) {
   AxisMap m;
   m.taps = in.mode == Mode::Nearest ? 1 : in.mode == Mode::Linear ? 2 : 4;
@@ -108,15 +104,6 @@ AxisMap mapAxis(const Interpolation& in, int64_t inExtent, int64_t outExtent, do
     }
   }
   return m;
-}
-
-template <typename E, std::size_t N>
-E enumParam(const ir::Op& op, std::string_view arg, const std::array<std::string_view, N>& names) {
-  const std::string& value = op.string(arg);
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == value) return static_cast<E>(i);
-  }
-  throwKernelError(op, "param '" + std::string(arg) + "': unknown value '" + value + "'");
 }
 
 std::unique_ptr<Kernel> resizeKernel(const BuildContext& ctx, const Interpolation& interpolation,
@@ -201,14 +188,9 @@ std::unique_ptr<Kernel> makeResize(const BuildContext& ctx) {
 
 std::unique_ptr<Kernel> makeInterpolate(const BuildContext& ctx) {
   Interpolation interpolation;
-  interpolation.mode = enumParam<Mode>(ctx.op, "mode", std::array<std::string_view, 3>{"nearest", "linear", "cubic"});
-  interpolation.coordinates = enumParam<Coordinates>(
-      ctx.op, "coordinate_mode",
-      std::array<std::string_view, 5>{"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                      "tf_half_pixel_for_nn"});
-  interpolation.rounding = enumParam<Rounding>(
-      ctx.op, "nearest_mode",
-      std::array<std::string_view, 4>{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
+  interpolation.mode = enumParam<Mode>(ctx.op, "mode", ir::kInterpolationModes);
+  interpolation.coordinates = enumParam<Coordinates>(ctx.op, "coordinate_mode", ir::kCoordinateModes);
+  interpolation.rounding = enumParam<Rounding>(ctx.op, "nearest_mode", ir::kNearestModes);
   interpolation.cubicA = ctx.op.number("cubic_coeff_a");
   interpolation.excludeOutside = ctx.op.boolean("exclude_outside");
   const auto scales = ctx.op.numbers("scales");

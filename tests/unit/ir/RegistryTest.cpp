@@ -82,6 +82,7 @@ const std::vector<Expected> kOperators = {
      {"src"},
      {"dst"},
      {"mode", "coordinate_mode", "nearest_mode", "scales", "dims", "cubic_coeff_a", "exclude_outside"}},
+    {"grid_sample", {"src", "grid"}, {"dst"}, {"mode", "padding_mode", "align_corners"}},
 };
 
 TEST(OpRegistry, ListsEveryOperatorWithItsArgumentNames) {

@@ -186,5 +186,23 @@ TEST(Spatial, UpsampleAndResize) {
               HasSubstr("op 'r' (resize): param 'dims': expected 3 elements for a rank-3 src, got 4"));
 }
 
+TEST(Spatial, GridSample) {
+  const auto sample = [](const std::string& mode) {
+    return makeOp("s", "grid_sample", {{"src", "x"}, {"grid", "g"}}, {{"dst", "y"}},
+                  {{"mode", mode}, {"padding_mode", "border"}, {"align_corners", false}});
+  };
+  EXPECT_EQ(outDims({{"x", {2, 3, 8, 9}}, {"g", {2, 5, 7, 2}}}, sample("linear")), (Dims{2, 3, 5, 7}));
+  EXPECT_EQ(outDims({{"x", {1, 4, 6, 8, 9}}, {"g", {1, 2, 3, 4, 3}}}, sample("nearest")), (Dims{1, 4, 2, 3, 4}));
+  EXPECT_EQ(outDims({{"x", {1, 4, 9}}, {"g", {1, 5, 1}}}, sample("linear")), (Dims{1, 4, 5}));
+  EXPECT_THAT(
+      failure({{"x", {2, 3, 8, 9}}, {"g", {1, 5, 7, 2}}}, sample("linear")),
+      HasSubstr("op 's' (grid_sample): input 'grid': expected [2, o1..o2, 2] for src [2,3,8,9], got [1,5,7,2]"));
+  EXPECT_THAT(failure({{"x", {2, 3, 8, 9}}, {"g", {2, 5, 7, 3}}}, sample("linear")), HasSubstr("input 'grid'"));
+  EXPECT_THAT(failure({{"x", {2, 3}}, {"g", {2, 5}}}, sample("linear")),
+              HasSubstr("input 'src': expected [N, C, d1..dk] with k = 1..3, got [2,3]"));
+  EXPECT_THAT(failure({{"x", {1, 4, 6, 8, 9}}, {"g", {1, 2, 3, 4, 3}}}, sample("cubic")),
+              HasSubstr("param 'mode': cubic samples 2 spatial dims only"));
+}
+
 }  // namespace
 }  // namespace qaic::ir::test

@@ -408,5 +408,61 @@ TEST(KernelsResize, LinearHalfPixel) {
     for (int x = 0; x < 4; ++x) EXPECT_NEAR(v[y * 4 + x], 2 * a[y] + a[x], 1e-6) << y << "," << x;
 }
 
+// grid_sample reads src where the grid points: (x, y) = (-1, -1) is the centre of the top-left
+// pixel's outer corner without align_corners, and x moves along the last axis.
+GraphBuilder gridSample(const std::string& mode, const std::string& padding, const std::string& dtype = "TL_FLOAT") {
+  GraphBuilder g;
+  g.create("x", dtype, {1, 2, 2, 3}, {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15})
+      .input("grid", "TL_FLOAT", {1, 1, 4, 2})
+      .op("s", "grid_sample", {{"src", "x"}, {"grid", "grid"}}, {{"dst", "y"}},
+          {{"mode", mode}, {"padding_mode", padding}, {"align_corners", true}})
+      .output("y", dtype, {1, 2, 1, 4});
+  return g;
+}
+
+TEST(KernelsGridSample, NonFiniteAndFarCoordinatesReadNothingWithZerosPadding) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // align_corners: x = (g + 1) / 2 * 2, y = (g + 1) / 2 * 1. Points: (0, 0) -> src[0][0];
+  // inf, NaN and a coordinate past any int64 read nothing.
+  const auto grid = HostTensor::of<float>(ir::DType::Float, {1, 1, 4, 2}, {-1, -1, inf, 0, nan, 0, 1e30f, -1e30f});
+  for (const std::string mode : {"linear", "nearest", "cubic"}) {
+    SCOPED_TRACE(mode);
+    const auto v = runGraph(gridSample(mode, "zeros").graph(), {grid}).at(0).values<float>();
+    EXPECT_EQ(v, (std::vector<float>{0, 0, 0, 0, 10, 0, 0, 0}));
+  }
+}
+
+TEST(KernelsGridSample, BorderPaddingTakesTheEdgeOfFarCoordinates) {
+  const float inf = std::numeric_limits<float>::infinity();
+  // (1, 1) is the bottom-right pixel; +inf clamps to the right edge, -1e30 to the top; (0, 0)
+  // lies halfway between the middle column's two pixels.
+  const auto grid = HostTensor::of<float>(ir::DType::Float, {1, 1, 4, 2}, {1, 1, inf, 1, 1e30f, -1e30f, 0, 0});
+  const auto v = runGraph(gridSample("linear", "border").graph(), {grid}).at(0).values<float>();
+  EXPECT_EQ(v, (std::vector<float>{5, 5, 2, 2.5f, 15, 15, 12, 12.5f}));
+}
+
+TEST(KernelsGridSample, NearestCopiesIntegerElements) {
+  // The pixel centres in align_corners: x = 1 and y = 0.5 rounds to even (0); y = 1.5 is beyond.
+  const auto grid = HostTensor::of<float>(ir::DType::Float, {1, 1, 4, 2}, {0, -1, 0, 0, 1, 1, 1, 2});
+  const auto v = runGraph(gridSample("nearest", "zeros", "TL_INT32").graph(), {grid}).at(0).values<int32_t>();
+  EXPECT_EQ(v, (std::vector<int32_t>{1, 1, 5, 0, 11, 11, 15, 0}));
+}
+
+TEST(KernelsGridSample, LinearOverThreeSpatialAxes) {
+  // src [1, 1, 2, 2, 2] holds 4z + 2y + x, which trilinear interpolation reproduces exactly.
+  GraphBuilder g;
+  g.create("x", "TL_FLOAT", {1, 1, 2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7})
+      .input("grid", "TL_FLOAT", {1, 2, 1, 1, 3})
+      .op("s", "grid_sample", {{"src", "x"}, {"grid", "grid"}}, {{"dst", "y"}},
+          {{"mode", "linear"}, {"padding_mode", "zeros"}, {"align_corners", true}})
+      .output("y", "TL_FLOAT", {1, 1, 2, 1, 1});
+  // Grid components are (x, y, z): (0, -1, 1) -> (0.5, 0, 1); (1, 0.5, -0.5) -> (1, 0.75, 0.25).
+  const auto grid = HostTensor::of<float>(ir::DType::Float, {1, 2, 1, 1, 3}, {0, -1, 1, 1, 0.5f, -0.5f});
+  const auto v = runGraph(g.graph(), {grid}).at(0).values<float>();
+  EXPECT_NEAR(v[0], 4 * 1 + 2 * 0 + 0.5, 1e-6);
+  EXPECT_NEAR(v[1], 4 * 0.25 + 2 * 0.75 + 1, 1e-6);
+}
+
 }  // namespace
 }  // namespace qaic::kernels::test

@@ -262,6 +262,27 @@ TEST(OnnxErrors, LrnWithoutASizeIsNamed) {
   EXPECT_NE(message.find("must be at least 1"), std::string::npos) << message;
 }
 
+// GridSample: a mode neither opset spells and a grid that does not fit the input are named.
+TEST(OnnxErrors, GridSampleModeAndGridAreNamed) {
+  {
+    ModelBuilder b(16);
+    b.input("x", {1, 2, 4, 4}).input("grid", {1, 3, 3, 2}).output("y");
+    setAttr(b.node("GridSample", {"x", "grid"}, {"y"}, "warp"), "mode", std::string("area"));
+    const std::string message = importError(b);
+    EXPECT_NE(message.find("GridSample node 'warp': attribute 'mode'"), std::string::npos) << message;
+    EXPECT_NE(message.find("'area'"), std::string::npos) << message;
+  }
+  {
+    ModelBuilder b(16);
+    b.input("x", {1, 2, 4, 4}).input("grid", {1, 3, 3, 3}).output("y");
+    b.node("GridSample", {"x", "grid"}, {"y"}, "warp");
+    const std::string message = importError(b);
+    EXPECT_NE(message.find("warp"), std::string::npos) << message;
+    EXPECT_NE(message.find("input 'grid': expected [1, o1..o2, 2] for src [1,2,4,4], got [1,3,3,3]"), std::string::npos)
+        << message;
+  }
+}
+
 // Dropout's mask output is folded to a constant of ones; a huge input is refused by the bytes
 // the mask would take, before anything is allocated (fuzz_onnx_import ran out of memory on it:
 // the ones were first listed as int64, eight bytes each).
