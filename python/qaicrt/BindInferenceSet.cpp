@@ -171,9 +171,43 @@ void submitWithCallback(const std::shared_ptr<SetState>& state, PyHandle& h, con
 // by buffer index or None, performance counts or None).
 using PerBuffer = std::optional<std::vector<std::optional<std::vector<uint64_t>>>>;  // None, or by index
 using PerBufferFlag = std::optional<std::vector<std::optional<bool>>>;
+
+// _runSync's dims: None, or by buffer index None or the buffer's dims.
+PerBuffer perBufferDims(const py::object& value) {
+  if (value.is_none()) return std::nullopt;
+  std::vector<std::optional<std::vector<uint64_t>>> dims;
+  const auto items = itemsOf(value, "dims");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].is_none())
+      dims.emplace_back();
+    else
+      dims.emplace_back(dimsOf(items[i], "dims[" + std::to_string(i) + "]"));
+  }
+  return dims;
+}
+
+// _runSync's skipped: None, or by buffer index None or a flag (a bool or an integer).
+PerBufferFlag perBufferFlags(const py::object& value) {
+  if (value.is_none()) return std::nullopt;
+  std::vector<std::optional<bool>> flags;
+  const auto items = itemsOf(value, "skipped");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].is_none()) {
+      flags.emplace_back();
+    } else if (py::isinstance<py::bool_>(items[i])) {
+      flags.emplace_back(items[i].cast<bool>());
+    } else {
+      flags.emplace_back(unsignedOf(items[i], "skipped[" + std::to_string(i) + "]", 1) != 0);
+    }
+  }
+  return flags;
+}
+
 py::tuple runSync(const std::shared_ptr<SetState>& s, const py::sequence& items, uint64_t requestId,
-                  const PerBuffer& dims, const PerBufferFlag& skipped, bool outputDims, bool performanceCounts,
-                  std::optional<uint32_t> activation) {
+                  const py::object& dimsArgument, const py::object& skippedArgument, bool outputDims,
+                  bool performanceCounts, std::optional<uint32_t> activation) {
+  const PerBuffer dims = perBufferDims(dimsArgument);
+  const PerBufferFlag skipped = perBufferFlags(skippedArgument);
   const auto all = indicesOf(*s, Which::All);
   BufferList list = toBufferList(items, namesOf(*s, all));
   checkWritable(*s, list, all);
@@ -412,8 +446,9 @@ void bindInferenceSet(py::module_& m) {
       .def("getOutputBuffers", [](const PyHandle& h) { return buffersOf(h, Which::Outputs); })
       .def(
           "setBufferDims",
-          [](PyHandle& h, uint32_t index, const std::vector<uint64_t>& dims) {
-            withoutGil([&] { h.handle->setBufferDims(index, dims); });
+          [](PyHandle& h, uint32_t index, const py::object& dims) {
+            const auto actual = dimsOf(dims, "setBufferDims: dims");
+            withoutGil([&] { h.handle->setBufferDims(index, actual); });
           },
           py::arg("bufferIndex"), py::arg("dims"),
           "Actual dims of a partial or specialized buffer (checked at submit).")

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <limits>
 
 #include "Common.hpp"
 
@@ -69,13 +70,14 @@ std::string PyQBuffer::describe() const {
 
 BufferList toBufferList(const py::sequence& items, const std::function<std::string(std::size_t)>& nameOf) {
   BufferList list;
-  list.owners.reserve(items.size());
-  list.buffers.reserve(items.size());
-  for (const py::handle item : items) {
+  // Owned items: a sequence may make them on the fly (the rows of a 2-D numpy array).
+  const std::vector<py::object> objects = itemsOf(items, "buffers");
+  list.owners.reserve(objects.size());
+  list.buffers.reserve(objects.size());
+  for (const py::object& item : objects) {
     SharedQBuffer owner = py::isinstance<PyQBuffer>(item)
                               ? item.cast<SharedQBuffer>()
-                              : std::make_shared<PyQBuffer>(py::reinterpret_borrow<py::object>(item),
-                                                            nameOf(list.owners.size()));
+                              : std::make_shared<PyQBuffer>(item, nameOf(list.owners.size()));
     list.buffers.push_back(owner->qbuffer());
     list.owners.push_back(std::move(owner));
   }
@@ -91,24 +93,6 @@ namespace {
 py::buffer_info bytesOf(uint8_t* data, std::size_t size, bool readonly) {
   return py::buffer_info(data, 1, py::format_descriptor<uint8_t>::format(), 1, {static_cast<py::ssize_t>(size)}, {1},
                          readonly);
-}
-
-// One dimension of DmaBuffer.numpy's shape: any integer (operator.index), not negative.
-py::ssize_t dimensionOf(const py::handle& value) {
-  PyObject* index = PyNumber_Index(value.ptr());
-  if (index == nullptr) {
-    PyErr_Clear();
-    throw py::type_error("DmaBuffer.numpy: shape: a " +
-                         std::string(py::str(py::type::handle_of(value).attr("__name__"))) + " is not an integer");
-  }
-  const py::ssize_t dimension = PyLong_AsSsize_t(index);
-  Py_DECREF(index);
-  if (dimension == -1 && PyErr_Occurred()) {
-    PyErr_Clear();
-    throw py::value_error("DmaBuffer.numpy: shape: dimension " + std::string(py::str(value)) + " is out of range");
-  }
-  if (dimension < 0) throw py::value_error("DmaBuffer.numpy: negative dimension in the shape");
-  return dimension;
 }
 
 // A numpy array over [offset, offset + shape x itemsize) of a DMA buffer, its base `self`.
@@ -134,19 +118,27 @@ py::array dmaArray(const py::object& self, const py::object& dtypeLike, const py
                             " bytes are not a whole number of " + std::to_string(itemsize) +
                             "-byte elements; give a shape");
     shape.push_back(static_cast<py::ssize_t>((dma.size() - offset) / itemsize));
-  } else if (PyIndex_Check(shapeLike.ptr())) {
-    shape.push_back(dimensionOf(shapeLike));
-  } else if (py::isinstance<py::sequence>(shapeLike) && !py::isinstance<py::str>(shapeLike) &&
-             !py::isinstance<py::bytes>(shapeLike)) {
-    for (const py::handle dimension : py::reinterpret_borrow<py::sequence>(shapeLike))
-      shape.push_back(dimensionOf(dimension));
   } else {
-    throw py::type_error("DmaBuffer.numpy: shape must be None, an integer or a sequence of integers, not a " +
-                         std::string(py::str(py::type::handle_of(shapeLike).attr("__name__"))));
+    constexpr auto kLargest = static_cast<uint64_t>(std::numeric_limits<py::ssize_t>::max());
+    const std::string what = "DmaBuffer.numpy: shape";
+    if (PyIndex_Check(shapeLike.ptr())) {
+      shape.push_back(static_cast<py::ssize_t>(unsignedOf(shapeLike, what, kLargest)));
+    } else {
+      const auto items = itemsOf(shapeLike, what);
+      for (std::size_t i = 0; i < items.size(); ++i)
+        shape.push_back(static_cast<py::ssize_t>(unsignedOf(items[i], what + "[" + std::to_string(i) + "]", kLargest)));
+    }
   }
-  std::size_t bytes = itemsize;
+  // The bytes, and the strides numpy derives from the shape: with a zero among the dims the
+  // bytes are 0 whatever the others, but the strides are products of the others and must fit.
+  std::size_t bytes = itemsize, stride = itemsize;
   bool overflow = false;
-  for (auto d : shape) overflow = overflow || __builtin_mul_overflow(bytes, static_cast<std::size_t>(d), &bytes);
+  for (auto d : shape) {
+    const auto dimension = static_cast<std::size_t>(d);
+    overflow = overflow || __builtin_mul_overflow(bytes, dimension, &bytes) ||
+               (dimension != 0 && __builtin_mul_overflow(stride, dimension, &stride));
+  }
+  overflow = overflow || stride > static_cast<std::size_t>(std::numeric_limits<py::ssize_t>::max());
   if (overflow || bytes > dma.size() - offset)
     throw py::value_error("DmaBuffer.numpy: " + (overflow ? std::string("the shape's") : std::to_string(bytes)) +
                           " bytes at offset " + std::to_string(offset) + " do not fit the buffer's " +

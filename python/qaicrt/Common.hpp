@@ -137,6 +137,15 @@ void bindInferenceSet(py::module_& m);
 void bindGroupAndProfiling(py::module_& m);
 void bindUtil(py::module_& m);
 
+// ---- arguments (Arguments.cpp) -------------------------------------------------------------
+// The items of a sequence argument (not str or bytes). TypeError naming `what` for anything else
+// and for a sequence whose items cannot be read.
+std::vector<py::object> itemsOf(const py::handle& value, const std::string& what);
+// An integer (operator.index) in [0, max]: TypeError or ValueError naming `what`.
+uint64_t unsignedOf(const py::handle& value, const std::string& what, uint64_t max);
+// A sequence of such integers, each named "what[i]" in errors.
+std::vector<uint64_t> dimsOf(const py::handle& value, const std::string& what);
+
 // ---- shared wrappers ------------------------------------------------------------------------
 // Python's Context: the runtime's, destroyed without the GIL (its log callback and error handler
 // may be waiting for it on runtime threads).

@@ -118,6 +118,14 @@ def test_a_dma_buffer_is_a_writable_array_whose_base_keeps_it(context):
         dma.numpy("u1", [2**64])
     with pytest.raises(TypeError, match="shape"):
         dma.numpy("u1", "12")
+    # Also fuzz_python_args: with a zero among the dims the bytes are 0, but numpy's strides are
+    # products of the other dims and overflowed (undefined behaviour in pybind11's c_strides);
+    # and a memoryview shape that cannot give its items raised NotImplementedError.
+    with pytest.raises(ValueError, match="do not fit"):
+        dma.numpy("u1", [0, 2**62, 223])
+    assert dma.numpy("u1", [0, 2**20, 3]).shape == (0, 2**20, 3)
+    with pytest.raises(TypeError, match=r"shape: the memoryview's items cannot be read"):
+        dma.numpy("u1", memoryview(np.zeros((2, 2), np.uint8)))
     assert dma.numpy("u1", np.int64(3)).shape == (3,) and dma.numpy("u1", (np.uint8(2), 4)).shape == (2, 4)
     region = dma.qbuffer(64, 128)
     assert region.type == qaicrt.QBUFFER_TYPE_DMABUF and region.offset == 64 and region.size == 128

@@ -237,7 +237,27 @@ def test_buffer_errors_name_the_buffer_and_the_status(context, relu16):
     assert raised.value.status == qaicrt.QS_BUFFER_DIMS and "'x'" in raised.value.message
     with pytest.raises(qaicrt.Error):
         handle.setBufferDims(9, [1])
+    # Found by fuzz_python_args: a memoryview that cannot give its items (a big-endian or a
+    # multi-dimensional one) raised NotImplementedError through pybind11's list caster; errors
+    # now name the argument and the element.
+    for dims in (memoryview(np.array([1, 2], ">i2")), memoryview(np.zeros((2, 2), np.int64)), "12", 3):
+        with pytest.raises(TypeError, match="setBufferDims: dims"):
+            handle.setBufferDims(0, dims)
+    with pytest.raises(ValueError, match=r"setBufferDims: dims\[1\]: -4 is negative"):
+        handle.setBufferDims(0, [1, -4])
+    with pytest.raises(TypeError, match=r"setBufferDims: dims\[0\]: a float is not an integer"):
+        handle.setBufferDims(0, [1.5])
+    handle.setBufferDims(0, np.array([1, 16], np.uint16))  # any sequence of integers
+    # The rows of a 2-D array are made as they are read: each is kept while it is in use (a
+    # borrowed row was freed at once, a use after free under AddressSanitizer).
+    rows = np.zeros((2, 16), np.float32)
+    handle.setBuffers(rows)
+    assert all(np.shares_memory(buffer, row) for buffer, row in zip(handle.getBuffers(), rows))
     inference_set.putCompleted(handle)
+    with pytest.raises(TypeError, match=r"dims\[0\]: the memoryview's items cannot be read"):
+        inference_set._runSync([np.zeros(16, np.float32)] * 2, 3, [memoryview(np.zeros((2, 2)))], None)
+    with pytest.raises(ValueError, match=r"skipped\[1\]: 2 is out of range"):
+        inference_set._runSync([np.zeros(16, np.float32)] * 2, 3, None, [None, 2])
 
 
 def test_partial_buffers_take_their_dims(context, workdir):
