@@ -192,6 +192,11 @@ std::vector<OpSpec> buildRegistry() {
         ints("stride", Bound::AtLeastOne, LengthRule::Any), ints("dilation", Bound::AtLeastOne, LengthRule::Any),
         ints("pads", Bound::NonNegative, LengthRule::Any)},
        checkPoolNd, shapePoolNd, false, true, "[N, C, out_1, ..., out_k]"});
+  add({"pool_argmax", {"src"}, {"dst"},
+       {ints("size", Bound::AtLeastOne, LengthRule::Any), ints("stride", Bound::AtLeastOne, LengthRule::Any),
+        ints("dilation", Bound::AtLeastOne, LengthRule::Any), ints("pads", Bound::NonNegative, LengthRule::Any),
+        boolean("column_major")},
+       checkPoolNd, shapePoolArgmax, false, true, "pool's dims, TL_INT64"});
   add({"conv", {"src", "weight", "bias"}, {"dst"},
        {integer("group", Bound::AtLeastOne), ints("size", Bound::AtLeastOne, LengthRule::Any),
         ints("stride", Bound::AtLeastOne, LengthRule::Any), ints("dilation", Bound::AtLeastOne, LengthRule::Any),

@@ -45,8 +45,9 @@ ShapeRuleFunction shapeElew, shapeElewBcast, shapeAxis, shapeMaxreduce, shapeMax
 // Spatial.
 // shapeResize: resize, interpolate: param 'dims'
 // shapeGridSample: src [N, C, d1..dk], grid [N, o1..ok, k] with k = 1..3 (cubic: k = 2)
+// shapePoolArgmax: pool's dims, TL_INT64
 ShapeRuleFunction shapeConv2d, shapeDeconv2d, shapePool2d, shapeGlobalAvgpool, shapeBatchnorm, shapeUpsample,
-    shapeResize, shapePoolNd, shapeConvNd, shapeDeconvNd, shapeGridSample;
+    shapeResize, shapePoolNd, shapeConvNd, shapeDeconvNd, shapeGridSample, shapePoolArgmax;
 // Indexing and conversion.
 void requireIndices(const Op& op, std::string_view arg, const TensorInfo& t);  // TL_INT64 / TL_INT32
 ShapeRuleFunction shapeGather, shapeCast, shapeGatherElements, shapeGatherNd, shapeScatterElements, shapeScatterNd;

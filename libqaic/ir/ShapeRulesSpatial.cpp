@@ -215,6 +215,12 @@ Outs shapePoolNd(const Op& op, Infos in) {
   return {out};
 }
 
+Outs shapePoolArgmax(const Op& op, Infos in) {
+  Outs out = shapePoolNd(op, in);
+  out[0].dtype = DType::Int64;
+  return out;
+}
+
 // The N-D conv: src [N, C, d1..dk] (k = 1..3), weight [O, C/group, k1..kk], pads [begin..., end...].
 Outs shapeConvNd(const Op& op, Infos in) {
   const TensorInfo& src = in[0];

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ir/OpError.hpp"
 #include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
 #include "onnx/OperatorTable.hpp"
@@ -102,14 +103,14 @@ std::vector<int64_t> ceilModePadding(const Converter& c, const Window& w, const 
 // (1-D ones run as 2-D with H = 1); 3-D and dilated windows the N-D pool.
 void convertPool(Converter& c, bool max, bool countIncludePad) {
   c.requireRank(0, {3, 4, 5});
-  if (c.hasOutput(1)) c.fail("the Indices output is not supported");
   const ir::Dims in = c.dims(0);
   const ir::Dims spatialIn(in.begin() + 2, in.end());
   const auto kernel = c.attributes().integers("kernel_shape");
   if (!kernel || kernel->size() != spatialIn.size()) {
     c.attributes().fail("kernel_shape", "must be present with one value per spatial dim");
   }
-  if (c.attributes().integer("storage_order", 0) != 0) c.attributes().fail("storage_order", "must be 0");
+  const int64_t storageOrder = c.attributes().integer("storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1) c.attributes().fail("storage_order", "must be 0 or 1");
   Window w = readWindow(c, spatialIn, *kernel);
   std::vector<int64_t> extra(spatialIn.size(), 0);
   if (c.attributes().integer("ceil_mode", 0) != 0) extra = ceilModePadding(c, w, spatialIn);
@@ -117,6 +118,13 @@ void convertPool(Converter& c, bool max, bool countIncludePad) {
   std::string src = c.tensor(0);
   std::vector<int64_t> padBegin = w.padBegin, padEnd = w.padEnd;
   for (std::size_t d = 0; d < padEnd.size(); ++d) padEnd[d] += extra[d];
+  if (max && c.hasOutput(1)) {
+    std::vector<int64_t> pads = padBegin;
+    pads.insert(pads.end(), padEnd.begin(), padEnd.end());
+    c.emit("pool_argmax", {{"src", src}}, {{"dst", c.output(1)}},
+           {integersParam("size", w.kernel), integersParam("stride", w.stride), integersParam("dilation", w.dilation),
+            integersParam("pads", pads), boolParam("column_major", storageOrder == 1)});
+  }
   const bool padded = std::any_of(w.padBegin.begin(), w.padBegin.end(), [](int64_t p) { return p > 0; }) ||
                       std::any_of(w.padEnd.begin(), w.padEnd.end(), [](int64_t p) { return p > 0; });
   if (countIncludePad && padded) {
@@ -361,6 +369,44 @@ void convertConvTranspose(Converter& c) {
 }
 
 void convertMaxPool(Converter& c) { convertPool(c, true, false); }
+
+// MaxUnpool: each value of X goes where its index in I points, in a zero tensor of the output's
+// shape flattened (MaxPool's Indices count over N and C as well), so one scatter over that
+// flat tensor. The output shape is the pool's input shape implied by the window, or output_shape.
+void convertMaxUnpool(Converter& c) {
+  c.requireRank(0, {3, 4, 5});
+  const ir::Dims in = c.dims(0);
+  if (c.dims(1) != in) c.fail("I must have the shape of X, " + ir::formatDims(in));
+  if (c.dtype(1) != ir::DType::Int64) c.fail("I must be int64");
+  const ir::Dims spatialIn(in.begin() + 2, in.end());
+  const auto kernel = c.attributes().integers("kernel_shape");
+  if (!kernel || kernel->size() != spatialIn.size()) {
+    c.attributes().fail("kernel_shape", "must be present with one value per spatial dim");
+  }
+  const Window w = readWindow(c, spatialIn, *kernel);
+  ir::Dims out{in[0], in[1]};
+  for (std::size_t d = 0; d < spatialIn.size(); ++d) {
+    const int64_t extent = (spatialIn[d] - 1) * w.stride[d] + w.kernel[d] - w.padBegin[d] - w.padEnd[d];
+    if (extent < 1) c.fail("the window gives spatial dim " + std::to_string(d) + " no cells");
+    out.push_back(extent);
+  }
+  if (c.hasInput(2)) {
+    const auto shape = c.constantIntegers(2, "output_shape");
+    if (shape.size() != in.size()) c.fail("output_shape must have " + std::to_string(in.size()) + " values");
+    if (shape[0] != in[0] || shape[1] != in[1]) c.fail("output_shape must keep X's N and C");
+    for (std::size_t d = 2; d < in.size(); ++d) {
+      if (shape[d] < 1 || shape[d] > (int64_t{1} << 31)) c.fail("output_shape values must be in [1, 2^31]");
+      out[d] = shape[d];
+    }
+  }
+  const std::string values = c.reshaped(c.tensor(0), {ir::elementCount(in)}, "values");
+  const std::string indices = c.reshaped(c.tensor(1), {ir::elementCount(in)}, "indices");
+  const std::string scattered = c.temporary("unpooled");
+  c.emit("scatter_elements",
+         {{"src", c.zeros(c.dtype(0), {ir::elementCount(out)}, "zeros")}, {"indices", indices}, {"updates", values}},
+         {{"dst", scattered}}, {numberParam("axis", 0.0), stringParam("reduction", "none")});
+  c.reshapeInto(0, scattered, out);
+}
 
 void convertAveragePool(Converter& c) { convertPool(c, false, c.attributes().integer("count_include_pad", 0) != 0); }
 

@@ -39,6 +39,7 @@ std::vector<std::string> supportedOperators();
 void convertConv(Converter&);
 void convertConvTranspose(Converter&);
 void convertMaxPool(Converter&);
+void convertMaxUnpool(Converter&);
 void convertAveragePool(Converter&);
 void convertGlobalAveragePool(Converter&);
 void convertGlobalMaxPool(Converter&);

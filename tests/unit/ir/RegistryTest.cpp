@@ -83,6 +83,7 @@ const std::vector<Expected> kOperators = {
      {"dst"},
      {"mode", "coordinate_mode", "nearest_mode", "scales", "dims", "cubic_coeff_a", "exclude_outside"}},
     {"grid_sample", {"src", "grid"}, {"dst"}, {"mode", "padding_mode", "align_corners"}},
+    {"pool_argmax", {"src"}, {"dst"}, {"size", "stride", "dilation", "pads", "column_major"}},
 };
 
 TEST(OpRegistry, ListsEveryOperatorWithItsArgumentNames) {

@@ -464,5 +464,31 @@ TEST(KernelsGridSample, LinearOverThreeSpatialAxes) {
   EXPECT_NEAR(v[1], 4 * 0.25 + 2 * 0.75 + 1, 1e-6);
 }
 
+// pool_argmax: where each window's maximum is, flattened over the whole src (N and C too).
+TEST(KernelsPoolArgmax, IndicesCountOverTheWholeTensorSkipPaddingAndPreferNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto argmax = [](bool columnMajor) {
+    GraphBuilder g;
+    g.input("x", "TL_FLOAT", {1, 2, 2, 3})
+        .op("a", "pool_argmax", {{"src", "x"}}, {{"dst", "i"}},
+            {{"size", {2, 2}},
+             {"stride", {1, 2}},
+             {"dilation", {1, 1}},
+             {"pads", {1, 0, 0, 1}},
+             {"column_major", columnMajor}})
+        .output("i", "TL_INT64", {1, 2, 2, 2});
+    return g;
+  };
+  // Plane 0 ascends, so each window's last real cell wins; in plane 1 the NaN at (0, 1) wins both
+  // windows it is in, over the 9 after it as well.
+  const auto x = HostTensor::of<float>(ir::DType::Float, {1, 2, 2, 3}, {0, 1, 2, 3, 4, 5, 1, nan, 0, 9, 2, 9});
+  // Windows start at rows -1 and 0 and columns 0 and 2 (the right pad adds column 3).
+  const std::vector<int64_t> rowMajor{1, 2, 4, 5, 7, 8, 7, 11};
+  EXPECT_EQ(runGraph(argmax(false).graph(), {x}).at(0).values<int64_t>(), rowMajor);
+  // Column-major within a plane: (h, w) is h + 2w.
+  EXPECT_EQ(runGraph(argmax(true).graph(), {x}).at(0).values<int64_t>(),
+            (std::vector<int64_t>{2, 4, 3, 5, 8, 10, 8, 11}));
+}
+
 }  // namespace
 }  // namespace qaic::kernels::test

@@ -24,6 +24,28 @@ TEST(OnnxOperators, MaxPoolCeilModeAddsEndPadding) {
   EXPECT_EQ(m.graph.io[1].dims, (ir::Dims{1, 1, 3, 3}));
 }
 
+TEST(OnnxOperators, MaxPoolIndicesAndMaxUnpoolScatterOverTheFlatTensor) {
+  ModelBuilder b;
+  b.input("x", {1, 2, 5, 5}).initializerInt64("shape", {4}, {1, 2, 6, 5}).output("y");
+  auto& pool = b.node("MaxPool", {"x"}, {"pooled", "indices"});
+  setAttr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  setAttr(pool, "strides", std::vector<int64_t>{2, 2});
+  setAttr(pool, "ceil_mode", int64_t{1});
+  setAttr(pool, "storage_order", int64_t{1});
+  auto& unpool = b.node("MaxUnpool", {"pooled", "indices", "shape"}, {"y"});
+  setAttr(unpool, "kernel_shape", std::vector<int64_t>{2, 2});
+  setAttr(unpool, "strides", std::vector<int64_t>{2, 2});
+  const ImportedModel m = b.import();
+  const ir::Op* argmax = findOp(m.graph, "pool_argmax");
+  ASSERT_NE(argmax, nullptr);
+  EXPECT_EQ(argmax->numbers("pads"), (Numbers{0, 0, 1, 1}));  // ceil_mode's end padding, as the values'
+  EXPECT_TRUE(argmax->boolean("column_major"));
+  const ir::Op* scatter = findOp(m.graph, "scatter_elements");
+  ASSERT_NE(scatter, nullptr);
+  EXPECT_EQ(scatter->number("axis"), 0);
+  EXPECT_EQ(m.graph.io[1].dims, (ir::Dims{1, 2, 6, 5}));  // output_shape, not the window's 6 x 6
+}
+
 TEST(OnnxOperators, AveragePoolCountIncludePadPadsExplicitly) {
   ModelBuilder b;
   b.input("x", {1, 2, 4, 4}).output("y");
