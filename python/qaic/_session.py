@@ -185,12 +185,17 @@ class Session:
             self.inference_set.resetRetainedState(index)
 
     def _check_activation(self, activation):
-        try:
-            index = operator.index(activation) if not isinstance(activation, bool) else -1
-        except TypeError:
-            index = -1
-        if not 0 <= index < self.num_activations:
-            raise ValueError(f"activation {activation!r}: the session has activations 0..{self.num_activations - 1}")
+        index = None
+        if not isinstance(activation, bool):
+            try:
+                index = operator.index(activation)
+            except TypeError:
+                pass
+        if index is None or not 0 <= index < self.num_activations:
+            # Anything but an integer is shown by its type: its repr may fail (numpy's repr of a 'U'
+            # array of invalid code points raises SystemError, found by fuzz_python_args).
+            shown = index if index is not None else f"of type {type(activation).__name__}"
+            raise ValueError(f"activation {shown}: the session has activations 0..{self.num_activations - 1}")
         return index
 
     def model_input_shape_dict(self) -> Dict[str, Tuple[Tuple[int, ...], np.dtype]]:
@@ -219,7 +224,8 @@ class Session:
         activations' state)."""
         for name in input_dict:
             if name not in self._input_names:
-                raise ValueError(f"unknown input {name!r}; the program's inputs are {self.input_names}")
+                shown = repr(name) if isinstance(name, str) else f"of type {type(name).__name__}"
+                raise ValueError(f"unknown input {shown}; the program's inputs are {self.input_names}")
         if activation is not None:
             activation = self._check_activation(activation)
         elif self._retained_state and self.num_activations > 1:

@@ -141,7 +141,9 @@ def test_a_retained_state_program_with_activations_needs_one_named(emulator, pro
               "position_ids": np.arange(config["prefill_len"], dtype=np.int64)[None, :]}
     with pytest.raises(ValueError, match="activation=k"):
         session.run(inputs)
-    for bad in (2, -1, "0", True):
+    # The last: an array whose repr raises SystemError (found by fuzz_python_args); named by type.
+    unprintable = np.frombuffer((0x110000).to_bytes(4, "little"), "U1")
+    for bad in (2, -1, "0", True, unprintable):
         with pytest.raises(ValueError, match=r"activations 0\.\.1"):
             session.run(inputs, activation=bad)
         with pytest.raises(ValueError, match=r"activations 0\.\.1"):
