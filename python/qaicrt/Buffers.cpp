@@ -99,7 +99,15 @@ py::buffer_info bytesOf(uint8_t* data, std::size_t size, bool readonly) {
 py::array dmaArray(const py::object& self, const py::object& dtypeLike, const py::object& shapeLike,
                    std::size_t offset) {
   const auto& dma = *self.cast<const PyDma&>().dma;
-  const py::dtype dtype = py::dtype::from_args(dtypeLike);
+  py::dtype dtype;
+  try {
+    dtype = py::dtype::from_args(dtypeLike);
+  } catch (py::error_already_set& e) {
+    // numpy's own TypeError stays one; what else its parser raises for a malformed dtype (an
+    // OverflowError for a field offset beyond a C long) is the argument's ValueError.
+    if (e.matches(PyExc_TypeError) || !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError)) throw;
+    throw py::value_error(std::string("DmaBuffer.numpy: dtype: ") + e.what());
+  }
   const std::string dtypeName = py::str(py::object(dtype));
   // The memory holds plain data: an object dtype would read its bytes as object pointers, and a
   // zero-size element has no place in it.

@@ -124,6 +124,8 @@ def test_a_dma_buffer_is_a_writable_array_whose_base_keeps_it(context):
     with pytest.raises(ValueError, match="do not fit"):
         dma.numpy("u1", [0, 2**62, 223])
     assert dma.numpy("u1", [0, 2**20, 3]).shape == (0, 2**20, 3)
+    with pytest.raises(ValueError, match="DmaBuffer.numpy: dtype: .*too large"):  # numpy's OverflowError
+        dma.numpy({"names": ["a"], "formats": ["f4"], "offsets": [2**70]})
     with pytest.raises(TypeError, match=r"shape: the memoryview's items cannot be read"):
         dma.numpy("u1", memoryview(np.zeros((2, 2), np.uint8)))
     assert dma.numpy("u1", np.int64(3)).shape == (3,) and dma.numpy("u1", (np.uint8(2), 4)).shape == (2, 4)

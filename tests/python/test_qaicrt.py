@@ -245,6 +245,12 @@ def test_buffer_errors_name_the_buffer_and_the_status(context, relu16):
             handle.setBufferDims(0, dims)
     with pytest.raises(ValueError, match=r"setBufferDims: dims\[1\]: -4 is negative"):
         handle.setBufferDims(0, [1, -4])
+    for huge in (2**64, -2**70):  # beyond a C long either way: ValueError, not OverflowError
+        with pytest.raises(ValueError, match=r"setBufferDims: dims\[0\]"):
+            handle.setBufferDims(0, [huge])
+    for huge in (2**64, -2**70):  # beyond a C long either way: ValueError, not OverflowError
+        with pytest.raises(ValueError, match=r"setBufferDims: dims\[0\]"):
+            handle.setBufferDims(0, [huge])
     with pytest.raises(TypeError, match=r"setBufferDims: dims\[0\]: a float is not an integer"):
         handle.setBufferDims(0, [1.5])
     handle.setBufferDims(0, np.array([1, 16], np.uint16))  # any sequence of integers
