@@ -12,6 +12,10 @@ std::string typeName(const py::handle& value) { return py::str(py::type::handle_
 
 }  // namespace
 
+bool raisedByTheArgument(const py::error_already_set& error) {
+  return error.matches(PyExc_Exception) && !error.matches(PyExc_MemoryError);
+}
+
 std::vector<py::object> itemsOf(const py::handle& value, const std::string& what) {
   if (!PySequence_Check(value.ptr()) || py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value))
     throw py::type_error(what + ": expected a sequence, not a " + typeName(value));
@@ -27,9 +31,7 @@ std::vector<py::object> itemsOf(const py::handle& value, const std::string& what
       items.push_back(py::reinterpret_steal<py::object>(item));
     }
   } catch (py::error_already_set& e) {
-    // Errors of the sequence itself become the argument's TypeError; KeyboardInterrupt,
-    // SystemExit and MemoryError stay what they are.
-    if (!e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError)) throw;
+    if (!raisedByTheArgument(e)) throw;
     throw py::type_error(what + ": the " + typeName(value) + "'s items cannot be read (" + e.what() + ")");
   }
   return items;

@@ -105,7 +105,7 @@ py::array dmaArray(const py::object& self, const py::object& dtypeLike, const py
   } catch (py::error_already_set& e) {
     // numpy's own TypeError stays one; what else its parser raises for a malformed dtype (an
     // OverflowError for a field offset beyond a C long) is the argument's ValueError.
-    if (e.matches(PyExc_TypeError) || !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError)) throw;
+    if (e.matches(PyExc_TypeError) || !raisedByTheArgument(e)) throw;
     throw py::value_error(std::string("DmaBuffer.numpy: dtype: ") + e.what());
   }
   const std::string dtypeName = py::str(py::object(dtype));

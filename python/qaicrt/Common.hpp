@@ -145,6 +145,10 @@ std::vector<py::object> itemsOf(const py::handle& value, const std::string& what
 uint64_t unsignedOf(const py::handle& value, const std::string& what, uint64_t max);
 // A sequence of such integers, each named "what[i]" in errors.
 std::vector<uint64_t> dimsOf(const py::handle& value, const std::string& what);
+// True for an error an argument's own code raised (an Exception, not MemoryError): one the
+// bindings report as the argument's TypeError or ValueError. KeyboardInterrupt, SystemExit and
+// MemoryError stay what they are.
+bool raisedByTheArgument(const py::error_already_set& error);
 
 // ---- shared wrappers ------------------------------------------------------------------------
 // Python's Context: the runtime's, destroyed without the GIL (its log callback and error handler
