@@ -327,7 +327,15 @@ void DeviceRegistry::createOn(uint32_t device, const PartitionSpec& spec,
                               std::function<void(CreateResult, bool noRoom)> done) {
   const std::string where = "device " + std::to_string(device) + ": ";
   if (!hasDevice(device)) {
-    post([done, where] { done(error(ENODEV, where + "no such device"), false); });
+    // In the tree with its first status query outstanding: not answering once that query has
+    // run past the bound, else about to be listed.
+    ProtocolError why = error(ENODEV, where + "no such device");
+    if (devices_.count(device) != 0) {
+      const auto hung = stuck(device, callBound_);
+      why = hung ? error(ETIMEDOUT, *hung + " (its first status query, so it is not listed yet)")
+                 : error(EAGAIN, where + "still being opened (its first status query is outstanding); try again");
+    }
+    post([done, why] { done(why, false); });
     return;
   }
   if (auto why = stuck(device, callBound_)) {

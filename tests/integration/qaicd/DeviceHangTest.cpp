@@ -150,6 +150,59 @@ TEST_F(DeviceTimeoutTest, ARequestToAHungDeviceIsRefusedAfterTheBoundAndItsLateR
   EXPECT_EQ(after->device, 0u);
 }
 
+// Device 0 hung before qaicd starts: its first status query never answers, so it is not listed.
+// A create on it says it is being opened, then, past the bound, that it is not answering;
+// never "no such device". Once it answers it is listed and serves.
+class DeviceOpeningHangTest : public DeviceTimeoutTest {
+ protected:
+  void beforeQaicd() override { hang(0, true); }
+  void SetUp() override { QaicdTest::SetUp(); }
+};
+
+TEST_F(DeviceOpeningHangTest, ADeviceHungWhileBeingOpenedIsNotAnsweringNotMissing) {
+  auto client = connect();
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto d = client.devices();
+        return d && d->size() == 1 && (*d)[0].id == 1 && (*d)[0].status == "Ready";
+      },
+      10s))
+      << "qaicd never listed device 1 alone";
+  std::vector<std::string> answers;
+  bool created = false;
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
+        created = created || p;
+        if (p) return true;
+        answers.push_back(std::to_string(p.error()) + " " + p.message());
+        return p.error() == ETIMEDOUT;
+      },
+      10s));
+  ASSERT_FALSE(created) << "a create on the hung device succeeded";
+  for (const std::string& answer : answers) {
+    const auto says = [&answer](int errnum, const std::string& text) {
+      return answer.rfind(std::to_string(errnum) + " ", 0) == 0 && answer.find(text) != std::string::npos;
+    };
+    const bool opening = says(EAGAIN, "device 0: still being opened");
+    const bool hung = says(ETIMEDOUT, "device 0: not answering");
+    EXPECT_TRUE(opening || hung) << answer;
+  }
+  EXPECT_NE(answers.back().find("not listed yet"), std::string::npos) << answers.back();
+
+  hang(0, false);
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto d = client.devices();
+        return d && d->size() == 2 && (*d)[0].status == "Ready";
+      },
+      10s))
+      << "device 0 was not listed once it answered";
+  auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
+  ASSERT_TRUE(p) << p.message();
+  EXPECT_EQ(p->device, 0u);
+}
+
 TEST_F(DeviceHangTest, AKilledEmulatorsDevicesAreDroppedAndQaicdServesOn) {
   auto client = connect();
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
