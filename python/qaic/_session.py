@@ -259,7 +259,12 @@ class Session:
                 value = np.asarray(value, dtype=b.dtype)
             except TypeError as error:
                 raise TypeError(f"{b.describe()}: {error}") from error
-            except (ValueError, OverflowError) as error:  # OverflowError: an int the dtype cannot hold
+            except MemoryError:
+                raise
+            except Exception as error:
+                # What else numpy's conversion raises for a value it cannot take: OverflowError for
+                # an int the dtype cannot hold, RuntimeError for a buffer whose format disagrees
+                # with its item size (found by fuzz_python_args), ValueError itself.
                 raise ValueError(f"{b.describe()}: {error}") from error
         elif value.dtype != b.dtype:
             raise TypeError(f"{b.describe()}: dtype {value.dtype}, the program expects {b.dtype}")

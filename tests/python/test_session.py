@@ -154,6 +154,15 @@ def test_bad_inputs_name_the_buffer(emulator, relu16):
     # integer dtype raised a bare OverflowError).
     with pytest.raises(ValueError, match="input 'x': could not convert string to float"):
         session.run({"x": "sixteen"})
+    # Whatever else numpy raises while converting is the input's ValueError (fuzz_python_args: a
+    # buffer whose format disagrees with its item size raised RuntimeError).
+
+    class Unconvertible:
+        def __array__(self, dtype=None):
+            raise RuntimeError("item size 5 does not match the format's 8")
+
+    with pytest.raises(ValueError, match="input 'x': item size 5"):
+        session.run({"x": Unconvertible()})
     with pytest.raises(TypeError, match="output 'y'"):
         session.run({"x": np.zeros((1, 16), np.float32)}, output_dict={"y": np.zeros((1, 16), np.int32)})
     with pytest.raises(ValueError, match="output 'y'.*C-contiguous"):
