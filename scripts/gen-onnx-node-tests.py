@@ -75,6 +75,96 @@ def folding_seeds():
             for name, graph in (("seed_conv_bn_fold", conv_bn), ("seed_shape_math", shape_math))}
 
 
+class Case:
+    """A node test of this project's, in the form ONNX's test cases have."""
+
+    def __init__(self, name, model, data_sets):
+        self.name, self.model, self.data_sets, self.kind = name, model, data_sets, "node"
+
+
+def newer_opset_cases():
+    """Operator versions of opsets 18 to 21, which python3-onnx 1.12 has no test cases for and
+    which newer exporters write (torch.onnx.dynamo_export starts at opset 18): the operator's
+    parameters as initializers, expected outputs computed here with numpy."""
+    from onnx import helper, TensorProto
+    rng = np.random.default_rng(18)
+    x = rng.standard_normal((2, 6, 4, 5)).astype(np.float32)
+
+    def ints(values):
+        return np.array(values, dtype=np.int64)
+
+    def case(name, opset, nodes, expected, initializers=(), data=(("x", x),)):
+        graph = helper.make_graph(
+            nodes, name,
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in data],
+            [helper.make_tensor_value_info(f"y{i}" if len(expected) > 1 else "y", TensorProto.FLOAT, None)
+             for i in range(len(expected))],
+            [numpy_helper.from_array(np.asarray(v), k) for k, v in initializers])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        model.ir_version = 8 if opset < 19 else 9 if opset < 21 else 10
+        outputs = [np.asarray(e, dtype=np.float32) for e in expected]
+        return Case(f"test_qaic_{name}_opset{opset}", model, [([a for _, a in data], outputs)])
+
+    node = helper.make_node
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    grouped = x.reshape(2, 3, 2, 4, 5)
+    g_mean = grouped.mean(axis=(2, 3, 4), keepdims=True)
+    g_norm = (grouped - g_mean) / np.sqrt(grouped.var(axis=(2, 3, 4), keepdims=True) + 1e-5)
+    g_scale, g_bias = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    c_scale, c_bias = rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    erf = np.vectorize(__import__("math").erf)
+    return [
+        case("reducemean_axes_input", 18, [node("ReduceMean", ["x", "axes"], ["y"])],
+             [x.mean(axis=(1, 3), keepdims=True)], [("axes", ints([1, 3]))]),
+        case("reducemax_axes_input", 18, [node("ReduceMax", ["x", "axes"], ["y"], keepdims=0)],
+             [x.max(axis=2)], [("axes", ints([-2]))]),
+        case("reducel2_axes_input", 18, [node("ReduceL2", ["x", "axes"], ["y"])],
+             [np.sqrt((x ** 2).sum(axis=0, keepdims=True))], [("axes", ints([0]))]),
+        case("reducesum_empty_axes_noop", 18, [node("ReduceSum", ["x", "axes"], ["y"], noop_with_empty_axes=1)],
+             [x], [("axes", ints([]))]),
+        case("layernorm_decomposed", 18,
+             [node("ReduceMean", ["x", "axes"], ["m"]), node("Sub", ["x", "m"], ["d"]),
+              node("Pow", ["d", "two"], ["d2"]), node("ReduceMean", ["d2", "axes"], ["v"]),
+              node("Add", ["v", "eps"], ["ve"]), node("Sqrt", ["ve"], ["s"]), node("Div", ["d", "s"], ["y"])],
+             [(x - mean) / np.sqrt(var + 1e-5)],
+             [("axes", ints([-1])), ("two", np.float32(2)), ("eps", np.float32(1e-5))]),
+        case("split_num_outputs", 18, [node("Split", ["x"], ["y0", "y1", "y2"], axis=1, num_outputs=3)],
+             np.split(x, 3, axis=1)),
+        case("split_num_outputs_uneven", 18, [node("Split", ["x"], ["y0", "y1"], axis=3, num_outputs=2)],
+             [x[..., :3], x[..., 3:]]),
+        case("pad_axes_input", 18, [node("Pad", ["x", "pads", "", "axes"], ["y"], mode="reflect")],
+             [np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), mode="reflect")],
+             [("pads", ints([1, 2, 2, 1])), ("axes", ints([2, 3]))]),
+        case("pad_negative_crops", 18, [node("Pad", ["x", "pads"], ["y"])],
+             [np.pad(x[:, :, 1:, :-2], ((0, 0), (1, 0), (0, 2), (1, 0)))],
+             [("pads", ints([0, 1, -1, 1, 0, 0, 2, -2]))]),
+        case("pad_wrap", 19, [node("Pad", ["x", "pads"], ["y"], mode="wrap")],
+             [np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), mode="wrap")], [("pads", ints([0, 0, 1, 2, 0, 0, 2, 1]))]),
+        case("mish", 18, [node("Mish", ["x"], ["y"])], [x * np.tanh(np.log1p(np.exp(x)))]),
+        case("gelu", 20, [node("Gelu", ["x"], ["y"])], [0.5 * x * (1 + erf(x / np.sqrt(2)))]),
+        case("gelu_tanh", 20, [node("Gelu", ["x"], ["y"], approximate="tanh")],
+             [0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))]),
+        case("groupnormalization_per_group", 18,
+             [node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=3, epsilon=1e-5)],
+             [(g_norm * g_scale[None, :, None, None, None] + g_bias[None, :, None, None, None]).reshape(x.shape)],
+             [("scale", g_scale), ("bias", g_bias)]),
+        case("groupnormalization_per_channel", 21,
+             [node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=3, epsilon=1e-5)],
+             [g_norm.reshape(x.shape) * c_scale[None, :, None, None] + c_bias[None, :, None, None]],
+             [("scale", c_scale), ("bias", c_bias)]),
+        case("resize_axes", 18, [node("Resize", ["x", "", "scales"], ["y"], mode="nearest", axes=[2, 3])],
+             [x.repeat(2, axis=2).repeat(2, axis=3)], [("scales", np.array([2, 2], np.float32))]),
+        case("resize_not_larger", 18,
+             [node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest", axes=[2, 3],
+                   keep_aspect_ratio_policy="not_larger")],
+             [x.repeat(2, axis=2).repeat(2, axis=3)], [("sizes", ints([8, 12]))]),
+        case("averagepool_dilations", 19,
+             [node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])],
+             [(x[:, :, 0:2, 0:3] + x[:, :, 2:4, 0:3] + x[:, :, 0:2, 2:5] + x[:, :, 2:4, 2:5]) / 4]),
+    ]
+
+
 def write_tensor(path, array, name):
     with open(path, "wb") as out:
         out.write(numpy_helper.from_array(np.asarray(array), name).SerializeToString())
@@ -126,6 +216,7 @@ def main():
     args = parser.parse_args()
 
     collected = [c for c in node_cases.collect_testcases(None) if c.kind == "node" and c.model is not None]
+    collected += newer_opset_cases()
     by_name = {c.name: c for c in collected}
     os.makedirs(args.output, exist_ok=True)
     if args.fuzz_corpus:

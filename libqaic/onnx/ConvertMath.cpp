@@ -278,6 +278,28 @@ void convertUnary(Converter& c) {
   unary(c, "unary", {stringParam("func", std::string(f.func)), numberParam("alpha", alpha), numberParam("beta", beta)});
 }
 
+// Gelu (opset 20): the IR's gelu, or gelu_tanh for approximate = "tanh".
+void convertGelu(Converter& c) {
+  const std::string approximate = c.attributes().string("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    c.attributes().fail("approximate", "is '" + approximate + "'; expected none or tanh");
+  unary(c, "unary",
+        {stringParam("func", approximate == "tanh" ? "gelu_tanh" : "gelu"), numberParam("alpha", 0.0),
+         numberParam("beta", 0.0)});
+}
+
+// Mish (opset 18): x * tanh(softplus(x)).
+void convertMish(Converter& c) {
+  const auto apply = [&c](const std::string& func, const std::string& src) {
+    const std::string dst = c.temporary(func);
+    c.emit("unary", {{"src", src}}, {{"dst", dst}},
+           {stringParam("func", func), numberParam("alpha", 0.0), numberParam("beta", 0.0)});
+    return dst;
+  };
+  binary(c, "TL_MUL", c.tensor(0), apply("tanh", apply("softplus", c.tensor(0))), c.output(0));
+  c.keepScalarOutput(0);
+}
+
 void convertRelu(Converter& c) { unary(c, "relu"); }
 
 void convertSigmoid(Converter& c) { unary(c, "sigmoid"); }
@@ -400,31 +422,59 @@ void convertLayerNormalization(Converter& c) {
 // shifted per channel. The planes are rows of an [N*C, D1*...] view for the layernorm op (unit
 // scale, zero bias); the per-channel scale and bias broadcast over the result. PyTorch exports
 // InstanceNorm and GroupNorm (on an [N, G, -1] view) this way.
-void convertInstanceNormalization(Converter& c) {
+namespace {
+
+// Normalizes each of `groups` channel groups of every sample over its channels and positions,
+// then scales and shifts by `scale` and B: per channel ([C]) or, with `perGroup`, per group ([G]).
+void emitGroupNorm(Converter& c, int64_t groups, bool perGroup) {
   const ir::Dims in = c.dims(0);
   if (in.size() < 3) c.fail("input must have rank >= 3 ([N, C, D1, ...])");
   requireSameTypes(c);
-  const ir::Dims channels{in[1]};
+  const int64_t channels = in[1];
+  const ir::Dims expected{perGroup ? groups : channels};
   for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
-    if (irDims(c.dims(i)) != channels)
-      c.fail(std::string(i == 1 ? "scale" : "B") + " must have dims [" + std::to_string(in[1]) + "] (one per channel)");
+    if (irDims(c.dims(i)) != expected)
+      c.fail(std::string(i == 1 ? "scale" : "B") + " must have dims [" + std::to_string(expected[0]) + "] (one per " +
+             (perGroup ? "group" : "channel") + ")");
   }
-  int64_t planeSize = 1;
-  for (std::size_t i = 2; i < in.size(); ++i) planeSize *= in[i];
+  int64_t groupSize = channels / groups;
+  for (std::size_t i = 2; i < in.size(); ++i) groupSize *= in[i];
   const ir::DType dtype = c.dtype(0);
-  const std::string planes = c.reshaped(c.tensor(0), {in[0] * in[1], planeSize}, "planes");
+  const std::string rows = c.reshaped(c.tensor(0), {in[0] * groups, groupSize}, "groups");
   const std::string unitScale = c.constantTensor(
-      fromDoubles("", dtype, {planeSize}, std::vector<double>(static_cast<std::size_t>(planeSize), 1.0)),
+      fromDoubles("", dtype, {groupSize}, std::vector<double>(static_cast<std::size_t>(groupSize), 1.0)),
       c.label() + "/unit_scale");
   const std::string normalized = c.temporary("normalized");
-  emitLayerNorm(c, planes, unitScale, c.zeros(dtype, {planeSize}, "zero_bias"), 1,
+  emitLayerNorm(c, rows, unitScale, c.zeros(dtype, {groupSize}, "zero_bias"), 1,
                 c.attributes().number("epsilon", 1e-5f), normalized);
-  // Per channel: [C, 1, ...] against [N, C, D1, ...].
-  ir::Dims perChannel(in.size() - 1, 1);
-  perChannel[0] = in[1];
+  // Per channel: [C, 1, ...] against [N, C, D1, ...]; per group: [G, 1] against [N, G, rest].
+  const ir::Dims shape = perGroup ? ir::Dims{in[0], groups, groupSize} : in;
+  ir::Dims each(shape.size() - 1, 1);
+  each[0] = shape[1];
   const std::string scaled = c.temporary("scaled");
-  binary(c, "TL_MUL", c.reshaped(normalized, in, "normalized"), c.reshaped(c.tensor(1), perChannel, "scale"), scaled);
-  binary(c, "TL_SUM", scaled, c.reshaped(c.tensor(2), perChannel, "bias"), c.output(0));
+  binary(c, "TL_MUL", c.reshaped(normalized, shape, "normalized"), c.reshaped(c.tensor(1), each, "scale"), scaled);
+  if (!perGroup) return binary(c, "TL_SUM", scaled, c.reshaped(c.tensor(2), each, "bias"), c.output(0));
+  const std::string shifted = c.temporary("shifted");
+  binary(c, "TL_SUM", scaled, c.reshaped(c.tensor(2), each, "bias"), shifted);
+  c.reshapeInto(0, shifted, in);
+}
+
+}  // namespace
+
+void convertInstanceNormalization(Converter& c) { emitGroupNorm(c, c.dims(0).size() >= 2 ? c.dims(0)[1] : 1, false); }
+
+// GroupNormalization: opset 21 scales per channel; opset 18 specified scale and bias per group,
+// and exporters wrote either, so their length decides there.
+void convertGroupNormalization(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.size() < 3) c.fail("input must have rank >= 3 ([N, C, D1, ...])");
+  const int64_t groups = c.attributes().integer("num_groups", 0);
+  if (groups < 1 || in[1] % groups != 0)
+    c.attributes().fail("num_groups",
+                        "is " + std::to_string(groups) + "; it must divide the " + std::to_string(in[1]) + " channels");
+  if (c.attributes().integer("stash_type", 1) != 1) c.attributes().fail("stash_type", "must be 1 (float)");
+  const bool perGroup = c.opset() < 21 && irDims(c.dims(1)) == ir::Dims{groups};
+  emitGroupNorm(c, groups, perGroup);
 }
 
 void emitLayerNorm(Converter& c, const std::string& src, const std::string& scale, const std::string& bias,

@@ -48,7 +48,7 @@ void convertReduce(Converter& c) {
   const bool keep = c.attributes().integer("keepdims", 1) != 0;
   // ReduceSum takes its axes as an input from opset 13 on, the others from opset 18.
   std::optional<std::vector<int64_t>> given;
-  if (op == "ReduceSum" && c.opset() >= 13) {
+  if ((op == "ReduceSum" && c.opset() >= 13) || c.opset() >= 18) {
     if (c.hasInput(1)) given = c.constantIntegers(1, "axes");
   } else {
     given = c.attributes().integers("axes");

@@ -27,6 +27,33 @@ std::string oneOf(Converter& c, const std::string& attribute, const std::string&
 
 }  // namespace
 
+namespace {
+
+// Opset 18's axes: `values` given for those axes only, spread over the whole rank with `fill`
+// (the input's dim or a scale of 1) for the others.
+std::vector<double> onAxes(Converter& c, const std::vector<double>& values, const std::string& what,
+                           const std::vector<int64_t>& axes, const ir::Dims& in, bool sizes) {
+  if (axes.empty()) {
+    if (values.size() != in.size())
+      c.fail(what + " has " + std::to_string(values.size()) + " values for rank " + std::to_string(in.size()));
+    return values;
+  }
+  if (values.size() != axes.size())
+    c.fail(what + " has " + std::to_string(values.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  std::vector<double> full(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) full[i] = sizes ? static_cast<double>(in[i]) : 1.0;
+  std::vector<bool> seen(in.size(), false);
+  for (std::size_t k = 0; k < axes.size(); ++k) {
+    const auto axis = static_cast<std::size_t>(normalizeAxis(c, axes[k], in.size(), "axes"));
+    if (seen[axis]) c.attributes().fail("axes", "repeats axis " + std::to_string(axis));
+    seen[axis] = true;
+    full[axis] = values[k];
+  }
+  return full;
+}
+
+}  // namespace
+
 void convertResize(Converter& c) {
   const ir::Dims in = c.dims(0);
   if (in.empty()) c.fail("input must have rank >= 1");
@@ -34,25 +61,45 @@ void convertResize(Converter& c) {
   const std::string coordinates = oneOf(c, "coordinate_transformation_mode",
                                         c.opset() < 11 ? "asymmetric" : "half_pixel", ir::kCoordinateModes);
   const std::string nearest = oneOf(c, "nearest_mode", "round_prefer_floor", ir::kNearestModes);
+  const std::vector<int64_t> axes = c.attributes().integers("axes").value_or(std::vector<int64_t>{});
+  std::vector<bool> listed(in.size(), axes.empty());
+  for (int64_t axis : axes) listed[static_cast<std::size_t>(normalizeAxis(c, axis, in.size(), "axes"))] = true;
+  const std::string policy = c.attributes().string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    c.attributes().fail("keep_aspect_ratio_policy", "is '" + policy + "'; expected stretch, not_larger or not_smaller");
   // Opset 10: X, scales. Later: X, roi, scales, sizes.
   const std::size_t scalesInput = c.opset() < 11 ? 1 : 2;
   const std::size_t sizesInput = 3;
   std::vector<double> scales;
   ir::Dims out;
   if (c.opset() >= 11 && c.hasInput(sizesInput) && ir::elementCount(c.dims(sizesInput)) > 0) {
-    const auto sizes = c.constantIntegers(sizesInput, "sizes");
-    if (sizes.size() != in.size())
-      c.fail("sizes has " + std::to_string(sizes.size()) + " values for rank " + std::to_string(in.size()));
+    const auto given = c.constantIntegers(sizesInput, "sizes");
+    std::vector<double> sizes = onAxes(c, std::vector<double>(given.begin(), given.end()), "sizes", axes, in, true);
+    for (double size : sizes)
+      if (size < 1) c.fail("sizes must be >= 1; empty tensors are not supported");
+    if (policy != "stretch") {
+      // One scale for the given axes, the smallest (not_larger) or largest (not_smaller) of
+      // theirs; their sizes follow from it, rounded half to even.
+      double scale = policy == "not_larger" ? INFINITY : 0;
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        if (!listed[i]) continue;
+        const double r = sizes[i] / static_cast<double>(in[i]);
+        scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+      }
+      if (std::isfinite(scale) && scale > 0) {
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          if (!listed[i]) continue;
+          sizes[i] = std::max(1.0, std::nearbyint(scale * static_cast<double>(in[i])));
+        }
+      }
+    }
     for (std::size_t i = 0; i < in.size(); ++i) {
-      if (sizes[i] < 1) c.fail("sizes must be >= 1; empty tensors are not supported");
-      out.push_back(sizes[i]);
-      scales.push_back(static_cast<double>(sizes[i]) / static_cast<double>(in[i]));
+      out.push_back(static_cast<int64_t>(sizes[i]));
+      scales.push_back(sizes[i] / static_cast<double>(in[i]));
     }
   } else {
     if (!c.hasInput(scalesInput)) c.fail("needs scales or sizes");
-    scales = toDoubles(c.requireConstant(scalesInput, "scales"));
-    if (scales.size() != in.size())
-      c.fail("scales has " + std::to_string(scales.size()) + " values for rank " + std::to_string(in.size()));
+    scales = onAxes(c, toDoubles(c.requireConstant(scalesInput, "scales")), "scales", axes, in, false);
     for (std::size_t i = 0; i < in.size(); ++i) {
       if (!(scales[i] > 0)) c.fail("scales must be > 0");
       const double d = std::floor(static_cast<double>(in[i]) * scales[i]);
@@ -61,6 +108,10 @@ void convertResize(Converter& c) {
       out.push_back(static_cast<int64_t>(d));
     }
   }
+  // Antialiasing (opset 18) widens the filter when shrinking; without shrinking it changes nothing.
+  if (c.attributes().integer("antialias", 0) != 0 && mode != "nearest" &&
+      std::any_of(scales.begin(), scales.end(), [](double s) { return s < 1; }))
+    c.attributes().fail("antialias", "is 1 while shrinking an axis, which is not supported");
   c.emit("interpolate", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
          {stringParam("mode", mode), stringParam("coordinate_mode", coordinates), stringParam("nearest_mode", nearest),
           numbersParam("scales", scales), integersParam("dims", out),

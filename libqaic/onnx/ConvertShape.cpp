@@ -199,6 +199,56 @@ void convertConcat(Converter& c) {
   }
 }
 
+namespace {
+
+// Pad's axes input (opset 18): `pads` holds the begins and then the ends of the listed axes only.
+std::vector<int64_t> padsOnAxes(Converter& c, const std::vector<int64_t>& pads, const std::vector<int64_t>& axes,
+                                std::size_t rank) {
+  if (pads.size() != 2 * axes.size())
+    c.fail("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  std::vector<int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (std::size_t k = 0; k < axes.size(); ++k) {
+    const auto axis = static_cast<std::size_t>(normalizeAxis(c, axes[k], rank, "axes"));
+    if (seen[axis]) c.fail("axes repeat");
+    seen[axis] = true;
+    full[axis] = pads[k];
+    full[rank + axis] = pads[axes.size() + k];
+  }
+  return full;
+}
+
+// Pad mode wrap (opset 19): each padded axis becomes [x[-begin:], x, x[:end]], as a chain of
+// concats of slices.
+void emitWrapPad(Converter& c, std::string src, const std::vector<int64_t>& pads) {
+  const std::size_t rank = pads.size() / 2;
+  std::vector<std::size_t> padded;
+  for (std::size_t axis = 0; axis < rank; ++axis)
+    if (pads[axis] > 0 || pads[rank + axis] > 0) padded.push_back(axis);
+  if (padded.empty()) return c.alias(0, src);
+  for (std::size_t k = 0; k < padded.size(); ++k) {
+    const std::size_t axis = padded[k];
+    const int64_t dim = c.tensorDims(src)[axis], begin = pads[axis], end = pads[rank + axis];
+    if (begin > dim || end > dim)
+      c.fail("wrap pads of axis " + std::to_string(axis) + " exceed its dim " + std::to_string(dim));
+    std::vector<std::string> parts;
+    if (begin > 0) parts.push_back(c.sliced(src, axis, dim - begin, dim, "wrap_begin"));
+    parts.push_back(src);
+    if (end > 0) parts.push_back(c.sliced(src, axis, 0, end, "wrap_end"));
+    std::string joined = parts[0];
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      const bool last = k + 1 == padded.size() && i + 1 == parts.size();
+      const std::string dst = last ? c.output(0) : c.temporary("wrapped");
+      c.emit("concat", {{"src1", joined}, {"src2", parts[i]}}, {{"dst", dst}},
+             {numberParam("axis", static_cast<double>(axis))});
+      joined = dst;
+    }
+    src = joined;
+  }
+}
+
+}  // namespace
+
 void convertPad(Converter& c) {
   const std::size_t rank = c.dims(0).size();
   std::string mode = c.attributes().string("mode", "constant");
@@ -214,21 +264,31 @@ void convertPad(Converter& c) {
     if (c.hasInput(2)) {
       value = scalarValue(c.requireConstant(2, "constant_value"), "constant_value");
     }
-    if (c.hasInput(3)) c.fail("the axes input is not supported");
+    if (c.hasInput(3)) pads = padsOnAxes(c, pads, c.constantIntegers(3, "axes"), rank);
   }
   if (pads.size() != 2 * rank) {
     c.fail("pads has " + std::to_string(pads.size()) + " values, expected " + std::to_string(2 * rank));
   }
-  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; })) {
-    c.fail("negative pads (cropping) are not supported");
+  if (std::any_of(pads.begin(), pads.end(),
+                  [](int64_t p) { return p > (int64_t{1} << 31) || p < -(int64_t{1} << 31); })) {
+    c.fail("pads beyond 2^31 are not supported");
   }
-  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > (int64_t{1} << 31); })) {
-    c.fail("pads larger than 2^31 are not supported");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
+    c.attributes().fail("mode", "is '" + mode + "'; expected constant, reflect, edge or wrap");
   }
-  if (mode != "constant" && mode != "reflect" && mode != "edge") {
-    c.attributes().fail("mode", "is '" + mode + "'; expected constant, reflect or edge");
+  // Negative pads crop: a slice first, then the positive pads.
+  std::string src = c.tensor(0);
+  const ir::Dims in = c.dims(0);
+  for (std::size_t axis = 0; axis < rank; ++axis) {
+    const int64_t begin = std::min<int64_t>(pads[axis], 0), end = std::min<int64_t>(pads[rank + axis], 0);
+    if (begin == 0 && end == 0) continue;
+    if (in[axis] + begin + end < 1) c.fail("pads crop axis " + std::to_string(axis) + " to nothing");
+    src = c.sliced(src, axis, -begin, in[axis] + end, "cropped");
+    pads[axis] = std::max<int64_t>(pads[axis], 0);
+    pads[rank + axis] = std::max<int64_t>(pads[rank + axis], 0);
   }
-  c.emit("pad", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+  if (mode == "wrap") return emitWrapPad(c, src, pads);
+  c.emit("pad", {{"src", src}}, {{"dst", c.output(0)}},
          {integersParam("pads", pads), stringParam("mode", mode), numberParam("value", value)});
 }
 
@@ -365,6 +425,14 @@ void convertSplit(Converter& c) {
     parts = c.constantIntegers(1, "split");
   } else if (auto given = c.attributes().integers("split")) {
     parts = *given;
+  } else if (c.attributes().has("num_outputs")) {
+    // Opset 18: parts of ceil(dim / n), the last one what remains.
+    const int64_t n = c.attributes().integer("num_outputs", 0);
+    if (n < 1 || static_cast<std::size_t>(n) != outputs)
+      c.attributes().fail("num_outputs", "is " + std::to_string(n) + " for " + std::to_string(outputs) + " outputs");
+    const int64_t part = (in[axis] + n - 1) / n;
+    parts.assign(outputs, part);
+    parts.back() = in[axis] - part * (n - 1);
   } else {
     if (outputs == 0 || in[axis] % static_cast<int64_t>(outputs) != 0) {
       c.fail("dim " + std::to_string(in[axis]) + " does not split into " + std::to_string(outputs) + " equal parts");

@@ -1,6 +1,8 @@
 // Bad models get one clear ImportError naming the file, node, input or field.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ModelBuilder.hpp"
 
 namespace qaic::onnx::test {
@@ -281,6 +283,39 @@ TEST(OnnxErrors, GridSampleModeAndGridAreNamed) {
     EXPECT_NE(message.find("input 'grid': expected [1, o1..o2, 2] for src [1,2,4,4], got [1,3,3,3]"), std::string::npos)
         << message;
   }
+}
+
+// Opset 18 to 21 forms the importer takes, refused by name where they do not fit.
+TEST(OnnxErrors, NewerOpsetAttributesThatDoNotFitAreNamed) {
+  const auto message = [](const std::function<void(ModelBuilder&)>& build) {
+    ModelBuilder b(18);
+    b.input("x", {1, 6, 4, 4});
+    build(b);
+    return importError(b);
+  };
+  const std::string split = message([](ModelBuilder& b) {
+    b.output("a").output("b");
+    setAttr(b.node("Split", {"x"}, {"a", "b"}, "s"), "num_outputs", int64_t{3});
+  });
+  EXPECT_NE(split.find("Split node 's': attribute 'num_outputs'"), std::string::npos) << split;
+  const std::string groups = message([](ModelBuilder& b) {
+    b.initializer("scale", {4}, {1, 1, 1, 1}).initializer("bias", {4}, {0, 0, 0, 0}).output("y");
+    setAttr(b.node("GroupNormalization", {"x", "scale", "bias"}, {"y"}, "g"), "num_groups", int64_t{4});
+  });
+  EXPECT_NE(groups.find("attribute 'num_groups'"), std::string::npos) << groups;
+  EXPECT_NE(groups.find("divide the 6 channels"), std::string::npos) << groups;
+  const std::string antialias = message([](ModelBuilder& b) {
+    b.initializer("scales", {4}, {1, 1, 0.5f, 0.5f}).output("y");
+    auto& resize = b.node("Resize", {"x", "", "scales"}, {"y"}, "r");
+    setAttr(resize, "mode", std::string("linear"));
+    setAttr(resize, "antialias", int64_t{1});
+  });
+  EXPECT_NE(antialias.find("attribute 'antialias'"), std::string::npos) << antialias;
+  const std::string wrap = message([](ModelBuilder& b) {
+    b.initializerInt64("pads", {8}, {0, 0, 5, 0, 0, 0, 0, 0}).output("y");
+    setAttr(b.node("Pad", {"x", "pads"}, {"y"}, "p"), "mode", std::string("wrap"));
+  });
+  EXPECT_NE(wrap.find("wrap pads of axis 2 exceed its dim 4"), std::string::npos) << wrap;
 }
 
 // Dropout's mask output is folded to a constant of ones; a huge input is refused by the bytes
