@@ -10,6 +10,35 @@
 
 namespace qaicrt {
 
+namespace {
+
+// The element format of the memory under `source`: the exporter at the bottom of its chain of
+// memoryviews and numpy views ("" when that is `source` itself or its format cannot be read).
+// A cast view (memoryview(objects).cast('B')) or an array made over one hides it.
+std::string exporterFormat(const py::object& source) {
+  py::handle current = source;
+  for (int depth = 0; depth < 64; ++depth) {
+    py::handle below;
+    if (PyMemoryView_Check(current.ptr()))
+      below = PyMemoryView_GET_BUFFER(current.ptr())->obj;
+    else if (py::isinstance<py::array>(current))
+      below = py::reinterpret_borrow<py::array>(current).base();
+    if (!below || below.is_none() || below.ptr() == current.ptr()) break;
+    current = below;
+  }
+  if (current.ptr() == source.ptr()) return "";
+  Py_buffer view{};
+  if (PyObject_GetBuffer(current.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return "";
+  }
+  std::string format = view.format != nullptr ? view.format : "";
+  PyBuffer_Release(&view);
+  return format;
+}
+
+}  // namespace
+
 PyQBuffer::PyQBuffer(const py::object& source, const std::string& what) : owner_(source) {
   // Writable if the object allows it; with the element format when the object can tell it (to
   // refuse Python objects), else as plain bytes (numpy has no buffer format for datetime64).
@@ -42,9 +71,11 @@ PyQBuffer::PyQBuffer(const py::object& source, const std::string& what) : owner_
                                     "(numpy.ascontiguousarray makes a contiguous copy)");
     raiseStatus(rt::QS_INVAL, what + ": the " + type + " cannot share its memory (" + reason.what() + ")");
   }
-  // The runtime would read object pointers as data, and write data over them.
-  if (view_.format != nullptr && std::strchr(view_.format, 'O') != nullptr) {
-    const std::string format = view_.format;
+  // The runtime would read object pointers as data, and write data over them: refused in the
+  // object's own format, and behind a byte view of it (memoryview(objects).cast('B') says 'B').
+  std::string format = view_.format != nullptr ? view_.format : "";
+  if (format.find('O') == std::string::npos) format = exporterFormat(source);
+  if (format.find('O') != std::string::npos) {
     PyBuffer_Release(&view_);
     hasView_ = false;
     raiseStatus(rt::QS_INVAL,

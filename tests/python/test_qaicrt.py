@@ -226,6 +226,14 @@ def test_buffer_errors_name_the_buffer_and_the_status(context, relu16):
     with pytest.raises(qaicrt.InvalidArgumentError, match=r"buffer 'y' \(index 1\): the ndarray holds Python objects"):
         handle.setBuffers([np.zeros(16, np.float32), np.empty(8, object)])
     assert qaicrt.QBuffer(np.zeros(8, "datetime64[s]")).size == 64  # no buffer format, but plain data
+    # Found by fuzz_python_args: a byte view of an object array ('B' in its own format) let the
+    # device write over object pointers, which crashed when the array was freed; refused by the
+    # format of the memory underneath, also through an array made over such a view.
+    objects = np.array([None] * 4, dtype=object)
+    for hidden in (memoryview(objects).cast("B"), np.frombuffer(memoryview(objects).cast("B"), np.uint8)):
+        with pytest.raises(qaicrt.InvalidArgumentError, match="holds Python objects"):
+            qaicrt.QBuffer(hidden)
+    assert qaicrt.QBuffer(memoryview(np.zeros(4, np.float32)).cast("B")).size == 16  # a byte view of data
     with pytest.raises(TypeError, match="item 2 .*a NoneType has no buffer"):
         handle.setBuffers([np.zeros(16, np.float32), np.zeros(16, np.float32), None])
     with pytest.raises(qaicrt.InvalidArgumentError, match=r"handles\[1\] is None"):
