@@ -39,14 +39,22 @@ std::string otherInput(const pb::NodeProto& node, const std::string& value) {
   return "";
 }
 
-// The reduced axes of a ReduceMean, normalized and sorted, when it keeps its dims.
-std::optional<std::vector<int64_t>> meanAxes(const pb::NodeProto& node, std::size_t rank) {
+// The reduced axes of a ReduceMean, normalized and sorted, when it keeps its dims: an attribute
+// before opset 18, a constant input from opset 18 on.
+std::optional<std::vector<int64_t>> meanAxes(const Converter& c, const pb::NodeProto& node, std::size_t rank) {
   std::vector<int64_t> axes;
   for (const auto& attribute : node.attribute()) {
     if (attribute.name() == "keepdims" && attribute.i() == 0) return std::nullopt;
     if (attribute.name() == "axes") axes.assign(attribute.ints().begin(), attribute.ints().end());
   }
-  if (axes.empty() || node.input_size() != 1) return std::nullopt;
+  if (node.input_size() == 2 && axes.empty() && c.opset() >= 18) {
+    const ImportedTensor* given = c.constantValue(node.input(1));
+    if (given == nullptr) return std::nullopt;
+    axes = toInt64s(*given);
+  } else if (node.input_size() != 1) {
+    return std::nullopt;
+  }
+  if (axes.empty()) return std::nullopt;
   for (auto& axis : axes) {
     if (axis < 0) axis += static_cast<int64_t>(rank);
     if (axis < 0 || axis >= static_cast<int64_t>(rank)) return std::nullopt;
@@ -88,7 +96,7 @@ bool fuseLayerNorm(Converter& c) {
   const pb::NodeProto& mean = c.node();
   if (c.dtype(0) != ir::DType::Float || c.constant(0)) return false;
   const ir::Dims in = c.dims(0);
-  const auto axes = meanAxes(mean, in.size());
+  const auto axes = meanAxes(c, mean, in.size());
   if (!axes) return false;
   for (std::size_t i = 0; i < axes->size(); ++i) {
     if ((*axes)[i] != static_cast<int64_t>(in.size() - axes->size() + i)) return false;  // trailing axes only
@@ -103,7 +111,7 @@ bool fuseLayerNorm(Converter& c) {
   if (!isOp(pow, "Pow") || pow->input(0) != sub->output(0) || !near(scalarConstant(c, pow->input(1)), 2.0))
     return false;
   const pb::NodeProto* variance = c.soleConsumer(pow->output(0));
-  if (!isOp(variance, "ReduceMean") || meanAxes(*variance, in.size()) != axes) return false;
+  if (!isOp(variance, "ReduceMean") || meanAxes(c, *variance, in.size()) != axes) return false;
   const pb::NodeProto* addEps = c.soleConsumer(variance->output(0));
   if (!isOp(addEps, "Add")) return false;
   const auto epsilon = scalarConstant(c, otherInput(*addEps, variance->output(0)));

@@ -46,6 +46,34 @@ TEST(OnnxOperators, MaxPoolIndicesAndMaxUnpoolScatterOverTheFlatTensor) {
   EXPECT_EQ(m.graph.io[1].dims, (ir::Dims{1, 2, 6, 5}));  // output_shape, not the window's 6 x 6
 }
 
+// The decomposed LayerNorm that exporters write becomes one layernorm, with ReduceMean's axes an
+// attribute (opset 17) or a constant input (opset 18).
+TEST(OnnxOperators, DecomposedLayerNormIsFusedAtEveryOpset) {
+  for (const int64_t opset : {17, 18}) {
+    SCOPED_TRACE(opset);
+    ModelBuilder b(opset);
+    b.input("x", {2, 5, 8}).initializer("two", {}, {2}).initializer("eps", {}, {1e-5f}).output("y");
+    const auto mean = [&](const std::string& in, const std::string& out) {
+      if (opset >= 18) {
+        b.node("ReduceMean", {in, "axes"}, {out});
+      } else {
+        setAttr(b.node("ReduceMean", {in}, {out}), "axes", std::vector<int64_t>{-1});
+      }
+    };
+    if (opset >= 18) b.initializerInt64("axes", {1}, {-1});
+    mean("x", "m");
+    b.node("Sub", {"x", "m"}, {"d"});
+    b.node("Pow", {"d", "two"}, {"d2"});
+    mean("d2", "v");
+    b.node("Add", {"v", "eps"}, {"ve"});
+    b.node("Sqrt", {"ve"}, {"s"});
+    b.node("Div", {"d", "s"}, {"y"});
+    const ImportedModel m = b.import();
+    EXPECT_NE(findOp(m.graph, "layernorm"), nullptr);
+    EXPECT_EQ(findOp(m.graph, "reduce"), nullptr);
+  }
+}
+
 TEST(OnnxOperators, AveragePoolCountIncludePadPadsExplicitly) {
   ModelBuilder b;
   b.input("x", {1, 2, 4, 4}).output("y");
