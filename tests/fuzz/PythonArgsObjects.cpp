@@ -64,6 +64,21 @@ Expected expectationOf(const py::handle& object) {
   } else {
     PyErr_Clear();
   }
+  // The memory underneath, where a view hides it: memoryview.obj and ndarray.base down to the
+  // exporter, objects if that is an object array (a cast view of one says 'B').
+  static const py::object ndarrayType = py::module_::import("numpy").attr(interned("ndarray"));
+  py::object below = py::reinterpret_borrow<py::object>(object);
+  for (int depth = 0; depth < 64; ++depth) {
+    py::object next;
+    if (PyMemoryView_Check(below.ptr()))
+      next = below.attr(interned("obj"));
+    else if (py::isinstance(below, ndarrayType))
+      next = below.attr(interned("base"));
+    if (!next || next.is_none() || next.is(below)) break;
+    below = next;
+  }
+  if (py::isinstance(below, ndarrayType) && below.attr(interned("dtype")).attr(interned("hasobject")).cast<bool>())
+    e.holdsObjects = true;
   if (PyObject_GetBuffer(object.ptr(), &view, PyBUF_STRIDES) != 0) {
     PyErr_Clear();
     return e;
