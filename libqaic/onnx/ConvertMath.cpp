@@ -115,6 +115,11 @@ void binary(Converter& c, const std::string& elewOp, const std::string& a, const
          {stringParam("elew_op", elewOp)});
 }
 
+void unaryFunction(Converter& c, const std::string& func, const std::string& src, const std::string& dst) {
+  c.emit("unary", {{"src", src}}, {{"dst", dst}},
+         {stringParam("func", func), numberParam("alpha", 0), numberParam("beta", 0)});
+}
+
 void convertBinaryElementwise(Converter& c) {
   if (c.opset() < 7 && c.attributes().has("axis"))
     c.fail("legacy broadcasting with an axis (opset < 7) is not supported");
@@ -198,8 +203,7 @@ void convertIsNaN(Converter& c) {
   const std::string self = c.temporary("equal_self");
   c.emit("compare", {{"src1", c.tensor(0)}, {"src2", c.tensor(0)}}, {{"dst", self}},
          {stringParam("compare_op", "equal")});
-  c.emit("unary", {{"src", self}}, {{"dst", c.output(0)}},
-         {stringParam("func", "not"), numberParam("alpha", 0), numberParam("beta", 0)});
+  unaryFunction(c, "not", self, c.output(0));
   c.keepScalarOutput(0);
 }
 
@@ -218,8 +222,7 @@ void convertIsInf(Converter& c) {
   }
   if (positive && negative) {
     const std::string magnitude = c.temporary("magnitude");
-    c.emit("unary", {{"src", x}}, {{"dst", magnitude}},
-           {stringParam("func", "abs"), numberParam("alpha", 0), numberParam("beta", 0)});
+    unaryFunction(c, "abs", x, magnitude);
     x = magnitude;
   }
   const std::string bound = c.scalar(c.dtype(0), negative && !positive ? -infinity : infinity, "infinity");
@@ -283,20 +286,16 @@ void convertGelu(Converter& c) {
   const std::string approximate = c.attributes().string("approximate", "none");
   if (approximate != "none" && approximate != "tanh")
     c.attributes().fail("approximate", "is '" + approximate + "'; expected none or tanh");
-  unary(c, "unary",
-        {stringParam("func", approximate == "tanh" ? "gelu_tanh" : "gelu"), numberParam("alpha", 0.0),
-         numberParam("beta", 0.0)});
+  unaryFunction(c, approximate == "tanh" ? "gelu_tanh" : "gelu", c.tensor(0), c.output(0));
+  c.keepScalarOutput(0);
 }
 
 // Mish (opset 18): x * tanh(softplus(x)).
 void convertMish(Converter& c) {
-  const auto apply = [&c](const std::string& func, const std::string& src) {
-    const std::string dst = c.temporary(func);
-    c.emit("unary", {{"src", src}}, {{"dst", dst}},
-           {stringParam("func", func), numberParam("alpha", 0.0), numberParam("beta", 0.0)});
-    return dst;
-  };
-  binary(c, "TL_MUL", c.tensor(0), apply("tanh", apply("softplus", c.tensor(0))), c.output(0));
+  const std::string softplus = c.temporary("softplus"), tanh = c.temporary("tanh");
+  unaryFunction(c, "softplus", c.tensor(0), softplus);
+  unaryFunction(c, "tanh", softplus, tanh);
+  binary(c, "TL_MUL", c.tensor(0), tanh, c.output(0));
   c.keepScalarOutput(0);
 }
 
@@ -410,22 +409,16 @@ void convertLayerNormalization(Converter& c) {
   reduceMean(squared, variance);
   const std::string shifted = c.temporary("shifted"), deviation = c.temporary("deviation");
   binary(c, "TL_SUM", variance, c.scalar(c.dtype(0), epsilon, "epsilon"), shifted);
-  const auto function = [&](const char* func, const std::string& src, const std::string& dst) {
-    c.emit("unary", {{"src", src}}, {{"dst", dst}},
-           {stringParam("func", func), numberParam("alpha", 0), numberParam("beta", 0)});
-  };
-  function("sqrt", shifted, deviation);
-  function("reciprocal", deviation, c.output(2));
+  unaryFunction(c, "sqrt", shifted, deviation);
+  unaryFunction(c, "reciprocal", deviation, c.output(2));
 }
 
-// InstanceNormalization: every (n, c) plane normalized over its spatial axes, then scaled and
-// shifted per channel. The planes are rows of an [N*C, D1*...] view for the layernorm op (unit
-// scale, zero bias); the per-channel scale and bias broadcast over the result. PyTorch exports
-// InstanceNorm and GroupNorm (on an [N, G, -1] view) this way.
 namespace {
 
 // Normalizes each of `groups` channel groups of every sample over its channels and positions,
 // then scales and shifts by `scale` and B: per channel ([C]) or, with `perGroup`, per group ([G]).
+// The groups are rows of an [N*G, rest] view for the layernorm op (unit scale, zero bias); the
+// scale and bias broadcast over the result.
 void emitGroupNorm(Converter& c, int64_t groups, bool perGroup) {
   const ir::Dims in = c.dims(0);
   if (in.size() < 3) c.fail("input must have rank >= 3 ([N, C, D1, ...])");
@@ -461,6 +454,9 @@ void emitGroupNorm(Converter& c, int64_t groups, bool perGroup) {
 
 }  // namespace
 
+// InstanceNormalization: every (n, c) plane normalized over its spatial axes, then scaled and
+// shifted per channel: groups of one channel. PyTorch exports InstanceNorm and GroupNorm (on an
+// [N, G, -1] view) this way.
 void convertInstanceNormalization(Converter& c) { emitGroupNorm(c, c.dims(0).size() >= 2 ? c.dims(0)[1] : 1, false); }
 
 // GroupNormalization: opset 21 scales per channel; opset 18 specified scale and bias per group,

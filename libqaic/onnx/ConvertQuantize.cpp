@@ -126,8 +126,7 @@ std::string shiftedInt32(Converter& c, std::size_t operand, std::size_t zeroPoin
 
 std::string roundedHalfToEven(Converter& c, const std::string& src, const std::string& hint) {
   const std::string dst = c.temporary(hint);
-  c.emit("unary", {{"src", src}}, {{"dst", dst}},
-         {stringParam("func", "round"), numberParam("alpha", 0), numberParam("beta", 0)});
+  unaryFunction(c, "round", src, dst);
   return dst;
 }
 

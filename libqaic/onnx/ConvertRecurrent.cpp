@@ -142,11 +142,7 @@ class Unrolled {
     } else if (function == "Relu") {
       c_.emit("relu", {{"src", in}}, {{"dst", dst}});
     } else {
-      c_.emit("unary", {{"src", in}}, {{"dst", dst}},
-              {stringParam("func", function == "Tanh"       ? "tanh"
-                                   : function == "Softsign" ? "softsign"
-                                                            : "softplus"),
-               numberParam("alpha", 0), numberParam("beta", 0)});
+      unaryFunction(c_, function == "Tanh" ? "tanh" : function == "Softsign" ? "softsign" : "softplus", in, dst);
     }
     return dst;
   }

@@ -83,8 +83,7 @@ bool fuseGelu(Converter& c) {
   if (!isOp(product, "Mul") || otherInput(*product, add->output(0)) != x) return false;
   const pb::NodeProto* half = c.soleConsumer(product->output(0));
   if (!isOp(half, "Mul") || !near(scalarConstant(c, otherInput(*half, product->output(0))), 0.5)) return false;
-  c.emit("unary", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
-         {stringParam("func", "gelu"), numberParam("alpha", 0), numberParam("beta", 0)});
+  unaryFunction(c, "gelu", c.tensor(0), c.output(0));
   const std::string result = c.tensorOf(div.output(0));
   for (const pb::NodeProto* node : {erf, add, product, half}) c.absorb(*node, node->output(0), result);
   return true;

@@ -120,6 +120,8 @@ bool fuseGelu(Converter&);
 bool fuseLayerNorm(Converter&);
 // src1 (op) src2 into `dst`: elew when the shapes agree and LightNet has the op, else elew_bcast.
 void binary(Converter&, const std::string& elewOp, const std::string& a, const std::string& b, const std::string& dst);
+// The unary op's `func` (one without alpha or beta: abs, sqrt, tanh, ...) of `src` into `dst`.
+void unaryFunction(Converter&, const std::string& func, const std::string& src, const std::string& dst);
 // layernorm of `src` over its dims from `axis`, scale and bias of those dims.
 void emitLayerNorm(Converter&, const std::string& src, const std::string& scale, const std::string& bias,
                    std::size_t axis, double epsilon, const std::string& dst);
