@@ -55,9 +55,8 @@ void convertReduce(Converter& c) {
   }
   std::vector<int64_t> axes;
   if (given && !given->empty()) {
-    for (int64_t axis : *given) axes.push_back(normalizeAxis(c, axis, in.size(), "axes"));
+    axes = distinctAxes(c, *given, in.size());
     std::sort(axes.begin(), axes.end());
-    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.fail("axes repeat");
   } else if (c.attributes().integer("noop_with_empty_axes", 0) == 0) {
     for (std::size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }

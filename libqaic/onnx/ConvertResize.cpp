@@ -25,12 +25,8 @@ std::string oneOf(Converter& c, const std::string& attribute, const std::string&
   c.attributes().fail(attribute, "is '" + value + "', which is not supported");
 }
 
-}  // namespace
-
-namespace {
-
-// Opset 18's axes: `values` given for those axes only, spread over the whole rank with `fill`
-// (the input's dim or a scale of 1) for the others.
+// Opset 18's axes (normalized): `values` given for those axes only, spread over the whole rank
+// with the input's dim (`sizes`) or a scale of 1 for the others.
 std::vector<double> onAxes(Converter& c, const std::vector<double>& values, const std::string& what,
                            const std::vector<int64_t>& axes, const ir::Dims& in, bool sizes) {
   if (axes.empty()) {
@@ -42,13 +38,7 @@ std::vector<double> onAxes(Converter& c, const std::vector<double>& values, cons
     c.fail(what + " has " + std::to_string(values.size()) + " values for " + std::to_string(axes.size()) + " axes");
   std::vector<double> full(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) full[i] = sizes ? static_cast<double>(in[i]) : 1.0;
-  std::vector<bool> seen(in.size(), false);
-  for (std::size_t k = 0; k < axes.size(); ++k) {
-    const auto axis = static_cast<std::size_t>(normalizeAxis(c, axes[k], in.size(), "axes"));
-    if (seen[axis]) c.attributes().fail("axes", "repeats axis " + std::to_string(axis));
-    seen[axis] = true;
-    full[axis] = values[k];
-  }
+  for (std::size_t k = 0; k < axes.size(); ++k) full[static_cast<std::size_t>(axes[k])] = values[k];
   return full;
 }
 
@@ -61,9 +51,10 @@ void convertResize(Converter& c) {
   const std::string coordinates = oneOf(c, "coordinate_transformation_mode",
                                         c.opset() < 11 ? "asymmetric" : "half_pixel", ir::kCoordinateModes);
   const std::string nearest = oneOf(c, "nearest_mode", "round_prefer_floor", ir::kNearestModes);
-  const std::vector<int64_t> axes = c.attributes().integers("axes").value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> axes = distinctAxes(c, c.attributes().integers("axes").value_or(std::vector<int64_t>{}),
+                                                 in.size());
   std::vector<bool> listed(in.size(), axes.empty());
-  for (int64_t axis : axes) listed[static_cast<std::size_t>(normalizeAxis(c, axis, in.size(), "axes"))] = true;
+  for (int64_t axis : axes) listed[static_cast<std::size_t>(axis)] = true;
   const std::string policy = c.attributes().string("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
     c.attributes().fail("keep_aspect_ratio_policy", "is '" + policy + "'; expected stretch, not_larger or not_smaller");
@@ -125,8 +116,8 @@ void convertGridSample(Converter& c) {
   std::string mode = c.attributes().string("mode", c.opset() < 20 ? "bilinear" : "linear");
   if (mode == "bilinear") mode = "linear";
   if (mode == "bicubic") mode = "cubic";
-  const std::string_view modes[] = {"linear", "nearest", "cubic"};
-  if (std::find(std::begin(modes), std::end(modes), mode) == std::end(modes))
+  if (std::find(std::begin(ir::kInterpolationModes), std::end(ir::kInterpolationModes), mode) ==
+      std::end(ir::kInterpolationModes))
     c.attributes().fail("mode", "is '" + mode + "', which is not supported");
   const std::string padding = oneOf(c, "padding_mode", "zeros", ir::kGridPaddingModes);
   c.emit("grid_sample", {{"src", c.tensor(0)}, {"grid", c.tensor(1)}}, {{"dst", c.output(0)}},

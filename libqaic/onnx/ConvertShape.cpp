@@ -107,10 +107,8 @@ void convertUnsqueeze(Converter& c) {
   ir::Dims out = c.dims(0);
   auto axes = axesOf(c);
   if (!axes) c.fail("axes are required");
-  const auto rank = static_cast<int64_t>(out.size() + axes->size());
-  for (auto& axis : *axes) axis = normalizeAxis(c, axis, static_cast<std::size_t>(rank), "axes");
+  *axes = distinctAxes(c, *axes, out.size() + axes->size());
   std::sort(axes->begin(), axes->end());
-  if (std::adjacent_find(axes->begin(), axes->end()) != axes->end()) c.fail("axes repeat");
   for (int64_t axis : *axes) out.insert(out.begin() + axis, 1);
   if (out.size() > ir::kMaxRank) c.fail("the result has more than " + std::to_string(ir::kMaxRank) + " dims");
   c.reshapeInto(0, c.tensor(0), out);
@@ -207,11 +205,9 @@ std::vector<int64_t> padsOnAxes(Converter& c, const std::vector<int64_t>& pads, 
   if (pads.size() != 2 * axes.size())
     c.fail("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
   std::vector<int64_t> full(2 * rank, 0);
-  std::vector<bool> seen(rank, false);
+  const std::vector<int64_t> normalized = distinctAxes(c, axes, rank);
   for (std::size_t k = 0; k < axes.size(); ++k) {
-    const auto axis = static_cast<std::size_t>(normalizeAxis(c, axes[k], rank, "axes"));
-    if (seen[axis]) c.fail("axes repeat");
-    seen[axis] = true;
+    const auto axis = static_cast<std::size_t>(normalized[k]);
     full[axis] = pads[k];
     full[rank + axis] = pads[axes.size() + k];
   }
@@ -404,11 +400,9 @@ void convertSlice(Converter& c) {
   if (axes.size() != starts.size() || steps.size() != starts.size())
     c.fail("starts, ends, axes and steps differ in length");
   std::vector<SliceAxis> slice = wholeAxes(in);
-  std::vector<bool> seen(in.size(), false);
+  const std::vector<int64_t> normalized = distinctAxes(c, axes, in.size());
   for (std::size_t k = 0; k < axes.size(); ++k) {
-    const auto axis = static_cast<std::size_t>(normalizeAxis(c, axes[k], in.size(), "axes"));
-    if (seen[axis]) c.fail("axes repeat");
-    seen[axis] = true;
+    const auto axis = static_cast<std::size_t>(normalized[k]);
     if (steps[k] == 0) c.fail("a step is 0");
     slice[axis] = clampSlice(starts[k], ends[k], steps[k], in[axis]);
   }

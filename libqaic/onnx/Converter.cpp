@@ -657,6 +657,18 @@ int64_t normalizeAxis(const Converter& c, int64_t axis, std::size_t rank, const 
   return axis < 0 ? axis + r : axis;
 }
 
+std::vector<int64_t> distinctAxes(const Converter& c, const std::vector<int64_t>& axes, std::size_t rank,
+                                  const std::string& attribute) {
+  std::vector<int64_t> normalized;
+  std::vector<bool> seen(rank, false);
+  for (int64_t axis : axes) {
+    normalized.push_back(normalizeAxis(c, axis, rank, attribute));
+    if (seen[static_cast<std::size_t>(normalized.back())]) c.fail("axes repeat");
+    seen[static_cast<std::size_t>(normalized.back())] = true;
+  }
+  return normalized;
+}
+
 std::vector<int64_t> Converter::constantIntegers(std::size_t i, const std::string& role) const {
   const ImportedTensor& value = requireConstant(i, role);
   return toInt64s(value);

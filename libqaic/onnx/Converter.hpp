@@ -57,6 +57,9 @@ class Converter;
 // `axis` (attribute `attribute` of the current node) as a non-negative axis of a rank-`rank`
 // tensor; negative axes count from the end. Fails naming the attribute when out of range.
 int64_t normalizeAxis(const Converter& c, int64_t axis, std::size_t rank, const std::string& attribute = "axis");
+// Each of `axes` normalized so, in the given order; fails "axes repeat" when two name one axis.
+std::vector<int64_t> distinctAxes(const Converter& c, const std::vector<int64_t>& axes, std::size_t rank,
+                                  const std::string& attribute = "axes");
 
 class Converter {
  public:
