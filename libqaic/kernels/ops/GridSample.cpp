@@ -156,9 +156,8 @@ std::unique_ptr<Kernel> makeGridSample(const BuildContext& ctx) {
     const std::size_t spatial = src.dims.size() - 2;
     const int64_t batch = src.dims[0];
     const int64_t channels = src.dims[1];
-    int64_t plane = 1;
-    for (std::size_t a = 2; a < src.dims.size(); ++a) plane *= src.dims[a];
-    const int64_t points = channels == 0 || batch == 0 ? 0 : dst.count() / (batch * channels);
+    const int64_t plane = src.count() / (batch * channels);  // IR dims are >= 1
+    const int64_t points = dst.count() / (batch * channels);
     visitDType(src.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* in = src.as<T>();

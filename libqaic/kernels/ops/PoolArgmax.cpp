@@ -22,19 +22,16 @@ std::unique_ptr<Kernel> makePoolArgmax(const BuildContext& ctx) {
   if (src.dims.size() != spatial + 2 || dst.dims.size() != src.dims.size())
     throwKernelError(ctx.op, "src and dst must be [N, C, spatial...] with one window value per spatial dim");
   return makeKernel([&src, &dst, window, columnMajor, spatial] {
-    // Strides of a spatial position in the reported index, and of the src data (row-major).
-    std::vector<int64_t> reportStride(spatial), dataStride(spatial);
-    int64_t plane = 1;
-    for (std::size_t d = spatial; d-- > 0;) {
-      dataStride[d] = plane;
-      plane *= src.dims[2 + d];
+    // Strides of a spatial position in the src data (row-major) and in the reported index (the
+    // same, or with the spatial dims reversed).
+    const ir::Dims spatialDims(src.dims.begin() + 2, src.dims.end());
+    const std::vector<int64_t> dataStride = rowMajorStrides(spatialDims);
+    std::vector<int64_t> reportStride = dataStride;
+    if (columnMajor) {
+      const std::vector<int64_t> reversed = rowMajorStrides(ir::Dims(spatialDims.rbegin(), spatialDims.rend()));
+      reportStride.assign(reversed.rbegin(), reversed.rend());
     }
-    int64_t step = 1;
-    for (std::size_t d = 0; d < spatial; ++d) {
-      const std::size_t axis = columnMajor ? d : spatial - 1 - d;
-      reportStride[axis] = step;
-      step *= src.dims[2 + axis];
-    }
+    const int64_t plane = ir::elementCount(spatialDims);
     int64_t outPlane = 1, windowCells = 1;
     for (std::size_t d = 0; d < spatial; ++d) {
       outPlane *= dst.dims[2 + d];
