@@ -2,6 +2,7 @@
 // holds every MANAGE on it): the other device and every client are served meanwhile, a request
 // to the hung device is refused after qaicd's bound, and what the device does after the
 // refusal is undone. Also the emulator itself going away: qaicd drops its devices and serves on.
+#include <algorithm>
 #include <future>
 
 #include "Process.hpp"
@@ -29,13 +30,19 @@ class DeviceHangTest : public QaicdTest {
   void SetUp() override {
     QaicdTest::SetUp();
     auto client = connect();
-    ASSERT_TRUE(waitUntil(
+    ASSERT_TRUE(listedWithin10s(client, 2, 0, "Ready") && listedWithin10s(client, 2, 1, "Ready"))
+        << "qaicd never listed both devices Ready";
+  }
+
+  // True once qaicd lists `count` devices, device `id` with `status` (polled for up to 10 s).
+  static bool listedWithin10s(QaicdClient& client, std::size_t count, uint32_t id, const std::string& status) {
+    return waitUntil(
         [&] {
           auto d = client.devices();
-          return d && d->size() == 2 && (*d)[0].status == "Ready" && (*d)[1].status == "Ready";
+          return d && d->size() == count &&
+                 std::any_of(d->begin(), d->end(), [&](const auto& e) { return e.id == id && e.status == status; });
         },
-        10s))
-        << "qaicd never listed both devices Ready";
+        10s);
   }
 
   void hang(unsigned device, bool on) const {
@@ -82,13 +89,7 @@ TEST_F(DeviceHangTest, AHungDeviceHoldsUpNothingButItsOwnRequests) {
   }
   // Without a device named, a create passes over the hung device once it has held its call for
   // longer than a healthy one takes.
-  ASSERT_TRUE(waitUntil(
-      [&] {
-        auto d = client.devices();
-        return d && d->size() == 2 && (*d)[0].status == "Unresponsive";
-      },
-      10s))
-      << "device 0 is never listed Unresponsive";
+  ASSERT_TRUE(listedWithin10s(client, 2, 0, "Unresponsive")) << "device 0 is never listed Unresponsive";
   auto anywhere = client.createPartition(Resources{1, 0, 0, 1, 0});
   ASSERT_TRUE(anywhere) << anywhere.message();
   EXPECT_EQ(anywhere->device, 1u);
@@ -161,13 +162,7 @@ class DeviceOpeningHangTest : public DeviceTimeoutTest {
 
 TEST_F(DeviceOpeningHangTest, ADeviceHungWhileBeingOpenedIsNotAnsweringNotMissing) {
   auto client = connect();
-  ASSERT_TRUE(waitUntil(
-      [&] {
-        auto d = client.devices();
-        return d && d->size() == 1 && (*d)[0].id == 1 && (*d)[0].status == "Ready";
-      },
-      10s))
-      << "qaicd never listed device 1 alone";
+  ASSERT_TRUE(listedWithin10s(client, 1, 1, "Ready")) << "qaicd never listed device 1 alone";
   std::vector<std::string> answers;
   bool created = false;
   ASSERT_TRUE(waitUntil(
@@ -191,13 +186,7 @@ TEST_F(DeviceOpeningHangTest, ADeviceHungWhileBeingOpenedIsNotAnsweringNotMissin
   EXPECT_NE(answers.back().find("not listed yet"), std::string::npos) << answers.back();
 
   hang(0, false);
-  ASSERT_TRUE(waitUntil(
-      [&] {
-        auto d = client.devices();
-        return d && d->size() == 2 && (*d)[0].status == "Ready";
-      },
-      10s))
-      << "device 0 was not listed once it answered";
+  ASSERT_TRUE(listedWithin10s(client, 2, 0, "Ready")) << "device 0 was not listed once it answered";
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
   ASSERT_TRUE(p) << p.message();
   EXPECT_EQ(p->device, 0u);
