@@ -114,7 +114,17 @@ def newer_opset_cases():
     g_scale, g_bias = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
     c_scale, c_bias = rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32)
     erf = np.vectorize(__import__("math").erf)
+    # Einsum diagonals: infinities off the diagonal must not reach the result (a 0/1 mask times
+    # them would give NaN).
+    square = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    square[:, 0, 2], square[:, 1, 0] = np.inf, -np.inf
+    row = rng.standard_normal((2, 4)).astype(np.float32)
     return [
+        case("einsum_diagonal_beside_infinities", 12, [node("Einsum", ["d"], ["y"], equation="bii->bi")],
+             [np.einsum("bii->bi", square)], data=(("d", square),)),
+        case("einsum_trace_times_operand", 12, [node("Einsum", ["d", "r"], ["y"], equation="bii,bj->bj")],
+             [np.einsum("bii,bj->bj", np.nan_to_num(square, posinf=0, neginf=0), row)],
+             data=(("d", np.nan_to_num(square, posinf=0, neginf=0)), ("r", row))),
         case("reducemean_axes_input", 18, [node("ReduceMean", ["x", "axes"], ["y"])],
              [x.mean(axis=(1, 3), keepdims=True)], [("axes", ints([1, 3]))]),
         case("reducemax_axes_input", 18, [node("ReduceMax", ["x", "axes"], ["y"], keepdims=0)],

@@ -2,12 +2,15 @@
 // Letters only one operand has and the output lacks are summed first (reduce); then operand A
 // is arranged as [batch, free of A, contracted] and B as [batch, contracted, free of B], both
 // flattened to 3-D for one batched matmul, and the product is reshaped and transposed into the
-// output's order. Repeated letters within an operand (diagonals) are not supported.
+// output's order. A letter repeated within an operand (`ii->i`, `bii->bi`: a diagonal) is taken
+// first: elements off the diagonal are replaced by zeros (where, so that an infinity off the
+// diagonal does not turn into NaN as it would times a 0/1 mask) and the second axis is summed away.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <map>
 
+#include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
 #include "onnx/OperatorTable.hpp"
 
@@ -69,6 +72,39 @@ void sumAway(Converter& c, Operand& op, const std::string& keep, const std::stri
   op = {letters, dims, dst};
 }
 
+// Replaces every letter `op` repeats by its diagonal, until each letter appears once.
+void takeDiagonals(Converter& c, Operand& op) {
+  for (std::size_t q = 1; q < op.letters.size();) {
+    const std::size_t p = op.letters.find(op.letters[q]);
+    if (p == q) {
+      ++q;
+      continue;
+    }
+    const int64_t n = op.dims[p];
+    if (op.dims[q] != n) {
+      c.fail("letter '" + std::string(1, op.letters[q]) + "' is repeated over axes of sizes " + std::to_string(n) +
+             " and " + std::to_string(op.dims[q]));
+    }
+    ir::Dims maskDims(op.dims.size(), 1);
+    maskDims[p] = n;
+    maskDims[q] = n;
+    std::vector<int64_t> identity(static_cast<std::size_t>(n * n), 0);
+    for (int64_t i = 0; i < n; ++i) identity[static_cast<std::size_t>(i * n + i)] = 1;
+    const std::string mask = c.constantTensor(fromInt64s("", ir::DType::Bool, maskDims, identity),
+                                              c.label() + "/diagonal_mask");
+    const std::string kept = c.temporary("diagonal_kept");
+    c.emit("where", {{"condition", mask}, {"src1", op.tensor}, {"src2", c.scalar(c.tensorDType(op.tensor), 0, "zero")}},
+           {{"dst", kept}});
+    const std::string diagonal = c.temporary("diagonal");
+    c.emit("reduce", {{"src", kept}}, {{"dst", diagonal}},
+           {stringParam("reduce_op", "sum"), integersParam("axes", {static_cast<int64_t>(q)}),
+            boolParam("keepdims", false)});
+    op.letters.erase(q, 1);
+    op.dims.erase(op.dims.begin() + static_cast<std::ptrdiff_t>(q));
+    op.tensor = diagonal;
+  }
+}
+
 int64_t sizeOf(const Operand& op, char letter) { return op.dims[op.letters.find(letter)]; }
 
 }  // namespace
@@ -102,11 +138,9 @@ void convertEinsum(Converter& c) {
     if (op.letters.size() != op.dims.size()) c.fail("term '" + terms[i] + "' does not match the operand's rank");
     for (char letter : op.letters) {
       if (!std::isalpha(static_cast<unsigned char>(letter))) c.fail("equation '" + equation + "' is malformed");
-      if (std::count(op.letters.begin(), op.letters.end(), letter) > 1) {
-        c.fail("repeated letters within a term (diagonals) are not supported");
-      }
-      ++occurrences[letter];
     }
+    takeDiagonals(c, op);
+    for (char letter : op.letters) ++occurrences[letter];
     ops.push_back(std::move(op));
   }
   std::string output;

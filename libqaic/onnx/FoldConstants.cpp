@@ -1,5 +1,5 @@
 // Operators computed only at import time: their results are constants of the static network
-// (Constant, Shape, Size, Range, ConstantOfShape). Every other node with constant inputs is
+// (Constant, Shape, Size, Range, ConstantOfShape, EyeLike). Every other node with constant inputs is
 // evaluated through its IR ops (ConstantEvaluation.cpp).
 #include <onnx/onnx_pb.h>
 
@@ -118,6 +118,30 @@ bool foldConstantOfShape(Converter& c) {
   for (int64_t i = 0; i < count; ++i)
     std::memcpy(out.data.data() + static_cast<std::size_t>(i) * size, fill.data.data(), size);
   c.setConstant(0, std::move(out));
+  return true;
+}
+
+// EyeLike's result depends only on its input's dims (2-D): ones where column - row == k.
+bool foldEyeLike(Converter& c) {
+  c.requireRank(0, {2});
+  ir::DType dtype = c.dtype(0);
+  if (const auto* attr = c.attributes().find("dtype")) {
+    const auto chosen = dtypeFromOnnx(static_cast<int32_t>(attr->i()));
+    if (!chosen) c.attributes().fail("dtype", "names an element type the IR does not have");
+    dtype = *chosen;
+  }
+  const ir::Dims dims = c.dims(0);
+  const int64_t k = c.attributes().integer("k", 0);
+  const int64_t count = ir::elementCount(dims);
+  if (static_cast<std::size_t>(count) > kMaxFoldedBytes / ir::dtypeSize(dtype)) {
+    c.fail("the result would exceed " + std::to_string(kMaxFoldedBytes) + " bytes");
+  }
+  std::vector<int64_t> values(static_cast<std::size_t>(count), 0);
+  for (int64_t row = 0; row < dims[0]; ++row) {
+    const int64_t column = row + k;
+    if (column >= 0 && column < dims[1]) values[static_cast<std::size_t>(row * dims[1] + column)] = 1;
+  }
+  c.setConstant(0, fromInt64s("", dtype, dims, values));
   return true;
 }
 

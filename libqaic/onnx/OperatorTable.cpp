@@ -175,7 +175,7 @@ const Table& table() {
       // Linear algebra.
       {"Gemm", {convertGemm, nullptr, {"gemm"}, {"alpha", "beta", "transA", "transB"}}},
       {"MatMul", {convertMatMul, nullptr, {"matmul"}, {}}},
-      {"Einsum", {convertEinsum, nullptr, {"matmul", "reduce", "reshape", "transpose"}, {"equation"}}},
+      {"Einsum", {convertEinsum, nullptr, {"matmul", "reduce", "reshape", "transpose", "where"}, {"equation"}}},
       // Shapes and data movement.
       {"Flatten", {convertFlatten, nullptr, {"flatten"}, {"axis"}}},
       {"Reshape", {convertReshape, nullptr, {"reshape"}, {"allowzero", "shape"}}},
@@ -216,6 +216,7 @@ const Table& table() {
       {"Size", {nullptr, foldSize, {}, {}, true}},
       {"Range", {nullptr, foldRange, {}, {}}},
       {"ConstantOfShape", {nullptr, foldConstantOfShape, {}, {"value"}}},
+      {"EyeLike", {nullptr, foldEyeLike, {}, {"dtype", "k"}, true}},
   };
   return entries;
 }

@@ -110,6 +110,7 @@ bool foldShape(Converter&);
 bool foldSize(Converter&);
 bool foldRange(Converter&);
 bool foldConstantOfShape(Converter&);
+bool foldEyeLike(Converter&);
 bool foldIdentity(Converter&);
 
 // Patterns of exported networks converted into one IR op (FusePatterns.cpp), tried by the
