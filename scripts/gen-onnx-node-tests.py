@@ -119,7 +119,25 @@ def newer_opset_cases():
     square = rng.standard_normal((2, 3, 3)).astype(np.float32)
     square[:, 0, 2], square[:, 1, 0] = np.inf, -np.inf
     row = rng.standard_normal((2, 4)).astype(np.float32)
+
+    def linear_asymmetric(a, axis, scale):
+        # Upsample's linear mode (Resize-10): source coordinate i / scale, the last one repeated.
+        n = a.shape[axis]
+        src = np.arange(int(np.floor(n * scale))) / scale
+        low = np.floor(src).astype(np.int64)
+        high = np.minimum(low + 1, n - 1)
+        shape = [1] * a.ndim
+        shape[axis] = -1
+        frac = (src - low).reshape(shape).astype(np.float32)
+        return np.take(a, low, axis) * (1 - frac) + np.take(a, high, axis) * frac
+
     return [
+        case("upsample_nearest_scales_attribute", 7,
+             [node("Upsample", ["x"], ["y"], mode="nearest", scales=[1.0, 1.0, 2.0, 3.0])],
+             [x.repeat(2, axis=2).repeat(3, axis=3)]),
+        case("upsample_linear_scales_initializer", 9, [node("Upsample", ["x", "scales"], ["y"], mode="linear")],
+             [linear_asymmetric(linear_asymmetric(x, 2, 2.0), 3, 2.5)],
+             [("scales", np.array([1, 1, 2, 2.5], np.float32))]),
         case("einsum_diagonal_beside_infinities", 12, [node("Einsum", ["d"], ["y"], equation="bii->bi")],
              [np.einsum("bii->bi", square)], data=(("d", square),)),
         case("einsum_trace_times_operand", 12, [node("Einsum", ["d", "r"], ["y"], equation="bii,bj->bj")],

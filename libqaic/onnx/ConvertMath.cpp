@@ -299,6 +299,26 @@ void convertMish(Converter& c) {
   c.keepScalarOutput(0);
 }
 
+// Shrink: x + bias below -lambd, x - bias above lambd, zero between.
+void convertShrink(Converter& c) {
+  if (c.dtype(0) == ir::DType::Bool) c.fail("input must be numeric");
+  const double lambd = c.attributes().number("lambd", 0.5f), bias = c.attributes().number("bias", 0.0f);
+  if (!(lambd >= 0)) c.attributes().fail("lambd", "must be >= 0");
+  const ir::DType dtype = c.dtype(0);
+  const std::string x = c.tensor(0);
+  const std::string below = c.temporary("below"), above = c.temporary("above");
+  c.emit("compare", {{"src1", x}, {"src2", c.scalar(dtype, -lambd, "minus_lambd")}}, {{"dst", below}},
+         {stringParam("compare_op", "less")});
+  c.emit("compare", {{"src1", x}, {"src2", c.scalar(dtype, lambd, "lambd")}}, {{"dst", above}},
+         {stringParam("compare_op", "greater")});
+  const std::string raised = c.temporary("raised"), lowered = c.temporary("lowered"), upper = c.temporary("upper");
+  binary(c, "TL_SUM", x, c.scalar(dtype, bias, "bias"), raised);
+  binary(c, "TL_SUB", x, c.scalar(dtype, bias, "bias"), lowered);
+  c.emit("where", {{"condition", above}, {"src1", lowered}, {"src2", c.scalar(dtype, 0, "zero")}}, {{"dst", upper}});
+  c.emit("where", {{"condition", below}, {"src1", raised}, {"src2", upper}}, {{"dst", c.output(0)}});
+  c.keepScalarOutput(0);
+}
+
 void convertRelu(Converter& c) { unary(c, "relu"); }
 
 void convertSigmoid(Converter& c) { unary(c, "sigmoid"); }
@@ -471,6 +491,32 @@ void convertGroupNormalization(Converter& c) {
   if (c.attributes().integer("stash_type", 1) != 1) c.attributes().fail("stash_type", "must be 1 (float)");
   const bool perGroup = c.opset() < 21 && irDims(c.dims(1)) == ir::Dims{groups};
   emitGroupNorm(c, groups, perGroup);
+}
+
+// MeanVarianceNormalization: (x - mean) / (standard deviation + 1e-9) over `axes` (default N
+// and the spatial axes of NCHW). The variance is taken of the centred values, which is
+// the function body's E[x^2] - E[x]^2 without its cancellation.
+void convertMeanVarianceNormalization(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  if (!ir::rules::isFloating(c.dtype(0))) c.fail("input must be of a floating type");
+  const auto given = c.attributes().integers("axes");
+  if (!given && in.size() != 4) c.attributes().fail("axes", "must be given for an input of rank other than 4");
+  const std::vector<int64_t> axes = distinctAxes(c, given.value_or(std::vector<int64_t>{0, 2, 3}), in.size());
+  const auto reduceMean = [&](const std::string& src, const std::string& dst) {
+    c.emit("reduce", {{"src", src}}, {{"dst", dst}},
+           {stringParam("reduce_op", "mean"), integersParam("axes", axes), boolParam("keepdims", true)});
+  };
+  const std::string mean = c.temporary("mean"), centered = c.temporary("centered"), squared = c.temporary("squared"),
+                    variance = c.temporary("variance"), deviation = c.temporary("deviation"),
+                    shifted = c.temporary("shifted");
+  reduceMean(c.tensor(0), mean);
+  binary(c, "TL_SUB", c.tensor(0), mean, centered);
+  binary(c, "TL_MUL", centered, centered, squared);
+  reduceMean(squared, variance);
+  unaryFunction(c, "sqrt", variance, deviation);
+  binary(c, "TL_SUM", deviation, c.scalar(c.dtype(0), 1e-9, "epsilon"), shifted);
+  binary(c, "TL_DIV", centered, shifted, c.output(0));
 }
 
 void emitLayerNorm(Converter& c, const std::string& src, const std::string& scale, const std::string& bias,

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/ShapeRules.hpp"
+#include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
 #include "onnx/OperatorTable.hpp"
 
@@ -73,6 +75,46 @@ void convertArgReduce(Converter& c) {
           numberParam("axis", static_cast<double>(axis)), boolParam("keepdims", keep),
           boolParam("select_last_index", c.attributes().integer("select_last_index", 0) != 0)});
   if (!keep && in.size() == 1) c.setOnnxDims(0, {});
+}
+
+// Hardmax: 1 at the first largest element along the axis, 0 elsewhere. Before opset 13 the
+// input is coerced to 2-D at `axis` (default 1) and the whole row is one axis.
+void convertHardmax(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  if (!ir::rules::isFloating(c.dtype(0))) c.fail("input must be of a floating type");
+  const bool coerced = c.opset() < 13;
+  int64_t axis = normalizeAxis(c, c.attributes().integer("axis", coerced ? 1 : -1), in.size());
+  std::string src = c.tensor(0);
+  ir::Dims dims = in;
+  if (coerced) {
+    int64_t outer = 1, inner = 1;
+    for (std::size_t i = 0; i < in.size(); ++i) (static_cast<int64_t>(i) < axis ? outer : inner) *= in[i];
+    dims = {outer, inner};
+    src = c.reshaped(src, dims, "rows");
+    axis = 1;
+  }
+  const std::string first = c.temporary("argmax");
+  c.emit("arg_reduce", {{"src", src}}, {{"dst", first}},
+         {stringParam("arg_op", "max"), numberParam("axis", static_cast<double>(axis)), boolParam("keepdims", true),
+          boolParam("select_last_index", false)});
+  const int64_t length = dims[static_cast<std::size_t>(axis)];
+  std::vector<int64_t> positions(static_cast<std::size_t>(length));
+  for (int64_t i = 0; i < length; ++i) positions[static_cast<std::size_t>(i)] = i;
+  ir::Dims positionDims(dims.size(), 1);
+  positionDims[static_cast<std::size_t>(axis)] = length;
+  const std::string position = c.constantTensor(fromInt64s("", ir::DType::Int64, positionDims, positions),
+                                                c.label() + "/positions");
+  const std::string hit = c.temporary("hit");
+  c.emit("compare", {{"src1", first}, {"src2", position}}, {{"dst", hit}}, {stringParam("compare_op", "equal")});
+  const std::string one = c.scalar(c.dtype(0), 1, "one"), zero = c.scalar(c.dtype(0), 0, "zero");
+  if (!coerced) {
+    c.emit("where", {{"condition", hit}, {"src1", one}, {"src2", zero}}, {{"dst", c.output(0)}});
+    return;
+  }
+  const std::string rows = c.temporary("hardmax_rows");
+  c.emit("where", {{"condition", hit}, {"src1", one}, {"src2", zero}}, {{"dst", rows}});
+  c.reshapeInto(0, rows, in);
 }
 
 // CumSum: the axis is an input and must be known at import time.

@@ -1,6 +1,8 @@
 // Resize (opset 10 and later) on the interpolate op: the output dims from `sizes` or from
 // floor(input * scales), and the scales the coordinate mapping uses (sizes / input when sizes
 // are given). tf_crop_and_resize (a region of interest) is not supported.
+// Upsample (opsets 7 to 9, which PyTorch writes below opset 10) is Resize-10: asymmetric
+// coordinates, nearest taking the floor.
 // GridSample (opsets 16 and 20) on the grid_sample op.
 #include <onnx/onnx_pb.h>
 
@@ -43,6 +45,37 @@ std::vector<double> onAxes(Converter& c, const std::vector<double>& values, cons
 }
 
 }  // namespace
+
+void convertUpsample(Converter& c) {
+  const ir::Dims in = c.dims(0);
+  if (in.empty()) c.fail("input must have rank >= 1");
+  std::string mode = c.attributes().string("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";  // opset 7's spelling
+  if (mode != "nearest" && mode != "linear")
+    c.attributes().fail("mode", "is '" + mode + "'; expected nearest or linear");
+  std::vector<double> scales;
+  if (c.opset() < 9) {
+    const auto given = c.attributes().numbers("scales");
+    if (!given) c.attributes().fail("scales", "is required before opset 9");
+    scales.assign(given->begin(), given->end());
+  } else {
+    if (!c.hasInput(1)) c.fail("needs scales");
+    scales = toDoubles(c.requireConstant(1, "scales"));
+  }
+  if (scales.size() != in.size())
+    c.fail("scales has " + std::to_string(scales.size()) + " values for rank " + std::to_string(in.size()));
+  ir::Dims out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (!(scales[i] >= 1)) c.fail("scales must be >= 1 (Upsample only enlarges)");
+    const double d = std::floor(static_cast<double>(in[i]) * scales[i]);
+    if (d > 1e12) c.fail("scale " + std::to_string(scales[i]) + " of axis " + std::to_string(i) + " gives a huge dim");
+    out.push_back(static_cast<int64_t>(d));
+  }
+  c.emit("interpolate", {{"src", c.tensor(0)}}, {{"dst", c.output(0)}},
+         {stringParam("mode", mode), stringParam("coordinate_mode", "asymmetric"), stringParam("nearest_mode", "floor"),
+          numbersParam("scales", scales), integersParam("dims", out), numberParam("cubic_coeff_a", -0.75),
+          boolParam("exclude_outside", false)});
+}
 
 void convertResize(Converter& c) {
   const ir::Dims in = c.dims(0);

@@ -32,6 +32,8 @@ const std::map<std::string, std::string>& exclusions() {
        "MaxUnpool's output_shape given at run time; IR shapes are static (a constant output_shape is taken)"},
       {"test_tril_zero", "an empty (zero-element) input; IR dims are >= 1"},
       {"test_triu_zero", "an empty (zero-element) input; IR dims are >= 1"},
+      {"test_upsample_nearest",
+       "Upsample's scales given at run time; IR shapes are static (constant scales are taken)"},
       {"test_resize_tf_crop_and_resize", "Resize's tf_crop_and_resize (a region of interest) is not supported"},
       {"test_if", "an If whose condition is known only at run time (conditions on static shapes are taken)"},
       {"test_lstm_with_peepholes", "sequence_lens given at run time (packed sequences) is not supported"},

@@ -318,6 +318,33 @@ TEST(OnnxErrors, NewerOpsetAttributesThatDoNotFitAreNamed) {
   EXPECT_NE(wrap.find("wrap pads of axis 2 exceed its dim 4"), std::string::npos) << wrap;
 }
 
+// Operators composed of other IR ops refuse what they cannot express, naming the node.
+TEST(OnnxErrors, ComposedOperatorsNameWhatDoesNotFit) {
+  const auto message = [](int opset, const ir::Dims& dims, const std::function<void(ModelBuilder&)>& build) {
+    ModelBuilder b(opset);
+    b.input("x", dims).output("y");
+    build(b);
+    return importError(b);
+  };
+  const std::string diagonal = message(12, {2, 3, 4}, [](ModelBuilder& b) {
+    setAttr(b.node("Einsum", {"x"}, {"y"}, "e"), "equation", std::string("bii->bi"));
+  });
+  EXPECT_NE(diagonal.find("Einsum node 'e': letter 'i' is repeated over axes of sizes 3 and 4"), std::string::npos)
+      << diagonal;
+  const std::string variance = message(13, {2, 3, 4},
+                                       [](ModelBuilder& b) { b.node("MeanVarianceNormalization", {"x"}, {"y"}, "m"); });
+  EXPECT_NE(variance.find("MeanVarianceNormalization node 'm': attribute 'axes'"), std::string::npos) << variance;
+  EXPECT_NE(variance.find("rank other than 4"), std::string::npos) << variance;
+  const std::string shrinking = message(9, {1, 2, 4, 4}, [](ModelBuilder& b) {
+    b.initializer("scales", {4}, {1, 1, 0.5f, 2});
+    b.node("Upsample", {"x", "scales"}, {"y"}, "u");
+  });
+  EXPECT_NE(shrinking.find("Upsample node 'u': scales must be >= 1"), std::string::npos) << shrinking;
+  const std::string lambd = message(
+      9, {2, 3}, [](ModelBuilder& b) { setAttr(b.node("Shrink", {"x"}, {"y"}, "s"), "lambd", -1.0f); });
+  EXPECT_NE(lambd.find("Shrink node 's': attribute 'lambd'"), std::string::npos) << lambd;
+}
+
 // Dropout's mask output is folded to a constant of ones; a huge input is refused by the bytes
 // the mask would take, before anything is allocated (fuzz_onnx_import ran out of memory on it:
 // the ones were first listed as int64, eight bytes each).
