@@ -131,7 +131,44 @@ def newer_opset_cases():
         frac = (src - low).reshape(shape).astype(np.float32)
         return np.take(a, low, axis) * (1 - frac) + np.take(a, high, axis) * frac
 
+
+    def complex_last(z):
+        return np.stack([z.real, z.imag], -1).astype(np.float32)
+
+    def frames(signal, length, step):
+        count = (signal.shape[1] - length) // step + 1
+        return np.stack([signal[:, i * step:i * step + length] for i in range(count)], 1)
+
+    signal = rng.standard_normal((2, 64, 1)).astype(np.float32)
+    complex_signal = rng.standard_normal((1, 40, 2)).astype(np.float32)
+    as_complex = complex_signal[..., 0] + 1j * complex_signal[..., 1]
+    hann16 = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(16) / 16)
+    hamming10 = 25 / 46 - 21 / 46 * np.cos(2 * np.pi * np.arange(10) / 9)
+    samples = rng.standard_normal((2, 5, 3, 1)).astype(np.float32)
+    spectrum = rng.standard_normal((1, 6, 2, 2)).astype(np.float32)
+    line10, line12 = rng.standard_normal(10).astype(np.float32), rng.standard_normal(12).astype(np.float32)
     return [
+        case("stft_hann_window", 17,
+             [node("HannWindow", ["size"], ["w"]), node("STFT", ["x", "step", "w"], ["y"])],
+             [complex_last(np.fft.rfft(frames(signal[..., 0], 16, 4) * hann16, axis=-1))],
+             [("size", np.array(16, np.int64)), ("step", np.array(4, np.int64))], data=(("x", signal),)),
+        case("stft_complex_two_sided", 17, [node("STFT", ["x", "step", "", "length"], ["y"], onesided=0)],
+             [complex_last(np.fft.fft(frames(as_complex, 8, 5), axis=-1))],
+             [("step", np.array(5, np.int64)), ("length", np.array(8, np.int64))], data=(("x", complex_signal),)),
+        case("window_hamming_symmetric", 17,
+             [node("HammingWindow", ["size"], ["w"], periodic=0), node("Mul", ["x", "w"], ["y"])],
+             [line10 * hamming10], [("size", np.array(10, np.int64))], data=(("x", line10),)),
+        case("window_blackman_periodic", 17, [node("BlackmanWindow", ["size"], ["w"]), node("Mul", ["x", "w"], ["y"])],
+             [line12 * np.blackman(13)[:-1]], [("size", np.array(12, np.int64))], data=(("x", line12),)),
+        case("dft_length_pads_axis_2", 17, [node("DFT", ["x", "n"], ["y"], axis=2)],
+             [complex_last(np.fft.fft(samples[..., 0], n=6, axis=2))], [("n", np.array(6, np.int64))],
+             data=(("x", samples),)),
+        case("dft_onesided_truncates", 17, [node("DFT", ["x", "n"], ["y"], axis=1, onesided=1)],
+             [complex_last(np.fft.rfft(samples[..., 0], n=4, axis=1))], [("n", np.array(4, np.int64))],
+             data=(("x", samples),)),
+        case("dft_inverse_axis_input", 20, [node("DFT", ["x", "", "axis"], ["y"], inverse=1)],
+             [complex_last(np.fft.ifft(spectrum[..., 0] + 1j * spectrum[..., 1], axis=1))],
+             [("axis", np.array(-3, np.int64))], data=(("x", spectrum),)),
         case("upsample_nearest_scales_attribute", 7,
              [node("Upsample", ["x"], ["y"], mode="nearest", scales=[1.0, 1.0, 2.0, 3.0])],
              [x.repeat(2, axis=2).repeat(3, axis=3)]),

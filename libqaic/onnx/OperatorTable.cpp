@@ -201,6 +201,12 @@ const Table& table() {
         {"interpolate"},
         {"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
          "extrapolation_value", "keep_aspect_ratio_policy", "mode", "nearest_mode"}}},
+      // Signal processing (opset 17).
+      {"DFT", {convertDft, nullptr, {"transpose", "reshape", "matmul"}, {"axis", "inverse", "onesided"}}},
+      {"STFT", {convertStft, nullptr, {"transpose", "reshape", "conv2d"}, {"onesided"}}},
+      {"HannWindow", {nullptr, foldWindow, {}, {"output_datatype", "periodic"}}},
+      {"HammingWindow", {nullptr, foldWindow, {}, {"output_datatype", "periodic"}}},
+      {"BlackmanWindow", {nullptr, foldWindow, {}, {"output_datatype", "periodic"}}},
       {"Upsample", {convertUpsample, nullptr, {"interpolate"}, {"mode", "scales"}}},
       {"GridSample", {convertGridSample, nullptr, {"grid_sample"}, {"align_corners", "mode", "padding_mode"}}},
       {"Identity", {convertIdentity, foldIdentity, {}, {}}},

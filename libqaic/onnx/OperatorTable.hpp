@@ -105,6 +105,8 @@ void convertScatterElements(Converter&);
 void convertScatterND(Converter&);
 void convertResize(Converter&);
 void convertUpsample(Converter&);
+void convertDft(Converter&);
+void convertStft(Converter&);
 void convertGridSample(Converter&);
 void convertIdentity(Converter&);
 void convertDropout(Converter&);
@@ -115,6 +117,7 @@ bool foldSize(Converter&);
 bool foldRange(Converter&);
 bool foldConstantOfShape(Converter&);
 bool foldEyeLike(Converter&);
+bool foldWindow(Converter&);  // HannWindow, HammingWindow, BlackmanWindow
 bool foldIdentity(Converter&);
 
 // Patterns of exported networks converted into one IR op (FusePatterns.cpp), tried by the

@@ -343,6 +343,21 @@ TEST(OnnxErrors, ComposedOperatorsNameWhatDoesNotFit) {
   const std::string lambd = message(
       9, {2, 3}, [](ModelBuilder& b) { setAttr(b.node("Shrink", {"x"}, {"y"}, "s"), "lambd", -1.0f); });
   EXPECT_NE(lambd.find("Shrink node 's': attribute 'lambd'"), std::string::npos) << lambd;
+  const std::string onesided = message(
+      17, {1, 8, 2}, [](ModelBuilder& b) { setAttr(b.node("DFT", {"x"}, {"y"}, "d"), "onesided", int64_t{1}); });
+  EXPECT_NE(onesided.find("DFT node 'd': attribute 'onesided' is 1 for a complex input"), std::string::npos)
+      << onesided;
+  const std::string frame = message(17, {1, 8, 1}, [](ModelBuilder& b) {
+    b.initializerInt64("step", {}, {2}).initializerInt64("length", {}, {16});
+    b.node("STFT", {"x", "step", "", "length"}, {"y"}, "s");
+  });
+  EXPECT_NE(frame.find("STFT node 's': frame_length 16 exceeds the signal's 8 samples"), std::string::npos) << frame;
+  const std::string window = message(17, {1, 8, 1}, [](ModelBuilder& b) {
+    b.initializerInt64("size", {}, {0});
+    b.node("HannWindow", {"size"}, {"y"}, "w");
+  });
+  EXPECT_NE(window.find("HannWindow node 'w': input 'size' must hold one value from 1 to 65536"), std::string::npos)
+      << window;
 }
 
 // Dropout's mask output is folded to a constant of ones; a huge input is refused by the bytes
