@@ -1,5 +1,8 @@
 #include "FileCache.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -14,10 +17,19 @@ FileBytes FileCache::load(const std::string& path) {
       return it->second->bytes;
     }
   }
+  // A directory opens as a stream and fails only on the first read, with a message of the
+  // stream's own; name it here instead.
+  std::error_code kind;
+  if (std::filesystem::is_directory(path, kind)) throw std::runtime_error("cannot read '" + path + "': a directory");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open '" + path + "'");
-  auto bytes = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(in),
-                                                      std::istreambuf_iterator<char>());
+  if (!in) throw std::runtime_error("cannot open '" + path + "': " + std::strerror(errno));
+  std::shared_ptr<std::vector<uint8_t>> bytes;
+  try {
+    bytes = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(in),
+                                                   std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure& e) {
+    throw std::runtime_error("cannot read '" + path + "': " + e.what());
+  }
   if (in.bad()) throw std::runtime_error("cannot read '" + path + "'");
 
   std::lock_guard lock(mutex_);

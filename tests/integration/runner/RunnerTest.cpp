@@ -270,6 +270,22 @@ TEST_F(RunnerTest, EveryMalformedBatchJsonExitsTwoWithOneLine) {
   }
 }
 
+// An -i path that cannot be read exits 2 naming the path and why, in one line.
+TEST_F(RunnerTest, UnreadableInputFileExitsTwoWithTheReason) {
+  writeRaw<int32_t>(dir_ / "in0.raw", {1, 2, 3, 4});
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {(dir_ / "nothere.raw").string(), "No such file or directory"},
+      {dir_.string(), "a directory"},
+  };
+  for (const auto& [path, reason] : cases) {
+    RunResult r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "-n", "1", "-i",
+                                          (dir_ / "in0.raw").string(), "-i", path});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("'" + path + "': " + reason));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 // Random inputs, the latency profile and --time.
 TEST_F(RunnerTest, RandomInputsProfilingAndTime) {
   RunResult r = runTool("qaic-runner",
