@@ -1,5 +1,6 @@
 """qaic.Session: compile (when given a model) and run a program with numpy arrays in and out."""
 import collections
+import collections.abc
 import itertools
 import math
 import operator
@@ -222,6 +223,12 @@ class Session:
         updated); None takes any free handle, which a retained-state program allows only with
         one activation (ValueError otherwise: the steps of a sequence would land on different
         activations' state)."""
+        if not isinstance(input_dict, collections.abc.Mapping):
+            raise TypeError(f"run() takes a mapping of input name -> array, not {type(input_dict).__name__}; "
+                            f"the program's inputs are {self.input_names}")
+        if output_dict is not None and not isinstance(output_dict, collections.abc.Mapping):
+            raise TypeError("output_dict must be a mapping of output name -> array, not "
+                            f"{type(output_dict).__name__}")
         for name in input_dict:
             if name not in self._input_names:
                 shown = repr(name) if isinstance(name, str) else f"of type {type(name).__name__}"

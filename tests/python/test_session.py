@@ -150,6 +150,12 @@ def test_bad_inputs_name_the_buffer(emulator, relu16):
         session.run({})
     with pytest.raises(ValueError, match="unknown input 'z'"):
         session.run({"x": np.zeros((1, 16), np.float32), "z": 1})
+    # An array given where the mapping belongs says what run() takes (it raised "unhashable type").
+    with pytest.raises(TypeError, match=r"run\(\) takes a mapping of input name -> array, not ndarray; "
+                                        r"the program's inputs are \['x'\]"):
+        session.run(np.zeros((1, 16), np.float32))
+    with pytest.raises(TypeError, match="output_dict must be a mapping of output name -> array, not list"):
+        session.run({"x": np.zeros((1, 16), np.float32)}, [np.zeros((1, 16), np.float32)])
     # numpy's conversion errors name the input too (fuzz_python_args: an int too large for an
     # integer dtype raised a bare OverflowError).
     with pytest.raises(ValueError, match="input 'x': could not convert string to float"):
