@@ -216,6 +216,11 @@ std::vector<OpSpec> buildRegistry() {
        {oneOf("mode", values(kInterpolationModes)), oneOf("padding_mode", values(kGridPaddingModes)),
         boolean("align_corners")},
        nullptr, shapeGridSample, false, true, "[N, C, grid.dims[1], ..., grid.dims[k]]"});
+  add({"roi_align", {"src", "rois", "batch_indices"}, {"dst"},
+       {oneOf("mode", values(kPoolOps)), ints("output_dims", Bound::AtLeastOne, LengthRule::Any),
+        integer("sampling_ratio", Bound::NonNegative), number("spatial_scale", Bound::Positive),
+        boolean("half_pixel")},
+       nullptr, shapeRoiAlign, false, true, "[R, C, output_dims[0], output_dims[1]] for rois [R, 4]"});
   // clang-format on
   return specs;
 }

@@ -46,8 +46,9 @@ ShapeRuleFunction shapeElew, shapeElewBcast, shapeAxis, shapeMaxreduce, shapeMax
 // shapeResize: resize, interpolate: param 'dims'
 // shapeGridSample: src [N, C, d1..dk], grid [N, o1..ok, k] with k = 1..3 (cubic: k = 2)
 // shapePoolArgmax: pool's dims, TL_INT64
+// shapeRoiAlign: src [N, C, H, W] floating, rois [R, 4] of src's dtype, batch_indices [R]
 ShapeRuleFunction shapeConv2d, shapeDeconv2d, shapePool2d, shapeGlobalAvgpool, shapeBatchnorm, shapeUpsample,
-    shapeResize, shapePoolNd, shapeConvNd, shapeDeconvNd, shapeGridSample, shapePoolArgmax;
+    shapeResize, shapePoolNd, shapeConvNd, shapeDeconvNd, shapeGridSample, shapePoolArgmax, shapeRoiAlign;
 // Indexing and conversion.
 void requireIndices(const Op& op, std::string_view arg, const TensorInfo& t);  // TL_INT64 / TL_INT32
 ShapeRuleFunction shapeGather, shapeCast, shapeGatherElements, shapeGatherNd, shapeScatterElements, shapeScatterNd;

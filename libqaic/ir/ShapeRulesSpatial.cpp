@@ -215,6 +215,28 @@ Outs shapePoolNd(const Op& op, Infos in) {
   return {out};
 }
 
+Outs shapeRoiAlign(const Op& op, Infos in) {
+  const Dims& src = in[0].dims;
+  const Dims& rois = in[1].dims;
+  if (src.size() != 4) throwInputError(op, "src", "expected [N, C, H, W], got " + formatDims(src));
+  requireFloating(op, "src", in[0]);
+  if (rois.size() != 2 || rois[1] != 4) throwInputError(op, "rois", "expected [R, 4], got " + formatDims(rois));
+  if (in[1].dtype != in[0].dtype) {
+    throwInputError(
+        op, "rois",
+        "dtype " + std::string(dtypeName(in[1].dtype)) + " differs from src's " + std::string(dtypeName(in[0].dtype)));
+  }
+  requireIndices(op, "batch_indices", in[2]);
+  if (in[2].dims != Dims{rois[0]}) {
+    throwInputError(
+        op, "batch_indices",
+        "expected [" + std::to_string(rois[0]) + "] for rois " + formatDims(rois) + ", got " + formatDims(in[2].dims));
+  }
+  const auto outputDims = op.integers("output_dims");
+  if (outputDims.size() != 2) throwParamError(op, "output_dims", "expected [height, width]");
+  return {TensorInfo{in[0].dtype, Dims{rois[0], src[1], outputDims[0], outputDims[1]}}};
+}
+
 Outs shapePoolArgmax(const Op& op, Infos in) {
   Outs out = shapePoolNd(op, in);
   out[0].dtype = DType::Int64;

@@ -3,7 +3,7 @@
 // are given). tf_crop_and_resize (a region of interest) is not supported.
 // Upsample (opsets 7 to 9, which PyTorch writes below opset 10) is Resize-10: asymmetric
 // coordinates, nearest taking the floor.
-// GridSample (opsets 16 and 20) on the grid_sample op.
+// GridSample (opsets 16 and 20) on the grid_sample op, RoiAlign (opsets 10 and 16) on roi_align.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -156,6 +156,35 @@ void convertGridSample(Converter& c) {
   c.emit("grid_sample", {{"src", c.tensor(0)}, {"grid", c.tensor(1)}}, {{"dst", c.output(0)}},
          {stringParam("mode", mode), stringParam("padding_mode", padding),
           boolParam("align_corners", c.attributes().integer("align_corners", 0) != 0)});
+}
+
+}  // namespace qaic::onnx
+
+namespace qaic::onnx {
+
+// RoiAlign: opset 10 has no coordinate_transformation_mode and behaves as output_half_pixel;
+// opset 16 adds it, half_pixel by default.
+void convertRoiAlign(Converter& c) {
+  c.requireRank(0, {4});
+  const std::string mode = c.attributes().string("mode", "avg");
+  if (mode != "avg" && mode != "max") c.attributes().fail("mode", "is '" + mode + "'; expected avg or max");
+  const std::string coordinates = c.attributes().string("coordinate_transformation_mode",
+                                                        c.opset() < 16 ? "output_half_pixel" : "half_pixel");
+  if (coordinates != "half_pixel" && coordinates != "output_half_pixel")
+    c.attributes().fail("coordinate_transformation_mode",
+                        "is '" + coordinates + "'; expected half_pixel or output_half_pixel");
+  const int64_t height = c.attributes().integer("output_height", 1), width = c.attributes().integer("output_width", 1);
+  if (height < 1) c.attributes().fail("output_height", "must be >= 1");
+  if (width < 1) c.attributes().fail("output_width", "must be >= 1");
+  const int64_t samplingRatio = c.attributes().integer("sampling_ratio", 0);
+  if (samplingRatio < 0) c.attributes().fail("sampling_ratio", "must be >= 0 (0: adaptive)");
+  const double spatialScale = c.attributes().number("spatial_scale", 1.0f);
+  if (!(spatialScale > 0) || !std::isfinite(spatialScale)) c.attributes().fail("spatial_scale", "must be > 0");
+  c.emit("roi_align", {{"src", c.tensor(0)}, {"rois", c.tensor(1)}, {"batch_indices", c.tensor(2)}},
+         {{"dst", c.output(0)}},
+         {stringParam("mode", mode), integersParam("output_dims", {height, width}),
+          numberParam("sampling_ratio", static_cast<double>(samplingRatio)), numberParam("spatial_scale", spatialScale),
+          boolParam("half_pixel", coordinates == "half_pixel")});
 }
 
 }  // namespace qaic::onnx

@@ -105,6 +105,7 @@ void convertScatterElements(Converter&);
 void convertScatterND(Converter&);
 void convertResize(Converter&);
 void convertUpsample(Converter&);
+void convertRoiAlign(Converter&);
 void convertDft(Converter&);
 void convertStft(Converter&);
 void convertGridSample(Converter&);

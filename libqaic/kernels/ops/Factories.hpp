@@ -37,6 +37,8 @@ KernelFactoryFunction makePool2d, makePool;
 KernelFactoryFunction makeResize, makeInterpolate;
 // GridSample.cpp
 KernelFactoryFunction makeGridSample;
+// RoiAlign.cpp
+KernelFactoryFunction makeRoiAlign;
 // PoolArgmax.cpp
 KernelFactoryFunction makePoolArgmax;
 // Linear.cpp

@@ -69,6 +69,7 @@ constexpr std::array kFactories = {
     Entry{"deconv", ops::makeDeconv},
     Entry{"interpolate", ops::makeInterpolate},
     Entry{"grid_sample", ops::makeGridSample},
+    Entry{"roi_align", ops::makeRoiAlign},
     Entry{"pool_argmax", ops::makePoolArgmax},
 };
 }  // namespace

@@ -83,6 +83,10 @@ const std::vector<Expected> kOperators = {
      {"dst"},
      {"mode", "coordinate_mode", "nearest_mode", "scales", "dims", "cubic_coeff_a", "exclude_outside"}},
     {"grid_sample", {"src", "grid"}, {"dst"}, {"mode", "padding_mode", "align_corners"}},
+    {"roi_align",
+     {"src", "rois", "batch_indices"},
+     {"dst"},
+     {"mode", "output_dims", "sampling_ratio", "spatial_scale", "half_pixel"}},
     {"pool_argmax", {"src"}, {"dst"}, {"size", "stride", "dilation", "pads", "column_major"}},
 };
 

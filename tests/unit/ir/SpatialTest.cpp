@@ -204,5 +204,28 @@ TEST(Spatial, GridSample) {
               HasSubstr("param 'mode': cubic samples 2 spatial dims only"));
 }
 
+TEST(Spatial, RoiAlign) {
+  const Json align = makeOp(
+      "r", "roi_align", {{"src", "x"}, {"rois", "rois"}, {"batch_indices", "b"}}, {{"dst", "y"}},
+      {{"mode", "avg"}, {"output_dims", {7, 5}}, {"sampling_ratio", 0}, {"spatial_scale", 0.25}, {"half_pixel", true}});
+  const auto result = [&](const Dims& src, const Dims& rois, const Dims& indices, const std::string& indexType) {
+    const std::vector<Json> ops = {makeTensor("x", src), makeTensor("rois", rois), makeTensor("b", indices, indexType),
+                                   align};
+    Graph graph = parseGraph(graphText(ops), "test.json");
+    inferShapes(graph);
+    return graph.tensors.at("y").dims;
+  };
+  const auto error = [&](const Dims& src, const Dims& rois, const Dims& indices, const std::string& indexType) {
+    return irError({makeTensor("x", src), makeTensor("rois", rois), makeTensor("b", indices, indexType), align});
+  };
+  EXPECT_EQ(result({2, 3, 16, 16}, {5, 4}, {5}, "TL_INT64"), (Dims{5, 3, 7, 5}));
+  EXPECT_THAT(error({2, 3, 16, 16}, {5, 5}, {5}, "TL_INT64"),
+              HasSubstr("op 'r' (roi_align): input 'rois': expected [R, 4], got [5,5]"));
+  EXPECT_THAT(error({2, 3, 16, 16}, {5, 4}, {4}, "TL_INT64"),
+              HasSubstr("input 'batch_indices': expected [5] for rois [5,4], got [4]"));
+  EXPECT_THAT(error({2, 3, 16, 16}, {5, 4}, {5}, "TL_FLOAT"), HasSubstr("input 'batch_indices': indices must be"));
+  EXPECT_THAT(error({3, 16, 16}, {5, 4}, {5}, "TL_INT64"), HasSubstr("input 'src': expected [N, C, H, W]"));
+}
+
 }  // namespace
 }  // namespace qaic::ir::test

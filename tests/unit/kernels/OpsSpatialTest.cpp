@@ -464,6 +464,44 @@ TEST(KernelsGridSample, LinearOverThreeSpatialAxes) {
   EXPECT_NEAR(v[1], 4 * 0.25 + 2 * 0.75 + 1, 1e-6);
 }
 
+// roi_align over src [1, 1, 2, 2] = [[1, 2], [3, 4]], one sample per bin.
+GraphBuilder roiAlign(const std::string& mode, bool halfPixel, double image = 0) {
+  GraphBuilder g;
+  g.create("x", "TL_FLOAT", {1, 1, 2, 2}, {1, 2, 3, 4})
+      .input("rois", "TL_FLOAT", {2, 4})
+      .create("b", "TL_INT64", {2}, {0, image})
+      .op("r", "roi_align", {{"src", "x"}, {"rois", "rois"}, {"batch_indices", "b"}}, {{"dst", "y"}},
+          {{"mode", mode},
+           {"output_dims", {1, 1}},
+           {"sampling_ratio", 1},
+           {"spatial_scale", 1.0},
+           {"half_pixel", halfPixel}})
+      .output("y", "TL_FLOAT", {2, 1, 1, 1});
+  return g;
+}
+
+TEST(KernelsRoiAlign, AverageAndMaxOfTheWeightedCells) {
+  // Region [0, 0, 1, 1]: without half_pixel the sample is at (0.5, 0.5), the four cells weighed
+  // 0.25 each: their sum 2.5, or (max mode) the largest weighted cell, 4 * 0.25. With half_pixel
+  // the region starts at -0.5 and its sample lands on cell (0, 0). Region [5, 5, 6, 6] lies more
+  // than a cell outside the image: 0.
+  const auto rois = HostTensor::of<float>(ir::DType::Float, {2, 4}, {0, 0, 1, 1, 5, 5, 6, 6});
+  EXPECT_EQ(runGraph(roiAlign("avg", false).graph(), {rois}).at(0).values<float>(), (std::vector<float>{2.5f, 0}));
+  EXPECT_EQ(runGraph(roiAlign("max", false).graph(), {rois}).at(0).values<float>(), (std::vector<float>{1, 0}));
+  EXPECT_EQ(runGraph(roiAlign("avg", true).graph(), {rois}).at(0).values<float>(), (std::vector<float>{1, 0}));
+}
+
+TEST(KernelsRoiAlign, BatchIndexOutsideTheImagesIsAnError) {
+  const auto rois = HostTensor::of<float>(ir::DType::Float, {2, 4}, {0, 0, 1, 1, 0, 0, 1, 1});
+  try {
+    runGraph(roiAlign("avg", false, 3).graph(), {rois});
+    FAIL() << "expected an ExecutionError";
+  } catch (const ExecutionError& e) {
+    EXPECT_NE(std::string(e.what()).find("batch_indices[1] is 3, outside the 1 images of src"), std::string::npos)
+        << e.what();
+  }
+}
+
 // pool_argmax: where each window's maximum is, flattened over the whole src (N and C too).
 TEST(KernelsPoolArgmax, IndicesCountOverTheWholeTensorSkipPaddingAndPreferNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
