@@ -7,6 +7,7 @@
 
 #include "CompileError.hpp"
 #include "ConstantPacker.hpp"
+#include "CustomIo.hpp"
 #include "Fp16IoFormats.hpp"
 #include "IoLayout.hpp"
 #include "ModelLoader.hpp"
@@ -70,6 +71,8 @@ LoadedModel loadChecked(const ExecOptions& options, const std::map<std::string, 
   }
   if (options.batchSize > 0) applyBatchSize(graph, options.batchSize);
   ir::inferShapes(graph);
+  if (!options.customIoListFile.empty())
+    applyCustomIo(graph, readCustomIoList(options.customIoListFile), options.customIoListFile);
   if (options.convertToFp16) chooseFp16IoFormats(graph, options.fp16IoLayout);
   return model;
 }

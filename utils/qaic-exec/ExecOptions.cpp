@@ -43,6 +43,10 @@ constexpr CompatibilityOption kCompatibilityOptions[] = {
     {"-aic-pmu-recipe", "<recipe>", "PMU counter recipe"},
     {"-aic-num-of-instances", "<n>", "instances for the compiler's own test run (qaic-exec never runs)"},
     {"-num-iter", "<n>", "iterations of the compiler's own test run"},
+    {"-mdp-load-partition-config", "<file>", "a network split over several devices (one device runs it whole here)"},
+    {"-vtcm-working-set-limit-ratio", "<r>", "on-chip memory budget (a hardware tiling choice)"},
+    {"-allocator-dealloc-delay", "<n>", "on-chip buffer reuse distance (a hardware tiling choice)"},
+    {"-aic-enable-depth-first-search", nullptr, "depth-first scheduling (as -aic-enable-depth-first)"},
     {"-v", nullptr, "verbose compiler log"},
 };
 
@@ -125,6 +129,9 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     } else if (name == "-network-specialization-config") {
       requireValue();
       options.specializationConfig = value;
+    } else if (name == "-custom-IO-list-file") {
+      requireValue();
+      options.customIoListFile = value;
     } else if (name == "-onnx-define-symbol") {
       requireValue();
       const auto comma = value.find(',');
@@ -183,6 +190,11 @@ Options:
                              JSON {"specializations": [{"seq_len": "32", ...}, ...]}: each entry
                              binds ONNX symbolic dims and is compiled as one allowed shape
                              combination, chosen at run time by the IO set's dims
+  -custom-IO-list-file=<file>
+                             the vendor's custom IO list (YAML items "- IOName: <buffer>" and
+                             "  Precision: float16"): each listed float buffer is given to the user
+                             in that precision, cast from / to float at the network's boundary
+                             (efficient-transformers keeps a decoder's KV cache in float16 so)
   -operators-supported=<file>
                              write the ONNX operators the importer supports to <file>, one per
                              line; alone, or before compiling when -m is given too

@@ -27,6 +27,7 @@ struct ExecOptions {
   std::map<std::string, int64_t> onnxSymbols;  // -onnx-define-symbol=name,value
   bool retainedState = false;                  // -retained-state[=true|false]
   std::string specializationConfig;            // -network-specialization-config=FILE
+  std::string customIoListFile;                // -custom-IO-list-file=FILE
   std::vector<std::string> ignored;            // compatibility options without meaning on the emulator
   bool help = false;                           // -h | --help
   bool version = false;                        // --version

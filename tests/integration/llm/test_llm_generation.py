@@ -253,6 +253,38 @@ def test_bytes_per_decode_step_are_the_users_io_and_do_not_grow_with_ctx_len(emu
     assert decode_bytes(emulator, wider_static, wider_config) > decode_bytes(emulator, static_programs, config) > retained
 
 
+def test_efficient_transformers_compile_command_keeps_the_cache_in_float16(emulator, model, config, workdir):
+    """The command efficient-transformers runs: -custom-IO-list-file lists every past_key.N /
+    past_value.N and its _RetainedState as float16 (with -convert-to-fp16, -retained-state, the
+    specializations and its hardware flags). The retained cache is then float16, half the bytes,
+    and greedy generation still gives PyTorch's tokens, its logits within float16's rounding."""
+    custom_io = workdir / "custom_io_fp16.yaml"
+    with custom_io.open("w") as out:
+        out.write("# Model Inputs\n\n")
+        for layer in range(config["layers"]):
+            for kind in ("key", "value"):
+                for name in (f"past_{kind}.{layer}", f"past_{kind}.{layer}_RetainedState"):
+                    out.write(f" - IOName: {name}\n   Precision: float16\n\n")
+    program = workdir / "custom-io"
+    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", "-aic-hw", "-aic-hw-version=2.0",
+         f"-network-specialization-config={model / 'specializations.json'}", "-convert-to-fp16", "-retained-state",
+         "-aic-num-cores=2", f"-custom-IO-list-file={custom_io}", "-compile-only", f"-aic-binary-dir={program}",
+         "-mxfp6-matmul", "-mos=1", "-aic-enable-depth-first"])
+    listing = run([BIN / "qaic-util", "--qpc", program]).stdout
+    cache_bytes = 2 * config["heads"] * config["ctx_len"] * (config["hidden"] // config["heads"])  # float16
+    states = listing.split("Retained State ")[1:]
+    assert len(states) == 2 * config["layers"], listing
+    for state in states:
+        assert "Type:TL_FLOAT16" in state and f"Size:{cache_bytes}" in state, state
+    logits = workdir / "custom-io-logits"
+    tokens = generate(emulator, [program], config, logits)
+    assert tokens == config["tokens"], f"tokens {tokens}, PyTorch's {config['tokens']}"
+    for step in range(config["generate"]):
+        got = numpy.fromfile(logits / f"logits-{step}.bin", dtype=numpy.float32)
+        want = torch_logits(model, step)
+        assert numpy.max(numpy.abs(got - want)) <= 1e-2 * numpy.max(numpy.abs(want)), f"logits of step {step}"
+
+
 def test_qaic_runner_drives_a_retained_generation_from_one_batch_json(emulator, model, config, retained_program,
                                                                       workdir):
     """generation.json: IO set 0 the prefill (dims select the prefill specialization), then one IO
