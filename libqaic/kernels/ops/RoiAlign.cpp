@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <utility>
 
 #include "ir/OpRegistry.hpp"
 #include "kernels/DTypes.hpp"
@@ -35,6 +36,21 @@ struct Sample {
   std::array<int64_t, 4> offset{};
   std::array<double, 4> weight{};
 };
+
+constexpr double kMaxGridSide = 1 << 20;
+
+// The sample indices [first, last) of one bin's axis whose coordinates base + (i + 0.5) * step
+// may lie in [-1, extent] (one index of slack each side; bilinearSample decides exactly).
+std::pair<int64_t, int64_t> nearImage(double base, double step, int64_t grid, int64_t extent) {
+  if (grid <= 0) return {0, 0};
+  if (step == 0 || !std::isfinite(step)) return {0, grid};
+  double a = (-1.0 - base) / step - 0.5, b = (static_cast<double>(extent) - base) / step - 0.5;
+  if (a > b) std::swap(a, b);
+  if (!(b >= -1) || !(a <= static_cast<double>(grid))) return {0, 0};  // also NaN
+  const double first = std::max(std::floor(a) - 1, 0.0);
+  const double last = std::min(std::ceil(b) + 2, static_cast<double>(grid));
+  return {static_cast<int64_t>(first), static_cast<int64_t>(std::max(first, last))};
+}
 
 Sample bilinearSample(double y, double x, int64_t height, int64_t width) {
   Sample s;
@@ -109,11 +125,11 @@ std::unique_ptr<Kernel> makeRoiAlign(const BuildContext& ctx) {
           }
           const double binHeight = regionHeight / static_cast<double>(settings.outHeight);
           const double binWidth = regionWidth / static_cast<double>(settings.outWidth);
-          // A NaN or huge region samples nothing rather than reaching an integer conversion.
+          // A NaN region samples nothing; a huge one is capped far beyond any image.
           const auto gridSide = [&](double side, int64_t outputs) -> int64_t {
             if (settings.samplingRatio > 0) return settings.samplingRatio;
             const double n = std::ceil(side / static_cast<double>(outputs));
-            return std::isfinite(n) && n > 0 ? static_cast<int64_t>(std::min(n, 1024.0)) : 0;
+            return std::isfinite(n) && n > 0 ? static_cast<int64_t>(std::min(n, kMaxGridSide)) : 0;
           };
           const int64_t gridHeight = gridSide(regionHeight, settings.outHeight);
           const int64_t gridWidth = gridSide(regionWidth, settings.outWidth);
@@ -122,13 +138,19 @@ std::unique_ptr<Kernel> makeRoiAlign(const BuildContext& ctx) {
           for (int64_t b = 0; b < bins; ++b) {
             firstSample[static_cast<std::size_t>(b)] = static_cast<int64_t>(samples.size());
             const int64_t py = b / settings.outWidth, px = b % settings.outWidth;
-            for (int64_t iy = 0; iy < gridHeight; ++iy) {
-              const double y = startY + static_cast<double>(py) * binHeight +
-                               (static_cast<double>(iy) + 0.5) * binHeight / static_cast<double>(gridHeight);
-              for (int64_t ix = 0; ix < gridWidth; ++ix) {
-                const double x = startX + static_cast<double>(px) * binWidth +
-                                 (static_cast<double>(ix) + 0.5) * binWidth / static_cast<double>(gridWidth);
-                samples.push_back(bilinearSample(y, x, height, width));
+            const double baseY = startY + static_cast<double>(py) * binHeight;
+            const double baseX = startX + static_cast<double>(px) * binWidth;
+            const double stepY = binHeight / static_cast<double>(gridHeight);
+            const double stepX = binWidth / static_cast<double>(gridWidth);
+            // Only the samples near the image are visited: a region far larger than the image
+            // costs what the image does. The others count as zeros.
+            const auto [y0, y1] = nearImage(baseY, stepY, gridHeight, height);
+            const auto [x0, x1] = nearImage(baseX, stepX, gridWidth, width);
+            for (int64_t iy = y0; iy < y1; ++iy) {
+              const double y = baseY + (static_cast<double>(iy) + 0.5) * stepY;
+              for (int64_t ix = x0; ix < x1; ++ix) {
+                const Sample sample = bilinearSample(y, baseX + (static_cast<double>(ix) + 0.5) * stepX, height, width);
+                if (sample.inside) samples.push_back(sample);
               }
             }
           }
@@ -137,15 +159,16 @@ std::unique_ptr<Kernel> makeRoiAlign(const BuildContext& ctx) {
             const T* plane = in + (image * channels + c) * height * width;
             T* to = out + (r * channels + c) * bins;
             for (int64_t b = 0; b < bins; ++b) {
+              const int64_t from = firstSample[static_cast<std::size_t>(b)];
+              const int64_t end = firstSample[static_cast<std::size_t>(b + 1)];
+              // Samples outside the image weigh nothing: in max mode they are candidates of 0.
+              const bool someOutside = static_cast<double>(end - from) < count;
               double value = 0;
-              bool first = true;
-              for (int64_t k = firstSample[static_cast<std::size_t>(b)];
-                   k < firstSample[static_cast<std::size_t>(b + 1)]; ++k) {
+              bool first = !someOutside;
+              for (int64_t k = from; k < end; ++k) {
                 const Sample& s = samples[static_cast<std::size_t>(k)];
                 std::array<double, 4> terms{};
-                if (s.inside) {
-                  for (std::size_t j = 0; j < 4; ++j) terms[j] = s.weight[j] * static_cast<double>(plane[s.offset[j]]);
-                }
+                for (std::size_t j = 0; j < 4; ++j) terms[j] = s.weight[j] * static_cast<double>(plane[s.offset[j]]);
                 if (settings.mode == Mode::Average) {
                   value += terms[0] + terms[1] + terms[2] + terms[3];
                 } else {

@@ -465,7 +465,7 @@ TEST(KernelsGridSample, LinearOverThreeSpatialAxes) {
 }
 
 // roi_align over src [1, 1, 2, 2] = [[1, 2], [3, 4]], one sample per bin.
-GraphBuilder roiAlign(const std::string& mode, bool halfPixel, double image = 0) {
+GraphBuilder roiAlign(const std::string& mode, bool halfPixel, double image = 0, double samplingRatio = 1) {
   GraphBuilder g;
   g.create("x", "TL_FLOAT", {1, 1, 2, 2}, {1, 2, 3, 4})
       .input("rois", "TL_FLOAT", {2, 4})
@@ -473,7 +473,7 @@ GraphBuilder roiAlign(const std::string& mode, bool halfPixel, double image = 0)
       .op("r", "roi_align", {{"src", "x"}, {"rois", "rois"}, {"batch_indices", "b"}}, {{"dst", "y"}},
           {{"mode", mode},
            {"output_dims", {1, 1}},
-           {"sampling_ratio", 1},
+           {"sampling_ratio", samplingRatio},
            {"spatial_scale", 1.0},
            {"half_pixel", halfPixel}})
       .output("y", "TL_FLOAT", {2, 1, 1, 1});
@@ -489,6 +489,18 @@ TEST(KernelsRoiAlign, AverageAndMaxOfTheWeightedCells) {
   EXPECT_EQ(runGraph(roiAlign("avg", false).graph(), {rois}).at(0).values<float>(), (std::vector<float>{2.5f, 0}));
   EXPECT_EQ(runGraph(roiAlign("max", false).graph(), {rois}).at(0).values<float>(), (std::vector<float>{1, 0}));
   EXPECT_EQ(runGraph(roiAlign("avg", true).graph(), {rois}).at(0).values<float>(), (std::vector<float>{1, 0}));
+}
+
+// A region a million cells wide samples on a grid of 2^20 x 2^20 per bin; only the few samples
+// near the image are visited (all of them once took 2^40 samples' memory), the others count 0.
+TEST(KernelsRoiAlign, ARegionFarLargerThanTheImageCostsWhatTheImageDoes) {
+  const auto rois = HostTensor::of<float>(ir::DType::Float, {2, 4}, {-1e6f, -1e6f, 1e6f, 1e6f, 0, 0, 1, 1});
+  const auto average = runGraph(roiAlign("avg", false, 0, 0).graph(), {rois}).at(0).values<float>();
+  EXPECT_GT(average[0], 0);
+  EXPECT_LT(average[0], 1e-9);
+  const auto largest = runGraph(roiAlign("max", false, 0, 0).graph(), {rois}).at(0).values<float>();
+  EXPECT_GT(largest[0], 0);
+  EXPECT_LE(largest[0], 4);
 }
 
 TEST(KernelsRoiAlign, BatchIndexOutsideTheImagesIsAnError) {
