@@ -72,6 +72,9 @@ void sumAway(Converter& c, Operand& op, const std::string& keep, const std::stri
   op = {letters, dims, dst};
 }
 
+// The diagonal's mask is n x n bools.
+constexpr int64_t kMaxDiagonal = 8192;
+
 // Replaces every letter `op` repeats by its diagonal, until each letter appears once.
 void takeDiagonals(Converter& c, Operand& op) {
   for (std::size_t q = 1; q < op.letters.size();) {
@@ -84,6 +87,10 @@ void takeDiagonals(Converter& c, Operand& op) {
     if (op.dims[q] != n) {
       c.fail("letter '" + std::string(1, op.letters[q]) + "' is repeated over axes of sizes " + std::to_string(n) +
              " and " + std::to_string(op.dims[q]));
+    }
+    if (n > kMaxDiagonal) {
+      c.fail("letter '" + std::string(1, op.letters[q]) + "' is repeated over axes of size " + std::to_string(n) +
+             "; diagonals of at most " + std::to_string(kMaxDiagonal) + " are supported");
     }
     ir::Dims maskDims(op.dims.size(), 1);
     maskDims[p] = n;

@@ -22,6 +22,18 @@ namespace qaic::onnx {
 namespace {
 
 constexpr int64_t kMaxTransformLength = int64_t{1} << 16;
+// The constant matrix (or kernels) of one transform: 64 MB of floats, a two-sided complex DFT of
+// 2048 samples or a one-sided real one of 4096.
+constexpr int64_t kMaxMatrixElements = int64_t{1} << 24;
+
+void requireMatrixFits(Converter& c, int64_t samples, int parts, int64_t bins) {
+  const int64_t elements = samples * parts * bins * 2;  // each factor <= 2^17: no overflow
+  if (elements > kMaxMatrixElements) {
+    c.fail("a transform of " + std::to_string(samples) + " samples into " + std::to_string(bins) +
+           " bins needs a matrix of " + std::to_string(elements * 4 / (1 << 20)) + " MB; at most " +
+           std::to_string(kMaxMatrixElements * 4 / (1 << 20)) + " MB is supported");
+  }
+}
 
 // Coefficient of input sample t, part `in` (0 real, 1 imaginary), for output bin k, part `out`,
 // of a DFT of length `length`, forward or inverse (the inverse scaled by 1 / length).
@@ -93,6 +105,7 @@ void convertDft(Converter& c) {
   const int64_t length = given != 0 ? given : samples;
   if (samples > kMaxTransformLength) c.fail("the signal axis is longer than " + std::to_string(kMaxTransformLength));
   const int64_t bins = onesided ? length / 2 + 1 : length;
+  requireMatrixFits(c, samples, parts, bins);
 
   // [outer..., samples, parts] with the signal axis moved next to the parts.
   std::vector<int64_t> perm;
@@ -160,6 +173,7 @@ void convertStft(Converter& c) {
   if (onesided && parts == 2) c.attributes().fail("onesided", "is 1 for a complex signal");
   const int64_t bins = onesided ? frameLength / 2 + 1 : frameLength;
   const int64_t frames = (samples - frameLength) / steps[0] + 1;
+  requireMatrixFits(c, frameLength, parts, bins);
 
   // Kernels [bins * 2, parts, 1, frameLength]: kernel k * 2 + out, channel `in`, tap t.
   const std::vector<double> matrix = transformMatrix(frameLength, parts, bins, frameLength, false, window);

@@ -352,6 +352,11 @@ TEST(OnnxErrors, ComposedOperatorsNameWhatDoesNotFit) {
     b.node("STFT", {"x", "step", "", "length"}, {"y"}, "s");
   });
   EXPECT_NE(frame.find("STFT node 's': frame_length 16 exceeds the signal's 8 samples"), std::string::npos) << frame;
+  const std::string huge = message(17, {1, 8192, 2}, [](ModelBuilder& b) { b.node("DFT", {"x"}, {"y"}, "d"); });
+  EXPECT_NE(huge.find("DFT node 'd': a transform of 8192 samples into 8192 bins needs a matrix of 1024 MB; at most 64 "
+                      "MB is supported"),
+            std::string::npos)
+      << huge;
   const std::string window = message(17, {1, 8, 1}, [](ModelBuilder& b) {
     b.initializerInt64("size", {}, {0});
     b.node("HannWindow", {"size"}, {"y"}, "w");
