@@ -418,6 +418,34 @@ class SpatialTransformer(nn.Module):
         return self.head(torch.cat([aligned, warped], 1))
 
 
+class RoiHeads(nn.Module):
+    """A two-stage detector's second stage as it is exported on its own: a small backbone, then
+    torchvision.ops.roi_align over given regions (an input [R, 5]: image index and corners, in
+    input pixels) and a box head. aligned=False, the form torchvision 0.14 writes faithfully below
+    opset 16 (docs/conformance.md)."""
+
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.ReLU(),
+                                      nn.Conv2d(8, 16, 3, padding=1), nn.ReLU())
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(16 * 5 * 5, 32), nn.ReLU(), nn.Linear(32, 6))
+
+    def forward(self, images, regions):
+        features = self.backbone(images)
+        pooled = torchvision.ops.roi_align(features, regions, (5, 5), spatial_scale=0.5, sampling_ratio=2,
+                                           aligned=False)
+        return self.head(pooled)
+
+
+def regions_of_interest():
+    generator = torch.Generator().manual_seed(SEED + 1)
+    images = torch.randn(2, 3, 32, 32, generator=generator)
+    corners = torch.rand(5, 2, generator=generator) * 20
+    sizes = torch.rand(5, 2, generator=generator) * 14 + 2
+    index = torch.tensor([[0.0], [1.0], [1.0], [0.0], [1.0]])
+    return images, torch.cat([index, corners, corners + sizes], 1)
+
+
 class FakeQuantized(nn.Module):
     """A network as quantization-aware training exports it: QuantizeLinear -> DequantizeLinear
     pairs. The input is fake-quantized to uint8 (per tensor, zero point 128), the weights to int8
@@ -516,6 +544,8 @@ SUITE = {
                        "quantization-aware export: QuantizeLinear / DequantizeLinear (uint8 input, int8 weights)"),
     "spatial_transformer": (SpatialTransformer, images(16, batch=2), 16,
                             "spatial transformer and flow warp: F.grid_sample, bilinear and bicubic (GridSample)"),
+    "roi_heads": (RoiHeads, regions_of_interest, 11,
+                  "a detector's second stage: torchvision.ops.roi_align over given regions (RoiAlign)"),
     # make bench: full-size networks.
     "resnet50_full": (lambda: tvm.resnet50(), images(224), 14, "ResNet-50"),
     "mobilenet_v3_large_full": (lambda: tvm.mobilenet_v3_large(), images(224), 14, "MobileNetV3-Large"),

@@ -94,7 +94,8 @@ const std::vector<std::string>& suiteModels() {
                                                   "video_r2plus1d",
                                                   "volumes",
                                                   "fake_quantized",
-                                                  "spatial_transformer"};
+                                                  "spatial_transformer",
+                                                  "roi_heads"};
   return models;
 }
 
