@@ -95,7 +95,8 @@ void Converter::bindInitializers() {
   for (const auto& proto : graph_.initializer()) {
     if (proto.name().empty()) throw ImportError("an initializer has no name");
     if (values_.count(proto.name())) throw ImportError("initializer '" + proto.name() + "' is defined twice");
-    auto tensor = std::make_shared<ImportedTensor>(tensorFromProto(proto, "initializer '" + proto.name() + "'"));
+    auto tensor = std::make_shared<ImportedTensor>(
+        tensorFromProto(proto, "initializer '" + proto.name() + "'", options_.externalDataDir));
     values_[proto.name()].constant = std::move(tensor);
   }
 }

@@ -64,6 +64,7 @@ std::vector<int64_t> distinctAxes(const Converter& c, const std::vector<int64_t>
 class Converter {
  public:
   Converter(const ::onnx::ModelProto& model, const ImportOptions& options, std::string sourceName);
+  const std::string& externalDataDir() const { return options_.externalDataDir; }
   ImportedModel run();
 
   // --- the node being converted ---

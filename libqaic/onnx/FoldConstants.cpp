@@ -26,7 +26,7 @@ bool foldConstant(Converter& c) {
   const NodeAttributes& a = c.attributes();
   ImportedTensor value;
   if (const auto* attr = a.find("value")) {
-    value = tensorFromProto(attr->t(), what(c, "value"));
+    value = tensorFromProto(attr->t(), what(c, "value"), c.externalDataDir());
   } else if (a.has("value_float")) {
     value = fromDoubles("", ir::DType::Float, {}, {a.number("value_float", 0)});
   } else if (auto floats = a.numbers("value_floats")) {
@@ -102,7 +102,7 @@ bool foldConstantOfShape(Converter& c) {
   const std::vector<int64_t> dims = c.constantIntegers(0, "input");
   ImportedTensor fill = fromDoubles("", ir::DType::Float, {1}, {0.0});
   if (const auto* attr = c.attributes().find("value")) {
-    fill = tensorFromProto(attr->t(), what(c, "value"));
+    fill = tensorFromProto(attr->t(), what(c, "value"), c.externalDataDir());
     if (ir::elementCount(fill.dims) != 1) c.attributes().fail("value", "must hold one element");
   }
   for (int64_t d : dims) {

@@ -4,6 +4,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <filesystem>
 #include <limits>
 
 #include "onnx/Converter.hpp"
@@ -13,7 +14,7 @@
 namespace qaic::onnx {
 namespace {
 
-// Protobuf parses at most INT_MAX bytes; larger models need external data, which is unsupported.
+// Protobuf parses at most INT_MAX bytes; larger models keep their tensors in external data files.
 constexpr std::size_t kMaxModelBytes = static_cast<std::size_t>(std::numeric_limits<int>::max());
 
 }  // namespace
@@ -37,7 +38,12 @@ ImportedModel importOnnxBytes(std::span<const std::byte> bytes, const ImportOpti
 
 ImportedModel importOnnxFile(const std::string& path, const ImportOptions& options) {
   const std::string bytes = readFileBounded(path, kMaxModelBytes);
-  return importOnnxBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), options, path);
+  ImportOptions withDir = options;
+  if (withDir.externalDataDir.empty()) {
+    const auto parent = std::filesystem::path(path).parent_path();
+    withDir.externalDataDir = parent.empty() ? std::string(".") : parent.string();
+  }
+  return importOnnxBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), withDir, path);
 }
 
 std::vector<ir::WeightTensor> weightTensors(const ImportedModel& model) {

@@ -29,6 +29,9 @@ struct ImportedModel {
 struct ImportOptions {
   std::map<std::string, int64_t> symbols;  // -onnx-define-symbol=name,value for symbolic dims
   int64_t batchSize = 0;                   // > 0: replaces a symbolic or unit batch dimension
+  // Where tensors stored as external data (`location` relative to it) are read from;
+  // importOnnxFile sets it to the model file's directory. Empty: external data is refused.
+  std::string externalDataDir;
 };
 
 // Unsupported operators are collected over the whole graph and reported in one error:

@@ -5,9 +5,13 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 namespace qaic::onnx {
 namespace {
@@ -110,10 +114,61 @@ std::string_view onnxTypeName(int32_t onnxType) {
   return "<invalid>";
 }
 
-ImportedTensor tensorFromProto(const pb::TensorProto& proto, const std::string& what) {
-  if (proto.data_location() == pb::TensorProto::EXTERNAL) {
-    throw ImportError(what + ": external data files are not supported; save the model with its data embedded");
+namespace {
+
+// External data (the ONNX convention for models over 2 GiB): `location` is a file relative to
+// the model's directory, `offset` and `length` a byte range of it. The range must hold exactly
+// the tensor's bytes; the path may not leave the directory.
+std::string readExternalData(const pb::TensorProto& proto, const std::string& what, const std::string& dir,
+                             std::size_t bytes) {
+  if (dir.empty()) throw ImportError(what + ": external data can only be read from a model file's directory");
+  std::string location;
+  std::optional<uint64_t> offset, length;
+  const auto number = [&](const std::string& key, const std::string& value) {
+    uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size())
+      throw ImportError(what + ": external data " + key + " '" + value + "' is not a byte count");
+    return n;
+  };
+  for (const auto& entry : proto.external_data()) {
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset") {
+      offset = number("offset", entry.value());
+    } else if (entry.key() == "length") {
+      length = number("length", entry.value());
+    } else if (entry.key() != "checksum") {
+      throw ImportError(what + ": external data key '" + entry.key() + "' is not one of location, offset, length");
+    }
   }
+  const std::filesystem::path relative(location);
+  if (location.empty()) throw ImportError(what + ": external data has no location");
+  if (relative.is_absolute() || std::any_of(relative.begin(), relative.end(), [](const auto& p) { return p == ".."; }))
+    throw ImportError(what + ": external data location '" + location + "' leaves the model's directory");
+  if (length && *length != bytes)
+    throw ImportError(what + ": external data length " + std::to_string(*length) + " but dims need " +
+                      std::to_string(bytes) + " bytes");
+  const std::string path = (std::filesystem::path(dir) / relative).string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ImportError(what + ": external data file '" + path + "': " + std::strerror(errno));
+  std::error_code error;
+  const uint64_t size = std::filesystem::file_size(path, error);
+  const uint64_t start = offset.value_or(0);
+  if (error || start > size || size - start < bytes)
+    throw ImportError(what + ": external data file '" + path + "' holds " + std::to_string(size) +
+                      " bytes; the tensor needs " + std::to_string(bytes) + " from offset " + std::to_string(start));
+  std::string data(bytes, '\0');
+  in.seekg(static_cast<std::streamoff>(start));
+  if (!in.read(data.data(), static_cast<std::streamsize>(bytes)))
+    throw ImportError(what + ": external data file '" + path + "': read failed");
+  return data;
+}
+
+}  // namespace
+
+ImportedTensor tensorFromProto(const pb::TensorProto& proto, const std::string& what,
+                               const std::string& externalDataDir) {
   if (proto.has_segment()) throw ImportError(what + ": segmented tensors are not supported");
   const auto dtype = dtypeFromOnnx(proto.data_type());
   if (!dtype) {
@@ -125,8 +180,11 @@ ImportedTensor tensorFromProto(const pb::TensorProto& proto, const std::string& 
   tensor.dtype = *dtype;
   const std::size_t count = checkedElementCount(proto, what, tensor.dims);
   const std::size_t elementSize = ir::dtypeSize(*dtype);
-  if (proto.has_raw_data()) {
-    const std::string& raw = proto.raw_data();
+  const bool external = proto.data_location() == pb::TensorProto::EXTERNAL;
+  if (external || proto.has_raw_data()) {
+    const std::string externalBytes = external ? readExternalData(proto, what, externalDataDir, count * elementSize)
+                                               : std::string();
+    const std::string& raw = external ? externalBytes : proto.raw_data();
     if (raw.size() != count * elementSize) {
       throw ImportError(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes but dims need " +
                         std::to_string(count * elementSize));

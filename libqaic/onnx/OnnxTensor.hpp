@@ -22,10 +22,11 @@ namespace qaic::onnx {
 std::optional<ir::DType> dtypeFromOnnx(int32_t onnxType);
 std::string_view onnxTypeName(int32_t onnxType);
 
-// Decodes dims and data (raw_data or the typed repeated field) after checking every count and
-// byte size against the dims. `what` names the tensor in errors ("initializer 'w'").
-// Throws ImportError.
-ImportedTensor tensorFromProto(const ::onnx::TensorProto& proto, const std::string& what);
+// Decodes dims and data (raw_data, the typed repeated field, or external data read from the file
+// its `location` names under `externalDataDir`) after checking every count and byte size against
+// the dims. `what` names the tensor in errors ("initializer 'w'"). Throws ImportError.
+ImportedTensor tensorFromProto(const ::onnx::TensorProto& proto, const std::string& what,
+                               const std::string& externalDataDir = {});
 
 // A serialized TensorProto (the backend test data's input_*.pb / output_*.pb).
 ImportedTensor parseTensorBytes(std::span<const std::byte> bytes, const std::string& sourceName);

@@ -118,9 +118,21 @@ def _model_files(model):
     return [f for f in files if f.is_file()]
 
 
+# qaic-exec options whose value is a file the compiled program depends on.
+_FILE_OPTIONS = ("-custom-IO-list-file", "-network-specialization-config")
+
+
+def _option_files(args):
+    """The files named by the arguments of _FILE_OPTIONS: their content is part of the key."""
+    for arg in args:
+        name, _, value = arg.partition("=")
+        if name in _FILE_OPTIONS and value and os.path.isfile(value):
+            yield pathlib.Path(value)
+
+
 def cache_key(model, args, compiler):
     digest = hashlib.sha256()
-    for path in _model_files(model):
+    for path in [*_model_files(model), *_option_files(args)]:
         digest.update(path.name.encode() + b"\0")
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):

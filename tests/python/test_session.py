@@ -101,12 +101,13 @@ def test_an_onnx_model_is_compiled_once_into_a_cache_keyed_by_content_and_option
 
 def test_external_data_is_part_of_the_models_content(emulator, tmp_path, cache, relu16, monkeypatch):
     model = tmp_path / "big.onnx"
-    mlp_onnx(model, external_data=True)
+    w, b = mlp_onnx(model, external_data=True)
     assert (tmp_path / "big.onnx.data").is_file()
-    # qaic-exec refuses external data today, and says so.
-    with pytest.raises(qaic.CompileError, match="external data"):
-        qaic.Session(model, cache_dir=cache)
-    # The cache already keys it: a stand-in compiler shows one entry per content of the data file.
+    # The weights are read from the data file beside the model (how ONNX stores models over 2 GiB).
+    x = np.random.default_rng(5).standard_normal((2, 8)).astype(np.float32)
+    y = qaic.Session(model, cache_dir=cache).run({"x": x})["y"]
+    np.testing.assert_allclose(y, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-6)
+    # The cache keys it: a stand-in compiler shows one entry per content of the data file.
     stand_in = tmp_path / "stand-in-qaic-exec"
     stand_in.write_text("#!/bin/sh\nfor a; do case $a in -aic-binary-dir=*) dir=${a#*=};; esac; done\n"
                         f"cp '{relu16 / 'programqpc.bin'}' \"$dir/\"\n")
@@ -116,6 +117,24 @@ def test_external_data_is_part_of_the_models_content(emulator, tmp_path, cache, 
     assert qaic.compile_model(model, {}, cache) == first
     mlp_onnx(model, external_data=True, seed=8)  # the same .onnx bytes, other weights
     assert qaic.compile_model(model, {}, cache) != first
+
+
+def test_files_named_by_compile_options_are_part_of_the_key(emulator, tmp_path, cache, relu16, monkeypatch):
+    """A custom IO list or specialization file edited in place is a new program, not a stale entry."""
+    model = tmp_path / "mlp.onnx"
+    mlp_onnx(model)
+    stand_in = tmp_path / "stand-in-qaic-exec"
+    stand_in.write_text("#!/bin/sh\nfor a; do case $a in -aic-binary-dir=*) dir=${a#*=};; esac; done\n"
+                        f"cp '{relu16 / 'programqpc.bin'}' \"$dir/\"\n")
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("QAIC_EXEC", str(stand_in))
+    custom_io = tmp_path / "custom_io.yaml"
+    custom_io.write_text("- IOName: x\n  Precision: float16\n")
+    options = {"compile_options": [f"-custom-IO-list-file={custom_io}"]}
+    first = qaic.compile_model(model, options, cache)
+    assert qaic.compile_model(model, options, cache) == first
+    custom_io.write_text("- IOName: y\n  Precision: float16\n")
+    assert qaic.compile_model(model, options, cache) != first
 
 
 def test_a_json_ir_is_compiled_too_and_compile_errors_carry_qaic_execs_message(emulator, tmp_path, cache):
