@@ -287,6 +287,24 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), '{m
     assert "NonZero" not in names and refused.returncode == 2 and "NonZero" in refused.stderr
 
 
+def test_an_io_type_the_runtime_cannot_exchange_is_refused_when_compiling(work):
+    """A float64 input compiled without complaint and failed at the first inference; now qaic-exec
+    names the buffer and its type, and writes nothing."""
+    model = work / "double.onnx"
+    subprocess.run(["/usr/bin/python3", "-c", f"""
+import onnx
+from onnx import helper, TensorProto
+x = helper.make_tensor_value_info('x', TensorProto.DOUBLE, [3])
+y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [3])
+g = helper.make_graph([helper.make_node('Cast', ['x'], ['y'], to=TensorProto.FLOAT)], 'g', [x], [y])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), '{model}')
+"""], check=True)
+    refused = run([BIN / "qaic-exec", f"-m={model}", f"-aic-binary-dir={work / 'd'}"], check=False)
+    assert refused.returncode == 2, refused.stderr
+    assert "input 'x' is TL_DOUBLE, which the runtime does not exchange" in refused.stderr
+    assert not (work / "d/programqpc.bin").exists()
+
+
 def test_qaic_compile_is_the_same_program_under_its_newer_name(work):
     compile_name = BIN / "qaic-compile"
     assert compile_name.is_symlink() and compile_name.resolve() == (BIN / "qaic-exec").resolve()

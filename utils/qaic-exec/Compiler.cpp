@@ -46,6 +46,18 @@ void applyBatchSize(ir::Graph& graph, int64_t batch) {
   }
 }
 
+// Every io buffer's element type must be one the runtime exchanges (a BufferMapping data type);
+// otherwise the program would compile and fail at its first inference.
+void requireExchangeableIo(const ir::Graph& graph) {
+  for (const ir::IoBuffer& io : graph.io) {
+    if (container::bufferDataTypeFor(io.dtype) != rt::BUFFER_DATA_TYPE_INVAL) continue;
+    throw CompileError(graph.sourceName + ": " + (io.direction == ir::Direction::In ? "input" : "output") + " '" +
+                       io.bufferName + "' is " + std::string(ir::dtypeName(io.dtype)) +
+                       ", which the runtime does not exchange (float, float16, int8, uint8, int16, int32, int64 "
+                       "and bool); cast it to one of them in the model");
+  }
+}
+
 uint64_t activationBytes(const ir::Graph& graph) {
   uint64_t total = 0;
   for (const auto& [name, info] : graph.tensors) {
@@ -74,6 +86,7 @@ LoadedModel loadChecked(const ExecOptions& options, const std::map<std::string, 
   if (!options.customIoListFile.empty())
     applyCustomIo(graph, readCustomIoList(options.customIoListFile), options.customIoListFile);
   if (options.convertToFp16) chooseFp16IoFormats(graph, options.fp16IoLayout);
+  requireExchangeableIo(graph);
   return model;
 }
 
