@@ -147,7 +147,51 @@ def newer_opset_cases():
     samples = rng.standard_normal((2, 5, 3, 1)).astype(np.float32)
     spectrum = rng.standard_normal((1, 6, 2, 2)).astype(np.float32)
     line10, line12 = rng.standard_normal(10).astype(np.float32), rng.standard_normal(12).astype(np.float32)
+    def integer_conv(xq, wq, stride, pad, group):
+        # int64 reference of a 2-D convolution with symmetric padding and groups.
+        n, cin, h, w_ = xq.shape
+        m, cpg, kh, kw = wq.shape
+        padded = np.pad(xq, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        oh, ow = (h + 2 * pad - kh) // stride + 1, (w_ + 2 * pad - kw) // stride + 1
+        out = np.zeros((n, m, oh, ow), np.int64)
+        per_group = m // group
+        for o in range(m):
+            g = o // per_group
+            for i in range(oh):
+                for j in range(ow):
+                    window = padded[:, g * cpg:(g + 1) * cpg, i * stride:i * stride + kh, j * stride:j * stride + kw]
+                    out[:, o, i, j] = (window * wq[o]).sum(axis=(1, 2, 3))
+        return out
+
+    xq = rng.integers(0, 256, (2, 4, 7, 6)).astype(np.uint8)
+    wq = rng.integers(-127, 128, (6, 2, 3, 3)).astype(np.int8)
+    x_zero, y_zero = np.uint8(120), np.uint8(100)
+    w_scales = rng.uniform(0.002, 0.01, 6).astype(np.float32)
+    w_zeros = np.zeros(6, np.int8)
+    bias = rng.integers(-2000, 2000, 6).astype(np.int32)
+    x_scale, y_scale = np.float32(0.02), np.float32(0.05)
+    accumulated = integer_conv(xq.astype(np.int64) - int(x_zero), wq.astype(np.int64), 2, 1, 2) + bias[None, :, None, None]
+    requantized = np.round(accumulated * (x_scale * w_scales[None, :, None, None] / y_scale)) + int(y_zero)
+    qlinear_expected = np.clip(requantized, 0, 255).astype(np.uint8)
+
+    def int_case(name, opset, nodes, expected, initializers, data):
+        graph = helper.make_graph(
+            nodes, name,
+            [helper.make_tensor_value_info(n, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype], a.shape) for n, a in data],
+            [helper.make_tensor_value_info("y", onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[expected.dtype], None)],
+            [numpy_helper.from_array(np.asarray(v), k) for k, v in initializers])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        model.ir_version = 8
+        return Case(f"test_qaic_{name}_opset{opset}", model, [([a for _, a in data], [expected])])
+
     return [
+        int_case("qlinearconv_per_channel_grouped_strided", 13,
+                 [node("QLinearConv", ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero", "b"],
+                       ["y"], strides=[2, 2], pads=[1, 1, 1, 1], group=2)],
+                 qlinear_expected,
+                 [("x_scale", x_scale), ("x_zero", x_zero), ("w", wq), ("w_scale", w_scales), ("w_zero", w_zeros),
+                  ("y_scale", y_scale), ("y_zero", y_zero), ("b", bias)],
+                 (("x", xq),)),
         case("stft_hann_window", 17,
              [node("HannWindow", ["size"], ["w"]), node("STFT", ["x", "step", "w"], ["y"])],
              [complex_last(np.fft.rfft(frames(signal[..., 0], 16, 4) * hann16, axis=-1))],

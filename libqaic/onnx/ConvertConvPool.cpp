@@ -223,22 +223,38 @@ std::optional<FoldedConv> foldBatchNorm(Converter& c, const ir::Dims& weightDims
   return folded;
 }
 
-// The N-D conv (3-D: video and volumetric networks), with a following batchnorm folded.
-void convertConvNd(Converter& c, const Window& w, const ir::Dims& weightDims, int64_t group) {
+// The N-D conv op's params for a window.
+std::vector<ir::Param> ndConvParams(const Window& w, int64_t group) {
   std::vector<int64_t> pads = w.padBegin;
   pads.insert(pads.end(), w.padEnd.begin(), w.padEnd.end());
+  return {numberParam("group", static_cast<double>(group)), integersParam("size", w.kernel),
+          integersParam("stride", w.stride), integersParam("dilation", w.dilation), integersParam("pads", pads)};
+}
+
+// The N-D conv (3-D: video and volumetric networks), with a following batchnorm folded.
+void convertConvNd(Converter& c, const Window& w, const ir::Dims& weightDims, int64_t group) {
   auto folded = foldBatchNorm(c, weightDims);
   const std::string weight = folded ? folded->weight : c.tensor(1);
   const std::string bias = folded          ? folded->bias
                            : c.hasInput(2) ? c.tensor(2)
                                            : c.zeros(c.dtype(0), {weightDims[0]}, "zero_bias");
   c.emit("conv", {{"src", c.tensor(0)}, {"weight", weight}, {"bias", bias}}, {{"dst", c.output(0)}},
-         {numberParam("group", static_cast<double>(group)), integersParam("size", w.kernel),
-          integersParam("stride", w.stride), integersParam("dilation", w.dilation), integersParam("pads", pads)});
+         ndConvParams(w, group));
   if (folded) c.absorb(*folded->batchNorm, folded->batchNorm->output(0), c.output(0));
 }
 
 }  // namespace
+
+std::vector<ir::Param> convParams(Converter& c, const ir::Dims& in, const ir::Dims& weightDims) {
+  if (in.size() < 3 || in.size() > 5) c.fail("input must be [N, C, d1..dk] with k = 1..3");
+  if (weightDims.size() != in.size()) c.fail("the weight's rank differs from the input's");
+  const ir::Dims spatialIn(in.begin() + 2, in.end());
+  const std::vector<int64_t> kernel(weightDims.begin() + 2, weightDims.end());
+  if (auto declared = c.attributes().integers("kernel_shape"); declared && *declared != kernel) {
+    c.attributes().fail("kernel_shape", "does not match the weight dims");
+  }
+  return ndConvParams(readWindow(c, spatialIn, kernel), c.attributes().integer("group", 1));
+}
 
 // Conv, 2-D as conv2d; 1-D as conv2d of an image with H = 1 between two reshapes; 3-D as the
 // N-D conv.

@@ -10,12 +10,17 @@
 //   (quantize_dynamic of transformers) and its QOperator matrix product: the activation's uint8
 //   range from its own min and max, and an int32 product of the zero-point-shifted operands
 //   (integer matmul, exact), which QLinearMatMul then scales and quantizes.
+// - QLinearConv, the QOperator convolution of ONNX Runtime's static quantization (the int8 CNNs
+//   of the ONNX model zoo): the zero-point-shifted operands convolved in float (exact while a
+//   sum stays below 2^24 in magnitude), plus the int32 bias, scaled per output channel and
+//   quantized. Constant weights are shifted at import time, so the conv packs them once.
 #include <onnx/onnx_pb.h>
 
 #include <cctype>
 #include <limits>
 #include <utility>
 
+#include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
 #include "onnx/OnnxTensor.hpp"
 #include "onnx/OperatorTable.hpp"
@@ -182,6 +187,88 @@ void convertQLinearMatMul(Converter& c) {
   const std::string scaled = c.temporary("scaled");
   binary(c, "TL_MUL", productFloat, multiplier, scaled);
   emitQuantized(c, scaled, inFloat(c, c.tensor(7), "y_zero_point_float"), outType, c.output(0));
+}
+
+// QLinearConv: y = saturate(round((conv(x - x_zero_point, w - w_zero_point) + B) * x_scale * w_scale /
+// y_scale) + y_zero_point); w's scale and zero point per tensor or per output channel.
+void convertQLinearConv(Converter& c) {
+  requireEightBit(c, 0, "x");
+  requireEightBit(c, 3, "w");
+  for (const auto& [i, role] :
+       std::vector<std::pair<std::size_t, std::string>>{{1, "x_scale"}, {4, "w_scale"}, {6, "y_scale"}})
+    requireFloatScale(c, i, role);
+  const ir::Dims in = c.dims(0), weightDims = c.dims(3);
+  if (weightDims.size() < 3) c.fail("w must be [M, C/group, k1..kn]");
+  const int64_t outChannels = weightDims[0];
+  const auto oneOrPerChannel = [&](std::size_t i, const std::string& role) {
+    const int64_t count = ir::elementCount(c.dims(i));
+    if (count != 1 && !(c.dims(i).size() == 1 && count == outChannels))
+      c.fail(role + " must be one value or one per output channel (" + std::to_string(outChannels) + ")");
+    return count;
+  };
+  for (const auto& [i, role] : std::vector<std::pair<std::size_t, std::string>>{{1, "x_scale"}, {6, "y_scale"}}) {
+    if (ir::elementCount(c.dims(i)) != 1) c.fail(role + " must be one value (per-tensor quantization)");
+  }
+  if (c.hasInput(2) && ir::elementCount(c.dims(2)) != 1) c.fail("x_zero_point must be one value");
+  if (c.hasInput(7) && ir::elementCount(c.dims(7)) != 1) c.fail("y_zero_point must be one value");
+  const int64_t weightScales = oneOrPerChannel(4, "w_scale");
+  const int64_t weightZeros = c.hasInput(5) ? oneOrPerChannel(5, "w_zero_point") : 1;
+  if (c.hasInput(2) && c.dtype(2) != c.dtype(0)) c.fail("x_zero_point's type differs from x's");
+  if (c.hasInput(5) && c.dtype(5) != c.dtype(3)) c.fail("w_zero_point's type differs from w's");
+  const ir::DType outType = c.hasInput(7) ? c.dtype(7) : ir::DType::UInt8;
+  quantizedRange(c, outType);  // refused before anything is emitted
+  if (c.hasInput(8) && (c.dtype(8) != ir::DType::Int32 || irDims(c.dims(8)) != ir::Dims{outChannels}))
+    c.fail("B must be int32 with one value per output channel (" + std::to_string(outChannels) + ")");
+  std::vector<ir::Param> params = convParams(c, in, weightDims);
+
+  // Per output channel, [M, 1, ...] against the weight and [1, M, 1, ...] against the result.
+  ir::Dims perWeight(weightDims.size(), 1), perOutput(in.size(), 1);
+  perWeight[0] = outChannels;
+  perOutput[1] = outChannels;
+  const auto perChannel = [&](std::size_t i, int64_t count, const ir::Dims& shape, const std::string& hint) {
+    const std::string value = inFloat(c, c.tensor(i), hint);
+    return count == 1 ? value : c.reshaped(value, shape, hint + "_per_channel");
+  };
+
+  // x - x_zero_point, in float.
+  std::string x = inFloat(c, c.tensor(0), "x_float");
+  if (c.hasInput(2)) {
+    const std::string shifted = c.temporary("x_shifted");
+    binary(c, "TL_SUB", x, inFloat(c, c.tensor(2), "x_zero_point_float"), shifted);
+    x = shifted;
+  }
+  // w - w_zero_point: folded when both are constants (the usual case), else computed.
+  std::string weight;
+  const ImportedTensor* constantWeight = c.constant(3);
+  const ImportedTensor* constantZero = c.hasInput(5) ? c.constant(5) : nullptr;
+  if (constantWeight != nullptr && (!c.hasInput(5) || constantZero != nullptr)) {
+    std::vector<double> values = toDoubles(*constantWeight);
+    const std::vector<double> zeros = constantZero ? toDoubles(*constantZero) : std::vector<double>{0.0};
+    const std::size_t perFilter = values.size() / static_cast<std::size_t>(outChannels);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] -= zeros.size() == 1 ? zeros[0] : zeros[i / perFilter];
+    weight = c.constantTensor(fromDoubles("", ir::DType::Float, weightDims, values), c.label() + "/shifted_weight");
+  } else {
+    weight = inFloat(c, c.tensor(3), "w_float");
+    if (c.hasInput(5)) {
+      const std::string shifted = c.temporary("w_shifted");
+      binary(c, "TL_SUB", weight, perChannel(5, weightZeros, perWeight, "w_zero_point"), shifted);
+      weight = shifted;
+    }
+  }
+  const std::string bias = c.hasInput(8) ? inFloat(c, c.tensor(8), "bias_float")
+                                         : c.zeros(ir::DType::Float, {outChannels}, "zero_bias");
+  const std::string accumulated = c.temporary("accumulated");
+  c.emit("conv", {{"src", x}, {"weight", weight}, {"bias", bias}}, {{"dst", accumulated}}, std::move(params));
+
+  // The requantization multiplier x_scale * w_scale / y_scale, per output channel.
+  const std::string scaleProduct = c.temporary("scale_product");
+  binary(c, "TL_MUL", inFloat(c, c.tensor(1), "x_scale_float"), perChannel(4, weightScales, perOutput, "w_scale"),
+         scaleProduct);
+  const std::string multiplier = c.temporary("multiplier");
+  binary(c, "TL_DIV", scaleProduct, inFloat(c, c.tensor(6), "y_scale_float"), multiplier);
+  const std::string scaled = c.temporary("scaled");
+  binary(c, "TL_MUL", accumulated, multiplier, scaled);
+  emitQuantized(c, scaled, c.hasInput(7) ? inFloat(c, c.tensor(7), "y_zero_point_float") : "", outType, c.output(0));
 }
 
 // DynamicQuantizeLinear: y_scale = (max(x, 0) - min(x, 0)) / 255 over the whole tensor,

@@ -94,6 +94,11 @@ const Table& table() {
         {"reduce", "elew", "elew_bcast", "unary", "clip", "cast", "reshape"},
         {}}},
       {"MatMulInteger", {convertMatMulInteger, nullptr, {"cast", "reshape", "elew", "elew_bcast", "matmul"}, {}}},
+      {"QLinearConv",
+       {convertQLinearConv,
+        nullptr,
+        {"cast", "reshape", "elew", "elew_bcast", "conv", "unary", "clip"},
+        {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
       {"QLinearMatMul",
        {convertQLinearMatMul, nullptr, {"cast", "reshape", "elew", "elew_bcast", "matmul", "unary", "clip"}, {}}},
       // Math functions and activations.

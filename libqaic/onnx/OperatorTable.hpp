@@ -73,6 +73,7 @@ void convertDequantizeLinear(Converter&);
 void convertDynamicQuantizeLinear(Converter&);
 void convertMatMulInteger(Converter&);
 void convertQLinearMatMul(Converter&);
+void convertQLinearConv(Converter&);
 void convertRelu(Converter&);
 void convertLeakyRelu(Converter&);
 void convertSigmoid(Converter&);
@@ -128,6 +129,9 @@ bool foldIdentity(Converter&);
 bool fuseGelu(Converter&);
 bool fuseLayerNorm(Converter&);
 // src1 (op) src2 into `dst`: elew when the shapes agree and LightNet has the op, else elew_bcast.
+// The N-D conv op's params (group, size, stride, dilation, pads) from the node's Conv attributes
+// (kernel_shape, strides, dilations, pads, auto_pad, group) for `in` and `weightDims`.
+std::vector<ir::Param> convParams(Converter& c, const ir::Dims& in, const ir::Dims& weightDims);
 void binary(Converter&, const std::string& elewOp, const std::string& a, const std::string& b, const std::string& dst);
 // The unary op's `func` (one without alpha or beta: abs, sqrt, tanh, ...) of `src` into `dst`.
 void unaryFunction(Converter&, const std::string& func, const std::string& src, const std::string& dst);
