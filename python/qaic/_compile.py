@@ -8,13 +8,26 @@ import subprocess
 import tempfile
 from typing import Any, Mapping, Optional, Union
 
-# What Session's compile options become on qaic-exec's command line.
-_FLAG_OPTIONS = {"convert_to_fp16": "-convert-to-fp16"}
+# What Session's compile options become on qaic-exec's command line. The vendor's tuning keys
+# (mos, ols, ...) are qaic-exec's compatibility options: accepted, without effect here.
+_FLAG_OPTIONS = {
+    "convert_to_fp16": "-convert-to-fp16",
+    "aic_enable_depth_first": "-aic-enable-depth-first",
+    "multicast_weights": "-multicast-weights",
+    "mxfp6_matmul": "-mxfp6-matmul",
+    "aic_perf_warnings": "-aic-perf-warnings",
+    "aic_perf_metrics": "-aic-perf-metrics",
+}
 _VALUE_OPTIONS = {
     "aic_num_cores": "-aic-num-cores",
     "batchsize": "-batchsize",
     "stats_batchsize": "-stats-batchsize",
+    "mos": "-mos",
+    "ols": "-ols",
+    "allocator_dealloc_delay": "-allocator-dealloc-delay",
+    "size_split_granularity": "-size-split-granularity",
 }
+_NUMBER_OPTIONS = {"vtcm_working_set_limit_ratio": "-vtcm-working-set-limit-ratio"}
 
 
 class CompileError(RuntimeError):
@@ -49,6 +62,8 @@ def exec_arguments(options):
             args.append(_FLAG_OPTIONS[key])
         elif key in _VALUE_OPTIONS:
             args.append(f"{_VALUE_OPTIONS[key]}={int(value)}")
+        elif key in _NUMBER_OPTIONS:
+            args.append(f"{_NUMBER_OPTIONS[key]}={float(value)}")
         elif key == "onnx_define_symbol":
             for name, symbol_value in sorted(dict(value).items()):
                 args.append(f"-onnx-define-symbol={name},{int(symbol_value)}")

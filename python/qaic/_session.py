@@ -64,7 +64,10 @@ class Session:
 
     Compile options (for models): aic_num_cores, convert_to_fp16, onnx_define_symbol
     ({name: value}), batchsize, stats_batchsize, compile_options (extra qaic-exec flags), or
-    options_path, a JSON or YAML file of the same keys.
+    options_path, a JSON or YAML file of the same keys; in that file the vendor's tuning keys
+    (mos, ols, aic_enable_depth_first, multicast_weights, mxfp6_matmul, allocator_dealloc_delay,
+    size_split_granularity, vtcm_working_set_limit_ratio, aic_perf_warnings, aic_perf_metrics)
+    are taken too, as qaic-exec's compatibility options. backend must be "aic".
 
     Runtime options: num_threads_per_queue, data_path_timeout_ms, submit_num_retries.
 
@@ -84,13 +87,15 @@ class Session:
     """
 
     def __init__(self, model_path: Union[str, os.PathLike], dev_id: int = 0, num_activations: int = 1,
-                 set_size: int = 10, *, cache_dir: Optional[Union[str, os.PathLike]] = None,
+                 set_size: int = 10, *, backend: str = "aic", cache_dir: Optional[Union[str, os.PathLike]] = None,
                  options_path: Optional[Union[str, os.PathLike]] = None, aic_num_cores: Optional[int] = None,
                  convert_to_fp16: bool = False, onnx_define_symbol: Optional[Mapping[str, int]] = None,
                  batchsize: Optional[int] = None, stats_batchsize: Optional[int] = None,
                  compile_options: Sequence[str] = (), num_threads_per_queue: Optional[int] = None,
                  data_path_timeout_ms: Optional[int] = None, submit_num_retries: Optional[int] = None,
                  log_level: qaicrt.QLogLevel = qaicrt.QL_WARN) -> None:
+        if not isinstance(backend, str) or backend.lower() != "aic":
+            raise ValueError(f"backend {backend!r} is not supported; the device runs the 'aic' backend")
         path = pathlib.Path(model_path)
         options = dict(aic_num_cores=aic_num_cores, convert_to_fp16=convert_to_fp16,
                        onnx_define_symbol=onnx_define_symbol, batchsize=batchsize, stats_batchsize=stats_batchsize,

@@ -2,6 +2,7 @@
 content-keyed cache, run() with numpy dicts (dtype and shape from the program, partial and
 specialized buffers, selective IO, outputs filled in place), errors that name the buffer,
 run_benchmark's Stats line, metrics, and several threads on one session."""
+import json
 import os
 import pathlib
 import re
@@ -157,6 +158,24 @@ def test_options_from_a_json_file(emulator, tmp_path, cache):
     session = qaic.Session(model, cache_dir=cache, options_path=options)
     program = session.qpc.getInfo().program[0]
     assert program.numCores == 2 and program.fp16Constants
+
+
+def test_the_vendors_backend_argument_and_tuning_keys_are_taken(emulator, tmp_path, cache):
+    """Session(model_path=..., backend='aic', options_path=...) as the vendor's examples write it,
+    the options file with its tuning keys (qaic-exec's compatibility options)."""
+    model = tmp_path / "mlp.onnx"
+    w, b = mlp_onnx(model)
+    options = tmp_path / "options.json"
+    options.write_text('{"aic_num_cores": 2, "mos": 1, "ols": 2, "aic_enable_depth_first": true, '
+                       '"vtcm_working_set_limit_ratio": 0.5, "multicast_weights": true}')
+    session = qaic.Session(model_path=model, backend="aic", cache_dir=cache, options_path=options)
+    assert session.qpc.getInfo().program[0].numCores == 2
+    x = np.ones((2, 8), np.float32)
+    np.testing.assert_allclose(session.run({"x": x})["y"], np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-6)
+    compiled = json.loads((session.model_path / "compile.json").read_text())["arguments"]
+    assert {"-mos=1", "-ols=2", "-aic-enable-depth-first", "-vtcm-working-set-limit-ratio=0.5"} <= set(compiled)
+    with pytest.raises(ValueError, match="backend 'qnn' is not supported"):
+        qaic.Session(model, backend="qnn", cache_dir=cache)
 
 
 def test_bad_inputs_name_the_buffer(emulator, relu16):
