@@ -16,6 +16,7 @@
 #include "container/QpcWriter.hpp"
 #include "ir/OpError.hpp"
 #include "ir/OpRegistry.hpp"
+#include "kernels/format/DeviceFormat.hpp"
 
 #ifdef QAIC_HAVE_ONNX
 #include "onnx/OnnxImporter.hpp"
@@ -46,15 +47,15 @@ void applyBatchSize(ir::Graph& graph, int64_t batch) {
   }
 }
 
-// Every io buffer's element type must be one the runtime exchanges (a BufferMapping data type);
+// Every io buffer's element type must be one the runtime converts to and from the device;
 // otherwise the program would compile and fail at its first inference.
 void requireExchangeableIo(const ir::Graph& graph) {
   for (const ir::IoBuffer& io : graph.io) {
-    if (container::bufferDataTypeFor(io.dtype) != rt::BUFFER_DATA_TYPE_INVAL) continue;
+    if (kernels::isUserType(io.dtype)) continue;
     throw CompileError(graph.sourceName + ": " + (io.direction == ir::Direction::In ? "input" : "output") + " '" +
                        io.bufferName + "' is " + std::string(ir::dtypeName(io.dtype)) +
-                       ", which the runtime does not exchange (float, float16, int8, uint8, int16, int32, int64 "
-                       "and bool); cast it to one of them in the model");
+                       ", which the runtime does not exchange (float, float16, int8, uint8, int16, uint16, int32, "
+                       "int64 and bool); cast it to one of them in the model");
   }
 }
 

@@ -13,22 +13,6 @@
 namespace qaic::kernels {
 namespace {
 
-bool isUserType(ir::DType t) {
-  switch (t) {
-    case ir::DType::Float:
-    case ir::DType::Float16:
-    case ir::DType::Int8:
-    case ir::DType::UInt8:
-    case ir::DType::Int16:
-    case ir::DType::UInt16:
-    case ir::DType::Int32:
-    case ir::DType::Int64:
-    case ir::DType::Bool:  // masks: one byte, 0 or 1 (anything nonzero converts to 1)
-      return true;
-    default: return false;
-  }
-}
-
 std::string describe(std::string_view name) {
   return name.empty() ? std::string("buffer") : "buffer '" + std::string(name) + "'";
 }
@@ -101,6 +85,22 @@ std::optional<format::VectorKernels> vectorKernels(ConversionPath path) {
 }
 
 }  // namespace
+
+bool isUserType(ir::DType t) {
+  switch (t) {
+    case ir::DType::Float:
+    case ir::DType::Float16:
+    case ir::DType::Int8:
+    case ir::DType::UInt8:
+    case ir::DType::Int16:
+    case ir::DType::UInt16:
+    case ir::DType::Int32:
+    case ir::DType::Int64:
+    case ir::DType::Bool:  // masks: one byte, 0 or 1 (anything nonzero converts to 1)
+      return true;
+    default: return false;
+  }
+}
 
 bool vectorPathAvailable() { return format::cpuHasF16cAvx2(); }
 bool avx512PathAvailable() { return format::cpuHasF16cAvx2() && format::cpuHasAvx512(); }

@@ -73,6 +73,10 @@ std::size_t deviceBufferBytes(const ir::Dims& dims, const ir::DeviceFormat& form
 // and benchmarks) and are an error on a CPU without it; Avx512 uses the AVX2 kernels for the
 // cases that have no AVX-512 kernel.
 enum class ConversionPath : uint8_t { Auto, Scalar, Vector, Avx2, Avx512 };
+// The element types a user buffer may have: the ones the conversions read and write (float,
+// float16, int8/16/32/64, uint8/16, bool). The compiler refuses io buffers of any other.
+bool isUserType(ir::DType type);
+
 bool vectorPathAvailable();  // F16C and AVX2
 bool avx512PathAvailable();  // AVX-512 F/BW/VL/DQ enabled by the OS (and F16C/AVX2)
 
