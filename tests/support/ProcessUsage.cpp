@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace qaic::testing {
 
@@ -33,6 +34,16 @@ ProcessUsage sampleUsage(pid_t pid) {
     unsigned long long utime = 0, stime = 0;
     if (skipped == 11 && fields >> utime >> stime)
       usage.cpuSeconds = static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
+  return usage;
+}
+
+ProcessUsage sampleSettledUsage(pid_t pid, int readings, std::chrono::milliseconds apart) {
+  ProcessUsage usage = sampleUsage(pid);
+  for (int i = 1; i < readings; ++i) {
+    std::this_thread::sleep_for(apart);
+    const long fds = sampleUsage(pid).fds;
+    if (fds >= 0 && (usage.fds < 0 || fds < usage.fds)) usage.fds = fds;
   }
   return usage;
 }

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 
 namespace qaic::testing {
@@ -15,5 +16,11 @@ struct ProcessUsage {
 };
 
 ProcessUsage sampleUsage(pid_t pid);
+
+// sampleUsage with `fds` the fewest descriptors over `readings` readings `apart` from each
+// other. A descriptor another thread holds for a moment (ThreadSanitizer's background thread
+// reading /proc, a transient pipe) is in some readings only; a leaked one is in all of them.
+ProcessUsage sampleSettledUsage(pid_t pid, int readings = 5,
+                                std::chrono::milliseconds apart = std::chrono::milliseconds(20));
 
 }  // namespace qaic::testing

@@ -114,9 +114,9 @@ TEST_F(ManyClientsStressTest, EveryRequestCompletesOnceAndNothingLeaks) {
   const auto runFor = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(kRunSeconds));
   std::this_thread::sleep_until(loaded + runFor / 10);
-  const testing::ProcessUsage emuFirst = testing::sampleUsage(emulator_->pid());
+  const testing::ProcessUsage emuFirst = testing::sampleSettledUsage(emulator_->pid());
   std::this_thread::sleep_until(loaded + runFor * 8 / 10);
-  const testing::ProcessUsage emuLast = testing::sampleUsage(emulator_->pid());
+  const testing::ProcessUsage emuLast = testing::sampleSettledUsage(emulator_->pid());
 
   long total = 0;
   for (int c = 0; c < kClients; ++c) {

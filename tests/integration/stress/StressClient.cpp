@@ -98,6 +98,7 @@ int run(const std::string& qpcDir, uint64_t client, int threads, double seconds,
 
   Ledger ledger;
   std::atomic<int> acquireTimeouts{0};
+  std::atomic<int> submittingThreads{0};  // workers that have submitted at least once
   const auto start = Clock::now();
   const auto runFor = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   const auto end = start + runFor;
@@ -130,16 +131,21 @@ int run(const std::string& qpcDir, uint64_t client, int threads, double seconds,
               ledger.completed(status, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(userData)));
             },
             reinterpret_cast<void*>(static_cast<uintptr_t>(id)));
+        if (seq == 1) ++submittingThreads;
       }
     });
   }
 
   // Resource samples while the workers run: at the end of the first tenth and the start of the
-  // last tenth, so start-up and shutdown costs stay out of the comparison.
+  // last tenth, so start-up and shutdown costs stay out of the comparison. The first also waits
+  // (up to half the run) for every worker to have submitted: a thread's first submission opens
+  // its io_uring ring, which a worker starved of CPU at start-up may do after the first tenth.
   std::this_thread::sleep_until(start + runFor / 10);
-  const auto first = qaic::testing::sampleUsage(::getpid());
+  while (submittingThreads.load() < threads && Clock::now() < start + runFor / 2)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto first = qaic::testing::sampleSettledUsage(::getpid());
   std::this_thread::sleep_until(start + runFor * 9 / 10);
-  const auto last = qaic::testing::sampleUsage(::getpid());
+  const auto last = qaic::testing::sampleSettledUsage(::getpid());
 
   for (auto& w : workers) w.join();
   const bool drained = ledger.drain(std::chrono::seconds(20));
