@@ -120,6 +120,14 @@ void unaryFunction(Converter& c, const std::string& func, const std::string& src
          {stringParam("func", func), numberParam("alpha", 0), numberParam("beta", 0)});
 }
 
+std::string axisPositions(Converter& c, std::size_t rank, std::size_t axis, int64_t length) {
+  std::vector<int64_t> positions(static_cast<std::size_t>(length));
+  for (int64_t i = 0; i < length; ++i) positions[static_cast<std::size_t>(i)] = i;
+  ir::Dims dims(rank, 1);
+  dims[axis] = length;
+  return c.constantTensor(fromInt64s("", ir::DType::Int64, dims, positions), c.label() + "/positions");
+}
+
 void convertBinaryElementwise(Converter& c) {
   if (c.opset() < 7 && c.attributes().has("axis"))
     c.fail("legacy broadcasting with an axis (opset < 7) is not supported");
@@ -258,13 +266,7 @@ void convertOneHot(Converter& c) {
   c.emit("elew_bcast", {{"src1", index}, {"src2", depthTensor}}, {{"dst", shifted}},
          {stringParam("elew_op", "TL_SUM")});
   c.emit("where", {{"condition", negativeIndex}, {"src1", shifted}, {"src2", index}}, {{"dst", wrapped}});
-  // The positions 0..depth-1 along the new axis.
-  std::vector<int64_t> positions(static_cast<std::size_t>(depth));
-  for (int64_t i = 0; i < depth; ++i) positions[static_cast<std::size_t>(i)] = i;
-  ir::Dims positionDims(rank, 1);
-  positionDims[axis] = depth;
-  const std::string position = c.constantTensor(fromInt64s("", ir::DType::Int64, positionDims, positions),
-                                                c.label() + "/positions");
+  const std::string position = axisPositions(c, rank, axis, depth);
   const std::string hit = c.temporary("hit");
   c.emit("compare", {{"src1", wrapped}, {"src2", position}}, {{"dst", hit}}, {stringParam("compare_op", "equal")});
   c.emit("where",
@@ -312,8 +314,9 @@ void convertShrink(Converter& c) {
   c.emit("compare", {{"src1", x}, {"src2", c.scalar(dtype, lambd, "lambd")}}, {{"dst", above}},
          {stringParam("compare_op", "greater")});
   const std::string raised = c.temporary("raised"), lowered = c.temporary("lowered"), upper = c.temporary("upper");
-  binary(c, "TL_SUM", x, c.scalar(dtype, bias, "bias"), raised);
-  binary(c, "TL_SUB", x, c.scalar(dtype, bias, "bias"), lowered);
+  const std::string biasValue = c.scalar(dtype, bias, "bias");
+  binary(c, "TL_SUM", x, biasValue, raised);
+  binary(c, "TL_SUB", x, biasValue, lowered);
   c.emit("where", {{"condition", above}, {"src1", lowered}, {"src2", c.scalar(dtype, 0, "zero")}}, {{"dst", upper}});
   c.emit("where", {{"condition", below}, {"src1", raised}, {"src2", upper}}, {{"dst", c.output(0)}});
   c.keepScalarOutput(0);
@@ -392,6 +395,31 @@ void convertCastLike(Converter& c) {
 }
 
 // LayerNormalization (opset 17): scale and bias broadcast to the normalized dims.
+namespace {
+
+// The mean of `src` over `axes`, dims kept, into `dst`.
+void emitMean(Converter& c, const std::string& src, const std::vector<int64_t>& axes, const std::string& dst) {
+  c.emit("reduce", {{"src", src}}, {{"dst", dst}},
+         {stringParam("reduce_op", "mean"), integersParam("axes", axes), boolParam("keepdims", true)});
+}
+
+// x - mean, and the mean of its square over `axes` (the variance, dims kept).
+struct Deviations {
+  std::string centered, variance;
+};
+
+Deviations deviationsFrom(Converter& c, const std::string& x, const std::string& mean,
+                          const std::vector<int64_t>& axes) {
+  const Deviations d{c.temporary("centered"), c.temporary("variance")};
+  const std::string squared = c.temporary("squared");
+  binary(c, "TL_SUB", x, mean, d.centered);
+  binary(c, "TL_MUL", d.centered, d.centered, squared);
+  emitMean(c, squared, axes, d.variance);
+  return d;
+}
+
+}  // namespace
+
 // Mean and InvStdDev, when asked for, come from ops of their own: the layernorm op computes
 // neither as an output.
 void convertLayerNormalization(Converter& c) {
@@ -414,21 +442,13 @@ void convertLayerNormalization(Converter& c) {
   if (!c.hasOutput(1) && !c.hasOutput(2)) return;
   std::vector<int64_t> axes;
   for (std::size_t i = axis; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  const auto reduceMean = [&](const std::string& src, const std::string& dst) {
-    c.emit("reduce", {{"src", src}}, {{"dst", dst}},
-           {stringParam("reduce_op", "mean"), integersParam("axes", axes), boolParam("keepdims", true)});
-  };
   const std::string x = c.tensor(0);
   const std::string mean = c.hasOutput(1) ? c.output(1) : c.temporary("mean");
-  reduceMean(x, mean);
+  emitMean(c, x, axes, mean);
   if (!c.hasOutput(2)) return;
-  const std::string centered = c.temporary("centered"), squared = c.temporary("squared"),
-                    variance = c.temporary("variance");
-  binary(c, "TL_SUB", x, mean, centered);
-  binary(c, "TL_MUL", centered, centered, squared);
-  reduceMean(squared, variance);
+  const Deviations d = deviationsFrom(c, x, mean, axes);
   const std::string shifted = c.temporary("shifted"), deviation = c.temporary("deviation");
-  binary(c, "TL_SUM", variance, c.scalar(c.dtype(0), epsilon, "epsilon"), shifted);
+  binary(c, "TL_SUM", d.variance, c.scalar(c.dtype(0), epsilon, "epsilon"), shifted);
   unaryFunction(c, "sqrt", shifted, deviation);
   unaryFunction(c, "reciprocal", deviation, c.output(2));
 }
@@ -503,20 +523,12 @@ void convertMeanVarianceNormalization(Converter& c) {
   const auto given = c.attributes().integers("axes");
   if (!given && in.size() != 4) c.attributes().fail("axes", "must be given for an input of rank other than 4");
   const std::vector<int64_t> axes = distinctAxes(c, given.value_or(std::vector<int64_t>{0, 2, 3}), in.size());
-  const auto reduceMean = [&](const std::string& src, const std::string& dst) {
-    c.emit("reduce", {{"src", src}}, {{"dst", dst}},
-           {stringParam("reduce_op", "mean"), integersParam("axes", axes), boolParam("keepdims", true)});
-  };
-  const std::string mean = c.temporary("mean"), centered = c.temporary("centered"), squared = c.temporary("squared"),
-                    variance = c.temporary("variance"), deviation = c.temporary("deviation"),
-                    shifted = c.temporary("shifted");
-  reduceMean(c.tensor(0), mean);
-  binary(c, "TL_SUB", c.tensor(0), mean, centered);
-  binary(c, "TL_MUL", centered, centered, squared);
-  reduceMean(squared, variance);
-  unaryFunction(c, "sqrt", variance, deviation);
+  const std::string mean = c.temporary("mean"), deviation = c.temporary("deviation"), shifted = c.temporary("shifted");
+  emitMean(c, c.tensor(0), axes, mean);
+  const Deviations d = deviationsFrom(c, c.tensor(0), mean, axes);
+  unaryFunction(c, "sqrt", d.variance, deviation);
   binary(c, "TL_SUM", deviation, c.scalar(c.dtype(0), 1e-9, "epsilon"), shifted);
-  binary(c, "TL_DIV", centered, shifted, c.output(0));
+  binary(c, "TL_DIV", d.centered, shifted, c.output(0));
 }
 
 void emitLayerNorm(Converter& c, const std::string& src, const std::string& scale, const std::string& bias,

@@ -151,6 +151,21 @@ void emitQuantized(Converter& c, const std::string& value, const std::string& ze
   c.emit("cast", {{"src", saturated}}, {{"dst", dst}}, {stringParam("dtype", irType(outType))});
 }
 
+// The QOperator ops' last steps, into output 0: `accumulated` (the integer product or conv, with
+// its bias) times a_scale * b_scale / y_scale, quantized with y_zero_point (input `yZeroPoint`,
+// if given) to `outType`. `bScale` may be per channel, shaped to broadcast.
+void emitRequantized(Converter& c, const std::string& accumulated, const std::string& aScale, const std::string& bScale,
+                     std::size_t yScale, std::size_t yZeroPoint, ir::DType outType) {
+  const std::string scaleProduct = c.temporary("scale_product");
+  binary(c, "TL_MUL", aScale, bScale, scaleProduct);
+  const std::string multiplier = c.temporary("multiplier");
+  binary(c, "TL_DIV", scaleProduct, inFloat(c, c.tensor(yScale), "y_scale_float"), multiplier);
+  const std::string scaled = c.temporary("scaled");
+  binary(c, "TL_MUL", inFloat(c, accumulated, "accumulated_float"), multiplier, scaled);
+  emitQuantized(c, scaled, c.hasInput(yZeroPoint) ? inFloat(c, c.tensor(yZeroPoint), "y_zero_point_float") : "",
+                outType, c.output(0));
+}
+
 }  // namespace
 
 void convertMatMulInteger(Converter& c) {
@@ -179,14 +194,8 @@ void convertQLinearMatMul(Converter& c) {
   const std::string b = shiftedInt32(c, 3, 5, "b");
   const std::string product = c.temporary("product");
   c.emit("matmul", {{"src1", a}, {"src2", b}}, {{"dst", product}});
-  const std::string productFloat = inFloat(c, product, "product_float");
-  const std::string scaleProduct = c.temporary("scale_product");
-  binary(c, "TL_MUL", inFloat(c, c.tensor(1), "a_scale_float"), inFloat(c, c.tensor(4), "b_scale_float"), scaleProduct);
-  const std::string multiplier = c.temporary("multiplier");
-  binary(c, "TL_DIV", scaleProduct, inFloat(c, c.tensor(6), "y_scale_float"), multiplier);
-  const std::string scaled = c.temporary("scaled");
-  binary(c, "TL_MUL", productFloat, multiplier, scaled);
-  emitQuantized(c, scaled, inFloat(c, c.tensor(7), "y_zero_point_float"), outType, c.output(0));
+  emitRequantized(c, product, inFloat(c, c.tensor(1), "a_scale_float"), inFloat(c, c.tensor(4), "b_scale_float"), 6, 7,
+                  outType);
 }
 
 // QLinearConv: y = saturate(round((conv(x - x_zero_point, w - w_zero_point) + B) * x_scale * w_scale /
@@ -260,15 +269,8 @@ void convertQLinearConv(Converter& c) {
   const std::string accumulated = c.temporary("accumulated");
   c.emit("conv", {{"src", x}, {"weight", weight}, {"bias", bias}}, {{"dst", accumulated}}, std::move(params));
 
-  // The requantization multiplier x_scale * w_scale / y_scale, per output channel.
-  const std::string scaleProduct = c.temporary("scale_product");
-  binary(c, "TL_MUL", inFloat(c, c.tensor(1), "x_scale_float"), perChannel(4, weightScales, perOutput, "w_scale"),
-         scaleProduct);
-  const std::string multiplier = c.temporary("multiplier");
-  binary(c, "TL_DIV", scaleProduct, inFloat(c, c.tensor(6), "y_scale_float"), multiplier);
-  const std::string scaled = c.temporary("scaled");
-  binary(c, "TL_MUL", accumulated, multiplier, scaled);
-  emitQuantized(c, scaled, c.hasInput(7) ? inFloat(c, c.tensor(7), "y_zero_point_float") : "", outType, c.output(0));
+  emitRequantized(c, accumulated, inFloat(c, c.tensor(1), "x_scale_float"),
+                  perChannel(4, weightScales, perOutput, "w_scale"), 6, 7, outType);
 }
 
 // DynamicQuantizeLinear: y_scale = (max(x, 0) - min(x, 0)) / 255 over the whole tensor,

@@ -6,7 +6,6 @@
 #include <map>
 
 #include "ir/ShapeRules.hpp"
-#include "onnx/ConstantMath.hpp"
 #include "onnx/Converter.hpp"
 #include "onnx/OperatorTable.hpp"
 
@@ -98,23 +97,15 @@ void convertHardmax(Converter& c) {
   c.emit("arg_reduce", {{"src", src}}, {{"dst", first}},
          {stringParam("arg_op", "max"), numberParam("axis", static_cast<double>(axis)), boolParam("keepdims", true),
           boolParam("select_last_index", false)});
-  const int64_t length = dims[static_cast<std::size_t>(axis)];
-  std::vector<int64_t> positions(static_cast<std::size_t>(length));
-  for (int64_t i = 0; i < length; ++i) positions[static_cast<std::size_t>(i)] = i;
-  ir::Dims positionDims(dims.size(), 1);
-  positionDims[static_cast<std::size_t>(axis)] = length;
-  const std::string position = c.constantTensor(fromInt64s("", ir::DType::Int64, positionDims, positions),
-                                                c.label() + "/positions");
+  const auto at = static_cast<std::size_t>(axis);
   const std::string hit = c.temporary("hit");
-  c.emit("compare", {{"src1", first}, {"src2", position}}, {{"dst", hit}}, {stringParam("compare_op", "equal")});
-  const std::string one = c.scalar(c.dtype(0), 1, "one"), zero = c.scalar(c.dtype(0), 0, "zero");
-  if (!coerced) {
-    c.emit("where", {{"condition", hit}, {"src1", one}, {"src2", zero}}, {{"dst", c.output(0)}});
-    return;
-  }
-  const std::string rows = c.temporary("hardmax_rows");
-  c.emit("where", {{"condition", hit}, {"src1", one}, {"src2", zero}}, {{"dst", rows}});
-  c.reshapeInto(0, rows, in);
+  c.emit("compare", {{"src1", first}, {"src2", axisPositions(c, dims.size(), at, dims[at])}}, {{"dst", hit}},
+         {stringParam("compare_op", "equal")});
+  const std::string dst = coerced ? c.temporary("hardmax_rows") : c.output(0);
+  c.emit("where",
+         {{"condition", hit}, {"src1", c.scalar(c.dtype(0), 1, "one")}, {"src2", c.scalar(c.dtype(0), 0, "zero")}},
+         {{"dst", dst}});
+  if (coerced) c.reshapeInto(0, dst, in);
 }
 
 // CumSum: the axis is an input and must be known at import time.

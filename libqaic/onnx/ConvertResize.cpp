@@ -158,10 +158,6 @@ void convertGridSample(Converter& c) {
           boolParam("align_corners", c.attributes().integer("align_corners", 0) != 0)});
 }
 
-}  // namespace qaic::onnx
-
-namespace qaic::onnx {
-
 // RoiAlign: opset 10 has no coordinate_transformation_mode and behaves as output_half_pixel;
 // opset 16 adds it, half_pixel by default.
 void convertRoiAlign(Converter& c) {

@@ -128,13 +128,16 @@ bool foldIdentity(Converter&);
 // Sqrt -> Div [-> Mul -> Add]) into layernorm. True when the pattern matched and was emitted.
 bool fuseGelu(Converter&);
 bool fuseLayerNorm(Converter&);
-// src1 (op) src2 into `dst`: elew when the shapes agree and LightNet has the op, else elew_bcast.
 // The N-D conv op's params (group, size, stride, dilation, pads) from the node's Conv attributes
 // (kernel_shape, strides, dilations, pads, auto_pad, group) for `in` and `weightDims`.
 std::vector<ir::Param> convParams(Converter& c, const ir::Dims& in, const ir::Dims& weightDims);
+// src1 (op) src2 into `dst`: elew when the shapes agree and LightNet has the op, else elew_bcast.
 void binary(Converter&, const std::string& elewOp, const std::string& a, const std::string& b, const std::string& dst);
 // The unary op's `func` (one without alpha or beta: abs, sqrt, tanh, ...) of `src` into `dst`.
 void unaryFunction(Converter&, const std::string& func, const std::string& src, const std::string& dst);
+// A constant int64 tensor of `rank` dims, all 1 but `axis`, which holds 0..length-1: what
+// indices along that axis are compared with (OneHot, Hardmax).
+std::string axisPositions(Converter&, std::size_t rank, std::size_t axis, int64_t length);
 // layernorm of `src` over its dims from `axis`, scale and bias of those dims.
 void emitLayerNorm(Converter&, const std::string& src, const std::string& scale, const std::string& bias,
                    std::size_t axis, double epsilon, const std::string& dst);
