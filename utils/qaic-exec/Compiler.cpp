@@ -70,7 +70,9 @@ uint64_t activationBytes(const ir::Graph& graph) {
 bool isOnnx(const std::string& path) { return path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
 
 // One network as loaded for one symbol binding, checked and shape-inferred.
-LoadedModel loadChecked(const ExecOptions& options, const std::map<std::string, int64_t>& symbols) {
+// `customIo`: the -custom-IO-list-file entries, read once for every specialization.
+LoadedModel loadChecked(const ExecOptions& options, const std::map<std::string, int64_t>& symbols,
+                        const std::vector<CustomIoEntry>& customIo) {
   LoadOptions loadOptions;
   loadOptions.batchSize = options.batchSize;
   loadOptions.onnxSymbols = symbols;
@@ -84,8 +86,7 @@ LoadedModel loadChecked(const ExecOptions& options, const std::map<std::string, 
   }
   if (options.batchSize > 0) applyBatchSize(graph, options.batchSize);
   ir::inferShapes(graph);
-  if (!options.customIoListFile.empty())
-    applyCustomIo(graph, readCustomIoList(options.customIoListFile), options.customIoListFile);
+  if (!customIo.empty()) applyCustomIo(graph, customIo, options.customIoListFile);
   if (options.convertToFp16) chooseFp16IoFormats(graph, options.fp16IoLayout);
   requireExchangeableIo(graph);
   return model;
@@ -93,10 +94,11 @@ LoadedModel loadChecked(const ExecOptions& options, const std::map<std::string, 
 
 // Every specialization of -network-specialization-config compiled on its own (one model when
 // there is no config). A failure names the entry.
-std::vector<LoadedModel> loadVariants(const ExecOptions& options, const std::vector<Specialization>& specializations) {
+std::vector<LoadedModel> loadVariants(const ExecOptions& options, const std::vector<Specialization>& specializations,
+                                      const std::vector<CustomIoEntry>& customIo) {
   std::vector<LoadedModel> variants;
   if (specializations.empty()) {
-    variants.push_back(loadChecked(options, options.onnxSymbols));
+    variants.push_back(loadChecked(options, options.onnxSymbols, customIo));
     return variants;
   }
   for (std::size_t i = 0; i < specializations.size(); ++i) {
@@ -105,7 +107,7 @@ std::vector<LoadedModel> loadVariants(const ExecOptions& options, const std::vec
     const std::string label = options.model + ": specialization " + std::to_string(i) + " (" +
                               describeSpecialization(specializations[i]) + "): ";
     try {
-      variants.push_back(loadChecked(options, symbols));
+      variants.push_back(loadChecked(options, symbols, customIo));
     } catch (const ir::IrError& e) {
       throw CompileError(label + e.what());
 #ifdef QAIC_HAVE_ONNX
@@ -176,7 +178,10 @@ CompileSummary compile(const ExecOptions& options) {
                          "declares its combinations in \"allowed_shapes\"");
     specializations = loadSpecializationConfig(options.specializationConfig);
   }
-  std::vector<LoadedModel> variants = loadVariants(options, specializations);
+  const std::vector<CustomIoEntry> customIo = options.customIoListFile.empty()
+                                                  ? std::vector<CustomIoEntry>{}
+                                                  : readCustomIoList(options.customIoListFile);
+  std::vector<LoadedModel> variants = loadVariants(options, specializations, customIo);
   const std::size_t ioCount = variants.front().graph.io.size();
 
   // Retained state: the same pairs, of one shape, in every specialization.
