@@ -8,11 +8,13 @@
 #include <span>
 #include <vector>
 
+#include "DeviceFormatShapes.hpp"
 #include "PageAlignedBuffer.hpp"
 #include "kernels/format/DeviceFormat.hpp"
 
 namespace {
 
+using qaic::bench::deviceFormatShapes;
 using qaic::ir::DeviceLayout;
 using qaic::ir::DType;
 using qaic::ir::UserLayout;
@@ -92,36 +94,29 @@ void BM_Postprocess(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(dst.span().size()));
 }
 
-// {N, C, H, W}: single images (cache-resident, where memcpy runs at cache speed) and batches
-// that fit the last-level cache, and one far larger than it (both sides bound by DRAM).
-void shapes(benchmark::internal::Benchmark* b) {
-  b->Args({1, 3, 224, 224})->Args({1, 8, 112, 112})->Args({1, 20, 56, 56});
-  b->Args({32, 3, 224, 224})->Args({64, 8, 112, 112})->Args({128, 3, 224, 224});
-}
-
-BENCHMARK(BM_Memcpy)->Apply(shapes);
-BENCHMARK(BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Auto>)->Apply(shapes);
-BENCHMARK(BM_Preprocess<DeviceLayout::DHWC, DType::Float16, ConversionPath::Auto>)->Apply(shapes);
-BENCHMARK(BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Scalar>)->Apply(shapes);
-BENCHMARK(BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Auto>)->Apply(shapes);
-BENCHMARK(BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Scalar>)->Apply(shapes);
+BENCHMARK(BM_Memcpy)->Apply(deviceFormatShapes);
+BENCHMARK(BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Auto>)->Apply(deviceFormatShapes);
+BENCHMARK(BM_Preprocess<DeviceLayout::DHWC, DType::Float16, ConversionPath::Auto>)->Apply(deviceFormatShapes);
+BENCHMARK(BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Scalar>)->Apply(deviceFormatShapes);
+BENCHMARK(BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Auto>)->Apply(deviceFormatShapes);
+BENCHMARK(BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Scalar>)->Apply(deviceFormatShapes);
 // Reference rows: each vector kernel family forced, an A/B of Auto's choice in the same run.
 // Registered only on a CPU that has the family (forcing it elsewhere throws).
 const bool kForcedRows = [] {
   if (!qaic::kernels::vectorPathAvailable()) return false;
   benchmark::RegisterBenchmark("BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Avx2>",
                                BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Avx2>)
-      ->Apply(shapes);
+      ->Apply(deviceFormatShapes);
   benchmark::RegisterBenchmark("BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx2>",
                                BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx2>)
-      ->Apply(shapes);
+      ->Apply(deviceFormatShapes);
   if (!qaic::kernels::avx512PathAvailable()) return true;
   benchmark::RegisterBenchmark("BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Avx512>",
                                BM_Preprocess<DeviceLayout::DWHC, DType::Float16, ConversionPath::Avx512>)
-      ->Apply(shapes);
+      ->Apply(deviceFormatShapes);
   benchmark::RegisterBenchmark("BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx512>",
                                BM_Postprocess<DeviceLayout::DWHC, DType::Float, ConversionPath::Avx512>)
-      ->Apply(shapes);
+      ->Apply(deviceFormatShapes);
   return true;
 }();
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "DeviceFormatShapes.hpp"
 #include "PageAlignedBuffer.hpp"
 #include "kernels/format/DeviceFormat.hpp"
 
@@ -91,20 +92,18 @@ void BM_Ceiling(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * count * static_cast<int64_t>(sizeof(float)));
 }
 
-// The shapes of DeviceFormatBench.cpp's product rows.
-void shapes(benchmark::internal::Benchmark* b) {
-  b->Args({1, 3, 224, 224})->Args({1, 8, 112, 112})->Args({1, 20, 56, 56});
-  b->Args({32, 3, 224, 224})->Args({64, 8, 112, 112})->Args({128, 3, 224, 224});
-}
-
 const bool kCeilingRows = [] {
   if (!qaic::kernels::vectorPathAvailable()) return false;
   if (qaic::kernels::avx512PathAvailable()) {
-    benchmark::RegisterBenchmark("BM_Ceiling<Copy, Avx512>", BM_Ceiling<false, Width::Avx512>)->Apply(shapes);
-    benchmark::RegisterBenchmark("BM_Ceiling<ToFloat16, Avx512>", BM_Ceiling<true, Width::Avx512>)->Apply(shapes);
+    benchmark::RegisterBenchmark("BM_Ceiling<Copy, Avx512>", BM_Ceiling<false, Width::Avx512>)
+        ->Apply(qaic::bench::deviceFormatShapes);
+    benchmark::RegisterBenchmark("BM_Ceiling<ToFloat16, Avx512>", BM_Ceiling<true, Width::Avx512>)
+        ->Apply(qaic::bench::deviceFormatShapes);
   }
-  benchmark::RegisterBenchmark("BM_Ceiling<Copy, Avx2>", BM_Ceiling<false, Width::Avx2>)->Apply(shapes);
-  benchmark::RegisterBenchmark("BM_Ceiling<ToFloat16, Avx2>", BM_Ceiling<true, Width::Avx2>)->Apply(shapes);
+  benchmark::RegisterBenchmark("BM_Ceiling<Copy, Avx2>", BM_Ceiling<false, Width::Avx2>)
+      ->Apply(qaic::bench::deviceFormatShapes);
+  benchmark::RegisterBenchmark("BM_Ceiling<ToFloat16, Avx2>", BM_Ceiling<true, Width::Avx2>)
+      ->Apply(qaic::bench::deviceFormatShapes);
   return true;
 }();
 
