@@ -100,6 +100,16 @@ def test_an_onnx_model_is_compiled_once_into_a_cache_keyed_by_content_and_option
         p.name for p in cache.iterdir() if (p / "programqpc.bin").is_file())
 
 
+def use_stand_in_compiler(tmp_path, program, monkeypatch):
+    """QAIC_EXEC becomes a script that 'compiles' any model into a copy of `program`: one cache
+    entry per key shows what the cache keys, without a real compile each time."""
+    stand_in = tmp_path / "stand-in-qaic-exec"
+    stand_in.write_text("#!/bin/sh\nfor a; do case $a in -aic-binary-dir=*) dir=${a#*=};; esac; done\n"
+                        f"cp '{program / 'programqpc.bin'}' \"$dir/\"\n")
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("QAIC_EXEC", str(stand_in))
+
+
 def test_external_data_is_part_of_the_models_content(emulator, tmp_path, cache, relu16, monkeypatch):
     model = tmp_path / "big.onnx"
     w, b = mlp_onnx(model, external_data=True)
@@ -109,11 +119,7 @@ def test_external_data_is_part_of_the_models_content(emulator, tmp_path, cache, 
     y = qaic.Session(model, cache_dir=cache).run({"x": x})["y"]
     np.testing.assert_allclose(y, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-6)
     # The cache keys it: a stand-in compiler shows one entry per content of the data file.
-    stand_in = tmp_path / "stand-in-qaic-exec"
-    stand_in.write_text("#!/bin/sh\nfor a; do case $a in -aic-binary-dir=*) dir=${a#*=};; esac; done\n"
-                        f"cp '{relu16 / 'programqpc.bin'}' \"$dir/\"\n")
-    stand_in.chmod(0o755)
-    monkeypatch.setenv("QAIC_EXEC", str(stand_in))
+    use_stand_in_compiler(tmp_path, relu16, monkeypatch)
     first = qaic.compile_model(model, {}, cache)
     assert qaic.compile_model(model, {}, cache) == first
     mlp_onnx(model, external_data=True, seed=8)  # the same .onnx bytes, other weights
@@ -124,11 +130,7 @@ def test_files_named_by_compile_options_are_part_of_the_key(emulator, tmp_path, 
     """A custom IO list or specialization file edited in place is a new program, not a stale entry."""
     model = tmp_path / "mlp.onnx"
     mlp_onnx(model)
-    stand_in = tmp_path / "stand-in-qaic-exec"
-    stand_in.write_text("#!/bin/sh\nfor a; do case $a in -aic-binary-dir=*) dir=${a#*=};; esac; done\n"
-                        f"cp '{relu16 / 'programqpc.bin'}' \"$dir/\"\n")
-    stand_in.chmod(0o755)
-    monkeypatch.setenv("QAIC_EXEC", str(stand_in))
+    use_stand_in_compiler(tmp_path, relu16, monkeypatch)
     custom_io = tmp_path / "custom_io.yaml"
     custom_io.write_text("- IOName: x\n  Precision: float16\n")
     options = {"compile_options": [f"-custom-IO-list-file={custom_io}"]}
