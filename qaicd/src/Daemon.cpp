@@ -1,5 +1,6 @@
 #include "Daemon.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -37,7 +38,8 @@ Daemon::Daemon(DaemonOptions options, EventLoop loop, ListenSocket listen)
     : options_(std::move(options)),
       loop_(std::move(loop)),
       listen_(std::move(listen)),
-      registry_(driver::DeviceRoot(options_.root)) {}
+      registry_(driver::DeviceRoot(options_.root)),
+      spareDescriptor_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
 
 Daemon::~Daemon() = default;
 
@@ -232,8 +234,27 @@ void Daemon::onAccept() {
   for (int i = 0; i < 64; ++i) {
     UniqueFd fd(::accept4(listen_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!fd) {
-      if (errno != EAGAIN && errno != EINTR) logWarn(std::string("accept: ") + std::strerror(errno));
+      const int error = errno;
+      if (error == EAGAIN || error == EINTR) return;
+      logWarn(std::string("accept: ") + std::strerror(error));
+      if ((error == EMFILE || error == ENFILE) && spareDescriptor_) {
+        // The level-triggered listener would wake the loop at once again: take the connection
+        // with the spare descriptor and close it, then keep the spare for the next time.
+        spareDescriptor_.reset();
+        UniqueFd dropped(::accept4(listen_.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+        dropped.reset();
+        spareDescriptor_ = UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        continue;
+      }
       return;
+    }
+    if (clients_.size() >= kMaxClients) {
+      // Refused before it costs a buffer or an event-loop entry; the line is best effort.
+      const std::string line = errorLine(
+          ProtocolError{EUSERS, "qaicd serves at most " + std::to_string(kMaxClients) + " connections at once", {}});
+      [[maybe_unused]] ssize_t sent = ::send(fd.get(), line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      logWarn("a connection was refused: " + std::to_string(kMaxClients) + " are open");
+      continue;
     }
     auto peer = peerCredentials(fd.get());
     if (!peer) {

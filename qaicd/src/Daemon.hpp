@@ -79,9 +79,15 @@ class Daemon {
   ListenSocket listen_;
   DeviceRegistry registry_;
   static constexpr int kLinesPerTurn = 16;
+  // Connections served at once. One more is answered EUSERS and closed at once: each costs a
+  // descriptor and up to 1 MiB of answers, and qaicd's descriptors are its devices' too.
+  static constexpr std::size_t kMaxClients = 512;
   std::map<uint64_t, ClientConnection> clients_;  // by event-loop token
-  std::set<uint64_t> backlog_;                    // clients with queued requests
-  std::set<uint64_t> awaiting_;                   // clients whose answer waits for a device
+  // Held open so that, with every descriptor taken (EMFILE), accept() still gets one: the
+  // pending connection is taken and closed instead of waking the loop again and again.
+  UniqueFd spareDescriptor_;
+  std::set<uint64_t> backlog_;   // clients with queued requests
+  std::set<uint64_t> awaiting_;  // clients whose answer waits for a device
   struct HolderWatch {
     UniqueFd pidfd;
     uint64_t token = 0;

@@ -6,6 +6,8 @@
 #include <sys/un.h>
 
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "QaicdTest.hpp"
 #include "driver/SysfsNames.hpp"
@@ -129,6 +131,30 @@ TEST_F(QaicdTest, AClientThatNeverReadsIsDroppedWhileOthersAreServed) {
   other.setTimeout(5s);
   EXPECT_TRUE(other.hello());
   EXPECT_NE(qaicd_->log().find("not reading its answers"), std::string::npos);
+}
+
+TEST_F(QaicdTest, ConnectionsPastTheLimitAreRefusedAtOnce) {
+  // The limit (Daemon::kMaxClients), all served; this process needs one descriptor for each.
+  constexpr int kLimit = 512;
+  std::vector<UniqueFd> held;
+  for (int i = 0; i < kLimit; ++i) held.push_back(rawConnect(socketPath()));
+  auto refusedFd = rawConnect(socketPath());
+  auto [text, closed] = readToEnd(refusedFd.get(), 30s);
+  EXPECT_TRUE(closed) << "the connection past the limit stayed open";
+  EXPECT_NE(text.find("\"code\":\"EUSERS\""), std::string::npos) << text;
+  EXPECT_NE(text.find("at most 512 connections"), std::string::npos) << text;
+  // Once one goes, a client is served again.
+  held.pop_back();
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {  // until qaicd has seen the close
+    auto client = QaicdClient::connect(socketPath(), 5s);
+    if (client) {
+      client->setTimeout(5s);
+      served = static_cast<bool>(client->hello());
+    }
+    if (!served) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(served);
 }
 
 }  // namespace
