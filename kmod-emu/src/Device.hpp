@@ -196,6 +196,11 @@ class Device final : public ChannelHost {
   driver::DeviceStatusResponse statusReportLocked(const Partition* partition);
   int dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation, pid_t pid);
   int activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId);
+  // Where an activation needing `need` (DDR aside) draws from: the group ACTIVATE names
+  // (`namedGroup`), else the first of the file's unnamed groups that covers it, else the file's
+  // pool. 0, ENOSPC when it does not cover `need`, EINVAL for an unknown named group.
+  int drawPoolLocked(OpenFile& f, uint32_t namedGroup, const rt::Resources& need, rt::Resources*& pool,
+                     uint32_t& groupId);
   int deactivate(OpenFile& f, uint32_t dbcId);
 
   // Removes an activation from every table and gives its resources back (mutex held); the

@@ -181,7 +181,8 @@ int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req, 
   std::lock_guard lock(mutex_);
   rt::Resources& pool = *f.pool(free_);
   switch (static_cast<driver::ResourceGroupOp>(req.op)) {
-    case driver::ResourceGroupOp::Reserve: {
+    case driver::ResourceGroupOp::Reserve:
+    case driver::ResourceGroupOp::ReserveNamed: {
       if (req.groupId != 0) return EINVAL;
       const rt::Resources want = req.resources;
       if (!pool.covers(want)) {
@@ -189,7 +190,8 @@ int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req, 
         return 0;
       }
       pool -= want;
-      ResourceGroup g{nextGroupId_++, want, want};
+      ResourceGroup g{nextGroupId_++, want, want,
+                      static_cast<driver::ResourceGroupOp>(req.op) == driver::ResourceGroupOp::ReserveNamed};
       f.groups[g.id] = g;
       resp.groupId = g.id;
       resp.resources = want;
@@ -369,8 +371,34 @@ int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool c
   return 0;
 }
 
+int Device::drawPoolLocked(OpenFile& f, uint32_t namedGroup, const rt::Resources& need, rt::Resources*& pool,
+                           uint32_t& groupId) {
+  pool = f.pool(free_);
+  groupId = 0;
+  if (namedGroup != 0) {
+    auto g = f.groups.find(namedGroup);
+    if (g == f.groups.end()) return EINVAL;  // released meanwhile, or never this file's
+    pool = &g->second.free;
+    groupId = namedGroup;
+  } else if (std::any_of(f.groups.begin(), f.groups.end(), [](const auto& g) { return !g.second.named; })) {
+    pool = nullptr;
+    for (auto& [id, g] : f.groups) {
+      if (!g.named && g.free.covers(need)) {
+        pool = &g.free;
+        groupId = id;
+        break;
+      }
+    }
+    if (!pool) return ENOSPC;
+  }
+  rt::Resources withoutDdr = need;
+  withoutDdr.ddrSize = 0;
+  if (!pool->covers(withoutDdr)) return ENOSPC;
+  return 0;
+}
+
 int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId) {
-  if (t.pad != 0) return EINVAL;
+  const uint32_t namedGroup = driver::activateResourceGroup(t);
   const uint32_t nelem = t.queue_size == 0 ? driver::kDefaultQueueSize : t.queue_size;
   if (nelem < driver::kMinQueueSize || nelem > driver::kMaxQueueSize) return EINVAL;
   const uint32_t loadId = driver::activateLoadId(t.options);
@@ -380,6 +408,16 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
     auto it = f.loads.find(loadId);
     if (it == f.loads.end()) return EINVAL;
     bytes = it->second.bytes;
+    // Building the program and its IO region costs memory and time: a device (or group) without
+    // a free DBC and NSP for any activation at all refuses first, so a client asking for
+    // thousands of activations is refused as cheaply as the first one past the limit.
+    rt::Resources least;
+    least.numNsp = 1;
+    least.numVc = 1;
+    rt::Resources* pool = nullptr;
+    uint32_t groupId = 0;
+    if (int err = drawPoolLocked(f, namedGroup, least, pool, groupId)) return err;
+    if (std::find(dbcs_.begin(), dbcs_.end(), nullptr) == dbcs_.end()) return ENOSPC;
   }
   // Built here, on the FUSE worker serving the ACTIVATE: the program is tied to no thread, and
   // a hung NSP (another activation's run) cannot hold up an activation.
@@ -425,22 +463,9 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   auto it = f.loads.find(loadId);
   if (it == f.loads.end() || it->second.bytes != bytes) return EINVAL;  // released meanwhile
   if (f.partition && f.partition->ended) return ENODEV;
-  rt::Resources* pool = f.pool(free_);
   uint32_t groupId = 0;
-  if (!f.groups.empty()) {
-    pool = nullptr;
-    for (auto& [id, g] : f.groups) {
-      if (g.free.covers(need)) {
-        pool = &g.free;
-        groupId = id;
-        break;
-      }
-    }
-    if (!pool) return ENOSPC;
-  }
-  rt::Resources withoutDdr = need;
-  withoutDdr.ddrSize = 0;
-  if (!pool->covers(withoutDdr)) return ENOSPC;
+  rt::Resources* pool = nullptr;
+  if (int err = drawPoolLocked(f, namedGroup, need, pool, groupId)) return err;
   if (pool->ddrSize < need.ddrSize) return ENOMEM;
   uint32_t id = 0;
   while (id < dbcs_.size() && dbcs_[id]) ++id;

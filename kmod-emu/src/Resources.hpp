@@ -16,6 +16,7 @@ struct ResourceGroup {
   uint32_t id = 0;
   rt::Resources capacity;
   rt::Resources free;  // capacity minus what the holder's activations use
+  bool named = false;  // ReserveNamed: only activations naming it draw from it
 };
 
 // A partition: resources carved out of a device for a derived device node (id >= 100). Created

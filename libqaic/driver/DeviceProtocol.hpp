@@ -270,6 +270,9 @@ constexpr uint32_t makeActivateOptions(uint32_t loadId, uint32_t programIndex) {
 }
 constexpr uint32_t activateLoadId(uint32_t options) { return options & kLoadIdMask; }
 constexpr uint32_t activateProgramIndex(uint32_t options) { return options >> 24; }
+// ACTIVATE_FROM_USR's `pad` (zero on mainline's wire) names the resource group the activation
+// draws from: 0 for the file's unnamed groups or, without any, its pool; else a group of the file.
+constexpr uint32_t activateResourceGroup(const qaic_manage_trans_activate_to_dev& t) { return t.pad; }
 inline constexpr uint64_t kMaxLoadBytes = 1ull << 31;
 
 // The response transactions written back over the caller's message buffer (which must have room
@@ -283,9 +286,12 @@ inline constexpr uint64_t kMaxLoadBytes = 1ull << 31;
 // Resource-group reservation, the payload of a PASSTHROUGH_FROM_USR transaction. Reserve takes
 // the resources from the device for this open file (an activation then draws from its group
 // first and cannot exceed it); release gives them back (also done when the file closes).
+// ReserveNamed takes them the same way for the activations that name the group in ACTIVATE's
+// `pad` (activateResourceGroup): others of the file neither see nor draw from it, so several
+// users of one open file (a runtime's inference sets) each hold exactly their own activations.
 inline constexpr uint32_t kResourceGroupMagic = 0x53455251;  // "QRES"
 inline constexpr uint32_t kResourceGroupVersion = 1;
-enum class ResourceGroupOp : uint32_t { Reserve = 1, Release = 2, Query = 3 };
+enum class ResourceGroupOp : uint32_t { Reserve = 1, Release = 2, Query = 3, ReserveNamed = 4 };
 
 struct ResourceGroupRequest {
   uint32_t magic;

@@ -65,10 +65,10 @@ Result<void> releaseProgram(const DeviceNode& node, uint32_t loadId) {
 }
 
 Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t programIndex, uint32_t queueSize,
-                          int eventfd) {
+                          int eventfd, uint32_t resourceGroup) {
   ManageMessageBuilder builder;
   builder.activate(queueSize, static_cast<uint32_t>(eventfd < 0 ? 0 : eventfd),
-                   makeActivateOptions(loadId, programIndex));
+                   makeActivateOptions(loadId, programIndex), resourceGroup);
   auto reply = single<ActivateReply>(call(node, builder, 1, "activate"), "activate");
   if (!reply) return reply.sysError();
   if (reply->status != 0) return SysError{EIO, "MANAGE activate: status " + std::to_string(reply->status)};

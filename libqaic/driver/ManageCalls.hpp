@@ -20,8 +20,9 @@ Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> cont
 Result<void> releaseProgram(const DeviceNode& node, uint32_t loadId);
 // Activates program `programIndex` of load `loadId`; returns the DBC the device chose.
 // eventfd: a descriptor in this process the device signals on completions, or 0.
+// resourceGroup: a group reserved with ResourceGroupOp::ReserveNamed to draw from, or 0.
 Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t programIndex, uint32_t queueSize,
-                          int eventfd);
+                          int eventfd, uint32_t resourceGroup = 0);
 Result<void> deactivate(const DeviceNode& node, uint32_t dbcId);
 Result<StatusReply> queryStatus(const DeviceNode& node);
 // The firmware's report on the device (or, on a partition's node, the partition): state,

@@ -104,12 +104,14 @@ ManageMessageBuilder& ManageMessageBuilder::dmaTransfer(uint32_t tag, uint64_t u
   return *this;
 }
 
-ManageMessageBuilder& ManageMessageBuilder::activate(uint32_t queueSize, uint32_t eventfd, uint32_t options) {
+ManageMessageBuilder& ManageMessageBuilder::activate(uint32_t queueSize, uint32_t eventfd, uint32_t options,
+                                                     uint32_t resourceGroup) {
   qaic_manage_trans_activate_to_dev t{};
   t.hdr = {QAIC_TRANS_ACTIVATE_FROM_USR, sizeof(t)};
   t.queue_size = queueSize;
   t.eventfd = eventfd;
   t.options = options;
+  t.pad = resourceGroup;
   append(&t, sizeof(t), "activate");
   return *this;
 }

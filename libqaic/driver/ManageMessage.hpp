@@ -53,7 +53,9 @@ class ManageMessageBuilder {
   // eventfd: a descriptor number in this process that the device signals on completions
   // (0 = none), see docs/device-protocol.md section 3.
   // options: makeActivateOptions(loadId, programIndex).
-  ManageMessageBuilder& activate(uint32_t queueSize, uint32_t eventfd, uint32_t options = 0);
+  // resourceGroup: the group the activation draws from (section 6), 0 for the file's default.
+  ManageMessageBuilder& activate(uint32_t queueSize, uint32_t eventfd, uint32_t options = 0,
+                                 uint32_t resourceGroup = 0);
   ManageMessageBuilder& deactivate(uint32_t dbcId);
   ManageMessageBuilder& status();
 

@@ -11,6 +11,7 @@
 
 #include <qaic/Context.hpp>
 
+#include "WorkerPool.hpp"
 #include "driver/DeviceNode.hpp"
 #include "driver/DeviceRoot.hpp"
 
@@ -50,6 +51,9 @@ class ContextImpl final : public Context, public std::enable_shared_from_this<Co
   // Load ids (DeviceProtocol.hpp section 6) are unique per open file, hence per context.
   uint32_t nextLoadId();
 
+  // The threads every pipeline of this context runs its work on.
+  WorkerPool& workers() { return workers_; }
+
   // DMA buffers by export descriptor, so a QBuffer's handle can be resolved and checked.
   void unregisterDmaBuffer(int fd);
   std::shared_ptr<DmaBuffer> findDmaBuffer(int fd) const;
@@ -85,7 +89,8 @@ class ContextImpl final : public Context, public std::enable_shared_from_this<Co
     std::shared_ptr<DmaBufferImpl> buffer;
   };
   std::vector<Import> imports_;
-  mutable std::mutex callbackMutex_;  // callbacks need not be reentrant
+  mutable std::mutex callbackMutex_;     // callbacks need not be reentrant
+  WorkerPool workers_{"qaic-pipeline"};  // idle (no thread) until a pipeline has work
 };
 
 }  // namespace qaic::rt

@@ -1,7 +1,5 @@
 #include "Pipeline.hpp"
 
-#include <pthread.h>
-
 #include <utility>
 
 #include "ContextImpl.hpp"
@@ -15,6 +13,11 @@ namespace qaic::rt {
 namespace {
 
 const char* const kShuttingDown = "the inference set is shutting down";
+
+// The pipeline whose task this pool thread runs, and whether that task shut the pipeline down
+// (user code in it destroyed the set): the job then no longer touches the pipeline.
+thread_local const Pipeline* tServing = nullptr;
+thread_local bool tServingShutDown = false;
 
 std::size_t stageIndex(Stage stage) { return static_cast<std::size_t>(stage); }
 
@@ -39,6 +42,7 @@ Pipeline::Pipeline(PipelineOwner& owner, ContextImpl& context, const std::string
                    std::shared_ptr<const driver::DeviceNode> node, const ProgramLayout& layout, PipelineConfig config)
     : owner_(owner),
       context_(context),
+      pool_(context.workers()),
       setName_(setName),
       index_(index),
       device_(device),
@@ -46,15 +50,7 @@ Pipeline::Pipeline(PipelineOwner& owner, ContextImpl& context, const std::string
       layout_(layout),
       config_(config),
       ring_(*this, context, std::move(node), "activation " + std::to_string(index) + " of '" + setName + "'",
-            config.ring) {
-  const uint32_t threads = std::max<uint32_t>(1, config_.threads);
-  for (uint32_t i = 0; i < threads; ++i) {
-    workers_.emplace_back([this] {
-      ::pthread_setname_np(::pthread_self(), "qaic-pipeline");
-      worker();
-    });
-  }
-}
+            config.ring) {}
 
 Pipeline::~Pipeline() {
   shutdown();
@@ -63,13 +59,18 @@ Pipeline::~Pipeline() {
 
 void Pipeline::shutdown() {
   {
-    std::lock_guard lock(taskMutex_);
-    if (stopping_ && workers_.empty()) return;
+    std::unique_lock lock(taskMutex_);
+    if (stopping_ && jobs_ == 0) return;
     stopping_ = true;
+    // Queued jobs go unrun; a running one ends after its task (each is bounded by the data path's
+    // timeouts), and finds stopping_ set.
+    jobs_ -= pool_.cancel(this);
+    if (tServing == this && !tServingShutDown) {
+      tServingShutDown = true;  // this very job: it returns without touching the pipeline again
+      --jobs_;
+    }
+    jobsDone_.wait(lock, [&] { return jobs_ == 0; });
   }
-  taskReady_.notify_all();
-  for (auto& thread : workers_) thread.join();
-  workers_.clear();
   {
     // A submission running on its caller's thread reaches the ring (or fails) before the
     // in-flight requests are failed below; it is bounded by the data-path timeout.
@@ -134,8 +135,8 @@ std::vector<SliceAttachment> Pipeline::stagingAttachments() const {
   return attachments;
 }
 
-void Pipeline::activate(uint32_t loadId) {
-  ring_.activate(loadId, layout_.programIndex, layout_.numCores, stagingAttachments());
+void Pipeline::activate(uint32_t loadId, uint32_t resourceGroup) {
+  ring_.activate(loadId, layout_.programIndex, layout_.numCores, stagingAttachments(), resourceGroup);
 }
 
 void Pipeline::deactivate() { ring_.deactivate(); }
@@ -157,7 +158,7 @@ void Pipeline::push(Task task) {
         ++submissionsAhead_;
       }
       tasks_.push_back(std::move(task));
-      taskReady_.notify_one();
+      scheduleLocked();
       return;
     }
   }
@@ -172,6 +173,7 @@ void Pipeline::park(Task task) {
     std::lock_guard lock(taskMutex_);
     if (!stopping_) {
       parked_.push_back(std::move(task));
+      armParkTimerLocked();
       return;
     }
   }
@@ -185,30 +187,67 @@ void Pipeline::wakeParked() {
   if (stopping_ || parked_.empty()) return;
   for (Task& task : parked_) tasks_.push_back(std::move(task));
   parked_.clear();
-  taskReady_.notify_all();
+  scheduleLocked();
 }
 
-void Pipeline::worker() {
-  for (;;) {
-    Task task;
-    {
-      std::unique_lock lock(taskMutex_);
-      // Parked submissions re-check their admission deadline at least this often.
-      while (!stopping_ && tasks_.empty()) {
-        if (taskReady_.wait_for(lock, CompletionEngine::kIdleWake) == std::cv_status::timeout) {
-          for (Task& parked : parked_) tasks_.push_back(std::move(parked));
-          parked_.clear();
-        }
-      }
-      if (stopping_) return;
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
-    }
-    if (task.isCompletion)
-      runCompletion(task.end, false);
-    else
-      runSubmission(task, false);
+void Pipeline::scheduleLocked() {
+  const std::size_t limit = std::max<uint32_t>(1, config_.threads);
+  while (!stopping_ && servers_ < limit && waitingServers_ < tasks_.size()) {
+    ++jobs_, ++servers_, ++waitingServers_;
+    pool_.post(this, [this] { serveOne(); });
   }
+}
+
+void Pipeline::jobEndedLocked() {
+  if (--jobs_ == 0) jobsDone_.notify_all();
+}
+
+void Pipeline::armParkTimerLocked() {
+  if (parkTimer_ || stopping_) return;
+  parkTimer_ = true;
+  ++jobs_;
+  pool_.postAt(this, Clock::now() + CompletionEngine::kIdleWake, [this] {
+    std::lock_guard lock(taskMutex_);
+    parkTimer_ = false;
+    if (!stopping_ && !parked_.empty()) {
+      for (Task& parked : parked_) tasks_.push_back(std::move(parked));
+      parked_.clear();
+      scheduleLocked();
+    }
+    jobEndedLocked();
+  });
+}
+
+void Pipeline::serveOne() {
+  Task task;
+  {
+    std::lock_guard lock(taskMutex_);
+    --waitingServers_;
+    if (stopping_ || tasks_.empty()) {
+      --servers_;
+      jobEndedLocked();
+      return;
+    }
+    task = std::move(tasks_.front());
+    tasks_.pop_front();
+  }
+  tServing = this;
+  tServingShutDown = false;
+  if (task.isCompletion)
+    runCompletion(task.end, false);
+  else
+    runSubmission(task, false);
+  tServing = nullptr;
+  if (tServingShutDown) return;
+  std::lock_guard lock(taskMutex_);
+  if (!stopping_ && waitingServers_ < tasks_.size()) {
+    // Behind the other pipelines' jobs: activations share the pool's threads in turn.
+    ++waitingServers_;
+    pool_.post(this, [this] { serveOne(); });
+    return;
+  }
+  --servers_;
+  jobEndedLocked();
 }
 
 uint64_t Pipeline::inlineCost(const HandleImpl& h, bool inputs) const {

@@ -1,7 +1,10 @@
-// The pipeline of one activation (seed 002): numThreadsPerQueue threads that preprocess a
-// submission (user buffers -> device format, in the handle's staging BO or, zero copy, the user's
-// own DMA buffer), build its request and put it on the RequestRing, and that download and
-// postprocess what the ring reports ended. Owns the ring and the staging BOs; reports every
+// The pipeline of one activation (seed 002): up to numThreadsPerQueue jobs at once on the
+// context's WorkerPool that preprocess a submission (user buffers -> device format, in the
+// handle's staging BO or, zero copy, the user's own DMA buffer), build its request and put it on
+// the RequestRing, and that download and postprocess what the ring reports ended. The pipeline
+// owns no thread: its tasks wait in its own queue, and a job of the pool takes one task at a time
+// (then queues itself again behind the other pipelines' jobs), so activations share the host's
+// cores fairly and a set's thread count does not grow with its activations. Owns the ring and the staging BOs; reports every
 // handle's end to its owner, the InferenceSet. Small requests skip the threads: the submitting
 // thread preprocesses and uploads, the completion thread postprocesses (a hand-off to another
 // thread costs more than the work), unless an earlier submission is still queued: a request never
@@ -16,12 +19,12 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "HandleImpl.hpp"
 #include "ProgramLayout.hpp"
 #include "RequestRing.hpp"
+#include "WorkerPool.hpp"
 
 namespace qaic::rt {
 
@@ -42,7 +45,7 @@ class PipelineOwner {
 };
 
 struct PipelineConfig {
-  uint32_t threads = 4;
+  uint32_t threads = 4;  // the pipeline's tasks that may run at once (numThreadsPerQueue)
   // DMA buffers in the device's own format are transferred in place. Off for group members,
   // whose DBC changes with every switch (a BO stays sliced to one DBC).
   bool zeroCopy = true;
@@ -70,8 +73,9 @@ class Pipeline final : private RingOwner {
 
   // Creates the staging BOs of `handle`; they are attached to the DBC on every activate().
   void addHandle(HandleImpl& handle);
-  // Activates load `loadId` with every handle's staging attached (RequestRing::activate).
-  void activate(uint32_t loadId);
+  // Activates load `loadId` with every handle's staging attached (RequestRing::activate),
+  // drawing from `resourceGroup` (ResourceReservation) or, 0, the open file's default.
+  void activate(uint32_t loadId, uint32_t resourceGroup = 0);
   // In-flight requests end with QS_CANCELED.
   void deactivate();
 
@@ -79,7 +83,8 @@ class Pipeline final : private RingOwner {
   void submit(HandleImpl& handle);
   // Retries submissions parked while waiting for their over-subscription group.
   void wakeParked();
-  // Stops the threads and the ring; queued, parked and in-flight requests fail with QS_CANCELED.
+  // Stops the pipeline's jobs (waiting for those running) and the ring; queued, parked and
+  // in-flight requests fail with QS_CANCELED.
   void shutdown();
 
  private:
@@ -98,7 +103,14 @@ class Pipeline final : private RingOwner {
 
   void requestsEnded(std::vector<EndedRequest>& ended) override;
 
-  void worker();
+  // One pool job: runs the next task, then queues itself again while tasks wait.
+  void serveOne();
+  // Posts jobs for the queued tasks, up to config_.threads at once. taskMutex_ held.
+  void scheduleLocked();
+  // A pool job is done with this pipeline. taskMutex_ held.
+  void jobEndedLocked();
+  // Parked submissions re-check their admission (its deadline) at least every kIdleWake.
+  void armParkTimerLocked();
   void push(Task task);
   void conclude(Task& task);  // finish without running the task
   void park(Task task);
@@ -125,6 +137,7 @@ class Pipeline final : private RingOwner {
 
   PipelineOwner& owner_;
   ContextImpl& context_;
+  WorkerPool& pool_;
   const std::string setName_;
   const uint32_t index_;
   const QID device_;
@@ -135,11 +148,14 @@ class Pipeline final : private RingOwner {
   std::atomic<uint32_t> nextSequence_{1};
 
   std::mutex taskMutex_;
-  std::condition_variable taskReady_;
   std::deque<Task> tasks_;
   std::deque<Task> parked_;  // submissions waiting for their group to switch over
   bool stopping_ = false;
-  std::vector<std::thread> workers_;
+  std::size_t jobs_ = 0;            // pool jobs of this pipeline, queued or running
+  std::size_t servers_ = 0;         // of those, serveOne jobs (at most config_.threads)
+  std::size_t waitingServers_ = 0;  // serveOne jobs queued, not yet running
+  bool parkTimer_ = false;          // a re-check of parked_ is queued
+  std::condition_variable jobsDone_;
   std::size_t inlineSubmissions_ = 0;  // runSubmission calls on submitting threads
   // Queued submissions not yet on the ring: a small request may not run inline past them.
   std::size_t submissionsAhead_ = 0;

@@ -37,10 +37,10 @@ void RequestRing::stop() {
 }
 
 void RequestRing::activate(uint32_t loadId, uint32_t programIndex, uint32_t numCores,
-                           std::span<const SliceAttachment> attachments) {
+                           std::span<const SliceAttachment> attachments, uint32_t resourceGroup) {
   std::lock_guard lock(mutex_);
   if (active_) return;
-  auto dbc = driver::activate(*node_, loadId, programIndex, config_.queueSize, event_->fd());
+  auto dbc = driver::activate(*node_, loadId, programIndex, config_.queueSize, event_->fd(), resourceGroup);
   if (!dbc) {
     std::string detail = dbc.message();
     if (dbc.error() == ENOSPC) {

@@ -82,9 +82,10 @@ class RequestRing {
 
   // ACTIVATE program `programIndex` of load `loadId`, map the DBC window and attach
   // `attachments`; nothing is left active when it throws Error (QS_NO_RESOURCES naming the free
-  // NSPs, QS_INCOMPATIBLE, QS_DEV_REMOVED, QS_ERROR). No-op while active.
-  void activate(uint32_t loadId, uint32_t programIndex, uint32_t numCores,
-                std::span<const SliceAttachment> attachments);
+  // NSPs, QS_INCOMPATIBLE, QS_DEV_REMOVED, QS_ERROR). No-op while active. `resourceGroup`: the
+  // reserved group it draws from, or 0 (driver::activate).
+  void activate(uint32_t loadId, uint32_t programIndex, uint32_t numCores, std::span<const SliceAttachment> attachments,
+                uint32_t resourceGroup = 0);
   // DEACTIVATE; requests in flight end with QS_CANCELED.
   void deactivate();
   // Stops the completion thread; requests in flight end with QS_CANCELED. Idempotent.

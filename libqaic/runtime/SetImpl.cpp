@@ -54,6 +54,22 @@ SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc,
   std::vector<QID> placement = program.devMapping.empty() ? std::vector<QID>{device} : program.devMapping;
   for (QID d : placement) context_->device(d);  // throws for a device outside the context
 
+  // The devices' resources first: a set they cannot hold is refused before it costs a thread,
+  // a buffer object or a pipeline, whatever numActivations says. A group member's activations
+  // take turns on the group's share instead (GroupImpl).
+  if (!group_) {
+    std::map<QID, uint32_t> perDevice;
+    for (std::size_t i = 0; i < placement.size(); ++i) {
+      const uint32_t count = numActivations / placement.size() + (i < numActivations % placement.size() ? 1 : 0);
+      if (count > 0) perDevice[placement[i]] += count;
+    }
+    reservation_ = std::make_unique<ResourceReservation>(*context_, image, 0, perDevice,
+                                                         "InferenceSet '" + name_ + "'");
+  }
+  if (uint64_t{setSize} * numActivations > kMaxHandles)
+    throw Error(QS_INVAL, "InferenceSet '" + name_ + "': setSize " + std::to_string(setSize) + " x numActivations " +
+                              std::to_string(numActivations) + " handles exceed " + std::to_string(kMaxHandles));
+
   PipelineConfig config;
   config.threads = std::max<uint32_t>(1, properties_.queueProperties.numThreadsPerQueue);
   config.zeroCopy = !group_;
@@ -107,6 +123,7 @@ void SetImpl::shutdown() {
   for (auto& pipeline : pipelines_) pipeline->deactivate();
   pipelines_.clear();
   loads_.clear();
+  reservation_.reset();  // after every activation drawing from it was deactivated
 }
 
 std::chrono::milliseconds SetImpl::inferenceBound() const {
@@ -126,7 +143,9 @@ void SetImpl::loadPrograms() {
 }
 
 void SetImpl::activate() {
-  for (auto& pipeline : pipelines_) pipeline->activate(loads_.at(pipeline->device())->loadId());
+  for (auto& pipeline : pipelines_)
+    pipeline->activate(loads_.at(pipeline->device())->loadId(),
+                       reservation_ ? reservation_->groupOn(pipeline->device()) : 0);
 }
 
 void SetImpl::deactivate() {
@@ -306,6 +325,10 @@ void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, 
 }
 
 void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message) {
+  // Profilers, the error handler and notify callbacks are user code that may block: on a
+  // thread of the context's pool, the pool may start another meanwhile (from the first of them
+  // this completion runs).
+  std::optional<WorkerPool::BlockingScope> userCode;
   // Reported before the handle turns Completed, so whoever waits for it sees the report done.
   // h.work and h.requestId are the pipeline's until then; the label's fields are set at submit.
   const uint64_t requestId = h.requestId;
@@ -322,6 +345,7 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
   }
   // A full report goes to its callback without the profiler lock (the callback may destroy its
   // ProfilingHandle), before the handle completes.
+  if (!reports.empty()) userCode.emplace();
   for (const auto& [profiler, report] : reports) {
     try {
       profiler->deliver(report);
@@ -331,8 +355,10 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
       context_->log(QL_ERROR, "InferenceSet '" + name_ + "': profiling callback threw");
     }
   }
-  if (status != QS_SUCCESS)
+  if (status != QS_SUCCESS) {
+    if (!userCode) userCode.emplace();
     context_->reportError(status, "InferenceSet '" + name_ + "' " + h.requestLabel() + ": " + message);
+  }
   NotifyFn notify;
   void* userData = nullptr;
   const shInferenceHandle shared = handles_[h.index()];
@@ -362,6 +388,7 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
   h.completed.notify_all();
   pipelineOf(h).ring().interruptLeader().wake();
   if (notify) {
+    if (!userCode) userCode.emplace();
     try {
       notify(shared, userData);
     } catch (const std::exception& e) {

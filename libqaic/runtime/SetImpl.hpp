@@ -24,6 +24,7 @@
 #include "ProfilingState.hpp"
 #include "ProgramLayout.hpp"
 #include "ProgramLoad.hpp"
+#include "ResourceReservation.hpp"
 
 namespace qaic::rt {
 
@@ -32,6 +33,9 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc, QID device, uint32_t setSize,
           uint32_t numActivations, const InferenceSetProperties& properties);
   ~SetImpl() override;
+
+  // Handles of one set (setSize x numActivations) at most: each owns staging buffer objects.
+  static constexpr uint64_t kMaxHandles = 65536;
 
   // InferenceSet
   QStatus getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) override;
@@ -104,6 +108,7 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   ProgramLayout layout_;
   std::shared_ptr<GroupImpl> group_;
 
+  std::unique_ptr<ResourceReservation> reservation_;  // null for a group member; released last
   std::map<QID, std::unique_ptr<ProgramLoad>> loads_;
   std::vector<std::unique_ptr<Pipeline>> pipelines_;
   std::vector<std::shared_ptr<HandleImpl>> handles_;

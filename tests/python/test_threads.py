@@ -208,3 +208,32 @@ def test_exit_with_a_hung_device_and_a_waiting_thread_does_not_hang(emulator, ad
     assert result.returncode == 0, result.stderr
     assert "exiting" in result.stdout and result.stdout.count("completed QS_TIMEDOUT") == 2, result.stdout
     assert took < 60
+
+
+def _thread_names():
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as comm:
+                names.append(comm.read().strip())
+        except FileNotFoundError:
+            pass  # a thread that just ended
+    return names
+
+
+def test_a_session_asking_for_more_activations_than_the_card_has_is_refused_without_threads(emulator, add256):
+    import qaic
+    gc.collect()  # sets of earlier tests
+    before = _thread_names()
+    for count in (17, 1000, 2**31 - 1):
+        with pytest.raises(qaicrt.Error) as raised:
+            qaic.Session(str(add256), num_activations=count)
+        assert raised.value.status == qaicrt.QS_NO_RESOURCES
+        assert f"{count} activations of " in raised.value.message and " free" in raised.value.message
+    after = _thread_names()
+    assert after.count("qaic-pipeline") == before.count("qaic-pipeline")
+    assert after.count("qaic-complete") == before.count("qaic-complete")
+    # The card kept nothing for the refused sessions.
+    session = qaic.Session(str(add256), num_activations=16, set_size=1)
+    a, b = np.arange(256, dtype=np.float32).reshape(1, 256), np.ones((1, 256), np.float32)
+    assert np.array_equal(session.run({"a": a, "b": b})["c"], a + 1)

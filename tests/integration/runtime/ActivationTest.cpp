@@ -31,9 +31,13 @@ TEST_F(ActivationTest, ActivationsUpToTheFreeNspsThenAClearError) {
     EXPECT_FLOAT_EQ(c[k][7], static_cast<float>(k) + 1.0f);
   }
 
-  // How many are free comes from the device's status query.
+  // What is free comes from the device's status query.
+  EXPECT_TRUE(
+      refused([&] { InferenceSet::Factory(context, network.qpc, 0, 1, 1); }, QS_NO_RESOURCES, "1 activation of "));
   EXPECT_TRUE(refused([&] { InferenceSet::Factory(context, network.qpc, 0, 1, 1); }, QS_NO_RESOURCES,
-                      "needs 2 NSP(s) per activation, the device has 0 free"));
+                      " needs 2 NSPs, 1 DBC, "));
+  EXPECT_TRUE(refused([&] { InferenceSet::Factory(context, network.qpc, 0, 1, 1); }, QS_NO_RESOURCES,
+                      "; the device has 0 NSPs, "));
   set.reset();  // its NSPs come back
   EXPECT_NO_THROW(InferenceSet::Factory(context, network.qpc, 0, 1, 2));
 }
