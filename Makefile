@@ -2,7 +2,8 @@
 #   make          build everything
 #   make deps     install missing Debian packages (scripts/install-deps.sh)
 #   make test     deps + build + the whole ctest suite (fuzz targets run briefly)
-#   make demo     deps + build + an end-to-end run on an emulated device
+#   make demo     deps + the programs the demo runs (DEMO_TARGETS) + an end-to-end run on an
+#                 emulated device
 #   make bench    deps + build + benchmarks, reported as ratios to same-run baselines
 #   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target, FUZZ_TARGETS to choose), adding up
 #                 in a campaign kept in $(FUZZ_BUILD)/fuzz-campaign; make fuzz-report sums it,
@@ -26,6 +27,8 @@ CMAKE_FLAGS  ?=
 CTEST_FLAGS  ?= --output-on-failure
 PREFIX       ?= /usr/local
 PACKAGE_DIR  ?= $(BUILD)/packages
+# What scripts/demo.sh runs; make demo builds these and nothing else (no tests or benchmarks).
+DEMO_TARGETS := qaic-emu qaicd qaic-exec qaic-runner qaic-util lightnet
 # Ninja when it is installed (it schedules the 2-core build better than make); GENERATOR= picks.
 GENERATOR    ?= $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
@@ -53,7 +56,8 @@ build: $(BUILD)/CMakeCache.txt
 test: deps fuzz-build build
 	cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)
 
-demo: deps build
+demo: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target $(DEMO_TARGETS)
 	@scripts/demo.sh $(BUILD)
 
 bench: deps build

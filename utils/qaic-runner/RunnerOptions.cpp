@@ -200,7 +200,8 @@ Parallelism:
   -a, --aic-num-of-activations <i>  activations of the program (default 1; with -D, one per device)
   -S, --set-size <i>                inference handles per activation (default 10); -S 1 keeps the
                                     JSON's order
-  -T, --aic-threads-per-queue <i>   pipeline threads per activation (default 4); -T 1 keeps order
+  -T, --aic-threads-per-queue <i>   an activation's conversions at once on the pipeline threads
+                                    (default 4); -T 1 keeps order
 
 Outputs:
   --write-output-dir <dir>          write outputs (not dropped ones) as <buffer>-inf-<iter>.bin
