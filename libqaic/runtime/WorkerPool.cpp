@@ -77,10 +77,12 @@ void WorkerPoolState::run(const std::shared_ptr<WorkerPoolState>& self) {
       continue;
     }
     ++idle;
-    if (timed.empty())
+    if (timed.empty()) {
       ready.wait(lock);
-    else
-      ready.wait_until(lock, timed.begin()->first);
+    } else {
+      const auto until = timed.begin()->first;  // a copy: cancel() may erase the entry meanwhile
+      ready.wait_until(lock, until);
+    }
     --idle;
     if (signalled > 0) --signalled;
   }

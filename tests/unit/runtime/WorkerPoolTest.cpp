@@ -161,6 +161,24 @@ TEST(WorkerPoolTest, CancelDropsTheOwnersQueuedJobsOnly) {
   EXPECT_EQ(ranB.load(), 10);
 }
 
+// A thread sleeps until the earliest timer; cancelling that timer while it sleeps must not leave
+// the sleeper reading the erased entry (AddressSanitizer saw it when the wait took a reference).
+TEST(WorkerPoolTest, CancellingTheTimerAThreadSleepsUntilIsSafe) {
+  WorkerPool pool("test-pool", 1);
+  int owner = 0;
+  Latch warmedUp;
+  pool.post(nullptr, [&] { warmedUp.open(); });  // the thread exists and goes idle
+  ASSERT_TRUE(warmedUp.wait());
+  for (int i = 0; i < 20; ++i) {
+    pool.postAt(&owner, WorkerPool::Clock::now() + 1h, [] {});
+    std::this_thread::sleep_for(1ms);  // the idle thread now sleeps until that timer
+    EXPECT_EQ(pool.cancel(&owner), 1u);
+    Latch ran;
+    pool.post(nullptr, [&] { ran.open(); });  // wakes the sleeper
+    ASSERT_TRUE(ran.wait());
+  }
+}
+
 TEST(WorkerPoolTest, ABlockingJobLendsItsPlace) {
   WorkerPool pool("test-pool", 1);
   Latch blocked, release, other;
