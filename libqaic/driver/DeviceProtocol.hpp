@@ -402,6 +402,13 @@ struct DeviceStatusResponse {
 };
 static_assert(sizeof(DeviceStatusRequest) == 240 && sizeof(DeviceStatusResponse) == 240,
               "request and response have the same size so the answer fits in place");
+// The report's resources (on a partition's node: the partition's), as the one resources type.
+inline rt::Resources totalResources(const DeviceStatusResponse& r) {
+  return rt::Resources{r.nspTotal, r.mcidTotal, r.semTotal, r.vcTotal, r.ddrTotalBytes};
+}
+inline rt::Resources freeResources(const DeviceStatusResponse& r) {
+  return rt::Resources{r.nspFree, r.mcidFree, r.semFree, r.vcFree, r.ddrFreeBytes};
+}
 
 // ---- 7. The control wire header the driver puts in front of every message ---------------------
 // Kept for the device side's message check; clients never see it.

@@ -42,13 +42,15 @@ driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t g
   return request;
 }
 
-}  // namespace
-
+// "3 NSPs, 3 DBCs, 12 semaphores, 0 multicast ids and 4.5 MiB of device memory"; a count of 1
+// in the singular.
 std::string describeResources(const Resources& r) {
   return counted(r.numNsp, "NSP", "NSPs") + ", " + counted(r.numVc, "DBC", "DBCs") + ", " +
          counted(r.numSem, "semaphore", "semaphores") + ", " + counted(r.numMcid, "multicast id", "multicast ids") +
          " and " + bytesText(r.ddrSize) + " of device memory";
 }
+
+}  // namespace
 
 ResourceReservation::ResourceReservation(const ContextImpl& context, const container::QpcImage& image,
                                          uint32_t programIndex, const std::map<QID, uint32_t>& activationsPerDevice,
@@ -74,15 +76,8 @@ ResourceReservation::ResourceReservation(const ContextImpl& context, const conta
                                                             activationsText(count) + " on device " +
                                                             std::to_string(device) + ": " + reserved.message());
         std::string free;
-        if (auto status = driver::queryDeviceStatus(*node)) {
-          Resources have;
-          have.numNsp = status->nspFree;
-          have.numVc = status->vcFree;
-          have.numSem = status->semFree;
-          have.numMcid = status->mcidFree;
-          have.ddrSize = status->ddrFreeBytes;
-          free = "; the device has " + describeResources(have) + " free";
-        }
+        if (auto status = driver::queryDeviceStatus(*node))
+          free = "; the device has " + describeResources(driver::freeResources(*status)) + " free";
         throw Error(QS_NO_RESOURCES, what + ": " + activationsText(count) + " of " + image.sourceName() +
                                          (count == 1 ? " needs " : " need ") + describeResources(need) + " on device " +
                                          std::to_string(device) + free);

@@ -13,7 +13,6 @@
 #include <string>
 
 #include <qaic/Context.hpp>
-#include <qaic/Resources.hpp>
 
 #include "driver/DeviceNode.hpp"
 
@@ -51,9 +50,5 @@ class ResourceReservation {
   const ContextImpl& context_;
   std::map<QID, Group> groups_;
 };
-
-// "3 NSPs, 3 DBCs, 12 semaphores, 0 multicast ids and 4.5 MiB of device memory"; a count of 1
-// in the singular.
-std::string describeResources(const Resources& resources);
 
 }  // namespace qaic::rt

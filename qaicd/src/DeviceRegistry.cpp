@@ -17,15 +17,6 @@ namespace qaic::qaicd {
 
 namespace {
 
-// The figures come from the device's STATUS query over MANAGE, as on a card (on a partition's
-// node: the partition's capacity and what is free of it).
-Resources totalOf(const driver::DeviceStatusResponse& r) {
-  return Resources{r.nspTotal, r.mcidTotal, r.semTotal, r.vcTotal, r.ddrTotalBytes};
-}
-Resources freeOf(const driver::DeviceStatusResponse& r) {
-  return Resources{r.nspFree, r.mcidFree, r.semFree, r.vcFree, r.ddrFreeBytes};
-}
-
 uint64_t amountOf(const Resources& r, driver::PartitionResource which) {
   switch (which) {
     case driver::PartitionResource::Nsp: return r.numNsp;
@@ -299,7 +290,7 @@ void DeviceRegistry::takeOver(uint32_t id) {
         if (auto mode = sysfs.read(driver::sysfs::kPartitionMode))
           p.mode = static_cast<uint32_t>(std::strtoul(mode->c_str(), nullptr, 8));
         if (auto label = sysfs.read(driver::sysfs::kPartitionLabel)) p.label = *label;
-        p.resources = totalOf(*report);
+        p.resources = driver::totalResources(*report);
         out.partition = std::move(p);
         return out;
       },
@@ -365,7 +356,7 @@ void DeviceRegistry::createOn(uint32_t device, const PartitionSpec& spec,
           auto report = driver::queryDeviceStatus(*node);
           out.refusal = std::string(driver::partitionResourceName(which)) + ": " +
                         std::to_string(amountOf(spec.resources, which)) + " requested";
-          out.refusal += report ? ", " + std::to_string(amountOf(freeOf(*report), which)) + " free"
+          out.refusal += report ? ", " + std::to_string(amountOf(driver::freeResources(*report), which)) + " free"
                                 : " (free count unknown: " + report.message() + ")";
         }
         return out;
@@ -534,8 +525,8 @@ void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> do
       else
         d.status = report.error() == ETIMEDOUT ? "Unresponsive" : "Gone";
       if (known) {
-        d.total = totalOf(*known);
-        d.free = freeOf(*known);
+        d.total = driver::totalResources(*known);
+        d.free = driver::freeResources(*known);
       }
       for (const auto& [id, p] : partitions_)
         if (p.device == index) d.partitions.push_back(id);
@@ -618,7 +609,7 @@ std::vector<uint32_t> DeviceRegistry::deviceIndices() const {
 std::optional<Resources> DeviceRegistry::totals(uint32_t index) const {
   auto it = devices_.find(index);
   if (it == devices_.end() || !it->second.ready || !it->second.status) return std::nullopt;
-  return totalOf(*it->second.status);
+  return driver::totalResources(*it->second.status);
 }
 
 Result<driver::DeviceStatusResponse> DeviceRegistry::status(uint32_t index) const {
