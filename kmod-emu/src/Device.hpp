@@ -201,6 +201,8 @@ class Device final : public ChannelHost {
   // pool. 0, ENOSPC when it does not cover `need`, EINVAL for an unknown named group.
   int drawPoolLocked(OpenFile& f, uint32_t namedGroup, const rt::Resources& need, rt::Resources*& pool,
                      uint32_t& groupId);
+  // The lowest idle DBC id, or dbcs_.size() when every DBC is taken.
+  uint32_t firstFreeDbcLocked() const;
   int deactivate(OpenFile& f, uint32_t dbcId);
 
   // Removes an activation from every table and gives its resources back (mutex held); the

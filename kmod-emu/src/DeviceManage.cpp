@@ -397,6 +397,12 @@ int Device::drawPoolLocked(OpenFile& f, uint32_t namedGroup, const rt::Resources
   return 0;
 }
 
+uint32_t Device::firstFreeDbcLocked() const {
+  uint32_t id = 0;
+  while (id < dbcs_.size() && dbcs_[id]) ++id;
+  return id;
+}
+
 int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId) {
   const uint32_t namedGroup = driver::activateResourceGroup(t);
   const uint32_t nelem = t.queue_size == 0 ? driver::kDefaultQueueSize : t.queue_size;
@@ -417,7 +423,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
     rt::Resources* pool = nullptr;
     uint32_t groupId = 0;
     if (int err = drawPoolLocked(f, namedGroup, least, pool, groupId)) return err;
-    if (std::find(dbcs_.begin(), dbcs_.end(), nullptr) == dbcs_.end()) return ENOSPC;
+    if (firstFreeDbcLocked() == dbcs_.size()) return ENOSPC;
   }
   // Built here, on the FUSE worker serving the ACTIVATE: the program is tied to no thread, and
   // a hung NSP (another activation's run) cannot hold up an activation.
@@ -467,8 +473,7 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   rt::Resources* pool = nullptr;
   if (int err = drawPoolLocked(f, namedGroup, need, pool, groupId)) return err;
   if (pool->ddrSize < need.ddrSize) return ENOMEM;
-  uint32_t id = 0;
-  while (id < dbcs_.size() && dbcs_[id]) ++id;
+  const uint32_t id = firstFreeDbcLocked();
   if (id == dbcs_.size()) return ENOSPC;
 
   const uint32_t generation = ++dbcGeneration_[id];
