@@ -4,12 +4,12 @@
 // the RequestRing, and that download and postprocess what the ring reports ended. The pipeline
 // owns no thread: its tasks wait in its own queue, and a job of the pool takes one task at a time
 // (then queues itself again behind the other pipelines' jobs), so activations share the host's
-// cores fairly and a set's thread count does not grow with its activations. Owns the ring and the staging BOs; reports every
-// handle's end to its owner, the InferenceSet. Small requests skip the threads: the submitting
-// thread preprocesses and uploads, the completion thread postprocesses (a hand-off to another
-// thread costs more than the work), unless an earlier submission is still queued: a request never
-// overtakes one submitted before it on the same thread, so one pipeline thread (-T 1) keeps the
-// submission order on the device.
+// cores fairly and a set's thread count does not grow with its activations. Owns the ring and
+// the staging BOs; reports every handle's end to its owner, the InferenceSet. Small requests
+// skip the pool: the submitting thread preprocesses and uploads, the completion thread
+// postprocesses (a hand-off to another thread costs more than the work), unless an earlier
+// submission is still queued: a request never overtakes one submitted before it on the same
+// thread, so one task at a time (-T 1) keeps the submission order on the device.
 #pragma once
 
 #include <atomic>

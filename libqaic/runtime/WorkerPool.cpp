@@ -42,6 +42,11 @@ struct WorkerPoolState {
     }
     const auto started = static_cast<unsigned>(threads.size());
     if (started - std::min(started, blocking) >= coreThreads || started >= maxThreads) return;
+    startThreadLocked(self);
+  }
+
+  // The thread holds the state, so it outlives a pool destroyed by one of its own jobs.
+  void startThreadLocked(const std::shared_ptr<WorkerPoolState>& self) {
     threads.emplace_back([self] { self->run(self); });
   }
 
@@ -131,7 +136,7 @@ void WorkerPool::postAt(const void* owner, Clock::time_point when, Job job) {
   state_->timed.emplace(when, WorkerPoolState::Entry{owner, std::move(job)});
   if (state_->threads.empty()) {
     // A timer needs a thread to wait for it.
-    state_->threads.emplace_back([self = state_] { self->run(self); });
+    state_->startThreadLocked(state_);
   } else if (earliest && state_->idle > 0) {
     state_->ready.notify_all();  // the waiting threads sleep until the new earliest time
   }
