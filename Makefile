@@ -1,11 +1,13 @@
 # Entry point. Everything builds through CMake into build/ (programs in build/bin/).
-#   make          build everything
+#   make          build the product: libraries, programs, the Python module (no tests)
 #   make deps     install missing Debian packages (scripts/install-deps.sh)
-#   make test     deps + build + the whole ctest suite (fuzz targets run briefly)
+#   make test     deps + the product and the tests (target qaic_tests) + the whole ctest suite,
+#                 the fuzz targets' committed corpora replayed by the same compiler as the rest
 #   make demo     deps + the programs the demo runs (DEMO_TARGETS) + an end-to-end run on an
 #                 emulated device
-#   make bench    deps + build + benchmarks, reported as ratios to same-run baselines
-#   make fuzz     longer libFuzzer runs (FUZZ_SECONDS per target, FUZZ_TARGETS to choose), adding up
+#   make bench    deps + the product and the benchmarks (qaic_benchmarks), reported as ratios to
+#                 same-run baselines
+#   make fuzz     libFuzzer runs (FUZZ_SECONDS per target, FUZZ_TARGETS to choose), adding up
 #                 in a campaign kept in $(FUZZ_BUILD)/fuzz-campaign; make fuzz-report sums it,
 #                 make fuzz-minimize FUZZ_TARGETS=... adds its new coverage to tests/fuzz/corpus
 #   make sanitize the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
@@ -32,13 +34,15 @@ DEMO_TARGETS := qaic-emu qaicd qaic-exec qaic-runner qaic-util lightnet
 # Ninja when it is installed (it schedules the 2-core build better than make); GENERATOR= picks.
 GENERATOR    ?= $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
-.PHONY: all build deps test demo bench fuzz fuzz-build fuzz-report fuzz-minimize sanitize tsan soak model-operators clean install uninstall package
+.PHONY: all build test-build deps test demo bench fuzz fuzz-build fuzz-report fuzz-minimize sanitize tsan soak model-operators clean install uninstall package
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
 
+# The fuzz campaigns' own tree: libFuzzer (-fsanitize=fuzzer) is a clang-only feature, so this
+# one tree is built by clang; the suite replays the same targets' corpora with its own compiler.
 $(FUZZ_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DQAIC_FUZZ=ON $(CMAKE_FLAGS)
@@ -47,20 +51,24 @@ fuzz-build: $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target qaic_fuzz_targets
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
-	  -DQAIC_FUZZ_BIN_DIR=$(abspath $(FUZZ_BUILD))/bin $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
 
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: deps fuzz-build build
+# The product and every test program in one build (one scheduler over both).
+test-build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target all qaic_tests
+
+test: deps test-build
 	cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)
 
 demo: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target $(DEMO_TARGETS)
 	@scripts/demo.sh $(BUILD)
 
-bench: deps build
+bench: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target all qaic_benchmarks
 	@scripts/bench.sh $(BUILD)
 
 fuzz: deps fuzz-build
@@ -73,17 +81,18 @@ fuzz-minimize: fuzz-build
 	@scripts/fuzz.sh minimize $(FUZZ_BUILD) $(FUZZ_TARGETS)
 
 sanitize: deps
-	$(MAKE) build BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=address,undefined"
-	cd build-asan && ctest $(CTEST_FLAGS) -j $(JOBS) -LE fuzz
+	$(MAKE) test-build BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=address,undefined"
+	cd build-asan && ctest $(CTEST_FLAGS) -j $(JOBS)
 
 tsan: deps
-	$(MAKE) build BUILD=build-tsan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=thread"
+	$(MAKE) build-tsan/CMakeCache.txt BUILD=build-tsan BUILD_TYPE=Debug CMAKE_FLAGS="-DQAIC_SANITIZE=thread"
+	cmake --build build-tsan -j $(JOBS) --target qaic_threaded_tests
 	cd build-tsan && ctest $(CTEST_FLAGS) -j $(JOBS) -L threaded
 
 # Long reliability runs (docs/reliability.md): a million requests under injected faults
 # (SOAK_SECONDS, SOAK_SEED); qaicd SIGKILLed at 200 random points of create and release; 2,000
 # InferenceSets in one libqaic client; 100 qaic-runner runs of ResNet-50.
-soak: deps build
+soak: deps test-build
 	cmake --build $(BUILD) -j $(JOBS) --target soak_tests
 	$(BUILD)/tests/soak_tests
 	QAICD_CRASH_ITERATIONS=200 $(BUILD)/tests/qaicd_lease_tests --gtest_filter='CrashConsistencyTest.*'

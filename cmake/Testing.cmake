@@ -1,3 +1,21 @@
+# What `make` leaves out: tests/ is added with EXCLUDE_FROM_ALL, so the default build is the
+# product (libraries, programs, the Python module). `make test` builds qaic_tests (every test
+# program and the helpers tests start), `make tsan` qaic_threaded_tests (those labelled threaded,
+# all it runs), `make bench` qaic_benchmarks.
+add_custom_target(qaic_tests)
+add_custom_target(qaic_threaded_tests)
+add_custom_target(qaic_benchmarks)
+
+# qaic_test_program(TARGET...): built by `make test` (and the sanitizer builds).
+function(qaic_test_program)
+  add_dependencies(qaic_tests ${ARGN})
+endfunction()
+
+# qaic_bench_program(TARGET...): built by `make bench`.
+function(qaic_bench_program)
+  add_dependencies(qaic_benchmarks ${ARGN})
+endfunction()
+
 # qaic_add_gtest(NAME SOURCES a.cpp b.cpp LIBS x y [LABELS l1 l2] [TIMEOUT s])
 # One GoogleTest executable whose cases ctest discovers one by one.
 # CMake 3.25's gtest_discover_tests flattens list-valued PROPERTIES, so each discovered test gets
@@ -13,6 +31,10 @@ function(qaic_add_gtest name)
   target_compile_definitions(${name} PRIVATE QAIC_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
                                              QAIC_BUILD_DIR="${CMAKE_BINARY_DIR}")
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  qaic_test_program(${name})
+  if("threaded" IN_LIST ARG_LABELS)
+    add_dependencies(qaic_threaded_tests ${name})
+  endif()
   include(GoogleTest)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)

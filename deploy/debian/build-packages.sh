@@ -100,6 +100,10 @@ for pkg in "${packages[@]}"; do
   dpkg-deb --root-owner-group -Zxz --build "$root" "$out" > /dev/null
 done
 
+# Beside the packages, what a container image of them is built from (docs/ci.md): the output
+# directory is deploy/ci/Dockerfile's build context.
+cp "$source_dir/deploy/ci/Dockerfile" "$source_dir/deploy/ci/qaic-ci-job.sh" "$out/"
+
 debs=()
 for pkg in "${packages[@]}"; do debs+=("$out/${pkg}_${debian_version}_$(dpkg --print-architecture).deb"); done
 for deb in "${debs[@]}"; do

@@ -455,7 +455,12 @@ std::string Converter::materialize(Value& value, const std::string& name) {
   return value.tensor;
 }
 
-std::string Converter::tensor(std::size_t i) { return materialize(inputValue(i), node_->input(static_cast<int>(i))); }
+std::string Converter::tensor(std::size_t i) {
+  // inputValue first: it refuses a missing input, which node_->input(i) would read out of range
+  // (as one call's two arguments the order is the compiler's; gcc read the name first).
+  Value& value = inputValue(i);
+  return materialize(value, node_->input(static_cast<int>(i)));
+}
 
 ir::Dims Converter::dims(std::size_t i) {
   const Value& value = inputValue(i);

@@ -42,12 +42,36 @@ using qaic::fuzz::ObjectBuilder;
   std::abort();
 }
 
+// LeakSanitizer off for one scope, in the builds that have it (the ASan ones: libFuzzer's, and the
+// suite's replay under make sanitize); nothing elsewhere.
+#if defined(__SANITIZE_ADDRESS__)
+#define PYTHON_ARGS_HAS_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PYTHON_ARGS_HAS_LSAN 1
+#endif
+#endif
+struct LeakCheckingOff {
+  LeakCheckingOff() {
+#ifdef PYTHON_ARGS_HAS_LSAN
+    __lsan_disable();
+#endif
+  }
+  ~LeakCheckingOff() {
+#ifdef PYTHON_ARGS_HAS_LSAN
+    __lsan_enable();
+#endif
+  }
+  LeakCheckingOff(const LeakCheckingOff&) = delete;
+  LeakCheckingOff& operator=(const LeakCheckingOff&) = delete;
+};
+
 // Starts the interpreter with Debian's paths, whatever the environment says. Every Python
 // allocation goes through malloc (ASan and LSan see each object). The interpreter's start keeps
 // objects LSan cannot trace (CPython's static and frozen objects hold them): they are allocated
 // with leak checking off, and only they; every allocation made while an input runs is checked.
 void startInterpreter() {
-  __lsan_disable();
+  const LeakCheckingOff leakCheckingOff;
   PyPreConfig pre;
   PyPreConfig_InitIsolatedConfig(&pre);
   pre.allocator = PYMEM_ALLOCATOR_MALLOC;
@@ -71,7 +95,6 @@ void startInterpreter() {
   // The qaic package from the source tree (it imports qaicrt, the built-in).
   py::module_::import("sys").attr("path").attr("insert")(0, QAICRT_PACKAGE_DIR);
   py::module_::import("qaic");
-  __lsan_enable();
 }
 
 // The outcome of one call into the module.

@@ -8,9 +8,7 @@ qaic_fuzz_target(batch_json
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/batch_json.cpp ${PROJECT_SOURCE_DIR}/utils/qaic-runner/BatchJson.cpp
           ${PROJECT_SOURCE_DIR}/libqaic/runtime/IoValidation.cpp ${PROJECT_SOURCE_DIR}/libqaic/runtime/Errors.cpp
   LIBS qaic_uapi nlohmann_json::nlohmann_json)
-if(QAIC_FUZZ)
-  target_include_directories(fuzz_batch_json PRIVATE ${PROJECT_SOURCE_DIR}/utils/qaic-runner)
-endif()
+target_include_directories(${QAIC_LAST_FUZZ_TARGET} PRIVATE ${PROJECT_SOURCE_DIR}/utils/qaic-runner)
 # The emulator's ioctl decoding and MANAGE messages, in-process on one Device (no FUSE).
 qaic_fuzz_target(emu_ioctl
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/emu_ioctl.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlHarness.cpp
@@ -18,9 +16,7 @@ qaic_fuzz_target(emu_ioctl
           ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlDrmCalls.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlSeeds.cpp ${PROJECT_SOURCE_DIR}/tests/support/ReluProgram.cpp
   LIBS qaic_emu_core qaic_driver)
-if(QAIC_FUZZ)
-  target_include_directories(fuzz_emu_ioctl PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
-endif()
+target_include_directories(${QAIC_LAST_FUZZ_TARGET} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
 qaic_fuzz_target(qaicd_protocol SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/qaicd_protocol.cpp LIBS qaic_qaicd_protocol)
 # qaicd's kubelet device-plugin service, in-process on published inventories (no socket).
 qaic_fuzz_target(kubelet_service
@@ -32,3 +28,4 @@ qaic_fuzz_target(python_args
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/python_args.cpp ${CMAKE_CURRENT_SOURCE_DIR}/PythonArgsObjects.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/PythonArgsSet.cpp
   LIBS qaicrt_fuzz)
+set_target_properties(${QAIC_LAST_FUZZ_TARGET} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
