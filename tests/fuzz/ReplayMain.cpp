@@ -8,6 +8,7 @@
 //   libFuzzer would (--write-seeds=DIR writes the seed corpus and exits there), and otherwise
 //   ignored. Exits 0 after the last input; a crash, a sanitizer report or an escaped exception
 //   names the input that caused it first.
+#include <unistd.h>
 #include <algorithm>
 #include <csignal>
 #include <cstdint>
@@ -20,7 +21,6 @@
 #include <memory>
 #include <string>
 #include <system_error>
-#include <unistd.h>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size);

@@ -55,8 +55,8 @@ def test_the_documented_job_runs_in_a_fresh_debian_root_from_the_packages(work):
     # a root that starts as Debian's essential set and apt.
     root = work / "root"
     timed("fresh Debian 12 root with the packages (mmdebstrap + apt)", times,
-          ["mmdebstrap", "--variant=apt", "--mode=root", "--quiet",
-           "--include=" + ",".join(str(d) for d in debs), "bookworm", root, debian_sources()],
+          ["mmdebstrap", "--variant=apt", "--mode=root", "--quiet", *[f"--include={d}" for d in debs],
+           "bookworm", root, debian_sources()],
           timeout=900, stdin=subprocess.DEVNULL)
     assert not (root / "usr/src/qaic-stack").exists()
     for program in ["usr/bin/qaic-emu", "usr/bin/qaic-runner", "usr/bin/qaic-exec", "usr/sbin/qaicd"]:
