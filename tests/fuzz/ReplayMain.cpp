@@ -17,7 +17,6 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -87,11 +86,23 @@ bool collectInputs(const std::vector<std::string>& paths, std::vector<fs::path>&
   return true;
 }
 
-bool readInput(const fs::path& path, std::vector<uint8_t>& bytes) {
+// One input in a heap buffer of exactly its size, as libFuzzer hands it over: never a null
+// pointer (even for an empty input), and a read past its end is caught by ASan here too.
+struct Input {
+  std::unique_ptr<uint8_t[]> bytes;
+  std::size_t size = 0;
+};
+
+bool readInput(const fs::path& path, Input& input) {
+  std::error_code error;
+  const auto size = fs::file_size(path, error);
+  if (error) return false;
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
-  bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return !in.bad();
+  input.bytes.reset(new uint8_t[size]);
+  input.size = static_cast<std::size_t>(size);
+  in.read(reinterpret_cast<char*>(input.bytes.get()), static_cast<std::streamsize>(size));
+  return static_cast<std::size_t>(in.gcount()) == input.size;
 }
 
 }  // namespace
@@ -116,20 +127,16 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::vector<uint8_t> bytes;
   std::size_t totalBytes = 0;
-  for (const auto& input : inputs) {
-    std::snprintf(currentInput, sizeof currentInput, "%s", input.c_str());
-    if (!readInput(input, bytes)) {
-      std::fprintf(stderr, "fuzz replay: cannot read %s\n", input.c_str());
+  for (const auto& path : inputs) {
+    std::snprintf(currentInput, sizeof currentInput, "%s", path.c_str());
+    Input input;
+    if (!readInput(path, input)) {
+      std::fprintf(stderr, "fuzz replay: cannot read %s\n", path.c_str());
       return 1;
     }
-    totalBytes += bytes.size();
-    // libFuzzer hands over a heap buffer of exactly the input's size, never a null pointer (even
-    // for an empty input); so does this, so a read past its end is caught by ASan here too.
-    const std::unique_ptr<uint8_t[]> exact(new uint8_t[bytes.size()]);
-    std::copy(bytes.begin(), bytes.end(), exact.get());
-    LLVMFuzzerTestOneInput(exact.get(), bytes.size());
+    totalBytes += input.size;
+    LLVMFuzzerTestOneInput(input.bytes.get(), input.size);
   }
   std::printf("fuzz replay: %zu inputs (%zu bytes) replayed without a finding\n", inputs.size(), totalBytes);
   return 0;

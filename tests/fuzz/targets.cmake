@@ -7,16 +7,16 @@ qaic_fuzz_target(onnx_import SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/onnx_import.cpp
 qaic_fuzz_target(batch_json
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/batch_json.cpp ${PROJECT_SOURCE_DIR}/utils/qaic-runner/BatchJson.cpp
           ${PROJECT_SOURCE_DIR}/libqaic/runtime/IoValidation.cpp ${PROJECT_SOURCE_DIR}/libqaic/runtime/Errors.cpp
-  LIBS qaic_uapi nlohmann_json::nlohmann_json)
-target_include_directories(${QAIC_LAST_FUZZ_TARGET} PRIVATE ${PROJECT_SOURCE_DIR}/utils/qaic-runner)
+  LIBS qaic_uapi nlohmann_json::nlohmann_json
+  INCLUDES ${PROJECT_SOURCE_DIR}/utils/qaic-runner)
 # The emulator's ioctl decoding and MANAGE messages, in-process on one Device (no FUSE).
 qaic_fuzz_target(emu_ioctl
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/emu_ioctl.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlHarness.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlRawCalls.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlBuiltCalls.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlDrmCalls.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlSeeds.cpp ${PROJECT_SOURCE_DIR}/tests/support/ReluProgram.cpp
-  LIBS qaic_emu_core qaic_driver)
-target_include_directories(${QAIC_LAST_FUZZ_TARGET} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+  LIBS qaic_emu_core qaic_driver
+  INCLUDES ${PROJECT_SOURCE_DIR}/tests/support)
 qaic_fuzz_target(qaicd_protocol SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/qaicd_protocol.cpp LIBS qaic_qaicd_protocol)
 # qaicd's kubelet device-plugin service, in-process on published inventories (no socket).
 qaic_fuzz_target(kubelet_service
@@ -27,5 +27,5 @@ qaic_fuzz_target(kubelet_service
 qaic_fuzz_target(python_args
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/python_args.cpp ${CMAKE_CURRENT_SOURCE_DIR}/PythonArgsObjects.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/PythonArgsSet.cpp
-  LIBS qaicrt_fuzz)
-set_target_properties(${QAIC_LAST_FUZZ_TARGET} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  LIBS qaicrt_fuzz
+  HIDDEN_VISIBILITY)
