@@ -1,4 +1,5 @@
-// qaic-exec's pipeline: load, validate, infer shapes, lay out the IO region, pack constants,
+// qaic-exec's compiler: the ordered passes of Compiler.cpp (one file each in passes/) load,
+// check and shape each specialization's network, lay out the IO region, pack the constants and
 // write programqpc.bin atomically.
 #pragma once
 

@@ -1,0 +1,98 @@
+// What qaic-exec's passes share: one Compilation holds the options and everything the passes
+// have produced so far, each pass reading what earlier ones left and adding its own part. A pass
+// is a plain function with a name; compile() (Compiler.cpp) runs them from an ordered table.
+//
+// Two kinds of pass: a CompilePass works on the whole compilation; a ModelPass takes one
+// specialization's network (a Variant) from loading to its checked io formats, and the
+// load-specializations pass runs the model passes once per entry of
+// -network-specialization-config (once in all without one).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "Compiler.hpp"
+#include "ConstantPacker.hpp"
+#include "CustomIo.hpp"
+#include "ExecOptions.hpp"
+#include "IoLayout.hpp"
+#include "ModelLoader.hpp"
+#include "RetainedState.hpp"
+#include "SpecializationConfig.hpp"
+#include "container/QpcModel.hpp"
+#include "ir/Graph.hpp"
+
+namespace qaic::compiler {
+
+struct Compilation {
+  explicit Compilation(const ExecOptions& execOptions) : options(execOptions) {}
+
+  const ExecOptions& options;
+
+  // specialization-config, custom-io-list: the side files, read once.
+  std::vector<Specialization> specializations;  // empty without -network-specialization-config
+  std::vector<CustomIoEntry> customIo;          // empty without -custom-IO-list-file
+
+  // load-specializations: one network per specialization (one in all without a config), with
+  // the same io buffers in the same order.
+  std::vector<LoadedModel> variants;
+
+  // default-specialization: each buffer's largest dims over the specializations, and the
+  // variant that has exactly those (else the first): the program's own graph.
+  std::vector<ir::Dims> fullDims;  // by io index
+  std::size_t mainVariant = 0;
+
+  // retained-state: the pairs kept on the device, which io buffers they are, their entries.
+  std::vector<RetainedPair> retainedPairs;
+  std::vector<bool> retained;  // by io index; empty without -retained-state
+  uint64_t retainedBytes = 0;
+
+  // pack-constants, specialization-payloads: the main variant's constants, then those of the
+  // other specializations (a shared one with its name cleared). Spans into their storage stay
+  // valid while the Compilation lives.
+  PackedConstants constants;
+  std::vector<PackedConstants> extraConstants;
+
+  // io-layout: the IO region at full dims.
+  IoLayout layout;
+
+  // specialization-payloads: JSON IR, [0] the program's own, then one per specialization
+  // payload; combinationOf[p - 1] is payload p's 1-based index in contents.allowedShapes.
+  std::vector<std::string> payloads;
+  std::vector<uint32_t> combinationOf;
+  std::vector<std::size_t> payloadVariants;  // the variant of each payload
+
+  // What goes into programqpc.bin, filled in by several passes; write-container writes it.
+  container::QpcContents contents;
+
+  CompileSummary summary;
+};
+
+// One specialization's network on its way through the model passes.
+struct Variant {
+  std::size_t index = 0;                       // its entry in the config (0 without one)
+  std::map<std::string, int64_t> onnxSymbols;  // -onnx-define-symbol with the entry's bindings
+  LoadedModel model;                           // set by the load-model pass
+};
+
+struct CompilePass {
+  std::string_view name;
+  void (*run)(Compilation& compilation);
+};
+
+struct ModelPass {
+  std::string_view name;
+  // The compilation holds the options, the side files and the specializations loaded before.
+  void (*run)(const Compilation& compilation, Variant& variant);
+};
+
+// The ordered tables compile() runs (Compiler.cpp); their names are for diagnostics and tests.
+std::span<const CompilePass> compilePasses();
+std::span<const ModelPass> modelPasses();
+
+}  // namespace qaic::compiler

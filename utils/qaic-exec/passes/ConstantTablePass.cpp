@@ -1,0 +1,16 @@
+// constant-table: the container's constants, the program's own then those the specializations
+// added (shared ones left out), numbered in that order.
+#include "passes/Passes.hpp"
+
+namespace qaic::compiler {
+
+void constantTablePass(Compilation& compilation) {
+  std::vector<container::QpcConstant>& table = compilation.contents.constants;
+  table = compilation.constants.constants;
+  for (const auto& extra : compilation.extraConstants)
+    for (const auto& c : extra.constants)
+      if (!c.tensor.name.empty()) table.push_back(c);
+  for (std::size_t i = 0; i < table.size(); ++i) table[i].index = static_cast<uint32_t>(i);
+}
+
+}  // namespace qaic::compiler

@@ -1,0 +1,14 @@
+// pack-constants: the program's own constants, from the default specialization's graph
+// (ConstantPacker.hpp); float16 with -convert-to-fp16.
+#include "ConstantPacker.hpp"
+#include "passes/Passes.hpp"
+
+namespace qaic::compiler {
+
+void packConstantsPass(Compilation& compilation) {
+  const LoadedModel& program = compilation.variants[compilation.mainVariant];
+  const bool toFloat16 = compilation.options.convertToFp16;
+  compilation.constants = packConstants(program.graph, program.weights, toFloat16);
+}
+
+}  // namespace qaic::compiler

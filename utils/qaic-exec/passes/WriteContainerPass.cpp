@@ -1,0 +1,35 @@
+// write-container: programqpc.bin in -aic-binary-dir, written atomically (a failed compile
+// leaves any previous container intact), and the summary qaic-exec prints.
+#include <filesystem>
+#include <system_error>
+
+#include "CompileError.hpp"
+#include "container/QpcWriter.hpp"
+#include "passes/Passes.hpp"
+
+namespace qaic::compiler {
+
+void writeContainerPass(Compilation& compilation) {
+  const ExecOptions& options = compilation.options;
+  const container::QpcContents& contents = compilation.contents;
+  std::error_code ec;
+  std::filesystem::create_directories(options.binaryDir, ec);
+  if (ec) {
+    throw CompileError(options.binaryDir + ": cannot create the output directory: " + ec.message());
+  }
+  CompileSummary& summary = compilation.summary;
+  summary.outputPath = (std::filesystem::path(options.binaryDir) / "programqpc.bin").string();
+  container::writeQpcFile(summary.outputPath, contents);
+
+  for (const auto& buffer : contents.buffers) {
+    (buffer.io.direction == ir::Direction::In ? summary.inputs : summary.outputs) += 1;
+  }
+  summary.retained = contents.retainedState.size();
+  summary.specializations = compilation.specializations.size();
+  summary.constants = contents.constants.size();
+  summary.constantBytes = compilation.constants.totalBytes;
+  summary.ioRegionSize = contents.programs.front().ioRegionSize;
+  summary.fileBytes = std::filesystem::file_size(summary.outputPath, ec);
+}
+
+}  // namespace qaic::compiler
