@@ -1,0 +1,35 @@
+// compile()'s pass tables: the passes run in this order (error precedence depends on it).
+#include <gtest/gtest.h>
+
+#include "Compilation.hpp"
+
+namespace qaic::compiler {
+namespace {
+
+// The names, space-separated; every pass has a function.
+template <typename Pass>
+std::string namesOf(std::span<const Pass> passes) {
+  std::string names;
+  for (const Pass& pass : passes) {
+    EXPECT_NE(pass.run, nullptr) << pass.name;
+    names += (names.empty() ? "" : " ") + std::string(pass.name);
+  }
+  return names;
+}
+
+TEST(CompilePassList, ModelPassesInOrder) {
+  EXPECT_EQ(namesOf(modelPasses()),
+            "load-model network-checks batch-size infer-shapes custom-io fp16-io-formats "
+            "exchangeable-io specialization-io");
+}
+
+TEST(CompilePassList, CompilePassesInOrder) {
+  EXPECT_EQ(namesOf(compilePasses()),
+            "specialization-config custom-io-list load-specializations default-specialization "
+            "retained-state pack-constants io-layout specialization-payloads constant-table "
+            "program "
+            "write-container");
+}
+
+}  // namespace
+}  // namespace qaic::compiler

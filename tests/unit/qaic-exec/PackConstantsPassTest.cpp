@@ -1,0 +1,46 @@
+// pack-constants: the default specialization's weights, float16 with -convert-to-fp16.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "PassTestModels.hpp"
+#include "passes/Passes.hpp"
+
+namespace qaic::compiler {
+namespace {
+
+Compilation withTwoSpecializations(const ExecOptions& options) {
+  Compilation compilation(options);
+  compilation.variants.push_back(testing::twoPathModel(2, {9, 9, 9, 9}));
+  compilation.variants.push_back(testing::twoPathModel(4, {1, 2, 3, 4}));
+  compilation.mainVariant = 1;
+  return compilation;
+}
+
+TEST(PackConstantsPass, PacksTheDefaultSpecializationsWeights) {
+  const ExecOptions options;
+  Compilation compilation = withTwoSpecializations(options);
+  packConstantsPass(compilation);
+  ASSERT_EQ(compilation.constants.constants.size(), 1u);
+  const ir::WeightTensor& b = compilation.constants.constants[0].tensor;
+  EXPECT_EQ(b.name, "b");
+  EXPECT_EQ(b.dtype, ir::DType::Float);
+  ASSERT_EQ(b.data.size(), 16u);
+  float first = 0;
+  std::memcpy(&first, b.data.data(), sizeof(first));
+  EXPECT_EQ(first, 1.0f);
+  EXPECT_EQ(compilation.constants.totalBytes, 16u);
+}
+
+TEST(PackConstantsPass, ConvertToFp16HalvesTheConstants) {
+  ExecOptions options;
+  options.convertToFp16 = true;
+  Compilation compilation = withTwoSpecializations(options);
+  packConstantsPass(compilation);
+  ASSERT_EQ(compilation.constants.constants.size(), 1u);
+  EXPECT_EQ(compilation.constants.constants[0].tensor.dtype, ir::DType::Float16);
+  EXPECT_EQ(compilation.constants.totalBytes, 8u);
+}
+
+}  // namespace
+}  // namespace qaic::compiler
