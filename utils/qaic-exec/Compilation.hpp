@@ -49,7 +49,7 @@ struct Compilation {
 
   // retained-state: the pairs kept on the device, which io buffers they are, their entries.
   std::vector<RetainedPair> retainedPairs;
-  std::vector<bool> retained;  // by io index; empty without -retained-state
+  std::vector<bool> retained;  // by io index, every buffer (all false without -retained-state)
   uint64_t retainedBytes = 0;
 
   // pack-constants, specialization-payloads: the main variant's constants, then those of the
