@@ -102,7 +102,7 @@ class Device final : public ChannelHost {
   // that partition (EACCES for anyone but its owner, its group if the mode allows, or root).
   std::shared_ptr<OpenFile> open(uid_t uid, gid_t gid, int& error, uint32_t partitionId = 0);
   void release(const std::shared_ptr<OpenFile>& file);
-  // Any ioctl on the node, dispatched as drm_ioctl() does (DrmCoreIoctls.cpp): ENOTTY for
+  // Any ioctl on the node, dispatched as drm_ioctl() does (DeviceIoctlTable.cpp): ENOTTY for
   // another ioctl type, EINVAL for a number neither the DRM core nor the driver defines, the
   // core's permission checks, then the handler.
   int ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call);
@@ -154,7 +154,7 @@ class Device final : public ChannelHost {
   using Lock = std::unique_lock<std::mutex>;
   friend struct IoctlDispatch;  // the dispatch table of ioctl() names the handlers below
 
-  // The DRM core's ioctls as an accel file sees them (DrmCoreIoctls.cpp)
+  // The DRM core's ioctls as an accel file sees them (DeviceIoctlTable.cpp)
   int drmVersion(OpenFile& f, const IoctlCall& c);
   int drmGetUnique(OpenFile& f, const IoctlCall& c);
   int drmGetClient(OpenFile& f, const IoctlCall& c);
@@ -173,7 +173,7 @@ class Device final : public ChannelHost {
   uint32_t addHandle(OpenFile& f, const std::shared_ptr<BufferObject>& bo);
   bool dropHandle(OpenFile& f, uint32_t handle);
 
-  // ioctls (DeviceIoctls.cpp)
+  // ioctls (DeviceDataPath.cpp)
   int manageIoctl(OpenFile& f, const IoctlCall& c);
   int executeBo(OpenFile& f, const IoctlCall& c);
   int partialExecuteBo(OpenFile& f, const IoctlCall& c);
