@@ -1,6 +1,7 @@
-// One device's lifecycle and faults: construction, opening and releasing its files, the end of
-// activations (release_dbc), shutdown, reset, the error state, removal, the end of partitions,
-// and what a channel asks of the device (ChannelHost).
+// One device's lifecycle and faults: construction, opening and releasing its files, the DBCs
+// and resources activations draw and give back, the end of activations (release_dbc), shutdown,
+// reset, the error state, removal, the end of partitions, and the faults a channel meets (an
+// injected DMA failure, a hung NSP).
 #include "Device.hpp"
 
 #include <algorithm>
@@ -100,6 +101,40 @@ void Device::release(const std::shared_ptr<OpenFile>& file) {
   logInfo("accel" + std::to_string(index_) + ": file " + std::to_string(file->id) + " released");
 }
 
+// ---- DBCs and resources: what an activation draws and gives back ------------------------------
+
+int Device::drawPoolLocked(OpenFile& f, uint32_t namedGroup, const rt::Resources& need, rt::Resources*& pool,
+                           uint32_t& groupId) {
+  pool = f.pool(free_);
+  groupId = 0;
+  if (namedGroup != 0) {
+    auto g = f.groups.find(namedGroup);
+    if (g == f.groups.end()) return EINVAL;  // released meanwhile, or never this file's
+    pool = &g->second.free;
+    groupId = namedGroup;
+  } else if (std::any_of(f.groups.begin(), f.groups.end(), [](const auto& g) { return !g.second.named; })) {
+    pool = nullptr;
+    for (auto& [id, g] : f.groups) {
+      if (!g.named && g.free.covers(need)) {
+        pool = &g.free;
+        groupId = id;
+        break;
+      }
+    }
+    if (!pool) return ENOSPC;
+  }
+  rt::Resources withoutDdr = need;
+  withoutDdr.ddrSize = 0;
+  if (!pool->covers(withoutDdr)) return ENOSPC;
+  return 0;
+}
+
+uint32_t Device::firstFreeDbcLocked() const {
+  uint32_t id = 0;
+  while (id < dbcs_.size() && dbcs_[id]) ++id;
+  return id;
+}
+
 std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId) {
   auto it = f.activations.find(dbcId);
   if (it == f.activations.end()) return nullptr;
@@ -115,6 +150,8 @@ std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId
   }
   return act;
 }
+
+// ---- Ending activations: stopping, abort, shutdown, reset, error, removal ----------------------
 
 void Device::retire(Activation& act, uint16_t code, driver::DeviceStatus status) {
   stopChannel(act, code, status);
@@ -240,35 +277,7 @@ void Device::endPartitionsLocked() {
   partitions_.clear();
 }
 
-// ---- ChannelHost -------------------------------------------------------------------------------
-
-std::shared_ptr<BufferObject> Device::translate(const Activation& act, uint32_t handle, uint64_t offset,
-                                                uint64_t length, uint32_t dir) {
-  std::lock_guard lock(mutex_);
-  auto it = act.slicedBos.find(handle);
-  if (it == act.slicedBos.end()) return nullptr;
-  const auto& bo = it->second;
-  if (!bo->sliced || bo->dbcId != act.dbcId || bo->dir != dir) return nullptr;
-  for (const auto& s : bo->slices) {
-    if (offset >= s.offset && length <= s.size && offset - s.offset <= s.size - length) return bo;
-  }
-  return nullptr;
-}
-
-bool Device::completeKernelSlot(Activation& act, uint32_t slot, uint16_t code) {
-  {
-    std::lock_guard lock(mutex_);
-    auto it = act.kernelSlots.find(slot);
-    if (it == act.kernelSlots.end()) return false;
-    BufferObject& bo = *it->second;
-    bo.state = BufferObject::State::Done;
-    bo.completionCode = code;
-    bo.completed = Clock::now();
-    act.kernelSlots.erase(it);
-  }
-  boChanged_.notify_all();
-  return true;
-}
+// ---- Faults a channel meets (ChannelHost) -------------------------------------------------------
 
 uint16_t Device::takeInjectedFault() {
   std::lock_guard lock(mutex_);
