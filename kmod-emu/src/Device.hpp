@@ -1,7 +1,8 @@
 // One emulated AIC100: its resources, open files, DBCs and their activations, faults, and the
 // sysfs view of all that. The FUSE layer calls open/release/ioctl/attribute; channels call back
 // through ChannelHost. One mutex guards the control state; it is never held while joining a
-// channel thread or while copying request data.
+// channel thread or while copying request data. The code is filed by concern, as the kernel's
+// drivers/accel/qaic files it: each group of members below names the file that defines it.
 #pragma once
 
 #include <sys/types.h>
@@ -88,25 +89,32 @@ class Device final : public ChannelHost {
  public:
   enum class Status { Initializing, Ready, Error };
 
+  // ---- Lifecycle and faults (Device.cpp) ----
   Device(uint32_t index, DeviceConfig config, DeviceContext context);
   ~Device() override;
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
   uint32_t index() const { return index_; }
-  // The PCI address its class directory's device/ stands for ("0000:01:00.0"): GET_UNIQUE.
-  std::string pciAddress() const;
   bool removed() const { return removed_.load(); }
 
   // Control plane. Errors are positive errno values. `partitionId` nonzero opens the node of
   // that partition (EACCES for anyone but its owner, its group if the mode allows, or root).
   std::shared_ptr<OpenFile> open(uid_t uid, gid_t gid, int& error, uint32_t partitionId = 0);
   void release(const std::shared_ptr<OpenFile>& file);
-  // Any ioctl on the node, dispatched as drm_ioctl() does (DrmCoreIoctls.cpp): ENOTTY for
-  // another ioctl type, EINVAL for a number neither the DRM core nor the driver defines, the
-  // core's permission checks, then the handler.
+
+  // Aborts every activation (ABORTED, status register Stopped); the device serves no more ioctls.
+  void shutdown();
+
+  // ---- The ioctl table and its dispatch (DeviceIoctlTable.cpp) ----
+  // Any ioctl on the node, dispatched as drm_ioctl() does: ENOTTY for another ioctl type, EINVAL
+  // for a number neither the DRM core nor the driver defines, the core's permission checks, then
+  // the handler.
   int ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call);
 
+  // ---- sysfs and the status report (DeviceSysfs.cpp) ----
+  // The PCI address its class directory's device/ stands for ("0000:01:00.0"): GET_UNIQUE.
+  std::string pciAddress() const;
   // sysfs: the attribute files of sys/class/accel/accelN (names relative to it): mainline's
   // dbc<N>_state and device/{vendor,device,ce_count,ue_count,ue_nonfatal_count}, and the
   // emulator's own under qaic-emu/ ("qaic-emu/nsp_free", "qaic-emu/fault/reset"). Writable ones
@@ -131,17 +139,15 @@ class Device final : public ChannelHost {
   std::optional<NodeOwner> partitionOwner(uint32_t partitionId);
   int writeAttribute(const std::string& name, const std::string& text);  // errno
 
-  // Aborts every activation (ABORTED, status register Stopped); the device serves no more ioctls.
-  void shutdown();
-
   // What the firmware reports about the device (the MANAGE status query; qaic-emu/* shows the
   // same figures); a partition's are its own capacity and what is left of it.
   driver::DeviceStatusResponse statusReport(const Partition* partition);
 
-  // ChannelHost
+  // ---- ChannelHost: a request's path (DeviceDataPath.cpp) ----
   std::shared_ptr<BufferObject> translate(const Activation& act, uint32_t handle, uint64_t offset, uint64_t length,
                                           uint32_t dir) override;
   bool completeKernelSlot(Activation& act, uint32_t slot, uint16_t code) override;
+  // ---- ChannelHost: faults (Device.cpp), and what the channels share (defined here) ----
   uint16_t takeInjectedFault() override;
   bool waitWhileHung(const Activation& act, std::chrono::milliseconds limit) override;
   std::chrono::milliseconds semaphoreTimeout() const override { return ctx_.semaphoreTimeout; }
@@ -150,52 +156,59 @@ class Device final : public ChannelHost {
   DatapathCounters& datapathCounters() override { return datapath_; }
 
  private:
-  std::optional<std::string> readIdentityAttribute(const std::string& name) const;  // mutex_ held
   using Lock = std::unique_lock<std::mutex>;
   friend struct IoctlDispatch;  // the dispatch table of ioctl() names the handlers below
 
-  // The DRM core's ioctls as an accel file sees them (DrmCoreIoctls.cpp)
+  // ---- The DRM core's ioctls as an accel file sees them (DeviceIoctlTable.cpp) ----
   int drmVersion(OpenFile& f, const IoctlCall& c);
   int drmGetUnique(OpenFile& f, const IoctlCall& c);
   int drmGetClient(OpenFile& f, const IoctlCall& c);
   int drmGetStats(OpenFile& f, const IoctlCall& c);
   int drmGetCap(OpenFile& f, const IoctlCall& c);
   int drmMasterless(OpenFile& f, const IoctlCall& c);
+  int setClientName(OpenFile& f, const IoctlCall& c);
+
+  // ---- Buffer objects: creation, GEM handles, PRIME (DeviceDataPath.cpp) ----
+  int createBo(OpenFile& f, const IoctlCall& c);
+  int mmapBo(OpenFile& f, const IoctlCall& c);
+  // Handles (mutex held): a new handle of `f` naming `bo` (0 when the file ran out of handles),
+  // and the end of one (GEM_CLOSE, file release).
+  uint32_t addHandle(OpenFile& f, const std::shared_ptr<BufferObject>& bo);
+  bool dropHandle(OpenFile& f, uint32_t handle);
   int gemClose(OpenFile& f, const IoctlCall& c);
   int gemFlink(OpenFile& f, const IoctlCall& c);
   int gemOpen(OpenFile& f, const IoctlCall& c);
   int primeHandleToFd(OpenFile& f, const IoctlCall& c);
   int primeFdToHandle(OpenFile& f, const IoctlCall& c);
-  int setClientName(OpenFile& f, const IoctlCall& c);
 
-  // Handles (mutex held): a new handle of `f` naming `bo` (0 when the file ran out of handles),
-  // and the end of one (GEM_CLOSE, file release).
-  uint32_t addHandle(OpenFile& f, const std::shared_ptr<BufferObject>& bo);
-  bool dropHandle(OpenFile& f, uint32_t handle);
-
-  // ioctls (DeviceIoctls.cpp)
-  int manageIoctl(OpenFile& f, const IoctlCall& c);
+  // ---- Slices, execute, wait (DeviceDataPath.cpp) ----
+  int attachSlice(OpenFile& f, const IoctlCall& c);
   int executeBo(OpenFile& f, const IoctlCall& c);
   int partialExecuteBo(OpenFile& f, const IoctlCall& c);
-  int createBo(OpenFile& f, const IoctlCall& c);
-  int mmapBo(OpenFile& f, const IoctlCall& c);
-  int attachSlice(OpenFile& f, const IoctlCall& c);
   int execute(OpenFile& f, const IoctlCall& c, bool partial);
   int waitBo(OpenFile& f, const IoctlCall& c);
   int perfStats(OpenFile& f, const IoctlCall& c);
   int detachSlice(OpenFile& f, const IoctlCall& c);
   int dbcInfo(OpenFile& f, const IoctlCall& c);
 
-  // MANAGE (DeviceManage.cpp)
+  // ---- MANAGE (DeviceManage.cpp) ----
+  int manageIoctl(OpenFile& f, const IoctlCall& c);
   int manage(OpenFile& f, const IoctlCall& c);
   int resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req, driver::ResourceGroupResponse& resp);
   int partitionCommand(OpenFile& f, const driver::PartitionRequest& req, driver::PartitionResponse& resp);
   // Waits until `deadline` while the control_hang fault keeps the firmware from answering:
   // 0, ETIMEDOUT when it never answered, ENODEV when the device went away meanwhile.
   int waitForFirmware(Clock::time_point deadline);
-  driver::DeviceStatusResponse statusReportLocked(const Partition* partition);
   int dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation, pid_t pid);
   int activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId);
+  int deactivate(OpenFile& f, uint32_t dbcId);
+
+  // ---- sysfs and the status report (DeviceSysfs.cpp) ----
+  std::optional<std::string> readIdentityAttribute(const std::string& name) const;  // mutex_ held
+  std::optional<std::string> readPartitionAttribute(const Partition& p, const std::string& name);
+  driver::DeviceStatusResponse statusReportLocked(const Partition* partition);
+
+  // ---- Lifecycle and faults (Device.cpp) ----
   // Where an activation needing `need` (DDR aside) draws from: the group ACTIVATE names
   // (`namedGroup`), else the first of the file's unnamed groups that covers it, else the file's
   // pool. 0, ENOSPC when it does not cover `need`, EINVAL for an unknown named group.
@@ -203,8 +216,6 @@ class Device final : public ChannelHost {
                      uint32_t& groupId);
   // The lowest idle DBC id, or dbcs_.size() when every DBC is taken.
   uint32_t firstFreeDbcLocked() const;
-  int deactivate(OpenFile& f, uint32_t dbcId);
-
   // Removes an activation from every table and gives its resources back (mutex held); the
   // caller then ends it with retire() outside the mutex.
   std::shared_ptr<Activation> detachActivation(OpenFile& f, uint32_t dbcId);
@@ -218,13 +229,13 @@ class Device final : public ChannelHost {
   void endPartitionsLocked();
   // Stops the activations of partitions a MANAGE call removed (outside the mutex).
   void stopRemovedPartitions();
-  std::optional<std::string> readPartitionAttribute(const Partition& p, const std::string& name);
   int reset();  // 0, or ETIMEDOUT when the firmware did not boot within mhi_timeout_ms
   // qaic-emu/fault/error: status Error (activations aborted, new ones refused) until a reset or
   // writing 0 makes it Ready again.
   void enterError();
   void remove();
 
+  // ---- State, shared by the files above ----
   const uint32_t index_;
   const DeviceConfig config_;
   DeviceContext ctx_;

@@ -40,6 +40,12 @@ bool isEventfd(int fd) {
 
 }  // namespace
 
+int Device::manageIoctl(OpenFile& f, const IoctlCall& c) {
+  const int err = manage(f, c);
+  stopRemovedPartitions();
+  return err;
+}
+
 int Device::manage(OpenFile& f, const IoctlCall& c) {
   qaic_manage_msg args;
   std::memcpy(&args, c.in, sizeof args);
@@ -369,38 +375,6 @@ int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool c
     return ENOMEM;
   }
   return 0;
-}
-
-int Device::drawPoolLocked(OpenFile& f, uint32_t namedGroup, const rt::Resources& need, rt::Resources*& pool,
-                           uint32_t& groupId) {
-  pool = f.pool(free_);
-  groupId = 0;
-  if (namedGroup != 0) {
-    auto g = f.groups.find(namedGroup);
-    if (g == f.groups.end()) return EINVAL;  // released meanwhile, or never this file's
-    pool = &g->second.free;
-    groupId = namedGroup;
-  } else if (std::any_of(f.groups.begin(), f.groups.end(), [](const auto& g) { return !g.second.named; })) {
-    pool = nullptr;
-    for (auto& [id, g] : f.groups) {
-      if (!g.named && g.free.covers(need)) {
-        pool = &g.free;
-        groupId = id;
-        break;
-      }
-    }
-    if (!pool) return ENOSPC;
-  }
-  rt::Resources withoutDdr = need;
-  withoutDdr.ddrSize = 0;
-  if (!pool->covers(withoutDdr)) return ENOSPC;
-  return 0;
-}
-
-uint32_t Device::firstFreeDbcLocked() const {
-  uint32_t id = 0;
-  while (id < dbcs_.size() && dbcs_[id]) ++id;
-  return id;
 }
 
 int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId) {

@@ -1,11 +1,11 @@
-// The ioctl entry of a device node, as drm_ioctl() does it, and the DRM core's ioctls as the
-// mainline kernel answers them on an accel node: the file is never a DRM master, is
-// authenticated only when its opener had CAP_SYS_ADMIN (uid 0 here), and belongs to a driver
-// with GEM and PRIME but without modesetting, syncobjs or the legacy DRI1 interface.
+// The ioctl table of a device node and its dispatch, as drm_ioctl() does them, and the DRM
+// core's own ioctls as the mainline kernel answers them on an accel node: the file is never a
+// DRM master, is authenticated only when its opener had CAP_SYS_ADMIN (uid 0 here), and belongs
+// to a driver with GEM and PRIME but without modesetting, syncobjs or the legacy DRI1 interface.
+// The handlers the table names live by concern: MANAGE in DeviceManage.cpp, buffer objects (GEM
+// and PRIME included) and the data path in DeviceDataPath.cpp.
 #include <drm.h>
-#include <fcntl.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -162,15 +162,6 @@ int Device::ioctl(OpenFile& file, unsigned cmd, const IoctlCall& call) {
   return err;
 }
 
-int Device::manageIoctl(OpenFile& f, const IoctlCall& c) {
-  const int err = manage(f, c);
-  stopRemovedPartitions();
-  return err;
-}
-
-int Device::executeBo(OpenFile& f, const IoctlCall& c) { return execute(f, c, false); }
-int Device::partialExecuteBo(OpenFile& f, const IoctlCall& c) { return execute(f, c, true); }
-
 int Device::drmVersion(OpenFile&, const IoctlCall& c) {
   auto v = argIn<drm_version>(c);
   // qaic declares no version numbers; the date field is deprecated and reads "0".
@@ -244,156 +235,6 @@ int Device::setClientName(OpenFile& f, const IoctlCall& c) {
     if (ch <= 0x20 || ch > 0x7e) return EINVAL;  // printable, no spaces
   std::lock_guard lock(mutex_);
   f.clientName = std::move(name);
-  return 0;
-}
-
-// ---- GEM handles --------------------------------------------------------------------------------
-
-uint32_t Device::addHandle(OpenFile& f, const std::shared_ptr<BufferObject>& bo) {
-  if (f.nextHandle > 0x7fffffffu) return 0;  // IOVAs carry 31 handle bits
-  const uint32_t handle = f.nextHandle++;
-  f.bos[handle] = bo;
-  ++bo->handles;
-  return handle;
-}
-
-bool Device::dropHandle(OpenFile& f, uint32_t handle) {
-  auto it = f.bos.find(handle);
-  if (it == f.bos.end()) return false;
-  std::shared_ptr<BufferObject> bo = std::move(it->second);
-  f.bos.erase(it);
-  std::erase_if(f.prime, [&](const auto& entry) { return entry.second == handle; });
-  // A flink name lives as long as some handle names the object.
-  if (--bo->handles == 0 && bo->flinkName != 0) {
-    flinkNames_.erase(bo->flinkName);
-    bo->flinkName = 0;
-  }
-  return true;
-}
-
-int Device::gemClose(OpenFile& f, const IoctlCall& c) {
-  const auto args = argIn<drm_gem_close>(c);
-  if (args.pad != 0) return EINVAL;
-  std::shared_ptr<BufferObject> last;  // freed outside the mutex when this was the last holder
-  std::lock_guard lock(mutex_);
-  auto it = f.bos.find(args.handle);
-  if (it == f.bos.end()) return EINVAL;
-  last = it->second;
-  dropHandle(f, args.handle);
-  return 0;
-}
-
-int Device::gemFlink(OpenFile& f, const IoctlCall& c) {
-  auto args = argIn<drm_gem_flink>(c);
-  std::lock_guard lock(mutex_);
-  auto it = f.bos.find(args.handle);
-  if (it == f.bos.end()) return ENOENT;
-  BufferObject& bo = *it->second;
-  if (bo.flinkName == 0) {
-    bo.flinkName = nextFlinkName_++;
-    flinkNames_[bo.flinkName] = it->second;
-  }
-  args.name = bo.flinkName;
-  argOut(c, args);
-  return 0;
-}
-
-int Device::gemOpen(OpenFile& f, const IoctlCall& c) {
-  auto args = argIn<drm_gem_open>(c);
-  std::lock_guard lock(mutex_);
-  auto it = flinkNames_.find(args.name);
-  std::shared_ptr<BufferObject> bo = it == flinkNames_.end() ? nullptr : it->second.lock();
-  if (!bo) return ENOENT;
-  args.handle = addHandle(f, bo);
-  if (args.handle == 0) return ENOSPC;
-  args.size = bo->size;
-  argOut(c, args);
-  return 0;
-}
-
-// ---- PRIME --------------------------------------------------------------------------------------
-
-// The kernel creates the export's descriptor in the caller; a FUSE server cannot put one in
-// another process, so the caller opens the BO's memory file itself (what libqaic's
-// DeviceNode::primeHandleToFd does) and passes that descriptor in `fd`. The device checks it
-// as the kernel would have made it: this BO's memory, read-write exactly when DRM_RDWR is asked,
-// close-on-exec exactly when DRM_CLOEXEC is. The descriptor comes back unchanged.
-int Device::primeHandleToFd(OpenFile& f, const IoctlCall& c) {
-  const auto args = argIn<drm_prime_handle>(c);
-  if (args.flags & ~static_cast<uint32_t>(DRM_CLOEXEC | DRM_RDWR)) return EINVAL;
-  std::shared_ptr<BufferMemory> memory;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = f.bos.find(args.handle);
-    if (it == f.bos.end()) return ENOENT;
-    memory = it->second->memory;
-  }
-  const pid_t tgid = threadGroupOf(c.pid);
-  if (tgid <= 0 || args.fd < 0) return EBADF;
-  const int taken = takeRemoteFd(tgid, args.fd);
-  if (taken < 0) return taken == -EBADF ? EBADF : EPERM;
-  struct stat st {};
-  const bool same = fstat(taken, &st) == 0 && MemoryIdentity{st.st_dev, st.st_ino} == memory->identity();
-  const int status = fcntl(taken, F_GETFL);
-  ::close(taken);
-  if (!same || status < 0) return EINVAL;
-  const bool readWrite = (status & O_ACCMODE) == O_RDWR;
-  const bool readOnly = (status & O_ACCMODE) == O_RDONLY;
-  if ((args.flags & DRM_RDWR) ? !readWrite : !readOnly) return EINVAL;
-  int fdFlags = 0;
-  if (remoteDescriptorFlags(tgid, args.fd, fdFlags) != 0) return EBADF;
-  if (((fdFlags & O_CLOEXEC) != 0) != ((args.flags & DRM_CLOEXEC) != 0)) return EINVAL;
-  std::lock_guard lock(mutex_);
-  auto it = f.bos.find(args.handle);
-  if (it == f.bos.end()) return ENOENT;  // closed meanwhile
-  f.prime[memory->identity()] = args.handle;
-  argOut(c, args);
-  return 0;
-}
-
-// Taken from the caller's descriptor table (pidfd_getfd): a descriptor number means the
-// caller's own descriptor and nothing else, so nobody imports what they do not hold.
-int Device::primeFdToHandle(OpenFile& f, const IoctlCall& c) {
-  auto args = argIn<drm_prime_handle>(c);
-  const pid_t tgid = threadGroupOf(c.pid);
-  if (tgid <= 0 || args.fd < 0) return EBADF;
-  const int taken = takeRemoteFd(tgid, args.fd);
-  if (taken < 0) return taken == -EBADF ? EBADF : EPERM;
-  struct stat st {};
-  if (fstat(taken, &st) != 0) {
-    ::close(taken);
-    return EBADF;
-  }
-  const MemoryIdentity identity{st.st_dev, st.st_ino};
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = f.prime.find(identity); it != f.prime.end()) {
-      ::close(taken);
-      args.handle = it->second;
-      argOut(c, args);
-      return 0;
-    }
-  }
-  std::shared_ptr<BufferMemory> memory = ctx_.memories->find(identity);
-  int err = 0;
-  if (!memory) {
-    memory = BufferMemory::map(taken, err);
-    if (memory) ctx_.memories->add(memory);
-  }
-  ::close(taken);
-  if (!memory) return err;
-  auto bo = std::make_shared<BufferObject>();
-  bo->size = memory->size();
-  bo->memory = std::move(memory);
-  std::lock_guard lock(mutex_);
-  if (auto it = f.prime.find(identity); it != f.prime.end()) {
-    args.handle = it->second;  // another thread of the caller imported it meanwhile
-  } else {
-    args.handle = addHandle(f, bo);
-    if (args.handle == 0) return ENOSPC;
-    f.prime[identity] = args.handle;
-  }
-  argOut(c, args);
   return 0;
 }
 

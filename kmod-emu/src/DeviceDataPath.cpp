@@ -1,4 +1,10 @@
-// The buffer-object and data-path ioctls, validated the way the mainline driver does.
+// The data path: buffer objects (CREATE_BO, MMAP_BO, their GEM handles with GEM_CLOSE, FLINK
+// and OPEN, and PRIME), slices, EXECUTE, WAIT, perf stats and the DBC window's description,
+// validated the way the mainline driver does; and what a channel asks of the device while it
+// moves a request (IOVA translation, a BO's completion).
+#include <drm.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -63,6 +69,158 @@ int Device::mmapBo(OpenFile& f, const IoctlCall& c) {
   argOut(c, args);
   return 0;
 }
+
+// ---- GEM handles --------------------------------------------------------------------------------
+
+uint32_t Device::addHandle(OpenFile& f, const std::shared_ptr<BufferObject>& bo) {
+  if (f.nextHandle > 0x7fffffffu) return 0;  // IOVAs carry 31 handle bits
+  const uint32_t handle = f.nextHandle++;
+  f.bos[handle] = bo;
+  ++bo->handles;
+  return handle;
+}
+
+bool Device::dropHandle(OpenFile& f, uint32_t handle) {
+  auto it = f.bos.find(handle);
+  if (it == f.bos.end()) return false;
+  std::shared_ptr<BufferObject> bo = std::move(it->second);
+  f.bos.erase(it);
+  std::erase_if(f.prime, [&](const auto& entry) { return entry.second == handle; });
+  // A flink name lives as long as some handle names the object.
+  if (--bo->handles == 0 && bo->flinkName != 0) {
+    flinkNames_.erase(bo->flinkName);
+    bo->flinkName = 0;
+  }
+  return true;
+}
+
+int Device::gemClose(OpenFile& f, const IoctlCall& c) {
+  const auto args = argIn<drm_gem_close>(c);
+  if (args.pad != 0) return EINVAL;
+  std::shared_ptr<BufferObject> last;  // freed outside the mutex when this was the last holder
+  std::lock_guard lock(mutex_);
+  auto it = f.bos.find(args.handle);
+  if (it == f.bos.end()) return EINVAL;
+  last = it->second;
+  dropHandle(f, args.handle);
+  return 0;
+}
+
+int Device::gemFlink(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<drm_gem_flink>(c);
+  std::lock_guard lock(mutex_);
+  auto it = f.bos.find(args.handle);
+  if (it == f.bos.end()) return ENOENT;
+  BufferObject& bo = *it->second;
+  if (bo.flinkName == 0) {
+    bo.flinkName = nextFlinkName_++;
+    flinkNames_[bo.flinkName] = it->second;
+  }
+  args.name = bo.flinkName;
+  argOut(c, args);
+  return 0;
+}
+
+int Device::gemOpen(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<drm_gem_open>(c);
+  std::lock_guard lock(mutex_);
+  auto it = flinkNames_.find(args.name);
+  std::shared_ptr<BufferObject> bo = it == flinkNames_.end() ? nullptr : it->second.lock();
+  if (!bo) return ENOENT;
+  args.handle = addHandle(f, bo);
+  if (args.handle == 0) return ENOSPC;
+  args.size = bo->size;
+  argOut(c, args);
+  return 0;
+}
+
+// ---- PRIME --------------------------------------------------------------------------------------
+
+// The kernel creates the export's descriptor in the caller; a FUSE server cannot put one in
+// another process, so the caller opens the BO's memory file itself (what libqaic's
+// DeviceNode::primeHandleToFd does) and passes that descriptor in `fd`. The device checks it
+// as the kernel would have made it: this BO's memory, read-write exactly when DRM_RDWR is asked,
+// close-on-exec exactly when DRM_CLOEXEC is. The descriptor comes back unchanged.
+int Device::primeHandleToFd(OpenFile& f, const IoctlCall& c) {
+  const auto args = argIn<drm_prime_handle>(c);
+  if (args.flags & ~static_cast<uint32_t>(DRM_CLOEXEC | DRM_RDWR)) return EINVAL;
+  std::shared_ptr<BufferMemory> memory;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = f.bos.find(args.handle);
+    if (it == f.bos.end()) return ENOENT;
+    memory = it->second->memory;
+  }
+  const pid_t tgid = threadGroupOf(c.pid);
+  if (tgid <= 0 || args.fd < 0) return EBADF;
+  const int taken = takeRemoteFd(tgid, args.fd);
+  if (taken < 0) return taken == -EBADF ? EBADF : EPERM;
+  struct stat st {};
+  const bool same = fstat(taken, &st) == 0 && MemoryIdentity{st.st_dev, st.st_ino} == memory->identity();
+  const int status = fcntl(taken, F_GETFL);
+  ::close(taken);
+  if (!same || status < 0) return EINVAL;
+  const bool readWrite = (status & O_ACCMODE) == O_RDWR;
+  const bool readOnly = (status & O_ACCMODE) == O_RDONLY;
+  if ((args.flags & DRM_RDWR) ? !readWrite : !readOnly) return EINVAL;
+  int fdFlags = 0;
+  if (remoteDescriptorFlags(tgid, args.fd, fdFlags) != 0) return EBADF;
+  if (((fdFlags & O_CLOEXEC) != 0) != ((args.flags & DRM_CLOEXEC) != 0)) return EINVAL;
+  std::lock_guard lock(mutex_);
+  auto it = f.bos.find(args.handle);
+  if (it == f.bos.end()) return ENOENT;  // closed meanwhile
+  f.prime[memory->identity()] = args.handle;
+  argOut(c, args);
+  return 0;
+}
+
+// Taken from the caller's descriptor table (pidfd_getfd): a descriptor number means the
+// caller's own descriptor and nothing else, so nobody imports what they do not hold.
+int Device::primeFdToHandle(OpenFile& f, const IoctlCall& c) {
+  auto args = argIn<drm_prime_handle>(c);
+  const pid_t tgid = threadGroupOf(c.pid);
+  if (tgid <= 0 || args.fd < 0) return EBADF;
+  const int taken = takeRemoteFd(tgid, args.fd);
+  if (taken < 0) return taken == -EBADF ? EBADF : EPERM;
+  struct stat st {};
+  if (fstat(taken, &st) != 0) {
+    ::close(taken);
+    return EBADF;
+  }
+  const MemoryIdentity identity{st.st_dev, st.st_ino};
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = f.prime.find(identity); it != f.prime.end()) {
+      ::close(taken);
+      args.handle = it->second;
+      argOut(c, args);
+      return 0;
+    }
+  }
+  std::shared_ptr<BufferMemory> memory = ctx_.memories->find(identity);
+  int err = 0;
+  if (!memory) {
+    memory = BufferMemory::map(taken, err);
+    if (memory) ctx_.memories->add(memory);
+  }
+  ::close(taken);
+  if (!memory) return err;
+  auto bo = std::make_shared<BufferObject>();
+  bo->size = memory->size();
+  bo->memory = std::move(memory);
+  std::lock_guard lock(mutex_);
+  if (auto it = f.prime.find(identity); it != f.prime.end()) {
+    args.handle = it->second;  // another thread of the caller imported it meanwhile
+  } else {
+    args.handle = addHandle(f, bo);
+    if (args.handle == 0) return ENOSPC;
+    f.prime[identity] = args.handle;
+  }
+  argOut(c, args);
+  return 0;
+}
+
+// ---- Slices, EXECUTE and WAIT -------------------------------------------------------------------
 
 int Device::attachSlice(OpenFile& f, const IoctlCall& c) {
   auto args = argIn<qaic_attach_slice>(c);
@@ -192,6 +350,9 @@ int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
   return 0;
 }
 
+int Device::executeBo(OpenFile& f, const IoctlCall& c) { return execute(f, c, false); }
+int Device::partialExecuteBo(OpenFile& f, const IoctlCall& c) { return execute(f, c, true); }
+
 int Device::waitBo(OpenFile& f, const IoctlCall& c) {
   auto args = argIn<qaic_wait>(c);
   if (args.pad != 0 || args.dbc_id >= config_.dbcs) return EINVAL;
@@ -272,6 +433,36 @@ int Device::dbcInfo(OpenFile& f, const IoctlCall& c) {
   std::memcpy(args.name, name.data(), std::min(name.size(), sizeof args.name - 1));
   argOut(c, args);
   return 0;
+}
+
+// ---- What a channel asks while it moves a request (ChannelHost) ---------------------------------
+
+std::shared_ptr<BufferObject> Device::translate(const Activation& act, uint32_t handle, uint64_t offset,
+                                                uint64_t length, uint32_t dir) {
+  std::lock_guard lock(mutex_);
+  auto it = act.slicedBos.find(handle);
+  if (it == act.slicedBos.end()) return nullptr;
+  const auto& bo = it->second;
+  if (!bo->sliced || bo->dbcId != act.dbcId || bo->dir != dir) return nullptr;
+  for (const auto& s : bo->slices) {
+    if (offset >= s.offset && length <= s.size && offset - s.offset <= s.size - length) return bo;
+  }
+  return nullptr;
+}
+
+bool Device::completeKernelSlot(Activation& act, uint32_t slot, uint16_t code) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = act.kernelSlots.find(slot);
+    if (it == act.kernelSlots.end()) return false;
+    BufferObject& bo = *it->second;
+    bo.state = BufferObject::State::Done;
+    bo.completionCode = code;
+    bo.completed = Clock::now();
+    act.kernelSlots.erase(it);
+  }
+  boChanged_.notify_all();
+  return true;
 }
 
 }  // namespace qaic::emu
