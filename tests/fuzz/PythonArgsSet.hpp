@@ -15,8 +15,8 @@
 
 #include <qaic/InferenceSet.hpp>
 
-#include "runtime/HandleImpl.hpp"
-#include "runtime/ProgramLayout.hpp"
+#include "runtime/loading/ProgramLayout.hpp"
+#include "runtime/objects/HandleImpl.hpp"
 
 namespace qaic::fuzz {
 
