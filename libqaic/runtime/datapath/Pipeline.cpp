@@ -23,7 +23,7 @@ std::size_t stageIndex(Stage stage) { return static_cast<std::size_t>(stage); }
 
 }  // namespace
 
-Pipeline::Task Pipeline::Task::submission(HandleImpl& handle) {
+Pipeline::Task Pipeline::Task::submission(InferenceHandleImpl& handle) {
   Task task;
   task.handle = &handle;
   return task;
@@ -94,7 +94,7 @@ void Pipeline::shutdown() {
 
 // ---- Staging and activation -------------------------------------------------------------------
 
-void Pipeline::addHandle(HandleImpl& handle) {
+void Pipeline::addHandle(InferenceHandleImpl& handle) {
   auto staging = [&](uint64_t bytes) {
     auto bo = driver::BufferObject::create(*node_, bytes);
     if (!bo)
@@ -127,7 +127,7 @@ std::vector<SliceAttachment> Pipeline::stagingAttachments() const {
   }
   out.push_back(slice(layout_.responseDescriptorStaging, driver::kDescriptorBytes, layout_.responseDescriptorOffset));
   std::vector<SliceAttachment> attachments;
-  for (const HandleImpl* handle : handles_) {
+  for (const InferenceHandleImpl* handle : handles_) {
     const std::string what = "the staging of handle " + std::to_string(handle->index());
     attachments.push_back({&*handle->inputBo, QAIC_DIR_TO_DEVICE, in, what});
     attachments.push_back({&*handle->outputBo, QAIC_DIR_FROM_DEVICE, out, what});
@@ -250,7 +250,7 @@ void Pipeline::serveOne() {
   jobEndedLocked();
 }
 
-uint64_t Pipeline::inlineCost(const HandleImpl& h, bool inputs) const {
+uint64_t Pipeline::inlineCost(const InferenceHandleImpl& h, bool inputs) const {
   // A notify callback is user code that may block: it never runs on the completion thread.
   if (!config_.inlineSmallRequests || (!inputs && h.viaNotify)) return UINT64_MAX;
   uint64_t bytes = 0;
@@ -263,7 +263,7 @@ uint64_t Pipeline::inlineCost(const HandleImpl& h, bool inputs) const {
   return bytes;
 }
 
-void Pipeline::submit(HandleImpl& handle) {
+void Pipeline::submit(InferenceHandleImpl& handle) {
   const bool small = inlineCost(handle, true) <= kInlineConversionBytes;
   {
     std::unique_lock lock(taskMutex_);
@@ -287,7 +287,7 @@ void Pipeline::submit(HandleImpl& handle) {
 // ---- Submission: preprocess, upload (request elements + doorbell) ------------------------------
 
 void Pipeline::runSubmission(Task& task, bool onCaller) {
-  HandleImpl& h = *task.handle;
+  InferenceHandleImpl& h = *task.handle;
   // On the ring, failed or parked: either way no longer ahead of later submissions.
   struct OrderRelease {
     Pipeline& pipeline;
@@ -326,7 +326,7 @@ void Pipeline::runSubmission(Task& task, bool onCaller) {
   }
 }
 
-void Pipeline::fail(HandleImpl& h, QStatus status, std::string message, bool onCaller) {
+void Pipeline::fail(InferenceHandleImpl& h, QStatus status, std::string message, bool onCaller) {
   if (onCaller) {
     // The error handler and a notify callback are user code: they run on a pipeline thread,
     // never inside the application's submit() (which may hold the locks they take).
@@ -352,7 +352,7 @@ std::span<const std::byte> Pipeline::userBytesOf(const QBuffer& buffer, const Dm
   return {reinterpret_cast<const std::byte*>(buffer.buf), buffer.size};
 }
 
-void Pipeline::chooseDirect(HandleImpl& h) {
+void Pipeline::chooseDirect(InferenceHandleImpl& h) {
   const std::size_t n = layout_.buffers.size();
   h.work.direct.assign(n, 0);
   h.work.directBytes.assign(n, 0);
@@ -388,7 +388,7 @@ void Pipeline::chooseDirect(HandleImpl& h) {
   }
 }
 
-void Pipeline::preprocess(HandleImpl& h) {
+void Pipeline::preprocess(InferenceHandleImpl& h) {
   for (std::size_t i = 0; i < layout_.buffers.size(); ++i) {
     const StagedBuffer& b = layout_.buffers[i];
     if (!b.isInput || !h.present[i] || h.work.direct[i] != 0) continue;
@@ -407,7 +407,7 @@ void Pipeline::preprocess(HandleImpl& h) {
   }
 }
 
-void Pipeline::upload(HandleImpl& h, Clock::duration cpuStart, bool preciseCpu) {
+void Pipeline::upload(InferenceHandleImpl& h, Clock::duration cpuStart, bool preciseCpu) {
   RequestPlan plan;
   plan.sequence = nextSequence_.fetch_add(1);
   plan.inputBo = h.inputBo->handle();
@@ -441,13 +441,13 @@ void Pipeline::requestsEnded(std::vector<EndedRequest>& ended) {
   }
 }
 
-std::string Pipeline::responseDiagnostic(const HandleImpl& h) const {
+std::string Pipeline::responseDiagnostic(const InferenceHandleImpl& h) const {
   return readResponseDiagnostic(
       std::span<const std::byte>(h.outputBo->data() + layout_.responseDescriptorStaging, driver::kDescriptorBytes),
       layout_);
 }
 
-void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt, bool preciseCpu) {
+void Pipeline::postprocess(InferenceHandleImpl& h, Clock::time_point completedAt, bool preciseCpu) {
   const auto cpuStart = stageCpuClock(preciseCpu);
   const ResponseInfo info = readResponseDescriptor(
       std::span<const std::byte>(h.outputBo->data() + layout_.responseDescriptorStaging, driver::kDescriptorBytes),
@@ -502,7 +502,7 @@ void Pipeline::postprocess(HandleImpl& h, Clock::time_point completedAt, bool pr
 }
 
 void Pipeline::runCompletion(EndedRequest& end, bool onCompletionThread) {
-  HandleImpl& h = *end.handle;
+  InferenceHandleImpl& h = *end.handle;
   QStatus status = end.status;
   std::string message = std::move(end.message);
   auto& stages = h.work.stages;

@@ -24,13 +24,13 @@
 #include "runtime/datapath/RequestRing.hpp"
 #include "runtime/datapath/WorkerPool.hpp"
 #include "runtime/loading/ProgramLayout.hpp"
-#include "runtime/objects/HandleImpl.hpp"
+#include "runtime/objects/InferenceHandleImpl.hpp"
 
 namespace qaic::rt {
 
 class ContextImpl;
 
-// What a pipeline needs from its inference set (implemented by SetImpl).
+// What a pipeline needs from its inference set (implemented by InferenceSetImpl).
 class PipelineOwner {
  public:
   virtual ~PipelineOwner() = default;
@@ -41,7 +41,7 @@ class PipelineOwner {
   virtual void forget(AdmitTicket& ticket) = 0;  // a parked request that will not be retried
   virtual void release() = 0;
   // The inference of `handle` ended: publish its outcome and tell whoever waits.
-  virtual void finished(HandleImpl& handle, QStatus status, const std::string& message) = 0;
+  virtual void finished(InferenceHandleImpl& handle, QStatus status, const std::string& message) = 0;
 };
 
 struct PipelineConfig {
@@ -72,7 +72,7 @@ class Pipeline final : private RingOwner {
   RequestRing& ring() { return ring_; }
 
   // Creates the staging BOs of `handle`; they are attached to the DBC on every activate().
-  void addHandle(HandleImpl& handle);
+  void addHandle(InferenceHandleImpl& handle);
   // Activates load `loadId` with every handle's staging attached (RequestRing::activate),
   // drawing from `resourceGroup` (ResourceReservation) or, 0, the open file's default.
   void activate(uint32_t loadId, uint32_t resourceGroup = 0);
@@ -80,7 +80,7 @@ class Pipeline final : private RingOwner {
   void deactivate();
 
   // Runs a submitted handle's inference (on this thread when it is small).
-  void submit(HandleImpl& handle);
+  void submit(InferenceHandleImpl& handle);
   // Retries submissions parked while waiting for their over-subscription group.
   void wakeParked();
   // Stops the pipeline's jobs (waiting for those running) and the ring; queued, parked and
@@ -89,14 +89,14 @@ class Pipeline final : private RingOwner {
 
  private:
   struct Task {
-    HandleImpl* handle = nullptr;
+    InferenceHandleImpl* handle = nullptr;
     bool isCompletion = false;
     bool admitted = false;    // passed PipelineOwner::admit, so it owes one release()
     bool holdsOrder = false;  // counted in submissionsAhead_ until it reaches the ring (or ends)
     AdmitTicket ticket;
     EndedRequest end;  // a completion: how it left the ring (or why it never reached it)
 
-    static Task submission(HandleImpl& handle);
+    static Task submission(InferenceHandleImpl& handle);
     // A request that was admitted and ended: on the ring, or before reaching it.
     static Task completion(EndedRequest end);
   };
@@ -116,20 +116,20 @@ class Pipeline final : private RingOwner {
   void park(Task task);
   // onCaller: running on the application's thread inside submit() (failures are deferred).
   void runSubmission(Task& task, bool onCaller);
-  void fail(HandleImpl& handle, QStatus status, std::string message, bool onCaller);
+  void fail(InferenceHandleImpl& handle, QStatus status, std::string message, bool onCaller);
   // onCompletionThread: a success finished inline (a failure found then is deferred).
   void runCompletion(EndedRequest& end, bool onCompletionThread);
 
   // Device-format bytes the pipeline converts for `handle`'s inputs or (after chooseDirect)
   // outputs, or UINT64_MAX when the work must not run inline (a completion with a callback).
-  uint64_t inlineCost(const HandleImpl& handle, bool inputs) const;
-  void chooseDirect(HandleImpl& handle);
-  void preprocess(HandleImpl& handle);
+  uint64_t inlineCost(const InferenceHandleImpl& handle, bool inputs) const;
+  void chooseDirect(InferenceHandleImpl& handle);
+  void preprocess(InferenceHandleImpl& handle);
   // cpuStart: stageCpuClock(preciseCpu) after preprocess.
-  void upload(HandleImpl& handle, Clock::duration cpuStart, bool preciseCpu);
+  void upload(InferenceHandleImpl& handle, Clock::duration cpuStart, bool preciseCpu);
   // The device's words on why the program failed (empty when it gave none).
-  std::string responseDiagnostic(const HandleImpl& handle) const;
-  void postprocess(HandleImpl& handle, Clock::time_point completedAt, bool preciseCpu);
+  std::string responseDiagnostic(const InferenceHandleImpl& handle) const;
+  void postprocess(InferenceHandleImpl& handle, Clock::time_point completedAt, bool preciseCpu);
   // The bytes a QBuffer names: heap memory, or `dma` (the DMA buffer resolved for it).
   std::span<const std::byte> userBytesOf(const QBuffer& buffer, const DmaBufferImpl* dma,
                                          const std::string& name) const;
@@ -144,7 +144,7 @@ class Pipeline final : private RingOwner {
   std::shared_ptr<const driver::DeviceNode> node_;
   const ProgramLayout& layout_;
   const PipelineConfig config_;
-  std::vector<HandleImpl*> handles_;
+  std::vector<InferenceHandleImpl*> handles_;
   std::atomic<uint32_t> nextSequence_{1};
 
   std::mutex taskMutex_;

@@ -5,7 +5,7 @@
 
 #include "driver/ManageCalls.hpp"
 #include "runtime/objects/ContextImpl.hpp"
-#include "runtime/objects/HandleImpl.hpp"
+#include "runtime/objects/InferenceHandleImpl.hpp"
 #include "runtime/objects/StatusCodes.hpp"
 
 namespace qaic::rt {
@@ -134,7 +134,7 @@ uint16_t RequestRing::nextReqIdLocked() {
   return nextReqId_;
 }
 
-void RequestRing::submit(HandleImpl& handle, std::vector<driver::RequestElement> elements) {
+void RequestRing::submit(InferenceHandleImpl& handle, std::vector<driver::RequestElement> elements) {
   std::unique_lock lock(mutex_);
   if (!deviceGone_.empty()) throw Error(QS_DEV_REMOVED, deviceGone_);
   if (!active_ || !window_) throw Error(QS_CANCELED, what_ + " is not active");

@@ -29,7 +29,7 @@
 namespace qaic::rt {
 
 class ContextImpl;
-class HandleImpl;
+class InferenceHandleImpl;
 
 struct RingConfig {
   std::chrono::milliseconds timeout{5000};  // per try of a request on the device
@@ -51,7 +51,7 @@ struct SliceAttachment {
 
 // How a request left the ring.
 struct EndedRequest {
-  HandleImpl* handle = nullptr;
+  InferenceHandleImpl* handle = nullptr;
   QStatus status = QS_SUCCESS;  // QS_SUCCESS: the device answered, with `code`
   uint16_t code = 0;            // the answer's DBC completion code
   std::string message;
@@ -103,7 +103,7 @@ class RequestRing {
   // Throws Error: QS_CANCELED (not active), QS_INCOMPATIBLE (more elements than the ring holds),
   // QS_TIMEDOUT (the ring stayed full), QS_DEV_REMOVED (the device is gone) or QS_ERROR (the
   // window refused).
-  void submit(HandleImpl& handle, std::vector<driver::RequestElement> elements);
+  void submit(InferenceHandleImpl& handle, std::vector<driver::RequestElement> elements);
 
   // Takes every response, checks the device status, that the device is still there, and the
   // deadlines (retrying what timed out), then reports what ended. The completion thread's work;
@@ -128,7 +128,7 @@ class RequestRing {
 
  private:
   struct Request {
-    HandleImpl* handle = nullptr;
+    InferenceHandleImpl* handle = nullptr;
     std::vector<driver::RequestElement> elements;
     Clock::time_point submittedAt{};
     Clock::time_point deadline{};

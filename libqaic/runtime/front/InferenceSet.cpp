@@ -1,6 +1,6 @@
 #include <qaic/InferenceSet.hpp>
 
-#include "runtime/objects/SetImpl.hpp"
+#include "runtime/objects/InferenceSetImpl.hpp"
 
 namespace qaic::rt {
 
@@ -8,8 +8,8 @@ std::shared_ptr<InferenceSet> InferenceSet::Factory(std::shared_ptr<Context> con
                                                     QID device, uint32_t setSize, uint32_t numActivations,
                                                     const InferenceSetProperties* properties) {
   const InferenceSetProperties defaults;
-  return std::make_shared<SetImpl>(ContextImpl::of(context, "InferenceSet::Factory"), std::move(qpc), device, setSize,
-                                   numActivations, properties ? *properties : defaults);
+  return std::make_shared<InferenceSetImpl>(ContextImpl::of(context, "InferenceSet::Factory"), std::move(qpc), device,
+                                            setSize, numActivations, properties ? *properties : defaults);
 }
 
 InferenceSet::~InferenceSet() = default;

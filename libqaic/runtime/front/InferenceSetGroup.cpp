@@ -3,7 +3,7 @@
 #include <map>
 #include <mutex>
 
-#include "runtime/objects/GroupImpl.hpp"
+#include "runtime/objects/InferenceSetGroupImpl.hpp"
 
 namespace qaic::rt {
 namespace {
@@ -16,22 +16,17 @@ std::map<std::string, std::shared_ptr<InferenceSetGroup>>& registry() {
 }  // namespace
 
 std::shared_ptr<InferenceSetGroup> InferenceSetGroup::Factory(const std::string& name) {
-  if (name.empty()) return std::make_shared<GroupImpl>("<unnamed>");
+  if (name.empty()) return std::make_shared<InferenceSetGroupImpl>("<unnamed>");
   std::lock_guard lock(registryMutex);
   auto& slot = registry()[name];
-  if (!slot) slot = std::make_shared<GroupImpl>(name);
+  if (!slot) slot = std::make_shared<InferenceSetGroupImpl>(name);
   return slot;
 }
 
 InferenceSetGroup::~InferenceSetGroup() = default;
 
-std::shared_ptr<GroupImpl> GroupImpl::of(const std::shared_ptr<InferenceSetGroup>& group) {
-  auto impl = std::dynamic_pointer_cast<GroupImpl>(group);
-  if (group && !impl) throw Error(QS_INVAL, "the InferenceSetGroup was not made by InferenceSetGroup::Factory");
-  return impl;
-}
-
-void GroupImpl::release() {
+// The group's own method, defined beside the repository it leaves.
+void InferenceSetGroupImpl::release() {
   std::lock_guard lock(registryMutex);
   auto it = registry().find(name_);
   if (it != registry().end() && it->second.get() == this) registry().erase(it);

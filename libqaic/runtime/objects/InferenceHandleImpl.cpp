@@ -1,4 +1,4 @@
-#include "runtime/objects/HandleImpl.hpp"
+#include "runtime/objects/InferenceHandleImpl.hpp"
 
 #include <time.h>
 
@@ -8,7 +8,7 @@ namespace qaic::rt {
 
 InferenceHandle::~InferenceHandle() = default;
 
-std::string HandleImpl::requestLabel() const {
+std::string InferenceHandleImpl::requestLabel() const {
   if (!viaNotify) return "request " + std::to_string(requestId);
   char pointer[2 + 2 * sizeof(void*) + 1];
   std::snprintf(pointer, sizeof pointer, "%p", notifyUserData);
@@ -50,7 +50,8 @@ Clock::duration threadCpuTime() {
                                                      std::chrono::nanoseconds(now.tv_nsec));
 }
 
-HandleImpl::HandleImpl(const void* owner, const ProgramLayout& layout, uint32_t index, uint32_t activation)
+InferenceHandleImpl::InferenceHandleImpl(const void* owner, const ProgramLayout& layout, uint32_t index,
+                                         uint32_t activation)
     : buffers(layout.buffers.size()),
       dims(layout.buffers.size()),
       skipped(layout.buffers.size(), false),
@@ -59,13 +60,13 @@ HandleImpl::HandleImpl(const void* owner, const ProgramLayout& layout, uint32_t 
       index_(index),
       activation_(activation) {}
 
-void HandleImpl::checkIndex(uint32_t bufferIndex, const char* operation) const {
+void InferenceHandleImpl::checkIndex(uint32_t bufferIndex, const char* operation) const {
   if (bufferIndex >= layout_.buffers.size())
     throw Error(QS_INVAL, std::string(operation) + ": buffer index " + std::to_string(bufferIndex) +
                               " (the program has " + std::to_string(layout_.buffers.size()) + " buffers)");
 }
 
-void HandleImpl::setBuffers(const std::vector<QBuffer>& all) {
+void InferenceHandleImpl::setBuffers(const std::vector<QBuffer>& all) {
   std::lock_guard lock(mutex);
   state.requireAcquired("setBuffers");
   if (all.size() != layout_.buffers.size())
@@ -74,10 +75,10 @@ void HandleImpl::setBuffers(const std::vector<QBuffer>& all) {
   buffers = all;
 }
 
-void HandleImpl::setInputBuffers(const std::vector<QBuffer>& inputs) { setDirection(true, inputs); }
-void HandleImpl::setOutputBuffers(const std::vector<QBuffer>& outputs) { setDirection(false, outputs); }
+void InferenceHandleImpl::setInputBuffers(const std::vector<QBuffer>& inputs) { setDirection(true, inputs); }
+void InferenceHandleImpl::setOutputBuffers(const std::vector<QBuffer>& outputs) { setDirection(false, outputs); }
 
-void HandleImpl::setDirection(bool inputs, const std::vector<QBuffer>& given) {
+void InferenceHandleImpl::setDirection(bool inputs, const std::vector<QBuffer>& given) {
   std::lock_guard lock(mutex);
   const char* operation = inputs ? "setInputBuffers" : "setOutputBuffers";
   state.requireAcquired(operation);
@@ -90,7 +91,7 @@ void HandleImpl::setDirection(bool inputs, const std::vector<QBuffer>& given) {
     if (layout_.buffers[i].isInput == inputs) buffers[i] = given[next++];
 }
 
-std::vector<QBuffer> HandleImpl::buffersOf(bool inputs) const {
+std::vector<QBuffer> InferenceHandleImpl::buffersOf(bool inputs) const {
   std::lock_guard lock(mutex);
   std::vector<QBuffer> out;
   for (std::size_t i = 0; i < layout_.buffers.size(); ++i)
@@ -98,47 +99,47 @@ std::vector<QBuffer> HandleImpl::buffersOf(bool inputs) const {
   return out;
 }
 
-void HandleImpl::setBufferDims(uint32_t bufferIndex, const std::vector<uint64_t>& newDims) {
+void InferenceHandleImpl::setBufferDims(uint32_t bufferIndex, const std::vector<uint64_t>& newDims) {
   std::lock_guard lock(mutex);
   state.requireAcquired("setBufferDims");
   checkIndex(bufferIndex, "setBufferDims");
   dims[bufferIndex] = newDims;
 }
 
-void HandleImpl::setBufferSkipped(uint32_t bufferIndex, bool skip) {
+void InferenceHandleImpl::setBufferSkipped(uint32_t bufferIndex, bool skip) {
   std::lock_guard lock(mutex);
   state.requireAcquired("setBufferSkipped");
   checkIndex(bufferIndex, "setBufferSkipped");
   skipped[bufferIndex] = skip;
 }
 
-std::vector<uint64_t> HandleImpl::getOutputDims(uint32_t bufferIndex) const {
+std::vector<uint64_t> InferenceHandleImpl::getOutputDims(uint32_t bufferIndex) const {
   std::lock_guard lock(mutex);
   if (bufferIndex >= outputDims.size()) return {};
   return outputDims[bufferIndex];
 }
 
-uint64_t HandleImpl::getId() const {
+uint64_t InferenceHandleImpl::getId() const {
   std::lock_guard lock(mutex);
   return requestId;
 }
 
-QStatus HandleImpl::getStatus() const {
+QStatus InferenceHandleImpl::getStatus() const {
   std::lock_guard lock(mutex);
   return status;
 }
 
-std::string HandleImpl::getErrorMessage() const {
+std::string InferenceHandleImpl::getErrorMessage() const {
   std::lock_guard lock(mutex);
   return errorMessage;
 }
 
-std::map<std::string, PerfCounter> HandleImpl::getPerformanceCounts() const {
+std::map<std::string, PerfCounter> InferenceHandleImpl::getPerformanceCounts() const {
   std::lock_guard lock(mutex);
   return performanceCounts(stages);
 }
 
-TransferCounts HandleImpl::getTransferCounts() const {
+TransferCounts InferenceHandleImpl::getTransferCounts() const {
   std::lock_guard lock(mutex);
   return transfers;
 }

@@ -46,17 +46,17 @@ inline Clock::duration stageCpuClock(bool precise) {
 // Seed 002's performance-count map of one inference's stage durations.
 std::map<std::string, PerfCounter> performanceCounts(const StageDurations& stages);
 
-// A submission's place in an over-subscription group's queue (GroupImpl::tryAdmit).
+// A submission's place in an over-subscription group's queue (InferenceSetGroupImpl::tryAdmit).
 struct AdmitTicket {
   bool waiting = false;  // counted in the group's waiters
   uint64_t arrival = 0;  // the group's switch count when it started waiting
   Clock::time_point deadline{};
 };
 
-class HandleImpl final : public InferenceHandle {
+class InferenceHandleImpl final : public InferenceHandle {
  public:
   // `owner` identifies the set that created the handle (never called through).
-  HandleImpl(const void* owner, const ProgramLayout& layout, uint32_t index, uint32_t activation);
+  InferenceHandleImpl(const void* owner, const ProgramLayout& layout, uint32_t index, uint32_t activation);
 
   // InferenceHandle
   void setBuffers(const std::vector<QBuffer>& buffers) override;
@@ -113,7 +113,7 @@ class HandleImpl final : public InferenceHandle {
   TransferCounts transfers{};
   Clock::time_point submittedAt{};
 
-  // Written only by the pipeline while the handle is Submitted; SetImpl::finished publishes it
+  // Written only by the pipeline while the handle is Submitted; InferenceSetImpl::finished publishes it
   // into stages / outputDims under `mutex`.
   struct Work {
     StageDurations stages{};

@@ -15,11 +15,11 @@
 #include <qaic/Context.hpp>
 #include <qaic/InferenceSetGroup.hpp>
 
-#include "runtime/objects/HandleImpl.hpp"
+#include "runtime/objects/InferenceHandleImpl.hpp"
 
 namespace qaic::rt {
 
-// What a group needs from a member (implemented by SetImpl); called under the group's lock.
+// What a group needs from a member (implemented by InferenceSetImpl); called under the group's lock.
 class GroupMember {
  public:
   virtual ~GroupMember() = default;
@@ -34,13 +34,13 @@ class GroupMember {
   virtual void log(QLogLevel level, const std::string& message) const = 0;
 };
 
-class GroupImpl final : public InferenceSetGroup {
+class InferenceSetGroupImpl final : public InferenceSetGroup {
  public:
-  explicit GroupImpl(std::string name) : name_(std::move(name)) {}
+  explicit InferenceSetGroupImpl(std::string name) : name_(std::move(name)) {}
 
   // The implementation behind `group`; throws Error(QS_INVAL) for one that
   // InferenceSetGroup::Factory did not make.
-  static std::shared_ptr<GroupImpl> of(const std::shared_ptr<InferenceSetGroup>& group);
+  static std::shared_ptr<InferenceSetGroupImpl> of(const std::shared_ptr<InferenceSetGroup>& group);
 
   // InferenceSetGroup
   void enable() override;

@@ -1,15 +1,21 @@
-#include "runtime/objects/GroupImpl.hpp"
+#include "runtime/objects/InferenceSetGroupImpl.hpp"
 
 #include <algorithm>
 
 namespace qaic::rt {
 
-bool GroupImpl::isEnabled() const {
+std::shared_ptr<InferenceSetGroupImpl> InferenceSetGroupImpl::of(const std::shared_ptr<InferenceSetGroup>& group) {
+  auto impl = std::dynamic_pointer_cast<InferenceSetGroupImpl>(group);
+  if (group && !impl) throw Error(QS_INVAL, "the InferenceSetGroup was not made by InferenceSetGroup::Factory");
+  return impl;
+}
+
+bool InferenceSetGroupImpl::isEnabled() const {
   std::lock_guard lock(mutex_);
   return enabled_;
 }
 
-void GroupImpl::addMember(GroupMember& set) {
+void InferenceSetGroupImpl::addMember(GroupMember& set) {
   std::lock_guard lock(mutex_);
   if (enabled_)
     throw Error(QS_WRONG_STATE,
@@ -21,7 +27,7 @@ void GroupImpl::addMember(GroupMember& set) {
   members_.push_back(&set);
 }
 
-void GroupImpl::removeMember(GroupMember& set) {
+void InferenceSetGroupImpl::removeMember(GroupMember& set) {
   std::lock_guard lock(mutex_);
   if (active_ == &set) {
     set.deactivate();
@@ -34,7 +40,7 @@ void GroupImpl::removeMember(GroupMember& set) {
   changed_.notify_all();
 }
 
-void GroupImpl::enableLocked(GroupMember* first) {
+void InferenceSetGroupImpl::enableLocked(GroupMember* first) {
   if (enabled_) return;
   if (members_.empty()) throw Error(QS_INVAL, "InferenceSetGroup '" + name_ + "' has no InferenceSet");
   for (GroupMember* member : members_) member->loadPrograms();
@@ -47,12 +53,12 @@ void GroupImpl::enableLocked(GroupMember* first) {
   changed_.notify_all();
 }
 
-void GroupImpl::enable() {
+void InferenceSetGroupImpl::enable() {
   std::lock_guard lock(mutex_);
   enableLocked(nullptr);
 }
 
-void GroupImpl::disable() {
+void InferenceSetGroupImpl::disable() {
   std::unique_lock lock(mutex_);
   if (!enabled_) return;
   if (active_) {
@@ -67,7 +73,7 @@ void GroupImpl::disable() {
   changed_.notify_all();
 }
 
-void GroupImpl::switchToLocked(GroupMember& set) {
+void InferenceSetGroupImpl::switchToLocked(GroupMember& set) {
   if (active_) active_->deactivate();
   active_ = nullptr;
   set.activate();
@@ -77,7 +83,7 @@ void GroupImpl::switchToLocked(GroupMember& set) {
   set.log(QL_DEBUG, "InferenceSetGroup '" + name_ + "' switched to '" + set.name() + "'");
 }
 
-bool GroupImpl::tryAdmit(GroupMember& set, AdmitTicket& ticket) {
+bool InferenceSetGroupImpl::tryAdmit(GroupMember& set, AdmitTicket& ticket) {
   std::lock_guard lock(mutex_);
   if (!enabled_) {
     if (ticket.waiting) {
@@ -119,14 +125,14 @@ bool GroupImpl::tryAdmit(GroupMember& set, AdmitTicket& ticket) {
   return false;
 }
 
-void GroupImpl::forget(GroupMember& set, AdmitTicket& ticket) {
+void InferenceSetGroupImpl::forget(GroupMember& set, AdmitTicket& ticket) {
   std::lock_guard lock(mutex_);
   if (ticket.waiting) --waiting_[&set];
   ticket.waiting = false;
   wakeMembersLocked();
 }
 
-void GroupImpl::requestEnded(GroupMember& set) {
+void InferenceSetGroupImpl::requestEnded(GroupMember& set) {
   std::lock_guard lock(mutex_);
   auto it = outstanding_.find(&set);
   if (it != outstanding_.end() && it->second > 0) --it->second;
@@ -134,7 +140,7 @@ void GroupImpl::requestEnded(GroupMember& set) {
   if (it != outstanding_.end() && it->second == 0) wakeMembersLocked();
 }
 
-void GroupImpl::wakeMembersLocked() {
+void InferenceSetGroupImpl::wakeMembersLocked() {
   for (GroupMember* member : members_) member->wakeParked();
 }
 

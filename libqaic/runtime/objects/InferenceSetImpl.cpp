@@ -1,4 +1,4 @@
-#include "runtime/objects/SetImpl.hpp"
+#include "runtime/objects/InferenceSetImpl.hpp"
 
 #include <fcntl.h>
 
@@ -23,8 +23,8 @@ uint32_t ringElements(uint32_t setSize, uint32_t elementsPerRequest) {
 
 }  // namespace
 
-SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc, QID device, uint32_t setSize,
-                 uint32_t numActivations, const InferenceSetProperties& properties)
+InferenceSetImpl::InferenceSetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc, QID device,
+                                   uint32_t setSize, uint32_t numActivations, const InferenceSetProperties& properties)
     : context_(std::move(context)),
       qpc_(std::move(qpc)),
       device_(device),
@@ -33,7 +33,7 @@ SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc,
       properties_(properties),
       name_(properties.name.empty() ? "InferenceSet" : properties.name),
       id_(properties.id),
-      group_(GroupImpl::of(properties.inferenceSetGroup)) {
+      group_(InferenceSetGroupImpl::of(properties.inferenceSetGroup)) {
   if (!qpc_) throw Error(QS_INVAL, "InferenceSet::Factory: null Qpc");
   if (setSize == 0) throw Error(QS_INVAL, "InferenceSet '" + name_ + "': setSize must be at least 1");
   if (numActivations == 0) throw Error(QS_INVAL, "InferenceSet '" + name_ + "': numActivations must be at least 1");
@@ -56,7 +56,7 @@ SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc,
 
   // The devices' resources first: a set they cannot hold is refused before it costs a thread,
   // a buffer object or a pipeline, whatever numActivations says. A group member's activations
-  // take turns on the group's share instead (GroupImpl).
+  // take turns on the group's share instead (InferenceSetGroupImpl).
   if (!group_) {
     std::map<QID, uint32_t> perDevice;
     for (std::size_t i = 0; i < placement.size(); ++i) {
@@ -86,7 +86,7 @@ SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc,
   }
   for (uint32_t i = 0; i < setSize * numActivations; ++i) {
     const uint32_t activation = i / setSize;
-    auto handle = std::make_shared<HandleImpl>(this, layout_, i, activation);
+    auto handle = std::make_shared<InferenceHandleImpl>(this, layout_, i, activation);
     pipelines_[activation]->addHandle(*handle);
     handles_.push_back(std::move(handle));
     available_.push_back(i);
@@ -103,9 +103,9 @@ SetImpl::SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc,
                              std::to_string(setSize) + " handle(s)");
 }
 
-SetImpl::~SetImpl() { shutdown(); }
+InferenceSetImpl::~InferenceSetImpl() { shutdown(); }
 
-void SetImpl::shutdown() {
+void InferenceSetImpl::shutdown() {
   {
     std::unique_lock lock(mutex_);
     shuttingDown_ = true;
@@ -126,13 +126,13 @@ void SetImpl::shutdown() {
   reservation_.reset();  // after every activation drawing from it was deactivated
 }
 
-std::chrono::milliseconds SetImpl::inferenceBound() const {
+std::chrono::milliseconds InferenceSetImpl::inferenceBound() const {
   const auto& p = properties_.programProperties;
   const uint64_t timeout = p.dataPathTimeoutMs == 0 ? 5000 : p.dataPathTimeoutMs;
   return std::chrono::milliseconds(timeout * (uint64_t{p.submitNumRetries} + 1) + 1000);
 }
 
-void SetImpl::loadPrograms() {
+void InferenceSetImpl::loadPrograms() {
   const auto container = std::as_bytes(std::span<const uint8_t>(qpc_->buffer(), qpc_->size()));
   for (const auto& pipeline : pipelines_) {
     if (loads_.count(pipeline->device())) continue;
@@ -142,30 +142,32 @@ void SetImpl::loadPrograms() {
   }
 }
 
-void SetImpl::activate() {
+void InferenceSetImpl::activate() {
   for (auto& pipeline : pipelines_)
     pipeline->activate(loads_.at(pipeline->device())->loadId(),
                        reservation_ ? reservation_->groupOn(pipeline->device()) : 0);
 }
 
-void SetImpl::deactivate() {
+void InferenceSetImpl::deactivate() {
   for (auto& pipeline : pipelines_) pipeline->deactivate();
 }
 
-HandleImpl& SetImpl::own(const shInferenceHandle& handle, const char* operation) const {
+InferenceHandleImpl& InferenceSetImpl::own(const shInferenceHandle& handle, const char* operation) const {
   if (!handle) throw Error(QS_INVAL, std::string(operation) + ": null inference handle");
-  auto* impl = dynamic_cast<HandleImpl*>(handle.get());
+  auto* impl = dynamic_cast<InferenceHandleImpl*>(handle.get());
   if (impl == nullptr || impl->owner() != this)
     throw Error(QS_WRONG_SET,
                 std::string(operation) + ": the inference handle belongs to another InferenceSet, not '" + name_ + "'");
   return *impl;
 }
 
-Pipeline& SetImpl::pipelineOf(const HandleImpl& handle) const { return *pipelines_[handle.activation()]; }
+Pipeline& InferenceSetImpl::pipelineOf(const InferenceHandleImpl& handle) const {
+  return *pipelines_[handle.activation()];
+}
 
 template <typename Predicate>
-bool SetImpl::waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
-                      Predicate done) {
+bool InferenceSetImpl::waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
+                               Predicate done) {
   if (timeoutUs == 0) {
     cv.wait(lock, [&] { return done() || shuttingDown_; });
     return done();
@@ -174,8 +176,8 @@ bool SetImpl::waitFor(std::condition_variable& cv, std::unique_lock<std::mutex>&
 }
 
 template <typename Predicate>
-bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
-                            Predicate done) {
+bool InferenceSetImpl::waitForHandle(InferenceHandleImpl& handle, std::unique_lock<std::mutex>& lock,
+                                     uint64_t timeoutUs, Predicate done) {
   if (done()) return true;
   const auto start = Clock::now();
   RequestRing& ring = pipelineOf(handle).ring();
@@ -207,8 +209,8 @@ bool SetImpl::waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lo
   return ok;
 }
 
-void SetImpl::spinForHandle(HandleImpl& handle, RequestRing& ring, driver::DbcWindow& window,
-                            Clock::time_point deadline) {
+void InferenceSetImpl::spinForHandle(InferenceHandleImpl& handle, RequestRing& ring, driver::DbcWindow& window,
+                                     Clock::time_point deadline) {
   driver::AdaptiveSpin& spin = ring.interruptLeader().waiterSpin();
   const auto spinFor = spin.spinFor(kHostSpin);
   if (spinFor <= std::chrono::nanoseconds::zero()) return;
@@ -224,16 +226,17 @@ void SetImpl::spinForHandle(HandleImpl& handle, RequestRing& ring, driver::DbcWi
   spin.result(found);
 }
 
-QStatus SetImpl::getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) {
+QStatus InferenceSetImpl::getAvailable(shInferenceHandle& handle, uint64_t timeoutUs) {
   return acquireAvailable(handle, timeoutUs, std::nullopt);
 }
 
-QStatus SetImpl::getAvailableOnActivation(uint32_t activation, shInferenceHandle& handle, uint64_t timeoutUs) {
+QStatus InferenceSetImpl::getAvailableOnActivation(uint32_t activation, shInferenceHandle& handle, uint64_t timeoutUs) {
   checkActivation("getAvailableOnActivation", activation);
   return acquireAvailable(handle, timeoutUs, activation);
 }
 
-QStatus SetImpl::acquireAvailable(shInferenceHandle& handle, uint64_t timeoutUs, std::optional<uint32_t> activation) {
+QStatus InferenceSetImpl::acquireAvailable(shInferenceHandle& handle, uint64_t timeoutUs,
+                                           std::optional<uint32_t> activation) {
   std::unique_lock lock(mutex_);
   handle.reset();
   auto next = [&] {
@@ -245,36 +248,36 @@ QStatus SetImpl::acquireAvailable(shInferenceHandle& handle, uint64_t timeoutUs,
   const auto it = next();
   const uint32_t index = *it;
   available_.erase(it);
-  HandleImpl& impl = *handles_[index];
+  InferenceHandleImpl& impl = *handles_[index];
   std::lock_guard handleLock(impl.mutex);
   impl.state.acquire();
   handle = handles_[index];
   return QS_SUCCESS;
 }
 
-void SetImpl::checkActivation(const char* call, uint32_t activation) const {
+void InferenceSetImpl::checkActivation(const char* call, uint32_t activation) const {
   if (activation >= numActivations_)
     throw Error(QS_INVAL, std::string(call) + ": InferenceSet '" + name_ + "' has " + std::to_string(numActivations_) +
                               " activation(s), not " + std::to_string(activation + 1));
 }
 
-void SetImpl::resetRetainedState(uint32_t activation) {
+void InferenceSetImpl::resetRetainedState(uint32_t activation) {
   checkActivation("resetRetainedState", activation);
   std::lock_guard lock(mutex_);
   resetPending_[activation] = true;
 }
 
-void SetImpl::submit(const shInferenceHandle& handle, uint64_t requestId) {
+void InferenceSetImpl::submit(const shInferenceHandle& handle, uint64_t requestId) {
   submitHandle(handle, requestId, nullptr, nullptr, false);
 }
 
-void SetImpl::submit(const shInferenceHandle& handle, NotifyFn notifyFn, void* userData) {
+void InferenceSetImpl::submit(const shInferenceHandle& handle, NotifyFn notifyFn, void* userData) {
   submitHandle(handle, 0, std::move(notifyFn), userData, true);
 }
 
-void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, NotifyFn notifyFn, void* userData,
-                           bool viaNotify) {
-  HandleImpl& h = own(handle, "submit");
+void InferenceSetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, NotifyFn notifyFn,
+                                    void* userData, bool viaNotify) {
+  InferenceHandleImpl& h = own(handle, "submit");
   if (viaNotify && !notifyFn) throw Error(QS_INVAL, "submit: null notify function");
   {
     std::lock_guard lock(mutex_);
@@ -324,7 +327,7 @@ void SetImpl::submitHandle(const shInferenceHandle& handle, uint64_t requestId, 
   pipelineOf(h).submit(h);
 }
 
-void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message) {
+void InferenceSetImpl::finished(InferenceHandleImpl& h, QStatus status, const std::string& message) {
   // Profilers, the error handler and notify callbacks are user code that may block: on a
   // thread of the context's pool, the pool may start another meanwhile (from the first of them
   // this completion runs).
@@ -332,7 +335,7 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
   // Reported before the handle turns Completed, so whoever waits for it sees the report done.
   // h.work and h.requestId are the pipeline's until then; the label's fields are set at submit.
   const uint64_t requestId = h.requestId;
-  std::vector<std::pair<std::shared_ptr<ProfilingState>, ProfilingReport>> reports;
+  std::vector<std::pair<std::shared_ptr<ProfilingHandleImpl::State>, ProfilingReport>> reports;
   {
     std::lock_guard lock(profilerMutex_);
     if (!profilers_.empty()) {
@@ -399,10 +402,10 @@ void SetImpl::finished(HandleImpl& h, QStatus status, const std::string& message
   }
 }
 
-HandleImpl* SetImpl::soleCandidate(uint64_t requestId) const {
-  HandleImpl* sole = nullptr;
+InferenceHandleImpl* InferenceSetImpl::soleCandidate(uint64_t requestId) const {
+  InferenceHandleImpl* sole = nullptr;
   for (const auto& h : handles_) {
-    HandleImpl& impl = *h;
+    InferenceHandleImpl& impl = *h;
     if (impl.requestId != requestId || impl.viaNotify) continue;
     const HandleState state = impl.state.state();
     if (state != HandleState::Submitted && !(state == HandleState::Completed && !impl.retrieved)) continue;
@@ -412,14 +415,14 @@ HandleImpl* SetImpl::soleCandidate(uint64_t requestId) const {
   return sole;
 }
 
-QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs) {
+QStatus InferenceSetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs) {
   std::unique_lock lock(mutex_);
   handle.reset();
   // The handles' own locks are not needed to read these fields: every change of a handle's
   // state, request id and retrieval holds the set's lock too.
   auto find = [&](bool completedOnly) -> int {
     for (const auto& h : handles_) {
-      const HandleImpl& impl = *h;
+      const InferenceHandleImpl& impl = *h;
       if (impl.requestId != requestId || impl.viaNotify) continue;
       const HandleState state = impl.state.state();
       if (state == HandleState::Completed && !impl.retrieved) return static_cast<int>(impl.index());
@@ -431,22 +434,22 @@ QStatus SetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, u
     throw Error(QS_INVAL, "getCompletedId: no inference with requestId " + std::to_string(requestId) +
                               " was submitted to '" + name_ + "' (or it was already retrieved)");
   int found = -1;
-  HandleImpl* sole = soleCandidate(requestId);
+  InferenceHandleImpl* sole = soleCandidate(requestId);
   if (sole == nullptr) ++anyWaiters_;
   auto completed = [&] { return (found = find(true)) >= 0; };
   const bool ok = sole ? waitForHandle(*sole, lock, timeoutUs, completed)
                        : waitFor(changed_, lock, timeoutUs, completed);
   if (sole == nullptr) --anyWaiters_;
   if (!ok) return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
-  HandleImpl& impl = *handles_[static_cast<std::size_t>(found)];
+  InferenceHandleImpl& impl = *handles_[static_cast<std::size_t>(found)];
   std::lock_guard handleLock(impl.mutex);
   impl.retrieved = true;
   handle = handles_[static_cast<std::size_t>(found)];
   return impl.status;
 }
 
-void SetImpl::putCompleted(const shInferenceHandle& handle) {
-  HandleImpl& h = own(handle, "putCompleted");
+void InferenceSetImpl::putCompleted(const shInferenceHandle& handle) {
+  InferenceHandleImpl& h = own(handle, "putCompleted");
   {
     std::lock_guard lock(mutex_);
     std::lock_guard handleLock(h.mutex);
@@ -456,8 +459,8 @@ void SetImpl::putCompleted(const shInferenceHandle& handle) {
   availableChanged_.notify_all();  // a waiter may want only this activation's handles
 }
 
-QStatus SetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t timeoutUs) {
-  HandleImpl& h = own(handle, "waitForCompletion");
+QStatus InferenceSetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t timeoutUs) {
+  InferenceHandleImpl& h = own(handle, "waitForCompletion");
   std::unique_lock lock(mutex_);
   auto state = [&] {
     std::lock_guard handleLock(h.mutex);
@@ -473,7 +476,7 @@ QStatus SetImpl::waitForCompletion(const shInferenceHandle& handle, uint64_t tim
   return h.status;
 }
 
-QStatus SetImpl::waitForCompletion(uint64_t timeoutUs) {
+QStatus InferenceSetImpl::waitForCompletion(uint64_t timeoutUs) {
   std::size_t discarded = 0;
   {
     std::unique_lock lock(mutex_);
@@ -486,7 +489,7 @@ QStatus SetImpl::waitForCompletion(uint64_t timeoutUs) {
     // waitForCompletion(handle)) goes back to the pool as putCompleted would put it; a
     // notify-path handle belongs to its callback and a retrieved one to the application.
     for (const auto& shared : handles_) {
-      HandleImpl& h = *shared;
+      InferenceHandleImpl& h = *shared;
       std::lock_guard handleLock(h.mutex);
       if (h.state.state() != HandleState::Completed || h.viaNotify || h.retrieved || h.waitedFor) continue;
       h.state.put();
@@ -498,33 +501,33 @@ QStatus SetImpl::waitForCompletion(uint64_t timeoutUs) {
   return QS_SUCCESS;
 }
 
-std::shared_ptr<DmaBuffer> SetImpl::allocateDmaBuffer(std::size_t size) {
+std::shared_ptr<DmaBuffer> InferenceSetImpl::allocateDmaBuffer(std::size_t size) {
   // The set's Context is the owner of DMA buffers; the set only picks its device.
   return context_->allocateDmaBuffer(device_, size);
 }
 
-bool SetImpl::admit(AdmitTicket& ticket) { return !group_ || group_->tryAdmit(*this, ticket); }
+bool InferenceSetImpl::admit(AdmitTicket& ticket) { return !group_ || group_->tryAdmit(*this, ticket); }
 
-void SetImpl::forget(AdmitTicket& ticket) {
+void InferenceSetImpl::forget(AdmitTicket& ticket) {
   if (group_) group_->forget(*this, ticket);
 }
 
-void SetImpl::release() {
+void InferenceSetImpl::release() {
   if (group_) group_->requestEnded(*this);
 }
 
-void SetImpl::wakeParked() {
+void InferenceSetImpl::wakeParked() {
   for (auto& pipeline : pipelines_) pipeline->wakeParked();
 }
 
-void SetImpl::addProfiler(const std::shared_ptr<ProfilingState>& profiler) {
+void InferenceSetImpl::addProfiler(const std::shared_ptr<ProfilingHandleImpl::State>& profiler) {
   std::lock_guard lock(profilerMutex_);
   profilers_.push_back(profiler);
 }
 
-void SetImpl::removeProfiler(const ProfilingState* profiler) {
+void InferenceSetImpl::removeProfiler(const ProfilingHandleImpl::State* profiler) {
   std::lock_guard lock(profilerMutex_);
-  std::erase_if(profilers_, [&](const std::weak_ptr<ProfilingState>& weak) {
+  std::erase_if(profilers_, [&](const std::weak_ptr<ProfilingHandleImpl::State>& weak) {
     auto locked = weak.lock();
     return !locked || locked.get() == profiler;
   });

@@ -22,17 +22,17 @@
 #include "runtime/loading/ProgramLoad.hpp"
 #include "runtime/loading/ResourceReservation.hpp"
 #include "runtime/objects/ContextImpl.hpp"
-#include "runtime/objects/GroupImpl.hpp"
-#include "runtime/objects/HandleImpl.hpp"
-#include "runtime/objects/ProfilingState.hpp"
+#include "runtime/objects/InferenceHandleImpl.hpp"
+#include "runtime/objects/InferenceSetGroupImpl.hpp"
+#include "runtime/objects/ProfilingHandleImpl.hpp"
 
 namespace qaic::rt {
 
-class SetImpl final : public InferenceSet, private PipelineOwner, private GroupMember {
+class InferenceSetImpl final : public InferenceSet, private PipelineOwner, private GroupMember {
  public:
-  SetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc, QID device, uint32_t setSize,
-          uint32_t numActivations, const InferenceSetProperties& properties);
-  ~SetImpl() override;
+  InferenceSetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc, QID device, uint32_t setSize,
+                   uint32_t numActivations, const InferenceSetProperties& properties);
+  ~InferenceSetImpl() override;
 
   // Handles of one set (setSize x numActivations) at most: each owns staging buffer objects.
   static constexpr uint64_t kMaxHandles = 65536;
@@ -53,15 +53,15 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   uint32_t getNumActivations() const override { return numActivations_; }
   uint32_t getSetSize() const override { return setSize_; }
 
-  void addProfiler(const std::shared_ptr<ProfilingState>& profiler);
-  void removeProfiler(const ProfilingState* profiler);
+  void addProfiler(const std::shared_ptr<ProfilingHandleImpl::State>& profiler);
+  void removeProfiler(const ProfilingHandleImpl::State* profiler);
 
  private:
   // PipelineOwner
   bool admit(AdmitTicket& ticket) override;
   void forget(AdmitTicket& ticket) override;
   void release() override;
-  void finished(HandleImpl& handle, QStatus status, const std::string& message) override;
+  void finished(InferenceHandleImpl& handle, QStatus status, const std::string& message) override;
 
   // GroupMember (and the set's own activation when it has no group)
   const std::string& name() const override { return name_; }
@@ -75,8 +75,8 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
 
   void submitHandle(const shInferenceHandle& handle, uint64_t requestId, NotifyFn notifyFn, void* userData,
                     bool viaNotify);
-  HandleImpl& own(const shInferenceHandle& handle, const char* operation) const;
-  Pipeline& pipelineOf(const HandleImpl& handle) const;
+  InferenceHandleImpl& own(const shInferenceHandle& handle, const char* operation) const;
+  Pipeline& pipelineOf(const InferenceHandleImpl& handle) const;
   // getAvailable's wait: the first free handle, or the first of `activation`.
   QStatus acquireAvailable(shInferenceHandle& handle, uint64_t timeoutUs, std::optional<uint32_t> activation);
   void checkActivation(const char* call, uint32_t activation) const;  // throws QS_INVAL naming `call`
@@ -88,13 +88,15 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   // `completed`. Lock held.
   // The polling data path: spins (bounded, adaptive) until `handle` completes, draining the
   // responses it sees on the way. Lock not held.
-  void spinForHandle(HandleImpl& handle, RequestRing& ring, driver::DbcWindow& window, Clock::time_point deadline);
+  void spinForHandle(InferenceHandleImpl& handle, RequestRing& ring, driver::DbcWindow& window,
+                     Clock::time_point deadline);
   bool shuttingDown() const { return shuttingDownFlag_.load(std::memory_order_relaxed); }
   template <typename Predicate>
-  bool waitForHandle(HandleImpl& handle, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs, Predicate done);
+  bool waitForHandle(InferenceHandleImpl& handle, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
+                     Predicate done);
   // The handle a getCompletedId(requestId) caller can wait on alone, or nullptr when several
   // handles carry that id (the caller then waits for any completion). Lock held.
-  HandleImpl* soleCandidate(uint64_t requestId) const;
+  InferenceHandleImpl* soleCandidate(uint64_t requestId) const;
   void shutdown();
 
   std::shared_ptr<ContextImpl> context_;
@@ -106,12 +108,12 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   std::string name_;
   uint32_t id_;
   ProgramLayout layout_;
-  std::shared_ptr<GroupImpl> group_;
+  std::shared_ptr<InferenceSetGroupImpl> group_;
 
   std::unique_ptr<ResourceReservation> reservation_;  // null for a group member; released last
   std::map<QID, std::unique_ptr<ProgramLoad>> loads_;
   std::vector<std::unique_ptr<Pipeline>> pipelines_;
-  std::vector<std::shared_ptr<HandleImpl>> handles_;
+  std::vector<std::shared_ptr<InferenceHandleImpl>> handles_;
 
   mutable std::mutex mutex_;
   std::condition_variable availableChanged_;  // a handle was put back
@@ -124,7 +126,7 @@ class SetImpl final : public InferenceSet, private PipelineOwner, private GroupM
   std::atomic<bool> shuttingDownFlag_{false};  // shuttingDown_ for threads without the lock
 
   std::mutex profilerMutex_;
-  std::vector<std::weak_ptr<ProfilingState>> profilers_;
+  std::vector<std::weak_ptr<ProfilingHandleImpl::State>> profilers_;
 };
 
 }  // namespace qaic::rt
