@@ -1,3 +1,14 @@
+// libqaic/runtime/datapath: what moves an inference through the device once its set is built:
+// the Pipeline of each activation (this header), the threads it runs on (WorkerPool), the bytes
+// of a request (RequestBuilder), the activation's DBC ring with the requests in flight, their
+// deadlines and retries (RequestRing), the io_uring thread that waits on its interrupt
+// (CompletionEngine) and the synchronous waiter that takes that thread's place
+// (InterruptLeader). Depends on driver/ (activations, the DBC window, futexes), kernels/format
+// (conversions), loading/ProgramLayout (where each buffer goes) and, in objects/, on the handle
+// state it fills (InferenceHandleImpl), the context (log, DMA buffers) and StatusCodes. Only
+// objects/ depends on it: a set owns its pipelines, a context its WorkerPool. Calls go down;
+// answers come back up through owner interfaces (RingOwner, PipelineOwner).
+//
 // The pipeline of one activation (seed 002): up to numThreadsPerQueue jobs at once on the
 // context's WorkerPool that preprocess a submission (user buffers -> device format, in the
 // handle's staging BO or, zero copy, the user's own DMA buffer), build its request and put it on

@@ -1,3 +1,14 @@
+// libqaic/runtime/front: the public API's own code, a file for each class or function of
+// <qaic/...> (Context, InferenceSet, InferenceSetGroup, ProfilingHandle, DmaBuffer, Qpc, QpcFile,
+// Partition, resourcesFor, Util, Errors, IoValidation): the Factory functions that build the
+// runtime's objects, and what a public class does itself (Qpc, QpcFile, Partition, Util, the IO
+// check submit() runs, which applications may run too). It has no headers: libqaic.so's users,
+// and the rest of the runtime where it needs a public function (the IO check, statusName), reach
+// it through <qaic/...> alone. It depends on objects/ (the Impl classes its Factory functions
+// build), loading/ (the container behind a Qpc), driver/, container/ and the qaicd client. With
+// no header of its own, the folder's paragraph is here, where every use of the runtime begins
+// (Context::Factory).
+
 #include <qaic/Context.hpp>
 #include <qaic/Partition.hpp>
 

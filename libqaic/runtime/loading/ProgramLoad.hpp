@@ -1,3 +1,12 @@
+// libqaic/runtime/loading: putting a program container on a device for an inference set: the
+// validated image a Qpc stands for (QAicQpcObj), its IO descriptor as the API's types
+// (QpcMappings), what the data path derives from one program (ProgramLayout), the activations'
+// resources reserved before anything else is built (ResourceReservation) and the container's
+// load onto a device (ProgramLoad, this header). Depends on container/ (the image,
+// ResourceNeeds), driver/ (MANAGE calls), kernels/format (device-format sizes) and, in objects/,
+// on the context's device nodes and log and on StatusCodes. front/ (Qpc, resourcesFor),
+// objects/ (a set holds its loads and reservation) and datapath/ (ProgramLayout) depend on it.
+//
 // A program container transferred to a device under a load id (driver::loadProgram,
 // docs/device-protocol.md section 7), released (driver::releaseProgram) on destruction; the
 // device also drops it when the context's device file closes.

@@ -1,3 +1,14 @@
+// libqaic/runtime/objects: the objects behind the public classes that are interfaces, each
+// named after its class (ContextImpl, InferenceSetImpl, InferenceHandleImpl,
+// InferenceSetGroupImpl, ProfilingHandleImpl, DmaBufferImpl), the handle's life cycle
+// (HandleState) and how driver and device codes become a QStatus (StatusCodes). This header is
+// the hub: an InferenceSetImpl owns its handles, reservation, program loads and one Pipeline per
+// activation. Depends on loading/ (the program's layout, loads, reservation) and datapath/ (the
+// pipelines; the context's WorkerPool), on driver/ and container/. front/ depends on it, and
+// datapath/ and loading/ use a few of its parts back: the context (log, device nodes, DMA
+// buffers), the handle's state that the data path fills, and StatusCodes. Answers come up to a
+// set only through the owner interfaces it implements (PipelineOwner, GroupMember).
+//
 // The implementation of one InferenceSet: its handles and their free list, the program layout,
 // one Pipeline per activation, the program loads, the optional over-subscription group, and the
 // profilers listening to completions. One mutex (`mutex_`) guards the free list and the handles'
