@@ -16,7 +16,8 @@ HeapDmaBuffer::HeapDmaBuffer(std::size_t size)
 HeapDmaBuffer::~HeapDmaBuffer() { std::free(data_); }
 
 DevicelessSet::DevicelessSet(rt::ProgramLayout layout, uint32_t setSize) : layout_(std::move(layout)) {
-  for (uint32_t i = 0; i < setSize; ++i) handles_.push_back(std::make_shared<rt::HandleImpl>(this, layout_, i, 0));
+  for (uint32_t i = 0; i < setSize; ++i)
+    handles_.push_back(std::make_shared<rt::InferenceHandleImpl>(this, layout_, i, 0));
 }
 
 std::size_t DevicelessSet::handlesOut() const {
@@ -26,8 +27,8 @@ std::size_t DevicelessSet::handlesOut() const {
   return out;
 }
 
-rt::HandleImpl& DevicelessSet::own(const rt::shInferenceHandle& handle, const char* operation) const {
-  auto* impl = dynamic_cast<rt::HandleImpl*>(handle.get());
+rt::InferenceHandleImpl& DevicelessSet::own(const rt::shInferenceHandle& handle, const char* operation) const {
+  auto* impl = dynamic_cast<rt::InferenceHandleImpl*>(handle.get());
   if (impl == nullptr || impl->owner() != this)
     throw Error(rt::QS_WRONG_SET, std::string(operation) + ": the handle is not one of this set's");
   return *impl;
@@ -60,7 +61,7 @@ void DevicelessSet::resetRetainedState(uint32_t activation) { checkActivation(ac
 
 void DevicelessSet::submit(const rt::shInferenceHandle& handle, uint64_t requestId) {
   std::lock_guard lock(mutex_);
-  rt::HandleImpl& h = own(handle, "submit");
+  rt::InferenceHandleImpl& h = own(handle, "submit");
   h.state.requireAcquired("submit");
   std::vector<rt::IoSetEntry> entries(layout_.buffers.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -116,7 +117,7 @@ void DevicelessSet::putCompleted(const rt::shInferenceHandle& handle) {
 
 rt::QStatus DevicelessSet::waitForCompletion(const rt::shInferenceHandle& handle, uint64_t) {
   std::lock_guard lock(mutex_);
-  rt::HandleImpl& h = own(handle, "waitForCompletion");
+  rt::InferenceHandleImpl& h = own(handle, "waitForCompletion");
   if (h.state.state() != HandleState::Completed)
     throw Error(rt::QS_WRONG_STATE, "waitForCompletion: the handle was not submitted");
   return h.status;

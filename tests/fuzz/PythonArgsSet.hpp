@@ -1,5 +1,5 @@
 // What the python_args target drives the qaicrt bindings against in place of a device: an
-// InferenceSet whose handles are the runtime's own HandleImpl (its state machine and the
+// InferenceSet whose handles are the runtime's own InferenceHandleImpl (its state machine and the
 // buffer-count and index checks the bindings rely on), whose submit() runs the runtime's IO-set
 // check (validateIoSet) and then plays the device's part on the user's memory: it reads every
 // input byte and writes a pattern into every output byte, through the QBuffers the bindings made,
@@ -15,8 +15,8 @@
 
 #include <qaic/InferenceSet.hpp>
 
-#include "runtime/HandleImpl.hpp"
-#include "runtime/ProgramLayout.hpp"
+#include "runtime/loading/ProgramLayout.hpp"
+#include "runtime/objects/InferenceHandleImpl.hpp"
 
 namespace qaic::fuzz {
 
@@ -56,18 +56,18 @@ class DevicelessSet final : public rt::InferenceSet {
   uint32_t getSetSize() const override { return static_cast<uint32_t>(handles_.size()); }
 
   const rt::ProgramLayout& layout() const { return layout_; }
-  const std::vector<std::shared_ptr<rt::HandleImpl>>& handles() const { return handles_; }
+  const std::vector<std::shared_ptr<rt::InferenceHandleImpl>>& handles() const { return handles_; }
   // Handles given out and not put back.
   std::size_t handlesOut() const;
 
  private:
-  rt::HandleImpl& own(const rt::shInferenceHandle& handle, const char* operation) const;
+  rt::InferenceHandleImpl& own(const rt::shInferenceHandle& handle, const char* operation) const;
   void checkActivation(uint32_t activation, const char* operation) const;
 
   // The bindings call from several threads at once (_keepBusy): every call holds it.
   mutable std::recursive_mutex mutex_;
   rt::ProgramLayout layout_;
-  std::vector<std::shared_ptr<rt::HandleImpl>> handles_;
+  std::vector<std::shared_ptr<rt::InferenceHandleImpl>> handles_;
   std::string name_ = "python_args";
 };
 

@@ -272,7 +272,7 @@ class Session {
   enum class Which { All, Inputs, Outputs };
 
   DevicelessSet& set() const { return *set_.lock(); }
-  rt::HandleImpl* handle() const {
+  rt::InferenceHandleImpl* handle() const {
     if (handle_.is_none()) return nullptr;
     const auto& shared =
         handle_.attr(interned("__hash__"))().cast<std::size_t>();  // the bindings hash the handle's address
@@ -365,7 +365,7 @@ class Session {
 
   void setBuffers(const char* operation, Which which) {
     if (handle_.is_none()) return;
-    rt::HandleImpl& h = *handle();
+    rt::InferenceHandleImpl& h = *handle();
     const auto indices = indicesOf(which);
     std::vector<Expected> expected;
     const py::list list = items(indices, expected);

@@ -6,7 +6,8 @@ qaic_fuzz_target(onnx_import SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/onnx_import.cpp
 # own sources so the fuzz build needs no libqaic.so.
 qaic_fuzz_target(batch_json
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/batch_json.cpp ${PROJECT_SOURCE_DIR}/utils/qaic-runner/BatchJson.cpp
-          ${PROJECT_SOURCE_DIR}/libqaic/runtime/IoValidation.cpp ${PROJECT_SOURCE_DIR}/libqaic/runtime/Errors.cpp
+          ${PROJECT_SOURCE_DIR}/libqaic/runtime/front/IoValidation.cpp
+          ${PROJECT_SOURCE_DIR}/libqaic/runtime/front/Errors.cpp
   LIBS qaic_uapi nlohmann_json::nlohmann_json
   INCLUDES ${PROJECT_SOURCE_DIR}/utils/qaic-runner)
 # The emulator's ioctl decoding and MANAGE messages, in-process on one Device (no FUSE).

@@ -9,7 +9,7 @@
 #include "RuntimeFixture.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "driver/SysfsNames.hpp"
-#include "runtime/QAicQpcObj.hpp"
+#include "runtime/loading/QAicQpcObj.hpp"
 
 namespace qaic::rt::test {
 namespace {

@@ -16,7 +16,7 @@
 #include "container/QpcImage.hpp"
 #include "container/QpcWriter.hpp"
 #include "kernels/format/Half.hpp"
-#include "runtime/QAicQpcObj.hpp"
+#include "runtime/loading/QAicQpcObj.hpp"
 
 namespace qaic::rt {
 namespace {

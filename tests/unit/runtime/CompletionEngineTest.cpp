@@ -1,6 +1,6 @@
 // CompletionEngine against an eventfd this test writes as the device would: the loop wakes on
 // interrupts and at its idle interval, and nothing the eventfd does can park it.
-#include "runtime/CompletionEngine.hpp"
+#include "runtime/datapath/CompletionEngine.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The InferenceHandle life cycle of seed 001 as a state machine: every misuse is a typed error.
 #include <gtest/gtest.h>
 
-#include "runtime/HandleState.hpp"
+#include "runtime/objects/HandleState.hpp"
 
 namespace qaic::rt {
 namespace {

@@ -1,6 +1,6 @@
 // InterruptLeader against a DBC window this test plays the device for: the response futex
 // handshake of docs/device-protocol.md section 3, seen from the waiting host thread.
-#include "runtime/InterruptLeader.hpp"
+#include "runtime/datapath/InterruptLeader.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "runtime/RequestBuilder.hpp"
+#include "runtime/datapath/RequestBuilder.hpp"
 
 namespace qaic::rt {
 namespace {

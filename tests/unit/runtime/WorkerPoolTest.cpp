@@ -1,7 +1,7 @@
 // WorkerPool: jobs run on at most coreThreads threads however many are queued, in the order
 // posted, timers fire no earlier than asked, cancel drops what has not started, a blocking job
 // lends its place, and a pool destroyed by one of its own jobs does not deadlock.
-#include "runtime/WorkerPool.hpp"
+#include "runtime/datapath/WorkerPool.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,111 @@
+#include "runtime/loading/ResourceReservation.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <stdexcept>
+
+#include "container/QpcImage.hpp"
+#include "container/ResourceNeeds.hpp"
+#include "driver/DeviceProtocol.hpp"
+#include "driver/ManageCalls.hpp"
+#include "runtime/objects/ContextImpl.hpp"
+#include "runtime/objects/StatusCodes.hpp"
+
+namespace qaic::rt {
+namespace {
+
+std::string bytesText(uint64_t bytes) {
+  char text[32];
+  if (bytes < (1u << 20)) {
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  } else if (bytes < (1ull << 30)) {
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  } else {
+    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  }
+  return text;
+}
+
+std::string counted(uint64_t count, const char* one, const char* many) {
+  return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+std::string activationsText(uint32_t count) { return counted(count, "activation", "activations"); }
+
+driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t groupId, const Resources& resources) {
+  driver::ResourceGroupRequest request{};
+  request.magic = driver::kResourceGroupMagic;
+  request.version = driver::kResourceGroupVersion;
+  request.op = static_cast<uint32_t>(op);
+  request.groupId = groupId;
+  request.resources = resources;
+  return request;
+}
+
+// "3 NSPs, 3 DBCs, 12 semaphores, 0 multicast ids and 4.5 MiB of device memory"; a count of 1
+// in the singular.
+std::string describeResources(const Resources& r) {
+  return counted(r.numNsp, "NSP", "NSPs") + ", " + counted(r.numVc, "DBC", "DBCs") + ", " +
+         counted(r.numSem, "semaphore", "semaphores") + ", " + counted(r.numMcid, "multicast id", "multicast ids") +
+         " and " + bytesText(r.ddrSize) + " of device memory";
+}
+
+}  // namespace
+
+ResourceReservation::ResourceReservation(const ContextImpl& context, const container::QpcImage& image,
+                                         uint32_t programIndex, const std::map<QID, uint32_t>& activationsPerDevice,
+                                         const std::string& what)
+    : context_(context) {
+  const auto& program = image.programs().at(programIndex);
+  try {
+    for (const auto& [device, count] : activationsPerDevice) {
+      Resources need;
+      try {
+        need = container::resourceNeeds(image.contents(), program, count);
+      } catch (const std::overflow_error& e) {
+        // More of something than any device counts: no device holds it.
+        throw Error(QS_NO_RESOURCES, what + ": " + activationsText(count) + " of " + image.sourceName() +
+                                         " on device " + std::to_string(device) + " need more than a device has (" +
+                                         e.what() + ")");
+      }
+      auto node = context_.device(device);
+      auto reserved = driver::resourceGroup(*node, groupRequest(driver::ResourceGroupOp::ReserveNamed, 0, need));
+      if (!reserved) {
+        if (reserved.error() != ENOSPC)
+          throw Error(statusForErrno(reserved.error()), what + ": reserving the resources of " +
+                                                            activationsText(count) + " on device " +
+                                                            std::to_string(device) + ": " + reserved.message());
+        std::string free;
+        if (auto status = driver::queryDeviceStatus(*node))
+          free = "; the device has " + describeResources(driver::freeResources(*status)) + " free";
+        throw Error(QS_NO_RESOURCES, what + ": " + activationsText(count) + " of " + image.sourceName() +
+                                         (count == 1 ? " needs " : " need ") + describeResources(need) + " on device " +
+                                         std::to_string(device) + free);
+      }
+      groups_[device] = Group{std::move(node), reserved->groupId};
+    }
+  } catch (...) {
+    releaseAll();
+    throw;
+  }
+}
+
+ResourceReservation::~ResourceReservation() { releaseAll(); }
+
+uint32_t ResourceReservation::groupOn(QID device) const {
+  auto it = groups_.find(device);
+  return it == groups_.end() ? 0 : it->second.id;
+}
+
+void ResourceReservation::releaseAll() noexcept {
+  for (const auto& [device, group] : groups_) {
+    auto released = driver::resourceGroup(*group.node, groupRequest(driver::ResourceGroupOp::Release, group.id, {}));
+    // A device that went away or reset took the group with it; anything else is worth a line.
+    if (!released && released.error() != ENOENT && statusForErrno(released.error()) != QS_DEV_REMOVED)
+      context_.log(QL_WARN, "releasing resource group " + std::to_string(group.id) + " on device " +
+                                std::to_string(device) + ": " + released.message());
+  }
+  groups_.clear();
+}
+
+}  // namespace qaic::rt
