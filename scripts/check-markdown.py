@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Lists the lines of Markdown files longer than 100 characters, outside fenced code blocks and
-table rows (which cannot be wrapped), and exits 1 when there is any (0 when none, 2 on a usage
-error). Prose is reflowed instead; scripts/check-format.sh runs this over every tracked .md.
+"""Lists the lines of Markdown files longer than 100 characters, outside fenced code blocks, table
+rows (which cannot be wrapped) and HTML comments (markers for generated text, never shown), and
+exits 1 when there is any (0 when none, 2 on a usage error). Prose is reflowed instead;
+scripts/check-format.sh runs this over every tracked .md.
 
   scripts/check-markdown.py FILE...
 """
@@ -27,7 +28,7 @@ def long_lines(path):
                 elif fence == marker:
                     fence = None
                 continue
-            if fence is not None or stripped.startswith("|"):
+            if fence is not None or stripped.startswith(("|", "<!--")):
                 continue
             if len(line) > LIMIT:
                 found.append((number, len(line)))
