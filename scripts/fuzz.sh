@@ -17,7 +17,11 @@
 # STATE is $FUZZ_STATE (default BUILD_DIR/fuzz-campaign). FUZZ_NICE=N runs the fuzzers at nice N
 # (a campaign on a machine that also builds). Exits non-zero when a run ended on a finding.
 set -euo pipefail
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2; }
+usage() {
+  sed -n '2,/^set -euo/p' "$0" |
+    sed -e '$d' -e '/^# SPDX-License-Identifier:/d' -e 's/^# \{0,1\}//' >&2
+  exit 2
+}
 [[ $# -ge 2 ]] || usage
 mode=$1 build=$(cd "$2" && pwd)
 shift 2

@@ -71,8 +71,12 @@ for pkg in "${packages[@]}"; do
   find "$root" -depth -type d -empty -delete
   doc="$root/usr/share/doc/$pkg"
   mkdir -p "$doc"
+  # The machine-readable (DEP-5) copyright file naming the license, Apache-2.0 (LICENSE).
   cp "$here/copyright" "$doc/copyright"
   gzip -9n < "$work/debian/changelog" > "$doc/changelog.Debian.gz"
+  # The generated changelog closes no Debian bug: these packages are not uploaded to Debian.
+  mkdir -p "$root/usr/share/lintian/overrides"
+  echo "$pkg: initial-upload-closes-no-bugs" > "$root/usr/share/lintian/overrides/$pkg"
   mkdir -p "$root/DEBIAN"
 done
 
@@ -97,6 +101,10 @@ for pkg in "${packages[@]}"; do
   fi
   dpkg-gencontrol -p"$pkg" -P"$root" -T"debian/$pkg.substvars" -v"$debian_version"
   find "$root" -path "$root/DEBIAN" -prune -o -type d -exec chmod 0755 {} +
+  # The files' checksums (debsums, dpkg --verify), conffiles left out as dh_md5sums does:
+  # dpkg keeps their checksums itself.
+  (cd "$root" && find . -path ./DEBIAN -prune -o -path ./etc -prune -o -type f -printf '%P\0' |
+    LC_ALL=C sort -z | xargs -0 -r md5sum) > "$root/DEBIAN/md5sums"
   dpkg-deb --root-owner-group -Zxz --build "$root" "$out" > /dev/null
 done
 
@@ -111,7 +119,7 @@ for deb in "${debs[@]}"; do
   printf '%-48s %8s bytes\n' "$(basename "$deb")" "$(stat -c %s "$deb")"
 done
 if ((run_lintian)); then
-  # Errors fail the build; the warnings that remain are explained in deploy/debian/README.md.
+  # Errors fail the build; deploy/debian/README.md explains the one tag overridden.
   lintian --tag-display-limit 0 "${debs[@]}" | tee "$out/lintian.txt"
   if grep -q '^E: ' "$out/lintian.txt"; then
     echo "build-packages: lintian reported errors" >&2

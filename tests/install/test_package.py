@@ -1,5 +1,6 @@
 """make package: the .deb packages' names, contents and Depends, lintian without errors, and the
 tools working from a scratch root the packages were unpacked into."""
+import io
 import os
 import pathlib
 import re
@@ -7,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import tempfile
 
 import pytest
@@ -108,6 +110,22 @@ def test_lintian_reports_no_errors(debs):
     _, _, out = debs
     report = (out / "lintian.txt").read_text()
     assert not [l for l in report.splitlines() if l.startswith("E: ")], report
+    # The license is named as Debian asks: nothing about copyright files is left to report.
+    assert not [l for l in report.splitlines() if "copyright" in l or "license" in l], report
+
+
+def test_every_package_names_the_license_in_a_machine_readable_copyright_file(debs):
+    found, _, _ = debs
+    for package in PACKAGES:
+        tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", found[package]], capture_output=True,
+                             check=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+            member = archive.extractfile(f"./usr/share/doc/{package}/copyright")
+            copyright = member.read().decode()
+        assert copyright.startswith(
+            "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"), package
+        assert "\nFiles: *\n" in copyright and "\nLicense: Apache-2.0\n" in copyright, package
+        assert "/usr/share/common-licenses/Apache-2.0" in copyright, package
 
 
 def test_tools_work_from_a_scratch_root(debs):
