@@ -75,8 +75,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/udev/70-qaic.rules DESTINATION lib/udev/rule
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT tools)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT tools
   FILES_MATCHING PATTERN "*.md")
+# Python byte code left by running an example in the tree is not part of the example.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/consumer ${PROJECT_SOURCE_DIR}/examples/llm DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
-  COMPONENT dev)
+  COMPONENT dev PATTERN "__pycache__" EXCLUDE)
 
 # --- python: qaicrt, qaicrt.pyi and the qaic package ---------------------------------------------
 # Into Debian's path for the prefix, chosen when installing (the prefix may be given then):
