@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include "CompileProgram.hpp"
 #include "Process.hpp"
 #include "driver/SysfsNames.hpp"
 
@@ -17,8 +18,8 @@ testing::TempDir* LiveFaultTest::suiteDir_ = nullptr;
 
 void LiveFaultTest::SetUpTestSuite() {
   suiteDir_ = new testing::TempDir("qaic-faults-suite");
-  const fs::path source = testing::sourceDir() / "tests/integration/runner/data/regular.json";
-  const auto r = testing::runTool("qaic-exec", {"-m=" + source.string(), "-aic-binary-dir=" + qpcDir().string()});
+  const fs::path source = testing::sourceDir() / "tests/integration/qaic-runner/data/regular.json";
+  const auto r = testing::runCompiler(source, qpcDir());
   ASSERT_EQ(r.exitCode, 0) << r.err;
 }
 
@@ -81,7 +82,7 @@ std::unique_ptr<Process> LiveFaultTest::startRunner(const std::vector<std::strin
 }
 
 ::testing::AssertionResult LiveFaultTest::waitUntilActive(Process& runner) {
-  const bool active = pollUntil(
+  const bool active = testing::eventually(
       [&] {
         const auto n = readSysfs(driver::sysfs::kEmuNetworksActive);
         return (n && *n != "0") || runner.wait(std::chrono::milliseconds(0)).ended;

@@ -1,6 +1,6 @@
 // The fixture of the fault tests: the seed-000 "regular" network (out = in0 + in0, in1 relu'd;
 // 4-element int32/float buffers) compiled once by the real qaic-exec, a fresh qaic-emu per test,
-// qaic-runner started in the background against it, and bounded polls of the device's sysfs.
+// qaic-runner started in the background against it, and reads of the device's sysfs.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -52,11 +52,6 @@ class LiveFaultTest : public ::testing::Test {
   ::testing::AssertionResult waitUntilActive(Process& runner);
   // A short runner run that must succeed: the device serves new work.
   ::testing::AssertionResult newRunSucceeds();
-
-  // Polls `condition` every 10 ms until it holds or `timeout` passes.
-  static bool pollUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-    return testing::eventually(condition, timeout);
-  }
 
   std::unique_ptr<testing::EmulatorProcess> emulator_;
 

@@ -7,10 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "base/CacheLineAllocator.hpp"
 #include "ir/Graph.hpp"
 #include "kernels/HostProgram.hpp"
 
 namespace qaic::kernels::test {
+
+// Host memory that starts on a cache line, as the emulator's copy of a container holds the
+// constants a program reads in place.
+template <typename T>
+using CacheLineVector = std::vector<T, CacheLineAllocator<T>>;
 
 using Json = nlohmann::json;
 

@@ -1,4 +1,4 @@
-#include "QaicdTest.hpp"
+#include "QaicdFixture.hpp"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -11,60 +11,60 @@
 #include "driver/SysfsDevice.hpp"
 #include "driver/SysfsNames.hpp"
 
-namespace qaic::qaicd::test {
+namespace qaic::testing {
 
-std::string QaicdTest::emulatorConfig() const {
+std::string QaicdFixture::emulatorConfig() const {
   return R"({"devices": [{"nsps": 8, "dbcs": 8}], "semaphore_timeout_ms": 2000, "compute_threads": 1})";
 }
 
-void QaicdTest::SetUp() {
+void QaicdFixture::SetUp() {
   ::signal(SIGPIPE, SIG_IGN);  // a killed client child must not take the test down with it
   // Other users (the cross-user tests) must reach the socket and the emulator's tree.
   work_.setMode(0711);
-  emu_ = std::make_unique<testing::EmulatorProcess>(emulatorConfig());
+  emu_ = std::make_unique<EmulatorProcess>(emulatorConfig());
   beforeQaicd();
-  if (HasFatalFailure()) return;
+  if (HasFatalFailure() || !qaicdAtSetUp()) return;
   startQaicd(qaicdArgs());
 }
 
-void QaicdTest::TearDown() {
+void QaicdFixture::TearDown() {
   if (qaicd_ && HasFailure()) std::cerr << "--- qaicd log ---\n" << qaicd_->log();
   qaicd_.reset();
   emu_.reset();
 }
 
-void QaicdTest::startQaicd(const std::vector<std::string>& extra) {
-  qaicd_ = std::make_unique<testing::QaicdProcess>(rootPath(), socketPath(), work_ / "qaicd.log", extra);
+void QaicdFixture::startQaicd(const std::vector<std::string>& extra) {
+  qaicd_ = std::make_unique<QaicdProcess>(rootPath(), socketPath(), work_ / "qaicd.log", extra);
 }
 
-bool QaicdTest::stopQaicd() {
+bool QaicdFixture::stopQaicd() {
   if (!qaicd_) return true;
   const bool clean = qaicd_->stop();
   return clean;
 }
 
-QaicdClient QaicdTest::connect() const {
-  auto client = QaicdClient::connect(socketPath(), std::chrono::seconds(30));
+qaicd::QaicdClient QaicdFixture::connect() const {
+  auto client = qaicd::QaicdClient::connect(socketPath(), std::chrono::seconds(30));
   if (!client) throw std::runtime_error("connect: " + client.message());
   return std::move(*client);
 }
 
-uint64_t QaicdTest::attribute(unsigned index, const std::string& name) const {
+uint64_t QaicdFixture::attribute(unsigned index, const std::string& name) const {
   auto v = driver::SysfsDevice(emu_->root(), index).readU64(name);
   if (!v) throw std::runtime_error(v.message());
   return *v;
 }
 
-std::vector<unsigned> QaicdTest::partitionNodes() const {
+std::vector<unsigned> QaicdFixture::partitionNodes() const {
   std::vector<unsigned> out;
   for (unsigned index : emu_->root().listDevices())
     if (index >= driver::kFirstPartitionId) out.push_back(index);
   return out;
 }
 
-bool QaicdTest::addDevice(QaicdClient& client, std::size_t devices) const {
+bool QaicdFixture::addDevice(qaicd::QaicdClient& client, std::size_t devices) const {
   std::ofstream(emu_->root().path() / "sys/bus/qaic-emu/add_device") << "1";
-  return waitUntil(
+  return eventually(
       [&] {
         auto listed = client.devices();
         return listed && listed->size() == devices;
@@ -72,7 +72,12 @@ bool QaicdTest::addDevice(QaicdClient& client, std::size_t devices) const {
       std::chrono::seconds(10));
 }
 
-bool QaicdTest::deviceWhole(unsigned index) const {
+bool QaicdFixture::nodeExists(unsigned index) const {
+  struct stat st {};
+  return ::stat(emu_->root().nodePath(index).c_str(), &st) == 0;
+}
+
+bool QaicdFixture::deviceWhole(unsigned index) const {
   try {
     return attribute(index, driver::sysfs::kEmuNspFree) == kDeviceNsps &&
            attribute(index, driver::sysfs::kEmuVcFree) == kDeviceVcs && partitionNodes().empty();
@@ -81,4 +86,4 @@ bool QaicdTest::deviceWhole(unsigned index) const {
   }
 }
 
-}  // namespace qaic::qaicd::test
+}  // namespace qaic::testing

@@ -1,4 +1,4 @@
-// Stages tests/unit/container/data/<name>.json for a compile in a test's temporary directory
+// Stages tests/support/models/<name>.json for a compile in a test's temporary directory
 // (the weights side file, when the IR names one, is generated there).
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace qaic::container::testing {
 
-inline std::filesystem::path sourceDataDir() { return qaic::testing::sourceDir() / "tests/unit/container/data"; }
+inline std::filesystem::path sourceDataDir() { return qaic::testing::sourceDir() / "tests/support/models"; }
 
 // The tiny.weights tensor the tiny.json IR reads: bias b = [0.5, -1, 2, -3].
 inline void writeTinyWeights(const std::filesystem::path& dir) {

@@ -30,7 +30,7 @@ TEST_F(LiveFaultTest, ResetMidFlightEndsTheRunnerAndTheDeviceServesAgain) {
   EXPECT_THAT(runner->errorOutput(), HasSubstr("qaic-runner: error: inference failed (QS_DEV_RESET): "));
   RecordProperty("runner_error", runner->errorOutput());
 
-  EXPECT_TRUE(pollUntil([&] { return readSysfs(driver::sysfs::kEmuStatus) == "Ready"; }, 5s))
+  EXPECT_TRUE(testing::eventually([&] { return readSysfs(driver::sysfs::kEmuStatus) == "Ready"; }, 5s))
       << readSysfs(driver::sysfs::kEmuStatus).value_or("?");
   EXPECT_TRUE(newRunSucceeds());
 }

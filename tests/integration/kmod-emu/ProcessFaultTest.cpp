@@ -149,12 +149,12 @@ TEST_F(LiveFaultTest, ClientKilledMidInferenceGivesEveryResourceBack) {
   EXPECT_EQ(e.signal, SIGKILL);
   const auto reapedAt = std::chrono::steady_clock::now();
   ResourceSnapshot after;
-  EXPECT_TRUE(pollUntil([&] { return (after = resources()) == before; }, 1s))
+  EXPECT_TRUE(testing::eventually([&] { return (after = resources()) == before; }, 1s))
       << ::testing::PrintToString(after) << " instead of " << ::testing::PrintToString(before);
   RecordProperty("resources_back_ms_after_reap", std::to_string(msSince(reapedAt)));
 
   EXPECT_TRUE(newRunSucceeds());
-  EXPECT_TRUE(pollUntil([&] { return (after = resources()) == before; }, 1s))
+  EXPECT_TRUE(testing::eventually([&] { return (after = resources()) == before; }, 1s))
       << "after a clean run: " << ::testing::PrintToString(after);
 }
 

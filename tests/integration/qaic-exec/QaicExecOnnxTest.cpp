@@ -18,7 +18,7 @@ TEST(QaicExecOnnx, SymbolicBatchFromDefineSymbol) {
   TempDir dir("qaic-exec-onnx");
   const std::string model = (dir.path() / "relu.onnx").string();
   const auto gen = runCapturing(
-      {"/usr/bin/python3", (sourceDir() / "tests/integration/tools/make_relu_onnx.py").string(), model}, 60s);
+      {"/usr/bin/python3", (sourceDir() / "tests/integration/qaic-exec/make_relu_onnx.py").string(), model}, 60s);
   ASSERT_EQ(gen.exitCode, 0) << gen.err;
   const std::string out = (dir.path() / "out").string();
   const auto r = runTool("qaic-exec", {"-m=" + model, "-aic-binary-dir=" + out, "-onnx-define-symbol=N,3"});
@@ -41,7 +41,8 @@ TEST(QaicExecOnnx, EveryOffenderInOneErrorExitTwo) {
   TempDir dir("qaic-exec-onnx");
   const std::string model = (dir.path() / "unsupported.onnx").string();
   const auto gen = runCapturing(
-      {"/usr/bin/python3", (sourceDir() / "tests/integration/tools/make_unsupported_onnx.py").string(), model}, 60s);
+      {"/usr/bin/python3", (sourceDir() / "tests/integration/qaic-exec/make_unsupported_onnx.py").string(), model},
+      60s);
   ASSERT_EQ(gen.exitCode, 0) << gen.err;
   const std::string out = (dir.path() / "out").string();
   const auto r = runTool("qaic-exec", {"-m=" + model, "-aic-binary-dir=" + out});

@@ -2,8 +2,8 @@
 // names its files after the container's output buffers. A buffer named like a path ("../x",
 // "/abs", "a/../../b", NUL or newline inside) must not make it write outside DIR. The containers
 // are the seed-000 "regular" network compiled by qaic-exec, with its output buffer renamed in the
-// IO descriptor and in the program's IR (through the shared container and IR libraries), and run
-// on a real qaic-emu.
+// IO descriptor and in the program's IR (tests/support ContainerEdits), and run on a real
+// qaic-emu.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -16,18 +16,10 @@
 #include <string>
 #include <vector>
 
-#include <zlib.h>
+#include "ContainerEdits.hpp"
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
 #include "RunnerSuite.hpp"
-
-#include <cstring>
-
-#include "container/QpcFormatError.hpp"
-#include "container/QpcImage.hpp"
-#include "container/QpcLayout.hpp"
-#include "container/QpcWriter.hpp"
-#include "ir/Graph.hpp"
 
 namespace fs = std::filesystem;
 using qaic::testing::RunResult;
@@ -60,20 +52,8 @@ class OutputNameEscapeTest : public RunnerSuite {
 
   // The compiled network with output buffer "out" renamed to `name`.
   void writeRenamedContainer(const std::string& name) {
-    auto image = qaic::container::QpcImage::open((suiteDir() / "regular" / "programqpc.bin").string());
-    qaic::container::QpcContents contents = image->contents();
-    for (auto& b : contents.buffers)
-      if (b.io.bufferName == "out") b.io.bufferName = name;
-    std::vector<std::string> payloads;
-    payloads.reserve(contents.programs.size());
-    for (auto& p : contents.programs) {
-      qaic::ir::Graph g = qaic::ir::parseGraph(qaic::container::QpcImage::payloadText(p), "payload");
-      for (auto& io : g.io)
-        if (io.bufferName == "out") io.bufferName = name;
-      payloads.push_back(qaic::ir::toJson(g));
-      p.payload = std::as_bytes(std::span(payloads.back().data(), payloads.back().size()));
-    }
-    qaic::container::writeQpcFile((sandbox_ / "program" / "programqpc.bin").string(), contents);
+    qaic::testing::writeWithBufferRenamed(suiteDir() / "regular" / "programqpc.bin",
+                                          sandbox_ / "program" / "programqpc.bin", "out", name);
   }
 
   RunResult runWritingOutputs() {
@@ -128,7 +108,7 @@ TEST_F(OutputNameEscapeTest, PathLikeNamesAreRefusedBeforeAnythingIsWritten) {
 // "a" or walk into the rest): the writer refuses it, and a container patched to hold one anyway
 // (CRC repaired) is refused by the runner as a bad container before anything is written.
 TEST_F(OutputNameEscapeTest, NulInANameIsRefusedAsABadContainer) {
-  EXPECT_THROW(writeRenamedContainer(std::string("a\0/../../y", 10)), qaic::container::QpcFormatError);
+  EXPECT_THROW(writeRenamedContainer(std::string("a\0/../../y", 10)), qaic::testing::ContainerRefused);
 
   const std::string marked = "a\x7f/../../y";
   writeRenamedContainer(marked);
@@ -142,10 +122,7 @@ TEST_F(OutputNameEscapeTest, NulInANameIsRefusedAsABadContainer) {
   for (auto at = bytes.find(marked); at != std::string::npos; at = bytes.find(marked, at + 1), ++patched)
     bytes[at + 1] = '\0';
   ASSERT_GT(patched, 0u);
-  namespace L = qaic::container::layout;
-  const auto* body = reinterpret_cast<const Bytef*>(bytes.data() + L::kHeaderSize);
-  const auto crc = static_cast<uint32_t>(crc32_z(crc32_z(0, nullptr, 0), body, bytes.size() - L::kHeaderSize));
-  std::memcpy(bytes.data() + L::kOffCrc, &crc, sizeof crc);  // little endian, like the format
+  qaic::testing::repairChecksum(bytes);
   std::ofstream(file, std::ios::binary | std::ios::trunc)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 

@@ -18,7 +18,7 @@
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
 #include "RunnerSuite.hpp"
-#include "driver/SysfsNames.hpp"
+#include "SeedBatchJson.hpp"
 
 namespace fs = std::filesystem;
 using qaic::testing::RunResult;
@@ -73,14 +73,7 @@ TEST_F(RunnerTest, RegularNetworkTwoInferencesWithIntInputs) {
   writeRaw<int32_t>(dir_ / "input0.raw", {1, -2, 3, 40000});
   writeRaw<float>(dir_ / "input1.raw", {0.5f, 1, 2, 3});
   writeRaw<int32_t>(dir_ / "output.raw", {2, -4, 6, 80000});
-  const auto batch = writeJson("batch.json", R"({"IO-files": [
-    [ { "path":"output.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" },
-      { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" },
-      { "path":"input1.raw", "data-type": "int", "io-direction":"in", "map-to":"in1" } ],
-    [ { "path":"input1.raw", "data-type": "int", "io-direction":"in", "map-to":"in1" },
-      { "path":"output.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" },
-      { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" } ]
-  ]})");
+  const auto batch = writeJson("batch.json", qaic::testing::kRegularNetworkBatchJson);
   RunResult r = runner("regular", batch, {"-c", "-n", "20"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr(" ---- Stats ----\n"));
@@ -317,7 +310,7 @@ TEST_F(RunnerTest, DeviceRemovedMidRunExitsFour) {
   ::setenv("QAIC_ROOT", doomed.rootPath().c_str(), 1);
   std::thread remover([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    std::ofstream(doomed.root().sysfsPath(0) / qaic::driver::sysfs::kFaultRemove) << "1";
+    doomed.removeDevice(0);
   });
   RunResult r = runTool("qaic-runner", {"-t", (suiteDir() / "regular").string(), "--time", "20", "--submit-timeout",
                                         "1000", "--submit-retry-count", "0"});

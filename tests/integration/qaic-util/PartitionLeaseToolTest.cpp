@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "CompileProgram.hpp"
 #include "PartitionToolFixture.hpp"
 #include "Process.hpp"
 #include "TestModels.hpp"
@@ -25,7 +26,7 @@ class PartitionLeaseToolTest : public PartitionToolTest {
   }
   bool allReturned() const {
     try {
-      return partitions().empty() && attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps &&
+      return partitionNodes().empty() && attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps &&
              attribute(0, driver::sysfs::kEmuVcFree) == kDeviceVcs;
     } catch (const std::exception&) {
       return false;
@@ -115,7 +116,7 @@ TEST_F(PartitionLeaseToolTest, AKilledHolderLosesItsPartition) {
   ASSERT_TRUE(nodeExists(id));
   holder->signal(SIGKILL);
   EXPECT_EQ(holder->finish(30s).shellCode(), 128 + SIGKILL);
-  EXPECT_TRUE(waitUntil([&] { return allReturned(); }, 10s)) << "the lease outlived its holder";
+  EXPECT_TRUE(eventually([&] { return allReturned(); }, 10s)) << "the lease outlived its holder";
 }
 
 TEST_F(PartitionLeaseToolTest, ARefusalNamesTheShortResource) {
@@ -161,8 +162,7 @@ TEST_F(PartitionLeaseToolTest, SizesComeFromAResourceFileOrAContainer) {
   // tiny: 3 cores, 1 semaphore, a 20480-byte IO region and 16 bytes of constants per activation.
   qaic::testing::TempDir dir{"qaic-util-partition"};
   const std::string out = (dir.path() / "out").string();
-  const auto compiled = runTool("qaic-exec", {"-m=" + container::testing::stageModel("tiny", dir.path()),
-                                              "-aic-binary-dir=" + out, "-aic-num-cores=3"});
+  const auto compiled = runCompiler(container::testing::stageModel("tiny", dir.path()), out, {"-aic-num-cores=3"});
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
   const auto fromQpc = runTool("qaic-util",
                                {"create", "--qpc", out, "--activations", "2", "--", "/bin/sh", "-c",

@@ -201,7 +201,7 @@ TEST_F(PartitionQueryTest, CreateAndRemoveSayQaicdIsNotRunning) {
   const auto created = runTool("qaic-util", {"create", "--nsp", "1"});
   EXPECT_EQ(created.exitCode, 1);
   EXPECT_NE(created.err.find(expected), std::string::npos) << created.err;
-  EXPECT_TRUE(partitions().empty());
+  EXPECT_TRUE(partitionNodes().empty());
   const auto removed = runTool("qaic-util", {"remove", "100"});
   EXPECT_EQ(removed.exitCode, 1);
   EXPECT_NE(removed.err.find(expected), std::string::npos) << removed.err;
@@ -231,7 +231,7 @@ TEST_F(PartitionQueryTest, BadCreateArgumentsAndResourceFilesExitTwoNamingTheFie
   expectUsage({"create", "--resources", file}, "not valid JSON");
   expectUsage({"create", "--resources", (work_ / "missing.json").string()}, "missing.json");
   expectUsage({"create", "--qpc", work_.str()}, "programqpc.bin");
-  EXPECT_TRUE(partitions().empty());
+  EXPECT_TRUE(partitionNodes().empty());
 }
 
 }  // namespace

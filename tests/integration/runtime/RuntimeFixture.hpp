@@ -1,6 +1,6 @@
 // The fixture of every runtime integration test: a real qaic-emu on a private root (the test
 // support's EmulatorProcess), QAIC_ROOT pointing at it, small networks compiled with the
-// real qaic-exec, and the host executor (kernels::HostProgram) computing expected outputs.
+// real qaic-exec, and the host executor computing expected outputs (tests/support HostReference).
 #pragma once
 
 #include <gtest/gtest.h>

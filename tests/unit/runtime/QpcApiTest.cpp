@@ -1,4 +1,4 @@
-// The public seed 001 Qpc API over containers compiled by qaic-exec's library.
+// The public seed 001 Qpc API over containers compiled by qaic-exec (tests/support CompileProgram).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,8 +8,7 @@
 
 #include <qaic/Qpc.hpp>
 
-#include "Compiler.hpp"
-#include "Fp16IoFormats.hpp"
+#include "CompileProgram.hpp"
 #include "QpcTestContents.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
@@ -26,13 +25,10 @@ using container::testing::stageModel;
 class QpcApi : public ::testing::Test {
  protected:
   void compileModel(const std::string& name, bool fp16 = false, int64_t batch = 0) {
-    compiler::ExecOptions options;
-    options.model = stageModel(name, dir_.path());
-    options.binaryDir = (dir_.path() / "out").string();
-    options.convertToFp16 = fp16;
-    options.batchSize = batch;
-    options.numCores = 2;
-    compiler::compile(options);
+    std::vector<std::string> options = {"-aic-num-cores=2"};
+    if (fp16) options.push_back("-convert-to-fp16");
+    if (batch != 0) options.push_back("-batchsize=" + std::to_string(batch));
+    testing::compileProgram(stageModel(name, dir_.path()), outDir(), options);
   }
   std::string outDir() const { return (dir_.path() / "out").string(); }
 
@@ -180,12 +176,7 @@ TEST_F(QpcApi, ConvertToFp16StoresHalfConstantsAndMarksTheProgram) {
 }
 
 TEST_F(QpcApi, ConvertToFp16WithFlatIoLayoutKeepsTheUsersType) {
-  compiler::ExecOptions options;
-  options.model = stageModel("tiny", dir_.path());
-  options.binaryDir = outDir();
-  options.convertToFp16 = true;
-  options.fp16IoLayout = compiler::Fp16IoLayout::Flat;
-  compiler::compile(options);
+  testing::compileProgram(stageModel("tiny", dir_.path()), outDir(), {"-convert-to-fp16", "-fp16-io-layout=flat"});
   const auto qpc = Qpc::Factory(outDir());
   EXPECT_TRUE(qpc->getInfo().program[0].fp16Constants);
   for (const auto& buffer : qpc->get()->image->buffers()) {
@@ -265,71 +256,6 @@ TEST(BufferMapping, ConstructorsSetEveryMember) {
   EXPECT_TRUE(full.isPartialBufferAllowed);
   EXPECT_EQ(full.dataType, BUFFER_DATA_TYPE_INT8Q);
   EXPECT_EQ(BUFFER_DATA_TYPE_INVAL, 11u);
-}
-
-// Seed 003's 1-D data with channels: -convert-to-fp16 follows the importer's reshapes from an input
-// to a convolution's src (and from a convolution's dst to an output), so a Conv1d network's
-// [N, C, L] buffers get the chunked DWHC / DHWC layout; FC-style [N, features] buffers stay flat,
-// and so does [N, L] audio reshaped to one channel (other channels than the buffer's dim 1).
-TEST(Fp16IoFormats, RankThreeConvolutionBuffersTakeTheImageLayout) {
-  const std::string conv = R"("optype": "conv2d", "params": [{"arg_name": "group", "value": 1},
-      {"arg_name": "size", "value": [1, 3]}, {"arg_name": "stride", "value": [1, 1]},
-      {"arg_name": "padding", "value": [0, 0, 0, 0]}, {"arg_name": "dilation", "value": [1, 1]},
-      {"arg_name": "autopad", "value": "NOTSET"}])";
-  const auto create = [](const std::string& tensor, const std::string& dims) {
-    return R"({"name": "make_)" + tensor + R"(", "optype": "create", "tensors_in": [],
-      "tensors_out": [{"arg_name": "dst", "name": ")" +
-           tensor + R"("}],
-      "params": [{"arg_name": "dtype", "value": "TL_FLOAT"}, {"arg_name": "dims", "value": )" +
-           dims + R"(},
-                 {"arg_name": "ran", "value": [0, 0]}, {"arg_name": "data", "value": [0]},
-                 {"arg_name": "from_file", "value": false}]},)";
-  };
-  const auto reshape = [](const std::string& name, const std::string& from, const std::string& to,
-                          const std::string& dims) {
-    return R"({"name": ")" + name + R"(", "optype": "reshape", "tensors_in": [{"arg_name": "src", "name": ")" + from +
-           R"("}], "tensors_out": [{"arg_name": "dst", "name": ")" + to +
-           R"("}], "params": [{"arg_name": "dims", "value": )" + dims + R"(}]},)";
-  };
-  const auto convolution = [&](const std::string& name, const std::string& src, const std::string& weight,
-                               const std::string& bias, const std::string& dst) {
-    return R"({"name": ")" + name + R"(", "tensors_in": [{"arg_name": "src", "name": ")" + src +
-           R"("}, {"arg_name": "weight", "name": ")" + weight + R"("}, {"arg_name": "bias", "name": ")" + bias +
-           R"("}], "tensors_out": [{"arg_name": "dst", "name": ")" + dst + R"("}], )" + conv + "},";
-  };
-  const std::string text = R"({"io": [
-      {"name": "signal", "tensor": "x", "direction": "in", "dtype": "TL_FLOAT", "dims": [2, 20, 6]},
-      {"name": "audio", "tensor": "a", "direction": "in", "dtype": "TL_FLOAT", "dims": [2, 6]},
-      {"name": "features", "tensor": "f", "direction": "in", "dtype": "TL_FLOAT", "dims": [2, 12]},
-      {"name": "conv_out", "tensor": "y", "direction": "out", "dtype": "TL_FLOAT", "dims": [2, 4, 4]},
-      {"name": "audio_out", "tensor": "ay", "direction": "out", "dtype": "TL_FLOAT", "dims": [2, 4, 4]},
-      {"name": "fc_out", "tensor": "fy", "direction": "out", "dtype": "TL_FLOAT", "dims": [2, 4]}],
-    "ops": [)" + create("w1", "[4, 20, 1, 3]") +
-                           create("b1", "[4]") + create("w2", "[4, 1, 1, 3]") + create("fw", "[12, 4]") +
-                           reshape("x_image", "x", "xi", "[2, 20, 1, 6]") +
-                           convolution("conv1", "xi", "w1", "b1", "yi") + reshape("y_rows", "yi", "y", "[2, 4, 4]") +
-                           reshape("a_image", "a", "ai", "[2, 1, 1, 6]") +
-                           convolution("conv2", "ai", "w2", "b1", "ayi") +
-                           reshape("ay_rows", "ayi", "ay", "[2, 4, 4]") +
-                           R"({"name": "fc", "optype": "matmul", "tensors_in": [{"arg_name": "src1", "name": "f"},
-        {"arg_name": "src2", "name": "fw"}], "tensors_out": [{"arg_name": "dst", "name": "fy"}], "params": []}]})";
-  for (const auto& [option, image] : {std::pair{compiler::Fp16IoLayout::DWHC, ir::DeviceLayout::DWHC},
-                                      std::pair{compiler::Fp16IoLayout::DHWC, ir::DeviceLayout::DHWC}}) {
-    ir::Graph graph = ir::parseGraph(text, "conv1d.json");
-    ir::inferShapes(graph);
-    compiler::chooseFp16IoFormats(graph, option);
-    const std::pair<ir::DeviceLayout, ir::DType> expected[] = {{image, ir::DType::Float16},
-                                                               {ir::DeviceLayout::Flat, ir::DType::Float16},
-                                                               {ir::DeviceLayout::Flat, ir::DType::Float16},
-                                                               {image, ir::DType::Float},
-                                                               {image, ir::DType::Float},
-                                                               {ir::DeviceLayout::Flat, ir::DType::Float}};
-    ASSERT_EQ(graph.io.size(), std::size(expected));
-    for (std::size_t i = 0; i < graph.io.size(); ++i) {
-      EXPECT_EQ(graph.io[i].deviceFormat.layout, expected[i].first) << graph.io[i].bufferName;
-      EXPECT_EQ(graph.io[i].deviceFormat.elementType, expected[i].second) << graph.io[i].bufferName;
-    }
-  }
 }
 
 }  // namespace
