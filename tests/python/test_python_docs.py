@@ -12,7 +12,7 @@ import pytest
 
 import qaic
 import qaicrt
-from conftest import BIN, BUILD, SOURCE, run
+from conftest import BIN, BUILD, SOURCE, compile_program, run
 
 
 def readme_python_example():
@@ -25,7 +25,7 @@ def test_the_readme_example_runs_as_written(emulator, tmp_path):
     example = readme_python_example()
     assert len(example.strip().splitlines()) <= 10
     # The example's paths are relative to the source tree after `make` (build/smallcnn).
-    run([BIN / "qaic-exec", f"-m={SOURCE / 'examples/smallcnn/smallcnn.json'}", f"-aic-binary-dir={tmp_path / 'build/smallcnn'}"])
+    compile_program(BIN / "qaic-exec", SOURCE / "examples/smallcnn/smallcnn.json", tmp_path / "build/smallcnn")
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"), QAIC_ROOT=str(emulator.root))
     result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=300)

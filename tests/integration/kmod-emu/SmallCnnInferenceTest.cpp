@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "CompileProgram.hpp"
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
 #include "Process.hpp"
@@ -30,13 +31,8 @@ class SmallCnn : public EmuTest {
     if (HasFatalFailure()) return;
     const auto model = sourceDir() / "examples" / "smallcnn" / "smallcnn.json";
     const auto out = emu_->root().path().parent_path() / "smallcnn-qpc";
-    const auto exec = buildDir() / "bin" / "qaic-exec";
-    const std::string log = (out.string() + ".log");
-    const ExitStatus compiled = runProgram({exec.string(), "-m=" + model.string(), "-aic-binary-dir=" + out.string()},
-                                           log, 120s);
-    std::ifstream logText(log);
-    ASSERT_TRUE(compiled.exited && compiled.code == 0) << "qaic-exec failed:\n"
-                                                       << std::string(std::istreambuf_iterator<char>(logText), {});
+    const RunResult compiled = runCompiler(model, out, {}, 120s);
+    ASSERT_EQ(compiled.exitCode, 0) << "qaic-exec failed:\n" << compiled.err << compiled.out;
     image_ = container::QpcImage::open((out / "programqpc.bin").string());
     qpcBytes_.assign(image_->bytes().begin(), image_->bytes().end());
     input_ = image_->findBuffer("image");

@@ -15,7 +15,7 @@ BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
 SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[3])).resolve()
 sys.path.insert(0, str(SOURCE / "tests/support"))
 from llm_export import SMALL_DECODER, exported_decoder  # noqa: E402
-from qaic_processes import Emulator, run  # noqa: E402
+from qaic_processes import Emulator, compile_program, run  # noqa: E402
 
 BIN = BUILD / "bin"
 MODEL_ARGS = SMALL_DECODER
@@ -51,9 +51,9 @@ def workdir(tmp_path_factory):
 
 def compile_static(model, config, out, seq_len):
     """One program with every symbolic dim bound: the KV cache is ordinary input and output."""
-    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", f"-aic-binary-dir={out}",
-         "-onnx-define-symbol=batch_size,1", f"-onnx-define-symbol=seq_len,{seq_len}",
-         f"-onnx-define-symbol=ctx_len,{config['ctx_len']}"])
+    compile_program(BIN / "qaic-exec", model / "decoder.onnx", out,
+                    "-onnx-define-symbol=batch_size,1", f"-onnx-define-symbol=seq_len,{seq_len}",
+                    f"-onnx-define-symbol=ctx_len,{config['ctx_len']}")
     return out
 
 
@@ -135,9 +135,9 @@ def test_llm_generate_refuses_a_prompt_the_prefill_program_does_not_take(emulato
 
 def test_llm_generate_refuses_a_program_of_another_batch_size(emulator, model, config, workdir):
     program = workdir / "batch2"
-    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", f"-aic-binary-dir={program}",
-         "-onnx-define-symbol=batch_size,2", "-onnx-define-symbol=seq_len,1",
-         f"-onnx-define-symbol=ctx_len,{config['ctx_len']}"])
+    compile_program(BIN / "qaic-exec", model / "decoder.onnx", program,
+                    "-onnx-define-symbol=batch_size,2", "-onnx-define-symbol=seq_len,1",
+                    f"-onnx-define-symbol=ctx_len,{config['ctx_len']}")
     result = run([BIN / "llm-generate", "--prompt", "1,2", program], check=False, env=emulator.env())
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"{program}: buffer 'input_ids' has batch size 2" in result.stderr
@@ -204,8 +204,8 @@ def test_the_readme_llm_example_runs_as_written(emulator, workdir):
 
 
 def compile_retained(model, out):
-    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", f"-aic-binary-dir={out}", "-retained-state",
-         f"-network-specialization-config={model / 'specializations.json'}"])
+    compile_program(BIN / "qaic-exec", model / "decoder.onnx", out, "-retained-state",
+                    f"-network-specialization-config={model / 'specializations.json'}")
     return out
 
 
@@ -266,10 +266,10 @@ def test_efficient_transformers_compile_command_keeps_the_cache_in_float16(emula
                 for name in (f"past_{kind}.{layer}", f"past_{kind}.{layer}_RetainedState"):
                     out.write(f" - IOName: {name}\n   Precision: float16\n\n")
     program = workdir / "custom-io"
-    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", "-aic-hw", "-aic-hw-version=2.0",
-         f"-network-specialization-config={model / 'specializations.json'}", "-convert-to-fp16", "-retained-state",
-         "-aic-num-cores=2", f"-custom-IO-list-file={custom_io}", "-compile-only", f"-aic-binary-dir={program}",
-         "-mxfp6-matmul", "-mos=1", "-aic-enable-depth-first"])
+    compile_program(BIN / "qaic-exec", model / "decoder.onnx", program, "-aic-hw", "-aic-hw-version=2.0",
+                    f"-network-specialization-config={model / 'specializations.json'}", "-convert-to-fp16",
+                    "-retained-state", "-aic-num-cores=2", f"-custom-IO-list-file={custom_io}", "-compile-only",
+                    "-mxfp6-matmul", "-mos=1", "-aic-enable-depth-first")
     listing = run([BIN / "qaic-util", "--qpc", program]).stdout
     cache_bytes = 2 * config["heads"] * config["ctx_len"] * (config["hidden"] // config["heads"])  # float16
     states = listing.split("Retained State ")[1:]
@@ -319,9 +319,9 @@ def test_llm_generate_refuses_two_programs_that_each_retain_the_cache(emulator, 
                                                                       workdir):
     """Retained state belongs to one activation: a prefill and a decode program cannot share it."""
     prefill = workdir / "retained-prefill"
-    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", f"-aic-binary-dir={prefill}", "-retained-state",
-         "-onnx-define-symbol=batch_size,1", f"-onnx-define-symbol=seq_len,{config['prefill_len']}",
-         f"-onnx-define-symbol=ctx_len,{config['ctx_len']}"])
+    compile_program(BIN / "qaic-exec", model / "decoder.onnx", prefill, "-retained-state",
+                    "-onnx-define-symbol=batch_size,1", f"-onnx-define-symbol=seq_len,{config['prefill_len']}",
+                    f"-onnx-define-symbol=ctx_len,{config['ctx_len']}")
     result = run([BIN / "llm-generate", "--prompt", ",".join(map(str, config["prompt"])), prefill, retained_program],
                  check=False, env=emulator.env())
     assert result.returncode == 2, result.stdout + result.stderr

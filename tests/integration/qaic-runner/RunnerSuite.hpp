@@ -1,6 +1,6 @@
 // What the qaic-runner suites share, set up once per suite: a real qaic-emu on a temporary root
 // (QAIC_ROOT points at it) and a temporary directory holding networks from
-// tests/integration/runner/data compiled there by qaic-exec, one subdirectory each.
+// tests/integration/qaic-runner/data compiled there by qaic-exec, one subdirectory each.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "CompileProgram.hpp"
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
@@ -48,10 +49,9 @@ class RunnerSuite : public ::testing::Test {
     ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
     suiteDir_ = new qaic::testing::TempDir(dirPrefix);
     for (const char* network : networks) {
-      const auto source = qaic::testing::sourceDir() / "tests/integration/runner/data" /
+      const auto source = qaic::testing::sourceDir() / "tests/integration/qaic-runner/data" /
                           (std::string(network) + ".json");
-      const auto r = qaic::testing::runTool(
-          "qaic-exec", {"-m=" + source.string(), "-aic-binary-dir=" + (*suiteDir_ / network).string()});
+      const auto r = qaic::testing::runCompiler(source, *suiteDir_ / network);
       ASSERT_EQ(r.exitCode, 0) << r.err;
     }
   }

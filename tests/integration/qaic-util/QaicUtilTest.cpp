@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "CompileProgram.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
@@ -16,9 +17,7 @@ class QaicUtilQpc : public ::testing::Test {
  protected:
   std::string out() const { return (dir_.path() / "out").string(); }
   void compile(const std::string& name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"-m=" + stageModel(name, dir_.path()), "-aic-binary-dir=" + out()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const auto r = runTool("qaic-exec", args);
+    const auto r = runCompiler(stageModel(name, dir_.path()), out(), extra);
     ASSERT_EQ(r.exitCode, 0) << r.err;
   }
   static void expectLines(const std::string& text, const std::vector<std::string>& lines) {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "CompileProgram.hpp"
 #include "EmulatorProcess.hpp"
 #include "Process.hpp"
 #include "ProcessUsage.hpp"
@@ -73,10 +74,8 @@ class ManyClientsStressTest : public ::testing::Test {
     const auto ir = work_ / "relu.json";
     std::ofstream(ir) << reluIr();
     const auto qpc = work_ / "relu-qpc";
-    const auto log = work_ / "qaic-exec.log";
-    const auto status = testing::runProgram(
-        {testing::programPath("qaic-exec").string(), "-m=" + ir.string(), "-aic-binary-dir=" + qpc.string()}, log, 60s);
-    EXPECT_TRUE(status.exited && status.code == 0) << "qaic-exec: " << testing::readFile(log);
+    const auto compiled = testing::runCompiler(ir, qpc);
+    EXPECT_EQ(compiled.exitCode, 0) << "qaic-exec: " << compiled.err << compiled.out;
     return qpc;
   }
 

@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "BatchJson.hpp"
+#include "RunnerNetworkBuffers.hpp"
+#include "SeedBatchJson.hpp"
 #include "TempDir.hpp"
 
 namespace fs = std::filesystem;
@@ -13,19 +15,7 @@ using namespace qaic::runner;
 
 namespace {
 
-NetworkBuffer buffer(std::string name, bool isInput, Dims dims, bool partial = false, bool droppable = false,
-                     std::vector<Dims> allowedShapes = {}) {
-  NetworkBuffer b;
-  b.name = std::move(name);
-  b.isInput = isInput;
-  b.elementSize = 4;
-  b.dims = std::move(dims);
-  b.isPartialAllowed = partial;
-  b.skipPartialHeader = droppable;
-  b.allowSkip = droppable;
-  b.allowedShapes = std::move(allowedShapes);
-  return b;
-}
+using qaic::runner::testing::networkBuffer;
 
 class BatchJsonTest : public ::testing::Test {
  protected:
@@ -52,19 +42,19 @@ class BatchJsonTest : public ::testing::Test {
 
   // Seed 000 "Regular Network": in0 int, in1 float, out int.
   static std::vector<NetworkBuffer> regularNetwork() {
-    return {buffer("in0", true, {4}), buffer("in1", true, {4}), buffer("out", false, {4})};
+    return {networkBuffer("in0", true, {4}), networkBuffer("in1", true, {4}), networkBuffer("out", false, {4})};
   }
   // Seed 000 "Non-Specialized Network with Partial Buffers".
   static std::vector<NetworkBuffer> partialNetwork() {
-    return {buffer("in0", true, {32}, true, true), buffer("in1", true, {128}), buffer("out0", false, {64}, true, true),
-            buffer("out1", false, {32}, true, true)};
+    return {networkBuffer("in0", true, {32}, true, true), networkBuffer("in1", true, {128}),
+            networkBuffer("out0", false, {64}, true, true), networkBuffer("out1", false, {32}, true, true)};
   }
   // Seed 000 "Specialized Network".
   static std::vector<NetworkBuffer> specializedNetwork() {
-    return {buffer("in0", true, {1, 32}, true, true, {{1, 32}, {1, 1}}),
-            buffer("in1", true, {1, 128}, false, false, {{1, 128}, {1, 2}}),
-            buffer("out0", false, {1, 64}, true, true, {{1, 64}, {1, 3}}),
-            buffer("out1", false, {1, 32}, false, false, {{1, 32}, {1, 4}})};
+    return {networkBuffer("in0", true, {1, 32}, true, true, {{1, 32}, {1, 1}}),
+            networkBuffer("in1", true, {1, 128}, false, false, {{1, 128}, {1, 2}}),
+            networkBuffer("out0", false, {1, 64}, true, true, {{1, 64}, {1, 3}}),
+            networkBuffer("out1", false, {1, 32}, false, false, {{1, 32}, {1, 4}})};
   }
 
   qaic::testing::TempDir dir_{"qaic-batchjson"};
@@ -74,15 +64,7 @@ TEST_F(BatchJsonTest, RegularNetworkTwoInferencesInAnyOrder) {
   writeFile("input0.raw", 16);
   writeFile("input1.raw", 16);
   writeFile("output.raw", 16);
-  auto spec = load(R"({"IO-files": [
-    [ { "path":"output.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" },
-      { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" },
-      { "path":"input1.raw", "data-type": "int", "io-direction":"in", "map-to":"in1" } ],
-    [ { "path":"input1.raw", "data-type": "int", "io-direction":"in", "map-to":"in1" },
-      { "path":"output.raw", "elem-size": 4, "io-direction":"out", "map-to":"out" },
-      { "path":"input0.raw", "data-type": "float", "io-direction":"in", "map-to":"in0" } ]
-  ]})",
-                   regularNetwork(), true);
+  auto spec = load(qaic::testing::kRegularNetworkBatchJson, regularNetwork(), true);
   ASSERT_EQ(spec.sets.size(), 2u);
   for (const IoSet& set : spec.sets) {
     ASSERT_EQ(set.buffers.size(), 3u);
