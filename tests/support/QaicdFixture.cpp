@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -21,7 +22,10 @@ void QaicdFixture::SetUp() {
   ::signal(SIGPIPE, SIG_IGN);  // a killed client child must not take the test down with it
   // Other users (the cross-user tests) must reach the socket and the emulator's tree.
   work_.setMode(0711);
-  emu_ = std::make_unique<EmulatorProcess>(emulatorConfig());
+  EmulatorOptions options;
+  options.config = emulatorConfig();
+  options.arguments = emulatorArguments();
+  emu_ = std::make_unique<EmulatorProcess>(options);
   beforeQaicd();
   if (HasFatalFailure() || !qaicdAtSetUp()) return;
   startQaicd(qaicdArgs());
@@ -30,6 +34,8 @@ void QaicdFixture::SetUp() {
 void QaicdFixture::TearDown() {
   if (qaicd_ && HasFailure()) std::cerr << "--- qaicd log ---\n" << qaicd_->log();
   qaicd_.reset();
+  // How the emulator itself shuts down is the emulator suite's business; here it only has to go.
+  if (emu_ && !emu_->stop()) std::fprintf(stderr, "note: qaic-emu had to be killed\n");
   emu_.reset();
 }
 

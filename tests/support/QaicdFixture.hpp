@@ -1,7 +1,8 @@
-// The one emulator + qaicd fixture: a fresh qaic-emu (one device, 8 NSPs, 8 VCs) on its own root
-// and a qaicd serving it on a socket in a private directory (both stopped in TearDown, even after
-// a failure, with qaicd's log shown when the test failed), plus the device's sysfs figures and
-// partition nodes. Tests wait with eventually (TempDir.hpp).
+// The one emulator + qaicd fixture: a fresh qaic-emu (by default one device, 8 NSPs, 8 VCs) on
+// its own root and a qaicd serving it on a socket in a private directory (both stopped in
+// TearDown, even after a failure, with qaicd's log shown when the test failed), plus the device's
+// sysfs figures and partition nodes. Suites without qaicd (the runtime's) turn it off with
+// qaicdAtSetUp(). Tests wait with eventually (TempDir.hpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -27,6 +28,8 @@ inline constexpr uint32_t kDeviceVcs = 8;
 class QaicdFixture : public ::testing::Test {
  protected:
   virtual std::string emulatorConfig() const;
+  // More qaic-emu arguments (e.g. --trace-requests).
+  virtual std::vector<std::string> emulatorArguments() const { return {}; }
   virtual std::vector<std::string> qaicdArgs() const { return {}; }
   // Runs in SetUp once work() and the emulator exist, before qaicd starts.
   virtual void beforeQaicd() {}

@@ -56,8 +56,8 @@ class ManyClientsStressTest : public ::testing::Test {
     const char* asan = std::getenv("ASAN_OPTIONS");
     savedAsanOptions_ = asan != nullptr ? std::optional<std::string>(asan) : std::nullopt;
     ::setenv("ASAN_OPTIONS", ((asan != nullptr ? std::string(asan) + ":" : "") + "quarantine_size_mb=0").c_str(), 1);
-    emulator_ = std::make_unique<testing::EmulatorProcess>();
-    ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
+    emu_ = std::make_unique<testing::EmulatorProcess>();
+    ::setenv("QAIC_ROOT", emu_->rootPath().c_str(), 1);
   }
   void TearDown() override {
     ::unsetenv("QAIC_ROOT");
@@ -65,8 +65,8 @@ class ManyClientsStressTest : public ::testing::Test {
       ::setenv("ASAN_OPTIONS", savedAsanOptions_->c_str(), 1);
     else
       ::unsetenv("ASAN_OPTIONS");
-    if (emulator_) emulator_->stop();
-    emulator_.reset();
+    if (emu_) emu_->stop();
+    emu_.reset();
   }
 
   // Compiles the relu network with the real qaic-exec; returns its programqpc directory.
@@ -81,7 +81,7 @@ class ManyClientsStressTest : public ::testing::Test {
 
   testing::TempDir work_{"qaic-stress"};
   std::optional<std::string> savedAsanOptions_;
-  std::unique_ptr<testing::EmulatorProcess> emulator_;
+  std::unique_ptr<testing::EmulatorProcess> emu_;
 };
 
 TEST_F(ManyClientsStressTest, EveryRequestCompletesOnceAndNothingLeaks) {
@@ -113,9 +113,9 @@ TEST_F(ManyClientsStressTest, EveryRequestCompletesOnceAndNothingLeaks) {
   const auto runFor = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(kRunSeconds));
   std::this_thread::sleep_until(loaded + runFor / 10);
-  const testing::ProcessUsage emuFirst = testing::sampleSettledUsage(emulator_->pid());
+  const testing::ProcessUsage emuFirst = testing::sampleSettledUsage(emu_->pid());
   std::this_thread::sleep_until(loaded + runFor * 8 / 10);
-  const testing::ProcessUsage emuLast = testing::sampleSettledUsage(emulator_->pid());
+  const testing::ProcessUsage emuLast = testing::sampleSettledUsage(emu_->pid());
 
   long total = 0;
   for (int c = 0; c < kClients; ++c) {
@@ -145,7 +145,7 @@ TEST_F(ManyClientsStressTest, EveryRequestCompletesOnceAndNothingLeaks) {
   ASSERT_GT(emuFirst.rssKb, 0);
   EXPECT_LE(emuLast.fds, emuFirst.fds + kFdTolerance);
   EXPECT_LE(emuLast.rssKb, emuFirst.rssKb + kRssToleranceKb);
-  EXPECT_TRUE(emulator_->stop()) << "the emulator did not stop cleanly after the load: " << emulator_->log();
+  EXPECT_TRUE(emu_->stop()) << "the emulator did not stop cleanly after the load: " << emu_->log();
   std::printf(
       "[ stress   ] %ld requests completed by %d clients x %d threads in %.0f s; qaic-emu fds %ld -> %ld, VmRSS %ld -> %ld kB\n",
       total, kClients, kThreadsPerClient, kRunSeconds, emuFirst.fds, emuLast.fds, emuFirst.rssKb, emuLast.rssKb);

@@ -15,19 +15,15 @@
 namespace qaic::rt::test {
 
 void RuntimeTest::SetUp() {
-  testing::EmulatorOptions options;
-  options.config = emulatorConfig();
-  options.arguments = emulatorArguments();
-  emulator_ = std::make_unique<testing::EmulatorProcess>(options);
-  ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
+  QaicdFixture::SetUp();
+  if (HasFatalFailure()) return;
+  ::setenv("QAIC_ROOT", rootPath().c_str(), 1);
 }
 
 void RuntimeTest::TearDown() {
   context_.reset();
   ::unsetenv("QAIC_ROOT");
-  // How the emulator itself shuts down is the emulator suite's business; here it only has to go.
-  if (emulator_ && !emulator_->stop()) std::fprintf(stderr, "note: qaic-emu had to be killed\n");
-  emulator_.reset();
+  QaicdFixture::TearDown();
 }
 
 Network RuntimeTest::compile(const std::string& name, const std::string& irJson,
@@ -60,7 +56,7 @@ std::vector<std::vector<float>> RuntimeTest::expected(const Network& network,
 }
 
 void RuntimeTest::writeSysfs(const std::string& attribute, const std::string& value) {
-  driver::SysfsDevice device(emulator_->root(), 0);
+  driver::SysfsDevice device(emu_->root(), 0);
   auto rc = device.write(attribute, value);
   ASSERT_TRUE(rc.ok()) << attribute << ": " << rc.message();
 }
