@@ -1,5 +1,5 @@
 # Type stubs of qaicrt (python/qaicrt/*.cpp): libqaic's runtime API, seed 001. Kept complete by
-# tests/python/test_docs.py, which compares them with the module.
+# tests/python/test_python_docs.py, which compares them with the module.
 import enum
 import os
 from typing import Any, Callable, Optional, Sequence, Union

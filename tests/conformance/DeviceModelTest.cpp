@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 
+#include "CompileProgram.hpp"
 #include "EmulatorProcess.hpp"
 #include "ModelSuite.hpp"
 #include "Process.hpp"
@@ -23,6 +24,7 @@ namespace qaic::conformance {
 namespace {
 
 namespace fs = std::filesystem;
+using qaic::testing::runCompiler;
 using qaic::testing::runTool;
 
 class PyTorchModelsOnDevice : public ::testing::TestWithParam<std::string> {
@@ -44,9 +46,7 @@ class PyTorchModelsOnDevice : public ::testing::TestWithParam<std::string> {
   // qaic-exec compiles the model into `dir` (with `options`), qaic-runner runs it once with
   // PyTorch's inputs and writes its outputs into dir/out, which is returned.
   static fs::path compileAndRun(const SuiteModel& model, const fs::path& dir, const std::vector<std::string>& options) {
-    std::vector<std::string> exec = {"-m=" + model.onnxPath, "-aic-binary-dir=" + dir.string()};
-    exec.insert(exec.end(), options.begin(), options.end());
-    const auto compiled = runTool("qaic-exec", exec, std::chrono::seconds(300));
+    const auto compiled = runCompiler(model.onnxPath, dir, options, std::chrono::seconds(300));
     EXPECT_EQ(compiled.exitCode, 0) << compiled.err;
     std::vector<std::string> args = {"-t", dir.string(), "-n", "1", "--write-output-dir", (dir / "out").string()};
     for (const auto& input : model.inputs) args.insert(args.end(), {"-i", input.path});
@@ -117,8 +117,7 @@ TEST_F(DeviceIndexErrors, OutOfRangeIndexFailsThatInferenceNamingOpAndIndex) {
   const fs::path dir = *work_ / "index-errors";
   fs::create_directories(dir);
   std::ofstream(dir / "net.json") << kNetwork;
-  const auto compiled = runTool("qaic-exec",
-                                {"-m=" + (dir / "net.json").string(), "-aic-binary-dir=" + (dir / "qpc").string()});
+  const auto compiled = runCompiler(dir / "net.json", dir / "qpc");
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
   const auto run = [&](const fs::path& rows, const fs::path& slots) {
     return runTool("qaic-runner", {"-t", (dir / "qpc").string(), "-i", rows.string(), "-i", slots.string(), "-n", "1",

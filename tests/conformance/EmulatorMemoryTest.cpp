@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "CompileProgram.hpp"
 #include "EmulatorProcess.hpp"
 #include "GeneratedData.hpp"
 #include "Process.hpp"
@@ -40,8 +41,7 @@ TEST(EmulatorMemory, ConsecutiveClientRunsOfARealNetworkLeaveNothingBehind) {
                   {"--index", "index.txt", "--models", model});
   testing::TempDir work("qaic-emu-memory");
   const std::string qpc = (work.path() / "qpc").string();
-  const auto compiled = testing::runTool(
-      "qaic-exec", {"-m=" + models + "/" + model + ".onnx", "-aic-binary-dir=" + qpc}, std::chrono::seconds(600));
+  const auto compiled = testing::runCompiler(models + "/" + model + ".onnx", qpc, {}, std::chrono::seconds(600));
   ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
 
   testing::EmulatorProcess emulator;

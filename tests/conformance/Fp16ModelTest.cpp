@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "CompileProgram.hpp"
 #include "EmulatorProcess.hpp"
 #include "ModelSuite.hpp"
 #include "Process.hpp"
@@ -21,6 +22,7 @@ namespace qaic::conformance {
 namespace {
 
 namespace fs = std::filesystem;
+using qaic::testing::runCompiler;
 using qaic::testing::runTool;
 
 // FP16 inputs and weights, FP32 accumulation and activations: a few units of FP16's 2^-11
@@ -58,9 +60,9 @@ double runFp16(const std::string& name, const std::string& layout, const std::st
   ::setenv("QAIC_ROOT", emulator.rootPath().c_str(), 1);
   qaic::testing::TempDir dir("fp16-" + name);
   const std::string qpc = (dir.path() / "qpc").string();
-  std::vector<std::string> compile = {"-m=" + model.onnxPath, "-aic-binary-dir=" + qpc, "-convert-to-fp16"};
-  if (!layout.empty()) compile.push_back("-fp16-io-layout=" + layout);
-  auto r = runTool("qaic-exec", compile, std::chrono::seconds(240));
+  std::vector<std::string> options = {"-convert-to-fp16"};
+  if (!layout.empty()) options.push_back("-fp16-io-layout=" + layout);
+  auto r = runCompiler(model.onnxPath, qpc, options, std::chrono::seconds(240));
   EXPECT_EQ(r.exitCode, 0) << r.err;
   r = runTool("qaic-util", {"--qpc=" + qpc});
   EXPECT_EQ(r.exitCode, 0) << r.err;

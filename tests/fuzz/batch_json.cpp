@@ -8,31 +8,20 @@
 #include <vector>
 
 #include "BatchJson.hpp"
+#include "RunnerNetworkBuffers.hpp"
 
 namespace {
 
 using namespace qaic::runner;
 
-NetworkBuffer buffer(const char* name, bool isInput, Dims dims, bool partial, bool droppable,
-                     std::vector<Dims> shapes = {}) {
-  NetworkBuffer b;
-  b.name = name;
-  b.isInput = isInput;
-  b.elementSize = 4;
-  b.dims = std::move(dims);
-  b.isPartialAllowed = partial;
-  b.skipPartialHeader = droppable;
-  b.allowSkip = droppable;
-  b.allowedShapes = std::move(shapes);
-  return b;
-}
+using qaic::runner::testing::networkBuffer;
 
 const std::vector<NetworkBuffer>& network() {
   static const std::vector<NetworkBuffer> buffers = {
-      buffer("in0", true, {1, 32}, true, true, {{1, 32}, {1, 1}}),
-      buffer("in1", true, {1, 128}, false, false, {{1, 128}, {1, 2}}),
-      buffer("out0", false, {1, 64}, true, true, {{1, 64}, {1, 3}}),
-      buffer("out1", false, {1, 32}, false, false, {{1, 32}, {1, 4}}),
+      networkBuffer("in0", true, {1, 32}, true, true, {{1, 32}, {1, 1}}),
+      networkBuffer("in1", true, {1, 128}, false, false, {{1, 128}, {1, 2}}),
+      networkBuffer("out0", false, {1, 64}, true, true, {{1, 64}, {1, 3}}),
+      networkBuffer("out1", false, {1, 32}, false, false, {{1, 32}, {1, 4}}),
   };
   return buffers;
 }

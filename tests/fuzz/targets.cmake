@@ -9,7 +9,7 @@ qaic_fuzz_target(batch_json
           ${PROJECT_SOURCE_DIR}/libqaic/runtime/front/IoValidation.cpp
           ${PROJECT_SOURCE_DIR}/libqaic/runtime/front/Errors.cpp
   LIBS qaic_uapi nlohmann_json::nlohmann_json
-  INCLUDES ${PROJECT_SOURCE_DIR}/utils/qaic-runner)
+  INCLUDES ${PROJECT_SOURCE_DIR}/utils/qaic-runner ${PROJECT_SOURCE_DIR}/tests/support)
 # The emulator's ioctl decoding and MANAGE messages, in-process on one Device (no FUSE).
 qaic_fuzz_target(emu_ioctl
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/emu_ioctl.cpp ${CMAKE_CURRENT_SOURCE_DIR}/EmuIoctlHarness.cpp

@@ -8,7 +8,7 @@ import tempfile
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
-from qaic_processes import Emulator, python_environment, run  # noqa: E402  (shared with tests/python)
+from qaic_processes import Emulator, compile_program, python_environment, run  # noqa: E402  (shared with tests/python)
 
 BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
 SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", ".")).resolve()
@@ -68,7 +68,7 @@ def smallcnn():
     """examples/smallcnn compiled by the build tree's qaic-exec."""
     directory = pathlib.Path(tempfile.mkdtemp(prefix="qaic-smallcnn."))
     try:
-        run([BUILD / "bin" / "qaic-exec", f"-m={SOURCE / 'examples/smallcnn/smallcnn.json'}", f"-aic-binary-dir={directory}"])
+        compile_program(BUILD / "bin" / "qaic-exec", SOURCE / "examples/smallcnn/smallcnn.json", directory)
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)

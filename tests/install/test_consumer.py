@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from conftest import SOURCE, multiarch, run, sanitizers
+from conftest import SOURCE, compile_program, multiarch, run, sanitizers
 
 CONSUMER = SOURCE / "examples/consumer"
 # A sanitized libqaic (make sanitize) needs a consumer built with the same sanitizers and the
@@ -93,9 +93,9 @@ def test_installed_llm_example_builds_and_generates_pytorchs_tokens(prefix, emul
              "--generate", "5"])
         config = json.loads((work / "model/config.json").read_text())
         for seq_len in (4, 1):
-            run([prefix / "bin/qaic-exec", f"-m={work / 'model/decoder.onnx'}", f"-aic-binary-dir={work / str(seq_len)}",
-                 "-onnx-define-symbol=batch_size,1", f"-onnx-define-symbol=seq_len,{seq_len}",
-                 f"-onnx-define-symbol=ctx_len,{config['ctx_len']}"])
+            compile_program(prefix / "bin/qaic-exec", work / "model/decoder.onnx", work / str(seq_len),
+                            "-onnx-define-symbol=batch_size,1", f"-onnx-define-symbol=seq_len,{seq_len}",
+                            f"-onnx-define-symbol=ctx_len,{config['ctx_len']}")
         emu = emulator(binary=prefix / "bin/qaic-emu")
         result = run([work / "build/llm-generate", "--prompt", ",".join(map(str, config["prompt"])), "--tokens", "5",
                       work / "4", work / "1"], env=emu.env())

@@ -14,7 +14,7 @@ BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
 SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2])).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(SOURCE / "tests/support"))
-from qaic_processes import Emulator, Qaicd, run  # noqa: E402
+from qaic_processes import Emulator, Qaicd, compile_program, run  # noqa: E402
 
 BIN = BUILD / "bin"
 
@@ -72,7 +72,7 @@ def relu_ir(dims, dtype="TL_FLOAT", **io_flags):
 def compile_file(directory, model, *flags):
     """Compiles a model file (JSON IR or ONNX) with qaic-exec into directory/<its stem>."""
     out = pathlib.Path(directory) / pathlib.Path(model).stem
-    run([BIN / "qaic-exec", f"-m={model}", f"-aic-binary-dir={out}", *flags])
+    compile_program(BIN / "qaic-exec", model, out, *flags)
     return out
 
 

@@ -275,7 +275,7 @@ def test_buffer_errors_name_the_buffer_and_the_status(context, relu16):
 
 
 def test_partial_buffers_take_their_dims(context, workdir):
-    qpc = qaicrt.Qpc(str(compile_file(workdir, SOURCE / "tests/integration/runner/data/partial.json")))
+    qpc = qaicrt.Qpc(str(compile_file(workdir, SOURCE / "tests/integration/qaic-runner/data/partial.json")))
     names = [m.bufferName for m in qpc.getBufferMappings()]
     assert names == ["in0", "in1", "out0", "out1"]
     assert [m.allowSkip for m in qpc.getBufferMappingsV2()] == [True, False, True, True]

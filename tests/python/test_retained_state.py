@@ -4,13 +4,12 @@ _RetainedState outputs), exported by PyTorch with symbolic dims, compiled with -
 -network-specialization-config, run prefill then decode from one program, compared with PyTorch."""
 import json
 import math
-import subprocess
 
 import numpy as np
 import pytest
 
 import qaicrt
-from conftest import BIN, run
+from conftest import BIN, compile_program, run
 
 torch = pytest.importorskip("torch")  # Debian's python3-torch; the suite runs /usr/bin/python3
 
@@ -81,8 +80,8 @@ def specializations(workdir):
 @pytest.fixture(scope="module")
 def program(workdir, decoder, specializations):
     out = workdir / "decoder-qpc"
-    result = run([BIN / "qaic-exec", f"-m={decoder[1]}", f"-aic-binary-dir={out}", "-retained-state",
-                  f"-network-specialization-config={specializations}"])
+    result = compile_program(BIN / "qaic-exec", decoder[1], out, "-retained-state",
+                             f"-network-specialization-config={specializations}")
     assert "4 retained-state pairs, 2 specializations" in result.stdout
     return out
 
@@ -156,8 +155,8 @@ def test_the_cache_is_not_in_the_io_region_whatever_ctx_len(workdir, program, de
     longer.write_text(json.dumps({"specializations": [{"batch_size": "1", "seq_len": str(PREFILL), "ctx_len": "64"},
                                                       {"batch_size": "1", "seq_len": "1", "ctx_len": "64"}]}))
     out = workdir / "decoder-long"
-    run([BIN / "qaic-exec", f"-m={decoder[1]}", f"-aic-binary-dir={out}", "-retained-state",
-         f"-network-specialization-config={longer}"])
+    compile_program(BIN / "qaic-exec", decoder[1], out, "-retained-state",
+                    f"-network-specialization-config={longer}")
 
     def region(qpc):
         text = run([BIN / "qaic-util", f"--qpc={qpc}"]).stdout
@@ -253,8 +252,7 @@ def test_dims_that_select_no_specialization_are_refused_naming_the_buffer(emulat
 
 
 def compile_error(workdir, model, *flags):
-    result = subprocess.run([str(BIN / "qaic-exec"), f"-m={model}", f"-aic-binary-dir={workdir / 'bad'}", *flags],
-                            capture_output=True, text=True)
+    result = compile_program(BIN / "qaic-exec", model, workdir / "bad", *flags, check=False)
     assert result.returncode == 2 and not (workdir / "bad/programqpc.bin").exists(), result.stderr
     return result.stderr
 

@@ -233,7 +233,7 @@ def test_a_missing_device_is_a_clear_error(emulator, relu16):
 
 
 def test_specialized_programs_take_dims_from_the_arrays(emulator, tmp_path):
-    session = qaic.Session(compile_file(tmp_path, SOURCE / "tests/integration/runner/data/specialized.json"), set_size=2)
+    session = qaic.Session(compile_file(tmp_path, SOURCE / "tests/integration/qaic-runner/data/specialized.json"), set_size=2)
     assert session.model_input_shape_dict()["in1"] == ((1, 128), np.dtype(np.float32))
     for n0, n1 in ((32, 128), (1, 2)):
         in0 = np.linspace(-1, 1, n0, dtype=np.float32).reshape(1, n0)
@@ -249,7 +249,7 @@ def test_specialized_programs_take_dims_from_the_arrays(emulator, tmp_path):
 
 
 def test_partial_and_droppable_inputs(emulator, tmp_path):
-    session = qaic.Session(compile_file(tmp_path, SOURCE / "tests/integration/runner/data/partial.json"), set_size=1)
+    session = qaic.Session(compile_file(tmp_path, SOURCE / "tests/integration/qaic-runner/data/partial.json"), set_size=1)
     in0, in1 = np.arange(8, dtype=np.float32), np.arange(128, dtype=np.float32)
     out = session.run({"in0": in0, "in1": in1})
     assert out["out0"].shape == (16,)

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "CompileProgram.hpp"
 #include "EmulatorProcess.hpp"
 #include "GeneratedData.hpp"
 #include "Paths.hpp"
@@ -56,10 +57,7 @@ long environment(const char* name, long fallback) {
 
 std::filesystem::path compile(const testing::TempDir& work, const std::string& name, const std::string& ir) {
   const auto qpc = work.path() / (name + "-qpc");
-  const auto log = work.path() / (name + "-qaic-exec.log");
-  const auto status = testing::runProgram(
-      {testing::programPath("qaic-exec").string(), "-m=" + ir, "-aic-binary-dir=" + qpc.string()}, log, 120s);
-  if (!status.exited || status.code != 0) throw std::runtime_error("qaic-exec " + name + ": " + testing::readFile(log));
+  testing::compileProgram(ir, qpc, {}, 120s);
   return qpc;
 }
 

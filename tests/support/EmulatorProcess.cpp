@@ -92,6 +92,10 @@ bool EmulatorProcess::setAttribute(unsigned device, const std::string& name, con
   return static_cast<bool>(out);
 }
 
+bool EmulatorProcess::removeDevice(unsigned device) const {
+  return setAttribute(device, driver::sysfs::kFaultRemove, "1");
+}
+
 bool EmulatorProcess::mounted() const {
   std::ifstream mounts("/proc/self/mountinfo");
   std::string line;

@@ -46,6 +46,8 @@ class EmulatorProcess {
   // The attribute's text without its trailing newline ("" when unreadable).
   std::string attribute(unsigned device, const std::string& name) const;
   bool setAttribute(unsigned device, const std::string& name, const std::string& value) const;
+  // Removes the device as a surprise removal does (its fault/remove attribute).
+  bool removeDevice(unsigned device) const;
 
   // SIGTERM, then unmount whatever is left; idempotent. True when SIGTERM alone stopped it (a
   // foreground child: with exit code 0, which under LeakSanitizer also means nothing leaked)

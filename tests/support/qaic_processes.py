@@ -21,6 +21,13 @@ def run(cmd, check=True, **kwargs):
     return result
 
 
+def compile_program(qaic_exec, model, out, *flags, **kwargs):
+    """The one way the pytest suites compile a program: qaic-exec (the build's or an installed
+    one) -m=<model> -aic-binary-dir=<out> <flags>, with run()'s keyword arguments (check=False
+    for a test that expects a refusal)."""
+    return run([qaic_exec, f"-m={model}", f"-aic-binary-dir={out}", *flags], **kwargs)
+
+
 def python_environment(build, env=None):
     """The environment for /usr/bin/python3 to import a build tree's qaicrt (or one installed from
     it): an AddressSanitizer build needs ASan's runtime, and libstdc++ with it, preloaded into the

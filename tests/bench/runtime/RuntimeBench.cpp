@@ -33,6 +33,7 @@
 #include <qaic/qaic.hpp>
 
 #include "AlternatingBlocks.hpp"
+#include "CompileProgram.hpp"
 #include "EmulatorProcess.hpp"
 #include "FutexPingPong.hpp"
 #include "Process.hpp"
@@ -63,10 +64,7 @@ std::shared_ptr<Qpc> compileRelu(const std::string& name, uint64_t elements) {
                            R"({"name":"y","tensor":"y","direction":"out","dtype":"TL_FLOAT","dims":)" +
                            dims + "}]}";
   const fs::path out = *session->work / (name + "-qpc");
-  const auto status = qaic::testing::runProgram(
-      {qaic::testing::programPath("qaic-exec").string(), "-m=" + ir.string(), "-aic-binary-dir=" + out.string()},
-      *session->work / "exec.log", std::chrono::seconds(120));
-  if (!status.exited || status.code != 0) throw std::runtime_error("qaic-exec failed on " + name);
+  qaic::testing::compileProgram(ir, out, {}, std::chrono::seconds(120));
   return Qpc::Factory(out.string());
 }
 

@@ -72,7 +72,7 @@ TEST_F(CrashConsistencyTest, SigkillDuringCreateAndReleaseLeavesNoLeakedOrOrphan
 
     // The holders go: every lease they held ends and the device is whole again.
     holders.clear();
-    ASSERT_TRUE(waitUntil([&] { return deviceWhole(0); }, 5s))
+    ASSERT_TRUE(testing::eventually([&] { return deviceWhole(0); }, 5s))
         << "device 0 did not get its resources back: nsp_free " << attribute(0, driver::sysfs::kEmuNspFree);
     if (HasFailure()) return;
   }

@@ -124,7 +124,7 @@ TEST_F(QaicdTest, DeviceRemovedWhilePartitionedIsDroppedAndTheDaemonServesOn) {
   auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
   ASSERT_TRUE(p) << p.message();
   std::ofstream(emu_->root().path() / "sys/class/accel/accel0/qaic-emu/fault/remove") << "1";
-  ASSERT_TRUE(waitUntil(
+  ASSERT_TRUE(testing::eventually(
       [&] {
         auto d = client.devices();
         auto l = client.list();
@@ -253,7 +253,7 @@ TEST_F(StaticPartitionTest, ADeviceResetEndsLeasesAndStaticPartitionsComeBack) {
   ASSERT_EQ(before->size(), 3u);
   std::ofstream(emu_->root().path() / "sys/class/accel/accel0/qaic-emu/fault/reset") << "1";
   // The reset ends every partition; qaicd forgets the lease and creates the static ones again.
-  ASSERT_TRUE(waitUntil(
+  ASSERT_TRUE(testing::eventually(
       [&] {
         auto now = client.list();
         if (!now || now->size() != 2) return false;
@@ -264,7 +264,7 @@ TEST_F(StaticPartitionTest, ADeviceResetEndsLeasesAndStaticPartitionsComeBack) {
       10s))
       << "static partitions were not re-created after the reset";
   EXPECT_EQ(client.release(leased->id).error(), ENOENT);
-  EXPECT_TRUE(waitUntil([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 3; }, 10s));
+  EXPECT_TRUE(testing::eventually([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 3; }, 10s));
 }
 
 }  // namespace

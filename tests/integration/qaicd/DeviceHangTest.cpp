@@ -36,7 +36,7 @@ class DeviceHangTest : public QaicdTest {
 
   // True once qaicd lists `count` devices, device `id` with `status` (polled for up to 10 s).
   static bool listedWithin10s(QaicdClient& client, std::size_t count, uint32_t id, const std::string& status) {
-    return waitUntil(
+    return testing::eventually(
         [&] {
           auto d = client.devices();
           return d && d->size() == count &&
@@ -102,7 +102,7 @@ TEST_F(DeviceHangTest, AHungDeviceHoldsUpNothingButItsOwnRequests) {
   auto late = pending.get();
   ASSERT_TRUE(late) << late.message();
   EXPECT_EQ(late->device, 0u);
-  ASSERT_TRUE(waitUntil([&] { return deviceWhole(0); }, 5s));
+  ASSERT_TRUE(testing::eventually([&] { return deviceWhole(0); }, 5s));
   auto devices = client.devices();
   ASSERT_TRUE(devices) << devices.message();
   EXPECT_EQ((*devices)[0].status, "Ready");
@@ -122,7 +122,7 @@ TEST_F(DeviceTimeoutTest, ARequestToAHungDeviceIsRefusedAfterTheBoundAndItsLateR
   EXPECT_NE(first.message().find("device 0: not answering"), std::string::npos) << first.message();
   // Once the device's call has run past the bound (it is listed Unresponsive then), a request
   // is refused at once, not queued behind the hung call.
-  ASSERT_TRUE(waitUntil(
+  ASSERT_TRUE(testing::eventually(
       [&] {
         auto d = client.devices();
         return d && !d->empty() && (*d)[0].status == "Unresponsive";
@@ -139,7 +139,7 @@ TEST_F(DeviceTimeoutTest, ARequestToAHungDeviceIsRefusedAfterTheBoundAndItsLateR
   // The firmware answers at last: the partition made for the refused request is removed again.
   hang(0, false);
   // The device whole again is not enough: it is whole until the held create goes through, too.
-  ASSERT_TRUE(waitUntil(
+  ASSERT_TRUE(testing::eventually(
       [&] {
         return qaicd_->log().find("was created after its request timed out: removing it") != std::string::npos &&
                deviceWhole(0);
@@ -165,7 +165,7 @@ TEST_F(DeviceOpeningHangTest, ADeviceHungWhileBeingOpenedIsNotAnsweringNotMissin
   ASSERT_TRUE(listedWithin10s(client, 1, 1, "Ready")) << "qaicd never listed device 1 alone";
   std::vector<std::string> answers;
   bool created = false;
-  ASSERT_TRUE(waitUntil(
+  ASSERT_TRUE(testing::eventually(
       [&] {
         auto p = client.createPartition(Resources{2, 0, 0, 1, 0}, 0u);
         created = created || p;
@@ -204,7 +204,7 @@ TEST_F(DeviceHangTest, AKilledEmulatorsDevicesAreDroppedAndQaicdServesOn) {
     std::filesystem::path log;
     ~Unmount() { testing::runProgram({"/usr/bin/fusermount3", "-u", "-z", root}, log, 10s); }
   } unmount{rootPath(), work() / "fusermount.log"};
-  ASSERT_TRUE(waitUntil(
+  ASSERT_TRUE(testing::eventually(
       [&] {
         auto d = client.devices();
         auto l = client.list();

@@ -240,7 +240,7 @@ TEST_F(KubeletPluginTest, HealthFollowsTheDeviceStatus) {
   auto back = parts.waitFor([](const auto& d) { return countHealthy(d) == 4; }, kWait, parts.updates());
   ASSERT_TRUE(back) << qaicd_->log();
   EXPECT_EQ(ids(*back), (std::vector<std::string>{unit(1, 0), unit(1, 1), unit(2, 0), unit(2, 1)}));
-  EXPECT_TRUE(waitUntil([&] { return profilePartition(1, 0) && profilePartition(1, 1); }, kWait));
+  EXPECT_TRUE(testing::eventually([&] { return profilePartition(1, 0) && profilePartition(1, 1); }, kWait));
 }
 
 TEST_F(KubeletPluginTest, RemovedDevicesDisappearAndHotAddedOnesAppear) {
@@ -502,7 +502,7 @@ TEST_F(KubeletPluginTest, StoppingEndsTheStreams) {
   DeviceWatch& whole = watch(kWhole);
   ASSERT_TRUE(whole.waitFor([](const auto& d) { return d.size() == 1; }, kWait));
   ASSERT_TRUE(stopQaicd()) << "qaicd did not stop on SIGTERM";
-  EXPECT_TRUE(waitUntil([&] { return whole.finished().has_value(); }, kWait)) << "the stream outlived qaicd";
+  EXPECT_TRUE(testing::eventually([&] { return whole.finished().has_value(); }, kWait)) << "the stream outlived qaicd";
   EXPECT_FALSE(std::filesystem::exists(socketOf(kWhole)));
 }
 

@@ -33,7 +33,7 @@ TEST_F(LeaseTest, SigkillOfTheHolderReturnsEverythingWithinOneSecond) {
 
   holder.kill(SIGKILL);
   const auto killed = Clock::now();
-  ASSERT_TRUE(waitUntil([&] { return deviceWhole(); }, 10s)) << "the partition was not returned";
+  ASSERT_TRUE(testing::eventually([&] { return deviceWhole(); }, 10s)) << "the partition was not returned";
   const auto elapsed = Clock::now() - killed;
   EXPECT_LT(elapsed, 1s) << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms";
   EXPECT_EQ(attribute(0, driver::sysfs::kEmuNetworksActive), 0u);
@@ -52,7 +52,7 @@ TEST_F(LeaseTest, ClosingTheConnectionReleasesItsPartitionsOnly) {
     ASSERT_TRUE(leaving.createPartition(Resources{3, 0, 0, 1, 0}));
     EXPECT_EQ(attribute(0, driver::sysfs::kEmuNspFree), kDeviceNsps - 6);
   }
-  ASSERT_TRUE(waitUntil([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 1; }, 10s));
+  ASSERT_TRUE(testing::eventually([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 1; }, 10s));
   EXPECT_EQ(partitionNodes(), std::vector<unsigned>{kept->id});
   // Another connection of the same process does not hold the lease.
   auto other = connect();
@@ -91,13 +91,13 @@ TEST_F(LeaseTest, RestartLeavesPartitionsAndHoldersAndTheHolderExitStillReleases
   watcher.send("exit");
   ASSERT_TRUE(watcher.waitExit(10s));
   const auto exited = Clock::now();
-  ASSERT_TRUE(waitUntil([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 2; }, 10s));
+  ASSERT_TRUE(testing::eventually([&] { return attribute(0, driver::sysfs::kEmuNspFree) == kDeviceNsps - 2; }, 10s));
   EXPECT_LT(Clock::now() - exited, 1s);
   EXPECT_EQ(partitionNodes(), std::vector<unsigned>{adopted});
 
   // The adopted lease now ends with its new connection.
   ASSERT_EQ(adopter.command("reconnect"), "ok");
-  ASSERT_TRUE(waitUntil([&] { return deviceWhole(); }, 10s));
+  ASSERT_TRUE(testing::eventually([&] { return deviceWhole(); }, 10s));
 }
 
 TEST_F(LeaseTest, PartitionsOfHoldersThatDiedWhileQaicdWasDownAreRemovedAtStart) {
@@ -154,7 +154,7 @@ TEST_F(LeaseTest, ConcurrentClientsKeepTheDeviceConsistent) {
     for (int i = 0; i < kClients; ++i)
       clients[i]->send(i % 2 == 0 ? "release " + std::to_string(idOf[i]) : std::string("reconnect"));
     for (auto& c : clients) EXPECT_EQ(c->reply(), "ok") << "round " << round;
-    ASSERT_TRUE(waitUntil([&] { return deviceWhole(); }, 10s)) << "round " << round;
+    ASSERT_TRUE(testing::eventually([&] { return deviceWhole(); }, 10s)) << "round " << round;
   }
   for (auto& c : clients) c->send("exit");
   for (auto& c : clients) EXPECT_TRUE(c->waitExit(10s));

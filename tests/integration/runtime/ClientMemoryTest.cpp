@@ -6,7 +6,6 @@
 #include <iostream>
 
 #include "ProcessUsage.hpp"
-#include "QaicdProcess.hpp"
 #include "RuntimeFixture.hpp"
 #include "Sanitizers.hpp"
 #include "qaic/Partition.hpp"
@@ -21,8 +20,8 @@ TEST_F(RuntimeTest, InferenceSetsCreatedAndDestroyedLeaveTheClientsMemoryAndDesc
   const long cycles = text != nullptr && *text != '\0' ? std::strtol(text, nullptr, 10) : 200;
   ASSERT_GE(cycles, 20);
   const Network network = compile("add", addNetworkIr(kElements));
-  testing::QaicdProcess qaicd(emulator_->rootPath(), work_.path() / "qaicd.sock", work_.path() / "qaicd.log");
-  ::setenv("QAICD_SOCKET", (work_.path() / "qaicd.sock").c_str(), 1);
+  startQaicd();
+  ::setenv("QAICD_SOCKET", socketPath().c_str(), 1);
   struct Unset {
     ~Unset() { ::unsetenv("QAICD_SOCKET"); }
   } unset;

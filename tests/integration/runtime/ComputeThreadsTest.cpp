@@ -29,7 +29,7 @@ class ComputeThreadsTest : public RuntimeTest {
   }
 
   unsigned figure(const char* name) const {
-    const std::string text = emulator_->attribute(0, name);
+    const std::string text = emu_->attribute(0, name);
     EXPECT_FALSE(text.empty()) << name << " unreadable";
     return text.empty() ? 0 : static_cast<unsigned>(std::stoul(text));
   }

@@ -163,13 +163,13 @@ uint64_t responsesSignalled(const testing::EmulatorProcess& emu) {
 TEST_F(DataPathThreadsTest, WithoutPollingTheDeviceSignalsTheResponses) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
   runSynchronously(*set, 1);
-  const uint64_t before = responsesSignalled(*emulator_);
+  const uint64_t before = responsesSignalled(*emu_);
   runSynchronously(*set, kSyncRequests);
   // The device counts the signal just after it publishes the response, which a waiting thread
   // may find by looking before the signal comes: the last count can trail the last return.
-  testing::eventually([&] { return responsesSignalled(*emulator_) - before >= uint64_t{kSyncRequests}; }, 10s, 1ms);
-  EXPECT_EQ(responsesSignalled(*emulator_) - before, uint64_t{kSyncRequests});
-  EXPECT_EQ(datapathCounter(*emulator_, driver::sysfs::kEmuDoorbellPolls), 0u);
+  testing::eventually([&] { return responsesSignalled(*emu_) - before >= uint64_t{kSyncRequests}; }, 10s, 1ms);
+  EXPECT_EQ(responsesSignalled(*emu_) - before, uint64_t{kSyncRequests});
+  EXPECT_EQ(datapathCounter(*emu_, driver::sysfs::kEmuDoorbellPolls), 0u);
 }
 
 class PollingDataPathTest : public DataPathThreadsTest {
@@ -189,13 +189,13 @@ class PollingDataPathTest : public DataPathThreadsTest {
 TEST_F(PollingDataPathTest, RequestsAndResponsesAreFoundByPolling) {
   auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
   runSynchronously(*set, 1);
-  const uint64_t interruptsBefore = datapathCounter(*emulator_, driver::sysfs::kEmuResponseInterrupts);
-  const uint64_t pollsBefore = datapathCounter(*emulator_, driver::sysfs::kEmuDoorbellPolls);
+  const uint64_t interruptsBefore = datapathCounter(*emu_, driver::sysfs::kEmuResponseInterrupts);
+  const uint64_t pollsBefore = datapathCounter(*emu_, driver::sysfs::kEmuDoorbellPolls);
   runSynchronously(*set, kSyncRequests);
-  EXPECT_LT(datapathCounter(*emulator_, driver::sysfs::kEmuResponseInterrupts) - interruptsBefore,
+  EXPECT_LT(datapathCounter(*emu_, driver::sysfs::kEmuResponseInterrupts) - interruptsBefore,
             uint64_t{kSyncRequests / 10})
       << "the device interrupted a polling host";
-  EXPECT_GT(datapathCounter(*emulator_, driver::sysfs::kEmuDoorbellPolls), pollsBefore)
+  EXPECT_GT(datapathCounter(*emu_, driver::sysfs::kEmuDoorbellPolls), pollsBefore)
       << "the device did not poll for the requests";
 }
 

@@ -57,7 +57,7 @@ class DmaBufTest : public RuntimeTest {
       if (entry.path().filename().string().rfind("bo-", 0) == 0) ++n;
     return n;
   }
-  std::filesystem::path readShmDir() const { return emulator_->attribute(0, driver::sysfs::kEmuShmDir); }
+  std::filesystem::path readShmDir() const { return emu_->attribute(0, driver::sysfs::kEmuShmDir); }
   Network network_;
 };
 

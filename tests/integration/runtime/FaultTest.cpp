@@ -196,7 +196,7 @@ TEST_F(LostDeviceTest, KilledEmulatorEndsWaitingAndLaterCallsAsARemovedDevice) {
   });
   std::this_thread::sleep_for(100ms);
   killedAt = std::chrono::steady_clock::now();
-  emulator_->kill();
+  emu_->kill();
   killed.store(true);
   const QStatus firstStatus = set->waitForCompletion(first, 60'000'000);
   const long long firstMs = msSince(killedAt);
@@ -231,7 +231,7 @@ TEST_F(LostDeviceTest, KilledEmulatorEndsWaitingAndLaterCallsAsARemovedDevice) {
   set.reset();
   context_.reset();
   // The killed emulator's mount is stale (ENOTCONN); nothing else unmounts it.
-  testing::runProgram({"/usr/bin/fusermount3", "-u", "-z", emulator_->rootPath().string()}, work_.path() / "umount.log",
+  testing::runProgram({"/usr/bin/fusermount3", "-u", "-z", emu_->rootPath().string()}, work_.path() / "umount.log",
                       std::chrono::seconds(10));
 }
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "QaicdProcess.hpp"
 #include "RuntimeFixture.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "driver/SysfsNames.hpp"
@@ -22,28 +21,16 @@ class PartitionRuntimeTest : public RuntimeTest {
   std::string emulatorConfig() const override {
     return R"({"devices": [{"nsps": 8, "dbcs": 8}], "compute_threads": 1})";
   }
+  bool qaicdAtSetUp() const override { return true; }
   void SetUp() override {
     RuntimeTest::SetUp();
     if (HasFatalFailure()) return;
-    ::setenv("QAICD_SOCKET", socket().c_str(), 1);
-    qaicd_ = std::make_unique<testing::QaicdProcess>(emulator_->rootPath(), socket(), work_ / "qaicd.log");
+    ::setenv("QAICD_SOCKET", socketPath().c_str(), 1);
     network_ = compile("relu", reluNetworkIr(kElements), {"-aic-num-cores=2"});
   }
   void TearDown() override {
-    if (qaicd_ && HasFailure()) std::cerr << "--- qaicd log ---\n" << qaicd_->log();
-    qaicd_.reset();
     ::unsetenv("QAICD_SOCKET");
     RuntimeTest::TearDown();
-  }
-  std::string socket() const { return (work_ / "qaicd.sock").string(); }
-  uint64_t attribute(unsigned id, const std::string& name) const {
-    auto v = driver::SysfsDevice(emulator_->root(), id).readU64(name);
-    if (!v) throw std::runtime_error(v.message());
-    return *v;
-  }
-  bool nodeExists(unsigned id) const {
-    struct stat st {};
-    return ::stat(emulator_->root().nodePath(id).c_str(), &st) == 0;
   }
 
   // Runs `count` inferences on every activation's worth of handles and checks each output.
@@ -67,7 +54,6 @@ class PartitionRuntimeTest : public RuntimeTest {
   }
 
   Network network_;
-  std::unique_ptr<testing::QaicdProcess> qaicd_;
 };
 
 TEST_F(PartitionRuntimeTest, ResourcesForFollowsTheProgramInfo) {
@@ -115,7 +101,7 @@ TEST_F(PartitionRuntimeTest, AContextAcquiresItsOwnPartitionAndRunsInIt) {
 TEST_F(PartitionRuntimeTest, ActivationsBeyondThePartitionAreRefused) {
   auto partition = Partition::acquire(resourcesFor(*network_.qpc, 2), 0, "two");
   EXPECT_EQ(partition->label(), "two");
-  EXPECT_EQ(partition->node(), emulator_->root().nodePath(partition->id()).string());
+  EXPECT_EQ(partition->node(), emu_->root().nodePath(partition->id()).string());
   auto context = Context::Factory(nullptr, {partition->id()});
   {
     auto set = InferenceSet::Factory(context, network_.qpc, partition->id(), 2, 2);
@@ -184,7 +170,7 @@ TEST_F(PartitionRuntimeTest, WithoutQaicdAcquireFailsClearlyAndWholeDevicesStill
     ADD_FAILURE() << "acquired a partition with no qaicd";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), QS_NODEV);
-    EXPECT_EQ(std::string(e.what()), "qaicd is not running (socket " + socket() + ")");
+    EXPECT_EQ(std::string(e.what()), "qaicd is not running (socket " + socketPath() + ")");
   }
   auto context = Context::Factory(nullptr, {});
   auto set = InferenceSet::Factory(context, network_.qpc, 0, 2, 1);

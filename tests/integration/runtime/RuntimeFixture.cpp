@@ -7,28 +7,23 @@
 #include <fstream>
 #include <sstream>
 
+#include "CompileProgram.hpp"
+#include "HostReference.hpp"
 #include "Process.hpp"
 #include "driver/SysfsDevice.hpp"
-#include "ir/Graph.hpp"
-#include "ir/Weights.hpp"
-#include "kernels/HostProgram.hpp"
 
 namespace qaic::rt::test {
 
 void RuntimeTest::SetUp() {
-  testing::EmulatorOptions options;
-  options.config = emulatorConfig();
-  options.arguments = emulatorArguments();
-  emulator_ = std::make_unique<testing::EmulatorProcess>(options);
-  ::setenv("QAIC_ROOT", emulator_->rootPath().c_str(), 1);
+  QaicdFixture::SetUp();
+  if (HasFatalFailure()) return;
+  ::setenv("QAIC_ROOT", rootPath().c_str(), 1);
 }
 
 void RuntimeTest::TearDown() {
   context_.reset();
   ::unsetenv("QAIC_ROOT");
-  // How the emulator itself shuts down is the emulator suite's business; here it only has to go.
-  if (emulator_ && !emulator_->stop()) std::fprintf(stderr, "note: qaic-emu had to be killed\n");
-  emulator_.reset();
+  QaicdFixture::TearDown();
 }
 
 Network RuntimeTest::compile(const std::string& name, const std::string& irJson,
@@ -43,17 +38,7 @@ Network RuntimeTest::compileFile(const std::string& name, const std::filesystem:
   Network network;
   network.irPath = irPath;
   network.qpcDir = work_ / (name + "-qpc");
-  std::vector<std::string> argv = {testing::programPath("qaic-exec").string(), "-m=" + network.irPath.string(),
-                                   "-aic-binary-dir=" + network.qpcDir.string()};
-  argv.insert(argv.end(), options.begin(), options.end());
-  const std::string log = (work_ / (name + "-exec.log")).string();
-  const auto status = testing::runProgram(argv, log, std::chrono::seconds(60));
-  if (!status.exited || status.code != 0) {
-    std::ifstream in(log);
-    std::stringstream text;
-    text << in.rdbuf();
-    throw std::runtime_error("qaic-exec failed on " + name + ": " + text.str());
-  }
+  testing::compileProgram(network.irPath, network.qpcDir, options);
   network.qpc = Qpc::Factory(network.qpcDir.string());
   return network;
 }
@@ -67,43 +52,11 @@ std::shared_ptr<Context> RuntimeTest::makeContext(LogCallback log, ErrorHandler 
 std::vector<std::vector<float>> RuntimeTest::expected(const Network& network,
                                                       const std::vector<std::vector<float>>& inputs,
                                                       const std::vector<std::vector<int64_t>>& inputDims) {
-  ir::Graph graph = ir::loadGraph(network.irPath.string());
-  ir::inferShapes(graph);
-  std::unique_ptr<ir::WeightsFile> weights;
-  if (!graph.weightsFile.empty())
-    weights = ir::WeightsFile::open((network.irPath.parent_path() / graph.weightsFile).string());
-  auto program = kernels::HostProgram::build(graph, [&](std::string_view tensor) -> const ir::WeightTensor* {
-    return weights ? weights->find(tensor) : nullptr;
-  });
-  std::vector<kernels::TensorView> ins;
-  std::vector<std::vector<float>> inCopies = inputs;
-  std::size_t next = 0;
-  for (const auto& io : graph.io) {
-    if (io.direction != ir::Direction::In) continue;
-    const ir::Dims dims = next < inputDims.size() && !inputDims[next].empty() ? inputDims[next] : io.dims;
-    ins.push_back({ir::DType::Float, dims, inCopies[next].data(), inCopies[next].size() * sizeof(float)});
-    ++next;
-  }
-  std::vector<std::vector<float>> outs;
-  std::vector<kernels::TensorView> outViews;
-  for (const auto& io : graph.io) {
-    if (io.direction != ir::Direction::Out) continue;
-    outs.emplace_back(static_cast<std::size_t>(ir::elementCount(io.dims)));
-  }
-  std::size_t o = 0;
-  for (const auto& io : graph.io) {
-    if (io.direction != ir::Direction::Out) continue;
-    outViews.push_back({ir::DType::Float, io.dims, outs[o].data(), outs[o].size() * sizeof(float)});
-    ++o;
-  }
-  program->run(ins, outViews);
-  for (std::size_t i = 0; i < outs.size(); ++i)
-    outs[i].resize(static_cast<std::size_t>(ir::elementCount(outViews[i].dims)));
-  return outs;
+  return testing::hostReferenceOutputs(network.irPath, inputs, inputDims);
 }
 
 void RuntimeTest::writeSysfs(const std::string& attribute, const std::string& value) {
-  driver::SysfsDevice device(emulator_->root(), 0);
+  driver::SysfsDevice device(emu_->root(), 0);
   auto rc = device.write(attribute, value);
   ASSERT_TRUE(rc.ok()) << attribute << ": " << rc.message();
 }

@@ -1,6 +1,7 @@
-// The fixture of every runtime integration test: a real qaic-emu on a private root (the test
-// support's EmulatorProcess), QAIC_ROOT pointing at it, small networks compiled with the
-// real qaic-exec, and the host executor (kernels::HostProgram) computing expected outputs.
+// The fixture of every runtime integration test: the test support's emulator + qaicd fixture
+// (QaicdFixture, qaicd off unless a test asks for it), QAIC_ROOT pointing at the emulator, small
+// networks compiled with the real qaic-exec, and the host executor computing expected outputs
+// (tests/support HostReference).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "EmulatorProcess.hpp"
 #include "HostBuffers.hpp"
 #include "NetworkIr.hpp"
+#include "QaicdFixture.hpp"
 #include "TempDir.hpp"
 
 namespace qaic::rt::test {
@@ -27,12 +29,11 @@ struct Network {
   std::shared_ptr<Qpc> qpc;
 };
 
-class RuntimeTest : public ::testing::Test {
+class RuntimeTest : public testing::QaicdFixture {
  protected:
   // The emulator's JSON configuration (docs/emulator.md); empty means the default device.
-  virtual std::string emulatorConfig() const { return {}; }
-  // More qaic-emu arguments (e.g. --trace-requests).
-  virtual std::vector<std::string> emulatorArguments() const { return {}; }
+  std::string emulatorConfig() const override { return {}; }
+  bool qaicdAtSetUp() const override { return false; }
 
   void SetUp() override;
   void TearDown() override;
@@ -50,8 +51,6 @@ class RuntimeTest : public ::testing::Test {
                                            const std::vector<std::vector<int64_t>>& inputDims = {});
   void writeSysfs(const std::string& attribute, const std::string& value);
 
-  std::unique_ptr<testing::EmulatorProcess> emulator_;
-  testing::TempDir work_{"qaic-runtime-test"};
   // The test's context, if it makes one; TearDown releases it (the runtime closes its device
   // file) before the emulator stops.
   std::shared_ptr<Context> context_;

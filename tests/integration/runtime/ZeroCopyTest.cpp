@@ -51,7 +51,7 @@ class ZeroCopyTest : public RuntimeTest {
   // The device's account of the last request it ended (--trace-requests).
   DeviceBytes lastRequest() const {
     static const std::regex line(R"(ended, code 0, (\d+) bytes to the device, (\d+) from it, (\d+) of them in place)");
-    const std::string log = emulator_->log();
+    const std::string log = emu_->log();
     DeviceBytes last;
     for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator(); ++it)
       last = {std::stoull((*it)[1]), std::stoull((*it)[2]), std::stoull((*it)[3])};

@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "GraphBuilder.hpp"
-#include "base/CacheLineAllocator.hpp"
 
 namespace qaic::kernels::test {
 namespace {
@@ -168,8 +167,8 @@ TEST(KernelsHostProgramThreads, ProgramsBuiltOnOneThreadRunConcurrentlyOnTwo) {
 // private packed copies computes.
 TEST(KernelsHostProgramThreads, ProgramsSharingPackedConstantsBuildAndRunConcurrently) {
   const Net net;
-  std::vector<float, CacheLineAllocator<float>> convWeight(net.convWeight.begin(), net.convWeight.end());
-  std::vector<float, CacheLineAllocator<float>> fcWeight(net.fcWeight.begin(), net.fcWeight.end());
+  CacheLineVector<float> convWeight(net.convWeight.begin(), net.convWeight.end());
+  CacheLineVector<float> fcWeight(net.fcWeight.begin(), net.fcWeight.end());
   std::vector<ir::WeightTensor> weights = {
       {"cw",
        ir::DType::Float,

@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "GraphBuilder.hpp"
-#include "base/CacheLineAllocator.hpp"
 #include "ir/Weights.hpp"
 
 namespace qaic::kernels::test {
@@ -53,7 +52,7 @@ TEST(KernelsMemoryPlan, ReshapeIsAViewOfItsSource) {
 
 // Constant data aligned like a container's, looked up by name.
 struct Constants {
-  std::vector<float, CacheLineAllocator<float>> weight;
+  CacheLineVector<float> weight;
   ir::WeightTensor view;
   ConstantLookup lookup() {
     view.data = std::as_bytes(std::span(weight.data(), weight.size()));

@@ -1,0 +1,62 @@
+// qaic-exec on an ONNX model (generated with the Debian python3-onnx at test time).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "Process.hpp"
+#include "TempDir.hpp"
+#include "TestModels.hpp"
+#include "container/QpcImage.hpp"
+
+namespace qaic::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(QaicExecOnnx, SymbolicBatchFromDefineSymbol) {
+  TempDir dir("qaic-exec-onnx");
+  const std::string model = (dir.path() / "relu.onnx").string();
+  const auto gen = runCapturing(
+      {"/usr/bin/python3", (sourceDir() / "tests/integration/qaic-exec/make_relu_onnx.py").string(), model}, 60s);
+  ASSERT_EQ(gen.exitCode, 0) << gen.err;
+  const std::string out = (dir.path() / "out").string();
+  const auto r = runTool("qaic-exec", {"-m=" + model, "-aic-binary-dir=" + out, "-onnx-define-symbol=N,3"});
+#ifdef QAIC_HAVE_ONNX
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto image = container::QpcImage::open(out + "/programqpc.bin");
+  ASSERT_EQ(image->buffers().size(), 2u);
+  EXPECT_EQ(image->buffers()[0].io.dims, (ir::Dims{3, 4}));
+  EXPECT_EQ(image->buffers()[1].io.direction, ir::Direction::Out);
+  EXPECT_EQ(image->programs()[0].name, "relu");
+#else
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("ONNX support not built"), std::string::npos) << r.err;
+#endif
+}
+
+// Every unsupported operator, attribute and attribute value of a model in one error, exit 2, and
+// no container left behind.
+TEST(QaicExecOnnx, EveryOffenderInOneErrorExitTwo) {
+  TempDir dir("qaic-exec-onnx");
+  const std::string model = (dir.path() / "unsupported.onnx").string();
+  const auto gen = runCapturing(
+      {"/usr/bin/python3", (sourceDir() / "tests/integration/qaic-exec/make_unsupported_onnx.py").string(), model},
+      60s);
+  ASSERT_EQ(gen.exitCode, 0) << gen.err;
+  const std::string out = (dir.path() / "out").string();
+  const auto r = runTool("qaic-exec", {"-m=" + model, "-aic-binary-dir=" + out});
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+#ifdef QAIC_HAVE_ONNX
+  for (const char* offender :
+       {"Unique (node 'unique')", "NonZero (node 'nonzero')", "Relu node 'relu': attribute 'sharpness'",
+        "Resize node 'crop': attribute 'coordinate_transformation_mode' is 'tf_crop_and_resize'"}) {
+    EXPECT_NE(r.err.find(offender), std::string::npos) << offender << " missing from: " << r.err;
+  }
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one error line: " << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out + "/programqpc.bin"));
+#endif
+}
+
+}  // namespace
+}  // namespace qaic::testing
