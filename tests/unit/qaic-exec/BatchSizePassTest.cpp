@@ -9,7 +9,7 @@ namespace qaic::compiler {
 namespace {
 
 Variant batchable() {
-  const auto path = qaic::testing::sourceDir() / "tests/unit/container/data/batchable.json";
+  const auto path = qaic::testing::sourceDir() / "tests/support/models/batchable.json";
   return testing::variantOf(ir::loadGraph(path.string()));
 }
 

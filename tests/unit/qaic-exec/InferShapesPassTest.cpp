@@ -20,7 +20,7 @@ TEST(InferShapesPass, FillsEveryTensor) {
 }
 
 TEST(InferShapesPass, AShapeErrorNamesTheOp) {
-  const auto path = qaic::testing::sourceDir() / "tests/unit/container/data/bad_shape.json";
+  const auto path = qaic::testing::sourceDir() / "tests/support/models/bad_shape.json";
   Variant variant = testing::variantOf(ir::loadGraph(path.string()));
   const ExecOptions options;
   try {

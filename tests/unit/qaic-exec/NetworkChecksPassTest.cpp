@@ -10,7 +10,7 @@ namespace qaic::compiler {
 namespace {
 
 std::string refusal(const std::string& dataFile) {
-  const auto path = qaic::testing::sourceDir() / "tests/unit/container/data" / dataFile;
+  const auto path = qaic::testing::sourceDir() / "tests/support/models" / dataFile;
   Variant variant = testing::variantOf(ir::loadGraph(path.string()));
   const ExecOptions options;
   try {
