@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Entry point. Everything builds through CMake into build/ (programs in build/bin/).
 #   make          build the product: libraries, programs, the Python module (no tests)
 #   make deps     install missing Debian packages (scripts/install-deps.sh)

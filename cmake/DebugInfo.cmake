@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Debug information of the Debug and RelWithDebInfo builds: line tables (-g1) unless
 # QAIC_FULL_DEBUG_INFO is ON. Line tables are what backtraces, sanitizer reports and perf need;
 # full -g also describes every type and variable, which cost a quarter to a third of the compile

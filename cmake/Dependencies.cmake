@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Debian 12 packages (scripts/install-deps.sh). A missing one stops configuration with its name.
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # make install / make uninstall / make package: what the stack installs (GNUInstallDirs; PREFIX
 # and DESTDIR as usual). Only public parts are installed: libqaic.so with its SONAME, the public
 # headers, qaic.pc and the qaic CMake package, the programs, their man pages, the udev rules, the

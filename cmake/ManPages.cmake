@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Man pages built from each program's own --help and --version by help2man (Debian's help2man),
 # so that the man page says exactly what --help says; the README carries the same text between
 # markers, and tests/install/test_docs.py fails when the three disagree.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 if(QAIC_SANITIZE)
   string(REPLACE "," ";" _sanitizers "${QAIC_SANITIZE}")
   foreach(s IN LISTS _sanitizers)

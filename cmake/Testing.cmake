@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What `make` leaves out: tests/ is added with EXCLUDE_FROM_ALL, so the default build is the
 # product (libraries, programs, the Python module). `make test` builds qaic_tests (every test
 # program and the helpers tests start), `make tsan` qaic_threaded_tests (those labelled threaded,

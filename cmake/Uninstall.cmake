@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # make uninstall: removes every file (and symlink) that the last `make install` listed in
 # install_manifest.txt, then the directories that only this project's files lived in, when they
 # are empty. Usage: cmake -DMANIFEST=<build>/install_manifest.txt -P Uninstall.cmake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every target of the project compiles with warnings as errors.
 add_compile_options(-Wall -Wextra -Werror)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Type stubs of qaicrt (python/qaicrt/*.cpp): libqaic's runtime API, seed 001. Kept complete by
 # tests/python/test_python_docs.py, which compares them with the module.
 import enum

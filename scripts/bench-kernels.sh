@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Device-format conversion throughput as a ratio to memcpy of the same bytes, measured in the
 # same run. Usage: scripts/bench-kernels.sh [BUILD_DIR] (default build). Goal: ratio >= 0.8 for
 # the product path (ConversionPath::Auto: the AVX-512 or F16C/AVX2 kernels, as Auto picks them

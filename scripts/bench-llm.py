@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """make bench, LLM: a GPT-2-small-shaped decoder (12 layers, hidden 768, 12 heads, ctx_len 256,
 vocab 50257) generating on the emulated card against PyTorch's own generation with its KV cache,
 in the same run and at the same thread count.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Full-size networks, batch 1, in one run:
 #   1. host-executor latency against PyTorch's on the same inputs at the same thread count (the
 #      machine's threads, then 1): host / PyTorch, goal <= 1.0;

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """make bench, Python: qaic.Session against the C++ runtime and qaic-runner, in the same run.
 
   bench-python.py BUILD_DIR [--blocks N]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make bench: every benchmark, each reported as a ratio to a baseline measured in the same run.
 #   device-format conversion vs memcpy      (scripts/bench-kernels.sh; goal >= 0.8x)
 #   ResNet-18 / MobileNetV2 host vs PyTorch  (scripts/bench-models.sh; goal <= 1.0x latency)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks the tree's style and exits 1 when any check fails (0 when all pass, 2 on a usage or tool
 # error). Three checks, each over the files of its kind:
 #   C and C++     follow the top-level .clang-format; each file that does not is listed with how

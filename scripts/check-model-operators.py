@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Which ONNX operators PyTorch 1.13 exports for real networks, and whether the importer claims them.
 
 Run with Debian's /usr/bin/python3 (python3-torch 1.13, python3-torchvision 0.14, python3-onnx):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make demo: the whole stack end to end on an emulated device.
 #   1. start qaic-emu on a temporary root, and qaicd on it
 #   2. compile examples/smallcnn with qaic-exec

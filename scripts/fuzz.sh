@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make fuzz / fuzz-report / fuzz-minimize: libFuzzer campaigns that add up across runs.
 #
 #   scripts/fuzz.sh run BUILD_DIR SECONDS [TARGET...]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the ONNX backend node tests for the operators the importer claims.
 
 Run with Debian's /usr/bin/python3 (python3-onnx 1.12, python3-numpy):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the sample network examples/smallcnn/: smallcnn.json (the IR) and
 smallcnn.weights.bin (its weights, in the layout of docs/formats/ir.md).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages the project needs, and only those that are missing.
 # Idempotent: a second run installs nothing and prints one line.
 set -euo pipefail

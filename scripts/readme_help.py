@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The README carries each program's --help verbatim between markers, so that --help, the README
 and the man page (built from --help by help2man) say the same thing. This module finds and renders
 those blocks; tests/install/test_docs.py uses it to check them, and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks that tests/ mirrors the product (ctest: structure.test_includes).
 
 1. Every folder under tests/unit and tests/integration is named after one product part.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # An example CI job on a machine where the qaic-stack packages are installed (docs/ci.md): start
 # emulated devices, compile a network, run it with qaic-runner and from Python, stop the devices.
 # Your job replaces the compile and run lines with its own tests; the environment is the same.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make package: the Debian packages of a built tree, from what `cmake --install` puts into /usr,
 # one package per install component (cmake/Install.cmake):
 #   libqaic1    the runtime library (libqaic.so.1)

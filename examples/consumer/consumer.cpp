@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An out-of-tree program against an installed libqaic: loads a compiled program, runs one
 // inference with every input byte set to `fill` on device 0, prints each output's first values.
 //   consumer <program dir> [fill]        (devices under $QAIC_ROOT, as for every qaic tool)

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Exports a small GPT-style decoder in the KV-cache convention the card's LLM flow uses, and
 runs PyTorch's own greedy generation with it as the reference.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Greedy text generation with a decoder exported by export_decoder.py (the KV-cache convention:
 // input_ids, position_ids, past_key.<i>, past_value.<i> in; logits and <X>_RetainedState out),
 // on libqaic's public API only. Prefill runs the prompt in one inference, then each decode step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pages behind buffer objects, as the kernel's GEM objects and dma-bufs hold them: a memory
 // file the emulator created for CREATE_BO, or a file a client handed over by descriptor (PRIME
 // import: a BO exported by any device, a memfd, a dma-buf). A memory is shared by every BO that

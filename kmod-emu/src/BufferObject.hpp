@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A buffer object, the emulator's GEM object: its memory (created by CREATE_BO or imported by
 // PRIME_FD_TO_HANDLE), its slicing (one DBC, one direction) and the state of its last EXECUTE_BO
 // submission. Like the kernel's object it has several holders, each a shared_ptr: the handles

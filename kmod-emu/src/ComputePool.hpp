@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host cores the emulated NSPs compute on, shared by every activation of an emulator. A
 // program run holds as many of them as the threads its kernels were built for (its NSPs,
 // capped by the pool), so concurrent activations never compute on more threads than the pool

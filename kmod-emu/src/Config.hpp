@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-emu's configuration: the emulated devices and the device-node policy. The JSON format is
 // documented in docs/emulator.md; every field is optional and falls back to an AIC100-like card.
 #pragma once

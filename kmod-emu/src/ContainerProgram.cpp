@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A DeviceProgram from a programqpc.bin: QpcImage validates the container, the program's JSON IR
 // becomes a HostProgram, and each run converts inputs from their device format, runs, and writes
 // outputs in their declared device format plus the response descriptor (device-protocol.md 4).

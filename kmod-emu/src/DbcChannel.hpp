@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The channel of one active DBC: processes request elements in ring order (presync semaphores,
 // DMA through the IOMMU, postsync semaphores, doorbell) and writes completions, waking the host
 // through the response futex or the eventfd "interrupt". Its thread sleeps on the doorbell futex,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One device's lifecycle and faults: construction, opening and releasing its files, the DBCs
 // and resources activations draw and give back, the end of activations (release_dbc), shutdown,
 // reset, the error state, removal, the end of partitions, and the faults a channel meets (an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One emulated AIC100: its resources, open files, DBCs and their activations, faults, and the
 // sysfs view of all that. The FUSE layer calls open/release/ioctl/attribute; channels call back
 // through ChannelHost. One mutex guards the control state; it is never held while joining a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data path: buffer objects (CREATE_BO, MMAP_BO, their GEM handles with GEM_CLOSE, FLINK
 // and OPEN, and PRIME), slices, EXECUTE, WAIT, perf stats and the DBC window's description,
 // validated the way the mainline driver does; and what a channel asks of the device while it

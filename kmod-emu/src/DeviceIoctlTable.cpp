@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ioctl table of a device node and its dispatch, as drm_ioctl() does them, and the DRM
 // core's own ioctls as the mainline kernel answers them on an accel node: the file is never a
 // DRM master, is authenticated only when its opener had CAP_SYS_ADMIN (uid 0 here), and belongs

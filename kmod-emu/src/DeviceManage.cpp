@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MANAGE: the control messages a driver relays to the device's firmware. Transactions run in
 // order; the answers are written over the caller's message buffer as the mainline driver does.
 #include <sys/stat.h>

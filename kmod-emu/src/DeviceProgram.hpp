@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What an activation runs on its NSPs: a program loaded from a validated container. The device
 // only needs its resource needs and addresses, and a way to run it over the activation's IO
 // region; ContainerProgram.cpp builds one from programqpc.bin.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device's sysfs directory, sys/class/accel/accelN (and a partition's, accel100+): the
 // attribute names; reading them (mainline's attributes, the firmware's identity and telemetry,
 // the STATUS query's figures under qaic-emu/); writing the fault files; and the status report

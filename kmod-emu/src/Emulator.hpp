@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One qaic-emu instance: the devices of a configuration, their shared-memory directory, and the
 // FUSE file system that serves dev/accel and sys/class/accel under a root.
 // start() returns once the tree is mounted and served; stop() (or destruction) aborts every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The file tree qaic-emu serves under its root: dev/accel/accelN (device nodes),
 // sys/class/accel/accelN/... (attributes), sys/module/qaic/parameters/ (the module's
 // parameters) and sys/bus/qaic-emu/ (the emulator's own controls),

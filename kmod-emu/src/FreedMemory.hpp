@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Why the emulator manages its heap by hand. The emulated NSPs compute on worker threads, and
 // glibc gives such threads their own malloc arenas. A network's tensors are freed when an
 // inference or activation ends, but glibc raises its mmap threshold after each large free (up to

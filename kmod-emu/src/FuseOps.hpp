@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The libfuse low-level operations of qaic-emu's file tree (userdata: the Emulator).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FUSE as an ordinary user. libfuse mounts through the setuid fusermount3 by itself when mount(2)
 // says EPERM, but only after opening /dev/fuse, and fusermount3 opens /dev/fuse with the
 // caller's rights too (it drops to the caller's fsuid for that open): the device's mode is the

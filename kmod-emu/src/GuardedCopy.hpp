@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copies to or from memory a client shares with the emulator (a BO's memory file, an imported
 // memfd). The client owns that file and may truncate it under the emulator's mapping; an access
 // past the new end raises SIGBUS, which would kill the emulator and every client with it. The

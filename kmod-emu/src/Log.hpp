@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-emu's diagnostics on stderr: errors always, details with -v.
 #pragma once
 

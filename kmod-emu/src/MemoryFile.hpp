@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory files on tmpfs that the emulator and one client both map (docs/device-protocol.md
 // section 1): the instance's shared-memory directory and one mapped file in it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The mainline qaic module's parameters, shown under sys/module/qaic/parameters/ and shared by
 // every device of an emulator instance as a loaded module's are by every card it drives. The
 // initial values come from the configuration (as from modprobe); those mainline declares 0600

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-open-file state of a device node, like a DRM file: everything it holds is freed when the
 // file is released (the TERMINATE semantics). Guarded by the owning Device's mutex.
 #pragma once

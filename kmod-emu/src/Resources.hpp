@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a device's resources (rt::Resources: what it has, a resource group holds and an
 // activation uses) are reserved: resource groups and partitions.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The retained state of one activation (qaic-exec -retained-state): one buffer of device memory
 // per retained pair, zeros from activation on, read by each run as the pair's input and written
 // as its output. Where the program's graph lets the output be written where the input is read (a

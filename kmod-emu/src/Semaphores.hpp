@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The 32 twelve-bit semaphores of one DBC. Waits are bounded and end early when the channel is
 // cancelled, so a missing INC shows up as a completion code, never as a hung channel.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads and writes the memory of the process that issued an ioctl, the way the kernel's
 // copy_from_user / copy_to_user do for embedded pointers (FUSE copies only the fixed argument).
 #pragma once

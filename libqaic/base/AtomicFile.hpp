@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A file that is complete or absent: bytes go to a temporary beside `path` (mkstemp), are
 // flushed to disk, get `mode`, and only then are renamed over `path`. A full disk, an error or a
 // crash never leaves a truncated file under the final name, and the temporary is removed on

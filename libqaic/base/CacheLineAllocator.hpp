@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An allocator whose storage starts on a 64-byte cache line. Used where the placement matters:
 // the emulator's copy of a transferred programqpc.bin (the container promises its constants that
 // alignment, as a mapped file has it), and user buffers that device formats are converted into

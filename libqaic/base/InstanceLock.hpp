@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The liveness mark of a running process that others must be able to test without asking it:
 // an open file description lock (F_OFD_SETLK) on a file, held for the holder's lifetime. The
 // kernel drops it when the holder's last descriptor closes, which happens as the process exits,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One MAP_SHARED mapping of a memory file in the emulator's shared-memory directory, with the
 // descriptor it came from. Unmaps and closes exactly once.
 #pragma once

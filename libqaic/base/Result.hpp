@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The outcome of a system call or ioctl: a value, or the errno that explains why not, with the
 // operation (and file, where there is one) named for messages. EAGAIN and every other errno are
 // values here, never exceptions, so a caller can retry or report without unwinding.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Little-endian scalars and checked arithmetic for the container format. Reads go through
 // memcpy, so unaligned offsets in untrusted files are never dereferenced as wider types.
 #pragma once

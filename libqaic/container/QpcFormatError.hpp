@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one error type of the program container: reading and writing programqpc.bin.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A validated, read-only view of a program container (programqpc.bin). Every count, offset,
 // size, string and enum is checked before use; after open()/fromBytes() returns, everything it
 // exposes is consistent and in bounds. Constant data and program payloads are spans into the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The byte layout of programqpc.bin (docs/formats/qpc.md): the only place offsets and entry
 // sizes are spelled out, shared by QpcWriter.cpp and QpcImage.cpp. Private to the container.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a program container holds, as plain structs shared by the writer (qaic-exec), the
 // reader (QpcImage: runtime, emulator, qaic-util) and the tests. The byte layout is in
 // docs/formats/qpc.md and lives only in QpcWriter.cpp / QpcImage.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The entries of an untrusted programqpc.bin (io buffers, allowed shapes, programs, constants):
 // every enum, dims, size and index is checked, with overflow-checked arithmetic.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Header, section table and string table of an untrusted programqpc.bin: nothing is used
 // before it has been checked against the bytes that hold it.
 #include <zlib.h>

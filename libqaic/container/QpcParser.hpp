@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The validating parser behind QpcImage, split by concern: QpcParseSections.cpp checks the
 // header, the section table and the string table; QpcParseEntries.cpp the entries that use them.
 // Private to the container.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Serializes QpcContents into the programqpc.bin format (docs/formats/qpc.md). The writer checks
 // what the reader checks (names, dims, sizes, indices), so it never produces a file the reader
 // rejects; index fields are taken from positions and must already match them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What activations of one program draw from a device: NSPs, multicast ids, semaphores, one
 // virtual channel (DBC) each, and DDR for the IO region plus the constants. This is the one rule
 // for it: libqaic sizes a partition with it and the emulator charges an activation with it, so

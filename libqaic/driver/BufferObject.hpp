@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A buffer object and this process's mapping of it: created (CREATE_BO, MMAP_BO, then on the
 // emulator the memory file <shm_dir>/bo-<offset>, docs/device-protocol.md section 1; on a real
 // device the node at the fake offset) or imported from a dma-buf descriptor (PRIME_FD_TO_HANDLE,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "interrupt" of a DBC: an eventfd the device writes to when a response lands in a FIFO the
 // host had emptied (docs/device-protocol.md section 3). Pass fd() in the activate transaction.
 // libqaic's runtime waits on fd() through io_uring; wait() is the plain poll(2) form for tools

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data path of one activated DBC, bypassing FUSE (docs/device-protocol.md section 3): the
 // window file named by QAIC_EMU_DBC_INFO holds the register page, the request FIFO and the
 // response FIFO. submit() writes request elements, advances the request tail (the doorbell) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One open accel device node ($QAIC_ROOT/dev/accel/accelN, opened O_CLOEXEC) and typed wrappers
 // for the uAPI ioctls and the DRM core's (through libdrm). Every wrapper returns the errno as a
 // value (EAGAIN included) and never throws. Closing the node frees everything the open file held

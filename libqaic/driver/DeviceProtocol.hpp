@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device protocol of docs/device-protocol.md as types and constants: what the uAPI leaves to
 // firmware and to the emulator (memory files, IO virtual addresses, the DBC window and its
 // registers, request/response elements, descriptors, completion codes, the manage-message

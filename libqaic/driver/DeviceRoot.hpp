@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where devices live: $QAIC_ROOT/dev/accel/accelN and $QAIC_ROOT/sys/class/accel/accelN/, with
 // QAIC_ROOT unset (or empty) meaning "/", so the same code finds real and emulated devices.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data path's futex calls on a DBC window's words (docs/device-protocol.md section 3): the
 // doorbell's FUTEX_WAKE and a synchronous waiter's FUTEX_WAIT. They go through the calling
 // thread's io_uring as IORING_OP_FUTEX_WAKE / IORING_OP_FUTEX_WAIT where the kernel has them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The manage calls a runtime or qaicd makes, each one MANAGE ioctl with its reply checked:
 // program loads, activation, deactivation, status and resource groups
 // (docs/device-protocol.md section 7). A malformed reply is EPROTO with the parser's message.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Manage messages of the uAPI (DRM_IOCTL_QAIC_MANAGE): a builder for the transactions a user
 // sends and a bounds-checked parser for the transactions the device writes back into the same
 // buffer. The buffer is always QAIC_MANAGE_MAX_MSG_LENGTH bytes, because the reply may be longer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulator reads embedded user pointers from its clients' memory (process_vm_readv) and takes
 // their completion eventfds (pidfd_getfd), both under the ptrace access rule. With Yama's
 // ptrace_scope at 1 only a declared tracer may do that, so a client declares the emulator.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The request element for one attached slice (docs/device-protocol.md sections 2, 3 and 6): what
 // the kernel side builds from a slice on EXECUTE_BO, and what the runtime writes into the mapped
 // ring itself. One place for the mapping slice -> element so both paths agree.

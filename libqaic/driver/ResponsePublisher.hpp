@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device's side of the response FIFO of a DBC window (docs/device-protocol.md section 3):
 // appending one response and deciding whether the host needs an interrupt for it. The emulator's
 // channel uses it, and so do the tests that play the device against DbcWindow.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attribute files of one device's class directory ($QAIC_ROOT/sys/class/accel/accelN/),
 // including the PCI-device side under device/ and the emulator's qaic-emu/ (names: SysfsNames.hpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The names of the files in a device's class directory ($QAIC_ROOT/sys/class/accel/accelN/),
 // relative to it: the one definition the emulator publishes and the runtime, the tools, qaicd
 // and the tests read. Mainline's qaic driver gives the class attributes (dbc<N>_state) and the

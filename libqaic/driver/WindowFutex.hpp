@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The futex words of a DBC window (doorbell, response; docs/device-protocol.md section 3). They
 // are shared futexes, without FUTEX_PRIVATE_FLAG: the thread that wakes and the thread that sleeps
 // are in different processes mapping the same file. The device (qaic-emu) and the host

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The in-memory network IR (seed 004 plus the project's `io` section). One model shared by
 // the compiler (qaic-exec), the ONNX importer, the host executor (lightnet, emulated NSPs)
 // and the program container, so every part reads a network the same way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parseGraph: JSON text -> Graph, enforcing every structural rule of the IR (seed 004,
 // lightnet-ops.md "General rules", each op's params, the io section). Shape-dependent rules are
 // left to inferShapes.

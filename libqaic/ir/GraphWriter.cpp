@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toJson: the Graph back to the JSON IR, in the form parseGraph reads.
 #include <cmath>
 #include <nlohmann/json.hpp>

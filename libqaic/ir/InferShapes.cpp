@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape inference: runs each op's registry shape rule in order, after the rank-dependent
 // parameter lengths that parsing could not check.
 #include "ir/OpError.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the `io` and `allowed_shapes` sections of the IR.
 #pragma once
 

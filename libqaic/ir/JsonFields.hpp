@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: strict field access on parsed JSON objects. Every failure throws IrError whose
 // message starts with `where` (e.g. "net.json: io[0] 'image'") and names the field.
 #pragma once

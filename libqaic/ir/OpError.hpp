@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one message form for operator problems: "op 'NAME' (OPTYPE): KIND 'ARG': detail", so the
 // parser, the shape rules and the typed getters all name the op and argument the same way.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The operator registry: for every optype its tensor argument names, its parameters (name, type,
 // constraint) and its shape rule. The parser, shape inference, the executor, the ONNX importer
 // and docs/formats/ir.md all follow this one table.

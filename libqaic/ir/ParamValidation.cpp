@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks one op's params against its registry entry: the declared set exactly, then each value's
 // type, enum membership, fixed array length and per-element bound.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the structural checks and shape rules the registry table points at, and the small
 // helpers they share.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the shape rules, the structural (shape-free) checks, and the rules of the
 // creating and printing ops.
 #include <algorithm>

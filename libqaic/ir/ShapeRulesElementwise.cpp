@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape rules of the element-wise operators and the reductions.
 #include "ir/ShapeRules.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape rules of the indexing operators (gather, scatter and their element-wise and N-D forms)
 // and of cast.
 #include "ir/ShapeRules.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape rules of matmul (NumPy semantics) and gemm (ONNX Gemm semantics).
 #include "ir/ShapeRules.hpp"
 

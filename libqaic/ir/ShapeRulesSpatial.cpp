@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape rules of the convolution, pooling, normalization and resizing operators.
 #include <cmath>
 

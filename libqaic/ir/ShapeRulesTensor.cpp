@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape rules of the data-movement, element-wise and reduction operators.
 #include <cmath>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The weights side file of an IR: named tensors in one binary file, so large constants never
 // live in JSON arrays. A `create` op with from_file=true takes its data from here by tensor name.
 // The layout is documented in docs/formats/ir.md.

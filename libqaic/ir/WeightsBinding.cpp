@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matching `create` ops with from_file=true against a weights file, and locating that file.
 #include <filesystem>
 

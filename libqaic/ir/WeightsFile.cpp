@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opening a weights file: map it read-only, then trust nothing in it until every count, offset
 // and size has been checked against the file length (with overflow checks).
 #include <fcntl.h>

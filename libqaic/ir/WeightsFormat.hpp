@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the on-disk layout of the weights side file (docs/formats/ir.md, "Weights file").
 // Little-endian; read and written with memcpy so no unaligned or aliased access happens.
 #pragma once

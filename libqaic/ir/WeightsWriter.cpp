@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writing a weights file: laid out in memory, written to a temporary file in the target's
 // directory, synced, then renamed over the target so readers never see a partial file.
 #include <fcntl.h>

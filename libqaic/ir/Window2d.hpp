@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sliding-window geometry of conv2d, deconv2d and the 2-D pools: effective padding after
 // `autopad`, and the output size. Shape inference and the executor both use it so they agree.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compile-time dispatch over the IR's element types and the one value-conversion rule of the
 // kernels (JSON numbers, create data, device formats and elew all convert the same way):
 // to an integer truncate toward zero and saturate (NaN -> 0); to float saturate at +-FLT_MAX;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostProgram: one Plan (tensors, kernels with their oneDNN primitives, the scratchpad those
 // share) per combination of input shapes, built on first use and cached.
 #include "kernels/HostProgram.hpp"

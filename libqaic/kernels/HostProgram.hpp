@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host executor: a shape-inferred IR graph turned into a runnable program whose operator
 // kernels (oneDNN for convolution, matrix multiply and pooling) are created and whose weights are
 // packed once, at build time; it may then run on any thread. lightnet runs IR files with it;

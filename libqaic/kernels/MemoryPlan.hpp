@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the tensors of one plan live. Constants read from file stay where the caller keeps them
 // (a container's mapped constants, a weights file), reshapes are views of their source, and the
 // other intermediate tensors share one arena: each gets a slot that no tensor whose lifetime

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text form of a tensor that print / fprint write (lightnet-ops.md "Element types and
 // printing"): nested brackets, one row per line, %.3f / %ld / %d / %lu / %u elements.
 #pragma once

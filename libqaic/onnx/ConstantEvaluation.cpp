@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Import-time evaluation of nodes whose inputs are all constant: the ops their handler emitted
 // run on the host executor (kernels::HostProgram), the same kernels the device runs, and their
 // results replace them. Shape arithmetic of exported networks folds this way, and so does any

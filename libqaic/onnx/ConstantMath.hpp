@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element access for constant tensors, so shape arithmetic (Shape -> Gather -> Concat -> Reshape)
 // and batchnorm folding can compute at import time whatever the element type.
 #pragma once

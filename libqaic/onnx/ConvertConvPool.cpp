@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conv (with batchnorm folding), MaxPool, AveragePool, GlobalAveragePool, BatchNormalization.
 #include <onnx/onnx_pb.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Einsum in its matmul forms: one or two operands, each letter once per operand, `...` allowed.
 // Letters only one operand has and the output lacks are summed first (reduce); then operand A
 // is arranged as [batch, free of A, contracted] and B as [batch, contracted, free of B], both

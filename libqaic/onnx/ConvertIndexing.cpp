@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gather, GatherElements, GatherND, ScatterElements, ScatterND: indices are runtime data (token
 // ids, positions) as often as constants, so they run on the device.
 #include <onnx/onnx_pb.h>

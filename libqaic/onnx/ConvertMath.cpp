@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element-wise arithmetic, comparison and logic, the math functions and activations, Clip,
 // Softmax / LogSoftmax, LayerNormalization, Cast, Gemm and MatMul.
 #include <onnx/onnx_pb.h>

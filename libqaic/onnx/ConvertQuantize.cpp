@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The quantization operators, as element-wise IR ops computing exactly the arithmetic the
 // operators define.
 // - QuantizeLinear and DequantizeLinear, the QDQ form in which quantization tools (ONNX

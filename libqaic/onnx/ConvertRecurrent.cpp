@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LSTM, GRU and RNN, what torch.nn.LSTM, GRU and RNN export to: unrolled over the sequence at
 // import time (its length is static, as every shape of an imported model) into the IR's gemm,
 // element-wise, slicing and activation ops. Per direction, the input projection of the whole

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ReduceSum / Mean / Max / Min / Prod / SumSquare / L1 / L2 / LogSum / LogSumExp, ArgMax,
 // ArgMin and GlobalMaxPool.
 #include <onnx/onnx_pb.h>

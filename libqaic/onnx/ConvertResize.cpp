@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resize (opset 10 and later) on the interpolate op: the output dims from `sizes` or from
 // floor(input * scales), and the scales the coordinate mapping uses (sizes / input when sizes
 // are given). tf_crop_and_resize (a region of interest) is not supported.

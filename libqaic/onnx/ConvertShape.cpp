@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Pad and the operators that vanish
 // (Identity, Dropout).
 #include <onnx/onnx_pb.h>

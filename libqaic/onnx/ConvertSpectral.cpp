@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The signal-processing operators of opset 17: DFT and STFT, and the windows they take.
 // A DFT of length L is a matrix product with constant cosines and sines: the signal's axis
 // moved last with its real and imaginary parts interleaved ([rows, n * c], c = 1 for a real

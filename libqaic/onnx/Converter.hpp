@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Turns one ONNX graph into IR ops, node by node in the graph's (topological) order. Operator
 // handlers (Convert*.cpp, FoldConstants.cpp) see the current node through this class and emit IR
 // ops with it; shapes come from ir::inferShapes over the ops emitted so far, so the importer and

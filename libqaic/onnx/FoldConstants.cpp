@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Operators computed only at import time: their results are constants of the static network
 // (Constant, Shape, Size, Range, ConstantOfShape, EyeLike). Every other node with constant inputs is
 // evaluated through its IR ops (ConstantEvaluation.cpp).

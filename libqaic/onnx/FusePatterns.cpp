@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Subgraphs that PyTorch's exporter writes for one module, converted into the one IR op that
 // computes them with one oneDNN primitive: GELU's erf form and LayerNorm's decomposition (opsets
 // before 17). A pattern matches only when every intermediate value has exactly the consumers

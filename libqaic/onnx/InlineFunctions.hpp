@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model-local functions (ModelProto.functions): what torch.onnx.export writes with
 // export_modules_as_functions, and how onnxscript-defined operators of other domains travel
 // (efficient-transformers' CtxScatter / CtxGather in com.qualcomm.cloud, for one). Each call is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed access to an ONNX node's attributes; every mismatch names the node and the attribute.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ONNX front end of the compiler: an ONNX model becomes the project's IR plus weight tensors.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ONNX TensorProto <-> ImportedTensor: the one place that decodes ONNX tensor payloads, used by
 // the importer for initializers and Constant nodes and by the conformance runner for .pb files.
 #pragma once

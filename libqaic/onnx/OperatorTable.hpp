@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which ONNX operators the importer understands, and how. One entry per operator: `convert`
 // emits IR ops; `fold` computes the outputs at import time instead (Shape, Constant, Range, ...),
 // returning false when it cannot so that `convert` runs. A node whose inputs are all known at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qaicd wire protocol (docs/qaicd.md): one JSON object per line in each direction over a
 // Unix stream socket. This is the only code that knows the message shapes; the daemon, the
 // client library and the fuzz target all parse and build messages through it.

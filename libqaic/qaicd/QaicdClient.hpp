@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A connection to qaicd (docs/qaicd.md). The connection IS the lease: partitions created through
 // it are released by the daemon when it is destroyed or the process exits (even by SIGKILL).
 // Every call waits at most the connection's timeout. One call at a time per object (not

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qaic: run programs on Cloud AI 100 class devices (real or qaic-emu) from Python.
 
     import numpy as np, qaic

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Compiling a model with qaic-exec into a cache keyed by the model's content and the options."""
 import hashlib
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """numpy dtypes of the runtime's buffer data types (QAicBufferDataTypeEnum)."""
 import numpy as np
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qaic.Session: compile (when given a model) and run a program with numpy arrays in and out."""
 import collections
 import collections.abc

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading sequence and integer arguments by hand rather than through pybind11's casters: a
 // caster lets an exception raised while it iterates an argument escape as it is (a memoryview
 // of an unsupported format raises NotImplementedError), and its TypeError names no argument.

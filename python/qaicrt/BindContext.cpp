@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Context (devices, logging, error handler, DMA buffers), partitions and their resources.
 #include <pybind11/operators.h>
 #include <pybind11/stl.h>

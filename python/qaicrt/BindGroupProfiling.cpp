@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // InferenceSetGroup (over-subscription), ProfilingHandle (num-iter latency profiling) and Util
 // (device discovery and status).
 #include <pybind11/stl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // InferenceSet, InferenceHandle and their properties (seed 001). Waits return the QStatus the C++
 // API returns (with the handle, as a tuple, where C++ fills one in); misuse raises qaicrt.Error.
 #include <pybind11/stl.h>

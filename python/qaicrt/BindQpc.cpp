@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The program container API (seed 001): Qpc, QpcFile, QpcInfo, QpcProgramInfo, QpcConstantsInfo,
 // BufferMapping and v2.BufferMapping with IoShapes.
 #include <pybind11/stl.h>

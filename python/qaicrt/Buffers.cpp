@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QBuffer over any C-contiguous buffer-protocol object, without a copy, and DmaBuffer as memory
 // numpy can use in place.
 #include <pybind11/numpy.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the parts of the qaicrt module share: the exceptions, the rules for calling Python from
 // the runtime's threads, and the Python-side owners of buffers.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's enums as Python enum.IntEnum classes (qaicrt.QStatus, ...): members compare,
 // hash and format as the ints they are, at the speed of ints (a status is checked after every
 // inference), and any int of a member's value is accepted where an enum is expected.

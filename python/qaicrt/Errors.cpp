@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicrt's exceptions: every rt::Error (and QpcError) thrown by libqaic becomes one, carrying the
 // QStatus and the runtime's message, which names the buffer, field or device involved.
 #include "Common.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Calling Python from the runtime's threads, and the order of things at interpreter exit.
 //
 // A runtime thread (a pipeline or completion thread of an InferenceSet) enters Python only

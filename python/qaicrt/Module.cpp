@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicrt: libqaic's runtime API (seed 001) for Python, one to one, on the public headers only.
 #include "Common.hpp"
 #include "QaicVersion.hpp"

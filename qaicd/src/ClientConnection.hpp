@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One client of qaicd: its socket, the credentials read at accept (SO_PEERCRED), the partial
 // request line and the bounded queue of answers not yet written.
 #pragma once

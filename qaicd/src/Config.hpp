@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd's configuration file (docs/qaicd.md, "Configuration"): the polling interval, the
 // static partitions created at start for named users or groups, and the partition profiles
 // offered to Kubernetes (docs/kubernetes.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd itself: one event-loop thread serving the socket, following the devices and keeping
 // the leases (docs/qaicd.md). Everything runs on the thread that calls run(), except the calls
 // on device nodes, which run on one thread per device (DeviceWorker.hpp) and come back to this

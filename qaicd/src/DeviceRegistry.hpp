@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What qaicd knows about the devices under its root and the partitions on them, and the only
 // place that changes them: partitions are created and removed through MANAGE on the parent's
 // node (libqaic/driver partitionCommand), who holds them is read from sysfs. The event loop

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A device's calls off the event loop (docs/qaicd.md, "Device calls"). A call on a device node
 // (MANAGE for partitions, the STATUS query, opening it) waits in the kernel for as long as the
 // device takes: a firmware that does not answer holds MANAGE up to the driver's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's single event-loop thread: an epoll set whose entries are callbacks keyed by a
 // token (not the fd), so an entry removed while its event is still in the batch is skipped
 // instead of reaching whoever reuses the descriptor.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd's listening Unix socket. A socket file left by a qaicd that died is replaced; one that
 // still answers means another qaicd serves it (EADDRINUSE). The file is removed on destruction
 // only while it is still the one this process bound. Under systemd socket activation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd's diagnostics on stderr: warnings always, events (connections, leases, devices) with -v.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real devices (root "/"): a libudev monitor for the "accel" subsystem whose fd the event loop
 // watches; every event only triggers a rescan of the tree, so the monitor carries no device
 // state. Not exercised by the test suite (there is no udev in the emulated setup).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd: partitions of qaic devices and their leases, served on a Unix socket (docs/qaicd.md).
 // Exit status: 0 clean stop (SIGTERM/SIGINT), 1 start failure, 2 bad arguments or configuration.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PyTorch model suite (ModelSuite.hpp) through the device, as a user runs it: qaic-exec
 // compiles the ONNX file, qaic-runner runs it on a real qaic-emu (one per suite, on a temporary
 // root) with PyTorch's inputs as raw files (int64 token ids and masks included), and the output

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulator gives back what a client's program used: separate qaic-runner processes run a
 // real torchvision network one after another on one qaic-emu, and the emulator's resident memory
 // after the last run stays within 10% of its peak during the first (docs/reliability.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seed 003 on real networks: suite models (ModelSuite.hpp) compiled by qaic-exec
 // -convert-to-fp16 (FP16 DWHC or DHWC image inputs, FP16 weights, FP32 accumulation), checked by
 // qaic-util --qpc, run by qaic-runner on a real qaic-emu and compared with PyTorch within an FP16

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test data produced at test time by a project script (ONNX node tests, torchvision models),
 // cached in the build tree by file existence. Parallel ctest processes share one generation.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs an imported ONNX model on the host executor and compares results the way ONNX's backend
 // tests do (numpy.testing.assert_allclose: |got - expected| <= atol + rtol * |expected|).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PyTorch model suite (ModelSuite.hpp) on the host executor: imported, run in fp32 with two
 // threads and compared with PyTorch's outputs, max |got - torch| <= 1e-4 * max |torch|.
 // DeviceModelTest.cpp runs the same models through qaic-exec, qaic-runner and qaic-emu.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PyTorch model suite (scripts/gen-models.py): every torchvision classification family at a
 // reduced configuration plus transformers built from torch.nn, exported to ONNX at test time with
 // PyTorch's outputs for fixed inputs, cached in the build tree.

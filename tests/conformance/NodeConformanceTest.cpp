@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ONNX backend node tests (python3-onnx 1.12's generated cases) for every operator the importer
 // claims, imported and run on the host executor. Generated into the build tree on first use.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One generated ONNX backend node test (model.onnx + test_data_set_*/input_*.pb, output_*.pb),
 // imported and run on the host executor.
 #pragma once

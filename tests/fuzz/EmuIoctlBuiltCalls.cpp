@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Calls the harness builds itself from a few input bytes: manage messages written by
 // libqaic/driver's builder (one byte flipped on request), slices laid over the test program's IO
 // region, executes of the attached BOs, BO contents, and fault-file writes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DRM core's calls on the node: VERSION / GET_UNIQUE / SET_CLIENT_NAME with their strings
 // at any pointer spec, GEM_CLOSE, PRIME export and import (of exports, memfds, the harness's
 // other descriptors and arbitrary numbers), and GEM_FLINK / GEM_OPEN. Each keeps the session's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EmuIoctlHarness: the device it builds per input, the arena and pointer rules, and how one
 // ioctl is passed (the calls themselves are in EmuIoctlRawCalls.cpp and EmuIoctlBuiltCalls.cpp).
 #include "EmuIoctlHarness.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emu_ioctl harness: one emulated Device driven in-process (no FUSE) by a sequence of ioctl
 // calls decoded from a fuzz input (EmuIoctlInput.hpp). The device reads and writes "the
 // caller's memory" with process_vm_readv/writev on this very process, so every user pointer in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The byte format of an emu_ioctl fuzz input, shared by the harness (which reads it) and the seed
 // generator (which writes it). An input is a sequence of calls: one Op byte, then that op's
 // fields in the order the harness reads them (read and written as FuzzInput.hpp says).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ten commands with their fixed arguments taken from the input, the fields named by the
 // "fix" byte replaced with values the device accepts, and any other command number.
 #include <sys/ioctl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-input state of EmuIoctlHarness and the helpers its call files share.
 #pragma once
 

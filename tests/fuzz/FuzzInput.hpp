@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and writing the structured byte inputs of the fuzz targets that build calls from
 // their input (emu_ioctl, kubelet_service): fields are read in order, and reading past the end
 // yields zeros, so every prefix of an input is itself a valid input and libFuzzer's mutations

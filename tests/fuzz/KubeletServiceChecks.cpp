@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kubelet_service's oracle (KubeletServiceChecks.hpp).
 #include "KubeletServiceChecks.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What kubelet_service requires of qaicd's device-plugin answers, computed from the inventory
 // alone: the refusal a request must draw (its gRPC code, the container it names and the field
 // or ID), and for an accepted request what its answer may hold. A violation prints what was

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the node of a kubelet_service input (KubeletServiceInput.hpp) through qaicd's own
 // profile parsing and partition arithmetic.
 #include "KubeletServiceInput.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The byte format of a kubelet_service fuzz input (read as FuzzInput.hpp says), shared by the
 // harness and the seed generator. An input is a node, then a sequence of calls:
 //   node:   flags (kEmulated, kMountsOnly, kNoInventoryYet), profile count, each profile (name length and bytes,

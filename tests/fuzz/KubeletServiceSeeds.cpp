@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kubelet_service's seed corpus (KubeletServiceSeeds.hpp), in the format KubeletServiceInput.hpp
 // describes.
 #include "KubeletServiceSeeds.hpp"

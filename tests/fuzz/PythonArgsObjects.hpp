@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Python objects python_args passes to the qaicrt bindings, built from the fuzz input, and
 // what the harness knows of each independently of the module (through the exporter's own
 // buffer: any layout, and its element format where it has one): whether it has a buffer, whether that is C-contiguous and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the python_args target drives the qaicrt bindings against in place of a device: an
 // InferenceSet whose handles are the runtime's own InferenceHandleImpl (its state machine and the
 // buffer-count and index checks the bindings rely on), whose submit() runs the runtime's IO-set

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The driver a fuzz target is linked with in the suite's own build (gcc, and its ASan/UBSan and
 // TSan variants): it replays the committed corpus through LLVMFuzzerTestOneInput, one input at a
 // time in name order, without libFuzzer. Fuzzing itself (new inputs, coverage) is `make fuzz`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fuzz_<target> --write-seeds=DIR`: the targets whose inputs are structured generate their seed
 // corpus (named inputs) instead of fuzzing.
 #pragma once

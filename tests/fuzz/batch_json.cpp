@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The --aic-batch-json-input reader against a network with every buffer type: regular,
 // partial, specialized and droppable. Input files are not needed: with -c off, output files are
 // never opened, and inputs are named after files that this target creates once.

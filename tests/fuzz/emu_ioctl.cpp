@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the emulator's ioctl argument decoding and MANAGE messages, in-process on
 // one Device (EmuIoctlHarness.hpp describes the input format and the harness).
 // `fuzz_emu_ioctl --write-seeds=DIR` writes the seed corpus instead of fuzzing.

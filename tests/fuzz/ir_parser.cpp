@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: arbitrary bytes as an IR file. parseGraph and inferShapes may only throw
 // IrError; a graph that parses must survive toJson and parse again to the same JSON.
 #include <cstddef>

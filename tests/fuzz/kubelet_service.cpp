@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: qaicd's kubelet device-plugin service as a hostile or buggy kubelet drives
 // it, in-process (no socket): the v1beta1 DevicePlugin calls, their requests built field by
 // field (duplicates, unknown, empty and huge IDs and counts, sizes 0, negative and huge) or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: arbitrary bytes as an ONNX model. importOnnxBytes may only throw
 // ImportError; a model that imports must be valid IR that survives the JSON round trip.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qaicrt module's conversion of what Python callers pass into libqaic's QBuffers and
 // arguments, through the module itself: the interpreter (Debian's libpython3.11) is embedded and
 // qaicrt, compiled from its own sources, is registered as a built-in module, so every call goes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: arbitrary bytes as one qaicd request line (and as a response line, which
 // clients parse). parseRequest must return a Request or an EINVAL ProtocolError naming a field,
 // never throw or crash; an accepted request must survive requestLine and parse to the same

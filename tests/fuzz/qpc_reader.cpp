@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: arbitrary bytes into the program container reader. The checksum is not
 // verified so mutated inputs reach the structural checks; whatever loads is then walked in full
 // so that a span the validation let through out of bounds shows up under ASan.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures: the build and source trees, an installed prefix, and a real qaic-emu."""
 import os
 import pathlib

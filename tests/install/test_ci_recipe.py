@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """docs/ci.md, as another project's CI would follow it: the packages of this build installed by
 apt into a fresh Debian 12 root made from Debian's archive alone (mmdebstrap), no file of this
 tree in it but the network, and deploy/ci/qaic-ci-job.sh run there: qaic-emu started as a

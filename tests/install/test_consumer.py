@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """examples/consumer against an installed prefix: built with pkg-config and with find_package(qaic),
 as C++17 and C++20, by GCC and Clang with -Wall -Wextra -pedantic -Werror, and run on qaic-emu."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """--help, the README and the man page cannot disagree: the README's block for each program is its
 --help verbatim, and the man page (help2man's, from the same --help) names the same options."""
 import importlib.util

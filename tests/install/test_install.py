@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """make install: what lands in the prefix, the library's SONAME, DESTDIR, and make uninstall."""
 import pathlib
 import shutil

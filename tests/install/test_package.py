@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """make package: the .deb packages' names, contents and Depends, lintian without errors, and the
 tools working from a scratch root the packages were unpacked into."""
 import io

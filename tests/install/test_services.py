@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """systemd units (systemd-analyze verify, offline), qaicd socket activation through sd_listen_fds,
 and readiness through sd_notify; qaicd and qaic-emu still run without systemd."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The vendor tools' options and fields that scripts use, against a real qaic-emu: qaic-util's
 -q fields, filters and JSON file; qaic-runner's device list, auto-pick, long options, latency
 files, input dumps and unbound random inputs; qaic-exec's hardware version, operator list,

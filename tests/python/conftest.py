@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures of the Python suite: build/python on sys.path, a real qaic-emu whose root this process
 uses ($QAIC_ROOT), and programs compiled with the build tree's qaic-exec."""
 import gc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Zero copy: a QBuffer shares the memory of the object it was made from, the runtime reads inputs
 from and writes outputs into that memory, and the object lives as long as the runtime may use it.
 DmaBuffer is memory numpy uses in place."""

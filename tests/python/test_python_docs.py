@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What users read: the README's Python example runs as written (taken from README.md here, so the
 two cannot drift), the type stubs name everything the module has, and help() explains."""
 import ast

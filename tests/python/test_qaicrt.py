@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qaicrt against a real qaic-emu: every class of seed 001's API, the enums, Util, and errors as
 exceptions that carry the QStatus and name the buffer, field or device."""
 import gc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Retained state and network specializations on a real qaic-emu: a small decoder in the
 efficient-transformers convention (input_ids, position_ids, past_key.<i> / past_value.<i> and their
 _RetainedState outputs), exported by PyTorch with symbolic dims, compiled with -retained-state and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qaic.Session against a real qaic-emu: program containers and models compiled on the fly into a
 content-keyed cache, run() with numpy dicts (dtype and shape from the program, partial and
 specialized buffers, selective IO, outputs filled in place), errors that name the buffer,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qaic.Session as a generation loop on a real qaic-emu: examples/llm's decoder (exported once into
 the build tree, PyTorch's greedy generation beside it) compiled with -retained-state and
 -network-specialization-config, driven by Session.run one step at a time, the KV cache staying on

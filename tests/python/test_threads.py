@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Threads and lifetimes: Python threads sharing one set with the GIL released while they wait,
 callbacks from the runtime's threads, objects deleted in any order, and interpreter exit with
 inferences in flight (in child processes, under a timeout)."""

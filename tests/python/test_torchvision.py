@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A torchvision model (random weights, exported by scripts/gen-models.py, sharing the cache of
 tests/conformance/EmulatorMemoryTest.cpp in the build tree) compiled through qaic.Session from its
 .onnx and run on the emulated device: the output matches PyTorch's within 1e-4 x max|PyTorch|."""

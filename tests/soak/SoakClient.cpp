@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One client process of the soak (SoakTest.cpp): four threads, each with its own InferenceSet,
 // mixing a tiny network (relu over 64 floats, outputs checked exactly) and real ones (the sample
 // CNN, examples/smallcnn, with a device-format FP16 input: every output of an input pattern must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The soak (`make soak`, never part of `make test`; docs/reliability.md): 4 client processes x 4
 // threads (SoakClient.cpp: relu, the sample CNN, a torchvision model) against one qaic-emu for
 // SOAK_SECONDS (default 120), while partitions are created and released through qaicd and faults

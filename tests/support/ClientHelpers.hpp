@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test and benchmark helper: what a client does with a raw device node to run a program —
 // transfer and activate a container, map the DBC window, create and map BOs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one way a test compiles a program: the real qaic-exec from the build, run as a child
 // process on a model file (JSON IR or ONNX) into a program directory. Only the qaic-exec suites
 // build qaic-exec command lines of their own (they test the command line itself).

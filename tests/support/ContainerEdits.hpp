@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Containers edited the way a hostile or damaged file would be, for the tests of the programs
 // that read them (qaic-runner): through the container and IR libraries, so that the edit is
 // still a well-formed container unless the test breaks it on purpose.

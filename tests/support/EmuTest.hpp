@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The suite's fixture: a fresh qaic-emu on its own root for every test (started in SetUp,
 // stopped and unmounted in TearDown even when the test failed), plus the small helpers every
 // test uses. The device is small (4 NSPs, 4 DBCs) so exhaustion is cheap to reach.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One qaic-emu on a private root: a daemon (--daemon, the default) or a foreground child,
 // stopped (SIGTERM; after 5 s its FUSE connection aborted and SIGKILL) and unmounted in the
 // destructor, so a failing test never leaves a mount behind. Its log (stdout and stderr) is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the fault tests: the seed-000 "regular" network (out = in0 + in0, in1 relu'd;
 // 4-element int32/float buffers) compiled once by the real qaic-exec, a fresh qaic-emu per test,
 // qaic-runner started in the background against it, and reads of the device's sysfs.

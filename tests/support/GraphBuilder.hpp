@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: builds JSON IR graphs op by op, runs them on a HostProgram and reads typed results.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QBuffers over this process's memory, for the runtime's clients in tests and in the stress and
 // soak clients: a heap buffer over a vector, and a memfd that the device imports as a dma-buf.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Expected outputs of a network for a runtime or device test: the host executor
 // (kernels::HostProgram, the code the emulator computes with) run in-process on the network's IR.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a suite finds what the build made: $QAIC_BUILD_DIR and $QAIC_SOURCE_DIR (ctest sets them),
 // else the trees this build was configured with (a test binary run by hand).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Child processes for the suites and benchmarks, every wait bounded: a program started with its
 // output appended to log files or captured in pipes the test reads, and a forked function (the
 // tests that drop to another user or enter a namespace). The destructor kills (SIGKILL) and reaps

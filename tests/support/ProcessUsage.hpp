@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Open file descriptors, resident memory and CPU time of a process, read from /proc.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one emulator + qaicd fixture: a fresh qaic-emu (by default one device, 8 NSPs, 8 VCs) on
 // its own root and a qaicd serving it on a socket in a private directory (both stopped in
 // TearDown, even after a failure, with qaicd's log shown when the test failed), plus the device's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One qaicd daemon for a test: started with --daemon (so it is ready when the constructor
 // returns), stopped with SIGTERM (SIGKILL after 10 s) in stop() or the destructor. Its stderr
 // (-v) goes to a log file the failure messages include. The binary is programPath("qaicd").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A program container whose every field has a distinctive, non-default value, for the
 // round-trip and corruption tests of the container.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: the device node opened and driven with raw ioctls, as a program written against
 // the kernel uAPI would.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The suites' test program, written with the shared container writer so that the device tests
 // need no compiler: y = relu(x), one program on `numCores` NSPs with done semaphore 0. By default
 // x and y are [1,16] floats in flat float device formats (device bytes are the user's bytes);

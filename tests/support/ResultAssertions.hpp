@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gtest assertions on qaic::Result (libqaic/base): EXPECT_TRUE(failsWith(node.mmapBo(12345), ENOENT)).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-runner's view of a network's buffers (BatchJson.hpp's NetworkBuffer) for the tests and the
 // fuzz target of its batch JSON reader. Header-only: the user has utils/qaic-runner on its
 // include path.

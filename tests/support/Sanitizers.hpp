@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether this build is instrumented by a sanitizer. The whole build is instrumented alike, so a
 // test also knows how the emulator and tools it starts were built. Tests use it to account for
 // what a sanitizer itself costs (shadow memory, quarantine, allocator caches), never to skip.

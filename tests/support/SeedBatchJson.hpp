@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seed 000's batch JSON examples, shared by qaic-runner's batch JSON reader test and its
 // end-to-end test on a device (the same text must parse and run).
 #pragma once

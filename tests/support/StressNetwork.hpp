@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stress test's network, request encoding and result files, shared by the stress and soak
 // tests and their client processes:
 // a relu over kElements floats whose input is a function of the request id, so any output can

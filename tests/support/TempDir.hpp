@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A private temporary directory (mkdtemp under $TMPDIR or /tmp, mode 0700), removed with
 // everything in it when destroyed, after detaching a mount a failed test may have left on it.
 // Also the small file and polling helpers every suite needs.

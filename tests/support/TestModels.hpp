@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stages tests/support/models/<name>.json for a compile in a test's temporary directory
 // (the weights side file, when the IR names one, is generated there).
 #pragma once

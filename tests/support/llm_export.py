@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """examples/llm/export_decoder.py's output, cached in the build tree for the tests that run it."""
 import fcntl
 import hashlib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Real processes for the pytest suites (tests/install, tests/python): commands with their output
 on failure, qaic-emu on a temporary root and qaicd on a temporary socket, each stopped (and the
 root unmounted and removed) by stop()."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lightnet's tensor data file (-f): a count, then per tensor `name type len` followed by `len`
 // hex words; type 0 is TL_FLOAT (IEEE-754 bit patterns), type 2 is TL_INT8 (low 8 bits).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lightnet's command line (lightnet-ops.md "The lightnet command").
 #pragma once
 

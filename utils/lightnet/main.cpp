@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lightnet: compile (for the cpu target: validate, infer shapes, write the model) and run a
 // LightNet JSON IR network on the host kernels.
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What qaic-exec's passes share: one Compilation holds the options and everything the passes
 // have produced so far, each pass reading what earlier ones left and adding its own part. A pass
 // is a plain function with a name; compile() (Compiler.cpp) runs them from an ordered table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec's compiler: the ordered passes of Compiler.cpp (one file each in passes/) load,
 // check and shape each specialization's network, lay out the IO region, pack the constants and
 // write programqpc.bin atomically.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The constants of a program: the data of every `create` op with from_file=true, in op order,
 // named by the op's dst tensor. With -convert-to-fp16, float data is stored as float16.
 #pragma once

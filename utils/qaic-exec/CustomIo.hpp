@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec -custom-IO-list-file: io buffers given to the user in another precision than the
 // network computes in (the vendor's custom IO list, which efficient-transformers writes to keep a
 // decoder's KV cache in float16). The network's float tensor is bound through a cast: an input

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qaic-exec command line (vendor spelling: single dash, `=` before values).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // -convert-to-fp16's device formats for the network's io buffers (seed 003): an image-like input
 // (rank 1-4, read by a convolution directly or through reshapes as the same channels over space,
 // e.g. a Conv1d's [N, C, L]) lives on the device in DWHC (or, transposed, DHWC) FP16, other float

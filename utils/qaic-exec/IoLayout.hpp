@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The IO region of a program (docs/device-protocol.md section 4): request descriptor at 0,
 // response descriptor at 4096, the doorbell word's page at 8192, then every io buffer in its
 // device format, each 4 KiB aligned.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loads the network a compile starts from: a JSON IR plus its weights side file, or an ONNX
 // model through the importer (when it is built).
 #pragma once

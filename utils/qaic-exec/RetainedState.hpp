@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec -retained-state: which io buffers of a network are retained state. An output
 // `<X>_RetainedState` pairs with the input `<X>`; the pair becomes one buffer of device memory
 // per activation (container::QpcRetainedState), left out of the IO descriptor.

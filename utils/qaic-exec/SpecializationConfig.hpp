@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // -network-specialization-config=FILE, the vendor's format:
 //   {"specializations": [{"batch_size": "1", "seq_len": "32", "ctx_len": "128"}, ...]}
 // Each entry binds ONNX symbolic dims (values are decimal strings, as the vendor writes them, or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec (also installed as qaic-compile, its newer name): compiles a network into
 // programqpc.bin. See --help.
 #include <exception>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The --aic-batch-json-input file (seed 000): IO sets of IO entries, validated against the
 // network's buffers before anything runs. File contents are not read here: inputs are loaded on
 // demand when their IO set is submitted, so memory stays bounded however many sets the file has.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Input and reference files, loaded when an IO set is submitted and kept in a byte-bounded LRU,
 // so a batch JSON with thousands of IO sets runs in bounded memory. A file in use by an
 // in-flight inference stays alive through its shared_ptr even after eviction.

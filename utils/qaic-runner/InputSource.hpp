@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where each inference's inputs come from: random data (no input option), raw files (-i), or the
 // IO sets of a batch JSON, round robin. Batch inputs are read through the FileCache when their
 // set is prepared, never all at once.

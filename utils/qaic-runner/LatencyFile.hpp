@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --aic-profiling-out-dir: the vendor's per-sample latency file, which the SDK's latency scripts
 // read: four header lines, then CSV (a header row, one row per profiled inference, microseconds).
 // Written to a temporary in the directory and renamed, so the file is complete or absent.

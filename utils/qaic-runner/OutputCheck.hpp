@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // -c: an output compared with its reference file. Integers must match exactly; float and float16
 // within |got - want| <= kAbsoluteTolerance + kRelativeTolerance * |want|.
 #pragma once

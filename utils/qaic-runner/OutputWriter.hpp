@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --write-output-dir: each written output is a complete file or no file. Data goes to a hidden
 // temporary in the same directory, is flushed to disk, and only then renamed to its final name,
 // so a full disk or a crash never leaves a truncated file that looks complete. File names come

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A one-line progress display on stderr for runs longer than a few seconds, only when stderr is
 // a terminal. Its thread is owned by this object and stops in the destructor (or stop()).
 #pragma once

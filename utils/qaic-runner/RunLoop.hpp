@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The submission loop: keeps every inference handle busy with the next IO set (round robin),
 // and on each completion (a runtime pipeline thread) checks and writes outputs, collects stage
 // latencies and gives the handle back.

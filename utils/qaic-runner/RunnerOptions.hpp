@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-runner's command line: the vendor tool's option names and defaults
 // (../shared/reference/qaic-tools.md), so existing scripts keep working.
 #pragma once

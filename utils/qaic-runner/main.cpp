@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-runner: runs a compiled program on a device and prints the vendor tool's stats lines.
 #include <cstdio>
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-util create: asks qaicd for a partition and holds its lease, until SIGINT/SIGTERM or for
 // the life of a command run inside it (with QAIC_PARTITION=<id> in its environment).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-util create's command line and where the partition's size comes from: a resource JSON
 // file (the vendor's resource-group fields), a program container (what N activations of its
 // first program need) or explicit counts.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How qaic-util create holds a lease: until a signal, or for the life of a command it runs.
 // SIGINT, SIGTERM and SIGHUP are blocked by the constructor and read from a signalfd, so a
 // signal ends the wait instead of the process and the lease is released in order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-util list [-j]: the partitions, from qaicd (with their holders) when it runs, otherwise
 // from the sys tree under $QAIC_ROOT.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How qaic-util reaches qaicd: the socket ($QAICD_SOCKET or /run/qaic/qaicd.sock) and the one
 // wording for "no daemon there", shared by every command that talks to it.
 #pragma once

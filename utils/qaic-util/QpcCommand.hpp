@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qaic-util --qpc DIR`: prints a program container, one "Key:Value" per line (tab indented)
 // under "Program N", "Buffer N", "Allowed Shapes" and "Constant N" headings.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-util -q / -d / -j / -t: device status as the vendor tool prints it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-util remove ID: ends a partition through qaicd (root, or the connection holding it).
 #pragma once
 

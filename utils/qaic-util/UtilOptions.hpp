@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qaic-util command line. Each mode is a separate command file: device queries (-q, -d, -t,
 // -j), --qpc, and the partition subcommands create, list and remove, which parse their own
 // arguments.

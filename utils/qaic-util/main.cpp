@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-util: inspects devices, partitions and program containers; leases partitions. See --help.
 #include <exception>
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's root object (seed 001): the devices a client uses, its logging and its error
 // handler. Everything else (InferenceSet, DMA buffers) is created against a Context.
 #pragma once

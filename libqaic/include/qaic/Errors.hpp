@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's error vocabulary: one status code per way an API call or an inference can fail,
 // and the exception that carries a code together with a message naming the buffer, field or
 // device involved. Calls that can time out return a status; misuse and bad input throw Error.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IEEE-754 binary16, the element type of BUFFER_DATA_TYPE_FLOAT16 buffers, to and from float:
 // round to nearest even, quiet NaNs keep their top payload bits, bit-exact with the F16C
 // instructions. The runtime's own conversions (preprocess, postprocess, the emulated device)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One execution object of an InferenceSet (seed 001): the buffers of one inference, the id it was
 // submitted with, its outcome and its per-stage durations. Created only by InferenceSet; a user
 // obtains one with getAvailable() and gives it back with putCompleted().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Submitting inferences (seed 001): numActivations copies of a program on a device, each with
 // setSize InferenceHandles. The pipeline of one inference (seed 002) runs on the set's own
 // threads: preprocess -> upload -> doorbell -> infer -> download -> postprocess.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Over-subscription (seed 001): InferenceSets created with the same group (through
 // InferenceSetProperties::inferenceSetGroup) share one set of NSPs. Only one of them is active on
 // the device at a time; submitting to another one switches the device over transparently

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checking an IO set before submitting it: the one check of user buffers against a program's
 // BufferMappings V2, by seed 000's buffer types. InferenceSet::submit runs exactly this check; an
 // application that takes IO sets from elsewhere (qaic-runner's batch JSON, a serving frontend)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partitions: a share of one device (NSPs, multicast ids, semaphores, virtual channels, DDR) that
 // qaicd carves off for this process and that appears as its own device, accel<id> with id >= 100,
 // which only this process's user may open and whose activations cannot exceed it. The partition

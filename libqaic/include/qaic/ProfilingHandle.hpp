@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Num-iter based profiling (seed 001): collects the per-stage durations of the inferences of one
 // InferenceSet from start() until numSamples have completed, then delivers the report to the
 // callback (on the thread that completed the last sample, before that inference's handle

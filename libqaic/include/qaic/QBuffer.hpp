@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A user's input or output buffer (seed 001): heap memory the runtime stages through its own
 // device buffers, or a region of a DMA buffer: a device buffer object mapped into the process
 // (Context::allocateDmaBuffer), or any dma-buf descriptor the caller holds (another device's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The program container API of libqaic (seed 001): Qpc, QpcFile, QpcInfo, QpcProgramInfo,
 // QpcConstantsInfo, BufferMapping(s) and v2::BufferMapping with IoShapes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The countable resources of a device, with the field names of the vendor's resource-group
 // JSON: what a partition holds or asks for, what a device has free, and what activations of a
 // program need. One type for the API (Partition, resourcesFor), qaicd's protocol, the device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small value types of the public runtime API (seed 001), shared by the program container, the
 // runtime library and the tools, so a buffer's data type has one numbering everywhere.
 #pragma once

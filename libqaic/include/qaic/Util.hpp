@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device discovery and status (seed 001's Util): which devices exist under $QAIC_ROOT and what
 // `qaic-util -q` reports about each, read from the device's sysfs class directory. The same
 // attributes exist for a real qaic device and for qaic-emu's tree.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything an application of libqaic includes: the program container, the runtime objects, the
 // IO-set validation and the float16 conversions.
 #pragma once

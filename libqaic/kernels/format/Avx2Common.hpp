@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building blocks shared by the F16C/AVX2 conversion kernels. Include only from files compiled
 // with -mf16c -mavx2 or the AVX-512 flags (see CMakeLists.txt); their code runs only after
 // cpuHasF16cAvx2().

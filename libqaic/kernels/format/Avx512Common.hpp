@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building blocks of the AVX-512 conversion kernels (DwhcTilesAvx512.cpp, DwhcSweepsAvx512.cpp).
 // Include only from files compiled with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mf16c -mavx2;
 // their code runs only after cpuHasAvx512(). Internal linkage throughout, for the reason given in

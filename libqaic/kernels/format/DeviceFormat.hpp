@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device formats (seed 003): sizes and conversions between a user buffer and the device's native
 // layout and precision. libqaic's preprocess (user -> device), postprocess (device -> user) and
 // the emulated NSP (which reads inputs and writes outputs in these formats) all call these.

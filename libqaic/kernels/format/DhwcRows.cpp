@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built with -mf16c -mavx2. NCHW floats <-> DHWC (or DWHC of one row, the same order), per row.
 //
 // A DHWC row of a chunk of K channels is the K user rows interleaved: element w*K + c is channel

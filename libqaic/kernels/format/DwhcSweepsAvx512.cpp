@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built with the AVX-512 flags (Avx512Common.hpp); nothing here runs unless cpuHasAvx512().
 // Cached DWHC tensors read into NCHW float user rows by sweeps: each step of a kernel reads one
 // row of tiles across all the columns of the chunk (or of a block of up to kMaxUnrolledSteps

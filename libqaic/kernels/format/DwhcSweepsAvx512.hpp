@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AVX-512 sweeps reading cached DWHC tensors into NCHW float user rows
 // (DwhcSweepsAvx512.cpp, built with the AVX-512 flags, called only after cpuHasAvx512() from the
 // AVX-512 tiles). Arguments are already validated; job.layout is DWHC and !job.toDevice.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built with -mf16c -mavx2. NCHW floats <-> DWHC, whole 8 x 8 pixel tiles.
 //
 // In DWHC a column w of a chunk of K channels holds H*K elements ordered (h, c). Eight rows h0..h0+7

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mf16c -mavx2; nothing here runs
 // unless cpuHasAvx512(). NCHW floats <-> DWHC, 16 x 16 tiles.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AVX-512 kernel between a float NCHW user buffer and a DWHC device buffer (float16 or
 // float elements). Compiled with -mavx512f/bw/vl/dq in its own file (see CMakeLists.txt) and only
 // called after cpuHasAvx512(); arguments are already validated.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one definition of which user element lands at which device element: every conversion
 // path (scalar, vectorized, tests' references aside) is checked against this walk.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The F16C/AVX2 kernels between a float NCHW user buffer and a chunked (DWHC / DHWC) device
 // buffer, one file each: PlanarRegion.cpp (any region, the general tile), DwhcTiles.cpp and
 // DhwcRows.cpp (the fast paths). All are compiled with -mf16c -mavx2 and run only after

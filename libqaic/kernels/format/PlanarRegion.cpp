@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built with -mf16c -mavx2. The general tile: eight W positions of up to eight channel planes,
 // transposed so that each pixel's channels form one vector. Handles any region and chunk size;
 // the fast kernels use it for the edges their whole tiles do not cover.

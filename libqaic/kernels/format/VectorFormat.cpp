@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built with -mf16c -mavx2 (see CMakeLists.txt); nothing here runs unless cpuHasF16cAvx2().
 // Covered: user float <-> device float16 / float, every layout. Picks the kernel for a layout
 // pair; the same-order and NHWC cases are simple enough to live here, NCHW against a chunked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The F16C/AVX2 device-format conversions (compiled with -mf16c -mavx2 in their own file and
 // only called after a runtime CPU check). Each returns false for a combination it does not
 // cover; the caller then uses the scalar path. Arguments are already validated.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cumsum and topk: per line along one axis, a running sum and the k largest or smallest
 // elements. Integer sums wrap like the other integer reductions; floating ones accumulate in
 // double.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // elew, elew_bcast, compare, logical, where: NumPy broadcasting (Broadcast.hpp) over every
 // element type. Each (operation, type) pair is one run loop; contiguous and scalar operands get
 // their own `omp simd` loops. Integer arithmetic wraps (two's complement) instead of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NumPy broadcasting for the element-wise kernels (elew, elew_bcast, compare, logical, where,
 // expand): the output walked as runs of its innermost (merged) axis, each operand read with a
 // fixed step along a run. The per-element work is a function pointer over one run, so each

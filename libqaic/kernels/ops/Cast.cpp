@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cast: every element converted by the kernels' one conversion rule (DTypes.hpp): to an integer
 // truncate toward zero and saturate (NaN -> 0), to float saturate, to bool nonzero -> 1.
 #include "kernels/DTypes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Constants packed once into the layout their primitive wants and shared by every program built
 // over the same constant data (the emulator's activations of one loaded container). A constant
 // whose one reader is the primitive that packs it (MemoryPlan's `repackable`), and which no

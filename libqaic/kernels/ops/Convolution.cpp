@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conv2d and deconv2d on oneDNN: primitives created and constant weights packed at build time;
 // every primitive run per inference uses the plan's shared scratchpad (Scratchpad.hpp).
 #include <cstring>

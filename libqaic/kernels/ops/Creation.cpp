@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // create, zeros, arange: constants, filled once when the plan is built.
 #include <cmath>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keys' cubic convolution weights of the four cells around a coordinate (floor - 1 .. floor + 2),
 // r its fraction; shared by interpolate (ONNX Resize) and grid_sample so both weigh alike.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slice, reshape / flatten, transpose, concat, pad, strided_slice, expand, tile, trilu:
 // byte-exact moves for every dtype.
 #include <algorithm>

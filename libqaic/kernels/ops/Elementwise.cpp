@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relu, lrelu, sigmoid, clip, batchnorm. Plain loops over contiguous data,
 // marked `omp simd`: each element depends on its own inputs only, so they vectorize even where
 // the compiler cannot prove that input and output do not overlap (-O2's cost model then keeps

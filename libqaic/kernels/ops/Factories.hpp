@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One factory per optype; KernelRegistry.cpp maps optype names to them.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gather, gather_elements, gather_nd, scatter_elements, scatter_nd. Indices are runtime data:
 // every one is checked against its axis (negative ones count from the end, as in ONNX), and an
 // out-of-range index fails the run with an error naming the op, the index and where it was.

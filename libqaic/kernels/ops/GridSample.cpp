@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // grid_sample (ONNX GridSample, PyTorch's grid_sample): every output point reads src at the
 // position the grid gives it, normalized to [-1, 1] per spatial axis, grid[..., 0] along the
 // last axis (x, the width), grid[..., 1] the one before it, and so on.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared index arithmetic of the data-movement and broadcasting kernels.
 #pragma once
 

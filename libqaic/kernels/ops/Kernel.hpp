@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The executor's internal model: tensors owned by a plan (one per input-shape combination) and
 // one Kernel per op, created with everything it needs (oneDNN primitives, packed weights) so
 // that running is only computing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // matmul (NumPy semantics, batch broadcasting) and gemm on oneDNN's matmul primitive; a
 // constant right-hand side is packed once at build time.
 #include <optional>

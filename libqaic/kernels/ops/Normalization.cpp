@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // layernorm, softmax, log_softmax. Float tensors run on oneDNN's layer normalization and
 // softmax primitives; double ones on plain loops.
 #include <cmath>

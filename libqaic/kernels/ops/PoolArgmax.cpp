@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool_argmax (ONNX MaxPool's Indices output): for every window of the N-D pool, where its
 // maximum is, as an index into the whole src tensor flattened (N and C included), row-major or,
 // with column_major, with the spatial dims reversed (ONNX storage_order 1). Padded cells never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // maxpool2d / avgpool2d and the N-D pool (1-D to 3-D, dilations) on oneDNN, for float and
 // 8-bit integers. Padded cells never
 // take part: max ignores them and the average divides by the number of real cells in the window

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // print and fprint (host-only ops: lightnet runs them, qaic-exec rejects them).
 #include <fstream>
 #include <iostream>

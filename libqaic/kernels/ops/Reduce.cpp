@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reduce and arg_reduce. Float reductions run on oneDNN's reduction primitive; log_sum,
 // log_sum_exp and the other element types accumulate in a loop over the source (in double for
 // floating types, in 64-bit integers that wrap for integer ones).

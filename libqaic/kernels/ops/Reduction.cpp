@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // maxreduce, maxreduce_arg, dot_product, global_avgpool.
 #include <cmath>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // resize, upsample (LightNet) and interpolate (ONNX Resize) over any rank, separable per axis:
 // each output coordinate maps to a source coordinate x, which selects 1 (nearest), 2 (linear)
 // or 4 (cubic) source cells with weights; cells outside the source repeat its edge.

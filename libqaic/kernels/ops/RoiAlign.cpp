@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // roi_align (ONNX RoiAlign, torchvision.ops.roi_align): each region of interest [x1, y1, x2, y2]
 // of image batch_indices[r], scaled by spatial_scale, is cut into output_dims bins; each bin is
 // the average (or maximum) of a grid of bilinear samples, sampling_ratio per bin side, or

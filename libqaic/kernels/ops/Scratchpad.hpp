@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one oneDNN scratchpad buffer of a plan, shared by all of its primitives.
 //
 // Why: a program is built on one thread and may run on any other (the emulator builds on the

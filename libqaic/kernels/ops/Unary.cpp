@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // unary: the math functions of ONNX one element at a time. Float tensors run on oneDNN's eltwise
 // primitive where it has the function (vectorized exp, log, tanh, erf-based GELU, ...); every
 // other function and element type is a plain loop, float16 computed in float.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LightNet's small vector ops: submean, rearange, pick1d, sort1d.
 #include <algorithm>
 #include <cstring>

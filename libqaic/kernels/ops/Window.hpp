@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sliding window of the convolution, transposed convolution and pooling kernels, in oneDNN's
 // terms. One reader per way the IR states a window, so the three kernel families agree on it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The completion loop of one queue: a thread that waits through io_uring for the DBC's eventfd
 // "interrupt" (a multishot IORING_OP_POLL_ADD, armed once) with a timeout set to the next
 // data-path deadline (the wait's own timeout), then lets its owner drain every response and

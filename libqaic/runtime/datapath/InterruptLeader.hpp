@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A synchronous waiter (waitForCompletion on a handle, getCompletedId for one handle) that waits
 // on the device's response interrupt itself instead of on the completion thread: the device
 // wakes it directly through the DBC window's response futex and it drains the response FIFO on

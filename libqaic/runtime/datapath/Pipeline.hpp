@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libqaic/runtime/datapath: what moves an inference through the device once its set is built:
 // the Pipeline of each activation (this header), the threads it runs on (WorkerPool), the bytes
 // of a request (RequestBuilder), the activation's DBC ring with the requests in flight, their

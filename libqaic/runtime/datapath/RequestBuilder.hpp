@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bytes of one request on the ring (docs/device-protocol.md section 4): the request
 // descriptor, then every present input (the last one rings the program's doorbell), then every
 // present output and the response descriptor (the first waits for the program's done semaphore,

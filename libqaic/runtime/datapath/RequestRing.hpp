@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One activation of a loaded program and its DBC ring (docs/device-protocol.md sections 3 and 4):
 // ACTIVATE and DEACTIVATE through driver::, the mapped window, the eventfd interrupt and the
 // CompletionEngine thread that waits on it, the requests in flight with their deadlines, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The threads that run a context's pipeline work (preprocessing and uploads, postprocessing, the
 // error handler and notify callbacks): as many as the host has cores, started only when work
 // waits for one, and shared by every activation of every inference set of the context. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libqaic/runtime/front: the public API's own code, a file for each class or function of
 // <qaic/...> (Context, InferenceSet, InferenceSetGroup, ProfilingHandle, DmaBuffer, Qpc, QpcFile,
 // Partition, resourcesFor, Util, Errors, IoValidation): the Factory functions that build the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partition: a qaicd lease. The QaicdClient connection is the lease itself (qaicd removes the
 // partition when it closes), so the object keeps it open and releases explicitly on destruction
 // to make the removal synchronous.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // resourcesFor: the container's own rule (container/ResourceNeeds), which speaks rt::Resources too.
 #include <qaic/Partition.hpp>
 

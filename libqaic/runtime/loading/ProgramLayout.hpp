@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the data path needs to know about one program of a container: for every IO buffer its
 // user type and layout, device format and place in the IO region, and where the runtime stages
 // it in its own buffer objects (one to-device BO with the request descriptor and the inputs, one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libqaic/runtime/loading: putting a program container on a device for an inference set: the
 // validated image a Qpc stands for (QAicQpcObj), its IO descriptor as the API's types
 // (QpcMappings), what the data path derives from one program (ProgramLayout), the activations'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Translation of the container's IO descriptor and programs into the public seed 001 types.
 #pragma once
 

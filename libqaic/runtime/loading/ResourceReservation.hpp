@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device resources of an inference set's activations, reserved on every device the set
 // places them on before the set starts a thread, creates a buffer object or builds a pipeline:
 // a set the devices cannot hold is refused by one MANAGE call per device, whatever the count it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a Context owns: one open device node per device (every activation, buffer object and
 // DMA buffer of this context lives in that open file), the log level and the two callbacks.
 #pragma once

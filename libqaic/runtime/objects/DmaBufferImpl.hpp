@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A DMA buffer: a buffer object of the context's open device file, mapped into the process and
 // registered by its export descriptor (PRIME, DmaBuffer::fd()) so QBuffers naming it can be
 // resolved; or a dma-buf descriptor a QBuffer names that was imported into a set's device (a

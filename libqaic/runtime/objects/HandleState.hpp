@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The life cycle of one InferenceHandle (seed 001) as an explicit state machine, so that every
 // misuse (put twice, submit a handle that was not acquired, set buffers while in flight) is a
 // typed error instead of undefined behaviour.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state of one InferenceHandle: its life-cycle state, the user's buffers, dims and dropped
 // buffers, the outcome and stage durations of its last inference, and its staging buffer
 // objects on the device. `mutex` guards everything; the owning set takes its own lock first. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Over-subscription: the members of an InferenceSetGroup share one device's NSPs, and exactly
 // one member is activated at a time. A member's request is admitted when its set is active and
 // no other member is waiting, or when the active member has drained and the device can be

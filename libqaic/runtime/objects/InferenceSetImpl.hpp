@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libqaic/runtime/objects: the objects behind the public classes that are interfaces, each
 // named after its class (ContextImpl, InferenceSetImpl, InferenceHandleImpl,
 // InferenceSetGroupImpl, ProfilingHandleImpl, DmaBufferImpl), the handle's life cycle

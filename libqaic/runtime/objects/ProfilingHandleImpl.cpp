@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "runtime/objects/ProfilingHandleImpl.hpp"
 
 #include "runtime/objects/InferenceSetImpl.hpp"

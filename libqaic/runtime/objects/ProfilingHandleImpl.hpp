@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProfilingHandle's implementation. Its collecting side (State) is shared with the inference set,
 // which holds it weakly: the set's completion path records samples into it between start() and
 // stop(). The numSamples-th ends the profiling: record() then returns the report, which the set

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the driver's errno values and the device's DBC completion codes become the API's QStatus:
 // one table for program loads, activations, buffer objects and the data path.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // v1beta1.DevicePlugin for one resource, served by gRPC's own threads on the resource's socket.
 // Every answer comes from the newest published inventory (InventoryChannel): the service holds
 // no device state and never reaches into the event loop. ListAndWatch streams wait (bounded)

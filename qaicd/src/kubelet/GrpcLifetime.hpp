@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gRPC is initialized once, by the first user in the process, and stays so until the process
 // exits. Left to itself, gRPC 1.51 shuts down whenever its last object (server, channel) is
 // destroyed, and that shutdown joins its executor thread, which may sit up to 10 s in an epoll

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ThreadSanitizer's defaults for the programs that run gRPC (qaicd and the kubelet plugin's
 // tests and benchmark); compiled only into a -fsanitize=thread build.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What qaicd offers the kubelet, as an immutable snapshot the event loop builds and publishes
 // (InventoryChannel) and the gRPC threads read: per resource, its units (whole devices, or
 // profile partitions) with their health and NUMA node. Allocate and GetPreferredAllocation are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hand-off of inventories from the event loop to the gRPC threads: the loop publishes an
 // immutable snapshot (a shared_ptr to const, swapped under a mutex held only for the swap), and
 // ListAndWatch streams wait, bounded, for a newer one. The loop never waits on a reader: readers

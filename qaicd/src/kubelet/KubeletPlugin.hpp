@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd as the kubelet's device plugin (docs/kubernetes.md). This is the event-loop half: after
 // every rescan it keeps the profile partitions (k8s_profiles) on their devices, and every
 // kHealthPollMs (and after every rescan) it reads the devices' status and publishes a new

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kubelet side of the plugin, on a thread of its own: one gRPC server per resource on its
 // socket in the kubelet's plugin directory (DevicePluginService, run by gRPC's threads), and
 // the Register call to DIR/kubelet.sock for each. The thread watches the directory (inotify,

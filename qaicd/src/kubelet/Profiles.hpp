@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partition profiles for Kubernetes (docs/kubernetes.md, "Partition profiles"): the
 // `k8s_profiles` of qaicd's configuration. Each profile is a resource `qualcomm.com/<name>` whose
 // units are partitions of one shape that qaicd creates ahead of time on the devices given to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-emu benchmarks (make bench; never ctest), each with a baseline measured in the same run.
 // Here the kernel path: its baseline is the same program run directly over an in-memory IO
 // region, so the ratio is the cost the emulated driver and DBC add. The mapped-ring path and its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A qaic-emu process with one activation whose DBC ring this process drives the way libqaic
 // does: DbcWindow::submit writes the element, the tail and the futex doorbell; the device's
 // completion raises the activation's eventfd (CompletionEvent); DbcWindow::takeResponses drains

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DBC data path without FUSE (NoOpRing: one no-op request, doorbell to completion) against
 // a cross-process futex round trip (FutexPingPong) measured in the same run; goal: at most 2x.
 // On a shared machine the separate numbers drift with the load, so BM_RingVsFutexInterleaved

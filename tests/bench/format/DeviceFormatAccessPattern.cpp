@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Investigation rows (off by default, BENCH_CHUNK_WIDTHS=1): the memory accesses of the DWHC
 // conversions on images whose H and W are multiples of 8, without their arithmetic. A step loads
 // and stores what a kernel step does, at the same addresses and in the same order, but stores the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device-format conversion throughput against memcpy of the same user bytes, measured in the
 // same run (scripts/bench-kernels.sh prints the ratios). Bytes processed = the user buffer's.
 #include <benchmark/benchmark.h>

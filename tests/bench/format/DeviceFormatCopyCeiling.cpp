@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reference rows: the ceiling of a conversion kernel. Each row moves the user bytes of a shape
 // with the instructions the kernels are made of (ordinary 32-byte AVX2 or 64-byte AVX-512 loads
 // and stores, vcvtps2ph for float16) but in one sequential stream each way, with no transpose:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shapes of bench_device_format's product rows, {N, C, H, W}: single images (cache-resident,
 // where memcpy runs at cache speed), a batch that fits the last-level cache, and ones far larger
 // than it (both sides bound by DRAM). The ceiling rows take the same shapes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host-executor latency of full-size networks with PyTorch's inputs (scripts/gen-models.py writes
 // them; scripts/bench-models.sh measures PyTorch on the same inputs in the same run and prints
 // the ratios). QAIC_MODEL_DIR (default: the build tree's bench models) and QAIC_BENCH_THREADS

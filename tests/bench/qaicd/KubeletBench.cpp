@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kubelet device plugin's speed (make bench; never ctest), against baselines of the same run:
 //   Allocate of one whole device, and of one partition, with 64 emulated devices (48 offered
 //   whole, 16 given to a 2-NSP profile: 32 partition units): p50 and p99 per call, goal

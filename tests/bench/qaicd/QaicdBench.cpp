@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd benchmarks (make bench; never ctest), each against a baseline measured in the same run:
 //   partition create+release through qaicd   vs  the same two MANAGE ioctls sent directly
 //                                                 (and one bare MANAGE status round trip)

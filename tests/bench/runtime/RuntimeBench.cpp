@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libqaic data-path benchmarks against a real qaic-emu, each with its same-run baseline:
 //   TinySyncRoundTrip        one relu over 16 floats: getAvailable, submit, getCompletedId, put
 //   FutexRoundTripBaseline   a cross-process futex ping-pong (the floor of any device round trip)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ side of scripts/bench-python.py's comparison of qaic.Session.run with the runtime's
 // synchronous round trip: the round trip of qaic_runtime_bench's TinySyncRoundTrip (getAvailable,
 // setBuffers, submit, getCompletedId, putCompleted), run in blocks on command so that the script

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A round trip against its baseline on a machine whose state moves under both. Timing the two
 // call by call, alternately, puts the baseline in the wake of the measured operation: in a VM
 // a futex round trip right after an inference finds both vCPUs awake (5 us) where on its own it

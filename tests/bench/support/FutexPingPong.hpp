@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The baseline of the ring round trip: a second process answers every ping on a shared futex
 // word with a pong on another. One round trip is the cheapest "wake another process and hear
 // back" the kernel offers, so the no-op ring request is reported as a multiple of it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The median of timed samples, for benchmarks that interleave a measurement with its baseline
 // and compare the two medians (a burst of load on a shared machine then hits both alike).
 #pragma once

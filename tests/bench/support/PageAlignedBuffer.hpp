@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Both sides of a format conversion as the product hands them to the kernels: page-aligned and
 // zeroed (so every page is mapped before timing starts). On the device side, libqaic converts
 // into and out of its staging BOs, whose slices start on page boundaries (ProgramLayout), and the

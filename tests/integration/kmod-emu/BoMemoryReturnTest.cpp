@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A BO's memory returns when its last holder lets go, measured on the real processes: a client
 // process creates, fills and closes large BOs (GEM_CLOSE), directly or after exporting them,
 // many times over, and the emulator's resident memory comes back to where it started while a

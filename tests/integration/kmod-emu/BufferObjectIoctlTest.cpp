@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CREATE_BO, MMAP_BO and DETACH_SLICE_BO argument checks, and the BO memory-file contract
 // (docs/device-protocol.md section 1).
 #include <drm.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What PermissionTest (emu_uapi_tests) leaves out: with a node every user may open, another uid
 // still cannot reach a user's activation (DBC_INFO is EPERM, the window file is 0600 and owned by
 // the owner), BO memory files or handles; and the same holds between two unprivileged users,

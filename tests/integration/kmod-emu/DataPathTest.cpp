@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data path end to end on a real qaic-emu: a real container is loaded and activated, request
 // elements go through the DBC ring (directly, and through EXECUTE_BO / WAIT_BO), the emulated NSP
 // runs the program, and completions, errors and faults come back as the protocol says.

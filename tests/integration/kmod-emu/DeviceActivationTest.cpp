@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activation, the DBC window handed out through QAIC_EMU_DBC_INFO, NSP accounting in sysfs,
 // TERMINATE-on-close and contention between processes.
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device itself fails mid-flight: a reset (qaic-runner must end with a clear error, the
 // device returns to Ready and serves a new run) and a removal (every libqaic call on the set
 // answers QS_DEV_REMOVED instead of hanging).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DRM core's ioctls on the node, as the mainline kernel answers an accel file: VERSION and
 // GET_UNIQUE with the kernel's copy and truncation rules, GET_CAP / GET_CLIENT / GET_STATS, the
 // permission rules (root-only, authenticated and master-only ioctls), the features the driver

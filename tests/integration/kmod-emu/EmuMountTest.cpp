@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-emu as a process: the tree it serves, start/stop, stale mounts, --daemon, faults, and
 // the control ioctls on a raw device node.
 #include <grp.h>

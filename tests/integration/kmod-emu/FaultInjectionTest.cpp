@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault files under sys/class/accel/accelN/qaic-emu/fault/: a hung NSP, failed DMA, a reset
 // and a surprise removal, each seen by the client as a timeout, a completion code or an errno.
 #include <unistd.h>

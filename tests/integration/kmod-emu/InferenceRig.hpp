@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything one inference needs, set up by hand through the uAPI the way a runtime does it:
 // a BO per descriptor and per IO buffer of a compiled program, each attached as one slice to the
 // activation's DBC with the doorbell and semaphores of docs/device-protocol.md section 4.

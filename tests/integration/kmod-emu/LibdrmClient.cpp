@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A program written against libdrm and the qaic uAPI alone, as a user of the mainline driver
 // writes one: it opens the node, checks with drmGetVersion that the driver is qaic, loads and
 // activates a program with MANAGE, and runs one inference whose four buffers are memfds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The libdrm client program (LibdrmClient.cpp) against a real qaic-emu: a program that knows only
 // libdrm and the uAPI opens the node, runs one inference on imported memfds, closes its handles.
 #include <fstream>

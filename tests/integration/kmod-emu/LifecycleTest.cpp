@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulator's own life cycle as the fixture relies on it: --daemon returns once the tree is
 // visible, SIGTERM stops it and unmounts its root, and a client that held the device open sees
 // the device gone rather than hanging.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MANAGE: message limits, transaction checks, program loads and the status transaction.
 #include <cstring>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sys/module/qaic/parameters/: mainline's five module parameters with their modes and defaults,
 // set at start by the configuration and at run time by a write, and honoured by the device:
 // WAIT_BO's timeout 0 waits wait_exec_default_timeout_ms, every MANAGE transaction (loads,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes, offsets, counts and handles chosen to overflow the emulator's arithmetic (u64 sums that
 // wrap, page rounding that wraps, counts whose byte size overflows an allocation, handles that
 // alias under the IOVA's 31-bit handle field). Each must be refused with the documented errno

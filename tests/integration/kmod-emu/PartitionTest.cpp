@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partitions (derived devices, DeviceProtocol.hpp "Partitions"): a privileged caller carves
 // resources off a device; the partition appears as accel<id>, only its owner may open it, its
 // activations cannot exceed it, and it ends by removal or a device reset. Devices also come at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device-node and memory-file permissions, checked from a forked child that drops to `nobody`.
 #include <fcntl.h>
 #include <grp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GEM_CLOSE and PRIME: a BO's memory lives as long as its last holder (a handle, the slice of an
 // activation, a queued request, an export the client still holds), exports are checked as the
 // kernel makes them, and imports of an exported BO, a memfd or another device's export reach

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A process dies mid-inference: the emulator (the client must see a lost device, whatever its
 // data-path timeout, and a new emulator serves new work) or the client (the device must give back every
 // resource the client held, and serve a new run).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One inference of the relu test program by hand, through both paths a real driver offers:
 // EXECUTE_BO / WAIT_BO, and the mapped ring + doorbell + eventfd interrupt. Also what the device
 // does with bad requests on the ring (bad descriptor, addresses outside the owner's slices).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resource groups carried in MANAGE passthrough (device-protocol.md section 7): a reservation
 // takes resources off the device, activations of that file draw only from it, close returns it.
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data path as a runtime drives it: one thread submits into the mapped ring while a
 // completion thread waits on the eventfd and drains responses, with two sets of buffers in
 // flight. The completion thread is owned by the test and stopped through a flag + eventfd write.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ATTACH_SLICE_BO, EXECUTE_BO, PARTIAL_EXECUTE_BO, WAIT_BO, PERF_STATS_BO and DETACH_SLICE_BO:
 // every argument check, and the state rules (unattached, busy, full ring, timeout).
 #include <cstring>

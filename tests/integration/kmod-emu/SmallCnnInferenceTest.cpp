@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A full inference of the sample network examples/smallcnn by hand: compiled by qaic-exec in the
 // fixture, activated, its input converted to the device format (FP16 DWHC), run through both
 // EXECUTE_BO / WAIT_BO and the mapped ring, and compared with the host executor on the same

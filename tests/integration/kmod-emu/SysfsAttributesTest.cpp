@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The class-directory attributes and their accounting, and discovery under the root.
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-emu as an ordinary user. Each case forks a child that enters a private mount namespace,
 // puts its own /dev/fuse node there (mode 0666 as systemd-udev makes it, or 0600 root as on a
 // machine without udev; the host's node is never touched), drops to uid/gid nobody (65534)

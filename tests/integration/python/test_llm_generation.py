@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Greedy generation on the emulated card equals PyTorch's: examples/llm/export_decoder.py exports
 a small decoder and runs PyTorch's own greedy generation; the decoder is compiled with qaic-exec
 and run on a real qaic-emu by llm-generate (the example program) and by qaic-runner from batch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec on an ONNX model (generated with the Debian python3-onnx at test time).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec as users run it: real processes, real files.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec and qaic-util on the project's example network (examples/smallcnn).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes a one-node ONNX model, Relu over input X of shape [N, 4] (N symbolic), to argv[1]."""
 import sys
 

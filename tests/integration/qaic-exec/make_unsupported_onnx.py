@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes an ONNX model to argv[1] that the importer must reject, naming every offender at once:
 two operators it lacks (Unique, NonZero), an attribute it does not know (Relu's `sharpness`) and an
 attribute value it does not support (Resize's tf_crop_and_resize)."""

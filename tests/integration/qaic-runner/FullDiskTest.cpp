@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-runner writing outputs onto a full file system (a 64 KiB tmpfs): it must fail naming the
 // file it could not write, and leave only complete output files behind, no temporaries.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Security: a program container is user-supplied data, and qaic-runner --write-output-dir DIR
 // names its files after the container's output buffers. A buffer named like a path ("../x",
 // "/abs", "a/../../b", NUL or newline inside) must not make it write outside DIR. The containers

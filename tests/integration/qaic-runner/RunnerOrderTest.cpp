@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seed 000's ordering promise, seen from the device: with -S 1 or -T 1 the IO sets of a batch JSON
 // reach the device in the file's order, whatever their sizes. The emulator runs with
 // --trace-requests and logs every request it ends, in its own order, with the bytes each moved to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the qaic-runner suites share, set up once per suite: a real qaic-emu on a temporary root
 // (QAIC_ROOT points at it) and a temporary directory holding networks from
 // tests/integration/qaic-runner/data compiled there by qaic-exec, one subdirectory each.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-runner end to end: the real binary, a real qaic-emu on a temporary root, networks compiled
 // by qaic-exec to the layouts seed 000 describes, and every malformed batch JSON case.
 #include <gmock/gmock.h>

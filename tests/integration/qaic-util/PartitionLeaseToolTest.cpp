@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-util create / list / remove / -q through a real qaicd: a command run inside a partition
 // sees it and the lease ends with the command; a held lease shows its holder and ends on SIGTERM
 // or remove; a refusal names the short resource.

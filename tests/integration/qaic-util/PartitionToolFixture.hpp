@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the partition tests of qaic-util: the test support's emulator + qaicd fixture
 // (QaicdFixture.hpp) with QAIC_ROOT pointing at the emulator, QAICD_SOCKET pointing into the
 // private directory, and qaicd started only on request (startQaicd()).

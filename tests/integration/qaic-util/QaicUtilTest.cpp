@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-util --qpc as users run it.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A client process of qaicd for the multi-process tests: forked (optionally dropping to another
 // user), it keeps a QaicdClient connection and obeys one-line commands from the test, so the
 // test decides when it reserves, releases, opens nodes, activates programs, exits or is killed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd SIGKILLed at random points while clients create and release partitions, then
 // restarted: no partition is leaked or orphaned (each one on the device is tracked by the new
 // qaicd and has a live holder; a dead holder's is removed at start) and the device's free counts

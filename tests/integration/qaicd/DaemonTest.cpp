@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd against a real qaic-emu: reservations appear on the device and in sysfs, refusals name
 // the resource, devices come and go at run time, static partitions come from the config file.
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd with one of two devices hung inside a control call (the emulator's control_hang fault
 // holds every MANAGE on it): the other device and every client are served meanwhile, a request
 // to the hung device is refused after qaicd's bound, and what the device does after the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hand-off between the event loop and the gRPC threads, under threads (and TSan): readers
 // see every publication in order or a newer one, never a torn one, and a stop wakes them.
 #include <gtest/gtest.h>

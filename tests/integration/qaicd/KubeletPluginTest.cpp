@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd as the kubelet's device plugin, tested without a cluster: a kubelet stand-in (a gRPC
 // Registration server on a temporary kubelet.sock) sees the registrations, then the test dials
 // the plugin's sockets as the kubelet does. A real qaic-emu (three devices, two of them given

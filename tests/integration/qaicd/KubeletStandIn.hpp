@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A kubelet for tests without a cluster, as device-plugin projects test theirs: a gRPC
 // `v1beta1.Registration` server on DIR/kubelet.sock that records every RegisterRequest, and a
 // client of the plugin's own socket (the calls the kubelet makes after a registration), with a

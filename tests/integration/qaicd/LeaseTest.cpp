@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Leases with real client processes: a holder's exit (even SIGKILL) returns everything within a
 // second, qaicd restarts without disturbing holders, several clients reserve and release at
 // once with the device's totals consistent at every barrier.

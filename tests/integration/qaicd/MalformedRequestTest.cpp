@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every class of malformed request gets its error on the same connection and the daemon keeps
 // serving; an overlong line is E2BIG and closes the connection; a client that never reads its
 // answers is dropped without holding anyone else up.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device enforces what qaicd grants: another uid cannot open a user's partition node
 // (EACCES) nor release it (EPERM), and an activation inside a partition cannot exceed it.
 #include <pwd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Nothing accumulates in qaicd: across many partition create/release cycles (and connections
 // coming and going) its resident memory stays within 10% of its peak during the first tenth
 // and its descriptors are the same; the emulator that makes the partitions ends within 10% of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qaicd suite's fixture is the test support's emulator + qaicd fixture (QaicdFixture.hpp),
 // under the suite name its tests have always had.
 #pragma once

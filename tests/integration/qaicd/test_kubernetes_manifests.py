@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """deploy/kubernetes: the DaemonSet mounts what qaicd's command line names, its configuration is one
 the real qaicd accepts, and the example pod asks for one qualcomm.com/qaic."""
 import json

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A set asking for more activations than its devices hold is refused before it costs a thread or
 // memory: the resources come first (ResourceReservation), one MANAGE call per device whatever
 // the count, and the threads of every set come from the context's pool, sized by the host's

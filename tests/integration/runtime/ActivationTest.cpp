@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activations, devices and contexts: numActivations up to the free NSPs and a clear error
 // beyond, devMapping, missing devices, log levels and context ids.
 #include "RuntimeFixture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Nothing accumulates in a long-lived libqaic client: this test process keeps one Context and
 // creates, uses and destroys InferenceSets over and over, on the whole device and inside a
 // partition leased from qaicd; its resident memory stays within 10% of its peak during the first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulated NSPs compute on host threads: a program compiled for N NSPs (-aic-num-cores) runs
 // on N of them, at most the emulator's compute pool (the host's cores, or compute_threads), and
 // concurrent activations share that pool without ever computing on more threads than it has.

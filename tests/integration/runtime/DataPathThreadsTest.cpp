@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which threads run what on the data path. A small request is preprocessed and uploaded by the
 // thread that submits it and finished by the completion thread (docs/runtime.md, "One
 // inference"); user code (the context's error handler, notify callbacks) still never runs inside

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libqaic's DMA buffers through libdrm's PRIME calls: DmaBuffer::fd() is a dma-buf export, a
 // QBuffer may name any dma-buf descriptor (a DMA buffer of another device, a memfd) and the set's
 // device imports it and uses its pages in place (TransferCounts: nothing copied on the host),

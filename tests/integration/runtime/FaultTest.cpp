@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Faults injected into the emulated device: data-path timeouts with retries, device errors,
 // removal. Each ends in a typed status and a call of the error handler, never a hang, and the
 // set stays usable where the device does.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Over-subscription (seed 001): two sets that cannot both be active share the device's NSPs
 // through an InferenceSetGroup, switching transparently; the three constraints are enforced.
 #include <thread>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seed 001's three flow patterns against the real emulator, with outputs checked against the
 // host executor, plus the life-cycle misuse errors and the per-stage performance counters.
 #include <atomic>

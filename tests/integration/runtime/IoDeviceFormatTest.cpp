@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A network whose input travels in seed 003's native format (DWHC float16, more than 8 channels
 // so the chunking applies) from a user buffer in NHWC, and whose output comes back as float
 // NCHW: the runtime's preprocess / postprocess and the emulated NSP must together give the host

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partial, specialized and selective IO (seed 000's buffer types) through the whole pipeline.
 #include "RuntimeFixture.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Three client processes, four threads each, submitting to one emulator for a fixed time through
 // libqaic: every request completes exactly once with the right output, and neither the clients
 // nor the emulator grow in file descriptors or memory while the load is steady.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libqaic inside partitions, with a real qaic-emu and a real qaicd: a Context that acquires its
 // own partition or runs in one the caller holds computes the same outputs as the host executor,
 // cannot activate beyond the partition, and the lease ends with the Partition object. Without

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retained state (design cut 7) through the public C++ API on a real qaic-emu: a program compiled
 // with -retained-state keeps each activation's state on the device between inferences, the user
 // never passes it, and resetRetainedState zeroes it for the next inference.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of every runtime integration test: the test support's emulator + qaicd fixture
 // (QaicdFixture, qaicd off unless a test asks for it), QAIC_ROOT pointing at the emulator, small
 // networks compiled with the real qaic-exec, and the host executor computing expected outputs

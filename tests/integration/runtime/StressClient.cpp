@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One client process of the stress test: drives a relu network through libqaic from several
 // threads for a fixed time and writes what it saw (key value lines) to a result file.
 // Usage: qaic_stress_client <qpc dir> <client index> <threads> <seconds> <result file>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Zero copy where the memory is already shared: when an input or output is a DMA buffer (or the
 // runtime's own staging buffer object) in the identity device format, the emulated NSP reads
 // and writes it in place instead of the device's DMA copying it through the IO region. The

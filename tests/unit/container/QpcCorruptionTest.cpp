@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every kind of damage to a container is rejected with a typed error naming the field, and
 // nothing else (no crash, no other exception); run under ASan+UBSan in `make sanitize`.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Version 2 of the container: retained state and per-specialization payloads survive a round trip,
 // a container without them stays version 1, and every damage to the new entries is rejected
 // naming the field.

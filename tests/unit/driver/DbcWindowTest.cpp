@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ring discipline of DbcWindow against a window file this test plays the device for.
 #include "driver/DbcWindow.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared protocol helpers: what libqaic encodes, the emulator decodes.
 #include <gtest/gtest.h>
 

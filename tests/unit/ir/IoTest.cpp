@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `io` section (network inputs and outputs as the runtime sees them) and allowed_shapes.
 #include <gmock/gmock.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builders for IR JSON in tests, and a helper that returns the IrError message of a failure.
 #pragma once
 

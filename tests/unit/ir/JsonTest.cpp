@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toJson round trips, and the committed sample network parses, binds its weights and infers.
 #include <gmock/gmock.h>
 

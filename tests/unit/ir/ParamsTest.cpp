@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-parameter rules checked at parse time: types, enum values, array lengths, bounds, and the
 // cross-parameter constraints that need no input shapes.
 #include <gmock/gmock.h>

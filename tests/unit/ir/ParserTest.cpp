@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The general rules of seed 004 and lightnet-ops.md: structure, keys, types, counts, names and
 // tensor definitions. Each failure must name the op, the argument and the problem.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The operator registry lists every LightNet operator and project extension with the argument
 // names of lightnet-ops.md, and the dtype table maps names and sizes both ways.
 #include <gtest/gtest.h>

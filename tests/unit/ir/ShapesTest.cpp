@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape rules of the creating, data-movement, element-wise, reduction and linear-algebra
 // operators: every happy path, and each shape-dependent violation named by op and argument.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape rules of conv2d, deconv2d, the pools (with every autopad mode), batchnorm, upsample,
 // resize and global_avgpool, plus the shared window geometry.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The weights side file: round trip, alignment, atomic write, every corruption the reader must
 // reject, and binding `create ... from_file` ops to it.
 #include <gmock/gmock.h>

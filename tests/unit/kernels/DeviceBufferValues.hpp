@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test data for the device-format tests (DeviceFormatTest, DeviceFormatPathsTest).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vectorized device-format kernels (whole tiles, shuffled rows, the general tile at edges)
 // against the scalar walk, bit for bit, on the sizes where they change strategy: C = 1..9 and
 // chunked channel counts, H = 1 and around the 8- and 16-row tiles, W around the 8 / 16-pixel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device formats against a direct implementation of seed 003's offset formulas, for the scalar
 // and the vectorized path, many shapes (C = 1, 3, 8, 9, 20; odd W and H), both user layouts.
 #include <gtest/gtest.h>

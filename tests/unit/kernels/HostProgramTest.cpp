@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostProgram as a whole: registry agreement, partial / specialized input shapes, cached plans,
 // buffer and dtype checks, print output, thread bound.
 #include <gtest/gtest.h>

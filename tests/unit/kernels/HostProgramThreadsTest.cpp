@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A HostProgram built on one thread and run on others (what the emulator does: it builds on the
 // thread that loads a program and runs it on the DBC channel thread). oneDNN primitives that use
 // the library's per-thread scratchpad cannot migrate between threads; these tests fail (crash or

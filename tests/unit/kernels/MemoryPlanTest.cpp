@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a plan's tensors live (MemoryPlan.hpp) and constants packed once for several programs
 // (ConstantPacking.hpp): results stay right while memory shrinks.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creation, data movement, element-wise, reductions and LightNet's 1-D ops against
 // hand-computed results.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // matmul (NumPy semantics) and gemm (transpose flags, C broadcasting) against naive loops.
 #include <gtest/gtest.h>
 

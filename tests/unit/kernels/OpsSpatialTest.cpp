@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conv2d, deconv2d, pools and resize against direct (naive) implementations written from the
 // documented formulas, over parameter sets covering groups, dilation, stride and autopad.
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The vector conversion kernels are compiled per file with different instruction sets (-mavx2,
 # or the AVX-512 flags). A vector helper those files share must not be a weak (inline, external
 # linkage) symbol: the linker would keep one file's copy for all, and the AVX2 kernels could run

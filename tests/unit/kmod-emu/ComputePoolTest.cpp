@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compute pool in-process, with real threads: holders never exceed its cores, a wide run is
 // not starved by narrow ones, and a cancelled wait gives its turn away at once.
 #include <gtest/gtest.h>

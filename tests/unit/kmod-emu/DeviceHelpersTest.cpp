@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small pieces of the device: the module parameters' parsing and the SIGBUS-guarded copy.
 #include <sys/mman.h>
 #include <unistd.h>

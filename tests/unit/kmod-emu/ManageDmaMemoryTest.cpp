@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Regression test for an emu_ioctl fuzzing finding: a DMA_XFER transaction claims `size` bytes
 // at a user address, but the caller may be able to supply far fewer. The device must not size
 // its copy from the claim (up to 2 GiB per transaction, zero-filled) before it has read a byte:

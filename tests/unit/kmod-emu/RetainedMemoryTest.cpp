@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RetainedMemory (design cut 7): an activation's retained state is zeros from activation on,
 // is read by each run as its pair's input and becomes the pair's output only when the run
 // commits; a scatter of the input that nothing reads afterwards updates it in place.

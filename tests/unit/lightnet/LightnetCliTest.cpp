@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lightnet executable end to end: the seed 004 example, print layouts, options, data files
 // and error reporting. Runs the real binary from the build tree in a scratch directory.
 #include <gtest/gtest.h>

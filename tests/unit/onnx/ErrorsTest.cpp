@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad models get one clear ImportError naming the file, node, input or field.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensors in external data files (how ONNX stores a model over 2 GiB, and how exporters save
 // large weights): read from the model's directory, each byte range checked against the dims,
 // and every bad reference named.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Import-time folding: batchnorm into conv, shape arithmetic into reshape dims.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Structure of an imported model: io section, weights, create ops, removed operators.
 #include <gtest/gtest.h>
 

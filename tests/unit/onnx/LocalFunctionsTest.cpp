@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model-local functions (torch.onnx.export's export_modules_as_functions, onnxscript operators of
 // other domains): every call is replaced by the function's body before conversion.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds small ONNX models in memory for the importer's unit tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The three tables keyed by operator names stay consistent: every IR optype an ONNX operator's
 // conversion may emit has a registry entry with a shape rule and a host kernel, every registry
 // entry has a kernel, and every kernel belongs to a registry entry.

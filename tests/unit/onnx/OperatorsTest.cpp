@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How each ONNX operator maps onto IR ops and params.
 #include <gtest/gtest.h>
 

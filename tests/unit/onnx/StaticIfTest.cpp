@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An If whose condition is known at import time (PyTorch's tests on static shapes) is the branch
 // it selects; one whose condition is known only at run time is refused by name.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TensorProto decoding (initializers and the backend tests' .pb files).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // batch-size: -batchsize rewrites dim 0 of the io buffers and of the allowed combinations.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compile()'s pass tables: the passes run in this order (error precedence depends on it).
 #include <gtest/gtest.h>
 

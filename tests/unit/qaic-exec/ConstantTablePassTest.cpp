@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // constant-table: the program's constants, then the specializations' own, numbered in order.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // custom-io-list: the list file's entries, read once.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // custom-io: the listed buffers take their precision through casts; no list, no change.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec -custom-IO-list-file: the vendor's YAML list as efficient-transformers writes it, every
 // bad file named with its line, and the casts that give a float network's buffers float16.
 #include <gtest/gtest.h>

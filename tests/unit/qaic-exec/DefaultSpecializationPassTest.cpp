@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // default-specialization: full dims are each buffer's largest; the program's own graph is the
 // specialization that has them all, else the first.
 #include <gtest/gtest.h>

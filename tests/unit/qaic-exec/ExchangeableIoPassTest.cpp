@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // exchangeable-io: a buffer type the runtime cannot convert is refused at compile time.
 #include <gtest/gtest.h>
 

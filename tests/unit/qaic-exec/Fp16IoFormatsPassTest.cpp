@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fp16-io-formats: -convert-to-fp16 gives float buffers their FP16 device formats.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec's choice of fp16 IO formats (Fp16IoFormats.hpp) on a parsed graph, in-process.
 #include <gtest/gtest.h>
 

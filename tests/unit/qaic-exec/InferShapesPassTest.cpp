@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // infer-shapes: every tensor's dims from the io buffers; a shape error names the op.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // io-layout: buffers at their full dims, in device format, retained ones left out.
 #include <gtest/gtest.h>
 

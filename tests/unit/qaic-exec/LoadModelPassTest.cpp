@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load-model: the JSON IR and its weights side file, loaded for the variant.
 #include <gtest/gtest.h>
 

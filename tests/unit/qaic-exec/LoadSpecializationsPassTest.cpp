@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load-specializations: the model passes run per entry, in order, with the entry's symbols; a
 // failure names the entry and stops there.
 #include <gtest/gtest.h>

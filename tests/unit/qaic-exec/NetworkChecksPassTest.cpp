@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // network-checks: host-only operators and a missing io section are refused, naming the file.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pack-constants: the default specialization's weights, float16 with -convert-to-fp16.
 #include <gtest/gtest.h>
 

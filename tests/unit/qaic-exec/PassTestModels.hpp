@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small networks for the pass tests, built in memory: what a pass gets from the passes before it.
 #pragma once
 

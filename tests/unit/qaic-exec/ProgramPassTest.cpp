@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // program: the container's program entry from what the earlier passes produced.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // retained-state: the pairs leave the descriptor, stay flat in their type and become the
 // container's retained-state entries; every specialization must give them one shape.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // specialization-config: the config's entries for an ONNX model; a JSON IR refuses the option.
 #include <gtest/gtest.h>
 

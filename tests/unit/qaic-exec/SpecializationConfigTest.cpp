@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec -network-specialization-config: the vendor's file format, and every bad file named
 // with its field.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // specialization-io: a later specialization has specialization 0's buffers, differing in dims
 // only (load-specializations puts the entry in front of the message).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // specialization-payloads: one payload per distinct shape combination; constants shared when
 // equal, renamed when another specialization folded them differently.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // write-container: programqpc.bin as the earlier passes described it, and the summary.
 #include <gtest/gtest.h>
 

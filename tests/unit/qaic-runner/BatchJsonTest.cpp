@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seed 000's batch JSON: every example of the seed parses against a network with the layout it
 // describes, and every malformed case is refused with one line naming set, entry and field.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-runner's output files are all or nothing: a write that cannot finish leaves neither a
 // truncated file under the final name nor its ".partial" beside it.
 #include <gtest/gtest.h>

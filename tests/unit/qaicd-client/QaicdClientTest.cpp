@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QaicdClient against a scripted server on a real Unix socket (this class alone; the real
 // daemon is exercised by tests/integration/qaicd): timeouts, errors, stale answers.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parseRequest accepts exactly the documented requests and names the field of every malformed
 // one; the response builders and the client-side readers round-trip.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ClientConnection over a socketpair: lines split across reads, the 64 KiB line limit, and the
 // bounded output queue of a client that does not read.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the device plugin answers from an inventory alone: Allocate's container view (real and
 // emulated roots), GetPreferredAllocation's packing, and the refusals, each naming the ID.
 #include <gtest/gtest.h>

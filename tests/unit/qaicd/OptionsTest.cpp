@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaicd's command line: defaults from the environment, values, and usage errors naming the option.
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The configuration file: static partitions for users and groups, and errors naming the field.
 #include <gtest/gtest.h>
 

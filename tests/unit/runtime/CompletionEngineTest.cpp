@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CompletionEngine against an eventfd this test writes as the device would: the loop wakes on
 // interrupts and at its idle interval, and nothing the eventfd does can park it.
 #include "runtime/datapath/CompletionEngine.hpp"

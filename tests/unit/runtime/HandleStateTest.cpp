@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The InferenceHandle life cycle of seed 001 as a state machine: every misuse is a typed error.
 #include <gtest/gtest.h>
 

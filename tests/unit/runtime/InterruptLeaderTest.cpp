@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // InterruptLeader against a DBC window this test plays the device for: the response futex
 // handshake of docs/device-protocol.md section 3, seen from the waiting host thread.
 #include "runtime/datapath/InterruptLeader.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one buffer check of seed 000's buffer types (regular, partial, specialized, selective IO).
 #include <gtest/gtest.h>
 

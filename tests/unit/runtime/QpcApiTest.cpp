@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public seed 001 Qpc API over containers compiled by qaic-exec (tests/support CompileProgram).
 #include <gtest/gtest.h>
 

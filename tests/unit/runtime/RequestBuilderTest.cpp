@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The element sequence of one request (docs/device-protocol.md section 4) and the descriptors.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WorkerPool: jobs run on at most coreThreads threads however many are queued, in the order
 // posted, timers fire no earlier than asked, cancel drops what has not started, a blocking job
 // lends its place, and a pool destroyed by one of its own jobs does not deadlock.

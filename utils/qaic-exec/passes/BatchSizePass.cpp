@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // batch-size: -batchsize=B replaces dim 0 of every io buffer, and of each allowed shape
 // combination that had the buffer's original dim 0 there (before shapes are inferred).
 #include "passes/Passes.hpp"

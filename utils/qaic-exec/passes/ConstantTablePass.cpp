@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // constant-table: the container's constants, the program's own then those the specializations
 // added (shared ones left out), numbered in that order.
 #include "passes/Passes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // custom-io-list: the entries of -custom-IO-list-file, read once for every specialization (the
 // custom-io model pass applies them).
 #include "CustomIo.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // custom-io: the buffers -custom-IO-list-file lists take their precision (CustomIo.hpp).
 #include "CustomIo.hpp"
 #include "passes/Passes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // default-specialization: a buffer's full dims are its largest over the specializations; the
 // default combination runs the specialization that has exactly those dims (else the first),
 // whose graph becomes the program's own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // exchangeable-io: every io buffer's element type must be one the runtime converts to and from
 // the device; otherwise the program would compile and fail at its first inference.
 #include "CompileError.hpp"

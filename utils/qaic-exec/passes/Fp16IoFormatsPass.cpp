@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fp16-io-formats: with -convert-to-fp16, the io buffers' device formats (Fp16IoFormats.hpp).
 // After custom-io: a buffer the list gave its own precision keeps the flat format it got there.
 #include "Fp16IoFormats.hpp"

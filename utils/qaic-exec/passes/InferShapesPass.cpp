@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // infer-shapes: every tensor's dtype and dims from the io buffers through the ops (the IR
 // library's shape rules; an error names the op).
 #include "passes/Passes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // io-layout: the IO region (IoLayout.hpp) holds every buffer at its full dims, the largest any
 // specialization exchanges; retained buffers take no place in it.
 #include "IoLayout.hpp"

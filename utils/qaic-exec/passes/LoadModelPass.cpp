@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load-model: the network as loaded for the variant's symbol bindings; -batchsize also binds an
 // ONNX model's symbolic batch dim.
 #include "ModelLoader.hpp"

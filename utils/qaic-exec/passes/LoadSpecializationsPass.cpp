@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load-specializations: every specialization of -network-specialization-config taken through the
 // model passes on its own, in the config's order (one network, for -onnx-define-symbol alone,
 // without a config). A failure names the entry; the next entry is not loaded.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // network-checks: what the device cannot run at all, refused before any shape work. Operators
 // the registry marks host-only write to the console or to files, and the device has neither; a
 // network without an io section gives the device nothing to exchange.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pack-constants: the program's own constants, from the default specialization's graph
 // (ConstantPacker.hpp); float16 with -convert-to-fp16.
 #include "ConstantPacker.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qaic-exec's passes, one file each in this folder (named after the pass), in the order
 // Compiler.cpp runs them. A pass throws CompileError (or the IR library's and importer's
 // errors) naming the file and what is wrong; the messages are qaic-exec's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // program: the container's one program entry (its IO region, semaphores, memory needs, payloads)
 // and the buffers the IO layout placed.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // retained-state: with -retained-state, the `<X>_RetainedState` pairs (RetainedState.hpp), the
 // same pairs of one shape in every specialization. Their buffers keep their values in their own
 // type (never converted on the device) and leave the IO descriptor for the container's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // specialization-config: the entries of -network-specialization-config. They bind ONNX
 // symbolic dims, so a JSON IR (whose combinations are its "allowed_shapes") refuses the option.
 #include "CompileError.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // specialization-io: one program serves every specialization through one IO descriptor, so each
 // specialization has specialization 0's io buffers, in its order, differing in dims only.
 #include "CompileError.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // specialization-payloads: the program's JSON IR payload and allowed shape combinations, then
 // one payload per other specialization, each selected by the combination of its buffers' dims.
 // A specialization's constants join the container: one equal to a constant already there is

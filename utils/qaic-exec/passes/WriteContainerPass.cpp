@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // write-container: programqpc.bin in -aic-binary-dir, written atomically (a failed compile
 // leaves any previous container intact), and the summary qaic-exec prints.
 #include <filesystem>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The mainline Linux `qaic` accel driver's user-space interface, declared in this project's own
  * words. Numbers and layouts match the kernel's include/uapi/drm/qaic_accel.h so that a program
