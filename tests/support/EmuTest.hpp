@@ -12,14 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "DeviceClient.hpp"
 #include "EmulatorProcess.hpp"
 #include "ResultAssertions.hpp"
-#include "driver/BufferObject.hpp"
-#include "driver/CompletionEvent.hpp"
-#include "driver/DbcWindow.hpp"
-#include "driver/DeviceNode.hpp"
-#include "driver/ManageCalls.hpp"
-#include "driver/SysfsDevice.hpp"
 
 namespace qaic::testing {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "HostExecutor.hpp"
+#include "IrGraphs.hpp"
 #include "base/CacheLineAllocator.hpp"
-#include "ir/Graph.hpp"
-#include "kernels/HostProgram.hpp"
 
 namespace qaic::kernels::test {
 

@@ -3,7 +3,8 @@
 // its own root and a qaicd serving it on a socket in a private directory (both stopped in
 // TearDown, even after a failure, with qaicd's log shown when the test failed), plus the device's
 // sysfs figures and partition nodes. Suites without qaicd (the runtime's) turn it off with
-// qaicdAtSetUp(). Tests wait with eventually (TempDir.hpp).
+// qaicdAtSetUp(). Tests wait with eventually (TempDir.hpp). qaicd's tests speak to it through
+// its client library (QaicdClient), which this header brings in for them.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "IrGraphs.hpp"
 #include "Paths.hpp"
-#include "ir/Weights.hpp"
 
 namespace qaic::container::testing {
 

@@ -13,12 +13,12 @@
 #include <filesystem>
 #include <string>
 
+#include "DeviceAttributes.hpp"
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "Process.hpp"
 #include "ProcessUsage.hpp"
 #include "Sanitizers.hpp"
-#include "driver/BufferObject.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

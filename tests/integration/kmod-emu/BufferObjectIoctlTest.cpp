@@ -7,8 +7,8 @@
 
 #include <cstring>
 
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
-#include "driver/BufferObject.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -18,10 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "Process.hpp"
-#include "driver/BufferObject.hpp"
-#include "driver/DeviceProtocol.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -19,11 +19,11 @@
 #include <thread>
 
 #include "ClientHelpers.hpp"
+#include "DeviceAttributes.hpp"
+#include "DeviceData.hpp"
 #include "EmulatorProcess.hpp"
 #include "RawDevice.hpp"
 #include "ReluProgram.hpp"
-#include "driver/SysfsNames.hpp"
-#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

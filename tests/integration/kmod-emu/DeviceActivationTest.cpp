@@ -5,12 +5,11 @@
 
 #include <thread>
 
+#include "DeviceAttributes.hpp"
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "Process.hpp"
 #include "ReluProgram.hpp"
-#include "driver/BufferObject.hpp"
-#include "driver/DbcWindow.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -10,8 +10,8 @@
 
 #include <qaic/qaic.hpp>
 
+#include "DeviceAttributes.hpp"
 #include "FaultRig.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::faults::test {
 namespace {

@@ -12,10 +12,10 @@
 #include <fstream>
 #include <thread>
 
+#include "DeviceAttributes.hpp"
+#include "DeviceClient.hpp"
 #include "EmulatorProcess.hpp"
 #include "RawDevice.hpp"
-#include "driver/DeviceProtocol.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

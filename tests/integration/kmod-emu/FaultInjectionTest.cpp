@@ -5,12 +5,11 @@
 
 #include <cstring>
 
+#include "DeviceAttributes.hpp"
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
 #include "ReluProgram.hpp"
-#include "driver/CompletionEvent.hpp"
-#include "driver/DbcWindow.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "driver/RequestElements.hpp"
+#include "DeviceClient.hpp"
 
 namespace qaic::emu::test {
 

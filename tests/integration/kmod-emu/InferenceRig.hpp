@@ -10,9 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "container/QpcImage.hpp"
-#include "driver/BufferObject.hpp"
-#include "driver/DeviceNode.hpp"
+#include "ContainerFiles.hpp"
+#include "DeviceClient.hpp"
 
 namespace qaic::emu::test {
 

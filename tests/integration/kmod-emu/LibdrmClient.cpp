@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "container/QpcImage.hpp"
-#include "driver/DeviceProtocol.hpp"
-#include "driver/SysfsNames.hpp"
+#include "ContainerFiles.hpp"
+#include "DeviceAttributes.hpp"
+#include "DeviceClient.hpp"
 #include "qaic/uapi/qaic_accel.h"
 
 namespace {

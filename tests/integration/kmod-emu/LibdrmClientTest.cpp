@@ -3,9 +3,9 @@
 // libdrm and the uAPI opens the node, runs one inference on imported memfds, closes its handles.
 #include <fstream>
 
+#include "DeviceAttributes.hpp"
 #include "EmuTest.hpp"
 #include "Process.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

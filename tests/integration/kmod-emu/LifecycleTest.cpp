@@ -6,8 +6,8 @@
 
 #include <fstream>
 
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
-#include "driver/BufferObject.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

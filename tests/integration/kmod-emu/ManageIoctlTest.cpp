@@ -2,9 +2,9 @@
 // MANAGE: message limits, transaction checks, program loads and the status transaction.
 #include <cstring>
 
+#include "DeviceAttributes.hpp"
 #include "EmuTest.hpp"
 #include "ReluProgram.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -12,10 +12,9 @@
 #include <limits>
 #include <string>
 
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "ReluProgram.hpp"
-#include "driver/BufferObject.hpp"
-#include "driver/DeviceProtocol.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -13,10 +13,10 @@
 #include <cstring>
 #include <fstream>
 
+#include "DeviceAttributes.hpp"
 #include "EmuTest.hpp"
 #include "Process.hpp"
 #include "ReluProgram.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "Process.hpp"
-#include "driver/BufferObject.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -12,11 +12,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include "DeviceAttributes.hpp"
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
 #include "ReluProgram.hpp"
-#include "driver/BufferObject.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -15,8 +15,8 @@
 #include <fstream>
 #include <string>
 
+#include "DeviceAttributes.hpp"
 #include "FaultRig.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::faults::test {
 namespace {

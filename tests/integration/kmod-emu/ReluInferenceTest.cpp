@@ -4,11 +4,10 @@
 // does with bad requests on the ring (bad descriptor, addresses outside the owner's slices).
 #include <cstring>
 
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
 #include "ReluProgram.hpp"
-#include "driver/CompletionEvent.hpp"
-#include "driver/DbcWindow.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

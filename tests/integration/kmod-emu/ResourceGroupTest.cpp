@@ -3,9 +3,9 @@
 // takes resources off the device, activations of that file draw only from it, close returns it.
 #include <unistd.h>
 
+#include "DeviceAttributes.hpp"
 #include "EmuTest.hpp"
 #include "ReluProgram.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -9,11 +9,10 @@
 #include <mutex>
 #include <thread>
 
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
 #include "ReluProgram.hpp"
-#include "driver/CompletionEvent.hpp"
-#include "driver/DbcWindow.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -3,10 +3,10 @@
 // every argument check, and the state rules (unattached, busy, full ring, timeout).
 #include <cstring>
 
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "InferenceRig.hpp"
 #include "ReluProgram.hpp"
-#include "driver/BufferObject.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

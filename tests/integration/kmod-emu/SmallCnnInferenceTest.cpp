@@ -9,14 +9,13 @@
 #include <iterator>
 
 #include "CompileProgram.hpp"
+#include "DeviceClient.hpp"
+#include "DeviceData.hpp"
 #include "EmuTest.hpp"
+#include "HostExecutor.hpp"
 #include "InferenceRig.hpp"
+#include "IrGraphs.hpp"
 #include "Process.hpp"
-#include "driver/CompletionEvent.hpp"
-#include "driver/DbcWindow.hpp"
-#include "ir/Weights.hpp"
-#include "kernels/HostProgram.hpp"
-#include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "DeviceAttributes.hpp"
 #include "EmuTest.hpp"
 #include "ReluProgram.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -26,9 +26,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "DeviceAttributes.hpp"
 #include "EmulatorProcess.hpp"
 #include "FusermountMount.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "ContainerFiles.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
-#include "container/QpcImage.hpp"
 
 namespace qaic::testing {
 namespace {

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <iterator>
 
+#include "ContainerFiles.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
-#include "container/QpcImage.hpp"
 
 namespace qaic::testing {
 namespace {

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ContainerFiles.hpp"
+#include "DeviceData.hpp"
+#include "IrGraphs.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
-#include "container/QpcImage.hpp"
-#include "ir/Weights.hpp"
-#include "kernels/format/Half.hpp"
 
 namespace qaic::testing {
 namespace {

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "CompileProgram.hpp"
+#include "DeviceAttributes.hpp"
 #include "PartitionToolFixture.hpp"
 #include "Process.hpp"
 #include "TestModels.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::testing {
 namespace {

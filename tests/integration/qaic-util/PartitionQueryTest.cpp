@@ -9,12 +9,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "DeviceAttributes.hpp"
+#include "DeviceClient.hpp"
 #include "PartitionToolFixture.hpp"
 #include "Process.hpp"
-#include "driver/DeviceNode.hpp"
-#include "driver/ManageCalls.hpp"
-#include "driver/SysfsDevice.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::testing {
 namespace {

@@ -16,11 +16,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "DeviceClient.hpp"
 #include "Process.hpp"
+#include "QaicdFixture.hpp"
 #include "ReluProgram.hpp"
-#include "driver/DeviceNode.hpp"
-#include "driver/ManageCalls.hpp"
-#include "qaicd/QaicdClient.hpp"
 
 namespace qaic::qaicd::test {
 

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "ClientChild.hpp"
+#include "DeviceAttributes.hpp"
 #include "QaicdTest.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {

@@ -8,9 +8,8 @@
 #include <map>
 #include <set>
 
+#include "DeviceAttributes.hpp"
 #include "QaicdTest.hpp"
-#include "driver/SysfsDevice.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {

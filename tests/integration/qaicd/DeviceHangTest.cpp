@@ -8,8 +8,8 @@
 
 #include "Process.hpp"
 
+#include "DeviceAttributes.hpp"
 #include "QaicdTest.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {

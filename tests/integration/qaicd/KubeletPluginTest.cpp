@@ -11,12 +11,11 @@
 #include <fstream>
 #include <set>
 
+#include "DeviceAttributes.hpp"
 #include "KubeletStandIn.hpp"
+#include "OwnedFd.hpp"
 #include "Process.hpp"
 #include "QaicdTest.hpp"
-#include "base/UniqueFd.hpp"
-#include "driver/SysfsDevice.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {

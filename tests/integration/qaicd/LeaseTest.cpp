@@ -9,8 +9,8 @@
 #include <set>
 
 #include "ClientChild.hpp"
+#include "DeviceAttributes.hpp"
 #include "QaicdTest.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {

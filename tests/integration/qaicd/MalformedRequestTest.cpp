@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "DeviceAttributes.hpp"
 #include "QaicdTest.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "ClientChild.hpp"
+#include "DeviceAttributes.hpp"
 #include "QaicdTest.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::qaicd::test {
 namespace {

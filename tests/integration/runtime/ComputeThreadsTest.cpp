@@ -9,8 +9,8 @@
 #include <cmath>
 #include <thread>
 
+#include "DeviceAttributes.hpp"
 #include "RuntimeFixture.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {

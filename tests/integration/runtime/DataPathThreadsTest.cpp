@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
+#include "DeviceAttributes.hpp"
 #include "RuntimeFixture.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {

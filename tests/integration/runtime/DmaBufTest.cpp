@@ -11,8 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "DeviceAttributes.hpp"
 #include "RuntimeFixture.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {

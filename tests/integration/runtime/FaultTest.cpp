@@ -9,9 +9,9 @@
 #include <mutex>
 #include <thread>
 
+#include "DeviceAttributes.hpp"
 #include "Process.hpp"
 #include "RuntimeFixture.hpp"
-#include "driver/SysfsNames.hpp"
 
 namespace qaic::rt::test {
 namespace {

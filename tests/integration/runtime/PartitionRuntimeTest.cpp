@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "DeviceAttributes.hpp"
 #include "RuntimeFixture.hpp"
-#include "driver/SysfsDevice.hpp"
-#include "driver/SysfsNames.hpp"
 #include "runtime/loading/QAicQpcObj.hpp"
 
 namespace qaic::rt::test {

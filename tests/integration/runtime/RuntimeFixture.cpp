@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "CompileProgram.hpp"
+#include "DeviceAttributes.hpp"
 #include "HostReference.hpp"
 #include "Process.hpp"
-#include "driver/SysfsDevice.hpp"
 
 namespace qaic::rt::test {
 

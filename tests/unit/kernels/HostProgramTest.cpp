@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "GraphBuilder.hpp"
-#include "ir/OpRegistry.hpp"
+#include "IrGraphs.hpp"
 #include "kernels/TensorPrinter.hpp"
 #include "kernels/ops/Kernel.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "GraphBuilder.hpp"
-#include "ir/Weights.hpp"
+#include "IrGraphs.hpp"
 
 namespace qaic::kernels::test {
 namespace {

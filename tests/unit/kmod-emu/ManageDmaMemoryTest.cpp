@@ -17,9 +17,9 @@
 #include <cstring>
 
 #include "Device.hpp"
+#include "DeviceClient.hpp"
 #include "MemoryFile.hpp"
 #include "Sanitizers.hpp"
-#include "driver/DeviceProtocol.hpp"
 
 namespace qaic::emu {
 namespace {

@@ -2,8 +2,8 @@
 // Structure of an imported model: io section, weights, create ops, removed operators.
 #include <gtest/gtest.h>
 
+#include "IrGraphs.hpp"
 #include "ModelBuilder.hpp"
-#include "ir/Graph.hpp"
 
 namespace qaic::onnx::test {
 namespace {

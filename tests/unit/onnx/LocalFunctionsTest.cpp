@@ -3,8 +3,8 @@
 // other domains): every call is replaced by the function's body before conversion.
 #include <gtest/gtest.h>
 
+#include "IrGraphs.hpp"
 #include "ModelBuilder.hpp"
-#include "ir/Graph.hpp"
 
 namespace qaic::onnx::test {
 namespace {

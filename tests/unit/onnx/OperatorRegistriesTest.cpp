@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "ir/OpRegistry.hpp"
-#include "kernels/HostProgram.hpp"
+#include "HostExecutor.hpp"
+#include "IrGraphs.hpp"
 #include "onnx/OperatorTable.hpp"
 
 namespace qaic::onnx {

@@ -3,8 +3,8 @@
 // it selects; one whose condition is known only at run time is refused by name.
 #include <gtest/gtest.h>
 
+#include "IrGraphs.hpp"
 #include "ModelBuilder.hpp"
-#include "ir/Graph.hpp"
 
 namespace qaic::onnx::test {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "CompileError.hpp"
 #include "CustomIo.hpp"
+#include "IrGraphs.hpp"
 #include "TempDir.hpp"
-#include "ir/OpRegistry.hpp"
 
 namespace qaic::compiler {
 namespace {

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "Fp16IoFormats.hpp"
-#include "ir/Graph.hpp"
+#include "IrGraphs.hpp"
 
 namespace qaic::compiler {
 namespace {

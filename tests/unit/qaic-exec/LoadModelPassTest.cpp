@@ -5,9 +5,9 @@
 #include <cstring>
 #include <fstream>
 
+#include "IrGraphs.hpp"
 #include "PassTestModels.hpp"
 #include "TempDir.hpp"
-#include "ir/Weights.hpp"
 #include "passes/Passes.hpp"
 
 namespace qaic::compiler {

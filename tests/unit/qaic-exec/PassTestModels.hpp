@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "Compilation.hpp"
-#include "ir/Graph.hpp"
+#include "IrGraphs.hpp"
 
 namespace qaic::compiler::testing {
 

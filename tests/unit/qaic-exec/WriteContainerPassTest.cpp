@@ -5,9 +5,9 @@
 #include <fstream>
 
 #include "CompileError.hpp"
+#include "ContainerFiles.hpp"
 #include "PassTestModels.hpp"
 #include "TempDir.hpp"
-#include "container/QpcImage.hpp"
 #include "passes/Passes.hpp"
 
 namespace qaic::compiler {

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <thread>
 
-#include "driver/ResponsePublisher.hpp"
+#include "DeviceClient.hpp"
 
 namespace qaic::rt {
 namespace {

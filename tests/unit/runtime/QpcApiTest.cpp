@@ -10,12 +10,11 @@
 #include <qaic/Qpc.hpp>
 
 #include "CompileProgram.hpp"
+#include "ContainerFiles.hpp"
+#include "DeviceData.hpp"
 #include "QpcTestContents.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
-#include "container/QpcImage.hpp"
-#include "container/QpcWriter.hpp"
-#include "kernels/format/Half.hpp"
 #include "runtime/loading/QAicQpcObj.hpp"
 
 namespace qaic::rt {
