@@ -3,9 +3,10 @@
 """Checks that tests/ mirrors the product (ctest: structure.test_includes).
 
 1. Every folder under tests/unit and tests/integration is named after one product part.
-2. A test file includes product headers only of its own part, of the parts its part's own code
-   includes (the part is written in their types, so its tests are too), tests/support and the
-   public API (libqaic/include, <qaic/...>); no helper of another part's test folder either.
+2. A test file includes product headers only of its own part, tests/support and the public API
+   (libqaic/include, <qaic/...>); no helper of another part's test folder either. What a test
+   needs of another part (opening the emulated device, reading sysfs, building a graph, editing
+   a container) it gets from a named service in tests/support, which may include any part.
    Each include is resolved as the compiler resolves it: the including file's folder for quoted
    includes, then the include directories of the build's compile_commands.json for that file
    (for a header: those of the compiled files in its folder). So a bare "Config.hpp" is the
@@ -113,38 +114,6 @@ def includes(path):
     return [(kind == '"', name) for kind, name in INCLUDE.findall(text)]
 
 
-def uses_by_part(source, compiled):
-    """Each product part -> the other parts its own code includes."""
-    uses = {}
-    for prefix, part in PRODUCT_PARTS:
-        if part is None:
-            continue
-        root = source / prefix
-        if not root.is_dir():
-            continue
-        for path in root.rglob("*"):
-            if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
-                continue
-            path = path.resolve()
-            try:
-                if part_of(path, source) != part:
-                    continue  # a longer prefix owns it (e.g. libqaic/include under libqaic)
-            except KeyError:
-                continue
-            dirs = search_path(path, compiled)
-            for quoted, name in includes(path):
-                target = resolve(path, quoted, name, dirs)
-                if target is None:
-                    continue
-                try:
-                    used = part_of(target, source)
-                except (KeyError, ValueError):
-                    continue  # outside the repo's product folders (system, generated)
-                if used and used != part:
-                    uses.setdefault(part, set()).add(used)
-    return uses
-
-
 def check_folders(tests):
     problems = []
     for kind in TEST_KINDS:
@@ -156,7 +125,6 @@ def check_folders(tests):
 
 
 def check_includes(source, build, tests, compiled):
-    uses = uses_by_part(source, compiled)
     problems = []
     for kind in TEST_KINDS:
         for path in sorted((tests / kind).rglob("*")):
@@ -164,7 +132,6 @@ def check_includes(source, build, tests, compiled):
                 continue
             path = path.resolve()
             own = path.relative_to(tests / kind).parts[0]
-            allowed = {own} | uses.get(own, set())
             dirs = search_path(path, compiled)
             shown = path.relative_to(source)
             for quoted, name in includes(path):
@@ -183,11 +150,11 @@ def check_includes(source, build, tests, compiled):
                     part = part_of(target, source)
                 except KeyError:
                     continue  # not product code (e.g. a build tree inside the checkout)
-                if part is None or part in allowed:
+                if part is None or part == own:
                     continue
                 problems.append(f"{shown}: includes {name} ({target.relative_to(source)}) of part "
-                                f"{part}; a {own} test may include {', '.join(sorted(allowed))}, "
-                                f"tests/support and <qaic/...>")
+                                f"{part}; a {own} test may include only {own}, tests/support and "
+                                f"<qaic/...>")
     return problems
 
 
