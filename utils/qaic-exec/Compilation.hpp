@@ -48,10 +48,8 @@ struct Compilation {
   std::vector<ir::Dims> fullDims;  // by io index
   std::size_t mainVariant = 0;
 
-  // retained-state: the pairs kept on the device, which io buffers they are, their entries.
-  std::vector<RetainedPair> retainedPairs;
+  // retained-state: which io buffers stay on the device (their entries go into contents).
   std::vector<bool> retained;  // by io index, every buffer (all false without -retained-state)
-  uint64_t retainedBytes = 0;
 
   // pack-constants, specialization-payloads: the main variant's constants, then those of the
   // other specializations (a shared one with its name cleared). Spans into their storage stay

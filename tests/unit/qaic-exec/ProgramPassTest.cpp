@@ -22,7 +22,8 @@ TEST(ProgramPass, DescribesTheProgram) {
   compilation.layout.buffers[1].index = 1;
   compilation.layout.ioRegionSize = 20480;
   compilation.constants.totalBytes = 100;
-  compilation.retainedBytes = 7;
+  compilation.contents.retainedState.push_back({});
+  compilation.contents.retainedState.back().size = 7;
   compilation.payloads = {"program", "special"};
   compilation.payloadVariants = {1, 0};
   compilation.combinationOf = {3};

@@ -24,7 +24,6 @@ TEST(RetainedStatePass, PairsBecomeRetainedEntries) {
   EXPECT_EQ(entry.name, "cache");
   EXPECT_EQ(entry.stateName, "cache_RetainedState");
   EXPECT_EQ(entry.size, 16u);
-  EXPECT_EQ(compilation.retainedBytes, 16u);
 }
 
 TEST(RetainedStatePass, WithoutTheOptionNothingIsRetained) {

@@ -52,7 +52,8 @@ void programPass(Compilation& compilation) {
   program.responseDescriptorOffset = kResponseDescriptorOffset;
   const IoLayout& layout = compilation.layout;
   const uint64_t constantBytes = compilation.constants.totalBytes;
-  const uint64_t retainedBytes = compilation.retainedBytes;
+  uint64_t retainedBytes = 0;
+  for (const auto& entry : compilation.contents.retainedState) retainedBytes += entry.size;
   program.totalRequiredMemory = layout.ioRegionSize + constantBytes + activations + retainedBytes;
   for (const auto& buffer : layout.buffers) program.bufferIndices.push_back(buffer.index);
   // The spans point into compilation.payloads, which no pass changes after this one.

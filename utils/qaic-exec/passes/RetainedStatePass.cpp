@@ -39,9 +39,7 @@ void retainedStatePass(Compilation& compilation) {
   const ir::Graph& program = variants[compilation.mainVariant].graph;
   for (const auto& pair : pairs) {
     compilation.contents.retainedState.push_back(retainedEntry(program, pair));
-    compilation.retainedBytes += compilation.contents.retainedState.back().size;
   }
-  compilation.retainedPairs = pairs;
 }
 
 }  // namespace qaic::compiler
