@@ -2,8 +2,12 @@
 // gather, gather_elements, gather_nd, scatter_elements, scatter_nd. Indices are runtime data:
 // every one is checked against its axis (negative ones count from the end, as in ONNX), and an
 // out-of-range index fails the run with an error naming the op, the index and where it was.
+// One out-of-range value is not an error: INT32_MAX, efficient-transformers' mark of a KV-cache
+// row not to write and a cache position not to read. A scatter writes nothing for it and a
+// gather reads zeros (docs/llm.md, "Out-of-range indices").
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "kernels/DTypes.hpp"
 #include "kernels/ops/Factories.hpp"
@@ -40,6 +44,18 @@ Gather gatherTensors(const BuildContext& ctx) {
   return g;
 }
 
+// The invalid-row marker, the same value in int32 and int64 index tensors: the vendor's exports
+// build it as torch.iinfo(torch.int32).max whatever the position ids' type.
+constexpr int64_t kInvalidRowMarker = std::numeric_limits<int32_t>::max();
+// What resolveMarkedIndex returns for the marker (resolved indices are never negative).
+constexpr int64_t kNoElement = -1;
+
+// resolveIndex, except that the marker, when it is beyond the axis, resolves to kNoElement.
+int64_t resolveMarkedIndex(const ir::Op& op, std::string_view arg, int64_t index, int64_t position, int64_t extent) {
+  if (index == kInvalidRowMarker && index >= extent) return kNoElement;
+  return resolveIndex(op, arg, index, position, extent);
+}
+
 }  // namespace
 
 // `index` (read at position `position` of input `arg`) resolved against an axis of `extent`.
@@ -73,15 +89,21 @@ std::unique_ptr<Kernel> makeGather(const BuildContext& ctx) {
   const ir::Op& op = ctx.op;
   return makeKernel([&op, &src, &indices, &dst, outer, extent, chunk] {
     const IndexReader index(indices);
-    const int64_t count = indices.count();
+    // Resolve every index first: a failing run writes nothing.
+    std::vector<int64_t> resolved(static_cast<std::size_t>(indices.count()));
+    for (std::size_t k = 0; k < resolved.size(); ++k) {
+      const auto position = static_cast<int64_t>(k);
+      resolved[k] = resolveMarkedIndex(op, "indices", index[position], position, extent);
+    }
     std::byte* out = dst.data();
-    // Check every index first: a failing run writes nothing.
-    for (int64_t k = 0; k < count; ++k) resolveIndex(op, "indices", index[k], k, extent);
     for (int64_t o = 0; o < outer; ++o) {
       const std::byte* block = src.data() + static_cast<std::size_t>(o * extent) * chunk;
-      for (int64_t k = 0; k < count; ++k) {
-        const int64_t i = index[k] < 0 ? index[k] + extent : index[k];
-        std::memcpy(out, block + static_cast<std::size_t>(i) * chunk, chunk);
+      for (const int64_t i : resolved) {
+        if (i == kNoElement) {
+          std::memset(out, 0, chunk);
+        } else {
+          std::memcpy(out, block + static_cast<std::size_t>(i) * chunk, chunk);
+        }
         out += chunk;
       }
     }
@@ -170,15 +192,22 @@ NdIndexing ndIndexing(const BuildContext& ctx, const Tensor& src, const Tensor& 
   return nd;
 }
 
-// Element offset (within its batch) of tuple `t`, every index checked.
+// Element offset (within its batch) of tuple `t`, every index checked; kNoElement when any of
+// its indices is the marker.
 int64_t tupleOffset(const ir::Op& op, const NdIndexing& nd, const IndexReader& index, int64_t t) {
   int64_t offset = 0;
+  bool marked = false;
   for (int64_t j = 0; j < nd.tuple; ++j) {
     const int64_t position = t * nd.tuple + j;
-    offset += resolveIndex(op, "indices", index[position], position, nd.extents[static_cast<std::size_t>(j)]) *
-              nd.strides[static_cast<std::size_t>(j)];
+    const int64_t i = resolveMarkedIndex(op, "indices", index[position], position,
+                                         nd.extents[static_cast<std::size_t>(j)]);
+    if (i == kNoElement) {
+      marked = true;
+    } else {
+      offset += i * nd.strides[static_cast<std::size_t>(j)];
+    }
   }
-  return offset;
+  return marked ? kNoElement : offset;
 }
 
 // What the scatters share: a copy of src with updates combined in at the indexed places. src and
@@ -201,23 +230,31 @@ Scatter scatterTensors(const BuildContext& ctx) {
 }
 
 // Element-wise forms: calls f(k, offset) for every position k of `indices` with the offset in
-// the source (or destination) it addresses, after checking every index.
+// the source (or destination) it addresses, or kNoElement for the marker, after checking every
+// index.
 template <typename F>
 void forEachElementIndex(const ir::Op& op, const ElementwiseIndexing& e, const Tensor& indices, F&& f) {
   const IndexReader index(indices);
-  for (int64_t k = 0; k < indices.count(); ++k) resolveIndex(op, "indices", index[k], k, e.extent);
+  std::vector<int64_t> resolved(static_cast<std::size_t>(indices.count()));
+  for (std::size_t k = 0; k < resolved.size(); ++k) {
+    const auto position = static_cast<int64_t>(k);
+    resolved[k] = resolveMarkedIndex(op, "indices", index[position], position, e.extent);
+  }
   forEachStrided(indices.dims, e.strides, [&](int64_t k, int64_t base) {
-    const int64_t i = index[k] < 0 ? index[k] + e.extent : index[k];
-    f(k, base + i * e.axisStride);
+    const int64_t i = resolved[static_cast<std::size_t>(k)];
+    f(k, i == kNoElement ? kNoElement : base + i * e.axisStride);
   });
 }
 
-// N-D forms: the element offset of each of the first `tuples` index tuples, every index checked.
+// N-D forms: the element offset of each of the first `tuples` index tuples (kNoElement for a
+// marked one), every index checked.
 std::vector<int64_t> tupleOffsets(const ir::Op& op, const NdIndexing& nd, const Tensor& indices, int64_t tuples) {
   const IndexReader index(indices);
   std::vector<int64_t> offsets(static_cast<std::size_t>(tuples));
   for (int64_t t = 0; t < tuples; ++t) {
-    offsets[static_cast<std::size_t>(t)] = (t / nd.tuplesPerBatch) * nd.batchElements + tupleOffset(op, nd, index, t);
+    const int64_t offset = tupleOffset(op, nd, index, t);
+    offsets[static_cast<std::size_t>(t)] = offset == kNoElement ? kNoElement
+                                                                : (t / nd.tuplesPerBatch) * nd.batchElements + offset;
   }
   return offsets;
 }
@@ -237,7 +274,8 @@ std::unique_ptr<Kernel> makeGatherElements(const BuildContext& ctx) {
       using T = typename decltype(tag)::type;
       const T* in = src.as<T>();
       T* out = dst.as<T>();
-      forEachElementIndex(op, e, indices, [&](int64_t k, int64_t offset) { out[k] = in[offset]; });
+      forEachElementIndex(op, e, indices,
+                          [&](int64_t k, int64_t offset) { out[k] = offset == kNoElement ? T{} : in[offset]; });
     });
   });
 }
@@ -256,7 +294,9 @@ std::unique_ptr<Kernel> makeScatterElements(const BuildContext& ctx) {
       using T = typename decltype(tag)::type;
       const T* value = s.updates.as<T>();
       T* out = s.dst.as<T>();
-      for (std::size_t k = 0; k < offsets.size(); ++k) combine(out[offsets[k]], value[k], s.reduction);
+      for (std::size_t k = 0; k < offsets.size(); ++k) {
+        if (offsets[k] != kNoElement) combine(out[offsets[k]], value[k], s.reduction);
+      }
     });
   });
 }
@@ -274,7 +314,11 @@ std::unique_ptr<Kernel> makeGatherNd(const BuildContext& ctx) {
     const auto offsets = tupleOffsets(op, nd, indices, nd.batches * nd.tuplesPerBatch);
     const std::size_t chunk = static_cast<std::size_t>(nd.block) * size;
     for (std::size_t t = 0; t < offsets.size(); ++t) {
-      std::memcpy(dst.data() + t * chunk, src.data() + static_cast<std::size_t>(offsets[t]) * size, chunk);
+      if (offsets[t] == kNoElement) {
+        std::memset(dst.data() + t * chunk, 0, chunk);
+      } else {
+        std::memcpy(dst.data() + t * chunk, src.data() + static_cast<std::size_t>(offsets[t]) * size, chunk);
+      }
     }
   });
 }
@@ -293,6 +337,7 @@ std::unique_ptr<Kernel> makeScatterNd(const BuildContext& ctx) {
       const T* value = s.updates.as<T>();
       T* out = s.dst.as<T>();
       for (std::size_t t = 0; t < offsets.size(); ++t) {
+        if (offsets[t] == kNoElement) continue;
         for (int64_t i = 0; i < nd.block; ++i)
           combine(out[offsets[t] + i], value[static_cast<int64_t>(t) * nd.block + i], s.reduction);
       }
