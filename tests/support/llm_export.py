@@ -10,6 +10,11 @@ from qaic_processes import run
 # Small enough to export, compile and run in seconds; two layers exercise the cache per layer.
 SMALL_DECODER = ["--layers", "2", "--hidden", "64", "--heads", "4", "--ctx-len", "32", "--vocab", "96",
                  "--prefill-len", "6", "--generate", "10", "--seed", "7"]
+# The same decoder in efficient-transformers' convention: a 6-token prompt in prefill chunks of 4,
+# the second padded with two rows at position -1.
+EFFICIENT_TRANSFORMERS_DECODER = ["--layers", "2", "--hidden", "64", "--heads", "4", "--ctx-len", "32", "--vocab",
+                                  "96", "--prefill-len", "4", "--prompt-len", "6", "--generate", "10", "--seed", "7",
+                                  "--convention", "efficient-transformers"]
 
 
 def exported_decoder(build, source, args):
