@@ -17,7 +17,9 @@
 #   make model-operators  every torchvision classification model and torch.nn transformer at
 #                 full size, opsets 13, 14 and 17: are all their ONNX operators claimed?
 #   make install  build, then install into $(DESTDIR)$(PREFIX) (default /usr/local)
-#   make uninstall remove every file the last make install installed
+#   make uninstall remove every file the last make install installed (and install-compat's links)
+#   make install-compat  the vendor's paths under $(COMPAT_ROOT) (/opt/qti-aic) as links into
+#                 $(DESTDIR)$(PREFIX) (docs/python.md); make uninstall-compat removes them
 #   make package  build, then the Debian packages into $(PACKAGE_DIR) (lintian-checked)
 
 BUILD        ?= build
@@ -29,13 +31,14 @@ FUZZ_TARGETS ?=
 CMAKE_FLAGS  ?=
 CTEST_FLAGS  ?= --output-on-failure
 PREFIX       ?= /usr/local
+COMPAT_ROOT  ?= /opt/qti-aic
 PACKAGE_DIR  ?= $(BUILD)/packages
 # What scripts/demo.sh runs; make demo builds these and nothing else (no tests or benchmarks).
 DEMO_TARGETS := qaic-emu qaicd qaic-exec qaic-runner qaic-util lightnet
 # Ninja when it is installed (it schedules the 2-core build better than make); GENERATOR= picks.
 GENERATOR    ?= $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
-.PHONY: all build test-build deps test demo bench fuzz fuzz-build fuzz-report fuzz-minimize sanitize tsan soak model-operators clean install uninstall package
+.PHONY: all build test-build deps test demo bench fuzz fuzz-build fuzz-report fuzz-minimize sanitize tsan soak model-operators clean install uninstall install-compat uninstall-compat package
 
 all: build
 
@@ -112,6 +115,14 @@ install: build
 
 uninstall:
 	cmake --build $(BUILD) --target uninstall
+
+# Links only: the stack itself is make install's (run it first, with the same PREFIX).
+install-compat: build
+	cmake -DMODE=install -DBUILD=$(abspath $(BUILD)) -DPREFIX=$(PREFIX) -DCOMPAT_ROOT=$(COMPAT_ROOT) \
+	  -P cmake/Compat.cmake
+
+uninstall-compat:
+	cmake -DMODE=uninstall -DBUILD=$(abspath $(BUILD)) -P cmake/Compat.cmake
 
 package: deps build
 	deploy/debian/build-packages.sh $(BUILD) $(PACKAGE_DIR)

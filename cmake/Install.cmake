@@ -92,7 +92,9 @@ install(CODE "
     set(QAIC_PYTHON_SITE lib/python${QAIC_PYTHON_VERSION}/dist-packages)
   endif()" COMPONENT python)
 file(RELATIVE_PATH _qaic_site_to_lib "/prefix/lib/python3/dist-packages" "/prefix/${CMAKE_INSTALL_LIBDIR}")
-set_target_properties(qaicrt PROPERTIES INSTALL_RPATH "\$ORIGIN/${_qaic_site_to_lib}")
+# The second entry serves the module linked from /opt/qti-aic/dev/lib/<machine> (make
+# install-compat), where a libqaic.so.1 link lies beside it: $ORIGIN is the link's directory.
+set_target_properties(qaicrt PROPERTIES INSTALL_RPATH "\$ORIGIN/${_qaic_site_to_lib};\$ORIGIN")
 install(TARGETS qaicrt LIBRARY DESTINATION "\${QAIC_PYTHON_SITE}" COMPONENT python)
 foreach(file IN LISTS QAIC_PYTHON_SOURCES)
   get_filename_component(_qaic_python_subdir "${file}" DIRECTORY)
@@ -144,9 +146,19 @@ qaic_install_configured(${PROJECT_SOURCE_DIR}/deploy/systemd/qaic-emu@.service.i
   ${QAIC_SYSTEMD_UNIT_DIR} emulator)
 qaic_install_configured(${PROJECT_SOURCE_DIR}/deploy/systemd/default.json default.json SYSCONF emulator)
 
+# --- make install-compat (cmake/Compat.cmake): the names it needs from this tree -----------------
+file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/install/compat-names.cmake CONTENT
+  "set(QAIC_COMPAT_MODULE \"$<TARGET_FILE_NAME:qaicrt>\")
+set(QAIC_PYTHON_VERSION \"${QAIC_PYTHON_VERSION}\")
+set(QAIC_COMPAT_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+")
+
 # --- make uninstall: every file the last install listed in install_manifest.txt ------------------
+# (and the links of make install-compat, when it was run: install_compat_manifest.txt)
 add_custom_target(uninstall
+  COMMAND ${CMAKE_COMMAND} -DMODE=uninstall -DBUILD=${CMAKE_BINARY_DIR} -DOPTIONAL=ON
+          -P ${CMAKE_CURRENT_LIST_DIR}/Compat.cmake
   COMMAND ${CMAKE_COMMAND} -DMANIFEST=${CMAKE_BINARY_DIR}/install_manifest.txt
           -P ${CMAKE_CURRENT_LIST_DIR}/Uninstall.cmake
-  COMMENT "Removing the files of the last install (install_manifest.txt)"
+  COMMENT "Removing the files of the last install (install_manifest.txt, install_compat_manifest.txt)"
   VERBATIM)

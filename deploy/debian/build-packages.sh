@@ -8,6 +8,7 @@
 #   qaicd       the daemon and its systemd units (socket activated)
 #   qaic-emu    the emulator, qaic-emu@.service and /etc/qaic-emu/default.json
 #   python3-qaic the qaicrt module with its stubs and the qaic package, for Debian's python3
+#   qaic-compat the vendor's /opt/qti-aic paths as links into the others (cmake/Compat.cmake)
 # Depends on Debian's libraries come from dpkg-shlibdeps, control files from dpkg-gencontrol,
 # the archives from dpkg-deb (owned by root without fakeroot); lintian checks each.
 # Usage: deploy/debian/build-packages.sh BUILD_DIR OUT_DIR [--no-lintian]
@@ -32,7 +33,7 @@ trap 'rm -rf "$work"' EXIT
 
 declare -A component=([libqaic1]=runtime [libqaic-dev]=dev [qaic-tools]=tools [qaicd]=daemon [qaic-emu]=emulator
                       [python3-qaic]=python)
-packages=(libqaic1 libqaic-dev qaic-tools qaicd qaic-emu python3-qaic)
+packages=(libqaic1 libqaic-dev qaic-tools qaicd qaic-emu python3-qaic qaic-compat)
 
 # debian/ as dpkg-shlibdeps and dpkg-gencontrol expect it: control, changelog, one tree per package.
 mkdir -p "$work/debian"
@@ -49,7 +50,12 @@ EOF
 for pkg in "${packages[@]}"; do
   root="$work/debian/$pkg"
   mkdir -p "$root"
-  DESTDIR="$root" cmake --install "$build" --prefix /usr --component "${component[$pkg]}" > "$work/install-$pkg.log"
+  if [[ $pkg == qaic-compat ]]; then
+    DESTDIR="$root" cmake -DMODE=install -DBUILD="$build" -DPREFIX=/usr -DCOMPAT_ROOT=/opt/qti-aic \
+      -DMANIFEST="$work/compat-manifest.txt" -P "$source_dir/cmake/Compat.cmake" > "$work/install-$pkg.log"
+  else
+    DESTDIR="$root" cmake --install "$build" --prefix /usr --component "${component[$pkg]}" > "$work/install-$pkg.log"
+  fi
   # Debian 12 keeps udev rules and systemd units under /lib (merged-/usr aliases them).
   for dir in udev systemd; do
     if [[ -d $root/usr/lib/$dir ]]; then
@@ -78,6 +84,8 @@ for pkg in "${packages[@]}"; do
   # The generated changelog closes no Debian bug: these packages are not uploaded to Debian.
   mkdir -p "$root/usr/share/lintian/overrides"
   echo "$pkg: initial-upload-closes-no-bugs" > "$root/usr/share/lintian/overrides/$pkg"
+  # /opt/qti-aic is where the vendor's software looks; these links are that package's only point.
+  [[ $pkg == qaic-compat ]] && echo "$pkg: dir-or-file-in-opt" >> "$root/usr/share/lintian/overrides/$pkg"
   mkdir -p "$root/DEBIAN"
 done
 

@@ -18,6 +18,7 @@ _FLAG_OPTIONS = {
     "mxfp6_matmul": "-mxfp6-matmul",
     "aic_perf_warnings": "-aic-perf-warnings",
     "aic_perf_metrics": "-aic-perf-metrics",
+    "compile_only": "-compile-only",
 }
 _VALUE_OPTIONS = {
     "aic_num_cores": "-aic-num-cores",
@@ -29,6 +30,8 @@ _VALUE_OPTIONS = {
     "size_split_granularity": "-size-split-granularity",
 }
 _NUMBER_OPTIONS = {"vtcm_working_set_limit_ratio": "-vtcm-working-set-limit-ratio"}
+# Every compile option Session and its options file take.
+COMPILE_OPTIONS = frozenset([*_FLAG_OPTIONS, *_VALUE_OPTIONS, *_NUMBER_OPTIONS, "onnx_define_symbol", "compile_options"])
 
 
 class CompileError(RuntimeError):
@@ -75,9 +78,12 @@ def exec_arguments(options):
     return args
 
 
-def load_options_file(path):
-    """Compile options from a JSON or YAML file (the vendor's options_path): keys as Session's
-    keyword arguments (aic_num_cores, convert_to_fp16, onnx_define_symbol, ...)."""
+def load_options_file(path, runtime_keys=()):
+    """The options of a JSON or YAML file (the vendor's options_path) as (compile options,
+    run-time options): keys as Session's keyword arguments (aic_num_cores, convert_to_fp16,
+    onnx_define_symbol, ..., and the run-time keys given, num_activations, set_size, ...), each
+    also in the vendor's hyphenated spelling (multicast-weights, compile-only, aic-num-cores).
+    A key that is neither is a ValueError naming it and the file."""
     path = pathlib.Path(path)
     text = path.read_text()
     if path.suffix in (".yaml", ".yml"):
@@ -88,9 +94,24 @@ def load_options_file(path):
         data = yaml.safe_load(text)
     else:
         data = json.loads(text)
+    if data is None:  # an empty YAML file (or one of comments only) sets nothing
+        data = {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of option names to values")
-    return data
+    compile_options, runtime_options = {}, {}
+    for key, value in data.items():
+        name = key.replace("-", "_") if isinstance(key, str) else key
+        if name in COMPILE_OPTIONS:
+            target = compile_options
+        elif name in runtime_keys:
+            target = runtime_options
+        else:
+            known = ", ".join(sorted([*COMPILE_OPTIONS, *runtime_keys]))
+            raise ValueError(f"{path}: unknown option {key!r} (known, with '-' or '_': {known})")
+        if name in target:
+            raise ValueError(f"{path}: option {key!r} is given twice (as '-' and '_' spellings)")
+        target[name] = value
+    return compile_options, runtime_options
 
 
 def _external_locations(graph, tensor_proto):

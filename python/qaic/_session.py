@@ -34,6 +34,13 @@ _LATENCY_WINDOW = 10000
 _STAGE_SAMPLING = 16
 # The most inferences of one run_benchmark whose stage durations are kept (memory: ~1 KiB each).
 _BENCHMARK_STAGE_SAMPLES = 50000
+# enable_profiling: the inferences whose profile print_profile_data can show (~1 KiB each).
+_PROFILE_WINDOW = 1000
+# Keys of an options file that are Session's run-time arguments (the vendor's files hold them
+# beside the compile options). Everything else in the file is a compile option.
+_RUNTIME_OPTIONS = ("dev_id", "num_activations", "set_size", "num_threads_per_queue", "data_path_timeout_ms",
+                    "submit_num_retries", "oversubscription_name", "enable_metrics", "enable_profiling")
+_RUNTIME_DEFAULTS = {"dev_id": 0, "num_activations": 1, "set_size": 10}
 
 
 class _Buffer:
@@ -55,6 +62,28 @@ class _Buffer:
         return f"{'input' if self.is_input else 'output'} '{self.name}'"
 
 
+def _runtime_value(key, value, path):
+    """A run-time option read from an options file, checked for its type."""
+    if key in ("enable_metrics", "enable_profiling"):
+        expected, ok = "true or false", isinstance(value, bool)
+    elif key == "oversubscription_name":
+        expected, ok = "a string", isinstance(value, str)
+    else:
+        expected, ok = "an integer >= 0", isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if not ok:
+        raise ValueError(f"{path}: option '{key}' must be {expected}, not {value!r}")
+    return value
+
+
+class ShapeDict(dict):
+    """{buffer name: (shape, numpy dtype)}, subscripted as the vendor's examples do
+    (session.model_input_shape_dict['x']) and callable as this package's earlier method was
+    (session.model_input_shape_dict() gives the same mapping)."""
+
+    def __call__(self) -> Dict[str, Tuple[Tuple[int, ...], np.dtype]]:
+        return dict(self)
+
+
 class Session:
     """A program on a device, run with dicts of numpy arrays.
 
@@ -70,7 +99,18 @@ class Session:
     size_split_granularity, vtcm_working_set_limit_ratio, aic_perf_warnings, aic_perf_metrics)
     are taken too, as qaic-exec's compatibility options. backend must be "aic".
 
-    Runtime options: num_threads_per_queue, data_path_timeout_ms, submit_num_retries.
+    Runtime options: num_threads_per_queue, data_path_timeout_ms, submit_num_retries; the options
+    file may hold them too, with dev_id, num_activations, set_size, oversubscription_name,
+    enable_metrics and enable_profiling (keyword arguments win). Keys of the file may be spelled
+    with '-' (multicast-weights, compile-only); an unknown key is a ValueError naming the file.
+
+    oversubscription_name: sessions of one name in this process share their device through one
+    qaicrt.InferenceSetGroup of that name: each program is loaded, one is active at a time, and
+    running another switches the device over (each needs num_activations=1). enable_metrics:
+    every run() reads its inference's stage durations (not one in 16) for get_metrics.
+    enable_profiling: the last 1000 run() inferences keep their stage durations for
+    print_profile_data(n). setup() activates now (the constructor does so already; idempotent);
+    reset() lets go of the device, and the next run() or setup() activates again.
 
     run(inputs) takes {input name: array} and returns {output name: array}, dtype and shape
     from the program. Inputs the program may do without (selective IO) can be left out.
@@ -87,25 +127,44 @@ class Session:
     activation k's next inference from zeroed state.
     """
 
-    def __init__(self, model_path: Union[str, os.PathLike], dev_id: int = 0, num_activations: int = 1,
-                 set_size: int = 10, *, backend: str = "aic", cache_dir: Optional[Union[str, os.PathLike]] = None,
+    # What a session built without __init__ has (the fuzz_python_args harness sets the rest).
+    enable_metrics = False
+    enable_profiling = False
+    oversubscription_name = None
+    group = None
+
+    def __init__(self, model_path: Union[str, os.PathLike], dev_id: Optional[int] = None,
+                 num_activations: Optional[int] = None, set_size: Optional[int] = None, *, backend: str = "aic",
+                 cache_dir: Optional[Union[str, os.PathLike]] = None,
                  options_path: Optional[Union[str, os.PathLike]] = None, aic_num_cores: Optional[int] = None,
                  convert_to_fp16: bool = False, onnx_define_symbol: Optional[Mapping[str, int]] = None,
                  batchsize: Optional[int] = None, stats_batchsize: Optional[int] = None,
                  compile_options: Sequence[str] = (), num_threads_per_queue: Optional[int] = None,
                  data_path_timeout_ms: Optional[int] = None, submit_num_retries: Optional[int] = None,
-                 log_level: qaicrt.QLogLevel = qaicrt.QL_WARN) -> None:
+                 log_level: qaicrt.QLogLevel = qaicrt.QL_WARN, oversubscription_name: Optional[str] = None,
+                 enable_metrics: bool = False, enable_profiling: bool = False) -> None:
         if not isinstance(backend, str) or backend.lower() != "aic":
             raise ValueError(f"backend {backend!r} is not supported; the device runs the 'aic' backend")
         path = pathlib.Path(model_path)
         options = dict(aic_num_cores=aic_num_cores, convert_to_fp16=convert_to_fp16,
                        onnx_define_symbol=onnx_define_symbol, batchsize=batchsize, stats_batchsize=stats_batchsize,
                        compile_options=list(compile_options))
+        runtime = dict(dev_id=dev_id, num_activations=num_activations, set_size=set_size,
+                       num_threads_per_queue=num_threads_per_queue, data_path_timeout_ms=data_path_timeout_ms,
+                       submit_num_retries=submit_num_retries, oversubscription_name=oversubscription_name,
+                       enable_metrics=enable_metrics, enable_profiling=enable_profiling)
         if options_path is not None:
-            for key, value in _compile.load_options_file(options_path).items():
+            from_file, runtime_from_file = _compile.load_options_file(options_path, _RUNTIME_OPTIONS)
+            for key, value in from_file.items():
                 options.setdefault(key, value)
                 if options[key] in (None, False, []):
                     options[key] = value
+            for key, value in runtime_from_file.items():
+                if runtime[key] is None or runtime[key] is False:  # not given (0 is given)
+                    runtime[key] = _runtime_value(key, value, options_path)
+        for key, default in _RUNTIME_DEFAULTS.items():
+            if runtime[key] is None:
+                runtime[key] = default
         if path.suffix in (".onnx", ".json"):
             path = _compile.compile_model(path, options, cache_dir)
         elif not path.exists():
@@ -117,21 +176,68 @@ class Session:
 
         properties = qaicrt.QAicContextProperties()
         properties.initialLogLevel = log_level
-        self.context = qaicrt.Context([dev_id], properties)
+        self.dev_id = runtime["dev_id"]
+        self.num_activations = runtime["num_activations"]
+        self.set_size = runtime["set_size"]
+        self.oversubscription_name = runtime["oversubscription_name"]
+        self.enable_metrics = bool(runtime["enable_metrics"])
+        self.enable_profiling = bool(runtime["enable_profiling"])
+        if self.oversubscription_name is not None and self.num_activations != 1:
+            raise ValueError(f"oversubscription_name {self.oversubscription_name!r}: a session that shares its "
+                             f"device takes num_activations=1, not {self.num_activations}")
+        self.context = qaicrt.Context([self.dev_id], properties)
         set_properties = qaicrt.InferenceSetProperties()
         set_properties.name = f"qaic.Session({path.name})"
-        if num_threads_per_queue is not None:
-            set_properties.queueProperties.numThreadsPerQueue = num_threads_per_queue
-        if data_path_timeout_ms is not None:
-            set_properties.programProperties.dataPathTimeoutMs = data_path_timeout_ms
-        if submit_num_retries is not None:
-            set_properties.programProperties.submitNumRetries = submit_num_retries
-        self.dev_id = dev_id
-        self.num_activations = num_activations
-        self.set_size = set_size
-        self.inference_set = qaicrt.InferenceSet(self.context, self.qpc, dev_id, set_size, num_activations,
-                                                 set_properties)
+        if runtime["num_threads_per_queue"] is not None:
+            set_properties.queueProperties.numThreadsPerQueue = runtime["num_threads_per_queue"]
+        if runtime["data_path_timeout_ms"] is not None:
+            set_properties.programProperties.dataPathTimeoutMs = runtime["data_path_timeout_ms"]
+        if runtime["submit_num_retries"] is not None:
+            set_properties.programProperties.submitNumRetries = runtime["submit_num_retries"]
+        self.group = None
+        if self.oversubscription_name is not None:
+            # Factory(name) gives the group registered under the name, so every session of the
+            # name in this process joins the same one.
+            self.group = qaicrt.InferenceSetGroup.Factory(str(self.oversubscription_name))
+            set_properties.inferenceSetGroup = self.group
+        self._set_properties = set_properties
+        self._setup_lock = threading.Lock()
+        self._closed = False
+        self.inference_set = None
+        self.setup()
         self._attach(self.qpc.getBufferMappingsV2(), self.qpc.getInfo().retainedState)
+
+    def setup(self) -> None:
+        """Puts the program on the device (the vendor's setup(): load and activate) unless it is
+        there already. The constructor calls it; after reset() the next run() does, or this."""
+        if self.inference_set is not None:
+            return
+        with self._setup_lock:
+            if self.inference_set is not None:
+                return
+            if self._closed:
+                raise ValueError(f"{self.model_path}: the session is closed")
+            if self.group is not None and self.group.isEnabled():
+                # A group takes no new member while enabled: it is disabled (its active member
+                # drained and deactivated) and enabled again by the next submission to any member.
+                self.group.disable()
+            self.inference_set = qaicrt.InferenceSet(self.context, self.qpc, self.dev_id, self.set_size,
+                                                     self.num_activations, self._set_properties)
+
+    def reset(self) -> None:
+        """Lets go of the device (the vendor's reset(): the program's NSPs and its activations'
+        retained state are released); the next run() or setup() puts the program back, from
+        zeroed state. Metrics are kept."""
+        with self._setup_lock:
+            inference_set, self.inference_set = self.inference_set, None
+        del inference_set  # the set deactivates when its last reference goes, which is here
+
+    def _active_set(self):
+        inference_set = self.inference_set
+        if inference_set is None:
+            self.setup()
+            inference_set = self.inference_set
+        return inference_set
 
     def _attach(self, mappings, retained_state):
         """The tables run() converts its arguments by, from the program's BufferMappings V2 (a
@@ -153,6 +259,8 @@ class Session:
         self._metrics_lock = threading.Lock()
         self._stage_totals = {}  # stage -> [microseconds, samples]
         self._stage_samples = 0
+        self._profiles = collections.deque(maxlen=_PROFILE_WINDOW)  # (request id, seconds, counts)
+        self._sample_every = 1 if self.enable_metrics or self.enable_profiling else _STAGE_SAMPLING
 
     # ---- the program's buffers ---------------------------------------------------------------
 
@@ -188,8 +296,9 @@ class Session:
         if not self._retained_state:
             raise ValueError(f"{self.model_path}: the program retains no state (not compiled with -retained-state)")
         activations = range(self.num_activations) if activation is None else [self._check_activation(activation)]
+        inference_set = self._active_set()
         for index in activations:
-            self.inference_set.resetRetainedState(index)
+            inference_set.resetRetainedState(index)
 
     def _check_activation(self, activation):
         index = None
@@ -205,13 +314,17 @@ class Session:
             raise ValueError(f"activation {shown}: the session has activations 0..{self.num_activations - 1}")
         return index
 
-    def model_input_shape_dict(self) -> Dict[str, Tuple[Tuple[int, ...], np.dtype]]:
-        """{input name: (shape, numpy dtype)} at the program's full (default) dims."""
-        return {b.name: (b.shape, b.dtype) for b in self._inputs}
+    @property
+    def model_input_shape_dict(self) -> ShapeDict:
+        """{input name: (shape, numpy dtype)} at the program's full (default) dims; subscript it
+        (['x']) or call it (()), a new mapping each time."""
+        return ShapeDict((b.name, (b.shape, b.dtype)) for b in self._inputs)
 
-    def model_output_shape_dict(self) -> Dict[str, Tuple[Tuple[int, ...], np.dtype]]:
-        """{output name: (shape, numpy dtype)} at the program's full (default) dims."""
-        return {b.name: (b.shape, b.dtype) for b in self._outputs}
+    @property
+    def model_output_shape_dict(self) -> ShapeDict:
+        """{output name: (shape, numpy dtype)} at the program's full (default) dims; subscript it
+        or call it, as model_input_shape_dict."""
+        return ShapeDict((b.name, (b.shape, b.dtype)) for b in self._outputs)
 
     # ---- one inference ----------------------------------------------------------------------
 
@@ -244,13 +357,16 @@ class Session:
         elif self._retained_state and self.num_activations > 1:
             raise ValueError(f"{self.model_path}: the program retains state on each of its {self.num_activations} "
                              "activations; run(..., activation=k) says which one the sequence is on")
+        inference_set = self.inference_set
+        if inference_set is None:  # released by reset(): the vendor's session loads again here
+            inference_set = self._active_set()
         start = time.perf_counter()
         arrays, dims, skipped = self._prepare(input_dict, output_dict or {})
+        request_id = next(self._request_ids)
         # One call through the bindings: getAvailable, setBuffers, setBufferDims,
         # setBufferSkipped, submit, waitForCompletion, putCompleted.
-        status, message, produced, counts = self.inference_set._runSync(
-            arrays, next(self._request_ids), dims, skipped, dims is not None, self._runs % _STAGE_SAMPLING == 0,
-            activation)
+        status, message, produced, counts = inference_set._runSync(
+            arrays, request_id, dims, skipped, dims is not None, self._runs % self._sample_every == 0, activation)
         if status != qaicrt.QS_SUCCESS:
             raise qaicrt.errorFor(status, f"inference failed: {message}")
         if counts is not None:
@@ -264,6 +380,8 @@ class Session:
         with self._metrics_lock:
             self._runs += 1
             self._latencies.append(elapsed)
+            if self.enable_profiling and counts is not None:
+                self._profiles.append((request_id, elapsed, counts))
         return results
 
     def _input_array(self, b, value):
@@ -378,7 +496,7 @@ class Session:
             num_inferences = 40
         inputs = input_dict if input_dict is not None else self._random_inputs()
         reports = []
-        profiler = qaicrt.ProfilingHandle(self.inference_set, min(num_inferences or _BENCHMARK_STAGE_SAMPLES,
+        profiler = qaicrt.ProfilingHandle(self._active_set(), min(num_inferences or _BENCHMARK_STAGE_SAMPLES,
                                                                   _BENCHMARK_STAGE_SAMPLES),
                                           lambda report, _: reports.append(report))
         profiler.start()
@@ -398,7 +516,7 @@ class Session:
         """Binds the request to every handle of the set, then keeps them all busy in
         InferenceSet._keepBusy (the GIL given up throughout: the figure is the program's
         throughput, not the interpreter's). Returns (inferences completed, seconds)."""
-        inference_set = self.inference_set
+        inference_set = self._active_set()
         handles = []
         try:
             for _ in range(self.set_size * self.num_activations):
@@ -476,9 +594,56 @@ class Session:
             if stage in metrics["stages_us"]:
                 print(f"{vendor_name:<16} {metrics['stages_us'][stage]:10.1f}us  ({stage}, "
                       f"{metrics['stage_samples']} samples)")
+        if self.enable_metrics:
+            self._print_vendor_latency()
+
+    def _print_vendor_latency(self):
+        """The vendor's print_metrics lines, in seconds, over the run() latencies kept."""
+        with self._metrics_lock:
+            latencies = sorted(self._latencies)
+        if not latencies:
+            return
+        mean = sum(latencies) / len(latencies)
+
+        def percentile(p):
+            return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))]
+
+        print(f"Number of inferences utilized for calculation are {len(latencies)}")
+        print(f"Minimum latency observed {latencies[0]} s")
+        print(f"Maximum latency observed {latencies[-1]} s")
+        print(f"Average latency / inference time observed is {mean} s")
+        for p in (25, 50, 75, 90, 99):
+            print(f"P{p} / {p}% of inferences observed latency less than {percentile(p)} s")
+        print(f"Sum of all the inference times {sum(latencies)} s")
+
+    def print_profile_data(self, n: int = 5) -> None:
+        """Prints the profile of the last n run() inferences (a session made with
+        enable_profiling=True), oldest first, as rows of the vendor's table: (where, stage
+        number, stage) num calls, the stage's own seconds, seconds from the request's start to
+        the stage's end; the runtime's performance counters of the inference (seed 002's stages,
+        named as qaic-runner names them), then run() as a whole."""
+        if not self.enable_profiling:
+            raise ValueError(f"{self.model_path}: print_profile_data needs a session made with enable_profiling=True")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"print_profile_data: n must be a positive integer, not {n!r}")
+        with self._metrics_lock:
+            profiles = list(self._profiles)[-n:]
+        print("|  File-Line-Function  | |  num calls  | |  func time  | |  tot time  |")
+        for request_id, elapsed, counts in profiles:
+            print(f"\n---- inference {request_id} ----")
+            total = 0.0
+            for number, (stage, vendor_name) in enumerate(STAGES):
+                counter = counts.get(stage)
+                if counter is None:
+                    continue
+                seconds = counter.realTimeUs / 1e6
+                total += seconds
+                print(f"('qaic-runtime', {number}, '{vendor_name} ({stage})') 1 {seconds:.9g} {total:.9g}")
+            print(f"('qaic.Session', 0, 'run') 1 {elapsed - total:.9g} {elapsed:.9g}")
 
     def close(self) -> None:
         """Releases the device now (deactivates the program); the session is unusable after."""
+        self._closed = True
         self.inference_set = None
         self.context = None
 

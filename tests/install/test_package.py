@@ -4,6 +4,7 @@ tools working from a scratch root the packages were unpacked into."""
 import io
 import os
 import pathlib
+import platform
 import re
 import shutil
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 
 from conftest import BUILD, SOURCE, Emulator, multiarch, python_environment, run
 
-PACKAGES = ["libqaic1", "libqaic-dev", "qaic-tools", "qaicd", "qaic-emu", "python3-qaic"]
+PACKAGES = ["libqaic1", "libqaic-dev", "qaic-tools", "qaicd", "qaic-emu", "python3-qaic", "qaic-compat"]
 SITE = "/usr/lib/python3/dist-packages"
 MODULE = "qaicrt" + sysconfig.get_config_var("EXT_SUFFIX")
 
@@ -56,6 +57,8 @@ def test_five_packages_with_their_files(debs):
         "qaic-emu": {"/usr/bin/qaic-emu", "/lib/systemd/system/qaic-emu@.service", "/etc/qaic-emu/default.json",
                      "/usr/share/man/man1/qaic-emu.1.gz"},
         "python3-qaic": {f"{SITE}/{MODULE}", f"{SITE}/qaicrt.pyi", f"{SITE}/qaic/__init__.py", f"{SITE}/qaic/py.typed"},
+        "qaic-compat": {"/opt/qti-aic/exec/qaic-exec", "/opt/qti-aic/exec/qaic-runner", "/opt/qti-aic/tools/qaic-util",
+                        f"/opt/qti-aic/dev/lib/{platform.machine()}/{MODULE}", "/opt/qti-aic/dev/python/QAicApi_pb2.py"},
     }
     seen = {}
     for package, files in expected.items():
@@ -105,6 +108,10 @@ def test_depends_name_debian_libraries_for_every_library_linked(debs):
         finally:
             shutil.rmtree(root)
     assert "fuse3" in {d.strip().split()[0] for d in field(found["qaic-emu"], "Depends").split(",")}
+    # qaic-compat's links point into these packages, at this very version.
+    compat = field(found["qaic-compat"], "Depends")
+    for package in ("libqaic1", "qaic-tools", "python3-qaic"):
+        assert f"{package} (= " in compat, compat
 
 
 def test_lintian_reports_no_errors(debs):
@@ -162,6 +169,14 @@ def test_tools_work_from_a_scratch_root(debs):
         python = run([sys.executable, "-c", script, SOURCE / "examples/smallcnn/smallcnn.json", root / "cache"],
                      env=python_environment(BUILD, dict(env, PYTHONPATH=str(site)))).stdout.splitlines()
         assert python == [str(root / "usr/bin/qaic-exec"), "(1, 10)"]
+        # qaic-compat: every link names a file of the packages, by its path once installed.
+        links = [p for p in (root / "opt/qti-aic").rglob("*") if p.is_symlink()]
+        assert len(links) == 6
+        for link in links:
+            target = os.readlink(link)
+            assert target.startswith("/usr/"), (link, target)
+            if link.name != "QAicApi_pb2.py":  # the protobuf module is another part's
+                assert (root / target.lstrip("/")).is_file(), (link, target)
     finally:
         if emu:
             emu.stop()
