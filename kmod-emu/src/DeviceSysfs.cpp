@@ -63,17 +63,10 @@ const std::vector<std::string> kFigureNames = {sysfs::kEmuStatus,
                                                sysfs::kEmuHwVersion,
                                                sysfs::kEmuSku,
                                                sysfs::kEmuNspFrequencyMhz};
-const std::vector<std::string> kPciNames = {sysfs::kPciVendor,
-                                            sysfs::kPciDevice,
-                                            sysfs::kPciClass,
-                                            sysfs::kPciSubsystemVendor,
-                                            sysfs::kPciSubsystemDevice,
-                                            sysfs::kPciResource,
-                                            sysfs::kPciConfig,
-                                            sysfs::kPciUevent,
-                                            sysfs::kCeCount,
-                                            sysfs::kUeCount,
-                                            sysfs::kUeNonfatalCount};
+const std::vector<std::string> kPciNames = {
+    sysfs::kPciVendor,          sysfs::kPciDevice, sysfs::kPciClass,    sysfs::kPciSubsystemVendor,
+    sysfs::kPciSubsystemDevice, sysfs::kPciIrq,    sysfs::kPciResource, sysfs::kPciConfig,
+    sysfs::kPciUevent,          sysfs::kCeCount,   sysfs::kUeCount,     sysfs::kUeNonfatalCount};
 
 // The PCI identity of the emulated card: an AIC100 in the processing-accelerator class, its
 // subsystem ids the same as its own.
@@ -342,6 +335,7 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == sysfs::kPciDevice || name == sysfs::kPciSubsystemDevice) return hex(kDeviceId, 4);
   if (name == sysfs::kPciClass) return hex(kClassCode, 6);
   if (name == sysfs::kPciResource) return pciResourceText(index_);
+  if (name == sysfs::kPciIrq) return std::string("0\n");  // MSI only: no legacy line routed
   if (name == sysfs::kPciConfig) return pciConfigSpace(index_);
   if (name == sysfs::kPciUevent) {
     char ids[160];

@@ -21,6 +21,7 @@ inline constexpr const char* kPciSubsystemDevice = "device/subsystem_device";
 inline constexpr const char* kPciResource = "device/resource";
 inline constexpr const char* kPciConfig = "device/config";  // the configuration space, binary
 inline constexpr const char* kPciUevent = "device/uevent";  // DRIVER, PCI_ID, PCI_SLOT_NAME, ...
+inline constexpr const char* kPciIrq = "device/irq";        // the legacy interrupt line (libpci reads it)
 inline constexpr const char* kNumaNode = "device/numa_node";
 inline constexpr const char* kMaxLinkSpeed = "device/max_link_speed";
 inline constexpr const char* kMaxLinkWidth = "device/max_link_width";

@@ -57,6 +57,7 @@ TEST_F(KernelTree, EachCardIsAPciFunctionWithItsAccelDevice) {
     EXPECT_EQ(text(pci / "class"), "0x120000\n");
     EXPECT_EQ(text(pci / "subsystem_vendor"), "0x17cb\n");
     EXPECT_EQ(text(pci / "numa_node"), "-1\n");
+    EXPECT_EQ(text(pci / "irq"), "0\n");
     EXPECT_NE(text(pci / "uevent").find("PCI_SLOT_NAME=" + bdf + "\n"), std::string::npos) << text(pci / "uevent");
     // 13 regions, the three BARs of mainline's layout in use (BAR0 4 KiB, BAR2 2 MiB, BAR4 64 KiB).
     std::istringstream resource(text(pci / "resource"));
@@ -113,6 +114,23 @@ TEST(EmuNamespace, APlainClientFindsTheCardsByPciScanAndUdev) {
                            // libdrm takes no accel node for a DRM one, card or emulated.
                            "libdrm /dev/accel/accel1 node type -1 (Invalid argument) device2 -22 version qaic\n"})
     EXPECT_NE(out.out.find(line), std::string::npos) << line << "in:\n" << out.out;
+}
+
+// libpci (through lspci, as the vendor's discovery uses it) parses the functions' attributes and
+// configuration space: ids, class, BARs, driver.
+TEST(EmuNamespace, LspciListsTheCardsWithTheirBars) {
+  const auto out = runCapturing({EmulatorProcess::binary().string(), "--devices", "2", "--namespace", "--", "lspci",
+                                 "-vvv", "-nn", "-d", "17cb:a100"},
+                                60s);
+  ASSERT_EQ(out.exitCode, 0) << out.out << out.err;
+  for (const char* line :
+       {"01:00.0 Processing accelerators [1200]: Qualcomm Technologies, Inc Device [17cb:a100]",
+        "02:00.0 Processing accelerators [1200]:",
+        "Region 0: Memory at f0200000 (64-bit, "
+        "non-prefetchable) [size=4K]",
+        "Region 2: Memory at f0400000 (64-bit, non-prefetchable) [size=2M]",
+        "Region 4: Memory at f0210000 (64-bit, non-prefetchable) [size=64K]", "Kernel driver in use: qaic"})
+    EXPECT_NE(out.out.find(line), std::string::npos) << line << " in:\n" << out.out;
 }
 
 TEST(EmuNamespace, TheCommandsExitStatusIsQaicEmus) {
