@@ -13,6 +13,7 @@
 #include <cstring>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "Device.hpp"
 #include "driver/SysfsNames.hpp"
@@ -102,9 +103,21 @@ std::string pciResourceText(uint32_t index) {
   return text;
 }
 
-// The standard 256-byte configuration space: ids, class, the 64-bit memory BARs, subsystem ids
-// and interrupt pin A; no capability list.
-std::string pciConfigSpace(uint32_t index) {
+// The PCIe link speed code of a max_link_speed text ("16.0 GT/s PCIe": 4), as Link
+// Capabilities and Link Status encode it; 0 for a text that names no PCIe generation.
+uint32_t linkSpeedCode(const std::string& speed) {
+  static const std::pair<const char*, uint32_t> kCodes[] = {{"2.5 GT/s", 1},  {"5.0 GT/s", 2},  {"8.0 GT/s", 3},
+                                                            {"16.0 GT/s", 4}, {"32.0 GT/s", 5}, {"64.0 GT/s", 6}};
+  for (const auto& [text, code] : kCodes)
+    if (speed.starts_with(text)) return code;
+  return 0;
+}
+
+// The standard 256-byte configuration space: ids, class, the 64-bit memory BARs, subsystem ids,
+// interrupt pin A, and one capability, PCI Express (an endpoint), whose link registers carry the
+// configured link (libpci reads them for the vendor's qaic-util).
+constexpr std::size_t kPcieCapability = 0x40;
+std::string pciConfigSpace(uint32_t index, const DeviceConfig& c) {
   std::string config(256, '\0');
   auto put = [&](std::size_t at, uint64_t value, std::size_t bytes) {
     for (std::size_t i = 0; i < bytes; ++i) config[at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
@@ -112,12 +125,18 @@ std::string pciConfigSpace(uint32_t index) {
   put(0x00, kVendorId, 2);
   put(0x02, kDeviceId, 2);
   put(0x04, 0x0006, 2);         // command: memory space and bus master enabled
+  put(0x06, 0x0010, 2);         // status: a capability list
   put(0x09, kClassCode, 3);     // programming interface, subclass, class
   for (const Bar& bar : kBars)  // a 64-bit BAR takes two registers: low dword with type 0b10, high
     put(0x10 + 4 * bar.index, (kBarWindowBase + kBarWindowStride * index + bar.offset) | 0x4, 8);
   put(0x2c, kVendorId, 2);
   put(0x2e, kDeviceId, 2);
-  put(0x3d, 1, 1);  // interrupt pin INTA
+  put(0x34, kPcieCapability, 1);
+  put(0x3d, 1, 1);                         // interrupt pin INTA
+  put(kPcieCapability + 0x00, 0x10, 1);    // capability id: PCI Express; the last in the list
+  put(kPcieCapability + 0x02, 0x0002, 2);  // version 2, a PCI Express endpoint
+  put(kPcieCapability + 0x0c, linkSpeedCode(c.maxLinkSpeed) | (c.maxLinkWidth & 0x3f) << 4, 4);
+  put(kPcieCapability + 0x12, linkSpeedCode(c.currentLinkSpeed) | (c.currentLinkWidth & 0x3f) << 4, 2);
   return config;
 }
 const std::vector<std::string> kPartitionFiles = {sysfs::kPartitionParent,    sysfs::kPartitionOwnerUid,
@@ -336,7 +355,7 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == sysfs::kPciClass) return hex(kClassCode, 6);
   if (name == sysfs::kPciResource) return pciResourceText(index_);
   if (name == sysfs::kPciIrq) return std::string("0\n");  // MSI only: no legacy line routed
-  if (name == sysfs::kPciConfig) return pciConfigSpace(index_);
+  if (name == sysfs::kPciConfig) return pciConfigSpace(index_, config_);
   if (name == sysfs::kPciUevent) {
     char ids[160];
     std::snprintf(

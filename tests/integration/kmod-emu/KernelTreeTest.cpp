@@ -117,7 +117,7 @@ TEST(EmuNamespace, APlainClientFindsTheCardsByPciScanAndUdev) {
 }
 
 // libpci (through lspci, as the vendor's discovery uses it) parses the functions' attributes and
-// configuration space: ids, class, BARs, driver.
+// configuration space: ids, class, BARs, driver, and the PCI Express link the vendor's tools show.
 TEST(EmuNamespace, LspciListsTheCardsWithTheirBars) {
   const auto out = runCapturing({EmulatorProcess::binary().string(), "--devices", "2", "--namespace", "--", "lspci",
                                  "-vvv", "-nn", "-d", "17cb:a100"},
@@ -125,11 +125,11 @@ TEST(EmuNamespace, LspciListsTheCardsWithTheirBars) {
   ASSERT_EQ(out.exitCode, 0) << out.out << out.err;
   for (const char* line :
        {"01:00.0 Processing accelerators [1200]: Qualcomm Technologies, Inc Device [17cb:a100]",
-        "02:00.0 Processing accelerators [1200]:",
-        "Region 0: Memory at f0200000 (64-bit, "
-        "non-prefetchable) [size=4K]",
+        "02:00.0 Processing accelerators [1200]:", "Region 0: Memory at f0200000 (64-bit, non-prefetchable) [size=4K]",
         "Region 2: Memory at f0400000 (64-bit, non-prefetchable) [size=2M]",
-        "Region 4: Memory at f0210000 (64-bit, non-prefetchable) [size=64K]", "Kernel driver in use: qaic"})
+        "Region 4: Memory at f0210000 (64-bit, non-prefetchable) [size=64K]", "Kernel driver in use: qaic",
+        "Capabilities: [40] Express (v2) Endpoint", "LnkCap:\tPort #0, Speed 16GT/s, Width x8",
+        "LnkSta:\tSpeed 16GT/s, Width x8"})
     EXPECT_NE(out.out.find(line), std::string::npos) << line << " in:\n" << out.out;
 }
 
