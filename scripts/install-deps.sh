@@ -20,6 +20,8 @@ packages=(
   # sd_notify, man pages from --help, the .deb tool chain and its checker, systemd-analyze,
   # man to read the pages.
   libsystemd-dev help2man dpkg-dev lintian systemd man-db
+  # lspci (libpci) against the emulated PCI functions inside `qaic-emu --namespace`.
+  pciutils
   # docs/ci.md's recipe, tested: a fresh Debian 12 root from Debian's archive.
   mmdebstrap
   python3-yaml

@@ -246,6 +246,8 @@ int Device::attachSlice(OpenFile& f, const IoctlCall& c) {
     total += e.size;
   }
   if (total > h.size) return EINVAL;
+  // Mainline refuses a BO whose requests (one per slice here) could never fit the DBC's ring.
+  if (entries.size() > act->second->nelem) return ENOSPC;
   bo.sliced = true;
   bo.dbcId = h.dbc_id;
   bo.dir = h.dir;
@@ -259,8 +261,9 @@ int Device::attachSlice(OpenFile& f, const IoctlCall& c) {
 int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
   const auto entered = Clock::now();
   auto args = argIn<qaic_execute>(c);
-  if (args.hdr.count == 0 || args.hdr.count > kMaxEntries || args.hdr.dbc_id >= config_.dbcs || args.data == 0)
-    return EINVAL;
+  // Mainline's order: the count, the entries copied in (EFAULT, a null pointer too), then the
+  // DBC's range (EINVAL) and its owner (EPERM).
+  if (args.hdr.count == 0 || args.hdr.count > kMaxEntries) return EINVAL;
   const std::size_t entrySize = partial ? sizeof(qaic_partial_execute_entry) : sizeof(qaic_execute_entry);
   std::vector<qaic_partial_execute_entry> entries(args.hdr.count);
   {
@@ -277,9 +280,10 @@ int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
     }
   }
 
+  if (args.hdr.dbc_id >= config_.dbcs) return EINVAL;
   std::lock_guard lock(mutex_);
   auto actIt = f.activations.find(args.hdr.dbc_id);
-  if (actIt == f.activations.end()) return EINVAL;
+  if (actIt == f.activations.end()) return EPERM;  // another file's DBC, or nobody's
   Activation& act = *actIt->second;
   std::vector<std::shared_ptr<BufferObject>> bos;
   uint32_t needed = 0;
@@ -289,7 +293,7 @@ int Device::execute(OpenFile& f, const IoctlCall& c, bool partial) {
     auto& bo = it->second;
     if (!bo->sliced || bo->dbcId != args.hdr.dbc_id || bo->dir != e.dir) return EINVAL;
     if (partial && e.resize > bo->size) return EINVAL;
-    if (bo->state == BufferObject::State::Queued) return EBUSY;
+    if (bo->state == BufferObject::State::Queued) return EINVAL;  // mainline's; DETACH says EBUSY
     for (const auto& other : bos)
       if (other == bo) return EINVAL;  // the same BO twice in one submission
     needed += static_cast<uint32_t>(bo->slices.size());
@@ -361,24 +365,32 @@ int Device::waitBo(OpenFile& f, const IoctlCall& c) {
   const auto timeout = args.timeout == 0 ? ctx_.parameters->waitExecDefaultTimeout()
                                          : std::chrono::milliseconds(args.timeout);
   Lock lock(mutex_);
+  auto act = f.activations.find(args.dbc_id);
+  if (act == f.activations.end()) return EPERM;  // another file's DBC, or nobody's
+  const Activation* owner = act->second.get();
   auto it = f.bos.find(args.handle);
   if (it == f.bos.end()) return ENOENT;
   auto bo = it->second;
-  // A BO whose activation ended was detached from it (release_dbc), but still tells how its
-  // last submission ended.
-  if (bo->dbcId != args.dbc_id || (!bo->sliced && bo->state != BufferObject::State::Done)) return EINVAL;
+  if (bo->dbcId != args.dbc_id || !bo->sliced) return EINVAL;
   const bool finished = boChanged_.wait_for(
       lock, timeout, [&] { return bo->state != BufferObject::State::Queued || removed_.load() || stopped_; });
   if (!finished) return ETIMEDOUT;
   if (bo->state == BufferObject::State::Queued) return ENODEV;
+  // The activation ended meanwhile (a reset, an error, a deactivation): the DBC is no longer
+  // this file's, and mainline's waiter gets EPERM however the request ended.
+  if (auto now = f.activations.find(args.dbc_id); now == f.activations.end() || now->second.get() != owner)
+    return EPERM;
   if (bo->state == BufferObject::State::Idle) return EINVAL;  // never submitted
   return bo->completionCode == 0 ? 0 : EIO;
 }
 
 int Device::perfStats(OpenFile& f, const IoctlCall& c) {
   auto args = argIn<qaic_perf_stats>(c);
-  if (args.hdr.pad != 0 || args.hdr.count == 0 || args.hdr.dbc_id >= config_.dbcs || args.data == 0) return EINVAL;
+  // As mainline: only the DBC's range is checked (not its owner, nor the header's pad); a count
+  // of 0 reads and writes nothing and succeeds.
+  if (args.hdr.dbc_id >= config_.dbcs) return EINVAL;
   std::vector<qaic_perf_stats_entry> entries(args.hdr.count);
+  if (entries.empty()) return 0;
   UserMemory mem(c.pid);
   if (mem.read(args.data, entries.data(), entries.size() * sizeof entries[0])) return EFAULT;
   {
@@ -389,8 +401,8 @@ int Device::perfStats(OpenFile& f, const IoctlCall& c) {
     for (auto& e : entries) {
       auto it = f.bos.find(e.handle);
       if (it == f.bos.end()) return ENOENT;
+      // Any BO of the file, sliced or not, on any DBC: what it has not done reads as 0.
       const BufferObject& bo = *it->second;
-      if (!bo.sliced || bo.dbcId != args.hdr.dbc_id) return EINVAL;
       e.queue_level_before = bo.queueLevelBefore;
       e.num_queue_element = bo.queuedElements;
       e.submit_latency_us = bo.state == BufferObject::State::Idle ? 0 : us(bo.submitted - bo.ioctlEntry);

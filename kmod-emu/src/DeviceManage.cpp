@@ -479,7 +479,7 @@ int Device::deactivate(OpenFile& f, uint32_t dbcId) {
     if (dbcId >= dbcs_.size()) return EINVAL;
     act = detachActivation(f, dbcId);
   }
-  if (!act) return EINVAL;
+  if (!act) return EPERM;  // another file's DBC, or nobody's: mainline's disable_dbc()
   retire(*act, driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
   boChanged_.notify_all();
   act.reset();

@@ -9,9 +9,11 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "Device.hpp"
 #include "driver/SysfsNames.hpp"
@@ -62,8 +64,81 @@ const std::vector<std::string> kFigureNames = {sysfs::kEmuStatus,
                                                sysfs::kEmuHwVersion,
                                                sysfs::kEmuSku,
                                                sysfs::kEmuNspFrequencyMhz};
-const std::vector<std::string> kPciNames = {sysfs::kPciVendor, sysfs::kPciDevice, sysfs::kCeCount, sysfs::kUeCount,
-                                            sysfs::kUeNonfatalCount};
+const std::vector<std::string> kPciNames = {
+    sysfs::kPciVendor,          sysfs::kPciDevice, sysfs::kPciClass,    sysfs::kPciSubsystemVendor,
+    sysfs::kPciSubsystemDevice, sysfs::kPciIrq,    sysfs::kPciResource, sysfs::kPciConfig,
+    sysfs::kPciUevent,          sysfs::kCeCount,   sysfs::kUeCount,     sysfs::kUeNonfatalCount};
+
+// The PCI identity of the emulated card: an AIC100 in the processing-accelerator class, its
+// subsystem ids the same as its own.
+constexpr uint16_t kVendorId = 0x17cb, kDeviceId = 0xa100;
+constexpr uint32_t kClassCode = 0x120000;
+// Where a card's BARs sit in the emulated host's memory map: 4 MiB apart per device, so each
+// BAR is aligned to its size (BAR2 2 MiB, BAR0 4 KiB, BAR4 64 KiB; mainline's layout).
+constexpr uint64_t kBarWindowBase = 0xf0000000, kBarWindowStride = 0x400000;
+struct Bar {
+  unsigned index;
+  uint64_t offset, size;
+};
+constexpr Bar kBars[] = {{0, 0x200000, 0x1000}, {2, 0, 0x200000}, {4, 0x210000, 0x10000}};
+constexpr uint64_t kMem64ResourceFlags = 0x140204;  // IORESOURCE_MEM | MEM_64 | SIZEALIGN, 64-bit
+
+// The `resource` file: one "start end flags" line per region, 13 as a kernel with SR-IOV
+// support prints for an endpoint (6 BARs, the ROM, 6 IOV BARs); unused ones are zeros.
+std::string pciResourceText(uint32_t index) {
+  std::string text;
+  char line[64];
+  for (unsigned region = 0; region < 13; ++region) {
+    uint64_t start = 0, end = 0, flags = 0;
+    for (const Bar& bar : kBars)
+      if (bar.index == region) {
+        start = kBarWindowBase + kBarWindowStride * index + bar.offset;
+        end = start + bar.size - 1;
+        flags = kMem64ResourceFlags;
+      }
+    std::snprintf(line, sizeof line, "0x%016llx 0x%016llx 0x%016llx\n", static_cast<unsigned long long>(start),
+                  static_cast<unsigned long long>(end), static_cast<unsigned long long>(flags));
+    text += line;
+  }
+  return text;
+}
+
+// The PCIe link speed code of a max_link_speed text ("16.0 GT/s PCIe": 4), as Link
+// Capabilities and Link Status encode it; 0 for a text that names no PCIe generation.
+uint32_t linkSpeedCode(const std::string& speed) {
+  static const std::pair<const char*, uint32_t> kCodes[] = {{"2.5 GT/s", 1},  {"5.0 GT/s", 2},  {"8.0 GT/s", 3},
+                                                            {"16.0 GT/s", 4}, {"32.0 GT/s", 5}, {"64.0 GT/s", 6}};
+  for (const auto& [text, code] : kCodes)
+    if (speed.starts_with(text)) return code;
+  return 0;
+}
+
+// The standard 256-byte configuration space: ids, class, the 64-bit memory BARs, subsystem ids,
+// interrupt pin A, and one capability, PCI Express (an endpoint), whose link registers carry the
+// configured link (libpci reads them for the vendor's qaic-util).
+constexpr std::size_t kPcieCapability = 0x40;
+std::string pciConfigSpace(uint32_t index, const DeviceConfig& c) {
+  std::string config(256, '\0');
+  auto put = [&](std::size_t at, uint64_t value, std::size_t bytes) {
+    for (std::size_t i = 0; i < bytes; ++i) config[at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
+  };
+  put(0x00, kVendorId, 2);
+  put(0x02, kDeviceId, 2);
+  put(0x04, 0x0006, 2);         // command: memory space and bus master enabled
+  put(0x06, 0x0010, 2);         // status: a capability list
+  put(0x09, kClassCode, 3);     // programming interface, subclass, class
+  for (const Bar& bar : kBars)  // a 64-bit BAR takes two registers: low dword with type 0b10, high
+    put(0x10 + 4 * bar.index, (kBarWindowBase + kBarWindowStride * index + bar.offset) | 0x4, 8);
+  put(0x2c, kVendorId, 2);
+  put(0x2e, kDeviceId, 2);
+  put(0x34, kPcieCapability, 1);
+  put(0x3d, 1, 1);                         // interrupt pin INTA
+  put(kPcieCapability + 0x00, 0x10, 1);    // capability id: PCI Express; the last in the list
+  put(kPcieCapability + 0x02, 0x0002, 2);  // version 2, a PCI Express endpoint
+  put(kPcieCapability + 0x0c, linkSpeedCode(c.maxLinkSpeed) | (c.maxLinkWidth & 0x3f) << 4, 4);
+  put(kPcieCapability + 0x12, linkSpeedCode(c.currentLinkSpeed) | (c.currentLinkWidth & 0x3f) << 4, 2);
+  return config;
+}
 const std::vector<std::string> kPartitionFiles = {sysfs::kPartitionParent,    sysfs::kPartitionOwnerUid,
                                                   sysfs::kPartitionOwnerGid,  sysfs::kPartitionMode,
                                                   sysfs::kPartitionHolderPid, sysfs::kPartitionLabel};
@@ -173,6 +248,8 @@ std::optional<std::string> Device::readIdentityAttribute(const std::string& name
 std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   std::vector<std::string> names(kIdentityAttributes.begin(), kIdentityAttributes.end());
   names.push_back(sysfs::kNumaNode);
+  names.push_back(sysfs::kDev);
+  names.push_back(sysfs::kUevent);
   for (uint32_t i = 0; i < dbcs; ++i) names.push_back(sysfs::dbcState(i));
   names.insert(names.end(), kPciNames.begin(), kPciNames.end());
   names.insert(names.end(), kFigureNames.begin(), kFigureNames.end());
@@ -264,8 +341,30 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
     if (name.starts_with("dbc") || attributeWritable(name)) return std::nullopt;
   }
   auto n = [](uint64_t v) { return std::to_string(v) + "\n"; };
-  if (name == sysfs::kPciVendor) return std::string("0x17cb\n");
-  if (name == sysfs::kPciDevice) return std::string("0xa100\n");
+  auto hex = [](unsigned v, int digits) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%0*x\n", digits, v);
+    return std::string(buf);
+  };
+  const uint32_t minor = partitionId != 0 ? partitionId : index_;
+  if (name == sysfs::kDev) return std::to_string(sysfs::kAccelMajor) + ":" + n(minor);
+  if (name == sysfs::kUevent)
+    return "MAJOR=" + n(sysfs::kAccelMajor) + "MINOR=" + n(minor) + "DEVNAME=accel/accel" + n(minor);
+  if (name == sysfs::kPciVendor || name == sysfs::kPciSubsystemVendor) return hex(kVendorId, 4);
+  if (name == sysfs::kPciDevice || name == sysfs::kPciSubsystemDevice) return hex(kDeviceId, 4);
+  if (name == sysfs::kPciClass) return hex(kClassCode, 6);
+  if (name == sysfs::kPciResource) return pciResourceText(index_);
+  if (name == sysfs::kPciIrq) return std::string("0\n");  // MSI only: no legacy line routed
+  if (name == sysfs::kPciConfig) return pciConfigSpace(index_, config_);
+  if (name == sysfs::kPciUevent) {
+    char ids[160];
+    std::snprintf(
+        ids, sizeof ids,
+        "PCI_CLASS=%X\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:%04X\nMODALIAS=pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X\n",
+        kClassCode, kVendorId, kDeviceId, kVendorId, kDeviceId, kVendorId, kDeviceId, kVendorId, kDeviceId,
+        kClassCode >> 16, (kClassCode >> 8) & 0xff, kClassCode & 0xff);
+    return "DRIVER=qaic\n" + std::string(ids) + "PCI_SLOT_NAME=" + pciAddress() + "\n";
+  }
   // The emulated card raises no RAS events: its error counters stay 0.
   if (name == sysfs::kCeCount || name == sysfs::kUeCount || name == sysfs::kUeNonfatalCount) return std::string("0\n");
   if (auto identity = readIdentityAttribute(name)) return identity;

@@ -63,7 +63,8 @@ uint32_t Emulator::addDevice(const DeviceConfig& config) {
   std::unique_lock lock(devicesMutex_);
   const auto index = static_cast<uint32_t>(devices_.size());
   devices_.push_back(std::make_unique<Device>(index, config, deviceContext_));
-  tree_->addDevice(index, Device::attributeNames(config.dbcs), Device::writableAttributeNames());
+  tree_->addDevice(index, devices_.back()->pciAddress(), Device::attributeNames(config.dbcs),
+                   Device::writableAttributeNames());
   if (session_ != nullptr) logInfo("accel" + std::to_string(index) + ": added");
   return index;
 }
@@ -81,12 +82,15 @@ Device* Emulator::device(std::size_t i) const {
 uint32_t Emulator::allocatePartitionId() { return nextPartitionId_.fetch_add(1); }
 
 void Emulator::publishPartition(uint32_t deviceIndex, uint32_t partitionId) {
-  tree_->addPartition(deviceIndex, partitionId, Device::partitionAttributeNames());
+  Device* parent = device(deviceIndex);
+  tree_->addPartition(deviceIndex, partitionId, parent != nullptr ? parent->pciAddress() : std::string(),
+                      Device::partitionAttributeNames());
 }
 
 void Emulator::withdrawPartition(uint32_t partitionId) { tree_->removePartition(partitionId); }
 
 std::optional<std::string> Emulator::readAttribute(const TreeNode& node) {
+  if (node.fixedContent) return node.fixedContent;
   if (node.device < 0) {
     if (node.attribute.starts_with("module/")) return parameters_->read(node.attribute.substr(7));
     return std::string("0\n");  // controls read as 0, like fault/reset

@@ -54,6 +54,11 @@ struct stat attributesOf(Emulator& e, const TreeNode& n) {
       st.st_nlink = 1;
       st.st_size = 4096;  // like sysfs: a page, whatever the content
       break;
+    case TreeNode::Kind::Symlink:
+      st.st_mode = S_IFLNK | 0777;
+      st.st_nlink = 1;
+      st.st_size = static_cast<off_t>(n.target.size());
+      break;
   }
   return st;
 }
@@ -109,6 +114,14 @@ void opReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file
   fuse_reply_buf(req, buf.data(), used);
 }
 
+void opReadlink(fuse_req_t req, fuse_ino_t ino) {
+  Emulator& e = emu(req);
+  auto n = visible(e, ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
+  if (n->kind != TreeNode::Kind::Symlink) return void(fuse_reply_err(req, EINVAL));
+  fuse_reply_readlink(req, n->target.c_str());
+}
+
 void opOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Emulator& e = emu(req);
   auto n = visible(e, ino);
@@ -116,6 +129,7 @@ void opOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->direct_io = 1;
   fi->keep_cache = 0;
   if (n->kind == TreeNode::Kind::Directory) return void(fuse_reply_err(req, EISDIR));
+  if (n->kind == TreeNode::Kind::Symlink) return void(fuse_reply_err(req, ELOOP));
   if (n->kind == TreeNode::Kind::DeviceNode) {
     Device* dev = e.device(static_cast<std::size_t>(n->device));
     if (dev == nullptr) return void(fuse_reply_err(req, ENODEV));
@@ -206,6 +220,7 @@ fuse_lowlevel_ops makeOps() {
   ops.getattr = opGetattr;
   ops.setattr = opSetattr;
   ops.readdir = opReaddir;
+  ops.readlink = opReadlink;
   ops.open = opOpen;
   ops.read = opRead;
   ops.write = opWrite;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // qaic-emu: the emulated qaic kernel driver and AIC100 devices, served over FUSE.
 //   qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v] [--trace-requests]
+//   qaic-emu [--root DIR] [--config FILE] [--devices N] --namespace -- COMMAND [ARG...]
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -10,14 +11,18 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "Config.hpp"
 #include "Emulator.hpp"
 #include "FreedMemory.hpp"
 #include "Log.hpp"
+#include "PrivateNamespace.hpp"
 #include "QaicVersion.hpp"
 
 namespace {
@@ -26,6 +31,7 @@ using namespace qaic::emu;
 
 constexpr const char* kUsage =
     "Usage: qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v] [--trace-requests]\n"
+    "       qaic-emu [--root DIR] [options] --namespace -- COMMAND [ARG...]\n"
     "  --root DIR     mount point; devices appear at DIR/dev/accel/accelN and\n"
     "                 DIR/sys/class/accel/accelN (created if missing)\n"
     "  --config FILE  JSON configuration (docs/emulator.md); default: one AIC100-like device\n"
@@ -33,6 +39,12 @@ constexpr const char* kUsage =
     "  --daemon       detach; exit 0 once the tree is visible\n"
     "  --foreground   stay attached (the default)\n"
     "  -v, --verbose  log control-plane events\n"
+    "  --namespace -- COMMAND [ARG...]\n"
+    "                 serve, run COMMAND in a private mount namespace where DIR/dev/accel is\n"
+    "                 /dev/accel and DIR/sys is /sys (SYSTEMD_DEVICE_VERIFY_SYSFS=0 for libudev,\n"
+    "                 QAIC_ROOT unset), stop when it ends and exit with its status (126: no\n"
+    "                 namespace, 127: COMMAND not run); without --root, DIR is a fresh\n"
+    "                 directory, removed afterwards\n"
     "  --trace-requests\n"
     "                 log one line per request a device ends, in the device's order: DBC,\n"
     "                 request id, completion code, bytes moved to and from the device\n"
@@ -44,13 +56,16 @@ constexpr const char* kUsage =
     "to users. Under systemd (qaic-emu@.service, Type=notify) it reports READY=1 once the tree\n"
     "answers.\n"
     "\n"
-    "Exit status: 0 clean stop; 1 the mount or a device failed; 2 bad arguments or configuration.\n";
+    "Exit status: 0 clean stop; 1 the mount or a device failed; 2 bad arguments or configuration;\n"
+    "with --namespace, COMMAND's.\n";
 
 struct Options {
   std::string root;
   std::string config;
   int devices = 0;
   bool daemon = false;
+  bool inNamespace = false;
+  std::vector<std::string> command;  // --namespace: what to run there
 };
 
 int usageError(const std::string& message) {
@@ -105,14 +120,33 @@ int run(const Options& opt, int readyFd) {
       // wait forever); with -v it keeps logging to the inherited stderr.
       if (!verbose() && !traceRequests()) redirectToDevNull(STDERR_FILENO);
     }
-    serveUntilSignalled(emu);
+    int status = 0;
+    if (opt.inNamespace)
+      status = runInEmulatedNamespace(opt.root, opt.command);
+    else
+      serveUntilSignalled(emu);
     sd_notify(0, "STOPPING=1");
     emu.stop();
+    return status;
   } catch (const std::exception& e) {
     logError(e.what());
     return 1;
   }
-  return 0;
+}
+
+// --namespace without --root: a fresh mount point, removed once the emulator unmounted it.
+int runWithFreshRoot(Options opt) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/qaic-emu-ns.XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) {
+    std::cerr << "qaic-emu: mkdtemp " << dir << ": " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  opt.root = dir;
+  const int status = run(opt, -1);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return status;
 }
 
 // Forks; the parent returns the child's verdict: 0 once the child reported the tree visible.
@@ -178,6 +212,11 @@ int main(int argc, char** argv) {
       setVerbose(true);
     } else if (a == "--trace-requests") {
       setTraceRequests(true);
+    } else if (a == "--namespace") {
+      opt.inNamespace = true;
+    } else if (a == "--") {
+      opt.command.assign(argv + i + 1, argv + argc);
+      break;
     } else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       return 0;
@@ -188,7 +227,10 @@ int main(int argc, char** argv) {
       return usageError("unknown argument '" + a + "'");
     }
   }
-  if (opt.root.empty()) return usageError("--root is required");
+  if (opt.inNamespace && opt.command.empty()) return usageError("--namespace needs '-- COMMAND'");
+  if (!opt.inNamespace && !opt.command.empty()) return usageError("a command after '--' needs --namespace");
+  if (opt.inNamespace && opt.daemon) return usageError("--namespace runs in the foreground");
+  if (opt.root.empty() && !opt.inNamespace) return usageError("--root is required");
 
   // Signals are taken synchronously by the main thread; every other thread inherits the mask.
   sigset_t set;
@@ -198,5 +240,6 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  if (opt.inNamespace && opt.root.empty()) return runWithFreshRoot(opt);
   return opt.daemon ? daemonize(opt) : run(opt, -1);
 }

@@ -14,6 +14,14 @@ namespace qaic::driver::sysfs {
 // ---- The PCI function (device/), with the kernel's names and formats -------------------------
 inline constexpr const char* kPciVendor = "device/vendor";
 inline constexpr const char* kPciDevice = "device/device";
+inline constexpr const char* kPciClass = "device/class";  // 0x120000: a processing accelerator
+inline constexpr const char* kPciSubsystemVendor = "device/subsystem_vendor";
+inline constexpr const char* kPciSubsystemDevice = "device/subsystem_device";
+// One line per region, "start end flags" in hex; the BARs of mainline's layout.
+inline constexpr const char* kPciResource = "device/resource";
+inline constexpr const char* kPciConfig = "device/config";  // the configuration space, binary
+inline constexpr const char* kPciUevent = "device/uevent";  // DRIVER, PCI_ID, PCI_SLOT_NAME, ...
+inline constexpr const char* kPciIrq = "device/irq";        // the legacy interrupt line (libpci reads it)
 inline constexpr const char* kNumaNode = "device/numa_node";
 inline constexpr const char* kMaxLinkSpeed = "device/max_link_speed";
 inline constexpr const char* kMaxLinkWidth = "device/max_link_width";
@@ -22,13 +30,19 @@ inline constexpr const char* kCurrentLinkWidth = "device/current_link_width";
 // hwmon<N> directories (the kernel numbers them) under kHwmonDir, each with these files.
 inline constexpr const char* kHwmonDir = "device/hwmon";
 inline constexpr const char* kHwmonName = "name";
-inline constexpr const char* kHwmonTemperature = "temp1_input";  // millidegrees Celsius
+// The files the vendor's qaic-util reads for the SoC temperature, the power and its cap.
+inline constexpr const char* kHwmonTemperature = "temp2_input";  // millidegrees Celsius
 inline constexpr const char* kHwmonPower = "power1_input";       // microwatts
-inline constexpr const char* kHwmonPowerCap = "power1_cap";      // microwatts
+inline constexpr const char* kHwmonPowerCap = "power1_max";      // microwatts
 // The AER counters mainline's qaic adds to the PCI device.
 inline constexpr const char* kCeCount = "device/ce_count";
 inline constexpr const char* kUeCount = "device/ue_count";
 inline constexpr const char* kUeNonfatalCount = "device/ue_nonfatal_count";
+
+// ---- the accel device's own files (the driver core's) -------------------------------------------
+inline constexpr uint32_t kAccelMajor = 261;      // the character major of every accel node
+inline constexpr const char* kDev = "dev";        // "261:<minor>", the character device's numbers
+inline constexpr const char* kUevent = "uevent";  // MAJOR, MINOR and DEVNAME, as udev reads them
 
 // ---- mainline's class attributes ---------------------------------------------------------------
 // The state of DBC `dbc`, a number 0-5 (dbcStateName in DeviceProtocol.hpp).

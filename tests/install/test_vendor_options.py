@@ -88,7 +88,7 @@ def test_query_prints_the_fields_scripts_read_from_the_configuration(emulator, w
     sys = emu.root / "sys/class/accel/accel0"
     assert (sys / "qaic-emu/board_serial").read_text() == "1P23AB0042\n"
     assert (sys / "device/current_link_width").read_text() == "4\n"
-    assert (sys / "device/hwmon/hwmon0/power1_cap").read_text() == "60500000\n"
+    assert (sys / "device/hwmon/hwmon0/power1_max").read_text() == "60500000\n"
 
 
 def test_power_and_temperature_rise_while_nsps_work(emulator, work):

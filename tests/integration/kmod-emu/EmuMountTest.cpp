@@ -219,9 +219,9 @@ TEST_F(EmuDevice, BufferObjectIoctlsValidateLikeTheKernel) {
   qaic_detach_slice detach{handle, 0};
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_DETACH_SLICE_BO, &detach), EINVAL);  // not sliced
   qaic_wait wait{handle, 10, 0, 0};
-  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_WAIT_BO, &wait), EINVAL);
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_WAIT_BO, &wait), EPERM);  // DBC 0 is not this file's
   qaic_execute exec{{1, 0}, 0};
-  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EXECUTE_BO, &exec), EINVAL);
+  EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EXECUTE_BO, &exec), EFAULT);  // entries read first
   qaic_emu_dbc_info info{};
   EXPECT_EQ(rawIoctl(dev.fd(), DRM_IOCTL_QAIC_EMU_DBC_INFO, &info), EPERM);
   // Numbers the driver does not define are EINVAL, as drm_ioctl() answers; other types ENOTTY.

@@ -44,13 +44,16 @@ class FaultTest : public EmuTest {
     auto r = sysfs().write(file, value);
     ASSERT_TRUE(r) << r.message();
   }
-  // A request kept in flight by a hung NSP, then `file` written 1: the request ends with EIO.
+  // A request kept in flight by a hung NSP, then `file` written 1: the activation ends with it, so
+  // the DBC is no longer this file's and WAIT_BO and EXECUTE_BO on it are EPERM, as mainline
+  // answers once release_dbc took the DBC from its user.
   void expectRequestInFlightLostTo(const char* file) {
     fault(driver::sysfs::kFaultNspHang, "1");
     ASSERT_TRUE(node_->execute(dbc_, rig_->executeEntries()));
     fault(file, "1");
-    EXPECT_TRUE(failsWith(node_->waitBo(rig_->lastHandle(), dbc_, 10000), EIO))
+    EXPECT_TRUE(failsWith(node_->waitBo(rig_->lastHandle(), dbc_, 10000), EPERM))
         << "a request in flight survived " << file;
+    EXPECT_TRUE(failsWith(node_->execute(dbc_, rig_->executeEntries()), EPERM)) << "the DBC outlived " << file;
   }
 
   std::unique_ptr<DeviceNode> node_;

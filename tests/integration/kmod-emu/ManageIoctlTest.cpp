@@ -65,7 +65,19 @@ TEST_F(EmuTest, MalformedTransactionsAreEinval) {
 
   qaic_manage_trans_activate_to_dev activate{{QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 16, 0, 0, 1};
   std::memcpy(buffer.data(), &activate, sizeof activate);
-  EXPECT_TRUE(failsWith(sendRaw(node, 24, 1, reinterpret_cast<uintptr_t>(buffer.data())), EINVAL));
+  EXPECT_TRUE(failsWith(sendRaw(node, 24, 1, reinterpret_cast<uintptr_t>(buffer.data())), EINVAL))
+      << "ACTIVATE naming a resource group the file does not hold";
+  activate = {{QAIC_TRANS_ACTIVATE_FROM_USR, 24}, 0, 0, 0, 0};
+  std::memcpy(buffer.data(), &activate, sizeof activate);
+  EXPECT_TRUE(failsWith(sendRaw(node, 24, 1, reinterpret_cast<uintptr_t>(buffer.data())), EINVAL))
+      << "ACTIVATE with queue_size 0";
+  for (const qaic_manage_trans_deactivate deactivate :
+       {qaic_manage_trans_deactivate{{QAIC_TRANS_DEACTIVATE_FROM_USR, 16}, 99, 0},
+        qaic_manage_trans_deactivate{{QAIC_TRANS_DEACTIVATE_FROM_USR, 16}, 0, 1}}) {
+    std::memcpy(buffer.data(), &deactivate, sizeof deactivate);
+    EXPECT_TRUE(failsWith(sendRaw(node, 16, 1, reinterpret_cast<uintptr_t>(buffer.data())), EINVAL))
+        << "DEACTIVATE of DBC " << deactivate.dbc_id << " pad " << deactivate.pad;
+  }
 
   // The device is still fine after all of that.
   EXPECT_TRUE(queryStatus(node));

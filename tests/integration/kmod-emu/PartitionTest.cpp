@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "DeviceAttributes.hpp"
@@ -177,6 +178,37 @@ TEST_F(PartitionTest, OnlyTheOwnerOpensThePartitionNode) {
   const ExitStatus allowed = runInChild([&] { return nobodyOpens(minePath); }, 30s);
   ASSERT_TRUE(allowed.exited);
   EXPECT_EQ(allowed.code, 1) << "nobody could not open its own partition";
+}
+
+// In the device tree a partition is a virtual accel device: its class and sys/dev/char links
+// lead to sys/devices/virtual/accel/accel<id>, whose `device` link is its parent's PCI function
+// (docs/emulator.md, "The device tree"); all of it goes with the partition.
+TEST_F(PartitionTest, APartitionIsAVirtualDeviceLinkedToItsParentsFunction) {
+  auto node = openNode();
+  const auto p = create(node, createRequest(1, 1, 0));
+  ASSERT_EQ(p.status, 0);
+  const std::string name = "accel" + std::to_string(p.partitionId);
+  const std::filesystem::path sys = root().path() / "sys";
+  const std::filesystem::path dir = sys / "devices/virtual/accel" / name;
+  const std::filesystem::path byNumbers = sys / "dev/char" / ("261:" + std::to_string(p.partitionId));
+  std::error_code ec;
+  EXPECT_EQ(std::filesystem::read_symlink(root().sysfsPath(p.partitionId), ec), "../../devices/virtual/accel/" + name);
+  EXPECT_EQ(std::filesystem::read_symlink(byNumbers, ec), "../../devices/virtual/accel/" + name);
+  EXPECT_TRUE(std::filesystem::equivalent(dir / "device", sys / "devices/pci0000:00/0000:01:00.0", ec)) << ec.message();
+  auto dev = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kDev);
+  ASSERT_TRUE(dev) << dev.message();
+  EXPECT_EQ(*dev, "261:" + std::to_string(p.partitionId));
+  // Its PCI attributes are the parent's, through the link.
+  auto vendor = SysfsDevice(root(), p.partitionId).read(driver::sysfs::kPciVendor);
+  ASSERT_TRUE(vendor) << vendor.message();
+  EXPECT_EQ(*vendor, "0x17cb");
+
+  auto removed = partitionCommand(node, removeRequest(p.partitionId));
+  ASSERT_TRUE(removed) << removed.message();
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  EXPECT_FALSE(std::filesystem::is_symlink(byNumbers));
+  EXPECT_FALSE(std::filesystem::is_symlink(root().sysfsPath(p.partitionId)));
+  EXPECT_TRUE(std::filesystem::exists(sys / "dev/char/261:0")) << "the parent's link went too";
 }
 
 TEST_F(PartitionTest, RemovalAbortsItsActivationsAndReturnsEverything) {

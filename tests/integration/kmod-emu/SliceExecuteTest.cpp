@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ATTACH_SLICE_BO, EXECUTE_BO, PARTIAL_EXECUTE_BO, WAIT_BO, PERF_STATS_BO and DETACH_SLICE_BO:
-// every argument check, and the state rules (unattached, busy, full ring, timeout).
+// every argument check with mainline's errno, and the state rules (unattached, busy, full ring,
+// timeout, another file's DBC). docs/emulator.md, "Errors against mainline", names these cases.
 #include <cstring>
 
 #include "DeviceClient.hpp"
@@ -79,10 +80,26 @@ TEST_F(SliceTest, AttachRejectsBadArguments) {
   arg.hdr.count = 1;
   arg.data = page.address();
   EXPECT_TRUE(failsWith(node_->rawIoctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &arg, "ATTACH_SLICE_BO"), EFAULT));
+  arg.data = 0;
+  EXPECT_TRUE(failsWith(node_->rawIoctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &arg, "ATTACH_SLICE_BO"), EINVAL))
+      << "a null entry array";
 
   // None of the failures left the BO half attached.
   auto r = node_->attachSlices(header(), std::span(&good, 1));
   EXPECT_TRUE(r) << r.message();
+}
+
+// More requests than the DBC's ring holds (queue_size 4 here, one request per slice) could never
+// be queued: ENOSPC, as mainline answers.
+TEST_F(SliceTest, AttachRefusesMoreSlicesThanTheRingHolds) {
+  std::vector<qaic_attach_slice_entry> five;
+  for (uint64_t i = 0; i < 5; ++i) five.push_back(slice(i * 1024, 1024, kReluInputOffset));
+  auto r = node_->attachSlices(header(), five);
+  ASSERT_FALSE(r) << "5 slices on a ring of 4";
+  EXPECT_EQ(r.error(), ENOSPC) << r.message();
+  five.pop_back();
+  auto four = node_->attachSlices(header(), five);
+  EXPECT_TRUE(four) << four.message();
 }
 
 TEST_F(SliceTest, AttachingTwiceIsRefusedUntilDetached) {
@@ -105,8 +122,8 @@ TEST_F(SliceTest, ExecuteRejectsUnattachedBoAndBadEntries) {
   const qaic_execute_entry unknown[] = {{777, QAIC_DIR_TO_DEVICE}};
   EXPECT_TRUE(failsWith(node_->execute(dbc_, unknown), ENOENT));
   const qaic_execute_entry good[] = {{bo_->handle(), QAIC_DIR_TO_DEVICE}};
-  EXPECT_TRUE(failsWith(node_->execute((dbc_ + 1) % kTestDbcs, good), EINVAL));
-  EXPECT_TRUE(failsWith(node_->execute(dbc_, {}), EINVAL));
+  EXPECT_TRUE(failsWith(node_->execute(kTestDbcs, good), EINVAL)) << "DBC out of range";
+  EXPECT_TRUE(failsWith(node_->execute(dbc_, {}), EINVAL)) << "count 0";
 
   UnreadablePage page;
   qaic_execute arg{};
@@ -119,10 +136,38 @@ TEST_F(SliceTest, ExecuteRejectsUnattachedBoAndBadEntries) {
 }
 
 TEST_F(SliceTest, WaitBoChecksItsArguments) {
-  EXPECT_TRUE(failsWith(node_->waitBo(bo_->handle(), dbc_, 10), EINVAL));
+  EXPECT_TRUE(failsWith(node_->waitBo(bo_->handle(), dbc_, 10), EINVAL)) << "a BO never sliced";
   EXPECT_TRUE(failsWith(node_->waitBo(31337, dbc_, 10), ENOENT));
+  EXPECT_TRUE(failsWith(node_->waitBo(bo_->handle(), kTestDbcs, 10), EINVAL)) << "DBC out of range";
+  EXPECT_TRUE(failsWith(node_->waitBo(31337, (dbc_ + 1) % kTestDbcs, 10), EPERM))
+      << "a DBC nobody activated, checked before the handle";
   qaic_wait padded{bo_->handle(), 10, dbc_, 1};
   EXPECT_TRUE(failsWith(node_->rawIoctl(DRM_IOCTL_QAIC_WAIT_BO, &padded, "WAIT_BO"), EINVAL));
+}
+
+// EXECUTE_BO, PARTIAL_EXECUTE_BO and WAIT_BO on a DBC that another open file activated: EPERM,
+// as mainline answers a file that is not the DBC's user (ATTACH_SLICE_BO says EINVAL there).
+TEST_F(SliceTest, AnotherFilesDbcIsEperm) {
+  const auto s = slice(0, 4096, kReluInputOffset);
+  ASSERT_TRUE(node_->attachSlices(header(), std::span(&s, 1)));
+  auto other = driver::DeviceNode::open(root(), 0);
+  ASSERT_TRUE(other) << other.message();
+  auto otherBo = driver::BufferObject::create(*other, kBoBytes);
+  ASSERT_TRUE(otherBo) << otherBo.message();
+  const qaic_execute_entry exec[] = {{otherBo->handle(), QAIC_DIR_TO_DEVICE}};
+  EXPECT_TRUE(failsWith(other->execute(dbc_, exec), EPERM)) << "EXECUTE_BO";
+  const qaic_partial_execute_entry partial[] = {{otherBo->handle(), QAIC_DIR_TO_DEVICE, 0}};
+  EXPECT_TRUE(failsWith(other->partialExecute(dbc_, partial), EPERM)) << "PARTIAL_EXECUTE_BO";
+  EXPECT_TRUE(failsWith(other->waitBo(otherBo->handle(), dbc_, 10), EPERM)) << "WAIT_BO";
+  auto hdr = header();
+  hdr.handle = otherBo->handle();
+  auto attached = other->attachSlices(hdr, std::span(&s, 1));
+  ASSERT_FALSE(attached) << "ATTACH_SLICE_BO";
+  EXPECT_EQ(attached.error(), EINVAL) << attached.message();
+  // The owner's own calls still work.
+  qaic_perf_stats_entry stats{};
+  stats.handle = bo_->handle();
+  EXPECT_TRUE(node_->perfStats(dbc_, std::span(&stats, 1)));
 }
 
 // A request whose outputs wait for a program that never ran (no input, so no doorbell):
@@ -136,7 +181,8 @@ TEST_F(SliceTest, WaitTimesOutAndBusyBoCannotBeDetached) {
   ASSERT_TRUE(node_->execute(dbc_, outputs));
   EXPECT_TRUE(failsWith(node_->waitBo(output, dbc_, 100), ETIMEDOUT));
   EXPECT_TRUE(failsWith(node_->detachSlice(output), EBUSY)) << "detached a BO with a queued transfer";
-  EXPECT_TRUE(failsWith(node_->execute(dbc_, std::span(outputs, 1)), EBUSY)) << "queued a BO that is still queued";
+  // Mainline answers a BO already queued with EINVAL (only DETACH_SLICE_BO says EBUSY).
+  EXPECT_TRUE(failsWith(node_->execute(dbc_, std::span(outputs, 1)), EINVAL)) << "queued a BO that is still queued";
   // The device's semaphore timeout (2 s in this suite's config) ends the request with an error.
   EXPECT_TRUE(failsWith(node_->waitBo(output, dbc_, 10000), EIO))
       << "a request whose program never ran completed successfully";
@@ -154,10 +200,28 @@ TEST_F(SliceTest, ExecuteIsEagainWhenTheRingLacksRoom) {
   for (const auto& e : rig.executeEntries()) EXPECT_TRUE(node_->detachSlice(e.handle));
 }
 
+// PERF_STATS_BO checks what mainline checks: the DBC's range and each handle. An unsliced BO, a
+// BO on another DBC (or one nobody activated) and a count of 0 are answered, with zeros for what
+// the BO has not done.
 TEST_F(SliceTest, PerfStatsChecksItsArguments) {
   qaic_perf_stats_entry entry{};
   entry.handle = bo_->handle();
-  EXPECT_TRUE(failsWith(node_->perfStats(dbc_, std::span(&entry, 1)), EINVAL));
+  entry.queue_level_before = entry.num_queue_element = entry.submit_latency_us = entry.device_latency_us = 77;
+  auto unsliced = node_->perfStats(dbc_, std::span(&entry, 1));
+  ASSERT_TRUE(unsliced) << "an unsliced BO: " << unsliced.message();
+  EXPECT_EQ(entry.queue_level_before, 0u);
+  EXPECT_EQ(entry.num_queue_element, 0u);
+  EXPECT_EQ(entry.submit_latency_us, 0u);
+  EXPECT_EQ(entry.device_latency_us, 0u);
+  auto otherDbc = node_->perfStats((dbc_ + 1) % kTestDbcs, std::span(&entry, 1));
+  EXPECT_TRUE(otherDbc) << "a DBC this file did not activate: " << otherDbc.message();
+  EXPECT_TRUE(failsWith(node_->perfStats(kTestDbcs, std::span(&entry, 1)), EINVAL)) << "DBC out of range";
+  auto none = node_->perfStats(dbc_, {});
+  EXPECT_TRUE(none) << "count 0: " << none.message();
+  qaic_perf_stats nothing{};
+  nothing.hdr = {0, 0, dbc_};
+  nothing.data = 0;
+  EXPECT_TRUE(node_->rawIoctl(DRM_IOCTL_QAIC_PERF_STATS_BO, &nothing, "PERF_STATS_BO")) << "count 0, no array";
   entry.handle = 9999;
   EXPECT_TRUE(failsWith(node_->perfStats(dbc_, std::span(&entry, 1)), ENOENT));
   UnreadablePage page;

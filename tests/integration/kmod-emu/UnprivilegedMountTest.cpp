@@ -254,5 +254,28 @@ TEST_F(UnprivilegedMount, WithoutAccessToDevFuseStartFailsSayingWhy) {
   EXPECT_EQ(child.report, "");
 }
 
+// `qaic-emu --namespace` as an ordinary user: without CAP_SYS_ADMIN the command's mount
+// namespace is made inside a user namespace that maps only the user, so it keeps its identity
+// towards the FUSE server (a mount without allow_other) and sees the tree at /sys and /dev/accel.
+// /dev/accel must exist (a user cannot make it); the test makes it as root, as udev would.
+TEST_F(UnprivilegedMount, OrdinaryUserRunsACommandInTheEmulatedNamespace) {
+  const bool made = mkdir("/dev/accel", 0755) == 0;
+  ASSERT_TRUE(made || errno == EEXIST) << "mkdir /dev/accel: " << std::strerror(errno);
+  ChildOutcome child = runAsNobody(0666, [&]() -> std::string {
+    if (const std::string why = fuseDeviceProblem(); !why.empty()) return "setup: " + why;
+    const auto out = runCapturing(
+        {EmulatorProcess::binary().string(), "--root", dir(), "--namespace", "--", "/bin/sh", "-c",
+         "cat /sys/class/accel/accel0/qaic-emu/status; id -u; "
+         "cat /sys/bus/pci/devices/0000:01:00.0/vendor; test -e /dev/accel/accel0"},
+        60s);
+    if (out.exitCode != 0) return "exit " + std::to_string(out.exitCode) + ": " + out.err;
+    if (out.out != "Ready\n65534\n0x17cb\n") return "inside the namespace: '" + out.out + "' " + out.err;
+    if (!mountInfo(dir()).empty()) return "still mounted after the command ended; ";
+    return "";
+  });
+  EXPECT_EQ(child.exitCode, 0);
+  EXPECT_EQ(child.report, "");
+}
+
 }  // namespace
 }  // namespace qaic::emu::test

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Finds the cards the way the vendor's userspace does on a host, knowing nothing of the emulator:
+ * a PCI scan of /sys/bus/pci/devices for 17cb:a100, the accel/accelN directory of each function
+ * and its dev file, libudev's accel subsystem mapped back to the PCI address, then
+ * /dev/accel/accelN opened, libdrm's node checks asked, and a BO created, given an mmap offset
+ * and closed. Run inside
+ * `qaic-emu --namespace` (KernelTreeTest); prints one line per step and exits 1 naming the
+ * first step that failed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libudev.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <drm.h>
+#include <qaic/uapi/qaic_accel.h>
+#include <xf86drm.h>
+
+static int failures;
+
+static void fail(const char* what, const char* path) {
+  fprintf(stderr, "FAIL %s: %s (%s)\n", what, path, errno != 0 ? strerror(errno) : "unexpected content");
+  ++failures;
+}
+
+/* snprintf that gives up on a path too long for `out` (none of ours is). */
+static void format(char* out, size_t size, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  int n = vsnprintf(out, size, fmt, args);
+  va_end(args);
+  if (n < 0 || (size_t)n >= size) {
+    fprintf(stderr, "FAIL path too long: %s\n", out);
+    exit(1);
+  }
+}
+
+/* The first line of a sysfs file without its newline; "" when unreadable. */
+static void readLine(const char* path, char* out, size_t size) {
+  out[0] = '\0';
+  FILE* f = fopen(path, "r");
+  if (f == NULL) return;
+  if (fgets(out, (int)size, f) == NULL) out[0] = '\0';
+  fclose(f);
+  out[strcspn(out, "\n")] = '\0';
+}
+
+static int fileContains(const char* path, const char* needle) {
+  char text[1024];
+  FILE* f = fopen(path, "r");
+  if (f == NULL) return 0;
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  return strstr(text, needle) != NULL;
+}
+
+/* The last component of where the link at `path` points. */
+static const char* linkBase(const char* path, char* buf, size_t size) {
+  ssize_t n = readlink(path, buf, size - 1);
+  if (n < 0) return "";
+  buf[n] = '\0';
+  const char* slash = strrchr(buf, '/');
+  return slash != NULL ? slash + 1 : buf;
+}
+
+static int sameFile(const char* a, const char* b) {
+  char ra[PATH_MAX], rb[PATH_MAX];
+  return realpath(a, ra) != NULL && realpath(b, rb) != NULL && strcmp(ra, rb) == 0;
+}
+
+/* CREATE_BO, MMAP_BO and GEM_CLOSE on the node, as a client's first calls. */
+static void exerciseNode(const char* node) {
+  errno = 0;
+  int fd = open(node, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return fail("open", node);
+  /* libdrm's node-type checks: what they answer goes in docs/emulator.md. */
+  errno = 0;
+  int type = drmGetNodeTypeFromFd(fd);
+  int typeErrno = errno;
+  drmDevicePtr device = NULL;
+  int device2 = drmGetDevice2(fd, 0, &device);
+  if (device != NULL) drmFreeDevice(&device);
+  drmVersionPtr version = drmGetVersion(fd);
+  printf("libdrm %s node type %d (%s) device2 %d version %s\n", node, type, strerror(typeErrno), device2,
+         version != NULL ? version->name : "-");
+  if (version != NULL) drmFreeVersion(version);
+  struct qaic_create_bo create = {.size = 4096};
+  struct qaic_mmap_bo map = {0};
+  if (ioctl(fd, DRM_IOCTL_QAIC_CREATE_BO, &create) != 0) {
+    fail("CREATE_BO", node);
+  } else {
+    map.handle = create.handle;
+    if (ioctl(fd, DRM_IOCTL_QAIC_MMAP_BO, &map) != 0 || map.offset == 0) fail("MMAP_BO", node);
+    struct drm_gem_close close_arg = {.handle = create.handle};
+    if (ioctl(fd, DRM_IOCTL_GEM_CLOSE, &close_arg) != 0)
+      fail("GEM_CLOSE", node);
+    else
+      printf("ioctl %s bo %u offset 0x%llx\n", node, create.handle, (unsigned long long)map.offset);
+  }
+  close(fd);
+}
+
+/* One PCI function that is ours: its attributes, its accel device, the links to it, the node. */
+static void checkFunction(const char* bdf) {
+  char pci[PATH_MAX], path[PATH_MAX], value[256], link[PATH_MAX];
+  format(pci, sizeof pci, "/sys/bus/pci/devices/%s", bdf);
+  format(path, sizeof path, "%s/class", pci);
+  readLine(path, value, sizeof value);
+  if (strcmp(value, "0x120000") != 0) fail("class", path);
+  format(path, sizeof path, "%s/driver", pci);
+  if (strcmp(linkBase(path, link, sizeof link), "qaic") != 0) fail("driver link", path);
+  format(path, sizeof path, "%s/resource", pci);
+  readLine(path, value, sizeof value);
+  if (strncmp(value, "0x", 2) != 0 || strstr(value, "0x0000000000000000 0x0000000000000000") == value)
+    fail("resource (BAR0)", path);
+
+  format(path, sizeof path, "%s/accel", pci);
+  DIR* accel = opendir(path);
+  if (accel == NULL) return fail("accel directory", path);
+  struct dirent* e;
+  while ((e = readdir(accel)) != NULL) {
+    if (strncmp(e->d_name, "accel", 5) != 0) continue;
+    char dev[PATH_MAX], expected[64], node[PATH_MAX], byNumbers[PATH_MAX], byClass[PATH_MAX];
+    format(dev, sizeof dev, "%s/accel/%s", pci, e->d_name);
+    format(path, sizeof path, "%s/dev", dev);
+    readLine(path, value, sizeof value);
+    unsigned minor = (unsigned)strtoul(e->d_name + 5, NULL, 10);
+    format(expected, sizeof expected, "261:%u", minor);
+    if (strcmp(value, expected) != 0) fail("dev", path);
+    format(path, sizeof path, "%s/uevent", dev);
+    format(expected, sizeof expected, "DEVNAME=accel/%s", e->d_name);
+    if (!fileContains(path, expected) || !fileContains(path, "MAJOR=261")) fail("uevent", path);
+    format(path, sizeof path, "%s/subsystem", dev);
+    if (strcmp(linkBase(path, link, sizeof link), "accel") != 0) fail("subsystem link", path);
+    format(byNumbers, sizeof byNumbers, "/sys/dev/char/%s", value);
+    format(byClass, sizeof byClass, "/sys/class/accel/%s", e->d_name);
+    if (!sameFile(byNumbers, dev)) fail("/sys/dev/char link", byNumbers);
+    if (!sameFile(byClass, dev)) fail("/sys/class/accel link", byClass);
+    printf("pci %s %s dev %s\n", bdf, e->d_name, value);
+    format(node, sizeof node, "/dev/accel/%s", e->d_name);
+    exerciseNode(node);
+  }
+  closedir(accel);
+}
+
+static int scanPci(void) {
+  int found = 0;
+  DIR* bus = opendir("/sys/bus/pci/devices");
+  if (bus == NULL) {
+    fail("PCI scan", "/sys/bus/pci/devices");
+    return 0;
+  }
+  struct dirent* e;
+  while ((e = readdir(bus)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char path[PATH_MAX], vendor[32], device[32];
+    format(path, sizeof path, "/sys/bus/pci/devices/%s/vendor", e->d_name);
+    readLine(path, vendor, sizeof vendor);
+    format(path, sizeof path, "/sys/bus/pci/devices/%s/device", e->d_name);
+    readLine(path, device, sizeof device);
+    if (strcmp(vendor, "0x17cb") != 0 || strcmp(device, "0xa100") != 0) continue;
+    ++found;
+    checkFunction(e->d_name);
+  }
+  closedir(bus);
+  return found;
+}
+
+/* libudev's view: every device of the accel subsystem, its node and its PCI parent. */
+static int scanUdev(void) {
+  int found = 0;
+  struct udev* udev = udev_new();
+  if (udev == NULL) {
+    fail("udev_new", "");
+    return 0;
+  }
+  struct udev_enumerate* en = udev_enumerate_new(udev);
+  udev_enumerate_add_match_subsystem(en, "accel");
+  udev_enumerate_scan_devices(en);
+  struct udev_list_entry* item;
+  udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+    const char* syspath = udev_list_entry_get_name(item);
+    struct udev_device* dev = udev_device_new_from_syspath(udev, syspath);
+    if (dev == NULL) {
+      fail("udev_device_new_from_syspath", syspath);
+      continue;
+    }
+    struct udev_device* pci = udev_device_get_parent_with_subsystem_devtype(dev, "pci", NULL);
+    const char* node = udev_device_get_devnode(dev);
+    const char* numbers = udev_device_get_sysattr_value(dev, "dev");
+    /* The node's numbers lead back to the same device (through /sys/dev/char). */
+    struct udev_device* byNumbers = udev_device_new_from_devnum(udev, 'c', udev_device_get_devnum(dev));
+    if (byNumbers == NULL || strcmp(udev_device_get_syspath(byNumbers), syspath) != 0)
+      fail("udev_device_new_from_devnum", syspath);
+    if (byNumbers != NULL) udev_device_unref(byNumbers);
+    if (pci == NULL) {
+      fail("udev PCI parent", syspath);
+    } else {
+      printf("udev %s %s node %s dev %s vendor %s driver %s\n", udev_device_get_sysname(pci),
+             udev_device_get_sysname(dev), node != NULL ? node : "-", numbers != NULL ? numbers : "-",
+             udev_device_get_sysattr_value(pci, "vendor"), udev_device_get_driver(pci));
+      ++found;
+    }
+    udev_device_unref(dev);
+  }
+  udev_enumerate_unref(en);
+  udev_unref(udev);
+  return found;
+}
+
+int main(void) {
+  int pci = scanPci();
+  int udev = scanUdev();
+  printf("found %d by PCI scan, %d by udev\n", pci, udev);
+  if (pci == 0) fail("no 17cb:a100 function", "/sys/bus/pci/devices");
+  if (udev != pci) fail("udev and the PCI scan disagree", "accel");
+  return failures == 0 ? 0 : 1;
+}
