@@ -2,6 +2,8 @@
 #include "kubelet/Inventory.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -20,6 +22,21 @@ std::string joinNodes(const std::vector<uint32_t>& nodes) {
   std::string out;
   for (uint32_t n : nodes) out += (out.empty() ? "" : ",") + std::to_string(n);
   return out;
+}
+
+// An emulated node's class directory is mounted at its class path, so inside the container its
+// relative `device` link (to the PCI function: numa_node, hwmon, link attributes) resolves from
+// there, not from where the kernel-like tree keeps it. The function is mounted where that link then
+// leads. None for a tree without the link (an emulator that predates it, a path not there yet).
+std::optional<ContainerAllocation::MountSpec> pciFunctionMount(const std::filesystem::path& classDir) {
+  std::error_code error;
+  const std::filesystem::path link = classDir / "device";
+  if (!std::filesystem::is_symlink(link, error)) return std::nullopt;
+  const std::filesystem::path target = std::filesystem::read_symlink(link, error);
+  if (error) return std::nullopt;
+  const std::filesystem::path function = std::filesystem::canonical(link, error);
+  if (error) return std::nullopt;
+  return ContainerAllocation::MountSpec{(classDir / target).lexically_normal().string(), function.string(), true};
 }
 
 }  // namespace
@@ -133,6 +150,7 @@ std::variant<ContainerAllocation, Refusal> allocateContainer(const Inventory& in
     for (uint32_t n : nodes) {
       a.mounts.push_back({root.nodePath(n).string(), root.nodePath(n).string(), false});
       a.mounts.push_back({root.sysfsPath(n).string(), root.sysfsPath(n).string(), true});
+      if (auto function = pciFunctionMount(root.sysfsPath(n))) a.mounts.push_back(*function);
     }
     std::set<std::string> shm;
     for (uint32_t d : devices)

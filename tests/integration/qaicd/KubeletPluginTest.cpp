@@ -284,19 +284,31 @@ TEST_F(KubeletPluginTest, AllocateGivesTheContainerTheDeviceAndWhatLibqaicNeeds)
   // An emulated root: the container sees qaic-emu's tree (only its device) and the memory the
   // device's buffers live in, at the host's paths, and libqaic finds them through QAIC_ROOT.
   EXPECT_EQ(c.envs().at("QAIC_ROOT"), root);
-  std::map<std::string, bool> mounts;  // host path -> read-only
+  std::map<std::string, bool> mounts;          // container path -> read-only
+  std::map<std::string, std::string> sources;  // container path -> host path
   for (const auto& m : c.mounts()) {
-    EXPECT_EQ(m.container_path(), m.host_path());
     EXPECT_TRUE(std::filesystem::exists(m.host_path())) << m.host_path();
-    mounts[m.host_path()] = m.read_only();
+    mounts[m.container_path()] = m.read_only();
+    sources[m.container_path()] = m.host_path();
   }
   EXPECT_EQ(mounts.count(root + "/dev/accel/accel0"), 1u);
   ASSERT_EQ(mounts.count(root + "/sys/class/accel/accel0"), 1u);
   EXPECT_TRUE(mounts[root + "/sys/class/accel/accel0"]);
+  // The class directory's `device` link, resolved from where the container sees that directory,
+  // leads to the card's PCI function (numa_node, hwmon), mounted read-only there.
+  const std::filesystem::path classDir = root + "/sys/class/accel/accel0";
+  const std::string seenFunction =
+      (classDir / std::filesystem::read_symlink(classDir / "device")).lexically_normal().string();
+  ASSERT_EQ(mounts.count(seenFunction), 1u);
+  EXPECT_TRUE(mounts[seenFunction]);
+  EXPECT_EQ(sources[seenFunction], std::filesystem::canonical(classDir / "device").string());
+  EXPECT_TRUE(std::filesystem::exists(sources[seenFunction] + "/numa_node"));
   const std::string shm = driver::SysfsDevice(emu_->root(), 0).read(driver::sysfs::kEmuShmDir).value();
   ASSERT_EQ(mounts.count(shm), 1u);
   EXPECT_FALSE(mounts[shm]);
-  EXPECT_EQ(mounts.size(), 3u);
+  for (const std::string& same : {root + "/dev/accel/accel0", root + "/sys/class/accel/accel0", shm})
+    EXPECT_EQ(sources[same], same);
+  EXPECT_EQ(mounts.size(), 4u);
   // With that environment the stack's own tools find the device.
   const std::string util = utilWithEnvironment(c);
   EXPECT_NE(util.find("QID 0"), std::string::npos) << util;
