@@ -165,7 +165,8 @@ class Qpc {
   const QData* getIoDescriptor() const;  // the IO descriptor section inside buffer()
   // The vendor's IO descriptor (protobuf aicapi.IoDesc, serialized): one set "default" of
   // getVendorIoBindings(), also the selected set, and one allowed_shapes entry per
-  // specialization (docs/runtime.md, "The vendor IO descriptor").
+  // specialization. Its type codes are QAicBufferDataTypeEnum's for 0 to 8, UINT8_Q_TYPE (3) for
+  // uint8 and bool, TYPE_INVALID (255) for the rest.
   const std::string& getVendorIoDescriptor() const;
   const std::vector<VendorIoBinding>& getVendorIoBindings() const;
   const QAicQpcObj* get() const;  // opaque; libqaic-internal users see QAicQpcObj.hpp
