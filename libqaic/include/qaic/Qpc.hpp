@@ -132,6 +132,7 @@ struct VendorIoBinding {
   QAicBufferDataTypeEnum dataType = BUFFER_DATA_TYPE_INVAL;  // the user's element type
   std::vector<int64_t> dims;                                 // full dims
   std::size_t size = 0;                                      // bytes at full dims
+  // True for retained bindings too: callers always skip them.
   bool isPartialBufferAllowed = false;
   bool retained = false;
   int32_t mappingIndex = -1;  // in getBufferMappings(); -1 for a retained binding

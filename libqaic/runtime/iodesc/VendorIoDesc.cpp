@@ -63,6 +63,8 @@ std::vector<VendorIoBinding> vendorIoBindings(const container::QpcImage& image) 
     binding.dims = state.dims;
     binding.size = state.size;
     binding.retained = true;
+    // Always passed empty (skipped): callers that check this flag before skipping see it allowed.
+    binding.isPartialBufferAllowed = true;
     binding.allowedDims.assign(listed, state.dims);  // the state never changes shape
     return binding;
   };
