@@ -101,6 +101,8 @@ foreach(file IN LISTS QAIC_PYTHON_SOURCES)
   install(FILES ${QAIC_PYTHON_SOURCE_DIR}/${file} DESTINATION "\${QAIC_PYTHON_SITE}/${_qaic_python_subdir}"
           COMPONENT python)
 endforeach()
+# The vendor's IO descriptor messages beside qaicrt, where vendor code imports them.
+install(FILES ${QAIC_PYTHON_GENERATED} DESTINATION "\${QAIC_PYTHON_SITE}" COMPONENT python)
 
 # --- man pages (cmake/ManPages.cmake builds them from each program's --help) ---------------------
 include(${CMAKE_CURRENT_LIST_DIR}/ManPages.cmake)

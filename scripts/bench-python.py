@@ -11,7 +11,11 @@
      compared; every thread of both clients and of the emulator on one CPU, as the runtime's own
      round-trip goal is measured (on two vCPUs a wake-up's cost depends on whether the other vCPU
      was halted, not on the code; docs/runtime.md). Goal: at most 1.5x.
-  2. Session.run_benchmark's Inf/Sec against qaic-runner's on the same program and settings
+  2. One round trip of the vendor's lower-level API (ExecObj.setData, Queue.enqueue,
+     waitForCompletion, getData, read-only output placeholder) against InferenceSet's Python round
+     trip (getAvailable, setBuffers, submit, waitForCompletion, putCompleted) on the same tiny
+     program and CPU, in alternating blocks of 200, medians compared. Goal: at most 1.3x.
+  3. Session.run_benchmark's Inf/Sec against qaic-runner's on the same program and settings
      (-n, -S set size, -a activations), for the tiny program and examples/smallcnn, on all CPUs,
      in 7 alternating runs, medians compared. Goal: at least 0.8x.
 
@@ -88,6 +92,53 @@ def round_trips(build, qpc, blocks, block_size=200):
         session.close()
 
 
+def vendor_round_trips(qpc_dir, blocks, block_size=200):
+    """Block means (microseconds) of an ExecObj round trip and of InferenceSet's, alternating."""
+    import numpy as np
+    import qaicrt
+    context = qaicrt.Context([0])
+    qpc = qaicrt.Qpc(str(qpc_dir))
+    x = np.full((1, 16), -1.0, np.float32)
+
+    program = qaicrt.Program(context, 0, qpc)
+    assert program.load() == qaicrt.QS_SUCCESS and program.activate() == qaicrt.QS_SUCCESS
+    exec_obj, queue = qaicrt.ExecObj(context, program), qaicrt.Queue(context, 0)
+    buffers = [qaicrt.QBuffer(x), qaicrt.QBuffer(bytes(64))]
+    dims = qaicrt.BufferDimensionsVecRef([(4, [1, 16]), (4, [1, 16])])
+
+    inference_set = qaicrt.InferenceSet(context, qpc, 0, 1, 1)
+    y = np.empty((1, 16), np.float32)
+
+    def exec_obj_block(n):
+        start = time.perf_counter()
+        for _ in range(n):
+            exec_obj.setData(buffers, dims)
+            queue.enqueue(exec_obj)
+            if exec_obj.waitForCompletion() != qaicrt.QS_SUCCESS:
+                raise RuntimeError(exec_obj.getErrorMessage())
+            exec_obj.getData()
+        return (time.perf_counter() - start) / n * 1e6
+
+    def inference_set_block(n):
+        start = time.perf_counter()
+        for request in range(n):
+            _, handle = inference_set.getAvailable()
+            handle.setBuffers([x, y])
+            inference_set.submit(handle, request)
+            if inference_set.waitForCompletion(handle) != qaicrt.QS_SUCCESS:
+                raise RuntimeError(handle.getErrorMessage())
+            inference_set.putCompleted(handle)
+        return (time.perf_counter() - start) / n * 1e6
+
+    exec_obj_block(1000), inference_set_block(1000)  # warm up both
+    vendor, own = [], []
+    for _ in range(blocks):
+        vendor.append(exec_obj_block(block_size))
+        own.append(inference_set_block(block_size))
+    del exec_obj
+    return vendor, own
+
+
 def rate(command, env):
     return float(STATS.findall(subprocess.run(command, capture_output=True, text=True, check=True, env=env).stdout)[-1][3])
 
@@ -121,6 +172,12 @@ def main():
         c, p = statistics.median(cpp), statistics.median(python)
         print(f"Session.run, relu over 16 floats / C++ sync round trip (TinySyncRoundTrip's calls), one CPU: "
               f"{p:.1f} us / {c:.1f} us = {p / c:.2f}x ({verdict(p / c <= 1.5)} the <= 1.5x goal; medians of "
+              f"{args.blocks} alternating blocks of 200)")
+
+        vendor, own = vendor_round_trips(tiny, args.blocks)
+        v, o = statistics.median(vendor), statistics.median(own)
+        print(f"ExecObj round trip / InferenceSet's Python round trip, relu over 16 floats, one CPU: "
+              f"{v:.1f} us / {o:.1f} us = {v / o:.2f}x ({verdict(v / o <= 1.3)} the <= 1.3x goal; medians of "
               f"{args.blocks} alternating blocks of 200)")
 
         os.sched_setaffinity(0, all_cpus)

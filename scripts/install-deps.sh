@@ -13,7 +13,7 @@ packages=(
   # Only recommended by libdnnl-dev, but dnnl-config.cmake requires OpenCL (Debian's oneDNN is
   # built with the OpenCL GPU runtime), and packages are installed without recommends.
   ocl-icd-opencl-dev
-  python3-numpy python3-onnx python3-torch python3-torchvision python3-pytest
+  python3-numpy python3-protobuf python3-onnx python3-torch python3-torchvision python3-pytest
   # The qaicrt extension module (python/): pybind11 and the interpreter's headers.
   pybind11-dev python3-dev
   # Install, packaging and services (cmake/Install.cmake, deploy/): socket activation and

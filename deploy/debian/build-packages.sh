@@ -103,7 +103,7 @@ for pkg in "${packages[@]}"; do
   echo "misc:Depends=" > "debian/$pkg.substvars"
   # The extension module is built for one python3 minor version: the one this tree was built for.
   [[ $pkg == python3-qaic ]] &&
-    echo "python3:Depends=python3 (>= $python_version), python3 (<< $python_next), python3-numpy" >> "debian/$pkg.substvars"
+    echo "python3:Depends=python3 (>= $python_version), python3 (<< $python_next), python3-numpy, python3-protobuf" >> "debian/$pkg.substvars"
   if ((${#elves[@]})); then
     dpkg-shlibdeps -T"debian/$pkg.substvars" -p"shlibs" -l"debian/libqaic1/usr/lib/$multiarch" "${elves[@]}" 2> "$work/shlibdeps-$pkg.log" ||
       { cat "$work/shlibdeps-$pkg.log" >&2; exit 1; }

@@ -136,7 +136,12 @@ QS_NO_RESOURCES naming the resource, QS_NODEV when qaicd is not running.
                   py::arg("logCallback") = py::none(), py::arg("logUserData") = py::none(),
                   py::arg("errorHandler") = py::none(), py::arg("errorUserData") = py::none())
       .def(
-          "setLogLevel", [](PyContext& c, rt::QLogLevel level) { c.context->setLogLevel(level); }, py::arg("level"))
+          "setLogLevel",
+          [](PyContext& c, rt::QLogLevel level) {
+            c.context->setLogLevel(level);
+            return rt::QS_SUCCESS;  // the vendor's callers compare it with QS_SUCCESS
+          },
+          py::arg("level"), "Returns QS_SUCCESS.")
       .def("getLogLevel", [](const PyContext& c) { return c.context->getLogLevel(); })
       .def(
           "getId", [](const PyContext& c) { return c.context->getId(); },

@@ -520,6 +520,27 @@ void bindInferenceSet(py::module_& m) {
       .def("submit", &submitWithCallback, py::arg("handle"), py::arg("notifyFn"), py::arg("userData") = py::none(),
            "notifyFn(handle, userData) is called on a runtime thread when the inference completes.")
       .def(
+          "submit",
+          [](const std::shared_ptr<SetState>& s, const py::object& vector, uint64_t requestId) {
+            if (!py::hasattr(vector, "getVector"))
+              throw py::type_error("InferenceSet.submit: expected an InferenceHandle or an InferenceVector");
+            const py::object buffers = vector.attr("getVector")();
+            rt::shInferenceHandle handle;
+            withoutGil([&] { s->set->getAvailable(handle, 0); });
+            if (!handle) raiseStatus(rt::QS_CANCELED, "InferenceSet.submit: the set is shutting down");
+            PyHandle h{s, handle};
+            try {
+              setBuffers(h, buffers.cast<py::sequence>(), Which::All);
+              withoutGil([&] { s->set->submit(handle, requestId); });
+            } catch (...) {
+              withoutGil([&] { s->set->putCompleted(handle); });
+              throw;
+            }
+          },
+          py::arg("vector"), py::arg("requestId"),
+          "The vendor's form: takes a free handle, sets the InferenceVector's buffers on it and submits it; "
+          "getCompletedId(requestId) gives the handle (put it back with putCompleted).")
+      .def(
           "getCompletedId",
           [](const std::shared_ptr<SetState>& s, uint64_t requestId, uint64_t timeoutUs) {
             return waitForHandle(

@@ -131,11 +131,16 @@ container's bytes.
       .def("getBufferMappingsDma", &rt::Qpc::getBufferMappingsDma, "The mappings when buffers are DMA buffers.")
       .def(
           "getIoDescriptor",
+          [](const rt::Qpc& q) { return py::make_tuple(rt::QS_SUCCESS, py::bytes(q.getVendorIoDescriptor())); },
+          "(QS_SUCCESS, the vendor's IO descriptor): a serialized aicapi.IoDesc (QAicApi_pb2) of every "
+          "binding, retained state included, with one allowed_shapes entry per specialization.")
+      .def(
+          "getIoDescriptorSection",
           [](const rt::Qpc& q) {
             const rt::QData* d = q.getIoDescriptor();
             return py::bytes(reinterpret_cast<const char*>(d->data), d->size);
           },
-          "The IO descriptor section (a copy).")
+          "The container's own IO descriptor section (a copy; docs/formats/qpc.md).")
       .def(
           "buffer", [](const py::object& self) { return py::memoryview(self); }, "The container's bytes, read-only.")
       .def("size", &rt::Qpc::size, "Bytes of the container.")

@@ -2,6 +2,7 @@
 // qaicrt: libqaic's runtime API (seed 001) for Python, one to one, on the public headers only.
 #include "Common.hpp"
 #include "QaicVersion.hpp"
+#include "VendorApi.hpp"
 
 PYBIND11_MODULE(qaicrt, m) {
   namespace rt = qaic::rt;
@@ -53,6 +54,11 @@ the runtime's threads take it. The qaic package builds a Session on top of this 
   qaicrt::bindContext(m);
   qaicrt::bindInferenceSet(m);
   qaicrt::bindGroupAndProfiling(m);
+  qaicrt::bindProgram(m);
+  qaicrt::bindExecObj(m);
+  // The vendor's names for the same enums.
+  m.attr("BufferIoTypeEnum") = m.attr("QAicBufferIoTypeEnum");
+  m.attr("BufferDataTypeEnum") = m.attr("QAicBufferDataTypeEnum");
   qaicrt::bindUtil(m);
   qaicrt::installExitHook();
 }

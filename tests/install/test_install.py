@@ -66,10 +66,11 @@ def test_python_lands_on_debians_path_for_the_prefix_and_uses_the_prefix(prefix)
     site = prefix / f"lib/python{version}/dist-packages"  # /usr/local's is on Debian's python3 path
     module = site / ("qaicrt" + sysconfig.get_config_var("EXT_SUFFIX"))
     assert module.is_file() and (site / "qaicrt.pyi").is_file() and (site / "qaic/__init__.py").is_file()
+    assert (site / "QAicApi_pb2.py").is_file()  # the vendor IO descriptor's messages, beside qaicrt
     ldd = run(["ldd", module]).stdout
     resolved = next(l for l in ldd.splitlines() if "libqaic.so.1" in l).split("=>")[1].split("(")[0].strip()
     assert pathlib.Path(resolved).resolve() == (prefix / "lib" / multiarch() / "libqaic.so.1.1.0").resolve(), ldd
-    found = run([sys.executable, "-c", "import qaic, qaicrt; print(qaic.find_qaic_exec()); print(qaicrt.__version__)"],
+    found = run([sys.executable, "-c", "import qaic, qaicrt, QAicApi_pb2; print(qaic.find_qaic_exec()); print(qaicrt.__version__)"],
                 env=python_environment(BUILD, {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})).stdout.split()
     assert found[0] == str((prefix / "bin/qaic-exec").resolve()) and found[1] == run([prefix / "bin/qaic-exec", "--version"]).stdout.split()[-1]
     # Under /usr, the package's path.

@@ -56,7 +56,8 @@ def test_every_package_with_its_files(debs):
                   "/usr/share/man/man8/qaicd.8.gz"},
         "qaic-emu": {"/usr/bin/qaic-emu", "/lib/systemd/system/qaic-emu@.service", "/etc/qaic-emu/default.json",
                      "/usr/share/man/man1/qaic-emu.1.gz"},
-        "python3-qaic": {f"{SITE}/{MODULE}", f"{SITE}/qaicrt.pyi", f"{SITE}/qaic/__init__.py", f"{SITE}/qaic/py.typed"},
+        "python3-qaic": {f"{SITE}/{MODULE}", f"{SITE}/qaicrt.pyi", f"{SITE}/qaic/__init__.py", f"{SITE}/qaic/py.typed",
+                         f"{SITE}/QAicApi_pb2.py"},
         "qaic-compat": {"/opt/qti-aic/exec/qaic-exec", "/opt/qti-aic/exec/qaic-runner", "/opt/qti-aic/tools/qaic-util",
                         f"/opt/qti-aic/dev/lib/{platform.machine()}/{MODULE}", "/opt/qti-aic/dev/python/QAicApi_pb2.py"},
     }
@@ -82,6 +83,7 @@ def test_depends_name_debian_libraries_for_every_library_linked(debs):
     cache = run(["ldconfig", "-p"]).stdout
     python = field(found["python3-qaic"], "Depends")
     assert "python3 (>= 3." in python and "python3 (<< 3." in python and "python3-numpy" in python
+    assert "python3-protobuf" in python  # QAicApi_pb2
     for package in ["libqaic1", "qaic-tools", "qaicd", "qaic-emu", "python3-qaic"]:
         depends = field(found[package], "Depends")
         names = {d.strip().split()[0] for d in depends.split(",")}

@@ -62,7 +62,7 @@ def test_qpc_describes_its_buffers_programs_and_bytes(smallcnn):
     assert info.constants and all(c.size > 0 for c in info.constants)
     data = (smallcnn / "programqpc.bin").read_bytes()
     assert qpc.size() == len(data) and bytes(qpc.buffer()) == data and bytes(memoryview(qpc)) == data
-    assert len(qpc.getIoDescriptor()) > 0 and qpc.getIoDescriptor() in data
+    assert len(qpc.getIoDescriptorSection()) > 0 and qpc.getIoDescriptorSection() in data
     # The container file itself, the C++ factory's spelling, and bytes in memory give the same.
     for other in (qaicrt.Qpc(str(smallcnn / "programqpc.bin")), qaicrt.Qpc.Factory(str(smallcnn)),
                   qaicrt.Qpc.Factory(data), qaicrt.Qpc.Factory(np.frombuffer(data, np.uint8))):

@@ -121,6 +121,26 @@ class QpcFile {
   QData buffer_;
 };
 
+// One binding of the vendor's IO descriptor (Qpc::getVendorIoDescriptor), in its order: the
+// user inputs (mapping order), the retained-state inputs, the user outputs, the retained-state
+// outputs (<name>_RetainedState). Retained bindings live on the device (cut 7): they have no
+// buffer mapping and a program never exchanges them with the user.
+struct VendorIoBinding {
+  std::string name;
+  uint32_t index = 0;  // position in this list
+  QAicBufferIoTypeEnum ioType = BUFFER_IO_TYPE_INVAL;
+  QAicBufferDataTypeEnum dataType = BUFFER_DATA_TYPE_INVAL;  // the user's element type
+  std::vector<int64_t> dims;                                 // full dims
+  std::size_t size = 0;                                      // bytes at full dims
+  // True for retained bindings too: callers always skip them.
+  bool isPartialBufferAllowed = false;
+  bool retained = false;
+  int32_t mappingIndex = -1;  // in getBufferMappings(); -1 for a retained binding
+  // The dims of this binding in every allowed shape combination of the vendor's descriptor (one
+  // per specialization, or the full dims alone for a program without specializations).
+  std::vector<std::vector<int64_t>> allowedDims;
+};
+
 // A loaded, validated program container.
 class Qpc {
  public:
@@ -144,7 +164,13 @@ class Qpc {
   // (docs/runtime.md, "Buffers").
   const BufferMappings& getBufferMappingsDma() const;
   const QData* getIoDescriptor() const;  // the IO descriptor section inside buffer()
-  const QAicQpcObj* get() const;         // opaque; libqaic-internal users see QAicQpcObj.hpp
+  // The vendor's IO descriptor (protobuf aicapi.IoDesc, serialized): one set "default" of
+  // getVendorIoBindings(), also the selected set, and one allowed_shapes entry per
+  // specialization. Its type codes are QAicBufferDataTypeEnum's for 0 to 8, UINT8_Q_TYPE (3) for
+  // uint8 and bool, TYPE_INVALID (255) for the rest.
+  const std::string& getVendorIoDescriptor() const;
+  const std::vector<VendorIoBinding>& getVendorIoBindings() const;
+  const QAicQpcObj* get() const;  // opaque; libqaic-internal users see QAicQpcObj.hpp
   const uint8_t* buffer() const;
   std::size_t size() const;
 
