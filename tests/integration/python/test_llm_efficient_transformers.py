@@ -4,8 +4,10 @@
 one padded with position -1, whose cache writes are ScatterND rows marked INT32_MAX for padding
 (written nowhere) and whose cache reads are GatherND at INT32_MAX beyond the call's largest
 position (zeros). Compiled with the command efficient-transformers runs and driven by qaic.Session
-as its generation loop drives a session, it must give PyTorch's greedy tokens; a position at
-ctx_len, which is no marker, must still fail that inference with the named device error."""
+as its generation loop drives a session, and by the vendor's lower-level API (Program, ExecObj,
+Queue, the aicapi IoDesc) as efficient-transformers' own inference session drives it, it must
+give PyTorch's greedy tokens; a position at ctx_len, which is no marker, must still fail that
+inference with the named device error."""
 import json
 import os
 import pathlib
@@ -60,6 +62,102 @@ while len(tokens) < config["generate"]:
     tokens.append(int(logits.reshape(-1).argmax()))
     position += 1
 print(json.dumps({"tokens": tokens}))
+"""
+
+# The lower-level runtime API as efficient-transformers' inference session drives it, written here
+# from scratch: IoDesc bindings and allowed shapes, one QBuffer and one (itemsize, dims) pair per
+# binding, retained-state buffers skipped with size-0 arrays, a logits placeholder, chunked prefill
+# padded with position -1, then decode. argv: program, config.json, mode ("generate", "reactivate",
+# "wrong-shape"). Prints JSON lines.
+VENDOR_LOOP = r"""
+import json, sys
+import numpy as np
+import qaicrt
+import QAicApi_pb2 as aicapi
+
+program_dir, config, mode = sys.argv[1], json.loads(open(sys.argv[2]).read()), sys.argv[3]
+numpy_type = {aicapi.FLOAT_TYPE: np.float32, aicapi.FLOAT_16_TYPE: np.float16, aicapi.INT32_I_TYPE: np.int32,
+              aicapi.INT64_I_TYPE: np.int64, aicapi.INT8_TYPE: np.int8, aicapi.UINT8_Q_TYPE: np.uint8}
+
+context = qaicrt.Context(qaicrt.QIDList([0]))
+assert context.setLogLevel(qaicrt.QLogLevel.QL_WARN) == qaicrt.QStatus.QS_SUCCESS
+queue = qaicrt.Queue(context, 0)
+qpc = qaicrt.Qpc(program_dir)
+status, raw = qpc.getIoDescriptor()
+assert status == qaicrt.QStatus.QS_SUCCESS
+iodesc = aicapi.IoDesc()
+iodesc.ParseFromString(bytes(raw))
+bindings = iodesc.selected_set.bindings
+index = {b.name: b.index for b in bindings}
+allowed = [[(np.dtype(numpy_type[s.type]).itemsize, list(s.dims)) for s in shapes.shapes]
+           for shapes in iodesc.allowed_shapes]
+properties = qaicrt.QAicProgramProperties()
+properties.dataPathTimeoutMs = 60000
+program = qaicrt.Program(context, 0, qpc, properties)
+assert program.load() == qaicrt.QStatus.QS_SUCCESS
+assert program.activate() == qaicrt.QStatus.QS_SUCCESS
+exec_obj = qaicrt.ExecObj(context, program)
+qbuffers = [qaicrt.QBuffer(bytes(b.size)) for b in bindings]
+dims = qaicrt.BufferDimensionsVecRef([(np.dtype(numpy_type[b.type]).itemsize, list(b.dims)) for b in bindings])
+prefill_len = max(shape[index["input_ids"]][1][1] for shape in allowed)
+vocab = allowed[0][index["logits"]][1][2]
+
+
+def put(name, array):
+    qbuffers[index[name]] = qaicrt.QBuffer(array.tobytes())
+    dims[index[name]] = (array.itemsize, array.shape if array.shape else (1,))
+
+
+def run(inputs):
+    for name, array in inputs.items():
+        put(name, array)
+    assert exec_obj.setData(qbuffers, dims) == qaicrt.QStatus.QS_SUCCESS
+    assert queue.enqueue(exec_obj) == qaicrt.QStatus.QS_SUCCESS
+    status = exec_obj.waitForCompletion()
+    if status != qaicrt.QStatus.QS_SUCCESS:
+        return status, None
+    status, outputs = exec_obj.getData()
+    assert status == qaicrt.QStatus.QS_SUCCESS
+    logits = np.frombuffer(bytes(outputs[index["logits"]]), np.float32).reshape(dims[index["logits"]][1])
+    return status, logits
+
+
+def generate():
+    for name in [b.name for b in bindings if b.name.startswith("past_")]:
+        put(name, np.array([]))
+    put("logits", np.zeros((1, 1, vocab), np.float32))
+    prompt = config["prompt"]
+    padded = -(-len(prompt) // prefill_len) * prefill_len
+    ids = np.full((1, padded), config["pad_token"], np.int64)
+    ids[0, :len(prompt)] = prompt
+    positions = np.where(np.arange(padded) < len(prompt), np.arange(padded), -1)[None, :]
+    for k in range(padded // prefill_len):
+        part = slice(k * prefill_len, (k + 1) * prefill_len)
+        status, logits = run({"input_ids": ids[:, part], "position_ids": positions[:, part]})
+        assert status == qaicrt.QStatus.QS_SUCCESS, status
+    tokens, position = [int(logits.argmax())], len(prompt)
+    while len(tokens) < config["generate"]:
+        status, logits = run({"input_ids": np.array([[tokens[-1]]], np.int64),
+                              "position_ids": np.array([[position]], np.int64)})
+        assert status == qaicrt.QStatus.QS_SUCCESS, status
+        tokens.append(int(logits.argmax()))
+        position += 1
+    return tokens
+
+
+print(json.dumps({"tokens": generate()}))
+if mode == "reactivate":
+    del exec_obj
+    assert program.deactivate() == qaicrt.QStatus.QS_SUCCESS
+    assert program.activate() == qaicrt.QStatus.QS_SUCCESS
+    exec_obj = qaicrt.ExecObj(context, program)
+    print(json.dumps({"tokens": generate()}))
+if mode == "wrong-shape":
+    status, _ = run({"input_ids": np.zeros((1, prefill_len + 1), np.int64),
+                     "position_ids": np.arange(prefill_len + 1, dtype=np.int64)[None, :]})
+    after, logits = run({"input_ids": np.array([[1]], np.int64), "position_ids": np.array([[0]], np.int64)})
+    print(json.dumps({"status": qaicrt.QStatus(status).name, "after": qaicrt.QStatus(after).name,
+                      "logits": None if logits is None else list(logits.shape)}))
 """
 
 
@@ -169,3 +267,27 @@ def test_a_position_at_ctx_len_is_still_the_named_device_error(emulator, model, 
     assert failure["device_error"], failure
     index = f"index {config['ctx_len']} at position 0 is out of range [-{config['ctx_len']}, {config['ctx_len']})"
     assert index in failure["message"] and "(gather" in failure["message"], failure
+
+
+def vendor_loop(emulator, program, model, mode):
+    env = python_environment(BUILD, emulator.env(PYTHONPATH=BUILD / "python"))
+    result = run(["/usr/bin/python3", "-c", VENDOR_LOOP, program, model / "config.json", mode], env=env)
+    return [json.loads(line) for line in result.stdout.splitlines()], result.stderr
+
+
+def test_the_vendor_runtime_api_loop_gives_pytorchs_tokens(emulator, model, config, program):
+    """Program / ExecObj / Queue over the IoDesc, as efficient-transformers' session drives them:
+    the retained cache's bindings skipped with size-0 buffers, a read-only logits placeholder,
+    chunked prefill padded with -1, decode; then deactivate and activate again, which starts from
+    a new cache and must give the same tokens."""
+    lines, _ = vendor_loop(emulator, program, model, "reactivate")
+    assert [line["tokens"] for line in lines] == [config["tokens"], config["tokens"]]
+
+
+def test_the_vendor_runtime_api_refuses_a_shape_no_specialization_has(emulator, model, config, program):
+    """input_ids one longer than the prefill: no specialization matches; waitForCompletion returns
+    a non-success status after the vendor's message, and the slot serves the next inference."""
+    lines, stderr = vendor_loop(emulator, program, model, "wrong-shape")
+    assert lines[0]["tokens"] == config["tokens"]
+    assert lines[1] == {"status": "QS_BUFFER_DIMS", "after": "QS_SUCCESS", "logits": [1, 1, config["vocab"]]}
+    assert "No matching dimension found" in stderr
