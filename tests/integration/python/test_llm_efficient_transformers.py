@@ -21,7 +21,7 @@ BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
 SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[3])).resolve()
 sys.path.insert(0, str(SOURCE / "tests/support"))
 from llm_export import EFFICIENT_TRANSFORMERS_DECODER, exported_decoder  # noqa: E402
-from qaic_processes import Emulator, compile_program, python_environment, run  # noqa: E402
+from qaic_processes import compile_program, python_environment, run  # noqa: E402
 
 BIN = BUILD / "bin"
 
@@ -169,20 +169,6 @@ def model():
 @pytest.fixture(scope="module")
 def config(model):
     return json.loads((model / "config.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def emulator():
-    emu = Emulator(BIN / "qaic-emu")
-    try:
-        yield emu
-    finally:
-        emu.stop()
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    return tmp_path_factory.mktemp("llm-et")
 
 
 @pytest.fixture(scope="module")
