@@ -555,14 +555,15 @@ TEST_F(ExecuteBo, BusyBoCannotBeDetachedAndWaitTimesOut) {
   EXPECT_EQ(wait(out_, 200), ETIMEDOUT);
   qaic_detach_slice d{out_.handle, 0};
   EXPECT_EQ(rawIoctl(dev_->fd(), DRM_IOCTL_QAIC_DETACH_SLICE_BO, &d), EBUSY);
-  EXPECT_EQ(execute({{out_.handle, QAIC_DIR_FROM_DEVICE}}), EBUSY);
+  EXPECT_EQ(execute({{out_.handle, QAIC_DIR_FROM_DEVICE}}), EINVAL);  // still queued: mainline's EINVAL
   // The output element waits behind the hung program; with the response BO queued after it the
   // four-slot ring (three usable) has room for one element only.
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(execute({{rsp_.handle, QAIC_DIR_FROM_DEVICE}}), 0);
   EXPECT_EQ(execute({{req_.handle, QAIC_DIR_TO_DEVICE}, {in_.handle, QAIC_DIR_TO_DEVICE}}), EAGAIN);
   ASSERT_TRUE(emu_->setAttribute(0, driver::sysfs::kFaultReset, "1"));
-  EXPECT_EQ(wait(out_, 5000), EIO);  // completed with DEVICE_RESET
+  // The reset ended the activation: mainline's WAIT_BO then answers EPERM (the DBC has no user).
+  EXPECT_EQ(wait(out_, 5000), EPERM);
   EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuStatus), "Ready");
   EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNetworksActive), "0");
   EXPECT_EQ(emu_->attribute(0, driver::sysfs::kEmuNspFree), "16");
