@@ -11,13 +11,65 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <string_view>
+
+extern char** environ;
 
 namespace qaic::emu {
 namespace {
 
-std::string failure(const std::string& what) { return what + ": " + std::strerror(errno); }
+// Everything the child needs, made before fork: the emulator's FUSE threads run on while it
+// forks, so the child may only make system calls (an allocation could wait forever for a lock
+// some thread held at the fork).
+struct NamespacePlan {
+  std::string accel, sys;
+  std::string uidMap, gidMap;
+  uid_t euid = 0;
+  std::vector<std::string> environment;
+  std::vector<char*> argv, envp;
+};
+
+NamespacePlan planFor(const std::string& root, const std::vector<std::string>& command) {
+  NamespacePlan plan;
+  plan.accel = root + "/dev/accel";
+  plan.sys = root + "/sys";
+  plan.euid = ::geteuid();
+  plan.uidMap = std::to_string(plan.euid) + " " + std::to_string(plan.euid) + " 1";
+  plan.gidMap = std::to_string(::getegid()) + " " + std::to_string(::getegid()) + " 1";
+  // The programs inside find the devices at / like on a host (no QAIC_ROOT); libudev accepts a
+  // /sys that is not a sysfs mount only with SYSTEMD_DEVICE_VERIFY_SYSFS=0 (the devices under
+  // /sys/devices it checks by their uevent files, which the tree has).
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    if (!text.starts_with("QAIC_ROOT=") && !text.starts_with("SYSTEMD_DEVICE_VERIFY_SYSFS="))
+      plan.environment.emplace_back(text);
+  }
+  plan.environment.emplace_back("SYSTEMD_DEVICE_VERIFY_SYSFS=0");
+  for (std::string& entry : plan.environment) plan.envp.push_back(entry.data());
+  plan.envp.push_back(nullptr);
+  for (const std::string& word : command) plan.argv.push_back(const_cast<char*>(word.c_str()));
+  plan.argv.push_back(nullptr);
+  return plan;
+}
+
+// Async-signal-safe reporting for the child: "qaic-emu: --namespace: WHAT[ SUBJECT]: ERRNO TEXT";
+// returns false, the outcome of the step that failed.
+bool fail(const char* what, const char* subject = nullptr) {
+  const int saved = errno;
+  auto put = [](const char* text) { [[maybe_unused]] auto n = ::write(STDERR_FILENO, text, std::strlen(text)); };
+  put("qaic-emu: --namespace: ");
+  put(what);
+  if (subject != nullptr) {
+    put(" ");
+    put(subject);
+  }
+  put(": ");
+  const char* description = ::strerrordesc_np(saved);
+  put(description != nullptr ? description : "unknown error");
+  put("\n");
+  return false;
+}
 
 bool writeFile(const char* path, const std::string& text) {
   const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
@@ -29,45 +81,36 @@ bool writeFile(const char* path, const std::string& text) {
 
 // An ordinary user may still make a mount namespace inside a user namespace of its own, where it
 // maps only itself: it keeps its identity towards the FUSE server and every file it owns.
-std::string unshareMounts() {
-  if (::unshare(CLONE_NEWNS) == 0) return {};
-  if (errno != EPERM || ::geteuid() == 0) return failure("unshare(CLONE_NEWNS)");
-  const uid_t uid = ::geteuid();
-  const gid_t gid = ::getegid();
-  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return failure("unshare(CLONE_NEWUSER | CLONE_NEWNS)");
-  if (!writeFile("/proc/self/setgroups", "deny") ||
-      !writeFile("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") ||
-      !writeFile("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1"))
-    return failure("mapping the user namespace");
-  return {};
+bool unshareMounts(const NamespacePlan& plan) {
+  if (::unshare(CLONE_NEWNS) == 0) return true;
+  if (errno != EPERM || plan.euid == 0) return fail("unshare(CLONE_NEWNS)");
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return fail("unshare(CLONE_NEWUSER | CLONE_NEWNS)");
+  if (!writeFile("/proc/self/setgroups", "deny") || !writeFile("/proc/self/uid_map", plan.uidMap) ||
+      !writeFile("/proc/self/gid_map", plan.gidMap))
+    return fail("mapping the user namespace");
+  return true;
 }
 
-}  // namespace
-
-std::string enterEmulatedNamespace(const std::string& root) {
-  if (std::string err = unshareMounts(); !err.empty()) return err;
+bool enterEmulatedNamespace(const NamespacePlan& plan) {
+  if (!unshareMounts(plan)) return false;
   // Nothing mounted here may reach the host's namespace.
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return failure("making / private");
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return fail("making / private");
   // A host without the qaic driver has no /dev/accel to mount over; the empty directory made
   // here (in the host's /dev) is what udev would have made.
   struct stat st {};
   if (::stat("/dev/accel", &st) != 0 && ::mkdir("/dev/accel", 0755) != 0 && errno != EEXIST)
-    return failure("mkdir /dev/accel");
-  const std::string accel = root + "/dev/accel";
-  if (::mount(accel.c_str(), "/dev/accel", nullptr, MS_BIND | MS_REC, nullptr) != 0)
-    return failure("binding " + accel + " over /dev/accel");
-  const std::string sys = root + "/sys";
-  if (::mount(sys.c_str(), "/sys", nullptr, MS_BIND | MS_REC, nullptr) != 0)
-    return failure("binding " + sys + " over /sys");
-  // libudev accepts a /sys that is not a sysfs mount only with this; the devices under
-  // /sys/devices it checks by their uevent files, which the tree has.
-  ::setenv("SYSTEMD_DEVICE_VERIFY_SYSFS", "0", 1);
-  // The programs inside find the devices at / like on a host.
-  ::unsetenv("QAIC_ROOT");
-  return {};
+    return fail("mkdir /dev/accel");
+  if (::mount(plan.accel.c_str(), "/dev/accel", nullptr, MS_BIND | MS_REC, nullptr) != 0)
+    return fail("binding over /dev/accel:", plan.accel.c_str());
+  if (::mount(plan.sys.c_str(), "/sys", nullptr, MS_BIND | MS_REC, nullptr) != 0)
+    return fail("binding over /sys:", plan.sys.c_str());
+  return true;
 }
 
+}  // namespace
+
 int runInEmulatedNamespace(const std::string& root, const std::vector<std::string>& command) {
+  const NamespacePlan plan = planFor(root, command);
   const pid_t child = ::fork();
   if (child < 0) {
     std::perror("qaic-emu: fork");
@@ -80,15 +123,9 @@ int runInEmulatedNamespace(const std::string& root, const std::vector<std::strin
     sigemptyset(&none);
     ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
-    if (std::string err = enterEmulatedNamespace(root); !err.empty()) {
-      std::fprintf(stderr, "qaic-emu: --namespace: %s\n", err.c_str());
-      ::_exit(126);
-    }
-    std::vector<char*> argv;
-    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "qaic-emu: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    if (!enterEmulatedNamespace(plan)) ::_exit(126);
+    ::execvpe(plan.argv[0], plan.argv.data(), plan.envp.data());
+    fail("cannot run", plan.argv[0]);
     ::_exit(127);
   }
   sigset_t stopSignals;

@@ -10,14 +10,10 @@
 
 namespace qaic::emu {
 
-// In the calling process (a child about to exec): a private mount namespace (a user namespace
-// too when the caller lacks CAP_SYS_ADMIN) where root/dev/accel is bound over /dev/accel and
-// root/sys over /sys, and the environment libudev needs to trust that /sys. Returns "" or what
-// failed, with its errno text.
-std::string enterEmulatedNamespace(const std::string& root);
-
-// Forks `command` into that namespace and waits for it, passing SIGTERM/SIGINT on; returns its
-// exit status as a shell does (128 + signal when a signal ended it), 126 when the namespace
+// Forks `command` into a private mount namespace (a user namespace too when the caller lacks
+// CAP_SYS_ADMIN) where root/dev/accel is bound over /dev/accel and root/sys over /sys, with the
+// environment libudev needs to trust that /sys and without QAIC_ROOT, and waits for it, passing
+// SIGTERM/SIGINT on; returns its exit status as a shell does (128 + signal when a signal ended it), 126 when the namespace
 // could not be made, 127 when the command could not be run.
 int runInEmulatedNamespace(const std::string& root, const std::vector<std::string>& command);
 
