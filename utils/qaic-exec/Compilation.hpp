@@ -21,7 +21,6 @@
 #include "ConstantPacker.hpp"
 #include "CustomIo.hpp"
 #include "ExecOptions.hpp"
-#include "IoLayout.hpp"
 #include "ModelLoader.hpp"
 #include "RetainedState.hpp"
 #include "SpecializationConfig.hpp"
@@ -57,14 +56,18 @@ struct Compilation {
   PackedConstants constants;
   std::vector<PackedConstants> extraConstants;
 
-  // io-layout: the IO region at full dims.
-  IoLayout layout;
+  // io-layout: the IO region's size at full dims (its buffers go into contents.buffers).
+  uint64_t ioRegionSize = 0;
 
-  // specialization-payloads: JSON IR, [0] the program's own, then one per specialization
-  // payload; combinationOf[p - 1] is payload p's 1-based index in contents.allowedShapes.
-  std::vector<std::string> payloads;
-  std::vector<uint32_t> combinationOf;
-  std::vector<std::size_t> payloadVariants;  // the variant of each payload
+  // specialization-payloads: [0] the program's own, then one per specialization payload.
+  struct Payload {
+    std::string json;         // JSON IR
+    std::size_t variant = 0;  // the variant it was compiled from
+    // 1-based index in contents.allowedShapes of the combination it serves; 0 for the program's
+    // own, which serves the default.
+    uint32_t combination = 0;
+  };
+  std::vector<Payload> payloads;
 
   // What goes into programqpc.bin, filled in by several passes; write-container writes it.
   container::QpcContents contents;

@@ -54,7 +54,6 @@ PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::Weight
       constant.tensor.dtype = ir::DType::Float16;
       constant.tensor.data = packed.storage.back();
     }
-    packed.totalBytes += constant.tensor.data.size();
     packed.constants.push_back(std::move(constant));
   }
   return packed;

@@ -16,7 +16,6 @@ namespace qaic::compiler {
 struct PackedConstants {
   std::vector<container::QpcConstant> constants;  // data points into `storage` or the weights
   std::vector<std::vector<std::byte>> storage;    // converted copies
-  uint64_t totalBytes = 0;
 };
 
 // Throws CompileError naming the op when its tensor is not among `weights`.

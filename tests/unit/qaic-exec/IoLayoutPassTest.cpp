@@ -2,6 +2,7 @@
 // io-layout: buffers at their full dims, in device format, retained ones left out.
 #include <gtest/gtest.h>
 
+#include "IoLayout.hpp"
 #include "PassTestModels.hpp"
 #include "passes/Passes.hpp"
 
@@ -15,14 +16,14 @@ TEST(IoLayoutPass, BuffersTakeTheirFullDims) {
   compilation.fullDims = {{2000, 4}, {1, 4}, {2000, 4}, {1, 4}};
   compilation.retained.assign(4, false);
   ioLayoutPass(compilation);
-  const IoLayout& layout = compilation.layout;
-  ASSERT_EQ(layout.buffers.size(), 4u);
-  EXPECT_EQ(layout.buffers[0].io.dims, (ir::Dims{2000, 4}));
-  EXPECT_EQ(layout.buffers[0].size, 32000u);
-  EXPECT_EQ(layout.buffers[0].deviceOffset, kFirstBufferOffset);
-  EXPECT_EQ(layout.buffers[0].deviceSize, 32768u);
-  EXPECT_EQ(layout.buffers[1].deviceOffset, kFirstBufferOffset + 32768u);
-  EXPECT_EQ(layout.ioRegionSize, kFirstBufferOffset + 2 * 32768u + 2 * 4096u);
+  const auto& buffers = compilation.contents.buffers;
+  ASSERT_EQ(buffers.size(), 4u);
+  EXPECT_EQ(buffers[0].io.dims, (ir::Dims{2000, 4}));
+  EXPECT_EQ(buffers[0].size, 32000u);
+  EXPECT_EQ(buffers[0].deviceOffset, kFirstBufferOffset);
+  EXPECT_EQ(buffers[0].deviceSize, 32768u);
+  EXPECT_EQ(buffers[1].deviceOffset, kFirstBufferOffset + 32768u);
+  EXPECT_EQ(compilation.ioRegionSize, kFirstBufferOffset + 2 * 32768u + 2 * 4096u);
 }
 
 TEST(IoLayoutPass, RetainedBuffersHaveNoPlace) {
@@ -32,10 +33,10 @@ TEST(IoLayoutPass, RetainedBuffersHaveNoPlace) {
   compilation.fullDims = {{2, 4}, {1, 4}, {2, 4}, {1, 4}};
   compilation.retained = {false, true, false, true};
   ioLayoutPass(compilation);
-  ASSERT_EQ(compilation.layout.buffers.size(), 2u);
-  EXPECT_EQ(compilation.layout.buffers[0].io.bufferName, "x");
-  EXPECT_EQ(compilation.layout.buffers[1].io.bufferName, "y");
-  EXPECT_EQ(compilation.layout.buffers[1].index, 1u);
+  ASSERT_EQ(compilation.contents.buffers.size(), 2u);
+  EXPECT_EQ(compilation.contents.buffers[0].io.bufferName, "x");
+  EXPECT_EQ(compilation.contents.buffers[1].io.bufferName, "y");
+  EXPECT_EQ(compilation.contents.buffers[1].index, 1u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // program: the container's program entry from what the earlier passes produced.
 #include <gtest/gtest.h>
 
+#include "IoLayout.hpp"
 #include "PassTestModels.hpp"
 #include "passes/Passes.hpp"
 
@@ -18,15 +19,13 @@ TEST(ProgramPass, DescribesTheProgram) {
   compilation.variants.push_back(testing::twoPathModel(2));
   compilation.variants.push_back(testing::twoPathModel(4));
   compilation.mainVariant = 1;
-  compilation.layout.buffers.resize(2);
-  compilation.layout.buffers[1].index = 1;
-  compilation.layout.ioRegionSize = 20480;
-  compilation.constants.totalBytes = 100;
+  compilation.contents.buffers.resize(2);
+  compilation.contents.buffers[1].index = 1;
+  compilation.ioRegionSize = 20480;
+  compilation.summary.constantBytes = 100;
   compilation.contents.retainedState.push_back({});
   compilation.contents.retainedState.back().size = 7;
-  compilation.payloads = {"program", "special"};
-  compilation.payloadVariants = {1, 0};
-  compilation.combinationOf = {3};
+  compilation.payloads = {{"program", 1, 0}, {"special", 0, 3}};
   programPass(compilation);
 
   ASSERT_EQ(compilation.contents.programs.size(), 1u);
@@ -55,8 +54,7 @@ TEST(ProgramPass, StatsBatchSizeIsTheReportedBatch) {
   options.statsBatchSize = 2;
   Compilation compilation(options);
   compilation.variants.push_back(testing::twoPathModel(2));
-  compilation.payloads = {"program"};
-  compilation.payloadVariants = {0};
+  compilation.payloads = {{"program", 0, 0}};
   programPass(compilation);
   EXPECT_EQ(compilation.contents.programs[0].batchSize, 2u);
   EXPECT_EQ(compilation.contents.programs[0].flags, 0u);

@@ -29,26 +29,30 @@ TEST(SpecializationPayloadsPass, EqualConstantsAreShared) {
   const ExecOptions options;
   Compilation compilation = specialized(options, {1, 2, 3, 4}, {1, 2, 3, 4});
   specializationPayloadsPass(compilation);
+  constantTablePass(compilation);
   ASSERT_EQ(compilation.payloads.size(), 2u);
-  EXPECT_EQ(compilation.payloadVariants, (std::vector<std::size_t>{1, 0}));
+  EXPECT_EQ(compilation.payloads[0].variant, 1u);
+  EXPECT_EQ(compilation.payloads[1].variant, 0u);
   ASSERT_EQ(compilation.contents.allowedShapes.size(), 1u);
   EXPECT_EQ(compilation.contents.allowedShapes[0][0], (ir::Dims{2, 4}));
-  EXPECT_EQ(compilation.combinationOf, (std::vector<uint32_t>{1}));
+  EXPECT_EQ(compilation.payloads[0].combination, 0u);
+  EXPECT_EQ(compilation.payloads[1].combination, 1u);
   ASSERT_EQ(compilation.extraConstants.size(), 1u);
   EXPECT_TRUE(compilation.extraConstants[0].constants[0].tensor.name.empty());  // shared
-  EXPECT_EQ(compilation.constants.totalBytes, 16u);
-  EXPECT_EQ(ir::parseGraph(compilation.payloads[1]).io[0].dims, (ir::Dims{2, 4}));
+  EXPECT_EQ(compilation.summary.constantBytes, 16u);
+  EXPECT_EQ(ir::parseGraph(compilation.payloads[1].json).io[0].dims, (ir::Dims{2, 4}));
 }
 
 TEST(SpecializationPayloadsPass, DifferentConstantsOfOneNameAreRenamed) {
   const ExecOptions options;
   Compilation compilation = specialized(options, {5, 6, 7, 8}, {1, 2, 3, 4});
   specializationPayloadsPass(compilation);
+  constantTablePass(compilation);
   ASSERT_EQ(compilation.extraConstants.size(), 1u);
   EXPECT_EQ(compilation.extraConstants[0].constants[0].tensor.name, "b@specialization0");
-  EXPECT_EQ(compilation.constants.totalBytes, 32u);
-  EXPECT_NE(compilation.payloads[1].find("b@specialization0"), std::string::npos);
-  EXPECT_EQ(compilation.payloads[0].find("@specialization"), std::string::npos);
+  EXPECT_EQ(compilation.summary.constantBytes, 32u);
+  EXPECT_NE(compilation.payloads[1].json.find("b@specialization0"), std::string::npos);
+  EXPECT_EQ(compilation.payloads[0].json.find("@specialization"), std::string::npos);
 }
 
 TEST(SpecializationPayloadsPass, TwoEntriesOfTheSameDimsAreRefused) {
@@ -77,7 +81,7 @@ TEST(SpecializationPayloadsPass, WithoutSpecializationsOnlyTheProgramsPayload) {
   specializationPayloadsPass(compilation);
   ASSERT_EQ(compilation.payloads.size(), 1u);
   EXPECT_TRUE(compilation.contents.allowedShapes.empty());
-  const ir::Graph payload = ir::parseGraph(compilation.payloads[0]);
+  const ir::Graph payload = ir::parseGraph(compilation.payloads[0].json);
   EXPECT_TRUE(payload.weightsFile.empty());  // constants come from the container
   EXPECT_EQ(payload.ops.size(), 3u);
 }

@@ -14,7 +14,9 @@ void ioLayoutPass(Compilation& compilation) {
   for (std::size_t b = 0; b < atFullDims.io.size(); ++b) {
     atFullDims.io[b].dims = compilation.fullDims[b];
   }
-  compilation.layout = layoutIo(atFullDims, compilation.retained);
+  IoLayout layout = layoutIo(atFullDims, compilation.retained);
+  compilation.contents.buffers = std::move(layout.buffers);
+  compilation.ioRegionSize = layout.ioRegionSize;
 }
 
 }  // namespace qaic::compiler

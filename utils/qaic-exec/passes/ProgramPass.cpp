@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// program: the container's one program entry (its IO region, semaphores, memory needs, payloads)
-// and the buffers the IO layout placed.
+// program: the container's one program entry (its IO region, semaphores, memory needs, payloads,
+// the indices of the buffers the IO layout placed).
 #include <algorithm>
 #include <filesystem>
 
+#include "IoLayout.hpp"
 #include "passes/Passes.hpp"
 
 namespace qaic::compiler {
@@ -33,8 +34,8 @@ void programPass(Compilation& compilation) {
   const ExecOptions& options = compilation.options;
   // Activations: the most any compiled payload needs (one runs at a time).
   uint64_t activations = 0;
-  for (std::size_t v : compilation.payloadVariants)
-    activations = std::max(activations, activationBytes(compilation.variants[v].graph));
+  for (const auto& payload : compilation.payloads)
+    activations = std::max(activations, activationBytes(compilation.variants[payload.variant].graph));
 
   container::QpcProgram program;
   program.name = programName(options.model);
@@ -46,24 +47,21 @@ void programPass(Compilation& compilation) {
   program.numSemaphores = 1;
   program.doneSemaphore = 0;
   program.flags = options.convertToFp16 ? container::kProgramFlagFp16Constants : 0;
-  program.ioRegionSize = compilation.layout.ioRegionSize;
+  program.ioRegionSize = compilation.ioRegionSize;
   program.doorbellAddress = kDoorbellAddress;
   program.requestDescriptorOffset = kRequestDescriptorOffset;
   program.responseDescriptorOffset = kResponseDescriptorOffset;
-  const IoLayout& layout = compilation.layout;
-  const uint64_t constantBytes = compilation.constants.totalBytes;
   uint64_t retainedBytes = 0;
   for (const auto& entry : compilation.contents.retainedState) retainedBytes += entry.size;
-  program.totalRequiredMemory = layout.ioRegionSize + constantBytes + activations + retainedBytes;
-  for (const auto& buffer : layout.buffers) program.bufferIndices.push_back(buffer.index);
+  program.totalRequiredMemory = compilation.ioRegionSize + compilation.summary.constantBytes + activations +
+                                retainedBytes;
+  for (const auto& buffer : compilation.contents.buffers) program.bufferIndices.push_back(buffer.index);
   // The spans point into compilation.payloads, which no pass changes after this one.
-  program.payload = bytesOf(compilation.payloads[0]);
+  program.payload = bytesOf(compilation.payloads[0].json);
   for (std::size_t p = 1; p < compilation.payloads.size(); ++p) {
-    compilation.contents.specializationPayloads.push_back(
-        {0, compilation.combinationOf[p - 1], bytesOf(compilation.payloads[p])});
+    const auto& payload = compilation.payloads[p];
+    compilation.contents.specializationPayloads.push_back({0, payload.combination, bytesOf(payload.json)});
   }
-
-  compilation.contents.buffers = std::move(compilation.layout.buffers);
   compilation.contents.programs.push_back(program);
 }
 

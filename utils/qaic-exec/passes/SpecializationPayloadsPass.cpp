@@ -80,8 +80,7 @@ void specializationPayloadsPass(Compilation& compilation) {
 
   for (const auto& combination : graph.allowedShapes)
     contents.allowedShapes.push_back(described(compilation.retained, combination));
-  compilation.payloads.push_back(payloadOf(graph));
-  compilation.payloadVariants.push_back(compilation.mainVariant);
+  compilation.payloads.push_back({payloadOf(graph), compilation.mainVariant, 0});
   // No specialization has every buffer's largest dims: the program's own is one combination of
   // its own, and the default (full dims) selects none that was compiled.
   const ir::ShapeCombination own = described(compilation.retained, ioDims(graph));
@@ -111,14 +110,11 @@ void specializationPayloadsPass(Compilation& compilation) {
         renameTensor(other, constant.tensor.name, renamed);
         constant.tensor.name = renamed;
       }
-      compilation.constants.totalBytes += constant.tensor.data.size();
     }
     compilation.extraConstants.push_back(std::move(packed));
     contents.allowedShapes.push_back(std::move(combination));
-    compilation.payloads.push_back(payloadOf(other));
     // 1-based in the container's allShapeCombinations
-    compilation.combinationOf.push_back(static_cast<uint32_t>(contents.allowedShapes.size()));
-    compilation.payloadVariants.push_back(v);
+    compilation.payloads.push_back({payloadOf(other), v, static_cast<uint32_t>(contents.allowedShapes.size())});
   }
 }
 

@@ -27,8 +27,6 @@ void writeContainerPass(Compilation& compilation) {
   }
   summary.retained = contents.retainedState.size();
   summary.specializations = compilation.specializations.size();
-  summary.constants = contents.constants.size();
-  summary.constantBytes = compilation.constants.totalBytes;
   summary.ioRegionSize = contents.programs.front().ioRegionSize;
   summary.fileBytes = std::filesystem::file_size(summary.outputPath, ec);
 }
