@@ -357,9 +357,7 @@ class Session:
         elif self._retained_state and self.num_activations > 1:
             raise ValueError(f"{self.model_path}: the program retains state on each of its {self.num_activations} "
                              "activations; run(..., activation=k) says which one the sequence is on")
-        inference_set = self.inference_set
-        if inference_set is None:  # released by reset(): the vendor's session loads again here
-            inference_set = self._active_set()
+        inference_set = self._active_set()  # after reset(), the vendor's session loads again here
         start = time.perf_counter()
         arrays, dims, skipped = self._prepare(input_dict, output_dict or {})
         request_id = next(self._request_ids)

@@ -13,17 +13,12 @@
 namespace qaicrt {
 namespace {
 
-// Slots are never held for long: a free one is there at once.
-constexpr uint64_t kSlotWaitUs = 1'000'000;
+// Each ExecObj holds its slot for its whole life: a free one is there at once or not at all, so
+// the runtime's wait is as short as it allows (0 would wait until one is given back).
+constexpr uint64_t kSlotWaitUs = 1;
 
 std::string bindingName(const rt::VendorIoBinding& b) {
   return "binding '" + b.name + "' (index " + std::to_string(b.index) + ")";
-}
-
-uint64_t product(const std::vector<uint64_t>& dims) {
-  uint64_t n = 1;
-  for (auto d : dims) n *= d;
-  return n;
 }
 
 struct PyExecObj {
@@ -39,8 +34,7 @@ struct PyExecObj {
   // By buffer mapping: where the runtime writes each output, and whether the caller wants it.
   std::vector<py::object> outputMemory;
   std::vector<bool> wanted;
-  std::vector<std::vector<uint8_t>> skippedInputMemory;  // a skipped input still needs a buffer
-  std::vector<SharedQBuffer> inFlight;                   // what the handle points at
+  std::vector<SharedQBuffer> inFlight;  // what the handle points at
   std::vector<std::vector<uint64_t>> producedDims;
   rt::QStatus deferred = rt::QS_SUCCESS;  // a refusal waitForCompletion reports, as the vendor does
   std::string deferredMessage;
@@ -82,7 +76,6 @@ std::unique_ptr<PyExecObj> makeExecObj(PyContext&, PyProgram& program) {
   const std::size_t mappings = e->qpc->getBufferMappings().size();
   e->outputMemory.resize(mappings);
   e->wanted.assign(mappings, false);
-  e->skippedInputMemory.resize(mappings);
   e->producedDims.resize(mappings);
   return e;
 }
@@ -156,10 +149,11 @@ rt::QStatus enqueue(PyExecObj& e) {
     return reportFailure(e.lastError, rt::QS_WRONG_STATE, "ExecObj.enqueue: an inference is already in flight");
   if (!e.hasData) return reportFailure(e.lastError, rt::QS_INVAL, "ExecObj.enqueue: no data (call setData first)");
   const auto& set = e.activation->set;
-  if (e.slot == PyExecObj::Slot::Completed) {
-    // A completed handle takes new buffers only once given back and acquired again.
+  if (e.slot == PyExecObj::Slot::Completed || !e.handle) {
+    // A completed handle takes new buffers only once given back and acquired again; a slot lost
+    // to another ExecObj at that moment is tried for again at the next enqueue.
     const rt::QStatus status = withoutGil([&] {
-      set->putCompleted(e.handle);
+      if (e.handle) set->putCompleted(e.handle);
       e.handle.reset();
       return set->getAvailableOnActivation(0, e.handle, kSlotWaitUs);
     });
@@ -182,10 +176,7 @@ rt::QStatus enqueue(PyExecObj& e) {
     const bool empty = !given || given->qbuffer().size == 0;
     if (b.ioType == rt::BUFFER_IO_TYPE_INPUT) {
       if (empty) {
-        skipped[m] = true;
-        e.skippedInputMemory[m].resize(mappings[m].size);
-        buffers[m].buf = e.skippedInputMemory[m].data();
-        buffers[m].size = mappings[m].size;
+        skipped[m] = true;  // neither validation nor the pipeline reads a skipped buffer
       } else {
         buffers[m] = given->qbuffer();
         inFlight.push_back(given);
@@ -195,6 +186,7 @@ rt::QStatus enqueue(PyExecObj& e) {
     }
     e.wanted[m] = !empty;
     skipped[m] = empty && mappings[m].allowSkip;
+    if (skipped[m]) continue;
     SharedQBuffer memory;
     if (!empty && given->writable() && given->qbuffer().type == rt::QBUFFER_TYPE_HEAP &&
         given->qbuffer().size >= mappings[m].size) {
@@ -248,16 +240,15 @@ rt::QStatus waitForCompletion(PyExecObj& e) {
   const auto& mappings = e.qpc->getBufferMappings();
   std::string message;
   const rt::QStatus status = withoutGil([&] {
+    // Without a timeout the wait ends only with the inference (its own status, QS_TIMEDOUT when
+    // its retries ran out) or with the set's shutdown (QS_CANCELED).
     const rt::QStatus s = e.activation->set->waitForCompletion(e.handle, 0);
-    if (s == rt::QS_TIMEDOUT) return s;
     for (std::size_t m = 0; m < mappings.size(); ++m)
       if (mappings[m].ioType == rt::BUFFER_IO_TYPE_OUTPUT)
         e.producedDims[m] = e.handle->getOutputDims(static_cast<uint32_t>(m));
     if (s != rt::QS_SUCCESS) message = e.handle->getErrorMessage();
     return s;
   });
-  if (status == rt::QS_TIMEDOUT)
-    return reportFailure(e.lastError, status, "ExecObj.waitForCompletion: the inference is still running");
   e.slot = PyExecObj::Slot::Completed;
   e.lastStatus = status;
   e.hasResult = status == rt::QS_SUCCESS;
@@ -283,10 +274,8 @@ py::tuple getData(PyExecObj& e) {
         continue;
       }
       // The produced output at the dims of the specialization that ran.
-      const uint64_t full = product(
-          std::vector<uint64_t>(v2[m].ioShapes.defaultDims.begin(), v2[m].ioShapes.defaultDims.end()));
-      const uint64_t elementSize = full == 0 ? 0 : v2[m].size / full;
-      const uint64_t bytes = std::min<uint64_t>(product(e.producedDims[m]) * elementSize, v2[m].size);
+      const uint64_t bytes = std::min<uint64_t>(rt::dimsProduct(e.producedDims[m]) * rt::shapeRules(v2[m]).elementSize,
+                                                v2[m].size);
       py::object view =
           py::memoryview(e.outputMemory[m]).attr("cast")("B")[py::slice(0, static_cast<py::ssize_t>(bytes), 1)];
       result.append(std::make_shared<PyQBuffer>(view));

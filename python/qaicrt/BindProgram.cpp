@@ -114,15 +114,14 @@ rt::QStatus activate(PyProgram& p) {
 rt::QStatus deactivate(PyProgram& p) {
   if (!p.activation) return reportFailure(p.lastError, rt::QS_WRONG_STATE, "Program.deactivate: not active");
   p.activation->live = false;  // its ExecObjs refuse work from now on
-  auto released = std::move(p.activation);
-  released.reset();  // the set goes now unless an ExecObj still holds it
+  p.activation.reset();        // the set goes now unless an ExecObj still holds it
   return rt::QS_SUCCESS;
 }
 
+// The ExecObj's program has the set that runs it: the queue only names the device, and its
+// thread count (the vendor's argument) has nothing to size.
 struct PyQueue {
-  std::shared_ptr<rt::Context> context;
   rt::QID device = 0;
-  uint32_t numThreads = 1;
 };
 
 // Pure-Python parts: list types the vendor's callers index, compare and assign like lists.
@@ -261,10 +260,10 @@ getErrorMessage(). Deleting the Program releases everything.
 The vendor's Queue of a device: Queue(context, device, numThreads=1); enqueue(execObj) submits
 the ExecObj's inference and returns a QStatus.
 )doc")
-      .def(py::init([](PyContext& context, rt::QID device, uint32_t numThreads) {
+      .def(py::init([](PyContext& context, rt::QID device, uint32_t /*numThreads*/) {
              if (!hasDevice(*context.context, device))
                raiseStatus(rt::QS_NODEV, "Queue: device " + std::to_string(device) + " is not a device of the context");
-             return PyQueue{context.context, device, numThreads};
+             return PyQueue{device};
            }),
            py::arg("context"), py::arg("device"), py::arg("numThreads") = 1)
       .def(
