@@ -36,7 +36,8 @@ class PartitionNodes {
  public:
   virtual ~PartitionNodes() = default;
   virtual uint32_t allocatePartitionId() = 0;
-  virtual void publishPartition(uint32_t deviceIndex, uint32_t partitionId) = 0;
+  // parentPciAddress: the device's own, which its partition's `device` link leads to.
+  virtual void publishPartition(uint32_t deviceIndex, uint32_t partitionId, const std::string& parentPciAddress) = 0;
   virtual void withdrawPartition(uint32_t partitionId) = 0;
 };
 

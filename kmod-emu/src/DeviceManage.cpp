@@ -285,7 +285,7 @@ int Device::partitionCommand(OpenFile& f, const driver::PartitionRequest& req, d
       p->label = req.label;
       free_ -= want;
       partitions_[p->id] = p;
-      if (ctx_.partitionNodes) ctx_.partitionNodes->publishPartition(index_, p->id);
+      if (ctx_.partitionNodes) ctx_.partitionNodes->publishPartition(index_, p->id, pciAddress());
       resp.partitionId = p->id;
       resp.resources = want;
       logInfo("accel" + std::to_string(index_) + ": partition " + std::to_string(p->id) + " created (" +

@@ -81,10 +81,8 @@ Device* Emulator::device(std::size_t i) const {
 
 uint32_t Emulator::allocatePartitionId() { return nextPartitionId_.fetch_add(1); }
 
-void Emulator::publishPartition(uint32_t deviceIndex, uint32_t partitionId) {
-  Device* parent = device(deviceIndex);
-  tree_->addPartition(deviceIndex, partitionId, parent != nullptr ? parent->pciAddress() : std::string(),
-                      Device::partitionAttributeNames());
+void Emulator::publishPartition(uint32_t deviceIndex, uint32_t partitionId, const std::string& parentPciAddress) {
+  tree_->addPartition(deviceIndex, partitionId, parentPciAddress, Device::partitionAttributeNames());
 }
 
 void Emulator::withdrawPartition(uint32_t partitionId) { tree_->removePartition(partitionId); }

@@ -82,7 +82,7 @@ class Emulator final : public PartitionNodes {
 
   // PartitionNodes
   uint32_t allocatePartitionId() override;
-  void publishPartition(uint32_t deviceIndex, uint32_t partitionId) override;
+  void publishPartition(uint32_t deviceIndex, uint32_t partitionId, const std::string& parentPciAddress) override;
   void withdrawPartition(uint32_t partitionId) override;
   // Owner of the sysfs files: the emulator's effective user and group.
   uid_t administrator() const { return administrator_; }
