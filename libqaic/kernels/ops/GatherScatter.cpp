@@ -89,16 +89,14 @@ std::unique_ptr<Kernel> makeGather(const BuildContext& ctx) {
   const ir::Op& op = ctx.op;
   return makeKernel([&op, &src, &indices, &dst, outer, extent, chunk] {
     const IndexReader index(indices);
-    // Resolve every index first: a failing run writes nothing.
-    std::vector<int64_t> resolved(static_cast<std::size_t>(indices.count()));
-    for (std::size_t k = 0; k < resolved.size(); ++k) {
-      const auto position = static_cast<int64_t>(k);
-      resolved[k] = resolveMarkedIndex(op, "indices", index[position], position, extent);
-    }
+    const int64_t count = indices.count();
+    // Check every index first: a failing run writes nothing.
+    for (int64_t k = 0; k < count; ++k) resolveMarkedIndex(op, "indices", index[k], k, extent);
     std::byte* out = dst.data();
     for (int64_t o = 0; o < outer; ++o) {
       const std::byte* block = src.data() + static_cast<std::size_t>(o * extent) * chunk;
-      for (const int64_t i : resolved) {
+      for (int64_t k = 0; k < count; ++k) {
+        const int64_t i = resolveMarkedIndex(op, "indices", index[k], k, extent);
         if (i == kNoElement) {
           std::memset(out, 0, chunk);
         } else {
@@ -235,13 +233,9 @@ Scatter scatterTensors(const BuildContext& ctx) {
 template <typename F>
 void forEachElementIndex(const ir::Op& op, const ElementwiseIndexing& e, const Tensor& indices, F&& f) {
   const IndexReader index(indices);
-  std::vector<int64_t> resolved(static_cast<std::size_t>(indices.count()));
-  for (std::size_t k = 0; k < resolved.size(); ++k) {
-    const auto position = static_cast<int64_t>(k);
-    resolved[k] = resolveMarkedIndex(op, "indices", index[position], position, e.extent);
-  }
+  for (int64_t k = 0; k < indices.count(); ++k) resolveMarkedIndex(op, "indices", index[k], k, e.extent);
   forEachStrided(indices.dims, e.strides, [&](int64_t k, int64_t base) {
-    const int64_t i = resolved[static_cast<std::size_t>(k)];
+    const int64_t i = resolveMarkedIndex(op, "indices", index[k], k, e.extent);
     f(k, i == kNoElement ? kNoElement : base + i * e.axisStride);
   });
 }
