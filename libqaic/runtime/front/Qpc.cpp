@@ -2,6 +2,7 @@
 #include <qaic/Qpc.hpp>
 
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "runtime/iodesc/VendorIoDesc.hpp"
@@ -33,9 +34,12 @@ struct Qpc::Impl {
   BufferMappings dmaMappings;
   v2::BufferMappings mappingsV2;
   QData ioDescriptor;
+  QAicQpcObj object;
+  // The vendor's view, made on first use: only its Python API reads it, so a load by any other
+  // client (qaic-runner, Session, every InferenceSet) does not build and serialize it.
+  std::once_flag vendorOnce;
   std::vector<VendorIoBinding> vendorBindings;
   std::string vendorIoDescriptor;
-  QAicQpcObj object;
 
   explicit Impl(std::unique_ptr<container::QpcImage> img, AlignedBytes bytes = {})
       : copy(std::move(bytes)), image(std::move(img)) {
@@ -47,10 +51,15 @@ struct Qpc::Impl {
     // QData's pointer is non-const by seed 001's definition; the bytes stay read-only.
     ioDescriptor.data = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(io.data()));
     ioDescriptor.size = io.size();
-    vendorBindings = vendorIoBindings(*image);
-    vendorIoDescriptor = serializeVendorIoDesc(vendorBindings,
-                                               image->programs().empty() ? "" : image->programs().front().name);
     object.image = image.get();
+  }
+
+  void makeVendorView() {
+    std::call_once(vendorOnce, [this] {
+      vendorBindings = vendorIoBindings(*image);
+      vendorIoDescriptor = serializeVendorIoDesc(vendorBindings,
+                                                 image->programs().empty() ? "" : image->programs().front().name);
+    });
   }
 };
 
@@ -85,8 +94,14 @@ const BufferMappings& Qpc::getBufferMappings() const { return impl_->mappings; }
 const v2::BufferMappings& Qpc::getBufferMappingsV2() const { return impl_->mappingsV2; }
 const BufferMappings& Qpc::getBufferMappingsDma() const { return impl_->dmaMappings; }
 const QData* Qpc::getIoDescriptor() const { return &impl_->ioDescriptor; }
-const std::string& Qpc::getVendorIoDescriptor() const { return impl_->vendorIoDescriptor; }
-const std::vector<VendorIoBinding>& Qpc::getVendorIoBindings() const { return impl_->vendorBindings; }
+const std::string& Qpc::getVendorIoDescriptor() const {
+  impl_->makeVendorView();
+  return impl_->vendorIoDescriptor;
+}
+const std::vector<VendorIoBinding>& Qpc::getVendorIoBindings() const {
+  impl_->makeVendorView();
+  return impl_->vendorBindings;
+}
 const QAicQpcObj* Qpc::get() const { return &impl_->object; }
 const uint8_t* Qpc::buffer() const { return reinterpret_cast<const uint8_t*>(impl_->image->bytes().data()); }
 std::size_t Qpc::size() const { return impl_->image->bytes().size(); }
