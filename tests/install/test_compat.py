@@ -17,10 +17,10 @@ from conftest import BUILD, SOURCE, install, multiarch, python_environment, run
 MODULE = "qaicrt" + sysconfig.get_config_var("EXT_SUFFIX")
 
 
-def compat(mode, env=None, **defines):
+def compat(mode, env=None, check=True, **defines):
     args = [f"-D{name}={value}" for name, value in defines.items()]
     return run(["cmake", f"-DMODE={mode}", f"-DBUILD={BUILD}", *args, "-P", SOURCE / "cmake/Compat.cmake"],
-               env=env)
+               env=env, check=check)
 
 
 def message(result):
@@ -102,8 +102,7 @@ def test_destdir_stages_links_that_name_the_final_prefix(scratch):
     compat("uninstall", MANIFEST=manifest)
     assert tree(stage) == ["opt", "opt/qti-aic", "opt/qti-aic/exec"]
     # Without a manifest: an error, unless OPTIONAL (what make uninstall runs).
-    failed = run(["cmake", "-DMODE=uninstall", f"-DMANIFEST={manifest}", "-P", SOURCE / "cmake/Compat.cmake"],
-                 check=False)
+    failed = compat("uninstall", check=False, MANIFEST=manifest)
     assert failed.returncode != 0 and "install-compat was not run" in message(failed)
     compat("uninstall", MANIFEST=manifest, OPTIONAL="ON")
 
@@ -112,7 +111,13 @@ def test_a_file_in_the_way_is_not_replaced(scratch):
     root = scratch / "opt/qti-aic"
     (root / "exec").mkdir(parents=True)
     (root / "exec/qaic-exec").write_text("the vendor's\n")
-    failed = run(["cmake", "-DMODE=install", f"-DBUILD={BUILD}", "-DPREFIX=/usr", f"-DCOMPAT_ROOT={root}",
-                  f"-DMANIFEST={scratch / 'manifest.txt'}", "-P", SOURCE / "cmake/Compat.cmake"], check=False)
+    failed = compat("install", check=False, PREFIX="/usr", COMPAT_ROOT=root, MANIFEST=scratch / "manifest.txt")
     assert failed.returncode != 0 and "exists and is not a link" in message(failed)
     assert (root / "exec/qaic-exec").read_text() == "the vendor's\n"
+    # In the way of the last link: nothing is made first, which no manifest would then list.
+    (root / "exec/qaic-exec").unlink()
+    (root / "dev/python").mkdir(parents=True)
+    (root / "dev/python/QAicApi_pb2.py").write_text("the vendor's\n")
+    failed = compat("install", check=False, PREFIX="/usr", COMPAT_ROOT=root, MANIFEST=scratch / "manifest.txt")
+    assert failed.returncode != 0 and "exists and is not a link" in message(failed)
+    assert tree(root) == ["dev", "dev/python", "dev/python/QAicApi_pb2.py", "exec"]
