@@ -159,7 +159,7 @@ print(statistics.median(times))
 RUNNER = re.compile(r"^InferenceCnt (\d+) TotalDuration (\d+)us", re.M)
 
 
-def decode_step_paths(build, program, model, config, work):
+def decode_step_paths(build, card, program, model, config, work):
     """A decode step's time through the vendor's Python API and through qaic-runner (the recorded
     decode steps of generation.json, one inference at a time), on the retained program."""
     steps = config["generate"] - 1
@@ -169,22 +169,20 @@ def decode_step_paths(build, program, model, config, work):
     for entry in (entry for io_set in sets for entry in io_set):
         entry["path"] = str(model / entry["path"])  # relative to the export, not to this file
     decode_only.write_text(json.dumps({"IO-files": sets}))
-    with EmulatedCard(build, work) as card:
-        vendor = run(["/usr/bin/python3", "-c", VENDOR_DECODE, program, json.dumps(config["prompt"]), steps],
-                     env=card.env(PYTHONPATH=build / "python"), timeout=3600)
-        runner = run([build / "bin/qaic-runner", "-t", program, "--aic-batch-json-input", decode_only,
-                      "-n", str(steps * 4), "-S", "1", "-T", "1", "-a", "1"], env=card.env(), timeout=3600)
+    vendor = run(["/usr/bin/python3", "-c", VENDOR_DECODE, program, json.dumps(config["prompt"]), steps],
+                 env=card.env(PYTHONPATH=build / "python"), timeout=3600)
+    runner = run([build / "bin/qaic-runner", "-t", program, "--aic-batch-json-input", decode_only,
+                  "-n", str(steps * 4), "-S", "1", "-T", "1", "-a", "1"], env=card.env(), timeout=3600)
     counts = RUNNER.search(runner)
     if not counts:
         sys.exit(f"bench-llm: unexpected qaic-runner output:\n{runner}")
     return {"vendor_step_ms": float(vendor.strip()), "runner_step_ms": int(counts.group(2)) / int(counts.group(1)) / 1e3}
 
 
-def on_device(build, programs, config, work, repeat):
-    with EmulatedCard(build, work) as card:
-        out = run([build / "bin/llm-generate", "--prompt", ",".join(map(str, config["prompt"])),
-                   "--tokens", str(config["generate"]), "--repeat", str(repeat), *programs], env=card.env(),
-                  timeout=3600)
+def on_device(build, card, programs, config, repeat):
+    out = run([build / "bin/llm-generate", "--prompt", ",".join(map(str, config["prompt"])),
+               "--tokens", str(config["generate"]), "--repeat", str(repeat), *programs], env=card.env(),
+              timeout=3600)
     tokens = [int(t) for t in out.splitlines()[0].split()]
     prefill, decode = PREFILL.search(out), DECODE.search(out)
     if not prefill or not decode:
@@ -237,11 +235,12 @@ def main():
     config = json.loads((model / "config.json").read_text())
     work = pathlib.Path(tempfile.mkdtemp(prefix="qaic-bench-llm."))
     try:
-        retained = compile_retained(build, model, work, args.threads)
-        device = on_device(build, retained, config, work, args.repeat)
-        paths = decode_step_paths(build, retained[0], model, config, work)
-        shutil.rmtree(work / "retained")
-        static = on_device(build, compile_static(build, model, work, args.threads), config, work, args.repeat)
+        with EmulatedCard(build, work) as card:
+            retained = compile_retained(build, model, work, args.threads)
+            device = on_device(build, card, retained, config, args.repeat)
+            paths = decode_step_paths(build, card, retained[0], model, config, work)
+            shutil.rmtree(work / "retained")
+            static = on_device(build, card, compile_static(build, model, work, args.threads), config, args.repeat)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     torch_side = in_pytorch(config, args.threads, args.repeat)

@@ -8,8 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "DeviceAttributes.hpp"
 #include "EmulatorProcess.hpp"
@@ -26,13 +24,6 @@ namespace fs = std::filesystem;
 std::string linkTarget(const fs::path& link) {
   std::error_code ec;
   return fs::read_symlink(link, ec).string();
-}
-
-std::string text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 class KernelTree : public ::testing::Test {
@@ -52,15 +43,16 @@ TEST_F(KernelTree, EachCardIsAPciFunctionWithItsAccelDevice) {
     EXPECT_EQ(linkTarget(sys_ / "bus/pci/devices" / bdf), "../../../devices/pci0000:00/" + bdf);
     EXPECT_EQ(linkTarget(sys_ / "bus/pci/drivers/qaic" / bdf), "../../../../devices/pci0000:00/" + bdf);
     EXPECT_EQ(linkTarget(pci / "driver"), "../../../bus/pci/drivers/qaic");
-    EXPECT_EQ(text(pci / "vendor"), "0x17cb\n");
-    EXPECT_EQ(text(pci / "device"), "0xa100\n");
-    EXPECT_EQ(text(pci / "class"), "0x120000\n");
-    EXPECT_EQ(text(pci / "subsystem_vendor"), "0x17cb\n");
-    EXPECT_EQ(text(pci / "numa_node"), "-1\n");
-    EXPECT_EQ(text(pci / "irq"), "0\n");
-    EXPECT_NE(text(pci / "uevent").find("PCI_SLOT_NAME=" + bdf + "\n"), std::string::npos) << text(pci / "uevent");
+    EXPECT_EQ(readFile(pci / "vendor"), "0x17cb\n");
+    EXPECT_EQ(readFile(pci / "device"), "0xa100\n");
+    EXPECT_EQ(readFile(pci / "class"), "0x120000\n");
+    EXPECT_EQ(readFile(pci / "subsystem_vendor"), "0x17cb\n");
+    EXPECT_EQ(readFile(pci / "numa_node"), "-1\n");
+    EXPECT_EQ(readFile(pci / "irq"), "0\n");
+    EXPECT_NE(readFile(pci / "uevent").find("PCI_SLOT_NAME=" + bdf + "\n"), std::string::npos)
+        << readFile(pci / "uevent");
     // 13 regions, the three BARs of mainline's layout in use (BAR0 4 KiB, BAR2 2 MiB, BAR4 64 KiB).
-    std::istringstream resource(text(pci / "resource"));
+    std::istringstream resource(readFile(pci / "resource"));
     std::vector<uint64_t> sizes;
     for (std::string start, end, flags; resource >> start >> end >> flags;)
       sizes.push_back(std::stoull(end, nullptr, 16) - std::stoull(start, nullptr, 16) + (start == end ? 0 : 1));
@@ -68,14 +60,14 @@ TEST_F(KernelTree, EachCardIsAPciFunctionWithItsAccelDevice) {
     EXPECT_EQ(sizes[0], 0x1000u);
     EXPECT_EQ(sizes[2], 0x200000u);
     EXPECT_EQ(sizes[4], 0x10000u);
-    const std::string config = text(pci / "config");
+    const std::string config = readFile(pci / "config");
     ASSERT_EQ(config.size(), 256u);
     EXPECT_EQ(static_cast<uint8_t>(config[0]) | static_cast<uint8_t>(config[1]) << 8, 0x17cb);
     EXPECT_EQ(static_cast<uint8_t>(config[0xb]), 0x12) << "class code: processing accelerator";
 
     const fs::path dev = pci / "accel" / accel;
-    EXPECT_EQ(text(dev / "dev"), "261:" + std::to_string(i) + "\n");
-    EXPECT_EQ(text(dev / "uevent"), "MAJOR=261\nMINOR=" + std::to_string(i) + "\nDEVNAME=accel/" + accel + "\n");
+    EXPECT_EQ(readFile(dev / "dev"), "261:" + std::to_string(i) + "\n");
+    EXPECT_EQ(readFile(dev / "uevent"), "MAJOR=261\nMINOR=" + std::to_string(i) + "\nDEVNAME=accel/" + accel + "\n");
     EXPECT_EQ(linkTarget(dev / "subsystem"), "../../../../../class/accel");
     EXPECT_EQ(linkTarget(dev / "device"), "../../../" + bdf);
     EXPECT_EQ(linkTarget(sys_ / "class/accel" / accel), "../../devices/pci0000:00/" + bdf + "/accel/" + accel);
@@ -92,10 +84,10 @@ TEST_F(KernelTree, EachCardIsAPciFunctionWithItsAccelDevice) {
 // The names the vendor's qaic-util reads, in millidegrees and microwatts.
 TEST_F(KernelTree, HwmonHasTheVendorToolsNames) {
   const fs::path hwmon = sys_ / "bus/pci/devices/0000:01:00.0/hwmon/hwmon0";
-  EXPECT_EQ(text(hwmon / "name"), "qaic\n");
-  EXPECT_GT(std::stoll(text(hwmon / "temp2_input")), 1000);
-  EXPECT_GT(std::stoll(text(hwmon / "power1_input")), 1000000);
-  EXPECT_GT(std::stoll(text(hwmon / "power1_max")), std::stoll(text(hwmon / "power1_input")) - 1);
+  EXPECT_EQ(readFile(hwmon / "name"), "qaic\n");
+  EXPECT_GT(std::stoll(readFile(hwmon / "temp2_input")), 1000);
+  EXPECT_GT(std::stoll(readFile(hwmon / "power1_input")), 1000000);
+  EXPECT_GT(std::stoll(readFile(hwmon / "power1_max")), std::stoll(readFile(hwmon / "power1_input")) - 1);
   EXPECT_FALSE(fs::exists(hwmon / "temp1_input"));
   EXPECT_FALSE(fs::exists(hwmon / "power1_cap"));
 }

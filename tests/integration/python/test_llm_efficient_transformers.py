@@ -176,10 +176,10 @@ def program(model, config, workdir):
     """Compiled with the command line efficient-transformers runs (the cache float16 on the
     device through its custom IO file)."""
     out = workdir / "qpc"
-    run([BIN / "qaic-exec", f"-m={model / 'decoder.onnx'}", "-aic-hw", "-aic-hw-version=2.0",
-         f"-network-specialization-config={model / 'specializations.json'}", "-convert-to-fp16", "-retained-state",
-         "-aic-num-cores=2", f"-custom-IO-list-file={model / 'custom_io.yaml'}", "-compile-only",
-         f"-aic-binary-dir={out}"])
+    compile_program(BIN / "qaic-exec", model / "decoder.onnx", out, "-aic-hw", "-aic-hw-version=2.0",
+                    f"-network-specialization-config={model / 'specializations.json'}", "-convert-to-fp16",
+                    "-retained-state", "-aic-num-cores=2", f"-custom-IO-list-file={model / 'custom_io.yaml'}",
+                    "-compile-only")
     return out
 
 
