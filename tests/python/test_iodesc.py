@@ -12,14 +12,7 @@ import QAicApi_pb2 as aicapi
 import qaicrt
 from conftest import BUILD, SOURCE, compile_file, compile_ir, ir_network, relu_ir
 from llm_export import SMALL_DECODER, exported_decoder
-
-
-def io_desc(program):
-    status, data = qaicrt.Qpc(str(program)).getIoDescriptor()
-    assert status == qaicrt.QStatus.QS_SUCCESS
-    desc = aicapi.IoDesc()
-    desc.ParseFromString(bytes(data))
-    return desc
+from vendor_session import io_desc
 
 
 @pytest.fixture(scope="module")

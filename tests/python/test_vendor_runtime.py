@@ -8,74 +8,10 @@ import json
 import numpy as np
 import pytest
 
-import QAicApi_pb2 as aicapi
 import qaicrt
 from conftest import BUILD, SOURCE, compile_file
 from llm_export import SMALL_DECODER, exported_decoder
-
-OK = qaicrt.QStatus.QS_SUCCESS
-NUMPY = {aicapi.FLOAT_TYPE: np.dtype(np.float32), aicapi.FLOAT_16_TYPE: np.dtype(np.float16),
-         aicapi.INT64_I_TYPE: np.dtype(np.int64), aicapi.INT32_I_TYPE: np.dtype(np.int32)}
-
-
-class VendorStyleSession:
-    """The calls of efficient-transformers' QAICInferenceSession (its default path), written here."""
-
-    def __init__(self, program_dir, device_ids=None):
-        if device_ids:
-            self.context = qaicrt.Context(qaicrt.QIDList(device_ids))
-            self.queue = qaicrt.Queue(self.context, device_ids[0])
-        else:
-            self.context = qaicrt.Context()
-            self.queue = qaicrt.Queue(self.context, 0)
-        assert self.context.setLogLevel(qaicrt.QLogLevel.QL_WARN) == OK
-        qpc = qaicrt.Qpc(str(program_dir))
-        status, data = qpc.getIoDescriptor()
-        assert status == OK
-        desc = aicapi.IoDesc()
-        desc.ParseFromString(bytes(data))
-        self.bindings = desc.selected_set.bindings
-        self.index = {b.name: b.index for b in self.bindings}
-        properties = qaicrt.QAicProgramProperties()
-        properties.dataPathTimeoutMs = 60_000
-        self.program = qaicrt.Program(self.context, device_ids[0] if device_ids else None, qpc, properties)
-        assert self.program.load() == OK
-        self.activate()
-        self.qbuffers = [qaicrt.QBuffer(bytes(b.size)) for b in self.bindings]
-        self.dims = qaicrt.BufferDimensionsVecRef([(NUMPY[b.type].itemsize, list(b.dims)) for b in self.bindings])
-
-    def activate(self):
-        assert self.program.activate() == OK
-        self.exec_obj = qaicrt.ExecObj(self.context, self.program)
-
-    def deactivate(self):
-        del self.exec_obj
-        assert self.program.deactivate() == OK
-
-    def set_buffers(self, arrays):
-        for name, array in arrays.items():
-            i = self.index[name]
-            self.qbuffers[i] = qaicrt.QBuffer(array.tobytes())
-            self.dims[i] = (array.itemsize, array.shape if array.shape else (1,))
-
-    def skip_buffers(self, names):
-        self.set_buffers({name: np.array([]) for name in names})
-
-    def run(self, inputs):
-        """(status, outputs by name); the status of waitForCompletion when it fails."""
-        self.set_buffers(inputs)
-        assert self.exec_obj.setData(self.qbuffers, self.dims) == OK
-        assert self.queue.enqueue(self.exec_obj) == OK
-        status = self.exec_obj.waitForCompletion()
-        if status != OK:
-            return status, None
-        status, outputs = self.exec_obj.getData()
-        assert status == OK
-        result = {}
-        for b in self.bindings:
-            if b.dir == aicapi.BUFFER_IO_TYPE_OUTPUT and self.qbuffers[b.index].size and outputs[b.index].size:
-                result[b.name] = np.frombuffer(bytes(outputs[b.index]), NUMPY[b.type]).reshape(self.dims[b.index][1])
-        return status, result
+from vendor_session import OK, VendorStyleSession
 
 
 # --- the small types ---------------------------------------------------------------------------

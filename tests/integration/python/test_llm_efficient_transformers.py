@@ -64,68 +64,27 @@ while len(tokens) < config["generate"]:
 print(json.dumps({"tokens": tokens}))
 """
 
-# The lower-level runtime API as efficient-transformers' inference session drives it, written here
-# from scratch: IoDesc bindings and allowed shapes, one QBuffer and one (itemsize, dims) pair per
-# binding, retained-state buffers skipped with size-0 arrays, a logits placeholder, chunked prefill
-# padded with position -1, then decode. argv: program, config.json, mode ("generate", "reactivate",
-# "wrong-shape"). Prints JSON lines.
+# efficient-transformers' generation loop over its inference session's calls (tests/support's
+# VendorStyleSession: Program, ExecObj, Queue over the IoDesc): the retained cache's bindings
+# skipped with size-0 buffers, a logits placeholder, chunked prefill padded with position -1, then
+# decode. argv: program, config.json, mode ("generate", "reactivate", "wrong-shape"). Prints JSON
+# lines.
 VENDOR_LOOP = r"""
 import json, sys
 import numpy as np
 import qaicrt
-import QAicApi_pb2 as aicapi
+from vendor_session import VendorStyleSession
 
 program_dir, config, mode = sys.argv[1], json.loads(open(sys.argv[2]).read()), sys.argv[3]
-numpy_type = {aicapi.FLOAT_TYPE: np.float32, aicapi.FLOAT_16_TYPE: np.float16, aicapi.INT32_I_TYPE: np.int32,
-              aicapi.INT64_I_TYPE: np.int64, aicapi.INT8_TYPE: np.int8, aicapi.UINT8_Q_TYPE: np.uint8}
-
-context = qaicrt.Context(qaicrt.QIDList([0]))
-assert context.setLogLevel(qaicrt.QLogLevel.QL_WARN) == qaicrt.QStatus.QS_SUCCESS
-queue = qaicrt.Queue(context, 0)
-qpc = qaicrt.Qpc(program_dir)
-status, raw = qpc.getIoDescriptor()
-assert status == qaicrt.QStatus.QS_SUCCESS
-iodesc = aicapi.IoDesc()
-iodesc.ParseFromString(bytes(raw))
-bindings = iodesc.selected_set.bindings
-index = {b.name: b.index for b in bindings}
-allowed = [[(np.dtype(numpy_type[s.type]).itemsize, list(s.dims)) for s in shapes.shapes]
-           for shapes in iodesc.allowed_shapes]
-properties = qaicrt.QAicProgramProperties()
-properties.dataPathTimeoutMs = 60000
-program = qaicrt.Program(context, 0, qpc, properties)
-assert program.load() == qaicrt.QStatus.QS_SUCCESS
-assert program.activate() == qaicrt.QStatus.QS_SUCCESS
-exec_obj = qaicrt.ExecObj(context, program)
-qbuffers = [qaicrt.QBuffer(bytes(b.size)) for b in bindings]
-dims = qaicrt.BufferDimensionsVecRef([(np.dtype(numpy_type[b.type]).itemsize, list(b.dims)) for b in bindings])
-prefill_len = max(shape[index["input_ids"]][1][1] for shape in allowed)
-vocab = allowed[0][index["logits"]][1][2]
-
-
-def put(name, array):
-    qbuffers[index[name]] = qaicrt.QBuffer(array.tobytes())
-    dims[index[name]] = (array.itemsize, array.shape if array.shape else (1,))
-
-
-def run(inputs):
-    for name, array in inputs.items():
-        put(name, array)
-    assert exec_obj.setData(qbuffers, dims) == qaicrt.QStatus.QS_SUCCESS
-    assert queue.enqueue(exec_obj) == qaicrt.QStatus.QS_SUCCESS
-    status = exec_obj.waitForCompletion()
-    if status != qaicrt.QStatus.QS_SUCCESS:
-        return status, None
-    status, outputs = exec_obj.getData()
-    assert status == qaicrt.QStatus.QS_SUCCESS
-    logits = np.frombuffer(bytes(outputs[index["logits"]]), np.float32).reshape(dims[index["logits"]][1])
-    return status, logits
+session = VendorStyleSession(program_dir, device_ids=[0])
+input_ids = session.index["input_ids"]
+prefill_len = max(shape[input_ids][1][1] for shape in session.allowed_shapes)
+vocab = session.allowed_shapes[0][session.index["logits"]][1][2]
 
 
 def generate():
-    for name in [b.name for b in bindings if b.name.startswith("past_")]:
-        put(name, np.array([]))
-    put("logits", np.zeros((1, 1, vocab), np.float32))
+    session.skip_buffers([b.name for b in session.bindings if b.name.startswith("past_")])
+    session.set_buffers({"logits": np.zeros((1, 1, vocab), np.float32)})
     prompt = config["prompt"]
     padded = -(-len(prompt) // prefill_len) * prefill_len
     ids = np.full((1, padded), config["pad_token"], np.int64)
@@ -133,31 +92,29 @@ def generate():
     positions = np.where(np.arange(padded) < len(prompt), np.arange(padded), -1)[None, :]
     for k in range(padded // prefill_len):
         part = slice(k * prefill_len, (k + 1) * prefill_len)
-        status, logits = run({"input_ids": ids[:, part], "position_ids": positions[:, part]})
+        status, outputs = session.run({"input_ids": ids[:, part], "position_ids": positions[:, part]})
         assert status == qaicrt.QStatus.QS_SUCCESS, status
-    tokens, position = [int(logits.argmax())], len(prompt)
+    tokens, position = [int(outputs["logits"].argmax())], len(prompt)
     while len(tokens) < config["generate"]:
-        status, logits = run({"input_ids": np.array([[tokens[-1]]], np.int64),
-                              "position_ids": np.array([[position]], np.int64)})
+        status, outputs = session.run({"input_ids": np.array([[tokens[-1]]], np.int64),
+                                       "position_ids": np.array([[position]], np.int64)})
         assert status == qaicrt.QStatus.QS_SUCCESS, status
-        tokens.append(int(logits.argmax()))
+        tokens.append(int(outputs["logits"].argmax()))
         position += 1
     return tokens
 
 
 print(json.dumps({"tokens": generate()}))
 if mode == "reactivate":
-    del exec_obj
-    assert program.deactivate() == qaicrt.QStatus.QS_SUCCESS
-    assert program.activate() == qaicrt.QStatus.QS_SUCCESS
-    exec_obj = qaicrt.ExecObj(context, program)
+    session.deactivate()
+    session.activate()
     print(json.dumps({"tokens": generate()}))
 if mode == "wrong-shape":
-    status, _ = run({"input_ids": np.zeros((1, prefill_len + 1), np.int64),
-                     "position_ids": np.arange(prefill_len + 1, dtype=np.int64)[None, :]})
-    after, logits = run({"input_ids": np.array([[1]], np.int64), "position_ids": np.array([[0]], np.int64)})
+    status, _ = session.run({"input_ids": np.zeros((1, prefill_len + 1), np.int64),
+                             "position_ids": np.arange(prefill_len + 1, dtype=np.int64)[None, :]})
+    after, outputs = session.run({"input_ids": np.array([[1]], np.int64), "position_ids": np.array([[0]], np.int64)})
     print(json.dumps({"status": qaicrt.QStatus(status).name, "after": qaicrt.QStatus(after).name,
-                      "logits": None if logits is None else list(logits.shape)}))
+                      "logits": None if outputs is None else list(outputs["logits"].shape)}))
 """
 
 
@@ -257,6 +214,7 @@ def test_a_position_at_ctx_len_is_still_the_named_device_error(emulator, model, 
 
 def vendor_loop(emulator, program, model, mode):
     env = python_environment(BUILD, emulator.env(PYTHONPATH=BUILD / "python"))
+    env["PYTHONPATH"] += f":{SOURCE / 'tests/support'}"  # vendor_session
     result = run(["/usr/bin/python3", "-c", VENDOR_LOOP, program, model / "config.json", mode], env=env)
     return [json.loads(line) for line in result.stdout.splitlines()], result.stderr
 
