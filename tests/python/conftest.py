@@ -15,6 +15,7 @@ BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
 SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2])).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(SOURCE / "tests/support"))
+from llm_export import SMALL_DECODER, exported_decoder  # noqa: E402
 from qaic_processes import Emulator, Qaicd, compile_program, run  # noqa: E402
 
 BIN = BUILD / "bin"
@@ -93,3 +94,21 @@ def relu16(workdir):
 @pytest.fixture(scope="module")
 def smallcnn(workdir):
     return compile_file(workdir, SOURCE / "examples/smallcnn/smallcnn.json")
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    """examples/llm's exported decoder at the small size (tests/support/llm_export.py)."""
+    return exported_decoder(BUILD, SOURCE, SMALL_DECODER)
+
+
+@pytest.fixture(scope="module")
+def config(decoder):
+    return json.loads((decoder / "config.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def decoder_program(decoder, workdir):
+    """The decoder as one program: its cache retained, prefill and decode as specializations."""
+    return compile_file(workdir, decoder / "decoder.onnx", "-retained-state",
+                        f"-network-specialization-config={decoder / 'specializations.json'}")

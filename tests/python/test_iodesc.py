@@ -3,27 +3,13 @@
 QAicApi_pb2 the build generates from the runtime's own QAicApi.proto: the set, the bindings'
 order, types, dims and sizes, and allowed_shapes of a retained-state program with two
 specializations (examples/llm's exported decoder)."""
-import json
 
 import numpy as np
-import pytest
 
 import QAicApi_pb2 as aicapi
 import qaicrt
-from conftest import BUILD, SOURCE, compile_file, compile_ir, ir_network, relu_ir
-from llm_export import SMALL_DECODER, exported_decoder
+from conftest import compile_ir, ir_network, relu_ir
 from vendor_session import io_desc
-
-
-@pytest.fixture(scope="module")
-def decoder():
-    return exported_decoder(BUILD, SOURCE, SMALL_DECODER)
-
-
-@pytest.fixture(scope="module")
-def decoder_program(decoder, workdir):
-    return compile_file(workdir, decoder / "decoder.onnx", "-retained-state",
-                        f"-network-specialization-config={decoder / 'specializations.json'}")
 
 
 def test_a_plain_program_has_one_default_set_and_one_shape_combination(relu16):
@@ -70,8 +56,7 @@ def test_every_exchanged_type_has_the_vendors_code_and_size(workdir):
     assert [b.index for b in bindings] == list(range(16))
 
 
-def test_a_specialized_retained_state_program(decoder, decoder_program):
-    config = json.loads((decoder / "config.json").read_text())
+def test_a_specialized_retained_state_program(config, decoder_program):
     desc = io_desc(decoder_program)
     retained = list(qaicrt.Qpc(str(decoder_program)).getInfo().retainedState)
     assert sorted(retained) == sorted(f"past_{kind}.{layer}" for layer in range(config["layers"])

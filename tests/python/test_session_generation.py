@@ -4,7 +4,6 @@ the build tree, PyTorch's greedy generation beside it) compiled with -retained-s
 -network-specialization-config, driven by Session.run one step at a time, the KV cache staying on
 the device. Tokens must equal PyTorch's and every step's logits be within 1e-4 * max|torch|;
 reset_state, activations and the README's generation example are checked on the same program."""
-import json
 import os
 import re
 import shutil
@@ -15,26 +14,8 @@ import numpy as np
 import pytest
 
 import qaic
-from conftest import BUILD, SOURCE, compile_file, compile_ir, relu_ir
+from conftest import BUILD, SOURCE, compile_ir, relu_ir
 
-sys.path.insert(0, str(SOURCE / "tests/support"))
-from llm_export import SMALL_DECODER, exported_decoder  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def model():
-    return exported_decoder(BUILD, SOURCE, SMALL_DECODER)
-
-
-@pytest.fixture(scope="module")
-def config(model):
-    return json.loads((model / "config.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def program(model, workdir):
-    return compile_file(workdir, model / "decoder.onnx", "-retained-state",
-                        f"-network-specialization-config={model / 'specializations.json'}")
 
 
 def torch_logits(model, step):
@@ -68,8 +49,8 @@ def assert_matches_pytorch(model, config, tokens, logits):
         assert error <= bound, f"step {step}: max |got - torch| = {error:.3g} > 1e-4 * max|torch| = {bound:.3g}"
 
 
-def test_the_session_shows_only_the_users_buffers(emulator, program, config):
-    session = qaic.Session(program, set_size=2)
+def test_the_session_shows_only_the_users_buffers(emulator, decoder_program, config):
+    session = qaic.Session(decoder_program, set_size=2)
     names = [f"past_{kind}.{layer}" for layer in range(config["layers"]) for kind in ("key", "value")]
     assert sorted(session.retained_state) == sorted(names)
     assert set(session.model_input_shape_dict()) == {"input_ids", "position_ids"}
@@ -80,15 +61,15 @@ def test_the_session_shows_only_the_users_buffers(emulator, program, config):
     assert [s["logits"] for s in session.specializations] == [(1, 1, config["vocab"])] * 2
 
 
-def test_greedy_generation_through_session_run_matches_pytorch(emulator, program, model, config):
-    session = qaic.Session(program, set_size=2)
+def test_greedy_generation_through_session_run_matches_pytorch(emulator, decoder_program, decoder, config):
+    session = qaic.Session(decoder_program, set_size=2)
     tokens, logits = generate(session, config["prompt"], config["generate"])
     assert logits[0].shape == (1, 1, config["vocab"])  # the prefill's dims chose the prefill program
-    assert_matches_pytorch(model, config, tokens, logits)
+    assert_matches_pytorch(decoder, config, tokens, logits)
     # A new sequence on the same activation after reset_state: the same tokens and logits.
     session.reset_state()
     again_tokens, again_logits = generate(session, config["prompt"], config["generate"])
-    assert_matches_pytorch(model, config, again_tokens, again_logits)
+    assert_matches_pytorch(decoder, config, again_tokens, again_logits)
 
 
 def probe_step(config):
@@ -103,9 +84,9 @@ def on_zeros(program, config):
         return fresh.run(probe_step(config))["logits"]
 
 
-def test_reset_state_zeroes_the_cache_the_next_step_reads(emulator, program, config):
-    step, zeros = probe_step(config), on_zeros(program, config)
-    session = qaic.Session(program, set_size=1)
+def test_reset_state_zeroes_the_cache_the_next_step_reads(emulator, decoder_program, config):
+    step, zeros = probe_step(config), on_zeros(decoder_program, config)
+    session = qaic.Session(decoder_program, set_size=1)
     generate(session, config["prompt"], 4)
     on_sequence = session.run(step)["logits"]
     assert not np.allclose(on_sequence, zeros), "the step did not read the sequence's cache"
@@ -114,30 +95,30 @@ def test_reset_state_zeroes_the_cache_the_next_step_reads(emulator, program, con
     np.testing.assert_array_equal(session.run(step)["logits"], zeros)
 
 
-def test_two_activations_keep_two_independent_sequences(emulator, program, model, config):
+def test_two_activations_keep_two_independent_sequences(emulator, decoder_program, decoder, config):
     """Two sequences interleaved step by step, one per activation: the first still equals PyTorch's
     generation, the second equals itself run alone, so neither wrote the other's cache."""
     other_prompt = list(reversed(config["prompt"]))
-    with qaic.Session(program, set_size=1) as alone:
+    with qaic.Session(decoder_program, set_size=1) as alone:
         other_alone = generate(alone, other_prompt, config["generate"])[0]
     assert other_alone != config["tokens"]
-    session = qaic.Session(program, num_activations=2, set_size=2)
+    session = qaic.Session(decoder_program, num_activations=2, set_size=2)
     first, second = [], []
     for (token_a, logits_a), (token_b, _) in zip(steps(session, config["prompt"], config["generate"], activation=0),
                                                  steps(session, other_prompt, config["generate"], activation=1)):
         first.append((token_a, logits_a))
         second.append(token_b)
-    assert_matches_pytorch(model, config, [t for t, _ in first], [l for _, l in first])
+    assert_matches_pytorch(decoder, config, [t for t, _ in first], [l for _, l in first])
     assert second == other_alone
     # Resetting one activation zeroes its cache only.
-    zeros = on_zeros(program, config)
+    zeros = on_zeros(decoder_program, config)
     session.reset_state(activation=1)
     np.testing.assert_array_equal(session.run(probe_step(config), activation=1)["logits"], zeros)
     assert not np.allclose(session.run(probe_step(config), activation=0)["logits"], zeros)
 
 
-def test_a_retained_state_program_with_activations_needs_one_named(emulator, program, config):
-    session = qaic.Session(program, num_activations=2, set_size=1)
+def test_a_retained_state_program_with_activations_needs_one_named(emulator, decoder_program, config):
+    session = qaic.Session(decoder_program, num_activations=2, set_size=1)
     inputs = {"input_ids": np.array([config["prompt"]], dtype=np.int64),
               "position_ids": np.arange(config["prefill_len"], dtype=np.int64)[None, :]}
     with pytest.raises(ValueError, match="activation=k"):
@@ -169,13 +150,13 @@ def readme_generation_example():
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
-def test_the_readme_generation_example_runs_as_written(emulator, program, model, config, tmp_path):
+def test_the_readme_generation_example_runs_as_written(emulator, decoder_program, decoder, config, tmp_path):
     """The README's loop, run in a tree laid out as its shell commands leave it (build/llm)."""
     example = readme_generation_example()
     assert len(example.strip().splitlines()) <= 12
     (tmp_path / "build/llm").mkdir(parents=True)
-    shutil.copy(model / "config.json", tmp_path / "build/llm/config.json")
-    shutil.copytree(program, tmp_path / "build/llm/qpc")
+    shutil.copy(decoder / "config.json", tmp_path / "build/llm/config.json")
+    shutil.copytree(decoder_program, tmp_path / "build/llm/qpc")
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"), QAIC_ROOT=str(emulator.root))
     result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=300)

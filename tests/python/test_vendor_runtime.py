@@ -3,14 +3,10 @@
 QAicProgramProperties, BufferDimensionsVecRef, InferenceVector) on a real qaic-emu, called the way
 code written for the card calls it: buffers by binding index of the IO descriptor, read-only
 output placeholders, size-0 buffers that skip retained state, dims that pick the specialization."""
-import json
-
 import numpy as np
 import pytest
 
 import qaicrt
-from conftest import BUILD, SOURCE, compile_file
-from llm_export import SMALL_DECODER, exported_decoder
 from vendor_session import OK, VendorStyleSession
 
 
@@ -158,22 +154,6 @@ def test_deactivation_stops_exec_objs_and_a_program_activates_again(emulator, re
 
 
 # --- a retained-state decoder with prefill and decode specializations ---------------------------
-
-@pytest.fixture(scope="module")
-def decoder():
-    return exported_decoder(BUILD, SOURCE, SMALL_DECODER)
-
-
-@pytest.fixture(scope="module")
-def config(decoder):
-    return json.loads((decoder / "config.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def decoder_program(decoder, workdir):
-    return compile_file(workdir, decoder / "decoder.onnx", "-retained-state",
-                        f"-network-specialization-config={decoder / 'specializations.json'}")
-
 
 def retained_names(session):
     return [b.name for b in session.bindings if b.name.startswith("past_") or b.name.endswith("_RetainedState")]
