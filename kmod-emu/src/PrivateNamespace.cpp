@@ -128,18 +128,21 @@ int runInEmulatedNamespace(const std::string& root, const std::vector<std::strin
     fail("cannot run", plan.argv[0]);
     ::_exit(127);
   }
-  sigset_t stopSignals;
-  sigemptyset(&stopSignals);
-  sigaddset(&stopSignals, SIGTERM);
-  sigaddset(&stopSignals, SIGINT);
-  const timespec tick{0, 20'000'000};
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGCHLD);
+  // SIGCHLD wakes the wait when the command ends; the tick only bounds it should the caller not
+  // have blocked SIGCHLD.
+  const timespec tick{1, 0};
   for (;;) {
     int status = 0;
     const pid_t done = ::waitpid(child, &status, WNOHANG);
     if (done == child) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (done < 0 && errno != EINTR) return 126;
     // The emulator keeps serving until the command ends; a stop signal goes to the command.
-    if (const int sig = ::sigtimedwait(&stopSignals, nullptr, &tick); sig > 0) ::kill(child, sig);
+    if (const int sig = ::sigtimedwait(&signals, nullptr, &tick); sig == SIGTERM || sig == SIGINT) ::kill(child, sig);
   }
 }
 

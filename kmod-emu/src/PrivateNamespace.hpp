@@ -13,8 +13,9 @@ namespace qaic::emu {
 // Forks `command` into a private mount namespace (a user namespace too when the caller lacks
 // CAP_SYS_ADMIN) where root/dev/accel is bound over /dev/accel and root/sys over /sys, with the
 // environment libudev needs to trust that /sys and without QAIC_ROOT, and waits for it, passing
-// SIGTERM/SIGINT on; returns its exit status as a shell does (128 + signal when a signal ended it), 126 when the namespace
-// could not be made, 127 when the command could not be run.
+// SIGTERM/SIGINT on (the caller blocks them and SIGCHLD in every thread); returns its exit status
+// as a shell does (128 + signal when a signal ended it), 126 when the namespace could not be made,
+// 127 when the command could not be run.
 int runInEmulatedNamespace(const std::string& root, const std::vector<std::string>& command);
 
 }  // namespace qaic::emu

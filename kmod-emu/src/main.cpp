@@ -237,6 +237,8 @@ int main(int argc, char** argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  // The namespace's command ending wakes the main thread's wait (runInEmulatedNamespace).
+  if (opt.inNamespace) sigaddset(&set, SIGCHLD);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
