@@ -31,8 +31,7 @@ std::string joinNodes(const std::vector<uint32_t>& nodes) {
 std::optional<ContainerAllocation::MountSpec> pciFunctionMount(const std::filesystem::path& classDir) {
   std::error_code error;
   const std::filesystem::path link = classDir / "device";
-  if (!std::filesystem::is_symlink(link, error)) return std::nullopt;
-  const std::filesystem::path target = std::filesystem::read_symlink(link, error);
+  const std::filesystem::path target = std::filesystem::read_symlink(link, error);  // fails for a non-link
   if (error) return std::nullopt;
   const std::filesystem::path function = std::filesystem::canonical(link, error);
   if (error) return std::nullopt;
