@@ -2,7 +2,7 @@
 // The vendor's IO descriptor (aicapi.IoDesc of QAicApi.proto in this folder) for a container, as
 // code written for the card reads it (efficient-transformers' session, the vendor's qaicrt):
 // one set named "default" of every binding, retained-state ones included, also given as the
-// selected set, and one allowed_shapes entry per specialization. Built once per Qpc; the public
+// selected set, and one allowed_shapes entry per specialization. Built on first use; the public
 // header sees only VendorIoBinding and the serialized bytes, never a protobuf type.
 #pragma once
 
