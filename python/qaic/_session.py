@@ -43,6 +43,11 @@ _RUNTIME_OPTIONS = ("dev_id", "num_activations", "set_size", "num_threads_per_qu
 _RUNTIME_DEFAULTS = {"dev_id": 0, "num_activations": 1, "set_size": 10}
 
 
+def _percentile(ordered, p):
+    """The p-th percentile of sorted values (the nearest rank at or below it)."""
+    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+
+
 class _Buffer:
     """One buffer of the program, and how Session.run treats it."""
 
@@ -568,15 +573,11 @@ class Session:
             stages = {stage: total / count for stage, (total, count) in self._stage_totals.items() if count}
             samples, runs = self._stage_samples, self._runs
             latencies = sorted(self._latencies)
-
-        def percentile(p):
-            return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))] * 1e6
-
         latency = {}
         if latencies:
             latency = {"mean": sum(latencies) / len(latencies) * 1e6, "min": latencies[0] * 1e6,
-                       "p50": percentile(50), "p90": percentile(90), "p99": percentile(99),
-                       "max": latencies[-1] * 1e6}
+                       "p50": _percentile(latencies, 50) * 1e6, "p90": _percentile(latencies, 90) * 1e6,
+                       "p99": _percentile(latencies, 99) * 1e6, "max": latencies[-1] * 1e6}
         ordered = {name: stages[name] for name, _ in STAGES if name in stages}
         return {"inferences": runs, "latency_us": latency, "stages_us": ordered, "stage_samples": samples}
 
@@ -602,16 +603,12 @@ class Session:
         if not latencies:
             return
         mean = sum(latencies) / len(latencies)
-
-        def percentile(p):
-            return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))]
-
         print(f"Number of inferences utilized for calculation are {len(latencies)}")
         print(f"Minimum latency observed {latencies[0]} s")
         print(f"Maximum latency observed {latencies[-1]} s")
         print(f"Average latency / inference time observed is {mean} s")
         for p in (25, 50, 75, 90, 99):
-            print(f"P{p} / {p}% of inferences observed latency less than {percentile(p)} s")
+            print(f"P{p} / {p}% of inferences observed latency less than {_percentile(latencies, p)} s")
         print(f"Sum of all the inference times {sum(latencies)} s")
 
     def print_profile_data(self, n: int = 5) -> None:
