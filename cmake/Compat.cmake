@@ -74,12 +74,10 @@ include("${BUILD}/install/compat-names.cmake")
 execute_process(COMMAND uname -m OUTPUT_VARIABLE machine OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
 
 string(REGEX REPLACE "/+$" "" PREFIX "${PREFIX}")
-# The Python directory make install chose for the prefix (cmake/Install.cmake).
-if(PREFIX STREQUAL "/usr")
-  set(site "${PREFIX}/lib/python3/dist-packages")
-else()
-  set(site "${PREFIX}/lib/python${QAIC_PYTHON_VERSION}/dist-packages")
-endif()
+# The Python directory make install chose for the prefix.
+include("${CMAKE_CURRENT_LIST_DIR}/PythonSite.cmake")
+qaic_python_site("${PREFIX}" "${QAIC_PYTHON_VERSION}" site)
+set(site "${PREFIX}/${site}")
 # link path under the compat root -> target in the installed stack. libqaic.so.1 beside the
 # module: the loader finds it there through the module's $ORIGIN RUNPATH entry, since $ORIGIN is
 # the directory of the link, not of its target, whatever the prefix.

@@ -81,16 +81,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/consumer ${PROJECT_SOURCE_DIR}/
   COMPONENT dev PATTERN "__pycache__" EXCLUDE)
 
 # --- python: qaicrt, qaicrt.pyi and the qaic package ---------------------------------------------
-# Into Debian's path for the prefix, chosen when installing (the prefix may be given then):
-# lib/python3/dist-packages under /usr (where the package puts them), lib/python3.X/dist-packages
-# under any other prefix (/usr/local/lib/python3.X/dist-packages is on Debian's python3 path).
-# Both lie two levels below lib/, so one RPATH finds libqaic.so.1 from either.
+# Into Debian's path for the prefix, chosen when installing (cmake/PythonSite.cmake). Both of its
+# answers lie two levels below lib/, so one RPATH finds libqaic.so.1 from either.
 install(CODE "
-  if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
-    set(QAIC_PYTHON_SITE lib/python3/dist-packages)
-  else()
-    set(QAIC_PYTHON_SITE lib/python${QAIC_PYTHON_VERSION}/dist-packages)
-  endif()" COMPONENT python)
+  include(\"${PROJECT_SOURCE_DIR}/cmake/PythonSite.cmake\")
+  qaic_python_site(\"\${CMAKE_INSTALL_PREFIX}\" ${QAIC_PYTHON_VERSION} QAIC_PYTHON_SITE)" COMPONENT python)
 file(RELATIVE_PATH _qaic_site_to_lib "/prefix/lib/python3/dist-packages" "/prefix/${CMAKE_INSTALL_LIBDIR}")
 # The second entry serves the module linked from /opt/qti-aic/dev/lib/<machine> (make
 # install-compat), where a libqaic.so.1 link lies beside it: $ORIGIN is the link's directory.
