@@ -17,7 +17,7 @@ void retainedStatePass(Compilation& compilation) {
   const std::vector<RetainedPair> pairs = findRetainedPairs(first);
   for (std::size_t v = 0; v < variants.size(); ++v) {
     ir::Graph& graph = variants[v].graph;
-    findRetainedPairs(graph);  // the same checks in this specialization
+    if (v > 0) findRetainedPairs(graph);  // the same checks in this specialization (0's made above)
     for (const auto& pair : pairs) {
       const ir::IoBuffer& input = graph.io[pair.input];
       const ir::Dims& firstDims = first.io[pair.input].dims;
