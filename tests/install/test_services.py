@@ -74,6 +74,23 @@ class NotifySocket:
         return self.sock.recv(4096).decode()
 
 
+def connect_when_listening(path, timeout):
+    """systemd-socket-activate binds before it listens: the file appears while a connect is still
+    refused, so a connection is tried until one is accepted."""
+    deadline = time.monotonic() + timeout
+    while True:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.settimeout(timeout)
+        try:
+            client.connect(str(path))
+            return client
+        except (FileNotFoundError, ConnectionRefusedError):
+            client.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def test_qaicd_takes_the_socket_systemd_passes_and_reports_ready(emulator):
     emu = emulator()
     work = pathlib.Path(tempfile.mkdtemp())
@@ -86,12 +103,8 @@ def test_qaicd_takes_the_socket_systemd_passes_and_reports_ready(emulator):
                                "--root", str(emu.root), "--socket", str(work / "unused.sock")],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while not listen.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-            client.settimeout(30)
-            client.connect(str(listen))  # starts qaicd, as the first client of qaicd.socket does
+        # The first client starts qaicd, as the first client of qaicd.socket does.
+        with connect_when_listening(listen, timeout=30) as client:
             client.sendall(b'{"id":1,"op":"devices"}\n')
             answer = client.makefile().readline()
         assert json.loads(answer)["id"] == 1, answer
