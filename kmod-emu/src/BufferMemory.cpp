@@ -58,6 +58,16 @@ std::shared_ptr<BufferMemory> BufferMemory::map(int fd, int& error) {
       new BufferMemory(static_cast<std::byte*>(data), bytes, MemoryIdentity{st.st_dev, st.st_ino}));
 }
 
+Result<UniqueFd> BufferMemory::openExport(int openFlags) const {
+  if (!file_) return SysError{EINVAL, "export of an imported BO"};
+  UniqueFd fd(::open(file_->path().c_str(), (openFlags & O_ACCMODE) | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) {
+    const int code = errno;
+    return SysError{code, "open " + file_->path()};
+  }
+  return fd;
+}
+
 BufferMemory::~BufferMemory() {
   if (!file_ && data_ != nullptr) munmap(data_, size_);
 }

@@ -17,6 +17,8 @@
 #include <mutex>
 
 #include "MemoryFile.hpp"
+#include "base/Result.hpp"
+#include "base/UniqueFd.hpp"
 
 namespace qaic::emu {
 
@@ -47,6 +49,11 @@ class BufferMemory {
   const MemoryIdentity& identity() const { return identity_; }
   // True for memory of CREATE_BO (mappable at its MMAP_BO offset's file name).
   bool created() const { return file_ != nullptr; }
+  // A new descriptor of this memory in the emulator's own process, as the kernel makes an
+  // export's dma-buf: `openFlags` is O_RDWR or O_RDONLY (DRM_RDWR or not); always close-on-exec
+  // here, the caller's copy gets its own flag. EINVAL for an import, whose file the emulator
+  // holds no descriptor of (docs/emulator.md, "Buffer objects, GEM and PRIME").
+  Result<UniqueFd> openExport(int openFlags) const;
   // The client truncated the file under a program that used it in place, and a zero page now
   // stands in the emulator's mapping where the file's page was (InPlaceAccess): every later
   // transfer through it fails with DMA_FAILED instead of moving those zeros.

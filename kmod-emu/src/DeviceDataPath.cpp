@@ -138,12 +138,16 @@ int Device::gemOpen(OpenFile& f, const IoctlCall& c) {
 // ---- PRIME --------------------------------------------------------------------------------------
 
 // The kernel creates the export's descriptor in the caller; a FUSE server cannot put one in
-// another process, so the caller opens the BO's memory file itself (what libqaic's
-// DeviceNode::primeHandleToFd does) and passes that descriptor in `fd`. The device checks it
-// as the kernel would have made it: this BO's memory, read-write exactly when DRM_RDWR is asked,
-// close-on-exec exactly when DRM_CLOEXEC is. The descriptor comes back unchanged.
+// another process. Two ways stand in for it:
+// - the emulator's own export supervisor (ExportSupervisor, under `qaic-emu --namespace`) asks
+//   on the caller's open file with `fd` -1: the descriptor is made here, in the emulator, and
+//   the supervisor installs it in the caller;
+// - any other caller opens the BO's memory file itself (libqaic's DeviceNode::primeHandleToFd
+//   when the plain call gets EBADF) and passes that descriptor in `fd`. The device checks it as
+//   the kernel would have made it: this BO's memory, read-write exactly when DRM_RDWR is asked,
+//   close-on-exec exactly when DRM_CLOEXEC is. The descriptor comes back unchanged.
 int Device::primeHandleToFd(OpenFile& f, const IoctlCall& c) {
-  const auto args = argIn<drm_prime_handle>(c);
+  auto args = argIn<drm_prime_handle>(c);
   if (args.flags & ~static_cast<uint32_t>(DRM_CLOEXEC | DRM_RDWR)) return EINVAL;
   std::shared_ptr<BufferMemory> memory;
   {
@@ -153,6 +157,16 @@ int Device::primeHandleToFd(OpenFile& f, const IoctlCall& c) {
     memory = it->second->memory;
   }
   const pid_t tgid = threadGroupOf(c.pid);
+  if (tgid == ::getpid() && args.fd == -1) {
+    auto exported = memory->openExport((args.flags & DRM_RDWR) ? O_RDWR : O_RDONLY);
+    if (!exported) return exported.error();
+    std::lock_guard lock(mutex_);
+    if (!f.bos.contains(args.handle)) return ENOENT;  // closed meanwhile; `exported` closes
+    f.prime[memory->identity()] = args.handle;
+    args.fd = exported->release();  // the supervisor's to hand on and close
+    argOut(c, args);
+    return 0;
+  }
   if (tgid <= 0 || args.fd < 0) return EBADF;
   const int taken = takeRemoteFd(tgid, args.fd);
   if (taken < 0) return taken == -EBADF ? EBADF : EPERM;

@@ -12,7 +12,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string_view>
+
+#include "ExportSupervisor.hpp"
+#include "Log.hpp"
 
 extern char** environ;
 
@@ -107,10 +111,30 @@ bool enterEmulatedNamespace(const NamespacePlan& plan) {
   return true;
 }
 
+// The command's PRIME exports come to a supervisor thread of this process, which owns it until
+// the command has ended (ExportSupervisor.hpp); without one, a plain export gets EBADF.
+std::optional<ExportSupervisor> superviseExports(const std::string& root, ExportInterception& interception) {
+  UniqueFd listener = interception.receiveListener();
+  if (!listener) return std::nullopt;
+  try {
+    return std::optional<ExportSupervisor>(std::in_place, root, std::move(listener));
+  } catch (const std::system_error& e) {
+    logError(std::string(e.what()) + " (exports of the command fail with ENOSYS)");
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 int runInEmulatedNamespace(const std::string& root, const std::vector<std::string>& command) {
   const NamespacePlan plan = planFor(root, command);
+  std::optional<ExportInterception> interception;
+  try {
+    interception.emplace();
+  } catch (const std::system_error& e) {
+    logError(e.what());
+    return 126;
+  }
   const pid_t child = ::fork();
   if (child < 0) {
     std::perror("qaic-emu: fork");
@@ -124,10 +148,12 @@ int runInEmulatedNamespace(const std::string& root, const std::vector<std::strin
     ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
     if (!enterEmulatedNamespace(plan)) ::_exit(126);
+    interception->installInChild();  // failed, it said why; the command runs without it
     ::execvpe(plan.argv[0], plan.argv.data(), plan.envp.data());
     fail("cannot run", plan.argv[0]);
     ::_exit(127);
   }
+  const std::optional<ExportSupervisor> supervisor = superviseExports(root, *interception);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

@@ -154,12 +154,15 @@ Result<void> DeviceNode::closeBufferHandle(uint32_t handle) const {
   return {};
 }
 
+// The plain call first, as on a card: under `qaic-emu --namespace` the emulator's supervisor
+// makes the descriptor in this process. On an emulated node without one it gets EBADF (a FUSE
+// server cannot create descriptors in its caller), and this process opens the BO's memory file
+// itself, as the kernel would make the dma-buf, for the device to check (docs/emulator.md,
+// "Buffer objects, GEM and PRIME").
 Result<UniqueFd> DeviceNode::primeHandleToFd(uint32_t handle, uint32_t flags) const {
-  if (!isEmulated()) {
-    int out = -1;
-    if (drmPrimeHandleToFD(fd(), handle, flags, &out) != 0) return lastError("PRIME_HANDLE_TO_FD");
-    return UniqueFd(out);
-  }
+  int out = -1;
+  if (drmPrimeHandleToFD(fd(), handle, flags, &out) == 0) return UniqueFd(out);
+  if (errno != EBADF || !isEmulated()) return lastError("PRIME_HANDLE_TO_FD");
   auto offset = mmapBo(handle);
   if (!offset) return SysError{offset.error(), "PRIME_HANDLE_TO_FD: MMAP_BO"};
   const auto path = shmDir_ / boFileName(*offset);

@@ -71,9 +71,10 @@ class DeviceNode {
   // The DRM core's buffer calls (libdrm). GEM_CLOSE: the handle goes; the BO with it once no
   // slice or queued request holds it.
   Result<void> closeBufferHandle(uint32_t handle) const;
-  // PRIME export: a dma-buf descriptor of the BO (flags DRM_CLOEXEC, DRM_RDWR). On a real device
-  // drmPrimeHandleToFD; on the emulated one, which cannot create a descriptor in this process,
-  // the BO's memory file opened as the flags ask and checked by the device (emulator.md, PRIME).
+  // PRIME export: a dma-buf descriptor of the BO (flags DRM_CLOEXEC, DRM_RDWR), by
+  // drmPrimeHandleToFD. Only where the emulated node cannot create the descriptor in this
+  // process (EBADF: no `qaic-emu --namespace` supervisor) the BO's memory file is opened as the
+  // flags ask and checked by the device (emulator.md, PRIME).
   Result<UniqueFd> primeHandleToFd(uint32_t handle, uint32_t flags) const;
   // PRIME import of a dma-buf descriptor of this process (an export of any device, a memfd):
   // the handle naming its memory on this open file.

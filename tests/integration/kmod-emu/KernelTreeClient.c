@@ -3,8 +3,8 @@
  * Finds the cards the way the vendor's userspace does on a host, knowing nothing of the emulator:
  * a PCI scan of /sys/bus/pci/devices for 17cb:a100, the accel/accelN directory of each function
  * and its dev file, libudev's accel subsystem mapped back to the PCI address, then
- * /dev/accel/accelN opened, libdrm's node checks asked, and a BO created, given an mmap offset
- * and closed. Run inside
+ * /dev/accel/accelN opened, libdrm's node checks asked, a BO created, given an mmap offset
+ * and closed, and a BO exported and imported with libdrm's PRIME calls. Run inside
  * `qaic-emu --namespace` (KernelTreeTest); prints one line per step and exits 1 naming the
  * first step that failed.
  */
@@ -110,6 +110,118 @@ static void exerciseNode(const char* node) {
   close(fd);
 }
 
+/* The descriptor flags an export must have: close-on-exec as asked, and the access mode asked
+ * (accessMode -1: any; mainline hands a BO's later exports its first dma-buf again). */
+static int exportIs(int fd, int cloexec, int accessMode) {
+  int fdFlags = fcntl(fd, F_GETFD), statusFlags = fcntl(fd, F_GETFL);
+  return fdFlags >= 0 && statusFlags >= 0 && ((fdFlags & FD_CLOEXEC) != 0) == cloexec &&
+         (accessMode < 0 || (statusFlags & O_ACCMODE) == accessMode);
+}
+
+/* A BO's first export without DRM_RDWR is read-only. */
+static void checkReadOnlyExport(int fd, const char* node) {
+  struct qaic_create_bo create = {.size = 4096};
+  int exported = -1;
+  errno = 0;
+  if (ioctl(fd, DRM_IOCTL_QAIC_CREATE_BO, &create) != 0) return fail("CREATE_BO for a read-only export", node);
+  if (drmPrimeHandleToFD(fd, create.handle, DRM_CLOEXEC, &exported) != 0 || !exportIs(exported, 1, O_RDONLY))
+    fail("drmPrimeHandleToFD(DRM_CLOEXEC): not a close-on-exec read-only descriptor", node);
+  if (exported >= 0) close(exported);
+  if (drmCloseBufferHandle(fd, create.handle) != 0) fail("GEM_CLOSE after a read-only export", node);
+}
+
+/* errno of a call that must fail, or 0 when it succeeded. */
+static int primeExportErrno(int fd, uint32_t handle, uint32_t flags) {
+  int out = -1;
+  if (drmPrimeHandleToFD(fd, handle, flags, &out) == 0) {
+    close(out);
+    return 0;
+  }
+  return errno;
+}
+
+/* The same request number on descriptors that are not a node: answered as without the
+ * emulator (the kernel's own errno, or the FUSE file's). */
+static void checkPrimeNumberElsewhere(const char* node) {
+  struct drm_prime_handle args = {.handle = 1, .flags = DRM_CLOEXEC, .fd = -1};
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  errno = 0;
+  if (null < 0 || ioctl(null, DRM_IOCTL_PRIME_HANDLE_TO_FD, &args) == 0 || errno != ENOTTY)
+    fail("PRIME_HANDLE_TO_FD on /dev/null is not ENOTTY", node);
+  if (null >= 0) close(null);
+  char attribute[PATH_MAX];
+  format(attribute, sizeof attribute, "/sys/class/accel/%s/dev", strrchr(node, '/') + 1);
+  int file = open(attribute, O_RDONLY | O_CLOEXEC);
+  errno = 0;
+  if (file < 0 || ioctl(file, DRM_IOCTL_PRIME_HANDLE_TO_FD, &args) == 0 || errno != ENOTTY)
+    fail("PRIME_HANDLE_TO_FD on an attribute file is not ENOTTY", attribute);
+  if (file >= 0) close(file);
+  errno = 0;
+  if (ioctl(9999, DRM_IOCTL_PRIME_HANDLE_TO_FD, &args) == 0 || errno != EBADF)
+    fail("PRIME_HANDLE_TO_FD on a closed descriptor is not EBADF", node);
+}
+
+/* libdrm's PRIME as an unmodified client uses it: a BO exported with drmPrimeHandleToFD (fd -1
+ * in, a new descriptor out) twice, imported on a second open file of the
+ * node, mainline's errors, and everything closed. */
+static void exercisePrime(const char* node) {
+  enum { kBytes = 8192 };
+  int first = open(node, O_RDWR | O_CLOEXEC), second = open(node, O_RDWR | O_CLOEXEC);
+  struct qaic_create_bo create = {.size = kBytes};
+  errno = 0;
+  if (first < 0 || second < 0 || ioctl(first, DRM_IOCTL_QAIC_CREATE_BO, &create) != 0) {
+    fail("PRIME: open and CREATE_BO", node);
+    if (first >= 0) close(first);
+    if (second >= 0) close(second);
+    return;
+  }
+  int readWrite = -1, readOnly = -1;
+  uint32_t imported = 0, again = 0;
+  struct stat rw = {0}, ro = {0};
+  errno = 0;
+  if (drmPrimeHandleToFD(first, create.handle, DRM_CLOEXEC | DRM_RDWR, &readWrite) != 0 || readWrite < 0)
+    fail("drmPrimeHandleToFD(DRM_CLOEXEC | DRM_RDWR)", node);
+  else if (!exportIs(readWrite, 1, O_RDWR))
+    fail("read-write export: not close-on-exec and O_RDWR", node);
+  errno = 0;
+  if (drmPrimeHandleToFD(first, create.handle, 0, &readOnly) != 0 || readOnly < 0)
+    fail("drmPrimeHandleToFD(0)", node);
+  else if (!exportIs(readOnly, 0, -1))
+    fail("second export without DRM_CLOEXEC: close-on-exec", node);
+  if (readWrite >= 0 && readOnly >= 0) {
+    errno = 0;
+    if (fstat(readWrite, &rw) != 0 || fstat(readOnly, &ro) != 0 || rw.st_size != kBytes || rw.st_ino != ro.st_ino)
+      fail("exports: not one memory of the BO's size", node);
+    const char text[] = "through the export";
+    /* Both exports are the BO's memory: what one writes, the other reads. */
+    char back[sizeof text] = {0};
+    if (pwrite(readWrite, text, sizeof text, 4096) != (ssize_t)sizeof text ||
+        pread(readOnly, back, sizeof back, 4096) != (ssize_t)sizeof back || memcmp(text, back, sizeof text) != 0)
+      fail("exports: what one writes the other does not read", node);
+    errno = 0;
+    if (drmPrimeFDToHandle(second, readWrite, &imported) != 0 || imported == 0)
+      fail("drmPrimeFDToHandle on a second open file", node);
+    errno = 0;
+    if (drmPrimeFDToHandle(first, readOnly, &again) != 0 || again != create.handle)
+      fail("drmPrimeFDToHandle of its own export: not the exported handle", node);
+  }
+  errno = 0;
+  if (primeExportErrno(first, create.handle, DRM_CLOEXEC | 1u) != EINVAL) fail("PRIME export flag 1: not EINVAL", node);
+  errno = 0;
+  if (primeExportErrno(first, create.handle + 1000, DRM_CLOEXEC) != ENOENT)
+    fail("PRIME export of an unknown handle: not ENOENT", node);
+  checkReadOnlyExport(first, node);
+  checkPrimeNumberElsewhere(node);
+  errno = 0;
+  if (imported != 0 && drmCloseBufferHandle(second, imported) != 0) fail("GEM_CLOSE of the import", node);
+  if (drmCloseBufferHandle(first, create.handle) != 0) fail("GEM_CLOSE of the export", node);
+  printf("prime %s export %d bytes, import handle %u, own export back as %u\n", node, (int)rw.st_size, imported, again);
+  if (readWrite >= 0) close(readWrite);
+  if (readOnly >= 0) close(readOnly);
+  close(first);
+  close(second);
+}
+
 /* One PCI function that is ours: its attributes, its accel device, the links to it, the node. */
 static void checkFunction(const char* bdf) {
   char pci[PATH_MAX], path[PATH_MAX], value[256], link[PATH_MAX];
@@ -149,6 +261,7 @@ static void checkFunction(const char* bdf) {
     printf("pci %s %s dev %s\n", bdf, e->d_name, value);
     format(node, sizeof node, "/dev/accel/%s", e->d_name);
     exerciseNode(node);
+    exercisePrime(node);
   }
   closedir(accel);
 }

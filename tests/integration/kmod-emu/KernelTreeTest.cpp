@@ -108,6 +108,25 @@ TEST(EmuNamespace, APlainClientFindsTheCardsByPciScanAndUdev) {
     EXPECT_NE(out.out.find(line), std::string::npos) << line << "in:\n" << out.out;
 }
 
+// Unmodified libdrm PRIME (drmPrimeHandleToFD with fd -1) works inside the namespace: the
+// emulator's supervisor makes the export on the caller's open file and installs the descriptor
+// in the caller (ExportSupervisor). The client checks flags, sharing, import on a second open
+// file, mainline's EINVAL and ENOENT, and that the same request number on other descriptors
+// gets the kernel's own answers; it exits 1 naming the first check that failed.
+TEST(EmuNamespace, APlainClientExportsWithLibdrmAndImportsOnASecondFile) {
+  const auto out = runCapturing({EmulatorProcess::binary().string(), "--devices", "2", "--namespace", "--",
+                                 (buildDir() / "tests" / "qaic_kernel_tree_client").string()},
+                                60s);
+  ASSERT_TRUE(out.status.exited) << "did not finish";
+  EXPECT_EQ(out.exitCode, 0) << out.out << out.err;
+  EXPECT_EQ(out.err.find("PRIME"), std::string::npos) << out.err;
+  // Handle 1 is the client's first BO on the second open file; the first file's export is
+  // its own BO (handle 1 there, after the node's first BO was closed on another file).
+  for (const char* line : {"prime /dev/accel/accel0 export 8192 bytes, import handle 1, own export back as 1\n",
+                           "prime /dev/accel/accel1 export 8192 bytes, import handle 1, own export back as 1\n"})
+    EXPECT_NE(out.out.find(line), std::string::npos) << line << "in:\n" << out.out;
+}
+
 // libpci (through lspci, as the vendor's discovery uses it) parses the functions' attributes and
 // configuration space: ids, class, BARs, driver, and the PCI Express link the vendor's tools show.
 TEST(EmuNamespace, LspciListsTheCardsWithTheirBars) {

@@ -29,6 +29,7 @@
 #include "DeviceAttributes.hpp"
 #include "EmulatorProcess.hpp"
 #include "FusermountMount.hpp"
+#include "Paths.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
@@ -271,6 +272,26 @@ TEST_F(UnprivilegedMount, OrdinaryUserRunsACommandInTheEmulatedNamespace) {
     if (out.exitCode != 0) return "exit " + std::to_string(out.exitCode) + ": " + out.err;
     if (out.out != "Ready\n65534\n0x17cb\n") return "inside the namespace: '" + out.out + "' " + out.err;
     if (!mountInfo(dir()).empty()) return "still mounted after the command ended; ";
+    return "";
+  });
+  EXPECT_EQ(child.exitCode, 0);
+  EXPECT_EQ(child.report, "");
+}
+
+// An ordinary user's command installs the PRIME export filter inside its own user namespace
+// (where it holds CAP_SYS_ADMIN), and the emulator, the same user outside, still answers it:
+// the kernel tree client's plain drmPrimeHandleToFD and its other checks pass.
+TEST_F(UnprivilegedMount, OrdinaryUsersPlainPrimeExportWorksInTheEmulatedNamespace) {
+  const bool made = mkdir("/dev/accel", 0755) == 0;
+  ASSERT_TRUE(made || errno == EEXIST) << "mkdir /dev/accel: " << std::strerror(errno);
+  ChildOutcome child = runAsNobody(0666, [&]() -> std::string {
+    if (const std::string why = fuseDeviceProblem(); !why.empty()) return "setup: " + why;
+    const auto out = runCapturing({EmulatorProcess::binary().string(), "--root", dir(), "--namespace", "--",
+                                   (buildDir() / "tests" / "qaic_kernel_tree_client").string()},
+                                  60s);
+    if (out.exitCode != 0) return "exit " + std::to_string(out.exitCode) + ": " + out.out + out.err;
+    const std::string line = "prime /dev/accel/accel0 export 8192 bytes, import handle 1, own export back as 1\n";
+    if (out.out.find(line) == std::string::npos) return "no '" + line + "' in: " + out.out;
     return "";
   });
   EXPECT_EQ(child.exitCode, 0);
