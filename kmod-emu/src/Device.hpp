@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "MemoryFile.hpp"
 #include "ModuleParameters.hpp"
 #include "OpenFile.hpp"
+#include "driver/VendorManage.hpp"
 
 namespace qaic::emu {
 
@@ -86,6 +88,19 @@ template <typename T>
 void argOut(const IoctlCall& c, const T& v) {
   std::memcpy(c.out, &v, sizeof v);
 }
+
+// One transaction of a MANAGE message: where it starts in the message, and its header.
+struct ManageTransaction {
+  std::size_t offset;
+  qaic_manage_trans_hdr hdr;
+};
+// What a MANAGE call has answered so far: the reply transactions, how many, and the DBCs it
+// activated (deactivated again when a later transaction fails the call).
+struct ManageAnswer {
+  std::vector<std::byte> bytes;
+  uint32_t count = 0;
+  std::vector<uint32_t> activated;
+};
 
 class Device final : public ChannelHost {
  public:
@@ -204,6 +219,18 @@ class Device final : public ChannelHost {
   int dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation, pid_t pid);
   int activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId);
   int deactivate(OpenFile& f, uint32_t dbcId);
+
+  // ---- The vendor's firmware commands in MANAGE (DeviceVendorManage.cpp) ----
+  // A vendor command: `rest` starts with its PASSTHROUGH_FROM_USR transaction; the command may
+  // take the transaction right after it (a load's DMA transfer, an activation's or a
+  // deactivation's DBC transaction), and `used` says how many it took. Its refusals are firmware
+  // status codes in the reply; the return value is an errno only for what mainline's transport
+  // would refuse (EINVAL, EFAULT) or a device gone (ENODEV).
+  int vendorCommand(OpenFile& f, const std::vector<std::byte>& msg, std::span<const ManageTransaction> rest, pid_t pid,
+                    ManageAnswer& answer, std::size_t& used);
+  driver::vendor::StatusReply vendorStatus(const Partition* partition);
+  driver::vendor::ResourceInfo vendorResources(const driver::DeviceStatusResponse& report) const;
+  driver::vendor::PerformanceInfo vendorPerformance() const;
 
   // ---- sysfs and the status report (DeviceSysfs.cpp) ----
   std::optional<std::string> readIdentityAttribute(const std::string& name) const;  // mutex_ held

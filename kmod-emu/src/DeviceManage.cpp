@@ -56,12 +56,12 @@ int Device::manage(OpenFile& f, const IoctlCall& c) {
   if (mem.read(args.data, msg.data(), msg.size())) return EFAULT;
 
   // Check the framing of every transaction before running any.
-  std::vector<std::pair<std::size_t, qaic_manage_trans_hdr>> trans;
+  std::vector<ManageTransaction> trans;
   for (std::size_t off = 0; off < msg.size();) {
     if (msg.size() - off < sizeof(qaic_manage_trans_hdr)) return EINVAL;
     auto hdr = readAt<qaic_manage_trans_hdr>(msg, off);
     if (hdr.len < sizeof hdr || hdr.len > msg.size() - off) return EINVAL;
-    trans.emplace_back(off, hdr);
+    trans.push_back({off, hdr});
     off += hdr.len;
   }
   if (trans.size() != args.count) return EINVAL;
@@ -70,22 +70,32 @@ int Device::manage(OpenFile& f, const IoctlCall& c) {
   const auto deadline = Clock::now() + ctx_.parameters->controlResponseTimeout();
   if (int err = waitForFirmware(deadline)) return err;
 
-  std::vector<std::byte> answer;
-  uint32_t answers = 0;
-  std::vector<uint32_t> activatedHere;
+  ManageAnswer reply;
+  std::vector<std::byte>& answer = reply.bytes;
+  uint32_t& answers = reply.count;
+  std::vector<uint32_t>& activatedHere = reply.activated;
   auto fail = [&](int err) {
     for (uint32_t dbc : activatedHere) deactivate(f, dbc);
     return err;
   };
-  for (const auto& [off, hdr] : trans) {
+  for (std::size_t index = 0; index < trans.size(); ++index) {
+    const auto [off, hdr] = trans[index];
     // A message the firmware took longer than the driver waits for is lost to the caller.
     if (Clock::now() > deadline) return fail(ETIMEDOUT);
     switch (hdr.type) {
       case QAIC_TRANS_PASSTHROUGH_FROM_USR: {
         // The payload's magic says which firmware command it is.
         const std::size_t payload = hdr.len - sizeof(qaic_manage_trans_hdr);
-        if (payload < sizeof(uint32_t)) return fail(EINVAL);
+        // Mainline's transport passes only whole 8-byte words through.
+        if (payload < sizeof(uint32_t) || hdr.len % 8 != 0) return fail(EINVAL);
         const auto magic = readAt<uint32_t>(msg, off + sizeof hdr);
+        // The vendor's commands start with a small command number where ours have a magic.
+        if (magic < driver::vendor::kCommandTypeLimit) {
+          std::size_t used = 0;
+          if (int err = vendorCommand(f, msg, std::span(trans).subspan(index), c.pid, reply, used)) return fail(err);
+          index += used;
+          break;
+        }
         if (magic == driver::kDeviceStatusMagic) {
           if (payload != sizeof(driver::DeviceStatusRequest)) return fail(EINVAL);
           auto req = readAt<driver::DeviceStatusRequest>(msg, off + sizeof hdr);

@@ -283,6 +283,7 @@ inline constexpr uint64_t kMaxLoadBytes = 1ull << 31;
 // DEACTIVATE_FROM_USR -> DEACTIVATE_FROM_DEV, STATUS_FROM_USR -> STATUS_TO_USR (a
 // qaic_manage_trans_status_from_dev). DMA transfers have no answer. The message's len and count
 // are updated in the ioctl argument.
+// The vendor's firmware commands share the passthrough transaction: VendorManage.hpp.
 
 // Resource-group reservation, the payload of a PASSTHROUGH_FROM_USR transaction. Reserve takes
 // the resources from the device for this open file (an activation then draws from its group

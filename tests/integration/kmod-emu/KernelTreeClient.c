@@ -14,6 +14,7 @@
 #include <libudev.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,48 @@ static int sameFile(const char* a, const char* b) {
   return realpath(a, ra) != NULL && realpath(b, rb) != NULL && strcmp(ra, rb) == 0;
 }
 
+/*
+ * The firmware's status in the vendor's protocol, framed as its userspace frames it: one
+ * PASSTHROUGH transaction whose length counts the 8-byte header, an 8-byte command header and
+ * the 8-byte request (command 13, STATUS). The reply (command 14) is read at the offsets of
+ * docs/device-protocol.md section 7, "The vendor's protocol"; prints what qaic-util -q shows.
+ */
+static void queryVendorStatus(int fd, const char* node) {
+  unsigned char buffer[QAIC_MANAGE_MAX_MSG_LENGTH] = {0};
+  const uint32_t request[6] = {1 /* PASSTHROUGH_FROM_USR */, 24, 13 /* STATUS */, 0, 0, 0};
+  memcpy(buffer, request, sizeof request);
+  struct qaic_manage_msg msg = {.len = 24, .count = 1, .data = (uintptr_t)buffer};
+  errno = 0;
+  if (ioctl(fd, DRM_IOCTL_QAIC_MANAGE, &msg) != 0) return fail("MANAGE vendor status", node);
+  uint32_t transType, transLen, type, format = buffer[16];
+  int32_t status;
+  memcpy(&transType, buffer, 4);
+  memcpy(&transLen, buffer + 4, 4);
+  memcpy(&type, buffer + 8, 4);
+  memcpy(&status, buffer + 12, 4);
+  const unsigned char* device = buffer + 24; /* the device info follows the 8-byte format header */
+  const unsigned char* resources = device + 152;
+  uint32_t dramTotal, dramFree;
+  uint16_t protocolMajor, protocolMinor;
+  memcpy(&dramTotal, resources, 4);
+  memcpy(&dramFree, resources + 4, 4);
+  memcpy(&protocolMajor, device + 262, 2);
+  memcpy(&protocolMinor, device + 264, 2);
+  char serial[17] = {0};
+  memcpy(serial, device + 100, 16);
+  if (msg.count != 1 || transType != 2 /* PASSTHROUGH_TO_USR */ || transLen != 8 + 504 || type != 14 || status != 0 ||
+      format != 12 || protocolMajor != 17 || resources[14] == 0 || resources[15] > resources[14] ||
+      resources[13] > resources[12] || dramFree > dramTotal) {
+    errno = 0;
+    return fail("vendor status reply", node);
+  }
+  printf(
+      "vendor status %s FW Version:%u.%u.%u.%u HW Serial:%s Dram Total:%u MB Dram Free:%u MB Vc Total:%u "
+      "Vc Free:%u Nsp Total:%u Nsp Free:%u Networks Active:%u NNC Command Protocol Version:%u.%u Sku Type:%u\n",
+      node, device[0], device[1], device[2], device[3], serial, dramTotal, dramFree, resources[12], resources[13],
+      resources[14], resources[15], device[257], protocolMajor, protocolMinor, device[316]);
+}
+
 /* CREATE_BO, MMAP_BO and GEM_CLOSE on the node, as a client's first calls. */
 static void exerciseNode(const char* node) {
   errno = 0;
@@ -94,6 +137,7 @@ static void exerciseNode(const char* node) {
   printf("libdrm %s node type %d (%s) device2 %d version %s\n", node, type, strerror(typeErrno), device2,
          version != NULL ? version->name : "-");
   if (version != NULL) drmFreeVersion(version);
+  queryVendorStatus(fd, node);
   struct qaic_create_bo create = {.size = 4096};
   struct qaic_mmap_bo map = {0};
   if (ioctl(fd, DRM_IOCTL_QAIC_CREATE_BO, &create) != 0) {

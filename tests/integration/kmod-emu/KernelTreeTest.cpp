@@ -127,6 +127,22 @@ TEST(EmuNamespace, APlainClientExportsWithLibdrmAndImportsOnASecondFile) {
     EXPECT_NE(out.out.find(line), std::string::npos) << line << "in:\n" << out.out;
 }
 
+// The same client asks the firmware's status in the vendor's protocol and prints the fields
+// qaic-util -q shows: the device's figures with the default configuration (16 NSPs and DBCs,
+// 16 GiB DDR, firmware 1.12.2.0, a PCIe SKU), protocol 17.0.
+TEST(EmuNamespace, APlainClientReadsTheStatusInTheVendorsProtocol) {
+  const auto out = runCapturing({EmulatorProcess::binary().string(), "--devices", "1", "--namespace", "--",
+                                 (buildDir() / "tests" / "qaic_kernel_tree_client").string()},
+                                60s);
+  ASSERT_TRUE(out.status.exited) << "did not finish";
+  ASSERT_EQ(out.exitCode, 0) << out.out << out.err;
+  const std::string line =
+      "vendor status /dev/accel/accel0 FW Version:1.12.2.0 HW Serial:0x5e1a0000 Dram Total:16384 MB "
+      "Dram Free:16384 MB Vc Total:16 Vc Free:16 Nsp Total:16 Nsp Free:16 Networks Active:0 "
+      "NNC Command Protocol Version:17.0 Sku Type:2\n";
+  EXPECT_NE(out.out.find(line), std::string::npos) << line << "in:\n" << out.out;
+}
+
 // libpci (through lspci, as the vendor's discovery uses it) parses the functions' attributes and
 // configuration space: ids, class, BARs, driver, and the PCI Express link the vendor's tools show.
 TEST(EmuNamespace, LspciListsTheCardsWithTheirBars) {
