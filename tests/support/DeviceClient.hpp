@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Test helper: the uAPI client the tests drive an emulated device with. The emulator's tests
 // (its uAPI conformance suite) speak to it through the same client library the runtime uses
-// (libqaic/driver): the device node and its ioctls (DeviceNode, ManageCalls, DeviceProtocol),
-// buffer objects, DBC windows with their rings and completion events, and, for tests that play
-// the device's side of a window, the response publisher the emulator writes answers with.
+// (libqaic/driver): the device node and its ioctls (DeviceNode, ManageCalls, DeviceProtocol and
+// the vendor's firmware messages in VendorManage), buffer objects, DBC windows with their rings
+// and completion events, and, for tests that play the device's side of a window, the response
+// publisher the emulator writes answers with.
 #pragma once
 
 #include "DeviceAttributes.hpp"
@@ -17,3 +18,4 @@
 #include "driver/ManageCalls.hpp"
 #include "driver/RequestElements.hpp"
 #include "driver/ResponsePublisher.hpp"
+#include "driver/VendorManage.hpp"

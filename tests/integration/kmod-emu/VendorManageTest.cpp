@@ -10,9 +10,9 @@
 #include <string>
 
 #include "DeviceAttributes.hpp"
+#include "DeviceClient.hpp"
 #include "EmuTest.hpp"
 #include "ReluProgram.hpp"
-#include "driver/VendorManage.hpp"
 
 namespace qaic::emu::test {
 using namespace qaic::testing;
