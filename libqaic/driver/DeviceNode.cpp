@@ -162,10 +162,14 @@ Result<UniqueFd> DeviceNode::primeHandleToFd(uint32_t handle, uint32_t flags) co
   }
   auto offset = mmapBo(handle);
   if (!offset) return SysError{offset.error(), "PRIME_HANDLE_TO_FD: MMAP_BO"};
-  const auto path = shmDir_ / boFileName(*offset);
+  // The export the kernel would make, made here: a new open file description of the node's
+  // memory file, positioned at the BO's offset (how the emulator tells which BO it is).
+  const auto path = shmDir_ / deviceMemoryFileName(index_);
   UniqueFd file(::open(
       path.c_str(), ((flags & DRM_RDWR) ? O_RDWR : O_RDONLY) | ((flags & DRM_CLOEXEC) ? O_CLOEXEC : 0) | O_NOFOLLOW));
   if (!file) return SysError{errno, "PRIME_HANDLE_TO_FD: open " + path.string()};
+  if (::lseek(file.get(), static_cast<off_t>(*offset), SEEK_SET) < 0)
+    return SysError{errno, "PRIME_HANDLE_TO_FD: seek " + path.string()};
   drm_prime_handle args{handle, flags, file.get()};
   if (auto r = drmCall(DRM_IOCTL_PRIME_HANDLE_TO_FD, &args, "PRIME_HANDLE_TO_FD"); !r) return r.sysError();
   return file;

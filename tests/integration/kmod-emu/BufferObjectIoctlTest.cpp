@@ -51,7 +51,7 @@ TEST_F(EmuTest, MmapBoOffsetIsStableForTheSameHandle) {
   ASSERT_TRUE(first) << first.message();
   ASSERT_TRUE(second) << second.message();
   EXPECT_EQ(*first, *second);
-  EXPECT_TRUE(std::filesystem::exists(node.shmDir() / boFileName(*first)));
+  EXPECT_TRUE(std::filesystem::exists(node.shmDir() / deviceMemoryFileName(0)));
 }
 
 TEST_F(EmuTest, CreateBoRejectsZeroSizeNonzeroPadAndAbsurdSize) {
