@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -209,18 +208,10 @@ void Emulator::settlePassthrough() {
     // A trial registration: the kernel may have accepted passthrough in INIT and still refuse
     // our backing files (no CAP_SYS_ADMIN in the initial user namespace).
     UniqueFd probe(::open((shm_->path() + "/" + driver::kInstanceLockName).c_str(), O_RDONLY | O_CLOEXEC));
-    struct Map {
-      int32_t fd;
-      uint32_t flags;
-      uint64_t padding;
-    } map{probe.get(), 0, 0};
-    const int id = probe ? ::ioctl(fuse_session_fd(session_), _IOW(229, 1, Map), &map) : -1;
-    if (id > 0) {
-      uint32_t closeId = static_cast<uint32_t>(id);
-      ::ioctl(fuse_session_fd(session_), _IOW(229, 2, uint32_t), &closeId);
-    } else {
+    const int refused = probe ? passthrough_->tryBacking(probe.get()) : errno;
+    if (refused != 0) {
       on = false;
-      why = std::string("the kernel refused a backing file: ") + std::strerror(errno);
+      why = std::string("the kernel refused a backing file: ") + std::strerror(refused);
     }
   }
   passthroughOn_->store(on);

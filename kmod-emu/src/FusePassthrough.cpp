@@ -172,6 +172,15 @@ int FusePassthrough::backingFor(const std::shared_ptr<DeviceMemoryFile>& file) {
   return id > 0 ? id : 0;
 }
 
+int FusePassthrough::tryBacking(int fd) const {
+  BackingMap map{fd, 0, 0};
+  const int id = ::ioctl(fuseFd_, kBackingOpen, &map);
+  if (id <= 0) return id < 0 ? errno : EINVAL;
+  uint32_t closeId = static_cast<uint32_t>(id);
+  ::ioctl(fuseFd_, kBackingClose, &closeId);
+  return 0;
+}
+
 void FusePassthrough::expectOpen(uint64_t fh, int backingId) {
   std::lock_guard lock(mutex_);
   pendingOpens_[fh] = backingId;

@@ -35,6 +35,9 @@ class FusePassthrough {
   int install(fuse_session* session, Finder self);
   // True once the kernel accepted passthrough in INIT.
   bool active() const { return active_.load(); }
+  // Registers and at once closes `fd` as a backing file: 0, or the errno of the kernel's refusal
+  // (EPERM without CAP_SYS_ADMIN in the initial user namespace).
+  int tryBacking(int fd) const;
   // Why it is not active, for the start's log line ("" while it is).
   std::string inactiveReason() const;
 
