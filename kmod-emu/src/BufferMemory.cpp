@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -29,8 +30,15 @@ bool shareableFileSystem(int fd) {
 
 }  // namespace
 
-BufferMemory::BufferMemory(std::unique_ptr<MemoryFile> file)
-    : file_(std::move(file)), data_(file_->data()), size_(file_->size()), identity_{file_->device(), file_->inode()} {}
+std::shared_ptr<BufferMemory> BufferMemory::create(std::shared_ptr<const DeviceMemoryFile> file, uint64_t offset,
+                                                   std::size_t bytes, int& error) {
+  std::byte* data = file->mapRange(offset, bytes, error);
+  if (data == nullptr) return nullptr;
+  auto memory = std::shared_ptr<BufferMemory>(
+      new BufferMemory(data, bytes, MemoryIdentity{file->device(), file->inode(), offset}));
+  memory->file_ = std::move(file);
+  return memory;
+}
 
 std::shared_ptr<BufferMemory> BufferMemory::map(int fd, int& error) {
   struct stat st {};
@@ -55,21 +63,23 @@ std::shared_ptr<BufferMemory> BufferMemory::map(int fd, int& error) {
   }
   error = 0;
   return std::shared_ptr<BufferMemory>(
-      new BufferMemory(static_cast<std::byte*>(data), bytes, MemoryIdentity{st.st_dev, st.st_ino}));
+      new BufferMemory(static_cast<std::byte*>(data), bytes, MemoryIdentity{st.st_dev, st.st_ino, 0}));
 }
 
 Result<UniqueFd> BufferMemory::openExport(int openFlags) const {
   if (!file_) return SysError{EINVAL, "export of an imported BO"};
-  UniqueFd fd(::open(file_->path().c_str(), (openFlags & O_ACCMODE) | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) {
-    const int code = errno;
-    return SysError{code, "open " + file_->path()};
-  }
+  int error = 0;
+  UniqueFd fd = file_->openAt(identity_.offset, (openFlags & O_ACCMODE) | O_CLOEXEC, error);
+  if (!fd) return SysError{error, "open " + file_->path()};
   return fd;
 }
 
 BufferMemory::~BufferMemory() {
-  if (!file_ && data_ != nullptr) munmap(data_, size_);
+  if (data_ == nullptr) return;
+  if (file_)
+    file_->releaseRange(data_, identity_.offset, size_);
+  else
+    munmap(data_, size_);
 }
 
 std::shared_ptr<BufferMemory> MemoryRegistry::find(const MemoryIdentity& identity) {
@@ -90,6 +100,26 @@ void MemoryRegistry::add(const std::shared_ptr<BufferMemory>& memory) {
     sweepAt_ = std::max<std::size_t>(64, 2 * memories_.size());
   }
   memories_[memory->identity()] = memory;
+}
+
+void MemoryRegistry::addDeviceFile(const DeviceMemoryFile& file) {
+  std::lock_guard lock(mutex_);
+  deviceFiles_.emplace(file.device(), file.inode());
+}
+
+bool MemoryRegistry::identityOf(int fd, MemoryIdentity& identity, bool& deviceFile) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return false;
+  identity = MemoryIdentity{st.st_dev, st.st_ino, 0};
+  {
+    std::lock_guard lock(mutex_);
+    deviceFile = deviceFiles_.contains({st.st_dev, st.st_ino});
+  }
+  if (!deviceFile) return true;
+  const off_t position = lseek(fd, 0, SEEK_CUR);
+  if (position < 0) return false;
+  identity.offset = static_cast<uint64_t>(position);
+  return true;
 }
 
 }  // namespace qaic::emu

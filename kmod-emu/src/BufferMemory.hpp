@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The pages behind buffer objects, as the kernel's GEM objects and dma-bufs hold them: a memory
-// file the emulator created for CREATE_BO, or a file a client handed over by descriptor (PRIME
-// import: a BO exported by any device, a memfd, a dma-buf). A memory is shared by every BO that
-// names it (on any open file of any device) and goes with its last holder: the file is unmapped
-// and, when the emulator created it, unlinked. What still maps or holds it open in a client
-// process keeps the pages until that process lets go too, as an exported dma-buf does.
+// The pages behind buffer objects, as the kernel's GEM objects and dma-bufs hold them: a range of
+// a device node's memory file that the emulator reserved for CREATE_BO (at the BO's MMAP_BO
+// offset), or a file a client handed over by descriptor (PRIME import: a memfd, a dma-buf). A
+// memory is shared by every BO that names it (on any open file of any device) and goes with its
+// last holder: the range is unmapped and punched out of the memory file (a client mapping that
+// outlives it then reads zeros), an import's mapping is dropped; what a client process still
+// holds of an imported file keeps its pages, as an exported dma-buf does.
 #pragma once
 
 #include <sys/types.h>
@@ -12,9 +13,12 @@
 #include <atomic>
 #include <compare>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <utility>
 
 #include "MemoryFile.hpp"
 #include "base/Result.hpp"
@@ -22,17 +26,21 @@
 
 namespace qaic::emu {
 
-// A file's identity: every descriptor of the same file shows the same pair (fstat).
+// A memory's identity: the file's (every descriptor of it shows the same pair, fstat) and, for a
+// device memory file, the BO's offset in it (an export descriptor's file position); 0 otherwise.
 struct MemoryIdentity {
   dev_t device = 0;
   ino_t inode = 0;
+  uint64_t offset = 0;
   auto operator<=>(const MemoryIdentity&) const = default;
 };
 
 class BufferMemory {
  public:
-  // Memory the emulator created (CREATE_BO).
-  explicit BufferMemory(std::unique_ptr<MemoryFile> file);
+  // Memory the emulator created (CREATE_BO): `bytes` at `offset` of a node's memory file,
+  // reserved and mapped. Returns nullptr and an errno (ENOMEM when tmpfs is full).
+  static std::shared_ptr<BufferMemory> create(std::shared_ptr<const DeviceMemoryFile> file, uint64_t offset,
+                                              std::size_t bytes, int& error);
   // Maps a client's descriptor (already taken into this process) for PRIME import. It must be
   // a file on tmpfs or hugetlbfs (a memfd, a memory file of this or another emulator) or a
   // dma-buf, open read-write (the device writes through the mapping: a read-only descriptor
@@ -47,12 +55,13 @@ class BufferMemory {
   std::byte* data() const { return data_; }
   std::size_t size() const { return size_; }
   const MemoryIdentity& identity() const { return identity_; }
-  // True for memory of CREATE_BO (mappable at its MMAP_BO offset's file name).
+  // True for memory of CREATE_BO (mappable through its node at its MMAP_BO offset).
   bool created() const { return file_ != nullptr; }
-  // A new descriptor of this memory in the emulator's own process, as the kernel makes an
-  // export's dma-buf: `openFlags` is O_RDWR or O_RDONLY (DRM_RDWR or not); always close-on-exec
-  // here, the caller's copy gets its own flag. EINVAL for an import, whose file the emulator
-  // holds no descriptor of (docs/emulator.md, "Buffer objects, GEM and PRIME").
+  // A PRIME export of created memory, as the kernel makes an export's dma-buf: a new open file
+  // description of the node's memory file positioned at the BO's offset, in the emulator's own
+  // process. `openFlags` is O_RDWR or O_RDONLY (DRM_RDWR or not); always close-on-exec here, the
+  // caller's copy gets its own flag. EINVAL for an import, whose file the emulator holds no
+  // descriptor of (docs/emulator.md, "Buffer objects, GEM and PRIME").
   Result<UniqueFd> openExport(int openFlags) const;
   // The client truncated the file under a program that used it in place, and a zero page now
   // stands in the emulator's mapping where the file's page was (InPlaceAccess): every later
@@ -64,7 +73,7 @@ class BufferMemory {
   BufferMemory(std::byte* data, std::size_t size, MemoryIdentity identity)
       : data_(data), size_(size), identity_(identity) {}
 
-  std::unique_ptr<MemoryFile> file_;  // created memory; null for an import
+  std::shared_ptr<const DeviceMemoryFile> file_;  // created memory; null for an import
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   MemoryIdentity identity_;
@@ -78,9 +87,15 @@ class MemoryRegistry {
  public:
   std::shared_ptr<BufferMemory> find(const MemoryIdentity& identity);
   void add(const std::shared_ptr<BufferMemory>& memory);
+  // A node's memory file: a descriptor of it names the BO at the descriptor's file position.
+  void addDeviceFile(const DeviceMemoryFile& file);
+  // The identity a descriptor names (fstat, and the file position for a device memory file);
+  // `deviceFile` says which. False when the descriptor cannot be examined.
+  bool identityOf(int fd, MemoryIdentity& identity, bool& deviceFile);
 
  private:
   std::mutex mutex_;
+  std::set<std::pair<dev_t, ino_t>> deviceFiles_;
   std::map<MemoryIdentity, std::weak_ptr<BufferMemory>> memories_;
   std::size_t sweepAt_ = 64;
 };

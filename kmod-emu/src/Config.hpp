@@ -78,6 +78,7 @@ struct EmuConfig {
   uint32_t semaphoreTimeoutMs = 10000;     // longest a semaphore WAIT element blocks a channel
   uint32_t computeThreads = 0;             // host threads all NSPs compute on at once; 0: the host's cores
   ModuleParameterValues moduleParameters;  // sys/module/qaic/parameters at start
+  bool passthrough = true;                 // false: --no-passthrough (mmap of a node is ENODEV)
 };
 
 // Parses the JSON text; `source` names the file in messages. Throws ConfigError naming the field.

@@ -53,6 +53,10 @@ struct DeviceContext {
   // Null: the device makes its own (a device driven alone, as by the fuzz harness).
   std::shared_ptr<MemoryRegistry> memories;
   std::shared_ptr<ModuleParameters> parameters;
+  // Owner, group and mode of the devices' nodes: their memory files get the same.
+  ResolvedNodePolicy nodePolicy{0600, 0, 0};
+  // True while `mmap` of a node maps its BOs (FUSE passthrough); null: false.
+  std::shared_ptr<const std::atomic<bool>> passthrough;
   // The host cores the NSPs of every device compute on. Null: the device makes its own.
   std::shared_ptr<ComputePool> compute;
 };
@@ -119,6 +123,9 @@ class Device final : public ChannelHost {
   // that partition (EACCES for anyone but its owner, its group if the mode allows, or root).
   std::shared_ptr<OpenFile> open(uid_t uid, gid_t gid, int& error, uint32_t partitionId = 0);
   void release(const std::shared_ptr<OpenFile>& file);
+  // The memory file of the node `f` was opened on (the device's, or its partition's), created at
+  // first use. Null with an errno when it cannot be created.
+  std::shared_ptr<DeviceMemoryFile> nodeMemory(const OpenFile& f, int& error);
 
   // Aborts every activation (ABORTED, status register Stopped); the device serves no more ioctls.
   void shutdown();
@@ -271,6 +278,8 @@ class Device final : public ChannelHost {
   const rt::Resources total_;
 
   std::mutex mutex_;
+  std::mutex memoryMutex_;  // guards memory_ and the partitions' memory files
+  std::shared_ptr<DeviceMemoryFile> memory_;
   std::condition_variable boChanged_;  // a BO completed, or activations were torn down
   std::condition_variable faultChanged_;
   Status status_ = Status::Ready;

@@ -5,12 +5,12 @@
 // moves a request (IOVA translation, a BO's completion).
 #include <drm.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "Device.hpp"
 #include "UserMemory.hpp"
@@ -39,14 +39,18 @@ int Device::createBo(OpenFile& f, const IoctlCall& c) {
   auto args = argIn<qaic_create_bo>(c);
   if (args.pad != 0 || args.size == 0 || args.size > driver::kMaxBoBytes) return EINVAL;
   const uint64_t bytes = driver::alignUp(args.size, driver::kPageSize);
+  // Offsets are never reused, and a page between two BOs stays a hole: an export's extent is its
+  // BO's pages up to the next hole (BufferObject::import in libqaic).
   const uint64_t offset = ctx_.nextMmapOffset->fetch_add(bytes + driver::kPageSize);
   int err = 0;
-  auto file = ctx_.shm->createFile(driver::boFileName(offset), bytes, f.uid, f.gid, err);
-  if (!file) return err == ENOSPC ? ENOMEM : err;
+  auto file = nodeMemory(f, err);
+  if (!file) return err;
+  auto memory = BufferMemory::create(std::move(file), offset, bytes, err);
+  if (!memory) return err;
   auto bo = std::make_shared<BufferObject>();
   bo->size = args.size;
   bo->mmapOffset = offset;
-  bo->memory = std::make_shared<BufferMemory>(std::move(file));
+  bo->memory = std::move(memory);
   ctx_.memories->add(bo->memory);
   {
     std::lock_guard lock(mutex_);
@@ -59,6 +63,23 @@ int Device::createBo(OpenFile& f, const IoctlCall& c) {
 
 // An imported BO has no pages of this device to map at an offset: mainline's mmap() of it is
 // EINVAL, and here, where the offset names the memory file to map, so is MMAP_BO.
+std::shared_ptr<DeviceMemoryFile> Device::nodeMemory(const OpenFile& f, int& error) {
+  std::lock_guard lock(memoryMutex_);
+  std::shared_ptr<DeviceMemoryFile>& slot = f.partition ? f.partition->memory : memory_;
+  if (slot) return slot;
+  const unsigned node = f.partition ? f.partition->id : index_;
+  const auto owner = f.partition ? ResolvedNodePolicy{f.partition->mode, f.partition->ownerUid, f.partition->ownerGid}
+                                 : ctx_.nodePolicy;
+  try {
+    slot = ctx_.shm->createDeviceMemory(driver::deviceMemoryFileName(node), owner.uid, owner.gid, owner.mode);
+  } catch (const std::system_error& e) {
+    error = e.code().value() == ENOSPC ? ENOMEM : e.code().value();
+    return nullptr;
+  }
+  ctx_.memories->addDeviceFile(*slot);
+  return slot;
+}
+
 int Device::mmapBo(OpenFile& f, const IoctlCall& c) {
   auto args = argIn<qaic_mmap_bo>(c);
   if (args.pad != 0) return EINVAL;
@@ -140,12 +161,13 @@ int Device::gemOpen(OpenFile& f, const IoctlCall& c) {
 // The kernel creates the export's descriptor in the caller; a FUSE server cannot put one in
 // another process. Two ways stand in for it:
 // - the emulator's own export supervisor (ExportSupervisor, under `qaic-emu --namespace`) asks
-//   on the caller's open file with `fd` -1: the descriptor is made here, in the emulator, and
-//   the supervisor installs it in the caller;
-// - any other caller opens the BO's memory file itself (libqaic's DeviceNode::primeHandleToFd
-//   when the plain call gets EBADF) and passes that descriptor in `fd`. The device checks it as
-//   the kernel would have made it: this BO's memory, read-write exactly when DRM_RDWR is asked,
-//   close-on-exec exactly when DRM_CLOEXEC is. The descriptor comes back unchanged.
+//   on the caller's open file with `fd` -1: the descriptor is made here, in the emulator
+//   (BufferMemory::openExport), and the supervisor installs it in the caller;
+// - any other caller opens the node's memory file itself, positioned at the BO's offset
+//   (libqaic's DeviceNode::primeHandleToFd when the plain call gets EBADF), and passes that
+//   descriptor in `fd`. The device checks it as the kernel would have made it: this BO's memory,
+//   read-write exactly when DRM_RDWR is asked, close-on-exec exactly when DRM_CLOEXEC is. The
+//   descriptor comes back unchanged.
 int Device::primeHandleToFd(OpenFile& f, const IoctlCall& c) {
   auto args = argIn<drm_prime_handle>(c);
   if (args.flags & ~static_cast<uint32_t>(DRM_CLOEXEC | DRM_RDWR)) return EINVAL;
@@ -170,8 +192,9 @@ int Device::primeHandleToFd(OpenFile& f, const IoctlCall& c) {
   if (tgid <= 0 || args.fd < 0) return EBADF;
   const int taken = takeRemoteFd(tgid, args.fd);
   if (taken < 0) return taken == -EBADF ? EBADF : EPERM;
-  struct stat st {};
-  const bool same = fstat(taken, &st) == 0 && MemoryIdentity{st.st_dev, st.st_ino} == memory->identity();
+  MemoryIdentity identity;
+  bool deviceFile = false;
+  const bool same = ctx_.memories->identityOf(taken, identity, deviceFile) && identity == memory->identity();
   const int status = fcntl(taken, F_GETFL);
   ::close(taken);
   if (!same || status < 0) return EINVAL;
@@ -197,12 +220,12 @@ int Device::primeFdToHandle(OpenFile& f, const IoctlCall& c) {
   if (tgid <= 0 || args.fd < 0) return EBADF;
   const int taken = takeRemoteFd(tgid, args.fd);
   if (taken < 0) return taken == -EBADF ? EBADF : EPERM;
-  struct stat st {};
-  if (fstat(taken, &st) != 0) {
+  MemoryIdentity identity;
+  bool deviceFile = false;
+  if (!ctx_.memories->identityOf(taken, identity, deviceFile)) {
     ::close(taken);
     return EBADF;
   }
-  const MemoryIdentity identity{st.st_dev, st.st_ino};
   {
     std::lock_guard lock(mutex_);
     if (auto it = f.prime.find(identity); it != f.prime.end()) {
@@ -214,6 +237,11 @@ int Device::primeFdToHandle(OpenFile& f, const IoctlCall& c) {
   }
   std::shared_ptr<BufferMemory> memory = ctx_.memories->find(identity);
   int err = 0;
+  if (!memory && deviceFile) {
+    // A node's memory file positioned where no live BO is (freed, or never one).
+    ::close(taken);
+    return EINVAL;
+  }
   if (!memory) {
     memory = BufferMemory::map(taken, err);
     if (memory) ctx_.memories->add(memory);

@@ -254,6 +254,7 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   names.insert(names.end(), kPciNames.begin(), kPciNames.end());
   names.insert(names.end(), kFigureNames.begin(), kFigureNames.end());
   names.push_back(sysfs::kEmuShmDir);
+  names.push_back(sysfs::kEmuPassthrough);
   names.push_back(sysfs::kEmuPid);
   names.push_back(sysfs::kEmuComputeThreads);
   names.push_back(sysfs::kEmuComputeBusy);
@@ -370,6 +371,7 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (auto identity = readIdentityAttribute(name)) return identity;
   if (name == sysfs::kEmuPciAddress) return pciAddress() + "\n";
   if (name == sysfs::kEmuShmDir) return ctx_.shm->path() + "\n";
+  if (name == sysfs::kEmuPassthrough) return std::string(ctx_.passthrough && ctx_.passthrough->load() ? "1\n" : "0\n");
   if (name == sysfs::kEmuPid) return n(static_cast<uint64_t>(getpid()));
   if (name == sysfs::kEmuComputeThreads) return n(ctx_.compute->cores());
   if (name == sysfs::kEmuComputeBusy) return n(ctx_.compute->busy());

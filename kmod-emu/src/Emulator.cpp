@@ -51,6 +51,10 @@ Emulator::Emulator(EmuConfig config, ProgramLoader loader)
   deviceContext_.semaphoreTimeout = std::chrono::milliseconds(config_.semaphoreTimeoutMs);
   deviceContext_.partitionNodes = this;
   deviceContext_.memories = std::make_shared<MemoryRegistry>();
+  deviceContext_.nodePolicy = policy_;
+  deviceContext_.passthrough = passthroughOn_;
+  // Registering a backing file takes CAP_SYS_ADMIN; without it, do not ask the kernel at all.
+  passthrough_ = std::make_unique<FusePassthrough>(config_.passthrough && geteuid() == 0);
   parameters_ = std::make_shared<ModuleParameters>(config_.moduleParameters);
   deviceContext_.parameters = parameters_;
   tree_ = std::make_unique<FileTree>();
@@ -169,6 +173,10 @@ void Emulator::start(const std::string& root) {
   // answers would hang its sender in the kernel for good).
   const int fd = fuse_session_fd(session_);
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  if (int rc = passthrough_->install(
+          session_, [](void* self) -> FusePassthrough& { return static_cast<Emulator*>(self)->passthrough(); });
+      rc != 0)
+    logError(std::string("FUSE passthrough hooks: ") + std::strerror(-rc));
   serving_.store(true);
   liveWorkers_.store(kFuseWorkers);
   for (unsigned i = 0; i < kFuseWorkers; ++i) {
@@ -189,7 +197,38 @@ void Emulator::start(const std::string& root) {
                        std::to_string(kInitTimeout.count()) + " ms");
     }
   }
+  settlePassthrough();
   logInfo("serving " + std::to_string(deviceCount()) + " device(s) at " + root_ + " (shm " + shm_->path() + ")");
+}
+
+void Emulator::settlePassthrough() {
+  bool on = passthrough_->active();
+  std::string why = passthrough_->inactiveReason();
+  if (on) {
+    // A trial registration: the kernel may have accepted passthrough in INIT and still refuse
+    // our backing files (no CAP_SYS_ADMIN in the initial user namespace).
+    UniqueFd probe(::open((shm_->path() + "/" + driver::kInstanceLockName).c_str(), O_RDONLY | O_CLOEXEC));
+    const int refused = probe ? passthrough_->tryBacking(probe.get()) : errno;
+    if (refused != 0) {
+      on = false;
+      why = std::string("the kernel refused a backing file: ") + std::strerror(refused);
+    }
+  }
+  passthroughOn_->store(on);
+  if (on)
+    logInfo("FUSE passthrough on: mmap of a device node maps its BOs");
+  else
+    logNotice("FUSE passthrough off (" + why +
+              "): mmap of a device node is ENODEV; clients map the memory-accel<N> "
+              "files in " +
+              shm_->path());
+}
+
+int Emulator::passthroughBacking(Device& device, const OpenFile& file) {
+  if (!passthroughOn_->load()) return 0;
+  int err = 0;
+  auto memory = device.nodeMemory(file, err);
+  return memory ? passthrough_->backingFor(memory) : 0;
 }
 
 void Emulator::stop() {
@@ -204,6 +243,7 @@ void Emulator::stop() {
     for (auto& w : workers_)
       if (w.joinable()) w.join();
     workers_.clear();
+    passthrough_->closeAll();
     fuse_session_unmount(session_);
     fuse_session_destroy(session_);
     session_ = nullptr;

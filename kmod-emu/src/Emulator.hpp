@@ -21,6 +21,7 @@
 #include "Config.hpp"
 #include "Device.hpp"
 #include "FileTree.hpp"
+#include "FusePassthrough.hpp"
 #include "MemoryFile.hpp"
 
 struct fuse_session;
@@ -89,6 +90,11 @@ class Emulator final : public PartitionNodes {
   gid_t administratorGroup() const { return administratorGroup_; }
   ModuleParameters& moduleParameters() { return *parameters_; }
 
+  // The backing id an open of a device node passes through to (its node's memory file), 0 when
+  // passthrough is off; and the hooks' state.
+  int passthroughBacking(Device& device, const OpenFile& file);
+  FusePassthrough& passthrough() { return *passthrough_; }
+
   // File handles: registered here so that stop() can release what clients never closed.
   uint64_t addHandle(std::shared_ptr<OpenHandle> handle);
   std::shared_ptr<OpenHandle> handle(uint64_t fh);
@@ -109,6 +115,10 @@ class Emulator final : public PartitionNodes {
   std::unique_ptr<FileTree> tree_;
   std::string root_;
   fuse_session* session_ = nullptr;
+  std::unique_ptr<FusePassthrough> passthrough_;
+  std::shared_ptr<std::atomic<bool>> passthroughOn_ = std::make_shared<std::atomic<bool>>(false);
+  // After INIT: passthrough is on when the kernel accepted it and lets us register a backing file.
+  void settlePassthrough();
   static constexpr std::chrono::milliseconds kInitTimeout{20000};
   static constexpr unsigned kFuseWorkers = 32;  // blocking ioctls (WAIT_BO) hold one each
   void serveRequests();

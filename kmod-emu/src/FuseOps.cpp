@@ -137,12 +137,19 @@ void opOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     int err = 0;
     auto file = dev->open(ctx->uid, ctx->gid, err, n->partition);
     if (!file) return void(fuse_reply_err(req, err));
-    fi->nonseekable = 1;
+    // A passthrough open maps the node onto its memory file (mmap of a BO); the kernel allows
+    // such an open no FOPEN_NONSEEKABLE. Read, write and ioctl still come here (direct_io).
+    const int backing = e.passthroughBacking(*dev, *file);
+    fi->nonseekable = backing > 0 ? 0 : 1;
     auto h = std::make_shared<OpenHandle>();
     h->device = dev;
     h->file = std::move(file);
     fi->fh = e.addHandle(h);
-    if (fuse_reply_open(req, fi) != 0 && e.takeHandle(fi->fh)) dev->release(h->file);
+    if (backing > 0) e.passthrough().expectOpen(fi->fh, backing);
+    if (fuse_reply_open(req, fi) != 0) {
+      e.passthrough().forgetOpen(fi->fh);
+      if (e.takeHandle(fi->fh)) dev->release(h->file);
+    }
     return;
   }
   if ((fi->flags & O_ACCMODE) != O_RDONLY && !n->writable) return void(fuse_reply_err(req, EACCES));

@@ -21,6 +21,7 @@ void emit(std::string_view level, std::string_view message) {
 void setVerbose(bool v) { gVerbose.store(v); }
 bool verbose() { return gVerbose.load(); }
 void logError(std::string_view message) { emit("error: ", message); }
+void logNotice(std::string_view message) { emit("note: ", message); }
 void logInfo(std::string_view message) {
   if (gVerbose.load()) emit("", message);
 }

@@ -9,7 +9,8 @@ namespace qaic::emu {
 void setVerbose(bool verbose);
 bool verbose();
 void logError(std::string_view message);
-void logInfo(std::string_view message);  // only with -v
+void logInfo(std::string_view message);    // only with -v
+void logNotice(std::string_view message);  // always: a start-time fact a user should know
 // --trace-requests: one line per request the device ends, in the order the device ends them
 // (how a test sees the order on the device side).
 void setTraceRequests(bool trace);

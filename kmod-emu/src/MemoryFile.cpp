@@ -24,6 +24,44 @@ MemoryFile::~MemoryFile() {
   unlink(path_.c_str());
 }
 
+DeviceMemoryFile::~DeviceMemoryFile() { unlink(path_.c_str()); }
+
+std::byte* DeviceMemoryFile::mapRange(uint64_t offset, std::size_t bytes, int& error) const {
+  // fallocate reserves the tmpfs pages now, so a full /dev/shm is ENOMEM here, not SIGBUS later.
+  if (int rc = posix_fallocate(fd_.get(), static_cast<off_t>(offset), static_cast<off_t>(bytes)); rc != 0) {
+    error = rc == ENOSPC ? ENOMEM : rc;
+    return nullptr;
+  }
+  // Populated now, as a device pins a buffer when it is created: the first DMA into a large BO
+  // would otherwise take a page fault every 4 KiB inside the inference it serves.
+  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_.get(),
+                    static_cast<off_t>(offset));
+  if (data == MAP_FAILED) {
+    error = ENOMEM;
+    fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+              static_cast<off_t>(bytes));
+    return nullptr;
+  }
+  error = 0;
+  return static_cast<std::byte*>(data);
+}
+
+void DeviceMemoryFile::releaseRange(std::byte* data, uint64_t offset, std::size_t bytes) const {
+  munmap(data, bytes);
+  fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+            static_cast<off_t>(bytes));
+}
+
+UniqueFd DeviceMemoryFile::openAt(uint64_t offset, int openFlags, int& error) const {
+  UniqueFd file(open(path_.c_str(), openFlags | O_NOFOLLOW));
+  if (!file || lseek(file.get(), static_cast<off_t>(offset), SEEK_SET) < 0) {
+    error = errno;
+    return UniqueFd();
+  }
+  error = 0;
+  return file;
+}
+
 namespace {
 
 void removeTree(const std::string& dir) {
@@ -123,6 +161,23 @@ std::unique_ptr<MemoryFile> ShmDirectory::createFile(const std::string& name, st
   }
   close(fd);
   return std::unique_ptr<MemoryFile>(new MemoryFile(full, static_cast<std::byte*>(data), bytes, st.st_dev, st.st_ino));
+}
+
+std::shared_ptr<DeviceMemoryFile> ShmDirectory::createDeviceMemory(const std::string& name, uid_t uid, gid_t gid,
+                                                                   unsigned mode) const {
+  const std::string full = path_ + "/" + name;
+  const unsigned fileMode = mode & 0666;
+  UniqueFd fd(open(full.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, fileMode));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "creating " + full);
+  struct stat st {};
+  // Without root the mount admits only our own user (no allow_other), who owns the file already.
+  if ((geteuid() == 0 && fchown(fd.get(), uid, gid) != 0) || fchmod(fd.get(), fileMode) != 0 ||
+      fstat(fd.get(), &st) != 0) {
+    const int err = errno;
+    unlink(full.c_str());
+    throw std::system_error(err, std::generic_category(), "setting up " + full);
+  }
+  return std::shared_ptr<DeviceMemoryFile>(new DeviceMemoryFile(full, std::move(fd), st.st_dev, st.st_ino));
 }
 
 }  // namespace qaic::emu

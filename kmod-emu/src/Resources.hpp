@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <qaic/Resources.hpp>
@@ -23,6 +24,8 @@ struct ResourceGroup {
 // A partition: resources carved out of a device for a derived device node (id >= 100). Created
 // and removed by a privileged caller (qaicd); it outlives that caller's open file. Files opened
 // on its node charge every activation and resource group to `free`. Guarded by the Device mutex.
+class DeviceMemoryFile;
+
 struct Partition {
   uint32_t id = 0;
   rt::Resources capacity;
@@ -33,6 +36,9 @@ struct Partition {
   int32_t holderPid = 0;  // 0 = static
   std::string label;
   bool ended = false;  // removed, or its device reset or went away
+  // Its node's memory file (created at first use, Device::nodeMemory): its own, so that only
+  // those who may open the partition's node may map its BOs.
+  std::shared_ptr<DeviceMemoryFile> memory;
 };
 
 }  // namespace qaic::emu

@@ -39,6 +39,9 @@ constexpr const char* kUsage =
     "  --daemon       detach; exit 0 once the tree is visible\n"
     "  --foreground   stay attached (the default)\n"
     "  -v, --verbose  log control-plane events\n"
+    "  --no-passthrough\n"
+    "                 serve device nodes without FUSE passthrough: mmap of a node is then\n"
+    "                 ENODEV and clients map the node's memory file in the shm directory\n"
     "  --namespace -- COMMAND [ARG...]\n"
     "                 serve, run COMMAND in a private mount namespace where DIR/dev/accel is\n"
     "                 /dev/accel and DIR/sys is /sys (SYSTEMD_DEVICE_VERIFY_SYSFS=0 for libudev,\n"
@@ -64,6 +67,7 @@ struct Options {
   std::string config;
   int devices = 0;
   bool daemon = false;
+  bool passthrough = true;
   bool inNamespace = false;
   std::vector<std::string> command;  // --namespace: what to run there
 };
@@ -106,6 +110,7 @@ int run(const Options& opt, int readyFd) {
     return 2;
   }
   if (opt.devices > 0) config.devices.assign(static_cast<std::size_t>(opt.devices), config.devices.front());
+  config.passthrough = opt.passthrough;
   try {
     Emulator emu(config);
     emu.start(opt.root);
@@ -210,6 +215,8 @@ int main(int argc, char** argv) {
       opt.daemon = false;
     } else if (a == "-v" || a == "--verbose") {
       setVerbose(true);
+    } else if (a == "--no-passthrough") {
+      opt.passthrough = false;
     } else if (a == "--trace-requests") {
       setTraceRequests(true);
     } else if (a == "--namespace") {

@@ -156,7 +156,7 @@ Result<void> DeviceNode::closeBufferHandle(uint32_t handle) const {
 
 // The plain call first, as on a card: under `qaic-emu --namespace` the emulator's supervisor
 // makes the descriptor in this process. On an emulated node without one it gets EBADF (a FUSE
-// server cannot create descriptors in its caller), and this process opens the BO's memory file
+// server cannot create descriptors in its caller), and this process opens the node's memory file
 // itself, as the kernel would make the dma-buf, for the device to check (docs/emulator.md,
 // "Buffer objects, GEM and PRIME").
 Result<UniqueFd> DeviceNode::primeHandleToFd(uint32_t handle, uint32_t flags) const {
@@ -165,10 +165,14 @@ Result<UniqueFd> DeviceNode::primeHandleToFd(uint32_t handle, uint32_t flags) co
   if (errno != EBADF || !isEmulated()) return lastError("PRIME_HANDLE_TO_FD");
   auto offset = mmapBo(handle);
   if (!offset) return SysError{offset.error(), "PRIME_HANDLE_TO_FD: MMAP_BO"};
-  const auto path = shmDir_ / boFileName(*offset);
+  // The export the kernel would make, made here: a new open file description of the node's
+  // memory file, positioned at the BO's offset (how the emulator tells which BO it is).
+  const auto path = shmDir_ / deviceMemoryFileName(index_);
   UniqueFd file(::open(
       path.c_str(), ((flags & DRM_RDWR) ? O_RDWR : O_RDONLY) | ((flags & DRM_CLOEXEC) ? O_CLOEXEC : 0) | O_NOFOLLOW));
   if (!file) return SysError{errno, "PRIME_HANDLE_TO_FD: open " + path.string()};
+  if (::lseek(file.get(), static_cast<off_t>(*offset), SEEK_SET) < 0)
+    return SysError{errno, "PRIME_HANDLE_TO_FD: seek " + path.string()};
   drm_prime_handle args{handle, flags, file.get()};
   if (auto r = drmCall(DRM_IOCTL_PRIME_HANDLE_TO_FD, &args, "PRIME_HANDLE_TO_FD"); !r) return r.sysError();
   return file;

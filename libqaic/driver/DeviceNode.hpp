@@ -73,8 +73,8 @@ class DeviceNode {
   Result<void> closeBufferHandle(uint32_t handle) const;
   // PRIME export: a dma-buf descriptor of the BO (flags DRM_CLOEXEC, DRM_RDWR), by
   // drmPrimeHandleToFD. Only where the emulated node cannot create the descriptor in this
-  // process (EBADF: no `qaic-emu --namespace` supervisor) the BO's memory file is opened as the
-  // flags ask and checked by the device (emulator.md, PRIME).
+  // process (EBADF: no `qaic-emu --namespace` supervisor) the node's memory file is opened as
+  // the flags ask, positioned at the BO, and checked by the device (emulator.md, PRIME).
   Result<UniqueFd> primeHandleToFd(uint32_t handle, uint32_t flags) const;
   // PRIME import of a dma-buf descriptor of this process (an export of any device, a memfd):
   // the handle naming its memory on this open file.

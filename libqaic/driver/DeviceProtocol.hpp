@@ -19,7 +19,7 @@ namespace qaic::driver {
 
 // ---- 1. Memory files ---------------------------------------------------------------------------
 inline constexpr std::size_t kPageSize = 4096;
-inline constexpr const char* kBoFilePrefix = "bo-";
+inline constexpr const char* kDeviceMemoryFilePrefix = "memory-accel";
 inline constexpr unsigned kShmDirMode = 0711;  // others may traverse but not list
 inline constexpr unsigned kMemoryFileMode = 0600;
 // "instance.lock" inside emu_shm_dir: the running emulator holds its lock (base/InstanceLock.hpp)
@@ -32,11 +32,11 @@ constexpr uint64_t alignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// "bo-<offset as 16 lower-case hex digits>" inside the instance's emu_shm_dir.
-inline std::string boFileName(uint64_t mmapOffset) {
-  char name[32];
-  std::snprintf(name, sizeof name, "bo-%016llx", static_cast<unsigned long long>(mmapOffset));
-  return name;
+// "memory-accel<N>" inside the instance's emu_shm_dir: the sparse file that holds the pages of
+// every BO created through node accel<N> (a device's, or a partition's: N is then its id), each
+// at file offset == its MMAP_BO offset. It is the node's FUSE passthrough backing file.
+inline std::string deviceMemoryFileName(unsigned nodeIndex) {
+  return kDeviceMemoryFilePrefix + std::to_string(nodeIndex);
 }
 
 // MMAP_BO offsets: page aligned, start above zero so 0 is never a valid offset.

@@ -52,6 +52,9 @@ inline std::string dbcState(uint32_t dbc) { return "dbc" + std::to_string(dbc) +
 inline constexpr const char* kEmuDir = "qaic-emu";
 inline constexpr const char* kEmuPid = "qaic-emu/pid";         // the emulator's process
 inline constexpr const char* kEmuShmDir = "qaic-emu/shm_dir";  // BO memory files and windows
+// 1 when mmap of the node maps a BO (FUSE passthrough), 0 when it is ENODEV and a client maps the
+// node's memory file (driver::deviceMemoryFileName) in shm_dir instead.
+inline constexpr const char* kEmuPassthrough = "qaic-emu/passthrough";
 // The instance's compute pool (shared by all its devices): the host threads every NSP computes
 // on, those computing now, and the most that ever computed at once.
 inline constexpr const char* kEmuComputeThreads = "qaic-emu/compute_threads";

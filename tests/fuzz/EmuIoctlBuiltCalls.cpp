@@ -176,7 +176,7 @@ void EmuIoctlHarness::writeBo(Session& s, InputReader& in) {
   qaic_mmap_bo a{bo->handle, 0, 0};
   qaic_mmap_bo out{};
   if (ioctl(s, DRM_IOCTL_QAIC_MMAP_BO, &a, sizeof a, &out, false) != 0) return;  // removed device
-  const std::string path = shm_->path() + "/" + driver::boFileName(out.offset);
+  const std::string path = shm_->path() + "/" + driver::deviceMemoryFileName(0);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) violated("a live BO has no memory file");
   if (flags & 1) {
@@ -185,10 +185,11 @@ void EmuIoctlHarness::writeBo(Session& s, InputReader& in) {
       driver::RequestDescriptorHeader header;
       driver::RequestDescriptorEntry entries[2];
     } request{{driver::kRequestDescriptorMagic, driver::kDescriptorVersion, 2, 1}, {{1, 2, {1, 16}}, {1, 2, {1, 16}}}};
-    if (sizeof request <= bo->size) (void)!::pwrite(fd, &request, sizeof request, 0);
+    if (sizeof request <= bo->size) (void)!::pwrite(fd, &request, sizeof request, static_cast<off_t>(out.offset));
   }
   if (offset < bo->size && !bytes.empty())
-    (void)!::pwrite(fd, bytes.data(), std::min<uint64_t>(bytes.size(), bo->size - offset), offset);
+    (void)!::pwrite(fd, bytes.data(), std::min<uint64_t>(bytes.size(), bo->size - offset),
+                    static_cast<off_t>(out.offset + offset));
   ::close(fd);
 }
 

@@ -75,10 +75,12 @@ void EmuIoctlHarness::primeExport(Session& s, InputReader& in) {
     qaic_mmap_bo m{a.handle, 0, 0};
     qaic_mmap_bo out{};
     if (ioctl(s, DRM_IOCTL_QAIC_MMAP_BO, &m, sizeof m, &out, false) != 0) return;
-    const std::string path = shm_->path() + "/" + driver::boFileName(out.offset);
+    // The export the kernel would make: device 0's memory file at the BO's offset.
+    const std::string path = shm_->path() + "/" + driver::deviceMemoryFileName(0);
     opened = ::open(path.c_str(),
                     ((a.flags & DRM_RDWR) ? O_RDWR : O_RDONLY) | ((a.flags & DRM_CLOEXEC) ? O_CLOEXEC : 0));
     if (opened < 0) violated("a live BO has no memory file");
+    if (::lseek(opened, static_cast<off_t>(out.offset), SEEK_SET) < 0) violated("a BO's offset is not seekable");
     a.fd = opened;
   } else if (kind == 1) {
     a.fd = -1;

@@ -5,6 +5,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 namespace qaic::testing {
 
 Mapping::~Mapping() {
@@ -22,12 +24,27 @@ bool Mapping::map(const std::string& path, std::size_t bytes) {
   return true;
 }
 
-int createMappedBo(RawDevice& dev, const std::string& shmDir, uint64_t size, Bo& bo) {
+bool Mapping::mapAt(int fd, std::size_t bytes, uint64_t offset) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
+  if (p == MAP_FAILED) return false;
+  data_ = static_cast<std::byte*>(p);
+  size_ = bytes;
+  return true;
+}
+
+int createMappedBo(RawDevice& dev, const std::string& shmDir, uint64_t size, Bo& bo, unsigned nodeIndex) {
   if (int rc = dev.createBo(size, bo.handle)) return rc;
   uint64_t offset = 0;
   if (int rc = dev.mmapOffset(bo.handle, offset)) return rc;
   bo.size = size;
-  return bo.map.map(shmDir + "/" + driver::boFileName(offset), size) ? 0 : ENOENT;
+  if (bo.map.mapAt(dev.fd(), size, offset)) return 0;
+  if (errno != ENODEV) return errno;
+  const int file = ::open((shmDir + "/" + driver::deviceMemoryFileName(nodeIndex)).c_str(), O_RDWR | O_CLOEXEC);
+  if (file < 0) return errno;
+  const bool mapped = bo.map.mapAt(file, size, offset);
+  const int err = errno;
+  ::close(file);
+  return mapped ? 0 : err;
 }
 
 int transferAndActivate(RawDevice& dev, const std::vector<std::byte>& container, uint32_t loadId, uint32_t queueSize,

@@ -20,6 +20,8 @@ class Mapping {
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
   bool map(const std::string& path, std::size_t bytes);
+  // Maps `bytes` of an open descriptor at `offset` (a device node at a BO's MMAP_BO offset).
+  bool mapAt(int fd, std::size_t bytes, uint64_t offset);
   std::byte* data() const { return data_; }
   std::size_t size() const { return size_; }
 
@@ -34,8 +36,9 @@ struct Bo {
   Mapping map;
 };
 
-// CREATE_BO + MMAP_BO + mapping of its memory file; 0 or an errno (ENOENT: file missing).
-int createMappedBo(RawDevice& dev, const std::string& shmDir, uint64_t size, Bo& bo);
+// CREATE_BO + MMAP_BO + mmap of the node at the offset (or, from an emulator without FUSE
+// passthrough, of memory-accel<nodeIndex> in shmDir at the offset); 0 or an errno.
+int createMappedBo(RawDevice& dev, const std::string& shmDir, uint64_t size, Bo& bo, unsigned nodeIndex = 0);
 
 // DMA_XFER of `container` as load `loadId`, then ACTIVATE_FROM_USR; 0 or the MANAGE errno.
 int transferAndActivate(RawDevice& dev, const std::vector<std::byte>& container, uint32_t loadId, uint32_t queueSize,

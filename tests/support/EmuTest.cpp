@@ -20,7 +20,7 @@ std::string EmuTest::config() const {
 
 void EmuTest::SetUp() {
   relu_ = reluProgram();
-  emu_ = std::make_unique<EmulatorProcess>(config());
+  emu_ = std::make_unique<EmulatorProcess>(EmulatorOptions{config(), arguments(), {}, false});
 }
 
 void EmuTest::TearDown() {
@@ -110,9 +110,15 @@ int exportBo(const driver::DeviceNode& node, uint32_t handle, uint32_t flags) {
   static_assert((DRM_RDWR | DRM_CLOEXEC) == 0x80002, "the default flags of exportBo");
   auto offset = node.mmapBo(handle);
   if (!offset) return -offset.error();
-  const int fd = ::open((node.shmDir() / driver::boFileName(*offset)).c_str(),
+  // What the kernel would make: the node's memory file, positioned at the BO's offset.
+  const int fd = ::open((node.shmDir() / driver::deviceMemoryFileName(node.index())).c_str(),
                         ((flags & DRM_RDWR) ? O_RDWR : O_RDONLY) | ((flags & DRM_CLOEXEC) ? O_CLOEXEC : 0));
   if (fd < 0) return -errno;
+  if (::lseek(fd, static_cast<off_t>(*offset), SEEK_SET) < 0) {
+    const int err = errno;
+    ::close(fd);
+    return -err;
+  }
   drm_prime_handle p{handle, flags, fd};
   if (auto r = node.rawIoctl(DRM_IOCTL_PRIME_HANDLE_TO_FD, &p, "PRIME_HANDLE_TO_FD"); !r) {
     ::close(fd);

@@ -38,6 +38,8 @@ class EmuTest : public ::testing::Test {
  protected:
   // Overridden by tests that need another device (fault defaults, one NSP, ...).
   virtual std::string config() const;
+  // More qaic-emu arguments (e.g. --no-passthrough); none by default.
+  virtual std::vector<std::string> arguments() const { return {}; }
 
   void SetUp() override;
   void TearDown() override;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "EmulatorProcess.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -11,6 +13,8 @@
 #include <thread>
 
 #include "Paths.hpp"
+#include "base/UniqueFd.hpp"
+#include "driver/DeviceProtocol.hpp"
 #include "driver/SysfsDevice.hpp"
 #include "driver/SysfsNames.hpp"
 
@@ -154,6 +158,22 @@ bool EmulatorProcess::stop() {
     runProgram({"/usr/bin/fusermount3", "-u", "-z", root_.string()}, work_ / "emu.log", kStopTimeout);
   }
   return clean;
+}
+
+int liveBoRanges(const std::filesystem::path& shmDir) {
+  int ranges = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(shmDir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind(driver::kDeviceMemoryFilePrefix, 0) != 0) continue;
+    UniqueFd file(::open(it->path().c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file) continue;
+    for (off_t at = ::lseek(file.get(), 0, SEEK_DATA); at >= 0; at = ::lseek(file.get(), at, SEEK_DATA)) {
+      ++ranges;
+      at = ::lseek(file.get(), at, SEEK_HOLE);
+      if (at < 0) break;
+    }
+  }
+  return ranges;
 }
 
 }  // namespace qaic::testing

@@ -73,4 +73,8 @@ class EmulatorProcess {
   bool crashed_ = false;  // kill(): the stale mount is the test's
 };
 
+// The BOs an emulator's devices hold now: the ranges of pages in the memory-accel<N> files of its
+// shm_dir (each BO is one, with a hole after it; a freed BO's range is punched out).
+int liveBoRanges(const std::filesystem::path& shmDir);
+
 }  // namespace qaic::testing

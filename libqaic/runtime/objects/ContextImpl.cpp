@@ -3,6 +3,9 @@
 
 #include <drm.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "driver/DeviceProtocol.hpp"
 #include "runtime/objects/DmaBufferImpl.hpp"
@@ -121,9 +124,11 @@ std::shared_ptr<DmaBufferImpl> ContextImpl::dmaBufferOn(int fd, const std::share
   struct stat st {};
   if (::fstat(fd, &st) != 0)
     throw Error(QS_INVAL, what + ": DMA handle " + std::to_string(fd) + " is not an open descriptor");
+  const off_t position = std::max<off_t>(::lseek(fd, 0, SEEK_CUR), 0);  // a dma-buf has none
   std::lock_guard lock(dmaMutex_);
   for (auto it = imports_.begin(); it != imports_.end(); ++it) {
-    if (it->node != node.get() || it->device != st.st_dev || it->inode != st.st_ino) continue;
+    if (it->node != node.get() || it->device != st.st_dev || it->inode != st.st_ino || it->position != position)
+      continue;
     Import found = std::move(*it);
     imports_.erase(it);
     imports_.push_back(std::move(found));
@@ -136,7 +141,7 @@ std::shared_ptr<DmaBufferImpl> ContextImpl::dmaBufferOn(int fd, const std::share
                     " is neither a DMA buffer of this context nor a dma-buf the device imports: " + bo.message());
   auto buffer = std::make_shared<DmaBufferImpl>(node, std::move(*bo));
   if (imports_.size() >= kImportsKept) imports_.erase(imports_.begin());  // in-flight users hold theirs
-  imports_.push_back({node.get(), st.st_dev, st.st_ino, buffer});
+  imports_.push_back({node.get(), st.st_dev, st.st_ino, position, buffer});
   return buffer;
 }
 

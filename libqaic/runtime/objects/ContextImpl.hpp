@@ -87,6 +87,7 @@ class ContextImpl final : public Context, public std::enable_shared_from_this<Co
     const driver::DeviceNode* node;
     dev_t device;
     ino_t inode;
+    off_t position;  // an emulated device's exports share one file, each at its BO's offset
     std::shared_ptr<DmaBufferImpl> buffer;
   };
   std::vector<Import> imports_;

@@ -169,7 +169,9 @@ class EmuDevice : public ::testing::Test {
   std::string shm_;
 };
 
-TEST_F(EmuDevice, BufferObjectRoundTripThroughItsMemoryFile) {
+// mmap of the node at the MMAP_BO offset maps the BO (FUSE passthrough onto the node's memory
+// file, where the BO's pages sit at the same offset); freeing it punches its pages out.
+TEST_F(EmuDevice, BufferObjectRoundTripThroughTheNodeAndItsMemoryFile) {
   RawDevice dev(emu_->nodePath(0));
   ASSERT_GE(dev.fd(), 0);
   uint32_t handle = 0;
@@ -178,27 +180,34 @@ TEST_F(EmuDevice, BufferObjectRoundTripThroughItsMemoryFile) {
   uint64_t offset = 0;
   ASSERT_EQ(dev.mmapOffset(handle, offset), 0);
   EXPECT_EQ(offset % 4096, 0u);
-  const std::string file = shm_ + "/" + driver::boFileName(offset);
-  struct stat st;
+  const std::string file = shm_ + "/" + driver::deviceMemoryFileName(0);
+  struct stat st, node;
   ASSERT_EQ(stat(file.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_EQ(st.st_uid, getuid());
-  EXPECT_EQ(st.st_size, 12288);
-  int fd = open(file.c_str(), O_RDWR);
-  ASSERT_GE(fd, 0);
-  void* p = mmap(nullptr, 12288, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ASSERT_NE(p, MAP_FAILED);
+  ASSERT_EQ(stat(emu_->nodePath(0).c_str(), &node), 0);
+  EXPECT_EQ(st.st_mode & 0777, node.st_mode & 0666);
+  EXPECT_EQ(st.st_uid, node.st_uid);
+  EXPECT_GE(static_cast<uint64_t>(st.st_size), offset + 12288);
+  void* p = mmap(nullptr, 12288, PROT_READ | PROT_WRITE, MAP_SHARED, dev.fd(), static_cast<off_t>(offset));
+  ASSERT_NE(p, MAP_FAILED) << std::strerror(errno);
   std::memset(p, 0x5a, 12288);
   munmap(p, 12288);
-  close(fd);
-  // A second BO gets another offset; closing the file frees both memory files.
+  int fd = open(file.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::vector<unsigned char> seen(12288);
+  ASSERT_EQ(pread(fd, seen.data(), seen.size(), static_cast<off_t>(offset)), 12288);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 0x5a), 12288);
+  // A second BO gets another offset; closing the file frees both: their pages are holes again.
   uint32_t second = 0;
   uint64_t offset2 = 0;
   ASSERT_EQ(dev.createBo(1, second), 0);
   ASSERT_EQ(dev.mmapOffset(second, offset2), 0);
   EXPECT_NE(offset, offset2);
   dev.close();
-  EXPECT_TRUE(eventually([&] { return stat(file.c_str(), &st) != 0; }));
+  EXPECT_TRUE(eventually([&] {
+    return pread(fd, seen.data(), seen.size(), static_cast<off_t>(offset)) == 12288 &&
+           std::count(seen.begin(), seen.end(), 0) == 12288;
+  }));
+  close(fd);
 }
 
 TEST_F(EmuDevice, BufferObjectIoctlsValidateLikeTheKernel) {

@@ -62,7 +62,8 @@ TEST_F(PermissionTest, NobodyCannotOpenOrMapAnotherUsersBo) {
   auto node = openNode();
   auto bo = BufferObject::create(node, 4096);
   ASSERT_TRUE(bo) << bo.message();
-  const std::string file = (node.shmDir() / boFileName(bo->mmapOffset())).string();
+  // The BO lives in the node's memory file, with the node's owner and mode (root's, 0600).
+  const std::string file = (node.shmDir() / deviceMemoryFileName(0)).string();
   struct stat st {};
   ASSERT_EQ(::stat(file.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -70,7 +71,7 @@ TEST_F(PermissionTest, NobodyCannotOpenOrMapAnotherUsersBo) {
 
   const ExitStatus child = runInChild([&] { return openIsDenied(file, O_RDWR); }, 30s);
   ASSERT_TRUE(child.exited);
-  EXPECT_EQ(child.code, 0) << "1: nobody opened root's BO file, 2: wrong errno, 90: setuid failed";
+  EXPECT_EQ(child.code, 0) << "1: nobody opened root's memory file, 2: wrong errno, 90: setuid failed";
   const ExitStatus readOnly = runInChild([&] { return openIsDenied(file, O_RDONLY); }, 30s);
   ASSERT_TRUE(readOnly.exited);
   EXPECT_EQ(readOnly.code, 0);

@@ -58,9 +58,11 @@ void expectRelu(const std::vector<float>& x, std::span<const std::byte> y) {
   }
 }
 
-bool fileExists(const std::filesystem::path& p) {
-  std::error_code ec;
-  return std::filesystem::exists(p, ec);
+// True while the BO at `offset` holds its pages in the node's memory file: a freed BO's range is
+// punched out, a hole.
+bool boMemoryLive(const DeviceNode& node, uint64_t offset) {
+  UniqueFd file(::open((node.shmDir() / deviceMemoryFileName(node.index())).c_str(), O_RDONLY | O_CLOEXEC));
+  return file && ::lseek(file.get(), static_cast<off_t>(offset), SEEK_DATA) == static_cast<off_t>(offset);
 }
 
 class PrimeBufferTest : public EmuTest {
@@ -87,14 +89,102 @@ class PrimeBufferTest : public EmuTest {
   std::unique_ptr<container::QpcImage> image_;
 };
 
+// A mapping of the node at a BO's MMAP_BO offset (FUSE passthrough onto its memory file); null
+// with errno when mmap fails.
+std::byte* mapNode(const DeviceNode& node, uint64_t offset, std::size_t bytes) {
+  void* view = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, node.fd(), static_cast<off_t>(offset));
+  return view == MAP_FAILED ? nullptr : static_cast<std::byte*>(view);
+}
+
+// mmap of the node at the MMAP_BO offset is the device's view of the BO, as on mainline: the
+// input written there is what the device reads, its output lands there.
+TEST_F(PrimeBufferTest, MmapOfTheNodeSharesTheBoWithTheDevice) {
+  EXPECT_EQ(sysfs().read(driver::sysfs::kEmuPassthrough).value(), "1");
+  auto node = openNode();
+  const uint32_t dbc = activateRelu(node);
+  InferenceRig rig(node, *image_, 0, dbc);
+  rig.attachAll();
+  const std::size_t xBytes = rig.buffer("x").size(), yBytes = rig.buffer("y").size();
+  std::byte* x = mapNode(node, rig.slot("x").bo.mmapOffset(), xBytes);
+  std::byte* y = mapNode(node, rig.slot("y").bo.mmapOffset(), yBytes);
+  ASSERT_TRUE(x && y) << std::strerror(errno);
+  const auto input = reluInput();
+  std::memcpy(x, input.data(), input.size() * sizeof(float));
+  runRelu(node, rig, dbc);
+  expectRelu(input, std::span<const std::byte>(y, yBytes));
+  ::munmap(x, xBytes);
+  ::munmap(y, yBytes);
+}
+
+// Two open files of the node, one holding the BO by PRIME import, map the same pages at the same
+// offset and see each other's writes; libqaic's import maps them too, at the export's position.
+TEST_F(PrimeBufferTest, TwoOpensOfTheNodeMapTheSameBoAfterImport) {
+  auto first = openNode();
+  auto second = openNode();
+  auto bo = BufferObject::create(first, 8192);
+  ASSERT_TRUE(bo) << bo.message();
+  const int fd = exportBo(first, bo->handle());
+  ASSERT_GE(fd, 0) << std::strerror(-fd);
+  UniqueFd exported(fd);
+  ASSERT_GT(importFd(second, exported.get()), 0);
+  std::byte* a = mapNode(first, bo->mmapOffset(), 8192);
+  std::byte* b = mapNode(second, bo->mmapOffset(), 8192);
+  ASSERT_TRUE(a && b) << std::strerror(errno);
+  std::memcpy(a, "written by the first", 20);
+  std::memcpy(b + 4096, "written by the second", 21);
+  EXPECT_EQ(std::memcmp(b, "written by the first", 20), 0);
+  EXPECT_EQ(std::memcmp(a + 4096, "written by the second", 21), 0);
+  EXPECT_EQ(std::memcmp(bo->data() + 4096, "written by the second", 21), 0) << "libqaic's own mapping";
+  auto imported = BufferObject::import(second, exported.get());
+  ASSERT_TRUE(imported) << imported.message();
+  EXPECT_EQ(imported->size(), 8192u) << "the BO's pages, up to the hole after them";
+  EXPECT_EQ(std::memcmp(imported->data(), "written by the first", 20), 0);
+  EXPECT_EQ(::lseek(exported.get(), 0, SEEK_CUR), static_cast<off_t>(bo->mmapOffset())) << "position kept";
+  ::munmap(a, 8192);
+  ::munmap(b, 8192);
+}
+
+// An emulator without FUSE passthrough says so in sysfs; mmap of its node is ENODEV, and libqaic
+// maps the node's memory file at the BO's offset instead: inference, export and import still work.
+class NoPassthroughTest : public PrimeBufferTest {
+ protected:
+  std::vector<std::string> arguments() const override { return {"--no-passthrough"}; }
+};
+
+TEST_F(NoPassthroughTest, MmapOfTheNodeIsEnodevAndLibqaicMapsTheMemoryFile) {
+  EXPECT_EQ(sysfs().read(driver::sysfs::kEmuPassthrough).value(), "0");
+  auto node = openNode();
+  auto handle = node.createBo(4096);
+  ASSERT_TRUE(handle) << handle.message();
+  auto offset = node.mmapBo(*handle);
+  ASSERT_TRUE(offset) << offset.message();
+  errno = 0;
+  EXPECT_EQ(mapNode(node, *offset, 4096), nullptr);
+  EXPECT_EQ(errno, ENODEV);
+  const uint32_t dbc = activateRelu(node);
+  InferenceRig rig(node, *image_, 0, dbc);
+  rig.attachAll();
+  const auto input = reluInput();
+  std::memcpy(rig.buffer("x").data(), input.data(), input.size() * sizeof(float));
+  runRelu(node, rig, dbc);
+  expectRelu(input, rig.buffer("y"));
+  const int fd = exportBo(node, rig.slot("y").handle);
+  ASSERT_GE(fd, 0) << std::strerror(-fd);
+  UniqueFd exported(fd);
+  auto other = openNode();
+  auto imported = BufferObject::import(other, exported.get());
+  ASSERT_TRUE(imported) << imported.message();
+  expectRelu(input, std::span<const std::byte>(imported->data(), rig.buffer("y").size()));
+}
+
 TEST_F(PrimeBufferTest, GemCloseFreesTheBoAndItsMemoryAtOnce) {
   auto node = openNode();
   auto handle = node.createBo(1 << 20);
   ASSERT_TRUE(handle) << handle.message();
-  const auto file = node.shmDir() / boFileName(*node.mmapBo(*handle));
-  ASSERT_TRUE(fileExists(file));
+  const uint64_t offset = *node.mmapBo(*handle);
+  ASSERT_TRUE(boMemoryLive(node, offset));
   EXPECT_EQ(gemClose(node, *handle), 0);
-  EXPECT_FALSE(fileExists(file)) << "nothing else held the BO";
+  EXPECT_FALSE(boMemoryLive(node, offset)) << "nothing else held the BO";
   EXPECT_EQ(node.mmapBo(*handle).error(), ENOENT);
   EXPECT_EQ(gemClose(node, *handle), EINVAL) << "an unknown handle is EINVAL, as drm_gem_close_ioctl";
   EXPECT_EQ(gemClose(node, 999), EINVAL);
@@ -115,23 +205,22 @@ TEST_F(PrimeBufferTest, ClosedBoThatIsSlicedAndQueuedCompletesThenGoesWithItsSli
   const auto x = reluInput();
   std::memcpy(rig.buffer("x").data(), x.data(), x.size() * sizeof(float));
   rig.writeRequestDescriptor(1);
-  const auto yFile = node.shmDir() / boFileName(rig.slot("y").bo.mmapOffset());
+  const uint64_t y = rig.slot("y").bo.mmapOffset();
   // The program is held so that the output's request is surely queued when its handle goes.
   ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "1"));
   auto submitted = node.execute(dbc, rig.executeEntries());
   ASSERT_TRUE(submitted) << submitted.message();
   ASSERT_EQ(gemClose(node, rig.slot("y").handle), 0);
-  EXPECT_TRUE(fileExists(yFile)) << "the queued request and the slice still hold it";
+  EXPECT_TRUE(boMemoryLive(node, y)) << "the queued request and the slice still hold it";
   ASSERT_TRUE(sysfs().write(driver::sysfs::kFaultNspHang, "0"));
   auto done = node.waitBo(rig.lastHandle(), dbc, 20000);
   ASSERT_TRUE(done) << done.message();
   EXPECT_EQ(rig.responseHeader().status, DBC_COMPLETION_SUCCESS);
   expectRelu(x, rig.buffer("y"));
-  EXPECT_TRUE(fileExists(yFile)) << "the slice holds it until the activation ends";
+  EXPECT_TRUE(boMemoryLive(node, y)) << "the slice holds it until the activation ends";
   ASSERT_TRUE(deactivate(node, dbc));
-  EXPECT_FALSE(fileExists(yFile)) << "its last holder, the slice, went with the activation";
-  EXPECT_TRUE(fileExists(node.shmDir() / boFileName(rig.slot("x").bo.mmapOffset())))
-      << "BOs that still have handles stay";
+  EXPECT_FALSE(boMemoryLive(node, y)) << "its last holder, the slice, went with the activation";
+  EXPECT_TRUE(boMemoryLive(node, rig.slot("x").bo.mmapOffset())) << "BOs that still have handles stay";
 }
 
 // The end of an activation detaches the BOs sliced to it (release_dbc): they serve the next one.
@@ -158,28 +247,38 @@ TEST_F(PrimeBufferTest, BosOfAnEndedActivationCanBeSlicedAgain) {
   expectRelu(x, rig.buffer("y"));
 }
 
+// An export is the node's memory file at the BO's offset: it maps the BO's pages there for as
+// long as the BO lives, however many handles of it closed; an import on another file holds it.
 TEST_F(PrimeBufferTest, AnExportOutlivesTheHandleAndMapsTheSameMemory) {
   auto node = openNode();
+  auto holder = openNode();
   auto bo = BufferObject::create(node, 8192);
   ASSERT_TRUE(bo) << bo.message();
   std::memcpy(bo->data() + 100, "exported", 8);
   const int fd = exportBo(node, bo->handle());
   ASSERT_GE(fd, 0) << std::strerror(-fd);
   UniqueFd exported(fd);
-  const auto file = node.shmDir() / boFileName(bo->mmapOffset());
+  EXPECT_EQ(::lseek(exported.get(), 0, SEEK_CUR), static_cast<off_t>(bo->mmapOffset())) << "positioned at its BO";
+  const auto held = importFd(holder, exported.get());
+  ASSERT_GT(held, 0) << std::strerror(static_cast<int>(-held));
+  const uint64_t offset = bo->mmapOffset();
   ASSERT_EQ(gemClose(node, bo->handle()), 0);
-  EXPECT_FALSE(fileExists(file)) << "the device let go of it";
-  struct stat st {};
-  ASSERT_EQ(::fstat(exported.get(), &st), 0);
-  EXPECT_EQ(st.st_nlink, 0u);
-  void* view = ::mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, exported.get(), 0);
+  EXPECT_TRUE(boMemoryLive(node, offset)) << "the other file's import holds it";
+  void* view = ::mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, exported.get(), static_cast<off_t>(offset));
   ASSERT_NE(view, MAP_FAILED) << std::strerror(errno);
   EXPECT_EQ(std::memcmp(static_cast<char*>(view) + 100, "exported", 8), 0);
-  ::munmap(view, 8192);
   // Imported again after its handle closed: still the same pages.
   auto again = importFd(node, exported.get());
   ASSERT_GT(again, 0) << std::strerror(static_cast<int>(-again));
   EXPECT_EQ(node.mmapBo(static_cast<uint32_t>(again)).error(), EINVAL) << "an import maps through its fd";
+  // Its last holders gone, the BO's pages go too: the export's mapping reads zeros and the
+  // descriptor names no BO any more (docs/emulator.md, "What still tells the difference").
+  ASSERT_EQ(gemClose(node, static_cast<uint32_t>(again)), 0);
+  ASSERT_EQ(gemClose(holder, static_cast<uint32_t>(held)), 0);
+  EXPECT_FALSE(boMemoryLive(node, offset));
+  EXPECT_EQ(static_cast<char*>(view)[100], 0);
+  ::munmap(view, 8192);
+  EXPECT_EQ(importFd(node, exported.get()), -EINVAL);
 }
 
 TEST_F(PrimeBufferTest, ExportChecksFlagsHandleAndTheDescriptorLikeTheKernel) {
@@ -187,12 +286,20 @@ TEST_F(PrimeBufferTest, ExportChecksFlagsHandleAndTheDescriptorLikeTheKernel) {
   auto handle = node.createBo(4096);
   auto other = node.createBo(4096);
   ASSERT_TRUE(handle && other);
-  const auto path = node.shmDir() / boFileName(*node.mmapBo(*handle));
-  UniqueFd rw(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-  UniqueFd ro(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  UniqueFd inheritable(::open(path.c_str(), O_RDWR));
-  UniqueFd elsewhere(::open((node.shmDir() / boFileName(*node.mmapBo(*other))).c_str(), O_RDWR | O_CLOEXEC));
-  ASSERT_TRUE(rw && ro && inheritable && elsewhere);
+  // Descriptors of the node's memory file, each positioned at a BO as an export is.
+  const auto path = node.shmDir() / deviceMemoryFileName(0);
+  auto openAt = [&](int flags, uint64_t offset) {
+    UniqueFd fd(::open(path.c_str(), flags));
+    if (fd && ::lseek(fd.get(), static_cast<off_t>(offset), SEEK_SET) < 0) fd.reset();
+    return fd;
+  };
+  const uint64_t offset = *node.mmapBo(*handle);
+  UniqueFd rw = openAt(O_RDWR | O_CLOEXEC, offset);
+  UniqueFd ro = openAt(O_RDONLY | O_CLOEXEC, offset);
+  UniqueFd inheritable = openAt(O_RDWR, offset);
+  UniqueFd elsewhere = openAt(O_RDWR | O_CLOEXEC, *node.mmapBo(*other));
+  UniqueFd nowhere = openAt(O_RDWR | O_CLOEXEC, 0);
+  ASSERT_TRUE(rw && ro && inheritable && elsewhere && nowhere);
   auto tryExport = [&](uint32_t h, uint32_t flags, int fd) {
     drm_prime_handle p{h, flags, fd};
     return ioctlErrno(node, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
@@ -202,6 +309,7 @@ TEST_F(PrimeBufferTest, ExportChecksFlagsHandleAndTheDescriptorLikeTheKernel) {
   EXPECT_EQ(tryExport(*handle, DRM_CLOEXEC | DRM_RDWR, -1), EBADF) << "no descriptor (plain libdrm)";
   EXPECT_EQ(tryExport(*handle, DRM_CLOEXEC | DRM_RDWR, 9999), EBADF);
   EXPECT_EQ(tryExport(*handle, DRM_CLOEXEC | DRM_RDWR, elsewhere.get()), EINVAL) << "another BO's memory";
+  EXPECT_EQ(tryExport(*handle, DRM_CLOEXEC | DRM_RDWR, nowhere.get()), EINVAL) << "the file, but not at the BO";
   EXPECT_EQ(tryExport(*handle, DRM_CLOEXEC | DRM_RDWR, ro.get()), EINVAL) << "read-only for DRM_RDWR";
   EXPECT_EQ(tryExport(*handle, DRM_CLOEXEC, rw.get()), EINVAL) << "read-write without DRM_RDWR";
   EXPECT_EQ(tryExport(*handle, DRM_CLOEXEC | DRM_RDWR, inheritable.get()), EINVAL) << "cloexec mismatch";

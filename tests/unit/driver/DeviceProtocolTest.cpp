@@ -45,7 +45,8 @@ TEST(DeviceProtocol, ActivateOptionsCarryLoadAndProgram) {
   const uint32_t o = makeActivateOptions(0x00abcdef, 3);
   EXPECT_EQ(activateLoadId(o), 0x00abcdefu);
   EXPECT_EQ(activateProgramIndex(o), 3u);
-  EXPECT_EQ(boFileName(0x100000000ull), "bo-0000000100000000");
+  EXPECT_EQ(deviceMemoryFileName(0), "memory-accel0");
+  EXPECT_EQ(deviceMemoryFileName(100), "memory-accel100");
 }
 
 }  // namespace
