@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,15 +234,34 @@ static void exercisePrime(const char* node) {
   else if (!exportIs(readOnly, 0, -1))
     fail("second export without DRM_CLOEXEC: close-on-exec", node);
   if (readWrite >= 0 && readOnly >= 0) {
+    struct qaic_mmap_bo mapBo = {.handle = create.handle};
     errno = 0;
-    if (fstat(readWrite, &rw) != 0 || fstat(readOnly, &ro) != 0 || rw.st_size != kBytes || rw.st_ino != ro.st_ino)
-      fail("exports: not one memory of the BO's size", node);
-    const char text[] = "through the export";
-    /* Both exports are the BO's memory: what one writes, the other reads. */
+    if (ioctl(first, DRM_IOCTL_QAIC_MMAP_BO, &mapBo) != 0) fail("PRIME: MMAP_BO", node);
+    /* An export is the node's memory file, positioned at the BO (its MMAP_BO offset): both
+     * exports are one memory, and what the node's mapping writes they read. */
+    const off_t at = (off_t)mapBo.offset;
+    errno = 0;
+    if (fstat(readWrite, &rw) != 0 || fstat(readOnly, &ro) != 0 || rw.st_ino != ro.st_ino ||
+        lseek(readWrite, 0, SEEK_CUR) != at || lseek(readOnly, 0, SEEK_CUR) != at)
+      fail("exports: not one memory positioned at the BO", node);
+    const char text[] = "through the node's mapping";
     char back[sizeof text] = {0};
-    if (pwrite(readWrite, text, sizeof text, 4096) != (ssize_t)sizeof text ||
-        pread(readOnly, back, sizeof back, 4096) != (ssize_t)sizeof back || memcmp(text, back, sizeof text) != 0)
-      fail("exports: what one writes the other does not read", node);
+    void* mapped = mmap(NULL, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, first, at);
+    if (mapped == MAP_FAILED) {
+      /* An emulator without FUSE passthrough (not privileged) says so, and mmap is ENODEV. */
+      const int mmapError = errno;
+      char attribute[PATH_MAX], passthrough[16] = "";
+      format(attribute, sizeof attribute, "/sys/class/accel/%s/qaic-emu/passthrough", strrchr(node, '/') + 1);
+      readLine(attribute, passthrough, sizeof passthrough);
+      errno = mmapError;
+      if (mmapError != ENODEV || strcmp(passthrough, "0") != 0) fail("PRIME: mmap of the node", node);
+      printf("mmap %s ENODEV, passthrough %s\n", node, passthrough);
+    } else {
+      memcpy((char*)mapped + 4096, text, sizeof text);
+      if (pread(readOnly, back, sizeof back, at + 4096) != (ssize_t)sizeof back || memcmp(text, back, sizeof text) != 0)
+        fail("exports: what the node's mapping writes the export does not read", node);
+      munmap(mapped, kBytes);
+    }
     errno = 0;
     if (drmPrimeFDToHandle(second, readWrite, &imported) != 0 || imported == 0)
       fail("drmPrimeFDToHandle on a second open file", node);
@@ -259,7 +279,8 @@ static void exercisePrime(const char* node) {
   errno = 0;
   if (imported != 0 && drmCloseBufferHandle(second, imported) != 0) fail("GEM_CLOSE of the import", node);
   if (drmCloseBufferHandle(first, create.handle) != 0) fail("GEM_CLOSE of the export", node);
-  printf("prime %s export %d bytes, import handle %u, own export back as %u\n", node, (int)rw.st_size, imported, again);
+  printf("prime %s export %d bytes, import handle %u, own export back as %u\n", node, (int)create.size, imported,
+         again);
   if (readWrite >= 0) close(readWrite);
   if (readOnly >= 0) close(readOnly);
   close(first);

@@ -110,7 +110,8 @@ TEST(EmuNamespace, APlainClientFindsTheCardsByPciScanAndUdev) {
 
 // Unmodified libdrm PRIME (drmPrimeHandleToFD with fd -1) works inside the namespace: the
 // emulator's supervisor makes the export on the caller's open file and installs the descriptor
-// in the caller (ExportSupervisor). The client checks flags, sharing, import on a second open
+// in the caller (ExportSupervisor). The client checks flags, sharing with the node's mapping
+// (mmap of the node at the MMAP_BO offset, FUSE passthrough), import on a second open
 // file, mainline's EINVAL and ENOENT, and that the same request number on other descriptors
 // gets the kernel's own answers; it exits 1 naming the first check that failed.
 TEST(EmuNamespace, APlainClientExportsWithLibdrmAndImportsOnASecondFile) {
@@ -125,6 +126,7 @@ TEST(EmuNamespace, APlainClientExportsWithLibdrmAndImportsOnASecondFile) {
   for (const char* line : {"prime /dev/accel/accel0 export 8192 bytes, import handle 1, own export back as 1\n",
                            "prime /dev/accel/accel1 export 8192 bytes, import handle 1, own export back as 1\n"})
     EXPECT_NE(out.out.find(line), std::string::npos) << line << "in:\n" << out.out;
+  EXPECT_EQ(out.out.find("mmap /dev/accel"), std::string::npos) << "mmap of the node did not map:\n" << out.out;
 }
 
 // The same client asks the firmware's status in the vendor's protocol and prints the fields
