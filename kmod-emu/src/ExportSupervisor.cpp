@@ -68,6 +68,27 @@ struct Verdict {
 
 bool stillPending(int listener, uint64_t id) { return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0; }
 
+// The one message on the listener's socket: a byte with room for one descriptor beside it. Built
+// on the stack (the child may not allocate); pinned, since the header points into it.
+struct DescriptorMessage {
+  DescriptorMessage() {
+    message.msg_iov = &payload;
+    message.msg_iovlen = 1;
+    message.msg_control = control.bytes;
+    message.msg_controllen = sizeof control.bytes;
+  }
+  DescriptorMessage(const DescriptorMessage&) = delete;
+  DescriptorMessage& operator=(const DescriptorMessage&) = delete;
+
+  char tag = 'L';
+  iovec payload{&tag, 1};
+  msghdr message{};
+  union {  // last: cmsghdr ends in a flexible array
+    char bytes[CMSG_SPACE(sizeof(int))];
+    cmsghdr alignment;
+  } control{};
+};
+
 }  // namespace
 
 // ---- The child's side ---------------------------------------------------------------------------
@@ -105,17 +126,8 @@ bool ExportInterception::installInChild() {
     ::close(socket);
     return false;
   }
-  char tag = 'L';
-  iovec payload{&tag, 1};
-  union {
-    char bytes[CMSG_SPACE(sizeof(int))];
-    cmsghdr alignment;
-  } control{};
-  msghdr message{};
-  message.msg_iov = &payload;
-  message.msg_iovlen = 1;
-  message.msg_control = control.bytes;
-  message.msg_controllen = sizeof control.bytes;
+  DescriptorMessage sending;
+  msghdr& message = sending.message;
   cmsghdr* rights = CMSG_FIRSTHDR(&message);
   rights->cmsg_level = SOL_SOCKET;
   rights->cmsg_type = SCM_RIGHTS;
@@ -131,17 +143,8 @@ bool ExportInterception::installInChild() {
 
 UniqueFd ExportInterception::receiveListener() {
   childEnd_.reset();  // the child's copy alone remains: its exit or exec ends the wait below
-  char tag = 0;
-  iovec payload{&tag, 1};
-  union {
-    char bytes[CMSG_SPACE(sizeof(int))];
-    cmsghdr alignment;
-  } control{};
-  msghdr message{};
-  message.msg_iov = &payload;
-  message.msg_iovlen = 1;
-  message.msg_control = control.bytes;
-  message.msg_controllen = sizeof control.bytes;
+  DescriptorMessage receiving;
+  msghdr& message = receiving.message;
   ssize_t got;
   do got = ::recvmsg(emulatorEnd_.get(), &message, MSG_CMSG_CLOEXEC);
   while (got < 0 && errno == EINTR);
