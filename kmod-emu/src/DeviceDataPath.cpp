@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "Device.hpp"
+#include "ExportSupervisor.hpp"
 #include "UserMemory.hpp"
 #include "driver/WindowFutex.hpp"
 
@@ -186,6 +187,7 @@ int Device::primeHandleToFd(OpenFile& f, const IoctlCall& c) {
     if (!f.bos.contains(args.handle)) return ENOENT;  // closed meanwhile; `exported` closes
     f.prime[memory->identity()] = args.handle;
     args.fd = exported->release();  // the supervisor's to hand on and close
+    exportHandOver().store(args.fd, std::memory_order_release);
     argOut(c, args);
     return 0;
   }

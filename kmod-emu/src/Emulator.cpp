@@ -215,6 +215,11 @@ void Emulator::settlePassthrough() {
     }
   }
   passthroughOn_->store(on);
+  {
+    std::lock_guard lock(initMutex_);
+    passthroughSettled_ = true;
+  }
+  initialized_.notify_all();
   if (on)
     logInfo("FUSE passthrough on: mmap of a device node maps its BOs");
   else
@@ -225,6 +230,13 @@ void Emulator::settlePassthrough() {
 }
 
 int Emulator::passthroughBacking(Device& device, const OpenFile& file) {
+  {
+    // The tree answers from the kernel's INIT on, a moment before the start's trial
+    // registration decides on passthrough; an open in between waits for that decision, since an
+    // open made without passthrough stays so (a client's mmap of it would be ENODEV).
+    std::unique_lock lock(initMutex_);
+    initialized_.wait_for(lock, kInitTimeout, [this] { return passthroughSettled_; });
+  }
   if (!passthroughOn_->load()) return 0;
   int err = 0;
   auto memory = device.nodeMemory(file, err);
@@ -234,6 +246,11 @@ int Emulator::passthroughBacking(Device& device, const OpenFile& file) {
 void Emulator::stop() {
   if (stopped_) return;
   stopped_ = true;
+  {
+    std::lock_guard lock(initMutex_);
+    passthroughSettled_ = true;  // an open waiting for the decision goes on, without passthrough
+  }
+  initialized_.notify_all();
   {
     std::shared_lock lock(devicesMutex_);
     for (auto& d : devices_) d->shutdown();

@@ -128,6 +128,7 @@ class Emulator final : public PartitionNodes {
   std::mutex initMutex_;
   std::condition_variable initialized_;
   bool initDone_ = false;
+  bool passthroughSettled_ = false;  // settlePassthrough ran (or start gave up): opens may proceed
   std::mutex handlesMutex_;
   std::map<uint64_t, std::shared_ptr<OpenHandle>> handles_;
   uint64_t nextHandle_ = 1;

@@ -91,6 +91,11 @@ struct DescriptorMessage {
 
 }  // namespace
 
+std::atomic<int>& exportHandOver() {
+  static std::atomic<int> handOver{-1};
+  return handOver;
+}
+
 // ---- The child's side ---------------------------------------------------------------------------
 
 ExportInterception::ExportInterception() {
@@ -183,6 +188,7 @@ Verdict exportForCaller(int listener, const seccomp_notif& call, const auto& isD
   // The device checks flags and handle as mainline does; fd -1 asks it to make the descriptor.
   drm_prime_handle mine{asked.handle, asked.flags, -1};
   if (::ioctl(node.get(), DRM_IOCTL_PRIME_HANDLE_TO_FD, &mine) != 0) return {Verdict::Answer, errno};
+  (void)exportHandOver().load(std::memory_order_acquire);
   const UniqueFd exported(mine.fd);
   seccomp_notif_addfd install{};
   install.id = call.id;

@@ -12,12 +12,20 @@
 #include <sys/types.h>
 
 #include <array>
+#include <atomic>
 #include <string>
 #include <thread>
 
 #include "base/UniqueFd.hpp"
 
 namespace qaic::emu {
+
+// The descriptor the device makes for the supervisor (Device::primeHandleToFd) reaches the
+// supervisor thread through the kernel, as the FUSE reply to the supervisor's own ioctl, which
+// ThreadSanitizer cannot see. The device stores its number here (release) before replying and
+// the supervisor loads it (acquire) before using it: a pair that states the order the kernel
+// already gives.
+std::atomic<int>& exportHandOver();
 
 // What the child of runInEmulatedNamespace needs to put itself under the filter, made before
 // the fork so that the child only makes system calls: the filter program and a socket pair over
