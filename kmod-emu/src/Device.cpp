@@ -190,10 +190,21 @@ void Device::abortActivations(uint16_t code, driver::DeviceStatus status, const 
 }
 
 void Device::shutdown() {
+  std::vector<std::shared_ptr<Partition>> partitions;
   {
     std::lock_guard lock(mutex_);
     if (stopped_) return;
     stopped_ = true;
+    for (const auto& [id, partition] : partitions_) partitions.push_back(partition);
+    partitions.insert(partitions.end(), removedPartitions_.begin(), removedPartitions_.end());
+  }
+  {
+    // The BOs freed from here on (every open file's, as the instance goes) leave their pages to
+    // clients that still map them, as a card's do.
+    std::lock_guard lock(memoryMutex_);
+    if (memory_) memory_->keepReleasedPages();
+    for (const auto& partition : partitions)
+      if (partition->memory) partition->memory->keepReleasedPages();
   }
   abortActivations(driver::DBC_COMPLETION_ABORTED, driver::DeviceStatus::Stopped);
 }

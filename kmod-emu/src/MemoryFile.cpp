@@ -48,6 +48,7 @@ std::byte* DeviceMemoryFile::mapRange(uint64_t offset, std::size_t bytes, int& e
 
 void DeviceMemoryFile::releaseRange(std::byte* data, uint64_t offset, std::size_t bytes) const {
   munmap(data, bytes);
+  if (keepReleasedPages_.load()) return;
   fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
             static_cast<off_t>(bytes));
 }

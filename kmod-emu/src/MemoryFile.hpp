@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,6 +58,10 @@ class DeviceMemoryFile {
   void releaseRange(std::byte* data, uint64_t offset, std::size_t bytes) const;
   // A new open file description of this file, positioned at `offset` (a PRIME export).
   UniqueFd openAt(uint64_t offset, int openFlags, int& error) const;
+  // From now on a released range keeps its pages: once its device stops, the file goes whole
+  // with the instance, and a client still mapping a BO reads what the device last wrote there
+  // (a removed card's mappings stay valid until munmap) instead of zeros.
+  void keepReleasedPages() const { keepReleasedPages_.store(true); }
 
   int fd() const { return fd_.get(); }
   const std::string& path() const { return path_; }
@@ -71,6 +76,7 @@ class DeviceMemoryFile {
   UniqueFd fd_;
   dev_t device_;
   ino_t inode_;
+  mutable std::atomic<bool> keepReleasedPages_{false};
 };
 
 // /dev/shm/qaic-emu.<pid>.XXXXXX (mode 0711), removed with everything in it when destroyed;
