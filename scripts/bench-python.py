@@ -57,6 +57,17 @@ def verdict(ok):
     return "meets" if ok else "MISSES"
 
 
+def alternate(first, second, blocks, block_size):
+    """Block means of two measurements taken in turn after one warm-up block each, so that the
+    machine's drift falls on both alike: (first's list, second's list)."""
+    first(1000), second(1000)
+    a, b = [], []
+    for _ in range(blocks):
+        a.append(first(block_size))
+        b.append(second(block_size))
+    return a, b
+
+
 def round_trips(build, qpc, blocks, block_size=200):
     """Block means (microseconds) of Session.run and of the C++ peer, alternating."""
     import numpy as np
@@ -80,12 +91,7 @@ def round_trips(build, qpc, blocks, block_size=200):
                 session.run(inputs)
             return (time.perf_counter() - start) / n * 1e6
 
-        cpp_block(1000), python_block(1000)  # warm up both
-        cpp, python = [], []
-        for _ in range(blocks):
-            cpp.append(cpp_block(block_size))
-            python.append(python_block(block_size))
-        return cpp, python
+        return alternate(cpp_block, python_block, blocks, block_size)
     finally:
         peer.stdin.close()
         peer.wait(30)
@@ -130,11 +136,7 @@ def vendor_round_trips(qpc_dir, blocks, block_size=200):
             inference_set.putCompleted(handle)
         return (time.perf_counter() - start) / n * 1e6
 
-    exec_obj_block(1000), inference_set_block(1000)  # warm up both
-    vendor, own = [], []
-    for _ in range(blocks):
-        vendor.append(exec_obj_block(block_size))
-        own.append(inference_set_block(block_size))
+    vendor, own = alternate(exec_obj_block, inference_set_block, blocks, block_size)
     del exec_obj
     return vendor, own
 
