@@ -26,6 +26,14 @@ std::string linkTarget(const fs::path& link) {
   return fs::read_symlink(link, ec).string();
 }
 
+// `qaic-emu --devices N --namespace -- qaic_kernel_tree_client`: the plain C client
+// (KernelTreeClient.c) in the namespace of an emulator of its own.
+RunResult runKernelTreeClient(int devices) {
+  return runCapturing({EmulatorProcess::binary().string(), "--devices", std::to_string(devices), "--namespace", "--",
+                       (buildDir() / "tests" / "qaic_kernel_tree_client").string()},
+                      60s);
+}
+
 class KernelTree : public ::testing::Test {
  protected:
   TempDir rootDir_;
@@ -94,9 +102,7 @@ TEST_F(KernelTree, HwmonHasTheVendorToolsNames) {
 
 // A program that knows only /sys, libudev and /dev/accel finds both cards and talks to them.
 TEST(EmuNamespace, APlainClientFindsTheCardsByPciScanAndUdev) {
-  const auto out = runCapturing({EmulatorProcess::binary().string(), "--devices", "2", "--namespace", "--",
-                                 (buildDir() / "tests" / "qaic_kernel_tree_client").string()},
-                                60s);
+  const auto out = runKernelTreeClient(2);
   ASSERT_TRUE(out.status.exited) << "did not finish";
   ASSERT_EQ(out.exitCode, 0) << out.out << out.err;
   for (const char* line : {"pci 0000:01:00.0 accel0 dev 261:0\n", "pci 0000:02:00.0 accel1 dev 261:1\n",
@@ -115,9 +121,7 @@ TEST(EmuNamespace, APlainClientFindsTheCardsByPciScanAndUdev) {
 // file, mainline's EINVAL and ENOENT, and that the same request number on other descriptors
 // gets the kernel's own answers; it exits 1 naming the first check that failed.
 TEST(EmuNamespace, APlainClientExportsWithLibdrmAndImportsOnASecondFile) {
-  const auto out = runCapturing({EmulatorProcess::binary().string(), "--devices", "2", "--namespace", "--",
-                                 (buildDir() / "tests" / "qaic_kernel_tree_client").string()},
-                                60s);
+  const auto out = runKernelTreeClient(2);
   ASSERT_TRUE(out.status.exited) << "did not finish";
   EXPECT_EQ(out.exitCode, 0) << out.out << out.err;
   EXPECT_EQ(out.err.find("PRIME"), std::string::npos) << out.err;
@@ -133,9 +137,7 @@ TEST(EmuNamespace, APlainClientExportsWithLibdrmAndImportsOnASecondFile) {
 // qaic-util -q shows: the device's figures with the default configuration (16 NSPs and DBCs,
 // 16 GiB DDR, firmware 1.12.2.0, a PCIe SKU), protocol 17.0.
 TEST(EmuNamespace, APlainClientReadsTheStatusInTheVendorsProtocol) {
-  const auto out = runCapturing({EmulatorProcess::binary().string(), "--devices", "1", "--namespace", "--",
-                                 (buildDir() / "tests" / "qaic_kernel_tree_client").string()},
-                                60s);
+  const auto out = runKernelTreeClient(1);
   ASSERT_TRUE(out.status.exited) << "did not finish";
   ASSERT_EQ(out.exitCode, 0) << out.out << out.err;
   const std::string line =
