@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qaicd/Protocol.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -48,11 +49,43 @@ bool fieldAllowed(Op op, const std::string& key) {
     case Op::Hello: return key == "version";
     case Op::Devices:
     case Op::List: return false;
-    case Op::Create: return key == "device" || key == "label" || isResourceField(key);
+    case Op::Create:
+      return key == "device" || key == "devices" || key == "deviceCount" || key == "label" || isResourceField(key);
     case Op::Release:
     case Op::Adopt: return key == "partition";
   }
   return false;
+}
+
+// A group create's `devices` and `deviceCount` into `request`; the refusal naming the field.
+std::optional<ProtocolError> parseGroup(const json& doc, Request& request) {
+  std::string error;
+  if (auto it = doc.find("devices"); it != doc.end()) {
+    if (!it->is_array() || it->empty() || it->size() > kMaxGroupDevices)
+      return invalid("devices: must be an array of 1 to " + std::to_string(kMaxGroupDevices) + " device ids");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string where = "devices[" + std::to_string(i) + "]";
+      auto v = unsignedField((*it)[i], where, std::numeric_limits<uint32_t>::max(), error);
+      if (!v) return invalid(error);
+      const auto id = static_cast<uint32_t>(*v);
+      if (std::find(request.devices.begin(), request.devices.end(), id) != request.devices.end())
+        return invalid(where + ": device " + std::to_string(id) + " is listed twice");
+      request.devices.push_back(id);
+    }
+  }
+  if (auto it = doc.find("deviceCount"); it != doc.end()) {
+    auto v = unsignedField(*it, "deviceCount", kMaxGroupDevices, error);
+    if (!v) return invalid(error);
+    if (*v == 0) return invalid("deviceCount: must be at least 1");
+    request.deviceCount = static_cast<uint32_t>(*v);
+  }
+  if (request.device && (!request.devices.empty() || request.deviceCount != 0))
+    return invalid("device: a single device cannot be combined with devices or deviceCount");
+  if (!request.devices.empty() && request.deviceCount != 0 && request.deviceCount != request.devices.size())
+    return invalid("deviceCount: " + std::to_string(request.deviceCount) + " but devices lists " +
+                   std::to_string(request.devices.size()));
+  if (!request.devices.empty()) request.deviceCount = static_cast<uint32_t>(request.devices.size());
+  return std::nullopt;
 }
 
 }  // namespace
@@ -165,6 +198,10 @@ std::variant<Request, ProtocolError> parseRequest(std::string_view line) {
         auto v = unsignedField(*it, "device", std::numeric_limits<uint32_t>::max(), error);
         if (!v) return invalid(error, request.id);
         request.device = static_cast<uint32_t>(*v);
+      }
+      if (auto group = parseGroup(doc, request)) {
+        group->id = request.id;
+        return *group;
       }
       if (auto it = doc.find("label"); it != doc.end()) {
         if (!it->is_string()) return invalid("label: must be a string", request.id);

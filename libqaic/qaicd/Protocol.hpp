@@ -27,6 +27,8 @@ inline constexpr std::size_t kMaxLineBytes = 64 * 1024;
 inline constexpr int64_t kMaxRequestId = (int64_t{1} << 53) - 1;
 // A label is stored NUL-terminated in 32 bytes on the device (PartitionRequest::label).
 inline constexpr std::size_t kMaxLabelBytes = 31;
+// The most devices one group create spans.
+inline constexpr uint32_t kMaxGroupDevices = 64;
 
 // What a partition holds or a device has (JSON keys: the field names).
 using rt::Resources;
@@ -39,9 +41,14 @@ struct Request {
   Op op = Op::Hello;
   int version = 0;                 // hello
   std::optional<uint32_t> device;  // create (absent: the first device with room)
-  Resources resources;             // create
-  std::string label;               // create
-  uint32_t partition = 0;          // release, adopt
+  // create of a group: one partition of `resources` on each of several distinct devices, made
+  // together or not at all. `devices` names them; `deviceCount` alone takes the first that
+  // have room. Both empty / 0: a single partition.
+  std::vector<uint32_t> devices;
+  uint32_t deviceCount = 0;
+  Resources resources;     // create (each partition's, in a group)
+  std::string label;       // create
+  uint32_t partition = 0;  // release, adopt
 };
 
 // A refusal: the errno, its symbolic name and a message naming the field or resource.

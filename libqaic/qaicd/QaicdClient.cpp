@@ -198,6 +198,16 @@ Result<PartitionInfo> QaicdClient::createPartition(const Resources& resources, s
   return partitionOf(call(Op::Create, fields), "create");
 }
 
+Result<std::vector<PartitionInfo>> QaicdClient::createGroup(const Resources& resources,
+                                                            const std::vector<uint32_t>& devices, uint32_t count,
+                                                            const std::string& label) {
+  json fields = toJson(resources);
+  if (!devices.empty()) fields["devices"] = devices;
+  if (count != 0) fields["deviceCount"] = count;
+  if (!label.empty()) fields["label"] = label;
+  return arrayOf(call(Op::Create, fields), "partitions", "create", partitionFromJson);
+}
+
 Result<void> QaicdClient::release(uint32_t partition) {
   auto body = call(Op::Release, {{"partition", partition}});
   if (!body) return body.sysError();

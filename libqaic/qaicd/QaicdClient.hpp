@@ -35,6 +35,10 @@ class QaicdClient {
   // which names the device and the resource.
   Result<PartitionInfo> createPartition(const Resources& resources, std::optional<uint32_t> device = std::nullopt,
                                         const std::string& label = {});
+  // A group: one partition of `resources` on each of `devices`, or on the first `count` devices
+  // with room when `devices` is empty; made together or not at all (docs/qaicd.md, "Groups").
+  Result<std::vector<PartitionInfo>> createGroup(const Resources& resources, const std::vector<uint32_t>& devices,
+                                                 uint32_t count, const std::string& label = {});
   Result<void> release(uint32_t partition);
   Result<std::vector<PartitionInfo>> list();
   // Binds a lease this process holds (recorded holder pid) to this connection, after a qaicd

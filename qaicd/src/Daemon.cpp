@@ -363,6 +363,31 @@ std::optional<std::string> Daemon::answer(uint64_t token, const PeerInfo& peer, 
   return dispatch(token, peer, std::get<Request>(parsed));
 }
 
+std::optional<std::string> Daemon::createGroup(uint64_t token, int64_t id, const Request& request,
+                                               const PartitionSpec& spec) {
+  registry_.createGroup(request.devices, request.deviceCount, spec,
+                        [this, token, id](DeviceRegistry::GroupResult created) {
+                          if (auto* e = std::get_if<ProtocolError>(&created)) {
+                            e->id = id;
+                            return deliver(token, errorLine(*e));
+                          }
+                          auto& group = std::get<std::vector<Partition*>>(created);
+                          if (clients_.count(token) == 0) {
+                            for (Partition* p : group)
+                              registry_.remove(p->id, "its connection closed before the create was answered");
+                            return;
+                          }
+                          json partitions = json::array();
+                          for (Partition* p : group) {
+                            p->connection = token;
+                            partitions.push_back(toJson(registry_.info(*p)));
+                          }
+                          syncHolderWatches();
+                          deliver(token, successLine(id, {{"partitions", partitions}}));
+                        });
+  return std::nullopt;
+}
+
 std::optional<std::string> Daemon::dispatch(uint64_t token, const PeerInfo& peer, const Request& request) {
   const int64_t id = request.id;
   switch (request.op) {
@@ -390,6 +415,7 @@ std::optional<std::string> Daemon::dispatch(uint64_t token, const PeerInfo& peer
     case Op::Create: {
       if (peer.pid <= 0) return errorLine(refusal(EPERM, "create: the peer's pid is not visible to qaicd", id));
       PartitionSpec spec{request.resources, peer.uid, peer.gid, 0600, peer.pid, request.label};
+      if (request.deviceCount != 0) return createGroup(token, id, request, spec);
       registry_.create(request.device, spec, [this, token, id](DeviceRegistry::CreateResult created) {
         if (auto* e = std::get_if<ProtocolError>(&created)) {
           e->id = id;

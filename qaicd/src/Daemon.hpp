@@ -67,6 +67,8 @@ class Daemon {
   // deliver() sends it, and the client's next requests wait for it (answers keep their order).
   std::optional<std::string> answer(uint64_t token, const PeerInfo& peer, const std::string& line);
   std::optional<std::string> dispatch(uint64_t token, const PeerInfo& peer, const Request& request);
+  // A create with devices or deviceCount: answered later with every partition of the group.
+  std::optional<std::string> createGroup(uint64_t token, int64_t id, const Request& request, const PartitionSpec& spec);
   void deliver(uint64_t token, const std::string& line);
 
   void rescan();

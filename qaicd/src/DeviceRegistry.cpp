@@ -446,6 +446,83 @@ void DeviceRegistry::createFirstFit(std::vector<uint32_t> devices, std::size_t n
   });
 }
 
+// How far a group create has come: the partitions made so far and why devices were passed over.
+struct DeviceRegistry::GroupProgress {
+  uint32_t count = 0;          // partitions the group needs
+  std::vector<uint32_t> made;  // their ids, in device order
+  std::vector<std::string> refusals;
+  bool unanswered = false;  // a device was passed over for not answering
+};
+
+void DeviceRegistry::createGroup(std::vector<uint32_t> devices, uint32_t count, const PartitionSpec& spec,
+                                 GroupDone done) {
+  const bool listed = !devices.empty();
+  if (!listed) devices = deviceIndices();
+  if (listed) count = static_cast<uint32_t>(devices.size());
+  if (devices.size() < count) {
+    post([done, message = "deviceCount: " + std::to_string(count) + " devices requested, " +
+                          std::to_string(devices.size()) + " present under " +
+                          root_.path().string()] { done(error(ENOSPC, message)); });
+    return;
+  }
+  auto progress = std::make_shared<GroupProgress>();
+  progress->count = count;
+  createGroupFrom(std::move(devices), 0, listed, spec, std::move(progress), std::move(done));
+}
+
+void DeviceRegistry::createGroupFrom(std::vector<uint32_t> devices, std::size_t next, bool listed, PartitionSpec spec,
+                                     std::shared_ptr<GroupProgress> progress, GroupDone done) {
+  if (progress->made.size() == progress->count) {
+    std::vector<Partition*> group;
+    for (uint32_t id : progress->made) {
+      Partition* p = find(id);
+      // Gone with its device while the others were made: the group is not whole.
+      if (p == nullptr)
+        return abandonGroup(*progress, error(ENODEV, "partition " + std::to_string(id) + " vanished with its device"),
+                            done);
+      group.push_back(p);
+    }
+    return done(std::move(group));
+  }
+  const std::size_t needed = progress->count - progress->made.size();
+  if (devices.size() - next < needed) {
+    // Too few devices are left to try: the ones passed over say why.
+    std::string message = "a group of " + std::to_string(progress->count) + " devices cannot be completed: ";
+    for (std::size_t i = 0; i < progress->refusals.size(); ++i) message += (i == 0 ? "" : "; ") + progress->refusals[i];
+    return abandonGroup(*progress, error(progress->unanswered ? ETIMEDOUT : ENOSPC, message), done);
+  }
+  const uint32_t device = devices[next];
+  if (!listed) {
+    if (auto why = stuck(device, unresponsiveAfter())) {
+      progress->refusals.push_back(*why);
+      progress->unanswered = true;
+      return createGroupFrom(std::move(devices), next + 1, listed, std::move(spec), std::move(progress),
+                             std::move(done));
+    }
+  }
+  createOn(device, spec, [=, this](CreateResult result, bool noRoom) {
+    if (auto* p = std::get_if<Partition*>(&result)) {
+      progress->made.push_back((*p)->id);
+      return createGroupFrom(devices, next + 1, listed, spec, progress, done);
+    }
+    auto& e = std::get<ProtocolError>(result);
+    const bool passOver = !listed && (noRoom || e.errnum == ETIMEDOUT || e.errnum == ENODEV);
+    if (!passOver) {
+      if (listed) e.message = "devices[" + std::to_string(next) + "]: " + e.message;
+      return abandonGroup(*progress, std::move(e), done);
+    }
+    progress->refusals.push_back(e.message);
+    progress->unanswered = progress->unanswered || !noRoom;
+    createGroupFrom(devices, next + 1, listed, spec, progress, done);
+  });
+}
+
+void DeviceRegistry::abandonGroup(const GroupProgress& progress, ProtocolError why, const GroupDone& done) {
+  for (uint32_t id : progress.made)
+    if (partitions_.count(id) != 0) remove(id, "its group could not be completed");
+  done(std::move(why));
+}
+
 std::optional<ProtocolError> DeviceRegistry::remove(uint32_t id, const std::string& why, RemoveDone done) {
   auto it = partitions_.find(id);
   if (it == partitions_.end()) return error(ENOENT, "partition " + std::to_string(id) + ": no such partition");

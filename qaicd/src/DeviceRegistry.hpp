@@ -53,6 +53,8 @@ class DeviceRegistry {
   using CreateResult = std::variant<Partition*, ProtocolError>;
   using CreateDone = std::function<void(CreateResult)>;
   using RemoveDone = std::function<void(std::optional<ProtocolError>)>;
+  using GroupResult = std::variant<std::vector<Partition*>, ProtocolError>;
+  using GroupDone = std::function<void(GroupResult)>;
 
   explicit DeviceRegistry(driver::DeviceRoot root) : root_(std::move(root)) {}
   DeviceRegistry(const DeviceRegistry&) = delete;
@@ -87,6 +89,11 @@ class DeviceRegistry {
   // the short resource ("device 0: numNsp: 12 requested, 4 free"), ETIMEDOUT naming a device
   // that did not answer within the bound. `done` runs later on the loop, never inside create().
   void create(std::optional<uint32_t> device, const PartitionSpec& spec, CreateDone done);
+  // One partition of `spec` on each of `devices` (every one listed), or on the first `count`
+  // devices with room when `devices` is empty: all of them or none, the ones made removed again
+  // when the group cannot be completed. The refusal names each device that could not take its
+  // part. `done` as for create.
+  void createGroup(std::vector<uint32_t> devices, uint32_t count, const PartitionSpec& spec, GroupDone done);
   // Forgets the partition at once and removes it from its device; ENOENT when unknown. A
   // partition already gone from the device (reset, removal) is only forgotten. `done` (later, on
   // the loop) tells how the device's removal went, or ETIMEDOUT when it did not answer within
@@ -143,6 +150,10 @@ class DeviceRegistry {
     return std::min<Clock::duration>(callBound_, std::chrono::milliseconds(1000));
   }
   void createOn(uint32_t device, const PartitionSpec& spec, std::function<void(CreateResult, bool noRoom)> done);
+  struct GroupProgress;
+  void createGroupFrom(std::vector<uint32_t> devices, std::size_t next, bool listed, PartitionSpec spec,
+                       std::shared_ptr<GroupProgress> progress, GroupDone done);
+  void abandonGroup(const GroupProgress& progress, ProtocolError why, const GroupDone& done);
   void createFirstFit(std::vector<uint32_t> devices, std::size_t next, PartitionSpec spec,
                       std::shared_ptr<std::vector<std::string>> refusals, bool unanswered, CreateDone done);
   void removeFromDevice(uint32_t device, uint32_t id, const std::string& why, RemoveDone done);

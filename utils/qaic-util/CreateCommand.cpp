@@ -18,16 +18,31 @@ int runCreateCommand(std::span<const std::string> args, std::ostream& out, std::
     err << "qaic-util: error: create: " << connection.error << "\n";
     return 1;
   }
-  auto created = connection.client->createPartition(options.resources, options.device, options.label);
-  if (!created) {
-    err << "qaic-util: error: create: " << created.message() << "\n";
-    return 1;
+  std::vector<qaicd::PartitionInfo> partitions;
+  if (!options.devices.empty() || options.deviceCount != 0) {
+    auto group = connection.client->createGroup(options.resources, options.devices, options.deviceCount, options.label);
+    if (!group) {
+      err << "qaic-util: error: create: " << group.message() << "\n";
+      return 1;
+    }
+    partitions = std::move(*group);
+  } else {
+    auto created = connection.client->createPartition(options.resources, options.device, options.label);
+    if (!created) {
+      err << "qaic-util: error: create: " << created.message() << "\n";
+      return 1;
+    }
+    partitions.push_back(std::move(*created));
   }
-  const qaicd::Resources& r = created->resources;
-  out << "Partition " << created->id << " created on QID " << created->device << "\n"
-      << "\tNode:" << created->node << "\n"
-      << "\tResources:numNsp " << r.numNsp << " numMcid " << r.numMcid << " numSem " << r.numSem << " numVc " << r.numVc
-      << " ddrSize " << r.ddrSize << "\n";
+  std::string ids;
+  for (const auto& p : partitions) {
+    const qaicd::Resources& r = p.resources;
+    out << "Partition " << p.id << " created on QID " << p.device << "\n"
+        << "\tNode:" << p.node << "\n"
+        << "\tResources:numNsp " << r.numNsp << " numMcid " << r.numMcid << " numSem " << r.numSem << " numVc "
+        << r.numVc << " ddrSize " << r.ddrSize << "\n";
+    ids += (ids.empty() ? "" : ",") + std::to_string(p.id);
+  }
   out.flush();
 
   int status = 0;
@@ -35,14 +50,18 @@ int runCreateCommand(std::span<const std::string> args, std::ostream& out, std::
     hold.waitForSignal();
   } else {
     std::string error;
-    status = hold.run(options.command, {{"QAIC_PARTITION", std::to_string(created->id)}}, error);
+    // QAIC_PARTITION is the first (the only one without a group); QAIC_PARTITIONS lists them all.
+    status = hold.run(options.command,
+                      {{"QAIC_PARTITION", std::to_string(partitions.front().id)}, {"QAIC_PARTITIONS", ids}}, error);
     if (!error.empty()) err << "qaic-util: error: create: cannot run " << error << "\n";
   }
-  // Closing the connection would release it as well; asking makes it certain before we exit.
-  if (auto released = connection.client->release(created->id); !released)
-    err << "qaic-util: warning: release of partition " << created->id << ": " << released.message() << "\n";
-  else
-    out << "Partition " << created->id << " released\n";
+  // Closing the connection would release them as well; asking makes it certain before we exit.
+  for (const auto& p : partitions) {
+    if (auto released = connection.client->release(p.id); !released)
+      err << "qaic-util: warning: release of partition " << p.id << ": " << released.message() << "\n";
+    else
+      out << "Partition " << p.id << " released\n";
+  }
   return status;
 }
 

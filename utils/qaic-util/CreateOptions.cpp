@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "CreateOptions.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <limits>
@@ -63,6 +64,36 @@ qaicd::Resources readResourceFile(const std::string& path) {
   return std::get<qaicd::Resources>(parsed);
 }
 
+namespace {
+
+// -d ID (one device) or -d ID,ID,... (a group on exactly those devices).
+void parseDevices(const std::string& option, const std::string& text, CreateOptions& options) {
+  constexpr uint64_t u32 = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> ids;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto id = static_cast<uint32_t>(parseNumber(option, item, u32));
+    if (std::find(ids.begin(), ids.end(), id) != ids.end())
+      throw UsageError("create: " + option + ": device " + std::to_string(id) + " is listed twice");
+    ids.push_back(id);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (ids.size() > qaicd::kMaxGroupDevices)
+    throw UsageError("create: " + option + ": at most " + std::to_string(qaicd::kMaxGroupDevices) + " devices");
+  if (ids.size() == 1) {
+    options.device = ids.front();
+    options.devices.clear();
+  } else {
+    options.device.reset();
+    options.devices = std::move(ids);
+  }
+}
+
+}  // namespace
+
 CreateOptions parseCreateOptions(std::span<const std::string> args) {
   CreateOptions options;
   std::optional<std::string> resourceFile, qpcDir;
@@ -80,7 +111,9 @@ CreateOptions parseCreateOptions(std::span<const std::string> args) {
       return args[++i];
     };
     if (arg == "-d")
-      options.device = static_cast<unsigned>(parseNumber(arg, value(), u32));
+      parseDevices(arg, value(), options);
+    else if (arg == "--device-count")
+      options.deviceCount = static_cast<uint32_t>(parseNumber(arg, value(), qaicd::kMaxGroupDevices));
     else if (arg == "--resources")
       resourceFile = value();
     else if (arg == "--qpc")
@@ -102,6 +135,13 @@ CreateOptions parseCreateOptions(std::span<const std::string> args) {
     else
       throw UsageError("create: unknown option '" + arg + "' (see --help)");
   }
+  if (!options.devices.empty() && options.deviceCount != 0 && options.deviceCount != options.devices.size())
+    throw UsageError("create: --device-count " + std::to_string(options.deviceCount) + " but -d lists " +
+                     std::to_string(options.devices.size()) + " devices");
+  if (options.device && options.deviceCount > 1)
+    throw UsageError("create: -d names one device; list the group's devices (-d 0,1) or drop -d");
+  if (options.deviceCount == 1 && options.devices.empty()) options.deviceCount = 0;  // a single partition
+  if (options.device && options.deviceCount == 1) options.deviceCount = 0;
   const bool counts = nsp || mcid || sem || vc || ddrMb;
   if ((resourceFile ? 1 : 0) + (qpcDir ? 1 : 0) + (counts ? 1 : 0) != 1)
     throw UsageError("create: give exactly one of --resources FILE, --qpc DIR or --nsp N");

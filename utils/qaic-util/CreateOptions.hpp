@@ -4,6 +4,7 @@
 // first program need) or explicit counts.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +16,10 @@ namespace qaic::util {
 
 struct CreateOptions {
   std::optional<unsigned> device;  // -d ID; absent: the first device with room
+  // A group, one partition on each device, made together or not at all: -d ID,ID,... lists the
+  // devices, --device-count N takes the first N with room. Empty / 0: a single partition.
+  std::vector<uint32_t> devices;
+  uint32_t deviceCount = 0;
   qaicd::Resources resources;
   std::string label;                 // --label L
   std::vector<std::string> command;  // after "--": run inside the partition, then release

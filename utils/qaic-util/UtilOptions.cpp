@@ -109,7 +109,7 @@ UtilOptions parseUtilOptions(std::span<const std::string> args) {
 std::string utilHelpText() {
   return R"(Usage: qaic-util [-q] [-d <id>]... [-f <field>==<value>]... [-j [<file>] | -t <seconds> [--count <n>]]
   or:  qaic-util --qpc <dir>
-  or:  qaic-util create [-d <id>] (--resources <file.json> | --qpc <dir> [--activations <n>] | --nsp <n> [--mcid <n>] [--sem <n>] [--vc <n>] [--ddr-mb <n>]) [--label <text>] [-- <command> [<args>...]]
+  or:  qaic-util create [-d <id>[,<id>...] | --device-count <n>] (--resources <file.json> | --qpc <dir> [--activations <n>] | --nsp <n> [--mcid <n>] [--sem <n>] [--vc <n>] [--ddr-mb <n>]) [--label <text>] [-- <command> [<args>...]]
   or:  qaic-util list [-j]
   or:  qaic-util remove <partition-id>
 
@@ -150,11 +150,15 @@ Partitions (through qaicd, socket $QAICD_SOCKET or /run/qaic/qaicd.sock):
                          --activations <n>, default 1, activations of the container's first
                          program need) or --nsp <n> (explicit counts; --vc defaults to 1, --sem
                          to 32 per VC, --mcid to 0, --ddr-mb to 256). -d <id> picks the device
-                         (default: the first with room); --label names it. Prints "Partition
-                         <id> created on QID <parent>", its node and resources, then holds it
-                         until SIGINT/SIGTERM, or, with "-- <command>", runs the command with
-                         QAIC_PARTITION=<id> in its environment and releases the partition when
-                         it exits. The partition also ends if qaic-util dies.
+                         (default: the first with room); --label names it. A group, one such
+                         partition on each of several devices, made together or not at all:
+                         -d <id>,<id>,... on exactly those devices, --device-count <n> on the
+                         first n with room. Prints "Partition <id> created on QID <parent>", its
+                         node and resources (once per partition), then holds it until
+                         SIGINT/SIGTERM, or, with "-- <command>", runs the command with
+                         QAIC_PARTITION=<id> (the first) and QAIC_PARTITIONS=<id>,<id>,... in its
+                         environment and releases the partitions when it exits. They also end if
+                         qaic-util dies.
   list                   the partitions: id, parent QID, resources, owner, holder, label (-j:
                          JSON); from qaicd, or from the sys tree when qaicd is not running
   remove <id>            end a partition through qaicd (root, or the process holding it)
