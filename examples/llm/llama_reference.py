@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""PyTorch's greedy generation with export_llama.py's model, layer by layer from its external data.
+
+    /usr/bin/python3 llama_reference.py MODELDIR OUTDIR [--prompt-len 128] [--generate 32]
+        [--prompt-seed 0] [--weights plain|mxfp6] [--mxfp6-format e2m3|e3m2]
+
+The weights are read with numpy.memmap from MODELDIR/llama.onnx.data, one matrix at a time, so
+the model is never whole in memory. With --weights mxfp6 every MatMul weight is first rounded
+through MXFP6 (mxfp6.py: what -mxfp6-matmul stores), once, into OUTDIR/rounded.data (float16
+where that holds the rounded values exactly, else float32). Everything is computed in float32,
+the KV cache included. The prompt (--prompt-len tokens drawn from --prompt-seed) runs in calls
+of the model's prefill length, padded at position -1 as efficient-transformers feeds them (the
+padding rows compute nothing here: on the card they write nothing and nothing reads them), then
+one call per generated token.
+
+OUTDIR receives
+  tokens.npy              int64: the generated tokens (--generate of them)
+  logits.npy              float32 [calls, vocab]: every call's logits (the prefill calls first)
+  reference/step<k>/      per call: input_ids.raw, position_ids.raw (int64, as the card sees
+                          them), logits.raw (float32)
+  generation.json         a qaic-runner batch JSON over reference/: one IO set per call
+  config.json             the model's parameters, the prompt, the tokens, the calls; written last
+"""
+import argparse
+import json
+import pathlib
+import sys
+import time
+import types
+
+import numpy
+import torch
+
+import mxfp6
+from llm_convention import PAD_TOKEN, prefill_calls, write_batch_jsons, write_raw
+
+NUMPY_DTYPES = {"float16": numpy.float16, "float32": numpy.float32}
+
+
+class Weights:
+    """The model's tensors as memory maps of its external data (or of the rounded copy)."""
+
+    def __init__(self, model_dir):
+        self.config = json.loads((model_dir / "config.json").read_text())
+        self.parameters = self.config["parameters"]
+        self.dtype = NUMPY_DTYPES[self.parameters["dtype"]]
+        self.data = model_dir / self.config["data"]
+        self.tensors = {t["name"]: dict(t, dtype=self.parameters["dtype"], file=str(self.data))
+                        for t in self.config["tensors"]}
+
+    def array(self, name):
+        entry = self.tensors[name]
+        return numpy.memmap(entry["file"], dtype=NUMPY_DTYPES[entry["dtype"]], mode="r", offset=entry["offset"],
+                            shape=tuple(entry["shape"]))
+
+    def tensor(self, name):
+        """One tensor as a float32 torch tensor (a copy; the map is released)."""
+        return torch.from_numpy(numpy.array(self.array(name), dtype=numpy.float32))
+
+    def round_matmuls(self, out, element):
+        """Rounds every MatMul weight through MXFP6 into `out`, one at a time; later reads of
+        those weights read the rounded copy."""
+        manifest = out.with_suffix(".json")
+        key = {"data": str(self.data), "size": self.data.stat().st_size, "format": element.name}
+        if manifest.exists() and out.exists():
+            saved = json.loads(manifest.read_text())
+            if saved["key"] == key:
+                self.tensors.update(saved["tensors"])
+                return
+        rounded = {}
+        with open(out, "wb") as file:
+            for name in [name for name, entry in self.tensors.items() if entry["kind"] == "matmul"]:
+                values = mxfp6.round_weight(self.array(name), element)
+                narrow = values.astype(self.dtype)
+                stored = narrow if numpy.array_equal(narrow.astype(numpy.float32), values) else values
+                offset = file.tell()
+                file.write(memoryview(numpy.ascontiguousarray(stored)))
+                rounded[name] = {"name": name, "shape": list(values.shape), "offset": offset,
+                                 "length": stored.nbytes, "dtype": stored.dtype.name, "file": str(out)}
+        manifest.write_text(json.dumps({"key": key, "tensors": rounded}, indent=1) + "\n")
+        self.tensors.update(rounded)
+
+
+def rms_norm(x, weight, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def rotary(p, positions):
+    head_dim = p["hidden"] // p["heads"]
+    inverse = 1.0 / (p["rope_theta"] ** (numpy.arange(0, head_dim, 2, dtype=numpy.float32) / head_dim))
+    angles = numpy.outer(numpy.asarray(positions, dtype=numpy.float32), inverse)
+    angles = numpy.concatenate((angles, angles), axis=1)
+    return torch.from_numpy(numpy.cos(angles)), torch.from_numpy(numpy.sin(angles))
+
+
+def rotate(x, cos, sin):
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
+
+
+class Decoder:
+    """The decoder's calls over a float32 KV cache [layers][heads, ctx_len, head_dim]."""
+
+    def __init__(self, weights):
+        self.weights = weights
+        p = self.p = weights.parameters
+        self.head_dim = p["hidden"] // p["heads"]
+        shape = (p["heads"], p["ctx_len"], self.head_dim)
+        self.keys = [torch.zeros(shape) for _ in range(p["layers"])]
+        self.values = [torch.zeros(shape) for _ in range(p["layers"])]
+
+    def __call__(self, ids, positions):
+        """The logits (float32 [vocab]) of the largest position; the rows at `positions` of the
+        cache written."""
+        p, w = self.p, self.weights
+        heads, head_dim, eps = p["heads"], self.head_dim, p["rms_eps"]
+        count = len(ids)
+        table = w.array("embed_tokens.weight")
+        x = torch.from_numpy(numpy.array(table[numpy.asarray(ids)], dtype=numpy.float32))
+        cos, sin = rotary(p, positions)
+        index = torch.tensor(positions)
+        attend = torch.arange(p["ctx_len"])[None, :] <= index[:, None]
+        for i in range(p["layers"]):
+            prefix = f"layers.{i}."
+            h = rms_norm(x, w.tensor(prefix + "input_norm.weight"), eps)
+
+            def heads_first(name, h=h, prefix=prefix):
+                return (h @ w.tensor(prefix + f"attention.{name}.weight")).view(count, heads, head_dim).transpose(0, 1)
+
+            q = rotate(heads_first("q"), cos, sin)
+            self.keys[i][:, index] = rotate(heads_first("k"), cos, sin)
+            self.values[i][:, index] = heads_first("v")
+            scores = q @ self.keys[i].transpose(1, 2) / numpy.sqrt(head_dim)
+            scores = scores.masked_fill(~attend[None], float("-inf"))
+            attention = torch.softmax(scores, dim=-1) @ self.values[i]
+            attention = attention.transpose(0, 1).reshape(count, p["hidden"])
+            x = x + attention @ w.tensor(prefix + "attention.o.weight")
+            h = rms_norm(x, w.tensor(prefix + "post_attention_norm.weight"), eps)
+            gate = h @ w.tensor(prefix + "mlp.gate.weight")
+            up = h @ w.tensor(prefix + "mlp.up.weight")
+            x = x + (torch.nn.functional.silu(gate) * up) @ w.tensor(prefix + "mlp.down.weight")
+        last = x[int(numpy.argmax(positions))]
+        return rms_norm(last, w.tensor("norm.weight"), eps) @ w.tensor("lm_head.weight")
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", type=pathlib.Path, help="export_llama.py's output directory")
+    parser.add_argument("out", type=pathlib.Path, help="output directory (created)")
+    parser.add_argument("--prompt-len", type=int, default=128, help="prompt tokens (default 128)")
+    parser.add_argument("--generate", type=int, default=32, help="tokens to generate (default 32)")
+    parser.add_argument("--prompt-seed", type=int, default=0, help="seed of the prompt (default 0)")
+    parser.add_argument("--weights", choices=["plain", "mxfp6"], default="plain",
+                        help="the weights as stored (plain, default) or rounded through MXFP6 (mxfp6)")
+    parser.add_argument("--mxfp6-format", choices=sorted(mxfp6.FORMATS), default="e2m3",
+                        help="the MXFP6 element encoding (default e2m3)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (default: every core)")
+    args = parser.parse_args(argv)
+    for name in ("prompt_len", "generate"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args
+
+
+def main(argv):
+    args = parse_arguments(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    weights = Weights(args.model)
+    p = weights.parameters
+    if args.prompt_len + args.generate - 1 > p["ctx_len"]:
+        raise SystemExit(f"--prompt-len + --generate - 1 ({args.prompt_len + args.generate - 1}) exceeds the "
+                         f"model's ctx_len ({p['ctx_len']})")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "config.json").unlink(missing_ok=True)
+    started = time.monotonic()
+    if args.weights == "mxfp6":
+        weights.round_matmuls(args.out / "rounded.data", mxfp6.FORMATS[args.mxfp6_format])
+    rounding = time.monotonic() - started
+    prompt = [int(t) for t in numpy.random.default_rng(args.prompt_seed).integers(0, p["vocab"], args.prompt_len)]
+    sizes = types.SimpleNamespace(layers=p["layers"], hidden=p["hidden"], heads=p["heads"], ctx_len=p["ctx_len"],
+                                  vocab=p["vocab"], prefill_len=p["prefill_len"], generate=args.generate,
+                                  convention="efficient-transformers", out=args.out)
+    calls = prefill_calls(sizes, prompt)
+    chunks = len(calls)
+    decoder = Decoder(weights)
+    tokens, all_logits = [], []
+    started = time.monotonic()
+    with torch.no_grad():
+        step = 0
+        while len(tokens) < args.generate:
+            ids, positions = calls[step]
+            valid = [k for k, position in enumerate(positions) if position >= 0]
+            logits = decoder([ids[k] for k in valid], [positions[k] for k in valid]).numpy()
+            directory = args.out / "reference" / f"step{step}"
+            write_raw(directory / "input_ids.raw", numpy.array([ids], dtype=numpy.int64))
+            write_raw(directory / "position_ids.raw", numpy.array([positions], dtype=numpy.int64))
+            write_raw(directory / "logits.raw", logits.astype(numpy.float32))
+            all_logits.append(logits)
+            step += 1
+            if step < chunks:
+                continue  # a prefill chunk before the last predicts nothing the loop uses
+            tokens.append(int(numpy.argmax(logits)))
+            calls.append(([tokens[-1]], [max(positions) + 1]))
+    seconds = time.monotonic() - started
+    numpy.save(args.out / "tokens.npy", numpy.array(tokens, dtype=numpy.int64))
+    numpy.save(args.out / "logits.npy", numpy.stack(all_logits).astype(numpy.float32))
+    write_batch_jsons(sizes, chunks)
+    config = {"model": str(args.model.resolve()), "parameters": p, "weights": args.weights,
+              "mxfp6_format": args.mxfp6_format if args.weights == "mxfp6" else None, "prompt_len": args.prompt_len,
+              "prompt_seed": args.prompt_seed, "generate": args.generate, "prefill_len": p["prefill_len"],
+              "prefill_chunks": chunks, "pad_token": PAD_TOKEN, "prompt": prompt, "tokens": tokens,
+              "seconds": {"rounding": rounding, "generation": seconds}}
+    # Written last: its presence says the directory is complete.
+    (args.out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+    print(f"{args.out}: {args.weights} weights; prompt of {len(prompt)} in {chunks} calls; greedy tokens {tokens} "
+          f"({seconds:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
