@@ -36,6 +36,9 @@ import mxfp6
 from llm_convention import PAD_TOKEN, prefill_calls, write_batch_jsons, write_raw
 
 NUMPY_DTYPES = {"float16": numpy.float16, "float32": numpy.float32}
+# Rows of a weight rounded at once: a multiple of the 32-row MXFP6 block, so that blocks never
+# straddle two pieces, and small enough that the rounding's float32 temporaries stay small.
+ROUNDING_ROWS = 256
 
 
 class Weights:
@@ -58,11 +61,24 @@ class Weights:
         """One tensor as a float32 torch tensor (a copy; the map is released)."""
         return torch.from_numpy(numpy.array(self.array(name), dtype=numpy.float32))
 
+    @staticmethod
+    def write_rounded(file, source, element, dtype):
+        """Writes `source` rounded through MXFP6 as `dtype`, ROUNDING_ROWS rows at a time; False
+        (the file then incomplete) as soon as a rounded value does not fit `dtype` exactly."""
+        for row in range(0, source.shape[0], ROUNDING_ROWS):
+            piece = mxfp6.round_weight(source[row:row + ROUNDING_ROWS], element)
+            narrow = piece.astype(dtype)
+            if not numpy.array_equal(narrow.astype(numpy.float32), piece):
+                return False
+            file.write(memoryview(numpy.ascontiguousarray(narrow)))
+        return True
+
     def round_matmuls(self, out, element):
         """Rounds every MatMul weight through MXFP6 into `out`, one at a time; later reads of
         those weights read the rounded copy."""
         manifest = out.with_suffix(".json")
-        key = {"data": str(self.data), "size": self.data.stat().st_size, "format": element.name}
+        stat = self.data.stat()
+        key = {"data": str(self.data), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "format": element.name}
         if manifest.exists() and out.exists():
             saved = json.loads(manifest.read_text())
             if saved["key"] == key:
@@ -71,13 +87,17 @@ class Weights:
         rounded = {}
         with open(out, "wb") as file:
             for name in [name for name, entry in self.tensors.items() if entry["kind"] == "matmul"]:
-                values = mxfp6.round_weight(self.array(name), element)
-                narrow = values.astype(self.dtype)
-                stored = narrow if numpy.array_equal(narrow.astype(numpy.float32), values) else values
+                source = self.array(name)
                 offset = file.tell()
-                file.write(memoryview(numpy.ascontiguousarray(stored)))
-                rounded[name] = {"name": name, "shape": list(values.shape), "offset": offset,
-                                 "length": stored.nbytes, "dtype": stored.dtype.name, "file": str(out)}
+                stored_dtype = numpy.dtype(self.dtype)
+                if not self.write_rounded(file, source, element, stored_dtype):
+                    # A value the stored type cannot hold exactly: the whole tensor in float32.
+                    file.seek(offset)
+                    file.truncate()
+                    stored_dtype = numpy.dtype(numpy.float32)
+                    self.write_rounded(file, source, element, stored_dtype)
+                rounded[name] = {"name": name, "kind": "matmul", "shape": list(source.shape), "offset": offset,
+                                 "length": file.tell() - offset, "dtype": stored_dtype.name, "file": str(out)}
         manifest.write_text(json.dumps({"key": key, "tensors": rounded}, indent=1) + "\n")
         self.tensors.update(rounded)
 
