@@ -9,16 +9,18 @@ The weights are read with numpy.memmap from MODELDIR/llama.onnx.data, one matrix
 the model is never whole in memory. With --weights mxfp6 every MatMul weight is first rounded
 through MXFP6 (mxfp6.py: what -mxfp6-matmul stores), once, into OUTDIR/rounded.data (float16
 where that holds the rounded values exactly, else float32). Everything is computed in float32,
-the KV cache included. The prompt (--prompt-len tokens drawn from --prompt-seed) runs in calls
-of the model's prefill length, padded at position -1 as efficient-transformers feeds them (the
-padding rows compute nothing here: on the card they write nothing and nothing reads them), then
-one call per generated token.
+the KV cache included. The prompt (--prompt-len tokens drawn from --prompt-seed) runs in one
+call, then one call per generated token; the card's calls are recorded for qaic-runner: the
+prompt in calls of the model's prefill length, padded at position -1 as efficient-transformers
+feeds them, then the reference's tokens.
 
 OUTDIR receives
   tokens.npy              int64: the generated tokens (--generate of them)
-  logits.npy              float32 [calls, vocab]: every call's logits (the prefill calls first)
-  reference/step<k>/      per call: input_ids.raw, position_ids.raw (int64, as the card sees
-                          them), logits.raw (float32)
+  logits.npy              float32 [generate, vocab]: every step's logits (the prompt's, then
+                          each generated token's)
+  reference/step<k>/      per call of the card: input_ids.raw, position_ids.raw (int64, as the
+                          card sees them), and logits.raw (float32) for the last prefill call
+                          and every decode step
   generation.json         a qaic-runner batch JSON over reference/: one IO set per call
   config.json             the model's parameters, the prompt, the tokens, the calls; written last
 """
@@ -33,7 +35,7 @@ import numpy
 import torch
 
 import mxfp6
-from llm_convention import PAD_TOKEN, prefill_calls, write_batch_jsons, write_raw
+from llm_convention import PAD_TOKEN, prefill_calls, reference_digest, write_batch_jsons, write_raw
 
 NUMPY_DTYPES = {"float16": numpy.float16, "float32": numpy.float32}
 # Rows of a weight rounded at once: a multiple of the 32-row MXFP6 block, so that blocks never
@@ -102,6 +104,15 @@ class Weights:
         self.tensors.update(rounded)
 
 
+def matmul(x, weight):
+    """x [rows, K] @ weight [K, N]. Many rows go through oneDNN's linear when torch has it:
+    Debian's torch multiplies with the reference BLAS, six times slower on a 128-token prefill."""
+    if x.shape[0] >= 16 and torch.backends.mkldnn.is_available():
+        transposed = weight.t().contiguous().to_mkldnn()
+        return torch._C._nn.mkldnn_linear(x.contiguous().to_mkldnn(), transposed, None).to_dense()
+    return x @ weight
+
+
 def rms_norm(x, weight, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
@@ -146,7 +157,8 @@ class Decoder:
             h = rms_norm(x, w.tensor(prefix + "input_norm.weight"), eps)
 
             def heads_first(name, h=h, prefix=prefix):
-                return (h @ w.tensor(prefix + f"attention.{name}.weight")).view(count, heads, head_dim).transpose(0, 1)
+                projected = matmul(h, w.tensor(prefix + f"attention.{name}.weight"))
+                return projected.view(count, heads, head_dim).transpose(0, 1)
 
             q = rotate(heads_first("q"), cos, sin)
             self.keys[i][:, index] = rotate(heads_first("k"), cos, sin)
@@ -155,11 +167,11 @@ class Decoder:
             scores = scores.masked_fill(~attend[None], float("-inf"))
             attention = torch.softmax(scores, dim=-1) @ self.values[i]
             attention = attention.transpose(0, 1).reshape(count, p["hidden"])
-            x = x + attention @ w.tensor(prefix + "attention.o.weight")
+            x = x + matmul(attention, w.tensor(prefix + "attention.o.weight"))
             h = rms_norm(x, w.tensor(prefix + "post_attention_norm.weight"), eps)
-            gate = h @ w.tensor(prefix + "mlp.gate.weight")
-            up = h @ w.tensor(prefix + "mlp.up.weight")
-            x = x + (torch.nn.functional.silu(gate) * up) @ w.tensor(prefix + "mlp.down.weight")
+            gate = matmul(h, w.tensor(prefix + "mlp.gate.weight"))
+            up = matmul(h, w.tensor(prefix + "mlp.up.weight"))
+            x = x + matmul(torch.nn.functional.silu(gate) * up, w.tensor(prefix + "mlp.down.weight"))
         last = x[int(numpy.argmax(positions))]
         return rms_norm(last, w.tensor("norm.weight"), eps) @ w.tensor("lm_head.weight")
 
@@ -209,21 +221,27 @@ def main(argv):
     tokens, all_logits = [], []
     started = time.monotonic()
     with torch.no_grad():
-        step = 0
-        while len(tokens) < args.generate:
-            ids, positions = calls[step]
-            valid = [k for k, position in enumerate(positions) if position >= 0]
-            logits = decoder([ids[k] for k in valid], [positions[k] for k in valid]).numpy()
+        # The card's prefill calls, recorded for qaic-runner; the reference runs the prompt at
+        # once (the same logits at its last position: attention is causal, and a call's rows see
+        # the rows of earlier calls through the cache), which is what it compares.
+        for step, (ids, positions) in enumerate(calls):
             directory = args.out / "reference" / f"step{step}"
             write_raw(directory / "input_ids.raw", numpy.array([ids], dtype=numpy.int64))
             write_raw(directory / "position_ids.raw", numpy.array([positions], dtype=numpy.int64))
-            write_raw(directory / "logits.raw", logits.astype(numpy.float32))
+        step, ids, positions = chunks - 1, prompt, list(range(len(prompt)))
+        while True:
+            logits = decoder(ids, positions).numpy().astype(numpy.float32)
+            directory = args.out / "reference" / f"step{step}"
+            write_raw(directory / "logits.raw", logits)
             all_logits.append(logits)
-            step += 1
-            if step < chunks:
-                continue  # a prefill chunk before the last predicts nothing the loop uses
             tokens.append(int(numpy.argmax(logits)))
-            calls.append(([tokens[-1]], [max(positions) + 1]))
+            if len(tokens) == args.generate:
+                break
+            step += 1
+            ids, positions = [tokens[-1]], [positions[-1] + 1]
+            directory = args.out / "reference" / f"step{step}"
+            write_raw(directory / "input_ids.raw", numpy.array([ids], dtype=numpy.int64))
+            write_raw(directory / "position_ids.raw", numpy.array([positions], dtype=numpy.int64))
     seconds = time.monotonic() - started
     numpy.save(args.out / "tokens.npy", numpy.array(tokens, dtype=numpy.int64))
     numpy.save(args.out / "logits.npy", numpy.stack(all_logits).astype(numpy.float32))
@@ -232,7 +250,7 @@ def main(argv):
               "mxfp6_format": args.mxfp6_format if args.weights == "mxfp6" else None, "prompt_len": args.prompt_len,
               "prompt_seed": args.prompt_seed, "generate": args.generate, "prefill_len": p["prefill_len"],
               "prefill_chunks": chunks, "pad_token": PAD_TOKEN, "prompt": prompt, "tokens": tokens,
-              "seconds": {"rounding": rounding, "generation": seconds}}
+              "seconds": {"rounding": rounding, "generation": seconds}, "sources": reference_digest()}
     # Written last: its presence says the directory is complete.
     (args.out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
     print(f"{args.out}: {args.weights} weights; prompt of {len(prompt)} in {chunks} calls; greedy tokens {tokens} "

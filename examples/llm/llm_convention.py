@@ -6,7 +6,9 @@ qaic-runner (specializations.json, custom_io.yaml, the batch JSONs over referenc
 The functions take an `args` namespace with the sizes: layers, hidden, heads, ctx_len, vocab,
 prefill_len, generate, convention ("plain" or "efficient-transformers") and out (a directory).
 """
+import hashlib
 import json
+import pathlib
 
 import numpy
 
@@ -114,3 +116,11 @@ def write_specializations(args):
     indent = 4 if args.convention == "efficient-transformers" else 1
     (args.out / "specializations.json").write_text(json.dumps({"specializations": specializations},
                                                               indent=indent) + "\n")
+
+
+def reference_digest():
+    """A digest of the sources llama_reference.py computes with: a reference made by other
+    sources is made again."""
+    here = pathlib.Path(__file__).resolve().parent
+    sources = ("llama_reference.py", "mxfp6.py", "llm_convention.py")
+    return hashlib.sha256(b"".join((here / name).read_bytes() for name in sources)).hexdigest()[:16]

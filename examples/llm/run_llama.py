@@ -38,6 +38,8 @@ import time
 
 import numpy
 
+from llm_convention import reference_digest
+
 HERE = pathlib.Path(__file__).resolve().parent
 SIZE_OPTIONS = ("layers", "hidden", "heads", "intermediate", "vocab", "ctx_len", "prefill_len", "dtype", "seed")
 # MXFP6 stores 32 elements of 6 bits and one 8-bit scale per block.
@@ -203,7 +205,7 @@ def export(args):
 def reference(args, model):
     out = args.dir / f"reference-{args.reference_weights}"
     wanted = {"prompt_len": args.prompt_len, "generate": args.generate, "weights": args.reference_weights,
-              "prompt_seed": args.prompt_seed}
+              "prompt_seed": args.prompt_seed, "sources": reference_digest()}
     model_config = json.loads((model / "config.json").read_text())
     try:
         done = json.loads((out / "config.json").read_text())
@@ -265,7 +267,7 @@ def run_on_card(args, qpc, ref_dir, ref_config, work):
             sys.exit(f"run_llama: qaic-runner's tokens {runner_tokens} differ from the reference's {want_tokens}")
         results["runner"] = {"seconds": runner_seconds, "memory": runner_memory, "tokens": runner_tokens,
                              "logit_error": check_logits("qaic-runner", runner_logits[chunks - 1:],
-                                                         want_logits[chunks - 1:], args.bound)}
+                                                         want_logits, args.bound)}
         session_out = work / "session-logits.npy"
         stdout, session_seconds, session_memory = run_measured(
             ["/usr/bin/python3", "-c", SESSION_LOOP, qpc, ref_dir / "config.json", session_out],
@@ -278,7 +280,7 @@ def run_on_card(args, qpc, ref_dir, ref_config, work):
                               "prefill_ms": session["prefill_ms"],
                               "decode_step_ms": statistics.median(session["step_ms"]),
                               "logit_error": check_logits("qaic.Session", session_logits[chunks - 1:],
-                                                          want_logits[chunks - 1:], args.bound)}
+                                                          want_logits, args.bound)}
     results["emulator"] = {"memory": card.memory}
     return results
 
