@@ -47,7 +47,10 @@ class Weights:
     """The model's tensors as memory maps of its external data (or of the rounded copy)."""
 
     def __init__(self, model_dir):
-        self.config = json.loads((model_dir / "config.json").read_text())
+        config = model_dir / "config.json"
+        if not config.is_file():
+            raise SystemExit(f"llama_reference: {config}: no such file (not a complete export_llama.py output)")
+        self.config = json.loads(config.read_text())
         self.parameters = self.config["parameters"]
         self.dtype = NUMPY_DTYPES[self.parameters["dtype"]]
         self.data = model_dir / self.config["data"]

@@ -117,3 +117,23 @@ def test_the_summary_table_reports_time_memory_and_the_weight_read_ratio(summary
     assert summary["emulator"]["memory"]["vm_hwm_mib"] > 0 and summary["bandwidth_gb_s"] > 0
     # The weights a decode step reads: everything but the embedding table, one row of it aside.
     assert summary["decode_weight_bytes"] == 2 * (4 * (4 * 1024**2 + 3 * 1024 * 2816) + 32000 * 1024 + 9 * 1024 + 1024)
+
+
+def test_logits_beyond_the_bound_or_of_another_shape_end_the_flow_naming_the_call():
+    sys.path.insert(0, str(EXAMPLES))
+    import run_llama
+    want = numpy.array([[1.0, -2.0, 4.0], [0.5, 0.25, -1.0]], dtype=numpy.float32)
+    close = want + numpy.float32(0.01)  # 0.01 / 4 and 0.01 / 1: within 0.02
+    assert run_llama.check_logits("qaic-runner", close, want, BOUND) == pytest.approx(0.01)
+    far = want.copy()
+    far[1, 2] += 0.03  # 0.03 / 1 is beyond 0.02
+    with pytest.raises(SystemExit, match=r"qaic-runner: the logits of call 1 are 0.03 .* beyond the bound 0.02"):
+        run_llama.check_logits("qaic-runner", far, want, BOUND)
+    with pytest.raises(SystemExit, match=r"qaic.Session gave logits of shape \(1, 3\)"):
+        run_llama.check_logits("qaic.Session", want[:1], want, BOUND)
+
+
+def test_the_reference_refuses_a_directory_that_is_no_export(tmp_path):
+    result = run(["/usr/bin/python3", EXAMPLES / "llama_reference.py", tmp_path, tmp_path / "out"], check=False)
+    assert result.returncode == 1
+    assert f"{tmp_path / 'config.json'}: no such file" in result.stderr
