@@ -120,12 +120,12 @@ def rms_norm(x, weight, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
 
-def rotary(p, positions):
-    head_dim = p["hidden"] // p["heads"]
-    inverse = 1.0 / (p["rope_theta"] ** (numpy.arange(0, head_dim, 2, dtype=numpy.float32) / head_dim))
-    angles = numpy.outer(numpy.asarray(positions, dtype=numpy.float32), inverse)
-    angles = numpy.concatenate((angles, angles), axis=1)
-    return torch.from_numpy(numpy.cos(angles)), torch.from_numpy(numpy.sin(angles))
+def rotary(weights, positions):
+    """The rows of the model's own cos and sin tables at `positions`, as the graph gathers them
+    (stored in the weights' type, so both sides rotate by the same values)."""
+    rows = numpy.asarray(positions)
+    return tuple(torch.from_numpy(numpy.array(weights.array(name)[rows], dtype=numpy.float32))
+                 for name in ("rotary.cos", "rotary.sin"))
 
 
 def rotate(x, cos, sin):
@@ -152,7 +152,7 @@ class Decoder:
         count = len(ids)
         table = w.array("embed_tokens.weight")
         x = torch.from_numpy(numpy.array(table[numpy.asarray(ids)], dtype=numpy.float32))
-        cos, sin = rotary(p, positions)
+        cos, sin = rotary(w, positions)
         index = torch.tensor(positions)
         attend = torch.arange(p["ctx_len"])[None, :] <= index[:, None]
         for i in range(p["layers"]):
