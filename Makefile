@@ -14,6 +14,10 @@
 #   make sanitize the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   make tsan     threaded runtime and emulator tests under ThreadSanitizer (build-tsan/)
 #   make soak     long reliability runs, not part of make test (docs/reliability.md)
+#   make llm-7b   a Llama-2-7B-shaped decoder generated into $(LLM7B_DIR), compiled with
+#                 efficient-transformers' command line and run on an emulated card against a
+#                 PyTorch reference, with its time and memory (docs/llm.md, "Real-size models";
+#                 about 30 GB of disk; not part of make test); LLM7B_FLAGS adds run_llama.py options
 #   make model-operators  every torchvision classification model and torch.nn transformer at
 #                 full size, opsets 13, 14 and 17: are all their ONNX operators claimed?
 #   make install  build, then install into $(DESTDIR)$(PREFIX) (default /usr/local)
@@ -33,12 +37,14 @@ CTEST_FLAGS  ?= --output-on-failure
 PREFIX       ?= /usr/local
 COMPAT_ROOT  ?= /opt/qti-aic
 PACKAGE_DIR  ?= $(BUILD)/packages
+LLM7B_DIR    ?= $(BUILD)/llm-7b
+LLM7B_FLAGS  ?=
 # What scripts/demo.sh runs; make demo builds these and nothing else (no tests or benchmarks).
 DEMO_TARGETS := qaic-emu qaicd qaic-exec qaic-runner qaic-util lightnet
 # Ninja when it is installed (it schedules the 2-core build better than make); GENERATOR= picks.
 GENERATOR    ?= $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
-.PHONY: all build test-build deps test demo bench fuzz fuzz-build fuzz-report fuzz-minimize sanitize tsan soak model-operators clean install uninstall install-compat uninstall-compat package
+.PHONY: all build test-build deps test demo bench fuzz fuzz-build fuzz-report fuzz-minimize sanitize tsan soak llm-7b model-operators clean install uninstall install-compat uninstall-compat package
 
 all: build
 
@@ -103,6 +109,10 @@ soak: deps test-build
 	QAIC_CLIENT_CYCLES=2000 $(BUILD)/tests/runtime_partition_tests --gtest_filter='*InferenceSetsCreated*'
 	EMULATOR_MEMORY_MODEL=resnet50_full EMULATOR_MEMORY_RUNS=100 EMULATOR_MEMORY_INFERENCES=5 \
 	  $(BUILD)/tests/emulator_memory_tests
+
+# Generation is skipped when LLM7B_DIR already holds the same model (and the same reference).
+llm-7b: build
+	/usr/bin/python3 examples/llm/run_llama.py --build $(BUILD) --dir $(LLM7B_DIR) $(LLM7B_FLAGS)
 
 model-operators: build
 	$(BUILD)/bin/qaic-exec -operators-supported=$(BUILD)/claimed-operators.txt

@@ -59,6 +59,9 @@ import onnx
 import torch
 from torch import nn
 
+from llm_convention import (INVALID_INDEX, PAD_TOKEN, io_names, prefill_calls, write_batch_jsons, write_custom_io,
+                            write_raw, write_specializations)
+
 
 def write_cache_scatter_elements(cache, position_ids, new):
     """cache[b, h, position_ids[b, s], :] = new[b, h, s, :] as torch.scatter: ScatterElements."""
@@ -74,10 +77,6 @@ def write_cache_scatter_nd(cache, position_ids, new):
 
 
 CACHE_WRITES = {"scatter_elements": write_cache_scatter_elements, "scatter_nd": write_cache_scatter_nd}
-
-# efficient-transformers' mark of a cache row not to write and of a cache position not to read.
-INVALID_INDEX = 2**31 - 1
-
 
 class ScatterRows(torch.autograd.Function):
     """ONNX ScatterND of `updates` into `cache` at the (batch, head, position) tuples `indices`
@@ -221,15 +220,6 @@ def build_model(layers, hidden, heads, ctx_len, vocab, seed, cache_write="scatte
     return Decoder(layers, hidden, heads, ctx_len, vocab, cache_write, convention).eval()
 
 
-def io_names(layers):
-    inputs = ["input_ids", "position_ids"]
-    outputs = ["logits"]
-    for i in range(layers):
-        inputs += [f"past_key.{i}", f"past_value.{i}"]
-        outputs += [f"past_key.{i}_RetainedState", f"past_value.{i}_RetainedState"]
-    return inputs, outputs
-
-
 def empty_cache(args, batch):
     shape = (batch, args.heads, args.ctx_len, args.hidden // args.heads)
     return [torch.zeros(shape) for _ in range(2 * args.layers)]
@@ -254,29 +244,6 @@ def export(model, args, path):
     graph = onnx.load(str(path))
     graph.graph.output[0].type.tensor_type.shape.dim[1].dim_value = 1
     onnx.save(graph, str(path))
-
-
-def write_raw(path, tensor):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(tensor.detach().contiguous().numpy().tobytes())
-
-
-# The token id of prefill padding (its rows write nothing, so any id would do).
-PAD_TOKEN = 0
-
-
-def prefill_calls(args, prompt):
-    """The prompt's (input_ids, position_ids) per prefill call: the whole prompt at once (plain),
-    or chunks of --prefill-len, the last one padded to full length at position -1, as
-    efficient-transformers' generation loop feeds them."""
-    if args.convention == "plain":
-        return [(prompt, list(range(len(prompt))))]
-    chunks = -(-len(prompt) // args.prefill_len)
-    padding = chunks * args.prefill_len - len(prompt)
-    ids = prompt + [PAD_TOKEN] * padding
-    positions = list(range(len(prompt))) + [-1] * padding
-    size = args.prefill_len
-    return [(ids[k * size:(k + 1) * size], positions[k * size:(k + 1) * size]) for k in range(chunks)]
 
 
 def generate(model, args, prompt):
@@ -304,58 +271,6 @@ def generate(model, args, prompt):
             calls.append((torch.tensor([[token]], dtype=torch.int64),
                           torch.tensor([[int(positions.max()) + 1]], dtype=torch.int64)))
     return tokens
-
-
-def io_entry(path, data_type, direction, name, dims=None):
-    entry = {"path": path, "data-type": data_type, "io-direction": direction, "map-to": name}
-    if dims is not None:
-        entry["dims"] = dims
-    return entry
-
-
-def io_set(args, step, seq_len, with_cache, with_dims):
-    """One IO set over reference/step<step>/; outputs are there for -c."""
-    inputs, outputs = io_names(args.layers)
-    head_dim = args.hidden // args.heads
-    directory = f"reference/step{step}"
-    dims = {"input_ids": [1, seq_len], "position_ids": [1, seq_len], "logits": [1, 1, args.vocab]}
-    entries = []
-    for name in inputs[:2]:
-        entries.append(io_entry(f"{directory}/{name}.raw", "int64_t", "in", name, dims[name] if with_dims else None))
-    entries.append(io_entry(f"{directory}/logits.raw", "float", "out", "logits",
-                            dims["logits"] if with_dims else None))
-    if with_cache:
-        cache_dims = [1, args.heads, args.ctx_len, head_dim]
-        for name in inputs[2:]:
-            entries.append(io_entry(f"{directory}/{name}.raw", "float", "in", name,
-                                    cache_dims if with_dims else None))
-        for name in outputs[1:]:
-            entries.append(io_entry(f"{directory}/{name}.raw", "float", "out", name,
-                                    cache_dims if with_dims else None))
-    return entries
-
-
-def write_batch_jsons(args, chunks):
-    steps = range(chunks, chunks + args.generate - 1)
-
-    def write(name, sets):
-        (args.out / name).write_text(json.dumps({"IO-files": sets}, indent=1) + "\n")
-
-    if args.convention == "plain":
-        write("prefill.json", [io_set(args, 0, args.prefill_len, True, False)])
-        write("decode.json", [io_set(args, k, 1, True, False) for k in steps])
-    write("generation.json", [io_set(args, k, args.prefill_len, False, True) for k in range(chunks)] +
-          [io_set(args, k, 1, False, True) for k in steps])
-
-
-def write_custom_io(args):
-    """custom_io.yaml as efficient-transformers writes it for -custom-IO-list-file: every cache
-    input, then every cache output, in float16."""
-    with (args.out / "custom_io.yaml").open("w") as out:
-        for suffix in ("", "_RetainedState"):
-            for layer in range(args.layers):
-                for kind in ("key", "value"):
-                    out.write(f" - IOName: past_{kind}.{layer}{suffix}\n   Precision: float16\n\n")
 
 
 def parse_arguments(argv):
@@ -408,12 +323,7 @@ def main(argv):
     prompt = [int(t) for t in prompt]
     args.out.mkdir(parents=True, exist_ok=True)
     export(model, args, args.out / "decoder.onnx")
-    specializations = [{"batch_size": "1", "seq_len": str(args.prefill_len), "ctx_len": str(args.ctx_len)},
-                       {"batch_size": "1", "seq_len": "1", "ctx_len": str(args.ctx_len)}]
-    # efficient-transformers writes this file with json.dump(..., indent=4).
-    indent = 4 if args.convention == "efficient-transformers" else 1
-    (args.out / "specializations.json").write_text(json.dumps({"specializations": specializations},
-                                                              indent=indent) + "\n")
+    write_specializations(args)
     if args.convention == "efficient-transformers":
         write_custom_io(args)
     tokens = generate(model, args, prompt)

@@ -19,10 +19,11 @@ EFFICIENT_TRANSFORMERS_DECODER = ["--layers", "2", "--hidden", "64", "--heads", 
 
 def exported_decoder(build, source, args):
     """The export script's output directory for `args`, generated once per version of the script
-    under a lock (parallel ctest processes share it, in build/generated/llm); config.json is
+    (and of the module it shares with export_llama.py) under a lock (parallel ctest processes share it, in build/generated/llm); config.json is
     written last, so its presence means a complete export."""
     script = pathlib.Path(source) / "examples/llm/export_decoder.py"
-    key = hashlib.sha256(script.read_bytes() + " ".join(args).encode()).hexdigest()[:16]
+    shared = pathlib.Path(source) / "examples/llm/llm_convention.py"
+    key = hashlib.sha256(script.read_bytes() + shared.read_bytes() + " ".join(args).encode()).hexdigest()[:16]
     out = pathlib.Path(build) / "generated" / "llm" / key
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(str(out) + ".lock", "w") as lock:
