@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+// The card's memory is a real limit (issue 38 item 2), on a real qaic-emu started with a small
+// DDR (--ddr-mb): a program's constants are charged once per load and its IO region and retained
+// state per activation, exactly as container::deviceMemoryNeeds says; what does not fit is
+// refused before anything is built with a message naming the sizes; everything comes back when
+// the sets go; qaicd and qaic-util -q report the live figures.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "Process.hpp"
+#include "RuntimeFixture.hpp"
+#include "container/QpcImage.hpp"
+#include "container/ResourceNeeds.hpp"
+#include "ir/Weights.hpp"
+
+namespace qaic::rt::test {
+namespace {
+
+constexpr uint64_t kMiB = 1024 * 1024;
+constexpr int kInputs = 1000;
+constexpr int kOutputs = 10000;
+constexpr uint64_t kWeightBytes = uint64_t{kInputs} * kOutputs * sizeof(float);  // 40,000,000
+
+// y = x . W (W: 40 MB from the weights file) and acc_RetainedState = acc + y, so that the
+// program holds ~40 MB of constants and kOutputs floats of retained state per activation.
+std::string projectionIr() {
+  const auto io = [](const std::string& name, const std::string& direction, int width) {
+    return R"({"name":")" + name + R"(","tensor":")" + name + R"(","direction":")" + direction +
+           R"(","dtype":"TL_FLOAT","dims":[1,)" + std::to_string(width) + "]}";
+  };
+  const std::string weights =
+      R"({"name":"weights","optype":"create","tensors_in":[],"tensors_out":[{"arg_name":"dst","name":"w"}],)"
+      R"("params":[{"arg_name":"dtype","value":"TL_FLOAT"},{"arg_name":"dims","value":[)" +
+      std::to_string(kInputs) + "," + std::to_string(kOutputs) +
+      R"(]},{"arg_name":"data","value":[0]},{"arg_name":"ran","value":[0,0]},)"
+      R"({"arg_name":"from_file","value":true}]})";
+  const std::string project =
+      R"({"name":"project","optype":"matmul","tensors_in":[{"arg_name":"src1","name":"x"},)"
+      R"({"arg_name":"src2","name":"w"}],"tensors_out":[{"arg_name":"dst","name":"y"}],"params":[]})";
+  const std::string accumulate =
+      R"({"name":"accumulate","optype":"elew","tensors_in":[{"arg_name":"src1","name":"acc"},)"
+      R"({"arg_name":"src2","name":"y"}],"tensors_out":[{"arg_name":"dst","name":"acc_RetainedState"}],)"
+      R"("params":[{"arg_name":"elew_op","value":"TL_SUM"}]})";
+  return R"({"weights":"projection.weights","ops":[)" + weights + "," + project + "," + accumulate + R"(],"io":[)" +
+         io("x", "in", kInputs) + "," + io("acc", "in", kOutputs) + "," + io("y", "out", kOutputs) + "," +
+         io("acc_RetainedState", "out", kOutputs) + "]}";
+}
+
+class DeviceMemoryTest : public RuntimeTest {
+ protected:
+  virtual uint64_t ddrMb() const { return 64; }
+  std::vector<std::string> emulatorArguments() const override { return {"--ddr-mb", std::to_string(ddrMb())}; }
+
+  void SetUp() override {
+    RuntimeTest::SetUp();
+    std::vector<float> values(static_cast<std::size_t>(kInputs) * kOutputs);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7) * 0.125f;
+    ir::WeightTensor w{"w", ir::DType::Float, {kInputs, kOutputs}, std::as_bytes(std::span(values))};
+    ir::writeWeightsFile((work() / "projection.weights").string(), std::span(&w, 1));
+    network_ = compile("projection", projectionIr(), {"-retained-state"});
+    image_ = container::QpcImage::open((network_.qpcDir / "programqpc.bin").string());
+    context_ = makeContext();
+  }
+
+  container::DeviceMemoryNeeds needs(uint32_t activations) const {
+    return container::deviceMemoryNeeds(image_->contents(), image_->programs().at(0), activations);
+  }
+
+  // Device 0's free device memory in bytes, as qaicd's devices answer reports it.
+  uint64_t ddrFree(qaicd::QaicdClient& client) const {
+    auto devices = client.devices();
+    EXPECT_TRUE(devices.ok()) << devices.message();
+    if (!devices.ok() || devices->empty()) return 0;
+    EXPECT_EQ(devices->front().total.ddrSize, ddrMb() * kMiB);
+    return devices->front().free.ddrSize;
+  }
+
+  Network network_;
+  std::unique_ptr<container::QpcImage> image_;
+};
+
+TEST_F(DeviceMemoryTest, ConstantsOnceIoRegionAndRetainedStatePerActivation) {
+  const auto one = needs(1);
+  EXPECT_EQ(one.constants, kWeightBytes) << "the weights are the program's constants";
+  EXPECT_EQ(one.retainedState, uint64_t{kOutputs} * sizeof(float)) << "acc is the retained state";
+  EXPECT_GT(one.ioRegion, 0u);
+  EXPECT_EQ(needs(2).total(), one.constants + 2 * (one.ioRegion + one.retainedState)) << "constants once";
+
+  startQaicd();
+  auto client = connect();
+  const uint64_t total = ddrMb() * kMiB;
+  ASSERT_EQ(ddrFree(client), total);
+  {
+    // Two activations of one load fit only because the constants are charged once: the
+    // reservation is exactly constants + 2 x (IO region + retained state), and the emulator
+    // charges both activations against it.
+    auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 2);
+    EXPECT_EQ(ddrFree(client), total - needs(2).total());
+    // The program runs: y = x . W, and the state accumulates y.
+    std::vector<float> x(kInputs, 1.0f), y(kOutputs, -1.0f);
+    const auto want = expected(network_, {x, std::vector<float>(kOutputs, 0.0f)});
+    inferOnce(*set, {heapBuffer(x), heapBuffer(y)}, 1);
+    EXPECT_NEAR(y[0], want[0][0], 1e-2f);
+    EXPECT_NEAR(y[kOutputs - 1], want[0][kOutputs - 1], 1e-2f);
+  }
+  EXPECT_EQ(ddrFree(client), total) << "the set gave every byte back";
+
+  auto first = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+  EXPECT_EQ(ddrFree(client), total - one.total());
+  // qaic-util -q prints the same live figures in the vendor's lines.
+  const auto query = testing::runTool("qaic-util", {"-q", "-d", "0"});
+  EXPECT_EQ(query.exitCode, 0) << query.err;
+  EXPECT_NE(query.out.find("\tDram Total:" + std::to_string(ddrMb()) + " MB\n"), std::string::npos) << query.out;
+  EXPECT_NE(query.out.find("\tDram Free:" + std::to_string((total - one.total()) / kMiB) + " MB\n"), std::string::npos)
+      << query.out;
+
+  // A second load of the program no longer fits: refused before anything is built, naming the
+  // sizes, and nothing is left charged.
+  try {
+    auto second = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+    FAIL() << "a second load fitted in " << ddrFree(client) << " bytes";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_NO_RESOURCES);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("device 0: program '"), std::string::npos) << message;
+    EXPECT_NE(message.find("needs " + container::describeDeviceMemory(one)), std::string::npos) << message;
+    EXPECT_NE(message.find("constants 38.1 MiB, 1 activation x (IO region "), std::string::npos) << message;
+    EXPECT_NE(message.find(" + retained state 39.1 KiB))"), std::string::npos) << message;
+    EXPECT_NE(message.find("; " + container::deviceMemoryText(total - one.total()) + " of 64.0 MiB free"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(ddrFree(client), total - one.total()) << "the refusal left a charge";
+  first.reset();
+  EXPECT_EQ(ddrFree(client), total);
+}
+
+// A device smaller than the program's constants: the load fails with the sizes.
+class SmallDeviceMemoryTest : public DeviceMemoryTest {
+ protected:
+  uint64_t ddrMb() const override { return 32; }
+};
+
+TEST_F(SmallDeviceMemoryTest, ProgramLargerThanTheDeviceFailsAtLoad) {
+  try {
+    auto set = InferenceSet::Factory(context_, network_.qpc, 0, 1, 1);
+    FAIL() << "a program with 38.1 MiB of constants loaded into 32 MiB";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), QS_NO_RESOURCES);
+    EXPECT_NE(std::string(e.what()).find("needs " + container::describeDeviceMemory(needs(1)) +
+                                         "; 32.0 MiB of 32.0 MiB free"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(attribute(0, "qaic-emu/dram_free"), 32u) << "nothing stayed charged (MiB)";
+}
+
+}  // namespace
+}  // namespace qaic::rt::test
