@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <fstream>
+#include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,8 @@
 #include "RuntimeFixture.hpp"
 #include "container/QpcImage.hpp"
 #include "container/ResourceNeeds.hpp"
+#include "driver/DeviceNode.hpp"
+#include "driver/ManageCalls.hpp"
 #include "ir/Weights.hpp"
 
 namespace qaic::rt::test {
@@ -53,7 +57,8 @@ std::string projectionIr() {
 class DeviceMemoryTest : public RuntimeTest {
  protected:
   virtual uint64_t ddrMb() const { return 64; }
-  std::vector<std::string> emulatorArguments() const override { return {"--ddr-mb", std::to_string(ddrMb())}; }
+  // -v: the daemon's refusals are logged on its stderr (emu_->log()).
+  std::vector<std::string> emulatorArguments() const override { return {"--ddr-mb", std::to_string(ddrMb()), "-v"}; }
 
   void SetUp() override {
     RuntimeTest::SetUp();
@@ -137,6 +142,70 @@ TEST_F(DeviceMemoryTest, ConstantsOnceIoRegionAndRetainedStatePerActivation) {
   EXPECT_EQ(ddrFree(client), total - one.total()) << "the refusal left a charge";
   first.reset();
   EXPECT_EQ(ddrFree(client), total);
+}
+
+// Occurrences of `text` in `log`.
+std::size_t countOf(const std::string& log, const std::string& text) {
+  std::size_t count = 0;
+  for (auto at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++count;
+  return count;
+}
+
+// The same charges through the uAPI alone (no resource group: activations draw from the device):
+// a load's activations share its constants, a second load of the program does not fit, and each
+// deactivation and the file's close give back exactly what was charged.
+TEST_F(DeviceMemoryTest, ActivationsOfOneLoadShareItsConstantsOnTheDevice) {
+  auto node = driver::DeviceNode::open(root(), 0);
+  ASSERT_TRUE(node) << node.message();
+  std::ifstream file(network_.qpcDir / "programqpc.bin", std::ios::binary);
+  const std::string read{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  ASSERT_GT(read.size(), kWeightBytes);
+  const auto container = std::as_bytes(std::span(read.data(), read.size()));
+  const auto ddrFreeNow = [&] {
+    auto status = driver::queryDeviceStatus(*node);
+    EXPECT_TRUE(status) << status.message();
+    return status ? status->ddrFreeBytes : 0;
+  };
+  const uint64_t total = ddrMb() * kMiB;
+  ASSERT_EQ(ddrFreeNow(), total);
+
+  ASSERT_TRUE(driver::loadProgram(*node, container, 1));
+  EXPECT_EQ(ddrFreeNow(), total) << "a load without activations holds no device memory";
+  auto first = driver::activate(*node, 1, 0, 16, 0);
+  ASSERT_TRUE(first) << first.message();
+  EXPECT_EQ(ddrFreeNow(), total - needs(1).total());
+  auto second = driver::activate(*node, 1, 0, 16, 0);
+  ASSERT_TRUE(second) << second.message();
+  EXPECT_EQ(ddrFreeNow(), total - needs(2).total()) << "the second activation was charged the constants again";
+
+  // A second load's first activation brings the constants again: they do not fit.
+  ASSERT_TRUE(driver::loadProgram(*node, container, 2));
+  auto refused = driver::activate(*node, 2, 0, 16, 0);
+  ASSERT_FALSE(refused) << "38 MB of constants fitted twice in 64 MiB";
+  EXPECT_EQ(refused.error(), ENOMEM) << refused.message();
+  EXPECT_EQ(ddrFreeNow(), total - needs(2).total()) << "the refusal left a charge";
+  EXPECT_EQ(countOf(emu_->log(), "activate load 2: program '"), 1u) << emu_->log();
+  EXPECT_NE(emu_->log().find("needs " + container::describeDeviceMemory(needs(1)) + "; " +
+                             container::deviceMemoryText(total - needs(2).total()) + " of 64.0 MiB free: ENOMEM"),
+            std::string::npos)
+      << emu_->log();
+
+  // The constants stay while any activation of the load does, even once it is unloaded.
+  ASSERT_TRUE(driver::deactivate(*node, *first));
+  EXPECT_EQ(ddrFreeNow(), total - needs(1).total());
+  ASSERT_TRUE(driver::releaseProgram(*node, 1));
+  EXPECT_EQ(ddrFreeNow(), total - needs(1).total()) << "constants freed under a running activation";
+  ASSERT_TRUE(driver::deactivate(*node, *second));
+  EXPECT_EQ(ddrFreeNow(), total);
+
+  // Closing the file gives back what its activations held.
+  auto third = driver::activate(*node, 2, 0, 16, 0);
+  ASSERT_TRUE(third) << third.message();
+  EXPECT_EQ(ddrFreeNow(), total - needs(1).total());
+  node = driver::DeviceNode::open(root(), 0);  // the old file closes
+  ASSERT_TRUE(node) << node.message();
+  EXPECT_TRUE(testing::eventually([&] { return ddrFreeNow() == total; })) << ddrFreeNow();
+  EXPECT_EQ(attribute(0, "qaic-emu/dram_free"), ddrMb());
 }
 
 // A device smaller than the program's constants: the load fails with the sizes.
