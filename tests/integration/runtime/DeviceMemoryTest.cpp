@@ -226,6 +226,15 @@ TEST_F(SmallDeviceMemoryTest, ProgramLargerThanTheDeviceFailsAtLoad) {
         << e.what();
   }
   EXPECT_EQ(attribute(0, "qaic-emu/dram_free"), 32u) << "nothing stayed charged (MiB)";
+
+  // qaic-runner prints the same error and fails; the emulator logged one line for each refusal.
+  const auto runner = testing::runTool("qaic-runner", {"-t", network_.qpcDir.string(), "-n", "1"});
+  EXPECT_NE(runner.exitCode, 0) << runner.out;
+  EXPECT_NE(runner.err.find("needs " + container::describeDeviceMemory(needs(1)) + "; 32.0 MiB of 32.0 MiB free"),
+            std::string::npos)
+      << runner.err;
+  EXPECT_EQ(countOf(emu_->log(), "of device memory refused; 32.0 MiB of 32.0 MiB free: ENOMEM"), 2u) << emu_->log();
+  EXPECT_EQ(attribute(0, "qaic-emu/dram_free"), 32u);
 }
 
 }  // namespace
