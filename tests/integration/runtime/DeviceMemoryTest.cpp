@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -206,6 +207,47 @@ TEST_F(DeviceMemoryTest, ActivationsOfOneLoadShareItsConstantsOnTheDevice) {
   ASSERT_TRUE(node) << node.message();
   EXPECT_TRUE(testing::eventually([&] { return ddrFreeNow() == total; })) << ddrFreeNow();
   EXPECT_EQ(attribute(0, "qaic-emu/dram_free"), ddrMb());
+}
+
+// qaicd lists each partition's device memory beside the device's: the partition's capacity, and
+// what the activations made on its node left free.
+TEST_F(DeviceMemoryTest, QaicdReportsDeviceAndPartitionMemory) {
+  startQaicd();
+  auto client = connect();
+  const uint64_t total = ddrMb() * kMiB;
+  const uint64_t capacity = 48 * kMiB;
+  auto partition = client.createPartition(Resources{2, 0, 64, 2, capacity}, 0u, "ddr");
+  ASSERT_TRUE(partition) << partition.message();
+  EXPECT_EQ(ddrFree(client), total - capacity) << "the partition's memory left the device's free";
+
+  const auto usageOf = [&](uint32_t id) -> std::optional<qaicd::PartitionUsage> {
+    auto devices = client.devices();
+    if (!devices || devices->empty()) return std::nullopt;
+    for (const auto& usage : devices->front().partitionUsage)
+      if (usage.id == id) return usage;
+    return std::nullopt;
+  };
+  auto usage = usageOf(partition->id);
+  ASSERT_TRUE(usage) << "partition " << partition->id << " has no figures in the devices answer";
+  EXPECT_EQ(usage->total.ddrSize, capacity);
+  EXPECT_EQ(usage->free.ddrSize, capacity);
+
+  auto node = driver::DeviceNode::open(root(), partition->id);
+  ASSERT_TRUE(node) << node.message();
+  std::ifstream file(network_.qpcDir / "programqpc.bin", std::ios::binary);
+  const std::string read{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  ASSERT_TRUE(driver::loadProgram(*node, std::as_bytes(std::span(read.data(), read.size())), 1));
+  auto dbc = driver::activate(*node, 1, 0, 16, 0);
+  ASSERT_TRUE(dbc) << dbc.message();
+  usage = usageOf(partition->id);
+  ASSERT_TRUE(usage);
+  EXPECT_EQ(usage->free.ddrSize, capacity - needs(1).total());
+  EXPECT_EQ(ddrFree(client), total - capacity) << "a partition's activation charged the device";
+
+  ASSERT_TRUE(driver::deactivate(*node, *dbc));
+  usage = usageOf(partition->id);
+  ASSERT_TRUE(usage);
+  EXPECT_EQ(usage->free.ddrSize, capacity);
 }
 
 // A device smaller than the program's constants: the load fails with the sizes.
