@@ -87,6 +87,7 @@ TEST_F(PartitionLeaseToolTest, AHeldLeaseShowsItsHolderAndEndsOnSigterm) {
   EXPECT_EQ(listed["partitions"][0]["holder_pid"], holder->pid());
   EXPECT_EQ(listed["partitions"][0]["numVc"], 2u);
   EXPECT_EQ(listed["partitions"][0]["ddr_mb"], 64u);
+  EXPECT_EQ(listed["partitions"][0]["ddr_free_mb"], 64u) << "nothing runs in it yet";
 
   const auto query = runTool("qaic-util", {"-q"});
   ASSERT_EQ(query.exitCode, 0) << query.err;

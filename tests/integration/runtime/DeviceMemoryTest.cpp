@@ -6,9 +6,12 @@
 // the sets go; qaicd and qaic-util -q report the live figures.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -243,6 +246,15 @@ TEST_F(DeviceMemoryTest, QaicdReportsDeviceAndPartitionMemory) {
   ASSERT_TRUE(usage);
   EXPECT_EQ(usage->free.ddrSize, capacity - needs(1).total());
   EXPECT_EQ(ddrFree(client), total - capacity) << "a partition's activation charged the device";
+  // qaic-util list shows qaicd's figure.
+  ::setenv("QAICD_SOCKET", socketPath().c_str(), 1);
+  const auto listed = testing::runTool("qaic-util", {"list", "-j"});
+  ::unsetenv("QAICD_SOCKET");
+  ASSERT_EQ(listed.exitCode, 0) << listed.err;
+  const auto doc = nlohmann::json::parse(listed.out);
+  EXPECT_EQ(doc["source"], "qaicd");
+  ASSERT_EQ(doc["partitions"].size(), 1u) << listed.out;
+  EXPECT_EQ(doc["partitions"][0]["ddr_free_mb"], (capacity - needs(1).total()) >> 20) << listed.out;
 
   ASSERT_TRUE(driver::deactivate(*node, *dbc));
   usage = usageOf(partition->id);
