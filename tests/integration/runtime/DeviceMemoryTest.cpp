@@ -23,6 +23,7 @@
 #include "container/ResourceNeeds.hpp"
 #include "driver/DeviceNode.hpp"
 #include "driver/ManageCalls.hpp"
+#include "driver/SysfsNames.hpp"
 #include "ir/Weights.hpp"
 
 namespace qaic::rt::test {
@@ -201,6 +202,13 @@ TEST_F(DeviceMemoryTest, ActivationsOfOneLoadShareItsConstantsOnTheDevice) {
   EXPECT_EQ(ddrFreeNow(), total - needs(1).total()) << "constants freed under a running activation";
   ASSERT_TRUE(driver::deactivate(*node, *second));
   EXPECT_EQ(ddrFreeNow(), total);
+
+  // A reset ends the activations and with them the constants (the load itself stays).
+  auto beforeReset = driver::activate(*node, 2, 0, 16, 0);
+  ASSERT_TRUE(beforeReset) << beforeReset.message();
+  EXPECT_EQ(ddrFreeNow(), total - needs(1).total());
+  writeSysfs(driver::sysfs::kFaultReset, "1");
+  EXPECT_TRUE(testing::eventually([&] { return ddrFreeNow() == total; })) << ddrFreeNow();
 
   // Closing the file gives back what its activations held.
   auto third = driver::activate(*node, 2, 0, 16, 0);
