@@ -76,8 +76,9 @@ struct Activation {
   std::shared_ptr<DeviceProgram> program;
   int eventfd = -1;
   Semaphores semaphores;
-  rt::Resources charged;
-  uint32_t groupId = 0;  // 0 = charged to the device's free pool
+  rt::Resources charged;                         // its own: NSPs, DBC, ..., its IO region and retained state
+  uint32_t groupId = 0;                          // 0 = charged to the device's free pool
+  std::shared_ptr<ResidentConstants> constants;  // its load's, counted while it lives
 
   // Requests submitted by EXECUTE_BO: slot of their completion element -> BO (Device mutex).
   std::map<uint32_t, std::shared_ptr<BufferObject>> kernelSlots;

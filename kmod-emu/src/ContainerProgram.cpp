@@ -93,6 +93,8 @@ class ContainerProgram final : public DeviceProgram {
     needs_.charge = container::resourceNeeds(image_->contents(), program_, 1);
     needs_.ioRegionSize = program_.ioRegionSize;
     needs_.constantsBytes = container::constantsBytes(image_->contents());
+    needs_.retainedStateBytes = container::retainedStateBytes(image_->contents());
+    needs_.programName = program_.name;
     needs_.computeThreads = static_cast<uint32_t>(threads_);
     needs_.doorbellAddress = program_.doorbellAddress;
     needs_.doneSemaphore = program_.doneSemaphore;
@@ -112,6 +114,7 @@ class ContainerProgram final : public DeviceProgram {
   void attach(std::span<std::byte> region) override {
     if (region.size() < program_.ioRegionSize) throw std::runtime_error("IO region smaller than the program's");
     for (auto& v : variants_) v.host.reset();
+    retained_.allocate();  // charged by the device before it attached the region
     attached_ = region.data();
     // The program's own graph is ready before the first request. Built on a thread of its own:
     // packing the weights runs oneDNN reorders in parallel, and libgomp keeps the OpenMP workers

@@ -136,6 +136,15 @@ uint32_t Device::firstFreeDbcLocked() const {
   return id;
 }
 
+void Device::giveBackLocked(OpenFile& f, uint32_t groupId, const rt::Resources& charged) {
+  if (groupId != 0) {
+    auto g = f.groups.find(groupId);
+    if (g != f.groups.end()) g->second.free += charged;
+  } else {
+    *f.pool(free_) += charged;
+  }
+}
+
 std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId) {
   auto it = f.activations.find(dbcId);
   if (it == f.activations.end()) return nullptr;
@@ -143,11 +152,12 @@ std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId
   f.activations.erase(it);
   dbcs_[dbcId].reset();
   if (dbcState_[dbcId] == DbcState::Assigned) dbcState_[dbcId] = DbcState::Idle;  // not a reset
-  if (act->groupId != 0) {
-    auto g = f.groups.find(act->groupId);
-    if (g != f.groups.end()) g->second.free += act->charged;
-  } else {
-    *f.pool(free_) += act->charged;
+  giveBackLocked(f, act->groupId, act->charged);
+  if (act->constants && --act->constants->activations == 0) {
+    rt::Resources constants;
+    constants.ddrSize = act->constants->bytes;
+    giveBackLocked(f, act->constants->groupId, constants);
+    act->constants->bytes = 0;
   }
   return act;
 }

@@ -252,6 +252,19 @@ class Device final : public ChannelHost {
                      uint32_t& groupId);
   // The lowest idle DBC id, or dbcs_.size() when every DBC is taken.
   uint32_t firstFreeDbcLocked() const;
+  // Returns `charged` to resource group `groupId` of `f` (while it exists), or to `f`'s pool for 0.
+  void giveBackLocked(OpenFile& f, uint32_t groupId, const rt::Resources& charged);
+  // What an activation of the load holding `constants` is charged: `needs.charge`, without the
+  // constants while another activation of the load already holds them on the device.
+  static rt::Resources activationCharge(const ProgramNeeds& needs, const ResidentConstants& constants);
+  // Logs an activation refused for device memory, once ("program 'p' needs X of device memory
+  // (...); Y of Z free"), and returns its errno, ENOMEM. `capacity` is the total of what it drew
+  // from: the device, its partition or its resource group.
+  int refuseForMemory(uint32_t loadId, const ProgramNeeds& needs, uint64_t needBytes, uint64_t freeBytes,
+                      uint64_t capacity) const;
+  // The total of the pool drawPoolLocked chose (group `groupId`, else the file's partition, else
+  // the device).
+  uint64_t poolCapacityLocked(const OpenFile& f, uint32_t groupId) const;
   // Removes an activation from every table and gives its resources back (mutex held); the
   // caller then ends it with retire() outside the mutex.
   std::shared_ptr<Activation> detachActivation(OpenFile& f, uint32_t dbcId);

@@ -13,6 +13,7 @@
 #include "FreedMemory.hpp"
 #include "Log.hpp"
 #include "UserMemory.hpp"
+#include "container/ResourceNeeds.hpp"
 
 namespace qaic::emu {
 namespace {
@@ -203,7 +204,17 @@ int Device::resourceGroup(OpenFile& f, const driver::ResourceGroupRequest& req, 
       if (req.groupId != 0) return EINVAL;
       const rt::Resources want = req.resources;
       if (!pool.covers(want)) {
-        resp.status = -ENOSPC;
+        rt::Resources withoutDdr = want;
+        withoutDdr.ddrSize = 0;
+        // Short of device memory alone is ENOMEM, as an activation's refusal is.
+        const bool memoryAlone = pool.covers(withoutDdr);
+        resp.status = memoryAlone ? -ENOMEM : -ENOSPC;
+        if (memoryAlone)
+          logError("accel" + std::to_string(index_) + ": resource group of " +
+                   container::deviceMemoryText(want.ddrSize) + " of device memory refused; " +
+                   container::deviceMemoryText(pool.ddrSize) + " of " +
+                   container::deviceMemoryText(f.partition ? f.partition->capacity.ddrSize : total_.ddrSize) +
+                   " free: ENOMEM");
         return 0;
       }
       pool -= want;
@@ -420,10 +431,23 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
     logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " + error);
     return EINVAL;
   }
-  // Refuse before allocating: an IO region beyond the device's DDR can never fit. The region is
-  // allocated before the program is attached, since the program's kernels are created with the
-  // addresses of the buffers they read and write in place.
-  if (act->program->needs().charge.ddrSize > total_.ddrSize) return ENOMEM;
+  // Refuse before allocating: an activation whose device memory (its IO region and retained
+  // state, and its load's constants unless another activation holds them) does not fit what it
+  // draws from is refused here, and checked again under the mutex when it is charged. The region
+  // is allocated before the program is attached, since the program's kernels are created with
+  // the addresses of the buffers they read and write in place.
+  {
+    std::lock_guard lock(mutex_);
+    auto it = f.loads.find(loadId);
+    if (it == f.loads.end() || it->second.bytes != bytes) return EINVAL;  // released meanwhile
+    const rt::Resources need = activationCharge(act->program->needs(), *it->second.constants);
+    rt::Resources* pool = nullptr;
+    uint32_t groupId = 0;
+    if (int err = drawPoolLocked(f, namedGroup, need, pool, groupId)) return err;
+    if (pool->ddrSize < need.ddrSize)
+      return refuseForMemory(loadId, act->program->needs(), need.ddrSize, pool->ddrSize,
+                             poolCapacityLocked(f, groupId));
+  }
   try {
     act->ioRegion.resize(act->program->needs().ioRegionSize);
     act->program->attach(act->ioRegion);
@@ -446,18 +470,19 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
     act->eventfd = fd;
     if (!isEventfd(fd)) return EINVAL;  // the Activation closes fd
   }
-  const rt::Resources& need = needs.charge;
-
   std::lock_guard lock(mutex_);
   if (removed_.load() || stopped_) return ENODEV;
   if (status_ != Status::Ready) return EAGAIN;
   auto it = f.loads.find(loadId);
   if (it == f.loads.end() || it->second.bytes != bytes) return EINVAL;  // released meanwhile
   if (f.partition && f.partition->ended) return ENODEV;
+  ResidentConstants& constants = *it->second.constants;
+  const rt::Resources need = activationCharge(needs, constants);
   uint32_t groupId = 0;
   rt::Resources* pool = nullptr;
   if (int err = drawPoolLocked(f, namedGroup, need, pool, groupId)) return err;
-  if (pool->ddrSize < need.ddrSize) return ENOMEM;
+  if (pool->ddrSize < need.ddrSize)
+    return refuseForMemory(loadId, needs, need.ddrSize, pool->ddrSize, poolCapacityLocked(f, groupId));
   const uint32_t id = firstFreeDbcLocked();
   if (id == dbcs_.size()) return ENOSPC;
 
@@ -469,6 +494,13 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   *pool -= need;
   act->charged = need;
   act->groupId = groupId;
+  if (constants.activations++ == 0) {
+    // The first activation brought the constants: the load holds them from now on.
+    act->charged.ddrSize -= needs.constantsBytes;
+    constants.bytes = needs.constantsBytes;
+    constants.groupId = groupId;
+  }
+  act->constants = it->second.constants;
   act->dbcId = id;
   act->generation = generation;
   it->second.sealed = true;
@@ -480,6 +512,33 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   logInfo("accel" + std::to_string(index_) + ": load " + std::to_string(loadId) + " activated on dbc " +
           std::to_string(id) + " (" + std::to_string(needs.charge.numNsp) + " NSPs)");
   return 0;
+}
+
+rt::Resources Device::activationCharge(const ProgramNeeds& needs, const ResidentConstants& constants) {
+  rt::Resources need = needs.charge;
+  if (constants.activations > 0) need.ddrSize -= needs.constantsBytes;
+  return need;
+}
+
+uint64_t Device::poolCapacityLocked(const OpenFile& f, uint32_t groupId) const {
+  if (groupId != 0) {
+    auto g = f.groups.find(groupId);
+    if (g != f.groups.end()) return g->second.capacity.ddrSize;
+  }
+  return f.partition ? f.partition->capacity.ddrSize : total_.ddrSize;
+}
+
+int Device::refuseForMemory(uint32_t loadId, const ProgramNeeds& needs, uint64_t needBytes, uint64_t freeBytes,
+                            uint64_t capacity) const {
+  container::DeviceMemoryNeeds memory;
+  memory.constants = needBytes - needs.ioRegionSize - needs.retainedStateBytes;  // 0 when resident
+  memory.ioRegion = needs.ioRegionSize;
+  memory.retainedState = needs.retainedStateBytes;
+  memory.activations = 1;
+  logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": program '" +
+           needs.programName + "' needs " + container::describeDeviceMemory(memory) + "; " +
+           container::deviceMemoryText(freeBytes) + " of " + container::deviceMemoryText(capacity) + " free: ENOMEM");
+  return ENOMEM;
 }
 
 int Device::deactivate(OpenFile& f, uint32_t dbcId) {

@@ -18,13 +18,16 @@
 namespace qaic::emu {
 
 struct ProgramNeeds {
-  // What one activation is charged: container::resourceNeeds, the same rule libqaic sizes
-  // partitions with.
+  // What the first activation of a load is charged: container::resourceNeeds for one, the same
+  // rule libqaic sizes partitions and resource groups with. Its ddrSize is constantsBytes (once
+  // per load, shared by the load's activations) + ioRegionSize + retainedStateBytes (each one's).
   rt::Resources charge;
-  uint64_t ioRegionSize = 0;     // device memory of the activation
-  uint64_t constantsBytes = 0;   // DDR the constants occupy
-  uint64_t doorbellAddress = 0;  // device address whose write starts the program
-  uint32_t doneSemaphore = 0;    // INC'd when a run finishes
+  uint64_t ioRegionSize = 0;        // device memory of the activation
+  uint64_t constantsBytes = 0;      // DDR the constants occupy
+  uint64_t retainedStateBytes = 0;  // DDR of the activation's retained state
+  std::string programName;          // for the messages
+  uint64_t doorbellAddress = 0;     // device address whose write starts the program
+  uint32_t doneSemaphore = 0;       // INC'd when a run finishes
   // Host threads a run computes on (its NSPs, capped by the compute pool): its kernels were
   // built for that many, and the channel holds as many of the pool's before it runs.
   uint32_t computeThreads = 1;

@@ -25,6 +25,9 @@ namespace qaic::emu {
 struct ProgramLoad {
   std::shared_ptr<LoadBuffer> bytes;
   bool sealed = false;
+  // Its constants on the device; held by its activations too, so that unloading while they run
+  // keeps the charge until the last one ends.
+  std::shared_ptr<ResidentConstants> constants = std::make_shared<ResidentConstants>();
 };
 
 struct OpenFile {

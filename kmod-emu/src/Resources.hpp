@@ -21,6 +21,15 @@ struct ResourceGroup {
   bool named = false;  // ReserveNamed: only activations naming it draw from it
 };
 
+// A loaded program's constants in device memory: charged with the first activation of the load
+// (to the pool that activation draws from), shared by every further one, and given back when the
+// last of them ends. Guarded by the Device mutex.
+struct ResidentConstants {
+  uint64_t bytes = 0;        // what is charged while activations > 0
+  uint32_t groupId = 0;      // the resource group charged; 0 = the file's pool
+  uint32_t activations = 0;  // the load's live activations
+};
+
 // A partition: resources carved out of a device for a derived device node (id >= 100). Created
 // and removed by a privileged caller (qaicd); it outlives that caller's open file. Files opened
 // on its node charge every activation and resource group to `free`. Guarded by the Device mutex.

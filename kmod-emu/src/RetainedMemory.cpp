@@ -7,8 +7,11 @@
 namespace qaic::emu {
 
 RetainedMemory::RetainedMemory(const std::vector<container::QpcRetainedState>& entries)
-    : entries_(entries), state_(entries.size()), next_(entries.size()) {
-  for (std::size_t i = 0; i < entries_.size(); ++i) state_[i].assign(entries_[i].size, std::byte{0});
+    : entries_(entries), state_(entries.size()), next_(entries.size()) {}
+
+void RetainedMemory::allocate() {
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (state_[i].size() != entries_[i].size) state_[i].assign(entries_[i].size, std::byte{0});
 }
 
 int RetainedMemory::find(std::string_view bufferName) const {

@@ -21,7 +21,11 @@ namespace qaic::emu {
 
 class RetainedMemory {
  public:
+  // Allocates nothing yet: the device charges the state before allocate() takes it.
   explicit RetainedMemory(const std::vector<container::QpcRetainedState>& entries);
+
+  // Takes each pair's memory, zeroed, once (later calls do nothing). Throws std::bad_alloc.
+  void allocate();
 
   // The pair whose input or output is io buffer `bufferName`; -1 when none.
   int find(std::string_view bufferName) const;

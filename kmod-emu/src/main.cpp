@@ -36,6 +36,8 @@ constexpr const char* kUsage =
     "                 DIR/sys/class/accel/accelN (created if missing)\n"
     "  --config FILE  JSON configuration (docs/emulator.md); default: one AIC100-like device\n"
     "  --devices N    N copies of the configuration's first device\n"
+    "  --ddr-mb N     every device's memory (DDR) in MiB, 1 to 1048576, instead of the\n"
+    "                 configuration's ddr_mb (default 16384, the card's 16 GiB)\n"
     "  --daemon       detach; exit 0 once the tree is visible\n"
     "  --foreground   stay attached (the default)\n"
     "  -v, --verbose  log control-plane events\n"
@@ -66,6 +68,7 @@ struct Options {
   std::string root;
   std::string config;
   int devices = 0;
+  uint64_t ddrMb = 0;  // 0: each device's configured ddr_mb
   bool daemon = false;
   bool passthrough = true;
   bool inNamespace = false;
@@ -110,6 +113,8 @@ int run(const Options& opt, int readyFd) {
     return 2;
   }
   if (opt.devices > 0) config.devices.assign(static_cast<std::size_t>(opt.devices), config.devices.front());
+  if (opt.ddrMb > 0)
+    for (auto& device : config.devices) device.ddrMb = opt.ddrMb;
   config.passthrough = opt.passthrough;
   try {
     Emulator emu(config);
@@ -209,6 +214,14 @@ int main(int argc, char** argv) {
       long n = v ? std::strtol(v, &end, 10) : 0;
       if (!v || *end != '\0' || n < 1 || n > 64) return usageError("--devices needs a count from 1 to 64");
       opt.devices = static_cast<int>(n);
+    } else if (a == "--ddr-mb") {
+      const char* v = value("--ddr-mb");
+      char* end = nullptr;
+      const unsigned long long mb = v ? std::strtoull(v, &end, 10) : 0;
+      // The bounds of the configuration's ddr_mb.
+      if (!v || *v == '-' || *end != '\0' || mb < 1 || mb > (1u << 20))
+        return usageError("--ddr-mb needs a size in MiB from 1 to 1048576");
+      opt.ddrMb = mb;
     } else if (a == "--daemon") {
       opt.daemon = true;
     } else if (a == "--foreground") {

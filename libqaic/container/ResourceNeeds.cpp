@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "container/ResourceNeeds.hpp"
 
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
-#include <string>
 
 namespace qaic::container {
 namespace {
@@ -15,6 +15,11 @@ uint64_t times(uint64_t perActivation, uint32_t numActivations, uint64_t limit, 
   return perActivation * numActivations;
 }
 
+uint64_t plus(uint64_t a, uint64_t b, const char* what) {
+  if (a > std::numeric_limits<uint64_t>::max() - b) throw std::overflow_error(std::string("ddrSize: ") + what);
+  return a + b;
+}
+
 }  // namespace
 
 uint64_t constantsBytes(const QpcContents& contents) {
@@ -23,18 +28,65 @@ uint64_t constantsBytes(const QpcContents& contents) {
   return total;
 }
 
+uint64_t retainedStateBytes(const QpcContents& contents) {
+  uint64_t total = 0;
+  for (const auto& pair : contents.retainedState) total = plus(total, pair.size, "retained state overflows");
+  return total;
+}
+
+uint64_t DeviceMemoryNeeds::total() const {
+  const uint64_t each = plus(ioRegion, retainedState, "IO region plus retained state overflow");
+  return plus(constants, times(each, activations, std::numeric_limits<uint64_t>::max(), "ddrSize"),
+              "constants plus activations overflow");
+}
+
+DeviceMemoryNeeds deviceMemoryNeeds(const QpcContents& contents, const QpcProgram& program, uint32_t activations) {
+  DeviceMemoryNeeds needs;
+  needs.constants = constantsBytes(contents);
+  needs.ioRegion = program.ioRegionSize;
+  needs.retainedState = retainedStateBytes(contents);
+  needs.activations = activations;
+  return needs;
+}
+
 rt::Resources resourceNeeds(const QpcContents& contents, const QpcProgram& program, uint32_t numActivations) {
   constexpr uint64_t u32 = std::numeric_limits<uint32_t>::max();
-  constexpr uint64_t u64 = std::numeric_limits<uint64_t>::max();
-  const uint64_t constants = constantsBytes(contents);
-  if (program.ioRegionSize > u64 - constants) throw std::overflow_error("ddrSize: IO region plus constants overflow");
   rt::Resources n;
   n.numNsp = static_cast<uint32_t>(times(program.numCores, numActivations, u32, "numNsp"));
   n.numMcid = static_cast<uint32_t>(times(program.numMulticastIds, numActivations, u32, "numMcid"));
   n.numSem = static_cast<uint32_t>(times(program.numSemaphores, numActivations, u32, "numSem"));
   n.numVc = numActivations;
-  n.ddrSize = times(program.ioRegionSize + constants, numActivations, u64, "ddrSize");
+  n.ddrSize = deviceMemoryNeeds(contents, program, numActivations).total();
   return n;
+}
+
+std::string deviceMemoryText(uint64_t bytes) {
+  constexpr double kKiB = 1024.0, kMiB = kKiB * 1024.0, kGiB = kMiB * 1024.0;
+  char text[32];
+  const double b = static_cast<double>(bytes);
+  // Three significant digits: "12.0 MiB", "512 MiB", "5.31 GiB".
+  auto scaled = [&](double unit, const char* name) {
+    const double v = b / unit;
+    std::snprintf(text, sizeof text, v < 10.0 ? "%.2f %s" : (v < 100.0 ? "%.1f %s" : "%.0f %s"), v, name);
+  };
+  if (bytes < 1024)
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  else if (bytes < (1ull << 20))
+    scaled(kKiB, "KiB");
+  else if (bytes < (1ull << 30))
+    scaled(kMiB, "MiB");
+  else
+    scaled(kGiB, "GiB");
+  return text;
+}
+
+std::string describeDeviceMemory(const DeviceMemoryNeeds& needs) {
+  std::string text = deviceMemoryText(needs.total()) + " of device memory (";
+  if (needs.constants > 0) text += "constants " + deviceMemoryText(needs.constants) + ", ";
+  text += std::to_string(needs.activations) + (needs.activations == 1 ? " activation" : " activations") +
+          " x (IO region " + deviceMemoryText(needs.ioRegion);
+  if (needs.retainedState > 0) text += " + retained state " + deviceMemoryText(needs.retainedState);
+  return text + "))";
 }
 
 }  // namespace qaic::container

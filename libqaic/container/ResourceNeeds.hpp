@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // What activations of one program draw from a device: NSPs, multicast ids, semaphores, one
-// virtual channel (DBC) each, and DDR for the IO region plus the constants. This is the one rule
-// for it: libqaic sizes a partition with it and the emulator charges an activation with it, so
-// a partition sized for N activations always holds exactly N.
+// virtual channel (DBC) each, and device memory (DDR): the program's constants once, shared by
+// all its activations, plus each activation's IO region and retained state. This is the one rule
+// for it: libqaic sizes a partition and reserves a resource group with it and the emulator
+// charges activations with it, so a partition sized for N activations always holds exactly N.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <qaic/Resources.hpp>
 
@@ -13,13 +15,41 @@
 
 namespace qaic::container {
 
-// Bytes of every constant's data (each activation holds its own copy on the device).
+// Bytes of every constant's data: on the device once per loaded program.
 uint64_t constantsBytes(const QpcContents& contents);
 
-// What `numActivations` activations of `program` (one of `contents`' programs) need, per
-// activation: numNsp = QpcProgram::numCores, numMcid = numMulticastIds, numSem = numSemaphores,
-// numVc = 1 (its DBC), ddrSize = ioRegionSize + constantsBytes(contents). Throws
-// std::overflow_error naming the field when a total does not fit its type.
+// Bytes of the retained state (the retained_state entries, one buffer per pair): every
+// activation holds its own.
+uint64_t retainedStateBytes(const QpcContents& contents);
+
+// The device memory of `activations` activations of one program, by what holds it.
+struct DeviceMemoryNeeds {
+  uint64_t constants = 0;      // once, whatever the number of activations
+  uint64_t ioRegion = 0;       // per activation
+  uint64_t retainedState = 0;  // per activation
+  uint32_t activations = 0;
+
+  uint64_t perActivation() const { return ioRegion + retainedState; }
+  // constants + activations x perActivation(); throws std::overflow_error naming ddrSize when
+  // it does not fit 64 bits.
+  uint64_t total() const;
+};
+
+DeviceMemoryNeeds deviceMemoryNeeds(const QpcContents& contents, const QpcProgram& program, uint32_t activations);
+
+// What `numActivations` activations of `program` (one of `contents`' programs) need: numNsp =
+// QpcProgram::numCores, numMcid = numMulticastIds, numSem = numSemaphores and numVc = 1 (its
+// DBC) per activation, ddrSize = deviceMemoryNeeds(...).total(). Throws std::overflow_error
+// naming the field when a total does not fit its type.
 rt::Resources resourceNeeds(const QpcContents& contents, const QpcProgram& program, uint32_t numActivations = 1);
+
+// "12.0 MiB", "5.31 GiB", "512 B": a size as the device-memory messages print it.
+std::string deviceMemoryText(uint64_t bytes);
+
+// "5.31 GiB of device memory (constants 5.20 GiB, 1 activation x (IO region 12.0 MiB + retained
+// state 512 MiB))": what libqaic's error and the emulator's log line say a program needs. No
+// constants term when there are none (or they are already on the device), no retained term
+// without retained state.
+std::string describeDeviceMemory(const DeviceMemoryNeeds& needs);
 
 }  // namespace qaic::container

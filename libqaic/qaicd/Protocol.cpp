@@ -246,11 +246,15 @@ json toJson(const HelloInfo& h) {
 }
 
 json toJson(const DeviceInfo& d) {
+  json usage = json::array();
+  for (const auto& u : d.partitionUsage)
+    usage.push_back(json{{"id", u.id}, {"total", toJson(u.total)}, {"free", toJson(u.free)}});
   return json{{"id", d.id},
               {"status", d.status},
               {"total", toJson(d.total)},
               {"free", toJson(d.free)},
-              {"partitions", d.partitions}};
+              {"partitions", d.partitions},
+              {"partition_usage", usage}};
 }
 
 json toJson(const PartitionInfo& p) {
@@ -323,6 +327,20 @@ std::optional<DeviceInfo> deviceFromJson(const json& j) {
   for (const auto& p : *parts) {
     if (!p.is_number_unsigned() || p.get<uint64_t>() > std::numeric_limits<uint32_t>::max()) return std::nullopt;
     d.partitions.push_back(p.get<uint32_t>());
+  }
+  if (auto usage = j.find("partition_usage"); usage != j.end()) {
+    if (!usage->is_array()) return std::nullopt;
+    for (const auto& u : *usage) {
+      PartitionUsage entry;
+      if (!u.is_object() || !readField(u, "id", entry.id) || !u.contains("total") || !u.contains("free"))
+        return std::nullopt;
+      auto ut = resourcesFromJson(u["total"]);
+      auto uf = resourcesFromJson(u["free"]);
+      if (!ut || !uf) return std::nullopt;
+      entry.total = *ut;
+      entry.free = *uf;
+      d.partitionUsage.push_back(entry);
+    }
   }
   return d;
 }

@@ -85,11 +85,19 @@ struct HelloInfo {
   int32_t serverPid = 0;
   PeerInfo peer;
 };
+// A partition's capacity and what its activations and resource groups left free, as the STATUS
+// query on its node reports them at the time of the listing.
+struct PartitionUsage {
+  uint32_t id = 0;
+  Resources total, free;
+};
 struct DeviceInfo {
   uint32_t id = 0;
   std::string status;
   Resources total, free;
   std::vector<uint32_t> partitions;
+  // The partitions of `partitions` whose node answered (absent from older daemons' answers).
+  std::vector<PartitionUsage> partitionUsage;
 };
 struct PartitionInfo {
   uint32_t id = 0;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/timerfd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -582,8 +583,14 @@ Partition* DeviceRegistry::find(uint32_t id) {
 }
 
 void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> done) {
+  // What a device's thread reads for a listing: the device's STATUS, and that of each of its
+  // partitions' nodes (their capacity and what their holders' activations left free).
+  struct Figures {
+    Result<driver::DeviceStatusResponse> device = SysError{ETIMEDOUT, "waiting"};
+    std::vector<PartitionUsage> partitions;
+  };
   struct Gather {
-    std::map<uint32_t, Result<driver::DeviceStatusResponse>> reports;
+    std::map<uint32_t, Figures> reports;
     std::size_t waiting = 0;
     std::function<void(std::vector<DeviceInfo>)> done;
   };
@@ -592,9 +599,10 @@ void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> do
   // Builds the answer once every device has answered or timed out; the table is read then.
   auto finish = [this, gather] {
     std::vector<DeviceInfo> out;
-    for (auto& [index, report] : gather->reports) {
+    for (auto& [index, figures] : gather->reports) {
       auto device = devices_.find(index);
       if (device == devices_.end() || !device->second.ready) continue;  // went away meanwhile
+      const auto& report = figures.device;
       DeviceInfo d;
       d.id = index;
       const auto& known = report ? report : device->second.status;
@@ -608,6 +616,9 @@ void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> do
       }
       for (const auto& [id, p] : partitions_)
         if (p.device == index) d.partitions.push_back(id);
+      for (const auto& usage : figures.partitions)
+        if (std::find(d.partitions.begin(), d.partitions.end(), usage.id) != d.partitions.end())
+          d.partitionUsage.push_back(usage);
       out.push_back(std::move(d));
     }
     gather->done(std::move(out));
@@ -618,24 +629,40 @@ void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> do
   const auto deadline = Clock::now() + unresponsiveAfter();
   for (uint32_t index : deviceIndices()) {
     if (auto why = stuck(index, unresponsiveAfter())) {
-      gather->reports.emplace(index, SysError{ETIMEDOUT, *why});
+      gather->reports[index].device = SysError{ETIMEDOUT, *why};
       continue;
     }
-    gather->reports.emplace(index, SysError{ETIMEDOUT, "waiting"});
+    gather->reports[index].device = SysError{ETIMEDOUT, "waiting"};
     ++gather->waiting;
     const uint64_t generation = devices_.at(index).generation;
-    call<Result<driver::DeviceStatusResponse>>(
+    std::vector<uint32_t> partitionIds;
+    for (const auto& [id, p] : partitions_)
+      if (p.device == index) partitionIds.push_back(id);
+    call<Figures>(
         index, deadline,
-        [](const driver::DeviceNode* node, const std::string& whyNot) -> Result<driver::DeviceStatusResponse> {
-          if (node == nullptr) return SysError{ETIMEDOUT, whyNot};
-          return driver::queryDeviceStatus(*node);
+        [root = root_, partitionIds](const driver::DeviceNode* node, const std::string& whyNot) -> Figures {
+          Figures figures;
+          if (node == nullptr) {
+            figures.device = SysError{ETIMEDOUT, whyNot};
+            return figures;
+          }
+          figures.device = driver::queryDeviceStatus(*node);
+          // A partition's node answers for the partition; one that cannot be read now (removed
+          // meanwhile) is left out of the listing's figures.
+          for (uint32_t id : partitionIds) {
+            auto partitionNode = driver::DeviceNode::open(root, id);
+            if (!partitionNode) continue;
+            if (auto status = driver::queryDeviceStatus(*partitionNode))
+              figures.partitions.push_back({id, driver::totalResources(*status), driver::freeResources(*status)});
+          }
+          return figures;
         },
-        [this, index, generation, gather, finish](Result<driver::DeviceStatusResponse> report, bool late) {
+        [this, index, generation, gather, finish](Figures figures, bool late) {
           auto device = devices_.find(index);
-          if (report && device != devices_.end() && device->second.generation == generation)
-            device->second.status = report;
+          if (figures.device && device != devices_.end() && device->second.generation == generation)
+            device->second.status = figures.device;
           if (late) return;
-          gather->reports.insert_or_assign(index, std::move(report));
+          gather->reports.insert_or_assign(index, std::move(figures));
           if (--gather->waiting == 0) finish();
         },
         deadline,

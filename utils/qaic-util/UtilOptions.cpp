@@ -159,8 +159,9 @@ Partitions (through qaicd, socket $QAICD_SOCKET or /run/qaic/qaicd.sock):
                          QAIC_PARTITION=<id> (the first) and QAIC_PARTITIONS=<id>,<id>,... in its
                          environment and releases the partitions when it exits. They also end if
                          qaic-util dies.
-  list                   the partitions: id, parent QID, resources, owner, holder, label (-j:
-                         JSON); from qaicd, or from the sys tree when qaicd is not running
+  list                   the partitions: id, parent QID, resources, the device memory their
+                         activations left free, owner, holder, label (-j: JSON); from qaicd, or
+                         from the sys tree when qaicd is not running
   remove <id>            end a partition through qaicd (root, or the process holding it)
 
 Exit status: 0 on success; 1 a device is missing or unreadable, qaicd is not running, or it

@@ -2,7 +2,6 @@
 #include "runtime/loading/ResourceReservation.hpp"
 
 #include <cerrno>
-#include <cstdio>
 #include <stdexcept>
 
 #include "container/QpcImage.hpp"
@@ -14,18 +13,6 @@
 
 namespace qaic::rt {
 namespace {
-
-std::string bytesText(uint64_t bytes) {
-  char text[32];
-  if (bytes < (1u << 20)) {
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
-  } else if (bytes < (1ull << 30)) {
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  } else {
-    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  }
-  return text;
-}
 
 std::string counted(uint64_t count, const char* one, const char* many) {
   return std::to_string(count) + " " + (count == 1 ? one : many);
@@ -48,7 +35,7 @@ driver::ResourceGroupRequest groupRequest(driver::ResourceGroupOp op, uint32_t g
 std::string describeResources(const Resources& r) {
   return counted(r.numNsp, "NSP", "NSPs") + ", " + counted(r.numVc, "DBC", "DBCs") + ", " +
          counted(r.numSem, "semaphore", "semaphores") + ", " + counted(r.numMcid, "multicast id", "multicast ids") +
-         " and " + bytesText(r.ddrSize) + " of device memory";
+         " and " + container::deviceMemoryText(r.ddrSize) + " of device memory";
 }
 
 }  // namespace
@@ -71,6 +58,18 @@ ResourceReservation::ResourceReservation(const ContextImpl& context, const conta
       }
       auto node = context_.device(device);
       auto reserved = driver::resourceGroup(*node, groupRequest(driver::ResourceGroupOp::ReserveNamed, 0, need));
+      if (!reserved && reserved.error() == ENOMEM) {
+        // Everything but device memory is free: say what the memory holds and what is free.
+        std::string free;
+        if (auto status = driver::queryDeviceStatus(*node))
+          free = "; " + container::deviceMemoryText(status->ddrFreeBytes) + " of " +
+                 container::deviceMemoryText(status->ddrTotalBytes) + " free";
+        throw Error(
+            QS_NO_RESOURCES,
+            what + ": device " + std::to_string(device) + ": program '" + program.name + "' of " + image.sourceName() +
+                (count == 1 ? " needs " : " need ") +
+                container::describeDeviceMemory(container::deviceMemoryNeeds(image.contents(), program, count)) + free);
+      }
       if (!reserved) {
         if (reserved.error() != ENOSPC)
           throw Error(statusForErrno(reserved.error()), what + ": reserving the resources of " +

@@ -30,7 +30,9 @@ class ResourceReservation {
   // Reserves, on each device of `activationsPerDevice`, what that many activations of program
   // `programIndex` of `image` need (container::resourceNeeds). All or nothing: throws
   // Error(QS_NO_RESOURCES) naming `what`, the activations asked for, what they need and what the
-  // device has free, having released whatever it reserved on the other devices;
+  // device has free (when device memory alone is short, the emulator's ENOMEM: the program's
+  // constants, IO region and retained state against the memory free and total), having released
+  // whatever it reserved on the other devices;
   // QS_DEV_REMOVED when a device is gone.
   ResourceReservation(const ContextImpl& context, const container::QpcImage& image, uint32_t programIndex,
                       const std::map<QID, uint32_t>& activationsPerDevice, const std::string& what);

@@ -88,6 +88,28 @@ TEST(EmuMount, BadConfigIsRejectedNamingTheField) {
   EXPECT_NE(run.err.find("nsps"), std::string::npos) << run.err;
 }
 
+// --ddr-mb sets every device's memory over the configuration's ddr_mb; a size outside
+// 1..1048576 MiB is a usage error naming the option.
+TEST(EmuMount, DdrMbSetsEveryDevicesMemory) {
+  EmulatorOptions options;
+  options.config = R"({"devices": [{"ddr_mb": 64}, {"ddr_mb": 128}]})";
+  options.arguments = {"--ddr-mb", "96"};
+  EmulatorProcess emu(options);
+  for (unsigned device : {0u, 1u}) {
+    EXPECT_EQ(emu.attribute(device, driver::sysfs::kEmuDramTotal), "96") << device;
+    EXPECT_EQ(emu.attribute(device, driver::sysfs::kEmuDramFree), "96") << device;
+  }
+
+  TempDir dir;
+  std::filesystem::create_directory(dir / "root");
+  for (const char* bad : {"0", "1048577", "-5", "16G", ""}) {
+    const RunResult run = runCapturing(
+        {EmulatorProcess::binary().string(), "--root", (dir / "root").string(), "--ddr-mb", bad}, 20s);
+    EXPECT_EQ(run.exitCode, 2) << bad;
+    EXPECT_NE(run.err.find("--ddr-mb needs a size in MiB from 1 to 1048576"), std::string::npos) << bad << run.err;
+  }
+}
+
 TEST(EmuMount, SigtermUnmountsAndExitsZero) {
   TempDir root;
   EmulatorProcess emu(foreground(root.path()));

@@ -87,6 +87,7 @@ TEST_F(PartitionLeaseToolTest, AHeldLeaseShowsItsHolderAndEndsOnSigterm) {
   EXPECT_EQ(listed["partitions"][0]["holder_pid"], holder->pid());
   EXPECT_EQ(listed["partitions"][0]["numVc"], 2u);
   EXPECT_EQ(listed["partitions"][0]["ddr_mb"], 64u);
+  EXPECT_EQ(listed["partitions"][0]["ddr_free_mb"], 64u) << "nothing runs in it yet";
 
   const auto query = runTool("qaic-util", {"-q"});
   ASSERT_EQ(query.exitCode, 0) << query.err;
@@ -160,7 +161,8 @@ TEST_F(PartitionLeaseToolTest, SizesComeFromAResourceFileOrAContainer) {
             std::string::npos)
       << fromFile.out;
 
-  // tiny: 3 cores, 1 semaphore, a 20480-byte IO region and 16 bytes of constants per activation.
+  // tiny: 3 cores, 1 semaphore and a 20480-byte IO region per activation, and 16 bytes of
+  // constants once for both (the activations of one load share them on the card).
   qaic::testing::TempDir dir{"qaic-util-partition"};
   const std::string out = (dir.path() / "out").string();
   const auto compiled = runCompiler(container::testing::stageModel("tiny", dir.path()), out, {"-aic-num-cores=3"});
@@ -169,7 +171,7 @@ TEST_F(PartitionLeaseToolTest, SizesComeFromAResourceFileOrAContainer) {
                                {"create", "--qpc", out, "--activations", "2", "--", "/bin/sh", "-c",
                                 "cat \"$QAIC_ROOT/sys/class/accel/accel$QAIC_PARTITION/qaic-emu/vc_total\""});
   ASSERT_EQ(fromQpc.exitCode, 0) << fromQpc.err;
-  EXPECT_NE(fromQpc.out.find("\tResources:numNsp 6 numMcid 0 numSem 2 numVc 2 ddrSize 40992\n"), std::string::npos)
+  EXPECT_NE(fromQpc.out.find("\tResources:numNsp 6 numMcid 0 numSem 2 numVc 2 ddrSize 40976\n"), std::string::npos)
       << fromQpc.out;
   EXPECT_NE(fromQpc.out.find("\n2\n"), std::string::npos) << fromQpc.out;
   const auto overflow = runTool("qaic-util", {"create", "--qpc", out, "--activations", "4294967295"});

@@ -192,6 +192,7 @@ TEST_F(PartitionQueryTest, ListWithoutQaicdReadsTheSysTree) {
   EXPECT_EQ(doc["partitions"][0]["numNsp"], 3u);
   EXPECT_EQ(doc["partitions"][0]["numVc"], 2u);
   EXPECT_EQ(doc["partitions"][0]["ddr_mb"], 512u);
+  EXPECT_EQ(doc["partitions"][0]["ddr_free_mb"], 512u);
   EXPECT_EQ(doc["partitions"][0]["holder_pid"], ::getpid());
 }
 

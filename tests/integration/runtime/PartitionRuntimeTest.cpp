@@ -66,9 +66,10 @@ TEST_F(PartitionRuntimeTest, ResourcesForFollowsTheProgramInfo) {
   EXPECT_EQ(r.numSem, 3 * program.numSemaphores);
   EXPECT_EQ(r.numMcid, 3 * program.numMcIds);
   EXPECT_EQ(r.numVc, 3u);
-  // DDR: the IO region (a device-protocol figure, in the container only) plus the constants.
+  // DDR: each activation's IO region (a device-protocol figure, in the container only) plus the
+  // constants once, which the activations of one load share (no retained state here).
   const uint64_t ioRegion = network_.qpc->get()->image->programs()[0].ioRegionSize;
-  EXPECT_EQ(r.ddrSize, 3 * (ioRegion + constants));
+  EXPECT_EQ(r.ddrSize, constants + 3 * ioRegion);
   EXPECT_TRUE(refused([&] { resourcesFor(*network_.qpc, 0); }, QS_INVAL)) << "zero activations";
   EXPECT_TRUE(refused([&] { resourcesFor(*network_.qpc, 0xffffffffu); }, QS_INVAL, "numNsp"))
       << "an overflowing NSP total";

@@ -56,6 +56,8 @@ void fill(const kernels::IoMemory& memory, float value) {
 TEST(RetainedMemory, StartsAsZerosOfEachPairsSizeAndFindsItByEitherBufferName) {
   RetainedMemory memory({pair("past_key.0", 6), pair("past_value.0", 3)});
   ASSERT_EQ(memory.size(), 2u);
+  EXPECT_EQ(memory.inputMemory(0).bytes, 0u) << "memory taken before the device charged it";
+  memory.allocate();
   EXPECT_EQ(memory.find("past_key.0"), 0);
   EXPECT_EQ(memory.find("past_value.0_RetainedState"), 1);
   EXPECT_EQ(memory.find("logits"), -1);
@@ -66,6 +68,7 @@ TEST(RetainedMemory, StartsAsZerosOfEachPairsSizeAndFindsItByEitherBufferName) {
 
 TEST(RetainedMemory, OutputWrittenElsewhereBecomesTheStateOnlyWhenTheRunCommits) {
   RetainedMemory memory({pair("state", 4)});
+  memory.allocate();
   ir::Graph graph;  // state_out = add(state_in, step): not a scatter, so not in place
   graph.ops.push_back(op("add", {{"src1", "state_in"}, {"src2", "step"}}, "state_out"));
 
@@ -82,6 +85,7 @@ TEST(RetainedMemory, OutputWrittenElsewhereBecomesTheStateOnlyWhenTheRunCommits)
 
 TEST(RetainedMemory, ScatterOfTheInputUpdatesTheStateInPlace) {
   RetainedMemory memory({pair("cache", 4)});
+  memory.allocate();
   for (const char* optype : {"scatter_elements", "scatter_nd"}) {
     const bool inPlace = memory.prepare(0, scatterUpdate(optype));
     ASSERT_TRUE(inPlace) << optype;
@@ -94,6 +98,7 @@ TEST(RetainedMemory, ScatterOfTheInputUpdatesTheStateInPlace) {
 
 TEST(RetainedMemory, ResetGivesZerosAsAtActivation) {
   RetainedMemory memory({pair("cache", 5)});
+  memory.allocate();
   fill(memory.inputMemory(0), 3.0f);
   memory.reset();
   EXPECT_EQ(floatsOf(memory.inputMemory(0)), std::vector<float>(5, 0.0f));

@@ -126,11 +126,28 @@ TEST(ProtocolTest, AnswersRoundTripThroughTheClientReaders) {
   EXPECT_EQ(back->holderPid, 4242);
   EXPECT_EQ(back->resources, p.resources);
 
-  DeviceInfo d{3, "Ready", Resources{16, 24, 512, 16, 1ull << 34}, Resources{14, 24, 512, 15, 1ull << 34}, {100, 105}};
+  DeviceInfo d{3,
+               "Ready",
+               Resources{16, 24, 512, 16, 1ull << 34},
+               Resources{14, 24, 512, 15, 1ull << 34},
+               {100, 105},
+               {PartitionUsage{100, Resources{2, 0, 64, 1, 1ull << 30}, Resources{1, 0, 32, 0, 3ull << 28}}}};
   auto device = deviceFromJson(toJson(d));
   ASSERT_TRUE(device.has_value());
   EXPECT_EQ(device->partitions, (std::vector<uint32_t>{100, 105}));
   EXPECT_EQ(device->free, d.free);
+  ASSERT_EQ(device->partitionUsage.size(), 1u);
+  EXPECT_EQ(device->partitionUsage[0].id, 100u);
+  EXPECT_EQ(device->partitionUsage[0].total, d.partitionUsage[0].total);
+  EXPECT_EQ(device->partitionUsage[0].free.ddrSize, 3ull << 28);
+  // An older daemon's answer has no partition_usage; a malformed one is refused.
+  auto older = toJson(d);
+  older.erase("partition_usage");
+  ASSERT_TRUE(deviceFromJson(older).has_value());
+  EXPECT_TRUE(deviceFromJson(older)->partitionUsage.empty());
+  auto malformed = toJson(d);
+  malformed["partition_usage"][0]["free"] = "lots";
+  EXPECT_FALSE(deviceFromJson(malformed).has_value());
 
   HelloInfo h{1, "/tmp/root", 77, PeerInfo{1000, 100, 5}};
   auto hello = helloFromJson(toJson(h));
