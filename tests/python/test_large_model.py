@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A model with 512 MiB of ONNX external data (a sparse file: zeros but for a few rows) compiles
+with -convert-to-fp16 while qaic-exec's private memory stays far below the data's size (the data
+is mapped, the constants converted and written a chunk at a time), and the emulator holds the
+loaded constants in shared memory, not its private heap. Memory bounds, not timings."""
+import os
+import pathlib
+import subprocess
+import threading
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from conftest import BIN
+
+import qaic
+
+ROWS, COLUMNS = 8192, 16384  # w [ROWS, COLUMNS] float: 512 MiB
+DATA_BYTES = ROWS * COLUMNS * 4
+MIB = 1 << 20
+FILLED_ROWS = (0, 4097, ROWS - 1)
+
+
+def row_values(row):
+    return (np.arange(COLUMNS, dtype=np.float32) % 7 - 3) * (row % 5 + 1) / 4
+
+
+def big_matmul_onnx(directory):
+    """y = x @ w, x [1, ROWS], w stored as external data in w.data (sparse on disk)."""
+    data = directory / "w.data"
+    with open(data, "wb") as f:
+        f.truncate(DATA_BYTES)
+        for row in FILLED_ROWS:
+            f.seek(row * COLUMNS * 4)
+            f.write(row_values(row).tobytes())
+    w = TensorProto()
+    w.name = "w"
+    w.data_type = TensorProto.FLOAT
+    w.dims.extend([ROWS, COLUMNS])
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "w.data"), ("offset", "0"), ("length", str(DATA_BYTES))):
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "big",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, ROWS])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, COLUMNS])], [w])
+    model = directory / "big.onnx"
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(model))
+    return model
+
+
+def status_kib(pid, field):
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"{field} missing from /proc/{pid}/status")
+
+
+class PeakPrivateMemory:
+    """Samples a process's RssAnon (its private memory: heap, not the page cache of mapped
+    files) every few milliseconds until stopped; the largest sample is the peak."""
+
+    def __init__(self, pid):
+        self.pid, self.peak_kib, self._stop = pid, 0, threading.Event()
+        self._thread = threading.Thread(target=self._sample)
+        self._thread.start()
+
+    def _sample(self):
+        while not self._stop.is_set():
+            try:
+                self.peak_kib = max(self.peak_kib, status_kib(self.pid, "RssAnon"))
+            except (OSError, AssertionError):
+                return  # the process is gone
+            time.sleep(0.005)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kib
+
+
+@pytest.fixture(scope="module")
+def big_program(workdir):
+    model = big_matmul_onnx(workdir)
+    out = workdir / "big"
+    process = subprocess.Popen([BIN / "qaic-exec", f"-m={model}", f"-aic-binary-dir={out}", "-convert-to-fp16"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = PeakPrivateMemory(process.pid)
+    _, status, usage = os.wait4(process.pid, 0)
+    peak_private_kib = sampler.stop()
+    stdout, stderr = process.communicate()
+    assert os.waitstatus_to_exitcode(status) == 0, stdout + stderr
+    print(f"qaic-exec: peak private (RssAnon) {peak_private_kib // 1024} MiB, "
+          f"peak RSS with mapped pages (ru_maxrss) {usage.ru_maxrss // 1024} MiB, data {DATA_BYTES // MIB} MiB")
+    return out, peak_private_kib
+
+
+def test_compile_maps_the_external_data_and_streams_the_constants(big_program):
+    out, peak_private_kib = big_program
+    # A copy of the weights (512 MiB) or of their fp16 form (256 MiB) would show here.
+    assert peak_private_kib * 1024 < DATA_BYTES // 8, f"qaic-exec's private memory peaked at {peak_private_kib} KiB"
+    container = out / "programqpc.bin"
+    size = container.stat().st_size
+    assert size > DATA_BYTES // 2  # the fp16 constant
+    # The zero rows became holes: the file takes a few MiB of disk, not 256.
+    assert container.stat().st_blocks * 512 < 32 * MIB, container.stat().st_blocks
+
+
+def test_emulator_holds_the_constants_in_shared_memory(emulator, big_program):
+    out, _ = big_program
+    before = status_kib(emulator.pid, "RssAnon")
+    session = qaic.Session(out, set_size=1)
+    x = np.zeros((1, ROWS), dtype=np.float32)
+    x[0, 0], x[0, 4097], x[0, ROWS - 1] = 1.0, 2.0, -1.0
+    y = session.run({"x": x})["y"]
+    expected = (row_values(0) + 2 * row_values(4097) - row_values(ROWS - 1)).astype(np.float16).astype(np.float32)
+    np.testing.assert_allclose(y[0], expected, rtol=2e-3, atol=2e-3)
+    loaded = status_kib(emulator.pid, "RssAnon")
+    print(f"qaic-emu: RssAnon {before // 1024} MiB before the load, {loaded // 1024} MiB loaded and run; "
+          f"RssShmem {status_kib(emulator.pid, 'RssShmem') // 1024} MiB")
+    # The 256 MiB of fp16 constants are not in the emulator's private memory.
+    assert (loaded - before) * 1024 < DATA_BYTES // 4, f"RssAnon grew from {before} to {loaded} KiB"
+    del session
