@@ -5,6 +5,7 @@ is mapped, the constants converted and written a chunk at a time), and the emula
 loaded constants in shared memory, not its private heap (float constants, which the MatMul packs
 in place: an fp16 constant is widened to float by the kernels when the program is built, a copy
 outside this test's reach). Memory bounds, not timings."""
+import gc
 import os
 import pathlib
 import subprocess
@@ -129,4 +130,11 @@ def test_emulator_holds_the_constants_in_shared_memory(emulator, big_model, work
           f"RssShmem {status_kib(emulator.pid, 'RssShmem') // 1024} MiB")
     # The 512 MiB of constants (packed in place for the MatMul) are not the emulator's private memory.
     assert (loaded - before) * 1024 < DATA_BYTES // 4, f"RssAnon grew from {before} to {loaded} KiB"
+    assert status_kib(emulator.pid, "RssShmem") * 1024 >= DATA_BYTES // 2  # where the constants are
+    # Released with the set: the load's memory file goes with it.
     del session
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while status_kib(emulator.pid, "RssShmem") * 1024 > DATA_BYTES // 8 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert status_kib(emulator.pid, "RssShmem") * 1024 <= DATA_BYTES // 8, "the released load's memory stayed"
