@@ -83,6 +83,21 @@ struct ConstantEncoder {
   std::function<void(uint64_t firstUnit, uint64_t unitCount, std::span<std::byte> out)> encode;
 };
 
+// The encoder of a pure function `encode(source, firstUnit, unitCount, out)` over `units` units
+// of `unitBytes` each: how a conversion (fp16, MXFP6) plugs into the writer in one line.
+using EncodeFunction = void (*)(std::span<const std::byte> source, uint64_t firstUnit, uint64_t unitCount,
+                                std::span<std::byte> out);
+inline std::shared_ptr<const ConstantEncoder> encoderOver(std::span<const std::byte> source, uint64_t units,
+                                                          uint64_t unitBytes, EncodeFunction encode) {
+  auto encoder = std::make_shared<ConstantEncoder>();
+  encoder->storedBytes = units * unitBytes;
+  encoder->unitBytes = unitBytes;
+  encoder->encode = [source, encode](uint64_t first, uint64_t count, std::span<std::byte> out) {
+    encode(source, first, count, out);
+  };
+  return encoder;
+}
+
 struct QpcConstant {
   uint32_t index = 0;
   ir::WeightTensor tensor;

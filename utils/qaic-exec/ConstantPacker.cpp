@@ -49,14 +49,9 @@ PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::Weight
     }
     if (convertToFp16 && weight->dtype == ir::DType::Float) {
       // Converted while the container is written, a chunk at a time (never whole in memory).
-      auto encoder = std::make_shared<container::ConstantEncoder>();
-      encoder->unitBytes = sizeof(uint16_t);
-      encoder->storedBytes = weight->data.size() / sizeof(float) * sizeof(uint16_t);
-      encoder->encode = [source = weight->data](uint64_t first, uint64_t count, std::span<std::byte> out) {
-        encodeFloat16(source, first, count, out);
-      };
+      constant.encoder = container::encoderOver(weight->data, weight->data.size() / sizeof(float), sizeof(uint16_t),
+                                                encodeFloat16);
       constant.tensor.dtype = ir::DType::Float16;
-      constant.encoder = std::move(encoder);
     }
     packed.constants.push_back(std::move(constant));
   }
