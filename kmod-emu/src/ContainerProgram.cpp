@@ -9,12 +9,14 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "DeviceProgram.hpp"
 #include "GuardedCopy.hpp"
 #include "Log.hpp"
 #include "RetainedMemory.hpp"
+#include "container/Checksum.hpp"
 #include "container/QpcImage.hpp"
 #include "container/ResourceNeeds.hpp"
 #include "driver/DeviceProtocol.hpp"
@@ -48,7 +50,13 @@ std::shared_ptr<LoadState> loadState(const LoadBytes& bytes) {
   std::lock_guard lock(mutex);
   if (auto state = std::static_pointer_cast<LoadState>(bytes->programState)) return state;
   auto state = std::make_shared<LoadState>();
-  state->image = QpcImage::fromBytes(std::span<const std::byte>(bytes->data(), bytes->size()), "programqpc.bin");
+  const std::span<const std::byte> file(bytes->data(), bytes->size());
+  // Checksummed without reading the holes: a page fault in a memory file's hole would give it a
+  // page, and a sparse container's zeros would then cost real memory.
+  std::optional<uint32_t> bodyCrc;
+  if (bytes->fd() >= 0 && file.size() >= container::kChecksummedFrom)
+    bodyCrc = container::crcOfFileFrom(bytes->fd(), file, container::kChecksummedFrom);
+  state->image = QpcImage::fromBytes(file, "programqpc.bin", true, bodyCrc);
   bytes->programState = state;
   return state;
 }

@@ -347,55 +347,35 @@ int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool c
     if (continuation && it == f.loads.end()) return EINVAL;
     if (it != f.loads.end() && it->second.sealed) return EBUSY;
     const uint64_t have = it == f.loads.end() ? 0 : it->second.bytes->size();
-    if (t.size > driver::kMaxLoadBytes - have || have + t.size > total_.ddrSize) return ENOMEM;
+    if (t.size > UINT64_MAX - have || have + t.size > total_.ddrSize) return ENOMEM;
   }
-  // Copy outside the mutex: large containers take a while. The buffer's address space is
-  // reserved at once (so it never moves) but its pages are touched only as bytes are actually
-  // read, so a claim of 2 GiB backed by one readable page costs a page, not 2 GiB; and the first
-  // transfer of a load becomes the load's buffer itself, so a container is held once, not twice.
+  // Read outside the mutex: large containers take a while. The bytes go into a memory file
+  // (LoadBuffer), sized at once but given pages only as non-zero bytes are actually read, so a
+  // claim of gigabytes backed by one readable page costs a page, and the constants are shared
+  // memory, not heap. The first transfer of a load becomes the load's buffer itself, so a
+  // container is held once, not twice.
   if (t.addr > UINT64_MAX - t.size) return EFAULT;
-  constexpr uint64_t kReadStep = 1ull << 20;
-  LoadBuffer::vector chunk;
-  UserMemory caller(pid);
-  try {
-    chunk.reserve(t.size);
-  } catch (const std::bad_alloc&) {
-    return ENOMEM;
-  } catch (const std::length_error&) {
-    return ENOMEM;
-  }
-  for (uint64_t done = 0; done < t.size;) {
-    const uint64_t step = std::min<uint64_t>(kReadStep, t.size - done);
-    const std::size_t at = chunk.size();
-    chunk.resize(at + step);  // within the reservation: no allocation
-    if (caller.read(t.addr + done, chunk.data() + at, step)) return EFAULT;
-    done += step;
-  }
+  auto chunk = std::make_shared<LoadBuffer>();
+  if (int err = chunk->appendFrom(UserMemory(pid), t.addr, t.size)) return err;
   std::lock_guard lock(mutex_);
   auto& load = f.loads[t.tag];
   if (load.sealed) return EBUSY;
   if (!load.bytes || load.bytes->empty()) {
-    load.bytes = std::make_shared<LoadBuffer>(std::move(chunk));
+    load.bytes = std::move(chunk);
     return 0;
   }
-  try {
-    if (load.bytes.use_count() == 1) {
-      // Only this load holds the bytes: grow them in place. What an earlier, failed ACTIVATE
-      // cached on them (the validated image, packed constants) points into the old storage.
-      load.bytes->programState.reset();
-      load.bytes->insert(load.bytes->end(), chunk.begin(), chunk.end());
-    } else {
-      // An ACTIVATE is building a program from these bytes outside the mutex: leave them as
-      // they are and give the load a grown copy.
-      auto grown = std::make_shared<LoadBuffer>();
-      grown->reserve(load.bytes->size() + chunk.size());
-      grown->insert(grown->end(), load.bytes->begin(), load.bytes->end());
-      grown->insert(grown->end(), chunk.begin(), chunk.end());
-      load.bytes = std::move(grown);
-    }
-  } catch (const std::bad_alloc&) {
-    return ENOMEM;
+  if (load.bytes.use_count() == 1) {
+    // Only this load holds the bytes: grow them (the mapping may move). What an earlier, failed
+    // ACTIVATE cached on them (the validated image, packed constants) points into the old mapping.
+    load.bytes->programState.reset();
+    return load.bytes->appendCopy({chunk->data(), chunk->size()});
   }
+  // An ACTIVATE is building a program from these bytes outside the mutex: leave them as they are
+  // and give the load a grown copy.
+  auto grown = std::make_shared<LoadBuffer>();
+  if (int err = grown->appendCopy({load.bytes->data(), load.bytes->size()})) return err;
+  if (int err = grown->appendCopy({chunk->data(), chunk->size()})) return err;
+  load.bytes = std::move(grown);
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <vector>
+#include "LoadBuffer.hpp"
 #include "base/CacheLineAllocator.hpp"
 
 namespace qaic::emu {
@@ -68,19 +69,6 @@ class DeviceProgram {
   // and runs as above.
   virtual uint16_t run(std::span<std::byte> ioRegion, std::span<DirectTransfer> direct);
 };
-
-// Storage of a transferred programqpc.bin: 64-byte aligned like a mapped file, so the
-// container's constants keep the alignment the format promises. `programState` is what the
-// programs made from it share (ContainerProgram.cpp: the validated image, the constants packed
-// in place); it lives exactly as long as the bytes.
-struct LoadBuffer : std::vector<std::byte, CacheLineAllocator<std::byte>> {
-  using vector::vector;
-  explicit LoadBuffer(vector&& bytes) : vector(std::move(bytes)) {}
-  mutable std::shared_ptr<void> programState;
-};
-
-// The bytes of one program load, shared by its activations.
-using LoadBytes = std::shared_ptr<const LoadBuffer>;
 
 // Validates the container and builds program `programIndex`; nullptr with `error` naming the
 // problem when it is invalid.

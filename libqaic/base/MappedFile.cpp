@@ -23,6 +23,20 @@ Result<MappedFile> MappedFile::open(const std::filesystem::path& path, std::size
   return MappedFile(std::move(fd), address, size);
 }
 
+Result<MappedFile> MappedFile::openReadOnly(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return SysError{errno, "open " + name};
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return SysError{errno, "fstat " + name};
+  if (!S_ISREG(st.st_mode)) return SysError{EINVAL, name + " is not a regular file"};
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size == 0) return MappedFile(std::move(fd), nullptr, 0);
+  void* address = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
+  if (address == MAP_FAILED) return SysError{errno, "mmap " + name};
+  return MappedFile(std::move(fd), address, size);
+}
+
 Result<MappedFile> MappedFile::map(int fd, std::size_t size, uint64_t offset, const char* what) {
   void* address = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
   if (address == MAP_FAILED) return lastError(what);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// One MAP_SHARED mapping of a memory file in the emulator's shared-memory directory, with the
-// descriptor it came from. Unmaps and closes exactly once.
+// One MAP_SHARED mapping of a memory file in the emulator's shared-memory directory (or of a
+// read-only data file), with the descriptor it came from. Unmaps and closes exactly once.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,9 @@ class MappedFile {
   // Opens `path` read-write, checks it holds at least `size` bytes (a shorter file would fault
   // on access instead of failing here) and maps `size` bytes of it.
   static Result<MappedFile> open(const std::filesystem::path& path, std::size_t size);
+  // Maps all of the regular file `path` read-only and shared (writing through data() faults):
+  // weights a program reads, costing page cache instead of heap. An empty file maps nothing.
+  static Result<MappedFile> openReadOnly(const std::filesystem::path& path);
   // Maps `size` bytes of an already open descriptor at `offset` (a real device node's BO).
   static Result<MappedFile> map(int fd, std::size_t size, uint64_t offset, const char* what);
 

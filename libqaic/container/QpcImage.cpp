@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
+#include "container/Checksum.hpp"
 #include "container/QpcParser.hpp"
 
 namespace qaic::container {
@@ -50,17 +52,21 @@ std::unique_ptr<QpcImage> QpcImage::open(const std::string& path) {
     image->mappingSize_ = size;
     image->bytes_ = {static_cast<const std::byte*>(mapping), size};
   }
+  // A large container is mostly constants, often sparse: its holes are checksummed without
+  // being read (docs/formats/qpc.md, "Large containers").
+  std::optional<uint32_t> bodyCrc;
+  if (size >= kChecksummedFrom) bodyCrc = crcOfFileFrom(fd, image->bytes_, kChecksummedFrom);
   ::close(fd);  // the mapping keeps the file alive
-  image->parse(true);
+  image->parse(true, bodyCrc);
   return image;
 }
 
 std::unique_ptr<QpcImage> QpcImage::fromBytes(std::span<const std::byte> bytes, std::string sourceName,
-                                              bool verifyChecksum) {
+                                              bool verifyChecksum, std::optional<uint32_t> knownBodyCrc) {
   std::unique_ptr<QpcImage> image(new QpcImage());
   image->sourceName_ = std::move(sourceName);
   image->bytes_ = bytes;
-  image->parse(verifyChecksum);
+  image->parse(verifyChecksum, knownBodyCrc);
   return image;
 }
 
@@ -92,9 +98,9 @@ const QpcConstant* QpcImage::findConstant(std::string_view tensorName) const {
   return nullptr;
 }
 
-void QpcImage::parse(bool verifyChecksum) {
+void QpcImage::parse(bool verifyChecksum, std::optional<uint32_t> knownBodyCrc) {
   detail::Parser parser(bytes_, sourceName_, contents_);
-  ioDescriptor_ = parser.run(verifyChecksum);
+  ioDescriptor_ = parser.run(verifyChecksum, knownBodyCrc);
 }
 
 std::string_view QpcImage::payloadText(const QpcProgram& program) {

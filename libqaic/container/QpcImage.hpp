@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,8 +25,11 @@ class QpcImage {
   // Views `bytes`, which must outlive the image; for 64-byte aligned constants pass a 64-byte
   // aligned buffer. `sourceName` names the bytes in error messages. `verifyChecksum` false is
   // for the fuzzer only, so that mutated inputs reach the structural checks behind the CRC.
+  // `knownBodyCrc`: the CRC of bytes [48, end) when the caller computed it without reading the
+  // holes of a sparse file (crcOfFileFrom, container/Checksum.hpp); checked like a computed one.
   static std::unique_ptr<QpcImage> fromBytes(std::span<const std::byte> bytes, std::string sourceName = "<memory>",
-                                             bool verifyChecksum = true);
+                                             bool verifyChecksum = true,
+                                             std::optional<uint32_t> knownBodyCrc = std::nullopt);
 
   ~QpcImage();
   QpcImage(const QpcImage&) = delete;
@@ -57,7 +61,7 @@ class QpcImage {
 
  private:
   QpcImage() = default;
-  void parse(bool verifyChecksum);
+  void parse(bool verifyChecksum, std::optional<uint32_t> knownBodyCrc);
 
   std::string sourceName_;
   void* mapping_ = nullptr;

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,9 +71,39 @@ struct QpcProgram {
 // name is the tensor of the `create` op (from_file=true) it feeds, so an executor can use
 // `&constant.tensor` as its ir::WeightTensor. In a loaded image `tensor.data` points into the
 // file (64-byte aligned there), never a copy.
+//
+// A constant the compiler converts (fp16, MXFP6) carries an `encoder`: then `tensor.data` is the
+// source the encoder reads, and the writer asks it for the stored bytes a bounded chunk at a time
+// while it writes the file, so no converted copy of the whole constant is ever held.
+struct ConstantEncoder {
+  uint64_t storedBytes = 0;  // what the container holds for the constant; a multiple of unitBytes
+  uint64_t unitBytes = 1;    // output bytes of one unit (fp16: an element; MXFP6: a block)
+  // Writes units [firstUnit, firstUnit + unitCount) of the stored form into `out`, which holds
+  // exactly unitCount * unitBytes bytes. May throw; the writer then leaves no file behind.
+  std::function<void(uint64_t firstUnit, uint64_t unitCount, std::span<std::byte> out)> encode;
+};
+
+// The encoder of a pure function `encode(source, firstUnit, unitCount, out)` over `units` units
+// of `unitBytes` each: how a conversion (fp16, MXFP6) plugs into the writer in one line.
+using EncodeFunction = void (*)(std::span<const std::byte> source, uint64_t firstUnit, uint64_t unitCount,
+                                std::span<std::byte> out);
+inline std::shared_ptr<const ConstantEncoder> encoderOver(std::span<const std::byte> source, uint64_t units,
+                                                          uint64_t unitBytes, EncodeFunction encode) {
+  auto encoder = std::make_shared<ConstantEncoder>();
+  encoder->storedBytes = units * unitBytes;
+  encoder->unitBytes = unitBytes;
+  encoder->encode = [source, encode](uint64_t first, uint64_t count, std::span<std::byte> out) {
+    encode(source, first, count, out);
+  };
+  return encoder;
+}
+
 struct QpcConstant {
   uint32_t index = 0;
   ir::WeightTensor tensor;
+  std::shared_ptr<const ConstantEncoder> encoder;  // null: tensor.data is stored as it is
+
+  uint64_t storedSize() const { return encoder ? encoder->storedBytes : tensor.data.size(); }
 };
 
 // One retained-state pair (qaic-exec -retained-state): the input `name` and the output

@@ -28,7 +28,7 @@ const char* sectionName(uint32_t kind) {
   return "unknown";
 }
 
-void Parser::readHeader(bool verifyChecksum) {
+void Parser::readHeader(bool verifyChecksum, std::optional<uint32_t> knownBodyCrc) {
   if (file_.size() < L::kHeaderSize) {
     fail(QpcErrorCode::Truncated, "header",
          "file has " + std::to_string(file_.size()) + " bytes, the header needs " + std::to_string(L::kHeaderSize));
@@ -84,7 +84,9 @@ void Parser::readHeader(bool verifyChecksum) {
   if (verifyChecksum) {
     const auto expected = readLe<uint32_t>(file_, L::kOffCrc);
     const auto* body = reinterpret_cast<const Bytef*>(file_.data() + L::kHeaderSize);
-    const auto actual = static_cast<uint32_t>(crc32_z(crc32_z(0, nullptr, 0), body, file_.size() - L::kHeaderSize));
+    const auto actual = knownBodyCrc ? *knownBodyCrc
+                                     : static_cast<uint32_t>(
+                                           crc32_z(crc32_z(0, nullptr, 0), body, file_.size() - L::kHeaderSize));
     if (actual != expected) {
       fail(QpcErrorCode::BadCrc, "header.crc32", "checksum mismatch (file is corrupt)");
     }

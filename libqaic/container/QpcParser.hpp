@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,8 +35,9 @@ class Parser {
       : file_(file), source_(source), out_(out) {}
 
   // Fills `out` and returns the IO descriptor's bytes. Throws QpcFormatError.
-  std::span<const std::byte> run(bool verifyChecksum) {
-    readHeader(verifyChecksum);
+  // `knownBodyCrc`: the body's CRC computed by the caller (QpcImage::open, hole-aware).
+  std::span<const std::byte> run(bool verifyChecksum, std::optional<uint32_t> knownBodyCrc = std::nullopt) {
+    readHeader(verifyChecksum, knownBodyCrc);
     readSectionTable();
     readStrings();
     readBuffers();
@@ -87,7 +89,7 @@ class Parser {
     return static_cast<E>(raw);
   }
 
-  void readHeader(bool verifyChecksum);
+  void readHeader(bool verifyChecksum, std::optional<uint32_t> knownBodyCrc);
   void readSectionTable();
   void checkEntries(L::Section kind, std::size_t entrySize, std::size_t limit);
   void expectSize(L::Section kind, uint64_t expected);

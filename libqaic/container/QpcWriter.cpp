@@ -2,17 +2,18 @@
 #include "container/QpcWriter.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <map>
 
-#include "base/AtomicFile.hpp"
 #include "container/Bytes.hpp"
+#include "container/Checksum.hpp"
 #include "container/QpcImage.hpp"
 #include "container/QpcLayout.hpp"
 
@@ -22,11 +23,36 @@ namespace {
 
 namespace L = layout;
 using bytes::alignUp;
-using bytes::writeLe;
 
 [[noreturn]] void invalid(QpcErrorCode code, const std::string& field, const std::string& what) {
   throw QpcFormatError(code, field, "program container: " + field + ": " + what);
 }
+
+// The file without its constant_data section: the bytes before it (`head`) and after it
+// (`tail`). Everything but the constants is small and laid out here; the constants are produced
+// while the file is written (emit()).
+class Metadata {
+ public:
+  Metadata(uint64_t dataBegin, uint64_t dataEnd, uint64_t fileSize)
+      : head_(dataBegin), tail_(fileSize - dataEnd), tailAt_(dataEnd) {}
+
+  template <typename T>
+  void put(uint64_t at, T value) {
+    copy(at, &value, sizeof(T));
+  }
+  void copy(uint64_t at, const void* from, std::size_t size) {
+    if (size == 0) return;
+    std::byte* to = at + size <= head_.size() ? head_.data() + at : tail_.data() + (at - tailAt_);
+    std::memcpy(to, from, size);
+  }
+  const std::vector<std::byte>& head() const { return head_; }
+  const std::vector<std::byte>& tail() const { return tail_; }
+
+ private:
+  std::vector<std::byte> head_;
+  std::vector<std::byte> tail_;
+  uint64_t tailAt_;
+};
 
 class StringTable {
  public:
@@ -42,10 +68,10 @@ class StringTable {
     for (const auto* s : order_) total += 4 + s->size();
     return total;
   }
-  void write(std::vector<std::byte>& out, std::size_t at) const {
+  void write(Metadata& out, uint64_t at) const {
     for (const auto* s : order_) {
-      writeLe<uint32_t>(out, at, static_cast<uint32_t>(s->size()));
-      std::memcpy(out.data() + at + 4, s->data(), s->size());
+      out.put<uint32_t>(at, static_cast<uint32_t>(s->size()));
+      out.copy(at + 4, s->data(), s->size());
       at += 4 + s->size();
     }
   }
@@ -56,9 +82,9 @@ class StringTable {
   std::vector<const std::string*> order_;
 };
 
-void writeDims(std::vector<std::byte>& out, std::size_t at, const ir::Dims& dims, const std::string& field) {
+void writeDims(Metadata& out, uint64_t at, const ir::Dims& dims, const std::string& field) {
   if (dims.size() > L::kDimSlots) invalid(QpcErrorCode::BadValue, field + ".rank", "exceeds 8");
-  for (std::size_t d = 0; d < dims.size(); ++d) writeLe<int64_t>(out, at + d * 8, dims[d]);
+  for (std::size_t d = 0; d < dims.size(); ++d) out.put<int64_t>(at + d * 8, dims[d]);
 }
 
 struct Plan {
@@ -117,7 +143,7 @@ Plan plan(const QpcContents& c) {
     p.strings.intern(c.constants[i].tensor.name, "constants[" + std::to_string(i) + "].name");
     constantBytes = alignUp(constantBytes, kConstantAlignment);
     p.constantOffsets.push_back(constantBytes);
-    constantBytes += c.constants[i].tensor.data.size();
+    constantBytes += c.constants[i].storedSize();
   }
   auto set = [&](L::Section kind, uint32_t count, uint64_t size) {
     p.count[static_cast<uint32_t>(kind)] = count;
@@ -147,48 +173,47 @@ Plan plan(const QpcContents& c) {
   return p;
 }
 
-void writeBuffer(std::vector<std::byte>& out, std::size_t at, const QpcBuffer& b, Plan& p, const std::string& field) {
-  writeLe<uint32_t>(out, at + 0, b.index);
-  writeLe<uint32_t>(out, at + 4, p.strings.intern(b.io.bufferName, field + ".name"));
-  writeLe<uint32_t>(out, at + 8, p.strings.intern(b.io.tensor, field + ".tensor"));
-  writeLe<uint8_t>(out, at + 12, static_cast<uint8_t>(b.io.direction));
-  writeLe<uint8_t>(out, at + 13, static_cast<uint8_t>(b.io.dtype));
-  writeLe<uint8_t>(out, at + 14, static_cast<uint8_t>(b.io.userLayout));
+void writeBuffer(Metadata& out, uint64_t at, const QpcBuffer& b, Plan& p, const std::string& field) {
+  out.put<uint32_t>(at + 0, b.index);
+  out.put<uint32_t>(at + 4, p.strings.intern(b.io.bufferName, field + ".name"));
+  out.put<uint32_t>(at + 8, p.strings.intern(b.io.tensor, field + ".tensor"));
+  out.put<uint8_t>(at + 12, static_cast<uint8_t>(b.io.direction));
+  out.put<uint8_t>(at + 13, static_cast<uint8_t>(b.io.dtype));
+  out.put<uint8_t>(at + 14, static_cast<uint8_t>(b.io.userLayout));
   uint8_t flags = 0;
   if (b.io.isPartialAllowed) flags |= L::kIoPartialAllowed;
   if (b.io.skipPartialHeader) flags |= L::kIoSkipPartialHeader;
   if (b.io.allowSkip) flags |= L::kIoAllowSkip;
-  writeLe<uint8_t>(out, at + 15, flags);
-  writeLe<uint32_t>(out, at + 16, static_cast<uint32_t>(b.dataType));
-  writeLe<uint8_t>(out, at + 20, static_cast<uint8_t>(b.io.deviceFormat.layout));
-  writeLe<uint8_t>(out, at + 21, static_cast<uint8_t>(b.io.deviceFormat.elementType));
-  writeLe<uint8_t>(out, at + 22, static_cast<uint8_t>(b.io.dims.size()));
-  writeLe<uint64_t>(out, at + 24, b.size);
-  writeLe<uint64_t>(out, at + 32, b.deviceOffset);
-  writeLe<uint64_t>(out, at + 40, b.deviceSize);
+  out.put<uint8_t>(at + 15, flags);
+  out.put<uint32_t>(at + 16, static_cast<uint32_t>(b.dataType));
+  out.put<uint8_t>(at + 20, static_cast<uint8_t>(b.io.deviceFormat.layout));
+  out.put<uint8_t>(at + 21, static_cast<uint8_t>(b.io.deviceFormat.elementType));
+  out.put<uint8_t>(at + 22, static_cast<uint8_t>(b.io.dims.size()));
+  out.put<uint64_t>(at + 24, b.size);
+  out.put<uint64_t>(at + 32, b.deviceOffset);
+  out.put<uint64_t>(at + 40, b.deviceSize);
   writeDims(out, at + 48, b.io.dims, field);
 }
 
-}  // namespace
-
-std::vector<std::byte> serializeQpc(const QpcContents& c) {
-  Plan p = plan(c);
-  std::vector<std::byte> out(p.fileSize);
+// Everything but the constants' bytes, at the offsets of the plan; the CRC field left zero.
+Metadata layOut(const QpcContents& c, Plan& p) {
+  const uint64_t dataBegin = p.offset[static_cast<uint32_t>(L::Section::ConstantData)];
+  Metadata out(dataBegin, dataBegin + p.size[static_cast<uint32_t>(L::Section::ConstantData)], p.fileSize);
   auto sectionAt = [&](L::Section kind) { return p.offset[static_cast<uint32_t>(kind)]; };
 
-  std::memcpy(out.data(), L::kMagic.data(), L::kMagic.size());
-  writeLe<uint32_t>(out, L::kOffVersion, p.version);
-  writeLe<uint32_t>(out, L::kOffHeaderSize, L::kHeaderSize);
-  writeLe<uint32_t>(out, L::kOffFlags, 0);
-  writeLe<uint32_t>(out, L::kOffSectionCount, p.sectionKinds);
-  writeLe<uint64_t>(out, L::kOffFileSize, p.fileSize);
-  writeLe<uint64_t>(out, L::kOffSectionTable, L::kHeaderSize);
+  out.copy(0, L::kMagic.data(), L::kMagic.size());
+  out.put<uint32_t>(L::kOffVersion, p.version);
+  out.put<uint32_t>(L::kOffHeaderSize, L::kHeaderSize);
+  out.put<uint32_t>(L::kOffFlags, 0);
+  out.put<uint32_t>(L::kOffSectionCount, p.sectionKinds);
+  out.put<uint64_t>(L::kOffFileSize, p.fileSize);
+  out.put<uint64_t>(L::kOffSectionTable, L::kHeaderSize);
   for (uint32_t kind = 1; kind <= p.sectionKinds; ++kind) {
     const std::size_t at = L::kHeaderSize + (kind - 1) * L::kSectionEntrySize;
-    writeLe<uint32_t>(out, at, kind);
-    writeLe<uint32_t>(out, at + 4, p.count[kind]);
-    writeLe<uint64_t>(out, at + 8, p.offset[kind]);
-    writeLe<uint64_t>(out, at + 16, p.size[kind]);
+    out.put<uint32_t>(at, kind);
+    out.put<uint32_t>(at + 4, p.count[kind]);
+    out.put<uint64_t>(at + 8, p.offset[kind]);
+    out.put<uint64_t>(at + 16, p.size[kind]);
   }
 
   p.strings.write(out, sectionAt(L::Section::Strings));
@@ -207,7 +232,7 @@ std::vector<std::byte> serializeQpc(const QpcContents& c) {
       const std::size_t at = sectionAt(L::Section::AllowedShapes) + (s * c.buffers.size() + b) * L::kShapeEntrySize;
       const std::string entry = field + "[" + std::to_string(b) + "]";
       writeDims(out, at + 8, combination[b], entry);
-      writeLe<uint8_t>(out, at, static_cast<uint8_t>(combination[b].size()));
+      out.put<uint8_t>(at, static_cast<uint8_t>(combination[b].size()));
     }
   }
   std::size_t indexAt = 0;
@@ -215,46 +240,45 @@ std::vector<std::byte> serializeQpc(const QpcContents& c) {
     const auto& prog = c.programs[i];
     const std::string field = "programs[" + std::to_string(i) + "]";
     const std::size_t at = sectionAt(L::Section::Programs) + i * L::kProgramEntrySize;
-    writeLe<uint32_t>(out, at + 0, p.strings.intern(prog.name, field + ".name"));
-    writeLe<uint32_t>(out, at + 4, prog.programIndex);
-    writeLe<uint32_t>(out, at + 8, prog.numCores);
-    writeLe<uint32_t>(out, at + 12, prog.batchSize);
-    writeLe<uint32_t>(out, at + 16, prog.numSemaphores);
-    writeLe<uint32_t>(out, at + 20, prog.numMulticastIds);
-    writeLe<uint32_t>(out, at + 24, prog.flags);
-    writeLe<uint32_t>(out, at + 28, prog.doneSemaphore);
-    writeLe<uint64_t>(out, at + 32, prog.totalRequiredMemory);
-    writeLe<uint64_t>(out, at + 40, prog.ioRegionSize);
-    writeLe<uint64_t>(out, at + 48, prog.doorbellAddress);
-    writeLe<uint64_t>(out, at + 56, prog.requestDescriptorOffset);
-    writeLe<uint64_t>(out, at + 64, prog.responseDescriptorOffset);
-    writeLe<uint64_t>(out, at + 72, p.payloadOffsets[i]);
-    writeLe<uint64_t>(out, at + 80, prog.payload.size());
-    writeLe<uint32_t>(out, at + 88, static_cast<uint32_t>(indexAt));
-    writeLe<uint32_t>(out, at + 92, static_cast<uint32_t>(prog.bufferIndices.size()));
+    out.put<uint32_t>(at + 0, p.strings.intern(prog.name, field + ".name"));
+    out.put<uint32_t>(at + 4, prog.programIndex);
+    out.put<uint32_t>(at + 8, prog.numCores);
+    out.put<uint32_t>(at + 12, prog.batchSize);
+    out.put<uint32_t>(at + 16, prog.numSemaphores);
+    out.put<uint32_t>(at + 20, prog.numMulticastIds);
+    out.put<uint32_t>(at + 24, prog.flags);
+    out.put<uint32_t>(at + 28, prog.doneSemaphore);
+    out.put<uint64_t>(at + 32, prog.totalRequiredMemory);
+    out.put<uint64_t>(at + 40, prog.ioRegionSize);
+    out.put<uint64_t>(at + 48, prog.doorbellAddress);
+    out.put<uint64_t>(at + 56, prog.requestDescriptorOffset);
+    out.put<uint64_t>(at + 64, prog.responseDescriptorOffset);
+    out.put<uint64_t>(at + 72, p.payloadOffsets[i]);
+    out.put<uint64_t>(at + 80, prog.payload.size());
+    out.put<uint32_t>(at + 88, static_cast<uint32_t>(indexAt));
+    out.put<uint32_t>(at + 92, static_cast<uint32_t>(prog.bufferIndices.size()));
     for (auto index : prog.bufferIndices) {
-      writeLe<uint32_t>(out, sectionAt(L::Section::BufferIndices) + indexAt * L::kBufferIndexSize, index);
+      out.put<uint32_t>(sectionAt(L::Section::BufferIndices) + indexAt * L::kBufferIndexSize, index);
       ++indexAt;
     }
     if (!prog.payload.empty()) {
-      std::memcpy(out.data() + sectionAt(L::Section::Payloads) + p.payloadOffsets[i], prog.payload.data(),
-                  prog.payload.size());
+      out.copy(sectionAt(L::Section::Payloads) + p.payloadOffsets[i], prog.payload.data(), prog.payload.size());
     }
   }
   for (std::size_t i = 0; i < c.constants.size(); ++i) {
     const auto& k = c.constants[i];
     const std::string field = "constants[" + std::to_string(i) + "]";
     const std::size_t at = sectionAt(L::Section::Constants) + i * L::kConstantEntrySize;
-    writeLe<uint32_t>(out, at + 0, p.strings.intern(k.tensor.name, field + ".name"));
-    writeLe<uint32_t>(out, at + 4, k.index);
-    writeLe<uint8_t>(out, at + 8, static_cast<uint8_t>(k.tensor.dtype));
-    writeLe<uint8_t>(out, at + 9, static_cast<uint8_t>(k.tensor.dims.size()));
-    writeLe<uint64_t>(out, at + 16, p.constantOffsets[i]);
-    writeLe<uint64_t>(out, at + 24, k.tensor.data.size());
+    out.put<uint32_t>(at + 0, p.strings.intern(k.tensor.name, field + ".name"));
+    out.put<uint32_t>(at + 4, k.index);
+    out.put<uint8_t>(at + 8, static_cast<uint8_t>(k.tensor.dtype));
+    out.put<uint8_t>(at + 9, static_cast<uint8_t>(k.tensor.dims.size()));
+    out.put<uint64_t>(at + 16, p.constantOffsets[i]);
+    out.put<uint64_t>(at + 24, k.storedSize());
     writeDims(out, at + 32, k.tensor.dims, field);
-    if (!k.tensor.data.empty()) {
-      std::memcpy(out.data() + sectionAt(L::Section::ConstantData) + p.constantOffsets[i], k.tensor.data.data(),
-                  k.tensor.data.size());
+    if (k.encoder &&
+        (k.encoder->unitBytes == 0 || k.encoder->storedBytes % k.encoder->unitBytes != 0 || !k.encoder->encode)) {
+      invalid(QpcErrorCode::BadValue, field + ".encoder", "stored size is not a whole number of units");
     }
   }
 
@@ -262,43 +286,231 @@ std::vector<std::byte> serializeQpc(const QpcContents& c) {
     const auto& r = c.retainedState[i];
     const std::string field = "retained_state[" + std::to_string(i) + "]";
     const std::size_t at = sectionAt(L::Section::RetainedState) + i * L::kRetainedEntrySize;
-    writeLe<uint32_t>(out, at + 0, p.strings.intern(r.name, field + ".name"));
-    writeLe<uint32_t>(out, at + 4, p.strings.intern(r.stateName, field + ".state_name"));
-    writeLe<uint32_t>(out, at + 8, p.strings.intern(r.tensor, field + ".tensor"));
-    writeLe<uint32_t>(out, at + 12, p.strings.intern(r.stateTensor, field + ".state_tensor"));
-    writeLe<uint8_t>(out, at + 16, static_cast<uint8_t>(r.dtype));
-    writeLe<uint8_t>(out, at + 17, static_cast<uint8_t>(r.dims.size()));
-    writeLe<uint64_t>(out, at + 24, r.size);
+    out.put<uint32_t>(at + 0, p.strings.intern(r.name, field + ".name"));
+    out.put<uint32_t>(at + 4, p.strings.intern(r.stateName, field + ".state_name"));
+    out.put<uint32_t>(at + 8, p.strings.intern(r.tensor, field + ".tensor"));
+    out.put<uint32_t>(at + 12, p.strings.intern(r.stateTensor, field + ".state_tensor"));
+    out.put<uint8_t>(at + 16, static_cast<uint8_t>(r.dtype));
+    out.put<uint8_t>(at + 17, static_cast<uint8_t>(r.dims.size()));
+    out.put<uint64_t>(at + 24, r.size);
     writeDims(out, at + 32, r.dims, field);
   }
   for (std::size_t i = 0; i < c.specializationPayloads.size(); ++i) {
     const auto& s = c.specializationPayloads[i];
     const std::size_t at = sectionAt(L::Section::SpecializationPayloads) + i * L::kSpecializationEntrySize;
-    writeLe<uint32_t>(out, at + 0, s.programIndex);
-    writeLe<uint32_t>(out, at + 4, s.combination);
-    writeLe<uint64_t>(out, at + 8, p.specializationOffsets[i]);
-    writeLe<uint64_t>(out, at + 16, s.payload.size());
+    out.put<uint32_t>(at + 0, s.programIndex);
+    out.put<uint32_t>(at + 4, s.combination);
+    out.put<uint64_t>(at + 8, p.specializationOffsets[i]);
+    out.put<uint64_t>(at + 16, s.payload.size());
     if (!s.payload.empty()) {
-      std::memcpy(out.data() + sectionAt(L::Section::Payloads) + p.specializationOffsets[i], s.payload.data(),
-                  s.payload.size());
+      out.copy(sectionAt(L::Section::Payloads) + p.specializationOffsets[i], s.payload.data(), s.payload.size());
     }
   }
 
-  const auto* body = reinterpret_cast<const Bytef*>(out.data() + L::kHeaderSize);
-  writeLe<uint32_t>(out, L::kOffCrc,
-                    static_cast<uint32_t>(crc32_z(crc32_z(0, nullptr, 0), body, out.size() - L::kHeaderSize)));
+  return out;
+}
 
+// The checks of the reader on the laid-out file before a byte is written: an anonymous mapping
+// of the file's size holds the metadata, the constants' pages stay untouched (never allocated).
+void checkAsReaderWould(const Metadata& metadata, uint64_t fileSize) {
+  void* view = ::mmap(nullptr, fileSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (view == MAP_FAILED) {
+    throw QpcFormatError(QpcErrorCode::Io, "file",
+                         "program container being written: cannot reserve " + std::to_string(fileSize) +
+                             " bytes of address space: " + std::strerror(errno));
+  }
+  auto* bytes = static_cast<std::byte*>(view);
+  std::memcpy(bytes, metadata.head().data(), metadata.head().size());
+  std::memcpy(bytes + fileSize - metadata.tail().size(), metadata.tail().data(), metadata.tail().size());
+  try {
+    QpcImage::fromBytes({bytes, fileSize}, "program container being written", false);
+  } catch (...) {
+    ::munmap(view, fileSize);
+    throw;
+  }
+  ::munmap(view, fileSize);
+}
+
+// Where the file's bytes go, in order: a caller's vector or a file descriptor.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void write(std::span<const std::byte> bytes) = 0;
+  virtual void skipZeros(uint64_t count) = 0;  // a file leaves a hole
+};
+
+// The constant_data section, produced and written in chunks of at most kChunkBytes (plus one
+// encoder unit), so a constant is never whole in memory; all-zero chunks become holes.
+class ConstantStream {
+ public:
+  static constexpr std::size_t kChunkBytes = 4u << 20;
+
+  ConstantStream(Sink& sink, RunningCrc& crc, std::size_t largestUnit)
+      : sink_(sink), crc_(crc), buffer_(std::max<std::size_t>(kChunkBytes, largestUnit)) {}
+
+  void zeros(uint64_t count) {
+    while (count > 0) {
+      const auto step = static_cast<std::size_t>(std::min<uint64_t>(count, buffer_.size() - filled_));
+      std::memset(buffer_.data() + filled_, 0, step);
+      advance(step);
+      count -= step;
+    }
+  }
+  void bytes(std::span<const std::byte> from) {
+    while (!from.empty()) {
+      const std::size_t step = std::min(from.size(), buffer_.size() - filled_);
+      std::memcpy(buffer_.data() + filled_, from.data(), step);
+      advance(step);
+      from = from.subspan(step);
+    }
+  }
+  void encoded(const ConstantEncoder& encoder) {
+    const uint64_t units = encoder.storedBytes / encoder.unitBytes;
+    for (uint64_t unit = 0; unit < units;) {
+      if (buffer_.size() - filled_ < encoder.unitBytes) flush();
+      const uint64_t fits = (buffer_.size() - filled_) / encoder.unitBytes;
+      const uint64_t count = std::min(units - unit, fits);
+      const auto size = static_cast<std::size_t>(count * encoder.unitBytes);
+      encoder.encode(unit, count, std::span(buffer_.data() + filled_, size));
+      advance(size);
+      unit += count;
+    }
+  }
+  void flush() {
+    if (filled_ == 0) return;
+    const std::span<const std::byte> chunk(buffer_.data(), filled_);
+    const bool allZero = chunk[0] == std::byte{0} && std::memcmp(chunk.data(), chunk.data() + 1, filled_ - 1) == 0;
+    if (allZero) {
+      crc_.appendZeros(filled_);
+      sink_.skipZeros(filled_);
+    } else {
+      crc_.append(chunk);
+      sink_.write(chunk);
+    }
+    filled_ = 0;
+  }
+
+ private:
+  void advance(std::size_t count) {
+    filled_ += count;
+    if (filled_ == buffer_.size()) flush();
+  }
+
+  Sink& sink_;
+  RunningCrc& crc_;
+  std::vector<std::byte> buffer_;
+  std::size_t filled_ = 0;
+};
+
+// Writes the whole file to `sink` in file order and returns the body's CRC (for the header).
+uint32_t emit(const QpcContents& c, const Plan& p, const Metadata& metadata, Sink& sink) {
+  RunningCrc crc;
+  const auto head = std::span<const std::byte>(metadata.head());
+  crc.append(head.subspan(L::kHeaderSize));
+  sink.write(head);
+  std::size_t largestUnit = 0;
+  for (const auto& k : c.constants)
+    if (k.encoder) largestUnit = std::max<std::size_t>(largestUnit, k.encoder->unitBytes);
+  ConstantStream stream(sink, crc, largestUnit);
+  uint64_t at = 0;  // in the section
+  for (std::size_t i = 0; i < c.constants.size(); ++i) {
+    const auto& k = c.constants[i];
+    stream.zeros(p.constantOffsets[i] - at);
+    if (k.encoder) {
+      try {
+        stream.encoded(*k.encoder);
+      } catch (const QpcFormatError&) {
+        throw;
+      } catch (const std::exception& e) {
+        invalid(QpcErrorCode::BadValue, "constants[" + std::to_string(i) + "].encoder",
+                "'" + k.tensor.name + "' could not be encoded: " + e.what());
+      }
+    } else {
+      stream.bytes(k.tensor.data);
+    }
+    at = p.constantOffsets[i] + k.storedSize();
+  }
+  stream.flush();
+  crc.append(metadata.tail());
+  sink.write(metadata.tail());
+  return crc.value();
+}
+
+class VectorSink final : public Sink {
+ public:
+  explicit VectorSink(std::vector<std::byte>& out) : out_(out) {}
+  void write(std::span<const std::byte> bytes) override { out_.insert(out_.end(), bytes.begin(), bytes.end()); }
+  void skipZeros(uint64_t count) override { out_.resize(out_.size() + count); }
+
+ private:
+  std::vector<std::byte>& out_;
+};
+
+class FileSink final : public Sink {
+ public:
+  FileSink(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  void write(std::span<const std::byte> bytes) override {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("cannot write", n < 0 ? errno : ENOSPC);
+      bytes = bytes.subspan(static_cast<std::size_t>(n));
+    }
+  }
+  void skipZeros(uint64_t count) override {
+    if (::lseek(fd_, static_cast<off_t>(count), SEEK_CUR) < 0) fail("cannot seek", errno);
+  }
+  [[noreturn]] void fail(const char* what, int error) const {
+    throw QpcFormatError(QpcErrorCode::Io, "file", path_ + ": " + what + ": " + std::strerror(error));
+  }
+
+ private:
+  int fd_;
+  const std::string& path_;
+};
+
+}  // namespace
+
+std::vector<std::byte> serializeQpc(const QpcContents& c) {
+  Plan p = plan(c);
+  Metadata metadata = layOut(c, p);
+  checkAsReaderWould(metadata, p.fileSize);
+  std::vector<std::byte> out;
+  out.reserve(p.fileSize);
+  VectorSink sink(out);
+  const uint32_t crc = emit(c, p, metadata, sink);
+  std::memcpy(out.data() + L::kOffCrc, &crc, sizeof crc);
   // The reader is the one definition of a valid container: never emit what it would reject.
   QpcImage::fromBytes(out, "program container being written");
   return out;
 }
 
 void writeQpcFile(const std::string& path, const QpcContents& contents) {
-  const std::vector<std::byte> data = serializeQpc(contents);
+  Plan p = plan(contents);
+  Metadata metadata = layOut(contents, p);
+  checkAsReaderWould(metadata, p.fileSize);
+  std::string temporary = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(temporary.data());
+  if (fd < 0) {
+    throw QpcFormatError(QpcErrorCode::Io, "file", path + ": cannot create a temporary file: " + std::strerror(errno));
+  }
+  FileSink sink(fd, path);
   try {
-    writeFileAtomically(path, std::span<const std::byte>(data));
-  } catch (const AtomicWriteError& e) {
-    throw QpcFormatError(QpcErrorCode::Io, "file", e.what());
+    const uint32_t crc = emit(contents, p, metadata, sink);
+    // A trailing hole is not written: the size makes it part of the file.
+    if (::ftruncate(fd, static_cast<off_t>(p.fileSize)) != 0) sink.fail("cannot set the size", errno);
+    if (::pwrite(fd, &crc, sizeof crc, L::kOffCrc) != static_cast<ssize_t>(sizeof crc))
+      sink.fail("cannot write the checksum", errno);
+    if (::fchmod(fd, 0644) != 0) sink.fail("cannot set permissions", errno);
+    if (::fsync(fd) != 0) sink.fail("cannot sync", errno);
+    const int closed = ::close(fd);
+    fd = -1;
+    if (closed != 0) sink.fail("cannot close", errno);
+    if (::rename(temporary.c_str(), path.c_str()) != 0) sink.fail("cannot rename into place", errno);
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(temporary.c_str());
+    throw;
   }
 }
 

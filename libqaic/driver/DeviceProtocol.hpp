@@ -274,7 +274,6 @@ constexpr uint32_t activateProgramIndex(uint32_t options) { return options >> 24
 // ACTIVATE_FROM_USR's `pad` (zero on mainline's wire) names the resource group the activation
 // draws from: 0 for the file's unnamed groups or, without any, its pool; else a group of the file.
 constexpr uint32_t activateResourceGroup(const qaic_manage_trans_activate_to_dev& t) { return t.pad; }
-inline constexpr uint64_t kMaxLoadBytes = 1ull << 31;
 
 // The response transactions written back over the caller's message buffer (which must have room
 // for QAIC_MANAGE_MAX_MSG_LENGTH bytes, as with the mainline driver): one per request

@@ -47,9 +47,6 @@ Result<Answer> passthroughCall(const DeviceNode& node, ManageMessageBuilder& bui
 Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container, uint32_t loadId) {
   if (loadId == 0 || loadId > kLoadIdMask) return SysError{EINVAL, "load id out of range"};
   if (container.empty()) return SysError{EINVAL, "empty program container"};
-  if (container.size() > kMaxLoadBytes)
-    return SysError{E2BIG, "program container of " + std::to_string(container.size()) +
-                               " bytes, over the device's load limit of " + std::to_string(kMaxLoadBytes)};
   ManageMessageBuilder builder;
   builder.dmaTransfer(loadId, reinterpret_cast<uintptr_t>(container.data()), container.size());
   auto replies = call(node, builder, 0, "program load");

@@ -14,8 +14,8 @@
 namespace qaic::driver {
 
 // Sends a whole program container as DMA_XFER_FROM_USR transactions tagged `loadId` (nonzero,
-// at most 24 bits); the device reads the bytes from this process's memory. E2BIG for a container
-// over kMaxLoadBytes.
+// at most 24 bits); the device reads the bytes from this process's memory (a mapped file: no copy
+// here). No size limit but the device's: one whose memory cannot hold the container refuses it.
 Result<void> loadProgram(const DeviceNode& node, std::span<const std::byte> container, uint32_t loadId);
 // Releases a load (a transfer of size 0).
 Result<void> releaseProgram(const DeviceNode& node, uint32_t loadId);

@@ -102,7 +102,7 @@ bool Converter::evaluateConstantNode(const Mark& mark, const std::map<std::strin
       ImportedTensor value{"", info.dtype, r.onnxDims.value_or(info.dims), std::vector<std::byte>(bytesOf(info))};
       values.push_back(std::move(value));
     }
-    for (auto& v : values) views.push_back({v.dtype, irDims(v.dims), v.data.data(), v.data.size()});
+    for (auto& v : values) views.push_back({v.dtype, irDims(v.dims), v.data.mutableData(), v.data.size()});
     program->run({}, views);
   } catch (const kernels::ExecutionError& e) {
     fail(std::string("evaluating it at import time (its inputs are constant) failed: ") + e.what());

@@ -19,7 +19,7 @@ T load(const ImportedTensor& tensor, std::size_t i) {
 
 template <typename T>
 void store(ImportedTensor& tensor, std::size_t i, T value) {
-  std::memcpy(tensor.data.data() + i * sizeof(T), &value, sizeof(T));
+  std::memcpy(tensor.data.mutableData() + i * sizeof(T), &value, sizeof(T));
 }
 
 // Every element of `tensor` converted to Out.

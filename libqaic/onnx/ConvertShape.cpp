@@ -313,7 +313,7 @@ void convertDropout(Converter& c) {
       c.fail("the mask output would exceed " + std::to_string(kMaxFoldedBytes) + " bytes");
     ImportedTensor mask{"", maskType, dims, std::vector<std::byte>(count * one.data.size())};
     for (std::size_t at = 0; at < mask.data.size(); at += one.data.size())
-      std::memcpy(mask.data.data() + at, one.data.data(), one.data.size());
+      std::memcpy(mask.data.mutableData() + at, one.data.data(), one.data.size());
     c.setConstant(1, std::move(mask));
   }
 }

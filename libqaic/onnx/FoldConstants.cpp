@@ -117,7 +117,7 @@ bool foldConstantOfShape(Converter& c) {
   ImportedTensor out{"", fill.dtype, ir::Dims(dims.begin(), dims.end()), {}};
   out.data.resize(static_cast<std::size_t>(count) * size);
   for (int64_t i = 0; i < count; ++i)
-    std::memcpy(out.data.data() + static_cast<std::size_t>(i) * size, fill.data.data(), size);
+    std::memcpy(out.data.mutableData() + static_cast<std::size_t>(i) * size, fill.data.data(), size);
   c.setConstant(0, std::move(out));
   return true;
 }

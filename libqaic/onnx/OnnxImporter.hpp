@@ -12,6 +12,7 @@
 
 #include "ir/Graph.hpp"
 #include "ir/Weights.hpp"
+#include "onnx/TensorBytes.hpp"
 
 namespace qaic::onnx {
 
@@ -19,7 +20,7 @@ struct ImportedTensor {
   std::string name;
   ir::DType dtype = ir::DType::Float;
   ir::Dims dims;
-  std::vector<std::byte> data;
+  TensorBytes data;  // a view into the external data file's mapping, or owned
 };
 
 struct ImportedModel {

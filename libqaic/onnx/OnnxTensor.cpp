@@ -2,8 +2,11 @@
 #include "onnx/OnnxTensor.hpp"
 
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 
 #include <google/protobuf/io/coded_stream.h>
+
+#include "base/MappedFile.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 namespace qaic::onnx {
@@ -120,7 +126,25 @@ namespace {
 // External data (the ONNX convention for models over 2 GiB): `location` is a file relative to
 // the model's directory, `offset` and `length` a byte range of it. The range must hold exactly
 // the tensor's bytes; the path may not leave the directory.
-std::string readExternalData(const pb::TensorProto& proto, const std::string& what, const std::string& dir,
+// One read-only mapping per data file (by device and inode, so a replaced file is mapped anew)
+// while any tensor views it: a model's thousands of tensors share one file's mapping.
+std::shared_ptr<const MappedFile> mapDataFile(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw ImportError(what + ": external data file '" + path + "': " + std::strerror(errno));
+  static std::mutex mutex;
+  static std::map<std::pair<dev_t, ino_t>, std::weak_ptr<const MappedFile>> mapped;
+  std::lock_guard lock(mutex);
+  auto& slot = mapped[{st.st_dev, st.st_ino}];
+  if (auto file = slot.lock(); file && file->size() == static_cast<uint64_t>(st.st_size)) return file;
+  Result<MappedFile> file = MappedFile::openReadOnly(path);
+  if (!file) throw ImportError(what + ": external data file '" + path + "': " + file.message());
+  auto shared = std::make_shared<const MappedFile>(std::move(file).value());
+  slot = shared;
+  return shared;
+}
+
+TensorBytes readExternalData(const pb::TensorProto& proto, const std::string& what, const std::string& dir,
                              std::size_t bytes) {
   if (dir.empty()) throw ImportError(what + ": external data can only be read from a model file's directory");
   std::string location;
@@ -151,19 +175,13 @@ std::string readExternalData(const pb::TensorProto& proto, const std::string& wh
     throw ImportError(what + ": external data length " + std::to_string(*length) + " but dims need " +
                       std::to_string(bytes) + " bytes");
   const std::string path = (std::filesystem::path(dir) / relative).string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ImportError(what + ": external data file '" + path + "': " + std::strerror(errno));
-  std::error_code error;
-  const uint64_t size = std::filesystem::file_size(path, error);
+  const std::shared_ptr<const MappedFile> file = mapDataFile(path, what);
+  const uint64_t size = file->size();
   const uint64_t start = offset.value_or(0);
-  if (error || start > size || size - start < bytes)
+  if (start > size || size - start < bytes)
     throw ImportError(what + ": external data file '" + path + "' holds " + std::to_string(size) +
                       " bytes; the tensor needs " + std::to_string(bytes) + " from offset " + std::to_string(start));
-  std::string data(bytes, '\0');
-  in.seekg(static_cast<std::streamoff>(start));
-  if (!in.read(data.data(), static_cast<std::streamsize>(bytes)))
-    throw ImportError(what + ": external data file '" + path + "': read failed");
-  return data;
+  return TensorBytes::view({file->data() + start, bytes}, file);
 }
 
 }  // namespace
@@ -183,21 +201,29 @@ ImportedTensor tensorFromProto(const pb::TensorProto& proto, const std::string& 
   const std::size_t elementSize = ir::dtypeSize(*dtype);
   const bool external = proto.data_location() == pb::TensorProto::EXTERNAL;
   if (external || proto.has_raw_data()) {
-    const std::string externalBytes = external ? readExternalData(proto, what, externalDataDir, count * elementSize)
-                                               : std::string();
-    const std::string& raw = external ? externalBytes : proto.raw_data();
-    if (raw.size() != count * elementSize) {
-      throw ImportError(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes but dims need " +
-                        std::to_string(count * elementSize));
+    if (external) {
+      tensor.data = readExternalData(proto, what, externalDataDir, count * elementSize);
+    } else {
+      const std::string& raw = proto.raw_data();
+      if (raw.size() != count * elementSize) {
+        throw ImportError(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes but dims need " +
+                          std::to_string(count * elementSize));
+      }
+      const auto* first = reinterpret_cast<const std::byte*>(raw.data());
+      tensor.data = std::vector<std::byte>(first, first + raw.size());
     }
-    tensor.data.resize(raw.size());
-    if (!raw.empty()) std::memcpy(tensor.data.data(), raw.data(), raw.size());
-    if (*dtype == ir::DType::Bool) {
-      for (auto& b : tensor.data) b = std::byte{b != std::byte{0}};  // canonical 0/1 bools
+    const bool canonical = *dtype != ir::DType::Bool ||
+                           std::all_of(tensor.data.begin(), tensor.data.end(),
+                                       [](std::byte b) { return b == std::byte{0} || b == std::byte{1}; });
+    if (!canonical) {
+      std::byte* bools = tensor.data.mutableData();
+      for (std::size_t i = 0; i < tensor.data.size(); ++i) bools[i] = std::byte{bools[i] != std::byte{0}};  // 0/1
     }
     return tensor;
   }
-  copyTypedField(proto, *dtype, count, what, tensor.data);
+  std::vector<std::byte> values;
+  copyTypedField(proto, *dtype, count, what, values);
+  tensor.data = std::move(values);
   return tensor;
 }
 

@@ -42,7 +42,7 @@ std::vector<onnx::ImportedTensor> HostRun::run(const std::vector<const onnx::Imp
     }
   }
   std::vector<kernels::TensorView> outViews;
-  for (auto& t : out) outViews.push_back({t.dtype, t.dims, t.data.data(), t.data.size()});
+  for (auto& t : out) outViews.push_back({t.dtype, t.dims, t.data.mutableData(), t.data.size()});
   program_->run(in, outViews);
   for (std::size_t i = 0; i < out.size(); ++i) out[i].dims = outViews[i].dims;
   return out;

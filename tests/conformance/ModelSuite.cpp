@@ -127,7 +127,7 @@ onnx::ImportedTensor readRawTensor(const std::string& path, ir::DType dtype, con
                              std::to_string(expected));
   }
   t.data.resize(bytes.size());
-  std::memcpy(t.data.data(), bytes.data(), bytes.size());
+  std::memcpy(t.data.mutableData(), bytes.data(), bytes.size());
   return t;
 }
 

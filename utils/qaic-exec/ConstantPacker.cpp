@@ -2,6 +2,7 @@
 #include "ConstantPacker.hpp"
 
 #include <cstring>
+#include <memory>
 
 #include "CompileError.hpp"
 #include "kernels/format/Half.hpp"
@@ -10,23 +11,20 @@ namespace qaic::compiler {
 
 namespace {
 
-std::vector<std::byte> toFloat16(std::span<const std::byte> data) {
-  const std::size_t count = data.size() / sizeof(float);
-  std::vector<std::byte> out(count * sizeof(uint16_t));
-  for (std::size_t i = 0; i < count; ++i) {
+// Elements [first, first + count) of float data as float16, into `out` (count * 2 bytes).
+void encodeFloat16(std::span<const std::byte> source, uint64_t first, uint64_t count, std::span<std::byte> out) {
+  for (uint64_t i = 0; i < count; ++i) {
     float value;
-    std::memcpy(&value, data.data() + i * sizeof(float), sizeof(float));  // weights may be unaligned
+    std::memcpy(&value, source.data() + (first + i) * sizeof(float), sizeof(float));  // weights may be unaligned
     const uint16_t half = kernels::floatToHalf(value);
     std::memcpy(out.data() + i * sizeof(uint16_t), &half, sizeof(half));
   }
-  return out;
 }
 
 }  // namespace
 
 PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::WeightTensor> weights, bool convertToFp16) {
   PackedConstants packed;
-  packed.storage.reserve(graph.ops.size());  // spans into storage must not move
   for (const ir::Op& op : graph.ops) {
     if (op.optype != "create" || !op.boolean("from_file")) continue;
     const ir::TensorArg* dst = op.findOutput("dst");
@@ -50,9 +48,10 @@ PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::Weight
                          "' does not hold " + std::string(ir::dtypeName(info.dtype)) + " data of the op's dims");
     }
     if (convertToFp16 && weight->dtype == ir::DType::Float) {
-      packed.storage.push_back(toFloat16(weight->data));
+      // Converted while the container is written, a chunk at a time (never whole in memory).
+      constant.encoder = container::encoderOver(weight->data, weight->data.size() / sizeof(float), sizeof(uint16_t),
+                                                encodeFloat16);
       constant.tensor.dtype = ir::DType::Float16;
-      constant.tensor.data = packed.storage.back();
     }
     packed.constants.push_back(std::move(constant));
   }

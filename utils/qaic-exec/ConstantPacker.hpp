@@ -13,9 +13,11 @@
 
 namespace qaic::compiler {
 
+// A converted constant (fp16) carries an encoder over its weights that the container writer
+// runs chunk by chunk; its tensor.data stays the (float) source, so its data and every span into
+// the weights must outlive the write.
 struct PackedConstants {
-  std::vector<container::QpcConstant> constants;  // data points into `storage` or the weights
-  std::vector<std::vector<std::byte>> storage;    // converted copies
+  std::vector<container::QpcConstant> constants;
 };
 
 // Throws CompileError naming the op when its tensor is not among `weights`.

@@ -17,7 +17,11 @@ void releasePages(void* begin, std::size_t bytes) {
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto first = (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page;
   const auto last = (reinterpret_cast<std::uintptr_t>(begin) + bytes) / page * page;
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  if (last <= first) return;
+  // A shared memory file's pages (the emulator's loads, LoadBuffer) outlive a mere unmapping:
+  // MADV_REMOVE punches them out of the file. Private memory refuses it and is simply dropped.
+  if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_REMOVE) != 0)
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ void writeRequest(const ReluProgram& c, std::byte* descriptor, std::byte* input)
 
 void BM_Baseline_ProgramRunInMemory(benchmark::State& state) {
   auto c = relu();
-  auto bytes = std::make_shared<LoadBuffer>(c.bytes.begin(), c.bytes.end());
+  auto bytes = LoadBuffer::copyOf(c.bytes);
   std::string error;
   auto program = containerProgramLoader(1)(bytes, 0, error);
   if (!program) return state.SkipWithError(error.c_str());

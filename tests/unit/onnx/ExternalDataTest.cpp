@@ -4,6 +4,7 @@
 // and every bad reference named.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -77,6 +78,35 @@ TEST_F(ExternalData, WeightsAreReadFromTheModelsDirectory) {
   ASSERT_EQ(m.weights[0].data.size(), sizeof(float) * 4);
   std::memcpy(w.data(), m.weights[0].data.data(), sizeof(float) * 4);
   EXPECT_EQ(w, (std::vector<float>{1.5f, -2, 3, 0.25f}));
+}
+
+// The bytes of `path`'s mappings in this process, from /proc/self/maps: [begin, end) ranges.
+std::vector<std::pair<uintptr_t, uintptr_t>> mappingsOf(const fs::path& path) {
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  std::ifstream maps("/proc/self/maps");
+  const std::string name = fs::canonical(path).string();
+  for (std::string line; std::getline(maps, line);) {
+    if (line.size() < name.size() || line.compare(line.size() - name.size(), name.size(), name) != 0) continue;
+    uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) == 2) ranges.emplace_back(begin, end);
+  }
+  return ranges;
+}
+
+TEST_F(ExternalData, WeightsAreAViewOfTheMappedFileNotACopy) {
+  const ImportedModel m = importOnnxFile(writeModel(4096));
+  ASSERT_EQ(m.weights.size(), 1u);
+  EXPECT_TRUE(m.weights[0].data.isView());
+  const auto at = reinterpret_cast<uintptr_t>(m.weights[0].data.data());
+  const auto ranges = mappingsOf(dir_ / "data.bin");
+  ASSERT_FALSE(ranges.empty()) << "data.bin is not mapped";
+  bool inside = false;
+  for (const auto& [begin, end] : ranges) inside = inside || (at >= begin && at + 16 <= end);
+  EXPECT_TRUE(inside) << "the weight's bytes are not in data.bin's mapping";
+  // The views handed to the compiler are the same bytes, and the copy of a tensor shares them.
+  EXPECT_EQ(weightTensors(m)[0].data.data(), m.weights[0].data.data());
+  const ImportedTensor copy = m.weights[0];
+  EXPECT_EQ(copy.data.data(), m.weights[0].data.data());
 }
 
 TEST_F(ExternalData, BadReferencesAreNamed) {

@@ -2,7 +2,9 @@
 // pack-constants: the default specialization's weights, float16 with -convert-to-fp16.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
+#include <span>
 
 #include "PassTestModels.hpp"
 #include "passes/Passes.hpp"
@@ -39,7 +41,13 @@ TEST(PackConstantsPass, ConvertToFp16HalvesTheConstants) {
   packConstantsPass(compilation);
   ASSERT_EQ(compilation.constants.constants.size(), 1u);
   EXPECT_EQ(compilation.constants.constants[0].tensor.dtype, ir::DType::Float16);
-  EXPECT_EQ(compilation.constants.constants[0].tensor.data.size(), 8u);
+  const container::QpcConstant& b = compilation.constants.constants[0];
+  EXPECT_EQ(b.storedSize(), 8u);
+  ASSERT_NE(b.encoder, nullptr);  // converted as the container is written, not copied here
+  std::array<uint16_t, 4> halves{};
+  b.encoder->encode(1, 3, std::as_writable_bytes(std::span(halves).subspan(1)));
+  EXPECT_EQ(halves[1], 0x4000u);  // 2.0
+  EXPECT_EQ(halves[3], 0x4400u);  // 4.0
 }
 
 }  // namespace

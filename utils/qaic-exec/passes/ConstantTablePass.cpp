@@ -15,7 +15,7 @@ void constantTablePass(Compilation& compilation) {
   compilation.summary.constantBytes = 0;
   for (std::size_t i = 0; i < table.size(); ++i) {
     table[i].index = static_cast<uint32_t>(i);
-    compilation.summary.constantBytes += table[i].tensor.data.size();
+    compilation.summary.constantBytes += table[i].storedSize();
   }
 }
 

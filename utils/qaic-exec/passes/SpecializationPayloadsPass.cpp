@@ -52,9 +52,13 @@ void renameTensor(ir::Graph& graph, const std::string& from, const std::string& 
   }
 }
 
-bool sameConstant(const ir::WeightTensor& a, const ir::WeightTensor& b) {
-  return a.dtype == b.dtype && a.dims == b.dims && a.data.size() == b.data.size() &&
-         std::equal(a.data.begin(), a.data.end(), b.data.begin());
+// Both are packed with the same options, so equal sources make equal stored bytes.
+bool sameConstant(const QpcConstant& a, const QpcConstant& b) {
+  const auto& x = a.tensor;
+  const auto& y = b.tensor;
+  if (x.dtype != y.dtype || x.dims != y.dims || x.data.size() != y.data.size() || !a.encoder != !b.encoder)
+    return false;
+  return x.data.data() == y.data.data() || std::equal(x.data.begin(), x.data.end(), y.data.begin());
 }
 
 // The last constant of that name among those already in the compilation (the program's own,
@@ -101,7 +105,7 @@ void specializationPayloadsPass(Compilation& compilation) {
     PackedConstants packed = packConstants(other, weights, options.convertToFp16);
     for (QpcConstant& constant : packed.constants) {
       const QpcConstant* existing = constantNamed(compilation, constant.tensor.name);
-      if (existing != nullptr && sameConstant(existing->tensor, constant.tensor)) {
+      if (existing != nullptr && sameConstant(*existing, constant)) {
         constant.tensor.name.clear();  // shared
         continue;
       }
