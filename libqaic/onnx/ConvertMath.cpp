@@ -386,6 +386,15 @@ void castOutput(Converter& c, ir::DType to) {
 void convertCast(Converter& c) {
   const auto to = dtypeFromOnnx(static_cast<int32_t>(c.attributes().integer("to", 0)));
   if (!to) c.attributes().fail("to", "names an unsupported element type");
+  // A float16 weight cast to float (a half-precision export that computes in float): too big to
+  // fold (the float copy would double it), so the weight keeps its float16 bytes, read as float
+  // and widened once when a program is built, instead of a cast at every inference. Its bytes
+  // stay a view of the external data; -convert-to-fp16 and -mxfp6-matmul read them from there.
+  if (const ImportedTensor* weight = c.constant(0);
+      *to == ir::DType::Float && weight != nullptr && weight->dtype == ir::DType::Float16 && c.hasOutput(0) &&
+      !weight->dims.empty()) {
+    return c.alias(0, c.constantTensor(*weight, weight->name, ir::DType::Float));
+  }
   castOutput(c, *to);
 }
 

@@ -612,12 +612,13 @@ void Converter::setConstant(std::size_t outputIndex, ImportedTensor value) {
   slot.constant = std::make_shared<const ImportedTensor>(std::move(value));
 }
 
-std::string Converter::constantTensor(ImportedTensor value, const std::string& wanted) {
+std::string Converter::constantTensor(ImportedTensor value, const std::string& wanted,
+                                      std::optional<ir::DType> computedAs) {
   if (ir::elementCount(value.dims) <= 0)
     fail("constant '" + wanted + "' has no elements; empty tensors are not supported");
   const std::string name = uniqueTensorName(wanted);
   value.name = name;
-  emit("create", {}, {{"dst", name}}, createParams(value.dtype, value.dims, true));
+  emit("create", {}, {{"dst", name}}, createParams(computedAs.value_or(value.dtype), value.dims, true));
   result_.weights.push_back(std::move(value));
   return name;
 }

@@ -107,8 +107,11 @@ class Converter {
   void alias(std::size_t outputIndex, const std::string& irTensor);  // output i is that tensor
   void forward(std::size_t outputIndex, std::size_t inputIndex);     // output i is input j, constant or not
   void setConstant(std::size_t outputIndex, ImportedTensor value);   // output i folded
-  // A new weights entry and its `create` op, named `name` (made unique).
-  std::string constantTensor(ImportedTensor value, const std::string& name);
+  // A new weights entry and its `create` op, named `name` (made unique). `computedAs`: the op's
+  // element type when it differs from the stored one (a float16 weight the network reads as
+  // float, widened once when a program is built).
+  std::string constantTensor(ImportedTensor value, const std::string& name,
+                             std::optional<ir::DType> computedAs = std::nullopt);
   std::string zeros(ir::DType dtype, const ir::Dims& dims, const std::string& hint);
   // A one-value constant of `dtype` ([1], broadcasting), named "<node label>/<name>".
   std::string scalar(ir::DType dtype, double value, const std::string& name);

@@ -42,8 +42,11 @@ PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::Weight
     // The create op's dims are the tensor's shape (the weights entry may be shaped differently).
     const ir::TensorInfo& info = graph.tensors.at(dst->name);
     constant.tensor.dims = info.dims;
-    if (info.dtype != weight->dtype ||
-        static_cast<uint64_t>(ir::elementCount(info.dims)) * ir::dtypeSize(info.dtype) != weight->data.size()) {
+    // A float op may read float16 data (a cast weight of a half-precision export): widened when
+    // a program is built, as -convert-to-fp16 stores float constants.
+    const bool widened = info.dtype == ir::DType::Float && weight->dtype == ir::DType::Float16;
+    if ((info.dtype != weight->dtype && !widened) ||
+        static_cast<uint64_t>(ir::elementCount(info.dims)) * ir::dtypeSize(weight->dtype) != weight->data.size()) {
       throw CompileError(graph.sourceName + ": op '" + op.name + "': weights tensor '" + dst->name +
                          "' does not hold " + std::string(ir::dtypeName(info.dtype)) + " data of the op's dims");
     }
