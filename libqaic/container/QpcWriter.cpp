@@ -15,6 +15,7 @@
 #include "container/Bytes.hpp"
 #include "container/QpcImage.hpp"
 #include "container/QpcLayout.hpp"
+#include "kernels/mx/Mxfp6Format.hpp"  // encodedBytes: inline, no link to the kernels
 
 namespace qaic::container {
 
@@ -111,10 +112,22 @@ Plan plan(const QpcContents& c) {
   }
   // Version 2 only when a version-1 reader could not run the program.
   if (!c.retainedState.empty() || !c.specializationPayloads.empty()) p.version = 2;
+  // Version 3 only when a constant is encoded (MXFP6): a version-2 reader would misread it.
+  for (const auto& k : c.constants) {
+    if (k.tensor.encoding != ir::WeightEncoding::Plain) p.version = 3;
+  }
   p.sectionKinds = L::sectionKindsOf(p.version);
   uint64_t constantBytes = 0;
   for (std::size_t i = 0; i < c.constants.size(); ++i) {
     p.strings.intern(c.constants[i].tensor.name, "constants[" + std::to_string(i) + "].name");
+    if (const ir::WeightTensor& t = c.constants[i].tensor; t.encoding != ir::WeightEncoding::Plain) {
+      // What the reader checks of an encoded constant (QpcParseEntries.cpp).
+      if (t.dims.size() != 2 || t.reductionAxis > 1 ||
+          t.data.size() != kernels::mx::encodedBytes(t.dims[t.reductionAxis], t.dims[1 - t.reductionAxis])) {
+        invalid(QpcErrorCode::BadValue, "constants[" + std::to_string(i) + "].size",
+                "does not match its dims and encoding");
+      }
+    }
     constantBytes = alignUp(constantBytes, kConstantAlignment);
     p.constantOffsets.push_back(constantBytes);
     constantBytes += c.constants[i].tensor.data.size();
@@ -249,6 +262,8 @@ std::vector<std::byte> serializeQpc(const QpcContents& c) {
     writeLe<uint32_t>(out, at + 4, k.index);
     writeLe<uint8_t>(out, at + 8, static_cast<uint8_t>(k.tensor.dtype));
     writeLe<uint8_t>(out, at + 9, static_cast<uint8_t>(k.tensor.dims.size()));
+    writeLe<uint8_t>(out, at + 10, static_cast<uint8_t>(k.tensor.encoding));
+    writeLe<uint8_t>(out, at + 11, k.tensor.reductionAxis);
     writeLe<uint64_t>(out, at + 16, p.constantOffsets[i]);
     writeLe<uint64_t>(out, at + 24, k.tensor.data.size());
     writeDims(out, at + 32, k.tensor.dims, field);

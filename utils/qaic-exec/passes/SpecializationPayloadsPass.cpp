@@ -53,8 +53,8 @@ void renameTensor(ir::Graph& graph, const std::string& from, const std::string& 
 }
 
 bool sameConstant(const ir::WeightTensor& a, const ir::WeightTensor& b) {
-  return a.dtype == b.dtype && a.dims == b.dims && a.data.size() == b.data.size() &&
-         std::equal(a.data.begin(), a.data.end(), b.data.begin());
+  return a.dtype == b.dtype && a.dims == b.dims && a.encoding == b.encoding && a.reductionAxis == b.reductionAxis &&
+         a.data.size() == b.data.size() && std::equal(a.data.begin(), a.data.end(), b.data.begin());
 }
 
 // The last constant of that name among those already in the compilation (the program's own,
@@ -98,7 +98,7 @@ void specializationPayloadsPass(Compilation& compilation) {
                            "distinct shape combination");
     }
     const auto& weights = compilation.variants[v].weights;
-    PackedConstants packed = packConstants(other, weights, options.convertToFp16);
+    PackedConstants packed = packConstants(other, weights, options.convertToFp16, options.mxfp6Matmul);
     for (QpcConstant& constant : packed.constants) {
       const QpcConstant* existing = constantNamed(compilation, constant.tensor.name);
       if (existing != nullptr && sameConstant(existing->tensor, constant.tensor)) {
