@@ -64,6 +64,34 @@ uint8_t unpackCode(const std::byte* block, int64_t element) {
   return static_cast<uint8_t>((word >> shift) & 63);
 }
 
+// encodeElement for a float `scaled` = value / X (exact: X is a power of two), by float bit
+// arithmetic instead of a search: the encoder's inner loop. Agrees with encodeElement (tested).
+uint8_t encodeScaled(const ElementTraits& t, float scaled) {
+  uint32_t bits;
+  std::memcpy(&bits, &scaled, sizeof bits);
+  const uint8_t sign = (bits >> 31) ? 32 : 0;
+  bits &= 0x7FFFFFFFu;
+  float a;
+  std::memcpy(&a, &bits, sizeof a);
+  if (a >= static_cast<float>(t.maxNormal)) return sign | 31;
+  uint32_t magnitude;
+  const float minNormal = std::ldexp(1.0f, 1 - t.bias);
+  if (a < minNormal) {
+    // Subnormal steps of 2^(1 - bias - m): the count of steps, to nearest even (the default
+    // rounding mode); 2^m steps is the smallest normal, whose code is also 2^m.
+    magnitude = static_cast<uint32_t>(std::nearbyint(a * std::ldexp(1.0f, t.bias - 1 + t.mantissaBits)));
+  } else {
+    // The float's mantissa rounded to m bits, to nearest even; a carry moves into the exponent.
+    const int dropped = 23 - t.mantissaBits;
+    bits += (1u << (dropped - 1)) - 1 + ((bits >> dropped) & 1);
+    const int exponent = static_cast<int>(bits >> 23) - 127 + t.bias;
+    if (exponent > (1 << t.exponentBits) - 1) return sign | 31;
+    magnitude = static_cast<uint32_t>(exponent) << t.mantissaBits | ((bits >> dropped) & ((1u << t.mantissaBits) - 1));
+  }
+  if (magnitude > 31) magnitude = 31;
+  return magnitude == 0 ? 0 : static_cast<uint8_t>(sign | magnitude);
+}
+
 // One column's values (K of them) encoded into its columnBytes(K) bytes.
 void encodeColumn(ElementFormat format, const float* values, int64_t k, int64_t column, std::byte* out) {
   const int64_t blocks = blocksPerColumn(k);
@@ -81,10 +109,13 @@ void encodeColumn(ElementFormat format, const float* values, int64_t k, int64_t 
     }
     const uint8_t scale = blockScaleCode(format, amax);
     scales[b] = static_cast<std::byte>(scale);
-    const double inverse = std::ldexp(1.0, 127 - int{scale});  // exact: a power of two
+    // value / X in float: exact (X a power of two) unless it falls below float's normal range,
+    // far below the smallest FP6 step, where it rounds to +0 all the same.
+    const float inverse = std::ldexp(1.0f, 127 - int{scale});
+    const ElementTraits traits = elementTraits(format);
     uint8_t codes[kBlockElements] = {};
     if (amax != 0) {
-      for (int64_t i = 0; i < count; ++i) codes[i] = encodeElement(format, double{values[first + i]} * inverse);
+      for (int64_t i = 0; i < count; ++i) codes[i] = encodeScaled(traits, values[first + i] * inverse);
     }
     packBlock(codes, out + b * kBlockBytes);
   }

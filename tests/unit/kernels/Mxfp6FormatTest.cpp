@@ -92,6 +92,37 @@ TEST(Mxfp6Format, RoundsToNearestTiesToEvenAndSaturates) {
   }
 }
 
+// The encoder's fast path (float bit arithmetic) against the reference, through whole blocks:
+// every midpoint and its neighbours, scaled into a block whose scale code is 127 (X = 1).
+TEST(Mxfp6Format, EncoderRoundsEveryTieAndNeighbourAsTheReference) {
+  for (auto format : {ElementFormat::E2M3, ElementFormat::E3M2}) {
+    const double max = elementTraits(format).maxNormal;
+    std::vector<float> values;
+    for (int code = 0; code < 31; ++code) {
+      const double mid = (referenceValue(format, code) + referenceValue(format, code + 1)) / 2;
+      for (float v : {float(mid), std::nextafter(float(mid), 0.0f), std::nextafter(float(mid), 100.0f)}) {
+        values.push_back(v);
+        values.push_back(-v);
+      }
+    }
+    values.push_back(float(max * 1.04));  // between max and the next binade: saturates
+    // Blocks of 31 values plus one holding the block's amax, so that X = 1.
+    const float amaxValue = float(std::ldexp(1.0, elementTraits(format).emax));
+    std::vector<float> w;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (w.size() % 32 == 0) w.push_back(amaxValue);
+      w.push_back(values[i]);
+    }
+    while (w.size() % 32 != 0) w.push_back(0.0f);
+    const int64_t k = static_cast<int64_t>(w.size());
+    const auto bytes = encodeAll(w, k, 1, false, format);
+    for (int64_t i = 0; i < k; ++i) {
+      ASSERT_EQ(std::to_integer<int>(bytes[24 * (k / 32) + i / 32]), 127) << "block " << i / 32;
+      EXPECT_EQ(codeAt(bytes, i), referenceEncode(format, w[i])) << "value " << w[i] << " format " << int(format);
+    }
+  }
+}
+
 TEST(Mxfp6Format, ScaleIsFloorLog2OfAmaxMinusEmaxClampedToTheE8M0Range) {
   EXPECT_EQ(blockScaleCode(ElementFormat::E2M3, 1.0f), 127 - 2);
   EXPECT_EQ(blockScaleCode(ElementFormat::E2M3, 7.99f), 127);
