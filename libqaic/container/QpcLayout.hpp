@@ -38,7 +38,7 @@ enum class Section : uint32_t {
   RetainedState = 9,            // version 2
   SpecializationPayloads = 10,  // version 2
 };
-inline constexpr uint32_t kSectionKinds = 10;  // the most a file has: version 2's
+inline constexpr uint32_t kSectionKinds = 10;  // the most a file has: version 2's and 3's
 // Sections a file of each version has (each kind 1..n exactly once).
 constexpr uint32_t sectionKindsOf(uint32_t version) { return version == 1 ? 8 : kSectionKinds; }
 inline constexpr std::size_t kSectionAlignment = 8;

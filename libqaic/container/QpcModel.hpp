@@ -18,9 +18,10 @@
 
 namespace qaic::container {
 
-// The newest version written; the reader takes 1 and 2. A container without retained state and
-// without per-specialization programs is written as version 1, readable by older readers.
-inline constexpr uint32_t kFormatVersion = 2;
+// The newest version written; the reader takes 1 to 3. A container without retained state and
+// without per-specialization programs is written as version 1, readable by older readers;
+// version 3 (version 2's sections) only when a constant is encoded (MXFP6 weights).
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 
 // Limits the loader enforces before allocating anything.

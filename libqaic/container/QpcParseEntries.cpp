@@ -5,6 +5,7 @@
 #include <set>
 
 #include "container/QpcParser.hpp"
+#include "kernels/mx/Mxfp6Format.hpp"  // encodedBytes: inline, no link to the kernels
 
 namespace qaic::container::detail {
 
@@ -248,16 +249,35 @@ void Parser::readConstants() {
     if (c.index != i) fail(QpcErrorCode::BadValue, field + ".index", "is not its position");
     c.tensor.dtype = enumValue<ir::DType>(readLe<uint8_t>(e, 8), static_cast<uint8_t>(ir::DType::Bool),
                                           field + ".dtype");
-    if (readLe<uint16_t>(e, 10) != 0 || readLe<uint32_t>(e, 12) != 0) {
-      fail(QpcErrorCode::BadValue, field + ".reserved", "must be zero");
-    }
+    if (readLe<uint32_t>(e, 12) != 0) fail(QpcErrorCode::BadValue, field + ".reserved", "must be zero");
+    const auto encoding = readLe<uint8_t>(e, 10), axis = readLe<uint8_t>(e, 11);
+    const bool encoded = encoding != 0;
+    if (encoding > ir::kLastWeightEncoding)
+      fail(QpcErrorCode::BadValue, field + ".encoding", "unknown encoding " + std::to_string(encoding));
+    if (encoded && out_.formatVersion < 3)
+      fail(QpcErrorCode::BadValue, field + ".encoding", "encoded constants need format version 3");
+    if (axis > (encoded ? 1 : 0)) fail(QpcErrorCode::BadValue, field + ".reduction_axis", "is " + std::to_string(axis));
+    c.tensor.encoding = static_cast<ir::WeightEncoding>(encoding);
+    c.tensor.reductionAxis = axis;
     const uint64_t elements = readDims(e, 32, readLe<uint8_t>(e, 9), field, c.tensor.dims);
     const auto offset = readLe<uint64_t>(e, 16);
     const auto size = readLe<uint64_t>(e, 24);
-    const uint64_t expected = checkedMul(elements, ir::dtypeSize(c.tensor.dtype), field + ".size");
+    uint64_t expected = 0;
+    if (encoded) {
+      // MXFP6 (docs/formats/mxfp6.md): a 2-D float weight, 25 bytes per 32 elements along K.
+      if (c.tensor.dims.size() != 2 || elements == 0 ||
+          (c.tensor.dtype != ir::DType::Float && c.tensor.dtype != ir::DType::Float16)) {
+        fail(QpcErrorCode::BadValue, field + ".encoding",
+             std::string(ir::weightEncodingName(c.tensor.encoding)) + " needs a non-empty 2-D float weight");
+      }
+      expected = kernels::mx::encodedBytes(c.tensor.dims[axis], c.tensor.dims[1 - axis]);
+    } else {
+      expected = checkedMul(elements, ir::dtypeSize(c.tensor.dtype), field + ".size");
+    }
     if (size != expected) {
       fail(QpcErrorCode::BadValue, field + ".size",
-           std::to_string(size) + " does not match dims x dtype (" + std::to_string(expected) + " bytes)");
+           std::to_string(size) + " does not match dims x " + (encoded ? "encoding" : "dtype") + " (" +
+               std::to_string(expected) + " bytes)");
     }
     if (offset % kConstantAlignment != 0)
       fail(QpcErrorCode::BadValue, field + ".data_offset", "is not 64-byte aligned");

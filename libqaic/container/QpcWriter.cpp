@@ -16,6 +16,7 @@
 #include "container/Checksum.hpp"
 #include "container/QpcImage.hpp"
 #include "container/QpcLayout.hpp"
+#include "kernels/mx/Mxfp6Format.hpp"  // encodedBytes: inline, no link to the kernels
 
 namespace qaic::container {
 
@@ -137,10 +138,23 @@ Plan plan(const QpcContents& c) {
   }
   // Version 2 only when a version-1 reader could not run the program.
   if (!c.retainedState.empty() || !c.specializationPayloads.empty()) p.version = 2;
+  // Version 3 only when a constant is encoded (MXFP6): a version-2 reader would misread it.
+  for (const auto& k : c.constants) {
+    if (k.tensor.encoding != ir::WeightEncoding::Plain) p.version = 3;
+  }
   p.sectionKinds = L::sectionKindsOf(p.version);
   uint64_t constantBytes = 0;
   for (std::size_t i = 0; i < c.constants.size(); ++i) {
     p.strings.intern(c.constants[i].tensor.name, "constants[" + std::to_string(i) + "].name");
+    if (const ir::WeightTensor& t = c.constants[i].tensor; t.encoding != ir::WeightEncoding::Plain) {
+      // What the reader checks of an encoded constant (QpcParseEntries.cpp).
+      if (t.dims.size() != 2 || t.reductionAxis > 1 ||
+          c.constants[i].storedSize() !=
+              kernels::mx::encodedBytes(t.dims[t.reductionAxis], t.dims[1 - t.reductionAxis])) {
+        invalid(QpcErrorCode::BadValue, "constants[" + std::to_string(i) + "].size",
+                "does not match its dims and encoding");
+      }
+    }
     constantBytes = alignUp(constantBytes, kConstantAlignment);
     p.constantOffsets.push_back(constantBytes);
     constantBytes += c.constants[i].storedSize();
@@ -273,6 +287,8 @@ Metadata layOut(const QpcContents& c, Plan& p) {
     out.put<uint32_t>(at + 4, k.index);
     out.put<uint8_t>(at + 8, static_cast<uint8_t>(k.tensor.dtype));
     out.put<uint8_t>(at + 9, static_cast<uint8_t>(k.tensor.dims.size()));
+    out.put<uint8_t>(at + 10, static_cast<uint8_t>(k.tensor.encoding));
+    out.put<uint8_t>(at + 11, k.tensor.reductionAxis);
     out.put<uint64_t>(at + 16, p.constantOffsets[i]);
     out.put<uint64_t>(at + 24, k.storedSize());
     writeDims(out, at + 32, k.tensor.dims, field);

@@ -14,11 +14,20 @@
 
 namespace qaic::ir {
 
+// How a constant's bytes hold its values. Plain: elementCount(dims) * dtypeSize(dtype) bytes.
+// The MXFP6 encodings (docs/formats/mxfp6.md; qaic-exec -mxfp6-matmul) hold a 2-D float weight
+// whose reduction axis K is dims[reductionAxis]; `dtype` stays the logical float type.
+enum class WeightEncoding : uint8_t { Plain = 0, Mxfp6E2M3 = 1, Mxfp6E3M2 = 2 };
+inline constexpr uint8_t kLastWeightEncoding = 2;
+std::string_view weightEncodingName(WeightEncoding encoding);  // "plain", "mxfp6-e2m3", ...
+
 struct WeightTensor {
   std::string name;
   DType dtype = DType::Float;
   Dims dims;
-  std::span<const std::byte> data;  // elementCount(dims) * dtypeSize(dtype) bytes
+  std::span<const std::byte> data;  // elementCount(dims) * dtypeSize(dtype) bytes when plain
+  WeightEncoding encoding = WeightEncoding::Plain;
+  uint8_t reductionAxis = 0;  // encoded: K is dims[reductionAxis] (0 or 1)
 };
 
 // A read-only, memory-mapped weights file. Opening validates the header, every entry's name,

@@ -36,6 +36,15 @@ void bindWeights(const Graph& graph, const WeightsFile& weights) {
   }
 }
 
+std::string_view weightEncodingName(WeightEncoding encoding) {
+  switch (encoding) {
+    case WeightEncoding::Plain: return "plain";
+    case WeightEncoding::Mxfp6E2M3: return "mxfp6-e2m3";
+    case WeightEncoding::Mxfp6E3M2: return "mxfp6-e3m2";
+  }
+  return "unknown";
+}
+
 std::string weightsPath(const Graph& graph) {
   if (graph.weightsFile.empty()) return {};
   const std::filesystem::path file(graph.weightsFile);

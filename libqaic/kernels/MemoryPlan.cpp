@@ -102,6 +102,21 @@ ActivationArena planMemory(const ir::Graph& graph, TensorTable& tensors,
       const ir::WeightTensor* w = constants ? constants(out) : nullptr;
       const auto address = reinterpret_cast<std::uintptr_t>(w ? w->data.data() : nullptr);
       const auto& uses = readers[out];
+      if (w && w->encoding != ir::WeightEncoding::Plain) {
+        for (const auto& [reader, arg] : uses) {
+          if (reader == nullptr ||
+              !((reader->optype == "matmul" && arg == "src2") || (reader->optype == "gemm" && arg == "b"))) {
+            throw ExecutionError("constant '" + out + "' is " + std::string(ir::weightEncodingName(w->encoding)) +
+                                 "-encoded, which only a matmul's src2 or a gemm's b reads, but " +
+                                 (reader
+                                      ? "op '" + reader->name + "' (" + reader->optype + ") reads it as '" + arg + "'"
+                                      : std::string("it is a graph output")));
+          }
+        }
+        t.encoded = w;
+        placedElsewhere.insert(out);
+        continue;
+      }
       t.repackable = uses.size() == 1 && uses[0].first && isPackedWeight(*uses[0].first, uses[0].second);
       // A constant read plainly must stay plain; one already rewritten is restored by its kernel.
       const bool plain = t.repackable || !packing || packing->keepPlain(out);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The constants of a program: the data of every `create` op with from_file=true, in op order,
-// named by the op's dst tensor. With -convert-to-fp16, float data is stored as float16.
+// named by the op's dst tensor. With -convert-to-fp16, float data is stored as float16; with
+// -mxfp6-matmul, a 2-D float weight whose every reader is a MatMul's src2 or a Gemm's b (trans_a
+// 0) is stored MXFP6-E2M3 (kernels/mx/Mxfp6Format.hpp), others as without it.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +22,9 @@ struct PackedConstants {
   std::vector<container::QpcConstant> constants;
 };
 
-// Throws CompileError naming the op when its tensor is not among `weights`.
-PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::WeightTensor> weights, bool convertToFp16);
+// Throws CompileError naming the op when its tensor is not among `weights`, or the constant when
+// a weight to encode holds a NaN or an infinity.
+PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::WeightTensor> weights, bool convertToFp16,
+                              bool mxfp6Matmul = false);
 
 }  // namespace qaic::compiler

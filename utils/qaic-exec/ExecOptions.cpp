@@ -35,7 +35,6 @@ constexpr CompatibilityOption kCompatibilityOptions[] = {
     {"-aic-enable-depth-first", nullptr, "depth-first scheduling (the host kernels run layer by layer)"},
     {"-aic-depth-first-mem", "<mb>", "memory for depth-first scheduling"},
     {"-user-tiled", nullptr, "user-tiled layouts"},
-    {"-mxfp6-matmul", nullptr, "MXFP6 weight compression (weights keep their precision here)"},
     {"-stats-level", "<n>", "device statistics level"},
     {"-ddr-stats", nullptr, "DDR statistics"},
     {"-time-passes", nullptr, "compiler pass timing"},
@@ -96,6 +95,9 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     } else if (name == "-convert-to-fp16") {
       requireFlag();
       options.convertToFp16 = true;
+    } else if (name == "-mxfp6-matmul") {
+      requireFlag();
+      options.mxfp6Matmul = true;
     } else if (name == "-fp16-io-layout") {
       requireValue();
       if (value == "DWHC" || value == "dwhc")
@@ -179,6 +181,9 @@ Options:
                              (rank 4, or [N,C,L] of a 1-D one) in DWHC float16, other inputs flat
                              float16, outputs of rank 4 or of a convolution DWHC float, other
                              outputs flat float; the runtime converts
+  -mxfp6-matmul              stores each 2-D float constant read only as a MatMul's second input
+                             or a Gemm's B (trans_a 0) as MXFP6 (docs/formats/mxfp6.md); the
+                             kernels multiply with it in place, computing in float
   -fp16-io-layout=<layout>   with -convert-to-fp16: DWHC (default), DHWC (the transposed layout)
                              or flat (io buffers stay flat in the user's type)
   -onnx-define-symbol=<name>,<value>

@@ -19,6 +19,7 @@ struct ExecOptions {
   uint32_t numCores = 1;                           // -aic-num-cores=N
   int64_t batchSize = 0;                           // -batchsize=B (0: keep the model's)
   bool convertToFp16 = false;                      // -convert-to-fp16
+  bool mxfp6Matmul = false;                        // -mxfp6-matmul
   Fp16IoLayout fp16IoLayout = Fp16IoLayout::DWHC;  // -fp16-io-layout=DWHC|DHWC|flat
   bool aicHw = false;                              // -aic-hw
   bool compileOnly = false;                        // -compile-only

@@ -113,7 +113,8 @@ void printConstants(const QpcImage& image, std::ostream& out) {
         << "\tIndex:" << c.index << '\n'
         << "\tSize:" << c.tensor.data.size() << '\n'
         << "\tType:" << ir::dtypeName(c.tensor.dtype) << '\n'
-        << "\tDims:" << formatDims(c.tensor.dims) << '\n';
+        << "\tDims:" << formatDims(c.tensor.dims) << '\n'
+        << "\tEncoding:" << ir::weightEncodingName(c.tensor.encoding) << '\n';
   }
 }
 

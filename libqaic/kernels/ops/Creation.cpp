@@ -57,6 +57,7 @@ void fillUniform(Tensor& t, double low, double high, std::string_view name) {
 void fillFromConstant(const BuildContext& ctx, Tensor& dst, const std::string& name) {
   const ir::WeightTensor* w = ctx.constants ? ctx.constants(name) : nullptr;
   if (!w) throwKernelError(ctx.op, "no constant data for tensor '" + name + "' (from_file)");
+  if (dst.encoded) return;  // read in place by its matmul or gemm (MemoryPlan)
   if (dst.data() == w->data.data() && dst.bytes() == w->data.size()) return;  // a view of the data (MemoryPlan)
   // Another program of the same data rewrote it into a primitive's layout: back to plain.
   if (ctx.options.packing && ctx.options.packing->restorePlain(name, dst.data(), ctx.engine, ctx.stream)) return;

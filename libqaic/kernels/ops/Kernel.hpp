@@ -26,6 +26,9 @@ struct Tensor {
   // A view of constant data whose one reader packs it (a convolution's or matmul's weights):
   // with BuildOptions::packing it may be rewritten in place (ops/ConstantPacking.hpp).
   bool repackable = false;
+  // An encoded constant (MXFP6 weights): no memory of its own; its one kind of reader, a matmul
+  // or gemm weight, computes from these bytes in place (MemoryPlan checks the readers).
+  const ir::WeightTensor* encoded = nullptr;
 
   Tensor() = default;
   Tensor(Tensor&&) = default;  // a moved vector keeps its buffer, so data() stays valid

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "kernels/DTypes.hpp"
+#include "kernels/mx/Mxfp6Matmul.hpp"
 #include "kernels/ops/Dnnl.hpp"
 #include "kernels/ops/Factories.hpp"
 #include "kernels/ops/Indexing.hpp"
@@ -86,6 +87,40 @@ class GemmKernel final : public Kernel {
   std::vector<int64_t> strides_;
 };
 
+// dst[M, N] = alpha * a[M, K] . W with W an MXFP6-encoded constant (qaic-exec -mxfp6-matmul),
+// read in place from the constant's bytes (the loaded container), never dequantized whole.
+class Mxfp6MatmulKernel final : public Kernel {
+ public:
+  Mxfp6MatmulKernel(const BuildContext& ctx, const Tensor& a, const Tensor& weight, Tensor& dst, int64_t k, int64_t n,
+                    uint8_t reductionAxis, float alpha)
+      : a_(a), dst_(dst), alpha_(alpha), threads_(ctx.options.threads) {
+    const ir::WeightTensor& w = *weight.encoded;
+    if (w.reductionAxis != reductionAxis) {
+      throwKernelError(ctx.op, "encoded weight '" + w.name + "' is reduced along dims[" +
+                                   std::to_string(w.reductionAxis) + "], the op multiplies along dims[" +
+                                   std::to_string(reductionAxis) + "]");
+    }
+    matrix_ = {w.encoding == ir::WeightEncoding::Mxfp6E2M3 ? mx::ElementFormat::E2M3 : mx::ElementFormat::E3M2, w.data,
+               k, n};
+    if (w.data.size() != mx::encodedBytes(k, n)) {
+      throwKernelError(ctx.op, "encoded weight '" + w.name + "' holds " + std::to_string(w.data.size()) + " bytes, [" +
+                                   std::to_string(k) + ", " + std::to_string(n) + "] needs " +
+                                   std::to_string(mx::encodedBytes(k, n)));
+    }
+    rows_ = k == 0 ? 0 : a.count() / k;
+  }
+
+  void run() override { mx::mxfp6Matmul(matrix_, a_.as<float>(), rows_, dst_.as<float>(), alpha_, threads_); }
+
+ private:
+  const Tensor& a_;
+  Tensor& dst_;
+  mx::Mxfp6Matrix matrix_;
+  int64_t rows_ = 0;
+  float alpha_;
+  int threads_;
+};
+
 // Element offsets, one per batch matrix of `dims` (all but the last two axes) broadcast to
 // `batch`, in row-major batch order.
 std::vector<int64_t> batchOffsets(const ir::Dims& dims, const ir::Dims& batch) {
@@ -133,6 +168,14 @@ std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
       ctx.op, "src1", a.dtype,
       {ir::DType::Float, ir::DType::Double, ir::DType::Int64, ir::DType::Int32, ir::DType::UInt64, ir::DType::UInt32});
   if (a.dims.empty() || b.dims.empty()) throwKernelError(ctx.op, "matmul of a scalar");
+  if (b.encoded) {
+    // A 2-D weight shared by every row of a: a's leading dims flatten into M.
+    if (a.dtype != ir::DType::Float || b.dims.size() != 2 || a.dims.back() != b.dims[0] || a.dims.size() < 2 ||
+        dst.count() != a.count() / b.dims[0] * b.dims[1]) {
+      throwKernelError(ctx.op, "an encoded 'src2' needs a float [.., M, K] 'src1' and a [K, N] weight");
+    }
+    return std::make_unique<Mxfp6MatmulKernel>(ctx, a, b, dst, b.dims[0], b.dims[1], 0, 1.0f);
+  }
   // NumPy: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1].
   ir::Dims ad = a.dims, bd = b.dims;
   if (ad.size() == 1) ad.insert(ad.begin(), 1);
@@ -182,12 +225,18 @@ std::unique_ptr<Kernel> makeGemm(const BuildContext& ctx) {
     broadcasts = c.dims[i] == 1 || c.dims[i] == target;
   }
   if (!broadcasts) throwKernelError(ctx.op, "input 'c' does not broadcast to [M, N]");
+  const auto alpha = static_cast<float>(ctx.op.number("alpha"));
+  const auto beta = static_cast<float>(ctx.op.number("beta"));
+  if (b.encoded) {
+    if (ta) throwKernelError(ctx.op, "an encoded 'b' needs trans_a = 0");
+    auto product = std::make_unique<Mxfp6MatmulKernel>(ctx, a, b, dst, K, N, tb ? 1 : 0, alpha);
+    return std::make_unique<GemmKernel>(std::move(product), c, dst, beta);
+  }
   const memory::dims aStrides = ta ? memory::dims{1, M} : memory::dims{K, 1};
   const memory::dims bStrides = tb ? memory::dims{1, K} : memory::dims{N, 1};
   auto product = std::make_unique<MatmulKernel>(ctx, a, memory::dims{M, K}, aStrides, "b", b, memory::dims{K, N},
-                                                bStrides, dst, memory::dims{M, N},
-                                                static_cast<float>(ctx.op.number("alpha")));
-  return std::make_unique<GemmKernel>(std::move(product), c, dst, static_cast<float>(ctx.op.number("beta")));
+                                                bStrides, dst, memory::dims{M, N}, alpha);
+  return std::make_unique<GemmKernel>(std::move(product), c, dst, beta);
 }
 
 }  // namespace qaic::kernels::ops

@@ -36,6 +36,37 @@ TEST(QaicExecOnnx, SymbolicBatchFromDefineSymbol) {
 #endif
 }
 
+#ifdef QAIC_HAVE_ONNX
+// -mxfp6-matmul on an ONNX model: the MatMul and Gemm (transB) initializers are stored MXFP6
+// (25 bytes per 32 elements along K in each output column), the Add's and Gemm's C are not.
+TEST(QaicExecOnnx, Mxfp6MatmulEncodesTheMatmulAndGemmWeightsOnly) {
+  TempDir dir("qaic-exec-onnx");
+  const std::string model = (dir.path() / "matmul.onnx").string();
+  const auto gen = runCapturing(
+      {"/usr/bin/python3", (sourceDir() / "tests/integration/qaic-exec/make_matmul_onnx.py").string(), model}, 60s);
+  ASSERT_EQ(gen.exitCode, 0) << gen.err;
+  const std::string out = (dir.path() / "out").string();
+  const auto r = runTool("qaic-exec", {"-m=" + model, "-aic-binary-dir=" + out, "-mxfp6-matmul", "-convert-to-fp16"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto image = container::QpcImage::open(out + "/programqpc.bin");
+  EXPECT_EQ(image->contents().formatVersion, 3u);
+  const auto* w1 = image->findConstant("W1");
+  const auto* w2 = image->findConstant("W2");
+  ASSERT_TRUE(w1 && w2);
+  EXPECT_EQ(w1->tensor.encoding, ir::WeightEncoding::Mxfp6E2M3);
+  EXPECT_EQ(w1->tensor.data.size(), 40u * 2u * 25u);  // N = 40 columns, K = 64: 2 blocks
+  EXPECT_EQ(w2->tensor.encoding, ir::WeightEncoding::Mxfp6E2M3);
+  EXPECT_EQ(w2->tensor.reductionAxis, 1);
+  EXPECT_EQ(w2->tensor.data.size(), 24u * 2u * 25u);
+  for (const char* plain : {"B", "C"}) {
+    const auto* c = image->findConstant(plain);
+    ASSERT_NE(c, nullptr) << plain;
+    EXPECT_EQ(c->tensor.encoding, ir::WeightEncoding::Plain) << plain;
+    EXPECT_EQ(c->tensor.dtype, ir::DType::Float16) << plain << ": -convert-to-fp16 as without the flag";
+  }
+}
+#endif
+
 // Every unsupported operator, attribute and attribute value of a model in one error, exit 2, and
 // no container left behind.
 TEST(QaicExecOnnx, EveryOffenderInOneErrorExitTwo) {

@@ -42,7 +42,8 @@ TEST_F(QaicUtilQpc, PrintsProgramsBuffersShapesAndConstants) {
                       "\tAllow Skip:no", "\tDevice Format:flat TL_FLOAT", "\tDevice Offset:12288", "\tDevice Size:4096",
                       "Buffer 1", "\tName:output", "\tDirection:output"});
   expectLines(r.out, {"Allowed Shapes", "\t0 (default): input[1,4] output[1,4]"});
-  expectLines(r.out, {"Constant 0", "\tName:b", "\tIndex:0", "\tSize:16", "\tType:TL_FLOAT", "\tDims:[1,4]"});
+  expectLines(r.out, {"Constant 0", "\tName:b", "\tIndex:0", "\tSize:16", "\tType:TL_FLOAT", "\tDims:[1,4]",
+                      "\tEncoding:plain"});
 }
 
 TEST_F(QaicUtilQpc, ShowsFlagsDeviceFormatAndSpecializations) {

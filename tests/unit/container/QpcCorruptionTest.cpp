@@ -43,7 +43,7 @@ TEST_F(Corruption, BadMagic) {
 }
 
 TEST_F(Corruption, BadVersion) {
-  writeLe<uint32_t>(bytes_, L::kOffVersion, 3);
+  writeLe<uint32_t>(bytes_, L::kOffVersion, kFormatVersion + 1);
   expectRejected(bytes_, QpcErrorCode::BadVersion, "header.version");
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// pack-constants: the default specialization's weights, float16 with -convert-to-fp16.
+// pack-constants: the default specialization's weights, float16 with -convert-to-fp16; MXFP6
+// weights are tested end to end (tests/integration/runtime/Mxfp6WeightsTest.cpp).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -48,6 +49,19 @@ TEST(PackConstantsPass, ConvertToFp16HalvesTheConstants) {
   b.encoder->encode(1, 3, std::as_writable_bytes(std::span(halves).subspan(1)));
   EXPECT_EQ(halves[1], 0x4000u);  // 2.0
   EXPECT_EQ(halves[3], 0x4400u);  // 4.0
+}
+
+TEST(PackConstantsPass, Mxfp6LeavesAConstantReadByAnotherOpAsItWouldBe) {
+  ExecOptions options;
+  options.mxfp6Matmul = true;
+  options.convertToFp16 = true;
+  Compilation compilation = withTwoSpecializations(options);
+  packConstantsPass(compilation);
+  ASSERT_EQ(compilation.constants.constants.size(), 1u);
+  const ir::WeightTensor& b = compilation.constants.constants[0].tensor;  // read by an elew add
+  EXPECT_EQ(b.encoding, ir::WeightEncoding::Plain);
+  EXPECT_EQ(b.dtype, ir::DType::Float16);
+  EXPECT_EQ(b.data.size(), 8u);
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ void renameTensor(ir::Graph& graph, const std::string& from, const std::string& 
 bool sameConstant(const QpcConstant& a, const QpcConstant& b) {
   const auto& x = a.tensor;
   const auto& y = b.tensor;
-  if (x.dtype != y.dtype || x.dims != y.dims || x.data.size() != y.data.size() || !a.encoder != !b.encoder)
+  if (x.dtype != y.dtype || x.dims != y.dims || x.encoding != y.encoding || x.reductionAxis != y.reductionAxis ||
+      x.data.size() != y.data.size() || !a.encoder != !b.encoder)
     return false;
   return x.data.data() == y.data.data() || std::equal(x.data.begin(), x.data.end(), y.data.begin());
 }
@@ -102,7 +103,7 @@ void specializationPayloadsPass(Compilation& compilation) {
                            "distinct shape combination");
     }
     const auto& weights = compilation.variants[v].weights;
-    PackedConstants packed = packConstants(other, weights, options.convertToFp16);
+    PackedConstants packed = packConstants(other, weights, options.convertToFp16, options.mxfp6Matmul);
     for (QpcConstant& constant : packed.constants) {
       const QpcConstant* existing = constantNamed(compilation, constant.tensor.name);
       if (existing != nullptr && sameConstant(*existing, constant)) {
