@@ -307,15 +307,18 @@ def parse_arguments(argv):
     parser.add_argument("--cores", type=int, default=16, help="-aic-num-cores (default 16)")
     parser.add_argument("--no-mxfp6-matmul", dest="mxfp6_matmul", action="store_false",
                         help="compile without -mxfp6-matmul")
-    parser.add_argument("--reference-weights", choices=["plain", "mxfp6"], default="plain",
-                        help="what the card is checked against: the weights as stored (plain, default) or "
-                             "rounded through MXFP6 (mxfp6: what -mxfp6-matmul stores)")
+    parser.add_argument("--reference-weights", choices=["plain", "mxfp6"],
+                        help="what the card is checked against: the weights as stored (plain) or rounded "
+                             "through MXFP6 (mxfp6: what -mxfp6-matmul stores); default mxfp6, plain with "
+                             "--no-mxfp6-matmul")
     parser.add_argument("--mxfp6-format", choices=["e2m3", "e3m2"], default="e2m3",
                         help="MXFP6 element encoding of the reference (default e2m3)")
     parser.add_argument("--bound", type=float, default=0.02,
                         help="largest |device - reference| logit, relative to the reference's largest "
                              "magnitude (default 0.02)")
     args = parser.parse_args(argv)
+    if args.reference_weights is None:
+        args.reference_weights = "mxfp6" if args.mxfp6_matmul else "plain"
     args.build, args.dir = args.build.resolve(), args.dir.resolve()
     return args
 

@@ -28,7 +28,7 @@ from qaic_processes import run  # noqa: E402
 SCALED = ["--layers=4", "--hidden=1024", "--heads=8", "--intermediate=2816", "--vocab=32000", "--ctx-len=64",
           "--prefill-len=16", "--seed=3"]
 # A prompt of 20 tokens: a full prefill chunk of 16, then one padded with 12 rows at position -1.
-RUN = ["--prompt-len=20", "--generate=5", "--prompt-seed=5", "--reference-weights=plain"]
+RUN = ["--prompt-len=20", "--generate=5", "--prompt-seed=5", "--reference-weights=mxfp6"]
 BOUND = 0.02
 
 
@@ -115,8 +115,10 @@ def test_the_summary_table_reports_time_memory_and_the_weight_read_ratio(summary
         assert row in stdout, row
     assert summary["compile"]["seconds"] > 0 and summary["compile"]["memory"]["vm_hwm_mib"] > 0
     assert summary["emulator"]["memory"]["vm_hwm_mib"] > 0 and summary["bandwidth_gb_s"] > 0
-    # The weights a decode step reads: everything but the embedding table, one row of it aside.
-    assert summary["decode_weight_bytes"] == 2 * (4 * (4 * 1024**2 + 3 * 1024 * 2816) + 32000 * 1024 + 9 * 1024 + 1024)
+    # The weights a decode step reads: everything but the embedding table, one row of it aside;
+    # MatMul weights (the layers' and the lm_head's) as MXFP6, 25 bytes per 32 elements.
+    matmul_elements = 4 * (4 * 1024**2 + 3 * 1024 * 2816) + 32000 * 1024
+    assert summary["decode_weight_bytes"] == matmul_elements * 25 / 32 + 2 * (9 * 1024 + 1024)
 
 
 def test_logits_beyond_the_bound_or_of_another_shape_end_the_flow_naming_the_call():

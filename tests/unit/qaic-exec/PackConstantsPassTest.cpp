@@ -58,10 +58,10 @@ TEST(PackConstantsPass, Mxfp6LeavesAConstantReadByAnotherOpAsItWouldBe) {
   Compilation compilation = withTwoSpecializations(options);
   packConstantsPass(compilation);
   ASSERT_EQ(compilation.constants.constants.size(), 1u);
-  const ir::WeightTensor& b = compilation.constants.constants[0].tensor;  // read by an elew add
-  EXPECT_EQ(b.encoding, ir::WeightEncoding::Plain);
-  EXPECT_EQ(b.dtype, ir::DType::Float16);
-  EXPECT_EQ(b.data.size(), 8u);
+  const auto& packed = compilation.constants.constants[0];  // read by an elew add
+  EXPECT_EQ(packed.tensor.encoding, ir::WeightEncoding::Plain);
+  EXPECT_EQ(packed.tensor.dtype, ir::DType::Float16);
+  EXPECT_EQ(packed.storedSize(), 8u);  // four float16 values, converted as the container is written
 }
 
 }  // namespace
