@@ -390,9 +390,9 @@ void convertCast(Converter& c) {
   // fold (the float copy would double it), so the weight keeps its float16 bytes, read as float
   // and widened once when a program is built, instead of a cast at every inference. Its bytes
   // stay a view of the external data; -convert-to-fp16 and -mxfp6-matmul read them from there.
-  if (const ImportedTensor* weight = c.constant(0);
-      *to == ir::DType::Float && weight != nullptr && weight->dtype == ir::DType::Float16 && c.hasOutput(0) &&
-      !weight->dims.empty()) {
+  if (const ImportedTensor* weight = c.constant(0); *to == ir::DType::Float && weight != nullptr &&
+                                                    weight->dtype == ir::DType::Float16 && c.hasOutput(0) &&
+                                                    !weight->dims.empty()) {
     return c.alias(0, c.constantTensor(*weight, weight->name, ir::DType::Float));
   }
   castOutput(c, *to);

@@ -17,14 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "ContainerFiles.hpp"
+#include "DeviceClient.hpp"
+#include "IrGraphs.hpp"
 #include "Process.hpp"
 #include "RuntimeFixture.hpp"
-#include "container/QpcImage.hpp"
-#include "container/ResourceNeeds.hpp"
-#include "driver/DeviceNode.hpp"
-#include "driver/ManageCalls.hpp"
-#include "driver/SysfsNames.hpp"
-#include "ir/Weights.hpp"
 
 namespace qaic::rt::test {
 namespace {

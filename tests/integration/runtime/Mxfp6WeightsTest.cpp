@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "CompileProgram.hpp"
+#include "ContainerFiles.hpp"
+#include "DeviceData.hpp"
+#include "IrGraphs.hpp"
 #include "RuntimeFixture.hpp"
-#include "container/QpcImage.hpp"
-#include "ir/Weights.hpp"
-#include "kernels/mx/Mxfp6Format.hpp"
 
 namespace qaic::rt::test {
 namespace {
