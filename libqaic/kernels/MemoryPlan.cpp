@@ -118,6 +118,13 @@ ActivationArena planMemory(const ir::Graph& graph, TensorTable& tensors,
         continue;
       }
       t.repackable = uses.size() == 1 && uses[0].first && isPackedWeight(*uses[0].first, uses[0].second);
+      if (w && packing && !t.repackable && w->dtype == ir::DType::Float16 && t.dtype == ir::DType::Float &&
+          w->data.size() * 2 == bytesOf(t)) {
+        // Stored as float16, read as float: one widened copy shared by the load's programs.
+        t.view(const_cast<std::byte*>(packing->widened(out, w->data)), bytesOf(t));  // kernels only read constants
+        placedElsewhere.insert(out);
+        continue;
+      }
       // A constant read plainly must stay plain; one already rewritten is restored by its kernel.
       const bool plain = t.repackable || !packing || packing->keepPlain(out);
       if (w && w->dtype == t.dtype && w->data.size() == bytesOf(t) && address % kViewAlignment == 0 && plain) {

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/format/Half.hpp"
+
 namespace qaic::kernels {
 namespace {
 
@@ -85,5 +87,26 @@ bool ConstantPacking::keepPlain(const std::string& name) {
 }
 
 std::shared_ptr<ConstantPacking> makeConstantPacking() { return std::make_shared<ConstantPacking>(); }
+
+const std::byte* ConstantPacking::widened(const std::string& name, std::span<const std::byte> source) {
+  std::lock_guard lock(mutex_);
+  auto [it, made] = widened_.try_emplace(name);
+  if (made) {
+    std::vector<float>& out = it->second;
+    out.resize(source.size() / sizeof(uint16_t));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, source.data() + i * sizeof bits, sizeof bits);  // the data may be unaligned
+      out[i] = halfToFloat(bits);
+    }
+  }
+  return reinterpret_cast<const std::byte*>(it->second.data());
+}
+
+bool ConstantPacking::isWidened(const std::string& name, const void* data) {
+  std::lock_guard lock(mutex_);
+  const auto it = widened_.find(name);
+  return it != widened_.end() && static_cast<const void*>(it->second.data()) == data;
+}
 
 }  // namespace qaic::kernels

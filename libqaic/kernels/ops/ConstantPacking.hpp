@@ -10,7 +10,9 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <dnnl.hpp>
 
@@ -34,6 +36,12 @@ class ConstantPacking {
   // A program reads `name` plainly (a view of its bytes): false if it was already rewritten (the
   // program must then copy it back with copyRewritten); otherwise it is never rewritten.
   bool keepPlain(const std::string& name);
+  // Constant `name`, stored as float16 (`source`) and read as float: widened once for every
+  // program built over the same data (a load's specializations), so a large table (an LLM's
+  // embedding) is held once in float, not once per program. Later calls return the same memory.
+  const std::byte* widened(const std::string& name, std::span<const std::byte> source);
+  // `data` is the widened copy of `name` (the create kernel has nothing left to fill).
+  bool isWidened(const std::string& name, const void* data);
 
  private:
   struct Rewritten {
@@ -44,6 +52,7 @@ class ConstantPacking {
   std::mutex mutex_;
   std::map<std::string, Rewritten> rewritten_;
   std::set<std::string> plain_;
+  std::map<std::string, std::vector<float>> widened_;
 };
 
 }  // namespace qaic::kernels

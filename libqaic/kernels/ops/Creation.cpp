@@ -59,6 +59,7 @@ void fillFromConstant(const BuildContext& ctx, Tensor& dst, const std::string& n
   if (!w) throwKernelError(ctx.op, "no constant data for tensor '" + name + "' (from_file)");
   if (dst.encoded) return;  // read in place by its matmul or gemm (MemoryPlan)
   if (dst.data() == w->data.data() && dst.bytes() == w->data.size()) return;  // a view of the data (MemoryPlan)
+  if (ctx.options.packing && ctx.options.packing->isWidened(name, dst.data())) return;  // shared, widened once
   // Another program of the same data rewrote it into a primitive's layout: back to plain.
   if (ctx.options.packing && ctx.options.packing->restorePlain(name, dst.data(), ctx.engine, ctx.stream)) return;
   // qaic-exec -convert-to-fp16 stores float constants as float16; the network still computes

@@ -8,6 +8,8 @@
 
 #include "GraphBuilder.hpp"
 #include "IrGraphs.hpp"
+#include "kernels/format/Half.hpp"
+#include "kernels/ops/ConstantPacking.hpp"
 
 namespace qaic::kernels::test {
 namespace {
@@ -102,6 +104,43 @@ TEST(KernelsMemoryPlan, SharedPackingRewritesAConstantOnceAndStaysCorrect) {
   const auto outputs = runGraph(convNet(true), input, constants.lookup(), shared);
   EXPECT_EQ(outputs[0].values<float>(), expected);
   EXPECT_EQ(outputs[1].values<float>(), weights);
+}
+
+// A float constant stored as float16 (a half-precision export's weight, -convert-to-fp16) is
+// widened once for every program sharing a ConstantPacking (a load's specializations), and each
+// computes with the widened values.
+TEST(KernelsMemoryPlan, AFloat16StoredConstantIsWidenedOnceForEveryProgram) {
+  constexpr int64_t kN = 1024;
+  const auto table = randomFloats(kN, 21);
+  CacheLineVector<uint16_t> halves(kN);
+  std::vector<float> widened(kN);
+  for (int64_t i = 0; i < kN; ++i) {
+    halves[static_cast<std::size_t>(i)] = floatToHalf(table[static_cast<std::size_t>(i)]);
+    widened[static_cast<std::size_t>(i)] = halfToFloat(halves[static_cast<std::size_t>(i)]);
+  }
+  const ir::WeightTensor stored{"w", ir::DType::Float16, {kN}, std::as_bytes(std::span(halves.data(), halves.size()))};
+  const ConstantLookup lookup = [&](std::string_view name) { return name == "w" ? &stored : nullptr; };
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {kN})
+      .create("w", "TL_FLOAT", {kN}, {}, {0, 0}, true)
+      .op("add", "elew", {{"src1", "x"}, {"src2", "w"}}, {{"dst", "y"}}, {{"elew_op", "TL_SUM"}})
+      .output("y", "TL_FLOAT", {kN});
+  const auto x = randomFloats(kN, 22);
+  const std::vector<HostTensor> input = {HostTensor::of(ir::DType::Float, {kN}, x)};
+  BuildOptions shared;
+  shared.packing = makeConstantPacking();
+  const auto first = runGraph(g.graph(), input, lookup, shared)[0].values<float>();
+  const std::byte* copy = shared.packing->widened("w", stored.data);
+  const auto second = runGraph(g.graph(), input, lookup, shared)[0].values<float>();
+  EXPECT_EQ(shared.packing->widened("w", stored.data), copy);  // the same copy, not one per program
+  EXPECT_TRUE(shared.packing->isWidened("w", copy));
+  for (int64_t i = 0; i < kN; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    ASSERT_EQ(first[k], x[k] + widened[k]) << i;
+    ASSERT_EQ(second[k], x[k] + widened[k]) << i;
+  }
+  // Without a shared registry each program widens into memory of its own, with the same result.
+  EXPECT_EQ(runGraph(g.graph(), input, lookup)[0].values<float>(), first);
 }
 
 // Bound io memory is the tensors' own; a run given views of other memory (the emulated NSP
