@@ -336,8 +336,10 @@ void checkAsReaderWould(const Metadata& metadata, uint64_t fileSize) {
                              " bytes of address space: " + std::strerror(errno));
   }
   auto* bytes = static_cast<std::byte*>(view);
-  std::memcpy(bytes, metadata.head().data(), metadata.head().size());
-  std::memcpy(bytes + fileSize - metadata.tail().size(), metadata.tail().data(), metadata.tail().size());
+  // An empty tail (no section after the constants) has no data pointer to copy from.
+  if (!metadata.head().empty()) std::memcpy(bytes, metadata.head().data(), metadata.head().size());
+  if (!metadata.tail().empty())
+    std::memcpy(bytes + fileSize - metadata.tail().size(), metadata.tail().data(), metadata.tail().size());
   try {
     QpcImage::fromBytes({bytes, fileSize}, "program container being written", false);
   } catch (...) {
