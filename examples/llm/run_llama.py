@@ -195,10 +195,18 @@ def decode_weight_bytes(model_config, weights_mode):
     return total
 
 
+def python_tools_environment():
+    """The environment of the pure-Python steps (the export, the PyTorch reference): a caller that
+    preloads AddressSanitizer for a sanitized build's qaicrt (its tests do) must not preload it
+    into torch, which it does not need and which does not run under it."""
+    return {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+
+
 def export(args):
     model = args.dir / "model"
     sizes = [f"--{name.replace('_', '-')}={getattr(args, name)}" for name in SIZE_OPTIONS]
-    subprocess.run(["/usr/bin/python3", str(HERE / "export_llama.py"), str(model), *sizes], check=True)
+    subprocess.run(["/usr/bin/python3", str(HERE / "export_llama.py"), str(model), *sizes], check=True,
+                   env=python_tools_environment())
     return model
 
 
@@ -218,7 +226,7 @@ def reference(args, model):
     command = ["/usr/bin/python3", str(HERE / "llama_reference.py"), str(model), str(out),
                f"--prompt-len={args.prompt_len}", f"--generate={args.generate}", f"--prompt-seed={args.prompt_seed}",
                f"--weights={args.reference_weights}", f"--mxfp6-format={args.mxfp6_format}"]
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, env=python_tools_environment())
     return out, json.loads((out / "config.json").read_text())
 
 

@@ -107,8 +107,9 @@ def big_model(workdir):
 def test_compile_maps_the_external_data_and_streams_the_constants(big_model, workdir):
     out = workdir / "big16"
     peak_private_kib = compile_watched(big_model, out, "-convert-to-fp16")
-    # A copy of the weights (512 MiB) or of their fp16 form (256 MiB) would show here.
-    assert peak_private_kib * 1024 < DATA_BYTES // 8, f"qaic-exec's private memory peaked at {peak_private_kib} KiB"
+    # A copy of the weights (512 MiB) or of their fp16 form (256 MiB) would show here; a quarter of
+    # the data leaves room for an AddressSanitizer build's shadow memory (68 MiB measured).
+    assert peak_private_kib * 1024 < DATA_BYTES // 4, f"qaic-exec's private memory peaked at {peak_private_kib} KiB"
     container = out / "programqpc.bin"
     assert container.stat().st_size > DATA_BYTES // 2  # the fp16 constant
     # The zero rows became holes: the file takes a few MiB of disk, not 256.

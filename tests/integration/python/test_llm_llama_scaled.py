@@ -23,7 +23,7 @@ BUILD = pathlib.Path(os.environ.get("QAIC_BUILD_DIR", "build")).resolve()
 SOURCE = pathlib.Path(os.environ.get("QAIC_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[3])).resolve()
 EXAMPLES = SOURCE / "examples/llm"
 sys.path.insert(0, str(SOURCE / "tests/support"))
-from qaic_processes import run  # noqa: E402
+from qaic_processes import python_environment, run  # noqa: E402
 
 SCALED = ["--layers=4", "--hidden=1024", "--heads=8", "--intermediate=2816", "--vocab=32000", "--ctx-len=64",
           "--prefill-len=16", "--seed=3"]
@@ -46,7 +46,7 @@ def flow():
             shutil.rmtree(stale, ignore_errors=True)  # 450 MB each: keep only this version's
         out = parent / key
         result = run(["/usr/bin/python3", EXAMPLES / "run_llama.py", "--build", BUILD, "--dir", out, *SCALED, *RUN,
-                      "--cores=16", f"--bound={BOUND}"], timeout=600)
+                      "--cores=16", f"--bound={BOUND}"], timeout=600, env=python_environment(BUILD))
     return out, result.stdout
 
 
