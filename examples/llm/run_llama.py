@@ -55,7 +55,7 @@ import numpy as np
 import qaic
 
 program, config, out = sys.argv[1], json.loads(open(sys.argv[2]).read()), sys.argv[3]
-session = qaic.Session(program)
+session = qaic.Session(program, data_path_timeout_ms=int(sys.argv[4]))
 prompt, chunk = config["prompt"], config["prefill_len"]
 padded = -(-len(prompt) // chunk) * chunk
 ids = np.full((1, padded), config["pad_token"], np.int64)
@@ -265,7 +265,7 @@ def run_on_card(args, qpc, ref_dir, ref_config, work):
         _, runner_seconds, runner_memory = run_measured(
             [args.build / "bin/qaic-runner", "-t", qpc, "--aic-batch-json-input", ref_dir / "generation.json",
              "-n", calls, "-S", "1", "-T", "1", "-a", "1", "--write-output-dir", runner_out,
-             "--write-output-num-samples", calls], env=card.env())
+             "--write-output-num-samples", calls, "--submit-timeout", args.call_timeout_ms], env=card.env())
         runner_logits = numpy.stack([numpy.fromfile(runner_out / f"logits-inf-{k}.bin", dtype=numpy.float32)
                                      for k in range(calls)])
         # qaic-runner feeds the reference's tokens: each call must predict the next one.
@@ -278,7 +278,7 @@ def run_on_card(args, qpc, ref_dir, ref_config, work):
                                                          want_logits, args.bound)}
         session_out = work / "session-logits.npy"
         stdout, session_seconds, session_memory = run_measured(
-            ["/usr/bin/python3", "-c", SESSION_LOOP, qpc, ref_dir / "config.json", session_out],
+            ["/usr/bin/python3", "-c", SESSION_LOOP, qpc, ref_dir / "config.json", session_out, args.call_timeout_ms],
             env=card.env(PYTHONPATH=args.build / "python"))
         session = json.loads(stdout.strip().splitlines()[-1])
         if session["tokens"] != want_tokens:
@@ -321,6 +321,10 @@ def parse_arguments(argv):
                              "--no-mxfp6-matmul")
     parser.add_argument("--mxfp6-format", choices=["e2m3", "e3m2"], default="e2m3",
                         help="MXFP6 element encoding of the reference (default e2m3)")
+    parser.add_argument("--call-timeout-ms", type=int, default=600_000,
+                        help="how long one call (a prefill chunk, a decode step) may take on the card before "
+                             "it counts as lost (default 600000: a 7B prefill chunk on a 2-core host takes "
+                             "tens of seconds, far beyond the runtime's 5 s default)")
     parser.add_argument("--bound", type=float, default=0.02,
                         help="largest |device - reference| logit, relative to the reference's largest "
                              "magnitude (default 0.02)")
