@@ -27,6 +27,7 @@ constexpr CompilePass kCompilePasses[] = {
     {"load-specializations", [](Compilation& c) { loadSpecializationsPass(c, kModelPasses); }},
     {"default-specialization", defaultSpecializationPass},
     {"retained-state", retainedStatePass},
+    {"cast-placement", castPlacementPass},
     {"pack-constants", packConstantsPass},
     {"io-layout", ioLayoutPass},
     {"specialization-payloads", specializationPayloadsPass},

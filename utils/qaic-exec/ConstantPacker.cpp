@@ -92,7 +92,9 @@ PackedConstants packConstants(const ir::Graph& graph, std::span<const ir::Weight
     // A float op may read float16 data (a cast weight of a half-precision export): widened when
     // a program is built, as -convert-to-fp16 stores float constants.
     const bool widened = info.dtype == ir::DType::Float && weight->dtype == ir::DType::Float16;
-    if ((info.dtype != weight->dtype && !widened) ||
+    // A float16 op over float data: a constant cast-placement kept narrow (stored float16 anyway).
+    const bool narrowed = convertToFp16 && info.dtype == ir::DType::Float16 && weight->dtype == ir::DType::Float;
+    if ((info.dtype != weight->dtype && !widened && !narrowed) ||
         static_cast<uint64_t>(ir::elementCount(info.dims)) * ir::dtypeSize(weight->dtype) != weight->data.size()) {
       throw CompileError(graph.sourceName + ": op '" + op.name + "': weights tensor '" + dst->name +
                          "' does not hold " + std::string(ir::dtypeName(info.dtype)) + " data of the op's dims");

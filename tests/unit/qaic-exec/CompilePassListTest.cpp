@@ -27,7 +27,7 @@ TEST(CompilePassList, ModelPassesInOrder) {
 TEST(CompilePassList, CompilePassesInOrder) {
   EXPECT_EQ(namesOf(compilePasses()),
             "specialization-config custom-io-list load-specializations default-specialization "
-            "retained-state pack-constants io-layout specialization-payloads constant-table "
+            "retained-state cast-placement pack-constants io-layout specialization-payloads constant-table "
             "program "
             "write-container");
 }

@@ -27,6 +27,7 @@ void customIoListPass(Compilation& compilation);
 void loadSpecializationsPass(Compilation& compilation, std::span<const ModelPass> passes);
 void defaultSpecializationPass(Compilation& compilation);
 void retainedStatePass(Compilation& compilation);
+void castPlacementPass(Compilation& compilation);
 void packConstantsPass(Compilation& compilation);
 void ioLayoutPass(Compilation& compilation);
 void specializationPayloadsPass(Compilation& compilation);
