@@ -18,11 +18,17 @@ struct MxJob {
   int64_t m = 0;
   float* y = nullptr;
   float alpha = 1.0f;
+  const float* xReordered = nullptr;  // the VBMI path's x (reorderForVbmi), else unused
 };
 
 // m <= kGemvMaxRows.
 void gemvAvx512(const MxJob& job, int64_t n0, int64_t n1);
 void gemvAvx2(const MxJob& job, int64_t n0, int64_t n1);
+// The VBMI path (m <= kGemvMaxRows): job.xReordered holds reorderForVbmi(x): per row,
+// vbmiStride(k) floats (zeros past k), each block's even elements before its odd ones.
+int64_t vbmiStride(int64_t k);
+void reorderForVbmi(const float* x, int64_t m, int64_t k, float* reordered);
+void gemvAvx512Vbmi(const MxJob& job, int64_t n0, int64_t n1);
 // Any m; `panel` holds kPanelColumns * blocksPerColumn(k) * 32 floats.
 void panelAvx512(const MxJob& job, int64_t n0, int64_t n1, float* panel);
 void panelAvx2(const MxJob& job, int64_t n0, int64_t n1, float* panel);

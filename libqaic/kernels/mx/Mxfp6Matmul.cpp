@@ -59,7 +59,10 @@ MxPath resolve(MxPath path) {
   if (path == MxPath::Avx512 && !mxAvx512Available())
     throw MxFormatError("the AVX-512 MX kernels need a CPU with AVX-512 F, BW, VL and DQ");
   if (path == MxPath::Avx2 && !mxAvx2Available()) throw MxFormatError("the AVX2 MX kernels need AVX2 and FMA");
+  if (path == MxPath::Avx512Vbmi && !mxAvx512VbmiAvailable())
+    throw MxFormatError("the AVX-512 VBMI MX kernel needs a CPU with AVX-512 F, BW, VL, DQ and VBMI");
   if (path != MxPath::Auto) return path;
+  if (mxAvx512VbmiAvailable()) return MxPath::Avx512Vbmi;
   if (mxAvx512Available()) return MxPath::Avx512;
   return mxAvx2Available() ? MxPath::Avx2 : MxPath::Scalar;
 }
@@ -67,12 +70,13 @@ MxPath resolve(MxPath path) {
 void runColumns(const detail::MxJob& job, MxPath path, int64_t n0, int64_t n1) {
   if (path == MxPath::Scalar) return scalarColumns(job, n0, n1);
   if (job.m <= kGemvMaxRows) {
+    if (path == MxPath::Avx512Vbmi) return detail::gemvAvx512Vbmi(job, n0, n1);
     return path == MxPath::Avx512 ? detail::gemvAvx512(job, n0, n1) : detail::gemvAvx2(job, n0, n1);
   }
   // One panel per thread, reused by every product that thread runs: bounded by K, not by N.
   thread_local std::vector<float> panel;
   panel.resize(static_cast<std::size_t>(kPanelColumns * blocksPerColumn(job.k) * kBlockElements));
-  if (path == MxPath::Avx512) return detail::panelAvx512(job, n0, n1, panel.data());
+  if (path == MxPath::Avx512 || path == MxPath::Avx512Vbmi) return detail::panelAvx512(job, n0, n1, panel.data());
   detail::panelAvx2(job, n0, n1, panel.data());
 }
 
@@ -85,6 +89,11 @@ bool mxAvx2Available() {
 
 bool mxAvx512Available() { return format::cpuHasAvx512(); }
 
+bool mxAvx512VbmiAvailable() {
+  static const bool has = format::cpuHasAvx512() && __builtin_cpu_supports("avx512vbmi");
+  return has;
+}
+
 void mxfp6Matmul(const Mxfp6Matrix& w, const float* x, int64_t m, float* y, float alpha, int threads, MxPath path) {
   if (w.k <= 0 || w.n <= 0 || m < 0) throw MxFormatError("MXFP6 matmul of an empty shape");
   if (w.bytes.size() != encodedBytes(w.k, w.n)) {
@@ -93,7 +102,14 @@ void mxfp6Matmul(const Mxfp6Matrix& w, const float* x, int64_t m, float* y, floa
   }
   if (m == 0) return;
   const MxPath chosen = resolve(path);
-  const detail::MxJob job{w.bytes.data(), w.k, w.n, magnitudes(w.format).data(), scaleTable().data(), x, m, y, alpha};
+  detail::MxJob job{w.bytes.data(), w.k, w.n, magnitudes(w.format).data(), scaleTable().data(), x, m, y, alpha};
+  if (chosen == MxPath::Avx512Vbmi && m <= kGemvMaxRows) {
+    // Reordered once here, read by every thread: the calling thread's buffer, reused.
+    thread_local std::vector<float> reordered;
+    reordered.resize(static_cast<std::size_t>(m * detail::vbmiStride(w.k)));
+    detail::reorderForVbmi(x, m, w.k, reordered.data());
+    job.xReordered = reordered.data();
+  }
   // Columns split evenly: every column costs the same. Small products stay on one thread.
   const int64_t work = m * w.k * w.n;
   const int parts = static_cast<int>(std::min<int64_t>(std::max(threads, 1), work < (1 << 16) ? 1 : w.n));

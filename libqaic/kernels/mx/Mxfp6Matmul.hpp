@@ -12,11 +12,13 @@
 
 namespace qaic::kernels::mx {
 
-// Auto picks the best the CPU has (AVX-512, else AVX2 with FMA, else scalar); the others force
-// one path (tests, the benchmark) and throw MxFormatError when the CPU lacks it.
-enum class MxPath : uint8_t { Auto, Scalar, Avx2, Avx512 };
-bool mxAvx2Available();    // AVX2 and FMA enabled by the OS
-bool mxAvx512Available();  // AVX-512 F/BW/VL/DQ enabled by the OS
+// Auto picks the best the CPU has (AVX-512 with VBMI, else AVX-512, else AVX2 with FMA,
+// else scalar); the others force one path (tests, the benchmark) and throw MxFormatError when
+// the CPU lacks it. Avx512Vbmi differs from Avx512 in the fused kernel (m <= kGemvMaxRows) only.
+enum class MxPath : uint8_t { Auto, Scalar, Avx2, Avx512, Avx512Vbmi };
+bool mxAvx2Available();        // AVX2 and FMA enabled by the OS
+bool mxAvx512Available();      // AVX-512 F/BW/VL/DQ enabled by the OS
+bool mxAvx512VbmiAvailable();  // and AVX-512 VBMI
 
 struct Mxfp6Matrix {
   ElementFormat format = ElementFormat::E2M3;

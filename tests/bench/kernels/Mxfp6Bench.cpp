@@ -43,6 +43,7 @@ int threadsOf(const benchmark::State& state) { return static_cast<int>(state.ran
 template <mx::MxPath kPath>
 void BM_Mxfp6Gemv(benchmark::State& state) {
   if ((kPath == mx::MxPath::Avx512 && !mx::mxAvx512Available()) ||
+      (kPath == mx::MxPath::Avx512Vbmi && !mx::mxAvx512VbmiAvailable()) ||
       (kPath == mx::MxPath::Avx2 && !mx::mxAvx2Available())) {
     state.SkipWithError("this CPU lacks the path");
     return;
@@ -126,6 +127,7 @@ BENCHMARK(BM_WeightRead)->Apply(threadCounts);
 BENCHMARK(BM_WeightMemcpy)->Apply(threadCounts);
 BENCHMARK(BM_Mxfp6Gemv<mx::MxPath::Auto>)->Apply(threadCounts);
 BENCHMARK(BM_Mxfp6Gemv<mx::MxPath::Avx512>)->Apply(threadCounts);
+BENCHMARK(BM_Mxfp6Gemv<mx::MxPath::Avx512Vbmi>)->Apply(threadCounts);
 BENCHMARK(BM_Mxfp6Gemv<mx::MxPath::Avx2>)->Apply(threadCounts);
 BENCHMARK(BM_Mxfp6Encode)->Unit(benchmark::kMillisecond);
 

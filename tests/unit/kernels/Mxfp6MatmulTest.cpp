@@ -21,6 +21,7 @@ std::vector<MxPath> pathsOfThisCpu() {
   std::vector<MxPath> paths{MxPath::Scalar};
   if (mxAvx2Available()) paths.push_back(MxPath::Avx2);
   if (mxAvx512Available()) paths.push_back(MxPath::Avx512);
+  if (mxAvx512VbmiAvailable()) paths.push_back(MxPath::Avx512Vbmi);
   return paths;
 }
 
