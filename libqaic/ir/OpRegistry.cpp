@@ -222,6 +222,15 @@ std::vector<OpSpec> buildRegistry() {
         integer("sampling_ratio", Bound::NonNegative), number("spatial_scale", Bound::Positive),
         boolean("half_pixel")},
        nullptr, shapeRoiAlign, false, true, "[R, C, output_dims[0], output_dims[1]] for rois [R, 4]"});
+  // Collectives: the parts of a multi-device program exchange data (qaic-exec's tensor slicing
+  // inserts them, numbering `collective` 0, 1, ... in graph order, the same in every part).
+  add({"all_reduce_sum", {"src"}, {"dst"},
+       {integer("collective", Bound::NonNegative), integer("parts", Bound::AtLeastOne)}, nullptr,
+       shapeAllReduceSum, false, true, "src dims: the elementwise sum of every part's src"});
+  add({"all_gather", {"src"}, {"dst"},
+       {integer("axis", Bound::NonNegative), integer("collective", Bound::NonNegative),
+        integer("parts", Bound::AtLeastOne)},
+       nullptr, shapeAllGather, false, true, "src dims with dims[axis] * parts, the parts' src in part order"});
   // clang-format on
   return specs;
 }

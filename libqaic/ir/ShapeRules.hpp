@@ -55,6 +55,10 @@ void requireIndices(const Op& op, std::string_view arg, const TensorInfo& t);  /
 ShapeRuleFunction shapeGather, shapeCast, shapeGatherElements, shapeGatherNd, shapeScatterElements, shapeScatterNd;
 // Linear algebra.
 ShapeRuleFunction shapeMatmul, shapeGemm;
+// Collectives between the parts of a multi-device program.
+// shapeAllReduceSum: src dims, TL_FLOAT or TL_FLOAT16
+// shapeAllGather: src dims with dims[axis] * parts
+ShapeRuleFunction shapeAllReduceSum, shapeAllGather;
 
 // True for the floating-point dtypes (TL_DOUBLE, TL_FLOAT, TL_FLOAT16).
 bool isFloating(DType type);

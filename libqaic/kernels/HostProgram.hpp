@@ -42,6 +42,8 @@ struct IoMemory {
 class ConstantPacking;
 std::shared_ptr<ConstantPacking> makeConstantPacking();
 
+class PeerExchange;  // kernels/PeerExchange.hpp
+
 struct BuildOptions {
   int threads = 1;                           // compute threads this program may use
   std::shared_ptr<ConstantPacking> packing;  // null: each program packs copies of its own
@@ -57,6 +59,9 @@ struct BuildOptions {
   // where a plan's own memory (activations, scratchpad) is at most the bytes it saves copying
   // per run, for aligned views that overlap no other view of the run. Other runs copy.
   int reboundPlans = 0;
+  // This part's link to the other parts of a multi-device program, for its collectives
+  // (all_reduce_sum, all_gather). Null: a graph with a collective fails to build.
+  std::shared_ptr<PeerExchange> peers;
 };
 
 // Every optype the executor has a kernel for: the IR registry's optypes, checked by

@@ -50,6 +50,8 @@ KernelFactoryFunction makeCast;
 KernelFactoryFunction makeGather, makeGatherElements, makeGatherNd, makeScatterElements, makeScatterNd;
 // Print.cpp (makePrint also fprint)
 KernelFactoryFunction makePrint;
+// Collective.cpp
+KernelFactoryFunction makeAllReduceSum, makeAllGather;
 
 // The [outer, extent, inner] view around the op's integer param `arg`, which must be an axis
 // of `dims`; throws ExecutionError naming the op and param otherwise.

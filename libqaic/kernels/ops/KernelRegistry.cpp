@@ -72,6 +72,8 @@ constexpr std::array kFactories = {
     Entry{"grid_sample", ops::makeGridSample},
     Entry{"roi_align", ops::makeRoiAlign},
     Entry{"pool_argmax", ops::makePoolArgmax},
+    Entry{"all_reduce_sum", ops::makeAllReduceSum},
+    Entry{"all_gather", ops::makeAllGather},
 };
 }  // namespace
 

@@ -265,5 +265,22 @@ TEST(Shapes, ExtensionIndexing) {
               HasSubstr("input 'updates': expected [2,5], got [2,4]"));
 }
 
+// The collectives: all_reduce_sum keeps src, all_gather multiplies dims[axis] by the part count.
+TEST(Shapes, Collectives) {
+  Json sum = unary("all_reduce_sum", {{"collective", 0}, {"parts", 4}});
+  EXPECT_EQ(infer({{"t", {2, 3}}}, sum).dims, (Dims{2, 3}));
+  EXPECT_EQ(infer({{"t", {2, 3}}}, sum, "u", "TL_FLOAT16").dtype, DType::Float16);
+  EXPECT_THAT(failure({{"t", {2, 3}}}, sum, "TL_INT32"),
+              HasSubstr("op 'op1' (all_reduce_sum): input 'src': dtype TL_INT32 is not TL_FLOAT or TL_FLOAT16"));
+  Json gather = unary("all_gather", {{"axis", 1}, {"collective", 2}, {"parts", 4}});
+  EXPECT_EQ(infer({{"t", {2, 3}}}, gather).dims, (Dims{2, 12}));
+  EXPECT_THAT(failure({{"t", {6}}}, gather),
+              HasSubstr("op 'op1' (all_gather): param 'axis': axis 1 out of range for rank 1"));
+  EXPECT_THAT(failure({{"t", {2, 3}}}, unary("all_gather", {{"axis", 0}, {"collective", 0}, {"parts", 0}})),
+              HasSubstr("param 'parts': value 0 must be >= 1"));
+  EXPECT_THAT(failure({{"t", {2, 3}}}, unary("all_reduce_sum", {{"collective", -1}, {"parts", 2}})),
+              HasSubstr("param 'collective': value -1 must be >= 0"));
+}
+
 }  // namespace
 }  // namespace qaic::ir::test

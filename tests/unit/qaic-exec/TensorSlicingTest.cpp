@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tensor slicing (partition/TensorSlicing): an MLP, a self-attention block that writes a
+// retained KV cache with scatter_nd and a transformer layer with rotary embeddings, each split
+// over 2 and 4 parts that run on threads through PeerRendezvous, equal the unsplit network
+// within float tolerance; the collectives, the split caches and the report say how.
+#include <gmock/gmock.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "PartRunner.hpp"
+#include "partition/TensorSlicing.hpp"
+
+namespace qaic::compiler::partition {
+namespace {
+
+using kernels::test::GraphBuilder;
+using kernels::test::HostTensor;
+using kernels::test::randomFloats;
+using ::testing::HasSubstr;
+
+// The network's weights file, in memory.
+class Weights {
+ public:
+  // A from_file constant `name` of random values, added to the graph.
+  void add(GraphBuilder& g, const std::string& name, const ir::Dims& dims, uint32_t seed, float scale = 0.3f) {
+    auto& values = values_[name];
+    values = randomFloats(static_cast<std::size_t>(ir::elementCount(dims)), seed, -scale, scale);
+    tensors_[name] = {name, ir::DType::Float, dims, std::as_bytes(std::span(values))};
+    g.create(name, "TL_FLOAT", dims, {}, {0, 0}, true);
+  }
+  WeightLookup lookup() const {
+    return [this](std::string_view name) -> const ir::WeightTensor* {
+      auto it = tensors_.find(std::string(name));
+      return it == tensors_.end() ? nullptr : &it->second;
+    };
+  }
+  uint64_t bytes() const {
+    uint64_t total = 0;
+    for (const auto& [name, t] : tensors_) total += t.data.size();
+    return total;
+  }
+
+ private:
+  std::map<std::string, std::vector<float>> values_;
+  std::map<std::string, ir::WeightTensor> tensors_;
+};
+
+int count(const ir::Graph& g, const std::string& optype) {
+  return static_cast<int>(
+      std::count_if(g.ops.begin(), g.ops.end(), [&](const ir::Op& op) { return op.optype == optype; }));
+}
+
+const ir::IoBuffer& io(const ir::Graph& g, const std::string& name) {
+  for (const auto& b : g.io) {
+    if (b.bufferName == name) return b;
+  }
+  throw std::runtime_error("no io buffer " + name);
+}
+
+void expectClose(const std::vector<float>& actual, const std::vector<float>& expected, float tolerance = 1e-4f) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    ASSERT_NEAR(actual[i], expected[i], tolerance * std::max(1.0f, std::fabs(expected[i]))) << "element " << i;
+  }
+}
+
+// Runs the split network's parts on threads with `inputs` (each part the same, except the
+// per-part inputs `perPart` returns) and returns each part's outputs.
+kernels::test::PartResults runSplit(const SlicedNetwork& net, const Weights& weights,
+                                    const std::vector<HostTensor>& inputs,
+                                    const std::function<std::vector<HostTensor>(std::size_t)>& perPart = nullptr) {
+  std::vector<std::vector<HostTensor>> partInputs;
+  for (std::size_t p = 0; p < net.parts.size(); ++p) partInputs.push_back(perPart ? perPart(p) : inputs);
+  const WeightLookup unsplit = weights.lookup();
+  return kernels::test::runParts(net.parts, partInputs, [&](std::size_t p) -> kernels::ConstantLookup {
+    return [&net, unsplit, p](std::string_view name) { return net.findWeight(p, name, unsplit); };
+  });
+}
+
+// ---- the networks ----------------------------------------------------------------------------
+
+constexpr int64_t kRows = 5, kHidden = 16, kInner = 64;
+
+// x [rows, hidden] -> matmul + bias -> gelu -> matmul + bias -> y.
+ir::Graph mlp(Weights& w) {
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {kRows, kHidden});
+  w.add(g, "up", {kHidden, kInner}, 1);
+  w.add(g, "up_bias", {kInner}, 2);
+  w.add(g, "down", {kInner, kHidden}, 3);
+  w.add(g, "down_bias", {kHidden}, 4);
+  g.op("up_mm", "matmul", {{"src1", "x"}, {"src2", "up"}}, {{"dst", "h"}})
+      .op("up_add", "elew_bcast", {{"src1", "h"}, {"src2", "up_bias"}}, {{"dst", "hb"}}, {{"elew_op", "TL_SUM"}})
+      .op("act", "unary", {{"src", "hb"}}, {{"dst", "a"}}, {{"func", "gelu"}, {"alpha", 0}, {"beta", 0}})
+      .op("down_mm", "matmul", {{"src1", "a"}, {"src2", "down"}}, {{"dst", "d"}})
+      .op("down_add", "elew_bcast", {{"src1", "d"}, {"src2", "down_bias"}}, {{"dst", "y"}}, {{"elew_op", "TL_SUM"}})
+      .output("y", "TL_FLOAT", {kRows, kHidden});
+  return g.graph();
+}
+
+constexpr int64_t kHeads = 4, kHeadDim = 4, kSeq = 3, kContext = 8;
+
+// [1, S, H*D] -> heads [1, H, S, D].
+void toHeads(GraphBuilder& g, const std::string& from, const std::string& to) {
+  g.op(to + "_view", "reshape", {{"src", from}}, {{"dst", to + "_v"}}, {{"dims", {1, kSeq, kHeads, kHeadDim}}})
+      .op(to + "_heads", "transpose", {{"src", to + "_v"}}, {{"dst", to}}, {{"axes", {0, 2, 1, 3}}});
+}
+
+// rotate_half(t) * sin + t * cos over the last axis (the head dim).
+void rotary(GraphBuilder& g, const std::string& t, const std::string& out) {
+  const int64_t half = kHeadDim / 2;
+  g.op(t + "_lo", "slice", {{"src", t}}, {{"dst", t + "_lo"}}, {{"axis", 3}, {"start", 0}, {"len", half}})
+      .op(t + "_hi", "slice", {{"src", t}}, {{"dst", t + "_hi"}}, {{"axis", 3}, {"start", half}, {"len", half}})
+      .op(t + "_neg", "unary", {{"src", t + "_hi"}}, {{"dst", t + "_nhi"}},
+          {{"func", "neg"}, {"alpha", 0}, {"beta", 0}})
+      .op(t + "_rot", "concat", {{"src1", t + "_nhi"}, {"src2", t + "_lo"}}, {{"dst", t + "_r"}}, {{"axis", 3}})
+      .op(t + "_cos", "elew_bcast", {{"src1", t}, {"src2", "cos"}}, {{"dst", t + "_c"}}, {{"elew_op", "TL_MUL"}})
+      .op(t + "_sin", "elew_bcast", {{"src1", t + "_r"}, {"src2", "sin"}}, {{"dst", t + "_s"}}, {{"elew_op", "TL_MUL"}})
+      .op(t + "_sum", "elew", {{"src1", t + "_c"}, {"src2", t + "_s"}}, {{"dst", out}}, {{"elew_op", "TL_SUM"}});
+}
+
+// Self-attention over x [1, S, H*D] into `out`; with a cache, k and v are written into the
+// retained past_key / past_value [1, H, C, D] at the positions `indices` names (scatter_nd of
+// (batch, head, position) tuples) and attention reads the whole cache under an additive mask.
+void attention(GraphBuilder& g, Weights& w, const std::string& x, const std::string& out, bool cache, bool rope) {
+  const int64_t hidden = kHeads * kHeadDim;
+  for (const char* name : {"q", "k", "v"}) {
+    const std::string n = name;
+    w.add(g, "w" + n, {hidden, hidden}, static_cast<uint32_t>(10 + n[0]));
+    g.op(n + "_proj", "matmul", {{"src1", x}, {"src2", "w" + n}}, {{"dst", n + "_flat"}});
+    toHeads(g, n + "_flat", n + "_h");
+  }
+  std::string q = "q_h", k = "k_h";
+  if (rope) {
+    rotary(g, "q_h", "q_rope");
+    rotary(g, "k_h", "k_rope");
+    q = "q_rope";
+    k = "k_rope";
+  }
+  std::string keys = k, values = "v_h";
+  if (cache) {
+    g.op("write_k", "scatter_nd", {{"src", "past_key"}, {"indices", "indices"}, {"updates", k}}, {{"dst", "key"}},
+         {{"reduction", "none"}})
+        .op("write_v", "scatter_nd", {{"src", "past_value"}, {"indices", "indices"}, {"updates", "v_h"}},
+            {{"dst", "value"}}, {{"reduction", "none"}});
+    keys = "key";
+    values = "value";
+  }
+  g.op("keys_t", "transpose", {{"src", keys}}, {{"dst", "kt"}}, {{"axes", {0, 1, 3, 2}}})
+      .op("scores", "matmul", {{"src1", q}, {"src2", "kt"}}, {{"dst", "s"}})
+      .create("scale", "TL_FLOAT", {1}, {1.0 / std::sqrt(double(kHeadDim))})
+      .op("scaled", "elew_bcast", {{"src1", "s"}, {"src2", "scale"}}, {{"dst", "ss"}}, {{"elew_op", "TL_MUL"}});
+  std::string scores = "ss";
+  if (cache) {
+    g.op("masked", "elew_bcast", {{"src1", "ss"}, {"src2", "mask"}}, {{"dst", "sm"}}, {{"elew_op", "TL_SUM"}});
+    scores = "sm";
+  }
+  w.add(g, "wo", {hidden, hidden}, 20);
+  g.op("probs", "softmax", {{"src", scores}}, {{"dst", "p"}}, {{"axis", 3}})
+      .op("mix", "matmul", {{"src1", "p"}, {"src2", values}}, {{"dst", "att"}})
+      .op("merge_t", "transpose", {{"src", "att"}}, {{"dst", "att_t"}}, {{"axes", {0, 2, 1, 3}}})
+      .op("merge", "reshape", {{"src", "att_t"}}, {{"dst", "att_flat"}}, {{"dims", {1, kSeq, hidden}}})
+      .op("o_proj", "matmul", {{"src1", "att_flat"}, {"src2", "wo"}}, {{"dst", out}});
+}
+
+ir::Graph attentionWithCache(Weights& w) {
+  const int64_t hidden = kHeads * kHeadDim;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {1, kSeq, hidden})
+      .input("indices", "TL_INT64", {1, kHeads, kSeq, 3})
+      .input("mask", "TL_FLOAT", {1, 1, kSeq, kContext})
+      .input("past_key", "TL_FLOAT", {1, kHeads, kContext, kHeadDim})
+      .input("past_value", "TL_FLOAT", {1, kHeads, kContext, kHeadDim});
+  attention(g, w, "x", "o", true, false);
+  g.op("residual", "elew", {{"src1", "x"}, {"src2", "o"}}, {{"dst", "y"}}, {{"elew_op", "TL_SUM"}})
+      .output("y", "TL_FLOAT", {1, kSeq, hidden});
+  ir::Graph graph = g.graph();
+  // The retained pairs: the written caches leave as <input>_RetainedState.
+  for (const char* name : {"past_key", "past_value"}) {
+    ir::IoBuffer out = io(graph, name);
+    out.bufferName += "_RetainedState";
+    out.tensor = std::string(name) == "past_key" ? "key" : "value";
+    out.direction = ir::Direction::Out;
+    graph.io.push_back(out);
+  }
+  ir::inferShapes(graph);
+  return graph;
+}
+
+// Pre-norm transformer layer: x + attention(layernorm(x)) with rotary q and k, then + MLP.
+ir::Graph transformerLayer(Weights& w) {
+  const int64_t hidden = kHeads * kHeadDim;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {1, kSeq, hidden});
+  std::vector<double> cosines, sines;
+  for (int64_t s = 0; s < kSeq; ++s) {
+    for (int64_t d = 0; d < kHeadDim; ++d) {
+      const double angle = double(s + 1) / std::pow(100.0, double(d % (kHeadDim / 2)) / double(kHeadDim));
+      cosines.push_back(std::cos(angle));
+      sines.push_back(std::sin(angle));
+    }
+  }
+  g.create("cos", "TL_FLOAT", {kSeq, kHeadDim}, cosines).create("sin", "TL_FLOAT", {kSeq, kHeadDim}, sines);
+  g.create("ln1_scale", "TL_FLOAT", {hidden}, std::vector<double>(hidden, 1.1))
+      .create("ln1_bias", "TL_FLOAT", {hidden}, std::vector<double>(hidden, 0.05))
+      .op("ln1", "layernorm", {{"src", "x"}, {"scale", "ln1_scale"}, {"bias", "ln1_bias"}}, {{"dst", "n1"}},
+          {{"axis", 2}, {"epsilon", 1e-5}});
+  attention(g, w, "n1", "o", false, true);
+  g.op("residual1", "elew", {{"src1", "x"}, {"src2", "o"}}, {{"dst", "r1"}}, {{"elew_op", "TL_SUM"}})
+      .create("ln2_scale", "TL_FLOAT", {hidden}, std::vector<double>(hidden, 0.9))
+      .create("ln2_bias", "TL_FLOAT", {hidden}, std::vector<double>(hidden, -0.05))
+      .op("ln2", "layernorm", {{"src", "r1"}, {"scale", "ln2_scale"}, {"bias", "ln2_bias"}}, {{"dst", "n2"}},
+          {{"axis", 2}, {"epsilon", 1e-5}});
+  w.add(g, "fc1", {hidden, 4 * hidden}, 30);
+  w.add(g, "fc1_bias", {4 * hidden}, 31);
+  w.add(g, "fc2", {4 * hidden, hidden}, 32);
+  g.op("fc1_mm", "matmul", {{"src1", "n2"}, {"src2", "fc1"}}, {{"dst", "f1"}})
+      .op("fc1_add", "elew_bcast", {{"src1", "f1"}, {"src2", "fc1_bias"}}, {{"dst", "f1b"}}, {{"elew_op", "TL_SUM"}})
+      .op("fc_act", "unary", {{"src", "f1b"}}, {{"dst", "f1a"}}, {{"func", "gelu_tanh"}, {"alpha", 0}, {"beta", 0}})
+      .op("fc2_mm", "matmul", {{"src1", "f1a"}, {"src2", "fc2"}}, {{"dst", "f2"}})
+      .op("residual2", "elew", {{"src1", "r1"}, {"src2", "f2"}}, {{"dst", "y"}}, {{"elew_op", "TL_SUM"}})
+      .output("y", "TL_FLOAT", {1, kSeq, hidden});
+  return g.graph();
+}
+
+std::vector<float> run(const ir::Graph& graph, const Weights& w, const std::vector<HostTensor>& inputs,
+                       std::size_t output = 0) {
+  return kernels::test::runGraph(graph, inputs, w.lookup())[output].values<float>();
+}
+
+HostTensor floats(const ir::Dims& dims, uint32_t seed) {
+  return HostTensor::of(ir::DType::Float, dims, randomFloats(static_cast<std::size_t>(ir::elementCount(dims)), seed));
+}
+
+// ---- the tests -------------------------------------------------------------------------------
+
+class TensorSlicing : public ::testing::TestWithParam<std::size_t> {};
+INSTANTIATE_TEST_SUITE_P(Parts, TensorSlicing, ::testing::Values(2u, 4u));
+
+TEST_P(TensorSlicing, MlpIsAColumnThenARowSplitWithOneSum) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = mlp(w);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  ASSERT_EQ(net.parts.size(), parts);
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+  }
+  EXPECT_THAT(net.report.text(), HasSubstr("matmul 'up_mm': column split of weight 'up' [16,64] -> [16," +
+                                           std::to_string(kInner / int64_t(parts)) + "] per part"));
+  EXPECT_THAT(net.report.text(), HasSubstr("matmul 'down_mm': row split of weight 'down'"));
+  // Each part holds its share of the two large weights and its bias slice, and the whole
+  // second bias (added after the sum).
+  const uint64_t split = (2 * kHidden * kInner + kInner) * sizeof(float);
+  for (uint64_t bytes : net.report.weightBytes) EXPECT_EQ(bytes, split / parts + kHidden * sizeof(float));
+  ASSERT_EQ(net.report.collectives.size(), 1u);
+  EXPECT_EQ(net.report.collectives[0].bytes, uint64_t(kRows * kHidden * sizeof(float)));
+  EXPECT_EQ(net.report.collectiveBytes(), uint64_t(kRows * kHidden * sizeof(float)));
+
+  const std::vector<HostTensor> inputs{floats({kRows, kHidden}, 5)};
+  const auto expected = run(graph, w, inputs);
+  const auto results = runSplit(net, w, inputs);
+  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+}
+
+TEST_P(TensorSlicing, AttentionSplitsByHeadsAndEachPartKeepsItsHeadsOfTheCache) {
+  const std::size_t parts = GetParam();
+  const int64_t heads = kHeads / static_cast<int64_t>(parts);
+  Weights w;
+  const ir::Graph graph = attentionWithCache(w);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);  // after the output projection
+    EXPECT_EQ(count(part, "all_gather"), 0);
+    for (const char* name : {"past_key", "past_value", "past_key_RetainedState", "past_value_RetainedState"}) {
+      EXPECT_EQ(io(part, name).dims, (ir::Dims{1, heads, kContext, kHeadDim})) << name;
+    }
+    EXPECT_EQ(io(part, "x").dims, (ir::Dims{1, kSeq, kHeads * kHeadDim}));
+  }
+  EXPECT_THAT(net.report.text(), HasSubstr("retained buffer 'past_key': each part keeps its slice along axis 1"));
+
+  // Tuples (0, h, position): the three new rows go to positions 2, 3, 4 of every head.
+  std::vector<int64_t> tuples;
+  for (int64_t h = 0; h < kHeads; ++h) {
+    for (int64_t s = 0; s < kSeq; ++s) tuples.insert(tuples.end(), {0, h, 2 + s});
+  }
+  std::vector<float> mask(kSeq * kContext);
+  for (int64_t s = 0; s < kSeq; ++s) {
+    for (int64_t c = 0; c < kContext; ++c) mask[static_cast<std::size_t>(s * kContext + c)] = c <= 2 + s ? 0.0f : -1e4f;
+  }
+  const ir::Dims cacheDims{1, kHeads, kContext, kHeadDim};
+  const HostTensor pastKey = floats(cacheDims, 41), pastValue = floats(cacheDims, 42);
+  const std::vector<HostTensor> inputs{
+      floats({1, kSeq, kHeads * kHeadDim}, 40), HostTensor::of(ir::DType::Int64, {1, kHeads, kSeq, 3}, tuples),
+      HostTensor::of(ir::DType::Float, {1, 1, kSeq, kContext}, mask), pastKey, pastValue};
+  const auto expected = kernels::test::runGraph(graph, inputs, w.lookup());
+  // Each part gets its heads of the caches, as its card would keep them.
+  const std::size_t share = static_cast<std::size_t>(heads * kContext * kHeadDim) * sizeof(float);
+  auto headsOf = [&](const HostTensor& cache, std::size_t p) {
+    HostTensor slice{cache.dtype, {1, heads, kContext, kHeadDim}, {}};
+    slice.bytes.assign(cache.bytes.begin() + static_cast<std::ptrdiff_t>(p * share),
+                       cache.bytes.begin() + static_cast<std::ptrdiff_t>((p + 1) * share));
+    return slice;
+  };
+  const auto results = runSplit(net, w, inputs, [&](std::size_t p) {
+    return std::vector<HostTensor>{inputs[0], inputs[1], inputs[2], headsOf(pastKey, p), headsOf(pastValue, p)};
+  });
+  for (std::size_t k = 0; k < 3; ++k) {
+    std::vector<float> joined;  // y is whole on every part; the caches are joined by heads
+    for (std::size_t p = 0; p < parts; ++p) {
+      const auto values = results.outputs[p][k].values<float>();
+      if (k == 0) expectClose(values, expected[0].values<float>());
+      joined.insert(joined.end(), values.begin(), values.end());
+    }
+    if (k > 0) expectClose(joined, expected[k].values<float>());
+  }
+}
+
+TEST_P(TensorSlicing, TransformerLayerNeedsTwoSumsAndNoGather) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = transformerLayer(w);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 2);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+  }
+  for (uint64_t bytes : net.report.weightBytes) EXPECT_LT(bytes, w.bytes() / parts + 1024);
+  EXPECT_EQ(net.report.collectiveBytes(), uint64_t(2 * kSeq * kHeads * kHeadDim * sizeof(float)));
+  const std::vector<HostTensor> inputs{floats({1, kSeq, kHeads * kHeadDim}, 50)};
+  const auto expected = run(graph, w, inputs);
+  const auto results = runSplit(net, w, inputs);
+  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  // Both sums move the layer's activations, nothing else.
+  EXPECT_GT(results.transfers[0].sent, 0u);
+}
+
+// A lone projection to the output: column split, then all_gather to make the output whole.
+TEST(TensorSlicingCases, LoneMatmulIsGatheredForTheOutput) {
+  Weights w;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {2, 8});
+  w.add(g, "head", {8, 12}, 60);
+  g.op("logits", "matmul", {{"src1", "x"}, {"src2", "head"}}, {{"dst", "y"}}).output("y", "TL_FLOAT", {2, 12});
+  const ir::Graph graph = g.graph();
+  const SlicedNetwork net = sliceTensors(graph, 2, w.lookup());
+  EXPECT_EQ(count(net.parts[0], "all_gather"), 1);
+  EXPECT_EQ(net.report.collectiveBytes(), uint64_t(2 * 12 * sizeof(float)));
+  const std::vector<HostTensor> inputs{floats({2, 8}, 61)};
+  const auto results = runSplit(net, w, inputs);
+  expectClose(results.outputs[1][0].values<float>(), run(graph, w, inputs));
+}
+
+// Sizes that do not divide stay whole, and the report says why; the result is still right.
+TEST(TensorSlicingCases, IndivisibleSizesAreReplicatedAndReported) {
+  Weights w;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {2, 8});
+  w.add(g, "odd", {8, 10}, 70);
+  w.add(g, "small", {10, 8}, 71);
+  g.op("a", "matmul", {{"src1", "x"}, {"src2", "odd"}}, {{"dst", "h"}})
+      .op("b", "matmul", {{"src1", "h"}, {"src2", "small"}}, {{"dst", "y"}})
+      .output("y", "TL_FLOAT", {2, 8});
+  const ir::Graph graph = g.graph();
+  SliceOptions options;
+  options.minWeightBytes = 1024;
+  const SlicedNetwork net = sliceTensors(graph, 4, w.lookup(), options);
+  EXPECT_THAT(net.report.text(),
+              HasSubstr("matmul 'a': weight 'odd' [8,10] stays whole: 10 columns do not divide among 4 parts"));
+  EXPECT_THAT(net.report.text(),
+              HasSubstr("matmul 'b': weight 'small' [10,8] stays whole: 320 bytes, below the 1024-byte minimum"));
+  EXPECT_EQ(net.report.collectives.size(), 0u);
+  for (uint64_t bytes : net.report.weightBytes) EXPECT_EQ(bytes, w.bytes());
+  const std::vector<HostTensor> inputs{floats({2, 8}, 72)};
+  expectClose(runSplit(net, w, inputs).outputs[3][0].values<float>(), run(graph, w, inputs));
+}
+
+// Three heads over two parts: the projections still split, but the heads cannot, so the
+// split projections are gathered before the per-head ops, which run replicated.
+TEST(TensorSlicingCases, HeadsThatDoNotDivideAreGathered) {
+  Weights w;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {1, 2, 12});
+  w.add(g, "wq", {12, 12}, 80);
+  g.op("q", "matmul", {{"src1", "x"}, {"src2", "wq"}}, {{"dst", "qf"}})
+      .op("view", "reshape", {{"src", "qf"}}, {{"dst", "qh"}}, {{"dims", {1, 2, 3, 4}}})
+      .op("probs", "softmax", {{"src", "qh"}}, {{"dst", "y"}}, {{"axis", 3}})
+      .output("y", "TL_FLOAT", {1, 2, 3, 4});
+  const ir::Graph graph = g.graph();
+  const SlicedNetwork net = sliceTensors(graph, 2, w.lookup());
+  EXPECT_EQ(count(net.parts[0], "all_gather"), 1);
+  EXPECT_THAT(net.report.text(), HasSubstr("'qf' is made whole (all_gather 0)"));
+  const std::vector<HostTensor> inputs{floats({1, 2, 12}, 81)};
+  expectClose(runSplit(net, w, inputs).outputs[0][0].values<float>(), run(graph, w, inputs));
+}
+
+TEST(TensorSlicingCases, SlicesAreNamedPerPartAndCollectivesNumberedInOrder) {
+  Weights w;
+  const ir::Graph graph = transformerLayer(w);
+  const SlicedNetwork net = sliceTensors(graph, 2, w.lookup());
+  ASSERT_EQ(net.weights.size(), 2u);
+  for (std::size_t p = 0; p < 2; ++p) {
+    std::vector<std::string> names;
+    for (const auto& t : net.weights[p]) names.push_back(t.name);
+    EXPECT_THAT(names, ::testing::Contains("fc1.part" + std::to_string(p) + "of2"));
+    int expectedId = 0;
+    for (const auto& op : net.parts[p].ops) {
+      if (op.optype == "all_reduce_sum" || op.optype == "all_gather") {
+        EXPECT_EQ(op.integer("collective"), expectedId++);
+      }
+    }
+  }
+  // The slices are the weight's columns: part 1's first row starts at column 4*hidden/2.
+  const ir::WeightTensor* slice = net.findWeight(1, "fc1.part1of2", nullptr);
+  ASSERT_NE(slice, nullptr);
+  const ir::WeightTensor* whole = w.lookup()("fc1");
+  const auto* from = reinterpret_cast<const float*>(whole->data.data());
+  const auto* part = reinterpret_cast<const float*>(slice->data.data());
+  EXPECT_EQ(part[0], from[2 * kHeads * kHeadDim]);
+  EXPECT_EQ(slice->dims, (ir::Dims{kHeads * kHeadDim, 2 * kHeads * kHeadDim}));
+}
+
+}  // namespace
+}  // namespace qaic::compiler::partition

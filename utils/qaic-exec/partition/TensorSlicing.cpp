@@ -1,0 +1,840 @@
+// SPDX-License-Identifier: Apache-2.0
+// The split walks the network once in graph order, keeping for each of its tensors how the
+// parts hold it: whole on every part (replicated), or each part its slice along one axis. Each
+// op's rule either computes its result slice by slice from split operands (turning a whole
+// operand into slices where needed: a weight's slices become new constants, anything else a
+// local `slice`, no traffic) or makes its split operands whole with all_gather and runs
+// replicated. A retained cache is only known to be written by heads once its scatter_nd is
+// reached, so a first walk finds such caches and a second one starts with them split.
+#include "partition/TensorSlicing.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace qaic::compiler::partition {
+namespace {
+
+using Names = std::vector<std::string>;  // one tensor's name in each part
+
+// How the parts hold one of the unsplit network's tensors.
+struct Value {
+  Names names;
+  int axis = -1;  // -1: whole on every part
+};
+
+constexpr std::string_view kRetainedSuffix = "_RetainedState";
+
+int64_t product(const ir::Dims& dims, std::size_t begin, std::size_t end) {
+  int64_t p = 1;
+  for (std::size_t i = begin; i < end && i < dims.size(); ++i) p *= dims[i];
+  return p;
+}
+
+std::string formatDims(const ir::Dims& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+void setParam(ir::Op& op, std::string_view name, ir::ParamValue value) {
+  for (auto& p : op.params) {
+    if (p.argName == name) {
+      p.value = std::move(value);
+      return;
+    }
+  }
+  op.params.push_back({std::string(name), std::move(value)});
+}
+
+ir::Op makeOp(std::string name, std::string optype, std::vector<ir::TensorArg> inputs,
+              std::vector<ir::TensorArg> outputs, std::vector<ir::Param> params) {
+  return ir::Op{std::move(name), std::move(optype), std::move(inputs), std::move(outputs), std::move(params)};
+}
+
+std::vector<double> doubles(const ir::Dims& dims) { return {dims.begin(), dims.end()}; }
+
+// The slice of a plain row-major constant along `axis` that part `part` of `parts` keeps.
+std::vector<std::byte> sliceBytes(const ir::WeightTensor& w, std::size_t axis, std::size_t part, std::size_t parts) {
+  const std::size_t element = ir::dtypeSize(w.dtype);
+  const auto outer = static_cast<std::size_t>(product(w.dims, 0, axis));
+  const auto extent = static_cast<std::size_t>(w.dims[axis]);
+  const std::size_t inner = static_cast<std::size_t>(product(w.dims, axis + 1, w.dims.size())) * element;
+  const std::size_t share = extent / parts;
+  std::vector<std::byte> out(outer * share * inner);
+  for (std::size_t o = 0; o < outer; ++o) {
+    std::memcpy(out.data() + o * share * inner, w.data.data() + (o * extent + part * share) * inner, share * inner);
+  }
+  return out;
+}
+
+class Slicer {
+ public:
+  Slicer(const ir::Graph& graph, std::size_t parts, const WeightLookup& weights, const SliceOptions& options,
+         const std::map<std::string, int>& retainedSplits)
+      : graph_(graph), parts_(parts), weights_(weights), options_(options) {
+    for (const ir::Op& op : graph_.ops) {
+      opNames_.insert(op.name);
+      for (const auto& t : op.outputs) producers_[t.name] = &op;
+    }
+    for (const auto& [name, info] : graph_.tensors) tensorNames_.insert(name);
+    for (const auto& [name, info] : graph_.tensors) values_[name] = Value{Names(parts_, name), -1};
+    for (const auto& [tensor, axis] : retainedSplits) values_[tensor].axis = axis;
+    out_.assign(parts_, graph_);
+    for (auto& g : out_) {
+      g.ops.clear();
+      g.tensors.clear();
+    }
+    result_.weights.resize(parts_);
+  }
+
+  // Tensors of retained inputs some op wanted split, with the axis it wanted.
+  const std::map<std::string, int>& wishes() const { return wishes_; }
+
+  SlicedNetwork run() {
+    for (const ir::Op& op : graph_.ops) process(op);
+    finishOutputs();
+    for (auto& g : out_) removeDeadOps(g);
+    renumberCollectives();
+    result_.parts = std::move(out_);
+    for (auto& g : result_.parts) ir::inferShapes(g);
+    result_.storage = storage_;
+    report();
+    return std::move(result_);
+  }
+
+ private:
+  // ---- names and emission -------------------------------------------------------------------
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int n = 1; tensorNames_.count(name); ++n) name = base + "." + std::to_string(n);
+    tensorNames_.insert(name);
+    return name;
+  }
+  std::string freshOp(const std::string& base) {
+    std::string name = base;
+    for (int n = 1; opNames_.count(name); ++n) name = base + "." + std::to_string(n);
+    opNames_.insert(name);
+    return name;
+  }
+  template <typename F>
+  void emit(F perPart) {
+    for (std::size_t p = 0; p < parts_; ++p) out_[p].ops.push_back(perPart(p));
+  }
+  // `op` with its inputs (in op.inputs order) named per part, each part's copy adjusted by tweak.
+  void emitWith(const ir::Op& op, const std::vector<Names>& inputs,
+                const std::function<void(ir::Op&, std::size_t)>& tweak = nullptr) {
+    emit([&](std::size_t p) {
+      ir::Op copy = op;
+      for (std::size_t i = 0; i < copy.inputs.size(); ++i) copy.inputs[i].name = inputs[i][p];
+      if (tweak) tweak(copy, p);
+      return copy;
+    });
+  }
+  void setOutputs(const ir::Op& op, int axis) {
+    for (const auto& t : op.outputs) values_[t.name] = Value{Names(parts_, t.name), axis};
+  }
+
+  const ir::Dims& dims(const std::string& t) const { return graph_.tensors.at(t).dims; }
+  int rank(const std::string& t) const { return static_cast<int>(dims(t).size()); }
+  const std::string& in(const ir::Op& op, std::string_view arg) const { return op.findInput(arg)->name; }
+  bool divisible(int64_t extent) const {
+    return extent >= static_cast<int64_t>(parts_) && extent % static_cast<int64_t>(parts_) == 0;
+  }
+  bool isConstant(const std::string& t) const {
+    auto it = producers_.find(t);
+    return it != producers_.end() && (it->second->optype == "create" || it->second->optype == "zeros");
+  }
+  const ir::IoBuffer* retainedInput(const std::string& t) const {
+    for (const auto& io : graph_.io) {
+      if (io.direction != ir::Direction::In || io.tensor != t) continue;
+      for (const auto& other : graph_.io) {
+        if (other.direction == ir::Direction::Out && other.bufferName == io.bufferName + std::string(kRetainedSuffix))
+          return &io;
+      }
+    }
+    return nullptr;
+  }
+
+  // ---- layout changes -----------------------------------------------------------------------
+  // The whole tensor on every part (an all_gather when it is split).
+  Names whole(const std::string& t) {
+    const Value& v = values_.at(t);
+    if (v.axis < 0) return v.names;
+    if (auto it = gathered_.find(t); it != gathered_.end()) return it->second;
+    const std::string out = fresh(t + ".gathered");
+    const std::string opName = freshOp(t + ".all_gather");
+    const int id = nextCollective_++;
+    const Names src = v.names;
+    const int axis = v.axis;
+    emit([&](std::size_t p) {
+      return makeOp(opName, "all_gather", {{"src", src[p]}}, {{"dst", out}},
+                    {{"axis", double(axis)}, {"collective", double(id)}, {"parts", double(parts_)}});
+    });
+    collectiveTensors_[opName] = t;
+    gathered_[t] = Names(parts_, out);
+    return gathered_[t];
+  }
+
+  // `names` (whole tensor `t`) cut locally along `axis`: each part takes its slice.
+  Names sliceLocally(const std::string& t, const Names& names, int axis) {
+    const int64_t share = dims(t)[static_cast<std::size_t>(axis)] / static_cast<int64_t>(parts_);
+    const std::string out = fresh(t + ".slice" + std::to_string(axis));
+    const std::string opName = freshOp(t + ".slice" + std::to_string(axis));
+    emit([&](std::size_t p) {
+      return makeOp(
+          opName, "slice", {{"src", names[p]}}, {{"dst", out}},
+          {{"axis", double(axis)}, {"start", double(share * static_cast<int64_t>(p))}, {"len", double(share)}});
+    });
+    return Names(parts_, out);
+  }
+
+  // Whole tensor `t` held split along `axis`; nullopt when the axis does not divide. A weight
+  // from the weights file becomes one new constant per part; anything else is sliced locally.
+  std::optional<Names> split(const std::string& t, int axis) {
+    const Value& v = values_.at(t);
+    if (v.axis == axis) return v.names;
+    if (v.axis >= 0 || axis < 0 || axis >= rank(t) || !divisible(dims(t)[static_cast<std::size_t>(axis)])) {
+      return std::nullopt;
+    }
+    const auto key = std::make_pair(t, axis);
+    if (auto it = splits_.find(key); it != splits_.end()) return it->second;
+    if (retainedInput(t)) wishes_.emplace(t, axis);
+    Names names;
+    const ir::Op* producer = producers_.count(t) ? producers_.at(t) : nullptr;
+    const ir::WeightTensor* weight = nullptr;
+    if (producer && producer->optype == "create" && producer->boolean("from_file") && weights_) weight = weights_(t);
+    if (weight && weight->encoding == ir::WeightEncoding::Plain && weight->dims == dims(t) &&
+        weight->data.size() ==
+            static_cast<std::size_t>(ir::elementCount(weight->dims)) * ir::dtypeSize(weight->dtype)) {
+      ir::Dims partDims = dims(t);
+      partDims[static_cast<std::size_t>(axis)] /= static_cast<int64_t>(parts_);
+      for (std::size_t p = 0; p < parts_; ++p) {
+        const std::string name = fresh(t + ".part" + std::to_string(p) + "of" + std::to_string(parts_));
+        storage_->push_back(sliceBytes(*weight, static_cast<std::size_t>(axis), p, parts_));
+        result_.weights[p].push_back({name, weight->dtype, partDims, storage_->back(), ir::WeightEncoding::Plain, 0});
+        ir::Op create = *producer;
+        create.name = freshOp(producer->name + ".part" + std::to_string(p));
+        create.outputs[0].name = name;
+        setParam(create, "dims", doubles(partDims));
+        out_[p].ops.push_back(std::move(create));
+        names.push_back(name);
+      }
+    } else {
+      names = sliceLocally(t, v.names, axis);
+    }
+    splits_[key] = names;
+    return names;
+  }
+
+  // ---- the rules ----------------------------------------------------------------------------
+  void process(const ir::Op& op) {
+    bool anySplit = false;
+    for (const auto& t : op.inputs) anySplit = anySplit || values_.at(t.name).axis >= 0;
+    const std::string& type = op.optype;
+    bool done = false;
+    if (type == "matmul") {
+      done = matmul(op);
+    } else if (type == "gemm") {
+      done = gemm(op);
+    } else if (!anySplit) {
+      done = false;
+    } else if (type == "relu" || type == "lrelu" || type == "sigmoid" || type == "clip" || type == "unary" ||
+               type == "cast") {
+      done = same(op, values_.at(op.inputs[0].name).axis);
+    } else if (type == "softmax" || type == "log_softmax") {
+      const int axis = values_.at(op.inputs[0].name).axis;
+      done = axis != op.integer("axis") && same(op, axis);
+    } else if (type == "layernorm") {
+      const int axis = values_.at(in(op, "src")).axis;
+      if (axis < op.integer("axis")) {
+        emitWith(op, {values_.at(in(op, "src")).names, whole(in(op, "scale")), whole(in(op, "bias"))});
+        setOutputs(op, axis);
+        done = true;
+      }
+    } else if (type == "elew" || type == "elew_bcast" || type == "compare" || type == "logical" || type == "where") {
+      done = broadcast(op, -1);
+    } else if (type == "concat") {
+      done = broadcast(op, static_cast<int>(op.integer("axis")));
+    } else if (type == "reshape" || type == "flatten") {
+      done = reshape(op);
+    } else if (type == "transpose") {
+      const int axis = values_.at(op.inputs[0].name).axis;
+      const auto axes = op.integers("axes");
+      const int to = static_cast<int>(std::find(axes.begin(), axes.end(), axis) - axes.begin());
+      done = same(op, to);
+    } else if (type == "slice") {
+      const int axis = values_.at(op.inputs[0].name).axis;
+      done = axis != op.integer("axis") && same(op, axis);
+    } else if (type == "strided_slice") {
+      done = stridedSlice(op);
+    } else if (type == "reduce") {
+      done = reduce(op);
+    } else if (type == "gather") {
+      done = gather(op);
+    } else if (type == "scatter_nd") {
+      done = scatterNd(op);
+    }
+    if (!done) replicate(op);
+  }
+
+  // Every operand whole, the op as it is, its results whole.
+  void replicate(const ir::Op& op) {
+    std::vector<Names> inputs;
+    for (const auto& t : op.inputs) inputs.push_back(whole(t.name));
+    emitWith(op, inputs);
+    setOutputs(op, -1);
+  }
+
+  // One split operand (the first input), the result split along `axis`; the rest whole.
+  bool same(const ir::Op& op, int axis) {
+    std::vector<Names> inputs{values_.at(op.inputs[0].name).names};
+    for (std::size_t i = 1; i < op.inputs.size(); ++i) inputs.push_back(whole(op.inputs[i].name));
+    emitWith(op, inputs);
+    setOutputs(op, axis);
+    return true;
+  }
+
+  // Element-wise with NumPy broadcasting (and concat, whose `exclude` axis may not be split):
+  // the result is split along the axis its split operands share; a whole operand that spans
+  // that axis is sliced locally, one that broadcasts along it is used as it is.
+  bool broadcast(const ir::Op& op, int exclude) {
+    const int outRank = rank(op.outputs[0].name);
+    int outAxis = -1;
+    for (const auto& t : op.inputs) {
+      const Value& v = values_.at(t.name);
+      if (v.axis < 0) continue;
+      const int o = v.axis + outRank - rank(t.name);
+      if (outAxis >= 0 && o != outAxis) return false;
+      outAxis = o;
+    }
+    if (outAxis < 0 || outAxis == exclude) return false;
+    const int64_t full = dims(op.outputs[0].name)[static_cast<std::size_t>(outAxis)];
+    std::vector<Names> inputs;
+    for (const auto& t : op.inputs) {
+      const Value& v = values_.at(t.name);
+      const int i = outAxis - (outRank - rank(t.name));
+      if (v.axis >= 0 || i < 0 || dims(t.name)[static_cast<std::size_t>(i)] == 1) {
+        inputs.push_back(v.axis >= 0 ? v.names : whole(t.name));
+        continue;
+      }
+      if (dims(t.name)[static_cast<std::size_t>(i)] != full) return false;
+      auto names = split(t.name, i);
+      if (!names) return false;
+      inputs.push_back(*names);
+    }
+    emitWith(op, inputs);
+    setOutputs(op, outAxis);
+    return true;
+  }
+
+  // A reshape keeps the split when each part's slice is one contiguous run of the result along
+  // some axis: the same elements before the axis, and the split axis' extent times what follows
+  // it equal on both sides (e.g. [B, S, H*D] split on H*D <-> [B, S, H, D] split on H).
+  bool reshape(const ir::Op& op) {
+    const std::string& src = op.inputs[0].name;
+    const Value& v = values_.at(src);
+    const ir::Dims& from = dims(src);
+    const ir::Dims& to = dims(op.outputs[0].name);
+    const auto a = static_cast<std::size_t>(v.axis);
+    const int64_t before = product(from, 0, a);
+    const int64_t run = product(from, a, from.size());
+    for (std::size_t b = 0; b < to.size(); ++b) {
+      if (product(to, 0, b) != before || product(to, b, to.size()) != run || !divisible(to[b])) continue;
+      ir::Dims partDims = to;
+      partDims[b] /= static_cast<int64_t>(parts_);
+      emitWith(op, {v.names}, [&](ir::Op& copy, std::size_t) {
+        if (copy.optype == "reshape") setParam(copy, "dims", doubles(partDims));
+      });
+      setOutputs(op, static_cast<int>(b));
+      return true;
+    }
+    return false;
+  }
+
+  bool stridedSlice(const ir::Op& op) {
+    const Value& v = values_.at(op.inputs[0].name);
+    const auto a = static_cast<std::size_t>(v.axis);
+    const auto starts = op.integers("starts"), ends = op.integers("ends"), steps = op.integers("steps");
+    const int64_t extent = dims(op.inputs[0].name)[a];
+    if (starts[a] != 0 || ends[a] != extent || steps[a] != 1) return false;
+    emitWith(op, {v.names}, [&](ir::Op& copy, std::size_t) {
+      std::vector<double> partEnds(ends.begin(), ends.end());
+      partEnds[a] = double(extent / static_cast<int64_t>(parts_));
+      setParam(copy, "ends", partEnds);
+    });
+    setOutputs(op, v.axis);
+    return true;
+  }
+
+  bool reduce(const ir::Op& op) {
+    const int axis = values_.at(op.inputs[0].name).axis;
+    const auto axes = op.integers("axes");
+    if (std::find(axes.begin(), axes.end(), axis) != axes.end()) return false;
+    int to = axis;
+    if (!op.boolean("keepdims"))
+      to -= static_cast<int>(std::count_if(axes.begin(), axes.end(), [&](int64_t x) { return x < axis; }));
+    return same(op, to);
+  }
+
+  // An embedding lookup: whole table, split indices -> the rows of each part's indices.
+  bool gather(const ir::Op& op) {
+    const Value& src = values_.at(in(op, "src"));
+    const Value& indices = values_.at(in(op, "indices"));
+    const int axis = static_cast<int>(op.integer("axis"));
+    if (src.axis < 0 && indices.axis >= 0) {
+      emitWith(op, {src.names, indices.names});
+      setOutputs(op, axis + indices.axis);
+      return true;
+    }
+    if (src.axis >= 0 && src.axis != axis && indices.axis < 0) {
+      emitWith(op, {src.names, indices.names});
+      setOutputs(op, src.axis < axis ? src.axis : src.axis + rank(in(op, "indices")) - 1);
+      return true;
+    }
+    return false;
+  }
+
+  // scatter_nd(src, indices [..., t], updates). Split along an axis the index tuples address
+  // (a KV cache [B, H, C, D] written by heads: tuples (b, h, position)), each part keeps its
+  // updates' rows and their index tuples, less its first head on that component. That assumes
+  // the tuples of an update row address the row's own position on the split axis, as the
+  // index_put over (batch, head, position) that exports a cache write does. Split along a
+  // trailing axis no tuple addresses, the tuples stay whole.
+  bool scatterNd(const ir::Op& op) {
+    const std::string &src = in(op, "src"), &indices = in(op, "indices"), &updates = in(op, "updates");
+    const int t = static_cast<int>(dims(indices).back());
+    const int rows = rank(indices) - 1;  // the updates' leading axes, one per index tuple
+    int axis = values_.at(src).axis;
+    const int updatesAxis = values_.at(updates).axis;
+    if (axis < 0) {
+      if (updatesAxis < 0) return false;
+      axis = updatesAxis < rows ? updatesAxis : t + (updatesAxis - rows);
+      if (updatesAxis < rows && (axis >= t || dims(src)[static_cast<std::size_t>(axis)] !=
+                                                  dims(updates)[static_cast<std::size_t>(updatesAxis)]))
+        return false;
+    }
+    if (values_.at(indices).axis >= 0) return false;
+    const int wantedUpdates = axis < t ? axis : rows + (axis - t);
+    if (axis < t && (wantedUpdates >= rows || dims(src)[static_cast<std::size_t>(axis)] !=
+                                                  dims(updates)[static_cast<std::size_t>(wantedUpdates)]))
+      return false;
+    auto srcNames = split(src, axis);
+    auto updateNames = split(updates, wantedUpdates);
+    if (!srcNames || !updateNames) return false;
+    Names indexNames = values_.at(indices).names;
+    if (axis < t) {
+      auto rowsOfPart = split(indices, wantedUpdates);
+      if (!rowsOfPart) return false;
+      const auto key = std::make_pair(indices, axis);
+      if (auto it = rebased_.find(key); it != rebased_.end()) {
+        emitWith(op, {*srcNames, it->second, *updateNames});
+        setOutputs(op, axis);
+        return true;
+      }
+      const ir::DType type = graph_.tensors.at(indices).dtype;
+      const int64_t share = dims(src)[static_cast<std::size_t>(axis)] / static_cast<int64_t>(parts_);
+      const std::string offset = fresh(indices + ".offset");
+      const std::string rebased = fresh(indices + ".rebased");
+      const std::string offsetOp = freshOp(op.name + ".offset"), rebaseOp = freshOp(op.name + ".rebase");
+      emit([&](std::size_t p) {
+        std::vector<double> data(static_cast<std::size_t>(t), 0.0);
+        data[static_cast<std::size_t>(axis)] = double(share * static_cast<int64_t>(p));
+        return makeOp(offsetOp, "create", {}, {{"dst", offset}},
+                      {{"dtype", std::string(ir::dtypeName(type))},
+                       {"dims", std::vector<double>{double(t)}},
+                       {"ran", std::vector<double>{0, 0}},
+                       {"data", data},
+                       {"from_file", false}});
+      });
+      emit([&](std::size_t p) {
+        return makeOp(rebaseOp, "elew_bcast", {{"src1", (*rowsOfPart)[p]}, {"src2", offset}}, {{"dst", rebased}},
+                      {{"elew_op", std::string("TL_SUB")}});
+      });
+      indexNames = Names(parts_, rebased);
+      rebased_[key] = indexNames;
+    }
+    emitWith(op, {*srcNames, indexNames, *updateNames});
+    setOutputs(op, axis);
+    return true;
+  }
+
+  bool eligibleWeight(const ir::Op& op, const std::string& weight, int64_t columns) {
+    const uint64_t bytes = static_cast<uint64_t>(ir::elementCount(dims(weight))) *
+                           ir::dtypeSize(graph_.tensors.at(weight).dtype);
+    std::string why;
+    if (!divisible(columns)) {
+      why = std::to_string(columns) + " columns do not divide among " + std::to_string(parts_) + " parts";
+    } else if (bytes < options_.minWeightBytes) {
+      why = std::to_string(bytes) + " bytes, below the " + std::to_string(options_.minWeightBytes) + "-byte minimum";
+    }
+    if (why.empty()) return true;
+    result_.report.replicated.push_back(op.optype + " '" + op.name + "': weight '" + weight + "' " +
+                                        formatDims(dims(weight)) + " stays whole: " + why);
+    return false;
+  }
+
+  void noteSplit(const ir::Op& op, const std::string& weight, int axis, const char* how) {
+    ir::Dims part = dims(weight);
+    part[static_cast<std::size_t>(axis)] /= static_cast<int64_t>(parts_);
+    result_.report.split.push_back(op.optype + " '" + op.name + "': " + how + " of weight '" + weight + "' " +
+                                   formatDims(dims(weight)) + " -> " + formatDims(part) + " per part");
+  }
+
+  // The op's product summed over the parts into its dst: each part computes `perPart` into a
+  // partial result, then all_reduce_sum.
+  void emitPartialSum(const ir::Op& op, const std::function<ir::Op(std::size_t)>& perPart) {
+    const std::string& dst = op.outputs[0].name;
+    const std::string partial = fresh(dst + ".partial");
+    emit([&](std::size_t p) {
+      ir::Op copy = perPart(p);
+      copy.outputs[0].name = partial;
+      return copy;
+    });
+    const std::string opName = freshOp(op.name + ".all_reduce_sum");
+    const int id = nextCollective_++;
+    emit([&](std::size_t) {
+      return makeOp(opName, "all_reduce_sum", {{"src", partial}}, {{"dst", dst}},
+                    {{"collective", double(id)}, {"parts", double(parts_)}});
+    });
+    collectiveTensors_[opName] = dst;
+    setOutputs(op, -1);
+  }
+
+  bool matmul(const ir::Op& op) {
+    const std::string &a = in(op, "src1"), &b = in(op, "src2");
+    const Value &va = values_.at(a), &vb = values_.at(b);
+    const int ra = rank(a), rb = rank(b);
+    if (isConstant(b) && rb == 2 && ra >= 2 && vb.axis < 0) {
+      if (va.axis == ra - 1) {  // the reduction axis arrives split: row split, then a sum
+        if (auto w = split(b, 0)) {
+          noteSplit(op, b, 0, "row split");
+          const Names src1 = va.names;
+          emitPartialSum(op, [&](std::size_t p) {
+            ir::Op copy = op;
+            copy.inputs[0].name = src1[p];
+            copy.inputs[1].name = (*w)[p];
+            return copy;
+          });
+          return true;
+        }
+        return false;
+      }
+      if (va.axis < 0) {
+        if (eligibleWeight(op, b, dims(b)[1])) {
+          if (auto w = split(b, 1)) {
+            noteSplit(op, b, 1, "column split");
+            emitWith(op, {va.names, *w});
+            setOutputs(op, rank(op.outputs[0].name) - 1);
+            return true;
+          }
+        }
+        replicate(op);
+        return true;
+      }
+      // Split along a row or batch axis: each part multiplies its rows by the whole weight.
+      emitWith(op, {va.names, vb.names});
+      setOutputs(op, va.axis);
+      return true;
+    }
+    return batchedMatmul(op);
+  }
+
+  // Two computed operands: split along a batch axis both share (the heads of attention), or A
+  // along its rows, or B along its columns, with the other whole.
+  bool batchedMatmul(const ir::Op& op) {
+    const std::string &a = in(op, "src1"), &b = in(op, "src2");
+    const int ra = rank(a), rb = rank(b);
+    if (ra < 2 || rb < 2) return false;
+    const int outRank = std::max(ra, rb);
+    int outAxis = -1;
+    for (const auto& [t, r, isA] : {std::tuple{a, ra, true}, std::tuple{b, rb, false}}) {
+      const int axis = values_.at(t).axis;
+      if (axis < 0) continue;
+      int o = -1;
+      if (axis < r - 2) {
+        o = axis + outRank - r;
+      } else if (isA && axis == r - 2) {
+        o = outRank - 2;
+      } else if (!isA && axis == r - 1) {
+        o = outRank - 1;
+      } else {
+        return false;  // the reduction axis: left to a whole operand
+      }
+      if (outAxis >= 0 && o != outAxis) return false;
+      outAxis = o;
+    }
+    if (outAxis < 0) return false;
+    std::vector<Names> inputs;
+    for (const auto& [t, r] : {std::pair{a, ra}, std::pair{b, rb}}) {
+      const Value& v = values_.at(t);
+      const int i = outAxis - (outRank - r);
+      if (v.axis >= 0 || outAxis >= outRank - 2 || i < 0 || dims(t)[static_cast<std::size_t>(i)] == 1) {
+        inputs.push_back(v.axis >= 0 ? v.names : whole(t));
+        continue;
+      }
+      auto names = split(t, i);
+      if (!names) return false;
+      inputs.push_back(*names);
+    }
+    emitWith(op, inputs);
+    setOutputs(op, outAxis);
+    return true;
+  }
+
+  bool gemm(const ir::Op& op) {
+    const std::string &a = in(op, "a"), &b = in(op, "b"), &c = in(op, "c");
+    const Value &va = values_.at(a), &vb = values_.at(b), &vc = values_.at(c);
+    if (!isConstant(b) || vb.axis >= 0 || op.boolean("trans_a")) return false;
+    const bool transB = op.boolean("trans_b");
+    const int columnAxis = transB ? 0 : 1, rowAxis = transB ? 1 : 0;
+    const int64_t columns = dims(b)[static_cast<std::size_t>(columnAxis)];
+    const ir::Dims& cd = dims(c);
+    if (va.axis == 1) {
+      auto w = split(b, rowAxis);
+      if (!w) return false;
+      noteSplit(op, b, rowAxis, "row split");
+      const Names src = va.names, bias = whole(c);
+      // The bias is added once: by part 0; the other parts' beta is 0.
+      emitPartialSum(op, [&](std::size_t p) {
+        ir::Op copy = op;
+        copy.inputs[0].name = src[p];
+        copy.inputs[1].name = (*w)[p];
+        copy.inputs[2].name = bias[p];
+        if (p > 0) setParam(copy, "beta", 0.0);
+        return copy;
+      });
+      return true;
+    }
+    if (va.axis == 0) {
+      Names bias = whole(c);
+      if (cd.size() == 2 && cd[0] != 1) {
+        auto rows = split(c, 0);
+        if (!rows) return false;
+        bias = *rows;
+      }
+      emitWith(op, {va.names, vb.names, bias});
+      setOutputs(op, 0);
+      return true;
+    }
+    if (!eligibleWeight(op, b, columns)) return false;
+    auto w = split(b, columnAxis);
+    if (!w) return false;
+    Names bias;
+    if (vc.axis >= 0 && vc.axis == static_cast<int>(cd.size()) - 1) {
+      bias = vc.names;
+    } else if (!cd.empty() && cd.back() != 1) {
+      auto columnsOfBias = split(c, static_cast<int>(cd.size()) - 1);
+      if (!columnsOfBias) return false;
+      bias = *columnsOfBias;
+    } else {
+      bias = whole(c);
+    }
+    noteSplit(op, b, columnAxis, "column split");
+    emitWith(op, {va.names, *w, bias});
+    setOutputs(op, 1);
+    return true;
+  }
+
+  // ---- the end of the walk ------------------------------------------------------------------
+  // Each io output as the parts must hold it: whole, or a retained cache in its input's split.
+  void finishOutputs() {
+    std::vector<std::map<std::string, std::string>> renames(parts_);
+    for (const auto& io : graph_.io) {
+      if (io.direction != ir::Direction::Out) continue;
+      const std::string& t = io.tensor;
+      int target = -1;
+      if (io.bufferName.size() > kRetainedSuffix.size() && io.bufferName.ends_with(kRetainedSuffix)) {
+        const std::string input = io.bufferName.substr(0, io.bufferName.size() - kRetainedSuffix.size());
+        for (const auto& other : graph_.io) {
+          if (other.direction == ir::Direction::In && other.bufferName == input) target = initialAxis(other.tensor);
+        }
+      }
+      const Value v = values_.at(t);
+      if (v.axis == target) {
+        if (target >= 0) splitIo_[io.bufferName] = target;
+        continue;
+      }
+      Names names = whole(t);
+      if (target >= 0) {
+        names = sliceLocally(t, names, target);
+        splitIo_[io.bufferName] = target;
+      }
+      const std::string inner = fresh(t + ".inner");
+      for (std::size_t p = 0; p < parts_; ++p) {
+        renames[p][t] = inner;
+        renames[p][names[p]] = t;
+      }
+    }
+    for (const auto& io : graph_.io) {
+      if (io.direction == ir::Direction::In && initialAxis(io.tensor) >= 0)
+        splitIo_[io.bufferName] = initialAxis(io.tensor);
+    }
+    for (std::size_t p = 0; p < parts_; ++p) {
+      auto rename = [&](std::string& name) {
+        if (auto it = renames[p].find(name); it != renames[p].end()) name = it->second;
+      };
+      for (auto& op : out_[p].ops) {
+        for (auto& t : op.inputs) rename(t.name);
+        for (auto& t : op.outputs) rename(t.name);
+      }
+      for (std::size_t i = 0; i < out_[p].io.size(); ++i) {
+        auto& io = out_[p].io[i];
+        auto it = splitIo_.find(io.bufferName);
+        if (it == splitIo_.end()) continue;
+        io.dims[static_cast<std::size_t>(it->second)] /= static_cast<int64_t>(parts_);
+        for (auto& combination : out_[p].allowedShapes) {
+          if (i < combination.size() && combination[i].size() > static_cast<std::size_t>(it->second))
+            combination[i][static_cast<std::size_t>(it->second)] /= static_cast<int64_t>(parts_);
+        }
+      }
+    }
+  }
+
+  int initialAxis(const std::string& tensor) const {
+    auto it = initial_.find(tensor);
+    return it == initial_.end() ? -1 : it->second;
+  }
+
+ public:
+  void rememberInitial(const std::map<std::string, int>& retainedSplits) { initial_ = retainedSplits; }
+
+ private:
+  // An op none of whose results is read (and that is not an io output) goes, last to first.
+  static void removeDeadOps(ir::Graph& g) {
+    std::set<std::string> live;
+    for (const auto& io : g.io) {
+      if (io.direction == ir::Direction::Out) live.insert(io.tensor);
+    }
+    std::vector<ir::Op> kept;
+    for (auto it = g.ops.rbegin(); it != g.ops.rend(); ++it) {
+      bool needed = it->outputs.empty();
+      for (const auto& t : it->outputs) needed = needed || live.count(t.name);
+      if (!needed) continue;
+      for (const auto& t : it->inputs) live.insert(t.name);
+      kept.push_back(std::move(*it));
+    }
+    g.ops.assign(std::make_move_iterator(kept.rbegin()), std::make_move_iterator(kept.rend()));
+  }
+
+  void renumberCollectives() {
+    std::map<int64_t, int> ids;
+    for (const auto& op : out_[0].ops) {
+      if (op.optype == "all_reduce_sum" || op.optype == "all_gather") {
+        ids.emplace(op.integer("collective"), static_cast<int>(ids.size()));
+      }
+    }
+    for (auto& g : out_) {
+      for (auto& op : g.ops) {
+        if (op.optype == "all_reduce_sum" || op.optype == "all_gather")
+          setParam(op, "collective", double(ids.at(op.integer("collective"))));
+      }
+    }
+  }
+
+  void report() {
+    SliceReport& r = result_.report;
+    for (std::size_t p = 0; p < parts_; ++p) {
+      uint64_t bytes = 0;
+      for (const auto& op : result_.parts[p].ops) {
+        if (op.optype != "create" || !op.boolean("from_file")) continue;
+        const std::string& name = op.outputs[0].name;
+        if (const ir::WeightTensor* w = result_.findWeight(p, name, weights_)) {
+          bytes += w->data.size();
+        } else {
+          const auto& info = result_.parts[p].tensors.at(name);
+          bytes += static_cast<uint64_t>(ir::elementCount(info.dims)) * ir::dtypeSize(info.dtype);
+        }
+      }
+      r.weightBytes.push_back(bytes);
+    }
+    for (const auto& op : result_.parts[0].ops) {
+      if (op.optype != "all_reduce_sum" && op.optype != "all_gather") continue;
+      const auto& info = result_.parts[0].tensors.at(op.outputs[0].name);
+      CollectiveTraffic c;
+      c.collective = static_cast<int>(op.integer("collective"));
+      c.optype = op.optype;
+      c.op = op.name;
+      c.tensor = collectiveTensors_.count(op.name) ? collectiveTensors_.at(op.name) : op.outputs[0].name;
+      c.bytes = static_cast<uint64_t>(ir::elementCount(info.dims)) * ir::dtypeSize(info.dtype);
+      if (op.optype == "all_gather") {
+        r.replicated.push_back("'" + c.tensor + "' is made whole (all_gather " + std::to_string(c.collective) +
+                               ") for the replicated ops that read it");
+      }
+      r.collectives.push_back(std::move(c));
+    }
+    for (const auto& [buffer, axis] : splitIo_) {
+      r.split.push_back("retained buffer '" + buffer + "': each part keeps its slice along axis " +
+                        std::to_string(axis));
+    }
+  }
+
+  const ir::Graph& graph_;
+  const std::size_t parts_;
+  const WeightLookup& weights_;
+  const SliceOptions& options_;
+  std::map<std::string, const ir::Op*> producers_;
+  std::set<std::string> tensorNames_, opNames_;
+  std::map<std::string, Value> values_;
+  std::map<std::string, Names> gathered_;
+  std::map<std::pair<std::string, int>, Names> splits_;
+  std::map<std::pair<std::string, int>, Names> rebased_;  // index tuples less each part's first head
+  std::map<std::string, std::string> collectiveTensors_;  // collective op -> the tensor it serves
+  std::map<std::string, int> wishes_, initial_, splitIo_;
+  std::vector<ir::Graph> out_;
+  int nextCollective_ = 0;
+  std::shared_ptr<std::list<std::vector<std::byte>>> storage_ = std::make_shared<std::list<std::vector<std::byte>>>();
+  SlicedNetwork result_;
+};
+
+}  // namespace
+
+uint64_t SliceReport::collectiveBytes() const {
+  uint64_t total = 0;
+  for (const auto& c : collectives) total += c.bytes;
+  return total;
+}
+
+std::string SliceReport::text() const {
+  std::ostringstream s;
+  for (const auto& line : split) s << "split: " << line << "\n";
+  for (const auto& line : replicated) s << "replicated: " << line << "\n";
+  for (std::size_t p = 0; p < weightBytes.size(); ++p) s << "part " << p << ": " << weightBytes[p] << " weight bytes\n";
+  for (const auto& c : collectives) {
+    s << "collective " << c.collective << ": " << c.optype << " '" << c.op << "' of '" << c.tensor << "', " << c.bytes
+      << " bytes per inference\n";
+  }
+  s << "collectives: " << collectiveBytes() << " bytes per inference\n";
+  return s.str();
+}
+
+const ir::WeightTensor* SlicedNetwork::findWeight(std::size_t part, std::string_view name,
+                                                  const WeightLookup& unsplit) const {
+  if (part < weights.size()) {
+    for (const auto& w : weights[part]) {
+      if (w.name == name) return &w;
+    }
+  }
+  return unsplit ? unsplit(name) : nullptr;
+}
+
+SlicedNetwork sliceTensors(const ir::Graph& graph, std::size_t parts, const WeightLookup& weights,
+                           const SliceOptions& options) {
+  if (parts == 0) throw std::invalid_argument("tensor slicing: parts must be at least 1");
+  ir::Graph inferred = graph;
+  ir::inferShapes(inferred);
+  // First walk: which retained caches the network writes by heads. Second: with them split.
+  Slicer probe(inferred, parts, weights, options, {});
+  probe.run();
+  const std::map<std::string, int> retainedSplits = probe.wishes();
+  Slicer slicer(inferred, parts, weights, options, retainedSplits);
+  slicer.rememberInitial(retainedSplits);
+  return slicer.run();
+}
+
+}  // namespace qaic::compiler::partition

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tensor slicing: one network split into N per-device graphs (the parts of a multi-device
+// program), Megatron-style. A MatMul/Gemm with a constant weight whose input is whole keeps
+// N/parts of the weight's columns on each part; one whose input arrives split along its
+// reduction axis keeps the matching rows and sums the parts' products (all_reduce_sum). Every
+// other op keeps a split operand split where its result can be computed slice by slice (element-
+// wise ops, reshapes to and from heads, transposes, softmax over another axis, batched matmuls
+// over the heads axis, a KV cache written with scatter_nd); the rest runs replicated, after an
+// all_gather of any split operand. So the attention heads and the MLP's hidden units divide
+// among the parts, and whatever cannot be divided stays correct, only replicated.
+//
+// A retained-state pair (input X, output X_RetainedState) whose cache is written by heads keeps
+// only its part's heads on each part: its io dims change on that axis.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/Graph.hpp"
+#include "ir/Weights.hpp"
+
+namespace qaic::compiler::partition {
+
+// The unsplit network's constants by name (a `create` op's dst with from_file=true).
+using WeightLookup = std::function<const ir::WeightTensor*(std::string_view name)>;
+
+struct SliceOptions {
+  // A weight smaller than this stays whole (its matmul replicated): moving a small product
+  // between devices costs more than computing it everywhere.
+  uint64_t minWeightBytes = 0;
+};
+
+struct CollectiveTraffic {
+  int collective = 0;
+  std::string optype;  // all_reduce_sum or all_gather
+  std::string op;      // its op's name in every part
+  std::string tensor;  // the unsplit network's tensor it makes whole
+  uint64_t bytes = 0;  // of its result, on each part, per inference
+};
+
+struct SliceReport {
+  std::vector<std::string> split;       // each weight divided: op, weight, dims per part
+  std::vector<std::string> replicated;  // what stayed whole where it might have been split, and why
+  std::vector<uint64_t> weightBytes;    // by part: the constant bytes its graph reads
+  std::vector<CollectiveTraffic> collectives;
+  uint64_t collectiveBytes() const;  // per inference on each part, over every collective
+  std::string text() const;          // the whole report, one line per entry
+};
+
+struct SlicedNetwork {
+  std::vector<ir::Graph> parts;  // shape-inferred, collectives numbered 0, 1, ... in graph order
+  // Part p's new constants (the weight slices) by the names its `create` ops give them,
+  // "<weight>.part<p>of<N>"; any other constant a part reads is the unsplit network's.
+  std::vector<std::vector<ir::WeightTensor>> weights;
+  SliceReport report;
+  std::shared_ptr<const void> storage;  // owns the slices' bytes
+
+  // Part `part`'s constant `name`: its slice, else the unsplit network's from `unsplit`.
+  const ir::WeightTensor* findWeight(std::size_t part, std::string_view name, const WeightLookup& unsplit) const;
+};
+
+// Splits `graph` (its shapes inferred or not) into `parts` graphs. Throws ir::IrError for a
+// graph that does not validate, and std::invalid_argument for parts == 0.
+SlicedNetwork sliceTensors(const ir::Graph& graph, std::size_t parts, const WeightLookup& weights,
+                           const SliceOptions& options = {});
+
+}  // namespace qaic::compiler::partition
