@@ -26,10 +26,10 @@ TEST(CompilePassList, ModelPassesInOrder) {
 
 TEST(CompilePassList, CompilePassesInOrder) {
   EXPECT_EQ(namesOf(compilePasses()),
-            "specialization-config custom-io-list load-specializations default-specialization "
+            "partition-config specialization-config custom-io-list load-specializations default-specialization "
             "retained-state pack-constants io-layout specialization-payloads constant-table "
             "program "
-            "write-container");
+            "write-container dump-partition-config");
 }
 
 }  // namespace
