@@ -124,8 +124,9 @@ Device status:
                          DDR Frequency(Mhz), Device Capabilities, P2P Peers (the QIDs of the
                          cards it reaches peer to peer, or none; on qaic-emu), Max/Current Link
                          Speed and Width, Board serial, SoC temperature(degree C), Board
-                         power(Watts), TDP Cap(Watts), ...; a partition's block adds Parent QID, Owner UID, Owner
-                         GID, Mode, Holder PID, Label, and Holder when qaicd runs
+                         power(Watts), TDP Cap(Watts), ...; a partition's block adds Parent
+                         QID, Owner UID, Owner GID, Mode, Holder PID, Label, and Holder when
+                         qaicd runs
   -d, --device <id>      only this device or partition; repeat for several (implies -q); also
                          --aic-device-id. A missing one prints "Failed to find requested device
                          ID <id>"
