@@ -4,6 +4,8 @@
 #include <grp.h>
 #include <pwd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -146,6 +148,7 @@ DeviceConfig parseDevice(const Reader& r, const json& obj, const std::string& pa
       if (c.key().empty() || c.key().find_first_of(" \t\n+-") != std::string::npos)
         r.fail(p + "capabilities." + c.key(), "a capability name is one word without + or -");
       d.capabilities.emplace_back(c.key(), c->get<bool>());
+      d.mdpConfigured = d.mdpConfigured || c.key() == "MDP";
     }
   }
   d.maxLinkSpeed = r.stringField(obj, "max_link_speed", p, d.maxLinkSpeed);
@@ -211,7 +214,8 @@ EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
     throw ConfigError(std::string(source) + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) r.fail("(top level)", "expected an object");
-  r.onlyKeys(root, {"devices", "nodes", "semaphore_timeout_ms", "compute_threads", "module_parameters"}, "");
+  r.onlyKeys(root, {"devices", "nodes", "semaphore_timeout_ms", "compute_threads", "module_parameters", "p2p_groups"},
+             "");
   EmuConfig cfg;
   if (auto it = root.find("devices"); it != root.end()) {
     if (!it->is_array() || it->empty() || it->size() > 64)
@@ -244,7 +248,96 @@ EmuConfig parseConfig(std::string_view jsonText, std::string_view source) {
       r.unsignedField(root, "semaphore_timeout_ms", "", 1, 3600000, cfg.semaphoreTimeoutMs));
   if (auto it = root.find("module_parameters"); it != root.end()) cfg.moduleParameters = parseModuleParameters(r, *it);
   cfg.computeThreads = static_cast<uint32_t>(r.unsignedField(root, "compute_threads", "", 0, 256, cfg.computeThreads));
+  if (auto it = root.find("p2p_groups"); it != root.end()) {
+    if (!it->is_array()) r.fail("p2p_groups", "expected an array of arrays of device indices");
+    P2pGroups groups;
+    for (std::size_t g = 0; g < it->size(); ++g) {
+      const std::string path = "p2p_groups[" + std::to_string(g) + "]";
+      const json& group = (*it)[g];
+      if (!group.is_array() || group.empty()) r.fail(path, "expected a non-empty array of device indices");
+      groups.emplace_back();
+      for (std::size_t i = 0; i < group.size(); ++i) {
+        if (!group[i].is_number_unsigned() || group[i].get<uint64_t>() > 63)
+          r.fail(path + "[" + std::to_string(i) + "]", "expected a device index, 0 to 63");
+        groups.back().push_back(group[i].get<uint32_t>());
+      }
+    }
+    cfg.p2pGroups = std::move(groups);
+  }
+  // Checked against the devices when the file lists them; else --devices or the default count
+  // decides, and the emulator resolves the groups when it starts.
+  if (root.contains("devices")) resolveP2pGroups(cfg, source);
   return cfg;
+}
+
+void resolveP2pGroups(EmuConfig& config, std::string_view source, std::string_view field) {
+  const auto count = static_cast<uint32_t>(config.devices.size());
+  P2pGroups groups;
+  if (config.p2pGroups) {
+    groups = *config.p2pGroups;
+  } else {
+    groups.emplace_back();
+    for (uint32_t d = 0; d < count; ++d) groups.back().push_back(d);
+  }
+  const std::string where = std::string(source) + ": " + std::string(field);
+  std::vector<std::optional<std::size_t>> groupOf(count);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (std::size_t i = 0; i < groups[g].size(); ++i) {
+      const uint32_t d = groups[g][i];
+      const std::string at = where + "[" + std::to_string(g) + "][" + std::to_string(i) + "]";
+      if (d >= count)
+        throw ConfigError(at + ": device " + std::to_string(d) + " is out of range (the emulator has " +
+                          std::to_string(count) +
+                          (count == 1 ? " device, 0)" : " devices, 0 to " + std::to_string(count - 1) + ")"));
+      if (groupOf[d])
+        throw ConfigError(at + ": device " + std::to_string(d) +
+                          (*groupOf[d] == g ? " is listed twice in the group"
+                                            : " is already in group " + std::to_string(*groupOf[d])));
+      groupOf[d] = g;
+    }
+  }
+  for (uint32_t d = 0; d < count; ++d) {
+    DeviceConfig& device = config.devices[d];
+    device.p2pPeers.clear();
+    if (groupOf[d])
+      for (uint32_t peer : groups[*groupOf[d]])
+        if (peer != d) device.p2pPeers.push_back(peer);
+    std::sort(device.p2pPeers.begin(), device.p2pPeers.end());
+    if (device.mdpConfigured) continue;
+    const bool linked = !device.p2pPeers.empty();
+    bool found = false;
+    for (auto& [name, supported] : device.capabilities)
+      if (name == "MDP") supported = linked, found = true;
+    if (!found && linked) device.capabilities.emplace_back("MDP", true);
+  }
+}
+
+P2pGroups parseP2pGroupsOption(std::string_view text) {
+  const auto fail = [&](const std::string& what) -> ConfigError {
+    return ConfigError("--p2p-groups '" + std::string(text) + "': " + what);
+  };
+  P2pGroups groups;
+  if (text == "none") return groups;
+  if (text.empty()) throw fail("expected groups such as 0,1:2,3, or none");
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(':', start), text.size());
+    const std::string_view group = text.substr(start, end - start);
+    groups.emplace_back();
+    std::size_t at = 0;
+    while (at <= group.size()) {
+      const std::size_t comma = std::min(group.find(',', at), group.size());
+      const std::string_view index = group.substr(at, comma - at);
+      uint32_t value = 0;
+      const auto [ptr, ec] = std::from_chars(index.data(), index.data() + index.size(), value);
+      if (index.empty() || ec != std::errc() || ptr != index.data() + index.size() || value > 63)
+        throw fail("'" + std::string(index) + "' is not a device index, 0 to 63");
+      groups.back().push_back(value);
+      at = comma + 1;
+    }
+    start = end + 1;
+  }
+  return groups;
 }
 
 DeviceConfig completeIdentity(DeviceConfig d, uint32_t index) {

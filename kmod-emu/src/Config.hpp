@@ -46,9 +46,14 @@ struct DeviceConfig {
   std::string fwImageVariant = "AIC100.REL";
   std::string nspQcImageVersion;  // default QNSP.AIC.<fw_version>
   std::string nspImageVariant = "aic100.nsp.prodQ";
-  // Device Capabilities, in order: name -> supported. The emulator runs no multi-device network,
-  // so HybridBoot and MDP (multi-device partitioning) are off.
+  // Device Capabilities, in order: name -> supported. HybridBoot is off. MDP (multi-device
+  // partitioning) says the card has peer-to-peer links to other cards that a multi-device program
+  // could use: resolveP2pGroups sets it for a device in a p2p group of 2 or more (no program is
+  // split over cards yet), unless `capabilities` in the configuration names MDP itself.
   std::vector<std::pair<std::string, bool>> capabilities{{"HybridBoot", false}, {"MDP", false}, {"ECC", true}};
+  bool mdpConfigured = false;  // the configuration's capabilities named MDP: kept as written
+  // The other devices of its p2p group (indices, ascending); filled in by resolveP2pGroups.
+  std::vector<uint32_t> p2pPeers;
   std::string maxLinkSpeed = "16.0 GT/s PCIe";  // the PCI function's max_link_speed (Gen4)
   uint32_t maxLinkWidth = 8;
   std::string currentLinkSpeed = "16.0 GT/s PCIe";
@@ -72,8 +77,13 @@ struct NodePolicy {
   std::optional<gid_t> gid;
 };
 
+// Cards that reach each other's memory peer to peer (behind one PCIe switch): lists of device
+// indices, no device in two groups. Unset: every device of the emulator in one group.
+using P2pGroups = std::vector<std::vector<uint32_t>>;
+
 struct EmuConfig {
   std::vector<DeviceConfig> devices{DeviceConfig{}};
+  std::optional<P2pGroups> p2pGroups;  // "p2p_groups" or --p2p-groups
   NodePolicy nodes;
   uint32_t semaphoreTimeoutMs = 10000;     // longest a semaphore WAIT element blocks a channel
   uint32_t computeThreads = 0;             // host threads all NSPs compute on at once; 0: the host's cores
@@ -83,6 +93,15 @@ struct EmuConfig {
 
 // Parses the JSON text; `source` names the file in messages. Throws ConfigError naming the field.
 EmuConfig parseConfig(std::string_view jsonText, std::string_view source);
+
+// Checks the groups against the devices (an index out of range, a device in two groups or twice
+// in one; `field` names them in messages, "p2p_groups" or "--p2p-groups") and gives each device
+// its peers and MDP capability. Run once the device count is final (after --devices).
+void resolveP2pGroups(EmuConfig& config, std::string_view source, std::string_view field = "p2p_groups");
+
+// --p2p-groups' text: groups separated by ':', indices by ',' ("0,1:2,3"); "none": every device
+// alone. Throws ConfigError naming the option.
+P2pGroups parseP2pGroupsOption(std::string_view text);
 
 // Fills the identity strings a device's configuration left empty: serials from its index,
 // image versions from fw_version.

@@ -199,6 +199,7 @@ const std::vector<std::string> Device::kIdentityAttributes = {
     sysfs::kEmuNspQcImageVersion,
     sysfs::kEmuNspImageVariant,
     sysfs::kEmuDeviceCapabilities,
+    sysfs::kEmuP2pPeers,
     sysfs::kEmuDdrFrequencyMhz,
     sysfs::kMaxLinkSpeed,
     sysfs::kMaxLinkWidth,
@@ -226,6 +227,11 @@ std::optional<std::string> Device::readIdentityAttribute(const std::string& name
     std::string text;
     for (const auto& [capability, supported] : c.capabilities)
       text += (text.empty() ? "" : " ") + capability + (supported ? "+" : "-");
+    return line(text);
+  }
+  if (name == sysfs::kEmuP2pPeers) {
+    std::string text;
+    for (uint32_t peer : c.p2pPeers) text += (text.empty() ? "" : " ") + std::to_string(peer);
     return line(text);
   }
   if (name == sysfs::kEmuDdrFrequencyMhz) return line(std::to_string(c.ddrFrequencyMhz));

@@ -38,6 +38,8 @@ Emulator::Emulator(EmuConfig config, ProgramLoader loader)
       nextMmapOffset_(driver::kFirstMmapOffset),
       nextPartitionId_(driver::kFirstPartitionId) {
   policy_ = resolveNodePolicy(config_.nodes);
+  // qaic-emu resolved them already; an emulator built in-process (tests) gets its peers here.
+  resolveP2pGroups(config_, "emulator configuration");
   try {
     shm_ = ShmDirectory::create();
   } catch (const std::exception& e) {
@@ -118,7 +120,13 @@ int Emulator::writeAttribute(const TreeNode& node, const std::string& text) {
     while (!word.empty() && (word.back() == '\n' || word.back() == ' ')) word.pop_back();
     if (word != "1") return EINVAL;
     if (deviceCount() >= kMaxDevices) return ENOSPC;
-    addDevice(config_.devices.empty() ? DeviceConfig{} : config_.devices.front());
+    DeviceConfig added = config_.devices.empty() ? DeviceConfig{} : config_.devices.front();
+    // A card plugged in later is behind no switch the others share: it has no peers.
+    added.p2pPeers.clear();
+    if (!added.mdpConfigured)
+      for (auto& [name, supported] : added.capabilities)
+        if (name == "MDP") supported = false;
+    addDevice(added);
     return 0;
   }
   return EACCES;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ constexpr const char* kUsage =
     "  --devices N    N copies of the configuration's first device\n"
     "  --ddr-mb N     every device's memory (DDR) in MiB, 1 to 1048576, instead of the\n"
     "                 configuration's ddr_mb (default 16384, the card's 16 GiB)\n"
+    "  --p2p-groups G the cards linked peer to peer, instead of the configuration's p2p_groups:\n"
+    "                 groups separated by ':', device indices by ',' (0,1:2,3); none: no links;\n"
+    "                 default: every device in one group\n"
     "  --daemon       detach; exit 0 once the tree is visible\n"
     "  --foreground   stay attached (the default)\n"
     "  -v, --verbose  log control-plane events\n"
@@ -68,7 +72,8 @@ struct Options {
   std::string root;
   std::string config;
   int devices = 0;
-  uint64_t ddrMb = 0;  // 0: each device's configured ddr_mb
+  uint64_t ddrMb = 0;                  // 0: each device's configured ddr_mb
+  std::optional<P2pGroups> p2pGroups;  // --p2p-groups, instead of the configuration's
   bool daemon = false;
   bool passthrough = true;
   bool inNamespace = false;
@@ -113,6 +118,14 @@ int run(const Options& opt, int readyFd) {
     return 2;
   }
   if (opt.devices > 0) config.devices.assign(static_cast<std::size_t>(opt.devices), config.devices.front());
+  if (opt.p2pGroups) config.p2pGroups = opt.p2pGroups;
+  try {
+    const std::string source = opt.p2pGroups || opt.config.empty() ? std::string("qaic-emu") : opt.config;
+    resolveP2pGroups(config, source, opt.p2pGroups ? "--p2p-groups" : "p2p_groups");
+  } catch (const ConfigError& e) {
+    logError(e.what());
+    return 2;
+  }
   if (opt.ddrMb > 0)
     for (auto& device : config.devices) device.ddrMb = opt.ddrMb;
   config.passthrough = opt.passthrough;
@@ -222,6 +235,14 @@ int main(int argc, char** argv) {
       if (!v || *v == '-' || *end != '\0' || mb < 1 || mb > (1u << 20))
         return usageError("--ddr-mb needs a size in MiB from 1 to 1048576");
       opt.ddrMb = mb;
+    } else if (a == "--p2p-groups") {
+      const char* v = value("--p2p-groups");
+      if (!v) return usageError("--p2p-groups needs groups such as 0,1:2,3, or none");
+      try {
+        opt.p2pGroups = parseP2pGroupsOption(v);
+      } catch (const ConfigError& e) {
+        return usageError(e.what());
+      }
     } else if (a == "--daemon") {
       opt.daemon = true;
     } else if (a == "--foreground") {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -43,6 +44,29 @@ bool parseAttributeU64(const std::string& text, uint64_t& value) {
   if (digits.empty()) return false;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
   return ec == std::errc() && end == digits.data() + digits.size();
+}
+
+std::optional<std::vector<uint32_t>> parseP2pPeers(std::string_view text) {
+  std::vector<uint32_t> peers;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    if (text[at] == ' ') {
+      ++at;
+      continue;
+    }
+    uint32_t peer = 0;
+    const auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), peer);
+    if (ec != std::errc() || (end != text.data() + text.size() && *end != ' ')) return std::nullopt;
+    peers.push_back(peer);
+    at = static_cast<std::size_t>(end - text.data());
+  }
+  return peers;
+}
+
+std::optional<std::vector<uint32_t>> readP2pPeers(const SysfsDevice& device) {
+  auto text = device.read(sysfs::kEmuP2pPeers);
+  if (!text) return std::nullopt;
+  return parseP2pPeers(*text);
 }
 
 Result<uint64_t> SysfsDevice::readU64(const std::string& name) const {

@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/Result.hpp"
 #include "driver/DeviceRoot.hpp"
@@ -36,5 +39,10 @@ class SysfsDevice {
 
 // Parses an attribute's text as SysfsDevice::readU64 does.
 bool parseAttributeU64(const std::string& text, uint64_t& value);
+
+// The device's peer-to-peer peers (qaic-emu/p2p_peers: QIDs separated by spaces, maybe none);
+// nullopt when the device publishes no topology (a real driver) or the text is malformed.
+std::optional<std::vector<uint32_t>> readP2pPeers(const SysfsDevice& device);
+std::optional<std::vector<uint32_t>> parseP2pPeers(std::string_view text);
 
 }  // namespace qaic::driver

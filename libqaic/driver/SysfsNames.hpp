@@ -92,6 +92,9 @@ inline constexpr const char* kEmuNspQcImageVersion = "qaic-emu/nsp_qc_image_vers
 inline constexpr const char* kEmuNspImageVariant = "qaic-emu/nsp_image_variant";
 inline constexpr const char* kEmuDeviceCapabilities = "qaic-emu/device_capabilities";
 inline constexpr const char* kEmuDdrFrequencyMhz = "qaic-emu/ddr_frequency_mhz";
+// The cards this one reaches peer to peer (the emulator's p2p_groups): their QIDs, ascending,
+// separated by spaces; an empty line when it has none. Mainline's driver publishes no topology.
+inline constexpr const char* kEmuP2pPeers = "qaic-emu/p2p_peers";
 // Fault injection (writable by the emulator's user).
 inline constexpr const char* kFaultNspHang = "qaic-emu/fault/nsp_hang";
 inline constexpr const char* kFaultDmaFail = "qaic-emu/fault/dma_fail";

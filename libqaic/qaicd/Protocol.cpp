@@ -249,12 +249,14 @@ json toJson(const DeviceInfo& d) {
   json usage = json::array();
   for (const auto& u : d.partitionUsage)
     usage.push_back(json{{"id", u.id}, {"total", toJson(u.total)}, {"free", toJson(u.free)}});
-  return json{{"id", d.id},
-              {"status", d.status},
-              {"total", toJson(d.total)},
-              {"free", toJson(d.free)},
-              {"partitions", d.partitions},
-              {"partition_usage", usage}};
+  json out{{"id", d.id},
+           {"status", d.status},
+           {"total", toJson(d.total)},
+           {"free", toJson(d.free)},
+           {"partitions", d.partitions},
+           {"partition_usage", usage}};
+  if (d.p2pPeers) out["p2p_peers"] = *d.p2pPeers;
+  return out;
 }
 
 json toJson(const PartitionInfo& p) {
@@ -340,6 +342,14 @@ std::optional<DeviceInfo> deviceFromJson(const json& j) {
       entry.total = *ut;
       entry.free = *uf;
       d.partitionUsage.push_back(entry);
+    }
+  }
+  if (auto peers = j.find("p2p_peers"); peers != j.end()) {
+    if (!peers->is_array()) return std::nullopt;
+    d.p2pPeers.emplace();
+    for (const auto& p : *peers) {
+      if (!p.is_number_unsigned() || p.get<uint64_t>() > std::numeric_limits<uint32_t>::max()) return std::nullopt;
+      d.p2pPeers->push_back(p.get<uint32_t>());
     }
   }
   return d;

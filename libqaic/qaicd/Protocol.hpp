@@ -98,6 +98,9 @@ struct DeviceInfo {
   std::vector<uint32_t> partitions;
   // The partitions of `partitions` whose node answered (absent from older daemons' answers).
   std::vector<PartitionUsage> partitionUsage;
+  // The devices it reaches peer to peer (the emulator's qaic-emu/p2p_peers), ascending; absent
+  // when the device publishes no topology, and from older daemons' answers.
+  std::optional<std::vector<uint32_t>> p2pPeers;
 };
 struct PartitionInfo {
   uint32_t id = 0;

@@ -588,6 +588,7 @@ void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> do
   struct Figures {
     Result<driver::DeviceStatusResponse> device = SysError{ETIMEDOUT, "waiting"};
     std::vector<PartitionUsage> partitions;
+    std::optional<std::vector<uint32_t>> p2pPeers;
   };
   struct Gather {
     std::map<uint32_t, Figures> reports;
@@ -619,6 +620,7 @@ void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> do
       for (const auto& usage : figures.partitions)
         if (std::find(d.partitions.begin(), d.partitions.end(), usage.id) != d.partitions.end())
           d.partitionUsage.push_back(usage);
+      d.p2pPeers = figures.p2pPeers;
       out.push_back(std::move(d));
     }
     gather->done(std::move(out));
@@ -640,13 +642,15 @@ void DeviceRegistry::deviceInfos(std::function<void(std::vector<DeviceInfo>)> do
       if (p.device == index) partitionIds.push_back(id);
     call<Figures>(
         index, deadline,
-        [root = root_, partitionIds](const driver::DeviceNode* node, const std::string& whyNot) -> Figures {
+        [root = root_, index, partitionIds](const driver::DeviceNode* node, const std::string& whyNot) -> Figures {
           Figures figures;
           if (node == nullptr) {
             figures.device = SysError{ETIMEDOUT, whyNot};
             return figures;
           }
           figures.device = driver::queryDeviceStatus(*node);
+          // On this thread: a sysfs read goes to the same server as the device's calls.
+          figures.p2pPeers = driver::readP2pPeers(driver::SysfsDevice(root, index));
           // A partition's node answers for the partition; one that cannot be read now (removed
           // meanwhile) is left out of the listing's figures.
           for (uint32_t id : partitionIds) {

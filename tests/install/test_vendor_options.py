@@ -82,7 +82,8 @@ def test_query_prints_the_fields_scripts_read_from_the_configuration(emulator, w
     assert float(d0["SoC temperature(degree C)"]) > 0 and float(d0["Board power(Watts)"]) > 0
     # Defaults differ per device, as two cards' serials do.
     assert d1["Board serial"] != d0["Board serial"] and d1["HW Serial"] != d0["HW Serial"]
-    assert d1["Device Capabilities"] == "HybridBoot- MDP- ECC+" and d1["TDP Cap(Watts)"] == "75.00"
+    # Two cards are peers by default (p2p_groups), so the second reports MDP+.
+    assert d1["Device Capabilities"] == "HybridBoot- MDP+ ECC+" and d1["TDP Cap(Watts)"] == "75.00"
     # The same, as the files the tool read: the emulator's identity under qaic-emu/, the PCI
     # function's attributes under device/ (docs/emulator.md).
     sys = emu.root / "sys/class/accel/accel0"

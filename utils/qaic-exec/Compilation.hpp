@@ -22,6 +22,7 @@
 #include "CustomIo.hpp"
 #include "ExecOptions.hpp"
 #include "ModelLoader.hpp"
+#include "PartitionConfig.hpp"
 #include "RetainedState.hpp"
 #include "SpecializationConfig.hpp"
 #include "container/QpcModel.hpp"
@@ -33,6 +34,9 @@ struct Compilation {
   explicit Compilation(const ExecOptions& execOptions) : options(execOptions) {}
 
   const ExecOptions& options;
+
+  // partition-config: the devices the compile is for (dump-partition-config writes it).
+  PartitionConfig partitionConfig;
 
   // specialization-config, custom-io-list: the side files, read once.
   std::vector<Specialization> specializations;  // empty without -network-specialization-config

@@ -20,8 +20,9 @@ constexpr ModelPass kModelPasses[] = {
     {"specialization-io", specializationIoPass},
 };
 
-// compile(), in order: the side files, the networks, then the container piece by piece.
+// compile(), in order: the partition config, the side files, the networks, then the container piece by piece.
 constexpr CompilePass kCompilePasses[] = {
+    {"partition-config", partitionConfigPass},
     {"specialization-config", specializationConfigPass},
     {"custom-io-list", customIoListPass},
     {"load-specializations", [](Compilation& c) { loadSpecializationsPass(c, kModelPasses); }},
@@ -34,6 +35,7 @@ constexpr CompilePass kCompilePasses[] = {
     {"constant-table", constantTablePass},
     {"program", programPass},
     {"write-container", writeContainerPass},
+    {"dump-partition-config", dumpPartitionConfigPass},
 };
 
 }  // namespace

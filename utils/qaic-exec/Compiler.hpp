@@ -21,6 +21,7 @@ struct CompileSummary {
   uint64_t constantBytes = 0;
   uint64_t ioRegionSize = 0;
   uint64_t fileBytes = 0;
+  std::size_t partitionDevices = 0;  // devices of the partition config (the program runs on one)
 };
 
 // Throws CompileError, ir::IrError, onnx::ImportError or container::QpcFormatError; on any

@@ -43,7 +43,6 @@ constexpr CompatibilityOption kCompatibilityOptions[] = {
     {"-aic-pmu-recipe", "<recipe>", "PMU counter recipe"},
     {"-aic-num-of-instances", "<n>", "instances for the compiler's own test run (qaic-exec never runs)"},
     {"-num-iter", "<n>", "iterations of the compiler's own test run"},
-    {"-mdp-load-partition-config", "<file>", "a network split over several devices (one device runs it whole here)"},
     {"-vtcm-working-set-limit-ratio", "<r>", "on-chip memory budget (a hardware tiling choice)"},
     {"-allocator-dealloc-delay", "<n>", "on-chip buffer reuse distance (a hardware tiling choice)"},
     {"-aic-enable-depth-first-search", nullptr, "depth-first scheduling (as -aic-enable-depth-first)"},
@@ -135,6 +134,15 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     } else if (name == "-custom-IO-list-file") {
       requireValue();
       options.customIoListFile = value;
+    } else if (name == "-mdp-load-partition-config") {
+      requireValue();
+      options.partitionConfig = value;
+    } else if (name == "-mdp-dump-partition-config") {
+      requireValue();
+      options.dumpPartitionConfig = value;
+    } else if (name == "-mdp-pipeline-stages") {
+      requireValue();
+      options.pipelineStages = static_cast<uint32_t>(parseInteger(name, value, 1, 64));
     } else if (name == "-onnx-define-symbol") {
       requireValue();
       const auto comma = value.find(',');
@@ -152,6 +160,8 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
       throw UsageError("unknown option '" + arg + "' (see --help)");
     }
   }
+  if (!options.partitionConfig.empty() && options.pipelineStages != 0)
+    throw UsageError("options -mdp-load-partition-config and -mdp-pipeline-stages both give the devices; use one");
   const bool listOnly = !options.operatorsSupportedFile.empty() && options.model.empty() && options.binaryDir.empty();
   if (!options.help && !options.version && !listOnly) {
     if (options.model.empty()) throw UsageError("missing -m=<model> (see --help)");
@@ -201,6 +211,18 @@ Options:
                              "  Precision: float16"): each listed float buffer is given to the user
                              in that precision, cast from / to float at the network's boundary
                              (efficient-transformers keeps a decoder's KV cache in float16 so)
+  -mdp-load-partition-config=<file>
+                             the vendor's multi-device partition config (JSON, one partition;
+                             docs/formats/partition-config.md): read and checked, every error
+                             naming the field. The network is not yet split over its devices:
+                             the program is still compiled for, and runs on, one device
+  -mdp-pipeline-stages=<n>   a config of n devices (1..64), each with -aic-num-cores NSPs, all
+                             linked p2p, for -mdp-dump-partition-config (not with
+                             -mdp-load-partition-config); the program still runs on one device
+  -mdp-dump-partition-config=<file>
+                             write the partition config used: the loaded one, the one of
+                             -mdp-pipeline-stages, else one device with -aic-num-cores NSPs;
+                             written after programqpc.bin, only when the compile succeeds
   -operators-supported=<file>
                              write the ONNX operators the importer supports to <file>, one per
                              line; alone, or before compiling when -m is given too

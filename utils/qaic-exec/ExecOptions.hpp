@@ -30,6 +30,9 @@ struct ExecOptions {
   bool retainedState = false;                  // -retained-state[=true|false]
   std::string specializationConfig;            // -network-specialization-config=FILE
   std::string customIoListFile;                // -custom-IO-list-file=FILE
+  std::string partitionConfig;                 // -mdp-load-partition-config=FILE
+  std::string dumpPartitionConfig;             // -mdp-dump-partition-config=FILE
+  uint32_t pipelineStages = 0;                 // -mdp-pipeline-stages=N (0: not given)
   std::vector<std::string> ignored;            // compatibility options without meaning on the emulator
   bool help = false;                           // -h | --help
   bool version = false;                        // --version

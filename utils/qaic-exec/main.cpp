@@ -84,6 +84,9 @@ int main(int argc, char** argv) {
               << " bytes), io region " << s.ioRegionSize << " bytes, " << s.fileBytes << " bytes";
     if (s.retained > 0) std::cout << ", " << s.retained << " retained-state pairs";
     if (s.specializations > 0) std::cout << ", " << s.specializations << " specializations";
+    if (s.partitionDevices > 1)
+      std::cout << ", partition config of " << s.partitionDevices
+                << " devices (not split yet: the program runs on one device)";
     std::cout << '\n';
     return 0;
   } catch (const compiler::UsageError& e) {

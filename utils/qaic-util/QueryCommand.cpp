@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "base/AtomicFile.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "driver/DeviceRoot.hpp"
+#include "driver/SysfsDevice.hpp"
 
 namespace qaic::util {
 namespace {
@@ -58,6 +60,14 @@ std::string fixed2(double value) {
 }
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
+
+// The cards a device reaches peer to peer, from its sysfs (the emulator's qaic-emu/p2p_peers);
+// nullopt where the device publishes no topology, as a real card's driver.
+std::optional<std::vector<uint32_t>> p2pPeersOf(rt::QID id) {
+  return driver::readP2pPeers(driver::SysfsDevice(driver::DeviceRoot::fromEnvironment(), id));
+}
+
+constexpr const char* kP2pPeersLabel = "P2P Peers";
 
 // The -q lines of one device, in the vendor tool's order and spelling; filters match on them.
 // Identity and telemetry lines appear where the kernel (or qaic-emu) has the attribute.
@@ -98,6 +108,11 @@ Fields queryFields(const rt::QDevInfo& s, const LeaseMap& leases) {
   addIf("DDR Frequency(Mhz)", s.ddrFrequencyMhz);
   add("Sku Type", s.sku);
   addIf("Device Capabilities", s.deviceCapabilities);
+  if (auto peers = p2pPeersOf(s.id)) {
+    std::string text;
+    for (uint32_t peer : *peers) text += (text.empty() ? "" : " ") + std::to_string(peer);
+    add(kP2pPeersLabel, text.empty() ? "none" : text);
+  }
   addIf("Max Link Speed", s.maxLinkSpeed);
   if (!s.maxLinkWidth.empty()) add("Max Link Width", "x" + s.maxLinkWidth);
   addIf("Current Link Speed", s.currentLinkSpeed);
@@ -163,6 +178,7 @@ std::vector<std::string> knownFields() {
   qaicd::PartitionInfo lease;
   std::vector<std::string> names;
   for (const auto& [label, value] : queryFields(full, LeaseMap{{0, lease}})) names.push_back(label);
+  if (std::find(names.begin(), names.end(), kP2pPeersLabel) == names.end()) names.push_back(kP2pPeersLabel);
   return names;
 }
 
@@ -203,6 +219,7 @@ nlohmann::json toJson(const rt::QDevInfo& s, const LeaseMap& leases) {
   optionalText("nsp_qc_image_version", s.nspQcImageVersion);
   optionalText("nsp_image_variant", s.nspImageVariant);
   optionalText("device_capabilities", s.deviceCapabilities);
+  if (auto peers = p2pPeersOf(s.id)) j["p2p_peers"] = *peers;
   optionalText("ddr_frequency_mhz", s.ddrFrequencyMhz);
   optionalText("max_link_speed", s.maxLinkSpeed);
   optionalText("max_link_width", s.maxLinkWidth);

@@ -121,10 +121,12 @@ Device status:
   -q, --query            print every device's and partition's status, resources, versions and
                          telemetry, one "Label:value" line each: QID 0, Status:Ready, HW Serial,
                          FW QC_IMAGE_VERSION, FW OEM_IMAGE_VERSION, FW IMAGE_VARIANT, Nsp Free,
-                         DDR Frequency(Mhz), Device Capabilities, Max/Current Link Speed and Width,
-                         Board serial, SoC temperature(degree C), Board power(Watts), TDP
-                         Cap(Watts), ...; a partition's block adds Parent QID, Owner UID, Owner
-                         GID, Mode, Holder PID, Label, and Holder when qaicd runs
+                         DDR Frequency(Mhz), Device Capabilities, P2P Peers (the QIDs of the
+                         cards it reaches peer to peer, or none; on qaic-emu), Max/Current Link
+                         Speed and Width, Board serial, SoC temperature(degree C), Board
+                         power(Watts), TDP Cap(Watts), ...; a partition's block adds Parent
+                         QID, Owner UID, Owner GID, Mode, Holder PID, Label, and Holder when
+                         qaicd runs
   -d, --device <id>      only this device or partition; repeat for several (implies -q); also
                          --aic-device-id. A missing one prints "Failed to find requested device
                          ID <id>"

@@ -90,9 +90,11 @@ Inventory offerInventory(Inventory base, const std::vector<std::string>& profile
 
   for (const OfferedDevice& d : devices) {
     if (inventory.emulated) inventory.shmDirs[d.index] = d.shmDir;
+    uint32_t group = d.index;
+    for (uint32_t peer : d.p2pPeers) group = std::min(group, peer);
     auto profile = byProfile.find(d.profile);
     if (profile == byProfile.end()) {
-      whole.units.push_back(Unit{d.id, d.healthy, d.numaNode, d.index, d.index});
+      whole.units.push_back(Unit{d.id, d.healthy, d.numaNode, d.index, d.index, group});
       continue;
     }
     // Every slot is listed, so its ID stays known while its partition is away (a reset ends
@@ -102,7 +104,7 @@ Inventory offerInventory(Inventory base, const std::vector<std::string>& profile
       std::optional<uint32_t> node;
       if (it != partitionOf.end()) node = it->second;
       profile->second.units.push_back(Unit{d.id + "-" + d.profile + "-" + std::to_string(slot),
-                                           d.healthy && node.has_value(), d.numaNode, d.index, node});
+                                           d.healthy && node.has_value(), d.numaNode, d.index, node, group});
     }
   }
   inventory.resources.push_back(std::move(whole));
@@ -207,8 +209,11 @@ std::variant<std::vector<std::string>, Refusal> preferredAllocation(const Resour
 
   // What is left to choose from, per device, in the inventory's (stable) order.
   std::map<uint32_t, std::vector<const Unit*>> free;
-  for (const Unit& u : resource.units)
+  std::map<uint32_t, uint32_t> groupOf;  // device -> its p2p group
+  for (const Unit& u : resource.units) {
+    groupOf[u.device] = u.p2pGroup;
     if (offered.count(u.id) != 0 && taken.count(u.id) == 0) free[u.device].push_back(&u);
+  }
   auto takeFrom = [&](uint32_t device, uint64_t count) {
     auto& units = free[device];
     const uint64_t n = std::min<uint64_t>(count, units.size());
@@ -216,6 +221,35 @@ std::variant<std::vector<std::string>, Refusal> preferredAllocation(const Resour
     units.erase(units.begin(), units.begin() + static_cast<std::ptrdiff_t>(n));
   };
   auto remaining = [&] { return static_cast<uint64_t>(size) - chosen.size(); };
+  auto onChosenNuma = [&](const Unit* unit) { return unit->numaNode && numaChosen.count(*unit->numaNode) != 0; };
+
+  // Takes `count` units from the devices of `group`, on as few devices as possible.
+  auto packWithin = [&](uint32_t group, uint64_t count) {
+    const std::size_t goal = chosen.size() + count;
+    while (chosen.size() < goal) {
+      const uint64_t need = goal - chosen.size();
+      std::optional<uint32_t> fit, largest;
+      uint64_t fitSize = 0, largestSize = 0;
+      // Two passes: devices on a NUMA node already chosen, then any.
+      for (int pass = 0; pass < 2 && !fit && !largest; ++pass) {
+        for (const auto& [device, units] : free) {
+          if (units.empty() || groupOf[device] != group) continue;
+          if (pass == 0 && !numaChosen.empty() && !onChosenNuma(units.front())) continue;
+          const uint64_t n = units.size();
+          if (n >= need && (!fit || n < fitSize)) fit = device, fitSize = n;
+          if (!largest || n > largestSize) largest = device, largestSize = n;
+        }
+      }
+      if (!fit && !largest) return;  // cannot happen: count <= the group's free units
+      takeFrom(fit ? *fit : *largest, need);
+    }
+  };
+  auto freeIn = [&](uint32_t group) {
+    uint64_t n = 0;
+    for (const auto& [device, units] : free)
+      if (groupOf[device] == group) n += units.size();
+    return n;
+  };
 
   // Devices the must-include units already use come first, the most used first.
   std::vector<std::pair<int, uint32_t>> used;
@@ -224,23 +258,37 @@ std::variant<std::vector<std::string>, Refusal> preferredAllocation(const Resour
   for (const auto& [negCount, device] : used)
     if (remaining() > 0) takeFrom(device, remaining());
 
+  // Then the rest of their p2p groups, the group holding the most of them first.
+  std::map<uint32_t, int> usedInGroup;
+  for (const auto& [device, count] : usedOnDevice) usedInGroup[groupOf[device]] += count;
+  std::vector<std::pair<int, uint32_t>> groupsUsed;
+  for (const auto& [group, count] : usedInGroup) groupsUsed.emplace_back(-count, group);
+  std::sort(groupsUsed.begin(), groupsUsed.end());
+  for (const auto& [negCount, group] : groupsUsed)
+    if (remaining() > 0) packWithin(group, std::min(remaining(), freeIn(group)));
+
+  // Then whole groups: the one that holds the rest most tightly, else the one with the most.
   while (remaining() > 0) {
     const uint64_t need = remaining();
+    std::map<uint32_t, uint64_t> groupFree;
+    std::set<uint32_t> onNuma;  // groups with a free unit on a NUMA node already chosen
+    for (const auto& [device, units] : free) {
+      if (units.empty()) continue;
+      groupFree[groupOf[device]] += units.size();
+      if (onChosenNuma(units.front())) onNuma.insert(groupOf[device]);
+    }
     std::optional<uint32_t> fit, largest;
     uint64_t fitSize = 0, largestSize = 0;
-    // Two passes: devices on a NUMA node already chosen, then any.
     for (int pass = 0; pass < 2 && !fit && !largest; ++pass) {
-      for (const auto& [device, units] : free) {
-        if (units.empty()) continue;
-        const auto& numa = units.front()->numaNode;
-        if (pass == 0 && !numaChosen.empty() && (!numa || numaChosen.count(*numa) == 0)) continue;
-        const uint64_t n = units.size();
-        if (n >= need && (!fit || n < fitSize)) fit = device, fitSize = n;
-        if (!largest || n > largestSize) largest = device, largestSize = n;
+      for (const auto& [group, n] : groupFree) {
+        if (pass == 0 && !numaChosen.empty() && onNuma.count(group) == 0) continue;
+        if (n >= need && (!fit || n < fitSize)) fit = group, fitSize = n;
+        if (!largest || n > largestSize) largest = group, largestSize = n;
       }
     }
     if (!fit && !largest) break;  // cannot happen: size <= offered
-    takeFrom(fit ? *fit : *largest, need);
+    const uint32_t group = fit ? *fit : *largest;
+    packWithin(group, std::min(need, groupFree[group]));
   }
   return chosen;
 }

@@ -23,6 +23,9 @@ struct Unit {
   std::optional<int64_t> numaNode;
   uint32_t device = 0;           // the parent device's index
   std::optional<uint32_t> node;  // accel index handed out: the device, or its partition (absent: not there now)
+  // The device's peer-to-peer group, named by its lowest device index (a device without peers is
+  // a group of its own): GetPreferredAllocation keeps a pod's devices in as few groups as it can.
+  uint32_t p2pGroup = 0;
   bool operator==(const Unit&) const = default;
 };
 
@@ -55,8 +58,9 @@ struct OfferedDevice {
   std::optional<int64_t> numaNode;
   std::string shmDir;  // emulated: qaic-emu's shared-memory directory
   bool healthy = false;
-  std::string profile;  // the k8s profile it is given to; empty: offered whole
-  uint32_t slots = 0;   // the profile's partitions it holds
+  std::string profile;               // the k8s profile it is given to; empty: offered whole
+  uint32_t slots = 0;                // the profile's partitions it holds
+  std::vector<uint32_t> p2pPeers{};  // the devices it reaches peer to peer (qaic-emu/p2p_peers)
 };
 
 // One of the registry's partitions: only static ones labelled "k8s:<profile>:<slot>" are units.
@@ -101,9 +105,12 @@ std::variant<ContainerAllocation, Refusal> allocateContainer(const Inventory& in
                                                              const std::vector<std::string>& ids);
 
 // GetPreferredAllocation for one container: `size` units out of `available` (which must hold
-// `mustInclude`), on as few devices as possible: the devices of mustInclude first, then the
-// device that fits the rest most tightly (else the fullest one, and again), preferring the NUMA
-// node of what is already chosen.
+// `mustInclude`), in as few peer-to-peer groups as possible (all in one when a group can hold
+// them), and within a group on as few devices as possible: the groups and devices of mustInclude
+// first, then the group that fits the rest most tightly (else the one with the most free units,
+// and again); inside it the device that fits most tightly (else the fullest one, and again); at
+// each step preferring the NUMA node of what is already chosen. Ties go to the lowest index, so
+// the same request gets the same answer.
 std::variant<std::vector<std::string>, Refusal> preferredAllocation(const ResourceInventory& resource,
                                                                     const std::vector<std::string>& available,
                                                                     const std::vector<std::string>& mustInclude,

@@ -96,6 +96,8 @@ KubeletPlugin::DeviceFacts& KubeletPlugin::facts(uint32_t device) {
   if (auto numa = sysfs.readU64(driver::sysfs::kNumaNode)) f.numaNode = static_cast<int64_t>(*numa);
   if (emulated_)
     if (auto shm = sysfs.read(driver::sysfs::kEmuShmDir)) f.shmDir = *shm;
+  // Links between cards do not change while a card is there: read once, with the rest.
+  if (auto peers = driver::readP2pPeers(sysfs)) f.p2pPeers = std::move(*peers);
   struct stat st {};
   if (::stat(registry_.root().nodePath(device).c_str(), &st) == 0) {
     f.uid = st.st_uid;
@@ -195,7 +197,7 @@ void KubeletPlugin::publish() {
     const DeviceFacts& f = facts(device);
     auto ready = ready_.find(device);
     devices.push_back(OfferedDevice{device, f.id, f.numaNode, f.shmDir, ready != ready_.end() && ready->second,
-                                    f.profile != nullptr ? f.profile->name : std::string(), f.slots});
+                                    f.profile != nullptr ? f.profile->name : std::string(), f.slots, f.p2pPeers});
   }
   std::vector<OfferedPartition> partitions;
   for (const auto& [id, p] : registry_.partitions()) partitions.push_back({id, p.device, p.label, p.isStatic()});

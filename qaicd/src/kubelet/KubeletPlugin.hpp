@@ -67,6 +67,7 @@ class KubeletPlugin {
     uint32_t uid = 0, gid = 0, mode = 0600;
     const K8sProfile* profile = nullptr;
     uint32_t slots = 0;
+    std::vector<uint32_t> p2pPeers;  // empty where the device publishes no topology
   };
   DeviceFacts& facts(uint32_t device);
   void ensureProfilePartitions();

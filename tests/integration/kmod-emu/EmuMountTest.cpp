@@ -110,6 +110,33 @@ TEST(EmuMount, DdrMbSetsEveryDevicesMemory) {
   }
 }
 
+// --p2p-groups replaces the configuration's p2p_groups, checked against the device count
+// --devices gives; a malformed or out-of-range group is exit 2 naming the option.
+TEST(EmuMount, P2pGroupsOptionLinksTheCards) {
+  EmulatorOptions options;
+  options.config = R"({"p2p_groups": [[0]]})";
+  options.arguments = {"--devices", "3", "--p2p-groups", "0,2:1"};
+  EmulatorProcess emu(options);
+  EXPECT_EQ(emu.attribute(0, driver::sysfs::kEmuP2pPeers), "2");
+  EXPECT_EQ(emu.attribute(2, driver::sysfs::kEmuP2pPeers), "0");
+  EXPECT_EQ(emu.attribute(1, driver::sysfs::kEmuP2pPeers), "");
+
+  TempDir dir;
+  std::filesystem::create_directory(dir / "root");
+  const RunResult malformed = runCapturing(
+      {EmulatorProcess::binary().string(), "--root", (dir / "root").string(), "--p2p-groups", "0;1"}, 20s);
+  EXPECT_EQ(malformed.exitCode, 2);
+  EXPECT_NE(malformed.err.find("--p2p-groups '0;1': '0;1' is not a device index, 0 to 63"), std::string::npos)
+      << malformed.err;
+  const RunResult outOfRange = runCapturing({EmulatorProcess::binary().string(), "--root", (dir / "root").string(),
+                                             "--devices", "2", "--p2p-groups", "0,1,2"},
+                                            20s);
+  EXPECT_EQ(outOfRange.exitCode, 2);
+  EXPECT_NE(outOfRange.err.find("--p2p-groups[0][2]: device 2 is out of range (the emulator has 2 devices, 0 to 1)"),
+            std::string::npos)
+      << outOfRange.err;
+}
+
 TEST(EmuMount, SigtermUnmountsAndExitsZero) {
   TempDir root;
   EmulatorProcess emu(foreground(root.path()));

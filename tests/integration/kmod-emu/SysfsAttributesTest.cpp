@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include "DeviceAttributes.hpp"
 #include "EmuTest.hpp"
 #include "ReluProgram.hpp"
@@ -131,6 +133,43 @@ TEST_F(TwoDevices, NumaNodeIsMinusOneUnlessConfigured) {
   // As on a host without NUMA information: -1 means unknown.
   EXPECT_EQ(SysfsDevice(root(), 0).read(driver::sysfs::kNumaNode).value(), "-1");
   EXPECT_EQ(SysfsDevice(root(), 1).read(driver::sysfs::kNumaNode).value(), "1");
+}
+
+TEST_F(TwoDevices, BothCardsArePeersByDefault) {
+  EXPECT_EQ(SysfsDevice(root(), 0).read(driver::sysfs::kEmuP2pPeers).value(), "1");
+  EXPECT_EQ(SysfsDevice(root(), 1).read(driver::sysfs::kEmuP2pPeers).value(), "0");
+  EXPECT_EQ(SysfsDevice(root(), 1).read(driver::sysfs::kEmuDeviceCapabilities).value(), "HybridBoot- MDP+ ECC+");
+}
+
+class P2pTopology : public EmuTest {
+ protected:
+  std::string config() const override {
+    return R"({"devices": [{"nsps": 1, "dbcs": 1}, {"nsps": 1, "dbcs": 1}, {"nsps": 1, "dbcs": 1},
+                           {"nsps": 1, "dbcs": 1}],
+               "p2p_groups": [[0, 2, 3], [1]], "compute_threads": 1})";
+  }
+};
+
+TEST_F(P2pTopology, EachCardListsItsPeersAndOnlyLinkedCardsReportMdp) {
+  EXPECT_EQ(SysfsDevice(root(), 0).read(driver::sysfs::kEmuP2pPeers).value(), "2 3");
+  EXPECT_EQ(SysfsDevice(root(), 3).read(driver::sysfs::kEmuP2pPeers).value(), "0 2");
+  EXPECT_EQ(SysfsDevice(root(), 1).read(driver::sysfs::kEmuP2pPeers).value(), "");
+  EXPECT_EQ(SysfsDevice(root(), 2).read(driver::sysfs::kEmuDeviceCapabilities).value(), "HybridBoot- MDP+ ECC+");
+  EXPECT_EQ(SysfsDevice(root(), 1).read(driver::sysfs::kEmuDeviceCapabilities).value(), "HybridBoot- MDP- ECC+");
+}
+
+TEST_F(P2pTopology, ACardAddedAtRunTimeHasNoPeers) {
+  {
+    std::ofstream control(root().path() / "sys/bus/qaic-emu/add_device");
+    control << "1\n";
+    control.flush();
+    ASSERT_TRUE(control.good());
+  }
+  ASSERT_EQ(root().listDevices().size(), 5u);
+  // Configured like device 0, but not behind its switch.
+  EXPECT_EQ(SysfsDevice(root(), 4).read(driver::sysfs::kEmuP2pPeers).value(), "");
+  EXPECT_EQ(SysfsDevice(root(), 4).read(driver::sysfs::kEmuDeviceCapabilities).value(), "HybridBoot- MDP- ECC+");
+  EXPECT_EQ(SysfsDevice(root(), 0).read(driver::sysfs::kEmuP2pPeers).value(), "2 3");
 }
 
 }  // namespace

@@ -110,6 +110,51 @@ TEST_F(QaicExec, FailedCompileLeavesThePreviousContainerIntact) {
   EXPECT_EQ(files, 1u);
 }
 
+// The vendor's partition config: a bad one fails before anything is written, naming the field;
+// a good one (or -mdp-pipeline-stages' own) is what -mdp-dump-partition-config writes.
+TEST_F(QaicExec, PartitionConfigIsCheckedAndDumped) {
+  const std::string model = stageModel("tiny", dir_.path());
+  const std::string config = (dir_.path() / "mdp_ts_2.json").string();
+  const std::string dumped = (dir_.path() / "dumped.json").string();
+  std::ofstream(config) << R"({"connections": [{"devices": [0, 1], "type": "p2p"}],
+    "partitions": [{"name": "Partition0",
+                    "devices": [{"deviceId": 0, "numCores": 16}, {"deviceId": 1, "numCores": 17}]}]})";
+  expectBadInput(compile(model, {"-mdp-load-partition-config=" + config, "-mdp-dump-partition-config=" + dumped}),
+                 config + ": partitions[0].devices[1].numCores: 17 is more than a card's 16 NSPs");
+  EXPECT_FALSE(std::filesystem::exists(container()));
+  EXPECT_FALSE(std::filesystem::exists(dumped));
+
+  std::ofstream(config, std::ios::trunc) << R"({"connections": [{"devices": [0, 1], "type": "p2p"}],
+    "partitions": [{"name": "Partition0",
+                    "devices": [{"deviceId": 0, "numCores": 16}, {"deviceId": 1, "numCores": 16}]}]})";
+  auto r = compile(model, {"-mdp-load-partition-config=" + config, "-mdp-dump-partition-config=" + dumped});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("partition config of 2 devices (not split yet: the program runs on one device)"),
+            std::string::npos)
+      << r.out;
+  std::ifstream in(dumped);
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(text.find("\"connections\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"deviceId\": 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"numCores\": 16"), std::string::npos) << text;
+  // The dump reads back as a config; a third compile loads it and dumps the same text.
+  const std::string again = (dir_.path() / "again.json").string();
+  ASSERT_EQ(compile(model, {"-mdp-load-partition-config=" + dumped, "-mdp-dump-partition-config=" + again}).exitCode,
+            0);
+  std::ifstream againIn(again);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(againIn), {}), text);
+
+  // -mdp-pipeline-stages=3 with 2 cores each: devices 0, 1, 2.
+  r = compile(model, {"-aic-num-cores=2", "-mdp-pipeline-stages=3", "-mdp-dump-partition-config=" + dumped});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::ifstream stages(dumped);
+  const std::string staged{std::istreambuf_iterator<char>(stages), {}};
+  EXPECT_NE(staged.find("\"deviceId\": 2"), std::string::npos) << staged;
+  EXPECT_EQ(staged.find("\"numCores\": 16"), std::string::npos) << staged;
+  expectBadInput(compile(model, {"-mdp-load-partition-config=" + config, "-mdp-pipeline-stages=2"}),
+                 "-mdp-pipeline-stages");
+}
+
 TEST_F(QaicExec, BadCommandLines) {
   expectBadInput(runTool("qaic-exec", {"-aic-binary-dir=" + out()}), "-m=");
   expectBadInput(runTool("qaic-exec", {"-m=x.json"}), "-aic-binary-dir");

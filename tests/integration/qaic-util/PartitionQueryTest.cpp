@@ -123,6 +123,8 @@ TEST_F(PartitionQueryTest, QueryOfADeviceIsTheStatusReportLineForLine) {
       {"DDR Frequency(Mhz)", file(names::kEmuDdrFrequencyMhz)},
       {"Sku Type", file(names::kEmuSku)},
       {"Device Capabilities", file(names::kEmuDeviceCapabilities)},
+      // One card: no peer (the emulator's p2p_peers is an empty line).
+      {"P2P Peers", file(names::kEmuP2pPeers).empty() ? "none" : file(names::kEmuP2pPeers)},
       {"Max Link Speed", file(names::kMaxLinkSpeed)},
       {"Max Link Width", "x" + file(names::kMaxLinkWidth)},
       {"Current Link Speed", file(names::kCurrentLinkSpeed)},

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -364,6 +365,53 @@ TEST_F(KubeletPluginTest, PreferredAllocationPacksOntoFewDevices) {
   EXPECT_EQ(std::set<std::string>(chosen.begin(), chosen.end()), std::set<std::string>(all.begin(), all.end()));
   ASSERT_TRUE(prefer(kWhole, {pci(0)}, {}, 1, chosen).ok());
   EXPECT_EQ(chosen, std::vector<std::string>{pci(0)});
+}
+
+// Five whole cards, {0, 1, 2} behind one switch and {3, 4} behind another (the emulator's
+// p2p_groups): a pod asking for several gets cards of one group when a group can hold them.
+class KubeletP2pTest : public KubeletPluginTest {
+ protected:
+  std::string emulatorConfig() const override {
+    return R"({"devices": [{"nsps": 2, "dbcs": 2}, {"nsps": 2, "dbcs": 2}, {"nsps": 2, "dbcs": 2},
+                           {"nsps": 2, "dbcs": 2}, {"nsps": 2, "dbcs": 2}],
+               "p2p_groups": [[0, 1, 2], [3, 4]], "semaphore_timeout_ms": 2000, "compute_threads": 1})";
+  }
+  std::string qaicdConfig() const override { return "{}"; }
+};
+
+TEST_F(KubeletP2pTest, PreferredAllocationKeepsAPodToOneP2pGroup) {
+  awaitRegistrations(*kubelet_, 1);
+  ASSERT_TRUE(watch(kWhole).waitFor([](const auto& d) { return countHealthy(d) == 5; }, kWait));
+  const std::vector<std::string> all = {pci(0), pci(1), pci(2), pci(3), pci(4)};
+  std::vector<std::string> chosen;
+  auto sorted = [&] {
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+  };
+  // Two cards: the group that holds them exactly, not the first two cards.
+  ASSERT_TRUE(prefer(kWhole, all, {}, 2, chosen).ok());
+  EXPECT_EQ(sorted(), (std::vector<std::string>{pci(3), pci(4)}));
+  ASSERT_TRUE(prefer(kWhole, all, {}, 3, chosen).ok());
+  EXPECT_EQ(sorted(), (std::vector<std::string>{pci(0), pci(1), pci(2)}));
+  // A must-include card takes its own group's peers first.
+  ASSERT_TRUE(prefer(kWhole, all, {pci(1)}, 2, chosen).ok());
+  EXPECT_EQ(chosen, (std::vector<std::string>{pci(1), pci(0)}));
+  // Four span two groups, the fewest that hold them: all of {0, 1, 2} and one of {3, 4}.
+  ASSERT_TRUE(prefer(kWhole, all, {}, 4, chosen).ok());
+  EXPECT_EQ(sorted(), (std::vector<std::string>{pci(0), pci(1), pci(2), pci(3)}));
+  // The same request, the same answer.
+  std::vector<std::string> again;
+  ASSERT_TRUE(prefer(kWhole, all, {}, 4, again).ok());
+  std::sort(again.begin(), again.end());
+  EXPECT_EQ(again, chosen);
+  // An impossible request is refused naming the field.
+  const auto tooMany = prefer(kWhole, all, {}, 6, chosen);
+  EXPECT_EQ(tooMany.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(tooMany.error_message(), "container_requests[0]: allocation_size 6 is more than the 5 available devices");
+  const auto notOffered = prefer(kWhole, {pci(0), pci(1)}, {pci(3)}, 2, chosen);
+  EXPECT_EQ(notOffered.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(notOffered.error_message().find("is not among available_deviceIDs"), std::string::npos)
+      << notOffered.error_message();
 }
 
 TEST_F(KubeletPluginTest, HostileRequestsAreRefusedAndQaicdServesOn) {

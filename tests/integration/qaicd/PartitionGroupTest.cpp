@@ -3,7 +3,9 @@
 // made together or not at all, held by one connection, through qaicd and qaic-util.
 #include <unistd.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "DeviceAttributes.hpp"
 #include "Paths.hpp"
@@ -21,8 +23,9 @@ using testing::ProcessOptions;
 class PartitionGroupTest : public QaicdTest {
  protected:
   std::string emulatorConfig() const override {
+    // Cards 0 and 2 behind one switch, card 1 alone (docs/emulator.md, "Peer-to-peer topology").
     return R"({"devices": [{"nsps": 8, "dbcs": 8}, {"nsps": 8, "dbcs": 8}, {"nsps": 8, "dbcs": 8}],
-               "semaphore_timeout_ms": 2000, "compute_threads": 1})";
+               "p2p_groups": [[0, 2], [1]], "semaphore_timeout_ms": 2000, "compute_threads": 1})";
   }
   uint64_t nspFree(unsigned device) const { return attribute(device, driver::sysfs::kEmuNspFree); }
   bool everyDeviceWhole() const { return deviceWhole(0) && deviceWhole(1) && deviceWhole(2); }
@@ -157,6 +160,45 @@ TEST_F(PartitionGroupTest, QaicUtilCreateHoldsAGroupForItsCommand) {
   Process twice({testing::programPath("qaic-util").string(), "create", "--nsp", "1", "-d", "1,1"}, quiet);
   EXPECT_EQ(twice.finish(30s).shellCode(), 2);
   EXPECT_NE(twice.output().find("-d: device 1 is listed twice"), std::string::npos) << twice.output();
+}
+
+// The devices answer lists each card's peers, and qaic-util -q and -j show them.
+TEST_F(PartitionGroupTest, DevicesListTheirP2pPeers) {
+  auto client = connect();
+  auto devices = client.devices();
+  ASSERT_TRUE(devices) << devices.message();
+  ASSERT_EQ(devices->size(), 3u);
+  std::map<uint32_t, std::optional<std::vector<uint32_t>>> peers;
+  for (const auto& d : *devices) peers[d.id] = d.p2pPeers;
+  EXPECT_EQ(peers[0], (std::vector<uint32_t>{2}));
+  EXPECT_EQ(peers[1], std::vector<uint32_t>{});
+  EXPECT_EQ(peers[2], (std::vector<uint32_t>{0}));
+
+  ProcessOptions options;
+  options.captureStdout = true;
+  options.environment = {"QAIC_ROOT=" + rootPath(), "QAICD_SOCKET=" + socketPath()};
+  Process query({testing::programPath("qaic-util").string(), "-q"}, options);
+  ASSERT_EQ(query.finish(30s).shellCode(), 0) << query.output();
+  const std::string out = query.output();
+  const auto block = [&](const std::string& qid) {
+    const auto at = out.find("QID " + qid + "\n");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find("QID ", at + 4) - at);
+  };
+  EXPECT_NE(block("0").find("\tP2P Peers:2\n"), std::string::npos) << out;
+  EXPECT_NE(block("1").find("\tP2P Peers:none\n"), std::string::npos) << out;
+  EXPECT_NE(block("2").find("\tDevice Capabilities:HybridBoot- MDP+ ECC+\n"), std::string::npos) << out;
+  EXPECT_NE(block("1").find("\tDevice Capabilities:HybridBoot- MDP- ECC+\n"), std::string::npos) << out;
+  // A filter on the line picks the card without peers.
+  Process filtered({testing::programPath("qaic-util").string(), "-q", "-f", "P2P Peers==none"}, options);
+  ASSERT_EQ(filtered.finish(30s).shellCode(), 0) << filtered.output();
+  EXPECT_NE(filtered.output().find("QID 1\n"), std::string::npos) << filtered.output();
+  EXPECT_EQ(filtered.output().find("QID 0\n"), std::string::npos) << filtered.output();
+  Process json({testing::programPath("qaic-util").string(), "-j"}, options);
+  ASSERT_EQ(json.finish(30s).shellCode(), 0) << json.output();
+  const auto listed = nlohmann::json::parse(json.output());
+  ASSERT_EQ(listed["devices"].size(), 3u) << json.output();
+  EXPECT_EQ(listed["devices"][2]["p2p_peers"], nlohmann::json::array({0})) << json.output();
+  EXPECT_EQ(listed["devices"][1]["p2p_peers"], nlohmann::json::array()) << json.output();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/SysfsDevice.hpp"
+#include "driver/SysfsNames.hpp"
 
 #include <gtest/gtest.h>
 
@@ -72,6 +73,19 @@ TEST(SysfsDevice, WritesValueInOneStore) {
   auto missing = device.write("qaic-emu/fault/absent/x", "1");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error(), ENOENT);
+}
+
+TEST(SysfsDevice, ReadsP2pPeers) {
+  testing::TempDir dir;
+  SysfsDevice device(dir.path());
+  EXPECT_FALSE(readP2pPeers(device).has_value()) << "no attribute: no topology";
+  dir.writeFile(sysfs::kEmuP2pPeers, "2 3 17\n");
+  EXPECT_EQ(readP2pPeers(device), (std::vector<uint32_t>{2, 3, 17}));
+  dir.writeFile(sysfs::kEmuP2pPeers, "\n");
+  EXPECT_EQ(readP2pPeers(device), std::vector<uint32_t>{});
+  EXPECT_FALSE(parseP2pPeers("1,2").has_value());
+  EXPECT_FALSE(parseP2pPeers("1 x").has_value());
+  EXPECT_FALSE(parseP2pPeers("-1").has_value());
 }
 
 }  // namespace

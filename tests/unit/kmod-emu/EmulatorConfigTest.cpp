@@ -89,5 +89,96 @@ TEST(Config, ErrorsNameTheFileAndField) {
   expectError(R"({"compute_threads": 257})", "compute_threads");
 }
 
+// The message parseConfig throws for `text`, or "" when it accepts it.
+std::string configError(const std::string& text) {
+  try {
+    parseConfig(text, "cfg.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string capabilitiesOf(const DeviceConfig& device) {
+  std::string text;
+  for (const auto& [name, supported] : device.capabilities) text += name + (supported ? "+ " : "- ");
+  return text;
+}
+
+TEST(Config, EveryDeviceIsInOneP2pGroupByDefault) {
+  EmuConfig c = parseConfig(R"({"devices": [{}, {}, {}]})", "cfg.json");
+  EXPECT_FALSE(c.p2pGroups.has_value());
+  EXPECT_EQ(c.devices[0].p2pPeers, (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(c.devices[2].p2pPeers, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(capabilitiesOf(c.devices[1]), "HybridBoot- MDP+ ECC+ ");
+  // One card has no peer: MDP stays off.
+  EmuConfig one = parseConfig("{}", "cfg.json");
+  resolveP2pGroups(one, "cfg.json");
+  EXPECT_TRUE(one.devices[0].p2pPeers.empty());
+  EXPECT_EQ(capabilitiesOf(one.devices[0]), "HybridBoot- MDP- ECC+ ");
+}
+
+TEST(Config, P2pGroupsGiveEachDeviceItsPeers) {
+  EmuConfig c = parseConfig(R"({"devices": [{}, {}, {}, {"capabilities": {"MDP": false}}, {}],
+                                "p2p_groups": [[2, 0], [1], [3, 4]]})",
+                            "cfg.json");
+  EXPECT_EQ(c.devices[0].p2pPeers, (std::vector<uint32_t>{2}));
+  EXPECT_EQ(c.devices[2].p2pPeers, (std::vector<uint32_t>{0}));
+  EXPECT_TRUE(c.devices[1].p2pPeers.empty());
+  EXPECT_EQ(capabilitiesOf(c.devices[0]), "HybridBoot- MDP+ ECC+ ");
+  EXPECT_EQ(capabilitiesOf(c.devices[1]), "HybridBoot- MDP- ECC+ ");
+  // A configuration that names MDP keeps it as written.
+  EXPECT_EQ(c.devices[3].p2pPeers, (std::vector<uint32_t>{4}));
+  EXPECT_EQ(capabilitiesOf(c.devices[3]), "MDP- ");
+  // --devices changes the count after the file was read: resolving again follows it.
+  c.devices.assign(2, c.devices.front());
+  c.p2pGroups = P2pGroups{{0, 1}};
+  resolveP2pGroups(c, "qaic-emu", "--p2p-groups");
+  EXPECT_EQ(c.devices[1].p2pPeers, (std::vector<uint32_t>{0}));
+  // No groups: every device alone.
+  c.p2pGroups = P2pGroups{};
+  resolveP2pGroups(c, "qaic-emu", "--p2p-groups");
+  EXPECT_TRUE(c.devices[0].p2pPeers.empty());
+  EXPECT_EQ(capabilitiesOf(c.devices[0]), "HybridBoot- MDP- ECC+ ");
+}
+
+TEST(Config, P2pGroupErrorsNameTheField) {
+  EXPECT_EQ(configError(R"({"devices": [{}, {}], "p2p_groups": [[0, 2]]})"),
+            "cfg.json: p2p_groups[0][1]: device 2 is out of range (the emulator has 2 devices, 0 to 1)");
+  EXPECT_EQ(configError(R"({"devices": [{}, {}, {}], "p2p_groups": [[0, 1], [2, 1]]})"),
+            "cfg.json: p2p_groups[1][1]: device 1 is already in group 0");
+  EXPECT_EQ(configError(R"({"devices": [{}, {}], "p2p_groups": [[0, 0]]})"),
+            "cfg.json: p2p_groups[0][1]: device 0 is listed twice in the group");
+  EXPECT_EQ(configError(R"({"p2p_groups": {"a": 1}})"),
+            "cfg.json: p2p_groups: expected an array of arrays of device indices");
+  EXPECT_EQ(configError(R"({"p2p_groups": [[]]})"),
+            "cfg.json: p2p_groups[0]: expected a non-empty array of device indices");
+  EXPECT_EQ(configError(R"({"p2p_groups": [[0, "1"]]})"),
+            "cfg.json: p2p_groups[0][1]: expected a device index, 0 to 63");
+  // Without "devices" the count is decided later (--devices): checked when the emulator starts.
+  EmuConfig later = parseConfig(R"({"p2p_groups": [[0, 3]]})", "cfg.json");
+  try {
+    resolveP2pGroups(later, "cfg.json");
+    ADD_FAILURE() << "accepted device 3 of 1";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cfg.json: p2p_groups[0][1]: device 3 is out of range (the emulator has 1 device, 0)");
+  }
+}
+
+TEST(Config, P2pGroupsOptionText) {
+  EXPECT_EQ(parseP2pGroupsOption("0,1:2,3"), (P2pGroups{{0, 1}, {2, 3}}));
+  EXPECT_EQ(parseP2pGroupsOption("5"), (P2pGroups{{5}}));
+  EXPECT_EQ(parseP2pGroupsOption("none"), P2pGroups{});
+  for (const char* bad : {"", "0,,1", "0:", "a", "64", "-1"}) {
+    try {
+      parseP2pGroupsOption(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string("--p2p-groups '") + bad + "': ", 0), 0u) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qaic::emu

@@ -26,10 +26,11 @@ TEST(CompilePassList, ModelPassesInOrder) {
 
 TEST(CompilePassList, CompilePassesInOrder) {
   EXPECT_EQ(namesOf(compilePasses()),
-            "specialization-config custom-io-list load-specializations default-specialization "
-            "retained-state cast-placement pack-constants io-layout specialization-payloads constant-table "
+            "partition-config specialization-config custom-io-list load-specializations "
+            "default-specialization retained-state cast-placement pack-constants io-layout "
+            "specialization-payloads constant-table "
             "program "
-            "write-container");
+            "write-container dump-partition-config");
 }
 
 }  // namespace

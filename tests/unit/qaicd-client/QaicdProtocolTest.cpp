@@ -131,7 +131,8 @@ TEST(ProtocolTest, AnswersRoundTripThroughTheClientReaders) {
                Resources{16, 24, 512, 16, 1ull << 34},
                Resources{14, 24, 512, 15, 1ull << 34},
                {100, 105},
-               {PartitionUsage{100, Resources{2, 0, 64, 1, 1ull << 30}, Resources{1, 0, 32, 0, 3ull << 28}}}};
+               {PartitionUsage{100, Resources{2, 0, 64, 1, 1ull << 30}, Resources{1, 0, 32, 0, 3ull << 28}}},
+               std::vector<uint32_t>{1, 4}};
   auto device = deviceFromJson(toJson(d));
   ASSERT_TRUE(device.has_value());
   EXPECT_EQ(device->partitions, (std::vector<uint32_t>{100, 105}));
@@ -148,6 +149,15 @@ TEST(ProtocolTest, AnswersRoundTripThroughTheClientReaders) {
   auto malformed = toJson(d);
   malformed["partition_usage"][0]["free"] = "lots";
   EXPECT_FALSE(deviceFromJson(malformed).has_value());
+  // Peers: kept; absent (no topology, an older daemon) stays absent; malformed is refused.
+  EXPECT_EQ(device->p2pPeers, (std::vector<uint32_t>{1, 4}));
+  auto noTopology = toJson(d);
+  noTopology.erase("p2p_peers");
+  ASSERT_TRUE(deviceFromJson(noTopology).has_value());
+  EXPECT_FALSE(deviceFromJson(noTopology)->p2pPeers.has_value());
+  auto badPeers = toJson(d);
+  badPeers["p2p_peers"] = nlohmann::json::array({1, -2});
+  EXPECT_FALSE(deviceFromJson(badPeers).has_value());
 
   HelloInfo h{1, "/tmp/root", 77, PeerInfo{1000, 100, 5}};
   auto hello = helloFromJson(toJson(h));

@@ -3,6 +3,7 @@
 // emulated roots), GetPreferredAllocation's packing, and the refusals, each naming the ID.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "kubelet/Inventory.hpp"
@@ -50,9 +51,10 @@ TEST(KubeletInventoryTest, OfferListsWholeDevicesAndEveryProfileSlot) {
   Inventory base;
   base.root = "/tmp/emu";
   base.emulated = true;
+  // Devices 1 and 2 are peers: their units are in p2p group 1, device 0's in its own.
   const std::vector<OfferedDevice> devices{{0, "0000:01:00.0", 0, "/dev/shm/a", true, "", 0},
-                                           {1, "0000:02:00.0", 1, "/dev/shm/a", true, "p", 3},
-                                           {2, "accel2", std::nullopt, "", false, "p", 1}};
+                                           {1, "0000:02:00.0", 1, "/dev/shm/a", true, "p", 3, {2}},
+                                           {2, "accel2", std::nullopt, "", false, "p", 1, {1}}};
   // Slot 0 of device 1, slot 2 (spelled with a leading zero: the same slot) and a lease that
   // chose a profile label; device 2's slot 0 is there but the device is not Ready.
   const std::vector<OfferedPartition> partitions{{100, 1, "k8s:p:0", true},
@@ -70,8 +72,8 @@ TEST(KubeletInventoryTest, OfferListsWholeDevicesAndEveryProfileSlot) {
             (ResourceInventory{
                 "qualcomm.com/p",
                 true,
-                {Unit{"0000:02:00.0-p-0", true, 1, 1, 100}, Unit{"0000:02:00.0-p-1", false, 1, 1, std::nullopt},
-                 Unit{"0000:02:00.0-p-2", true, 1, 1, 101}, Unit{"accel2-p-0", false, std::nullopt, 2, 103}}}));
+                {Unit{"0000:02:00.0-p-0", true, 1, 1, 100, 1}, Unit{"0000:02:00.0-p-1", false, 1, 1, std::nullopt, 1},
+                 Unit{"0000:02:00.0-p-2", true, 1, 1, 101, 1}, Unit{"accel2-p-0", false, std::nullopt, 2, 103, 1}}}));
 }
 
 TEST(KubeletInventoryTest, AllocateOnTheRealRootIsTheDeviceNodeAndItsIndex) {
@@ -229,6 +231,52 @@ TEST(KubeletInventoryTest, PreferredAllocationRefusals) {
             std::string::npos);
   std::vector<std::string> flood(10'000, "x");
   EXPECT_NE(refusalOf(preferredAllocation(r, flood, {}, 1)).find("10000 available_deviceIDs"), std::string::npos);
+}
+
+// Whole devices in p2p groups {0, 1, 2}, {3, 4} and {5} (each group named by its lowest index).
+ResourceInventory wholeDevicesInGroups(std::optional<int64_t> numaOfFive = {}) {
+  ResourceInventory r{"qualcomm.com/qaic", false, {}};
+  const uint32_t groups[] = {0, 0, 0, 3, 3, 5};
+  for (uint32_t d = 0; d < 6; ++d)
+    r.units.push_back(Unit{"card" + std::to_string(d), true, d == 5 ? numaOfFive : std::nullopt, d, d, groups[d]});
+  return r;
+}
+
+// prefer(), in ID order: which cards, whatever the order they were picked in.
+std::vector<std::string> preferred(const ResourceInventory& r, const std::vector<std::string>& available,
+                                   const std::vector<std::string>& mustInclude, int64_t size) {
+  auto ids = prefer(r, available, mustInclude, size);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+TEST(KubeletInventoryTest, PreferredAllocationKeepsToOneP2pGroup) {
+  const ResourceInventory r = wholeDevicesInGroups();
+  const std::vector<std::string> all = idsOf(r);
+  // Two cards: the group that holds them most tightly ({3, 4}), not the first two cards.
+  EXPECT_EQ(preferred(r, all, {}, 2), (std::vector<std::string>{"card3", "card4"}));
+  // Three: only {0, 1, 2} holds them.
+  EXPECT_EQ(preferred(r, all, {}, 3), (std::vector<std::string>{"card0", "card1", "card2"}));
+  // A must-include card brings its group's others first.
+  EXPECT_EQ(preferred(r, all, {"card1"}, 2), (std::vector<std::string>{"card0", "card1"}));
+  EXPECT_EQ(preferred(r, all, {"card4"}, 2), (std::vector<std::string>{"card3", "card4"}));
+  // Only what the kubelet offers counts: with card 4 taken, {0, 1, 2} is the only group of two.
+  EXPECT_EQ(preferred(r, {"card0", "card2", "card3", "card5"}, {}, 2), (std::vector<std::string>{"card0", "card2"}));
+  // The same request gets the same answer.
+  EXPECT_EQ(preferred(r, all, {}, 2), preferred(r, all, {}, 2));
+}
+
+TEST(KubeletInventoryTest, PreferredAllocationSpansTheFewestP2pGroups) {
+  const ResourceInventory r = wholeDevicesInGroups();
+  const std::vector<std::string> all = idsOf(r);
+  // Four cards: the largest group whole, then the tightest fit for the one left ({5}).
+  EXPECT_EQ(preferred(r, all, {}, 4), (std::vector<std::string>{"card0", "card1", "card2", "card5"}));
+  // Five: {0, 1, 2} and {3, 4}; two groups, not three.
+  EXPECT_EQ(preferred(r, all, {}, 5), (std::vector<std::string>{"card0", "card1", "card2", "card3", "card4"}));
+  // Must-include cards in two groups: both groups are used before a third.
+  EXPECT_EQ(preferred(r, all, {"card5", "card3"}, 3), (std::vector<std::string>{"card3", "card4", "card5"}));
+  // Asking for more than are offered is refused naming the field.
+  EXPECT_EQ(refusalOf(preferredAllocation(r, all, {}, 7)), "allocation_size 7 is more than the 6 available devices");
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ void exchangeableIoPass(const Compilation& compilation, Variant& variant);
 void specializationIoPass(const Compilation& compilation, Variant& variant);
 
 // Compile passes: the whole compilation.
+void partitionConfigPass(Compilation& compilation);
 void specializationConfigPass(Compilation& compilation);
 void customIoListPass(Compilation& compilation);
 // Runs `passes` for every specialization in turn (a failure names the entry).
@@ -34,5 +35,6 @@ void specializationPayloadsPass(Compilation& compilation);
 void constantTablePass(Compilation& compilation);
 void programPass(Compilation& compilation);
 void writeContainerPass(Compilation& compilation);
+void dumpPartitionConfigPass(Compilation& compilation);
 
 }  // namespace qaic::compiler
