@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "ComputeThreadsWaitPolicy.hpp"
 #include "Config.hpp"
 #include "Emulator.hpp"
 #include "FreedMemory.hpp"
@@ -204,6 +205,7 @@ int daemonize(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  qaic::emu::execWithPassiveComputeThreads(argv);
   qaic::emu::keepLargeAllocationsReturnable();
   Options opt;
   for (int i = 1; i < argc; ++i) {
