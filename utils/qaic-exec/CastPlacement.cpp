@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "GraphEdits.hpp"
+
 namespace qaic::compiler {
 namespace {
 
@@ -58,31 +60,6 @@ bool isWidening(const ir::Graph& graph, const ir::Op& op) {
   return to == ir::DType::Float && dtypeOf(graph, op.inputs[0].name) == ir::DType::Float16;
 }
 
-std::string freshTensorName(const ir::Graph& graph, const std::string& wanted) {
-  std::string name = wanted;
-  for (int k = 1; graph.tensors.count(name) != 0 || writerOf(graph, name); ++k) name = wanted + "_" + std::to_string(k);
-  return name;
-}
-
-std::string freshOpName(const ir::Graph& graph, const std::string& wanted) {
-  const auto taken = [&](const std::string& name) {
-    return std::any_of(graph.ops.begin(), graph.ops.end(), [&](const ir::Op& op) { return op.name == name; });
-  };
-  std::string name = wanted;
-  for (int k = 1; taken(name); ++k) name = wanted + "_" + std::to_string(k);
-  return name;
-}
-
-ir::Op makeCast(std::string name, std::string src, std::string dst, ir::DType to) {
-  ir::Op op;
-  op.name = std::move(name);
-  op.optype = "cast";
-  op.inputs = {{"src", std::move(src)}};
-  op.outputs = {{"dst", std::move(dst)}};
-  op.params = {{"dtype", std::string(ir::dtypeName(to))}};
-  return op;
-}
-
 bool plainScatter(const ir::Op& op) {
   if (op.optype != "scatter_nd" && op.optype != "scatter_elements") return false;
   const ir::Param* reduction = op.findParam("reduction");
@@ -111,10 +88,10 @@ bool narrowPair(ir::Graph& graph, const ir::IoBuffer& input, const ir::IoBuffer&
   if (!narrow || castTarget(graph.ops[*narrow]) != ir::DType::Float16 || graph.ops[*narrow].inputs[0].name != updated)
     return false;
 
-  const std::string roundedUpdates = freshTensorName(graph,
-                                                     updates->name + "_" + std::string(ir::dtypeName(input.dtype)));
-  ir::Op roundUpdates = makeCast(freshOpName(graph, s.name + "_round_updates"), updates->name, roundedUpdates,
-                                 input.dtype);
+  const std::string roundedUpdates = uniqueTensorName(graph,
+                                                      updates->name + "_" + std::string(ir::dtypeName(input.dtype)));
+  ir::Op roundUpdates = castOp(uniqueOpName(graph, s.name + "_round_updates"), updates->name, roundedUpdates,
+                               input.dtype);
   for (auto& in : s.inputs) {
     if (in.argName == "src") in.name = input.tensor;
     if (in.argName == "updates") in.name = roundedUpdates;
@@ -122,7 +99,7 @@ bool narrowPair(ir::Graph& graph, const ir::IoBuffer& input, const ir::IoBuffer&
   s.outputs[0].name = output.tensor;
   const bool updatedIsRead = readersOf(graph, updated).size() > 1 || isIoOutput(graph, updated);
   std::optional<ir::Op> widenUpdated;
-  if (updatedIsRead) widenUpdated = makeCast(graph.ops[*narrow].name, output.tensor, updated, ir::DType::Float);
+  if (updatedIsRead) widenUpdated = castOp(graph.ops[*narrow].name, output.tensor, updated, ir::DType::Float);
 
   std::vector<ir::Op> ops;
   ops.reserve(graph.ops.size() + 1);
@@ -154,11 +131,11 @@ bool sinkOne(ir::Graph& graph) {
     ir::Op& mover = graph.ops[readers[0].op];
     if (!isMovement(mover) || mover.inputs[readers[0].input].argName != "src" || mover.outputs.size() != 1) continue;
     const std::string moved = mover.outputs[0].name;
-    const std::string narrowMoved = freshTensorName(graph,
-                                                    moved + "_" + std::string(ir::dtypeName(ir::DType::Float16)));
+    const std::string narrowMoved = uniqueTensorName(graph,
+                                                     moved + "_" + std::string(ir::dtypeName(ir::DType::Float16)));
     mover.inputs[readers[0].input].name = narrow;
     mover.outputs[0].name = narrowMoved;
-    ir::Op cast = makeCast(graph.ops[c].name, narrowMoved, moved, ir::DType::Float);
+    ir::Op cast = castOp(graph.ops[c].name, narrowMoved, moved, ir::DType::Float);
     const std::size_t at = readers[0].op;
     graph.ops.insert(graph.ops.begin() + static_cast<std::ptrdiff_t>(at) + 1, std::move(cast));
     graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(c));
@@ -192,13 +169,13 @@ int keepSelectedConstantsNarrow(ir::Graph& graph) {
     if (dtypeOf(graph, wide) != ir::DType::Float || !readOnlyBySelection(graph, wide)) continue;
     // The constant keeps its name (the weights and the container find it by it); its readers
     // get the widened tensor under a new one.
-    const std::string widened = freshTensorName(graph, wide + "_" + std::string(ir::dtypeName(ir::DType::Float)));
+    const std::string widened = uniqueTensorName(graph, wide + "_" + std::string(ir::dtypeName(ir::DType::Float)));
     for (ir::Op& op : graph.ops)
       for (auto& in : op.inputs)
         if (in.name == wide) in.name = widened;
     for (auto& param : create.params)
       if (param.argName == "dtype") param.value = std::string(ir::dtypeName(ir::DType::Float16));
-    ir::Op cast = makeCast(freshOpName(graph, create.name + "_widen"), wide, widened, ir::DType::Float);
+    ir::Op cast = castOp(uniqueOpName(graph, create.name + "_widen"), wide, widened, ir::DType::Float);
     graph.ops.insert(graph.ops.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(cast));
     graph.tensors[widened] = {ir::DType::Float, {}};
     ++narrowed;

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "CompileError.hpp"
+#include "GraphEdits.hpp"
 #include "ir/OpRegistry.hpp"
 
 namespace qaic::compiler {
@@ -32,31 +33,6 @@ std::optional<ir::DType> precisionOf(const std::string& value) {
   if (lower == "float16" || lower == "fp16" || lower == "half") return ir::DType::Float16;
   if (lower == "float" || lower == "float32" || lower == "fp32") return ir::DType::Float;
   return std::nullopt;
-}
-
-std::string uniqueTensorName(const ir::Graph& graph, const std::string& wanted) {
-  std::string name = wanted;
-  for (int k = 1; graph.tensors.count(name) != 0; ++k) name = wanted + "_" + std::to_string(k);
-  return name;
-}
-
-std::string uniqueOpName(const ir::Graph& graph, const std::string& wanted) {
-  const auto taken = [&](const std::string& name) {
-    return std::any_of(graph.ops.begin(), graph.ops.end(), [&](const ir::Op& op) { return op.name == name; });
-  };
-  std::string name = wanted;
-  for (int k = 1; taken(name); ++k) name = wanted + "_" + std::to_string(k);
-  return name;
-}
-
-ir::Op castOp(const std::string& name, const std::string& src, const std::string& dst, ir::DType to) {
-  ir::Op op;
-  op.name = name;
-  op.optype = "cast";
-  op.inputs = {{"src", src}};
-  op.outputs = {{"dst", dst}};
-  op.params = {{"dtype", std::string(ir::dtypeName(to))}};
-  return op;
 }
 
 }  // namespace
