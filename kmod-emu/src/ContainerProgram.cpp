@@ -479,6 +479,11 @@ ProgramLoader containerProgramLoader(unsigned threads) {
       [threads](const LoadBytes& bytes, uint32_t programIndex, std::string& error) -> std::unique_ptr<DeviceProgram> {
         try {
           auto load = loadState(bytes);
+          if (load->image->deviceCount() > 1) {
+            error = "programqpc.bin spans " + std::to_string(load->image->deviceCount()) +
+                    " devices; the emulated device runs single-device programs only";
+            return nullptr;
+          }
           const auto& programs = load->image->programs();
           if (programIndex >= programs.size()) {
             error = "program index " + std::to_string(programIndex) + " is not below the " +

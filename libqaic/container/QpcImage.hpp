@@ -53,6 +53,10 @@ class QpcImage {
   const std::vector<QpcRetainedState>& retainedState() const { return contents_.retainedState; }
   // The retained pair whose input or output buffer is `bufferName`; nullptr when none is.
   const QpcRetainedState* findRetained(std::string_view bufferName) const;
+  // A multi-device program's parts (empty for a single-device one), each nested image already
+  // checked; deviceCount() is 1 for a single-device program.
+  const std::vector<QpcDevicePart>& deviceParts() const { return contents_.deviceParts; }
+  std::size_t deviceCount() const { return contents_.deviceCount(); }
   // The payload program `programIndex` runs for allShapeCombinations()[combination]: its
   // specialization payload when it has one, else its own.
   std::span<const std::byte> payloadFor(const QpcProgram& program, uint32_t combination) const;

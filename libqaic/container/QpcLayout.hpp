@@ -37,11 +37,16 @@ enum class Section : uint32_t {
   ConstantData = 8,
   RetainedState = 9,            // version 2
   SpecializationPayloads = 10,  // version 2
+  DeviceParts = 11,             // version 4
 };
-inline constexpr uint32_t kSectionKinds = 10;  // the most a file has: version 2's and 3's
+inline constexpr uint32_t kSectionKinds = 11;  // the most a file has: version 4's
 // Sections a file of each version has (each kind 1..n exactly once).
-constexpr uint32_t sectionKindsOf(uint32_t version) { return version == 1 ? 8 : kSectionKinds; }
+constexpr uint32_t sectionKindsOf(uint32_t version) { return version == 1 ? 8 : (version < 4 ? 10 : 11); }
 inline constexpr std::size_t kSectionAlignment = 8;
+// constant_data and device_parts (whose nested images hold constant data) are 64-byte aligned.
+constexpr bool isAlignedLikeConstants(Section kind) {
+  return kind == Section::ConstantData || kind == Section::DeviceParts;
+}
 
 inline constexpr std::size_t kIoEntrySize = 112;
 inline constexpr std::size_t kShapeEntrySize = 72;
@@ -51,6 +56,11 @@ inline constexpr std::size_t kBufferIndexSize = 4;
 inline constexpr std::size_t kRetainedEntrySize = 96;
 inline constexpr std::size_t kSpecializationEntrySize = 24;
 inline constexpr std::size_t kDimSlots = 8;
+
+// device_parts (version 4): a 32-byte header, one 64-byte entry per part, then the partition
+// config's text and the nested images (each 64-byte aligned in the section, so in the file).
+inline constexpr std::size_t kPartsHeaderSize = 32;
+inline constexpr std::size_t kPartEntrySize = 64;
 
 // IO entry flags.
 inline constexpr uint8_t kIoPartialAllowed = 1u << 0;

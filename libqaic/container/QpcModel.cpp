@@ -21,6 +21,13 @@ rt::QAicBufferDataTypeEnum bufferDataTypeFor(ir::DType dtype) {
   return rt::BUFFER_DATA_TYPE_INVAL;
 }
 
+const char* deviceConnectionName(DeviceConnection connection) {
+  switch (connection) {
+    case DeviceConnection::P2p: return "p2p";
+  }
+  return "unknown";
+}
+
 const char* bufferDataTypeName(rt::QAicBufferDataTypeEnum type) {
   // The enumerator's own name, spelled once.
 #define QAIC_NAME(name) \

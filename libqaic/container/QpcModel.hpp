@@ -18,11 +18,14 @@
 
 namespace qaic::container {
 
-// The newest version written; the reader takes 1 to 3. A container without retained state and
+// The newest version written; the reader takes 1 to 4. A container without retained state and
 // without per-specialization programs is written as version 1, readable by older readers;
-// version 3 (version 2's sections) only when a constant is encoded (MXFP6 weights).
-inline constexpr uint32_t kFormatVersion = 3;
+// version 3 (version 2's sections) only when a constant is encoded (MXFP6 weights); version 4
+// only when the program spans several devices (device parts).
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint32_t kOldestFormatVersion = 1;
+// The newest version a nested device part's image may have: a single-device container.
+inline constexpr uint32_t kSingleDeviceFormatVersion = 3;
 
 // Limits the loader enforces before allocating anything.
 inline constexpr std::size_t kMaxBuffers = 4096;
@@ -32,6 +35,12 @@ inline constexpr std::size_t kMaxStrings = 1u << 22;
 inline constexpr std::size_t kMaxShapeCombinations = 1u << 16;
 inline constexpr std::size_t kMaxStringLength = 4096;
 inline constexpr std::size_t kConstantAlignment = 64;
+// A multi-device program's parts (device_parts): 2..16 devices, each part on 1..16 NSPs (what
+// the partition config's numCores may say), a partition config of at most 1 MiB.
+inline constexpr std::size_t kMinDeviceParts = 2;
+inline constexpr std::size_t kMaxDeviceParts = 16;
+inline constexpr uint32_t kMaxPartCores = 16;
+inline constexpr std::size_t kMaxPartitionConfigBytes = 1u << 20;
 
 // Program flags.
 inline constexpr uint32_t kProgramFlagFp16Constants = 1u << 0;  // -convert-to-fp16 was used
@@ -130,6 +139,35 @@ struct QpcSpecializationPayload {
   std::span<const std::byte> payload;  // JSON IR, like QpcProgram::payload
 };
 
+struct QpcContents;
+
+// How the devices of a multi-device program exchange data (the partition config's
+// "connections[].type").
+enum class DeviceConnection : uint32_t {
+  P2p = 1,  // peer to peer between the cards' memories
+};
+const char* deviceConnectionName(DeviceConnection connection);  // "p2p"
+
+// One device's part of a multi-device program (the device_parts section, version 4). Part 0 is
+// the container itself (its IO descriptor is the network's, what the user maps); every other
+// part is a complete single-device container (version 1..3) nested in the file, with its own IO
+// descriptor, constants and retained state. The byte figures are the compiler's report of the
+// split, shown by qaic-util --qpc; the reader checks their form, not their sums.
+struct QpcDevicePart {
+  uint32_t slot = 0;      // the partition config's deviceId for this part
+  uint32_t numCores = 1;  // NSPs the part runs on, 1..16
+  uint64_t weightBytes = 0;
+  uint64_t retainedBytes = 0;  // retained state per activation
+  uint64_t sentBytes = 0;      // to other cards, per inference
+  uint64_t receivedBytes = 0;  // from other cards, per inference
+  // Parts 1..N-1: the nested container's bytes (for the writer, the caller's serialized inner
+  // QpcContents; in a loaded image, a span into the file). Part 0: empty.
+  std::span<const std::byte> image;
+  // A loaded image's parse of `image` (the same parser's, checked when the outer one was); null
+  // for part 0 and in the writer's input.
+  std::shared_ptr<const QpcContents> contents;
+};
+
 struct QpcContents {
   uint32_t formatVersion = kFormatVersion;  // as read (the writer picks the oldest that fits)
   std::vector<QpcBuffer> buffers;
@@ -139,6 +177,13 @@ struct QpcContents {
   std::vector<QpcConstant> constants;
   std::vector<QpcRetainedState> retainedState;                   // version 2
   std::vector<QpcSpecializationPayload> specializationPayloads;  // version 2
+  // Version 4: empty for a single-device program, else one entry per device, part 0 first.
+  std::vector<QpcDevicePart> deviceParts;
+  std::string partitionConfig;  // the partition config JSON used (-mdp-dump-partition-config)
+  DeviceConnection connection = DeviceConnection::P2p;
+
+  // The devices the program spans: 1 without device parts.
+  std::size_t deviceCount() const { return deviceParts.empty() ? 1 : deviceParts.size(); }
 };
 
 // The runtime data type for a user element type (BUFFER_DATA_TYPE_INVAL when there is none).

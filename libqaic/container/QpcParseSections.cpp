@@ -24,6 +24,7 @@ const char* sectionName(uint32_t kind) {
     case L::Section::ConstantData: return "constant_data";
     case L::Section::RetainedState: return "retained_state";
     case L::Section::SpecializationPayloads: return "specialization_payloads";
+    case L::Section::DeviceParts: return "device_parts";
   }
   return "unknown";
 }
@@ -41,6 +42,11 @@ void Parser::readHeader(bool verifyChecksum, std::optional<uint32_t> knownBodyCr
     fail(QpcErrorCode::BadVersion, "header.version",
          "format version " + std::to_string(version) + " is not supported (expected " +
              std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) + ")");
+  }
+  if (version > newestVersion_) {
+    fail(QpcErrorCode::BadVersion, "header.version",
+         "format version " + std::to_string(version) + ": a device part is a single-device container (version 1 to " +
+             std::to_string(newestVersion_) + ") and cannot have device parts of its own");
   }
   out_.formatVersion = version;
   sectionKinds_ = L::sectionKindsOf(version);
@@ -113,8 +119,8 @@ void Parser::readSectionTable() {
     }
     const std::string named = field + "(" + sectionName(kind) + ")";
     if (sections_[kind].present) fail(QpcErrorCode::BadValue, named + ".kind", "appears twice");
-    const uint64_t alignment = static_cast<L::Section>(kind) == L::Section::ConstantData ? kConstantAlignment
-                                                                                         : L::kSectionAlignment;
+    const uint64_t alignment = L::isAlignedLikeConstants(static_cast<L::Section>(kind)) ? kConstantAlignment
+                                                                                        : L::kSectionAlignment;
     if (ref.offset % alignment != 0) {
       fail(QpcErrorCode::BadValue, named + ".offset",
            std::to_string(ref.offset) + " is not " + std::to_string(alignment) + "-byte aligned");

@@ -31,12 +31,16 @@ const char* sectionName(uint32_t kind);
 
 class Parser {
  public:
-  Parser(std::span<const std::byte> file, const std::string& source, QpcContents& out)
-      : file_(file), source_(source), out_(out) {}
+  // `newestVersion`: the newest format version accepted; a device part's nested image is read
+  // with kSingleDeviceFormatVersion, so a part cannot have parts of its own.
+  Parser(std::span<const std::byte> file, const std::string& source, QpcContents& out,
+         uint32_t newestVersion = kFormatVersion)
+      : file_(file), source_(source), out_(out), newestVersion_(newestVersion) {}
 
   // Fills `out` and returns the IO descriptor's bytes. Throws QpcFormatError.
   // `knownBodyCrc`: the body's CRC computed by the caller (QpcImage::open, hole-aware).
   std::span<const std::byte> run(bool verifyChecksum, std::optional<uint32_t> knownBodyCrc = std::nullopt) {
+    verifyChecksum_ = verifyChecksum;
     readHeader(verifyChecksum, knownBodyCrc);
     readSectionTable();
     readStrings();
@@ -46,6 +50,7 @@ class Parser {
     readConstants();
     readRetainedState();
     readSpecializationPayloads();
+    readDeviceParts();
     return section(L::Section::IoDescriptor);
   }
 
@@ -104,10 +109,14 @@ class Parser {
   void readConstants();
   void readRetainedState();
   void readSpecializationPayloads();
+  void readDeviceParts();
+  void readNestedImage(QpcDevicePart& part, const std::string& field) const;
 
   std::span<const std::byte> file_;
   const std::string& source_;
   QpcContents& out_;
+  uint32_t newestVersion_;
+  bool verifyChecksum_ = true;
   uint64_t tableEnd_ = 0;
   uint32_t sectionKinds_ = L::kSectionKinds;  // the header's version's
   std::array<SectionRef, L::kSectionKinds + 1> sections_{};

@@ -96,10 +96,61 @@ struct Plan {
   std::vector<uint64_t> payloadOffsets;
   std::vector<uint64_t> constantOffsets;
   std::vector<uint64_t> specializationOffsets;  // in the payload section, after the programs'
+  uint64_t partitionConfigOffset = 0;           // in the device_parts section
+  std::vector<uint64_t> partImageOffsets;       // in the device_parts section; 0 for part 0
   uint32_t version = 1;
   uint32_t sectionKinds = L::sectionKindsOf(1);
   uint64_t fileSize = 0;
 };
+
+// The device_parts section's layout (version 4) and its size; 0 for a single-device program.
+// What the reader checks of the nested images it leaves to the reader (checkAsReaderWould).
+uint64_t planDeviceParts(const QpcContents& c, Plan& p) {
+  if (c.deviceParts.empty()) {
+    if (!c.partitionConfig.empty())
+      invalid(QpcErrorCode::BadValue, "device_parts.partition_config", "is set but the program has no device parts");
+    return 0;
+  }
+  const std::size_t n = c.deviceParts.size();
+  if (n < kMinDeviceParts || n > kMaxDeviceParts) {
+    invalid(n > kMaxDeviceParts ? QpcErrorCode::AbsurdCount : QpcErrorCode::BadValue, "device_parts.count",
+            std::to_string(n) + " parts; a multi-device program has 2 to 16 (a single-device one has none)");
+  }
+  if (c.connection != DeviceConnection::P2p)
+    invalid(QpcErrorCode::BadValue, "device_parts.connection", "is not a known connection kind");
+  if (c.partitionConfig.empty() || c.partitionConfig.size() > kMaxPartitionConfigBytes ||
+      c.partitionConfig.find('\0') != std::string::npos) {
+    invalid(QpcErrorCode::BadValue, "device_parts.partition_config",
+            "must be 1 byte to 1 MiB of JSON text without NUL bytes");
+  }
+  std::map<uint32_t, std::size_t> slots;
+  uint64_t at = L::kPartsHeaderSize + n * L::kPartEntrySize;
+  p.partitionConfigOffset = at;
+  at += c.partitionConfig.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& part = c.deviceParts[i];
+    const std::string field = "device_parts[" + std::to_string(i) + "]";
+    if (auto [it, inserted] = slots.try_emplace(part.slot, i); !inserted) {
+      invalid(QpcErrorCode::BadValue, field + ".slot",
+              "device " + std::to_string(part.slot) + " is also part " + std::to_string(it->second) + "'s");
+    }
+    if (part.numCores < 1 || part.numCores > kMaxPartCores)
+      invalid(QpcErrorCode::BadValue, field + ".num_cores", std::to_string(part.numCores) + " is not in [1, 16]");
+    if (i == 0 && !part.image.empty())
+      invalid(QpcErrorCode::BadValue, field + ".image", "part 0 is the container itself and has no nested image");
+    if (i > 0 && part.image.empty())
+      invalid(QpcErrorCode::BadValue, field + ".image", "a part other than 0 needs its single-device container");
+    if (i == 0) {
+      p.partImageOffsets.push_back(0);
+      continue;
+    }
+    at = alignUp(at, kConstantAlignment);
+    p.partImageOffsets.push_back(at);
+    at += part.image.size();
+  }
+  p.version = 4;
+  return at;
+}
 
 Plan plan(const QpcContents& c) {
   Plan p;
@@ -142,6 +193,7 @@ Plan plan(const QpcContents& c) {
   for (const auto& k : c.constants) {
     if (k.tensor.encoding != ir::WeightEncoding::Plain) p.version = 3;
   }
+  const uint64_t devicePartsBytes = planDeviceParts(c, p);
   p.sectionKinds = L::sectionKindsOf(p.version);
   uint64_t constantBytes = 0;
   for (std::size_t i = 0; i < c.constants.size(); ++i) {
@@ -176,10 +228,11 @@ Plan plan(const QpcContents& c) {
       c.retainedState.size() * L::kRetainedEntrySize);
   set(L::Section::SpecializationPayloads, static_cast<uint32_t>(c.specializationPayloads.size()),
       c.specializationPayloads.size() * L::kSpecializationEntrySize);
+  set(L::Section::DeviceParts, static_cast<uint32_t>(c.deviceParts.size()), devicePartsBytes);
   uint64_t at = L::kHeaderSize + p.sectionKinds * L::kSectionEntrySize;
   for (uint32_t kind = 1; kind <= p.sectionKinds; ++kind) {
-    const bool isData = static_cast<L::Section>(kind) == L::Section::ConstantData;
-    at = alignUp(at, isData ? kConstantAlignment : L::kSectionAlignment);
+    const bool likeConstants = L::isAlignedLikeConstants(static_cast<L::Section>(kind));
+    at = alignUp(at, likeConstants ? kConstantAlignment : L::kSectionAlignment);
     p.offset[kind] = at;
     at += p.size[kind];
   }
@@ -320,6 +373,27 @@ Metadata layOut(const QpcContents& c, Plan& p) {
     out.put<uint64_t>(at + 16, s.payload.size());
     if (!s.payload.empty()) {
       out.copy(sectionAt(L::Section::Payloads) + p.specializationOffsets[i], s.payload.data(), s.payload.size());
+    }
+  }
+
+  if (!c.deviceParts.empty()) {
+    const uint64_t section = sectionAt(L::Section::DeviceParts);
+    out.put<uint32_t>(section + 0, static_cast<uint32_t>(c.connection));
+    out.put<uint64_t>(section + 8, p.partitionConfigOffset);
+    out.put<uint64_t>(section + 16, c.partitionConfig.size());
+    out.copy(section + p.partitionConfigOffset, c.partitionConfig.data(), c.partitionConfig.size());
+    for (std::size_t i = 0; i < c.deviceParts.size(); ++i) {
+      const auto& part = c.deviceParts[i];
+      const uint64_t at = section + L::kPartsHeaderSize + i * L::kPartEntrySize;
+      out.put<uint32_t>(at + 0, part.slot);
+      out.put<uint32_t>(at + 4, part.numCores);
+      out.put<uint64_t>(at + 8, part.weightBytes);
+      out.put<uint64_t>(at + 16, part.retainedBytes);
+      out.put<uint64_t>(at + 24, part.sentBytes);
+      out.put<uint64_t>(at + 32, part.receivedBytes);
+      out.put<uint64_t>(at + 40, p.partImageOffsets[i]);
+      out.put<uint64_t>(at + 48, part.image.size());
+      out.copy(section + p.partImageOffsets[i], part.image.data(), part.image.size());
     }
   }
 

@@ -3,7 +3,10 @@
 
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <stdexcept>
+
+#include "container/QpcImage.hpp"
 
 namespace qaic::container {
 namespace {
@@ -58,6 +61,39 @@ rt::Resources resourceNeeds(const QpcContents& contents, const QpcProgram& progr
   n.numVc = numActivations;
   n.ddrSize = deviceMemoryNeeds(contents, program, numActivations).total();
   return n;
+}
+
+std::vector<DevicePartNeeds> devicePartNeeds(const QpcContents& contents, uint32_t programIndex, uint32_t activations) {
+  auto needsOf = [&](const QpcContents& part, uint32_t partIndex, uint32_t slot) {
+    if (programIndex >= part.programs.size()) {
+      throw std::invalid_argument("device part " + std::to_string(partIndex) + " has no program " +
+                                  std::to_string(programIndex) + " (" + std::to_string(part.programs.size()) +
+                                  " programs)");
+    }
+    const QpcProgram& program = part.programs[programIndex];
+    return DevicePartNeeds{partIndex, slot, deviceMemoryNeeds(part, program, activations),
+                           resourceNeeds(part, program, activations)};
+  };
+  if (contents.deviceParts.empty()) return {needsOf(contents, 0, 0)};
+  std::vector<DevicePartNeeds> all;
+  for (uint32_t i = 0; i < contents.deviceParts.size(); ++i) {
+    const QpcDevicePart& part = contents.deviceParts[i];
+    if (i == 0) {
+      all.push_back(needsOf(contents, 0, part.slot));
+    } else if (part.contents) {
+      all.push_back(needsOf(*part.contents, i, part.slot));
+    } else {
+      // The writer's input: the part is still bytes.
+      std::unique_ptr<QpcImage> image;
+      try {
+        image = QpcImage::fromBytes(part.image, "device part " + std::to_string(i));
+      } catch (const QpcFormatError& e) {
+        throw std::invalid_argument(e.what());
+      }
+      all.push_back(needsOf(image->contents(), i, part.slot));
+    }
+  }
+  return all;
 }
 
 std::string deviceMemoryText(uint64_t bytes) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <qaic/Resources.hpp>
 
@@ -42,6 +43,22 @@ DeviceMemoryNeeds deviceMemoryNeeds(const QpcContents& contents, const QpcProgra
 // DBC) per activation, ddrSize = deviceMemoryNeeds(...).total(). Throws std::overflow_error
 // naming the field when a total does not fit its type.
 rt::Resources resourceNeeds(const QpcContents& contents, const QpcProgram& program, uint32_t numActivations = 1);
+
+// One device's share of a program: what a loader reserves on that card. A multi-device program
+// (device_parts) has one per part, each from that part's own container (part 0: the outer one).
+struct DevicePartNeeds {
+  uint32_t part = 0;
+  uint32_t slot = 0;  // the partition config's deviceId; 0 for a single-device program
+  DeviceMemoryNeeds memory;
+  rt::Resources resources;
+};
+
+// `activations` activations of program `programIndex` on every device the program spans, part 0
+// first. A single-device program gives one entry whose figures are deviceMemoryNeeds' and
+// resourceNeeds'. Throws std::invalid_argument naming the part when a part has no such program
+// (or, for the writer's input, a nested image that does not load), std::overflow_error as
+// resourceNeeds does.
+std::vector<DevicePartNeeds> devicePartNeeds(const QpcContents& contents, uint32_t programIndex, uint32_t activations);
 
 // "12.0 MiB", "5.31 GiB", "512 B": a size as the device-memory messages print it.
 std::string deviceMemoryText(uint64_t bytes);

@@ -2,6 +2,7 @@
 #include "QpcCommand.hpp"
 
 #include <ostream>
+#include <string>
 
 #include "container/QpcImage.hpp"
 
@@ -118,6 +119,25 @@ void printConstants(const QpcImage& image, std::ostream& out) {
   }
 }
 
+// A multi-device program (device_parts): each device's part, part 0 being this container. The
+// nested parts' own programs and buffers are not repeated: their NSPs and bytes are what a card
+// holds.
+void printDeviceParts(const QpcImage& image, std::ostream& out) {
+  const auto& parts = image.deviceParts();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto& part = parts[i];
+    out << "Device Part " << i << '\n'
+        << "\tDevice:" << part.slot << '\n'
+        << "\tNSPs:" << part.numCores << '\n'
+        << "\tWeights Bytes:" << part.weightBytes << '\n'
+        << "\tRetained Bytes:" << part.retainedBytes << '\n'
+        << "\tSent Between Cards Per Inference:" << part.sentBytes << '\n'
+        << "\tReceived Between Cards Per Inference:" << part.receivedBytes << '\n'
+        << "\tImage:" << (i == 0 ? std::string("this container") : std::to_string(part.image.size()) + " bytes")
+        << '\n';
+  }
+}
+
 }  // namespace
 
 int runQpcCommand(const std::string& dir, std::ostream& out, std::ostream& err) {
@@ -136,12 +156,17 @@ int runQpcCommand(const std::string& dir, std::ostream& out, std::ostream& err) 
       << "\tBuffers:" << image->buffers().size() << '\n'
       << "\tConstants:" << image->constants().size() << '\n'
       << "\tRetained State:" << image->retainedState().size() << '\n';
+  if (image->deviceCount() > 1) {
+    out << "\tDevices:" << image->deviceCount() << '\n'
+        << "\tConnection:" << container::deviceConnectionName(image->contents().connection) << '\n';
+  }
   printPrograms(*image, out);
   printBuffers(*image, out);
   printShapes(*image, out);
   printShapesPayloads(*image, out);
   printRetainedState(*image, out);
   printConstants(*image, out);
+  printDeviceParts(*image, out);
   return 0;
 }
 

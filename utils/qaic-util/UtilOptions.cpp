@@ -141,7 +141,9 @@ Device status:
   --count <n>            with -t: stop after <n> tables
   --qpc <dir>            print the program container <dir>/programqpc.bin: its programs, every io
                          buffer (index, name, direction, type, dims, flags, device format), the
-                         allowed shapes and the constants
+                         allowed shapes and the constants; for a program that spans several
+                         devices, each device's part: its device, NSPs, weights and retained
+                         bytes, and the bytes it sends and receives between cards per inference
   -h, --help             this text
   --version              print the version and exit
 

@@ -50,6 +50,11 @@ InferenceSetImpl::InferenceSetImpl(std::shared_ptr<ContextImpl> context, std::sh
                               std::to_string(properties_.queueProperties.numThreadsPerQueue) + " exceeds 256");
 
   const container::QpcImage& image = imageOf(*qpc_);
+  // Refused before anything is reserved: running one part alone would compute a wrong answer.
+  if (image.deviceCount() > 1)
+    throw Error(QS_INCOMPATIBLE, "InferenceSet '" + name_ + "': " + image.sourceName() + " spans " +
+                                     std::to_string(image.deviceCount()) +
+                                     " devices; this runtime loads single-device programs only");
   layout_ = makeProgramLayout(image, 0, shapeRules(qpc_->getBufferMappingsV2()));
 
   std::vector<QID> placement = program.devMapping.empty() ? std::vector<QID>{device} : program.devMapping;

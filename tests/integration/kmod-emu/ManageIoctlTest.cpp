@@ -4,6 +4,8 @@
 
 #include "DeviceAttributes.hpp"
 #include "EmuTest.hpp"
+#include "EmulatorProcess.hpp"
+#include "MultiDeviceProgram.hpp"
 #include "ReluProgram.hpp"
 
 namespace qaic::emu::test {
@@ -118,6 +120,30 @@ TEST_F(EmuTest, CorruptProgramIsRefusedAndNothingIsHeld) {
       << "a container with a bad checksum was activated";
   EXPECT_EQ(attribute(driver::sysfs::kEmuNspFree), before);
   EXPECT_TRUE(queryStatus(node));
+}
+
+// Until the emulated device runs a part of a multi-device program, it refuses the container at
+// activation, says why in its log, and holds nothing. A foreground emulator: its log is the test's.
+TEST(EmuManage, MultiDeviceProgramIsRefusedNamingItsDeviceCount) {
+  EmulatorProcess emu(EmulatorOptions{{}, {}, {}, true});
+  auto node = DeviceNode::open(emu.root(), 0);
+  ASSERT_TRUE(node) << node.message();
+  auto nspFree = [&]() -> uint64_t {
+    auto value = SysfsDevice(emu.root(), 0).readU64(driver::sysfs::kEmuNspFree);
+    return value ? *value : 0;
+  };
+  const uint64_t before = nspFree();
+  ASSERT_GT(before, 0u);
+  auto loaded = loadProgram(*node, multiDeviceReluProgram({0, 1, 2}, 1), 11);
+  EXPECT_TRUE(failsWith(loaded ? activate(*node, 11, 0, 16, 0) : Result<uint32_t>(loaded.sysError()), EINVAL))
+      << "a multi-device container was activated";
+  EXPECT_EQ(nspFree(), before);
+  EXPECT_NE(emu.log().find("programqpc.bin spans 3 devices; the emulated device runs single-device programs only"),
+            std::string::npos)
+      << emu.log();
+  // The same program on one device still activates.
+  ASSERT_TRUE(loadProgram(*node, reluProgram(1), 12));
+  EXPECT_TRUE(activate(*node, 12, 0, 16, 0));
 }
 
 TEST_F(EmuTest, ProgramIndexOutOfRangeIsRefused) {

@@ -5,7 +5,9 @@
 #include <fstream>
 
 #include "CompileProgram.hpp"
+#include "MultiDeviceProgram.hpp"
 #include "Process.hpp"
+#include "ReluProgram.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
 
@@ -44,6 +46,35 @@ TEST_F(QaicUtilQpc, PrintsProgramsBuffersShapesAndConstants) {
   expectLines(r.out, {"Allowed Shapes", "\t0 (default): input[1,4] output[1,4]"});
   expectLines(r.out, {"Constant 0", "\tName:b", "\tIndex:0", "\tSize:16", "\tType:TL_FLOAT", "\tDims:[1,4]",
                       "\tEncoding:plain"});
+  // A single-device program shows no device parts.
+  EXPECT_EQ(r.out.find("Device Part"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\tDevices:"), std::string::npos) << r.out;
+}
+
+TEST_F(QaicUtilQpc, ShowsEachDevicesPartOfAMultiDeviceProgram) {
+  std::filesystem::create_directories(out());
+  const auto bytes = multiDeviceReluProgram({3, 1}, 2);
+  std::ofstream(out() + "/programqpc.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  const auto r = runTool("qaic-util", {"--qpc", out()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  // Part 0 is the container itself: its program and buffers are shown as for any container.
+  expectLines(r.out, {"\tFormat Version:4", "\tDevices:2", "\tConnection:p2p", "Program 0", "\tName:relu",
+                      "\tNum Cores:2", "Buffer 0", "\tName:x"});
+  const std::string nestedBytes = std::to_string(reluProgram(2).size()) + " bytes";
+  for (std::size_t part : {0u, 1u}) {
+    SCOPED_TRACE(part);
+    const auto at = r.out.find("\nDevice Part " + std::to_string(part) + "\n");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string block = r.out.substr(at, r.out.find("\nDevice Part", at + 1) - at) + "\n";
+    expectLines(block, {"\tDevice:" + std::string(part == 0 ? "3" : "1"), "\tNSPs:2",
+                        "\tWeights Bytes:" + std::to_string(partWeightBytes(part)),
+                        "\tRetained Bytes:" + std::to_string(partRetainedBytes(part)),
+                        "\tSent Between Cards Per Inference:" + std::to_string(partSentBytes(part)),
+                        "\tReceived Between Cards Per Inference:" + std::to_string(partReceivedBytes(part)),
+                        "\tImage:" + (part == 0 ? std::string("this container") : nestedBytes)});
+  }
+  EXPECT_EQ(r.out.find("Device Part 2"), std::string::npos) << r.out;
 }
 
 TEST_F(QaicUtilQpc, ShowsFlagsDeviceFormatAndSpecializations) {

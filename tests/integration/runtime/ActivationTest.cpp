@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Activations, devices and contexts: numActivations up to the free NSPs and a clear error
 // beyond, devMapping, missing devices, log levels and context ids.
+#include "MultiDeviceProgram.hpp"
+#include "ReluProgram.hpp"
 #include "RuntimeFixture.hpp"
 
 namespace qaic::rt::test {
@@ -55,6 +57,20 @@ TEST_F(ActivationTest, BadArgumentsAreRefused) {
   EXPECT_EQ(statusOf([&] { InferenceSet::Factory(context, network.qpc, 0, 1, 1, &properties); }), QS_INVAL);
   properties.programProperties.devMapping = {0};
   EXPECT_EQ(statusOf([&] { InferenceSet::Factory(context, network.qpc, 0, 1, 1, &properties); }), QS_SUCCESS);
+}
+
+// Until the runtime runs a program across devices, it refuses one cleanly, before it reserves
+// anything: one part alone would compute a wrong answer.
+TEST_F(ActivationTest, AMultiDeviceProgramIsRefusedNamingItsDeviceCount) {
+  auto context = makeContext();
+  const auto bytes = testing::multiDeviceReluProgram({0, 1}, 4);
+  auto split = Qpc::Factory(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_TRUE(refused([&] { InferenceSet::Factory(context, split, 0, 1, 1); }, QS_INCOMPATIBLE,
+                      "<memory> spans 2 devices; this runtime loads single-device programs only"));
+  // Its 4 NSPs were never reserved: the same program on one device takes all of them.
+  const auto single = testing::reluProgram(4);
+  auto whole = Qpc::Factory(reinterpret_cast<const uint8_t*>(single.data()), single.size());
+  EXPECT_NO_THROW(InferenceSet::Factory(context, whole, 0, 1, 1));
 }
 
 TEST_F(ActivationTest, ContextFindsDevicesAndRefusesMissingOnes) {
