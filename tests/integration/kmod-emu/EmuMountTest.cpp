@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -135,6 +136,39 @@ TEST(EmuMount, P2pGroupsOptionLinksTheCards) {
   EXPECT_NE(outOfRange.err.find("--p2p-groups[0][2]: device 2 is out of range (the emulator has 2 devices, 0 to 1)"),
             std::string::npos)
       << outOfRange.err;
+}
+
+// The emulator's OpenMP threads sleep between parallel regions unless the caller chose how they
+// wait (ComputeThreadsWaitPolicy.hpp): it execs itself with OMP_WAIT_POLICY=PASSIVE, same pid.
+TEST(EmuMount, ComputeThreadsSleepBetweenRunsUnlessTheCallerChose) {
+  const auto environmentOf = [](pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+    std::vector<std::string> entries;
+    for (std::string entry; std::getline(in, entry, '\0');) entries.push_back(entry);
+    return entries;
+  };
+  const auto has = [](const std::vector<std::string>& entries, const std::string& entry) {
+    return std::find(entries.begin(), entries.end(), entry) != entries.end();
+  };
+  const char* inherited = std::getenv("OMP_WAIT_POLICY");
+  const std::string saved = inherited ? inherited : "";
+  unsetenv("OMP_WAIT_POLICY");
+  {
+    EmulatorProcess emu;
+    EXPECT_TRUE(has(environmentOf(emu.pid()), "OMP_WAIT_POLICY=PASSIVE"));
+  }
+  setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
+  {
+    EmulatorProcess emu;
+    const auto entries = environmentOf(emu.pid());
+    EXPECT_TRUE(has(entries, "OMP_WAIT_POLICY=ACTIVE"));
+    EXPECT_FALSE(has(entries, "OMP_WAIT_POLICY=PASSIVE"));
+  }
+  if (inherited != nullptr) {
+    setenv("OMP_WAIT_POLICY", saved.c_str(), 1);
+  } else {
+    unsetenv("OMP_WAIT_POLICY");
+  }
 }
 
 TEST(EmuMount, SigtermUnmountsAndExitsZero) {
