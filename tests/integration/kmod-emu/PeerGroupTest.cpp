@@ -314,6 +314,31 @@ TEST_F(PeerGroupRefusal, PartsThatDoNotFitTheGroupAreRefusedNamingTheDevices) {
   }
 }
 
+// ---- A part that never comes -----------------------------------------------------------------
+
+class PeerGroupTimeout : public PeerGroupTest {
+ protected:
+  void SetUp() override {
+    devices_ = 2;
+    timeoutMs_ = 1500;
+    PeerGroupTest::SetUp();
+  }
+};
+
+TEST_F(PeerGroupTimeout, TheOthersFailAfterTheSemaphoreTimeoutNamingTheMissingPart) {
+  Part first = activatePart(0, 0, 2);
+  Part second = activatePart(1, 1, 2);
+  submit(first, 0, 0);  // part 1 is never asked
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(failsWith(wait(first), EIO));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(timeoutMs_ / 2));
+  EXPECT_THAT(diagnostic(*first.rig), AllOf(HasSubstr("timed out after 1500 ms"), HasSubstr("part(s) 1")));
+  // The group stays broken: the late part fails too, and so does the next inference.
+  submit(second, 1, 0);
+  EXPECT_TRUE(failsWith(wait(second), EIO));
+  EXPECT_THAT(diagnostic(*second.rig), HasSubstr("timed out"));
+}
+
 // ---- Faults on one card ---------------------------------------------------------------------
 
 enum class Fault { Deactivate, Reset, Hang, Remove };
