@@ -18,8 +18,10 @@
 #include <vector>
 
 #include "BufferObject.hpp"
+#include "ComputePool.hpp"
 #include "DeviceProgram.hpp"
 #include "MemoryFile.hpp"
+#include "PeerGroups.hpp"
 #include "Resources.hpp"
 #include "Semaphores.hpp"
 #include "driver/DeviceProtocol.hpp"
@@ -79,6 +81,12 @@ struct Activation {
   rt::Resources charged;                         // its own: NSPs, DBC, ..., its IO region and retained state
   uint32_t groupId = 0;                          // 0 = charged to the device's free pool
   std::shared_ptr<ResidentConstants> constants;  // its load's, counted while it lives
+  // Its part of a multi-device program's peer group (null: a program of its own); its end
+  // breaks the group (PeerGroups.hpp).
+  std::shared_ptr<PeerMember> peer;
+  // The compute lease of the run in progress, null between runs: the channel thread sets it
+  // and the program's collectives, on that thread, give its cores back while they wait.
+  ComputePool::Lease* runCores = nullptr;
 
   // Requests submitted by EXECUTE_BO: slot of their completion element -> BO (Device mutex).
   std::map<uint32_t, std::shared_ptr<BufferObject>> kernelSlots;

@@ -19,7 +19,26 @@ ComputePool::ComputePool(unsigned cores) : cores_(cores != 0 ? std::min(cores, h
 unsigned ComputePool::threadsFor(uint32_t nsps) const { return std::clamp<unsigned>(nsps, 1, cores_); }
 
 ComputePool::Lease::~Lease() {
-  if (pool_ != nullptr) pool_->release(threads_);
+  if (pool_ != nullptr && !suspended_) pool_->release(threads_);
+}
+
+void ComputePool::Lease::suspend() {
+  if (pool_ == nullptr || suspended_) return;
+  suspended_ = true;
+  pool_->release(threads_);
+}
+
+bool ComputePool::Lease::resume(const std::atomic<bool>& cancelled) {
+  if (pool_ == nullptr) return false;
+  if (!suspended_) return true;
+  Lease again = pool_->acquire(threads_, cancelled);
+  if (!again) {
+    pool_ = nullptr;  // nothing held: the destructor gives nothing back
+    return false;
+  }
+  again.pool_ = nullptr;  // its threads are this lease's again
+  suspended_ = false;
+  return true;
 }
 
 ComputePool::Lease ComputePool::acquire(unsigned threads, const std::atomic<bool>& cancelled,

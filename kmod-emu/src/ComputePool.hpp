@@ -32,18 +32,27 @@ class ComputePool {
   class Lease {
    public:
     Lease() = default;
-    Lease(Lease&& other) noexcept : pool_(other.pool_), threads_(other.threads_) { other.pool_ = nullptr; }
+    Lease(Lease&& other) noexcept : pool_(other.pool_), threads_(other.threads_), suspended_(other.suspended_) {
+      other.pool_ = nullptr;
+    }
     Lease& operator=(Lease&&) = delete;
     Lease(const Lease&) = delete;
     ~Lease();
     explicit operator bool() const { return pool_ != nullptr; }
     unsigned threads() const { return threads_; }
+    // While the run waits for something other than compute (a multi-device program's
+    // collective waiting for the other parts), its threads go back to the pool; resume() waits
+    // for as many again, in turn, and is false (the lease then empty) when `cancelled` ended the
+    // wait. Both only on the thread that holds the lease.
+    void suspend();
+    bool resume(const std::atomic<bool>& cancelled);
 
    private:
     friend class ComputePool;
     Lease(ComputePool* pool, unsigned threads) : pool_(pool), threads_(threads) {}
     ComputePool* pool_ = nullptr;
     unsigned threads_ = 0;
+    bool suspended_ = false;
   };
 
   // Waits until `threads` (clamped to [1, cores()]) are free and no earlier caller still waits,

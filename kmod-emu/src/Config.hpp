@@ -48,8 +48,8 @@ struct DeviceConfig {
   std::string nspImageVariant = "aic100.nsp.prodQ";
   // Device Capabilities, in order: name -> supported. HybridBoot is off. MDP (multi-device
   // partitioning) says the card has peer-to-peer links to other cards that a multi-device program
-  // could use: resolveP2pGroups sets it for a device in a p2p group of 2 or more (no program is
-  // split over cards yet), unless `capabilities` in the configuration names MDP itself.
+  // runs on (docs/emulator.md, "Multi-device programs"): resolveP2pGroups sets it for a device in
+  // a p2p group of 2 or more, unless `capabilities` in the configuration names MDP itself.
   std::vector<std::pair<std::string, bool>> capabilities{{"HybridBoot", false}, {"MDP", false}, {"ECC", true}};
   bool mdpConfigured = false;  // the configuration's capabilities named MDP: kept as written
   // The other devices of its p2p group (indices, ascending); filled in by resolveP2pGroups.

@@ -21,6 +21,7 @@
 #include "container/ResourceNeeds.hpp"
 #include "driver/DeviceProtocol.hpp"
 #include "kernels/HostProgram.hpp"
+#include "kernels/PeerExchange.hpp"
 #include "kernels/format/DeviceFormat.hpp"
 
 namespace qaic::emu {
@@ -115,6 +116,7 @@ class ContainerProgram final : public DeviceProgram {
   }
 
   const ProgramNeeds& needs() const override { return needs_; }
+  void setPeers(std::shared_ptr<kernels::PeerExchange> peers) override { peers_ = std::move(peers); }
 
   // Identity-format buffers and retained state are the program's own input and output tensors,
   // so a run reads and writes device memory with no copy in between (the kernels are created with
@@ -213,6 +215,7 @@ class ContainerProgram final : public DeviceProgram {
     // A client's DMA buffers (or the runtime's staging buffers) read and written in place get
     // plans of their own where that costs less memory than the copies it saves per run.
     options.reboundPlans = kReboundPlans;
+    options.peers = peers_;
     auto bind = [&](const std::vector<Slot>& slots, bool output) {
       std::vector<kernels::IoMemory> memory(slots.size());
       for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -468,7 +471,8 @@ class ContainerProgram final : public DeviceProgram {
   // at a time) so a large network does not allocate and fault in fresh pages on every inference.
   std::vector<std::vector<std::byte>> scratch_;
   int threads_ = 1;
-  std::byte* attached_ = nullptr;  // the IO region the variants' bound tensors live in
+  std::byte* attached_ = nullptr;                 // the IO region the variants' bound tensors live in
+  std::shared_ptr<kernels::PeerExchange> peers_;  // a multi-device program's part: its exchange
   ProgramNeeds needs_;
 };
 

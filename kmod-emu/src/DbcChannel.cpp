@@ -353,12 +353,14 @@ class Channel {
   void runProgram() {
     if (!host_.waitWhileHung(act_, host_.semaphoreTimeout())) {
       runDropped_ = !act_.stopping.load();
+      // The other parts of its multi-device program would wait for this one in vain.
+      if (runDropped_ && act_.peer) act_.peer->breakGroup("hung (NSP hang)");
       return;
     }
     runDropped_ = false;
     // The program computes on as many of the host's cores as it was built for, shared with the
     // other activations' runs; a stopping activation stops waiting for them.
-    const ComputePool::Lease cores = host_.computePool().acquire(act_.program->needs().computeThreads, act_.stopping);
+    ComputePool::Lease cores = host_.computePool().acquire(act_.program->needs().computeThreads, act_.stopping);
     if (!cores) return;  // stopping: the wait for the done semaphore is cancelled too
     // The request's client memory goes to the program, which reads its inputs and writes its
     // outputs there in place where it can (docs/emulator.md, zero copy).
@@ -367,7 +369,9 @@ class Channel {
     lookAheadForOutputs(held);
     std::vector<DirectTransfer> direct;
     for (const Held& h : held) direct.push_back(h.transfer);
+    act_.runCores = &cores;  // a multi-device program's collectives lend them out while they wait
     programStatus_ = act_.program->run(act_.ioRegion, direct);
+    act_.runCores = nullptr;
     for (std::size_t i = 0; i < direct.size(); ++i) {
       const DirectTransfer& d = direct[i];
       if (d.faulted) held[i].bo->memory->damage();

@@ -37,6 +37,7 @@ Device::Device(uint32_t index, DeviceConfig config, DeviceContext context)
   if (!ctx_.memories) ctx_.memories = std::make_shared<MemoryRegistry>();
   if (!ctx_.compute) ctx_.compute = std::make_shared<ComputePool>();
   if (!ctx_.parameters) ctx_.parameters = std::make_shared<ModuleParameters>();
+  if (!ctx_.peerGroups) ctx_.peerGroups = std::make_shared<PeerGroups>(ctx_.semaphoreTimeout);
 }
 
 Device::~Device() { shutdown(); }
@@ -165,6 +166,22 @@ std::shared_ptr<Activation> Device::detachActivation(OpenFile& f, uint32_t dbcId
 // ---- Ending activations: stopping, abort, shutdown, reset, error, removal ----------------------
 
 void Device::retire(Activation& act, uint16_t code, driver::DeviceStatus status) {
+  if (act.peer) {
+    // First, so that its own channel, maybe waiting in a collective for the others, can stop.
+    std::string what = "was deactivated";
+    if (code == driver::DBC_COMPLETION_DEVICE_RESET) {
+      what = "was reset";
+    } else if (status == driver::DeviceStatus::Removed) {
+      what = "was removed";
+    } else {
+      std::lock_guard lock(mutex_);
+      if (stopped_)
+        what = "stopped (the emulator is shutting down)";
+      else if (status_ == Status::Error)
+        what = "reported a fatal error";
+    }
+    act.peer->breakGroup(what);
+  }
   stopChannel(act, code, status);
   std::map<uint32_t, std::shared_ptr<BufferObject>> sliced;
   {
@@ -179,6 +196,16 @@ void Device::retire(Activation& act, uint16_t code, driver::DeviceStatus status)
   // BOs no handle names any more, and their memory, go here: outside the mutex, as unmapping
   // and unlinking a large file takes a while.
   sliced.clear();
+}
+
+void Device::breakPeerGroups(const std::string& what) {
+  std::vector<std::shared_ptr<PeerMember>> members;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& act : dbcs_)
+      if (act && act->peer) members.push_back(act->peer);
+  }
+  for (const auto& member : members) member->breakGroup(what);
 }
 
 void Device::abortActivations(uint16_t code, driver::DeviceStatus status, const Partition* partition) {

@@ -28,6 +28,7 @@
 #include "MemoryFile.hpp"
 #include "ModuleParameters.hpp"
 #include "OpenFile.hpp"
+#include "PeerGroups.hpp"
 #include "driver/VendorManage.hpp"
 
 namespace qaic::emu {
@@ -59,6 +60,15 @@ struct DeviceContext {
   std::shared_ptr<const std::atomic<bool>> passthrough;
   // The host cores the NSPs of every device compute on. Null: the device makes its own.
   std::shared_ptr<ComputePool> compute;
+  // The multi-device programs' peer groups of every device. Null: the device makes its own.
+  std::shared_ptr<PeerGroups> peerGroups;
+};
+
+// What a peer-group request (DeviceProtocol.hpp, "QPGR") asks of the activation right after it.
+struct PeerJoin {
+  uint64_t token = 0;
+  uint32_t part = 0;
+  uint32_t parts = 0;
 };
 
 // A DBC's state as mainline's dbc<N>_state reports it.
@@ -224,7 +234,13 @@ class Device final : public ChannelHost {
   // 0, ETIMEDOUT when it never answered, ENODEV when the device went away meanwhile.
   int waitForFirmware(Clock::time_point deadline);
   int dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool continuation, pid_t pid);
-  int activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId);
+  // `peer`: the activation is that part of a peer group; a part the group refuses is not
+  // activated, `refusal` says why (an errno and a message naming the devices) and 0 is returned.
+  int activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId,
+               const PeerJoin* peer = nullptr, PeerGroups::Refusal* refusal = nullptr);
+  // A peer-group request at `index` of `trans` with its ACTIVATE right after it: both answers.
+  int peerActivate(OpenFile& f, const std::vector<std::byte>& msg, const std::vector<ManageTransaction>& trans,
+                   std::size_t index, pid_t pid, ManageAnswer& answer);
   int deactivate(OpenFile& f, uint32_t dbcId);
 
   // ---- The vendor's firmware commands in MANAGE (DeviceVendorManage.cpp) ----
@@ -272,6 +288,8 @@ class Device final : public ChannelHost {
   // detaches the BOs sliced to it, as the kernel's release_dbc does: they may be sliced again,
   // and those no handle names any more go, with their memory.
   void retire(Activation& act, uint16_t code, driver::DeviceStatus status);
+  // Breaks the peer groups of this device's activations: "<accelN (part p ...)> `what`".
+  void breakPeerGroups(const std::string& what);
   // Aborts the activations of every file, or only of the files opened on `partition`.
   void abortActivations(uint16_t code, driver::DeviceStatus status, const Partition* partition = nullptr);
   // Ends every partition (mutex held): their nodes go, their capacity returns to free_.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "Device.hpp"
@@ -97,6 +98,11 @@ int Device::manage(OpenFile& f, const IoctlCall& c) {
           index += used;
           break;
         }
+        if (magic == driver::kPeerGroupMagic) {
+          if (int err = peerActivate(f, msg, trans, index, c.pid, reply)) return fail(err);
+          ++index;  // its ACTIVATE
+          break;
+        }
         if (magic == driver::kDeviceStatusMagic) {
           if (payload != sizeof(driver::DeviceStatusRequest)) return fail(EINVAL);
           auto req = readAt<driver::DeviceStatusRequest>(msg, off + sizeof hdr);
@@ -182,6 +188,44 @@ int Device::manage(OpenFile& f, const IoctlCall& c) {
   args.len = static_cast<uint32_t>(answer.size());
   args.count = answers;
   std::memcpy(c.out, &args, sizeof args);
+  return 0;
+}
+
+int Device::peerActivate(OpenFile& f, const std::vector<std::byte>& msg, const std::vector<ManageTransaction>& trans,
+                         std::size_t index, pid_t pid, ManageAnswer& answer) {
+  const auto [off, hdr] = trans[index];
+  if (hdr.len != sizeof hdr + sizeof(driver::PeerGroupRequest)) return EINVAL;
+  const auto req = readAt<driver::PeerGroupRequest>(msg, off + sizeof hdr);
+  if (req.version != driver::kPeerGroupVersion) return EINVAL;
+  if (std::any_of(std::begin(req.padding), std::end(req.padding), [](uint8_t b) { return b != 0; })) return EINVAL;
+  // The membership qualifies the activation right after it, and nothing else.
+  if (index + 1 >= trans.size()) return EINVAL;
+  const auto [activateOff, activateHdr] = trans[index + 1];
+  if (activateHdr.type != QAIC_TRANS_ACTIVATE_FROM_USR || activateHdr.len != sizeof(qaic_manage_trans_activate_to_dev))
+    return EINVAL;
+  const auto t = readAt<qaic_manage_trans_activate_to_dev>(msg, activateOff);
+  const PeerJoin join{req.token, req.part, req.parts};
+  PeerGroups::Refusal refusal;
+  uint32_t dbc = 0;
+  if (int err = activate(f, t, pid, dbc, &join, &refusal)) return err;
+  driver::PeerGroupResponse resp{};
+  resp.magic = driver::kPeerGroupMagic;
+  resp.version = driver::kPeerGroupVersion;
+  resp.status = -refusal.error;
+  resp.part = req.part;
+  resp.token = req.token;
+  std::snprintf(resp.message, sizeof resp.message, "%s", refusal.message.c_str());
+  append(answer.bytes, qaic_manage_trans_hdr{QAIC_TRANS_PASSTHROUGH_TO_USR, hdr.len});
+  append(answer.bytes, resp);
+  ++answer.count;
+  qaic_manage_trans_activate_from_dev activated{};
+  activated.hdr = {QAIC_TRANS_ACTIVATE_FROM_DEV, sizeof activated};
+  activated.status = static_cast<uint32_t>(refusal.error);
+  activated.dbc_id = refusal.error == 0 ? dbc : 0;
+  activated.options = t.options;
+  append(answer.bytes, activated);
+  ++answer.count;
+  if (refusal.error == 0) answer.activated.push_back(dbc);
   return 0;
 }
 
@@ -379,7 +423,8 @@ int Device::dmaTransfer(OpenFile& f, const qaic_manage_trans_dma_xfer& t, bool c
   return 0;
 }
 
-int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId) {
+int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pid_t pid, uint32_t& dbcId,
+                     const PeerJoin* peer, PeerGroups::Refusal* refusal) {
   const uint32_t namedGroup = driver::activateResourceGroup(t);
   const uint32_t nelem = t.queue_size == 0 ? driver::kDefaultQueueSize : t.queue_size;
   if (nelem < driver::kMinQueueSize || nelem > driver::kMaxQueueSize) return EINVAL;
@@ -406,11 +451,24 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   const uint32_t programIndex = driver::activateProgramIndex(t.options);
   std::string error;
   auto act = std::make_shared<Activation>();
+  if (peer) {
+    // Joined first: a part the group refuses costs no program build. Until the activation is
+    // made, leaving (any failure below) gives the part back without breaking the group.
+    act->peer = ctx_.peerGroups->join(peer->token, peer->part, peer->parts, index_, config_.p2pPeers, *refusal);
+    if (!act->peer) {
+      logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) +
+               " refused: " + refusal->message);
+      return 0;
+    }
+  }
   act->program = ctx_.loader(bytes, programIndex, error);
   if (!act->program) {
     logError("accel" + std::to_string(index_) + ": activate load " + std::to_string(loadId) + ": " + error);
     return EINVAL;
   }
+  if (act->peer)
+    act->program->setPeers(
+        std::make_shared<ComputeYieldingExchange>(act->peer->exchange(), &act->runCores, &act->stopping));
   // Refuse before allocating: an activation whose device memory (its IO region and retained
   // state, and its load's constants unless another activation holds them) does not fit what it
   // draws from is refused here, and checked again under the mutex when it is charged. The region
@@ -487,10 +545,14 @@ int Device::activate(OpenFile& f, const qaic_manage_trans_activate_to_dev& t, pi
   dbcs_[id] = act;
   dbcState_[id] = DbcState::Assigned;
   f.activations[id] = act;
+  if (act->peer) act->peer->activated();
   startChannel(*act, *this);
   dbcId = id;
   logInfo("accel" + std::to_string(index_) + ": load " + std::to_string(loadId) + " activated on dbc " +
-          std::to_string(id) + " (" + std::to_string(needs.charge.numNsp) + " NSPs)");
+          std::to_string(id) + " (" + std::to_string(needs.charge.numNsp) + " NSPs)" +
+          (act->peer ? ", part " + std::to_string(act->peer->part()) + " of " + std::to_string(act->peer->parts()) +
+                           " of a peer group"
+                     : std::string()));
   return 0;
 }
 

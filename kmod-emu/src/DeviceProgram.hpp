@@ -16,6 +16,10 @@
 #include "LoadBuffer.hpp"
 #include "base/CacheLineAllocator.hpp"
 
+namespace qaic::kernels {
+class PeerExchange;
+}
+
 namespace qaic::emu {
 
 struct ProgramNeeds {
@@ -55,6 +59,10 @@ class DeviceProgram {
  public:
   virtual ~DeviceProgram() = default;
   virtual const ProgramNeeds& needs() const = 0;
+  // The exchange of the program's collectives with the other parts of its multi-device
+  // program, given before attach() when the activation is a part of a peer group. Without one, a
+  // program with collectives fails to attach.
+  virtual void setPeers(std::shared_ptr<kernels::PeerExchange> /*peers*/) {}
   // The activation's IO region (needs().ioRegionSize bytes, fixed for the activation's life),
   // given once before the first run. Throws std::exception naming the problem when the program
   // cannot be prepared to run over it.

@@ -269,6 +269,8 @@ std::vector<std::string> Device::attributeNames(uint32_t dbcs) {
   names.push_back(sysfs::kEmuDoorbellPolls);
   names.push_back(sysfs::kEmuResponseInterrupts);
   names.push_back(sysfs::kEmuResponseWakes);
+  names.push_back(sysfs::kEmuP2pTxBytes);
+  names.push_back(sysfs::kEmuP2pRxBytes);
   names.insert(names.end(), kFaultFiles.begin(), kFaultFiles.end());
   return names;
 }
@@ -389,6 +391,8 @@ std::optional<std::string> Device::readAttribute(const std::string& name, uint32
   if (name == sysfs::kEmuDoorbellPolls) return n(datapath_.doorbellPolls.load());
   if (name == sysfs::kEmuResponseInterrupts) return n(datapath_.responseInterrupts.load());
   if (name == sysfs::kEmuResponseWakes) return n(datapath_.responseWakes.load());
+  if (name == sysfs::kEmuP2pTxBytes) return n(ctx_.peerGroups->deviceTransfer(index_).sent);
+  if (name == sysfs::kEmuP2pRxBytes) return n(ctx_.peerGroups->deviceTransfer(index_).received);
   if (name == sysfs::kFaultDmaFail) return std::to_string(dmaFailCode_) + " " + std::to_string(dmaFailCount_) + "\n";
   if (name == sysfs::kFaultError) return std::string(status_ == Status::Error ? "1\n" : "0\n");
   if (name == sysfs::kFaultReset || name == sysfs::kFaultRemove) return std::string("0\n");
@@ -416,6 +420,8 @@ int Device::writeAttribute(const std::string& name, const std::string& text) {
                                           : resetHang_) = values[0] == 1;
     }
     faultChanged_.notify_all();
+    // A hung card's parts of multi-device programs never reach their next collective.
+    if (name == sysfs::kFaultNspHang && values[0] == 1) breakPeerGroups("hung (NSP hang)");
     return 0;
   }
   if (name == sysfs::kFaultDmaFail) {

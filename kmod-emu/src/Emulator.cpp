@@ -51,6 +51,8 @@ Emulator::Emulator(EmuConfig config, ProgramLoader loader)
   deviceContext_.loader = loader;
   deviceContext_.nextMmapOffset = &nextMmapOffset_;
   deviceContext_.semaphoreTimeout = std::chrono::milliseconds(config_.semaphoreTimeoutMs);
+  // A collective waits for the other parts as long as a semaphore wait may block a channel.
+  deviceContext_.peerGroups = std::make_shared<PeerGroups>(deviceContext_.semaphoreTimeout);
   deviceContext_.partitionNodes = this;
   deviceContext_.memories = std::make_shared<MemoryRegistry>();
   deviceContext_.nodePolicy = policy_;

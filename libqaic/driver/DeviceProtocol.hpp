@@ -411,6 +411,42 @@ inline rt::Resources freeResources(const DeviceStatusResponse& r) {
   return rt::Resources{r.nspFree, r.mcidFree, r.semFree, r.vcFree, r.ddrFreeBytes};
 }
 
+// Peer groups (multi-device programs), the payload of a PASSTHROUGH_FROM_USR transaction told
+// apart by its magic: "the ACTIVATE_FROM_USR transaction right after this one activates part
+// `part` of `parts` of peer group `token`". A multi-device program is N single-device programs,
+// one per card, whose collectives (all_reduce_sum, all_gather) exchange data with one another:
+// the N activations naming one token run their inferences together, the data moving between
+// the cards, never through a client. The token is the runtime's choice (nonzero, unique per
+// program among the instance's running groups); the group lives while any part's activation
+// does. The answer (same size, written in place) says whether the part joined; a refused part
+// is not activated: its ACTIVATE_FROM_DEV carries the errno as `status` and DBC 0, and the
+// answer's `message` says why, naming the devices. A request not followed by ACTIVATE_FROM_USR
+// makes the whole message EINVAL. docs/device-protocol.md section 7, "Peer groups".
+inline constexpr uint32_t kPeerGroupMagic = 0x52475051;  // "QPGR"
+inline constexpr uint32_t kPeerGroupVersion = 1;
+struct PeerGroupRequest {
+  uint32_t magic;
+  uint32_t version;
+  uint64_t token;        // nonzero
+  uint32_t part;         // 0 .. parts - 1
+  uint32_t parts;        // >= 1, the same for every part
+  uint8_t padding[216];  // zero; the answer is written in place
+};
+struct PeerGroupResponse {
+  uint32_t magic;
+  uint32_t version;
+  // 0 (joined), or a negative errno: -EINVAL (a zero token, a part out of range, a part count
+  // other than the group's), -EBUSY (the part is active already), -EXDEV (the device is not in
+  // the P2P group of the group's other devices), -ECANCELED (the group was broken by a part's
+  // end or fault and still has parts active).
+  int32_t status;
+  uint32_t part;
+  uint64_t token;
+  char message[216];  // NUL-terminated; empty when joined
+};
+static_assert(sizeof(PeerGroupRequest) == 240 && sizeof(PeerGroupResponse) == 240,
+              "request and response have the same size so the answer fits in place");
+
 // ---- 7. The control wire header the driver puts in front of every message ---------------------
 // Kept for the device side's message check; clients never see it.
 inline constexpr uint32_t kWireMagic = 0x43494151;  // "QAIC"

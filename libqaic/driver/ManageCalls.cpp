@@ -2,6 +2,8 @@
 #include "driver/ManageCalls.hpp"
 
 #include <cerrno>
+#include <optional>
+#include <string>
 
 namespace qaic::driver {
 
@@ -71,6 +73,36 @@ Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t prog
   if (!reply) return reply.sysError();
   if (reply->status != 0) return SysError{EIO, "MANAGE activate: status " + std::to_string(reply->status)};
   return reply->dbcId;
+}
+
+Result<uint32_t> activatePeerPart(const DeviceNode& node, uint32_t loadId, uint32_t programIndex, uint32_t queueSize,
+                                  int eventfd, const PeerGroupPart& peer, uint32_t resourceGroup) {
+  PeerGroupRequest request{};
+  request.magic = kPeerGroupMagic;
+  request.version = kPeerGroupVersion;
+  request.token = peer.token;
+  request.part = peer.part;
+  request.parts = peer.parts;
+  ManageMessageBuilder builder;
+  builder.peerGroup(request);
+  builder.activate(queueSize, static_cast<uint32_t>(eventfd < 0 ? 0 : eventfd),
+                   makeActivateOptions(loadId, programIndex), resourceGroup);
+  auto replies = call(node, builder, 2, "activate peer part");
+  if (!replies) return replies.sysError();
+  const auto* membership = std::get_if<PassthroughReply>(&replies->front());
+  const auto* activated = std::get_if<ActivateReply>(&replies->back());
+  std::optional<PeerGroupResponse> answer = membership ? membership->peerGroup() : std::nullopt;
+  if (!answer || !activated) return SysError{EPROTO, "MANAGE activate peer part: unexpected reply transactions"};
+  answer->message[sizeof answer->message - 1] = '\0';  // the device's text: never trust its end
+  if (answer->status < 0) {
+    return SysError{-answer->status, std::string("MANAGE activate peer part ") + std::to_string(peer.part) + " of " +
+                                         std::to_string(peer.parts) + ": " + answer->message};
+  }
+  if (activated->status != 0) {
+    return SysError{static_cast<int>(activated->status),
+                    "MANAGE activate peer part: status " + std::to_string(activated->status)};
+  }
+  return activated->dbcId;
 }
 
 Result<void> deactivate(const DeviceNode& node, uint32_t dbcId) {

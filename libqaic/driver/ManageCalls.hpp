@@ -24,6 +24,20 @@ Result<void> releaseProgram(const DeviceNode& node, uint32_t loadId);
 // resourceGroup: a group reserved with ResourceGroupOp::ReserveNamed to draw from, or 0.
 Result<uint32_t> activate(const DeviceNode& node, uint32_t loadId, uint32_t programIndex, uint32_t queueSize,
                           int eventfd, uint32_t resourceGroup = 0);
+// Part `part` of a multi-device program's peer group `token` (DeviceProtocol.hpp, "Peer
+// groups"): every part of one program names the same token and part count.
+struct PeerGroupPart {
+  uint64_t token = 0;
+  uint32_t part = 0;
+  uint32_t parts = 1;
+};
+// Activates as activate() does, as that part of the group: the device builds the program's
+// collectives over the group's exchange. A part the device refuses comes back as the errno of
+// the answer (EXDEV: not linked peer to peer with the group's other devices; EBUSY: the part
+// is active already; EINVAL: a part or part count that does not fit the group; ECANCELED: the
+// group was broken and still has parts active) with the device's message, which names the devices.
+Result<uint32_t> activatePeerPart(const DeviceNode& node, uint32_t loadId, uint32_t programIndex, uint32_t queueSize,
+                                  int eventfd, const PeerGroupPart& peer, uint32_t resourceGroup = 0);
 Result<void> deactivate(const DeviceNode& node, uint32_t dbcId);
 Result<StatusReply> queryStatus(const DeviceNode& node);
 // The firmware's report on the device (or, on a partition's node, the partition): state,

@@ -51,6 +51,10 @@ std::optional<DeviceStatusResponse> PassthroughReply::deviceStatus() const {
   return answerAs<DeviceStatusResponse>(data, kDeviceStatusMagic, kDeviceStatusVersion);
 }
 
+std::optional<PeerGroupResponse> PassthroughReply::peerGroup() const {
+  return answerAs<PeerGroupResponse>(data, kPeerGroupMagic, kPeerGroupVersion);
+}
+
 void ManageMessageBuilder::reserve(std::size_t size, const char* what) const {
   if (size > buffer_.bytes.size() - buffer_.len)
     throw ManageMessageError(std::string("manage message: ") + what + " transaction of " + std::to_string(size) +
@@ -85,6 +89,10 @@ ManageMessageBuilder& ManageMessageBuilder::resourceGroup(const ResourceGroupReq
 }
 
 ManageMessageBuilder& ManageMessageBuilder::partition(const PartitionRequest& request) {
+  return passthrough(std::as_bytes(std::span(&request, 1)));
+}
+
+ManageMessageBuilder& ManageMessageBuilder::peerGroup(const PeerGroupRequest& request) {
   return passthrough(std::as_bytes(std::span(&request, 1)));
 }
 

@@ -49,6 +49,9 @@ class ManageMessageBuilder {
   ManageMessageBuilder& partition(const PartitionRequest& request);
   // The device status query (DeviceProtocol.hpp, "QSTA") as passthrough.
   ManageMessageBuilder& deviceStatus();
+  // A peer-group membership (DeviceProtocol.hpp, "QPGR") as passthrough: the activate added
+  // right after it activates that part of the group.
+  ManageMessageBuilder& peerGroup(const PeerGroupRequest& request);
   // Program loads: `tag` is the load id (DeviceProtocol.hpp section 6); size 0 releases it.
   ManageMessageBuilder& dmaTransfer(uint32_t tag, uint64_t userAddress, uint64_t size);
   // eventfd: a descriptor number in this process that the device signals on completions
@@ -79,6 +82,8 @@ struct PassthroughReply {
   std::optional<PartitionResponse> partition() const;
   // The answer to the device status query, likewise.
   std::optional<DeviceStatusResponse> deviceStatus() const;
+  // The answer to a peer-group membership, likewise.
+  std::optional<PeerGroupResponse> peerGroup() const;
 };
 struct ActivateReply {
   uint32_t status = 0;

@@ -95,6 +95,10 @@ inline constexpr const char* kEmuDdrFrequencyMhz = "qaic-emu/ddr_frequency_mhz";
 // The cards this one reaches peer to peer (the emulator's p2p_groups): their QIDs, ascending,
 // separated by spaces; an empty line when it has none. Mainline's driver publishes no topology.
 inline constexpr const char* kEmuP2pPeers = "qaic-emu/p2p_peers";
+// Bytes this card's parts of multi-device programs sent to and received from the other parts
+// through their collectives, since the emulator started (decimal).
+inline constexpr const char* kEmuP2pTxBytes = "qaic-emu/p2p_tx_bytes";
+inline constexpr const char* kEmuP2pRxBytes = "qaic-emu/p2p_rx_bytes";
 // Fault injection (writable by the emulator's user).
 inline constexpr const char* kFaultNspHang = "qaic-emu/fault/nsp_hang";
 inline constexpr const char* kFaultDmaFail = "qaic-emu/fault/dma_fail";

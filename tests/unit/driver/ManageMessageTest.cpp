@@ -148,5 +148,44 @@ TEST(ManageReply, ResourceGroupNeedsMagicVersionAndSize) {
   EXPECT_FALSE(reply.resourceGroup().has_value());
 }
 
+TEST(ManageMessageBuilder, PeerGroupMembershipPrecedesItsActivate) {
+  PeerGroupRequest request{};
+  request.magic = kPeerGroupMagic;
+  request.version = kPeerGroupVersion;
+  request.token = 0x1234567890ull;
+  request.part = 1;
+  request.parts = 4;
+  ManageMessageBuilder builder;
+  builder.peerGroup(request).activate(16, 0, makeActivateOptions(3, 0));
+  const ManageBuffer& b = builder.buffer();
+  EXPECT_EQ(b.count, 2u);
+  const auto hdr = at<qaic_manage_trans_hdr>(b, 0);
+  EXPECT_EQ(hdr.type, QAIC_TRANS_PASSTHROUGH_FROM_USR);
+  ASSERT_EQ(hdr.len, 8u + sizeof request);
+  EXPECT_EQ(hdr.len % 8, 0u) << "mainline passes whole 8-byte words only";
+  const auto payload = at<PeerGroupRequest>(b, 8);
+  EXPECT_EQ(payload.token, 0x1234567890ull);
+  EXPECT_EQ(payload.part, 1u);
+  EXPECT_EQ(payload.parts, 4u);
+  EXPECT_EQ(at<qaic_manage_trans_hdr>(b, hdr.len).type, QAIC_TRANS_ACTIVATE_FROM_USR);
+}
+
+TEST(ManageReply, PeerGroupAnswerNeedsMagicVersionAndSize) {
+  PeerGroupResponse r{};
+  r.magic = kPeerGroupMagic;
+  r.version = kPeerGroupVersion + 1;
+  r.status = -18;  // EXDEV
+  PassthroughReply reply;
+  reply.data.assign(reinterpret_cast<std::byte*>(&r), reinterpret_cast<std::byte*>(&r) + sizeof r);
+  EXPECT_FALSE(reply.peerGroup().has_value());
+  r.version = kPeerGroupVersion;
+  std::memcpy(reply.data.data(), &r, sizeof r);
+  ASSERT_TRUE(reply.peerGroup().has_value());
+  EXPECT_EQ(reply.peerGroup()->status, -18);
+  EXPECT_FALSE(reply.resourceGroup().has_value());
+  reply.data.pop_back();
+  EXPECT_FALSE(reply.peerGroup().has_value());
+}
+
 }  // namespace
 }  // namespace qaic::driver

@@ -101,5 +101,42 @@ TEST(ComputePool, CancelledWaitGivesItsTurnAway) {
   EXPECT_EQ(pool.busy(), 0u);
 }
 
+TEST(ComputePool, ASuspendedLeaseLendsItsThreadsAndTakesThemBackInTurn) {
+  ComputePool pool(1);
+  const std::atomic<bool> never{false};
+  auto waiting = pool.acquire(1, never);  // a part waiting in a collective
+  ASSERT_TRUE(waiting);
+  waiting.suspend();
+  EXPECT_EQ(pool.busy(), 0u);
+  auto other = std::make_unique<ComputePool::Lease>(pool.acquire(1, never, 5ms));  // another part computes
+  EXPECT_EQ(pool.busy(), 1u);
+  std::atomic<bool> resumed{false};
+  std::thread resume([&] {
+    EXPECT_TRUE(waiting.resume(never));
+    resumed = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(resumed.load()) << "resumed while the only core was lent out";
+  other.reset();
+  resume.join();
+  EXPECT_TRUE(waiting);
+  EXPECT_EQ(pool.busy(), 1u);
+}
+
+TEST(ComputePool, ACancelledResumeHoldsNothing) {
+  ComputePool pool(1);
+  const std::atomic<bool> never{false};
+  const std::atomic<bool> stopping{true};
+  {
+    auto lease = pool.acquire(1, never);
+    lease.suspend();
+    auto holder = pool.acquire(1, never);
+    EXPECT_FALSE(lease.resume(stopping));
+    EXPECT_FALSE(lease);
+    EXPECT_EQ(pool.busy(), 1u);
+  }
+  EXPECT_EQ(pool.busy(), 0u) << "a lease given back twice, or never";
+}
+
 }  // namespace
 }  // namespace qaic::emu
