@@ -26,13 +26,34 @@ void requireSameType(const BuildContext& ctx, const Tensor& src, const Tensor& d
 
 // dst[o] = src[base + offset(o)], the offsets following `strides` over `dims` (dst's elements
 // in row-major order): transpose, strided_slice and tile are this copy with their own strides.
+// A large copy (attention's keys transposed at every decode step: 4 Mi elements a layer) is
+// split over the op's threads along its first axis longer than 1.
 void stridedCopy(const Tensor& src, Tensor& dst, const ir::Dims& dims, const std::vector<int64_t>& strides,
-                 int64_t base = 0) {
+                 int64_t base = 0, int threads = 1) {
+  constexpr int64_t kParallelElements = int64_t{1} << 20;
   visitElementSize(ir::dtypeSize(src.dtype), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* in = src.as<T>() + base;
     T* out = dst.as<T>();
-    forEachStrided(dims, strides, [&](int64_t o, int64_t s) { out[o] = in[s]; });
+    std::size_t axis = 0;
+    while (axis + 1 < dims.size() && dims[axis] == 1) ++axis;
+    const bool split = threads > 1 && !dims.empty() && dims[axis] >= threads &&
+                       ir::elementCount(dims) >= kParallelElements;
+    if (!split) {
+      forEachStrided(dims, strides, [&](int64_t o, int64_t s) { out[o] = in[s]; });
+      return;
+    }
+    const ir::Dims inner(dims.begin() + static_cast<std::ptrdiff_t>(axis) + 1, dims.end());
+    const std::vector<int64_t> innerStrides(strides.begin() + static_cast<std::ptrdiff_t>(axis) + 1, strides.end());
+    const int64_t innerCount = ir::elementCount(inner), extent = dims[axis], stride = strides[axis];
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int part = 0; part < threads; ++part) {
+      for (int64_t i = extent * part / threads; i < extent * (part + 1) / threads; ++i) {
+        const T* from = in + i * stride;
+        T* to = out + i * innerCount;
+        forEachStrided(inner, innerStrides, [&](int64_t o, int64_t s) { to[o] = from[s]; });
+      }
+    }
   });
 }
 
@@ -99,7 +120,8 @@ std::unique_ptr<Kernel> makeTranspose(const BuildContext& ctx) {
     }
     strides[i] = srcStrides[static_cast<std::size_t>(axes[i])];
   }
-  return makeKernel([&src, &dst, strides] { stridedCopy(src, dst, dst.dims, strides); });
+  const int threads = std::max(ctx.options.threads, 1);
+  return makeKernel([&src, &dst, strides, threads] { stridedCopy(src, dst, dst.dims, strides, 0, threads); });
 }
 
 std::unique_ptr<Kernel> makeConcat(const BuildContext& ctx) {
@@ -215,7 +237,8 @@ std::unique_ptr<Kernel> makeStridedSlice(const BuildContext& ctx) {
     strides[i] = srcStrides[i] * steps[i];
     base += starts[i] * srcStrides[i];
   }
-  return makeKernel([&src, &dst, strides, base] { stridedCopy(src, dst, dst.dims, strides, base); });
+  const int threads = std::max(ctx.options.threads, 1);
+  return makeKernel([&src, &dst, strides, base, threads] { stridedCopy(src, dst, dst.dims, strides, base, threads); });
 }
 
 std::unique_ptr<Kernel> makeExpand(const BuildContext& ctx) {
@@ -249,7 +272,8 @@ std::unique_ptr<Kernel> makeTile(const BuildContext& ctx) {
     dims.insert(dims.end(), {repeats[i], src.dims[i]});
     strides.insert(strides.end(), {0, srcStrides[i]});
   }
-  return makeKernel([&src, &dst, dims, strides] { stridedCopy(src, dst, dims, strides); });
+  const int threads = std::max(ctx.options.threads, 1);
+  return makeKernel([&src, &dst, dims, strides, threads] { stridedCopy(src, dst, dims, strides, 0, threads); });
 }
 
 // Keeps the elements on and above (upper) or on and below (lower) the k-th diagonal of each

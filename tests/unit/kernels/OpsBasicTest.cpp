@@ -116,6 +116,45 @@ TEST(KernelsDataMovement, TransposeMatchesBruteForce) {
       for (int k = 0; k < 3; ++k) EXPECT_EQ(v[(i * 2 + j) * 3 + k], (j * 3 + k) * 4 + i);
 }
 
+// Swapping the last two axes copies in tiles (DataMovement.cpp): sizes that are not whole tiles,
+// a batch axis that moves too, and element sizes 2, 4 and 8.
+TEST(KernelsDataMovement, TransposeOfTheLastAxesInTilesMatchesBruteForce) {
+  const int64_t heads = 3, rows = 45, columns = 70;
+  std::vector<double> data(static_cast<std::size_t>(heads * rows * columns));
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<double>(i % 30000);
+  for (const std::vector<double>& axes :
+       {std::vector<double>{0, 2, 1}, std::vector<double>{1, 2, 0}, std::vector<double>{2, 0, 1}}) {
+    GraphBuilder b16, b32, b64;
+    b16.create("t", "TL_INT16", {heads, rows, columns}, data)
+        .op("p", "transpose", {{"src", "t"}}, {{"dst", "p"}}, {{"axes", axes}});
+    b32.create("t", "TL_FLOAT", {heads, rows, columns}, data)
+        .op("p", "transpose", {{"src", "t"}}, {{"dst", "p"}}, {{"axes", axes}});
+    b64.create("t", "TL_INT64", {heads, rows, columns}, data)
+        .op("p", "transpose", {{"src", "t"}}, {{"dst", "p"}}, {{"axes", axes}});
+    const ir::Dims in{heads, rows, columns};
+    ir::Dims outDims;
+    for (double a : axes) outDims.push_back(in[static_cast<std::size_t>(a)]);
+    const auto v16 = runOne<int16_t>(b16, "p", "TL_INT16", outDims);
+    const auto v32 = runOne<float>(b32, "p", "TL_FLOAT", outDims);
+    const auto v64 = runOne<int64_t>(b64, "p", "TL_INT64", outDims);
+    for (int64_t i = 0; i < outDims[0]; ++i) {
+      for (int64_t j = 0; j < outDims[1]; ++j) {
+        for (int64_t k = 0; k < outDims[2]; ++k) {
+          int64_t index[3] = {};
+          index[static_cast<std::size_t>(axes[0])] = i;
+          index[static_cast<std::size_t>(axes[1])] = j;
+          index[static_cast<std::size_t>(axes[2])] = k;
+          const double want = data[static_cast<std::size_t>((index[0] * rows + index[1]) * columns + index[2])];
+          const auto at = static_cast<std::size_t>((i * outDims[1] + j) * outDims[2] + k);
+          ASSERT_EQ(v16[at], static_cast<int16_t>(want)) << i << " " << j << " " << k;
+          ASSERT_EQ(v32[at], static_cast<float>(want));
+          ASSERT_EQ(v64[at], static_cast<int64_t>(want));
+        }
+      }
+    }
+  }
+}
+
 TEST(KernelsDataMovement, Concat) {
   GraphBuilder b;
   b.create("a", "TL_UINT8", {2, 2}, {1, 2, 3, 4})
