@@ -38,6 +38,18 @@ inline void fixCrc(std::vector<std::byte>& bytes) {
                     static_cast<uint32_t>(crc32_z(0, body, bytes.size() - layout::kHeaderSize)));
 }
 
+// Expects every prefix of `bytes` shorter than the whole to be refused as Truncated.
+inline void expectEveryTruncationRejected(const std::vector<std::byte>& bytes) {
+  for (std::size_t length = 0; length < bytes.size(); ++length) {
+    try {
+      QpcImage::fromBytes(std::span(bytes.data(), length));
+      ADD_FAILURE() << "accepted a file truncated to " << length << " bytes";
+    } catch (const QpcFormatError& e) {
+      EXPECT_EQ(e.code(), QpcErrorCode::Truncated) << length << ": " << e.what();
+    }
+  }
+}
+
 // Expects a rejection with `code` whose field starts with `field` and whose message names the file.
 inline void expectRejected(const std::vector<std::byte>& bytes, QpcErrorCode code, const std::string& field) {
   try {
