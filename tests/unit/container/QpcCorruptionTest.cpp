@@ -26,9 +26,7 @@ class Corruption : public ::testing::Test {
 
 TEST_F(Corruption, UntouchedSampleLoads) { EXPECT_NO_THROW(QpcImage::fromBytes(bytes_)); }
 
-TEST_F(Corruption, EveryTruncationIsRejected) {
-  expectEveryTruncationRejected(bytes_);
-}
+TEST_F(Corruption, EveryTruncationIsRejected) { expectEveryTruncationRejected(bytes_); }
 
 TEST_F(Corruption, BadMagic) {
   bytes_[0] = std::byte{'X'};

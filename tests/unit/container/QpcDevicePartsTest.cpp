@@ -285,9 +285,7 @@ TEST_F(DevicePartsDamage, NestedImageWithPartsOfItsOwn) {
   expectRejected(bytes_, QpcErrorCode::BadVersion, "device_parts[1].header.version");
 }
 
-TEST_F(DevicePartsDamage, EveryTruncationIsRejected) {
-  expectEveryTruncationRejected(bytes_);
-}
+TEST_F(DevicePartsDamage, EveryTruncationIsRejected) { expectEveryTruncationRejected(bytes_); }
 
 // Every single-byte change of the section is a valid container or a QpcFormatError.
 TEST_F(DevicePartsDamage, EverySingleByteFlipOfTheSectionIsHandled) {
