@@ -15,6 +15,8 @@
 namespace qaic::kernels::ops {
 namespace {
 
+constexpr std::size_t kParallelGatherBytes = std::size_t{4} << 20;
+
 // Reads index `k` of an int64 or int32 tensor.
 class IndexReader {
  public:
@@ -304,14 +306,21 @@ std::unique_ptr<Kernel> makeGatherNd(const BuildContext& ctx) {
   const NdIndexing nd = ndIndexing(ctx, src, indices, static_cast<std::size_t>(ctx.op.integer("batch_dims")));
   const std::size_t size = ir::dtypeSize(src.dtype);
   const ir::Op& op = ctx.op;
-  return makeKernel([&op, &src, &indices, &dst, nd, size] {
+  const int threads = std::max(ctx.options.threads, 1);
+  return makeKernel([&op, &src, &indices, &dst, nd, size, threads] {
     const auto offsets = tupleOffsets(op, nd, indices, nd.batches * nd.tuplesPerBatch);
     const std::size_t chunk = static_cast<std::size_t>(nd.block) * size;
-    for (std::size_t t = 0; t < offsets.size(); ++t) {
-      if (offsets[t] == kNoElement) {
-        std::memset(dst.data() + t * chunk, 0, chunk);
+    const auto tuples = static_cast<int64_t>(offsets.size());
+    // Reading a whole KV cache (every decode step, every layer) is split over the op's threads.
+    const int parts = offsets.size() * chunk >= kParallelGatherBytes ? threads : 1;
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+    for (int64_t t = 0; t < tuples; ++t) {
+      std::byte* to = dst.data() + static_cast<std::size_t>(t) * chunk;
+      const int64_t offset = offsets[static_cast<std::size_t>(t)];
+      if (offset == kNoElement) {
+        std::memset(to, 0, chunk);
       } else {
-        std::memcpy(dst.data() + t * chunk, src.data() + static_cast<std::size_t>(offsets[t]) * size, chunk);
+        std::memcpy(to, src.data() + static_cast<std::size_t>(offset) * size, chunk);
       }
     }
   });
