@@ -116,9 +116,9 @@ TEST(KernelsDataMovement, TransposeMatchesBruteForce) {
       for (int k = 0; k < 3; ++k) EXPECT_EQ(v[(i * 2 + j) * 3 + k], (j * 3 + k) * 4 + i);
 }
 
-// Swapping the last two axes copies in tiles (DataMovement.cpp): sizes that are not whole tiles,
-// a batch axis that moves too, and element sizes 2, 4 and 8.
-TEST(KernelsDataMovement, TransposeOfTheLastAxesInTilesMatchesBruteForce) {
+// Transposes that swap the last axes (attention's keys) or move a batch axis too, at sizes that are
+// no power of two, for element sizes 2, 4 and 8.
+TEST(KernelsDataMovement, TransposeOfTheLastAxesMatchesBruteForce) {
   const int64_t heads = 3, rows = 45, columns = 70;
   std::vector<double> data(static_cast<std::size_t>(heads * rows * columns));
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<double>(i % 30000);
@@ -150,6 +150,46 @@ TEST(KernelsDataMovement, TransposeOfTheLastAxesInTilesMatchesBruteForce) {
           ASSERT_EQ(v32[at], static_cast<float>(want));
           ASSERT_EQ(v64[at], static_cast<int64_t>(want));
         }
+      }
+    }
+  }
+}
+
+// The copies that split over the op's threads when they are large (a decode step reading a whole
+// KV cache: gather_nd, transpose, cast) give what one thread gives; marked rows read zeros.
+TEST(KernelsDataMovement, LargeCopiesOnTwoThreadsEqualOneThread) {
+  const int64_t heads = 16, positions = 512, dim = 128, filled = 400;
+  GraphBuilder b;
+  b.input("cache", "TL_FLOAT", {1, heads, positions, dim})
+      .input("index", "TL_INT64", {1, heads, positions, 1})
+      .op("read", "gather_nd", {{"src", "cache"}, {"indices", "index"}}, {{"dst", "rows"}}, {{"batch_dims", 2}})
+      .op("flip", "transpose", {{"src", "rows"}}, {{"dst", "keys"}}, {{"axes", {0, 1, 3, 2}}})
+      .op("narrow", "cast", {{"src", "keys"}}, {{"dst", "half"}}, {{"dtype", "TL_FLOAT16"}})
+      .output("keys", "TL_FLOAT", {1, heads, dim, positions})
+      .output("half", "TL_FLOAT16", {1, heads, dim, positions});
+  std::vector<float> cache(static_cast<std::size_t>(heads * positions * dim));
+  for (std::size_t i = 0; i < cache.size(); ++i) cache[i] = static_cast<float>(i % 2001);  // exact in float16
+  std::vector<int64_t> index(static_cast<std::size_t>(heads * positions));
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t p = 0; p < positions; ++p)
+      index[static_cast<std::size_t>(h * positions + p)] = p < filled ? positions - 1 - p
+                                                                      : std::numeric_limits<int32_t>::max();
+  }
+  const std::vector<HostTensor> inputs{HostTensor::of(ir::DType::Float, {1, heads, positions, dim}, cache),
+                                       HostTensor::of(ir::DType::Int64, {1, heads, positions, 1}, index)};
+  BuildOptions one, two;
+  two.threads = 2;
+  const auto single = runGraph(b.graph(), inputs, nullptr, one);
+  const auto split = runGraph(b.graph(), inputs, nullptr, two);
+  EXPECT_EQ(single[0].bytes, split[0].bytes);
+  EXPECT_EQ(single[1].bytes, split[1].bytes);
+  const auto keys = split[0].values<float>();
+  for (int64_t h = 0; h < heads; h += 5) {
+    for (int64_t d = 0; d < dim; d += 7) {
+      for (int64_t p = 0; p < positions; p += 3) {
+        const float want = p < filled ? cache[static_cast<std::size_t>((h * positions + positions - 1 - p) * dim + d)]
+                                      : 0.0f;
+        ASSERT_EQ(keys[static_cast<std::size_t>((h * dim + d) * positions + p)], want) << h << " " << d << " " << p;
       }
     }
   }
