@@ -212,6 +212,7 @@ void Emulator::start(const std::string& root) {
 }
 
 void Emulator::settlePassthrough() {
+  passthrough_->awaitInitReply(kInitTimeout);  // INIT's operation ran; its reply decides
   bool on = passthrough_->active();
   std::string why = passthrough_->inactiveReason();
   if (on) {

@@ -96,7 +96,18 @@ int FusePassthrough::install(fuse_session* session, Finder self) {
   fuse_custom_io io{};
   io.read = readHook;
   io.writev = writevHook;
-  return fuse_session_custom_io(session, &io, fuseFd_);
+  const int result = fuse_session_custom_io(session, &io, fuseFd_);
+  if (result == 0) {
+    std::lock_guard lock(mutex_);
+    installed_ = true;
+  }
+  return result;
+}
+
+void FusePassthrough::awaitInitReply(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  if (!installed_) return;
+  initReplied_.wait_for(lock, timeout, [this] { return initSeen_; });
 }
 
 std::string FusePassthrough::inactiveReason() const {
@@ -131,6 +142,7 @@ ssize_t FusePassthrough::writeReply(int fd, struct iovec* iov, int count) {
     if (initPending_ && header->unique == initUnique_) {
       initPending_ = false;
       initSeen_ = true;
+      initReplied_.notify_all();
       auto* init = payloadOf<InitOut>(iov, count);
       if (header->error == 0 && init != nullptr && offered_ && (init->flags & kInitWritebackCache) == 0) {
         init->flags |= kInitExt;

@@ -12,6 +12,8 @@
 #include "FuseOps.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,6 +37,11 @@ class FusePassthrough {
   int install(fuse_session* session, Finder self);
   // True once the kernel accepted passthrough in INIT.
   bool active() const { return active_.load(); }
+  // Waits (at most `timeout`) until the INIT reply went out through the hooks: libfuse calls the
+  // init operation before it writes that reply, so whoever learns of INIT from the operation
+  // would otherwise ask active() too early and find passthrough off. Returns at once when the
+  // hooks are not installed.
+  void awaitInitReply(std::chrono::milliseconds timeout);
   // Registers and at once closes `fd` as a backing file: 0, or the errno of the kernel's refusal
   // (EPERM without CAP_SYS_ADMIN in the initial user namespace).
   int tryBacking(int fd) const;
@@ -62,6 +69,8 @@ class FusePassthrough {
   std::mutex mutex_;
   bool offered_ = false;
   bool initSeen_ = false;
+  bool installed_ = false;
+  std::condition_variable initReplied_;
   uint64_t initUnique_ = 0;
   bool initPending_ = false;
   std::set<uint64_t> openUniques_;
