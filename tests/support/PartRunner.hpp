@@ -38,7 +38,10 @@ inline std::vector<HostTensor> runProgram(HostProgram& program, const ir::Graph&
   return out;
 }
 
-// Builds and runs each graph `runs` times on its own thread; inputs[p] are part p's inputs and
+// Builds each part's program, one after the other on the calling thread (as a card builds a
+// program at activation; oneDNN's primitive cache, which building fills, is synchronized inside
+// an uninstrumented library, so builds racing on threads would only show ThreadSanitizer false
+// reports), then runs each `runs` times on a thread of its own; inputs[p] are part p's inputs and
 // constants(p) its constant lookup. A part that fails cancels the rendezvous (so no other part
 // waits for it) and its error is rethrown here once every thread has ended.
 inline PartResults runParts(const std::vector<ir::Graph>& graphs, const std::vector<std::vector<HostTensor>>& inputs,
@@ -46,6 +49,12 @@ inline PartResults runParts(const std::vector<ir::Graph>& graphs, const std::vec
                             std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   const std::size_t parts = graphs.size();
   auto rendezvous = std::make_shared<PeerRendezvous>(parts, timeout);
+  std::vector<std::unique_ptr<HostProgram>> programs;
+  for (std::size_t p = 0; p < parts; ++p) {
+    BuildOptions options;
+    options.peers = rendezvous->exchange(p);
+    programs.push_back(HostProgram::build(graphs[p], constants ? constants(p) : nullptr, options));
+  }
   PartResults results;
   results.outputs.resize(parts);
   std::vector<std::exception_ptr> errors(parts);
@@ -53,10 +62,7 @@ inline PartResults runParts(const std::vector<ir::Graph>& graphs, const std::vec
   for (std::size_t p = 0; p < parts; ++p) {
     threads.emplace_back([&, p] {
       try {
-        BuildOptions options;
-        options.peers = rendezvous->exchange(p);
-        auto program = HostProgram::build(graphs[p], constants ? constants(p) : nullptr, options);
-        for (int run = 0; run < runs; ++run) results.outputs[p] = runProgram(*program, graphs[p], inputs[p]);
+        for (int run = 0; run < runs; ++run) results.outputs[p] = runProgram(*programs[p], graphs[p], inputs[p]);
       } catch (const std::exception& e) {
         errors[p] = std::current_exception();
         rendezvous->cancel(std::string("part ") + std::to_string(p) + " failed: " + e.what());
