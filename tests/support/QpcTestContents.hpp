@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -82,5 +83,18 @@ struct SampleContents {
     contents.constants = {a, b};
   }
 };
+
+// A float retained pair `name` / `name`_RetainedState of `bytes` bytes.
+inline QpcRetainedState retainedPair(const std::string& name, uint64_t bytes) {
+  QpcRetainedState r;
+  r.name = name;
+  r.stateName = name + "_RetainedState";
+  r.tensor = name;
+  r.stateTensor = name + "_RetainedState";
+  r.dtype = ir::DType::Float;
+  r.dims = {static_cast<int64_t>(bytes / 4)};
+  r.size = bytes;
+  return r;
+}
 
 }  // namespace qaic::container::testing

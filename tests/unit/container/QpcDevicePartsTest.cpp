@@ -27,18 +27,6 @@ constexpr char kConfig[] =
     R"({"connections":[{"devices":[2,0,5],"type":"p2p"}],"partitions":[{"name":"Partition0","devices":[)"
     R"({"deviceId":2,"numCores":3},{"deviceId":0,"numCores":3},{"deviceId":5,"numCores":3}]}]})";
 
-QpcRetainedState retainedPair(const std::string& name, uint64_t bytes) {
-  QpcRetainedState r;
-  r.name = name;
-  r.stateName = name + "_RetainedState";
-  r.tensor = name;
-  r.stateTensor = name + "_RetainedState";
-  r.dtype = ir::DType::Float;
-  r.dims = {static_cast<int64_t>(bytes / 4)};
-  r.size = bytes;
-  return r;
-}
-
 // A program over the devices 2, 0 and 5: part 0 is the sample itself, part 1 a version-1
 // sample, part 2 a version-2 one (retained state) on 2 NSPs.
 class DeviceParts : public ::testing::Test {

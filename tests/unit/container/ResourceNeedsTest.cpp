@@ -13,21 +13,9 @@
 namespace qaic::container {
 namespace {
 
-QpcRetainedState retainedPair(const std::string& name, uint64_t bytes) {
-  QpcRetainedState r;
-  r.name = name;
-  r.stateName = name + "_RetainedState";
-  r.tensor = name;
-  r.stateTensor = name + "_RetainedState";
-  r.dtype = ir::DType::Float;
-  r.dims = {static_cast<int64_t>(bytes / 4)};
-  r.size = bytes;
-  return r;
-}
-
 TEST(ResourceNeeds, ConstantsOnceIoRegionAndRetainedStatePerActivation) {
   testing::SampleContents sample;  // 24 + 5 bytes of constants, a 24576-byte IO region
-  sample.contents.retainedState = {retainedPair("past_key", 4096), retainedPair("past_value", 1024)};
+  sample.contents.retainedState = {testing::retainedPair("past_key", 4096), testing::retainedPair("past_value", 1024)};
   const QpcProgram& program = sample.contents.programs[0];
   EXPECT_EQ(constantsBytes(sample.contents), 29u);
   EXPECT_EQ(retainedStateBytes(sample.contents), 5120u);
@@ -50,7 +38,7 @@ TEST(ResourceNeeds, ConstantsOnceIoRegionAndRetainedStatePerActivation) {
 
 TEST(ResourceNeeds, OverflowNamesTheField) {
   testing::SampleContents sample;
-  sample.contents.retainedState = {retainedPair("huge", std::numeric_limits<uint64_t>::max() / 2)};
+  sample.contents.retainedState = {testing::retainedPair("huge", std::numeric_limits<uint64_t>::max() / 2)};
   try {
     resourceNeeds(sample.contents, sample.contents.programs[0], 3);
     FAIL() << "3 x 2^63 bytes fitted 64 bits";
