@@ -197,11 +197,10 @@ int keepRetainedInBufferPrecision(ir::Graph& graph, const std::vector<RetainedPa
 
 int sinkWideningCasts(ir::Graph& graph) {
   int moves = 0;
-  // Each move lowers one cast past one op, so the walk ends: at most ops x casts moves.
-  while (sinkOne(graph)) {
-    ++moves;
-    ir::inferShapes(graph);
-  }
+  // Each move lowers one cast past one op, so the walk ends: at most ops x casts moves. A move
+  // records the dtype of the tensor it adds, all the next one reads, so shapes are inferred once.
+  while (sinkOne(graph)) ++moves;
+  if (moves > 0) ir::inferShapes(graph);
   return moves;
 }
 
