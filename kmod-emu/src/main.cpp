@@ -17,6 +17,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ComputeThreadsWaitPolicy.hpp"
@@ -32,7 +33,8 @@ namespace {
 using namespace qaic::emu;
 
 constexpr const char* kUsage =
-    "Usage: qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v] [--trace-requests]\n"
+    "Usage: qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--log FILE] [--foreground] [-v]\n"
+    "                [--trace-requests]\n"
     "       qaic-emu [--root DIR] [options] --namespace -- COMMAND [ARG...]\n"
     "  --root DIR     mount point; devices appear at DIR/dev/accel/accelN and\n"
     "                 DIR/sys/class/accel/accelN (created if missing)\n"
@@ -44,6 +46,9 @@ constexpr const char* kUsage =
     "                 groups separated by ':', device indices by ',' (0,1:2,3); none: no links;\n"
     "                 default: every device in one group\n"
     "  --daemon       detach; exit 0 once the tree is visible\n"
+    "  --log FILE     append what would go to stderr (errors; with -v, events; a sanitizer's\n"
+    "                 report) to FILE: a daemon's from when it is ready, otherwise from the\n"
+    "                 start; without it a daemon's messages are discarded unless -v\n"
     "  --foreground   stay attached (the default)\n"
     "  -v, --verbose  log control-plane events\n"
     "  --no-passthrough\n"
@@ -72,6 +77,7 @@ constexpr const char* kUsage =
 struct Options {
   std::string root;
   std::string config;
+  std::string log;  // --log: stderr's destination
   int devices = 0;
   uint64_t ddrMb = 0;                  // 0: each device's configured ddr_mb
   std::optional<P2pGroups> p2pGroups;  // --p2p-groups, instead of the configuration's
@@ -110,7 +116,18 @@ void redirectToDevNull(int fd) {
   close(null);
 }
 
-int run(const Options& opt, int readyFd) {
+// Opened before the fork (so that a bad path is the starter's error) and kept open, not
+// close-on-exec'd away, until it replaces stderr.
+int openLog(const std::string& path) {
+  return open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+void redirectToLog(int logFd) {
+  dup2(logFd, STDERR_FILENO);
+  close(logFd);
+}
+
+int run(const Options& opt, int readyFd, int logFd) {
   EmuConfig config;
   try {
     if (!opt.config.empty()) config = loadConfig(opt.config);
@@ -141,8 +158,11 @@ int run(const Options& opt, int readyFd) {
       [[maybe_unused]] ssize_t w = write(readyFd, &ok, 1);
       close(readyFd);
       // A daemon must not hold its starter's pipes open (`pid=$(qaic-emu --daemon)` would
-      // wait forever); with -v it keeps logging to the inherited stderr.
-      if (!verbose() && !traceRequests()) redirectToDevNull(STDERR_FILENO);
+      // wait forever); with -v (and no --log) it keeps logging to the inherited stderr.
+      if (logFd >= 0)
+        redirectToLog(logFd);
+      else if (!verbose() && !traceRequests())
+        redirectToDevNull(STDERR_FILENO);
     }
     int status = 0;
     if (opt.inNamespace)
@@ -167,14 +187,14 @@ int runWithFreshRoot(Options opt) {
     return 1;
   }
   opt.root = dir;
-  const int status = run(opt, -1);
+  const int status = run(opt, -1, -1);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   return status;
 }
 
 // Forks; the parent returns the child's verdict: 0 once the child reported the tree visible.
-int daemonize(const Options& opt) {
+int daemonize(const Options& opt, int logFd) {
   int pipefd[2];
   if (pipe(pipefd) != 0) return usageError(std::string("pipe: ") + std::strerror(errno));
   pid_t pid = fork();
@@ -184,10 +204,11 @@ int daemonize(const Options& opt) {
     setsid();
     redirectToDevNull(STDIN_FILENO);
     redirectToDevNull(STDOUT_FILENO);
-    int rc = run(opt, pipefd[1]);
+    int rc = run(opt, pipefd[1], logFd);
     _exit(rc);
   }
   close(pipefd[1]);
+  if (logFd >= 0) close(logFd);
   pollfd p{pipefd[0], POLLIN, 0};
   char verdict = 0;
   // Starting takes well under a second; a minute means something is stuck.
@@ -245,6 +266,10 @@ int main(int argc, char** argv) {
       } catch (const ConfigError& e) {
         return usageError(e.what());
       }
+    } else if (a == "--log") {
+      const char* v = value("--log");
+      if (!v || *v == '\0') return usageError("--log needs a file");
+      opt.log = v;
     } else if (a == "--daemon") {
       opt.daemon = true;
     } else if (a == "--foreground") {
@@ -285,6 +310,12 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  int logFd = -1;
+  if (!opt.log.empty()) {
+    logFd = openLog(opt.log);
+    if (logFd < 0) return usageError("--log " + opt.log + ": " + std::strerror(errno));
+    if (!opt.daemon) redirectToLog(std::exchange(logFd, -1));
+  }
   if (opt.inNamespace && opt.root.empty()) return runWithFreshRoot(opt);
-  return opt.daemon ? daemonize(opt) : run(opt, -1);
+  return opt.daemon ? daemonize(opt, logFd) : run(opt, -1, -1);
 }

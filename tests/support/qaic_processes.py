@@ -64,12 +64,19 @@ def stop_process(pid, seconds=10):
     os.kill(pid, signal.SIGKILL)
 
 
+class EmulatorDied(AssertionError):
+    pass
+
+
 class Emulator:
-    """qaic-emu --daemon on a temporary root; stop() unmounts and removes it."""
+    """qaic-emu --daemon on a temporary root, its messages in a log beside it; stop() unmounts
+    and removes both, and raises EmulatorDied with the log when the emulator was no longer
+    running (a crash, or a sanitizer's report, that the tests saw only as a lost device)."""
 
     def __init__(self, binary, devices=None, config=None, env=None):
         self.root = pathlib.Path(tempfile.mkdtemp(prefix="qaic-emu-root."))
-        cmd = [binary, "--root", self.root, "--daemon"]
+        self.log = self.root.with_name(self.root.name + ".log")
+        cmd = [binary, "--root", self.root, "--daemon", "--log", self.log]
         if devices:
             cmd += ["--devices", str(devices)]
         if config:
@@ -82,11 +89,24 @@ class Emulator:
         env.update({k: str(v) for k, v in extra.items()})
         return env
 
+    def alive(self):
+        """Running: not gone and not a zombie (the daemon's parent is init, which may reap late)."""
+        try:
+            stat = pathlib.Path(f"/proc/{self.pid}/stat").read_text()
+        except FileNotFoundError:
+            return False
+        return stat.rpartition(")")[2].split()[0] != "Z"
+
     def stop(self):
+        died = not self.alive()
         stop_process(self.pid)
         if subprocess.run(["mountpoint", "-q", str(self.root)]).returncode == 0:
             subprocess.run(["fusermount3", "-u", "-z", str(self.root)])
         shutil.rmtree(self.root, ignore_errors=True)
+        log = self.log.read_text(errors="replace") if self.log.exists() else ""
+        self.log.unlink(missing_ok=True)
+        if died:
+            raise EmulatorDied(f"qaic-emu (pid {self.pid}) had stopped before the tests stopped it; its log:\n{log}")
 
 
 class Qaicd:
