@@ -118,9 +118,7 @@ void redirectToDevNull(int fd) {
 
 // Opened before the fork (so that a bad path is the starter's error) and kept open, not
 // close-on-exec'd away, until it replaces stderr.
-int openLog(const std::string& path) {
-  return open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-}
+int openLog(const std::string& path) { return open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644); }
 
 void redirectToLog(int logFd) {
   dup2(logFd, STDERR_FILENO);
