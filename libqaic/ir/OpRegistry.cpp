@@ -123,6 +123,8 @@ std::vector<OpSpec> buildRegistry() {
   // Project extensions.
   add({"matmul", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeMatmul, false, true,
        "NumPy matmul shape"});
+  add({"matmul_trans_b", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeMatmulTransB, false, true,
+       "NumPy matmul shape of src1 and src2 with its last two axes swapped"});
   add({"gemm", {"a", "b", "c"}, {"dst"},
        {number("alpha"), number("beta"), boolean("trans_a"), boolean("trans_b")}, nullptr,
        shapeGemm, false, true, "[M, N]"});

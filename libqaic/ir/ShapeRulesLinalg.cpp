@@ -1,17 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shape rules of matmul (NumPy semantics) and gemm (ONNX Gemm semantics).
+// Shape rules of matmul (NumPy semantics), matmul_trans_b and gemm (ONNX Gemm semantics).
+#include <string>
+#include <utility>
+
 #include "ir/ShapeRules.hpp"
 
 namespace qaic::ir::rules {
 
-Outs shapeMatmul(const Op& op, Infos in) {
-  requireSameDType(op, "src2", in[1], in[0], "src1");
+namespace {
+
+// NumPy matmul of src1 [.., M, K] and src2 as [.., K, N] (`transposedB`: src2 holds [.., N, K]).
+// src2 may be TL_FLOAT16 with a TL_FLOAT src1 (a float16 KV cache read where it lies); the
+// result has src1's dtype.
+Outs matmulShape(const Op& op, Infos in, bool transposedB) {
+  if (!(in[0].dtype == DType::Float && in[1].dtype == DType::Float16))
+    requireSameDType(op, "src2", in[1], in[0], "src1");
   requireMinRank(op, "src1", in[0], 1);
-  requireMinRank(op, "src2", in[1], 1);
+  requireMinRank(op, "src2", in[1], transposedB ? 2 : 1);
   // 1-D operands are promoted ([K] -> [1,K] on the left, [K,1] on the right) and the
   // promoted axis is dropped from the result.
   Dims a = in[0].dims;
   Dims b = in[1].dims;
+  if (transposedB) std::swap(b[b.size() - 1], b[b.size() - 2]);
   const bool vectorA = a.size() == 1;
   const bool vectorB = b.size() == 1;
   if (vectorA) a.insert(a.begin(), 1);
@@ -22,14 +32,20 @@ Outs shapeMatmul(const Op& op, Infos in) {
   const int64_t n = b[b.size() - 1];
   if (k != kb) {
     throwInputError(op, "src2",
-                    "inner dimension " + std::to_string(kb) + " of " + formatDims(in[1].dims) +
-                        " != " + std::to_string(k) + " of src1 " + formatDims(in[0].dims));
+                    std::string(transposedB ? "last" : "inner") + " dimension " + std::to_string(kb) + " of " +
+                        formatDims(in[1].dims) + " != " + std::to_string(k) + " of src1 " + formatDims(in[0].dims));
   }
   Dims out = broadcastShapes(op, "src2", Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2));
   if (!vectorA) out.push_back(m);
   if (!vectorB) out.push_back(n);
   return {TensorInfo{in[0].dtype, out}};
 }
+
+}  // namespace
+
+Outs shapeMatmul(const Op& op, Infos in) { return matmulShape(op, in, false); }
+
+Outs shapeMatmulTransB(const Op& op, Infos in) { return matmulShape(op, in, true); }
 
 Outs shapeGemm(const Op& op, Infos in) {
   requireRank(op, "a", in[0], 2);

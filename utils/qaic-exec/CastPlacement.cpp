@@ -2,6 +2,7 @@
 #include "CastPlacement.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -146,6 +147,22 @@ bool sinkOne(ir::Graph& graph) {
   return false;
 }
 
+// `tensor` is an internal value with `reader` as its only reader.
+bool onlyReadBy(const ir::Graph& graph, const std::string& tensor, std::size_t reader) {
+  const auto readers = readersOf(graph, tensor);
+  return readers.size() == 1 && readers[0].op == reader && !isIoOutput(graph, tensor);
+}
+
+bool swapsLastTwoAxes(const ir::Op& op) {
+  if (op.optype != "transpose" || op.inputs.size() != 1 || op.outputs.size() != 1) return false;
+  const std::vector<int64_t> axes = op.integers("axes");
+  const auto rank = static_cast<int64_t>(axes.size());
+  if (rank < 2) return false;
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (axes[static_cast<std::size_t>(i)] != i) return false;
+  return axes[static_cast<std::size_t>(rank - 2)] == rank - 1 && axes[static_cast<std::size_t>(rank - 1)] == rank - 2;
+}
+
 bool readOnlyBySelection(const ir::Graph& graph, const std::string& tensor) {
   const auto readers = readersOf(graph, tensor);
   if (readers.empty() || isIoOutput(graph, tensor)) return false;
@@ -202,6 +219,43 @@ int sinkWideningCasts(ir::Graph& graph) {
   while (sinkOne(graph)) ++moves;
   if (moves > 0) ir::inferShapes(graph);
   return moves;
+}
+
+int readNarrowMatmulOperands(ir::Graph& graph) {
+  int changed = 0;
+  std::vector<std::size_t> dropped;  // the casts and transposes folded into their matmul
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    ir::Op& product = graph.ops[i];
+    if (product.optype != "matmul" || product.inputs.size() != 2 || product.inputs[1].argName != "src2" ||
+        dtypeOf(graph, product.inputs[0].name) != ir::DType::Float)
+      continue;
+    const std::string wide = product.inputs[1].name;
+    const auto cast = writerOf(graph, wide);
+    if (!cast || !isWidening(graph, graph.ops[*cast]) || !onlyReadBy(graph, wide, i)) continue;
+    // A constant right operand (a weight) keeps oneDNN's packed product; this is for values
+    // computed at run time, such as a cache.
+    const auto source = writerOf(graph, graph.ops[*cast].inputs[0].name);
+    if (source && graph.ops[*source].optype == "create") continue;
+    product.inputs[1].name = graph.ops[*cast].inputs[0].name;
+    dropped.push_back(*cast);
+    graph.tensors.erase(wide);
+    const std::string narrow = product.inputs[1].name;
+    const auto transpose = writerOf(graph, narrow);
+    // The cast, dropped below, still reads `narrow`; the product has taken its place.
+    auto readers = readersOf(graph, narrow);
+    std::erase_if(readers, [&](const Reader& r) { return r.op == *cast; });
+    if (transpose && swapsLastTwoAxes(graph.ops[*transpose]) && readers.size() == 1 && !isIoOutput(graph, narrow)) {
+      product.optype = "matmul_trans_b";
+      product.inputs[1].name = graph.ops[*transpose].inputs[0].name;
+      dropped.push_back(*transpose);
+      graph.tensors.erase(narrow);
+    }
+    ++changed;
+  }
+  std::sort(dropped.begin(), dropped.end(), std::greater<>());
+  for (const std::size_t op : dropped) graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(op));
+  if (changed > 0) ir::inferShapes(graph);
+  return changed;
 }
 
 }  // namespace qaic::compiler

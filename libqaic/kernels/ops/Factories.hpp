@@ -43,7 +43,7 @@ KernelFactoryFunction makeRoiAlign;
 // PoolArgmax.cpp
 KernelFactoryFunction makePoolArgmax;
 // Linear.cpp
-KernelFactoryFunction makeMatmul, makeGemm;
+KernelFactoryFunction makeMatmul, makeMatmulTransB, makeGemm;
 // Cast.cpp
 KernelFactoryFunction makeCast;
 // GatherScatter.cpp

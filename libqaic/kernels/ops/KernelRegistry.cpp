@@ -44,6 +44,7 @@ constexpr std::array kFactories = {
     Entry{"pick1d", ops::makePick1d},
     Entry{"sort1d", ops::makeSort1d},
     Entry{"matmul", ops::makeMatmul},
+    Entry{"matmul_trans_b", ops::makeMatmulTransB},
     Entry{"gemm", ops::makeGemm},
     Entry{"cast", ops::makeCast},
     Entry{"gather", ops::makeGather},

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // matmul (NumPy semantics, batch broadcasting) and gemm on oneDNN's matmul primitive; a
 // constant right-hand side is packed once at build time.
+#include <algorithm>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "kernels/DTypes.hpp"
 #include "kernels/mx/Mxfp6Matmul.hpp"
 #include "kernels/ops/Dnnl.hpp"
 #include "kernels/ops/Factories.hpp"
+#include "kernels/ops/HalfMatmul.hpp"
 #include "kernels/ops/Indexing.hpp"
 
 namespace qaic::kernels::ops {
@@ -157,27 +161,86 @@ void matmulLoop(const T* a, const T* b, T* d, const std::vector<int64_t>& aOffse
   }
 }
 
+// A float16 right operand (ops/HalfMatmul.hpp), each batch's columns split over the op's threads
+// when there are fewer batches than threads.
+class HalfMatmulKernel final : public Kernel {
+ public:
+  HalfMatmulKernel(const Tensor& a, const Tensor& b, Tensor& d, std::vector<int64_t> aOffsets,
+                   std::vector<int64_t> bOffsets, int64_t m, int64_t k, int64_t n, bool bTransposed, int threads)
+      : a_(a),
+        b_(b),
+        d_(d),
+        aOffsets_(std::move(aOffsets)),
+        bOffsets_(std::move(bOffsets)),
+        m_(m),
+        k_(k),
+        n_(n),
+        bTransposed_(bTransposed) {
+    const auto batches = static_cast<int64_t>(aOffsets_.size());
+    // Below about a million multiply-adds a parallel region costs more than it saves.
+    threads_ = batches * m * k * n >= (int64_t{1} << 20) ? std::max(threads, 1) : 1;
+    chunks_ = batches >= threads_ ? 1 : std::clamp<int64_t>((threads_ + batches - 1) / batches, 1, (n + 15) / 16);
+  }
+
+  void run() override {
+    const float* a = a_.as<float>();
+    const auto* b = static_cast<const uint16_t*>(static_cast<const void*>(b_.data()));
+    float* d = d_.as<float>();
+    const int64_t items = static_cast<int64_t>(aOffsets_.size()) * chunks_;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
+    for (int64_t item = 0; item < items; ++item) {
+      const int64_t batch = item / chunks_, chunk = item % chunks_;
+      const HalfProduct product{a + aOffsets_[static_cast<std::size_t>(batch)],
+                                b + bOffsets_[static_cast<std::size_t>(batch)],
+                                d + batch * m_ * n_,
+                                m_,
+                                k_,
+                                n_,
+                                bTransposed_};
+      halfMatmulColumns(product, n_ * chunk / chunks_, n_ * (chunk + 1) / chunks_);
+    }
+  }
+
+ private:
+  const Tensor& a_;
+  const Tensor& b_;
+  Tensor& d_;
+  std::vector<int64_t> aOffsets_, bOffsets_;
+  int64_t m_, k_, n_;
+  bool bTransposed_;
+  int threads_ = 1;
+  int64_t chunks_ = 1;
+};
+
 }  // namespace
 
-std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
+namespace {
+
+// matmul and matmul_trans_b: b holds [.., K, N], or with `bTransposed` [.., N, K].
+std::unique_ptr<Kernel> makeProduct(const BuildContext& ctx, bool bTransposed) {
   const Tensor& a = ctx.input("src1");
   const Tensor& b = ctx.input("src2");
   Tensor& dst = ctx.output("dst");
-  if (a.dtype != b.dtype || a.dtype != dst.dtype) throwKernelError(ctx.op, "inputs 'src1' and 'src2' differ in dtype");
+  const bool halfB = a.dtype == ir::DType::Float && b.dtype == ir::DType::Float16;
+  if ((a.dtype != b.dtype && !halfB) || a.dtype != dst.dtype)
+    throwKernelError(ctx.op, "inputs 'src1' and 'src2' differ in dtype");
   requireDTypes(
       ctx.op, "src1", a.dtype,
       {ir::DType::Float, ir::DType::Double, ir::DType::Int64, ir::DType::Int32, ir::DType::UInt64, ir::DType::UInt32});
   if (a.dims.empty() || b.dims.empty()) throwKernelError(ctx.op, "matmul of a scalar");
+  if (bTransposed && b.dims.size() < 2) throwKernelError(ctx.op, "input 'src2' needs two axes [.., N, K]");
   if (b.encoded) {
     // A 2-D weight shared by every row of a: a's leading dims flatten into M.
-    if (a.dtype != ir::DType::Float || b.dims.size() != 2 || a.dims.back() != b.dims[0] || a.dims.size() < 2 ||
-        dst.count() != a.count() / b.dims[0] * b.dims[1]) {
+    if (bTransposed || a.dtype != ir::DType::Float || b.dims.size() != 2 || a.dims.back() != b.dims[0] ||
+        a.dims.size() < 2 || dst.count() != a.count() / b.dims[0] * b.dims[1]) {
       throwKernelError(ctx.op, "an encoded 'src2' needs a float [.., M, K] 'src1' and a [K, N] weight");
     }
     return std::make_unique<Mxfp6MatmulKernel>(ctx, a, b, dst, b.dims[0], b.dims[1], 0, 1.0f);
   }
-  // NumPy: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1].
+  // NumPy: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1]. `bd` is b as
+  // the product reads it, [.., K, N].
   ir::Dims ad = a.dims, bd = b.dims;
+  if (bTransposed) std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
   if (ad.size() == 1) ad.insert(ad.begin(), 1);
   if (bd.size() == 1) bd.push_back(1);
   const std::size_t rank = std::max(ad.size(), bd.size());
@@ -190,9 +253,14 @@ std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
   if (ad[rank - 1] != bd[rank - 2] || ir::elementCount(dd) != dst.count()) {
     throwKernelError(ctx.op, "inner dimensions of 'src1' and 'src2' differ");
   }
+  const ir::Dims batch(dd.begin(), dd.end() - 2);
+  const int64_t m = dd[rank - 2], k = ad[rank - 1], n = dd[rank - 1];
+  if (halfB) {
+    return std::make_unique<HalfMatmulKernel>(a, b, dst, batchOffsets(ad, batch), batchOffsets(bd, batch), m, k, n,
+                                              bTransposed, ctx.options.threads);
+  }
   if (a.dtype != ir::DType::Float) {
-    const ir::Dims batch(dd.begin(), dd.end() - 2);
-    const int64_t m = dd[rank - 2], k = ad[rank - 1], n = dd[rank - 1];
+    if (bTransposed) throwKernelError(ctx.op, "matmul_trans_b needs float or float16 operands");
     return makeKernel([&a, &b, &dst, aOffsets = batchOffsets(ad, batch), bOffsets = batchOffsets(bd, batch), m, k, n] {
       visitDType(a.dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -202,8 +270,20 @@ std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) {
     });
   }
   const memory::dims A(ad.begin(), ad.end()), B(bd.begin(), bd.end()), D(dd.begin(), dd.end());
-  return std::make_unique<MatmulKernel>(ctx, a, A, plainStrides(A), "src2", b, B, plainStrides(B), dst, D, 1.0f);
+  memory::dims bStrides = plainStrides(B);
+  if (bTransposed) {
+    // b's memory is [.., N, K] row-major: element (.., q, j) of the product's [.., K, N] view.
+    bStrides[rank - 2] = 1;
+    bStrides[rank - 1] = k;
+  }
+  return std::make_unique<MatmulKernel>(ctx, a, A, plainStrides(A), "src2", b, B, bStrides, dst, D, 1.0f);
 }
+
+}  // namespace
+
+std::unique_ptr<Kernel> makeMatmul(const BuildContext& ctx) { return makeProduct(ctx, false); }
+
+std::unique_ptr<Kernel> makeMatmulTransB(const BuildContext& ctx) { return makeProduct(ctx, true); }
 
 std::unique_ptr<Kernel> makeGemm(const BuildContext& ctx) {
   const Tensor& a = ctx.input("a");

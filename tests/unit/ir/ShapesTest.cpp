@@ -176,6 +176,33 @@ TEST(Shapes, Matmul) {
               HasSubstr("input 'src2': dims [3] do not broadcast with [2]"));
 }
 
+TEST(Shapes, MatmulTransB) {
+  Json op = binary("matmul_trans_b");
+  EXPECT_EQ(infer({{"a", {2, 3}}, {"b", {4, 3}}}, op).dims, (Dims{2, 4}));
+  EXPECT_EQ(infer({{"a", {1, 8, 1, 64}}, {"b", {1, 8, 256, 64}}}, op).dims, (Dims{1, 8, 1, 256}));
+  EXPECT_EQ(infer({{"a", {5, 1, 2, 3}}, {"b", {7, 4, 3}}}, op).dims, (Dims{5, 7, 2, 4}));
+  EXPECT_EQ(infer({{"a", {3}}, {"b", {2, 4, 3}}}, op).dims, (Dims{2, 4}));
+  EXPECT_THAT(failure({{"a", {2, 3}}, {"b", {3, 4}}}, op),
+              HasSubstr("op 'op1' (matmul_trans_b): input 'src2': last dimension 4 of [3,4] != 3 of src1 [2,3]"));
+  EXPECT_THAT(failure({{"a", {2, 3}}, {"b", {3}}}, op), HasSubstr("op 'op1' (matmul_trans_b): input 'src2'"));
+}
+
+// A float16 right operand (a KV cache read where it lies) with a float left one gives float;
+// every other mix is an error naming src2.
+TEST(Shapes, MatmulOfAFloatAndAFloat16Operand) {
+  for (const std::string optype : {"matmul", "matmul_trans_b"}) {
+    auto graph = [&](const char* a, const char* b) {
+      return std::vector<Json>{makeTensor("a", {2, 3}, a), makeTensor("b", {3, 3}, b), binary(optype)};
+    };
+    Graph mixed = parseGraph(graphText(graph("TL_FLOAT", "TL_FLOAT16")), "test.json");
+    inferShapes(mixed);
+    EXPECT_EQ(mixed.tensors.at("u").dtype, DType::Float) << optype;
+    EXPECT_EQ(mixed.tensors.at("u").dims, (Dims{2, 3})) << optype;
+    EXPECT_THAT(irError(graph("TL_FLOAT16", "TL_FLOAT")), HasSubstr("input 'src2'")) << optype;
+    EXPECT_THAT(irError(graph("TL_FLOAT", "TL_INT32")), HasSubstr("input 'src2'")) << optype;
+  }
+}
+
 Json gemm(bool transA, bool transB) {
   return makeOp("fc", "gemm", {{"a", "a"}, {"b", "b"}, {"c", "c"}}, {{"dst", "u"}},
                 {{"alpha", 1}, {"beta", 1}, {"trans_a", transA}, {"trans_b", transB}});

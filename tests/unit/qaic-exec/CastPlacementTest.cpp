@@ -100,6 +100,74 @@ TEST(CastPlacement, ACacheOfTheGraphsOwnTypeOrAnotherUpdateIsLeftAlone) {
   EXPECT_EQ(ir::toJson(adding), added);
 }
 
+TEST(CastPlacement, TheScoresReadTheFloat16CacheWhereItLiesTransposedInTheProduct) {
+  ir::Graph graph = float16CacheGraph();
+  keepRetainedInBufferPrecision(graph, findRetainedPairs(graph));
+  sinkWideningCasts(graph);
+  EXPECT_EQ(readNarrowMatmulOperands(graph), 1);
+  const ir::Op& score = opOf(graph, "matmul_trans_b");
+  EXPECT_EQ(score.findInput("src2")->name, graph.io[5].tensor);  // the updated float16 cache itself
+  EXPECT_EQ(countOf(graph, "transpose"), 0u);
+  EXPECT_EQ(countOf(graph, "matmul"), 0u);
+  EXPECT_EQ(countOf(graph, "cast"), 1u);  // only k's rounding is left
+  EXPECT_EQ(graph.tensors.at("scores").dtype, ir::DType::Float);
+  EXPECT_EQ(graph.tensors.at("scores").dims, (ir::Dims{1, 4}));
+  EXPECT_EQ(readNarrowMatmulOperands(graph), 0);
+}
+
+// q [1, 3] times the widened float16 `c` [3, 4]; `extra` adds a reader of the widened value, or
+// makes `c` a constant.
+ir::Graph widenedOperandGraph(std::string_view extra) {
+  const std::string source =
+      extra == "constant"
+          ? R"({"name": "table", "optype": "create", "tensors_in": [], "tensors_out": [{"arg_name": "dst", "name": "c"}],
+               "params": [{"arg_name": "dtype", "value": "TL_FLOAT16"}, {"arg_name": "dims", "value": [3, 4]},
+                          {"arg_name": "data", "value": [0]}, {"arg_name": "ran", "value": [0, 0]},
+                          {"arg_name": "from_file", "value": true}]},)"
+          : R"({"name": "copy", "optype": "reshape", "tensors_in": [{"arg_name": "src", "name": "cin"}],
+               "tensors_out": [{"arg_name": "dst", "name": "c"}], "params": [{"arg_name": "dims", "value": [3, 4]}]},)";
+  const std::string reader =
+      extra == "second reader"
+          ? R"(, {"name": "other", "optype": "unary", "tensors_in": [{"arg_name": "src", "name": "cw"}],
+                "tensors_out": [{"arg_name": "dst", "name": "o"}],
+                "params": [{"arg_name": "func", "value": "neg"}, {"arg_name": "alpha", "value": 0},
+                           {"arg_name": "beta", "value": 0}]})"
+          : "";
+  const std::string readerIo =
+      extra == "second reader"
+          ? R"(, {"name": "o", "tensor": "o", "direction": "out", "dtype": "TL_FLOAT", "dims": [3, 4]})"
+          : "";
+  return testing::inferredGraph(R"({"io": [
+      {"name": "q", "tensor": "q", "direction": "in", "dtype": "TL_FLOAT", "dims": [1, 3]},
+      {"name": "cin", "tensor": "cin", "direction": "in", "dtype": "TL_FLOAT16", "dims": [12]},
+      {"name": "s", "tensor": "s", "direction": "out", "dtype": "TL_FLOAT", "dims": [1, 4]})" +
+                                readerIo + R"(],
+    "ops": [)" + source + R"(
+      {"name": "widen", "optype": "cast", "tensors_in": [{"arg_name": "src", "name": "c"}],
+       "tensors_out": [{"arg_name": "dst", "name": "cw"}], "params": [{"arg_name": "dtype", "value": "TL_FLOAT"}]},
+      {"name": "score", "optype": "matmul",
+       "tensors_in": [{"arg_name": "src1", "name": "q"}, {"arg_name": "src2", "name": "cw"}],
+       "tensors_out": [{"arg_name": "dst", "name": "s"}], "params": []})" +
+                                reader + "]}");
+}
+
+TEST(CastPlacement, AMatmulReadsAFloat16OperandWithoutItsWidenedCopy) {
+  ir::Graph graph = widenedOperandGraph("");
+  EXPECT_EQ(readNarrowMatmulOperands(graph), 1);
+  EXPECT_EQ(opOf(graph, "matmul").findInput("src2")->name, "c");  // not transposed: still a matmul
+  EXPECT_EQ(countOf(graph, "cast"), 0u);
+  EXPECT_EQ(graph.tensors.at("s").dtype, ir::DType::Float);
+}
+
+TEST(CastPlacement, AWidenedValueReadElsewhereOrAConstantOperandIsLeftAlone) {
+  for (const std::string_view extra : {"second reader", "constant"}) {
+    ir::Graph graph = widenedOperandGraph(extra);
+    const std::string before = ir::toJson(graph);
+    EXPECT_EQ(readNarrowMatmulOperands(graph), 0) << extra;
+    EXPECT_EQ(ir::toJson(graph), before) << extra;
+  }
+}
+
 TEST(CastPlacementPass, OnlyWithConvertToFp16AndRetainedState) {
   for (const bool fp16 : {false, true}) {
     ExecOptions options;

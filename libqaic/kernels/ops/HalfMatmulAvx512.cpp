@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// The AVX-512 path of HalfMatmul.hpp (built with the AVX-512, F16C and FMA flags; called only
+// after halfAvx512Available()). Up to four rows of `a` share each widened vector of B.
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's avx512fintrin.h "undefined" vectors (see format/Avx512Common.hpp).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include "kernels/ops/HalfMatmul.hpp"
+
+namespace qaic::kernels::ops::detail {
+namespace {
+
+constexpr int kRows = 4;  // rows of a per pass: 4 x 4 accumulators and 4 widened B vectors
+
+__mmask16 tailMask(int64_t count) { return count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1); }
+
+__m512 widen(const uint16_t* p, __mmask16 mask) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, p)); }
+
+// B transposed: d[i, j] = dot(a row i, B row j); rows of B are contiguous, k long.
+template <int R>
+void dotRows(const HalfProduct& p, int64_t i0, int64_t n0, int64_t n1) {
+  for (int64_t j = n0; j < n1; ++j) {
+    const uint16_t* row = p.b + j * p.k;
+    __m512 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t q = 0; q < p.k; q += 16) {
+      const __mmask16 mask = tailMask(p.k - q);
+      const __m512 w = widen(row + q, mask);
+      for (int r = 0; r < R; ++r)
+        acc[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, p.a + (i0 + r) * p.k + q), w, acc[r]);
+    }
+    for (int r = 0; r < R; ++r) p.d[(i0 + r) * p.n + j] = _mm512_reduce_add_ps(acc[r]);
+  }
+}
+
+// B as [k, n]: d[i, j0..j0+64) = sum over q of a[i, q] * B row q, four vectors of columns at a
+// time, the last ones masked.
+template <int R>
+void axpyRows(const HalfProduct& p, int64_t i0, int64_t n0, int64_t n1) {
+  constexpr int kVectors = 4;
+  for (int64_t j0 = n0; j0 < n1; j0 += 16 * kVectors) {
+    __mmask16 mask[kVectors];
+    for (int v = 0; v < kVectors; ++v) mask[v] = j0 + 16 * v < n1 ? tailMask(n1 - j0 - 16 * v) : __mmask16(0);
+    __m512 acc[R][kVectors];
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_ps();
+    for (int64_t q = 0; q < p.k; ++q) {
+      const uint16_t* row = p.b + q * p.n + j0;
+      __m512 w[kVectors];
+      for (int v = 0; v < kVectors; ++v) w[v] = widen(row + 16 * v, mask[v]);
+      for (int r = 0; r < R; ++r) {
+        const __m512 x = _mm512_set1_ps(p.a[(i0 + r) * p.k + q]);
+        for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_fmadd_ps(x, w[v], acc[r][v]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < kVectors; ++v) _mm512_mask_storeu_ps(p.d + (i0 + r) * p.n + j0 + 16 * v, mask[v], acc[r][v]);
+  }
+}
+
+template <int R>
+void rows(const HalfProduct& p, int64_t i0, int64_t n0, int64_t n1) {
+  if (p.bTransposed)
+    dotRows<R>(p, i0, n0, n1);
+  else
+    axpyRows<R>(p, i0, n0, n1);
+}
+
+}  // namespace
+
+void halfColumnsAvx512(const HalfProduct& p, int64_t n0, int64_t n1) {
+  int64_t i = 0;
+  for (; i + kRows <= p.m; i += kRows) rows<kRows>(p, i, n0, n1);
+  switch (p.m - i) {
+    case 3: return rows<3>(p, i, n0, n1);
+    case 2: return rows<2>(p, i, n0, n1);
+    case 1: return rows<1>(p, i, n0, n1);
+    default: return;
+  }
+}
+
+}  // namespace qaic::kernels::ops::detail
