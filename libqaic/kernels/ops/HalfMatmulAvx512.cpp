@@ -19,16 +19,34 @@ __mmask16 tailMask(int64_t count) { return count >= 16 ? __mmask16(0xFFFF) : __m
 
 __m512 widen(const uint16_t* p, __mmask16 mask) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, p)); }
 
-// B transposed: d[i, j] = dot(a row i, B row j); rows of B are contiguous, k long.
+// B transposed: d[i, j] = dot(a row i, B row j); rows of B are contiguous, k long. J rows of B
+// at a time, so that even one row of a has J independent chains of multiply-adds.
 template <int R>
 void dotRows(const HalfProduct& p, int64_t i0, int64_t n0, int64_t n1) {
-  for (int64_t j = n0; j < n1; ++j) {
-    const uint16_t* row = p.b + j * p.k;
+  constexpr int J = R >= 3 ? 2 : 4;
+  int64_t j = n0;
+  for (; j + J <= n1; j += J) {
+    __m512 acc[R][J];
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < J; ++c) acc[r][c] = _mm512_setzero_ps();
+    for (int64_t q = 0; q < p.k; q += 16) {
+      const __mmask16 mask = tailMask(p.k - q);
+      __m512 w[J];
+      for (int c = 0; c < J; ++c) w[c] = widen(p.b + (j + c) * p.k + q, mask);
+      for (int r = 0; r < R; ++r) {
+        const __m512 x = _mm512_maskz_loadu_ps(mask, p.a + (i0 + r) * p.k + q);
+        for (int c = 0; c < J; ++c) acc[r][c] = _mm512_fmadd_ps(x, w[c], acc[r][c]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < J; ++c) p.d[(i0 + r) * p.n + j + c] = _mm512_reduce_add_ps(acc[r][c]);
+  }
+  for (; j < n1; ++j) {
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t q = 0; q < p.k; q += 16) {
       const __mmask16 mask = tailMask(p.k - q);
-      const __m512 w = widen(row + q, mask);
+      const __m512 w = widen(p.b + j * p.k + q, mask);
       for (int r = 0; r < R; ++r)
         acc[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, p.a + (i0 + r) * p.k + q), w, acc[r]);
     }
@@ -37,27 +55,38 @@ void dotRows(const HalfProduct& p, int64_t i0, int64_t n0, int64_t n1) {
 }
 
 // B as [k, n]: d[i, j0..j0+64) = sum over q of a[i, q] * B row q, four vectors of columns at a
-// time, the last ones masked.
+// time, the last ones masked. With one or two rows of a, even and odd q sum apart (two chains
+// per vector instead of one), added at the end.
 template <int R>
 void axpyRows(const HalfProduct& p, int64_t i0, int64_t n0, int64_t n1) {
   constexpr int kVectors = 4;
+  constexpr int U = R <= 2 ? 2 : 1;
   for (int64_t j0 = n0; j0 < n1; j0 += 16 * kVectors) {
     __mmask16 mask[kVectors];
     for (int v = 0; v < kVectors; ++v) mask[v] = j0 + 16 * v < n1 ? tailMask(n1 - j0 - 16 * v) : __mmask16(0);
-    __m512 acc[R][kVectors];
-    for (int r = 0; r < R; ++r)
-      for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_ps();
-    for (int64_t q = 0; q < p.k; ++q) {
-      const uint16_t* row = p.b + q * p.n + j0;
+    __m512 acc[U][R][kVectors];
+    for (int u = 0; u < U; ++u)
+      for (int r = 0; r < R; ++r)
+        for (int v = 0; v < kVectors; ++v) acc[u][r][v] = _mm512_setzero_ps();
+    int64_t q = 0;
+    auto step = [&](int u, int64_t row) {
+      const uint16_t* b = p.b + row * p.n + j0;
       __m512 w[kVectors];
-      for (int v = 0; v < kVectors; ++v) w[v] = widen(row + 16 * v, mask[v]);
+      for (int v = 0; v < kVectors; ++v) w[v] = widen(b + 16 * v, mask[v]);
       for (int r = 0; r < R; ++r) {
-        const __m512 x = _mm512_set1_ps(p.a[(i0 + r) * p.k + q]);
-        for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_fmadd_ps(x, w[v], acc[r][v]);
+        const __m512 x = _mm512_set1_ps(p.a[(i0 + r) * p.k + row]);
+        for (int v = 0; v < kVectors; ++v) acc[u][r][v] = _mm512_fmadd_ps(x, w[v], acc[u][r][v]);
       }
-    }
+    };
+    for (; q + U <= p.k; q += U)
+      for (int u = 0; u < U; ++u) step(u, q + u);
+    for (; q < p.k; ++q) step(0, q);
     for (int r = 0; r < R; ++r)
-      for (int v = 0; v < kVectors; ++v) _mm512_mask_storeu_ps(p.d + (i0 + r) * p.n + j0 + 16 * v, mask[v], acc[r][v]);
+      for (int v = 0; v < kVectors; ++v) {
+        __m512 sum = acc[0][r][v];
+        for (int u = 1; u < U; ++u) sum = _mm512_add_ps(sum, acc[u][r][v]);
+        _mm512_mask_storeu_ps(p.d + (i0 + r) * p.n + j0 + 16 * v, mask[v], sum);
+      }
   }
 }
 

@@ -79,7 +79,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HalfMatmulPaths,
                                            std::make_tuple(32, 128, 96, true), std::make_tuple(32, 96, 128, false),
                                            std::make_tuple(5, 37, 19, true), std::make_tuple(5, 37, 19, false),
                                            std::make_tuple(7, 1, 70, false), std::make_tuple(3, 17, 65, false),
-                                           std::make_tuple(2, 15, 1, true)));
+                                           std::make_tuple(2, 15, 1, true), std::make_tuple(2, 37, 70, false),
+                                           std::make_tuple(1, 33, 17, true), std::make_tuple(1, 33, 200, false)));
 
 TEST(HalfMatmulPaths, AForcedPathTheCpuLacksIsAnError) {
   if (ops::halfAvx512Available()) {
