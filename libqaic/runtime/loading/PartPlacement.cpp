@@ -76,11 +76,17 @@ std::vector<QID> pickFree(const ContextImpl& context, const container::QpcImage&
   } catch (const std::exception& e) {
     throw Error(QS_NO_RESOURCES, what + ": " + image.sourceName() + ": " + e.what());
   }
+  std::vector<QID> cards;
+  for (QID d : context.getDevices())
+    if (d < driver::kFirstPartitionId) cards.push_back(d);
+  if (cards.size() < parts)
+    throw Error(QS_NODEV, what + ": " + partsText(image) + " and needs " + std::to_string(parts) +
+                              " devices; the context has " + std::to_string(cards.size()) + " (" +
+                              deviceListText(cards) + ")");
   // Groups keyed by their lowest member; a device without topology is a group of its own.
   std::map<QID, std::vector<QID>> groups;
   std::vector<std::string> refusals;
-  for (QID d : context.getDevices()) {
-    if (d >= driver::kFirstPartitionId) continue;
+  for (QID d : cards) {
     const auto peers = peersOf(context, d);
     QID key = d;
     if (peers)

@@ -28,8 +28,9 @@ class ContextImpl;
 // first devices of the context in one peer-to-peer group that have free what their part's
 // `numActivations` activations need. Throws Error naming `what`, the devices and the part count:
 // QS_INVAL for too few devices named, a device named twice or devices that are not linked peer
-// to peer (where the devices publish their topology), a device outside the context;
-// QS_NO_RESOURCES when no group of the context's devices has enough free ones.
+// to peer (where the devices publish their topology), a device outside the context; QS_NODEV
+// when the context has fewer devices than parts; QS_NO_RESOURCES when no group of the context's
+// devices has enough free ones.
 std::vector<QID> choosePartDevices(const ContextImpl& context, const container::QpcImage& image,
                                    uint32_t numActivations, const ProgramProperties& program, const std::string& what);
 
