@@ -192,7 +192,10 @@ Program and device:
   -t, --test-data <dir>             directory holding programqpc.bin (required)
   -d, --device-id <id>              device id: $QAIC_ROOT/dev/accel/accel<id>; also --aic-device-id
                                     and --dev. Default: the first device with room for the
-                                    activations (the device refuses one without room)
+                                    activations (the device refuses one without room). Given
+                                    several times or as a list (-d 0 -d 1, -d 0:1): the devices
+                                    of a multi-device program, part p on the p-th; without -d
+                                    its parts go on the first free P2P-linked devices
   -D, --dev-list <id>[:<id>...]     spread the activations round robin over these devices (0:1:2
                                     or 0,1,2); without -a, one activation on each
 
