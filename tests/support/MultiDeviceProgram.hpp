@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // A multi-device program container (device_parts, format version 4) written with the shared
 // container writer, for the tests of every reader: the relu test program (ReluProgram) as part 0
-// and as the nested single-device image of every other part. Nothing produces or runs such a
-// container yet; readers show it (qaic-util --qpc) or refuse it (runtime, emulator).
+// and as the nested single-device image of every other part, with figures a test can tell apart
+// (qaic-exec writes real ones). qaic-util --qpc shows it, the emulator refuses it whole (the
+// runtime loads each part on a card of its own).
 #pragma once
 
 #include <cstddef>

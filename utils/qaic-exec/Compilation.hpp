@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@
 #include "SpecializationConfig.hpp"
 #include "container/QpcModel.hpp"
 #include "ir/Graph.hpp"
+#include "partition/TensorSlicing.hpp"
 
 namespace qaic::compiler {
 
@@ -53,6 +55,16 @@ struct Compilation {
 
   // retained-state: which io buffers stay on the device (their entries go into contents).
   std::vector<bool> retained;  // by io index, every buffer (all false without -retained-state)
+
+  // tensor-slicing: with a partition config of N >= 2 devices, every specialization's network
+  // is split into N (the same split in each); `variants` then holds part 0's networks, the
+  // compilation itself builds part 0, and parts 1..N-1 are compilations of their own, shaped
+  // here and built by device-parts. By part: what it moves between cards per inference (at the
+  // default specialization's dims).
+  std::vector<std::unique_ptr<Compilation>> otherParts;
+  std::vector<partition::PeerTraffic> partTraffic;
+  // device-parts: the nested containers of parts 1..N-1 (contents.deviceParts spans into them).
+  std::vector<std::vector<std::byte>> partImages;
 
   // pack-constants, specialization-payloads: the main variant's constants, then those of the
   // other specializations (a shared one with its name cleared). Spans into their storage stay
@@ -100,5 +112,11 @@ struct ModelPass {
 // The ordered tables compile() runs (Compiler.cpp); their names are for diagnostics and tests.
 std::span<const CompilePass> compilePasses();
 std::span<const ModelPass> modelPasses();
+// A device's part of a multi-device program is built by the same passes as a whole program:
+// first those that derive the default dims and the retained state from its (split) graphs, then
+// those that write its container's contents. compilePasses() runs both for part 0;
+// tensor-slicing and device-parts run them for the other parts.
+std::span<const CompilePass> partShapePasses();
+std::span<const CompilePass> partContainerPasses();
 
 }  // namespace qaic::compiler

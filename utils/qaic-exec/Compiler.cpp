@@ -20,7 +20,21 @@ constexpr ModelPass kModelPasses[] = {
     {"specialization-io", specializationIoPass},
 };
 
-// compile(), in order: the partition config, the side files, the networks, then the container piece by piece.
+// A device's part: its default dims and retained state from its own graphs, then its container.
+constexpr CompilePass kPartShapePasses[] = {
+    {"default-specialization", defaultSpecializationPass},
+    {"retained-state", retainedStatePass},
+};
+constexpr CompilePass kPartContainerPasses[] = {
+    {"pack-constants", packConstantsPass},
+    {"io-layout", ioLayoutPass},
+    {"specialization-payloads", specializationPayloadsPass},
+    {"constant-table", constantTablePass},
+    {"program", programPass},
+};
+
+// compile(), in order: the partition config, the side files, the networks, then the container
+// piece by piece (with a partition config of several devices, part 0's, then the others').
 constexpr CompilePass kCompilePasses[] = {
     {"partition-config", partitionConfigPass},
     {"specialization-config", specializationConfigPass},
@@ -29,11 +43,13 @@ constexpr CompilePass kCompilePasses[] = {
     {"default-specialization", defaultSpecializationPass},
     {"retained-state", retainedStatePass},
     {"cast-placement", castPlacementPass},
+    {"tensor-slicing", tensorSlicingPass},
     {"pack-constants", packConstantsPass},
     {"io-layout", ioLayoutPass},
     {"specialization-payloads", specializationPayloadsPass},
     {"constant-table", constantTablePass},
     {"program", programPass},
+    {"device-parts", devicePartsPass},
     {"write-container", writeContainerPass},
     {"dump-partition-config", dumpPartitionConfigPass},
 };
@@ -42,6 +58,8 @@ constexpr CompilePass kCompilePasses[] = {
 
 std::span<const CompilePass> compilePasses() { return kCompilePasses; }
 std::span<const ModelPass> modelPasses() { return kModelPasses; }
+std::span<const CompilePass> partShapePasses() { return kPartShapePasses; }
+std::span<const CompilePass> partContainerPasses() { return kPartContainerPasses; }
 
 CompileSummary compile(const ExecOptions& options) {
   Compilation compilation(options);

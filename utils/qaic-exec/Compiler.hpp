@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ExecOptions.hpp"
 
@@ -21,7 +22,20 @@ struct CompileSummary {
   uint64_t constantBytes = 0;
   uint64_t ioRegionSize = 0;
   uint64_t fileBytes = 0;
-  std::size_t partitionDevices = 0;  // devices of the partition config (the program runs on one)
+  std::size_t partitionDevices = 0;  // devices of the partition config
+  // A multi-device program (partitionDevices >= 2): each device's part, and the tensor slicing
+  // report (what was split, what stayed whole and why, the collectives).
+  struct DevicePart {
+    uint32_t deviceId = 0;
+    uint32_t numCores = 0;
+    uint64_t weightBytes = 0;
+    uint64_t retainedBytes = 0;
+    uint64_t sentBytes = 0;
+    uint64_t receivedBytes = 0;
+  };
+  std::vector<DevicePart> deviceParts;
+  std::string sliceReport;
+  std::size_t splitWeights = 0;  // weights divided among the devices
 };
 
 // Throws CompileError, ir::IrError, onnx::ImportError or container::QpcFormatError; on any

@@ -46,7 +46,6 @@ constexpr CompatibilityOption kCompatibilityOptions[] = {
     {"-vtcm-working-set-limit-ratio", "<r>", "on-chip memory budget (a hardware tiling choice)"},
     {"-allocator-dealloc-delay", "<n>", "on-chip buffer reuse distance (a hardware tiling choice)"},
     {"-aic-enable-depth-first-search", nullptr, "depth-first scheduling (as -aic-enable-depth-first)"},
-    {"-v", nullptr, "verbose compiler log"},
 };
 
 const CompatibilityOption* findCompatibilityOption(const std::string& name) {
@@ -140,6 +139,9 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     } else if (name == "-mdp-dump-partition-config") {
       requireValue();
       options.dumpPartitionConfig = value;
+    } else if (name == "-v") {
+      requireFlag();
+      options.verbose = true;
     } else if (name == "-mdp-pipeline-stages") {
       requireValue();
       options.pipelineStages = static_cast<uint32_t>(parseInteger(name, value, 1, 64));
@@ -213,16 +215,19 @@ Options:
                              (efficient-transformers keeps a decoder's KV cache in float16 so)
   -mdp-load-partition-config=<file>
                              the vendor's multi-device partition config (JSON, one partition;
-                             docs/formats/partition-config.md): read and checked, every error
-                             naming the field. The network is not yet split over its devices:
-                             the program is still compiled for, and runs on, one device
-  -mdp-pipeline-stages=<n>   a config of n devices (1..64), each with -aic-num-cores NSPs, all
-                             linked p2p, for -mdp-dump-partition-config (not with
-                             -mdp-load-partition-config); the program still runs on one device
+                             docs/formats/partition-config.md), every error naming the field.
+                             With N >= 2 devices the network is split over them by tensor
+                             slicing: the dominant MatMul/Gemm weights divided, attention and
+                             the retained KV cache by heads, the rest replicated; programqpc.bin
+                             then holds one part per device (part p on the config's p-th device,
+                             with its numCores), which qaic-util --qpc shows
+  -mdp-pipeline-stages=<n>   1: one device with -aic-num-cores NSPs (not with
+                             -mdp-load-partition-config); n >= 2 is refused: pipelining is not
+                             implemented
   -mdp-dump-partition-config=<file>
-                             write the partition config used: the loaded one, the one of
-                             -mdp-pipeline-stages, else one device with -aic-num-cores NSPs;
-                             written after programqpc.bin, only when the compile succeeds
+                             write the partition config used: the loaded one, else one device
+                             with -aic-num-cores NSPs; written after programqpc.bin, only when
+                             the compile succeeds
   -operators-supported=<file>
                              write the ONNX operators the importer supports to <file>, one per
                              line; alone, or before compiling when -m is given too
@@ -231,6 +236,8 @@ Options:
   -aic-hw-version=<v>        the target's generation: 2.0 or ai100 (AIC100, the emulated device);
                              any other is an error
   -compile-only              only compile (qaic-exec never runs the network)
+  -v                         also print the tensor slicing report of a multi-device compile
+                             (each weight split or kept whole and why, each collective's bytes)
   -h, --help                 this text
   --version                  print the version and exit
 

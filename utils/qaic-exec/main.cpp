@@ -84,10 +84,15 @@ int main(int argc, char** argv) {
               << " bytes), io region " << s.ioRegionSize << " bytes, " << s.fileBytes << " bytes";
     if (s.retained > 0) std::cout << ", " << s.retained << " retained-state pairs";
     if (s.specializations > 0) std::cout << ", " << s.specializations << " specializations";
-    if (s.partitionDevices > 1)
-      std::cout << ", partition config of " << s.partitionDevices
-                << " devices (not split yet: the program runs on one device)";
+    if (!s.deviceParts.empty()) {
+      std::cout << ", split over " << s.deviceParts.size() << " devices by tensor slicing (" << s.splitWeights
+                << " weights divided; weight bytes by device:";
+      for (const auto& part : s.deviceParts) std::cout << ' ' << part.deviceId << '=' << part.weightBytes;
+      if (s.splitWeights == 0) std::cout << "; nothing could be divided, every part is whole: -v says why";
+      std::cout << ')';
+    }
     std::cout << '\n';
+    if (options.verbose && !s.sliceReport.empty()) std::cout << "tensor slicing:\n" << s.sliceReport;
     return 0;
   } catch (const compiler::UsageError& e) {
     return reportError(e.what(), kExitBadInput);

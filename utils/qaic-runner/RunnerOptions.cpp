@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "RunnerOptions.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -55,6 +56,7 @@ bool isProfiledIteration(const RunnerOptions& options, uint64_t iteration) {
 RunnerOptions parseRunnerOptions(int argc, const char* const* argv) {
   RunnerOptions options;
   bool numIterGiven = false, activationsGiven = false;
+  std::vector<uint32_t> dashD;  // every -d
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view name = arg;
@@ -82,9 +84,14 @@ RunnerOptions parseRunnerOptions(int argc, const char* const* argv) {
       options.version = true;
     } else if (name == "-t" || name == "--test-data")
       options.programDir = value();
-    else if (name == "-d" || name == "--device-id" || name == "--aic-device-id" || name == "--dev")
-      options.device = parseUnsigned<uint32_t>(name, value(), 0);
-    else if (name == "-D" || name == "--dev-list")
+    else if (name == "-d" || name == "--device-id" || name == "--aic-device-id" || name == "--dev") {
+      // Repeated or a list (-d 0 -d 1, -d 0:1): the devices of a multi-device program.
+      for (uint32_t id : parseDeviceList(name, value())) {
+        if (std::find(dashD.begin(), dashD.end(), id) != dashD.end())
+          throw UsageError("option " + std::string(name) + ": device " + std::to_string(id) + " is listed twice");
+        dashD.push_back(id);
+      }
+    } else if (name == "-D" || name == "--dev-list")
       options.deviceList = parseDeviceList(name, value());
     else if (name == "-i" || name == "--input-file")
       options.inputFiles.emplace_back(value());
@@ -154,8 +161,11 @@ RunnerOptions parseRunnerOptions(int argc, const char* const* argv) {
   if (options.timeSeconds && numIterGiven) throw UsageError("options --time and -n/--num-iter cannot be combined");
   if (options.checkOutput && options.batchJson.empty())
     throw UsageError("option -c/--check-output compares with the output files of --aic-batch-json-input");
-  if (options.device && !options.deviceList.empty())
+  if (!dashD.empty() && !options.deviceList.empty())
     throw UsageError("options -d and -D/--dev-list cannot be combined");
+  if (dashD.size() == 1) options.device = dashD.front();
+  if (dashD.size() > 1) options.deviceList = dashD;
+  options.activationsGiven = activationsGiven;
   // -D without -a: one activation on each listed device.
   if (!options.deviceList.empty() && !activationsGiven)
     options.numActivations = static_cast<uint32_t>(options.deviceList.size());
@@ -182,7 +192,10 @@ Program and device:
   -t, --test-data <dir>             directory holding programqpc.bin (required)
   -d, --device-id <id>              device id: $QAIC_ROOT/dev/accel/accel<id>; also --aic-device-id
                                     and --dev. Default: the first device with room for the
-                                    activations (the device refuses one without room)
+                                    activations (the device refuses one without room). Given
+                                    several times or as a list (-d 0 -d 1, -d 0:1): the devices
+                                    of a multi-device program, part p on the p-th; without -d
+                                    its parts go on the first free P2P-linked devices
   -D, --dev-list <id>[:<id>...]     spread the activations round robin over these devices (0:1:2
                                     or 0,1,2); without -a, one activation on each
 

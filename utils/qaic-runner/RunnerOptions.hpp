@@ -15,10 +15,13 @@ struct RunnerOptions {
   std::string programDir;               // -t / --test-data
   std::optional<uint32_t> device;       // -d / --device-id; absent: the first device with room
   std::vector<uint32_t> deviceList;     // -D / --dev-list 0:1:2 (or 0,1,2): activations spread
+                                        // (also -d given several times or with a list); a
+                                        // multi-device program's parts go on these devices
   std::vector<std::string> inputFiles;  // -i / --input-file, repeatable, in input-buffer order
   bool unboundRandom = false;           // --unbound-random: random inputs over the type's range
   std::string batchJson;                // --aic-batch-json-input
   uint64_t numIterations = 40;          // -n / --num-iter
+  bool activationsGiven = false;        // -a was given (else a multi-device program activates once)
   std::optional<double> timeSeconds;    // --time
   uint32_t numActivations = 1;          // -a / --aic-num-of-activations
   uint32_t setSize = 10;                // -S / --set-size

@@ -132,7 +132,17 @@ int run(const RunnerOptions& options) {
     // refuses one it has no room for, so nothing is guessed from free counts that may change.
     std::vector<std::shared_ptr<InferenceSet>> sets;
     std::string usedDevices;
-    if (!options.deviceList.empty()) {
+    if (const uint32_t parts = qpc->getInfo().numDevices; parts > 1) {
+      // A multi-device program: one set whose parts go on the devices named (-d several times,
+      // -d or -D with a list), or on the next free devices of one P2P group (the runtime picks).
+      properties.programProperties.devMapping = named;
+      auto set = InferenceSet::Factory(context, qpc, named.empty() ? 0 : named.front(), options.setSize,
+                                       options.activationsGiven ? options.numActivations : 1, &properties);
+      usedDevices = named.empty() ? "auto" : "";
+      for (std::size_t k = 0; k < named.size(); ++k) usedDevices += (k ? ":" : "") + std::to_string(named[k]);
+      if (options.verbose) std::cerr << "qaic-runner: " << parts << " device parts on devices " << usedDevices << "\n";
+      sets.push_back(std::move(set));
+    } else if (!options.deviceList.empty()) {
       const auto n = static_cast<uint32_t>(options.deviceList.size());
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t activations = options.numActivations / n + (k < options.numActivations % n ? 1 : 0);

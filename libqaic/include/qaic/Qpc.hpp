@@ -96,6 +96,9 @@ struct QpcInfo {
   // Inputs kept in device memory per activation (qaic-exec -retained-state), each with its output
   // <name>_RetainedState; neither is in the buffer mappings (docs/runtime.md).
   std::vector<std::string> retainedState;
+  // The devices the program spans: 1, or a multi-device program's part count (docs/runtime.md,
+  // "Multi-device programs"); its InferenceSet places one part on each of as many devices.
+  uint32_t numDevices = 1;
 };
 
 // The bytes of a program container file, read into memory by load().

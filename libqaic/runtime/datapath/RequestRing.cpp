@@ -41,7 +41,10 @@ void RequestRing::activate(uint32_t loadId, uint32_t programIndex, uint32_t numC
                            std::span<const SliceAttachment> attachments, uint32_t resourceGroup) {
   std::lock_guard lock(mutex_);
   if (active_) return;
-  auto dbc = driver::activate(*node_, loadId, programIndex, config_.queueSize, event_->fd(), resourceGroup);
+  auto dbc = config_.peer
+                 ? driver::activatePeerPart(*node_, loadId, programIndex, config_.queueSize, event_->fd(),
+                                            *config_.peer, resourceGroup)
+                 : driver::activate(*node_, loadId, programIndex, config_.queueSize, event_->fd(), resourceGroup);
   if (!dbc) {
     std::string detail = dbc.message();
     if (dbc.error() == ENOSPC) {

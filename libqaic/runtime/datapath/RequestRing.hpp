@@ -23,6 +23,7 @@
 #include "driver/CompletionEvent.hpp"
 #include "driver/DbcWindow.hpp"
 #include "driver/DeviceNode.hpp"
+#include "driver/ManageCalls.hpp"
 #include "driver/WindowFutex.hpp"
 #include "runtime/datapath/CompletionEngine.hpp"
 #include "runtime/datapath/InterruptLeader.hpp"
@@ -39,6 +40,8 @@ struct RingConfig {
   // Synchronous waiters may take the interrupt (InterruptLeader). Off for group members, whose
   // activation may switch under a waiter.
   bool leadable = true;
+  // A part of a multi-device program: ACTIVATE joins this peer group (driver::activatePeerPart).
+  std::optional<driver::PeerGroupPart> peer;
 };
 
 // Slices of one buffer object attached to the DBC on every activation (a BO is sliced to one

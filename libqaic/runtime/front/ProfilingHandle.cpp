@@ -2,6 +2,7 @@
 #include <qaic/ProfilingHandle.hpp>
 
 #include "runtime/objects/InferenceSetImpl.hpp"
+#include "runtime/objects/MultiDeviceSetImpl.hpp"
 #include "runtime/objects/ProfilingHandleImpl.hpp"
 
 namespace qaic::rt {
@@ -10,6 +11,9 @@ std::shared_ptr<ProfilingHandle> ProfilingHandle::Factory(std::shared_ptr<Infere
                                                           ProfilingCallback callback, void* userData,
                                                           ProfilingType type) {
   if (!set) throw Error(QS_INVAL, "ProfilingHandle::Factory: null InferenceSet");
+  if (std::dynamic_pointer_cast<MultiDeviceSetImpl>(set))
+    throw Error(QS_INVAL, "ProfilingHandle::Factory: InferenceSet '" + set->getName() +
+                              "' runs a multi-device program, which is not profiled yet");
   auto impl = std::dynamic_pointer_cast<InferenceSetImpl>(set);
   if (!impl) throw Error(QS_INVAL, "ProfilingHandle::Factory: the InferenceSet was not made by InferenceSet::Factory");
   if (!callback) throw Error(QS_INVAL, "ProfilingHandle::Factory: null callback");

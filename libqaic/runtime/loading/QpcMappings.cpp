@@ -70,6 +70,7 @@ QpcInfo toQpcInfo(const container::QpcImage& image) {
     info.constants.push_back({constant.tensor.name, constant.index, constant.tensor.data.size()});
   }
   for (const auto& state : image.retainedState()) info.retainedState.push_back(state.name);
+  info.numDevices = static_cast<uint32_t>(image.deviceCount());
   return info;
 }
 

@@ -36,6 +36,7 @@ std::shared_ptr<ContextImpl> ContextImpl::of(const std::shared_ptr<Context>& con
 
 void ContextImpl::openDevices(const std::vector<QID>& devices) {
   std::vector<QID> wanted = devices;
+  namedDevices_ = !devices.empty();
   if (wanted.empty()) {
     // Partitions are other processes' leases (or this one's, named explicitly), not devices.
     for (unsigned index : root_.listDevices())

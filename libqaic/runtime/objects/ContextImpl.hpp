@@ -39,6 +39,8 @@ class ContextImpl final : public Context, public std::enable_shared_from_this<Co
 
   // Opens every device (all found under the root when `devices` is empty). Throws QS_NODEV.
   void openDevices(const std::vector<QID>& devices);
+  // Whether Factory's caller named the devices (a multi-device program's parts then go on them).
+  bool namedDevices() const { return namedDevices_; }
   // The open node of `device`; throws Error(QS_INVAL) when it is not part of this context.
   std::shared_ptr<const driver::DeviceNode> device(QID device) const;
   const driver::DeviceRoot& root() const { return root_; }
@@ -78,6 +80,7 @@ class ContextImpl final : public Context, public std::enable_shared_from_this<Co
   ErrorHandler errorHandler_;
   void* errorUserData_;
   std::vector<QID> deviceIds_;
+  bool namedDevices_ = false;
   std::map<QID, std::shared_ptr<const driver::DeviceNode>> nodes_;
   std::atomic<uint32_t> nextLoadId_{1};
   mutable std::mutex dmaMutex_;

@@ -33,6 +33,11 @@ void HandleStateMachine::complete() {
   state_ = HandleState::Completed;
 }
 
+void HandleStateMachine::unsubmit() {
+  require(state_ == HandleState::Submitted, "unsubmit");
+  state_ = HandleState::Acquired;
+}
+
 void HandleStateMachine::put() {
   require(state_ == HandleState::Acquired || state_ == HandleState::Completed, "putCompleted");
   state_ = HandleState::Available;

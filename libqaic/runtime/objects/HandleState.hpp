@@ -26,9 +26,12 @@ class HandleStateMachine {
   HandleState state() const { return state_; }
 
   // Each throws Error(QS_WRONG_STATE) naming the operation and the current state.
-  void acquire();                                     // Available -> Acquired
-  void submit();                                      // Acquired -> Submitted
-  void complete();                                    // Submitted -> Completed
+  void acquire();   // Available -> Acquired
+  void submit();    // Acquired -> Submitted
+  void complete();  // Submitted -> Completed
+  // Submitted -> Acquired: a submission refused before any of it reached a device (a
+  // multi-device set's, whose parts validate the IO set only as they are submitted).
+  void unsubmit();
   void put();                                         // Acquired | Completed -> Available
   void requireAcquired(const char* operation) const;  // for setBuffers and friends
 

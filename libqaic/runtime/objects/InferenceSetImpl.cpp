@@ -25,13 +25,15 @@ uint32_t ringElements(uint32_t setSize, uint32_t elementsPerRequest) {
 }  // namespace
 
 InferenceSetImpl::InferenceSetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc, QID device,
-                                   uint32_t setSize, uint32_t numActivations, const InferenceSetProperties& properties)
+                                   uint32_t setSize, uint32_t numActivations, const InferenceSetProperties& properties,
+                                   std::optional<PeerPartPlacement> peer)
     : context_(std::move(context)),
       qpc_(std::move(qpc)),
       device_(device),
       setSize_(setSize),
       numActivations_(numActivations),
       properties_(properties),
+      peer_(std::move(peer)),
       name_(properties.name.empty() ? "InferenceSet" : properties.name),
       id_(properties.id),
       group_(InferenceSetGroupImpl::of(properties.inferenceSetGroup)) {
@@ -50,11 +52,16 @@ InferenceSetImpl::InferenceSetImpl(std::shared_ptr<ContextImpl> context, std::sh
                               std::to_string(properties_.queueProperties.numThreadsPerQueue) + " exceeds 256");
 
   const container::QpcImage& image = imageOf(*qpc_);
-  // Refused before anything is reserved: running one part alone would compute a wrong answer.
+  // A multi-device program is MultiDeviceSetImpl's, which makes one set like this per part.
   if (image.deviceCount() > 1)
     throw Error(QS_INCOMPATIBLE, "InferenceSet '" + name_ + "': " + image.sourceName() + " spans " +
                                      std::to_string(image.deviceCount()) +
-                                     " devices; this runtime loads single-device programs only");
+                                     " devices; create it with InferenceSet::Factory");
+  if (peer_ && group_)
+    throw Error(QS_INVAL, "InferenceSet '" + name_ +
+                              "': a part of a multi-device program cannot be a member of "
+                              "InferenceSetGroup '" +
+                              group_->getName() + "'");
   layout_ = makeProgramLayout(image, 0, shapeRules(qpc_->getBufferMappingsV2()));
 
   std::vector<QID> placement = program.devMapping.empty() ? std::vector<QID>{device} : program.devMapping;
@@ -87,8 +94,10 @@ InferenceSetImpl::InferenceSetImpl(std::shared_ptr<ContextImpl> context, std::sh
 
   for (uint32_t a = 0; a < numActivations; ++a) {
     const QID d = placement[a % placement.size()];
+    PipelineConfig activationConfig = config;
+    if (peer_) activationConfig.ring.peer = driver::PeerGroupPart{peer_->tokens.at(a), peer_->part, peer_->parts};
     pipelines_.push_back(std::make_unique<Pipeline>(static_cast<PipelineOwner&>(*this), *context_, name_, a, d,
-                                                    context_->device(d), layout_, config));
+                                                    context_->device(d), layout_, activationConfig));
   }
   for (uint32_t i = 0; i < setSize * numActivations; ++i) {
     const uint32_t activation = i / setSize;

@@ -40,10 +40,19 @@
 
 namespace qaic::rt {
 
+// One part of a multi-device program (MultiDeviceSetImpl): activation a of the part's set joins
+// the peer group tokens[a] as part `part` of `parts`.
+struct PeerPartPlacement {
+  std::vector<uint64_t> tokens;
+  uint32_t part = 0;
+  uint32_t parts = 1;
+};
+
 class InferenceSetImpl final : public InferenceSet, private PipelineOwner, private GroupMember {
  public:
   InferenceSetImpl(std::shared_ptr<ContextImpl> context, std::shared_ptr<Qpc> qpc, QID device, uint32_t setSize,
-                   uint32_t numActivations, const InferenceSetProperties& properties);
+                   uint32_t numActivations, const InferenceSetProperties& properties,
+                   std::optional<PeerPartPlacement> peer = std::nullopt);
   ~InferenceSetImpl() override;
 
   // Handles of one set (setSize x numActivations) at most: each owns staging buffer objects.
@@ -117,6 +126,7 @@ class InferenceSetImpl final : public InferenceSet, private PipelineOwner, priva
   const uint32_t setSize_;
   const uint32_t numActivations_;
   const InferenceSetProperties properties_;
+  const std::optional<PeerPartPlacement> peer_;
   std::string name_;
   uint32_t id_;
   ProgramLayout layout_;

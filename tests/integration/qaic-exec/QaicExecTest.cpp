@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "ContainerFiles.hpp"
+#include "MultiDeviceProgram.hpp"
 #include "Process.hpp"
 #include "TempDir.hpp"
 #include "TestModels.hpp"
@@ -129,7 +130,9 @@ TEST_F(QaicExec, PartitionConfigIsCheckedAndDumped) {
                     "devices": [{"deviceId": 0, "numCores": 16}, {"deviceId": 1, "numCores": 16}]}]})";
   auto r = compile(model, {"-mdp-load-partition-config=" + config, "-mdp-dump-partition-config=" + dumped});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_NE(r.out.find("partition config of 2 devices (not split yet: the program runs on one device)"),
+  // tiny's one 16-byte bias is too small a network to divide: both parts hold it whole.
+  EXPECT_NE(r.out.find("split over 2 devices by tensor slicing (0 weights divided; weight bytes by device: 0=16 "
+                       "1=16; nothing could be divided"),
             std::string::npos)
       << r.out;
   std::ifstream in(dumped);
@@ -144,15 +147,107 @@ TEST_F(QaicExec, PartitionConfigIsCheckedAndDumped) {
   std::ifstream againIn(again);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(againIn), {}), text);
 
-  // -mdp-pipeline-stages=3 with 2 cores each: devices 0, 1, 2.
-  r = compile(model, {"-aic-num-cores=2", "-mdp-pipeline-stages=3", "-mdp-dump-partition-config=" + dumped});
+  // -mdp-pipeline-stages=1 with 2 cores: device 0 with 2 NSPs; pipelining over more is refused.
+  r = compile(model, {"-aic-num-cores=2", "-mdp-pipeline-stages=1", "-mdp-dump-partition-config=" + dumped});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::ifstream stages(dumped);
   const std::string staged{std::istreambuf_iterator<char>(stages), {}};
-  EXPECT_NE(staged.find("\"deviceId\": 2"), std::string::npos) << staged;
-  EXPECT_EQ(staged.find("\"numCores\": 16"), std::string::npos) << staged;
+  EXPECT_NE(staged.find("\"numCores\": 2"), std::string::npos) << staged;
+  EXPECT_EQ(staged.find("\"deviceId\": 1"), std::string::npos) << staged;
+  expectBadInput(compile(model, {"-mdp-pipeline-stages=3"}), "-mdp-pipeline-stages=3: pipelining");
   expectBadInput(compile(model, {"-mdp-load-partition-config=" + config, "-mdp-pipeline-stages=2"}),
                  "-mdp-pipeline-stages");
+}
+
+// x [4, 16] -> matmul up [16, 64] -> relu -> matmul down [64, 16] -> y, with its weights file:
+// an MLP tensor slicing divides (up by columns, down by rows and a sum).
+std::string stageMlp(const std::filesystem::path& dir) {
+  std::vector<float> up(16 * 64), down(64 * 16);
+  for (std::size_t i = 0; i < up.size(); ++i) up[i] = float(int(i % 7) - 3) / 8;
+  for (std::size_t i = 0; i < down.size(); ++i) down[i] = float(int(i % 5) - 2) / 8;
+  const ir::WeightTensor weights[] = {{"up", ir::DType::Float, {16, 64}, std::as_bytes(std::span(up))},
+                                      {"down", ir::DType::Float, {64, 16}, std::as_bytes(std::span(down))}};
+  ir::writeWeightsFile((dir / "mlp.weights").string(), weights);
+  auto create = [](const std::string& name, int rows, int cols) {
+    return R"({"name": ")" + name + R"(_w", "optype": "create", "tensors_in": [],
+     "tensors_out": [{"arg_name": "dst", "name": ")" +
+           name + R"("}],
+     "params": [{"arg_name": "dtype", "value": "TL_FLOAT"}, {"arg_name": "dims", "value": [)" +
+           std::to_string(rows) + ", " + std::to_string(cols) + R"(]},
+                {"arg_name": "data", "value": [0]}, {"arg_name": "ran", "value": [0, 0]},
+                {"arg_name": "from_file", "value": true}]})";
+  };
+  const std::string path = (dir / "mlp.json").string();
+  std::ofstream(path) << R"({"weights": "mlp.weights",
+  "io": [{"name": "x", "tensor": "x", "direction": "in", "dtype": "TL_FLOAT", "dims": [4, 16]},
+         {"name": "y", "tensor": "y", "direction": "out", "dtype": "TL_FLOAT", "dims": [4, 16]}],
+  "ops": [)" + create("up", 16, 64) +
+                             ", " + create("down", 64, 16) + R"(,
+    {"name": "up_mm", "optype": "matmul", "tensors_in": [{"arg_name": "src1", "name": "x"},
+     {"arg_name": "src2", "name": "up"}], "tensors_out": [{"arg_name": "dst", "name": "h"}], "params": []},
+    {"name": "act", "optype": "relu", "tensors_in": [{"arg_name": "src", "name": "h"}],
+     "tensors_out": [{"arg_name": "dst", "name": "a"}], "params": []},
+    {"name": "down_mm", "optype": "matmul", "tensors_in": [{"arg_name": "src1", "name": "a"},
+     {"arg_name": "src2", "name": "down"}], "tensors_out": [{"arg_name": "dst", "name": "y"}], "params": []}]})";
+  return path;
+}
+
+// A partition config of N devices makes one container with a part per device, each on the
+// config's device with its NSPs and its share of the weights; qaic-util --qpc shows the parts;
+// -v prints the slicing report; a config of one device changes nothing.
+TEST_F(QaicExec, PartitionConfigOfSeveralDevicesWritesOnePartPerDevice) {
+  const std::string model = stageMlp(dir_.path());
+  ASSERT_EQ(compile(model).exitCode, 0);
+  const auto single = readContainer();
+  const std::string one = (dir_.path() / "one.json").string();
+  std::ofstream(one) << partitionConfigFor({5}, 1);
+  ASSERT_EQ(compile(model, {"-mdp-load-partition-config=" + one}).exitCode, 0);
+  EXPECT_EQ(readContainer(), single);
+
+  constexpr uint64_t kWeightBytes = 2 * 16 * 64 * sizeof(float);
+  for (const std::vector<uint32_t>& slots : {std::vector<uint32_t>{2, 0}, std::vector<uint32_t>{1, 3, 0, 2}}) {
+    const std::size_t parts = slots.size();
+    SCOPED_TRACE(parts);
+    const std::string config = (dir_.path() / "mdp.json").string();
+    std::ofstream(config, std::ios::trunc) << partitionConfigFor(slots, 4);
+    const auto r = compile(model, {"-mdp-load-partition-config=" + config, "-v"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const std::string share = std::to_string(kWeightBytes / parts);
+    EXPECT_NE(r.out.find("split over " + std::to_string(parts) +
+                         " devices by tensor slicing (2 weights divided; "
+                         "weight bytes by device: " +
+                         std::to_string(slots[0]) + "=" + share),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("tensor slicing:\nsplit: matmul 'up_mm'"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("all_reduce_sum"), std::string::npos) << r.out;
+
+    const auto image = container::QpcImage::open(container());
+    const auto& contents = image->contents();
+    ASSERT_EQ(contents.deviceParts.size(), parts);
+    for (std::size_t p = 0; p < parts; ++p) {
+      const auto& part = contents.deviceParts[p];
+      EXPECT_EQ(part.slot, slots[p]);
+      EXPECT_EQ(part.numCores, 4u);
+      EXPECT_EQ(part.weightBytes, kWeightBytes / parts);
+      EXPECT_GT(part.sentBytes, 0u);
+      const auto& inner = p == 0 ? contents : *part.contents;
+      EXPECT_EQ(inner.programs[0].numCores, 4u);
+      ASSERT_EQ(inner.buffers.size(), 2u);  // x in, y (summed, whole) out on every part
+      EXPECT_EQ(inner.buffers[1].io.dims, (ir::Dims{4, 16}));
+    }
+    const auto util = runTool("qaic-util", {"--qpc", out()});
+    ASSERT_EQ(util.exitCode, 0) << util.err;
+    EXPECT_NE(util.out.find("\tDevices:" + std::to_string(parts) + "\n"), std::string::npos) << util.out;
+    for (std::size_t p = 0; p < parts; ++p) {
+      const auto at = util.out.find("\nDevice Part " + std::to_string(p) + "\n");
+      ASSERT_NE(at, std::string::npos) << util.out;
+      const std::string block = util.out.substr(at, util.out.find("\nDevice Part", at + 1) - at);
+      EXPECT_NE(block.find("\tDevice:" + std::to_string(slots[p]) + "\n"), std::string::npos) << block;
+      EXPECT_NE(block.find("\tNSPs:4\n"), std::string::npos) << block;
+      EXPECT_NE(block.find("\tWeights Bytes:" + share + "\n"), std::string::npos) << block;
+    }
+  }
 }
 
 TEST_F(QaicExec, BadCommandLines) {

@@ -27,10 +27,17 @@ TEST(CompilePassList, ModelPassesInOrder) {
 TEST(CompilePassList, CompilePassesInOrder) {
   EXPECT_EQ(namesOf(compilePasses()),
             "partition-config specialization-config custom-io-list load-specializations "
-            "default-specialization retained-state cast-placement pack-constants io-layout "
-            "specialization-payloads constant-table "
-            "program "
+            "default-specialization retained-state cast-placement tensor-slicing pack-constants "
+            "io-layout specialization-payloads constant-table "
+            "program device-parts "
             "write-container dump-partition-config");
+}
+
+// A device's part goes through the same passes as part 0 (the compilation itself) after the
+// split, in the same order.
+TEST(CompilePassList, PartPassesInOrder) {
+  EXPECT_EQ(namesOf(partShapePasses()), "default-specialization retained-state");
+  EXPECT_EQ(namesOf(partContainerPasses()), "pack-constants io-layout specialization-payloads constant-table program");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// partition-config: the loaded config, the one -mdp-pipeline-stages derives, else one device.
+// partition-config: the loaded config, else one device (-mdp-pipeline-stages=1 too); pipelining
+// over several devices is refused.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -20,14 +21,27 @@ TEST(PartitionConfigPass, WithoutOptionsOneDeviceWithTheProgramsCores) {
   EXPECT_EQ(compilation.summary.partitionDevices, 1u);
 }
 
-TEST(PartitionConfigPass, PipelineStagesGiveThatManyDevices) {
+TEST(PartitionConfigPass, OnePipelineStageIsOneDevice) {
   ExecOptions options;
   options.numCores = 2;
-  options.pipelineStages = 3;
+  options.pipelineStages = 1;
   Compilation compilation(options);
   partitionConfigPass(compilation);
-  EXPECT_EQ(compilation.partitionConfig, uniformPartitionConfig(3, 2));
-  EXPECT_EQ(compilation.summary.partitionDevices, 3u);
+  EXPECT_EQ(compilation.partitionConfig, uniformPartitionConfig(1, 2));
+  EXPECT_EQ(compilation.summary.partitionDevices, 1u);
+}
+
+TEST(PartitionConfigPass, PipelineStagesOverSeveralDevicesAreRefused) {
+  ExecOptions options;
+  options.pipelineStages = 2;
+  Compilation compilation(options);
+  try {
+    partitionConfigPass(compilation);
+    ADD_FAILURE() << "accepted -mdp-pipeline-stages=2";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("-mdp-pipeline-stages=2: pipelining"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not implemented"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PartitionConfigPass, ReadsAndChecksTheLoadedConfig) {

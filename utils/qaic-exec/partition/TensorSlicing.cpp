@@ -823,6 +823,31 @@ const ir::WeightTensor* SlicedNetwork::findWeight(std::size_t part, std::string_
   return unsplit ? unsplit(name) : nullptr;
 }
 
+PeerTraffic peerTraffic(const ir::Graph& part, std::size_t partIndex, std::size_t parts) {
+  PeerTraffic traffic;
+  if (parts < 2) return traffic;
+  auto bytesOf = [&part](const std::string& tensor, uint64_t& elements) {
+    const ir::TensorInfo& info = part.tensors.at(tensor);
+    elements = static_cast<uint64_t>(ir::elementCount(info.dims));
+    return elements * ir::dtypeSize(info.dtype);
+  };
+  for (const ir::Op& op : part.ops) {
+    uint64_t moved = 0, elements = 0;
+    if (op.optype == "all_reduce_sum") {
+      const uint64_t total = bytesOf(op.outputs[0].name, elements);
+      const uint64_t elementBytes = elements == 0 ? 0 : total / elements;
+      // The chunk PeerRendezvous gives this part: elements [E*p/N, E*(p+1)/N).
+      const uint64_t own = (elements * (partIndex + 1) / parts - elements * partIndex / parts) * elementBytes;
+      moved = (parts - 1) * own + (total - own);
+    } else if (op.optype == "all_gather") {
+      moved = (parts - 1) * bytesOf(op.inputs[0].name, elements);
+    }
+    traffic.sent += moved;
+    traffic.received += moved;
+  }
+  return traffic;
+}
+
 SlicedNetwork sliceTensors(const ir::Graph& graph, std::size_t parts, const WeightLookup& weights,
                            const SliceOptions& options) {
   if (parts == 0) throw std::invalid_argument("tensor slicing: parts must be at least 1");

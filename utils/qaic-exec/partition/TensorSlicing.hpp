@@ -64,6 +64,18 @@ struct SlicedNetwork {
   const ir::WeightTensor* findWeight(std::size_t part, std::string_view name, const WeightLookup& unsplit) const;
 };
 
+// What part `part` of `parts` sends to and receives from the other parts per inference over the
+// collectives of its graph (shapes inferred), counted as kernels::PeerRendezvous counts them, so
+// the compiler's figures are the emulator's: for an all_reduce_sum of B result bytes, a
+// reduce-scatter then all-gather (its own chunk of B/N elements from every other part, and every
+// other chunk back: about 2(N-1)/N x B each way); for an all_gather, its slice to every other
+// part and theirs to it ((N-1) x its slice each way). Its own share never counts.
+struct PeerTraffic {
+  uint64_t sent = 0;
+  uint64_t received = 0;
+};
+PeerTraffic peerTraffic(const ir::Graph& part, std::size_t partIndex, std::size_t parts);
+
 // Splits `graph` (its shapes inferred or not) into `parts` graphs. Throws ir::IrError for a
 // graph that does not validate, and std::invalid_argument for parts == 0.
 SlicedNetwork sliceTensors(const ir::Graph& graph, std::size_t parts, const WeightLookup& weights,

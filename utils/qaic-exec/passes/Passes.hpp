@@ -29,11 +29,13 @@ void loadSpecializationsPass(Compilation& compilation, std::span<const ModelPass
 void defaultSpecializationPass(Compilation& compilation);
 void retainedStatePass(Compilation& compilation);
 void castPlacementPass(Compilation& compilation);
+void tensorSlicingPass(Compilation& compilation);
 void packConstantsPass(Compilation& compilation);
 void ioLayoutPass(Compilation& compilation);
 void specializationPayloadsPass(Compilation& compilation);
 void constantTablePass(Compilation& compilation);
 void programPass(Compilation& compilation);
+void devicePartsPass(Compilation& compilation);
 void writeContainerPass(Compilation& compilation);
 void dumpPartitionConfigPass(Compilation& compilation);
 
