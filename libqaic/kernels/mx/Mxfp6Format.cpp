@@ -156,14 +156,10 @@ uint8_t encodeElement(ElementFormat format, double scaled) {
   return (magnitude != 0 && std::signbit(scaled)) ? static_cast<uint8_t>(magnitude | 32) : magnitude;
 }
 
-float scaleValue(uint8_t code) {
-  if (code == 255) return std::numeric_limits<float>::quiet_NaN();
-  return std::ldexp(1.0f, int{code} - 127);
-}
+float scaleValue(uint8_t code) { return e8m0Value(code); }
 
 uint8_t scaleCodeForExponent(ElementFormat format, int amaxExponent) {
-  const int biased = amaxExponent - elementTraits(format).emax + 127;
-  return static_cast<uint8_t>(std::clamp(biased, 0, int{kMaxScaleCode}));
+  return e8m0Code(amaxExponent - elementTraits(format).emax);
 }
 
 uint8_t blockScaleCode(ElementFormat format, float amax) {

@@ -13,12 +13,13 @@
 #include <stdexcept>
 
 #include "ir/Graph.hpp"
+#include "kernels/mx/E8m0.hpp"
 
 namespace qaic::kernels::mx {
 
-inline constexpr int64_t kBlockElements = 32;  // elements sharing one scale, along K
-inline constexpr int64_t kBlockBytes = 24;     // 32 codes of 6 bits, packed
-inline constexpr uint8_t kMaxScaleCode = 254;  // 255 is E8M0's NaN; never written
+inline constexpr int64_t kBlockElements = 32;           // elements sharing one scale, along K
+inline constexpr int64_t kBlockBytes = 24;              // 32 codes of 6 bits, packed
+inline constexpr uint8_t kMaxScaleCode = kE8m0MaxCode;  // 255 is E8M0's NaN; never written
 
 // The FP6 element encodings of the specification. The vendor does not state which one its
 // MXFP6 uses; E2M3 (more mantissa) is the default (docs/formats/mxfp6.md).
