@@ -32,6 +32,11 @@ ParamSpec string(std::string_view name) { return {name, ParamKind::String, Bound
 ParamSpec oneOf(std::string_view name, std::vector<std::string_view> allowed) {
   return {name, ParamKind::Enum, Bound::None, LengthRule::Any, 0, std::move(allowed)};
 }
+ParamSpec optionalOneOf(std::string_view name, std::vector<std::string_view> allowed) {
+  ParamSpec spec = oneOf(name, std::move(allowed));
+  spec.optional = true;
+  return spec;
+}
 ParamSpec ints(std::string_view name, Bound bound, LengthRule rule, std::size_t length = 0) {
   return {name, ParamKind::IntArray, bound, rule, length, {}};
 }
@@ -227,11 +232,12 @@ std::vector<OpSpec> buildRegistry() {
   // Collectives: the parts of a multi-device program exchange data (qaic-exec's tensor slicing
   // inserts them, numbering `collective` 0, 1, ... in graph order, the same in every part).
   add({"all_reduce_sum", {"src"}, {"dst"},
-       {integer("collective", Bound::NonNegative), integer("parts", Bound::AtLeastOne)}, nullptr,
+       {integer("collective", Bound::NonNegative), integer("parts", Bound::AtLeastOne),
+        optionalOneOf("wire", values(kWireFormats))}, nullptr,
        shapeAllReduceSum, false, true, "src dims: the elementwise sum of every part's src"});
   add({"all_gather", {"src"}, {"dst"},
        {integer("axis", Bound::NonNegative), integer("collective", Bound::NonNegative),
-        integer("parts", Bound::AtLeastOne)},
+        integer("parts", Bound::AtLeastOne), optionalOneOf("wire", values(kWireFormats))},
        nullptr, shapeAllGather, false, true, "src dims with dims[axis] * parts, the parts' src in part order"});
   // clang-format on
   return specs;

@@ -41,6 +41,7 @@ struct ParamSpec {
   LengthRule lengthRule = LengthRule::Any;
   std::size_t length = 0;                    // for LengthRule::Fixed
   std::vector<std::string_view> enumValues;  // for ParamKind::Enum
+  bool optional = false;                     // may be absent (added later; older graphs lack it)
 };
 
 // Checks across parameters that need no input shapes (e.g. ran[0] <= ran[1]). Throws IrError.
@@ -66,6 +67,8 @@ const OpSpec* findOpSpec(std::string_view optype);  // nullptr for an unknown op
 
 // The string values of enum params, shared with the executor and importer.
 inline constexpr std::string_view kElewOps[] = {"TL_MUL", "TL_DIV", "TL_SUM", "TL_SUB", "TL_MAX", "TL_MIN", "TL_POW"};
+// How a collective's data travels between cards: as is, or as MXINT8 (-allow-mxint8-mdp-io).
+inline constexpr std::string_view kWireFormats[] = {"native", "mxint8"};
 inline constexpr std::string_view kAutopads[] = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
 inline constexpr std::string_view kResizeModes[] = {"TL_NEAREST", "TL_LINEAR"};
 inline constexpr std::string_view kSortDirs[] = {"TL_SORT_DIR_ASCENDING", "TL_SORT_DIR_DESCENDING"};

@@ -126,6 +126,7 @@ void validateParams(const Op& op, const OpSpec& spec) {
   }
   for (const ParamSpec& ps : spec.params) {
     const Param* param = op.findParam(ps.argName);
+    if (param == nullptr && ps.optional) continue;
     if (param == nullptr) throwParamError(op, ps.argName, "missing");
     checkValue(op, ps, param->value);
   }

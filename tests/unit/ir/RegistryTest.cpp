@@ -90,8 +90,8 @@ const std::vector<Expected> kOperators = {
      {"dst"},
      {"mode", "output_dims", "sampling_ratio", "spatial_scale", "half_pixel"}},
     {"pool_argmax", {"src"}, {"dst"}, {"size", "stride", "dilation", "pads", "column_major"}},
-    {"all_reduce_sum", {"src"}, {"dst"}, {"collective", "parts"}},
-    {"all_gather", {"src"}, {"dst"}, {"axis", "collective", "parts"}},
+    {"all_reduce_sum", {"src"}, {"dst"}, {"collective", "parts", "wire"}},
+    {"all_gather", {"src"}, {"dst"}, {"axis", "collective", "parts", "wire"}},
 };
 
 TEST(OpRegistry, ListsEveryOperatorWithItsArgumentNames) {

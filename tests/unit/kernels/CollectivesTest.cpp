@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The collectives (all_reduce_sum, all_gather) run by parts on threads through PeerRendezvous:
 // the results against sums and concatenations computed here, bit-identical on every part; the
-// rendezvous' timeout, cancel and mismatch; a collective built without an exchange.
+// rendezvous' timeout, cancel and mismatch; a collective built without an exchange; MXINT8 on
+// the wire (param wire), against sums of each part's encoded-then-decoded contribution.
 #include <gmock/gmock.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 
 #include "PartRunner.hpp"
 #include "kernels/format/Half.hpp"
+#include "kernels/mx/Mxint8Format.hpp"
 
 namespace qaic::kernels::test {
 namespace {
@@ -117,6 +119,138 @@ TEST(Collectives, AllGatherConcatenatesInPartOrderAlongAnyAxis) {
       EXPECT_EQ(results.outputs[p][0].values<float>(), expected) << "part " << p;
     }
   }
+}
+
+ir::Graph mxint8ReduceGraph(std::size_t parts, const std::string& dtype, ir::Dims dims) {
+  GraphBuilder g;
+  g.input("x", dtype, dims)
+      .op("sum", "all_reduce_sum", {{"src", "x"}}, {{"dst", "y"}},
+          {{"collective", 0}, {"parts", static_cast<int>(parts)}, {"wire", "mxint8"}})
+      .output("y", dtype, dims);
+  return g.graph();
+}
+
+// What a part's contribution is after the wire: encoded, then decoded.
+std::vector<float> throughMxint8(const std::vector<float>& values) {
+  std::vector<std::byte> encoded(mx::mxint8EncodedBytes(values.size()));
+  mx::encodeMxint8(values.data(), values.size(), encoded.data());
+  std::vector<float> decoded(values.size());
+  mx::decodeMxint8(encoded.data(), values.size(), 0, values.size(), decoded.data());
+  return decoded;
+}
+
+TEST(Collectives, Mxint8AllReduceSumAddsTheDecodedContributionsInPartOrder) {
+  for (std::size_t parts : {2u, 4u}) {
+    SCOPED_TRACE(parts);
+    const ir::Dims dims{5, 77};  // 385 elements: a short last block
+    const std::size_t count = 385;
+    std::vector<std::vector<HostTensor>> inputs;
+    std::vector<float> expected(count), exact(count, 0.0f), bound(count, 0.0f);
+    for (std::size_t p = 0; p < parts; ++p) {
+      auto x = randomFloats(count, static_cast<uint32_t>(300 + p), -50.0f, 50.0f);
+      const auto received = throughMxint8(x);
+      for (std::size_t i = 0; i < count; ++i) {
+        expected[i] = p == 0 ? received[i] : expected[i] + received[i];
+        exact[i] += x[i];
+      }
+      // Each contribution is within 1/64 of its block's scale (at most the block's largest).
+      for (std::size_t b = 0; b < count; b += 32) {
+        float amax = 0;
+        for (std::size_t i = b; i < std::min(count, b + 32); ++i) amax = std::max(amax, std::fabs(x[i]));
+        for (std::size_t i = b; i < std::min(count, b + 32); ++i) bound[i] += amax / 64;
+      }
+      inputs.push_back({HostTensor::of(ir::DType::Float, dims, x)});
+    }
+    auto results = runParts(std::vector<ir::Graph>(parts, mxint8ReduceGraph(parts, "TL_FLOAT", dims)), inputs, nullptr,
+                            2);
+    for (std::size_t p = 0; p < parts; ++p) {
+      const auto got = results.outputs[p][0].values<float>();
+      ASSERT_EQ(got, expected) << "part " << p;
+      // Encoded bytes only: every part's encoding to every other part, per run.
+      EXPECT_EQ(results.transfers[p].sent, 2 * (parts - 1) * mx::mxint8EncodedBytes(count));
+      EXPECT_EQ(results.transfers[p].received, results.transfers[p].sent);
+    }
+    const auto got = results.outputs[0][0].values<float>();
+    bool anyDifferent = false;
+    for (std::size_t i = 0; i < count; ++i) {
+      EXPECT_LE(std::fabs(got[i] - exact[i]), bound[i] * 1.001f + 1e-4f) << i;
+      anyDifferent = anyDifferent || got[i] != exact[i];
+    }
+    EXPECT_TRUE(anyDifferent) << "the wire changed nothing: not quantized?";
+  }
+}
+
+TEST(Collectives, Mxint8AllReduceSumOfFloat16RoundsOnce) {
+  constexpr std::size_t kParts = 2;
+  const ir::Dims dims{70};
+  std::vector<std::vector<HostTensor>> inputs;
+  std::vector<float> sum(70, 0.0f);
+  for (std::size_t p = 0; p < kParts; ++p) {
+    auto values = randomFloats(70, static_cast<uint32_t>(17 + p), -3.0f, 3.0f);
+    std::vector<uint16_t> x(70);
+    std::vector<float> asFloat(70);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = floatToHalf(values[i]);
+      asFloat[i] = halfToFloat(x[i]);
+    }
+    const auto received = throughMxint8(asFloat);
+    for (std::size_t i = 0; i < sum.size(); ++i) sum[i] = p == 0 ? received[i] : sum[i] + received[i];
+    inputs.push_back({HostTensor::of(ir::DType::Float16, dims, x)});
+  }
+  auto results = runParts(std::vector<ir::Graph>(kParts, mxint8ReduceGraph(kParts, "TL_FLOAT16", dims)), inputs);
+  std::vector<uint16_t> expected(70);
+  for (std::size_t i = 0; i < sum.size(); ++i) expected[i] = floatToHalf(sum[i]);
+  for (std::size_t p = 0; p < kParts; ++p) EXPECT_EQ(results.outputs[p][0].values<uint16_t>(), expected) << p;
+}
+
+TEST(Collectives, Mxint8AllGatherPlacesEveryPartsDecodedSlice) {
+  for (std::size_t parts : {2u, 4u}) {
+    for (int axis : {0, 1}) {
+      SCOPED_TRACE(std::to_string(parts) + " parts, axis " + std::to_string(axis));
+      const ir::Dims dims{3, 40};
+      ir::Dims out = dims;
+      out[static_cast<std::size_t>(axis)] *= static_cast<int64_t>(parts);
+      GraphBuilder g;
+      g.input("x", "TL_FLOAT", dims)
+          .op("gather", "all_gather", {{"src", "x"}}, {{"dst", "y"}},
+              {{"axis", axis}, {"collective", 0}, {"parts", static_cast<int>(parts)}, {"wire", "mxint8"}})
+          .output("y", "TL_FLOAT", out);
+      std::vector<std::vector<HostTensor>> inputs;
+      std::vector<std::vector<float>> received;
+      for (std::size_t p = 0; p < parts; ++p) {
+        auto x = randomFloats(120, static_cast<uint32_t>(90 + p), -8.0f, 8.0f);
+        received.push_back(throughMxint8(x));
+        inputs.push_back({HostTensor::of(ir::DType::Float, dims, x)});
+      }
+      std::vector<float> expected;
+      const std::size_t outer = axis == 0 ? 1 : 3, row = 120 / outer;
+      for (std::size_t o = 0; o < outer; ++o) {
+        for (std::size_t p = 0; p < parts; ++p) {
+          expected.insert(expected.end(), received[p].begin() + static_cast<std::ptrdiff_t>(o * row),
+                          received[p].begin() + static_cast<std::ptrdiff_t>((o + 1) * row));
+        }
+      }
+      auto results = runParts(std::vector<ir::Graph>(parts, g.graph()), inputs);
+      for (std::size_t p = 0; p < parts; ++p) {
+        EXPECT_EQ(results.outputs[p][0].values<float>(), expected) << "part " << p;
+        EXPECT_EQ(results.transfers[p].sent, (parts - 1) * mx::mxint8EncodedBytes(120));
+      }
+    }
+  }
+}
+
+TEST(Collectives, Mxint8CarriesOnlyFloats) {
+  auto rendezvous = std::make_shared<PeerRendezvous>(2, std::chrono::seconds(1));
+  BuildOptions options;
+  options.peers = rendezvous->exchange(0);
+  GraphBuilder g;
+  g.input("x", "TL_INT32", {4})
+      .op("gather", "all_gather", {{"src", "x"}}, {{"dst", "y"}},
+          {{"axis", 0}, {"collective", 0}, {"parts", 2}, {"wire", "mxint8"}})
+      .output("y", "TL_INT32", {8});
+  EXPECT_THAT([&] { HostProgram::build(g.graph(), nullptr, options); },
+              ::testing::ThrowsMessage<ExecutionError>(
+                  AllOf(HasSubstr("op 'gather'"), HasSubstr("param 'wire': mxint8 carries TL_FLOAT or TL_FLOAT16"))));
 }
 
 TEST(Collectives, OnePartNeedsNoTraffic) {
