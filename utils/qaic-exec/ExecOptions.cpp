@@ -139,6 +139,9 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
     } else if (name == "-mdp-dump-partition-config") {
       requireValue();
       options.dumpPartitionConfig = value;
+    } else if (name == "-allow-mxint8-mdp-io") {
+      requireFlag();
+      options.allowMxint8MdpIo = true;
     } else if (name == "-v") {
       requireFlag();
       options.verbose = true;
@@ -221,6 +224,13 @@ Options:
                              the retained KV cache by heads, the rest replicated; programqpc.bin
                              then holds one part per device (part p on the config's p-th device,
                              with its numCores), which qaic-util --qpc shows
+  -allow-mxint8-mdp-io       the activations a multi-device program's cards exchange travel as
+                             MXINT8 (docs/formats/mxint8.md): each card quantizes its float or
+                             float16 contribution before sending and every card sums the
+                             dequantized contributions in card order (the same bits on every
+                             card); a little under 1/4 of the float32 bytes between cards, each
+                             value within 1/64 of its block's largest magnitude. No effect on a
+                             one-device program
   -mdp-pipeline-stages=<n>   1: one device with -aic-num-cores NSPs (not with
                              -mdp-load-partition-config); n >= 2 is refused: pipelining is not
                              implemented

@@ -33,6 +33,7 @@ struct ExecOptions {
   std::string partitionConfig;                 // -mdp-load-partition-config=FILE
   std::string dumpPartitionConfig;             // -mdp-dump-partition-config=FILE
   uint32_t pipelineStages = 0;                 // -mdp-pipeline-stages=N (0: not given)
+  bool allowMxint8MdpIo = false;               // -allow-mxint8-mdp-io: MXINT8 between the cards
   bool verbose = false;                        // -v: the tensor slicing report too
   std::vector<std::string> ignored;            // compatibility options without meaning on the emulator
   bool help = false;                           // -h | --help

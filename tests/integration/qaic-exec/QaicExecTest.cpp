@@ -159,6 +159,19 @@ TEST_F(QaicExec, PartitionConfigIsCheckedAndDumped) {
                  "-mdp-pipeline-stages");
 }
 
+// -allow-mxint8-mdp-io is a flag (efficient-transformers passes it bare); on one device it
+// changes nothing, and --help says what it does.
+TEST_F(QaicExec, AllowMxint8MdpIoIsAFlag) {
+  const std::string model = stageModel("tiny", dir_.path());
+  expectBadInput(compile(model, {"-allow-mxint8-mdp-io=true"}), "option -allow-mxint8-mdp-io takes no value");
+  ASSERT_EQ(compile(model).exitCode, 0);
+  const auto plain = readContainer();
+  ASSERT_EQ(compile(model, {"-allow-mxint8-mdp-io"}).exitCode, 0);
+  EXPECT_EQ(readContainer(), plain);
+  const auto help = runTool("qaic-exec", {"--help"});
+  EXPECT_NE(help.out.find("-allow-mxint8-mdp-io"), std::string::npos) << help.out;
+}
+
 // x [4, 16] -> matmul up [16, 64] -> relu -> matmul down [64, 16] -> y, with its weights file:
 // an MLP tensor slicing divides (up by columns, down by rows and a sum).
 std::string stageMlp(const std::filesystem::path& dir) {

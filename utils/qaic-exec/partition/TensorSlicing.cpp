@@ -17,6 +17,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/mx/Mxint8Format.hpp"
+
 namespace qaic::compiler::partition {
 namespace {
 
@@ -833,7 +835,12 @@ PeerTraffic peerTraffic(const ir::Graph& part, std::size_t partIndex, std::size_
   };
   for (const ir::Op& op : part.ops) {
     uint64_t moved = 0, elements = 0;
-    if (op.optype == "all_reduce_sum") {
+    const ir::Param* wire = op.findParam("wire");
+    if (wire && op.string("wire") == "mxint8") {
+      // Every part's encoded contribution to every other part (ops/Collective.cpp).
+      bytesOf(op.inputs[0].name, elements);
+      moved = (parts - 1) * kernels::mx::mxint8EncodedBytes(elements);
+    } else if (op.optype == "all_reduce_sum") {
       const uint64_t total = bytesOf(op.outputs[0].name, elements);
       const uint64_t elementBytes = elements == 0 ? 0 : total / elements;
       // The chunk PeerRendezvous gives this part: elements [E*p/N, E*(p+1)/N).

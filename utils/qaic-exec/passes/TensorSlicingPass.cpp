@@ -3,9 +3,10 @@
 // specialization's graph its final form, each graph is split into N with sliceTensors (Megatron-
 // style, partition/TensorSlicing.hpp): the dominant weights divided, the KV caches divided by
 // heads, the rest replicated. The split follows the graph, so every specialization splits the
-// same way; the parts are checked to agree on their io before anything is built. Part 0's graphs
-// replace the compilation's own, the others go to a compilation each; every part then derives its
-// default dims and retained state from its own graphs (the part shape passes).
+// same way; the parts are checked to agree on their io before anything is built. With
+// -allow-mxint8-mdp-io the parts' float collectives send MXINT8 (their param wire). Part 0's
+// graphs replace the compilation's own, the others go to a compilation each; every part then
+// derives its default dims and retained state from its own graphs (the part shape passes).
 #include <map>
 #include <string_view>
 
@@ -64,6 +65,15 @@ void checkPartsAgree(const std::string& model, const std::vector<std::vector<Loa
   }
 }
 
+// -allow-mxint8-mdp-io: every float or float16 collective of a part sends MXINT8 (param wire).
+void sendMxint8(ir::Graph& part) {
+  for (ir::Op& op : part.ops) {
+    if (op.optype != "all_reduce_sum" && op.optype != "all_gather") continue;
+    const ir::DType dtype = part.tensors.at(op.inputs[0].name).dtype;
+    if (dtype == ir::DType::Float || dtype == ir::DType::Float16) op.params.push_back({"wire", std::string("mxint8")});
+  }
+}
+
 }  // namespace
 
 void tensorSlicingPass(Compilation& compilation) {
@@ -73,6 +83,8 @@ void tensorSlicingPass(Compilation& compilation) {
   for (std::size_t v = 0; v < compilation.variants.size(); ++v) {
     const LoadedModel& unsplit = compilation.variants[v];
     partition::SlicedNetwork net = partition::sliceTensors(unsplit.graph, parts, lookupIn(unsplit.weights));
+    if (compilation.options.allowMxint8MdpIo)
+      for (ir::Graph& part : net.parts) sendMxint8(part);
     if (v == compilation.mainVariant) {
       compilation.summary.sliceReport = net.report.text();
       compilation.summary.splitWeights = 0;
