@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Each collective is two steps of one barrier. all_reduce_sum: at the first every part's buffer
-// is known, then each part adds its own chunk of elements over all parts into the shared sum;
-// at the second the sum is complete and each part copies it into its buffer. all_gather: after
-// the first each part copies every part's slice, and the second keeps every slice alive until
-// all have read it. Nothing is written into another part's memory, and the next collective's
-// first step cannot complete before every part has left the previous one.
+// Each collective is two steps of one barrier. After the first every part's buffers are known
+// and each part works, until the second, on its own share of all of them, in place.
+// all_reduce_sum: part p adds chunk p of every part's buffer in part order and writes the sum
+// into chunk p of every part's buffer, its own included. Chunk p of any buffer is read and
+// written by part p alone, so nothing goes through a buffer in between, and each part reads and
+// writes its buffer's size once: the cost of one copy of it. all_gather: each part copies every
+// part's slice into its own `all`. The second step keeps every buffer alive and unchanged until
+// every part is done with it, and the next collective's first step cannot complete before every
+// part has left the previous one.
 #include "kernels/PeerRendezvous.hpp"
 
 #include <algorithm>
 #include <cstring>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/format/Half.hpp"
 
@@ -39,27 +45,42 @@ std::pair<std::size_t, std::size_t> chunkOf(std::size_t count, std::size_t part,
   return {count * part / parts, count * (part + 1) / parts};
 }
 
-// sum[i] = slot 0's [i] + slot 1's [i] + ... in part order, for i in [begin, end).
-void sumFloats(const std::vector<const float*>& inputs, float* sum, std::size_t begin, std::size_t end) {
-  std::copy(inputs[0] + begin, inputs[0] + end, sum + begin);
-  for (std::size_t q = 1; q < inputs.size(); ++q) {
-    const float* in = inputs[q];
-    for (std::size_t i = begin; i < end; ++i) sum[i] += in[i];
+constexpr std::size_t kSumBlock = 1024;  // elements summed at a time, in a buffer in L1
+
+// Elements [begin, end) of every buffer replaced by their sum over the buffers, added in
+// buffer order: `acc` (kSumBlock floats) gathers a block, which is then stored into each.
+void sumFloatsInPlace(const std::vector<std::byte*>& buffers, std::size_t begin, std::size_t end, float* acc) {
+  for (std::size_t start = begin; start < end; start += kSumBlock) {
+    const std::size_t n = std::min(kSumBlock, end - start);
+    std::memcpy(acc, buffers[0] + start * sizeof(float), n * sizeof(float));
+    for (std::size_t q = 1; q < buffers.size(); ++q) {
+      const float* in = reinterpret_cast<const float*>(buffers[q]) + start;
+      for (std::size_t i = 0; i < n; ++i) acc[i] += in[i];
+    }
+    for (std::byte* buffer : buffers) std::memcpy(buffer + start * sizeof(float), acc, n * sizeof(float));
   }
 }
 
-// float16 accumulates in float over every part and rounds once, a block at a time.
-void sumHalves(const std::vector<const uint16_t*>& inputs, uint16_t* sum, std::size_t begin, std::size_t end) {
-  constexpr std::size_t kBlock = 256;
-  float acc[kBlock];
-  for (std::size_t start = begin; start < end; start += kBlock) {
-    const std::size_t n = std::min(kBlock, end - start);
-    for (std::size_t i = 0; i < n; ++i) acc[i] = halfToFloat(inputs[0][start + i]);
-    for (std::size_t q = 1; q < inputs.size(); ++q) {
-      for (std::size_t i = 0; i < n; ++i) acc[i] += halfToFloat(inputs[q][start + i]);
+// float16 accumulates in float over every buffer and rounds once.
+void sumHalvesInPlace(const std::vector<std::byte*>& buffers, std::size_t begin, std::size_t end, float* acc) {
+  uint16_t rounded[kSumBlock];
+  for (std::size_t start = begin; start < end; start += kSumBlock) {
+    const std::size_t n = std::min(kSumBlock, end - start);
+    const auto* first = reinterpret_cast<const uint16_t*>(buffers[0]) + start;
+    for (std::size_t i = 0; i < n; ++i) acc[i] = halfToFloat(first[i]);
+    for (std::size_t q = 1; q < buffers.size(); ++q) {
+      const auto* in = reinterpret_cast<const uint16_t*>(buffers[q]) + start;
+      for (std::size_t i = 0; i < n; ++i) acc[i] += halfToFloat(in[i]);
     }
-    for (std::size_t i = 0; i < n; ++i) sum[start + i] = floatToHalf(acc[i]);
+    for (std::size_t i = 0; i < n; ++i) rounded[i] = floatToHalf(acc[i]);
+    for (std::byte* buffer : buffers) std::memcpy(buffer + start * sizeof(uint16_t), rounded, n * sizeof(uint16_t));
   }
+}
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
 }
 
 const char* kindName(bool sum) { return sum ? "all_reduce_sum" : "all_gather"; }
@@ -96,11 +117,29 @@ PeerRendezvous::Transfer PeerRendezvous::transferredBytes(std::size_t part) cons
 
 void PeerRendezvous::breakLocked(const std::string& reason) {
   if (!broken_) broken_ = reason;
+  brokenFlag_.store(true, std::memory_order_relaxed);
   allArrived_.notify_all();
 }
 
-void PeerRendezvous::fail(std::size_t part, int collective) const {
+void PeerRendezvous::fail(std::unique_lock<std::mutex>& lock, std::size_t part, int collective) {
+  dataPhasesEnded_.wait(lock, [this] { return inDataPhase_ == 0; });
   throw ExecutionError("part " + std::to_string(part) + ", collective " + std::to_string(collective) + ": " + *broken_);
+}
+
+bool PeerRendezvous::spinForStep(std::unique_lock<std::mutex>& lock, uint64_t step) {
+  // Long enough for a peer on another core to finish a step's bookkeeping, short enough that a
+  // peer that is not running costs little; the clock is read every 64 pauses.
+  constexpr auto kSpinTime = std::chrono::microseconds(20);
+  lock.unlock();
+  const auto until = std::chrono::steady_clock::now() + kSpinTime;
+  bool done = false;
+  for (unsigned spin = 1; !done; ++spin) {
+    cpuRelax();
+    done = step_.load(std::memory_order_acquire) != step || brokenFlag_.load(std::memory_order_relaxed);
+    if (spin % 64 == 0 && std::chrono::steady_clock::now() >= until) break;
+  }
+  lock.lock();
+  return done;
 }
 
 std::optional<std::string> PeerRendezvous::mismatch() const {
@@ -119,26 +158,27 @@ std::optional<std::string> PeerRendezvous::mismatch() const {
 }
 
 void PeerRendezvous::arrive(std::unique_lock<std::mutex>& lock, std::size_t part, int collective, bool checkSlots) {
-  if (broken_) fail(part, collective);
+  if (broken_) fail(lock, part, collective);
   present_[part] = true;
   if (++arrived_ == parts_) {
     if (checkSlots) {
       if (auto problem = mismatch()) {
         breakLocked(*problem);
-        fail(part, collective);
+        fail(lock, part, collective);
       }
-      if (slots_[0].kind == Kind::Sum && sum_.size() < slots_[0].bytes) sum_.resize(slots_[0].bytes);
     }
     arrived_ = 0;
     std::fill(present_.begin(), present_.end(), false);
-    ++step_;
+    step_.fetch_add(1, std::memory_order_release);
     allArrived_.notify_all();
     return;
   }
-  const uint64_t step = step_;
+  const uint64_t step = step_.load(std::memory_order_relaxed);
+  spinForStep(lock, step);
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  while (step_ == step && !broken_) {
-    if (allArrived_.wait_until(lock, deadline) == std::cv_status::timeout && step_ == step && !broken_) {
+  while (step_.load(std::memory_order_relaxed) == step && !broken_) {
+    if (allArrived_.wait_until(lock, deadline) == std::cv_status::timeout &&
+        step_.load(std::memory_order_relaxed) == step && !broken_) {
       std::string missing;
       for (std::size_t p = 0; p < parts_; ++p) {
         if (!present_[p]) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
@@ -146,7 +186,7 @@ void PeerRendezvous::arrive(std::unique_lock<std::mutex>& lock, std::size_t part
       breakLocked("timed out after " + std::to_string(timeout_.count()) + " ms waiting for part(s) " + missing);
     }
   }
-  if (step_ == step) fail(part, collective);  // broken while waiting
+  if (step_.load(std::memory_order_relaxed) == step) fail(lock, part, collective);  // broken while waiting
 }
 
 void PeerRendezvous::allReduceSum(std::size_t part, int collective, ir::DType type, std::span<std::byte> inOut) {
@@ -157,28 +197,27 @@ void PeerRendezvous::allReduceSum(std::size_t part, int collective, ir::DType ty
   std::unique_lock lock(mutex_);
   slots_[part] = Slot{collective, Kind::Sum, type, inOut.data(), nullptr, nullptr, inOut.size()};
   arrive(lock, part, collective, true);
+  ++inDataPhase_;
+  std::vector<std::byte*> buffers;
+  for (const Slot& s : slots_) buffers.push_back(s.inOut);
   lock.unlock();
   const std::size_t elementBytes = ir::dtypeSize(type);
   const std::size_t count = inOut.size() / elementBytes;
   const auto [begin, end] = chunkOf(count, part, parts_);
-  if (type == ir::DType::Float) {
-    std::vector<const float*> inputs;
-    for (const Slot& s : slots_) inputs.push_back(reinterpret_cast<const float*>(s.inOut));
-    sumFloats(inputs, reinterpret_cast<float*>(sum_.data()), begin, end);
-  } else {
-    std::vector<const uint16_t*> inputs;
-    for (const Slot& s : slots_) inputs.push_back(reinterpret_cast<const uint16_t*>(s.inOut));
-    sumHalves(inputs, reinterpret_cast<uint16_t*>(sum_.data()), begin, end);
-  }
+  float acc[kSumBlock];
+  if (type == ir::DType::Float)
+    sumFloatsInPlace(buffers, begin, end, acc);
+  else
+    sumHalvesInPlace(buffers, begin, end, acc);
   lock.lock();
-  // Chunk in, every other part's chunk back; the same amount leaves for the other parts.
+  if (--inDataPhase_ == 0) dataPhasesEnded_.notify_all();
+  // Counted as a reduce-scatter then an all-gather: this part's chunk in from every other part
+  // and its sum back out to them, the other chunks out and their sums back in.
   const uint64_t own = (end - begin) * elementBytes;
   const uint64_t moved = (parts_ - 1) * own + (inOut.size() - own);
   transfers_[part].sent += moved;
   transfers_[part].received += moved;
   arrive(lock, part, collective, false);
-  lock.unlock();
-  if (!inOut.empty()) std::memcpy(inOut.data(), sum_.data(), inOut.size());
 }
 
 void PeerRendezvous::allGather(std::size_t part, int collective, std::span<const std::byte> mine,
@@ -191,11 +230,15 @@ void PeerRendezvous::allGather(std::size_t part, int collective, std::span<const
   std::unique_lock lock(mutex_);
   slots_[part] = Slot{collective, Kind::Gather, ir::DType::Float, nullptr, mine.data(), all.data(), mine.size()};
   arrive(lock, part, collective, true);
+  ++inDataPhase_;
+  std::vector<const std::byte*> slices;
+  for (const Slot& s : slots_) slices.push_back(s.mine);
   lock.unlock();
   for (std::size_t q = 0; q < parts_; ++q) {
-    if (mine.size()) std::memcpy(all.data() + q * mine.size(), slots_[q].mine, mine.size());
+    if (mine.size()) std::memcpy(all.data() + q * mine.size(), slices[q], mine.size());
   }
   lock.lock();
+  if (--inDataPhase_ == 0) dataPhasesEnded_.notify_all();
   transfers_[part].sent += (parts_ - 1) * mine.size();
   transfers_[part].received += (parts_ - 1) * mine.size();
   arrive(lock, part, collective, false);

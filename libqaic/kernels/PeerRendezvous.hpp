@@ -2,8 +2,9 @@
 // PeerRendezvous: the parts of a multi-device program running in one process (the emulator's
 // cards, a test's threads) meet here for their collectives. Each part runs on its own thread
 // with its own PeerExchange (exchange(part)); a collective returns on a part once every part
-// has called it. The data moves by plain copies between the parts' own buffers, and a sum is
-// added in part order once for all, so every part gets the same bits.
+// has called it. The data moves between the parts' own buffers, read and written in place with
+// no buffer in between, and a sum is added in part order once for all, so every part gets the
+// same bits.
 //
 // A collective waits at most `timeout` for the other parts; then, or after cancel(reason), the
 // rendezvous is broken for good: every waiting and every later call throws ExecutionError
@@ -12,6 +13,7 @@
 // kinds, sizes) at the same step break it the same way.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -69,8 +71,13 @@ class PeerRendezvous : public std::enable_shared_from_this<PeerRendezvous> {
   void allGather(std::size_t part, int collective, std::span<const std::byte> mine, std::span<std::byte> all);
   // Waits until every part has arrived at this step; the last one to arrive checks the slots.
   void arrive(std::unique_lock<std::mutex>& lock, std::size_t part, int collective, bool checkSlots);
+  // A short spin for the step to complete before sleeping: parts that arrive close together
+  // (a balanced split on cores of their own) then pay no wake-up. False: still waiting.
+  bool spinForStep(std::unique_lock<std::mutex>& lock, uint64_t step);
   std::optional<std::string> mismatch() const;  // of the slots, when every part has arrived
-  [[noreturn]] void fail(std::size_t part, int collective) const;
+  // Throws for a broken rendezvous, once no part is in a data phase any more: a part leaving
+  // ends its run, and another part may still be reading or writing its buffers.
+  [[noreturn]] void fail(std::unique_lock<std::mutex>& lock, std::size_t part, int collective);
   void breakLocked(const std::string& reason);
 
   const std::size_t parts_;
@@ -80,11 +87,12 @@ class PeerRendezvous : public std::enable_shared_from_this<PeerRendezvous> {
   std::vector<Slot> slots_;
   std::vector<bool> present_;  // who has arrived at the current step
   std::size_t arrived_ = 0;
-  uint64_t step_ = 0;  // completed steps (two per collective)
+  // Completed steps (two per collective); written under the mutex, read by spinning parts too.
+  std::atomic<uint64_t> step_ = 0;
   std::optional<std::string> broken_;
-  // The sum of the current all_reduce_sum, each part adding its own chunk of elements; grows
-  // to the largest collective's size and is kept.
-  std::vector<std::byte> sum_;
+  std::atomic<bool> brokenFlag_ = false;  // broken_ has a value, for spinning parts
+  std::size_t inDataPhase_ = 0;           // parts between a collective's two steps
+  std::condition_variable dataPhasesEnded_;
   std::vector<Transfer> transfers_;
 };
 
