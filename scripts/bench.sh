@@ -12,6 +12,8 @@
 #   qaic.Session.run vs the C++ round trip, run_benchmark vs qaic-runner (scripts/bench-python.py)
 #   GPT-2-small-shaped decode step and 128-token prefill vs PyTorch's (scripts/bench-llm.py;
 #   goals <= 1.5x and <= 1.0x), bytes moved per decode step
+#   multi-device: the exchange between cards vs memcpy of its bytes (build/bin/bench_peer_exchange;
+#   goal <= 1x), an MLP split over 2 cards vs 1 card (build/bin/qaic_multidevice_bench; <= 1.2x)
 # Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -183,6 +185,50 @@ run_bench bin/qaicd_bench
 # The kubelet device plugin: Allocate with 64 emulated devices vs an empty gRPC round trip, and a
 # health change until ListAndWatch delivers it; the program prints its goal lines after the table.
 run_bench bin/qaicd_kubelet_bench
+
+# Multi-device programs: PeerRendezvous' all_reduce_sum (N parts on N threads) against one memcpy
+# of the bytes one part transfers, then an MLP split over 2 emulated cards against one card.
+peer_json=$(mktemp)
+trap 'rm -f "$peer_json"' EXIT
+run_bench bin/bench_peer_exchange "$peer_json"
+/usr/bin/python3 - "$peer_json" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["benchmarks"]
+def ns(r):
+    return r["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[r["time_unit"]]
+memcpy = {int(r["transfer_bytes"]): ns(r) for r in runs if r["name"].startswith("Memcpy/")}
+native = {r["name"].split("/", 1)[1]: r for r in runs if r["name"].startswith("AllReduceSum/") and "transfer_bytes" in r}
+for r in runs:
+    kind = r["name"].split("/")[0]
+    if kind not in ("AllReduceSum", "Mxint8AllReduceSum") or "transfer_bytes" not in r:
+        continue
+    key = r["name"].split("/", 1)[1]
+    floats, parts = int(key.split("/")[0]), key.rsplit("threads:", 1)[1]
+    one, every = int(native[key]["transfer_bytes"]), int(native[key]["all_parts_transfer_bytes"])
+    if one not in memcpy or every not in memcpy:
+        continue
+    line = f"{kind} {parts} parts, {floats * 4 // 1024} KiB each: {ns(r)/1e3:.1f} us"
+    line += f" = {ns(r)/memcpy[one]:.2f}x memcpy of one part's native {one // 1024} KiB ({memcpy[one]/1e3:.1f} us)"
+    line += f", {ns(r)/memcpy[every]:.2f}x memcpy of all parts' {every // 1024} KiB ({memcpy[every]/1e3:.1f} us)"
+    print(line)
+PY
+rm -f "$peer_json"
+
+mdp_json=$(mktemp)
+trap 'rm -f "$mdp_json"' EXIT
+run_bench bin/qaic_multidevice_bench "$mdp_json"
+/usr/bin/python3 - "$mdp_json" "$threads" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["benchmarks"]:
+    split = next((k for k in ("two_cards_mxint8_median_ns", "two_cards_median_ns") if k in r), None)
+    if not split or "one_card_median_ns" not in r:
+        continue
+    ratio = r["ratio"]
+    verdict = "meets" if ratio <= 1.2 else "MISSES"
+    print(f"{split[:-10].replace('_', ' ')} / one card: {r[split]/1e6:.2f} ms / {r['one_card_median_ns']/1e6:.2f} ms"
+          f" = {ratio:.2f}x ({verdict} the <= 1.2x goal; {sys.argv[2]} CPUs, medians of alternating blocks)")
+PY
+rm -f "$mdp_json"
 
 section "Python: qaic.Session vs the C++ runtime and qaic-runner"
 /usr/bin/python3 "$here/scripts/bench-python.py" "$build"

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// The transfer between the cards of a multi-device program, timed alone: kernels::PeerRendezvous
+// all_reduce_sum with N parts on N threads (Google Benchmark's Threads(N): thread i is part i),
+// float32 buffers of 16 KiB to 4 MiB per part, against one memcpy of the bytes one part
+// transfers per collective (what the p2p counters count: PeerRendezvous::Transfer::sent) and one
+// of the bytes all parts transfer, timed in the same run. The MXINT8 wire too (-allow-mxint8-mdp-io): encode, the exchange of the
+// encodings, decode and sum, as the all_reduce_sum kernel does it. Goal (issue 37): the native
+// exchange at most one memcpy of the transferred bytes. scripts/bench.sh prints the ratios.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "PageAlignedBuffer.hpp"
+#include "kernels/PeerRendezvous.hpp"
+#include "kernels/mx/Mxint8Format.hpp"
+
+namespace {
+
+using qaic::bench::PageAlignedBuffer;
+using qaic::kernels::PeerRendezvous;
+namespace mx = qaic::kernels::mx;
+
+// One rendezvous per benchmark instance, shared by its threads (created by whichever comes first).
+std::shared_ptr<PeerRendezvous> rendezvousFor(const benchmark::State& state, const char* kind) {
+  static std::mutex mutex;
+  static std::map<std::tuple<std::string, int64_t, int64_t>, std::shared_ptr<PeerRendezvous>> rendezvous;
+  std::lock_guard lock(mutex);
+  auto& slot = rendezvous[{kind, state.range(0), state.threads()}];
+  if (!slot)
+    slot = std::make_shared<PeerRendezvous>(static_cast<std::size_t>(state.threads()), std::chrono::minutes(5));
+  return slot;
+}
+
+// Per part and collective: the chunk sent to each other part and every other chunk back.
+uint64_t nativeSentBytes(std::size_t floats, std::size_t parts, std::size_t part) {
+  const uint64_t own = (floats * (part + 1) / parts - floats * part / parts) * sizeof(float);
+  return (parts - 1) * own + (floats * sizeof(float) - own);
+}
+
+void AllReduceSum(benchmark::State& state) {
+  const auto floats = static_cast<std::size_t>(state.range(0));
+  const auto parts = static_cast<std::size_t>(state.threads());
+  const auto part = static_cast<std::size_t>(state.thread_index());
+  auto exchange = rendezvousFor(state, "native")->exchange(part);
+  PageAlignedBuffer buffer(floats * sizeof(float));
+  auto* values = reinterpret_cast<float*>(buffer.data());
+  for (std::size_t i = 0; i < floats; ++i) values[i] = static_cast<float>(i % 97) * 1e-3f;
+  for (auto _ : state) {
+    exchange->allReduceSum(0, qaic::ir::DType::Float, buffer.span());
+    benchmark::ClobberMemory();
+  }
+  if (part == 0) {
+    uint64_t total = 0;
+    for (std::size_t p = 0; p < parts; ++p) total += nativeSentBytes(floats, parts, p);
+    state.counters["transfer_bytes"] = static_cast<double>(nativeSentBytes(floats, parts, 0));
+    state.counters["all_parts_transfer_bytes"] = static_cast<double>(total);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * nativeSentBytes(floats, parts, 0)));
+  }
+}
+
+// The all_reduce_sum kernel's MXINT8 path: its own encoding out, every part's in, decoded and
+// added in part order.
+void Mxint8AllReduceSum(benchmark::State& state) {
+  const auto floats = static_cast<std::size_t>(state.range(0));
+  const auto parts = static_cast<std::size_t>(state.threads());
+  const auto part = static_cast<std::size_t>(state.thread_index());
+  auto exchange = rendezvousFor(state, "mxint8")->exchange(part);
+  const std::size_t encodedBytes = mx::mxint8EncodedBytes(floats);
+  PageAlignedBuffer buffer(floats * sizeof(float)), mine(encodedBytes), all(encodedBytes * parts);
+  auto* values = reinterpret_cast<float*>(buffer.data());
+  for (std::size_t i = 0; i < floats; ++i) values[i] = static_cast<float>(i % 97) * 1e-3f;
+  for (auto _ : state) {
+    mx::encodeMxint8(values, floats, mine.data());
+    exchange->allGather(0, mine.span(), all.span());
+    mx::decodeMxint8(all.data(), floats, 0, floats, values);
+    for (std::size_t p = 1; p < parts; ++p)
+      mx::accumulateMxint8(all.data() + p * encodedBytes, floats, 0, floats, values);
+    benchmark::ClobberMemory();
+  }
+  if (part == 0) {
+    state.counters["transfer_bytes"] = static_cast<double>((parts - 1) * encodedBytes);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (parts - 1) * encodedBytes));
+  }
+}
+
+// The baseline: one memcpy of `bytes` between two page-aligned buffers.
+void Memcpy(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  PageAlignedBuffer from(bytes), to(bytes);
+  for (auto _ : state) {
+    std::memcpy(to.data(), from.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  state.counters["transfer_bytes"] = static_cast<double>(bytes);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+
+constexpr int64_t kFloats[] = {4 << 10, 64 << 10, 1 << 20};  // 16 KiB, 256 KiB, 4 MiB per part
+
+// Each exchange, and memcpy of the bytes one part transfers and of the bytes all parts transfer
+// (the parts move theirs at the same time, on their own cores).
+void registerAll() {
+  std::set<int64_t> copies;
+  for (int parts : {2, 4}) {
+    for (int64_t floats : kFloats) {
+      benchmark::RegisterBenchmark("AllReduceSum", AllReduceSum)->Arg(floats)->Threads(parts)->UseRealTime();
+      benchmark::RegisterBenchmark("Mxint8AllReduceSum", Mxint8AllReduceSum)
+          ->Arg(floats)
+          ->Threads(parts)
+          ->UseRealTime();
+      uint64_t total = 0;
+      for (int p = 0; p < parts; ++p) {
+        total += nativeSentBytes(static_cast<std::size_t>(floats), static_cast<std::size_t>(parts),
+                                 static_cast<std::size_t>(p));
+      }
+      copies.insert(
+          static_cast<int64_t>(nativeSentBytes(static_cast<std::size_t>(floats), static_cast<std::size_t>(parts), 0)));
+      copies.insert(static_cast<int64_t>(total));
+    }
+  }
+  for (int64_t bytes : copies) benchmark::RegisterBenchmark("Memcpy", Memcpy)->Arg(bytes)->UseRealTime();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  registerAll();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
