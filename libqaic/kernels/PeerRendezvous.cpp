@@ -47,16 +47,25 @@ std::pair<std::size_t, std::size_t> chunkOf(std::size_t count, std::size_t part,
 
 constexpr std::size_t kSumBlock = 1024;  // elements summed at a time, in a buffer in L1
 
+// acc[0, n) += in[0, n). A full block is a loop of constant length, which -O2 vectorizes (its
+// cost model takes only loops without a scalar remainder); the last block may be short.
+template <typename Element, typename ToFloat>
+void accumulate(float* acc, const Element* in, std::size_t n, ToFloat toFloat) {
+  if (n == kSumBlock) {
+    for (std::size_t i = 0; i < kSumBlock; ++i) acc[i] += toFloat(in[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) acc[i] += toFloat(in[i]);
+  }
+}
+
 // Elements [begin, end) of every buffer replaced by their sum over the buffers, added in
 // buffer order: `acc` (kSumBlock floats) gathers a block, which is then stored into each.
 void sumFloatsInPlace(const std::vector<std::byte*>& buffers, std::size_t begin, std::size_t end, float* acc) {
   for (std::size_t start = begin; start < end; start += kSumBlock) {
     const std::size_t n = std::min(kSumBlock, end - start);
     std::memcpy(acc, buffers[0] + start * sizeof(float), n * sizeof(float));
-    for (std::size_t q = 1; q < buffers.size(); ++q) {
-      const float* in = reinterpret_cast<const float*>(buffers[q]) + start;
-      for (std::size_t i = 0; i < n; ++i) acc[i] += in[i];
-    }
+    for (std::size_t q = 1; q < buffers.size(); ++q)
+      accumulate(acc, reinterpret_cast<const float*>(buffers[q]) + start, n, [](float v) { return v; });
     for (std::byte* buffer : buffers) std::memcpy(buffer + start * sizeof(float), acc, n * sizeof(float));
   }
 }
@@ -68,10 +77,8 @@ void sumHalvesInPlace(const std::vector<std::byte*>& buffers, std::size_t begin,
     const std::size_t n = std::min(kSumBlock, end - start);
     const auto* first = reinterpret_cast<const uint16_t*>(buffers[0]) + start;
     for (std::size_t i = 0; i < n; ++i) acc[i] = halfToFloat(first[i]);
-    for (std::size_t q = 1; q < buffers.size(); ++q) {
-      const auto* in = reinterpret_cast<const uint16_t*>(buffers[q]) + start;
-      for (std::size_t i = 0; i < n; ++i) acc[i] += halfToFloat(in[i]);
-    }
+    for (std::size_t q = 1; q < buffers.size(); ++q)
+      accumulate(acc, reinterpret_cast<const uint16_t*>(buffers[q]) + start, n, halfToFloat);
     for (std::size_t i = 0; i < n; ++i) rounded[i] = floatToHalf(acc[i]);
     for (std::byte* buffer : buffers) std::memcpy(buffer + start * sizeof(uint16_t), rounded, n * sizeof(uint16_t));
   }

@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   try {
     s.emulator = std::make_unique<qaic::testing::EmulatorProcess>(
-        R"({"devices": [{"nsps": 1, "dbcs": 4}, {"nsps": 1, "dbcs": 4}]})");
+        R"({"devices": [{"nsps": 2, "dbcs": 4}, {"nsps": 2, "dbcs": 4}]})");
     ::setenv("QAIC_ROOT", s.emulator->rootPath().c_str(), 1);
     s.work = std::make_unique<qaic::testing::TempDir>("qaic-multidevice-bench");
     const fs::path ir = writeMlp(s.work->path());
