@@ -6,7 +6,8 @@
 // the weights and the cards sum the second matmul's products, 32 KiB per inference). Inferences
 // of the two alternate in blocks (AlternatingBlocks.hpp) and the medians compare: the goal
 // (issue 37) is the split at most 1.2x the single card's latency when the host has a core for
-// each card. The MXINT8 wire (-allow-mxint8-mdp-io) is measured the same way.
+// each card. The MXINT8 wire (-allow-mxint8-mdp-io) is measured the same way. The emulated cards
+// have 2 NSPs each, so the single-card program and a part share card 0 while both are loaded.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
