@@ -13,9 +13,9 @@
 #include <fstream>
 #include <span>
 
+#include "DeviceAttributes.hpp"
+#include "IrGraphs.hpp"
 #include "RuntimeFixture.hpp"
-#include "driver/SysfsNames.hpp"
-#include "ir/Weights.hpp"
 
 namespace qaic::rt::test {
 namespace {
