@@ -125,6 +125,9 @@ std::vector<OpSpec> buildRegistry() {
        "NumPy matmul shape"});
   add({"matmul_trans_b", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeMatmulTransB, false, true,
        "NumPy matmul shape of src1 and src2 with its last two axes swapped"});
+  add({"matmul_gathered_b", {"src1", "src2", "indices"}, {"dst"}, {boolean("trans_b")}, nullptr,
+       shapeMatmulGatheredB, false, true,
+       "matmul (matmul_trans_b with trans_b) of src1 and gather_nd(src2, indices, rank - 2)"});
   add({"gemm", {"a", "b", "c"}, {"dst"},
        {number("alpha"), number("beta"), boolean("trans_a"), boolean("trans_b")}, nullptr,
        shapeGemm, false, true, "[M, N]"});

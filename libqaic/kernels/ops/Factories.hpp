@@ -43,7 +43,7 @@ KernelFactoryFunction makeRoiAlign;
 // PoolArgmax.cpp
 KernelFactoryFunction makePoolArgmax;
 // Linear.cpp
-KernelFactoryFunction makeMatmul, makeMatmulTransB, makeGemm;
+KernelFactoryFunction makeMatmul, makeMatmulTransB, makeMatmulGatheredB, makeGemm;
 // Cast.cpp
 KernelFactoryFunction makeCast;
 // GatherScatter.cpp

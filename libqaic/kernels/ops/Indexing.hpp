@@ -65,4 +65,16 @@ void forEachStrided(const ir::Dims& dims, const std::vector<int64_t>& srcStrides
   }
 }
 
+// Element offsets, one per batch matrix of `dims` (all but the last two axes) broadcast to
+// `batch`, in row-major batch order.
+inline std::vector<int64_t> batchOffsets(const ir::Dims& dims, const ir::Dims& batch) {
+  const ir::Dims own(dims.begin(), dims.end() - 2);
+  auto strides = broadcastStrides(own, batch);
+  const int64_t matrix = dims[dims.size() - 2] * dims.back();
+  for (auto& s : strides) s *= matrix;
+  std::vector<int64_t> offsets;
+  forEachStrided(batch, strides, [&](int64_t, int64_t offset) { offsets.push_back(offset); });  // one for no batch
+  return offsets;
+}
+
 }  // namespace qaic::kernels

@@ -10,7 +10,7 @@
 #include "kernels/mx/Mxfp6Matmul.hpp"
 #include "kernels/ops/Dnnl.hpp"
 #include "kernels/ops/Factories.hpp"
-#include "kernels/ops/HalfMatmul.hpp"
+#include "kernels/ops/HalfMatmulKernel.hpp"
 #include "kernels/ops/Indexing.hpp"
 
 namespace qaic::kernels::ops {
@@ -125,18 +125,6 @@ class Mxfp6MatmulKernel final : public Kernel {
   int threads_;
 };
 
-// Element offsets, one per batch matrix of `dims` (all but the last two axes) broadcast to
-// `batch`, in row-major batch order.
-std::vector<int64_t> batchOffsets(const ir::Dims& dims, const ir::Dims& batch) {
-  const ir::Dims own(dims.begin(), dims.end() - 2);
-  auto strides = broadcastStrides(own, batch);
-  const int64_t matrix = dims[dims.size() - 2] * dims.back();
-  for (auto& s : strides) s *= matrix;
-  std::vector<int64_t> offsets;
-  forEachStrided(batch, strides, [&](int64_t, int64_t offset) { offsets.push_back(offset); });  // one for no batch
-  return offsets;
-}
-
 // The types oneDNN's matmul lacks (double, integers): a plain loop, integers wrapping.
 template <typename T>
 void matmulLoop(const T* a, const T* b, T* d, const std::vector<int64_t>& aOffsets,
@@ -160,57 +148,6 @@ void matmulLoop(const T* a, const T* b, T* d, const std::vector<int64_t>& aOffse
     }
   }
 }
-
-// A float16 right operand (ops/HalfMatmul.hpp), each batch's columns split over the op's threads
-// when there are fewer batches than threads.
-class HalfMatmulKernel final : public Kernel {
- public:
-  HalfMatmulKernel(const Tensor& a, const Tensor& b, Tensor& d, std::vector<int64_t> aOffsets,
-                   std::vector<int64_t> bOffsets, int64_t m, int64_t k, int64_t n, bool bTransposed, int threads)
-      : a_(a),
-        b_(b),
-        d_(d),
-        aOffsets_(std::move(aOffsets)),
-        bOffsets_(std::move(bOffsets)),
-        m_(m),
-        k_(k),
-        n_(n),
-        bTransposed_(bTransposed) {
-    const auto batches = static_cast<int64_t>(aOffsets_.size());
-    // Below about a million multiply-adds a parallel region costs more than it saves.
-    threads_ = batches * m * k * n >= (int64_t{1} << 20) ? std::max(threads, 1) : 1;
-    chunks_ = batches >= threads_ ? 1 : std::clamp<int64_t>((threads_ + batches - 1) / batches, 1, (n + 15) / 16);
-  }
-
-  void run() override {
-    const float* a = a_.as<float>();
-    const auto* b = static_cast<const uint16_t*>(static_cast<const void*>(b_.data()));
-    float* d = d_.as<float>();
-    const int64_t items = static_cast<int64_t>(aOffsets_.size()) * chunks_;
-#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
-    for (int64_t item = 0; item < items; ++item) {
-      const int64_t batch = item / chunks_, chunk = item % chunks_;
-      const HalfProduct product{a + aOffsets_[static_cast<std::size_t>(batch)],
-                                b + bOffsets_[static_cast<std::size_t>(batch)],
-                                d + batch * m_ * n_,
-                                m_,
-                                k_,
-                                n_,
-                                bTransposed_};
-      halfMatmulColumns(product, n_ * chunk / chunks_, n_ * (chunk + 1) / chunks_);
-    }
-  }
-
- private:
-  const Tensor& a_;
-  const Tensor& b_;
-  Tensor& d_;
-  std::vector<int64_t> aOffsets_, bOffsets_;
-  int64_t m_, k_, n_;
-  bool bTransposed_;
-  int threads_ = 1;
-  int64_t chunks_ = 1;
-};
 
 }  // namespace
 
@@ -256,8 +193,7 @@ std::unique_ptr<Kernel> makeProduct(const BuildContext& ctx, bool bTransposed) {
   const ir::Dims batch(dd.begin(), dd.end() - 2);
   const int64_t m = dd[rank - 2], k = ad[rank - 1], n = dd[rank - 1];
   if (halfB) {
-    return std::make_unique<HalfMatmulKernel>(a, b, dst, batchOffsets(ad, batch), batchOffsets(bd, batch), m, k, n,
-                                              bTransposed, ctx.options.threads);
+    return makeHalfMatmulKernel(ctx, a, b, dst, batchOffsets(ad, batch), batchOffsets(bd, batch), m, k, n, bTransposed);
   }
   if (a.dtype != ir::DType::Float) {
     if (bTransposed) throwKernelError(ctx.op, "matmul_trans_b needs float or float16 operands");
