@@ -112,29 +112,21 @@ std::unique_ptr<Kernel> makeMatmulGatheredB(const BuildContext& ctx) {
     throwKernelError(ctx.op, "needs a TL_FLOAT 'src1' and a TL_FLOAT16 'src2'");
   requireDTypes(ctx.op, "indices", indices.dtype, {ir::DType::Int64, ir::DType::Int32});
   const std::size_t rank = source.dims.size();
-  if (rank < 2 || indices.dims.size() != rank || indices.dims.back() != 1 || a.dims.size() < 2)
-    throwKernelError(ctx.op, "needs 'src2' [.., P, X], 'indices' [.., N, 1] of its rank and 'src1' [.., M, K]");
+  if (rank < 2 || indices.dims.size() != rank || indices.dims.back() != 1)
+    throwKernelError(ctx.op, "needs 'src2' [.., P, X] and 'indices' [.., N, 1] of its rank");
   // The gathered B, as gather_nd with batch_dims = rank - 2 gives it: [.., N, X].
   ir::Dims gathered(source.dims.begin(), source.dims.end() - 1);
   gathered[rank - 2] = indices.dims[rank - 2];
   gathered.push_back(source.dims.back());
   ir::Dims bd = gathered;  // as the product reads it, [.., K, N]
   if (transposed) std::swap(bd[rank - 1], bd[rank - 2]);
-  ir::Dims ad = a.dims;
-  const std::size_t outRank = std::max(ad.size(), bd.size());
-  ad.insert(ad.begin(), outRank - ad.size(), 1);
-  bd.insert(bd.begin(), outRank - bd.size(), 1);
-  gathered.insert(gathered.begin(), outRank - gathered.size(), 1);
-  ir::Dims dd(outRank);
-  for (std::size_t i = 0; i + 2 < outRank; ++i) dd[i] = std::max(ad[i], bd[i]);
-  dd[outRank - 2] = ad[outRank - 2];
-  dd[outRank - 1] = bd[outRank - 1];
-  if (ad[outRank - 1] != bd[outRank - 2] || ir::elementCount(dd) != dst.count())
-    throwKernelError(ctx.op, "inner dimensions of 'src1' and the gathered 'src2' differ");
-  const ir::Dims batch(dd.begin(), dd.end() - 2);
+  const auto dims = productDims(a.dims, bd, dst.count());
+  if (!dims) throwKernelError(ctx.op, "inner dimensions of 'src1' and the gathered 'src2' differ");
+  // The gathered matrices' offsets in the output's batch order, in gather_nd's [.., N, X] layout.
+  gathered.insert(gathered.begin(), dims->d.size() - gathered.size(), 1);
   RowGather gather{&ctx.op, &indices, ndIndexing(ctx, source, indices, rank - 2), indices.dims[rank - 2]};
-  return std::make_unique<HalfMatmulKernel>(a, source, dst, batchOffsets(ad, batch), batchOffsets(gathered, batch),
-                                            dd[outRank - 2], ad[outRank - 1], dd[outRank - 1], transposed,
+  return std::make_unique<HalfMatmulKernel>(a, source, dst, batchOffsets(dims->a, dims->batch),
+                                            batchOffsets(gathered, dims->batch), dims->m, dims->k, dims->n, transposed,
                                             ctx.options.threads, std::move(gather));
 }
 

@@ -174,24 +174,16 @@ std::unique_ptr<Kernel> makeProduct(const BuildContext& ctx, bool bTransposed) {
     }
     return std::make_unique<Mxfp6MatmulKernel>(ctx, a, b, dst, b.dims[0], b.dims[1], 0, 1.0f);
   }
-  // NumPy: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1]. `bd` is b as
-  // the product reads it, [.., K, N].
-  ir::Dims ad = a.dims, bd = b.dims;
+  ir::Dims bd = b.dims;  // as the product reads it, [.., K, N]
   if (bTransposed) std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
-  if (ad.size() == 1) ad.insert(ad.begin(), 1);
-  if (bd.size() == 1) bd.push_back(1);
-  const std::size_t rank = std::max(ad.size(), bd.size());
-  ad.insert(ad.begin(), rank - ad.size(), 1);
-  bd.insert(bd.begin(), rank - bd.size(), 1);
-  ir::Dims dd(rank);
-  for (std::size_t i = 0; i + 2 < rank; ++i) dd[i] = std::max(ad[i], bd[i]);
-  dd[rank - 2] = ad[rank - 2];
-  dd[rank - 1] = bd[rank - 1];
-  if (ad[rank - 1] != bd[rank - 2] || ir::elementCount(dd) != dst.count()) {
-    throwKernelError(ctx.op, "inner dimensions of 'src1' and 'src2' differ");
-  }
-  const ir::Dims batch(dd.begin(), dd.end() - 2);
-  const int64_t m = dd[rank - 2], k = ad[rank - 1], n = dd[rank - 1];
+  const auto dims = productDims(a.dims, bd, dst.count());
+  if (!dims) throwKernelError(ctx.op, "inner dimensions of 'src1' and 'src2' differ");
+  const ir::Dims& ad = dims->a;
+  bd = dims->b;
+  const ir::Dims& dd = dims->d;
+  const ir::Dims& batch = dims->batch;
+  const std::size_t rank = dd.size();
+  const int64_t m = dims->m, k = dims->k, n = dims->n;
   if (halfB) {
     return makeHalfMatmulKernel(ctx, a, b, dst, batchOffsets(ad, batch), batchOffsets(bd, batch), m, k, n, bTransposed);
   }
