@@ -12,6 +12,8 @@
 #   qaic.Session.run vs the C++ round trip, run_benchmark vs qaic-runner (scripts/bench-python.py)
 #   GPT-2-small-shaped decode step and 128-token prefill vs PyTorch's (scripts/bench-llm.py;
 #   goals <= 1.5x and <= 1.0x), bytes moved per decode step
+#   2 pipeline stages on 2 cards with 2 activations vs one card (scripts/bench-pipeline.py;
+#   goal >= 1.6x throughput where the host has a core per stage)
 # Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -189,3 +191,6 @@ section "Python: qaic.Session vs the C++ runtime and qaic-runner"
 
 section "LLM generation vs PyTorch (1 thread each)"
 /usr/bin/python3 "$here/scripts/bench-llm.py" "$build"
+
+section "Pipeline: 2 stages on 2 cards vs one card"
+/usr/bin/python3 "$here/scripts/bench-pipeline.py" "$build"

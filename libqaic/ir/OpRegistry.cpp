@@ -236,6 +236,16 @@ std::vector<OpSpec> buildRegistry() {
        {integer("axis", Bound::NonNegative), integer("collective", Bound::NonNegative),
         integer("parts", Bound::AtLeastOne)},
        nullptr, shapeAllGather, false, true, "src dims with dims[axis] * parts, the parts' src in part order"});
+  // Pipeline stages: a tensor computed on one part and read on another moves card to card,
+  // sent and received under one `channel` id (numbered 0, 1, ... in the network's order).
+  add({"peer_send", {"src"}, {},
+       {integer("channel", Bound::NonNegative), integer("peer", Bound::NonNegative),
+        integer("parts", Bound::AtLeastOne)},
+       nullptr, shapeNone, false, true, "(no output): src goes to part `peer`"});
+  add({"peer_receive", {}, {"dst"},
+       {integer("channel", Bound::NonNegative), integer("peer", Bound::NonNegative),
+        integer("parts", Bound::AtLeastOne), dtype(), ints("dims", Bound::Positive, LengthRule::UpToMaxRank)},
+       nullptr, shapeCreate, false, true, "dst: dtype, dims (what part `peer` sent)"});
   // clang-format on
   return specs;
 }

@@ -52,6 +52,8 @@ KernelFactoryFunction makeGather, makeGatherElements, makeGatherNd, makeScatterE
 KernelFactoryFunction makePrint;
 // Collective.cpp
 KernelFactoryFunction makeAllReduceSum, makeAllGather;
+// PeerPipe.cpp
+KernelFactoryFunction makePeerSend, makePeerReceive;
 
 // The [outer, extent, inner] view around the op's integer param `arg`, which must be an axis
 // of `dims`; throws ExecutionError naming the op and param otherwise.

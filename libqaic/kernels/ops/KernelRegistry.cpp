@@ -76,6 +76,8 @@ constexpr std::array kFactories = {
     Entry{"pool_argmax", ops::makePoolArgmax},
     Entry{"all_reduce_sum", ops::makeAllReduceSum},
     Entry{"all_gather", ops::makeAllGather},
+    Entry{"peer_send", ops::makePeerSend},
+    Entry{"peer_receive", ops::makePeerReceive},
 };
 }  // namespace
 
