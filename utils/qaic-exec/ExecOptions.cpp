@@ -223,7 +223,7 @@ Options:
                              runs its "nodeList" (or, without one, a range of the graph
                              balanced by weight bytes) on its device, the tensors crossing a
                              stage boundary sent card to card. programqpc.bin then holds one
-                             part per device, which qaic-util --qpc shows
+                             part per device (qaic-util shows them with its qpc option)
   -mdp-pipeline-stages=<n>   n consecutive stages of the graph, balanced by weight bytes, stage
                              s on device s with -aic-num-cores NSPs (1: one device; at most 16;
                              not with -mdp-load-partition-config)

@@ -93,6 +93,8 @@ const std::vector<Expected> kOperators = {
     {"pool_argmax", {"src"}, {"dst"}, {"size", "stride", "dilation", "pads", "column_major"}},
     {"all_reduce_sum", {"src"}, {"dst"}, {"collective", "parts"}},
     {"all_gather", {"src"}, {"dst"}, {"axis", "collective", "parts"}},
+    {"peer_send", {"src"}, {}, {"channel", "peer", "parts"}},
+    {"peer_receive", {}, {"dst"}, {"channel", "peer", "parts", "dtype", "dims"}},
 };
 
 TEST(OpRegistry, ListsEveryOperatorWithItsArgumentNames) {
