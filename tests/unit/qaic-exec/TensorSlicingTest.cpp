@@ -9,9 +9,12 @@
 #include <cmath>
 #include <map>
 
+#include "CastPlacement.hpp"
+#include "CustomIo.hpp"
 #include "PartRunner.hpp"
 #include "SlicingTestNetworks.hpp"
 #include "partition/TensorSlicing.hpp"
+#include "qaic/Float16.hpp"
 
 namespace qaic::compiler::partition {
 namespace {
@@ -57,6 +60,38 @@ std::vector<float> run(const ir::Graph& graph, const Weights& w, const std::vect
 
 HostTensor floats(const ir::Dims& dims, uint32_t seed) {
   return HostTensor::of(ir::DType::Float, dims, randomFloats(static_cast<std::size_t>(ir::elementCount(dims)), seed));
+}
+
+// attentionWithCache's inputs: x, the (batch, head, position) tuples writing the three new rows
+// at positions 2, 3, 4 of every head, the causal mask, and the two caches in `cacheType`.
+std::vector<HostTensor> attentionInputs(ir::DType cacheType) {
+  std::vector<int64_t> tuples;
+  for (int64_t h = 0; h < kHeads; ++h) {
+    for (int64_t s = 0; s < kSeq; ++s) tuples.insert(tuples.end(), {0, h, 2 + s});
+  }
+  std::vector<float> mask(kSeq * kContext);
+  for (int64_t s = 0; s < kSeq; ++s) {
+    for (int64_t c = 0; c < kContext; ++c) mask[static_cast<std::size_t>(s * kContext + c)] = c <= 2 + s ? 0.0f : -1e4f;
+  }
+  const ir::Dims cacheDims{1, kHeads, kContext, kHeadDim};
+  auto cache = [&](uint32_t seed) {
+    HostTensor t = floats(cacheDims, seed);
+    if (cacheType != ir::DType::Float16) return t;
+    std::vector<uint16_t> halves;
+    for (float v : t.values<float>()) halves.push_back(rt::floatToHalf(v));
+    return HostTensor::of(ir::DType::Float16, cacheDims, halves);
+  };
+  return {floats({1, kSeq, kHeads * kHeadDim}, 40), HostTensor::of(ir::DType::Int64, {1, kHeads, kSeq, 3}, tuples),
+          HostTensor::of(ir::DType::Float, {1, 1, kSeq, kContext}, mask), cache(41), cache(42)};
+}
+
+// Part p's heads of a cache [1, H, C, D], as its card keeps them.
+HostTensor headsOf(const HostTensor& cache, std::size_t p, std::size_t parts) {
+  const std::size_t share = cache.bytes.size() / parts;
+  HostTensor slice{cache.dtype, {1, kHeads / static_cast<int64_t>(parts), kContext, kHeadDim}, {}};
+  slice.bytes.assign(cache.bytes.begin() + static_cast<std::ptrdiff_t>(p * share),
+                     cache.bytes.begin() + static_cast<std::ptrdiff_t>((p + 1) * share));
+  return slice;
 }
 
 // ---- the tests -------------------------------------------------------------------------------
@@ -107,31 +142,12 @@ TEST_P(TensorSlicing, AttentionSplitsByHeadsAndEachPartKeepsItsHeadsOfTheCache) 
   }
   EXPECT_THAT(net.report.text(), HasSubstr("retained buffer 'past_key': each part keeps its slice along axis 1"));
 
-  // Tuples (0, h, position): the three new rows go to positions 2, 3, 4 of every head.
-  std::vector<int64_t> tuples;
-  for (int64_t h = 0; h < kHeads; ++h) {
-    for (int64_t s = 0; s < kSeq; ++s) tuples.insert(tuples.end(), {0, h, 2 + s});
-  }
-  std::vector<float> mask(kSeq * kContext);
-  for (int64_t s = 0; s < kSeq; ++s) {
-    for (int64_t c = 0; c < kContext; ++c) mask[static_cast<std::size_t>(s * kContext + c)] = c <= 2 + s ? 0.0f : -1e4f;
-  }
-  const ir::Dims cacheDims{1, kHeads, kContext, kHeadDim};
-  const HostTensor pastKey = floats(cacheDims, 41), pastValue = floats(cacheDims, 42);
-  const std::vector<HostTensor> inputs{
-      floats({1, kSeq, kHeads * kHeadDim}, 40), HostTensor::of(ir::DType::Int64, {1, kHeads, kSeq, 3}, tuples),
-      HostTensor::of(ir::DType::Float, {1, 1, kSeq, kContext}, mask), pastKey, pastValue};
+  const std::vector<HostTensor> inputs = attentionInputs(ir::DType::Float);
   const auto expected = kernels::test::runGraph(graph, inputs, w.lookup());
   // Each part gets its heads of the caches, as its card would keep them.
-  const std::size_t share = static_cast<std::size_t>(heads * kContext * kHeadDim) * sizeof(float);
-  auto headsOf = [&](const HostTensor& cache, std::size_t p) {
-    HostTensor slice{cache.dtype, {1, heads, kContext, kHeadDim}, {}};
-    slice.bytes.assign(cache.bytes.begin() + static_cast<std::ptrdiff_t>(p * share),
-                       cache.bytes.begin() + static_cast<std::ptrdiff_t>((p + 1) * share));
-    return slice;
-  };
   const auto results = runSplit(net, w, inputs, [&](std::size_t p) {
-    return std::vector<HostTensor>{inputs[0], inputs[1], inputs[2], headsOf(pastKey, p), headsOf(pastValue, p)};
+    return std::vector<HostTensor>{inputs[0], inputs[1], inputs[2], headsOf(inputs[3], p, parts),
+                                   headsOf(inputs[4], p, parts)};
   });
   for (std::size_t k = 0; k < 3; ++k) {
     std::vector<float> joined;  // y is whole on every part; the caches are joined by heads
@@ -141,6 +157,51 @@ TEST_P(TensorSlicing, AttentionSplitsByHeadsAndEachPartKeepsItsHeadsOfTheCache) 
       joined.insert(joined.end(), values.begin(), values.end());
     }
     if (k > 0) expectClose(joined, expected[k].values<float>());
+  }
+}
+
+// With the caches float16 on the device (efficient-transformers' custom IO), cast-placement
+// makes the scores a matmul_trans_b over the float16 keys and the mix a matmul over the float16
+// values: both split by heads as the matmuls they replace, each part keeping its heads of the
+// float16 caches, with no all_gather.
+TEST_P(TensorSlicing, AttentionOverAFloat16CacheSplitsByHeadsAfterCastPlacement) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  ir::Graph graph = attentionWithCache(w);
+  std::vector<CustomIoEntry> float16;
+  for (const char* name : {"past_key", "past_value", "past_key_RetainedState", "past_value_RetainedState"})
+    float16.push_back({name, ir::DType::Float16, 1});
+  applyCustomIo(graph, float16, "custom_io.yaml");
+  ASSERT_EQ(keepRetainedInBufferPrecision(graph, findRetainedPairs(graph)), 2);
+  sinkWideningCasts(graph);
+  ASSERT_EQ(readNarrowMatmulOperands(graph), 2);
+  ASSERT_EQ(count(graph, "matmul_trans_b"), 1);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  const int64_t heads = kHeads / static_cast<int64_t>(parts);
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+    EXPECT_EQ(count(part, "matmul_trans_b"), 1);
+    for (const char* name : {"past_key", "past_value", "past_key_RetainedState", "past_value_RetainedState"}) {
+      EXPECT_EQ(io(part, name).dims, (ir::Dims{1, heads, kContext, kHeadDim})) << name;
+      EXPECT_EQ(io(part, name).dtype, ir::DType::Float16) << name;
+    }
+  }
+  const std::vector<HostTensor> inputs = attentionInputs(ir::DType::Float16);
+  const auto expected = kernels::test::runGraph(graph, inputs, w.lookup());
+  const auto results = runSplit(net, w, inputs, [&](std::size_t p) {
+    return std::vector<HostTensor>{inputs[0], inputs[1], inputs[2], headsOf(inputs[3], p, parts),
+                                   headsOf(inputs[4], p, parts)};
+  });
+  for (std::size_t p = 0; p < parts; ++p)
+    expectClose(results.outputs[p][0].values<float>(), expected[0].values<float>());
+  for (std::size_t k = 1; k < 3; ++k) {  // each card's float16 heads, joined, are the whole cache's
+    std::vector<uint16_t> joined;
+    for (std::size_t p = 0; p < parts; ++p) {
+      const auto values = results.outputs[p][k].values<uint16_t>();
+      joined.insert(joined.end(), values.begin(), values.end());
+    }
+    EXPECT_EQ(joined, expected[k].values<uint16_t>()) << "cache " << k;
   }
 }
 

@@ -240,6 +240,8 @@ class Slicer {
     bool done = false;
     if (type == "matmul") {
       done = matmul(op);
+    } else if (type == "matmul_trans_b") {
+      done = batchedMatmul(op, true);
     } else if (type == "gemm") {
       done = gemm(op);
     } else if (!anySplit) {
@@ -279,6 +281,8 @@ class Slicer {
       done = gather(op);
     } else if (type == "scatter_nd") {
       done = scatterNd(op);
+    } else if (type == "gather_nd") {
+      done = gatherNd(op);
     }
     if (!done) replicate(op);
   }
@@ -464,6 +468,23 @@ class Slicer {
     return true;
   }
 
+  // gather_nd over batch axes (efficient-transformers' cache read: GatherND with batch_dims 2 of
+  // a cache [B, H, C, D] at indices [B, H, n, 1]): split along a batch axis, each part gathers
+  // from its heads with its heads' index rows, which address positions only, so stay as they are.
+  bool gatherNd(const ir::Op& op) {
+    const std::string &src = in(op, "src"), &indices = in(op, "indices");
+    const int srcAxis = values_.at(src).axis, indicesAxis = values_.at(indices).axis;
+    if (srcAxis >= 0 && indicesAxis >= 0 && srcAxis != indicesAxis) return false;
+    const int axis = srcAxis >= 0 ? srcAxis : indicesAxis;
+    if (axis < 0 || axis >= op.integer("batch_dims")) return false;
+    auto srcNames = split(src, axis);
+    auto indexNames = split(indices, axis);
+    if (!srcNames || !indexNames) return false;
+    emitWith(op, {*srcNames, *indexNames});
+    setOutputs(op, axis);
+    return true;
+  }
+
   bool eligibleWeight(const ir::Op& op, const std::string& weight, int64_t columns) {
     const uint64_t bytes = static_cast<uint64_t>(ir::elementCount(dims(weight))) *
                            ir::dtypeSize(graph_.tensors.at(weight).dtype);
@@ -542,12 +563,14 @@ class Slicer {
       setOutputs(op, va.axis);
       return true;
     }
-    return batchedMatmul(op);
+    return batchedMatmul(op, false);
   }
 
   // Two computed operands: split along a batch axis both share (the heads of attention), or A
-  // along its rows, or B along its columns, with the other whole.
-  bool batchedMatmul(const ir::Op& op) {
+  // along its rows, or B along its columns, with the other whole. With `transB`
+  // (matmul_trans_b, attention's scores over a float16 cache) B is [.., N, K]: its columns are
+  // its second last axis and the reduction its last.
+  bool batchedMatmul(const ir::Op& op, bool transB) {
     const std::string &a = in(op, "src1"), &b = in(op, "src2");
     const int ra = rank(a), rb = rank(b);
     if (ra < 2 || rb < 2) return false;
@@ -561,7 +584,7 @@ class Slicer {
         o = axis + outRank - r;
       } else if (isA && axis == r - 2) {
         o = outRank - 2;
-      } else if (!isA && axis == r - 1) {
+      } else if (!isA && axis == (transB ? r - 2 : r - 1)) {
         o = outRank - 1;
       } else {
         return false;  // the reduction axis: left to a whole operand
