@@ -224,6 +224,75 @@ TEST_P(TensorSlicing, TransformerLayerNeedsTwoSumsAndNoGather) {
   EXPECT_GT(results.transfers[0].sent, 0u);
 }
 
+// Self-attention with one fused qkv projection (GPT-2's c_attn, efficient-transformers' exports):
+// x [1, S, H*D] -> matmul [H*D, 3*H*D] + bias -> q, k, v cut out by slices -> heads. With
+// `mixed`, a computed tensor is added to the fused result before the cuts.
+ir::Graph fusedQkvAttention(Weights& w, bool mixed) {
+  const int64_t hidden = kHeads * kHeadDim;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {1, kSeq, hidden});
+  if (mixed) g.input("r", "TL_FLOAT", {1, kSeq, 3 * hidden});
+  w.add(g, "wqkv", {hidden, 3 * hidden}, 90);
+  w.add(g, "bqkv", {3 * hidden}, 91);
+  w.add(g, "wo", {hidden, hidden}, 92);
+  g.op("qkv_proj", "matmul", {{"src1", "x"}, {"src2", "wqkv"}}, {{"dst", "qkv"}})
+      .op("qkv_bias", "elew_bcast", {{"src1", "bqkv"}, {"src2", "qkv"}}, {{"dst", "qkvb"}}, {{"elew_op", "TL_SUM"}});
+  std::string fused = "qkvb";
+  if (mixed) {
+    g.op("mix_in", "elew", {{"src1", "qkvb"}, {"src2", "r"}}, {{"dst", "qkvr"}}, {{"elew_op", "TL_SUM"}});
+    fused = "qkvr";
+  }
+  const char* names[] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = names[i];
+    g.op(n + "_cut", "slice", {{"src", fused}}, {{"dst", n + "_flat"}},
+         {{"axis", 2}, {"start", i * hidden}, {"len", hidden}});
+    toHeads(g, n + "_flat", n + "_h");
+  }
+  g.op("keys_t", "transpose", {{"src", "k_h"}}, {{"dst", "kt"}}, {{"axes", {0, 1, 3, 2}}})
+      .op("scores", "matmul", {{"src1", "q_h"}, {"src2", "kt"}}, {{"dst", "s"}})
+      .op("probs", "softmax", {{"src", "s"}}, {{"dst", "p"}}, {{"axis", 3}})
+      .op("mix", "matmul", {{"src1", "p"}, {"src2", "v_h"}}, {{"dst", "att"}})
+      .op("merge_t", "transpose", {{"src", "att"}}, {{"dst", "att_t"}}, {{"axes", {0, 2, 1, 3}}})
+      .op("merge", "reshape", {{"src", "att_t"}}, {{"dst", "att_flat"}}, {{"dims", {1, kSeq, hidden}}})
+      .op("o_proj", "matmul", {{"src1", "att_flat"}, {"src2", "wo"}}, {{"dst", "y"}})
+      .output("y", "TL_FLOAT", {1, kSeq, hidden});
+  return g.graph();
+}
+
+// The fused projection's columns are three groups (q, k, v): each part keeps its heads of every
+// group (weight and bias), so each cut is its heads of q, k or v and attention splits by heads
+// with one sum, as with three projections. A fused result that must be whole first (a computed
+// tensor added to it) is gathered and put back in order (a gather by the inverse permutation);
+// the result is the same.
+TEST_P(TensorSlicing, FusedQkvSplitsEachOfItsGroupsByHeads) {
+  const std::size_t parts = GetParam();
+  for (bool mixed : {false, true}) {
+    Weights w;
+    const ir::Graph graph = fusedQkvAttention(w, mixed);
+    const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+    EXPECT_THAT(net.report.text(), HasSubstr("matmul 'qkv_proj': column split in 3 fused groups of weight 'wqkv'"));
+    for (const auto& part : net.parts) {
+      // Mixed: the fused result is gathered, attention runs whole and the output projection's
+      // columns are gathered for the output.
+      EXPECT_EQ(count(part, "all_reduce_sum"), mixed ? 0 : 1) << mixed;
+      EXPECT_EQ(count(part, "all_gather"), mixed ? 2 : 0) << mixed;
+    }
+    // Part 1's first row of the weight: column share * 1 of q, then of k, then of v.
+    const int64_t hidden = kHeads * kHeadDim, share = hidden / static_cast<int64_t>(parts);
+    const auto* whole = reinterpret_cast<const float*>(w.lookup()("wqkv")->data.data());
+    const ir::WeightTensor* slice = net.findWeight(1, "wqkv.part1of" + std::to_string(parts), nullptr);
+    ASSERT_NE(slice, nullptr);
+    const auto* part = reinterpret_cast<const float*>(slice->data.data());
+    for (int64_t g = 0; g < 3; ++g) EXPECT_EQ(part[g * share], whole[g * hidden + share]);
+    std::vector<HostTensor> inputs{floats({1, kSeq, hidden}, 93)};
+    if (mixed) inputs.push_back(floats({1, kSeq, 3 * hidden}, 94));
+    const auto expected = run(graph, w, inputs);
+    const auto results = runSplit(net, w, inputs);
+    for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  }
+}
+
 // A lone projection to the output: column split, then all_gather to make the output whole.
 TEST(TensorSlicingCases, LoneMatmulIsGatheredForTheOutput) {
   Weights w;

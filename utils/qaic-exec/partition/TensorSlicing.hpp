@@ -10,6 +10,9 @@
 // all_gather of any split operand. So the attention heads and the MLP's hidden units divide
 // among the parts, and whatever cannot be divided stays correct, only replicated.
 //
+// A fused projection (one weight for q, k and v) whose result is only cut into equal groups
+// keeps, on each part, its share of every group's columns, so each cut is that part's heads.
+//
 // A retained-state pair (input X, output X_RetainedState) whose cache is written by heads keeps
 // only its part's heads on each part: its io dims change on that axis.
 #pragma once
