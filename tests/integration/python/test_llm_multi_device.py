@@ -5,10 +5,12 @@ each card its heads of the attention and of the retained KV cache, and greedy ge
 PyTorch's tokens through qaic-runner (-d per card), the C++ API (llm-generate) and both Python
 sessions given device_ids=[0, 1]: qaic.Session and efficient-transformers' session calls
 (tests/support/vendor_session.py, devMapping "0:1"). The bytes between the cards move peer to
-peer (each card's p2p counters), only on the cards named."""
+peer (each card's p2p counters), only on the cards named. examples/llm/README.md's "On two
+devices" runs as written."""
 import json
 import os
 import pathlib
+import re
 import sys
 
 import numpy
@@ -248,3 +250,30 @@ def test_qaic_session_refuses_device_ids_that_are_no_list_of_devices(et_program,
     assert lines == ["device_ids names a device twice: [0, 0]",
                      "device_ids must be a non-empty list of device ids (ints >= 0), not []",
                      "device_ids must be a non-empty list of device ids (ints >= 0), not ['0']"], lines
+
+
+def test_the_llm_readme_two_device_example_runs_as_written(emulator, workdir):
+    """examples/llm/README.md's "On two devices": its export and compile block, its qaic-runner
+    block and its Python block, in a directory where build/bin is this build and examples/ the
+    source's, on this module's emulator (the README's own emulator start is left out)."""
+    readme = (SOURCE / "examples/llm/README.md").read_text()
+    section = readme[readme.index("## On two devices"):]
+    bash = re.findall(r"```bash\n(.*?)```", section, re.S)
+    python = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(bash) == 3 and len(python) == 1 and "qaic-emu" in bash[1]
+    directory = workdir / "readme"
+    (directory / "build").mkdir(parents=True)
+    (directory / "build" / "bin").symlink_to(BIN)
+    (directory / "examples").symlink_to(SOURCE / "examples")
+    compiled = run(["bash", "-euc", bash[0]], cwd=directory)
+    assert "split over 2 devices by tensor slicing" in compiled.stdout, compiled.stdout
+    run(["bash", "-euc", bash[2]], cwd=directory, env=emulator.env())
+    config = json.loads((directory / "build/llm2/config.json").read_text())
+    steps = directory / "build/llm2/steps"
+    chunks = config["prefill_chunks"]
+    argmaxes = [int(numpy.fromfile(steps / f"logits-inf-{k}.bin", dtype=numpy.float32).argmax())
+                for k in range(chunks - 1, chunks + config["generate"] - 1)]
+    assert argmaxes == config["tokens"]
+    env = python_environment(BUILD, emulator.env(PYTHONPATH=BUILD / "python"))
+    result = run(["/usr/bin/python3", "-c", python[0]], cwd=directory, env=env)
+    assert result.stdout.strip() == f"{config['tokens']} True", result.stdout
