@@ -205,6 +205,35 @@ TEST_P(TensorSlicing, AttentionOverAFloat16CacheSplitsByHeadsAfterCastPlacement)
   }
 }
 
+// efficient-transformers' cache read: gather_nd over the batch and head axes of the written
+// caches. It splits by heads with the caches; the position rows are the same for every part's
+// heads, so each part takes its heads' rows of them.
+TEST_P(TensorSlicing, ACacheReadByGatherNdSplitsByHeads) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = attentionWithCache(w, kSeq, true);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+    EXPECT_EQ(count(part, "gather_nd"), 2);
+  }
+  EXPECT_THAT(net.report.text(), HasSubstr("retained buffer 'past_value': each part keeps its slice along axis 1"));
+  std::vector<HostTensor> inputs = attentionInputs(ir::DType::Float);
+  std::vector<int64_t> positions;  // every head reads the cache in reverse order
+  for (int64_t h = 0; h < kHeads; ++h) {
+    for (int64_t c = 0; c < kContext; ++c) positions.push_back(kContext - 1 - c);
+  }
+  inputs.push_back(HostTensor::of(ir::DType::Int64, {1, kHeads, kContext, 1}, positions));
+  const auto expected = kernels::test::runGraph(graph, inputs, w.lookup());
+  const auto results = runSplit(net, w, inputs, [&](std::size_t p) {
+    return std::vector<HostTensor>{
+        inputs[0], inputs[1], inputs[2], headsOf(inputs[3], p, parts), headsOf(inputs[4], p, parts), inputs[5]};
+  });
+  for (std::size_t p = 0; p < parts; ++p)
+    expectClose(results.outputs[p][0].values<float>(), expected[0].values<float>());
+}
+
 TEST_P(TensorSlicing, TransformerLayerNeedsTwoSumsAndNoGather) {
   const std::size_t parts = GetParam();
   Weights w;
