@@ -25,16 +25,17 @@ from qaic_processes import Emulator, compile_program, python_environment, run  #
 BIN = BUILD / "bin"
 CARDS = 4
 
-# efficient-transformers' generation loop over a session given device_ids (argv[4], "0,1"):
-# "qaic" drives qaic.Session(program, device_ids=...), "vendor" the vendor's Program / ExecObj /
-# Queue as its QAICInferenceSession does. Chunked prefill padded with position -1, then one
-# decode call per token. Prints one JSON line per call (its logits), then the tokens.
+# efficient-transformers' generation loop over a session given device_ids (argv[4], "0,1"; ""
+# gives none): "qaic" drives qaic.Session(program, device_ids=...), "vendor" the vendor's
+# Program / ExecObj / Queue as its QAICInferenceSession does. Chunked prefill padded with
+# position -1, then one decode call per token. Prints one JSON line per call (its logits), then
+# the tokens.
 SESSION_LOOP = r"""
 import json, sys
 import numpy as np
 
 program, config, kind = sys.argv[1], json.loads(open(sys.argv[2]).read()), sys.argv[3]
-device_ids = [int(d) for d in sys.argv[4].split(",")]
+device_ids = [int(d) for d in sys.argv[4].split(",")] if sys.argv[4] else None
 if kind == "qaic":
     import qaic
     session = qaic.Session(program, device_ids=device_ids)
@@ -172,6 +173,18 @@ def test_a_session_given_two_device_ids_gives_pytorchs_tokens(emulator, et_model
     for step, got in enumerate(calls):
         assert worst_relative(got, torch_logits(et_model, step)) <= 1e-2, f"logits of call {step}"
     moved = [a - b for a, b in zip(after, before)]
+    assert moved[0] > 0 and moved[1] > 0 and moved[2:] == [0, 0], moved
+
+
+def test_a_session_without_device_ids_takes_the_first_free_linked_cards(emulator, et_model, et_config, et_program):
+    """qaic.Session(program) of a two-part program: the runtime puts it on the first two free
+    cards linked peer to peer (all four are one group here: cards 0 and 1)."""
+    program, _ = et_program
+    env = python_environment(BUILD, emulator.env(PYTHONPATH=BUILD / "python"))
+    before = p2p_bytes(emulator)
+    result = run(["/usr/bin/python3", "-c", SESSION_LOOP, program, et_model / "config.json", "qaic", ""], env=env)
+    moved = [a - b for a, b in zip(p2p_bytes(emulator), before)]
+    assert json.loads(result.stdout.splitlines()[-1])["tokens"] == et_config["tokens"]
     assert moved[0] > 0 and moved[1] > 0 and moved[2:] == [0, 0], moved
 
 
