@@ -164,6 +164,7 @@ class QpcInfo:
     program: list[QpcProgramInfo]
     constants: list[QpcConstantsInfo]
     retainedState: list[str]
+    numDevices: int
 
 class QpcFile:
     def __init__(self, basePath: str, filename: str = "programqpc.bin") -> None: ...

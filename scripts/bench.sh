@@ -14,6 +14,8 @@
 #   goals <= 1.5x and <= 1.0x), bytes moved per decode step
 #   multi-device: the exchange between cards vs memcpy of its bytes (build/bin/bench_peer_exchange;
 #   goal <= 1x), an MLP split over 2 cards vs 1 card (build/bin/qaic_multidevice_bench; <= 1.2x)
+#   2 pipeline stages on 2 cards with 2 activations vs one card (scripts/bench-pipeline.py;
+#   goal >= 1.6x throughput where the host has a core per stage)
 # Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -235,3 +237,6 @@ section "Python: qaic.Session vs the C++ runtime and qaic-runner"
 
 section "LLM generation vs PyTorch (1 thread each)"
 /usr/bin/python3 "$here/scripts/bench-llm.py" "$build"
+
+section "Pipeline: 2 stages on 2 cards vs one card"
+/usr/bin/python3 "$here/scripts/bench-pipeline.py" "$build"

@@ -48,7 +48,9 @@ prefills and the second decodes.
 Options:
   --prompt <id,id,...>   the prompt's token ids (required)
   --tokens <n>           tokens to generate, the prefill's included (default 16)
-  -d, --device <id>      device id: $QAIC_ROOT/dev/accel/accel<id> (default 0)
+  -d, --device <id>      device id: $QAIC_ROOT/dev/accel/accel<id> (default 0); given once
+                         per device for a program compiled for several (-mdp-load-partition-
+                         config), whose part p goes on the p-th device given
   --logits-dir <dir>     write each step's logits as <dir>/logits-<step>.bin (float32)
   --repeat <n>           run the whole generation n times (the cache is overwritten from
                          position 0 each time) and report the median times (default 1)
@@ -71,7 +73,7 @@ struct Options {
   std::vector<std::string> programDirs;
   std::vector<int64_t> prompt;
   int tokens = 16;
-  QID device = 0;
+  std::vector<QID> devices;  // empty: device 0
   std::string logitsDir;
   int repeat = 1;
 };
@@ -108,7 +110,7 @@ Options parseOptions(int argc, char** argv) {
     } else if (arg == "--tokens") {
       options.tokens = static_cast<int>(parseNumber(arg, value(), 1, 1 << 20));
     } else if (arg == "-d" || arg == "--device") {
-      options.device = static_cast<QID>(parseNumber(arg, value(), 0, INT32_MAX));
+      options.devices.push_back(static_cast<QID>(parseNumber(arg, value(), 0, INT32_MAX)));
     } else if (arg == "--repeat") {
       options.repeat = static_cast<int>(parseNumber(arg, value(), 1, 1 << 20));
     } else if (arg == "--logits-dir") {
@@ -122,6 +124,7 @@ Options parseOptions(int argc, char** argv) {
   if (options.programDirs.empty() || options.programDirs.size() > 2)
     throw UsageError("expected one or two program dirs (see --help)");
   if (options.prompt.empty()) throw UsageError("--prompt is required (see --help)");
+  if (options.devices.empty()) options.devices.push_back(0);
   return options;
 }
 
@@ -137,13 +140,22 @@ constexpr const char* kRetainedSuffix = "_RetainedState";
 // One compiled decoder, activated once on the device, with one inference handle.
 class Decoder {
  public:
-  Decoder(const std::shared_ptr<Context>& context, const std::string& dir, QID device) : dir_(dir) {
+  Decoder(const std::shared_ptr<Context>& context, const std::string& dir, const std::vector<QID>& devices)
+      : dir_(dir) {
     qpc_ = Qpc::Factory(dir);
     mappings_ = qpc_->getBufferMappingsV2();
     InferenceSetProperties properties;
     properties.queueProperties.numThreadsPerQueue = 1;
     properties.name = "llm-generate";
-    set_ = InferenceSet::Factory(context, qpc_, device, /*setSize=*/1, /*numActivations=*/1, &properties);
+    // A program split over several devices puts part p on devMapping's p-th; one compiled for
+    // one device runs on the first given.
+    const uint32_t parts = qpc_->getInfo().numDevices;
+    if (parts > 1) {
+      if (devices.size() < parts)
+        throw UsageError(dir + ": the program spans " + std::to_string(parts) + " devices; give -d once for each");
+      properties.programProperties.devMapping = devices;
+    }
+    set_ = InferenceSet::Factory(context, qpc_, devices.front(), /*setSize=*/1, /*numActivations=*/1, &properties);
     inputIds_ = find("input_ids", BUFFER_IO_TYPE_INPUT, BUFFER_DATA_TYPE_INT64I);
     positionIds_ = find("position_ids", BUFFER_IO_TYPE_INPUT, BUFFER_DATA_TYPE_INT64I);
     logits_ = find("logits", BUFFER_IO_TYPE_OUTPUT, BUFFER_DATA_TYPE_FLOAT);
@@ -355,10 +367,10 @@ Run generateOnce(const Options& options, Decoder& prefill, Decoder& decode, Host
 }
 
 int generate(const Options& options) {
-  std::shared_ptr<Context> context = Context::Factory(nullptr, {options.device});
+  std::shared_ptr<Context> context = Context::Factory(nullptr, options.devices);
   std::vector<std::unique_ptr<Decoder>> programs;
   for (const auto& dir : options.programDirs)
-    programs.push_back(std::make_unique<Decoder>(context, dir, options.device));
+    programs.push_back(std::make_unique<Decoder>(context, dir, options.devices));
   Decoder& decode = *programs.back();
   Decoder& prefill = *programs.front();
   if (!decode.accepts(1))

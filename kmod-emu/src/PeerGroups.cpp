@@ -28,11 +28,15 @@ PeerMember::~PeerMember() {
   groups_->leave(token_, part_);
 }
 
-std::shared_ptr<kernels::PeerExchange> PeerMember::exchange() const { return rendezvous_->exchange(part_); }
+std::shared_ptr<kernels::PeerExchange> PeerMember::exchange() const {
+  return pipes_->exchange(part_, rendezvous_->exchange(part_));
+}
 
 void PeerMember::breakGroup(const std::string& what) {
-  rendezvous_->cancel(accel(device_) + " (part " + std::to_string(part_) + " of peer group " + tokenText(token_) +
-                      ") " + what);
+  const std::string reason = accel(device_) + " (part " + std::to_string(part_) + " of peer group " +
+                             tokenText(token_) + ") " + what;
+  rendezvous_->cancel(reason);
+  pipes_->cancel(reason);
 }
 
 // ---- PeerGroups ---------------------------------------------------------------------------------
@@ -53,6 +57,7 @@ std::shared_ptr<PeerMember> PeerGroups::join(uint64_t token, uint32_t part, uint
     Group group;
     group.parts = parts;
     group.rendezvous = std::make_shared<kernels::PeerRendezvous>(parts, timeout_);
+    group.pipes = std::make_shared<kernels::PeerPipes>(parts, timeout_);
     group.deviceOf.resize(parts);
     it = groups_.emplace(token, std::move(group)).first;
   }
@@ -62,7 +67,7 @@ std::shared_ptr<PeerMember> PeerGroups::join(uint64_t token, uint32_t part, uint
                               std::to_string(parts));
   }
   if (group.deviceOf[part]) return refuse(EBUSY, "the part is active already on " + accel(*group.deviceOf[part]));
-  if (group.rendezvous->cancelled()) {
+  if (group.rendezvous->cancelled() || group.pipes->cancelled()) {
     return refuse(ECANCELED,
                   "the group was broken and parts of it are still active: deactivate them, or use a new token");
   }
@@ -78,7 +83,8 @@ std::shared_ptr<PeerMember> PeerGroups::join(uint64_t token, uint32_t part, uint
     }
   }
   group.deviceOf[part] = device;
-  return std::shared_ptr<PeerMember>(new PeerMember(shared_from_this(), group.rendezvous, token, part, parts, device));
+  return std::shared_ptr<PeerMember>(
+      new PeerMember(shared_from_this(), group.rendezvous, group.pipes, token, part, parts, device));
 }
 
 void PeerGroups::leave(uint64_t token, uint32_t part) {
@@ -86,10 +92,11 @@ void PeerGroups::leave(uint64_t token, uint32_t part) {
   auto it = groups_.find(token);
   if (it == groups_.end() || part >= it->second.parts || !it->second.deviceOf[part]) return;
   Group& group = it->second;
-  const kernels::PeerRendezvous::Transfer moved = group.rendezvous->transferredBytes(part);
   auto& total = retired_[*group.deviceOf[part]];
-  total.sent += moved.sent;
-  total.received += moved.received;
+  for (const auto& moved : {group.rendezvous->transferredBytes(part), group.pipes->transferredBytes(part)}) {
+    total.sent += moved.sent;
+    total.received += moved.received;
+  }
   group.deviceOf[part].reset();
   if (std::none_of(group.deviceOf.begin(), group.deviceOf.end(), [](const auto& d) { return d.has_value(); }))
     groups_.erase(it);
@@ -102,9 +109,10 @@ kernels::PeerRendezvous::Transfer PeerGroups::deviceTransfer(uint32_t device) co
   for (const auto& [token, group] : groups_) {
     for (uint32_t part = 0; part < group.parts; ++part) {
       if (group.deviceOf[part] != device) continue;
-      const auto moved = group.rendezvous->transferredBytes(part);
-      total.sent += moved.sent;
-      total.received += moved.received;
+      for (const auto& moved : {group.rendezvous->transferredBytes(part), group.pipes->transferredBytes(part)}) {
+        total.sent += moved.sent;
+        total.received += moved.received;
+      }
     }
   }
   return total;
@@ -118,7 +126,7 @@ std::size_t PeerGroups::groupCount() const {
 // ---- ComputeYieldingExchange --------------------------------------------------------------------
 
 template <typename Exchange>
-void ComputeYieldingExchange::yieldingCores(int collective, Exchange&& exchange) {
+void ComputeYieldingExchange::yieldingCores(const std::string& what, Exchange&& exchange) {
   ComputePool::Lease* cores = *runCores_;
   if (cores) cores->suspend();
   std::exception_ptr failure;
@@ -130,17 +138,25 @@ void ComputeYieldingExchange::yieldingCores(int collective, Exchange&& exchange)
   // A failed collective ends the run, whose cores are back in the pool already.
   if (failure) std::rethrow_exception(failure);
   if (cores && !cores->resume(*stopping_)) {
-    throw kernels::ExecutionError("part " + std::to_string(inner_->part()) + ", collective " +
-                                  std::to_string(collective) + ": the activation is stopping");
+    throw kernels::ExecutionError("part " + std::to_string(inner_->part()) + ", " + what +
+                                  ": the activation is stopping");
   }
 }
 
 void ComputeYieldingExchange::allReduceSum(int collective, ir::DType type, std::span<std::byte> inOut) {
-  yieldingCores(collective, [&] { inner_->allReduceSum(collective, type, inOut); });
+  yieldingCores("collective " + std::to_string(collective), [&] { inner_->allReduceSum(collective, type, inOut); });
 }
 
 void ComputeYieldingExchange::allGather(int collective, std::span<const std::byte> mine, std::span<std::byte> all) {
-  yieldingCores(collective, [&] { inner_->allGather(collective, mine, all); });
+  yieldingCores("collective " + std::to_string(collective), [&] { inner_->allGather(collective, mine, all); });
+}
+
+void ComputeYieldingExchange::send(int channel, std::size_t to, std::span<const std::byte> bytes) {
+  yieldingCores("channel " + std::to_string(channel), [&] { inner_->send(channel, to, bytes); });
+}
+
+void ComputeYieldingExchange::receive(int channel, std::size_t from, std::span<std::byte> into) {
+  yieldingCores("channel " + std::to_string(channel), [&] { inner_->receive(channel, from, into); });
 }
 
 }  // namespace qaic::emu

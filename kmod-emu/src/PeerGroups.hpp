@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The peer groups of one emulator instance: the activations that run the N parts of a
 // multi-device program (docs/emulator.md, "Multi-device programs"). Parts naming one token meet
-// in one kernels::PeerRendezvous, whatever device of the instance they run on; each part's
-// program is built over its exchange, so the cards' collectives move data between the cards'
-// own memories, never through a client. A part whose activation ends, or whose device is reset,
+// in one kernels::PeerRendezvous (collectives) and one kernels::PeerPipes (a pipeline's stage
+// to stage transfers), whatever device of the instance they run on; each part's program is
+// built over its exchange, so the cards' collectives and transfers move data between the
+// cards' own memories, never through a client. A part whose activation ends, or whose device is reset,
 // hangs or goes away, breaks the group: the rendezvous is cancelled naming that device, and
 // every waiting and later collective of the other parts fails with that reason.
 #pragma once
@@ -19,6 +20,7 @@
 
 #include "ComputePool.hpp"
 #include "kernels/PeerExchange.hpp"
+#include "kernels/PeerPipes.hpp"
 #include "kernels/PeerRendezvous.hpp"
 
 namespace qaic::emu {
@@ -47,10 +49,11 @@ class PeerMember {
 
  private:
   friend class PeerGroups;
-  PeerMember(std::shared_ptr<PeerGroups> groups, std::shared_ptr<kernels::PeerRendezvous> rendezvous, uint64_t token,
-             uint32_t part, uint32_t parts, uint32_t device)
+  PeerMember(std::shared_ptr<PeerGroups> groups, std::shared_ptr<kernels::PeerRendezvous> rendezvous,
+             std::shared_ptr<kernels::PeerPipes> pipes, uint64_t token, uint32_t part, uint32_t parts, uint32_t device)
       : groups_(std::move(groups)),
         rendezvous_(std::move(rendezvous)),
+        pipes_(std::move(pipes)),
         token_(token),
         part_(part),
         parts_(parts),
@@ -58,6 +61,7 @@ class PeerMember {
 
   std::shared_ptr<PeerGroups> groups_;
   std::shared_ptr<kernels::PeerRendezvous> rendezvous_;
+  std::shared_ptr<kernels::PeerPipes> pipes_;
   const uint64_t token_;
   const uint32_t part_;
   const uint32_t parts_;
@@ -81,8 +85,8 @@ class PeerGroups : public std::enable_shared_from_this<PeerGroups> {
   std::shared_ptr<PeerMember> join(uint64_t token, uint32_t part, uint32_t parts, uint32_t device,
                                    const std::vector<uint32_t>& devicePeers, Refusal& refusal);
 
-  // Bytes the parts on `device` sent and received through collectives since the instance
-  // started (qaic-emu/p2p_tx_bytes, p2p_rx_bytes).
+  // Bytes the parts on `device` sent and received through collectives and stage transfers
+  // since the instance started (qaic-emu/p2p_tx_bytes, p2p_rx_bytes).
   kernels::PeerRendezvous::Transfer deviceTransfer(uint32_t device) const;
 
   // Groups with a part held (tests and the log).
@@ -93,6 +97,7 @@ class PeerGroups : public std::enable_shared_from_this<PeerGroups> {
   struct Group {
     uint32_t parts = 0;
     std::shared_ptr<kernels::PeerRendezvous> rendezvous;
+    std::shared_ptr<kernels::PeerPipes> pipes;
     std::vector<std::optional<uint32_t>> deviceOf;  // by part: the device holding it
   };
   void leave(uint64_t token, uint32_t part);
@@ -103,7 +108,8 @@ class PeerGroups : public std::enable_shared_from_this<PeerGroups> {
   std::map<uint32_t, kernels::PeerRendezvous::Transfer> retired_;  // by device: parts that left
 };
 
-// A part's exchange as its device runs it: while the collective waits for the other parts, the
+// A part's exchange as its device runs it: while a collective or a transfer waits for the
+// other parts, the
 // run gives its compute threads back to the pool (the parts of one program share the host's
 // cores, and a part holding cores while it waits could keep the others from ever arriving), and
 // takes them again, in turn, before it computes on.
@@ -118,10 +124,13 @@ class ComputeYieldingExchange final : public kernels::PeerExchange {
   std::size_t part() const override { return inner_->part(); }
   void allReduceSum(int collective, ir::DType type, std::span<std::byte> inOut) override;
   void allGather(int collective, std::span<const std::byte> mine, std::span<std::byte> all) override;
+  void send(int channel, std::size_t to, std::span<const std::byte> bytes) override;
+  void receive(int channel, std::size_t from, std::span<std::byte> into) override;
 
  private:
+  // `what`: "collective 3" or "channel 1", for the error of a run that stops while it waits.
   template <typename Exchange>
-  void yieldingCores(int collective, Exchange&& exchange);
+  void yieldingCores(const std::string& what, Exchange&& exchange);
 
   std::shared_ptr<kernels::PeerExchange> inner_;
   ComputePool::Lease* const* runCores_;

@@ -130,6 +130,9 @@ std::vector<OpSpec> buildRegistry() {
        "NumPy matmul shape"});
   add({"matmul_trans_b", {"src1", "src2"}, {"dst"}, {}, nullptr, shapeMatmulTransB, false, true,
        "NumPy matmul shape of src1 and src2 with its last two axes swapped"});
+  add({"matmul_gathered_b", {"src1", "src2", "indices"}, {"dst"}, {boolean("trans_b")}, nullptr,
+       shapeMatmulGatheredB, false, true,
+       "matmul (matmul_trans_b with trans_b) of src1 and gather_nd(src2, indices, rank - 2)"});
   add({"gemm", {"a", "b", "c"}, {"dst"},
        {number("alpha"), number("beta"), boolean("trans_a"), boolean("trans_b")}, nullptr,
        shapeGemm, false, true, "[M, N]"});
@@ -239,6 +242,16 @@ std::vector<OpSpec> buildRegistry() {
        {integer("axis", Bound::NonNegative), integer("collective", Bound::NonNegative),
         integer("parts", Bound::AtLeastOne), optionalOneOf("wire", values(kWireFormats))},
        nullptr, shapeAllGather, false, true, "src dims with dims[axis] * parts, the parts' src in part order"});
+  // Pipeline stages: a tensor computed on one part and read on another moves card to card,
+  // sent and received under one `channel` id (numbered 0, 1, ... in the network's order).
+  add({"peer_send", {"src"}, {},
+       {integer("channel", Bound::NonNegative), integer("peer", Bound::NonNegative),
+        integer("parts", Bound::AtLeastOne)},
+       nullptr, shapeNone, false, true, "(no output): src goes to part `peer`"});
+  add({"peer_receive", {}, {"dst"},
+       {integer("channel", Bound::NonNegative), integer("peer", Bound::NonNegative),
+        integer("parts", Bound::AtLeastOne), dtype(), ints("dims", Bound::Positive, LengthRule::UpToMaxRank)},
+       nullptr, shapeCreate, false, true, "dst: dtype, dims (what part `peer` sent)"});
   // clang-format on
   return specs;
 }

@@ -54,7 +54,7 @@ ShapeRuleFunction shapeConv2d, shapeDeconv2d, shapePool2d, shapeGlobalAvgpool, s
 void requireIndices(const Op& op, std::string_view arg, const TensorInfo& t);  // TL_INT64 / TL_INT32
 ShapeRuleFunction shapeGather, shapeCast, shapeGatherElements, shapeGatherNd, shapeScatterElements, shapeScatterNd;
 // Linear algebra.
-ShapeRuleFunction shapeMatmul, shapeMatmulTransB, shapeGemm;
+ShapeRuleFunction shapeMatmul, shapeMatmulTransB, shapeMatmulGatheredB, shapeGemm;
 // Collectives between the parts of a multi-device program.
 // shapeAllReduceSum: src dims, TL_FLOAT or TL_FLOAT16
 // shapeAllGather: src dims with dims[axis] * parts

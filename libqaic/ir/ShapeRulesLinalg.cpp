@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shape rules of matmul (NumPy semantics), matmul_trans_b and gemm (ONNX Gemm semantics).
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -46,6 +47,26 @@ Outs matmulShape(const Op& op, Infos in, bool transposedB) {
 Outs shapeMatmul(const Op& op, Infos in) { return matmulShape(op, in, false); }
 
 Outs shapeMatmulTransB(const Op& op, Infos in) { return matmulShape(op, in, true); }
+
+// matmul (or, with trans_b, matmul_trans_b) of src1 and the rows of src2 [.., P, X] that
+// gather_nd(src2, indices, batch_dims = rank - 2) selects: indices [.., N, 1] of src2's rank and
+// batch dims, the gathered operand [.., N, X].
+Outs shapeMatmulGatheredB(const Op& op, Infos in) {
+  requireMinRank(op, "src2", in[1], 2);
+  requireIndices(op, "indices", in[2]);
+  const Dims& source = in[1].dims;
+  const Dims& indices = in[2].dims;
+  const std::size_t rank = source.size();
+  if (indices.size() != rank || indices.back() != 1 || !std::equal(source.begin(), source.end() - 2, indices.begin()))
+    throwInputError(
+        op, "indices",
+        "dims " + formatDims(indices) + " are not [.., N, 1] with the batch dims of src2 " + formatDims(source));
+  Dims gathered(source.begin(), source.end() - 2);
+  gathered.push_back(indices[rank - 2]);
+  gathered.push_back(source.back());
+  const TensorInfo operands[] = {in[0], TensorInfo{in[1].dtype, gathered}};
+  return matmulShape(op, operands, op.boolean("trans_b"));
+}
 
 Outs shapeGemm(const Op& op, Infos in) {
   requireRank(op, "a", in[0], 2);

@@ -67,6 +67,18 @@ class _Buffer:
         return f"{'input' if self.is_input else 'output'} '{self.name}'"
 
 
+def _device_ids(device_ids):
+    """device_ids as a list of ints (efficient-transformers' QAICInferenceSession argument)."""
+    if device_ids is None:
+        return []
+    ids = list(device_ids)
+    if not ids or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in ids):
+        raise ValueError(f"device_ids must be a non-empty list of device ids (ints >= 0), not {device_ids!r}")
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"device_ids names a device twice: {ids}")
+    return ids
+
+
 def _runtime_value(key, value, path):
     """A run-time option read from an options file, checked for its type."""
     if key in ("enable_metrics", "enable_profiling"):
@@ -103,6 +115,11 @@ class Session:
     (mos, ols, aic_enable_depth_first, multicast_weights, mxfp6_matmul, allocator_dealloc_delay,
     size_split_granularity, vtcm_working_set_limit_ratio, aic_perf_warnings, aic_perf_metrics)
     are taken too, as qaic-exec's compatibility options. backend must be "aic".
+
+    device_ids (efficient-transformers' argument): the devices to run on, in order; a program
+    compiled for several devices (-mdp-load-partition-config) puts its part p on the p-th, and one
+    compiled for one device runs on the first. Without it, a multi-device program goes on the first
+    free devices linked peer to peer, and any other on dev_id.
 
     Runtime options: num_threads_per_queue, data_path_timeout_ms, submit_num_retries; the options
     file may hold them too, with dev_id, num_activations, set_size, oversubscription_name,
@@ -147,7 +164,8 @@ class Session:
                  compile_options: Sequence[str] = (), num_threads_per_queue: Optional[int] = None,
                  data_path_timeout_ms: Optional[int] = None, submit_num_retries: Optional[int] = None,
                  log_level: qaicrt.QLogLevel = qaicrt.QL_WARN, oversubscription_name: Optional[str] = None,
-                 enable_metrics: bool = False, enable_profiling: bool = False) -> None:
+                 enable_metrics: bool = False, enable_profiling: bool = False,
+                 device_ids: Optional[Sequence[int]] = None) -> None:
         if not isinstance(backend, str) or backend.lower() != "aic":
             raise ValueError(f"backend {backend!r} is not supported; the device runs the 'aic' backend")
         path = pathlib.Path(model_path)
@@ -190,9 +208,20 @@ class Session:
         if self.oversubscription_name is not None and self.num_activations != 1:
             raise ValueError(f"oversubscription_name {self.oversubscription_name!r}: a session that shares its "
                              f"device takes num_activations=1, not {self.num_activations}")
-        self.context = qaicrt.Context([self.dev_id], properties)
+        self.device_ids = _device_ids(device_ids)
         set_properties = qaicrt.InferenceSetProperties()
         set_properties.name = f"qaic.Session({path.name})"
+        if self.device_ids:
+            # The devices given, in order: a multi-device program's part p goes on the p-th.
+            self.context = qaicrt.Context(self.device_ids, properties)
+            self.dev_id = self.device_ids[0]
+            set_properties.programProperties.devMapping = self.device_ids
+        elif self.qpc.getInfo().numDevices > 1:
+            # A multi-device program without device_ids: the runtime takes the first free cards
+            # linked peer to peer (docs/runtime.md, "Which devices").
+            self.context = qaicrt.Context([], properties)
+        else:
+            self.context = qaicrt.Context([self.dev_id], properties)
         if runtime["num_threads_per_queue"] is not None:
             set_properties.queueProperties.numThreadsPerQueue = runtime["num_threads_per_queue"]
         if runtime["data_path_timeout_ms"] is not None:

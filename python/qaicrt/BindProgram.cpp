@@ -92,7 +92,10 @@ rt::QStatus activate(PyProgram& p) {
   if (p.activation) return reportFailure(p.lastError, rt::QS_WRONG_STATE, "Program.activate: already active");
   rt::InferenceSetProperties props;
   props.programProperties = p.properties;
-  props.programProperties.devMapping.clear();  // one activation, on p.device
+  // A single-device program has one activation, on p.device; the vendor's devMapping lists
+  // several cards only to spread a multi-device program's parts over them, so it goes to the
+  // runtime then (with none, the context's devices; docs/runtime.md, "Which devices").
+  if (p.qpc->getInfo().numDevices < 2) props.programProperties.devMapping.clear();
   props.name = "Program";
   auto activation = std::make_shared<Activation>();
   std::string failure;
@@ -202,8 +205,9 @@ void bindProgram(py::module_& m) {
 The vendor's program properties, by its field names: dataPathTimeoutMs (how long one inference
 may take before it is retried), SubmitNumRetries / submitNumRetries (retries before it fails),
 SubmitRetryTimeoutMs (older callers' name for the same timeout: it sets dataPathTimeoutMs),
-devMapping (a string of device ids separated by ':', e.g. "0:1"; the program's activation goes
-on the first). A malformed devMapping raises InvalidArgumentError naming it.
+devMapping (a string of device ids separated by ':', e.g. "0:1": a multi-device program's parts
+go on those devices in order; a single-device program's activation goes on the first). A
+malformed devMapping raises InvalidArgumentError naming it.
 )doc")
       .def(py::init<>())
       .def_property(

@@ -93,7 +93,9 @@ void bindQpc(py::module_& m) {
       .def_readonly("constants", &rt::QpcInfo::constants)
       .def_readonly("retainedState", &rt::QpcInfo::retainedState,
                     "Inputs kept on the device per activation (-retained-state); each pairs with the output "
-                    "<name>_RetainedState.");
+                    "<name>_RetainedState.")
+      .def_readonly("numDevices", &rt::QpcInfo::numDevices,
+                    "The devices the program spans: 1, or a multi-device program's part count.");
 
   py::class_<rt::QpcFile>(m, "QpcFile", "The bytes of a program container file, read by load().")
       .def(py::init<std::string, std::string>(), py::arg("basePath"), py::arg("filename") = "programqpc.bin")

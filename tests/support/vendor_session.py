@@ -46,7 +46,13 @@ class VendorStyleSession:
                                for shapes in desc.allowed_shapes]
         properties = qaicrt.QAicProgramProperties()
         properties.dataPathTimeoutMs = 60_000
-        self.program = qaicrt.Program(self.context, device_ids[0] if device_ids else None, qpc, properties)
+        # One device: the Program's own; several: the program's devMapping, as "0:1".
+        device = None
+        if device_ids and len(device_ids) == 1:
+            device = device_ids[0]
+        elif device_ids:
+            properties.devMapping = ":".join(str(d) for d in device_ids)
+        self.program = qaicrt.Program(self.context, device, qpc, properties)
         assert self.program.load() == OK
         self.activate()
         self.qbuffers = [qaicrt.QBuffer(bytes(b.size)) for b in self.bindings]

@@ -163,6 +163,27 @@ bool swapsLastTwoAxes(const ir::Op& op) {
   return axes[static_cast<std::size_t>(rank - 2)] == rank - 1 && axes[static_cast<std::size_t>(rank - 1)] == rank - 2;
 }
 
+// gather_nd(src [.., P, X], indices [.., N, 1], batch_dims = rank - 2): rows of src, by index.
+bool gathersRows(const ir::Graph& graph, const ir::Op& op) {
+  if (op.optype != "gather_nd" || op.outputs.size() != 1) return false;
+  const ir::TensorArg* src = op.findInput("src");
+  const ir::TensorArg* indices = op.findInput("indices");
+  if (src == nullptr || indices == nullptr) return false;
+  const auto source = graph.tensors.find(src->name);
+  const auto index = graph.tensors.find(indices->name);
+  if (source == graph.tensors.end() || index == graph.tensors.end()) return false;
+  const auto rank = static_cast<int64_t>(source->second.dims.size());
+  return rank >= 2 && op.integer("batch_dims") == rank - 2 && static_cast<int64_t>(index->second.dims.size()) == rank &&
+         index->second.dims.back() == 1;
+}
+
+// Removes the ops at `indices` (any order, each once) and clears the list.
+void eraseOps(ir::Graph& graph, std::vector<std::size_t>& indices) {
+  std::sort(indices.begin(), indices.end(), std::greater<>());
+  for (const std::size_t op : indices) graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(op));
+  indices.clear();
+}
+
 bool readOnlyBySelection(const ir::Graph& graph, const std::string& tensor) {
   const auto readers = readersOf(graph, tensor);
   if (readers.empty() || isIoOutput(graph, tensor)) return false;
@@ -252,8 +273,29 @@ int readNarrowMatmulOperands(ir::Graph& graph) {
     }
     ++changed;
   }
-  std::sort(dropped.begin(), dropped.end(), std::greater<>());
-  for (const std::size_t op : dropped) graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(op));
+  // The casts and transposes go before the gathers are looked at: they read what is gathered.
+  eraseOps(graph, dropped);
+  // A float16 operand gathered by rows (efficient-transformers' CtxGather: gather_nd with
+  // batch_dims = rank - 2 and one index per row) is read where it lies.
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    ir::Op& product = graph.ops[i];
+    if ((product.optype != "matmul" && product.optype != "matmul_trans_b") || product.inputs.size() != 2 ||
+        dtypeOf(graph, product.inputs[0].name) != ir::DType::Float ||
+        dtypeOf(graph, product.inputs[1].name) != ir::DType::Float16)
+      continue;
+    const std::string gathered = product.inputs[1].name;
+    const auto gather = writerOf(graph, gathered);
+    if (!gather || !gathersRows(graph, graph.ops[*gather]) || !onlyReadBy(graph, gathered, i)) continue;
+    const bool transposed = product.optype == "matmul_trans_b";
+    product.optype = "matmul_gathered_b";
+    product.inputs[1].name = graph.ops[*gather].findInput("src")->name;
+    product.inputs.push_back({"indices", graph.ops[*gather].findInput("indices")->name});
+    product.params = {{"trans_b", transposed}};
+    dropped.push_back(*gather);
+    graph.tensors.erase(gathered);
+    ++changed;
+  }
+  eraseOps(graph, dropped);
   if (changed > 0) ir::inferShapes(graph);
   return changed;
 }

@@ -35,10 +35,13 @@ int sinkWideningCasts(ir::Graph& graph);
 // A float matmul whose right operand is a widened float16 tensor computed at run time (not a
 // constant) that nothing else reads, reads the float16 tensor itself (the kernel widens in
 // registers); when that tensor is a transpose of the last two axes that nothing else reads, the
-// matmul becomes matmul_trans_b of the transpose's input. Attention then reads a float16 KV
-// cache's keys and values where they lie, with no float or transposed copy of the cache. Run
-// after sinkWideningCasts (which brings the casts down to the matmuls). Returns how many matmuls
-// changed; the graph is re-inferred.
+// matmul becomes matmul_trans_b of the transpose's input. A float16 right operand that is then a
+// gather_nd of rows (batch_dims = rank - 2, one index per row: efficient-transformers' CtxGather
+// of a cache's positions) that nothing else reads becomes matmul_gathered_b of the gather's
+// inputs. Attention then reads a float16 KV cache's keys and values where they lie, the unfilled
+// positions skipped, with no float, transposed or gathered copy of the cache. Run after
+// sinkWideningCasts (which brings the casts down to the matmuls). Returns how many rewrites were
+// made; the graph is re-inferred.
 int readNarrowMatmulOperands(ir::Graph& graph);
 
 }  // namespace qaic::compiler

@@ -44,6 +44,7 @@ constexpr CompilePass kCompilePasses[] = {
     {"retained-state", retainedStatePass},
     {"cast-placement", castPlacementPass},
     {"tensor-slicing", tensorSlicingPass},
+    {"pipeline-stages", pipelineStagesPass},
     {"pack-constants", packConstantsPass},
     {"io-layout", ioLayoutPass},
     {"specialization-payloads", specializationPayloadsPass},

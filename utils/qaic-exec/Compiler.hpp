@@ -36,6 +36,9 @@ struct CompileSummary {
   std::vector<DevicePart> deviceParts;
   std::string sliceReport;
   std::size_t splitWeights = 0;  // weights divided among the devices
+  // A pipeline (several partitions): its stage count, and each transfer between stages.
+  std::size_t pipelineStages = 0;
+  std::string pipelineReport;
 };
 
 // Throws CompileError, ir::IrError, onnx::ImportError or container::QpcFormatError; on any

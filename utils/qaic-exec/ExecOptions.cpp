@@ -147,7 +147,7 @@ ExecOptions parseExecOptions(std::span<const std::string> args) {
       options.verbose = true;
     } else if (name == "-mdp-pipeline-stages") {
       requireValue();
-      options.pipelineStages = static_cast<uint32_t>(parseInteger(name, value, 1, 64));
+      options.pipelineStages = static_cast<uint32_t>(parseInteger(name, value, 1, 16));
     } else if (name == "-onnx-define-symbol") {
       requireValue();
       const auto comma = value.find(',');
@@ -217,27 +217,31 @@ Options:
                              in that precision, cast from / to float at the network's boundary
                              (efficient-transformers keeps a decoder's KV cache in float16 so)
   -mdp-load-partition-config=<file>
-                             the vendor's multi-device partition config (JSON, one partition;
+                             the vendor's multi-device partition config (JSON;
                              docs/formats/partition-config.md), every error naming the field.
-                             With N >= 2 devices the network is split over them by tensor
-                             slicing: the dominant MatMul/Gemm weights divided, attention and
-                             the retained KV cache by heads, the rest replicated; programqpc.bin
-                             then holds one part per device (part p on the config's p-th device,
-                             with its numCores), which qaic-util --qpc shows
-  -allow-mxint8-mdp-io       the activations a multi-device program's cards exchange travel as
+                             One partition of N >= 2 devices splits the network over them by
+                             tensor slicing: the dominant MatMul/Gemm weights divided, attention
+                             and the retained KV cache by heads, the rest replicated. Several
+                             partitions of one device each are pipeline stages: partition s
+                             runs its "nodeList" (or, without one, a range of the graph
+                             balanced by weight bytes) on its device, the tensors crossing a
+                             stage boundary sent card to card. programqpc.bin then holds one
+                             part per device (qaic-util shows them with its qpc option)
+  -allow-mxint8-mdp-io       the activations a tensor-sliced program's cards exchange travel as
                              MXINT8 (docs/formats/mxint8.md): each card quantizes its float or
                              float16 contribution before sending and every card sums the
                              dequantized contributions in card order (the same bits on every
                              card); a little under 1/4 of the float32 bytes between cards, each
                              value within 1/64 of its block's largest magnitude. No effect on a
-                             one-device program
-  -mdp-pipeline-stages=<n>   1: one device with -aic-num-cores NSPs (not with
-                             -mdp-load-partition-config); n >= 2 is refused: pipelining is not
-                             implemented
+                             one-device program or on what pipeline stages send
+  -mdp-pipeline-stages=<n>   n consecutive stages of the graph, balanced by weight bytes, stage
+                             s on device s with -aic-num-cores NSPs (1: one device; at most 16;
+                             not with -mdp-load-partition-config)
   -mdp-dump-partition-config=<file>
-                             write the partition config used: the loaded one, else one device
-                             with -aic-num-cores NSPs; written after programqpc.bin, only when
-                             the compile succeeds
+                             write the partition config used: the loaded one (a pipeline's with
+                             each stage's nodeList), else that of -mdp-pipeline-stages or one
+                             device with -aic-num-cores NSPs; written after programqpc.bin,
+                             only when the compile succeeds
   -operators-supported=<file>
                              write the ONNX operators the importer supports to <file>, one per
                              line; alone, or before compiling when -m is given too

@@ -32,11 +32,6 @@ class ConfigReader {
       bool known = false;
       for (const char* k : keys) known = known || key == k;
       if (known) continue;
-      // The vendor's pipeline configs give each partition a range of the graph by node names.
-      if (key == "nodeList")
-        fail(path + key,
-             "pipeline partitions (a partition per range of nodes) are not supported; "
-             "qaic-exec takes one partition");
       fail(path + key, "unknown field");
     }
   }
@@ -102,7 +97,7 @@ std::vector<PartitionConnection> parseConnections(const ConfigReader& r, const j
 
 Partition parsePartition(const ConfigReader& r, const json& entry, const std::string& path) {
   if (!entry.is_object()) r.fail(path, "expected an object with \"name\" and \"devices\"");
-  r.onlyKeys(entry, {"name", "devices"}, path + ".");
+  r.onlyKeys(entry, {"name", "devices", "nodeList"}, path + ".");
   Partition partition;
   const json& name = r.member(entry, "name", path + ".");
   if (!name.is_string() || name.get_ref<const std::string&>().empty())
@@ -126,7 +121,53 @@ Partition parsePartition(const ConfigReader& r, const json& entry, const std::st
                                    kNspsPerCard, "a card's " + std::to_string(kNspsPerCard) + " NSPs");
     partition.devices.push_back(out);
   }
+  if (const auto it = entry.find("nodeList"); it != entry.end()) {
+    if (!it->is_array())
+      r.fail(path + ".nodeList", "expected an array of node names, got " + std::string(it->type_name()));
+    std::map<std::string, std::size_t> listed;
+    for (std::size_t n = 0; n < it->size(); ++n) {
+      const std::string field = path + ".nodeList[" + std::to_string(n) + "]";
+      const json& node = (*it)[n];
+      if (!node.is_string() || node.get_ref<const std::string&>().empty()) r.fail(field, "expected a node name");
+      if (const auto [at, inserted] = listed.emplace(node.get<std::string>(), n); !inserted)
+        r.fail(field, "node '" + at->first + "' is listed twice (also " + path + ".nodeList[" +
+                          std::to_string(at->second) + "])");
+      partition.nodeList.push_back(node.get<std::string>());
+    }
+  }
   return partition;
+}
+
+// Pipeline stages: one device each, no device in two stages, every stage naming its nodes or
+// none doing so, no node in two stages.
+void checkPipeline(const ConfigReader& r, const std::vector<Partition>& partitions) {
+  std::map<uint32_t, std::size_t> stageOfDevice;
+  std::map<std::string, std::size_t> stageOfNode;
+  std::map<std::string, std::size_t> stageOfName;
+  const bool named = !partitions.front().nodeList.empty();
+  for (std::size_t k = 0; k < partitions.size(); ++k) {
+    const std::string path = "partitions[" + std::to_string(k) + "]";
+    const Partition& stage = partitions[k];
+    if (const auto [it, inserted] = stageOfName.emplace(stage.name, k); !inserted)
+      r.fail(path + ".name", "'" + stage.name + "' is also partitions[" + std::to_string(it->second) + "]'s name");
+    if (stage.devices.size() != 1)
+      r.fail(path + ".devices", std::to_string(stage.devices.size()) +
+                                    " devices: a pipeline stage (one of several partitions) runs on one device; "
+                                    "tensor slicing within a stage is not supported");
+    const uint32_t id = stage.devices.front().deviceId;
+    if (const auto [it, inserted] = stageOfDevice.emplace(id, k); !inserted)
+      r.fail(path + ".devices[0].deviceId", "device " + std::to_string(id) + " is also partitions[" +
+                                                std::to_string(it->second) + "]'s; each stage has a device of its own");
+    if (stage.nodeList.empty() == named)
+      r.fail(path + ".nodeList", named ? "missing; partitions[0] lists its nodes, so every partition must"
+                                       : "given, but partitions[0] has none; list the nodes of every partition "
+                                         "or of none (qaic-exec then balances the stages)");
+    for (std::size_t n = 0; n < stage.nodeList.size(); ++n) {
+      if (const auto [it, inserted] = stageOfNode.emplace(stage.nodeList[n], k); !inserted && it->second != k)
+        r.fail(path + ".nodeList[" + std::to_string(n) + "]",
+               "node '" + stage.nodeList[n] + "' is also in partitions[" + std::to_string(it->second) + "]");
+    }
+  }
 }
 
 }  // namespace
@@ -144,25 +185,29 @@ PartitionConfig parsePartitionConfig(std::string_view jsonText, const std::strin
   PartitionConfig config;
   config.connections = parseConnections(r, root);
   const json& partitions = r.array(root, "partitions", "");
-  if (partitions.empty()) r.fail("partitions", "expected one partition, got none");
-  if (partitions.size() > 1)
-    r.fail("partitions", std::to_string(partitions.size()) +
-                             " partitions: qaic-exec supports one partition (every device in it, tensor slicing)");
-  config.partitions.push_back(parsePartition(r, partitions[0], "partitions[0]"));
+  if (partitions.empty()) r.fail("partitions", "expected at least one partition, got none");
+  if (partitions.size() > kMaxPipelineStages)
+    r.fail("partitions", std::to_string(partitions.size()) + " partitions: a pipeline has at most " +
+                             std::to_string(kMaxPipelineStages) + " stages");
+  for (std::size_t k = 0; k < partitions.size(); ++k)
+    config.partitions.push_back(parsePartition(r, partitions[k], "partitions[" + std::to_string(k) + "]"));
+  if (config.pipelined()) checkPipeline(r, config.partitions);
 
   // Several devices share the network's data, so each must be linked to the others.
-  const Partition& partition = config.partitions.front();
-  if (partition.devices.size() > 1) {
-    for (std::size_t d = 0; d < partition.devices.size(); ++d) {
-      const uint32_t id = partition.devices[d].deviceId;
-      bool linked = false;
-      for (const PartitionConnection& c : config.connections)
-        for (uint32_t other : c.devices) linked = linked || other == id;
-      if (!linked)
-        r.fail("partitions[0].devices[" + std::to_string(d) + "].deviceId",
-               "device " + std::to_string(id) + " is in no connection; the " +
-                   std::to_string(partition.devices.size()) +
-                   " devices of a partition must be listed in \"connections\"");
+  const std::size_t devices = config.deviceCount();
+  if (devices > 1) {
+    for (std::size_t k = 0; k < config.partitions.size(); ++k) {
+      const Partition& partition = config.partitions[k];
+      for (std::size_t d = 0; d < partition.devices.size(); ++d) {
+        const uint32_t id = partition.devices[d].deviceId;
+        bool linked = false;
+        for (const PartitionConnection& c : config.connections)
+          for (uint32_t other : c.devices) linked = linked || other == id;
+        if (!linked)
+          r.fail("partitions[" + std::to_string(k) + "].devices[" + std::to_string(d) + "].deviceId",
+                 "device " + std::to_string(id) + " is in no connection; the " + std::to_string(devices) +
+                     " devices of a multi-device program must be listed in \"connections\"");
+      }
     }
   }
   return config;
@@ -190,7 +235,9 @@ std::string partitionConfigJson(const PartitionConfig& config) {
     json devices = json::array();
     for (const PartitionDevice& d : p.devices)
       devices.push_back(json{{"deviceId", d.deviceId}, {"numCores", d.numCores}});
-    partitions.push_back(json{{"devices", devices}, {"name", p.name}});
+    json partition{{"devices", devices}, {"name", p.name}};
+    if (!p.nodeList.empty()) partition["nodeList"] = p.nodeList;
+    partitions.push_back(std::move(partition));
   }
   return json{{"connections", connections}, {"partitions", partitions}}.dump(4) + "\n";
 }
@@ -203,10 +250,36 @@ void writePartitionConfig(const std::string& path, const PartitionConfig& config
   }
 }
 
+std::size_t PartitionConfig::deviceCount() const {
+  std::size_t count = 0;
+  for (const Partition& p : partitions) count += p.devices.size();
+  return count;
+}
+
+std::vector<PartitionDevice> PartitionConfig::partDevices() const {
+  std::vector<PartitionDevice> devices;
+  if (!pipelined()) return partitions.empty() ? devices : partitions.front().devices;
+  devices.resize(partitions.size());
+  for (std::size_t s = 0; s < partitions.size(); ++s)
+    devices[partOfStage(s, partitions.size())] = partitions[s].devices.front();
+  return devices;
+}
+
+PartitionConfig pipelinePartitionConfig(uint32_t stages, uint32_t numCores) {
+  PartitionConfig config;
+  PartitionConnection connection;
+  for (uint32_t s = 0; s < stages; ++s) {
+    connection.devices.push_back(s);
+    config.partitions.push_back(Partition{"Partition" + std::to_string(s), {{s, numCores}}, {}});
+  }
+  config.connections.push_back(std::move(connection));
+  return config;
+}
+
 PartitionConfig uniformPartitionConfig(uint32_t devices, uint32_t numCores) {
   PartitionConfig config;
   PartitionConnection connection;
-  Partition partition{"Partition0", {}};
+  Partition partition{"Partition0", {}, {}};
   for (uint32_t d = 0; d < devices; ++d) {
     connection.devices.push_back(d);
     partition.devices.push_back({d, numCores});

@@ -4,9 +4,12 @@
 //   {"connections": [{"devices": [0, 1], "type": "p2p"}],
 //    "partitions": [{"name": "Partition0",
 //                    "devices": [{"deviceId": 0, "numCores": 16}, {"deviceId": 1, "numCores": 16}]}]}
-// qaic-exec reads, checks and writes it; the network is not yet split over its devices.
+// One partition of several devices is tensor slicing; several partitions of one device each,
+// each naming its graph nodes in "nodeList" (or none naming any), are pipeline stages.
+// qaic-exec reads, checks and writes it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -18,6 +21,8 @@ namespace qaic::compiler {
 inline constexpr uint32_t kNspsPerCard = 16;
 // Device IDs are QIDs; the emulator has at most 64 cards, a host rarely more than a few dozen.
 inline constexpr uint32_t kMaxPartitionDeviceId = 1023;
+// The most parts a container holds (docs/formats/qpc.md 11c), so the most pipeline stages.
+inline constexpr std::size_t kMaxPipelineStages = 16;
 
 struct PartitionDevice {
   uint32_t deviceId = 0;
@@ -28,6 +33,9 @@ struct PartitionDevice {
 struct Partition {
   std::string name;
   std::vector<PartitionDevice> devices;
+  // The graph nodes (IR op names) of this partition: a pipeline stage's range of the graph.
+  // Empty: not given (a pipeline whose stages qaic-exec balances; the whole graph for one).
+  std::vector<std::string> nodeList;
   bool operator==(const Partition&) const = default;
 };
 
@@ -40,12 +48,23 @@ struct PartitionConnection {
 
 struct PartitionConfig {
   std::vector<PartitionConnection> connections;
-  std::vector<Partition> partitions;  // exactly one once checked
+  // Once checked: one partition (one device, or tensor slicing over several), or pipeline
+  // stages (two or more partitions of one device each, stage s the s-th partition).
+  std::vector<Partition> partitions;
   bool operator==(const PartitionConfig&) const = default;
 
-  // The devices of the (one) partition.
-  std::size_t deviceCount() const { return partitions.empty() ? 0 : partitions.front().devices.size(); }
+  bool pipelined() const { return partitions.size() > 1; }
+  // Every device of every partition.
+  std::size_t deviceCount() const;
+  // The devices in the order of the program's parts: a pipeline's part 0 (the outer container,
+  // whose IO is the network's) is its last stage, parts 1..N-1 stages 0..N-2; otherwise the
+  // partition's devices in order.
+  std::vector<PartitionDevice> partDevices() const;
 };
+
+// A pipeline's stage `stage` of `stages` is part partOfStage(stage, stages): the last stage is
+// part 0, since the network's outputs come from it; the others follow in order.
+inline std::size_t partOfStage(std::size_t stage, std::size_t stages) { return stage + 1 == stages ? 0 : stage + 1; }
 
 // Checks everything qaic-exec relies on; throws CompileError naming the file and the JSON path
 // of the field ("cfg.json: partitions[0].devices[1].numCores: 17 is more than a card's 16 NSPs").
@@ -58,7 +77,10 @@ std::string partitionConfigJson(const PartitionConfig& config);
 void writePartitionConfig(const std::string& path, const PartitionConfig& config);
 
 // `devices` devices 0..devices-1, each with `numCores` NSPs, all in one p2p connection, one
-// partition "Partition0": what -mdp-pipeline-stages=N and a single-device compile use.
+// partition "Partition0": what a single-device compile uses.
 PartitionConfig uniformPartitionConfig(uint32_t devices, uint32_t numCores);
+// -mdp-pipeline-stages=N: devices 0..N-1 of `numCores` NSPs in one p2p connection, partition
+// "Partition<s>" holding device s (its nodeList filled in by the pipeline-stages pass).
+PartitionConfig pipelinePartitionConfig(uint32_t stages, uint32_t numCores);
 
 }  // namespace qaic::compiler

@@ -12,6 +12,7 @@
 #include "CompileError.hpp"
 #include "Compiler.hpp"
 #include "ExecOptions.hpp"
+#include "PartitionConfig.hpp"
 #include "base/AtomicFile.hpp"
 #include "container/QpcFormatError.hpp"
 #include "ir/Graph.hpp"
@@ -84,7 +85,15 @@ int main(int argc, char** argv) {
               << " bytes), io region " << s.ioRegionSize << " bytes, " << s.fileBytes << " bytes";
     if (s.retained > 0) std::cout << ", " << s.retained << " retained-state pairs";
     if (s.specializations > 0) std::cout << ", " << s.specializations << " specializations";
-    if (!s.deviceParts.empty()) {
+    if (!s.deviceParts.empty() && s.pipelineStages > 0) {
+      // Part 0 is the last stage: list the devices in stage order.
+      std::cout << ", " << s.pipelineStages << " pipeline stages (weight bytes by device:";
+      for (std::size_t stage = 0; stage < s.pipelineStages; ++stage) {
+        const auto& part = s.deviceParts[compiler::partOfStage(stage, s.pipelineStages)];
+        std::cout << ' ' << part.deviceId << '=' << part.weightBytes;
+      }
+      std::cout << ')';
+    } else if (!s.deviceParts.empty()) {
       std::cout << ", split over " << s.deviceParts.size() << " devices by tensor slicing (" << s.splitWeights
                 << " weights divided; weight bytes by device:";
       for (const auto& part : s.deviceParts) std::cout << ' ' << part.deviceId << '=' << part.weightBytes;
@@ -93,6 +102,8 @@ int main(int argc, char** argv) {
     }
     std::cout << '\n';
     if (options.verbose && !s.sliceReport.empty()) std::cout << "tensor slicing:\n" << s.sliceReport;
+    if (options.verbose && s.pipelineStages > 0)
+      std::cout << "pipeline stages, the tensors sent between them:\n" << s.pipelineReport;
     return 0;
   } catch (const compiler::UsageError& e) {
     return reportError(e.what(), kExitBadInput);

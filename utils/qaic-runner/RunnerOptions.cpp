@@ -169,7 +169,9 @@ RunnerOptions parseRunnerOptions(int argc, const char* const* argv) {
   // -D without -a: one activation on each listed device.
   if (!options.deviceList.empty() && !activationsGiven)
     options.numActivations = static_cast<uint32_t>(options.deviceList.size());
-  if (options.numActivations < options.deviceList.size())
+  // -d given several times names a multi-device program's cards, whose activations are each
+  // on all of them: checked against the program once it is read (main.cpp).
+  if (dashD.size() < 2 && options.numActivations < options.deviceList.size())
     throw UsageError("option -D/--dev-list names " + std::to_string(options.deviceList.size()) +
                      " devices but -a gives " + std::to_string(options.numActivations) +
                      " activations; each listed device needs at least one");

@@ -144,6 +144,10 @@ int run(const RunnerOptions& options) {
       sets.push_back(std::move(set));
     } else if (!options.deviceList.empty()) {
       const auto n = static_cast<uint32_t>(options.deviceList.size());
+      if (options.numActivations < n)
+        return fail(kBadInput, "the devices named (" + std::to_string(n) + ") are more than the " +
+                                   std::to_string(options.numActivations) +
+                                   " activations of a single-device program; each needs at least one");
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t activations = options.numActivations / n + (k < options.numActivations % n ? 1 : 0);
         sets.push_back(

@@ -157,12 +157,14 @@ Partitions (through qaicd, socket $QAICD_SOCKET or /run/qaic/qaicd.sock):
                          (default: the first with room); --label names it. A group, one such
                          partition on each of several devices, made together or not at all:
                          -d <id>,<id>,... on exactly those devices, --device-count <n> on the
-                         first n with room. Prints "Partition <id> created on QID <parent>", its
-                         node and resources (once per partition), then holds it until
-                         SIGINT/SIGTERM, or, with "-- <command>", runs the command with
-                         QAIC_PARTITION=<id> (the first) and QAIC_PARTITIONS=<id>,<id>,... in its
-                         environment and releases the partitions when it exits. They also end if
-                         qaic-util dies.
+                         first n with room. A multi-device program's --qpc makes a group of one
+                         partition per part (-d lists that many devices, else the first with
+                         room), each sized for the largest part. Prints "Partition <id> created
+                         on QID <parent>", its node and resources (once per partition), then
+                         holds it until SIGINT/SIGTERM, or, with "-- <command>", runs the
+                         command with QAIC_PARTITION=<id> (the first) and
+                         QAIC_PARTITIONS=<id>,<id>,... in its environment and releases the
+                         partitions when it exits. They also end if qaic-util dies.
   list                   the partitions: id, parent QID, resources, the device memory their
                          activations left free, owner, holder, label (-j: JSON); from qaicd, or
                          from the sys tree when qaicd is not running

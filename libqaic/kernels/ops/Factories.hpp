@@ -43,7 +43,7 @@ KernelFactoryFunction makeRoiAlign;
 // PoolArgmax.cpp
 KernelFactoryFunction makePoolArgmax;
 // Linear.cpp
-KernelFactoryFunction makeMatmul, makeMatmulTransB, makeGemm;
+KernelFactoryFunction makeMatmul, makeMatmulTransB, makeMatmulGatheredB, makeGemm;
 // Cast.cpp
 KernelFactoryFunction makeCast;
 // GatherScatter.cpp
@@ -52,6 +52,8 @@ KernelFactoryFunction makeGather, makeGatherElements, makeGatherNd, makeScatterE
 KernelFactoryFunction makePrint;
 // Collective.cpp
 KernelFactoryFunction makeAllReduceSum, makeAllGather;
+// PeerPipe.cpp
+KernelFactoryFunction makePeerSend, makePeerReceive;
 
 // The [outer, extent, inner] view around the op's integer param `arg`, which must be an axis
 // of `dims`; throws ExecutionError naming the op and param otherwise.

@@ -11,6 +11,7 @@
 
 #include "kernels/DTypes.hpp"
 #include "kernels/ops/Factories.hpp"
+#include "kernels/ops/NdGather.hpp"
 
 namespace qaic::kernels::ops {
 namespace {
@@ -49,8 +50,6 @@ Gather gatherTensors(const BuildContext& ctx) {
 // The invalid-row marker, the same value in int32 and int64 index tensors: the vendor's exports
 // build it as torch.iinfo(torch.int32).max whatever the position ids' type.
 constexpr int64_t kInvalidRowMarker = std::numeric_limits<int32_t>::max();
-// What resolveMarkedIndex returns for the marker (resolved indices are never negative).
-constexpr int64_t kNoElement = -1;
 
 // resolveIndex, except that the marker, when it is beyond the axis, resolves to kNoElement.
 int64_t resolveMarkedIndex(const ir::Op& op, std::string_view arg, int64_t index, int64_t position, int64_t extent) {
@@ -166,32 +165,6 @@ ElementwiseIndexing elementwiseIndexing(const BuildContext& ctx, const Tensor& s
   return e;
 }
 
-// The N-D forms: each index tuple (the last axis of `indices`) selects a block of `block`
-// elements of `src`; with batch dims, tuple t of batch b reads within batch b.
-struct NdIndexing {
-  int64_t batches = 1, tuplesPerBatch = 1, tuple = 1, block = 1, batchElements = 1;
-  std::vector<int64_t> extents, strides;  // of the indexed axes
-};
-
-NdIndexing ndIndexing(const BuildContext& ctx, const Tensor& src, const Tensor& indices, std::size_t batch) {
-  if (indices.dims.empty() || src.dims.size() <= batch) throwKernelError(ctx.op, "input 'indices': wrong rank");
-  NdIndexing nd;
-  nd.tuple = indices.dims.back();
-  if (nd.tuple < 1 || batch + static_cast<std::size_t>(nd.tuple) > src.dims.size()) {
-    throwKernelError(ctx.op, "input 'indices': the tuple length exceeds the rank of 'src'");
-  }
-  const auto strides = rowMajorStrides(src.dims);
-  for (std::size_t i = 0; i < batch; ++i) nd.batches *= src.dims[i];
-  nd.batchElements = batch == 0 ? src.count() : strides[batch - 1];
-  nd.tuplesPerBatch = indices.count() / nd.tuple / std::max<int64_t>(nd.batches, 1);
-  for (std::size_t i = batch; i < batch + static_cast<std::size_t>(nd.tuple); ++i) {
-    nd.extents.push_back(src.dims[i]);
-    nd.strides.push_back(strides[i]);
-  }
-  nd.block = strides[batch + static_cast<std::size_t>(nd.tuple) - 1];
-  return nd;
-}
-
 // Element offset (within its batch) of tuple `t`, every index checked; kNoElement when any of
 // its indices is the marker.
 int64_t tupleOffset(const ir::Op& op, const NdIndexing& nd, const IndexReader& index, int64_t t) {
@@ -242,6 +215,27 @@ void forEachElementIndex(const ir::Op& op, const ElementwiseIndexing& e, const T
   });
 }
 
+}  // namespace
+
+NdIndexing ndIndexing(const BuildContext& ctx, const Tensor& src, const Tensor& indices, std::size_t batch) {
+  if (indices.dims.empty() || src.dims.size() <= batch) throwKernelError(ctx.op, "input 'indices': wrong rank");
+  NdIndexing nd;
+  nd.tuple = indices.dims.back();
+  if (nd.tuple < 1 || batch + static_cast<std::size_t>(nd.tuple) > src.dims.size()) {
+    throwKernelError(ctx.op, "input 'indices': the tuple length exceeds the rank of 'src'");
+  }
+  const auto strides = rowMajorStrides(src.dims);
+  for (std::size_t i = 0; i < batch; ++i) nd.batches *= src.dims[i];
+  nd.batchElements = batch == 0 ? src.count() : strides[batch - 1];
+  nd.tuplesPerBatch = indices.count() / nd.tuple / std::max<int64_t>(nd.batches, 1);
+  for (std::size_t i = batch; i < batch + static_cast<std::size_t>(nd.tuple); ++i) {
+    nd.extents.push_back(src.dims[i]);
+    nd.strides.push_back(strides[i]);
+  }
+  nd.block = strides[batch + static_cast<std::size_t>(nd.tuple) - 1];
+  return nd;
+}
+
 // N-D forms: the element offset of each of the first `tuples` index tuples (kNoElement for a
 // marked one), every index checked.
 std::vector<int64_t> tupleOffsets(const ir::Op& op, const NdIndexing& nd, const Tensor& indices, int64_t tuples) {
@@ -254,8 +248,6 @@ std::vector<int64_t> tupleOffsets(const ir::Op& op, const NdIndexing& nd, const 
   }
   return offsets;
 }
-
-}  // namespace
 
 std::unique_ptr<Kernel> makeGatherElements(const BuildContext& ctx) {
   // Named references, not structured bindings: clang 14 cannot capture those in a lambda.

@@ -9,16 +9,22 @@
 namespace qaic::kernels::ops {
 namespace {
 
+// B row r (of k, or of n when transposed), null for a row of zeros.
+const uint16_t* rowOf(const HalfProduct& p, int64_t r) {
+  return p.rows != nullptr ? p.rows[r] : p.b + r * (p.bTransposed ? p.k : p.n);
+}
+
 void halfColumnsScalar(const HalfProduct& p, int64_t n0, int64_t n1) {
   for (int64_t i = 0; i < p.m; ++i) {
     const float* a = p.a + i * p.k;
     for (int64_t j = n0; j < n1; ++j) {
       float sum = 0.0f;
       if (p.bTransposed) {
-        const uint16_t* row = p.b + j * p.k;
-        for (int64_t q = 0; q < p.k; ++q) sum += a[q] * halfToFloat(row[q]);
+        if (const uint16_t* row = rowOf(p, j))
+          for (int64_t q = 0; q < p.k; ++q) sum += a[q] * halfToFloat(row[q]);
       } else {
-        for (int64_t q = 0; q < p.k; ++q) sum += a[q] * halfToFloat(p.b[q * p.n + j]);
+        for (int64_t q = 0; q < p.k; ++q)
+          if (const uint16_t* row = rowOf(p, q)) sum += a[q] * halfToFloat(row[j]);
       }
       p.d[i * p.n + j] = sum;
     }

@@ -20,6 +20,11 @@ struct HalfProduct {
   float* d = nullptr;           // m rows of n floats
   int64_t m = 0, k = 0, n = 0;
   bool bTransposed = false;
+  // Instead of `b`: B's rows where they lie (k of them, or n with bTransposed), a null row being
+  // a row of zeros, which is skipped (matmul_gathered_b: a KV cache's filled positions only).
+  // (No member functions: the vector path's file, built with other instruction sets, must not
+  // share an inline function with the others.)
+  const uint16_t* const* rows = nullptr;
 };
 
 // Columns [n0, n1) of d (the caller splits the columns, or the batches, over its threads).

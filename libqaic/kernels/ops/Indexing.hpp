@@ -2,7 +2,9 @@
 // Shared index arithmetic of the data-movement and broadcasting kernels.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ir/Graph.hpp"
@@ -63,6 +65,43 @@ void forEachStrided(const ir::Dims& dims, const std::vector<int64_t>& srcStrides
       index[axis] = 0;
     }
   }
+}
+
+// Element offsets, one per batch matrix of `dims` (all but the last two axes) broadcast to
+// `batch`, in row-major batch order.
+inline std::vector<int64_t> batchOffsets(const ir::Dims& dims, const ir::Dims& batch) {
+  const ir::Dims own(dims.begin(), dims.end() - 2);
+  auto strides = broadcastStrides(own, batch);
+  const int64_t matrix = dims[dims.size() - 2] * dims.back();
+  for (auto& s : strides) s *= matrix;
+  std::vector<int64_t> offsets;
+  forEachStrided(batch, strides, [&](int64_t, int64_t offset) { offsets.push_back(offset); });  // one for no batch
+  return offsets;
+}
+
+// A NumPy matmul's operands as its kernels read them: `a` [.., M, K] and `b` [.., K, N] (a 1-D
+// a is a row [1, K], a 1-D b a column [K, 1]), both right-aligned to the rank of `d` [.., M, N],
+// whose batch dims are the two broadcast.
+struct ProductDims {
+  ir::Dims a, b, d, batch;
+  int64_t m = 0, k = 0, n = 0;
+};
+
+// nullopt when the inner dimensions differ or `dstCount` is not the product's element count.
+inline std::optional<ProductDims> productDims(ir::Dims a, ir::Dims b, int64_t dstCount) {
+  if (a.empty() || b.empty()) return std::nullopt;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const std::size_t rank = std::max(a.size(), b.size());
+  a.insert(a.begin(), rank - a.size(), 1);
+  b.insert(b.begin(), rank - b.size(), 1);
+  ir::Dims d(rank);
+  for (std::size_t i = 0; i + 2 < rank; ++i) d[i] = std::max(a[i], b[i]);
+  d[rank - 2] = a[rank - 2];
+  d[rank - 1] = b[rank - 1];
+  if (a[rank - 1] != b[rank - 2] || ir::elementCount(d) != dstCount) return std::nullopt;
+  ProductDims p{a, b, d, ir::Dims(d.begin(), d.end() - 2), d[rank - 2], a[rank - 1], d[rank - 1]};
+  return p;
 }
 
 }  // namespace qaic::kernels

@@ -45,6 +45,7 @@ constexpr std::array kFactories = {
     Entry{"sort1d", ops::makeSort1d},
     Entry{"matmul", ops::makeMatmul},
     Entry{"matmul_trans_b", ops::makeMatmulTransB},
+    Entry{"matmul_gathered_b", ops::makeMatmulGatheredB},
     Entry{"gemm", ops::makeGemm},
     Entry{"cast", ops::makeCast},
     Entry{"gather", ops::makeGather},
@@ -75,6 +76,8 @@ constexpr std::array kFactories = {
     Entry{"pool_argmax", ops::makePoolArgmax},
     Entry{"all_reduce_sum", ops::makeAllReduceSum},
     Entry{"all_gather", ops::makeAllGather},
+    Entry{"peer_send", ops::makePeerSend},
+    Entry{"peer_receive", ops::makePeerReceive},
 };
 }  // namespace
 

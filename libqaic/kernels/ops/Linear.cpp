@@ -10,7 +10,7 @@
 #include "kernels/mx/Mxfp6Matmul.hpp"
 #include "kernels/ops/Dnnl.hpp"
 #include "kernels/ops/Factories.hpp"
-#include "kernels/ops/HalfMatmul.hpp"
+#include "kernels/ops/HalfMatmulKernel.hpp"
 #include "kernels/ops/Indexing.hpp"
 
 namespace qaic::kernels::ops {
@@ -125,18 +125,6 @@ class Mxfp6MatmulKernel final : public Kernel {
   int threads_;
 };
 
-// Element offsets, one per batch matrix of `dims` (all but the last two axes) broadcast to
-// `batch`, in row-major batch order.
-std::vector<int64_t> batchOffsets(const ir::Dims& dims, const ir::Dims& batch) {
-  const ir::Dims own(dims.begin(), dims.end() - 2);
-  auto strides = broadcastStrides(own, batch);
-  const int64_t matrix = dims[dims.size() - 2] * dims.back();
-  for (auto& s : strides) s *= matrix;
-  std::vector<int64_t> offsets;
-  forEachStrided(batch, strides, [&](int64_t, int64_t offset) { offsets.push_back(offset); });  // one for no batch
-  return offsets;
-}
-
 // The types oneDNN's matmul lacks (double, integers): a plain loop, integers wrapping.
 template <typename T>
 void matmulLoop(const T* a, const T* b, T* d, const std::vector<int64_t>& aOffsets,
@@ -160,57 +148,6 @@ void matmulLoop(const T* a, const T* b, T* d, const std::vector<int64_t>& aOffse
     }
   }
 }
-
-// A float16 right operand (ops/HalfMatmul.hpp), each batch's columns split over the op's threads
-// when there are fewer batches than threads.
-class HalfMatmulKernel final : public Kernel {
- public:
-  HalfMatmulKernel(const Tensor& a, const Tensor& b, Tensor& d, std::vector<int64_t> aOffsets,
-                   std::vector<int64_t> bOffsets, int64_t m, int64_t k, int64_t n, bool bTransposed, int threads)
-      : a_(a),
-        b_(b),
-        d_(d),
-        aOffsets_(std::move(aOffsets)),
-        bOffsets_(std::move(bOffsets)),
-        m_(m),
-        k_(k),
-        n_(n),
-        bTransposed_(bTransposed) {
-    const auto batches = static_cast<int64_t>(aOffsets_.size());
-    // Below about a million multiply-adds a parallel region costs more than it saves.
-    threads_ = batches * m * k * n >= (int64_t{1} << 20) ? std::max(threads, 1) : 1;
-    chunks_ = batches >= threads_ ? 1 : std::clamp<int64_t>((threads_ + batches - 1) / batches, 1, (n + 15) / 16);
-  }
-
-  void run() override {
-    const float* a = a_.as<float>();
-    const auto* b = static_cast<const uint16_t*>(static_cast<const void*>(b_.data()));
-    float* d = d_.as<float>();
-    const int64_t items = static_cast<int64_t>(aOffsets_.size()) * chunks_;
-#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
-    for (int64_t item = 0; item < items; ++item) {
-      const int64_t batch = item / chunks_, chunk = item % chunks_;
-      const HalfProduct product{a + aOffsets_[static_cast<std::size_t>(batch)],
-                                b + bOffsets_[static_cast<std::size_t>(batch)],
-                                d + batch * m_ * n_,
-                                m_,
-                                k_,
-                                n_,
-                                bTransposed_};
-      halfMatmulColumns(product, n_ * chunk / chunks_, n_ * (chunk + 1) / chunks_);
-    }
-  }
-
- private:
-  const Tensor& a_;
-  const Tensor& b_;
-  Tensor& d_;
-  std::vector<int64_t> aOffsets_, bOffsets_;
-  int64_t m_, k_, n_;
-  bool bTransposed_;
-  int threads_ = 1;
-  int64_t chunks_ = 1;
-};
 
 }  // namespace
 
@@ -237,27 +174,18 @@ std::unique_ptr<Kernel> makeProduct(const BuildContext& ctx, bool bTransposed) {
     }
     return std::make_unique<Mxfp6MatmulKernel>(ctx, a, b, dst, b.dims[0], b.dims[1], 0, 1.0f);
   }
-  // NumPy: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1]. `bd` is b as
-  // the product reads it, [.., K, N].
-  ir::Dims ad = a.dims, bd = b.dims;
+  ir::Dims bd = b.dims;  // as the product reads it, [.., K, N]
   if (bTransposed) std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
-  if (ad.size() == 1) ad.insert(ad.begin(), 1);
-  if (bd.size() == 1) bd.push_back(1);
-  const std::size_t rank = std::max(ad.size(), bd.size());
-  ad.insert(ad.begin(), rank - ad.size(), 1);
-  bd.insert(bd.begin(), rank - bd.size(), 1);
-  ir::Dims dd(rank);
-  for (std::size_t i = 0; i + 2 < rank; ++i) dd[i] = std::max(ad[i], bd[i]);
-  dd[rank - 2] = ad[rank - 2];
-  dd[rank - 1] = bd[rank - 1];
-  if (ad[rank - 1] != bd[rank - 2] || ir::elementCount(dd) != dst.count()) {
-    throwKernelError(ctx.op, "inner dimensions of 'src1' and 'src2' differ");
-  }
-  const ir::Dims batch(dd.begin(), dd.end() - 2);
-  const int64_t m = dd[rank - 2], k = ad[rank - 1], n = dd[rank - 1];
+  const auto dims = productDims(a.dims, bd, dst.count());
+  if (!dims) throwKernelError(ctx.op, "inner dimensions of 'src1' and 'src2' differ");
+  const ir::Dims& ad = dims->a;
+  bd = dims->b;
+  const ir::Dims& dd = dims->d;
+  const ir::Dims& batch = dims->batch;
+  const std::size_t rank = dd.size();
+  const int64_t m = dims->m, k = dims->k, n = dims->n;
   if (halfB) {
-    return std::make_unique<HalfMatmulKernel>(a, b, dst, batchOffsets(ad, batch), batchOffsets(bd, batch), m, k, n,
-                                              bTransposed, ctx.options.threads);
+    return makeHalfMatmulKernel(ctx, a, b, dst, batchOffsets(ad, batch), batchOffsets(bd, batch), m, k, n, bTransposed);
   }
   if (a.dtype != ir::DType::Float) {
     if (bTransposed) throwKernelError(ctx.op, "matmul_trans_b needs float or float16 operands");

@@ -63,7 +63,17 @@ std::vector<QID> takeNamed(const ContextImpl& context, const container::QpcImage
     context.device(d);  // throws QS_INVAL for a device outside the context
   }
   checkLinked(context, named, what);
-  return named;
+  // The names follow the partition config's devices (its slots), not the parts' order: a
+  // pipeline's part 0 is its last stage, so the k-th name goes to the part of the k-th slot.
+  std::vector<std::size_t> bySlot(parts);
+  for (std::size_t p = 0; p < parts; ++p) bySlot[p] = p;
+  const auto& entries = image.deviceParts();
+  if (entries.size() == parts)
+    std::stable_sort(bySlot.begin(), bySlot.end(),
+                     [&](std::size_t a, std::size_t b) { return entries[a].slot < entries[b].slot; });
+  std::vector<QID> byPart(parts);
+  for (std::size_t k = 0; k < parts; ++k) byPart[bySlot[k]] = named[k];
+  return byPart;
 }
 
 // The first devices of one P2P group (in the context's order) that hold their part.

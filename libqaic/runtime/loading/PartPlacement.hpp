@@ -22,9 +22,10 @@ namespace qaic::rt {
 
 class ContextImpl;
 
-// The devices of the parts, part p on the p-th, from the first source that applies
+// The devices of the parts, from the first source that applies
 // (docs/runtime.md, "Multi-device programs"): `program.devMapping`, else the context's devices
-// when the application named them (Context::Factory's list; too few is an error), else the
+// when the application named them (Context::Factory's list; too few is an error; the k-th
+// named device runs the part of the k-th lowest slot, i.e. the config's k-th device), else the
 // first devices of the context in one peer-to-peer group that have free what their part's
 // `numActivations` activations need. Throws Error naming `what`, the devices and the part count:
 // QS_INVAL for too few devices named, a device named twice or devices that are not linked peer

@@ -147,14 +147,24 @@ TEST_F(QaicExec, PartitionConfigIsCheckedAndDumped) {
   std::ifstream againIn(again);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(againIn), {}), text);
 
-  // -mdp-pipeline-stages=1 with 2 cores: device 0 with 2 NSPs; pipelining over more is refused.
+  // -mdp-pipeline-stages=1 with 2 cores: device 0 with 2 NSPs; more stages than the network has
+  // ops are refused.
   r = compile(model, {"-aic-num-cores=2", "-mdp-pipeline-stages=1", "-mdp-dump-partition-config=" + dumped});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::ifstream stages(dumped);
   const std::string staged{std::istreambuf_iterator<char>(stages), {}};
   EXPECT_NE(staged.find("\"numCores\": 2"), std::string::npos) << staged;
   EXPECT_EQ(staged.find("\"deviceId\": 1"), std::string::npos) << staged;
-  expectBadInput(compile(model, {"-mdp-pipeline-stages=3"}), "-mdp-pipeline-stages=3: pipelining");
+  expectBadInput(compile(model, {"-mdp-pipeline-stages=3"}),
+                 "a pipeline of 3 stages: the network has 2 ops (constants aside), fewer than its stages");
+  // Two stages: elew on device 0, relu on device 1; the dump names each stage's node.
+  r = compile(model, {"-mdp-pipeline-stages=2", "-mdp-dump-partition-config=" + dumped});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("2 pipeline stages"), std::string::npos) << r.out;
+  std::ifstream pipeline(dumped);
+  const std::string piped{std::istreambuf_iterator<char>(pipeline), {}};
+  EXPECT_NE(piped.find("\"nodeList\""), std::string::npos) << piped;
+  EXPECT_NE(piped.find("\"Partition1\""), std::string::npos) << piped;
   expectBadInput(compile(model, {"-mdp-load-partition-config=" + config, "-mdp-pipeline-stages=2"}),
                  "-mdp-pipeline-stages");
 }

@@ -3,11 +3,14 @@
 // made together or not at all, held by one connection, through qaicd and qaic-util.
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "DeviceAttributes.hpp"
+#include "MultiDeviceProgram.hpp"
 #include "Paths.hpp"
 #include "Process.hpp"
 #include "QaicdTest.hpp"
@@ -160,6 +163,46 @@ TEST_F(PartitionGroupTest, QaicUtilCreateHoldsAGroupForItsCommand) {
   Process twice({testing::programPath("qaic-util").string(), "create", "--nsp", "1", "-d", "1,1"}, quiet);
   EXPECT_EQ(twice.finish(30s).shellCode(), 2);
   EXPECT_NE(twice.output().find("-d: device 1 is listed twice"), std::string::npos) << twice.output();
+}
+
+// qaic-util create --qpc of a multi-device program: one partition per part, made together, each
+// sized for the largest part; a device count or list that does not match the parts is refused.
+TEST_F(PartitionGroupTest, QaicUtilCreateSizesAGroupFromAMultiDeviceProgram) {
+  const auto dir = std::filesystem::path(rootPath()).parent_path() / ("mdp-qpc-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto bytes = testing::multiDeviceReluProgram({0, 1}, 3);
+  std::ofstream(dir / "programqpc.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  ProcessOptions options;
+  options.captureStdout = true;
+  options.stderrToStdout = true;
+  options.environment = {"QAIC_ROOT=" + rootPath(), "QAICD_SOCKET=" + socketPath()};
+  const std::string script =
+      "for p in $(echo $QAIC_PARTITIONS | tr , ' '); do "
+      "echo nsps=$(cat \"$QAIC_ROOT/sys/class/accel/accel$p/qaic-emu/nsp_total\"); done";
+  Process tool({testing::programPath("qaic-util").string(), "create", "--qpc", dir.string(), "-d", "0,2", "--",
+                "/bin/sh", "-c", script},
+               options);
+  EXPECT_EQ(tool.finish(60s).shellCode(), 0) << tool.output();
+  const std::string out = tool.output();
+  EXPECT_NE(out.find("created on QID 0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("created on QID 2\n"), std::string::npos) << out;
+  std::size_t threes = 0;
+  for (std::size_t at = out.find("nsps=3\n"); at != std::string::npos; at = out.find("nsps=3\n", at + 1)) ++threes;
+  EXPECT_EQ(threes, 2u) << out;
+  EXPECT_TRUE(eventually([&] { return everyDeviceWhole(); }, 10s));
+
+  for (const std::vector<std::string>& devices :
+       {std::vector<std::string>{"-d", "0"}, {"--device-count", "3"}, {"-d", "0,1,2"}}) {
+    std::vector<std::string> args = {testing::programPath("qaic-util").string(), "create", "--qpc", dir.string()};
+    args.insert(args.end(), devices.begin(), devices.end());
+    Process refused(args, options);
+    EXPECT_EQ(refused.finish(30s).shellCode(), 2) << devices[1] << "\n" << refused.output();
+    EXPECT_NE(refused.output().find("a program of 2 device parts needs a group of 2 partitions"), std::string::npos)
+        << refused.output();
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(everyDeviceWhole());
 }
 
 // The devices answer lists each card's peers, and qaic-util -q and -j show them.

@@ -51,6 +51,7 @@ const std::vector<Expected> kOperators = {
     {"sort1d", {"src_key"}, {"dst_key"}, {"dir"}},
     {"matmul", {"src1", "src2"}, {"dst"}, {}},
     {"matmul_trans_b", {"src1", "src2"}, {"dst"}, {}},
+    {"matmul_gathered_b", {"src1", "src2", "indices"}, {"dst"}, {"trans_b"}},
     {"gemm", {"a", "b", "c"}, {"dst"}, {"alpha", "beta", "trans_a", "trans_b"}},
     {"elew_bcast", {"src1", "src2"}, {"dst"}, {"elew_op"}},
     {"clip", {"src"}, {"dst"}, {"min", "max"}},
@@ -92,6 +93,8 @@ const std::vector<Expected> kOperators = {
     {"pool_argmax", {"src"}, {"dst"}, {"size", "stride", "dilation", "pads", "column_major"}},
     {"all_reduce_sum", {"src"}, {"dst"}, {"collective", "parts", "wire"}},
     {"all_gather", {"src"}, {"dst"}, {"axis", "collective", "parts", "wire"}},
+    {"peer_send", {"src"}, {}, {"channel", "peer", "parts"}},
+    {"peer_receive", {}, {"dst"}, {"channel", "peer", "parts", "dtype", "dims"}},
 };
 
 TEST(OpRegistry, ListsEveryOperatorWithItsArgumentNames) {

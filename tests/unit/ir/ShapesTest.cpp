@@ -187,6 +187,32 @@ TEST(Shapes, MatmulTransB) {
   EXPECT_THAT(failure({{"a", {2, 3}}, {"b", {3}}}, op), HasSubstr("op 'op1' (matmul_trans_b): input 'src2'"));
 }
 
+TEST(Shapes, MatmulGatheredB) {
+  auto op = [](bool transB) {
+    return makeOp("op1", "matmul_gathered_b", {{"src1", "a"}, {"src2", "b"}, {"indices", "i"}}, {{"dst", "u"}},
+                  {{"trans_b", transB}});
+  };
+  auto graph = [&](const Dims& a, const Dims& b, const Dims& i, bool transB) {
+    return std::vector<Json>{makeTensor("a", a), makeTensor("b", b, "TL_FLOAT16"), makeTensor("i", i, "TL_INT64"),
+                             op(transB)};
+  };
+  auto dimsOf = [](const std::vector<Json>& ops) {
+    Graph g = parseGraph(graphText(ops), "test.json");
+    inferShapes(g);
+    return g.tensors.at("u");
+  };
+  // Scores: q [1, 8, 1, 64] against 100 of a cache's 256 positions; values: p [1, 8, 1, 100].
+  EXPECT_EQ(dimsOf(graph({1, 8, 1, 64}, {1, 8, 256, 64}, {1, 8, 100, 1}, true)).dims, (Dims{1, 8, 1, 100}));
+  const TensorInfo values = dimsOf(graph({1, 8, 1, 100}, {1, 8, 256, 64}, {1, 8, 100, 1}, false));
+  EXPECT_EQ(values.dims, (Dims{1, 8, 1, 64}));
+  EXPECT_EQ(values.dtype, DType::Float);
+  EXPECT_THAT(irError(graph({1, 8, 1, 64}, {1, 8, 256, 64}, {1, 4, 100, 1}, true)),
+              HasSubstr("op 'op1' (matmul_gathered_b): input 'indices': dims [1,4,100,1] are not [.., N, 1]"));
+  EXPECT_THAT(irError(graph({1, 8, 1, 64}, {1, 8, 256, 64}, {1, 8, 100, 2}, true)), HasSubstr("input 'indices'"));
+  EXPECT_THAT(irError(graph({1, 8, 1, 32}, {1, 8, 256, 64}, {1, 8, 100, 1}, true)),
+              HasSubstr("op 'op1' (matmul_gathered_b): input 'src2': last dimension 64"));
+}
+
 // A float16 right operand (a KV cache read where it lies) with a float left one gives float;
 // every other mix is an error naming src2.
 TEST(Shapes, MatmulOfAFloatAndAFloat16Operand) {

@@ -82,6 +82,34 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HalfMatmulPaths,
                                            std::make_tuple(2, 15, 1, true), std::make_tuple(2, 37, 70, false),
                                            std::make_tuple(1, 33, 17, true), std::make_tuple(1, 33, 200, false)));
 
+// B's rows where they lie, some of them absent (rows of zeros), on every path: the product of
+// the same rows copied into a matrix with zeros where rows are absent.
+TEST(HalfMatmulPaths, RowsWhereTheyLieWithAbsentOnesAreRowsOfZeros) {
+  for (const bool transposed : {true, false}) {
+    const int64_t m = 3, k = transposed ? 40 : 70, n = transposed ? 70 : 40, rowLength = transposed ? k : n;
+    const int64_t rowCount = transposed ? n : k;
+    const auto a = randomFloats(static_cast<std::size_t>(m * k), 41);
+    const auto pool = halves(randomFloats(static_cast<std::size_t>(200 * rowLength), 42));  // rows to pick from
+    std::vector<const uint16_t*> rows;
+    std::vector<uint16_t> matrix;
+    for (int64_t r = 0; r < rowCount; ++r) {
+      const bool absent = r % 5 == 2 || r >= rowCount - 3;  // scattered and a run at the end
+      const int64_t from = (r * 37) % 200;
+      rows.push_back(absent ? nullptr : pool.data() + from * rowLength);
+      for (int64_t c = 0; c < rowLength; ++c)
+        matrix.push_back(absent ? uint16_t{0} : pool[static_cast<std::size_t>(from * rowLength + c)]);
+    }
+    const auto want = reference(a, matrix, 1, m, k, n, transposed);
+    for (HalfPath path : pathsOfThisCpu()) {
+      std::vector<float> d(static_cast<std::size_t>(m * n), std::nanf(""));
+      ops::HalfProduct product{a.data(), nullptr, d.data(), m, k, n, transposed, rows.data()};
+      ops::halfMatmulColumns(product, 0, n, path);
+      SCOPED_TRACE("path " + std::to_string(static_cast<int>(path)) + (transposed ? " transposed" : ""));
+      expectClose(d, want, k);
+    }
+  }
+}
+
 TEST(HalfMatmulPaths, AForcedPathTheCpuLacksIsAnError) {
   if (ops::halfAvx512Available()) {
     EXPECT_NO_THROW(ops::halfMatmulColumns({}, 0, 0, HalfPath::Avx512));
@@ -126,6 +154,71 @@ TEST(KernelsHalfMatmul, GraphOpsReadAFloat16OperandBatchedAndBroadcastOnOneAndTw
   const auto shared = halves(randomFloats(static_cast<std::size_t>(n * k), 25));
   expectClose(runHalfGraph("matmul_trans_b", q, shared, {heads, m, k}, {n, k}, {heads, m, n}, 2),
               reference(q, shared, heads, m, k, n, true, true), k);
+}
+
+// matmul_gathered_b against the ops it stands for, gather_nd (batch_dims 2) then the product, on
+// a cache [1, heads, positions, d] with efficient-transformers' marker for unfilled positions,
+// a negative index, int32 and int64 indices, one thread and two.
+TEST(KernelsHalfMatmul, GatheredRowsEqualGatherNdThenTheProduct) {
+  const int64_t heads = 4, positions = 48, depth = 32, picked = 40;
+  const auto cache = halves(randomFloats(static_cast<std::size_t>(heads * positions * depth), 51));
+  std::vector<int64_t> index;
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t j = 0; j < picked; ++j)
+      index.push_back(j >= 30 ? int64_t{2147483647} : j == 7 ? -1 : (j * 5 + h) % positions);
+  const ir::Dims cacheDims{1, heads, positions, depth}, indexDims{1, heads, picked, 1};
+  for (const std::string indexType : {"TL_INT64", "TL_INT32"}) {
+    const auto indices = indexType == "TL_INT64" ? HostTensor::of(ir::DType::Int64, indexDims, index)
+                                                 : HostTensor::of(ir::DType::Int32, indexDims,
+                                                                  std::vector<int32_t>(index.begin(), index.end()));
+    for (const bool transposed : {true, false}) {
+      const ir::Dims aDims = transposed ? ir::Dims{1, heads, 1, depth} : ir::Dims{1, heads, 1, picked};
+      const ir::Dims dDims = transposed ? ir::Dims{1, heads, 1, picked} : ir::Dims{1, heads, 1, depth};
+      const auto a = randomFloats(static_cast<std::size_t>(ir::elementCount(aDims)), 52);
+      const std::vector<HostTensor> inputs{HostTensor::of(ir::DType::Float, aDims, a),
+                                           HostTensor::of(ir::DType::Float16, cacheDims, cache), indices};
+      GraphBuilder apart;
+      apart.input("a", "TL_FLOAT", aDims)
+          .input("cache", "TL_FLOAT16", cacheDims)
+          .input("idx", indexType, indexDims)
+          .op("gather", "gather_nd", {{"src", "cache"}, {"indices", "idx"}}, {{"dst", "rows"}}, {{"batch_dims", 2}})
+          .op("mm", transposed ? "matmul_trans_b" : "matmul", {{"src1", "a"}, {"src2", "rows"}}, {{"dst", "d"}})
+          .output("d", "TL_FLOAT", dDims);
+      const auto want = runGraph(apart.graph(), inputs).at(0).values<float>();
+      for (int threads : {1, 2}) {
+        GraphBuilder fused;
+        fused.input("a", "TL_FLOAT", aDims)
+            .input("cache", "TL_FLOAT16", cacheDims)
+            .input("idx", indexType, indexDims)
+            .op("mm", "matmul_gathered_b", {{"src1", "a"}, {"src2", "cache"}, {"indices", "idx"}}, {{"dst", "d"}},
+                {{"trans_b", transposed}})
+            .output("d", "TL_FLOAT", dDims);
+        BuildOptions options;
+        options.threads = threads;
+        SCOPED_TRACE(indexType + (transposed ? " transposed " : " ") + std::to_string(threads));
+        expectClose(runGraph(fused.graph(), inputs, nullptr, options).at(0).values<float>(), want, picked);
+      }
+    }
+  }
+}
+
+TEST(KernelsHalfMatmul, AnIndexOutOfRangeFailsTheRunNamingIt) {
+  GraphBuilder g;
+  g.input("a", "TL_FLOAT", {1, 2, 1, 8})
+      .input("cache", "TL_FLOAT16", {1, 2, 6, 8})
+      .input("idx", "TL_INT64", {1, 2, 3, 1})
+      .op("mm", "matmul_gathered_b", {{"src1", "a"}, {"src2", "cache"}, {"indices", "idx"}}, {{"dst", "d"}},
+          {{"trans_b", true}})
+      .output("d", "TL_FLOAT", {1, 2, 1, 3});
+  try {
+    runGraph(g.graph(), {HostTensor::of(ir::DType::Float, {1, 2, 1, 8}, std::vector<float>(16, 1.0f)),
+                         HostTensor::of(ir::DType::Float16, {1, 2, 6, 8}, std::vector<uint16_t>(96, 0)),
+                         HostTensor::of(ir::DType::Int64, {1, 2, 3, 1}, std::vector<int64_t>{0, 1, 2, 3, 9, 5})});
+    FAIL() << "an index of 9 on 6 positions ran";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("'mm'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("9"), std::string::npos) << e.what();
+  }
 }
 
 TEST(KernelsHalfMatmul, FloatMatmulTransBEqualsMatmulOfTheTranspose) {

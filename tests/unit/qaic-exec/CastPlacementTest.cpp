@@ -168,6 +168,46 @@ TEST(CastPlacement, AWidenedValueReadElsewhereOrAConstantOperandIsLeftAlone) {
   }
 }
 
+// efficient-transformers' attention read of a float16 cache [1, 2, 8, 4]: the positions gathered
+// (CtxGather: gather_nd, batch_dims 2), the keys transposed and widened for the scores, the values
+// widened for the weighted sum. Both products end up reading the cache itself.
+TEST(CastPlacement, AttentionReadsTheGatheredCachePositionsWhereTheyLie) {
+  ir::Graph graph = testing::inferredGraph(R"({"io": [
+      {"name": "q", "tensor": "q", "direction": "in", "dtype": "TL_FLOAT", "dims": [1, 2, 1, 4]},
+      {"name": "p", "tensor": "p", "direction": "in", "dtype": "TL_FLOAT", "dims": [1, 2, 1, 6]},
+      {"name": "cache", "tensor": "cache", "direction": "in", "dtype": "TL_FLOAT16", "dims": [1, 2, 8, 4]},
+      {"name": "idx", "tensor": "idx", "direction": "in", "dtype": "TL_INT64", "dims": [1, 2, 6, 1]},
+      {"name": "scores", "tensor": "scores", "direction": "out", "dtype": "TL_FLOAT", "dims": [1, 2, 1, 6]},
+      {"name": "mixed", "tensor": "mixed", "direction": "out", "dtype": "TL_FLOAT", "dims": [1, 2, 1, 4]}],
+    "ops": [
+      {"name": "gather_k", "optype": "gather_nd", "tensors_in": [{"arg_name": "src", "name": "cache"},
+       {"arg_name": "indices", "name": "idx"}], "tensors_out": [{"arg_name": "dst", "name": "k"}],
+       "params": [{"arg_name": "batch_dims", "value": 2}]},
+      {"name": "gather_v", "optype": "gather_nd", "tensors_in": [{"arg_name": "src", "name": "cache"},
+       {"arg_name": "indices", "name": "idx"}], "tensors_out": [{"arg_name": "dst", "name": "v"}],
+       "params": [{"arg_name": "batch_dims", "value": 2}]},
+      {"name": "flip", "optype": "transpose", "tensors_in": [{"arg_name": "src", "name": "k"}],
+       "tensors_out": [{"arg_name": "dst", "name": "kt"}], "params": [{"arg_name": "axes", "value": [0, 1, 3, 2]}]},
+      {"name": "widen_k", "optype": "cast", "tensors_in": [{"arg_name": "src", "name": "kt"}],
+       "tensors_out": [{"arg_name": "dst", "name": "ktw"}], "params": [{"arg_name": "dtype", "value": "TL_FLOAT"}]},
+      {"name": "widen_v", "optype": "cast", "tensors_in": [{"arg_name": "src", "name": "v"}],
+       "tensors_out": [{"arg_name": "dst", "name": "vw"}], "params": [{"arg_name": "dtype", "value": "TL_FLOAT"}]},
+      {"name": "score", "optype": "matmul", "tensors_in": [{"arg_name": "src1", "name": "q"},
+       {"arg_name": "src2", "name": "ktw"}], "tensors_out": [{"arg_name": "dst", "name": "scores"}], "params": []},
+      {"name": "mix", "optype": "matmul", "tensors_in": [{"arg_name": "src1", "name": "p"},
+       {"arg_name": "src2", "name": "vw"}], "tensors_out": [{"arg_name": "dst", "name": "mixed"}], "params": []}]})");
+  EXPECT_EQ(readNarrowMatmulOperands(graph), 4);  // two casts, then two gathers
+  ASSERT_EQ(graph.ops.size(), 2u) << ir::toJson(graph);
+  for (const ir::Op& op : graph.ops) {
+    EXPECT_EQ(op.optype, "matmul_gathered_b");
+    EXPECT_EQ(op.findInput("src2")->name, "cache");
+    EXPECT_EQ(op.findInput("indices")->name, "idx");
+    EXPECT_EQ(op.boolean("trans_b"), op.name == "score") << op.name;
+  }
+  EXPECT_EQ(graph.tensors.at("scores").dims, (ir::Dims{1, 2, 1, 6}));
+  EXPECT_EQ(graph.tensors.at("mixed").dims, (ir::Dims{1, 2, 1, 4}));
+}
+
 TEST(CastPlacementPass, OnlyWithConvertToFp16AndRetainedState) {
   for (const bool fp16 : {false, true}) {
     ExecOptions options;

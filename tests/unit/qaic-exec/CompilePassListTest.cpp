@@ -27,7 +27,7 @@ TEST(CompilePassList, ModelPassesInOrder) {
 TEST(CompilePassList, CompilePassesInOrder) {
   EXPECT_EQ(namesOf(compilePasses()),
             "partition-config specialization-config custom-io-list load-specializations "
-            "default-specialization retained-state cast-placement tensor-slicing pack-constants "
+            "default-specialization retained-state cast-placement tensor-slicing pipeline-stages pack-constants "
             "io-layout specialization-payloads constant-table "
             "program device-parts "
             "write-container dump-partition-config");

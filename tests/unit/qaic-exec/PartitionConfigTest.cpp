@@ -88,9 +88,6 @@ TEST(PartitionConfigTest, RefusesUnknownFields) {
   EXPECT_EQ(refusal(R"({"partitions":[],"devices":[]})"), "mdp.json: devices: unknown field");
   EXPECT_EQ(refusal(withDevices(R"([{"deviceId":0,"numCores":16,"cores":2}])")),
             "mdp.json: partitions[0].devices[0].cores: unknown field");
-  EXPECT_EQ(refusal(R"({"partitions":[{"name":"P","nodeList":["a"],"devices":[{"deviceId":0,"numCores":1}]}]})"),
-            "mdp.json: partitions[0].nodeList: pipeline partitions (a partition per range of nodes) are not "
-            "supported; qaic-exec takes one partition");
 }
 
 TEST(PartitionConfigTest, RefusesADeviceListedTwice) {
@@ -110,11 +107,11 @@ TEST(PartitionConfigTest, RefusesCoreCountsACardCannotHold) {
 TEST(PartitionConfigTest, RefusesADeviceInNoConnection) {
   EXPECT_EQ(refusal(withDevices(R"([{"deviceId":0,"numCores":16},{"deviceId":2,"numCores":16}])")),
             "mdp.json: partitions[0].devices[1].deviceId: device 2 is in no connection; the 2 devices of a "
-            "partition must be listed in \"connections\"");
+            "multi-device program must be listed in \"connections\"");
   EXPECT_EQ(refusal(R"({"partitions":[{"name":"P","devices":[{"deviceId":0,"numCores":1},
                                                               {"deviceId":1,"numCores":1}]}]})"),
             "mdp.json: partitions[0].devices[0].deviceId: device 0 is in no connection; the 2 devices of a "
-            "partition must be listed in \"connections\"");
+            "multi-device program must be listed in \"connections\"");
 }
 
 TEST(PartitionConfigTest, RefusesAnUnknownConnectionType) {
@@ -122,12 +119,43 @@ TEST(PartitionConfigTest, RefusesAnUnknownConnectionType) {
             "mdp.json: connections[0].type: 'nvlink' is not a connection type (the only one is \"p2p\")");
 }
 
-TEST(PartitionConfigTest, TakesExactlyOnePartition) {
-  EXPECT_EQ(refusal(R"({"connections":[],"partitions":[]})"), "mdp.json: partitions: expected one partition, got none");
-  EXPECT_EQ(refusal(R"({"partitions":[{"name":"A","devices":[{"deviceId":0,"numCores":16}]},
-                                      {"name":"B","devices":[{"deviceId":1,"numCores":16}]}]})"),
-            "mdp.json: partitions: 2 partitions: qaic-exec supports one partition (every device in it, tensor "
-            "slicing)");
+TEST(PartitionConfigTest, TakesOnePartitionOrPipelineStagesOfOneDeviceEach) {
+  EXPECT_EQ(refusal(R"({"connections":[],"partitions":[]})"),
+            "mdp.json: partitions: expected at least one partition, got none");
+  const std::string link = R"("connections":[{"devices":[0,1,2],"type":"p2p"}],)";
+  EXPECT_EQ(refusal("{" + link + R"("partitions":[{"name":"A","devices":[{"deviceId":0,"numCores":16}]},
+                                      {"name":"B","devices":[{"deviceId":1,"numCores":16},
+                                                             {"deviceId":2,"numCores":16}]}]})"),
+            "mdp.json: partitions[1].devices: 2 devices: a pipeline stage (one of several partitions) runs on one "
+            "device; tensor slicing within a stage is not supported");
+  EXPECT_EQ(refusal("{" + link + R"("partitions":[{"name":"A","devices":[{"deviceId":0,"numCores":1}]},
+                                      {"name":"B","devices":[{"deviceId":0,"numCores":1}]}]})"),
+            "mdp.json: partitions[1].devices[0].deviceId: device 0 is also partitions[0]'s; each stage has a "
+            "device of its own");
+  EXPECT_EQ(refusal("{" + link + R"("partitions":[{"name":"A","nodeList":["a"],"devices":[{"deviceId":0,"numCores":1}]},
+                                      {"name":"B","devices":[{"deviceId":1,"numCores":1}]}]})"),
+            "mdp.json: partitions[1].nodeList: missing; partitions[0] lists its nodes, so every partition must");
+  EXPECT_EQ(refusal("{" + link + R"("partitions":[{"name":"A","nodeList":["a"],"devices":[{"deviceId":0,"numCores":1}]},
+                                      {"name":"B","nodeList":["a"],"devices":[{"deviceId":1,"numCores":1}]}]})"),
+            "mdp.json: partitions[1].nodeList[0]: node 'a' is also in partitions[0]");
+  EXPECT_EQ(refusal(R"({"partitions":[{"name":"A","devices":[{"deviceId":0,"numCores":1}]},
+                                      {"name":"B","devices":[{"deviceId":1,"numCores":1}]}]})"),
+            "mdp.json: partitions[0].devices[0].deviceId: device 0 is in no connection; the 2 devices of a "
+            "multi-device program must be listed in \"connections\"");
+  // A good pipeline: stages in order, part 0 the last stage; it writes back as it was read.
+  const PartitionConfig config = parsePartitionConfig(
+      "{" + link + R"("partitions":[{"name":"A","nodeList":["a","b"],"devices":[{"deviceId":2,"numCores":1}]},
+                                    {"name":"B","nodeList":["c"],"devices":[{"deviceId":0,"numCores":4}]}]})",
+      "mdp.json");
+  ASSERT_TRUE(config.pipelined());
+  EXPECT_EQ(config.deviceCount(), 2u);
+  const auto parts = config.partDevices();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0], (PartitionDevice{0, 4}));
+  EXPECT_EQ(parts[1], (PartitionDevice{2, 1}));
+  EXPECT_EQ(parsePartitionConfig(partitionConfigJson(config), "again.json"), config);
+  EXPECT_EQ(pipelinePartitionConfig(3, 2).partitions.size(), 3u);
+  EXPECT_EQ(pipelinePartitionConfig(3, 2).partDevices()[0], (PartitionDevice{2, 2}));
 }
 
 TEST(PartitionConfigTest, WrittenConfigReadsBackTheSame) {

@@ -100,9 +100,11 @@ inline void rotary(GraphBuilder& g, const std::string& t, const std::string& out
 
 // Self-attention over x [1, S, H*D] into `out`; with a cache, k and v are written into the
 // retained past_key / past_value [1, H, C, D] at the positions `indices` names (scatter_nd of
-// (batch, head, position) tuples) and attention reads the whole cache under an additive mask.
+// (batch, head, position) tuples) and attention reads the whole cache under an additive mask;
+// with `gatherRead`, it reads the cache rows at `positions` [1, H, C, 1] with gather_nd over the
+// batch and head axes (efficient-transformers' CtxGather).
 inline void attention(GraphBuilder& g, Weights& w, const std::string& x, const std::string& out, bool cache, bool rope,
-                      int64_t seq = kSeq) {
+                      int64_t seq = kSeq, bool gatherRead = false) {
   const int64_t hidden = kHeads * kHeadDim;
   for (const char* name : {"q", "k", "v"}) {
     const std::string n = name;
@@ -126,6 +128,13 @@ inline void attention(GraphBuilder& g, Weights& w, const std::string& x, const s
     keys = "key";
     values = "value";
   }
+  if (cache && gatherRead) {
+    g.op("read_k", "gather_nd", {{"src", "key"}, {"indices", "positions"}}, {{"dst", "key_read"}}, {{"batch_dims", 2}})
+        .op("read_v", "gather_nd", {{"src", "value"}, {"indices", "positions"}}, {{"dst", "value_read"}},
+            {{"batch_dims", 2}});
+    keys = "key_read";
+    values = "value_read";
+  }
   g.op("keys_t", "transpose", {{"src", keys}}, {{"dst", "kt"}}, {{"axes", {0, 1, 3, 2}}})
       .op("scores", "matmul", {{"src1", q}, {"src2", "kt"}}, {{"dst", "s"}})
       .create("scale", "TL_FLOAT", {1}, {1.0 / std::sqrt(double(kHeadDim))})
@@ -143,7 +152,7 @@ inline void attention(GraphBuilder& g, Weights& w, const std::string& x, const s
       .op("o_proj", "matmul", {{"src1", "att_flat"}, {"src2", "wo"}}, {{"dst", out}});
 }
 
-inline ir::Graph attentionWithCache(Weights& w, int64_t seq = kSeq) {
+inline ir::Graph attentionWithCache(Weights& w, int64_t seq = kSeq, bool gatherRead = false) {
   const int64_t hidden = kHeads * kHeadDim;
   GraphBuilder g;
   g.input("x", "TL_FLOAT", {1, seq, hidden})
@@ -151,7 +160,8 @@ inline ir::Graph attentionWithCache(Weights& w, int64_t seq = kSeq) {
       .input("mask", "TL_FLOAT", {1, 1, seq, kContext})
       .input("past_key", "TL_FLOAT", {1, kHeads, kContext, kHeadDim})
       .input("past_value", "TL_FLOAT", {1, kHeads, kContext, kHeadDim});
-  attention(g, w, "x", "o", true, false, seq);
+  if (gatherRead) g.input("positions", "TL_INT64", {1, kHeads, kContext, 1});
+  attention(g, w, "x", "o", true, false, seq, gatherRead);
   g.op("residual", "elew", {{"src1", "x"}, {"src2", "o"}}, {{"dst", "y"}}, {{"elew_op", "TL_SUM"}})
       .output("y", "TL_FLOAT", {1, seq, hidden});
   ir::Graph graph = g.graph();

@@ -9,9 +9,12 @@
 #include <cmath>
 #include <map>
 
+#include "CastPlacement.hpp"
+#include "CustomIo.hpp"
 #include "PartRunner.hpp"
 #include "SlicingTestNetworks.hpp"
 #include "partition/TensorSlicing.hpp"
+#include "qaic/Float16.hpp"
 
 namespace qaic::compiler::partition {
 namespace {
@@ -57,6 +60,38 @@ std::vector<float> run(const ir::Graph& graph, const Weights& w, const std::vect
 
 HostTensor floats(const ir::Dims& dims, uint32_t seed) {
   return HostTensor::of(ir::DType::Float, dims, randomFloats(static_cast<std::size_t>(ir::elementCount(dims)), seed));
+}
+
+// attentionWithCache's inputs: x, the (batch, head, position) tuples writing the three new rows
+// at positions 2, 3, 4 of every head, the causal mask, and the two caches in `cacheType`.
+std::vector<HostTensor> attentionInputs(ir::DType cacheType) {
+  std::vector<int64_t> tuples;
+  for (int64_t h = 0; h < kHeads; ++h) {
+    for (int64_t s = 0; s < kSeq; ++s) tuples.insert(tuples.end(), {0, h, 2 + s});
+  }
+  std::vector<float> mask(kSeq * kContext);
+  for (int64_t s = 0; s < kSeq; ++s) {
+    for (int64_t c = 0; c < kContext; ++c) mask[static_cast<std::size_t>(s * kContext + c)] = c <= 2 + s ? 0.0f : -1e4f;
+  }
+  const ir::Dims cacheDims{1, kHeads, kContext, kHeadDim};
+  auto cache = [&](uint32_t seed) {
+    HostTensor t = floats(cacheDims, seed);
+    if (cacheType != ir::DType::Float16) return t;
+    std::vector<uint16_t> halves;
+    for (float v : t.values<float>()) halves.push_back(rt::floatToHalf(v));
+    return HostTensor::of(ir::DType::Float16, cacheDims, halves);
+  };
+  return {floats({1, kSeq, kHeads * kHeadDim}, 40), HostTensor::of(ir::DType::Int64, {1, kHeads, kSeq, 3}, tuples),
+          HostTensor::of(ir::DType::Float, {1, 1, kSeq, kContext}, mask), cache(41), cache(42)};
+}
+
+// Part p's heads of a cache [1, H, C, D], as its card keeps them.
+HostTensor headsOf(const HostTensor& cache, std::size_t p, std::size_t parts) {
+  const std::size_t share = cache.bytes.size() / parts;
+  HostTensor slice{cache.dtype, {1, kHeads / static_cast<int64_t>(parts), kContext, kHeadDim}, {}};
+  slice.bytes.assign(cache.bytes.begin() + static_cast<std::ptrdiff_t>(p * share),
+                     cache.bytes.begin() + static_cast<std::ptrdiff_t>((p + 1) * share));
+  return slice;
 }
 
 // ---- the tests -------------------------------------------------------------------------------
@@ -107,31 +142,12 @@ TEST_P(TensorSlicing, AttentionSplitsByHeadsAndEachPartKeepsItsHeadsOfTheCache) 
   }
   EXPECT_THAT(net.report.text(), HasSubstr("retained buffer 'past_key': each part keeps its slice along axis 1"));
 
-  // Tuples (0, h, position): the three new rows go to positions 2, 3, 4 of every head.
-  std::vector<int64_t> tuples;
-  for (int64_t h = 0; h < kHeads; ++h) {
-    for (int64_t s = 0; s < kSeq; ++s) tuples.insert(tuples.end(), {0, h, 2 + s});
-  }
-  std::vector<float> mask(kSeq * kContext);
-  for (int64_t s = 0; s < kSeq; ++s) {
-    for (int64_t c = 0; c < kContext; ++c) mask[static_cast<std::size_t>(s * kContext + c)] = c <= 2 + s ? 0.0f : -1e4f;
-  }
-  const ir::Dims cacheDims{1, kHeads, kContext, kHeadDim};
-  const HostTensor pastKey = floats(cacheDims, 41), pastValue = floats(cacheDims, 42);
-  const std::vector<HostTensor> inputs{
-      floats({1, kSeq, kHeads * kHeadDim}, 40), HostTensor::of(ir::DType::Int64, {1, kHeads, kSeq, 3}, tuples),
-      HostTensor::of(ir::DType::Float, {1, 1, kSeq, kContext}, mask), pastKey, pastValue};
+  const std::vector<HostTensor> inputs = attentionInputs(ir::DType::Float);
   const auto expected = kernels::test::runGraph(graph, inputs, w.lookup());
   // Each part gets its heads of the caches, as its card would keep them.
-  const std::size_t share = static_cast<std::size_t>(heads * kContext * kHeadDim) * sizeof(float);
-  auto headsOf = [&](const HostTensor& cache, std::size_t p) {
-    HostTensor slice{cache.dtype, {1, heads, kContext, kHeadDim}, {}};
-    slice.bytes.assign(cache.bytes.begin() + static_cast<std::ptrdiff_t>(p * share),
-                       cache.bytes.begin() + static_cast<std::ptrdiff_t>((p + 1) * share));
-    return slice;
-  };
   const auto results = runSplit(net, w, inputs, [&](std::size_t p) {
-    return std::vector<HostTensor>{inputs[0], inputs[1], inputs[2], headsOf(pastKey, p), headsOf(pastValue, p)};
+    return std::vector<HostTensor>{inputs[0], inputs[1], inputs[2], headsOf(inputs[3], p, parts),
+                                   headsOf(inputs[4], p, parts)};
   });
   for (std::size_t k = 0; k < 3; ++k) {
     std::vector<float> joined;  // y is whole on every part; the caches are joined by heads
@@ -142,6 +158,80 @@ TEST_P(TensorSlicing, AttentionSplitsByHeadsAndEachPartKeepsItsHeadsOfTheCache) 
     }
     if (k > 0) expectClose(joined, expected[k].values<float>());
   }
+}
+
+// With the caches float16 on the device (efficient-transformers' custom IO), cast-placement
+// makes the scores a matmul_trans_b over the float16 keys and the mix a matmul over the float16
+// values: both split by heads as the matmuls they replace, each part keeping its heads of the
+// float16 caches, with no all_gather.
+TEST_P(TensorSlicing, AttentionOverAFloat16CacheSplitsByHeadsAfterCastPlacement) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  ir::Graph graph = attentionWithCache(w);
+  std::vector<CustomIoEntry> float16;
+  for (const char* name : {"past_key", "past_value", "past_key_RetainedState", "past_value_RetainedState"})
+    float16.push_back({name, ir::DType::Float16, 1});
+  applyCustomIo(graph, float16, "custom_io.yaml");
+  ASSERT_EQ(keepRetainedInBufferPrecision(graph, findRetainedPairs(graph)), 2);
+  sinkWideningCasts(graph);
+  ASSERT_EQ(readNarrowMatmulOperands(graph), 2);
+  ASSERT_EQ(count(graph, "matmul_trans_b"), 1);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  const int64_t heads = kHeads / static_cast<int64_t>(parts);
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+    EXPECT_EQ(count(part, "matmul_trans_b"), 1);
+    for (const char* name : {"past_key", "past_value", "past_key_RetainedState", "past_value_RetainedState"}) {
+      EXPECT_EQ(io(part, name).dims, (ir::Dims{1, heads, kContext, kHeadDim})) << name;
+      EXPECT_EQ(io(part, name).dtype, ir::DType::Float16) << name;
+    }
+  }
+  const std::vector<HostTensor> inputs = attentionInputs(ir::DType::Float16);
+  const auto expected = kernels::test::runGraph(graph, inputs, w.lookup());
+  const auto results = runSplit(net, w, inputs, [&](std::size_t p) {
+    return std::vector<HostTensor>{inputs[0], inputs[1], inputs[2], headsOf(inputs[3], p, parts),
+                                   headsOf(inputs[4], p, parts)};
+  });
+  for (std::size_t p = 0; p < parts; ++p)
+    expectClose(results.outputs[p][0].values<float>(), expected[0].values<float>());
+  for (std::size_t k = 1; k < 3; ++k) {  // each card's float16 heads, joined, are the whole cache's
+    std::vector<uint16_t> joined;
+    for (std::size_t p = 0; p < parts; ++p) {
+      const auto values = results.outputs[p][k].values<uint16_t>();
+      joined.insert(joined.end(), values.begin(), values.end());
+    }
+    EXPECT_EQ(joined, expected[k].values<uint16_t>()) << "cache " << k;
+  }
+}
+
+// efficient-transformers' cache read: gather_nd over the batch and head axes of the written
+// caches. It splits by heads with the caches; the position rows are the same for every part's
+// heads, so each part takes its heads' rows of them.
+TEST_P(TensorSlicing, ACacheReadByGatherNdSplitsByHeads) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = attentionWithCache(w, kSeq, true);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+    EXPECT_EQ(count(part, "gather_nd"), 2);
+  }
+  EXPECT_THAT(net.report.text(), HasSubstr("retained buffer 'past_value': each part keeps its slice along axis 1"));
+  std::vector<HostTensor> inputs = attentionInputs(ir::DType::Float);
+  std::vector<int64_t> positions;  // every head reads the cache in reverse order
+  for (int64_t h = 0; h < kHeads; ++h) {
+    for (int64_t c = 0; c < kContext; ++c) positions.push_back(kContext - 1 - c);
+  }
+  inputs.push_back(HostTensor::of(ir::DType::Int64, {1, kHeads, kContext, 1}, positions));
+  const auto expected = kernels::test::runGraph(graph, inputs, w.lookup());
+  const auto results = runSplit(net, w, inputs, [&](std::size_t p) {
+    return std::vector<HostTensor>{
+        inputs[0], inputs[1], inputs[2], headsOf(inputs[3], p, parts), headsOf(inputs[4], p, parts), inputs[5]};
+  });
+  for (std::size_t p = 0; p < parts; ++p)
+    expectClose(results.outputs[p][0].values<float>(), expected[0].values<float>());
 }
 
 TEST_P(TensorSlicing, TransformerLayerNeedsTwoSumsAndNoGather) {
@@ -161,6 +251,75 @@ TEST_P(TensorSlicing, TransformerLayerNeedsTwoSumsAndNoGather) {
   for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
   // Both sums move the layer's activations, nothing else.
   EXPECT_GT(results.transfers[0].sent, 0u);
+}
+
+// Self-attention with one fused qkv projection (GPT-2's c_attn, efficient-transformers' exports):
+// x [1, S, H*D] -> matmul [H*D, 3*H*D] + bias -> q, k, v cut out by slices -> heads. With
+// `mixed`, a computed tensor is added to the fused result before the cuts.
+ir::Graph fusedQkvAttention(Weights& w, bool mixed) {
+  const int64_t hidden = kHeads * kHeadDim;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {1, kSeq, hidden});
+  if (mixed) g.input("r", "TL_FLOAT", {1, kSeq, 3 * hidden});
+  w.add(g, "wqkv", {hidden, 3 * hidden}, 90);
+  w.add(g, "bqkv", {3 * hidden}, 91);
+  w.add(g, "wo", {hidden, hidden}, 92);
+  g.op("qkv_proj", "matmul", {{"src1", "x"}, {"src2", "wqkv"}}, {{"dst", "qkv"}})
+      .op("qkv_bias", "elew_bcast", {{"src1", "bqkv"}, {"src2", "qkv"}}, {{"dst", "qkvb"}}, {{"elew_op", "TL_SUM"}});
+  std::string fused = "qkvb";
+  if (mixed) {
+    g.op("mix_in", "elew", {{"src1", "qkvb"}, {"src2", "r"}}, {{"dst", "qkvr"}}, {{"elew_op", "TL_SUM"}});
+    fused = "qkvr";
+  }
+  const char* names[] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = names[i];
+    g.op(n + "_cut", "slice", {{"src", fused}}, {{"dst", n + "_flat"}},
+         {{"axis", 2}, {"start", i * hidden}, {"len", hidden}});
+    toHeads(g, n + "_flat", n + "_h");
+  }
+  g.op("keys_t", "transpose", {{"src", "k_h"}}, {{"dst", "kt"}}, {{"axes", {0, 1, 3, 2}}})
+      .op("scores", "matmul", {{"src1", "q_h"}, {"src2", "kt"}}, {{"dst", "s"}})
+      .op("probs", "softmax", {{"src", "s"}}, {{"dst", "p"}}, {{"axis", 3}})
+      .op("mix", "matmul", {{"src1", "p"}, {"src2", "v_h"}}, {{"dst", "att"}})
+      .op("merge_t", "transpose", {{"src", "att"}}, {{"dst", "att_t"}}, {{"axes", {0, 2, 1, 3}}})
+      .op("merge", "reshape", {{"src", "att_t"}}, {{"dst", "att_flat"}}, {{"dims", {1, kSeq, hidden}}})
+      .op("o_proj", "matmul", {{"src1", "att_flat"}, {"src2", "wo"}}, {{"dst", "y"}})
+      .output("y", "TL_FLOAT", {1, kSeq, hidden});
+  return g.graph();
+}
+
+// The fused projection's columns are three groups (q, k, v): each part keeps its heads of every
+// group (weight and bias), so each cut is its heads of q, k or v and attention splits by heads
+// with one sum, as with three projections. A fused result that must be whole first (a computed
+// tensor added to it) is gathered and put back in order (a gather by the inverse permutation);
+// the result is the same.
+TEST_P(TensorSlicing, FusedQkvSplitsEachOfItsGroupsByHeads) {
+  const std::size_t parts = GetParam();
+  for (bool mixed : {false, true}) {
+    Weights w;
+    const ir::Graph graph = fusedQkvAttention(w, mixed);
+    const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+    EXPECT_THAT(net.report.text(), HasSubstr("matmul 'qkv_proj': column split in 3 fused groups of weight 'wqkv'"));
+    for (const auto& part : net.parts) {
+      // Mixed: the fused result is gathered, attention runs whole and the output projection's
+      // columns are gathered for the output.
+      EXPECT_EQ(count(part, "all_reduce_sum"), mixed ? 0 : 1) << mixed;
+      EXPECT_EQ(count(part, "all_gather"), mixed ? 2 : 0) << mixed;
+    }
+    // Part 1's first row of the weight: column share * 1 of q, then of k, then of v.
+    const int64_t hidden = kHeads * kHeadDim, share = hidden / static_cast<int64_t>(parts);
+    const auto* whole = reinterpret_cast<const float*>(w.lookup()("wqkv")->data.data());
+    const ir::WeightTensor* slice = net.findWeight(1, "wqkv.part1of" + std::to_string(parts), nullptr);
+    ASSERT_NE(slice, nullptr);
+    const auto* part = reinterpret_cast<const float*>(slice->data.data());
+    for (int64_t g = 0; g < 3; ++g) EXPECT_EQ(part[g * share], whole[g * hidden + share]);
+    std::vector<HostTensor> inputs{floats({1, kSeq, hidden}, 93)};
+    if (mixed) inputs.push_back(floats({1, kSeq, 3 * hidden}, 94));
+    const auto expected = run(graph, w, inputs);
+    const auto results = runSplit(net, w, inputs);
+    for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  }
 }
 
 // A lone projection to the output: column split, then all_gather to make the output whole.

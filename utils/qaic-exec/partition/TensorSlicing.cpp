@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "kernels/mx/Mxint8Format.hpp"
 
@@ -28,6 +29,9 @@ using Names = std::vector<std::string>;  // one tensor's name in each part
 struct Value {
   Names names;
   int axis = -1;  // -1: whole on every part
+  // The axis as `groups` equal groups (a fused projection's q, k and v columns), each divided
+  // among the parts: part p holds the p-th share of every group, in group order. 1: one run.
+  int64_t groups = 1;
 };
 
 constexpr std::string_view kRetainedSuffix = "_RetainedState";
@@ -61,16 +65,20 @@ ir::Op makeOp(std::string name, std::string optype, std::vector<ir::TensorArg> i
 
 std::vector<double> doubles(const ir::Dims& dims) { return {dims.begin(), dims.end()}; }
 
-// The slice of a plain row-major constant along `axis` that part `part` of `parts` keeps.
-std::vector<std::byte> sliceBytes(const ir::WeightTensor& w, std::size_t axis, std::size_t part, std::size_t parts) {
+// The slice of a plain row-major constant along `axis` that part `part` of `parts` keeps: of
+// each of the axis' `groups` groups, its share.
+std::vector<std::byte> sliceBytes(const ir::WeightTensor& w, std::size_t axis, std::size_t part, std::size_t parts,
+                                  std::size_t groups) {
   const std::size_t element = ir::dtypeSize(w.dtype);
   const auto outer = static_cast<std::size_t>(product(w.dims, 0, axis));
   const auto extent = static_cast<std::size_t>(w.dims[axis]);
   const std::size_t inner = static_cast<std::size_t>(product(w.dims, axis + 1, w.dims.size())) * element;
-  const std::size_t share = extent / parts;
-  std::vector<std::byte> out(outer * share * inner);
+  const std::size_t group = extent / groups, share = group / parts;
+  std::vector<std::byte> out(outer * groups * share * inner);
+  std::byte* to = out.data();
   for (std::size_t o = 0; o < outer; ++o) {
-    std::memcpy(out.data() + o * share * inner, w.data.data() + (o * extent + part * share) * inner, share * inner);
+    for (std::size_t g = 0; g < groups; ++g, to += share * inner)
+      std::memcpy(to, w.data.data() + (o * extent + g * group + part * share) * inner, share * inner);
   }
   return out;
 }
@@ -83,6 +91,7 @@ class Slicer {
     for (const ir::Op& op : graph_.ops) {
       opNames_.insert(op.name);
       for (const auto& t : op.outputs) producers_[t.name] = &op;
+      for (const auto& t : op.inputs) readers_[t.name].push_back(&op);
     }
     for (const auto& [name, info] : graph_.tensors) tensorNames_.insert(name);
     for (const auto& [name, info] : graph_.tensors) values_[name] = Value{Names(parts_, name), -1};
@@ -138,8 +147,8 @@ class Slicer {
       return copy;
     });
   }
-  void setOutputs(const ir::Op& op, int axis) {
-    for (const auto& t : op.outputs) values_[t.name] = Value{Names(parts_, t.name), axis};
+  void setOutputs(const ir::Op& op, int axis, int64_t groups = 1) {
+    for (const auto& t : op.outputs) values_[t.name] = Value{Names(parts_, t.name), axis, groups};
   }
 
   const ir::Dims& dims(const std::string& t) const { return graph_.tensors.at(t).dims; }
@@ -179,8 +188,36 @@ class Slicer {
                     {{"axis", double(axis)}, {"collective", double(id)}, {"parts", double(parts_)}});
     });
     collectiveTensors_[opName] = t;
-    gathered_[t] = Names(parts_, out);
+    gathered_[t] = Names(parts_, v.groups > 1 ? ungroup(t, out, axis, v.groups) : out);
     return gathered_[t];
+  }
+
+  // The parts' grouped shares gathered in part order (`gathered`) put back in the tensor's own
+  // order along `axis`: a gather at the inverse permutation, the same on every part.
+  std::string ungroup(const std::string& t, const std::string& gathered, int axis, int64_t groups) {
+    const int64_t extent = dims(t)[static_cast<std::size_t>(axis)];
+    const int64_t share = extent / groups / static_cast<int64_t>(parts_);
+    std::vector<double> order;  // the position in `gathered` of each element of t along the axis
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t p = 0; p < static_cast<int64_t>(parts_); ++p) {
+        for (int64_t i = 0; i < share; ++i) order.push_back(double((p * groups + g) * share + i));
+      }
+    }
+    const std::string indices = fresh(t + ".order"), out = fresh(t + ".ungrouped");
+    const std::string orderOp = freshOp(t + ".order"), gatherOp = freshOp(t + ".ungroup");
+    emit([&](std::size_t) {
+      return makeOp(orderOp, "create", {}, {{"dst", indices}},
+                    {{"dtype", std::string("TL_INT64")},
+                     {"dims", std::vector<double>{double(extent)}},
+                     {"ran", std::vector<double>{0, 0}},
+                     {"data", order},
+                     {"from_file", false}});
+    });
+    emit([&](std::size_t) {
+      return makeOp(gatherOp, "gather", {{"src", gathered}, {"indices", indices}}, {{"dst", out}},
+                    {{"axis", double(axis)}});
+    });
+    return out;
   }
 
   // `names` (whole tensor `t`) cut locally along `axis`: each part takes its slice.
@@ -198,15 +235,16 @@ class Slicer {
 
   // Whole tensor `t` held split along `axis`; nullopt when the axis does not divide. A weight
   // from the weights file becomes one new constant per part; anything else is sliced locally.
-  std::optional<Names> split(const std::string& t, int axis) {
+  std::optional<Names> split(const std::string& t, int axis, int64_t groups = 1) {
     const Value& v = values_.at(t);
-    if (v.axis == axis) return v.names;
-    if (v.axis >= 0 || axis < 0 || axis >= rank(t) || !divisible(dims(t)[static_cast<std::size_t>(axis)])) {
+    if (v.axis == axis && v.groups == groups) return v.names;
+    if (v.axis >= 0 || axis < 0 || axis >= rank(t) || dims(t)[static_cast<std::size_t>(axis)] % groups != 0 ||
+        !divisible(dims(t)[static_cast<std::size_t>(axis)] / groups)) {
       return std::nullopt;
     }
-    const auto key = std::make_pair(t, axis);
+    const auto key = std::make_tuple(t, axis, groups);
     if (auto it = splits_.find(key); it != splits_.end()) return it->second;
-    if (retainedInput(t)) wishes_.emplace(t, axis);
+    if (retainedInput(t) && groups == 1) wishes_.emplace(t, axis);
     Names names;
     const ir::Op* producer = producers_.count(t) ? producers_.at(t) : nullptr;
     const ir::WeightTensor* weight = nullptr;
@@ -218,7 +256,8 @@ class Slicer {
       partDims[static_cast<std::size_t>(axis)] /= static_cast<int64_t>(parts_);
       for (std::size_t p = 0; p < parts_; ++p) {
         const std::string name = fresh(t + ".part" + std::to_string(p) + "of" + std::to_string(parts_));
-        storage_->push_back(sliceBytes(*weight, static_cast<std::size_t>(axis), p, parts_));
+        storage_->push_back(
+            sliceBytes(*weight, static_cast<std::size_t>(axis), p, parts_, static_cast<std::size_t>(groups)));
         result_.weights[p].push_back({name, weight->dtype, partDims, storage_->back(), ir::WeightEncoding::Plain, 0});
         ir::Op create = *producer;
         create.name = freshOp(producer->name + ".part" + std::to_string(p));
@@ -227,8 +266,10 @@ class Slicer {
         out_[p].ops.push_back(std::move(create));
         names.push_back(name);
       }
-    } else {
+    } else if (groups == 1) {
       names = sliceLocally(t, v.names, axis);
+    } else {
+      return std::nullopt;
     }
     splits_[key] = names;
     return names;
@@ -236,12 +277,31 @@ class Slicer {
 
   // ---- the rules ----------------------------------------------------------------------------
   void process(const ir::Op& op) {
-    bool anySplit = false;
-    for (const auto& t : op.inputs) anySplit = anySplit || values_.at(t.name).axis >= 0;
+    bool anySplit = false, grouped = false;
+    for (const auto& t : op.inputs) {
+      anySplit = anySplit || values_.at(t.name).axis >= 0;
+      grouped = grouped || values_.at(t.name).groups > 1;
+    }
     const std::string& type = op.optype;
     bool done = false;
+    if (grouped) {
+      // A fused projection's result: element-wise ops keep the groups, a cut of one group
+      // (q, k or v) is an ordinary split; anything else needs the tensor whole.
+      if (type == "relu" || type == "lrelu" || type == "sigmoid" || type == "clip" || type == "unary" ||
+          type == "cast") {
+        done = same(op, values_.at(op.inputs[0].name).axis);
+      } else if (type == "elew" || type == "elew_bcast") {
+        done = broadcast(op, -1);
+      } else if (type == "slice" || type == "strided_slice") {
+        done = cutGroup(op);
+      }
+      if (!done) replicate(op);
+      return;
+    }
     if (type == "matmul") {
       done = matmul(op);
+    } else if (type == "matmul_trans_b") {
+      done = batchedMatmul(op, true);
     } else if (type == "gemm") {
       done = gemm(op);
     } else if (!anySplit) {
@@ -281,6 +341,8 @@ class Slicer {
       done = gather(op);
     } else if (type == "scatter_nd") {
       done = scatterNd(op);
+    } else if (type == "gather_nd") {
+      done = gatherNd(op);
     }
     if (!done) replicate(op);
   }
@@ -293,13 +355,87 @@ class Slicer {
     setOutputs(op, -1);
   }
 
-  // One split operand (the first input), the result split along `axis`; the rest whole.
+  // One split operand (the first input), the result split along `axis` (in its groups); the
+  // rest whole.
   bool same(const ir::Op& op, int axis) {
-    std::vector<Names> inputs{values_.at(op.inputs[0].name).names};
+    const Value& first = values_.at(op.inputs[0].name);
+    const Names src = first.names;
+    const int64_t groups = first.groups;
+    std::vector<Names> inputs{src};
     for (std::size_t i = 1; i < op.inputs.size(); ++i) inputs.push_back(whole(op.inputs[i].name));
     emitWith(op, inputs);
-    setOutputs(op, axis);
+    setOutputs(op, axis, groups);
     return true;
+  }
+
+  // A slice or strided_slice of one whole group of a grouped tensor (q out of a fused qkv): on
+  // each part, its share of that group, the result split in one run. A cut along another axis
+  // keeps the groups.
+  bool cutGroup(const ir::Op& op) {
+    const Value& v = values_.at(op.inputs[0].name);
+    const auto a = static_cast<std::size_t>(v.axis);
+    const auto cut = cutAlong(op, v.axis);
+    if (!cut) return op.optype == "slice" && op.integer("axis") != v.axis && same(op, v.axis);
+    const int64_t extent = dims(op.inputs[0].name)[a], group = extent / v.groups;
+    const int64_t share = group / static_cast<int64_t>(parts_);
+    const auto [start, len] = *cut;
+    if (len != group || start % group != 0) return false;
+    const int64_t partStart = start / group * share;
+    emitWith(op, {v.names}, [&](ir::Op& copy, std::size_t) {
+      if (copy.optype == "slice") {
+        setParam(copy, "start", double(partStart));
+        setParam(copy, "len", double(share));
+        return;
+      }
+      auto starts = copy.integers("starts"), ends = copy.integers("ends");
+      starts[a] = partStart;
+      ends[a] = partStart + share;
+      setParam(copy, "starts", std::vector<double>(starts.begin(), starts.end()));
+      setParam(copy, "ends", std::vector<double>(ends.begin(), ends.end()));
+    });
+    setOutputs(op, v.axis);
+    return true;
+  }
+
+  // (start, length) of what a slice or a unit-step strided_slice keeps along `axis`.
+  static std::optional<std::pair<int64_t, int64_t>> cutAlong(const ir::Op& op, int axis) {
+    if (op.optype == "slice") {
+      if (op.integer("axis") != axis) return std::nullopt;
+      return std::make_pair(op.integer("start"), op.integer("len"));
+    }
+    if (op.optype != "strided_slice") return std::nullopt;
+    const auto a = static_cast<std::size_t>(axis);
+    const auto starts = op.integers("starts"), ends = op.integers("ends"), steps = op.integers("steps");
+    if (a >= steps.size() || steps[a] != 1 || ends[a] <= starts[a]) return std::nullopt;
+    return std::make_pair(starts[a], ends[a] - starts[a]);
+  }
+
+  // How many equal groups a projection's result `t` holds along `axis`, judged by its readers:
+  // when (through element-wise ops, a bias added) it is only ever cut into groups of one length
+  // that divides among the parts (q, k and v of a fused qkv), that many; else 1. Split by
+  // groups, each part then holds its heads of every group rather than a run of columns.
+  int64_t fusedGroups(const std::string& t, int axis) const {
+    auto it = readers_.find(t);
+    if (it == readers_.end() || it->second.empty()) return 1;
+    for (const auto& io : graph_.io) {
+      if (io.direction == ir::Direction::Out && io.tensor == t) return 1;
+    }
+    const int64_t extent = dims(t)[static_cast<std::size_t>(axis)];
+    int64_t length = 0;
+    bool cuts = true;
+    for (const ir::Op* reader : it->second) {
+      const auto cut = cutAlong(*reader, axis);
+      if (!cut || (length != 0 && cut->second != length) || cut->first % cut->second != 0) {
+        cuts = false;
+        break;
+      }
+      length = cut->second;
+    }
+    if (cuts) return length < extent && extent % length == 0 && divisible(length) ? extent / length : 1;
+    const ir::Op& reader = *it->second.front();
+    if (it->second.size() != 1 || (reader.optype != "elew" && reader.optype != "elew_bcast")) return 1;
+    const std::string& out = reader.outputs[0].name;
+    return fusedGroups(out, axis + rank(out) - rank(t));
   }
 
   // Element-wise with NumPy broadcasting (and concat, whose `exclude` axis may not be split):
@@ -308,12 +444,14 @@ class Slicer {
   bool broadcast(const ir::Op& op, int exclude) {
     const int outRank = rank(op.outputs[0].name);
     int outAxis = -1;
+    int64_t groups = 0;
     for (const auto& t : op.inputs) {
       const Value& v = values_.at(t.name);
       if (v.axis < 0) continue;
       const int o = v.axis + outRank - rank(t.name);
-      if (outAxis >= 0 && o != outAxis) return false;
+      if ((outAxis >= 0 && o != outAxis) || (groups != 0 && v.groups != groups)) return false;
       outAxis = o;
+      groups = v.groups;
     }
     if (outAxis < 0 || outAxis == exclude) return false;
     const int64_t full = dims(op.outputs[0].name)[static_cast<std::size_t>(outAxis)];
@@ -326,12 +464,12 @@ class Slicer {
         continue;
       }
       if (dims(t.name)[static_cast<std::size_t>(i)] != full) return false;
-      auto names = split(t.name, i);
+      auto names = split(t.name, i, groups);
       if (!names) return false;
       inputs.push_back(*names);
     }
     emitWith(op, inputs);
-    setOutputs(op, outAxis);
+    setOutputs(op, outAxis, groups);
     return true;
   }
 
@@ -466,6 +604,23 @@ class Slicer {
     return true;
   }
 
+  // gather_nd over batch axes (efficient-transformers' cache read: GatherND with batch_dims 2 of
+  // a cache [B, H, C, D] at indices [B, H, n, 1]): split along a batch axis, each part gathers
+  // from its heads with its heads' index rows, which address positions only, so stay as they are.
+  bool gatherNd(const ir::Op& op) {
+    const std::string &src = in(op, "src"), &indices = in(op, "indices");
+    const int srcAxis = values_.at(src).axis, indicesAxis = values_.at(indices).axis;
+    if (srcAxis >= 0 && indicesAxis >= 0 && srcAxis != indicesAxis) return false;
+    const int axis = srcAxis >= 0 ? srcAxis : indicesAxis;
+    if (axis < 0 || axis >= op.integer("batch_dims")) return false;
+    auto srcNames = split(src, axis);
+    auto indexNames = split(indices, axis);
+    if (!srcNames || !indexNames) return false;
+    emitWith(op, {*srcNames, *indexNames});
+    setOutputs(op, axis);
+    return true;
+  }
+
   bool eligibleWeight(const ir::Op& op, const std::string& weight, int64_t columns) {
     const uint64_t bytes = static_cast<uint64_t>(ir::elementCount(dims(weight))) *
                            ir::dtypeSize(graph_.tensors.at(weight).dtype);
@@ -481,7 +636,11 @@ class Slicer {
     return false;
   }
 
-  void noteSplit(const ir::Op& op, const std::string& weight, int axis, const char* how) {
+  static std::string columnSplit(int64_t groups) {
+    return groups > 1 ? "column split in " + std::to_string(groups) + " fused groups" : "column split";
+  }
+
+  void noteSplit(const ir::Op& op, const std::string& weight, int axis, const std::string& how) {
     ir::Dims part = dims(weight);
     part[static_cast<std::size_t>(axis)] /= static_cast<int64_t>(parts_);
     result_.report.split.push_back(op.optype + " '" + op.name + "': " + how + " of weight '" + weight + "' " +
@@ -529,10 +688,12 @@ class Slicer {
       }
       if (va.axis < 0) {
         if (eligibleWeight(op, b, dims(b)[1])) {
-          if (auto w = split(b, 1)) {
-            noteSplit(op, b, 1, "column split");
+          const int last = rank(op.outputs[0].name) - 1;
+          const int64_t groups = fusedGroups(op.outputs[0].name, last);
+          if (auto w = split(b, 1, groups)) {
+            noteSplit(op, b, 1, columnSplit(groups));
             emitWith(op, {va.names, *w});
-            setOutputs(op, rank(op.outputs[0].name) - 1);
+            setOutputs(op, last, groups);
             return true;
           }
         }
@@ -544,12 +705,14 @@ class Slicer {
       setOutputs(op, va.axis);
       return true;
     }
-    return batchedMatmul(op);
+    return batchedMatmul(op, false);
   }
 
   // Two computed operands: split along a batch axis both share (the heads of attention), or A
-  // along its rows, or B along its columns, with the other whole.
-  bool batchedMatmul(const ir::Op& op) {
+  // along its rows, or B along its columns, with the other whole. With `transB`
+  // (matmul_trans_b, attention's scores over a float16 cache) B is [.., N, K]: its columns are
+  // its second last axis and the reduction its last.
+  bool batchedMatmul(const ir::Op& op, bool transB) {
     const std::string &a = in(op, "src1"), &b = in(op, "src2");
     const int ra = rank(a), rb = rank(b);
     if (ra < 2 || rb < 2) return false;
@@ -563,7 +726,7 @@ class Slicer {
         o = axis + outRank - r;
       } else if (isA && axis == r - 2) {
         o = outRank - 2;
-      } else if (!isA && axis == r - 1) {
+      } else if (!isA && axis == (transB ? r - 2 : r - 1)) {
         o = outRank - 1;
       } else {
         return false;  // the reduction axis: left to a whole operand
@@ -625,21 +788,22 @@ class Slicer {
       return true;
     }
     if (!eligibleWeight(op, b, columns)) return false;
-    auto w = split(b, columnAxis);
+    const int64_t groups = fusedGroups(op.outputs[0].name, 1);
+    auto w = split(b, columnAxis, groups);
     if (!w) return false;
     Names bias;
-    if (vc.axis >= 0 && vc.axis == static_cast<int>(cd.size()) - 1) {
+    if (vc.axis >= 0 && vc.axis == static_cast<int>(cd.size()) - 1 && vc.groups == groups) {
       bias = vc.names;
     } else if (!cd.empty() && cd.back() != 1) {
-      auto columnsOfBias = split(c, static_cast<int>(cd.size()) - 1);
+      auto columnsOfBias = split(c, static_cast<int>(cd.size()) - 1, groups);
       if (!columnsOfBias) return false;
       bias = *columnsOfBias;
     } else {
       bias = whole(c);
     }
-    noteSplit(op, b, columnAxis, "column split");
+    noteSplit(op, b, columnAxis, columnSplit(groups));
     emitWith(op, {va.names, *w, bias});
-    setOutputs(op, 1);
+    setOutputs(op, 1, groups);
     return true;
   }
 
@@ -781,10 +945,11 @@ class Slicer {
   const WeightLookup& weights_;
   const SliceOptions& options_;
   std::map<std::string, const ir::Op*> producers_;
+  std::map<std::string, std::vector<const ir::Op*>> readers_;
   std::set<std::string> tensorNames_, opNames_;
   std::map<std::string, Value> values_;
   std::map<std::string, Names> gathered_;
-  std::map<std::pair<std::string, int>, Names> splits_;
+  std::map<std::tuple<std::string, int, int64_t>, Names> splits_;
   std::map<std::pair<std::string, int>, Names> rebased_;  // index tuples less each part's first head
   std::map<std::string, std::string> collectiveTensors_;  // collective op -> the tensor it serves
   std::map<std::string, int> wishes_, initial_, splitIo_;

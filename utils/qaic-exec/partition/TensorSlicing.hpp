@@ -5,9 +5,13 @@
 // reduction axis keeps the matching rows and sums the parts' products (all_reduce_sum). Every
 // other op keeps a split operand split where its result can be computed slice by slice (element-
 // wise ops, reshapes to and from heads, transposes, softmax over another axis, batched matmuls
-// over the heads axis, a KV cache written with scatter_nd); the rest runs replicated, after an
+// over the heads axis (matmul_trans_b and a float16 src2 too), a KV cache written with scatter_nd
+// and read with gather_nd over its batch axes); the rest runs replicated, after an
 // all_gather of any split operand. So the attention heads and the MLP's hidden units divide
 // among the parts, and whatever cannot be divided stays correct, only replicated.
+//
+// A fused projection (one weight for q, k and v) whose result is only cut into equal groups
+// keeps, on each part, its share of every group's columns, so each cut is that part's heads.
 //
 // A retained-state pair (input X, output X_RetainedState) whose cache is written by heads keeps
 // only its part's heads on each part: its io dims change on that axis.

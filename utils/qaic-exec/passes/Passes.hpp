@@ -30,6 +30,7 @@ void defaultSpecializationPass(Compilation& compilation);
 void retainedStatePass(Compilation& compilation);
 void castPlacementPass(Compilation& compilation);
 void tensorSlicingPass(Compilation& compilation);
+void pipelineStagesPass(Compilation& compilation);
 void packConstantsPass(Compilation& compilation);
 void ioLayoutPass(Compilation& compilation);
 void specializationPayloadsPass(Compilation& compilation);

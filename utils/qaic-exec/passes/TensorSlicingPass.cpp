@@ -78,7 +78,7 @@ void sendMxint8(ir::Graph& part) {
 
 void tensorSlicingPass(Compilation& compilation) {
   const std::size_t parts = compilation.partitionConfig.deviceCount();
-  if (parts < 2) return;
+  if (parts < 2 || compilation.partitionConfig.pipelined()) return;
   std::vector<std::vector<LoadedModel>> byPart(parts);
   for (std::size_t v = 0; v < compilation.variants.size(); ++v) {
     const LoadedModel& unsplit = compilation.variants[v];

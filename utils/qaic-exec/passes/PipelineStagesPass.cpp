@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// pipeline-stages: with a partition config of several partitions (-mdp-pipeline-stages=N, or a
+// loaded config of one device per partition), after cast-placement every specialization's graph
+// is cut into consecutive stages (partition/Pipelining.hpp): the stages the partitions' node
+// lists name, else N ranges balanced by weight bytes, chosen on the default specialization's
+// graph and applied to every specialization by op name. The config then holds each stage's
+// node list (what -mdp-dump-partition-config writes). Part 0 (the last stage) replaces the
+// compilation's graphs, the other stages go to a compilation each, shaped by the part shape
+// passes, as tensor-slicing's parts are.
+#include <map>
+
+#include "CompileError.hpp"
+#include "partition/Pipelining.hpp"
+#include "passes/Passes.hpp"
+
+namespace qaic::compiler {
+
+namespace {
+
+// The main variant's assignment, carried to another specialization's graph by op name.
+partition::StageAssignment byName(const ir::Graph& main, const partition::StageAssignment& stages,
+                                  const ir::Graph& other, const std::string& model, std::size_t variant) {
+  std::map<std::string, int> stageOf;
+  for (std::size_t i = 0; i < main.ops.size(); ++i) stageOf[main.ops[i].name] = stages[i];
+  partition::StageAssignment result;
+  for (const ir::Op& op : other.ops) {
+    const auto it = stageOf.find(op.name);
+    if (it == stageOf.end())
+      throw CompileError(model + ": pipeline stages: specialization " + std::to_string(variant) + " has op '" +
+                         op.name + "', which the default specialization's graph has not; every specialization " +
+                         "must have the same ops to be cut alike");
+    result.push_back(it->second);
+  }
+  return result;
+}
+
+}  // namespace
+
+void pipelineStagesPass(Compilation& compilation) {
+  PartitionConfig& config = compilation.partitionConfig;
+  if (!config.pipelined()) return;
+  const std::size_t stages = config.partitions.size();
+  const std::string& model = compilation.options.model;
+  for (std::size_t k = 0; k < compilation.retained.size(); ++k)
+    if (compilation.retained[k])
+      throw CompileError(model + ": pipeline stages with -retained-state: the retained buffers ('" +
+                         compilation.variants.front().graph.io[k].bufferName +
+                         "') would have to stay on the stage that reads them; use tensor slicing (one partition) "
+                         "for a program with retained state");
+
+  const ir::Graph& main = compilation.variants[compilation.mainVariant].graph;
+  partition::StageAssignment assignment;
+  if (config.partitions.front().nodeList.empty()) {
+    assignment = partition::balanceStages(main, stages);
+  } else {
+    std::vector<std::vector<std::string>> lists;
+    for (const Partition& p : config.partitions) lists.push_back(p.nodeList);
+    assignment = partition::stagesFromNodeLists(main, lists, compilation.options.partitionConfig);
+  }
+  const auto nodeLists = partition::stageNodeLists(main, assignment, stages);
+  for (std::size_t s = 0; s < stages; ++s) config.partitions[s].nodeList = nodeLists[s];
+
+  std::vector<std::vector<LoadedModel>> byPart(stages);
+  for (std::size_t v = 0; v < compilation.variants.size(); ++v) {
+    const LoadedModel& whole = compilation.variants[v];
+    const partition::StageAssignment own = v == compilation.mainVariant
+                                               ? assignment
+                                               : byName(main, assignment, whole.graph, model, v);
+    partition::StagedNetwork net = partition::splitStages(whole.graph, own, stages);
+    if (v == compilation.mainVariant) {
+      compilation.summary.pipelineStages = stages;
+      compilation.summary.pipelineReport = net.report();
+      compilation.partTraffic = net.traffic;
+    }
+    for (std::size_t p = 0; p < stages; ++p) {
+      LoadedModel part;
+      part.graph = std::move(net.parts[p]);
+      part.weights = whole.weights;  // each stage's create ops find theirs among the network's
+      part.owner = whole.owner;
+      byPart[p].push_back(std::move(part));
+    }
+  }
+
+  compilation.variants = std::move(byPart[0]);
+  compilation.contents.retainedState.clear();
+  for (const CompilePass& pass : partShapePasses()) pass.run(compilation);
+  compilation.otherParts.clear();
+  for (std::size_t p = 1; p < stages; ++p) {
+    auto part = std::make_unique<Compilation>(compilation.options);
+    part->specializations = compilation.specializations;
+    part->customIo = compilation.customIo;
+    part->variants = std::move(byPart[p]);
+    for (const CompilePass& pass : partShapePasses()) pass.run(*part);
+    compilation.otherParts.push_back(std::move(part));
+  }
+}
+
+}  // namespace qaic::compiler
