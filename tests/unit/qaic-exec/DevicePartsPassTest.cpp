@@ -12,10 +12,10 @@
 #include <map>
 
 #include "Compilation.hpp"
+#include "ContainerFiles.hpp"
 #include "PartRunner.hpp"
 #include "SlicingTestNetworks.hpp"
 #include "TempDir.hpp"
-#include "container/QpcImage.hpp"
 #include "passes/Passes.hpp"
 
 namespace qaic::compiler {
