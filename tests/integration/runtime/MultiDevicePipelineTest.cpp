@@ -16,11 +16,10 @@
 #include <span>
 #include <thread>
 
+#include "DeviceAttributes.hpp"
+#include "IrGraphs.hpp"
 #include "Process.hpp"
 #include "RuntimeFixture.hpp"
-#include "driver/SysfsDevice.hpp"
-#include "driver/SysfsNames.hpp"
-#include "ir/Weights.hpp"
 
 namespace qaic::rt::test {
 namespace {

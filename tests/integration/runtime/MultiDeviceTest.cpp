@@ -15,11 +15,10 @@
 #include <span>
 #include <thread>
 
+#include "DeviceAttributes.hpp"
+#include "IrGraphs.hpp"
 #include "Process.hpp"
 #include "RuntimeFixture.hpp"
-#include "driver/SysfsDevice.hpp"
-#include "driver/SysfsNames.hpp"
-#include "ir/Weights.hpp"
 
 namespace qaic::rt::test {
 namespace {
@@ -258,6 +257,35 @@ TEST_F(MultiDeviceTest, CardResetMidRunFailsTheInferenceNamingTheCard) {
   for (int attempt = 0; attempt < 100 && emu_->attribute(1, driver::sysfs::kEmuStatus) != "Ready"; ++attempt)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   expectAllFree();
+}
+
+// A card removed while a part's inference waits on it: the inference ends QS_DEV_REMOVED naming
+// the card, a single-device program on the other card keeps computing, and with the split set
+// gone that card has every NSP but the other program's back.
+TEST_F(MultiDeviceTest, ACardLostMidRunFailsTheInferenceAndSparesTheOtherPrograms) {
+  auto other = InferenceSet::Factory(context_, single_.qpc, 0, 1, 1);
+  const auto before = run(*other, mlpInput(4));
+  InferenceSetProperties properties;
+  properties.programProperties.devMapping = {0, 1};
+  properties.programProperties.submitNumRetries = 0;
+  auto set = InferenceSet::Factory(context_, split_[2].qpc, 0, 1, 1, &properties);
+  expectClose(run(*set, mlpInput(4)), before);
+  // Card 1's request stays in flight (its NSPs hang) until the card goes.
+  ASSERT_TRUE(driver::SysfsDevice(emu_->root(), 1).write(driver::sysfs::kFaultNspHang, "1").ok());
+  std::vector<float> x = mlpInput(5), y(kRows * kWidth);
+  auto h = acquireWith(*set, {heapBuffer(x), heapBuffer(y)});
+  set->submit(h, 8);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(driver::SysfsDevice(emu_->root(), 1).write(driver::sysfs::kFaultRemove, "1").ok());
+  const QStatus status = set->waitForCompletion(h, 20'000'000);
+  EXPECT_EQ(status, QS_DEV_REMOVED) << statusName(status) << ": " << h->getErrorMessage();
+  EXPECT_THAT(h->getErrorMessage(), HasSubstr("device 1 (part 1 of 2)"));
+  set->putCompleted(h);
+  set.reset();
+  expectClose(run(*other, mlpInput(4)), before);
+  EXPECT_EQ(nspFree(0), 1u);  // the other program's NSP only
+  other.reset();
+  EXPECT_EQ(nspFree(0), 2u);
 }
 
 // qaic-runner with -d given twice, with a list, or without -d (the runtime picks the cards) runs

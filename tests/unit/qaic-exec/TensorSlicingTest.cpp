@@ -234,6 +234,44 @@ TEST_P(TensorSlicing, ACacheReadByGatherNdSplitsByHeads) {
     expectClose(results.outputs[p][0].values<float>(), expected[0].values<float>());
 }
 
+// The same cache read in float16 after cast-placement: both products read the gathered positions
+// where they lie (matmul_gathered_b), and split by heads with the caches and their indices.
+TEST_P(TensorSlicing, AFloat16CacheReadWhereItLiesSplitsByHeads) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  ir::Graph graph = attentionWithCache(w, kSeq, true);
+  std::vector<CustomIoEntry> float16;
+  for (const char* name : {"past_key", "past_value", "past_key_RetainedState", "past_value_RetainedState"})
+    float16.push_back({name, ir::DType::Float16, 1});
+  applyCustomIo(graph, float16, "custom_io.yaml");
+  ASSERT_EQ(keepRetainedInBufferPrecision(graph, findRetainedPairs(graph)), 2);
+  sinkWideningCasts(graph);
+  readNarrowMatmulOperands(graph);
+  ASSERT_EQ(count(graph, "matmul_gathered_b"), 2);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+    EXPECT_EQ(count(part, "matmul_gathered_b"), 2);
+  }
+  EXPECT_THAT(net.report.text(), HasSubstr("retained buffer 'past_key': each part keeps its slice along axis 1"));
+  std::vector<HostTensor> inputs = attentionInputs(ir::DType::Float16);
+  // Every head reads the cache in reverse order, its last position unfilled (the marker). The
+  // positions are an input every part reads whole, taking its heads' rows.
+  std::vector<int64_t> positions;
+  for (int64_t h = 0; h < kHeads; ++h) {
+    for (int64_t c = 0; c < kContext; ++c) positions.push_back(c == 0 ? int64_t{2147483647} : kContext - 1 - c);
+  }
+  inputs.push_back(HostTensor::of(ir::DType::Int64, {1, kHeads, kContext, 1}, positions));
+  const auto expected = kernels::test::runGraph(graph, inputs, w.lookup());
+  const auto results = runSplit(net, w, inputs, [&](std::size_t p) {
+    return std::vector<HostTensor>{
+        inputs[0], inputs[1], inputs[2], headsOf(inputs[3], p, parts), headsOf(inputs[4], p, parts), inputs[5]};
+  });
+  for (std::size_t p = 0; p < parts; ++p)
+    expectClose(results.outputs[p][0].values<float>(), expected[0].values<float>());
+}
+
 TEST_P(TensorSlicing, TransformerLayerNeedsTwoSumsAndNoGather) {
   const std::size_t parts = GetParam();
   Weights w;

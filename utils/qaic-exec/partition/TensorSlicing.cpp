@@ -343,6 +343,8 @@ class Slicer {
       done = scatterNd(op);
     } else if (type == "gather_nd") {
       done = gatherNd(op);
+    } else if (type == "matmul_gathered_b") {
+      done = gatheredMatmul(op);
     }
     if (!done) replicate(op);
   }
@@ -617,6 +619,37 @@ class Slicer {
     auto indexNames = split(indices, axis);
     if (!srcNames || !indexNames) return false;
     emitWith(op, {*srcNames, *indexNames});
+    setOutputs(op, axis);
+    return true;
+  }
+
+  // matmul_gathered_b (attention reading a float16 cache where it lies, cast-placement's fold of
+  // the cache's gather_nd into its product): split along a batch axis (the heads) that src1, the
+  // cache and its indices share; each part multiplies its heads with its heads' positions.
+  bool gatheredMatmul(const ir::Op& op) {
+    const std::string &a = in(op, "src1"), &b = in(op, "src2"), &indices = in(op, "indices");
+    const int r = rank(b);
+    if (rank(a) != r || rank(indices) != r) return false;
+    int axis = -1;
+    for (const std::string* t : {&a, &b, &indices}) {
+      const int x = values_.at(*t).axis;
+      if (x < 0) continue;
+      if (x >= r - 2 || (axis >= 0 && x != axis)) return false;
+      axis = x;
+    }
+    if (axis < 0) return false;
+    std::vector<Names> inputs;
+    for (const std::string* t : {&a, &b, &indices}) {
+      const Value& v = values_.at(*t);
+      if (v.axis >= 0 || dims(*t)[static_cast<std::size_t>(axis)] == 1) {
+        inputs.push_back(v.axis >= 0 ? v.names : whole(*t));
+        continue;
+      }
+      auto names = split(*t, axis);
+      if (!names) return false;
+      inputs.push_back(*names);
+    }
+    emitWith(op, inputs);
     setOutputs(op, axis);
     return true;
   }
