@@ -36,10 +36,13 @@ struct PerfCounter {
 
 // What the last completed inference moved: bytes the runtime copied on the host (converting the
 // user's inputs into its staging buffers, the outputs out of them) and bytes the device read or
-// wrote in the user's DMA buffers in place, with no copy on the host.
+// wrote in the user's DMA buffers in place, with no copy on the host. A multi-device program's
+// inference also counts the bytes its parts sent each other card to card, which never pass
+// through the host (0 for a single-device program, and for an inference that failed).
 struct TransferCounts {
   uint64_t hostCopiedBytes = 0;
   uint64_t inPlaceBytes = 0;
+  uint64_t betweenCardsBytes = 0;
 };
 
 class InferenceHandle {

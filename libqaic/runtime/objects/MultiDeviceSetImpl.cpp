@@ -93,6 +93,7 @@ void MultiDeviceSetImpl::buildParts(const std::vector<QID>& devices, std::vector
     part.device = devices[p];
     part.qpc = std::move(qpcs[p]);
     part.layout = makeProgramLayout(*part.qpc->get()->image, 0, shapeRules(part.qpc->getBufferMappingsV2()));
+    part.sentBytes = qpc_->get()->image->deviceParts()[p].sentBytes;
     for (const StagedBuffer& b : part.layout.buffers) {
       int index = -1;
       if (p == 0) {
@@ -361,6 +362,9 @@ void MultiDeviceSetImpl::partEnded(InferenceHandleImpl& h, std::size_t p, const 
           failure += "; device " + std::to_string(parts_[q].device) + " (part " + std::to_string(q) +
                      "): " + flight.message[q];
     }
+    // What the collectives and the pipeline links move per inference is fixed by the program.
+    if (outcome == QS_SUCCESS)
+      for (const Part& part : parts_) h.transfers.betweenCardsBytes += part.sentBytes;
     h.status = outcome;
     h.errorMessage = failure;
     h.state.complete();

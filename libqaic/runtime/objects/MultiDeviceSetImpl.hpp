@@ -66,6 +66,7 @@ class MultiDeviceSetImpl final : public InferenceSet {
     // output only this part has (written to scratch).
     std::vector<int> setIndex;
     std::vector<std::size_t> fullBytes;  // by the part's buffer index: user bytes at full dims
+    uint64_t sentBytes = 0;              // to other cards per inference (the container's figure)
     std::unique_ptr<InferenceSetImpl> set;
   };
   // One handle's inference across the parts.

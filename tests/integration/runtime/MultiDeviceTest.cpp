@@ -142,8 +142,19 @@ TEST_F(MultiDeviceTest, SplitOverTwoAndFourCardsGivesTheSingleDeviceOutputs) {
     ASSERT_EQ(util.exitCode, 0) << util.err;
     EXPECT_THAT(util.out, HasSubstr("Nsp Free:1")) << util.out;
     for (int round = 0; round < 3; ++round) expectClose(run(*set, mlpInput(round)), want[round]);
-    for (int d = 0; d < parts; ++d)
+    uint64_t sent = 0;
+    for (int d = 0; d < parts; ++d) {
       EXPECT_GT(counter(d, driver::sysfs::kEmuP2pTxBytes), sentBefore[d]) << "device " << d;
+      sent += counter(d, driver::sysfs::kEmuP2pTxBytes) - sentBefore[d];
+    }
+    // One inference's own count of the bytes between its cards is what the cards counted for it.
+    std::vector<float> x = mlpInput(0), y(kRows * kWidth);
+    auto h = acquireWith(*set, {heapBuffer(x), heapBuffer(y)});
+    set->submit(h, 9);
+    ASSERT_EQ(set->waitForCompletion(h, 20'000'000), QS_SUCCESS) << h->getErrorMessage();
+    EXPECT_EQ(h->getTransferCounts().betweenCardsBytes * 3, sent);
+    EXPECT_GT(h->getTransferCounts().betweenCardsBytes, 0u);
+    set->putCompleted(h);
     set.reset();
     expectAllFree();
   }
@@ -182,6 +193,7 @@ TEST_F(MultiDeviceTest, DevMappingPlacesThePartsAndCallbacksComplete) {
   expectClose(y0, want0);
   expectClose(y1, want1);
   EXPECT_GT(h0->getTransferCounts().hostCopiedBytes + h0->getTransferCounts().inPlaceBytes, 0u);
+  EXPECT_GT(h0->getTransferCounts().betweenCardsBytes, 0u);
   set->putCompleted(h0);
   set->putCompleted(h1);
   set.reset();
