@@ -5,8 +5,9 @@ cards (qaic-exec -mdp-pipeline-stages=2, one NSP each) with 2 activations, again
 network on one card with one NSP and one activation, both through qaic-runner on one qaic-emu
 started here. The network is an MLP of 8 float matmuls of 512 x 512 over a [64, 512] input, so
 the two stages hold equal weights and equal work and each inference sends one [64, 512] tensor
-between the cards. Prints the ratio (goal >= 1.6x where the host has a core per stage), the
-one-card figure with 2 activations as well (the same cores without pipelining), and the CPU.
+between the cards. Prints the ratio with 2 activations and with 1 (goal >= 1.6x where the host
+has a core for each stage of each activation), the one-card figure with 2 activations (the same
+cores without pipelining), and the CPU.
 
 Usage: scripts/bench-pipeline.py BUILD_DIR [--rounds R] [--inferences N]
 """
@@ -82,19 +83,31 @@ def main():
     try:
         env = emulator.env()
         n = str(args.inferences)
-        single, single2, piped = [], [], []
+        single, single2, piped, piped1 = [], [], [], []
         for _ in range(args.rounds):  # alternating, so every figure sees the same load
             single.append(rate([build / "bin/qaic-runner", "-t", one, "-n", n, "-a", "1", "-d", "0"], env))
             single2.append(rate([build / "bin/qaic-runner", "-t", one, "-n", n, "-a", "2", "-d", "0"], env))
             piped.append(rate([build / "bin/qaic-runner", "-t", staged, "-n", n, "-a", "2", "-d", "0", "-d", "1"],
                               env))
-        s, s2, p = statistics.median(single), statistics.median(single2), statistics.median(piped)
+            piped1.append(rate([build / "bin/qaic-runner", "-t", staged, "-n", n, "-a", "1", "-d", "0", "-d", "1"],
+                               env))
+        s, s2 = statistics.median(single), statistics.median(single2)
+        p, p1 = statistics.median(piped), statistics.median(piped1)
+        cpus = os.cpu_count() or 1
         print(f"CPU: {cpu_name()}")
-        goal = "meets" if p / s >= 1.6 else "MISSES"
-        print(f"2 pipeline stages, 2 activations / one card, 1 activation, MLP {LAYERS} x {WIDTH}x{WIDTH} over "
-              f"[{ROWS}, {WIDTH}], 1 NSP per card: {p:,.1f} / {s:,.1f} Inf/Sec = {p / s:.2f}x ({goal} the >= 1.6x "
-              f"goal, which needs a free core per stage; medians of {args.rounds} alternating runs of {n})")
-        print(f"one card, 2 activations (the same two cores without pipelining): {s2:,.1f} Inf/Sec = "
+        # Each stage of each activation is a program with an NSP's thread of its own: 2 stages with
+        # 2 activations need 4 cores, 2 stages with 1 activation (qaic-runner keeps its set of 10
+        # inferences in flight through both) need 2.
+        for label, rate_, programs in (("2 activations", p, 4), ("1 activation", p1, 2)):
+            if cpus >= programs:
+                verdict = "meets" if rate_ / s >= 1.6 else "MISSES"
+                verdict += " the >= 1.6x goal"
+            else:
+                verdict = f"the goal needs {programs} cores, this host has {cpus}"
+            print(f"2 pipeline stages, {label} / one card, 1 activation, MLP {LAYERS} x {WIDTH}x{WIDTH} over "
+                  f"[{ROWS}, {WIDTH}], 1 NSP per card: {rate_:,.1f} / {s:,.1f} Inf/Sec = {rate_ / s:.2f}x ({verdict}; "
+                  f"medians of {args.rounds} alternating runs of {n})")
+        print(f"one card, 2 activations (the same cores without pipelining): {s2:,.1f} Inf/Sec = "
               f"{s2 / s:.2f}x one activation")
     finally:
         emulator.stop()
