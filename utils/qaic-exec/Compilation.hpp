@@ -119,4 +119,10 @@ std::span<const ModelPass> modelPasses();
 std::span<const CompilePass> partShapePasses();
 std::span<const CompilePass> partContainerPasses();
 
+// Makes `compilation` part 0 of a multi-device program and `otherParts` the rest, `byPart[p]`
+// being part p's specializations (tensor-slicing's or pipeline-stages' split), and runs
+// partShapePasses() over each. The unsplit program's retained-state entries are dropped first:
+// each part derives its own.
+void shapeParts(Compilation& compilation, std::vector<std::vector<LoadedModel>> byPart);
+
 }  // namespace qaic::compiler

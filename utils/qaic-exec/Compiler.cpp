@@ -62,6 +62,21 @@ std::span<const ModelPass> modelPasses() { return kModelPasses; }
 std::span<const CompilePass> partShapePasses() { return kPartShapePasses; }
 std::span<const CompilePass> partContainerPasses() { return kPartContainerPasses; }
 
+void shapeParts(Compilation& compilation, std::vector<std::vector<LoadedModel>> byPart) {
+  compilation.variants = std::move(byPart[0]);
+  compilation.contents.retainedState.clear();
+  for (const CompilePass& pass : partShapePasses()) pass.run(compilation);
+  compilation.otherParts.clear();
+  for (std::size_t p = 1; p < byPart.size(); ++p) {
+    auto part = std::make_unique<Compilation>(compilation.options);
+    part->specializations = compilation.specializations;
+    part->customIo = compilation.customIo;
+    part->variants = std::move(byPart[p]);
+    for (const CompilePass& pass : partShapePasses()) pass.run(*part);
+    compilation.otherParts.push_back(std::move(part));
+  }
+}
+
 CompileSummary compile(const ExecOptions& options) {
   Compilation compilation(options);
   for (const CompilePass& pass : kCompilePasses) pass.run(compilation);

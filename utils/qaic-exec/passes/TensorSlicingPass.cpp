@@ -98,18 +98,7 @@ void tensorSlicingPass(Compilation& compilation) {
   }
   checkPartsAgree(compilation.options.model, byPart);
 
-  compilation.variants = std::move(byPart[0]);
-  compilation.contents.retainedState.clear();  // the unsplit caches' entries; part 0 has its own
-  for (const CompilePass& pass : partShapePasses()) pass.run(compilation);
-  compilation.otherParts.clear();
-  for (std::size_t p = 1; p < parts; ++p) {
-    auto part = std::make_unique<Compilation>(compilation.options);
-    part->specializations = compilation.specializations;
-    part->customIo = compilation.customIo;
-    part->variants = std::move(byPart[p]);
-    for (const CompilePass& pass : partShapePasses()) pass.run(*part);
-    compilation.otherParts.push_back(std::move(part));
-  }
+  shapeParts(compilation, std::move(byPart));
 }
 
 }  // namespace qaic::compiler
