@@ -294,18 +294,27 @@ TEST_P(TensorSlicing, TransformerLayerNeedsTwoSumsAndNoGather) {
 // Self-attention with one fused qkv projection (GPT-2's c_attn, efficient-transformers' exports):
 // x [1, S, H*D] -> matmul [H*D, 3*H*D] + bias -> q, k, v cut out by slices -> heads. With
 // `mixed`, a computed tensor is added to the fused result before the cuts.
-ir::Graph fusedQkvAttention(Weights& w, bool mixed) {
+// What is added to the fused q/k/v projection's result before it is cut: nothing, a whole input,
+// or a computed tensor split in one run of columns (not in the projection's groups).
+enum class FusedMix { None, WholeInput, SplitInOneRun };
+
+ir::Graph fusedQkvAttention(Weights& w, FusedMix mix) {
   const int64_t hidden = kHeads * kHeadDim;
   GraphBuilder g;
   g.input("x", "TL_FLOAT", {1, kSeq, hidden});
-  if (mixed) g.input("r", "TL_FLOAT", {1, kSeq, 3 * hidden});
+  if (mix == FusedMix::WholeInput) g.input("r", "TL_FLOAT", {1, kSeq, 3 * hidden});
   w.add(g, "wqkv", {hidden, 3 * hidden}, 90);
   w.add(g, "bqkv", {3 * hidden}, 91);
   w.add(g, "wo", {hidden, hidden}, 92);
+  if (mix == FusedMix::SplitInOneRun) {
+    w.add(g, "wr", {hidden, 3 * hidden}, 95);
+    g.op("r_proj", "matmul", {{"src1", "x"}, {"src2", "wr"}}, {{"dst", "r_raw"}})
+        .op("r_act", "relu", {{"src", "r_raw"}}, {{"dst", "r"}});
+  }
   g.op("qkv_proj", "matmul", {{"src1", "x"}, {"src2", "wqkv"}}, {{"dst", "qkv"}})
       .op("qkv_bias", "elew_bcast", {{"src1", "bqkv"}, {"src2", "qkv"}}, {{"dst", "qkvb"}}, {{"elew_op", "TL_SUM"}});
   std::string fused = "qkvb";
-  if (mixed) {
+  if (mix != FusedMix::None) {
     g.op("mix_in", "elew", {{"src1", "qkvb"}, {"src2", "r"}}, {{"dst", "qkvr"}}, {{"elew_op", "TL_SUM"}});
     fused = "qkvr";
   }
@@ -329,21 +338,24 @@ ir::Graph fusedQkvAttention(Weights& w, bool mixed) {
 
 // The fused projection's columns are three groups (q, k, v): each part keeps its heads of every
 // group (weight and bias), so each cut is its heads of q, k or v and attention splits by heads
-// with one sum, as with three projections. A fused result that must be whole first (a computed
-// tensor added to it) is gathered and put back in order (a gather by the inverse permutation);
-// the result is the same.
+// with one sum, as with three projections. A whole input added to the fused result is cut the
+// same way on each part (a local gather of its share of every group, no traffic). A tensor split
+// in one run of columns added to it cannot be: both are gathered (the fused one put back in its
+// order by a gather at the inverse permutation) and attention runs whole; the result is the same.
 TEST_P(TensorSlicing, FusedQkvSplitsEachOfItsGroupsByHeads) {
   const std::size_t parts = GetParam();
-  for (bool mixed : {false, true}) {
+  for (FusedMix mix : {FusedMix::None, FusedMix::WholeInput, FusedMix::SplitInOneRun}) {
+    const auto which = static_cast<int>(mix);
     Weights w;
-    const ir::Graph graph = fusedQkvAttention(w, mixed);
+    const ir::Graph graph = fusedQkvAttention(w, mix);
     const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
     EXPECT_THAT(net.report.text(), HasSubstr("matmul 'qkv_proj': column split in 3 fused groups of weight 'wqkv'"));
     for (const auto& part : net.parts) {
-      // Mixed: the fused result is gathered, attention runs whole and the output projection's
-      // columns are gathered for the output.
-      EXPECT_EQ(count(part, "all_reduce_sum"), mixed ? 0 : 1) << mixed;
-      EXPECT_EQ(count(part, "all_gather"), mixed ? 2 : 0) << mixed;
+      const bool whole = mix == FusedMix::SplitInOneRun;
+      // Whole attention: its output projection's columns are gathered for the output.
+      EXPECT_EQ(count(part, "all_reduce_sum"), whole ? 0 : 1) << which;
+      EXPECT_EQ(count(part, "all_gather"), whole ? 3 : 0) << which;
+      EXPECT_EQ(count(part, "gather"), mix == FusedMix::None ? 0 : 1) << which;
     }
     // Part 1's first row of the weight: column share * 1 of q, then of k, then of v.
     const int64_t hidden = kHeads * kHeadDim, share = hidden / static_cast<int64_t>(parts);
@@ -353,11 +365,58 @@ TEST_P(TensorSlicing, FusedQkvSplitsEachOfItsGroupsByHeads) {
     const auto* part = reinterpret_cast<const float*>(slice->data.data());
     for (int64_t g = 0; g < 3; ++g) EXPECT_EQ(part[g * share], whole[g * hidden + share]);
     std::vector<HostTensor> inputs{floats({1, kSeq, hidden}, 93)};
-    if (mixed) inputs.push_back(floats({1, kSeq, 3 * hidden}, 94));
+    if (mix == FusedMix::WholeInput) inputs.push_back(floats({1, kSeq, 3 * hidden}, 94));
     const auto expected = run(graph, w, inputs);
     const auto results = runSplit(net, w, inputs);
     for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
   }
+}
+
+// nn.MultiheadAttention's export: sequence first [L, N, E], the heads of every batch element
+// merged into one batch axis ([L, N*H, D], then [N*H, L, D]), a mask [N*H, 1, L] over it, and the
+// output projection a Gemm over [L*N, E]. Each part keeps its heads of every batch element (the
+// batch axis in N groups), takes its share of the mask locally, and the output projection sums
+// once: no gather.
+TEST_P(TensorSlicing, MultiheadAttentionLayoutSplitsByHeadsOfEveryBatchElement) {
+  const std::size_t parts = GetParam();
+  constexpr int64_t batch = 2, hidden = kHeads * kHeadDim, rows = batch * kHeads;
+  Weights w;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {kSeq, batch, hidden}).input("mask", "TL_FLOAT", {rows, 1, kSeq});
+  for (const char* n : {"q", "k", "v"}) {
+    const std::string name = n;
+    w.add(g, "w" + name, {hidden, hidden}, static_cast<uint32_t>(100 + name[0]));
+    g.op(name + "_proj", "matmul", {{"src1", "x"}, {"src2", "w" + name}}, {{"dst", name}})
+        .op(name + "_heads", "reshape", {{"src", name}}, {{"dst", name + "_h"}}, {{"dims", {kSeq, rows, kHeadDim}}});
+  }
+  w.add(g, "wo", {hidden, hidden}, 110);
+  w.add(g, "bo", {hidden}, 111);
+  g.op("q_t", "transpose", {{"src", "q_h"}}, {{"dst", "qt"}}, {{"axes", {1, 0, 2}}})
+      .op("k_t", "transpose", {{"src", "k_h"}}, {{"dst", "kt"}}, {{"axes", {1, 2, 0}}})
+      .op("v_t", "transpose", {{"src", "v_h"}}, {{"dst", "vt"}}, {{"axes", {1, 0, 2}}})
+      .op("scores", "matmul", {{"src1", "qt"}, {"src2", "kt"}}, {{"dst", "s"}})
+      .op("masked", "elew_bcast", {{"src1", "s"}, {"src2", "mask"}}, {{"dst", "sm"}}, {{"elew_op", "TL_SUM"}})
+      .op("probs", "softmax", {{"src", "sm"}}, {{"dst", "p"}}, {{"axis", 2}})
+      .op("mix", "matmul", {{"src1", "p"}, {"src2", "vt"}}, {{"dst", "att"}})
+      .op("seq_first", "transpose", {{"src", "att"}}, {{"dst", "att_t"}}, {{"axes", {1, 0, 2}}})
+      .op("merge", "reshape", {{"src", "att_t"}}, {{"dst", "att_flat"}}, {{"dims", {kSeq * batch, hidden}}})
+      .op("out_proj", "gemm", {{"a", "att_flat"}, {"b", "wo"}, {"c", "bo"}}, {{"dst", "y"}},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"trans_a", false}, {"trans_b", true}})
+      .output("y", "TL_FLOAT", {kSeq * batch, hidden});
+  const ir::Graph graph = g.graph();
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  EXPECT_THAT(net.report.text(), HasSubstr("gemm 'out_proj': row split of weight 'wo'"));
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+    EXPECT_EQ(count(part, "gather"), 1);  // its share of the mask
+    const ir::Dims heads{rows / static_cast<int64_t>(parts), kSeq, kSeq};
+    EXPECT_EQ(part.tensors.at("p").dims, heads);
+  }
+  const std::vector<HostTensor> inputs{floats({kSeq, batch, hidden}, 112), floats({rows, 1, kSeq}, 113)};
+  const auto expected = run(graph, w, inputs);
+  const auto results = runSplit(net, w, inputs);
+  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
 }
 
 // A lone projection to the output: column split, then all_gather to make the output whole.

@@ -177,7 +177,6 @@ class Slicer {
   Names whole(const std::string& t) {
     const Value& v = values_.at(t);
     if (v.axis < 0) return v.names;
-    if (auto it = gathered_.find(t); it != gathered_.end()) return it->second;
     const std::string out = fresh(t + ".gathered");
     const std::string opName = freshOp(t + ".all_gather");
     const int id = nextCollective_++;
@@ -188,8 +187,12 @@ class Slicer {
                     {{"axis", double(axis)}, {"collective", double(id)}, {"parts", double(parts_)}});
     });
     collectiveTensors_[opName] = t;
-    gathered_[t] = Names(parts_, v.groups > 1 ? ungroup(t, out, axis, v.groups) : out);
-    return gathered_[t];
+    const Names gathered(parts_, v.groups > 1 ? ungroup(t, out, axis, v.groups) : out);
+    // Once gathered, every later reader takes the whole tensor: what one reader needed whole
+    // (a layer norm's mean over the split axis) its neighbours then compute whole too, at no
+    // further traffic, rather than carrying the split on to another gather.
+    values_[t] = Value{gathered, -1};
+    return gathered;
   }
 
   // The parts' grouped shares gathered in part order (`gathered`) put back in the tensor's own
@@ -220,15 +223,38 @@ class Slicer {
     return out;
   }
 
-  // `names` (whole tensor `t`) cut locally along `axis`: each part takes its slice.
-  Names sliceLocally(const std::string& t, const Names& names, int axis) {
-    const int64_t share = dims(t)[static_cast<std::size_t>(axis)] / static_cast<int64_t>(parts_);
+  // `names` (whole tensor `t`) cut locally along `axis`: each part takes its slice, or with
+  // `groups`, its share of every group (a gather at its own indices).
+  Names sliceLocally(const std::string& t, const Names& names, int axis, int64_t groups = 1) {
+    const int64_t extent = dims(t)[static_cast<std::size_t>(axis)];
+    const int64_t share = extent / groups / static_cast<int64_t>(parts_);
     const std::string out = fresh(t + ".slice" + std::to_string(axis));
     const std::string opName = freshOp(t + ".slice" + std::to_string(axis));
+    if (groups == 1) {
+      emit([&](std::size_t p) {
+        return makeOp(
+            opName, "slice", {{"src", names[p]}}, {{"dst", out}},
+            {{"axis", double(axis)}, {"start", double(share * static_cast<int64_t>(p))}, {"len", double(share)}});
+      });
+      return Names(parts_, out);
+    }
+    const std::string indices = fresh(t + ".share" + std::to_string(axis));
+    const std::string indicesOp = freshOp(t + ".share" + std::to_string(axis));
     emit([&](std::size_t p) {
-      return makeOp(
-          opName, "slice", {{"src", names[p]}}, {{"dst", out}},
-          {{"axis", double(axis)}, {"start", double(share * static_cast<int64_t>(p))}, {"len", double(share)}});
+      std::vector<double> rows;
+      for (int64_t g = 0; g < groups; ++g) {
+        for (int64_t i = 0; i < share; ++i) rows.push_back(double(g * (extent / groups) + int64_t(p) * share + i));
+      }
+      return makeOp(indicesOp, "create", {}, {{"dst", indices}},
+                    {{"dtype", std::string("TL_INT64")},
+                     {"dims", std::vector<double>{double(rows.size())}},
+                     {"ran", std::vector<double>{0, 0}},
+                     {"data", rows},
+                     {"from_file", false}});
+    });
+    emit([&](std::size_t p) {
+      return makeOp(opName, "gather", {{"src", names[p]}, {"indices", indices}}, {{"dst", out}},
+                    {{"axis", double(axis)}});
     });
     return Names(parts_, out);
   }
@@ -266,10 +292,8 @@ class Slicer {
         out_[p].ops.push_back(std::move(create));
         names.push_back(name);
       }
-    } else if (groups == 1) {
-      names = sliceLocally(t, v.names, axis);
     } else {
-      return std::nullopt;
+      names = sliceLocally(t, v.names, axis, groups);
     }
     splits_[key] = names;
     return names;
@@ -284,21 +308,13 @@ class Slicer {
     }
     const std::string& type = op.optype;
     bool done = false;
-    if (grouped) {
-      // A fused projection's result: element-wise ops keep the groups, a cut of one group
-      // (q, k or v) is an ordinary split; anything else needs the tensor whole.
-      if (type == "relu" || type == "lrelu" || type == "sigmoid" || type == "clip" || type == "unary" ||
-          type == "cast") {
-        done = same(op, values_.at(op.inputs[0].name).axis);
-      } else if (type == "elew" || type == "elew_bcast") {
-        done = broadcast(op, -1);
-      } else if (type == "slice" || type == "strided_slice") {
-        done = cutGroup(op);
-      }
-      if (!done) replicate(op);
+    if (grouped && !keepsGroups(type)) {
+      replicate(op);
       return;
     }
-    if (type == "matmul") {
+    if (grouped && (type == "slice" || type == "strided_slice")) {
+      done = cutGroup(op);
+    } else if (type == "matmul") {
       done = matmul(op);
     } else if (type == "matmul_trans_b") {
       done = batchedMatmul(op, true);
@@ -313,10 +329,12 @@ class Slicer {
       const int axis = values_.at(op.inputs[0].name).axis;
       done = axis != op.integer("axis") && same(op, axis);
     } else if (type == "layernorm") {
-      const int axis = values_.at(in(op, "src")).axis;
-      if (axis < op.integer("axis")) {
-        emitWith(op, {values_.at(in(op, "src")).names, whole(in(op, "scale")), whole(in(op, "bias"))});
-        setOutputs(op, axis);
+      const Value& v = values_.at(in(op, "src"));
+      if (v.axis < op.integer("axis")) {
+        const int axis = v.axis;
+        const int64_t groups = v.groups;
+        emitWith(op, {v.names, whole(in(op, "scale")), whole(in(op, "bias"))});
+        setOutputs(op, axis, groups);
         done = true;
       }
     } else if (type == "elew" || type == "elew_bcast" || type == "compare" || type == "logical" || type == "where") {
@@ -349,6 +367,17 @@ class Slicer {
     if (!done) replicate(op);
   }
 
+  // Ops whose rules keep an axis held in groups (a fused projection's q, k and v; the heads of
+  // every batch element once [L, N, E] becomes [L, N*H, D]) as groups: they never mix elements
+  // along that axis, or (slices) cut whole groups out of it.
+  static bool keepsGroups(const std::string& type) {
+    static const std::set<std::string> kinds = {
+        "relu",      "lrelu",     "sigmoid",    "clip",          "unary",   "cast",   "softmax",        "log_softmax",
+        "layernorm", "elew",      "elew_bcast", "compare",       "logical", "where",  "concat",         "reshape",
+        "flatten",   "transpose", "slice",      "strided_slice", "reduce",  "matmul", "matmul_trans_b", "gemm"};
+    return kinds.count(type) > 0;
+  }
+
   // Every operand whole, the op as it is, its results whole.
   void replicate(const ir::Op& op) {
     std::vector<Names> inputs;
@@ -377,8 +406,9 @@ class Slicer {
     const Value& v = values_.at(op.inputs[0].name);
     const auto a = static_cast<std::size_t>(v.axis);
     const auto cut = cutAlong(op, v.axis);
-    if (!cut) return op.optype == "slice" && op.integer("axis") != v.axis && same(op, v.axis);
     const int64_t extent = dims(op.inputs[0].name)[a], group = extent / v.groups;
+    if (!cut) return op.optype == "slice" && op.integer("axis") != v.axis && same(op, v.axis);
+    if (op.optype == "strided_slice" && cut->first == 0 && cut->second == extent) return stridedSlice(op);
     const int64_t share = group / static_cast<int64_t>(parts_);
     const auto [start, len] = *cut;
     if (len != group || start % group != 0) return false;
@@ -475,25 +505,33 @@ class Slicer {
     return true;
   }
 
-  // A reshape keeps the split when each part's slice is one contiguous run of the result along
-  // some axis: the same elements before the axis, and the split axis' extent times what follows
-  // it equal on both sides (e.g. [B, S, H*D] split on H*D <-> [B, S, H, D] split on H).
+  // A reshape keeps the split when each part's elements stay one run per outer position: the
+  // split axis holds, at each of `outer` positions (its axes before, times its groups), k
+  // elements of which each part has k/N, each followed by `inner` elements. The result keeps it
+  // on an axis b whose axes before it, times the groups b splits into, make the same `outer`,
+  // and whose share of one group times what follows it is k * inner again. [B, S, H*D] split on
+  // H*D <-> [B, S, H, D] split on H; [L, N, E] split on E -> [L, N*H, D] split on N*H in N groups
+  // (each part its heads of every batch element, nn.MultiheadAttention's layout), and back.
   bool reshape(const ir::Op& op) {
     const std::string& src = op.inputs[0].name;
     const Value& v = values_.at(src);
     const ir::Dims& from = dims(src);
     const ir::Dims& to = dims(op.outputs[0].name);
     const auto a = static_cast<std::size_t>(v.axis);
-    const int64_t before = product(from, 0, a);
-    const int64_t run = product(from, a, from.size());
+    const int64_t outer = product(from, 0, a) * v.groups;
+    const int64_t run = from[a] / v.groups * product(from, a + 1, from.size());
     for (std::size_t b = 0; b < to.size(); ++b) {
-      if (product(to, 0, b) != before || product(to, b, to.size()) != run || !divisible(to[b])) continue;
+      const int64_t before = product(to, 0, b);
+      if (before == 0 || outer % before != 0 || to[b] % (outer / before) != 0) continue;
+      const int64_t groups = outer / before;
+      const int64_t share = to[b] / groups;
+      if (share * product(to, b + 1, to.size()) != run || !divisible(share)) continue;
       ir::Dims partDims = to;
       partDims[b] /= static_cast<int64_t>(parts_);
       emitWith(op, {v.names}, [&](ir::Op& copy, std::size_t) {
         if (copy.optype == "reshape") setParam(copy, "dims", doubles(partDims));
       });
-      setOutputs(op, static_cast<int>(b));
+      setOutputs(op, static_cast<int>(b), groups);
       return true;
     }
     return false;
@@ -510,7 +548,7 @@ class Slicer {
       partEnds[a] = double(extent / static_cast<int64_t>(parts_));
       setParam(copy, "ends", partEnds);
     });
-    setOutputs(op, v.axis);
+    setOutputs(op, v.axis, v.groups);
     return true;
   }
 
@@ -706,7 +744,7 @@ class Slicer {
     const int ra = rank(a), rb = rank(b);
     if (isConstant(b) && rb == 2 && ra >= 2 && vb.axis < 0) {
       if (va.axis == ra - 1) {  // the reduction axis arrives split: row split, then a sum
-        if (auto w = split(b, 0)) {
+        if (auto w = split(b, 0, va.groups)) {
           noteSplit(op, b, 0, "row split");
           const Names src1 = va.names;
           emitPartialSum(op, [&](std::size_t p) {
@@ -734,8 +772,10 @@ class Slicer {
         return true;
       }
       // Split along a row or batch axis: each part multiplies its rows by the whole weight.
+      const int axis = va.axis;
+      const int64_t groups = va.groups;
       emitWith(op, {va.names, vb.names});
-      setOutputs(op, va.axis);
+      setOutputs(op, axis, groups);
       return true;
     }
     return batchedMatmul(op, false);
@@ -751,9 +791,12 @@ class Slicer {
     if (ra < 2 || rb < 2) return false;
     const int outRank = std::max(ra, rb);
     int outAxis = -1;
+    int64_t groups = 0;
     for (const auto& [t, r, isA] : {std::tuple{a, ra, true}, std::tuple{b, rb, false}}) {
       const int axis = values_.at(t).axis;
       if (axis < 0) continue;
+      if (groups != 0 && values_.at(t).groups != groups) return false;
+      groups = values_.at(t).groups;
       int o = -1;
       if (axis < r - 2) {
         o = axis + outRank - r;
@@ -776,12 +819,12 @@ class Slicer {
         inputs.push_back(v.axis >= 0 ? v.names : whole(t));
         continue;
       }
-      auto names = split(t, i);
+      auto names = split(t, i, groups);
       if (!names) return false;
       inputs.push_back(*names);
     }
     emitWith(op, inputs);
-    setOutputs(op, outAxis);
+    setOutputs(op, outAxis, groups);
     return true;
   }
 
@@ -794,7 +837,7 @@ class Slicer {
     const int64_t columns = dims(b)[static_cast<std::size_t>(columnAxis)];
     const ir::Dims& cd = dims(c);
     if (va.axis == 1) {
-      auto w = split(b, rowAxis);
+      auto w = split(b, rowAxis, va.groups);
       if (!w) return false;
       noteSplit(op, b, rowAxis, "row split");
       const Names src = va.names, bias = whole(c);
@@ -810,14 +853,15 @@ class Slicer {
       return true;
     }
     if (va.axis == 0) {
+      const int64_t groups = va.groups;
       Names bias = whole(c);
       if (cd.size() == 2 && cd[0] != 1) {
-        auto rows = split(c, 0);
+        auto rows = split(c, 0, groups);
         if (!rows) return false;
         bias = *rows;
       }
       emitWith(op, {va.names, vb.names, bias});
-      setOutputs(op, 0);
+      setOutputs(op, 0, groups);
       return true;
     }
     if (!eligibleWeight(op, b, columns)) return false;
@@ -981,7 +1025,6 @@ class Slicer {
   std::map<std::string, std::vector<const ir::Op*>> readers_;
   std::set<std::string> tensorNames_, opNames_;
   std::map<std::string, Value> values_;
-  std::map<std::string, Names> gathered_;
   std::map<std::tuple<std::string, int, int64_t>, Names> splits_;
   std::map<std::pair<std::string, int>, Names> rebased_;  // index tuples less each part's first head
   std::map<std::string, std::string> collectiveTensors_;  // collective op -> the tensor it serves

@@ -12,6 +12,11 @@
 //
 // A fused projection (one weight for q, k and v) whose result is only cut into equal groups
 // keeps, on each part, its share of every group's columns, so each cut is that part's heads.
+// Reshapes carry such groups too: [L, N, E] split on E viewed as [L, N*H, D] (nn.MultiheadAttention's
+// export) is split on N*H in N groups, each part holding its heads of every batch element.
+//
+// A value gathered for one reader is whole for every later one: a decomposed layer norm runs
+// whole after its mean gathers the input, and the next projection starts with a column split.
 //
 // A retained-state pair (input X, output X_RetainedState) whose cache is written by heads keeps
 // only its part's heads on each part: its io dims change on that axis.
