@@ -36,13 +36,11 @@ struct PerfCounter {
 
 // What the last completed inference moved: bytes the runtime copied on the host (converting the
 // user's inputs into its staging buffers, the outputs out of them) and bytes the device read or
-// wrote in the user's DMA buffers in place, with no copy on the host. A multi-device program's
-// inference also counts the bytes its parts sent each other card to card, which never pass
-// through the host (0 for a single-device program, and for an inference that failed).
+// wrote in the user's DMA buffers in place, with no copy on the host. (Its layout is part of
+// libqaic.so.1's ABI: it is returned by value, so it never grows; later figures get accessors.)
 struct TransferCounts {
   uint64_t hostCopiedBytes = 0;
   uint64_t inPlaceBytes = 0;
-  uint64_t betweenCardsBytes = 0;
 };
 
 class InferenceHandle {
@@ -81,6 +79,11 @@ class InferenceHandle {
   virtual std::map<std::string, PerfCounter> getPerformanceCounts() const = 0;
   // The bytes of the last completed inference that the host copied, and those used in place.
   virtual TransferCounts getTransferCounts() const = 0;
+  // The bytes the parts of a multi-device program's last completed inference sent each other
+  // card to card, which never pass through the host (0 for a single-device program, and for an
+  // inference that failed). Declared last: virtuals are only ever appended, so binaries built
+  // against an earlier header keep their vtable slots.
+  virtual uint64_t getBetweenCardsBytes() const = 0;
 
  protected:
   InferenceHandle() = default;

@@ -145,4 +145,9 @@ TransferCounts InferenceHandleImpl::getTransferCounts() const {
   return transfers;
 }
 
+uint64_t InferenceHandleImpl::getBetweenCardsBytes() const {
+  std::lock_guard lock(mutex);
+  return betweenCardsBytes;
+}
+
 }  // namespace qaic::rt

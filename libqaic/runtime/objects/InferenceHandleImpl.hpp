@@ -75,6 +75,7 @@ class InferenceHandleImpl final : public InferenceHandle {
   std::string getErrorMessage() const override;
   std::map<std::string, PerfCounter> getPerformanceCounts() const override;
   TransferCounts getTransferCounts() const override;
+  uint64_t getBetweenCardsBytes() const override;
 
   const void* owner() const { return owner_; }
   uint32_t index() const { return index_; }
@@ -112,6 +113,7 @@ class InferenceHandleImpl final : public InferenceHandle {
   std::string errorMessage;
   StageDurations stages{};
   TransferCounts transfers{};
+  uint64_t betweenCardsBytes = 0;
   Clock::time_point submittedAt{};
 
   // Written only by the pipeline while the handle is Submitted; InferenceSetImpl::finished publishes it

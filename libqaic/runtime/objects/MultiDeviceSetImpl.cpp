@@ -363,8 +363,9 @@ void MultiDeviceSetImpl::partEnded(InferenceHandleImpl& h, std::size_t p, const 
                      "): " + flight.message[q];
     }
     // What the collectives and the pipeline links move per inference is fixed by the program.
+    h.betweenCardsBytes = 0;
     if (outcome == QS_SUCCESS)
-      for (const Part& part : parts_) h.transfers.betweenCardsBytes += part.sentBytes;
+      for (const Part& part : parts_) h.betweenCardsBytes += part.sentBytes;
     h.status = outcome;
     h.errorMessage = failure;
     h.state.complete();

@@ -152,8 +152,8 @@ TEST_F(MultiDeviceTest, SplitOverTwoAndFourCardsGivesTheSingleDeviceOutputs) {
     auto h = acquireWith(*set, {heapBuffer(x), heapBuffer(y)});
     set->submit(h, 9);
     ASSERT_EQ(set->waitForCompletion(h, 20'000'000), QS_SUCCESS) << h->getErrorMessage();
-    EXPECT_EQ(h->getTransferCounts().betweenCardsBytes * 3, sent);
-    EXPECT_GT(h->getTransferCounts().betweenCardsBytes, 0u);
+    EXPECT_EQ(h->getBetweenCardsBytes() * 3, sent);
+    EXPECT_GT(h->getBetweenCardsBytes(), 0u);
     set->putCompleted(h);
     set.reset();
     expectAllFree();
@@ -193,7 +193,7 @@ TEST_F(MultiDeviceTest, DevMappingPlacesThePartsAndCallbacksComplete) {
   expectClose(y0, want0);
   expectClose(y1, want1);
   EXPECT_GT(h0->getTransferCounts().hostCopiedBytes + h0->getTransferCounts().inPlaceBytes, 0u);
-  EXPECT_GT(h0->getTransferCounts().betweenCardsBytes, 0u);
+  EXPECT_GT(h0->getBetweenCardsBytes(), 0u);
   set->putCompleted(h0);
   set->putCompleted(h1);
   set.reset();
