@@ -96,6 +96,18 @@ std::vector<DevicePartNeeds> devicePartNeeds(const QpcContents& contents, uint32
   return all;
 }
 
+rt::Resources largestPartNeeds(const QpcContents& contents, uint32_t programIndex, uint32_t activations) {
+  rt::Resources r;
+  for (const DevicePartNeeds& part : devicePartNeeds(contents, programIndex, activations)) {
+    r.numNsp = std::max(r.numNsp, part.resources.numNsp);
+    r.numMcid = std::max(r.numMcid, part.resources.numMcid);
+    r.numSem = std::max(r.numSem, part.resources.numSem);
+    r.numVc = std::max(r.numVc, part.resources.numVc);
+    r.ddrSize = std::max(r.ddrSize, part.resources.ddrSize);
+  }
+  return r;
+}
+
 std::string deviceMemoryText(uint64_t bytes) {
   constexpr double kKiB = 1024.0, kMiB = kKiB * 1024.0, kGiB = kMiB * 1024.0;
   char text[32];

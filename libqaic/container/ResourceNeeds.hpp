@@ -60,6 +60,12 @@ struct DevicePartNeeds {
 // resourceNeeds does.
 std::vector<DevicePartNeeds> devicePartNeeds(const QpcContents& contents, uint32_t programIndex, uint32_t activations);
 
+// What each device a program spans must hold for `activations` activations: every field the
+// largest any part needs (devicePartNeeds), so one partition size fits whichever part a card
+// gets, as qaicd's groups of partitions are all of one size. A single-device program's
+// resourceNeeds. Throws as devicePartNeeds does.
+rt::Resources largestPartNeeds(const QpcContents& contents, uint32_t programIndex, uint32_t activations);
+
 // "12.0 MiB", "5.31 GiB", "512 B": a size as the device-memory messages print it.
 std::string deviceMemoryText(uint64_t bytes);
 

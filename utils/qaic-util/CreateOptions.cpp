@@ -30,17 +30,20 @@ uint64_t parseNumber(const std::string& option, const std::string& text, uint64_
   return value;
 }
 
-// What the container's first program needs on each device it spans: one entry for a
-// single-device program, one per part (part 0 first) for a multi-device one.
-std::vector<qaicd::Resources> needsOfContainer(const std::string& dir, uint32_t activations) {
+// The devices the container's first program spans, and what it needs on each of them.
+struct ContainerNeeds {
+  std::size_t parts = 1;
+  qaicd::Resources perDevice;
+};
+
+ContainerNeeds needsOfContainer(const std::string& dir, uint32_t activations) {
   const std::string path = dir + "/programqpc.bin";
   try {
     const auto image = container::QpcImage::open(path);
     if (image->programs().empty()) throw UsageError("create: " + path + ": the container has no program");
-    std::vector<qaicd::Resources> needs;
-    for (const auto& part : container::devicePartNeeds(image->contents(), 0, activations))
-      needs.push_back(part.resources);
-    return needs;
+    const auto& contents = image->contents();
+    return {std::max<std::size_t>(1, contents.deviceParts.size()),
+            container::largestPartNeeds(contents, 0, activations)};
   } catch (const container::QpcFormatError& e) {
     throw UsageError(std::string("create: ") + e.what());
   } catch (const std::invalid_argument& e) {
@@ -48,20 +51,6 @@ std::vector<qaicd::Resources> needsOfContainer(const std::string& dir, uint32_t 
   } catch (const std::overflow_error& e) {
     throw UsageError("create: " + path + ": " + std::to_string(activations) + " activations: " + e.what());
   }
-}
-
-// A group's partitions are all of one size (qaicd's request): every field the largest any part
-// needs, so that each part fits whichever card of the group it is loaded on.
-qaicd::Resources largestOf(const std::vector<qaicd::Resources>& parts) {
-  qaicd::Resources r;
-  for (const auto& p : parts) {
-    r.numNsp = std::max(r.numNsp, p.numNsp);
-    r.numMcid = std::max(r.numMcid, p.numMcid);
-    r.numSem = std::max(r.numSem, p.numSem);
-    r.numVc = std::max(r.numVc, p.numVc);
-    r.ddrSize = std::max(r.ddrSize, p.ddrSize);
-  }
-  return r;
 }
 
 }  // namespace
@@ -174,18 +163,19 @@ CreateOptions parseCreateOptions(std::span<const std::string> args) {
     options.resources = readResourceFile(*resourceFile);
   } else if (qpcDir) {
     if (activations && *activations == 0) throw UsageError("create: --activations must be at least 1");
-    const auto parts = needsOfContainer(*qpcDir, static_cast<uint32_t>(activations.value_or(1)));
-    options.resources = largestOf(parts);
-    if (parts.size() > 1) {
+    const auto needs = needsOfContainer(*qpcDir, static_cast<uint32_t>(activations.value_or(1)));
+    const std::size_t parts = needs.parts;
+    options.resources = needs.perDevice;
+    if (parts > 1) {
       // A multi-device program: one partition per part, made together or not at all.
-      const std::string what = "create: --qpc " + *qpcDir + ": a program of " + std::to_string(parts.size()) +
-                               " device parts needs a group of " + std::to_string(parts.size()) + " partitions";
+      const std::string what = "create: --qpc " + *qpcDir + ": a program of " + std::to_string(parts) +
+                               " device parts needs a group of " + std::to_string(parts) + " partitions";
       if (options.device) throw UsageError(what + "; list its devices (-d 0,1,...) or drop -d");
-      if (!options.devices.empty() && options.devices.size() != parts.size())
+      if (!options.devices.empty() && options.devices.size() != parts)
         throw UsageError(what + ", not " + std::to_string(options.devices.size()) + " (-d)");
-      if (options.devices.empty() && options.deviceCount != 0 && options.deviceCount != parts.size())
+      if (options.devices.empty() && options.deviceCount != 0 && options.deviceCount != parts)
         throw UsageError(what + ", not " + std::to_string(options.deviceCount) + " (--device-count)");
-      if (options.devices.empty()) options.deviceCount = static_cast<uint32_t>(parts.size());
+      if (options.devices.empty()) options.deviceCount = static_cast<uint32_t>(parts);
     }
   } else {
     if (!nsp || *nsp == 0) throw UsageError("create: --nsp N (at least 1) is required with explicit counts");

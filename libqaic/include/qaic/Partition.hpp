@@ -29,8 +29,9 @@ namespace qaic::rt {
 
 // What `numActivations` activations of program `programIndex` of `qpc` need: its NSPs, multicast
 // ids and semaphores each, one virtual channel each, and DDR for the IO region plus the constants
-// each (the same rule the device charges an activation by). Throws Error(QS_INVAL) for zero
-// activations, a program index out of range or a total that overflows.
+// each (the same rule the device charges an activation by). A multi-device program needs this on
+// each of its cards: every field the largest any of its device parts needs. Throws
+// Error(QS_INVAL) for zero activations, a program index out of range or a total that overflows.
 ResourceRequest resourcesFor(const Qpc& qpc, uint32_t numActivations, uint32_t programIndex = 0);
 
 class Partition {

@@ -313,6 +313,11 @@ TEST_F(DeviceParts, ResourcesPerPartFromEachPartsOwnContainer) {
   ASSERT_EQ(fromInput.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(fromInput[i].resources.ddrSize, needs[i].resources.ddrSize) << i;
   EXPECT_THROW(devicePartNeeds(image->contents(), 1, 1), std::invalid_argument);
+  // Each card must hold the largest part, field by field: part 0's NSPs, part 2's memory.
+  const rt::Resources each = largestPartNeeds(image->contents(), 0, 2);
+  EXPECT_EQ(each.numNsp, 6u);
+  EXPECT_EQ(each.ddrSize, std::max({needs[0].resources.ddrSize, needs[1].resources.ddrSize, needs[2].resources.ddrSize}));
+  EXPECT_GT(each.ddrSize, needs[0].resources.ddrSize);
 }
 
 TEST_F(DeviceParts, ResourcesOfASingleDeviceProgramAreUnchanged) {
