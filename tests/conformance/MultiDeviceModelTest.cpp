@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The suite's models big enough to split (ModelSuite.hpp: the transformers, the ResNets), as a
+// The suite's models big enough to split (ModelSuite.hpp: the transformers, the CNNs), as a
 // user deploys them on several cards (issue 37): qaic-exec compiles each once for one card and
 // once with the partition config efficient-transformers writes for 2 and for 4 cards, and
 // qaic-runner runs each on a real qaic-emu of four cards (-d per card). Split, each output must
 // match PyTorch as the suite holds every model (max |got - torch| <= 1e-4 * max |torch|) and the
-// single-card program's output within the same bound. Tensor slicing divides the MatMul/Gemm
-// weights and keeps Conv weights whole on every card (replicated): the ResNets check that such a
-// program is still right, the transformers that their weights were divided, attention by heads
-// (nn.MultiheadAttention's [L, N*H, D] layout included) and the MLP by hidden units.
+// single-card program's output within the same bound. Tensor slicing divides the MatMul/Gemm and
+// the Conv weights: the transformers check that their weights were divided, attention by heads
+// (nn.MultiheadAttention's [L, N*H, D] layout included) and the MLP by hidden units, the ResNets
+// and EfficientNets that their convs were and each card holds about its share of the weights;
+// DenseNet divides some convs, and ConvNeXt keeps its convs whole (a layernorm over the channels
+// reads each) while its linears divide.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -35,16 +37,35 @@ using qaic::testing::runTool;
 
 constexpr int kCards = 4;
 
+// What tensor slicing does with a model's convs.
+enum class Convs {
+  None,     // it has none
+  Divided,  // divided: each card holds at most 1.1 / cards of the one-card weight bytes
+  Some,     // some divided (each card holds less than the one-card weight bytes)
+  Whole,    // every one stays whole (the linears still divide)
+};
+
 struct SplitCase {
   std::string model;
-  bool convolutional = false;  // its Conv weights stay whole on every card
+  Convs convs = Convs::None;
 };
 
 // The vit model is left out: torchvision initialises its classification head to zeros, so its
 // output is zero whatever the rest computes.
-const SplitCase kCases[] = {
-    {"bert"},         {"bert_relu_opset17"}, {"gpt"},          {"gpt_opset17"},      {"decoder_relu"},
-    {"decoder_gelu"}, {"attention_masks"},   {"resnet", true}, {"wide_resnet", true}};
+const SplitCase kCases[] = {{"bert"},
+                            {"bert_relu_opset17"},
+                            {"gpt"},
+                            {"gpt_opset17"},
+                            {"decoder_relu"},
+                            {"decoder_gelu"},
+                            {"attention_masks"},
+                            {"resnet", Convs::Divided},
+                            {"wide_resnet", Convs::Divided},
+                            {"resnext", Convs::Divided},
+                            {"efficientnet", Convs::Divided},
+                            {"efficientnet_v2", Convs::Divided},
+                            {"densenet", Convs::Some},
+                            {"convnext", Convs::Whole}};
 
 void PrintTo(const SplitCase& c, std::ostream* out) { *out << c.model; }
 
@@ -64,6 +85,20 @@ double maxDifference(const onnx::ImportedTensor& a, const onnx::ImportedTensor& 
   double worst = 0;
   for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) worst = std::max(worst, std::fabs(x[i] - y[i]));
   return worst;
+}
+
+// The number after `label` in qaic-exec's output (its first line: "... constants (N bytes) ...").
+uint64_t numberAfter(const std::string& out, const std::string& label) {
+  const auto at = out.find(label);
+  if (at == std::string::npos) return 0;
+  return std::stoull(out.substr(at + label.size()));
+}
+
+// Each card's weight bytes from qaic-exec -v's slicing report ("part 1: N weight bytes").
+std::vector<uint64_t> weightBytesByCard(const std::string& out, int devices) {
+  std::vector<uint64_t> bytes;
+  for (int d = 0; d < devices; ++d) bytes.push_back(numberAfter(out, "\npart " + std::to_string(d) + ": "));
+  return bytes;
 }
 
 double maxMagnitude(const onnx::ImportedTensor& t) {
@@ -115,19 +150,28 @@ TEST_P(SuiteModelsOverCards, SplitOverTwoAndFourCardsGiveTheOneCardResult) {
   const SplitCase& c = GetParam();
   const SuiteModel model = loadSuiteModel(c.model);
   const fs::path base = workDir_->path() / c.model;
-  compileAndRun(model, base / "cards1", 1);
+  const uint64_t oneCardBytes = numberAfter(compileAndRun(model, base / "cards1", 1), "constants (");
   if (HasFailure()) return;
   for (int devices : {2, kCards}) {
     const fs::path dir = base / ("cards" + std::to_string(devices));
     const std::string report = compileAndRun(model, dir, devices);
     if (HasFailure()) return;
-    if (c.convolutional) {
-      EXPECT_EQ(report.find("split: conv"), std::string::npos) << report;
+    const bool convsSplit = report.find("split: conv") != std::string::npos;
+    if (c.convs == Convs::Divided || c.convs == Convs::Some) {
+      EXPECT_TRUE(convsSplit) << c.model << " split no conv:\n" << report;
+      for (uint64_t bytes : weightBytesByCard(report, devices)) {
+        EXPECT_GT(bytes, 0u) << c.model << ": no weight bytes reported:\n" << report;
+        EXPECT_LT(bytes, oneCardBytes) << c.model << ":\n" << report;
+        if (c.convs == Convs::Divided) {
+          EXPECT_LE(double(bytes), 1.1 * double(oneCardBytes) / devices) << c.model << ":\n" << report;
+        }
+      }
     } else {
+      EXPECT_FALSE(convsSplit) << report;
       EXPECT_NE(report.find("column split"), std::string::npos) << c.model << " split no weight:\n" << report;
       // Attention divides by heads and the MLP by hidden units, one sum each: nothing is made
       // whole for a replicated op but an output.
-      std::istringstream lines(report);
+      std::istringstream lines(c.convs == Convs::None ? report : std::string());
       for (std::string line; std::getline(lines, line);) {
         if (!line.starts_with("replicated: '")) continue;
         const std::string tensor = line.substr(13, line.find('\'', 13) - 13);

@@ -220,7 +220,7 @@ Options:
                              the vendor's multi-device partition config (JSON;
                              docs/formats/partition-config.md), every error naming the field.
                              One partition of N >= 2 devices splits the network over them by
-                             tensor slicing: the dominant MatMul/Gemm weights divided, attention
+                             tensor slicing: the MatMul/Gemm/Conv weights divided, attention
                              and the retained KV cache by heads, the rest replicated. Several
                              partitions of one device each are pipeline stages: partition s
                              runs its "nodeList" (or, without one, a range of the graph

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensor slicing (partition/TensorSlicing): an MLP, a self-attention block that writes a
-// retained KV cache with scatter_nd and a transformer layer with rotary embeddings, each split
+// retained KV cache with scatter_nd, a transformer layer with rotary embeddings and
+// convolutional blocks (ResNet's, MobileNet's with squeeze-excitation, ConvNeXt's), each split
 // over 2 and 4 parts that run on threads through PeerRendezvous, equal the unsplit network
 // within float tolerance; the collectives, the split caches and the report say how.
 #include <gmock/gmock.h>
@@ -502,6 +503,193 @@ TEST(TensorSlicingCases, SlicesAreNamedPerPartAndCollectivesNumberedInOrder) {
   const auto* part = reinterpret_cast<const float*>(slice->data.data());
   EXPECT_EQ(part[0], from[2 * kHeads * kHeadDim]);
   EXPECT_EQ(slice->dims, (ir::Dims{kHeads * kHeadDim, 2 * kHeads * kHeadDim}));
+}
+
+// ---- convolutional networks ------------------------------------------------------------------
+
+// The ops of `g` of type `optype`.
+std::vector<const ir::Op*> opsOf(const ir::Graph& g, const std::string& optype) {
+  std::vector<const ir::Op*> found;
+  for (const auto& op : g.ops) {
+    if (op.optype == optype) found.push_back(&op);
+  }
+  return found;
+}
+
+std::string perPart(int64_t extent, std::size_t parts) { return std::to_string(extent / int64_t(parts)); }
+
+// The first conv divides its output channels (with its bias and the batchnorm's parameters),
+// relu and pooling keep the split, and the second divides its input channels and sums: one
+// all_reduce_sum, the second conv's bias added by part 0 only (the others add zeros).
+TEST_P(TensorSlicing, ConvIsAColumnThenARowSplitThatAddsItsBiasOnce) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = convBlock(w);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+  }
+  EXPECT_EQ(count(net.parts[0], "zeros"), 0);
+  for (std::size_t p = 1; p < parts; ++p) EXPECT_EQ(count(net.parts[p], "zeros"), 1) << "part " << p;
+  const std::string text = net.report.text();
+  EXPECT_THAT(text, HasSubstr("conv2d 'conv1': column split of weight 'conv1_w' [16,8,3,3] -> [" + perPart(16, parts) +
+                              ",8,3,3] per part"));
+  EXPECT_THAT(text, HasSubstr("conv2d 'conv2': row split of weight 'conv2_w' [8,16,3,3] -> [8," + perPart(16, parts) +
+                              ",3,3] per part"));
+  // Every constant divided, except the second bias, which only part 0 reads.
+  const uint64_t divided = (16 * 8 * 9 + 16 + 4 * 16 + 8 * 16 * 9) * sizeof(float);
+  EXPECT_EQ(net.report.weightBytes[0], divided / parts + 8 * sizeof(float));
+  for (std::size_t p = 1; p < parts; ++p) EXPECT_EQ(net.report.weightBytes[p], divided / parts);
+  EXPECT_EQ(net.report.collectiveBytes(), uint64_t(kImages * 8 * 3 * 3 * sizeof(float)));
+
+  const std::vector<HostTensor> inputs{floats({kImages, 8, kSide, kSide}, 150)};
+  const auto expected = run(graph, w, inputs);
+  const auto results = runSplit(net, w, inputs);
+  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+}
+
+// A ResNet bottleneck: 1x1 column split, 3x3 row split and sum, 1x1 column split; the residual
+// add slices the whole block input locally, and the pooled, flattened channels reach the
+// classifier split, which sums: two all_reduce_sums, nothing gathered.
+TEST_P(TensorSlicing, BottleneckResidualAndClassifierNeedNoGather) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = bottleneckWithHead(w);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 2);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+  }
+  const std::string text = net.report.text();
+  EXPECT_THAT(text, HasSubstr("conv2d 'reduce': column split"));
+  EXPECT_THAT(text, HasSubstr("conv2d 'spatial': row split"));
+  EXPECT_THAT(text, HasSubstr("conv2d 'expand': column split"));
+  EXPECT_THAT(text, HasSubstr("gemm 'fc': row split of weight 'fc_w' [10,16] -> [10," + perPart(16, parts) + "]"));
+  for (uint64_t bytes : net.report.weightBytes) EXPECT_LT(bytes, w.bytes() / parts + 64);
+  const std::vector<HostTensor> inputs{floats({kImages, 16, kSide, kSide}, 151)};
+  const auto expected = run(graph, w, inputs);
+  const auto results = runSplit(net, w, inputs);
+  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+}
+
+// The depthwise conv takes the expansion's channel split as it is: each part convolves its
+// groups (16 / parts of them) with no traffic. The squeeze-excitation pools the split, sums
+// its reduction and divides its expansion again, so the gate multiplies split by split.
+TEST_P(TensorSlicing, DepthwiseAndSqueezeExcitationKeepTheChannelSplit) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = invertedResidual(w);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 2);  // the squeeze and the projection
+    EXPECT_EQ(count(part, "all_gather"), 0);
+    int depthwise = 0;
+    for (const ir::Op* op : opsOf(part, "conv2d")) {
+      if (op->name != "depthwise") continue;
+      ++depthwise;
+      EXPECT_EQ(op->integer("group"), 16 / int64_t(parts));
+      EXPECT_EQ(part.tensors.at(op->inputs[1].name).dims, (ir::Dims{16 / int64_t(parts), 1, 3, 3}));
+    }
+    EXPECT_EQ(depthwise, 1);
+  }
+  EXPECT_THAT(net.report.text(), HasSubstr("conv2d 'depthwise': group split (" + perPart(16, parts) +
+                                           " of 16 groups) of weight 'depthwise_w' [16,1,3,3]"));
+  EXPECT_THAT(net.report.text(), HasSubstr("conv2d 'se_reduce': row split"));
+  EXPECT_THAT(net.report.text(), HasSubstr("conv2d 'se_expand': column split"));
+  const std::vector<HostTensor> inputs{floats({kImages, 8, kSide, kSide}, 152)};
+  const auto expected = run(graph, w, inputs);
+  const auto results = runSplit(net, w, inputs);
+  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+}
+
+// A depthwise conv of a whole input is sliced locally only where its result stays split: not
+// ConvNeXt's, which a layernorm over the channels reads (it stays whole, and the block's
+// linears split as an MLP's), but the second one, which a 1x1 conv reads by input channels.
+TEST_P(TensorSlicing, ADepthwiseConvOfAWholeInputSplitsOnlyWhereItsResultStaysSplit) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = convNextBlock(w, true);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 2);  // the second linear and the 1x1 conv
+    EXPECT_EQ(count(part, "all_gather"), 0);
+  }
+  const std::string text = net.report.text();
+  EXPECT_THAT(text, HasSubstr("conv2d 'dw': weight 'dw_w' [16,1,3,3] stays whole: its output channels would have to "
+                              "be gathered for its readers"));
+  EXPECT_THAT(text, HasSubstr("conv2d 'dw2': group split"));
+  EXPECT_THAT(text, HasSubstr("matmul 'pw1_mm': column split"));
+  EXPECT_THAT(text, HasSubstr("conv2d 'pw3': row split"));
+  const std::vector<HostTensor> inputs{floats({1, 16, 4, 4}, 153)};
+  const auto expected = run(graph, w, inputs);
+  const auto results = runSplit(net, w, inputs);
+  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+}
+
+// The N-d conv splits as conv2d does; a pad of the length and a resize of it keep the channel
+// split (the resize's dims naming each part's channels).
+TEST_P(TensorSlicing, NdConvPadAndResizeKeepTheChannelSplit) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = sequenceConvs(w);
+  const SlicedNetwork net = sliceTensors(graph, parts, w.lookup());
+  for (const auto& part : net.parts) {
+    EXPECT_EQ(count(part, "all_reduce_sum"), 1);
+    EXPECT_EQ(count(part, "all_gather"), 0);
+    const auto resizes = opsOf(part, "resize");
+    ASSERT_EQ(resizes.size(), 1u);
+    EXPECT_EQ(resizes[0]->integers("dims"), (std::vector<int64_t>{kImages, 16 / int64_t(parts), 24}));
+  }
+  EXPECT_THAT(net.report.text(), HasSubstr("conv 'seq1': column split of weight 'seq1_w' [16,8,3]"));
+  EXPECT_THAT(net.report.text(), HasSubstr("conv 'seq2': row split of weight 'seq2_w' [8,16,3]"));
+  const std::vector<HostTensor> inputs{floats({kImages, 8, 10}, 154)};
+  const auto expected = run(graph, w, inputs);
+  const auto results = runSplit(net, w, inputs);
+  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+}
+
+// ConvNeXt's stem: a conv whose channels a layernorm over the channels reads stays whole, rather
+// than have its result gathered; so does nothing else, and nothing moves between the parts.
+TEST(TensorSlicingCases, AConvWhoseChannelsWouldBeGatheredStaysWhole) {
+  Weights w;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {1, 8, 4, 4});
+  conv(g, w, "stem", "x", "c", 8, 16, 1, 170);
+  g.create("ln_scale", "TL_FLOAT", {16}, std::vector<double>(16, 1.2))
+      .create("ln_bias", "TL_FLOAT", {16}, std::vector<double>(16, 0.1))
+      .op("to_last", "transpose", {{"src", "c"}}, {{"dst", "cl"}}, {{"axes", {0, 2, 3, 1}}})
+      .op("ln", "layernorm", {{"src", "cl"}, {"scale", "ln_scale"}, {"bias", "ln_bias"}}, {{"dst", "y"}},
+          {{"axis", 3}, {"epsilon", 1e-6}})
+      .output("y", "TL_FLOAT", {1, 4, 4, 16});
+  const ir::Graph graph = g.graph();
+  const SlicedNetwork net = sliceTensors(graph, 2, w.lookup());
+  EXPECT_THAT(net.report.text(), HasSubstr("conv2d 'stem': weight 'stem_w' [16,8,1,1] stays whole: its output "
+                                           "channels would have to be gathered for its readers"));
+  EXPECT_EQ(net.report.collectives.size(), 0u);
+  for (uint64_t bytes : net.report.weightBytes) EXPECT_EQ(bytes, w.bytes());
+  const std::vector<HostTensor> inputs{floats({1, 8, 4, 4}, 171)};
+  expectClose(runSplit(net, w, inputs).outputs[1][0].values<float>(), run(graph, w, inputs));
+}
+
+// Channels that do not divide among the parts, and groups that do not, stay whole and say why;
+// the result is still right.
+TEST(TensorSlicingCases, ConvChannelsOrGroupsThatDoNotDivideAreReplicated) {
+  Weights w;
+  GraphBuilder g;
+  g.input("x", "TL_FLOAT", {1, 6, 4, 4});
+  conv(g, w, "odd", "x", "c", 6, 6, 3, 160);
+  conv(g, w, "grouped", "c", "y", 6, 6, 3, 162, 3);
+  g.output("y", "TL_FLOAT", {1, 6, 4, 4});
+  const ir::Graph graph = g.graph();
+  const SlicedNetwork net = sliceTensors(graph, 4, w.lookup());
+  EXPECT_THAT(net.report.text(),
+              HasSubstr("conv2d 'odd': weight 'odd_w' [6,6,3,3] stays whole: 6 columns do not divide among 4 parts"));
+  EXPECT_EQ(net.report.text().find("split: conv"), std::string::npos) << net.report.text();
+  EXPECT_EQ(net.report.collectives.size(), 0u);
+  for (uint64_t bytes : net.report.weightBytes) EXPECT_EQ(bytes, w.bytes());
+  const std::vector<HostTensor> inputs{floats({1, 6, 4, 4}, 164)};
+  expectClose(runSplit(net, w, inputs).outputs[2][0].values<float>(), run(graph, w, inputs));
 }
 
 }  // namespace

@@ -320,6 +320,8 @@ class Slicer {
       done = batchedMatmul(op, true);
     } else if (type == "gemm") {
       done = gemm(op);
+    } else if (type == "conv2d" || type == "conv") {
+      done = conv(op);
     } else if (!anySplit) {
       done = false;
     } else if (type == "relu" || type == "lrelu" || type == "sigmoid" || type == "clip" || type == "unary" ||
@@ -363,6 +365,8 @@ class Slicer {
       done = gatherNd(op);
     } else if (type == "matmul_gathered_b") {
       done = gatheredMatmul(op);
+    } else if (channelWiseType(type)) {
+      done = channelWise(op);
     }
     if (!done) replicate(op);
   }
@@ -884,6 +888,237 @@ class Slicer {
     return true;
   }
 
+  // ---- convolutional networks ---------------------------------------------------------------
+  // The op's inputs named per part in op.inputs order, from their arg names.
+  static std::vector<Names> byArg(const ir::Op& op, const std::map<std::string, Names>& names) {
+    std::vector<Names> inputs;
+    for (const auto& t : op.inputs) inputs.push_back(names.at(t.argName));
+    return inputs;
+  }
+
+  static bool sameShapeUnary(const std::string& type) {
+    return type == "relu" || type == "lrelu" || type == "sigmoid" || type == "clip" || type == "unary" ||
+           type == "cast";
+  }
+
+  // conv2d and N-d conv, channels on axis 1, with a constant weight [O, C/group, k...]. Input
+  // whole: each part computes its share of the output channels (column split: weight and bias
+  // split on axis 0), the result split on axis 1, where that split reaches a reader that takes it
+  // as it is (splitSurvives; else the conv stays whole rather than have its result gathered).
+  // Input split along its channels: each part convolves its input channels with its rows of the
+  // weight (row split, weight axis 1) and the parts' partial results are summed; only part 0
+  // adds the bias, the others a zero bias. Input split along the batch: each part its images,
+  // the weight whole.
+  bool conv(const ir::Op& op) {
+    const std::string &src = in(op, "src"), &weight = in(op, "weight"), &bias = in(op, "bias");
+    const Value& vs = values_.at(src);
+    if (!isConstant(weight) || values_.at(weight).axis >= 0 || vs.groups > 1) return false;
+    if (vs.axis == 0) {
+      emitWith(op, byArg(op, {{"src", vs.names}, {"weight", whole(weight)}, {"bias", whole(bias)}}));
+      setOutputs(op, 0);
+      return true;
+    }
+    const int64_t group = op.integer("group");
+    if (group > 1) return groupedConv(op, group);
+    if (vs.axis == 1) {
+      const ir::DType type = graph_.tensors.at(op.outputs[0].name).dtype;
+      if (type != ir::DType::Float && type != ir::DType::Float16) return false;  // what all_reduce_sum adds
+      auto w = split(weight, 1);
+      if (!w) return false;
+      noteSplit(op, weight, 1, "row split");
+      const Names source = vs.names, fullBias = whole(bias);
+      const std::string zero = fresh(bias + ".zero"), zeroOp = freshOp(op.name + ".zero_bias");
+      emit([&](std::size_t) {
+        return makeOp(
+            zeroOp, "zeros", {}, {{"dst", zero}},
+            {{"dtype", std::string(ir::dtypeName(graph_.tensors.at(bias).dtype))}, {"dims", doubles(dims(bias))}});
+      });
+      emitPartialSum(op, [&](std::size_t p) {
+        ir::Op copy = op;
+        for (auto& t : copy.inputs) {
+          if (t.argName == "src") t.name = source[p];
+          if (t.argName == "weight") t.name = (*w)[p];
+          if (t.argName == "bias") t.name = p == 0 ? fullBias[p] : zero;
+        }
+        return copy;
+      });
+      return true;
+    }
+    if (vs.axis >= 0) return false;  // split along a spatial axis: the windows would cross parts
+    if (!eligibleWeight(op, weight, dims(weight)[0]) || !channelsStaySplit(op)) return false;
+    auto w = split(weight, 0);
+    auto b = split(bias, 0);
+    if (!w || !b) return false;
+    noteSplit(op, weight, 0, "column split");
+    emitWith(op, byArg(op, {{"src", vs.names}, {"weight", *w}, {"bias", *b}}));
+    setOutputs(op, 1);
+    return true;
+  }
+
+  // A grouped (depthwise) conv whose groups divide among the parts: part p's input channels are
+  // exactly its groups' inputs, so each part convolves them with its groups' weight rows and
+  // bias (axis 0), group / parts groups, the result split on axis 1 with no traffic. An input
+  // split along its channels is used as it is; a whole one is sliced locally, but only where the
+  // result's readers keep it split (else the cheap conv would cost an all_gather).
+  bool groupedConv(const ir::Op& op, int64_t group) {
+    const std::string &src = in(op, "src"), &weight = in(op, "weight"), &bias = in(op, "bias");
+    const Value& vs = values_.at(src);
+    if (group % static_cast<int64_t>(parts_) != 0 || (vs.axis >= 0 && vs.axis != 1)) return false;
+    if (vs.axis < 0 && (!eligibleWeight(op, weight, dims(weight)[0]) || !channelsStaySplit(op))) return false;
+    auto s = split(src, 1);
+    auto w = split(weight, 0);
+    auto b = split(bias, 0);
+    if (!s || !w || !b) return false;
+    const int64_t groups = group / static_cast<int64_t>(parts_);
+    noteSplit(op, weight, 0, "group split (" + std::to_string(groups) + " of " + std::to_string(group) + " groups)");
+    emitWith(op, byArg(op, {{"src", *s}, {"weight", *w}, {"bias", *b}}),
+             [&](ir::Op& copy, std::size_t) { setParam(copy, "group", double(groups)); });
+    setOutputs(op, 1);
+    return true;
+  }
+
+  // Whether a conv of a whole input, split by output channels, would keep its result split up to
+  // readers that take it so; if not, the report says why it stays whole.
+  bool channelsStaySplit(const ir::Op& op) {
+    if (splitSurvives(op.outputs[0].name, 1)) return true;
+    const std::string& weight = in(op, "weight");
+    result_.report.replicated.push_back(op.optype + " '" + op.name + "': weight '" + weight + "' " +
+                                        formatDims(dims(weight)) +
+                                        " stays whole: its output channels would have to be gathered for its readers");
+    return false;
+  }
+
+  // Whether a channel-wise op (batchnorm, pools, pad, resize) computes its result slice by slice
+  // from its src split along `axis`, the result split along the same axis: pools along the batch
+  // or channels (their windows span the rest), pad and resizes along an axis they keep as it is.
+  bool keepsSplit(const ir::Op& op, int axis) const {
+    const std::string& type = op.optype;
+    const ir::TensorArg* source = op.findInput("src");
+    if (!source || axis < 0 || axis >= rank(source->name)) return false;
+    const std::string& src = source->name;
+    const auto a = static_cast<std::size_t>(axis);
+    if (type == "batchnorm") return true;
+    if (type == "maxpool2d" || type == "avgpool2d" || type == "pool" || type == "global_avgpool") return axis <= 1;
+    if (type == "pad") {
+      const auto pads = op.integers("pads");
+      return pads.size() == 2 * dims(src).size() && pads[a] == 0 && pads[a + dims(src).size()] == 0;
+    }
+    if (type == "upsample") {
+      const auto scales = op.numbers("scales");
+      return a < scales.size() && scales[a] == 1.0;
+    }
+    if (type == "resize" || type == "interpolate") {
+      const auto extents = op.integers("dims");
+      if (a >= extents.size() || extents[a] != dims(src)[a]) return false;
+      if (type == "resize") return true;
+      const auto scales = op.numbers("scales");
+      // tf_half_pixel_for_nn moves even an axis it keeps by half a cell (Resize.cpp).
+      return a < scales.size() && scales[a] == 1.0 && op.string("coordinate_mode") != "tf_half_pixel_for_nn";
+    }
+    return false;
+  }
+
+  static bool channelWiseType(const std::string& type) {
+    return type == "batchnorm" || type == "maxpool2d" || type == "avgpool2d" || type == "pool" ||
+           type == "global_avgpool" || type == "pad" || type == "upsample" || type == "resize" || type == "interpolate";
+  }
+
+  // A channel-wise op over a split src keeps the split (keepsSplit); a batchnorm split along its
+  // channels takes its parts of scale, offset, mean and var, and a resize its part of the dims.
+  bool channelWise(const ir::Op& op) {
+    const Value& v = values_.at(in(op, "src"));
+    if (v.axis < 0 || !keepsSplit(op, v.axis)) return false;
+    const auto a = static_cast<std::size_t>(v.axis);
+    if (op.optype == "batchnorm" && v.axis == 1) {
+      std::map<std::string, Names> names{{"src", v.names}};
+      for (const char* arg : {"scale", "offset", "mean", "var"}) {
+        auto parameter = split(in(op, arg), 0);
+        if (!parameter) return false;
+        names[arg] = *parameter;
+      }
+      emitWith(op, byArg(op, names));
+      setOutputs(op, 1);
+      return true;
+    }
+    if (op.optype == "resize" || op.optype == "interpolate") {
+      auto extents = op.integers("dims");
+      extents[a] /= static_cast<int64_t>(parts_);
+      emitWith(op, {v.names}, [&](ir::Op& copy, std::size_t) {
+        setParam(copy, "dims", std::vector<double>(extents.begin(), extents.end()));
+      });
+      setOutputs(op, v.axis);
+      return true;
+    }
+    return same(op, v.axis);
+  }
+
+  // The axis of `to` along which a reshape of `from` split along `axis` stays split (each part's
+  // slice one run, as reshape() keeps it), or -1.
+  int runAxis(const ir::Dims& from, int axis, const ir::Dims& to) const {
+    const auto a = static_cast<std::size_t>(axis);
+    const int64_t before = product(from, 0, a), run = product(from, a, from.size());
+    for (std::size_t b = 0; b < to.size(); ++b) {
+      if (product(to, 0, b) == before && product(to, b, to.size()) == run && divisible(to[b]))
+        return static_cast<int>(b);
+    }
+    return -1;
+  }
+
+  // Whether `t`, held split along `axis`, would stay split up to the ops that take such a split
+  // as it is (a conv or a product over its input channels, which sums the parts' results), through
+  // element-wise and channel-wise ops and transposes, without an all_gather on the way.
+  bool splitSurvives(const std::string& t, int axis) {
+    const auto key = std::make_pair(t, axis);
+    if (auto it = survives_.find(key); it != survives_.end()) return it->second;
+    bool kept = true;
+    for (const auto& io : graph_.io) kept = kept && !(io.direction == ir::Direction::Out && io.tensor == t);
+    auto it = readers_.find(t);
+    if (it == readers_.end() || it->second.empty()) kept = false;
+    for (std::size_t r = 0; kept && it != readers_.end() && r < it->second.size(); ++r)
+      kept = readerKeeps(*it->second[r], t, axis);
+    survives_[key] = kept;
+    return kept;
+  }
+
+  bool readerKeeps(const ir::Op& reader, const std::string& t, int axis) {
+    const std::string& type = reader.optype;
+    if (reader.outputs.size() != 1) return false;
+    const std::string& out = reader.outputs[0].name;
+    if (type == "conv2d" || type == "conv") {
+      if (in(reader, "src") != t || axis != 1 || !isConstant(in(reader, "weight"))) return false;
+      const int64_t group = reader.integer("group");
+      return group == 1 || (group % static_cast<int64_t>(parts_) == 0 && splitSurvives(out, 1));
+    }
+    if (type == "matmul") {
+      const std::string& b = in(reader, "src2");
+      return in(reader, "src1") == t && axis == rank(t) - 1 && isConstant(b) && rank(b) == 2;
+    }
+    if (type == "gemm")
+      return in(reader, "a") == t && axis == 1 && !reader.boolean("trans_a") && isConstant(in(reader, "b"));
+    if (sameShapeUnary(type)) return splitSurvives(out, axis);
+    if (type == "elew" || type == "elew_bcast") return splitSurvives(out, axis + rank(out) - rank(t));
+    if (type == "transpose") {
+      const auto axes = reader.integers("axes");
+      const auto to = std::find(axes.begin(), axes.end(), axis);
+      return to != axes.end() && splitSurvives(out, static_cast<int>(to - axes.begin()));
+    }
+    if (type == "reshape" || type == "flatten") {
+      const int to = runAxis(dims(t), axis, dims(out));
+      return to >= 0 && splitSurvives(out, to);
+    }
+    if (type == "reduce") {
+      const auto axes = reader.integers("axes");
+      if (std::find(axes.begin(), axes.end(), axis) != axes.end()) return false;
+      const int removed = reader.boolean("keepdims")
+                              ? 0
+                              : static_cast<int>(
+                                    std::count_if(axes.begin(), axes.end(), [&](int64_t x) { return x < axis; }));
+      return splitSurvives(out, axis - removed);
+    }
+    if (channelWiseType(type)) return in(reader, "src") == t && keepsSplit(reader, axis) && splitSurvives(out, axis);
+    return false;
+  }
+
   // ---- the end of the walk ------------------------------------------------------------------
   // Each io output as the parts must hold it: whole, or a retained cache in its input's split.
   void finishOutputs() {
@@ -1027,6 +1262,7 @@ class Slicer {
   std::map<std::string, Value> values_;
   std::map<std::tuple<std::string, int, int64_t>, Names> splits_;
   std::map<std::pair<std::string, int>, Names> rebased_;  // index tuples less each part's first head
+  std::map<std::pair<std::string, int>, bool> survives_;  // splitSurvives' answers
   std::map<std::string, std::string> collectiveTensors_;  // collective op -> the tensor it serves
   std::map<std::string, int> wishes_, initial_, splitIo_;
   std::vector<ir::Graph> out_;

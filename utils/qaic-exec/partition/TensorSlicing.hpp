@@ -10,10 +10,22 @@
 // all_gather of any split operand. So the attention heads and the MLP's hidden units divide
 // among the parts, and whatever cannot be divided stays correct, only replicated.
 //
+// Convolutions (conv2d, N-d conv; channels on axis 1) split the same way: a conv of a whole input
+// keeps 1/parts of the output channels (weight and bias rows) on each part, a conv whose input
+// arrives split along its channels keeps the matching input channels of the weight and sums the
+// parts' results, the bias added by part 0 only. A grouped (depthwise) conv whose groups divide
+// among the parts keeps its share of the groups. Channel-wise ops (batchnorm with its parameters
+// split, pools, pad and resizes that leave the channels alone) and element-wise ops keep the
+// channel split, so a network's convs alternate a column and a row split, one all_reduce_sum per
+// pair, and a residual add slices its whole operand locally. A conv of a whole input is split
+// only where its channels stay split up to a reader that takes them so (another conv, a product
+// over them); else it stays whole rather than have its result gathered (ConvNeXt's convs, which
+// a layernorm over the channels reads).
+//
 // A fused projection (one weight for q, k and v) whose result is only cut into equal groups
 // keeps, on each part, its share of every group's columns, so each cut is that part's heads.
-// Reshapes carry such groups too: [L, N, E] split on E viewed as [L, N*H, D] (nn.MultiheadAttention's
-// export) is split on N*H in N groups, each part holding its heads of every batch element.
+// Reshapes carry such groups too: [L, N, E] split on E viewed as [L, N*H, D] (the export of
+// nn.MultiheadAttention) is split on N*H in N groups, each part its heads of every batch element.
 //
 // A value gathered for one reader is whole for every later one: a decomposed layer norm runs
 // whole after its mean gathers the input, and the next projection starts with a column split.
