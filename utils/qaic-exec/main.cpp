@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // qaic-exec (also installed as qaic-compile, its newer name): compiles a network into
 // programqpc.bin. See --help.
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -83,7 +84,8 @@ int main(int argc, char** argv) {
     std::cout << programName << ": wrote " << s.outputPath << ": " << (s.inputs + s.outputs) << " buffers (" << s.inputs
               << " in, " << s.outputs << " out), " << s.constants << " constants (" << s.constantBytes
               << " bytes), io region " << s.ioRegionSize << " bytes, " << s.fileBytes << " bytes";
-    if (s.retained > 0) std::cout << ", " << s.retained << " retained-state pairs";
+    // A pipeline's pairs are on the stages that update them, not all in the outer container.
+    if (s.retained > 0 && s.pipelineStages == 0) std::cout << ", " << s.retained << " retained-state pairs";
     if (s.specializations > 0) std::cout << ", " << s.specializations << " specializations";
     if (!s.deviceParts.empty() && s.pipelineStages > 0) {
       // Part 0 is the last stage: list the devices in stage order.
@@ -91,6 +93,13 @@ int main(int argc, char** argv) {
       for (std::size_t stage = 0; stage < s.pipelineStages; ++stage) {
         const auto& part = s.deviceParts[compiler::partOfStage(stage, s.pipelineStages)];
         std::cout << ' ' << part.deviceId << '=' << part.weightBytes;
+      }
+      if (std::any_of(s.deviceParts.begin(), s.deviceParts.end(), [](const auto& p) { return p.retainedBytes > 0; })) {
+        std::cout << "; retained-state bytes by device:";
+        for (std::size_t stage = 0; stage < s.pipelineStages; ++stage) {
+          const auto& part = s.deviceParts[compiler::partOfStage(stage, s.pipelineStages)];
+          std::cout << ' ' << part.deviceId << '=' << part.retainedBytes;
+        }
       }
       std::cout << ')';
     } else if (!s.deviceParts.empty()) {

@@ -290,3 +290,51 @@ def test_the_llm_readme_two_device_example_runs_as_written(emulator, workdir):
     env = python_environment(BUILD, emulator.env(PYTHONPATH=BUILD / "python"))
     result = run(["/usr/bin/python3", "-c", python[0]], cwd=directory, env=env)
     assert result.stdout.strip() == f"{config['tokens']} True", result.stdout
+
+
+def channel_bytes(report):
+    """The bytes of each tensor the pipeline report says one stage sends the next."""
+    return [int(b) for b in re.findall(r"^  channel \d+: '.*' \((\d+) bytes\)", report, re.M)]
+
+
+@pytest.mark.parametrize("stages", [2, 4])
+def test_pipeline_stages_keep_each_cache_on_its_card(emulator, et_model, et_config, workdir, stages):
+    """The retained, specialized program cut into 2 and 4 pipeline stages (-mdp-pipeline-stages):
+    each KV cache stays on the card of the layer that reads and updates it, so what moves between
+    cards is activations, each smaller than one cache; a stage fed only by the previous one still
+    runs the specialization of the call (prefill chunks, then decode). qaic-runner -d per card
+    holds every call's logits to PyTorch's within 1e-4 x max|torch| and gives PyTorch's tokens."""
+    program = workdir / f"pipeline-{stages}"
+    report = compile_program(BIN / "qaic-exec", et_model / "decoder.onnx", program, "-v",
+                             f"-mdp-pipeline-stages={stages}", "-retained-state",
+                             f"-network-specialization-config={et_model / 'specializations.json'}").stdout
+    assert f"{stages} pipeline stages" in report, report
+    cache_bytes = et_config["ctx_len"] * et_config["hidden"] * 4
+    moved = channel_bytes(report)
+    assert moved and max(moved) < cache_bytes, report
+    calls = et_config["prefill_chunks"] + et_config["generate"] - 1
+    out = workdir / f"pipeline-out-{stages}"
+    cards = [arg for d in range(stages) for arg in ("-d", str(d))]
+    result = run([BIN / "qaic-runner", "-t", program, *cards, "--aic-batch-json-input", et_model / "generation.json",
+                  "-n", str(calls), "-S", "1", "-T", "1", "-a", "1", "-c", "--write-output-dir", out,
+                  "--write-output-num-samples", str(calls)], check=False, env=emulator.env())
+    assert result.returncode == 0, result.stdout + result.stderr
+    for step in range(calls):
+        got = numpy.fromfile(out / f"logits-inf-{step}.bin", dtype=numpy.float32)
+        assert worst_relative(got, torch_logits(et_model, step)) <= 1e-4, f"logits of call {step}"
+        if step >= et_config["prefill_chunks"] - 1:
+            assert int(got.argmax()) == et_config["tokens"][step - et_config["prefill_chunks"] + 1]
+
+
+def test_efficient_transformers_session_over_two_pipeline_stages(emulator, et_model, et_config, workdir):
+    """efficient-transformers' command line (the cache float16 on the device) with
+    -mdp-pipeline-stages=2, driven by its session calls given device_ids [0, 1]: PyTorch's
+    tokens."""
+    program = workdir / "pipeline-et"
+    compile_program(BIN / "qaic-exec", et_model / "decoder.onnx", program, "-mdp-pipeline-stages=2",
+                    *efficient_transformers_flags(et_model))
+    env = python_environment(BUILD, emulator.env(PYTHONPATH=BUILD / "python"))
+    env["PYTHONPATH"] += f":{SOURCE / 'tests/support'}"
+    result = run(["/usr/bin/python3", "-c", SESSION_LOOP, program, et_model / "config.json", "vendor", "0,1"], env=env)
+    tokens = json.loads(result.stdout.splitlines()[-1])["tokens"]
+    assert tokens == et_config["tokens"], f"tokens {tokens}, PyTorch's {et_config['tokens']}"

@@ -34,9 +34,46 @@ std::map<std::string, std::size_t> producers(const ir::Graph& graph) {
 
 std::vector<double> asNumbers(const ir::Dims& dims) { return {dims.begin(), dims.end()}; }
 
+constexpr std::string_view kRetainedSuffix = "_RetainedState";
+
+// A retained-state pair's io indices.
+struct RetainedPair {
+  std::size_t input = 0, output = 0;
+};
+
+std::vector<RetainedPair> retainedPairs(const ir::Graph& graph, const std::set<std::string>& retained) {
+  std::vector<RetainedPair> pairs;
+  for (std::size_t i = 0; i < graph.io.size(); ++i) {
+    const ir::IoBuffer& in = graph.io[i];
+    if (in.direction != ir::Direction::In || !retained.count(in.bufferName)) continue;
+    for (std::size_t o = 0; o < graph.io.size(); ++o) {
+      const ir::IoBuffer& out = graph.io[o];
+      if (out.direction == ir::Direction::Out && out.bufferName == in.bufferName + std::string(kRetainedSuffix))
+        pairs.push_back({i, o});
+    }
+  }
+  return pairs;
+}
+
+// The ops (by index) that must share a pair's card: those reading its input, the one computing
+// its output and those reading that (a cache's write and the reads of what was written).
+std::vector<std::size_t> opsOfPair(const ir::Graph& graph, const RetainedPair& pair) {
+  const std::string& state = graph.io[pair.input].tensor;
+  const std::string& updated = graph.io[pair.output].tensor;
+  std::vector<std::size_t> ops;
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const ir::Op& op = graph.ops[i];
+    bool touches = false;
+    for (const ir::TensorArg& in : op.inputs) touches = touches || in.name == state || in.name == updated;
+    for (const ir::TensorArg& out : op.outputs) touches = touches || out.name == updated;
+    if (touches) ops.push_back(i);
+  }
+  return ops;
+}
+
 }  // namespace
 
-StageAssignment balanceStages(const ir::Graph& graph, std::size_t stages) {
+StageAssignment balanceStages(const ir::Graph& graph, std::size_t stages, const std::set<std::string>& retained) {
   const ir::Graph inferred = inferredCopy(graph);
   const auto producer = producers(inferred);
   std::vector<std::size_t> compute;  // indices of the non-constant ops
@@ -69,6 +106,35 @@ StageAssignment balanceStages(const ir::Graph& graph, std::size_t stages) {
                                 static_cast<std::size_t>(static_cast<double>(stages) * (before + cost[k] / 2) / total));
     for (std::size_t s = 1; s <= stage; ++s) boundary[s] = std::min(boundary[s], k);
     before += cost[k];
+  }
+  // A cut inside a retained pair's ops (as compute positions, overlapping ones merged) moves to
+  // the nearer end: the cache stays on one card.
+  std::map<std::size_t, std::size_t> position;
+  for (std::size_t k = 0; k < count; ++k) position[compute[k]] = k;
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  for (const RetainedPair& pair : retainedPairs(inferred, retained)) {
+    std::size_t lo = count, hi = 0;
+    for (std::size_t op : opsOfPair(inferred, pair)) {
+      if (!position.count(op)) continue;
+      lo = std::min(lo, position[op]);
+      hi = std::max(hi, position[op]);
+    }
+    if (lo < count) spans.emplace_back(lo, hi);
+  }
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<std::size_t, std::size_t>> merged;
+  for (const auto& span : spans) {
+    if (!merged.empty() && span.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, span.second);
+    } else {
+      merged.push_back(span);
+    }
+  }
+  for (std::size_t s = 1; s < stages; ++s) {
+    for (const auto& [lo, hi] : merged) {
+      if (boundary[s] <= lo || boundary[s] > hi) continue;
+      boundary[s] = boundary[s] - lo <= hi + 1 - boundary[s] ? lo : hi + 1;
+    }
   }
   // No stage empty: each boundary after the previous one and leaving an op for every later stage.
   for (std::size_t s = 1; s < stages; ++s) boundary[s] = std::max(boundary[s], boundary[s - 1] + 1);
@@ -144,7 +210,8 @@ std::string StagedNetwork::report() const {
   return text;
 }
 
-StagedNetwork splitStages(const ir::Graph& graph, const StageAssignment& stages, std::size_t stageCount) {
+StagedNetwork splitStages(const ir::Graph& graph, const StageAssignment& stages, std::size_t stageCount,
+                          const std::set<std::string>& retained, const std::set<std::string>& selecting) {
   const ir::Graph inferred = inferredCopy(graph);
   const auto producer = producers(inferred);
   const int last = static_cast<int>(stageCount) - 1;
@@ -152,6 +219,31 @@ StagedNetwork splitStages(const ir::Graph& graph, const StageAssignment& stages,
     const auto it = producer.find(tensor);
     return it == producer.end() ? -2 : stages[it->second];
   };
+
+  // Each retained io buffer's stage: the one computing the pair's output, where every read of
+  // its input must be too.
+  std::map<std::size_t, int> retainedStage;  // by io index, both buffers of each pair
+  for (const RetainedPair& pair : retainedPairs(inferred, retained)) {
+    const std::string& input = inferred.io[pair.input].bufferName;
+    const std::string& output = inferred.io[pair.output].bufferName;
+    const int stage = stageOf(inferred.io[pair.output].tensor);
+    if (stage < 0)
+      throw CompileError("pipeline stages: retained output '" + output + "' is not computed by a node of any stage");
+    for (std::size_t op : opsOfPair(inferred, pair)) {
+      const ir::Op& reader = inferred.ops[op];
+      bool readsState = false;
+      for (const ir::TensorArg& in : reader.inputs)
+        readsState = readsState || in.name == inferred.io[pair.input].tensor;
+      if (readsState && stages[op] >= 0 && stages[op] != stage)
+        throw CompileError("pipeline stages: node '" + reader.name + "' in stage " + std::to_string(stages[op]) +
+                           " reads retained state '" + input + "', whose '" + output + "' stage " +
+                           std::to_string(stage) +
+                           " computes; a retained pair stays on one card, so its reads and "
+                           "its update must be in one stage");
+    }
+    retainedStage[pair.input] = stage;
+    retainedStage[pair.output] = stage;
+  }
 
   // The channels, in the network's order: each (tensor, later stage reading it) gets one.
   std::map<std::pair<std::string, int>, int> channelOf;
@@ -172,8 +264,19 @@ StagedNetwork splitStages(const ir::Graph& graph, const StageAssignment& stages,
     if (stage < 0) continue;
     for (const ir::TensorArg& in : op.inputs) need(in.name, stage, "node '" + op.name + "'");
   }
-  for (const ir::IoBuffer& io : inferred.io)
-    if (io.direction == ir::Direction::Out) need(io.tensor, last, "output '" + io.bufferName + "'");
+  for (std::size_t k = 0; k < inferred.io.size(); ++k) {
+    const ir::IoBuffer& io = inferred.io[k];
+    if (io.direction == ir::Direction::Out && !retainedStage.count(k))
+      need(io.tensor, last, "output '" + io.bufferName + "'");
+  }
+
+  // A card picks a specialization's program by its input dims: a stage that reads none of the
+  // inputs whose dims differ between specializations (one fed only by the previous stage) still
+  // maps them, so every card runs the same specialization's stage.
+  std::set<std::size_t> selectors;
+  for (std::size_t k = 0; k < inferred.io.size(); ++k)
+    if (inferred.io[k].direction == ir::Direction::In && selecting.count(inferred.io[k].bufferName))
+      selectors.insert(k);
 
   result.parts.resize(stageCount);
   result.traffic.resize(stageCount);
@@ -231,21 +334,29 @@ StagedNetwork splitStages(const ir::Graph& graph, const StageAssignment& stages,
         }
       }
     }
-    if (s == last) {
-      for (const ir::IoBuffer& io : inferred.io)
+    // The last stage keeps the network's io but other stages' retained pairs; another stage the
+    // inputs it reads, the inputs whose dims tell the specializations apart, and its retained
+    // pairs.
+    std::vector<std::size_t> kept;
+    for (std::size_t k = 0; k < inferred.io.size(); ++k) {
+      const ir::IoBuffer& io = inferred.io[k];
+      const auto pair = retainedStage.find(k);
+      if (pair != retainedStage.end()) {
+        if (pair->second != s) continue;
         if (io.direction == ir::Direction::Out) ensure(io.tensor);
-      g.io = inferred.io;
-      g.allowedShapes = inferred.allowedShapes;
-    } else {
-      std::vector<std::size_t> kept;
-      for (std::size_t k = 0; k < inferred.io.size(); ++k)
-        if (inferred.io[k].direction == ir::Direction::In && inputsRead.count(inferred.io[k].tensor)) kept.push_back(k);
-      for (std::size_t k : kept) g.io.push_back(inferred.io[k]);
-      for (const ir::ShapeCombination& combination : inferred.allowedShapes) {
-        ir::ShapeCombination projected;
-        for (std::size_t k : kept) projected.push_back(k < combination.size() ? combination[k] : ir::Dims{});
-        g.allowedShapes.push_back(std::move(projected));
+        kept.push_back(k);
+      } else if (s == last) {
+        if (io.direction == ir::Direction::Out) ensure(io.tensor);
+        kept.push_back(k);
+      } else if (io.direction == ir::Direction::In && (inputsRead.count(io.tensor) || selectors.count(k))) {
+        kept.push_back(k);
       }
+    }
+    for (std::size_t k : kept) g.io.push_back(inferred.io[k]);
+    for (const ir::ShapeCombination& combination : inferred.allowedShapes) {
+      ir::ShapeCombination projected;
+      for (std::size_t k : kept) projected.push_back(k < combination.size() ? combination[k] : ir::Dims{});
+      g.allowedShapes.push_back(std::move(projected));
     }
     ir::inferShapes(g);
   }

@@ -9,12 +9,18 @@
 //
 // The parts are in the container's order (PartitionConfig.hpp's partOfStage): part 0 is the
 // last stage, and its io is the network's own (every input, used or not, and every output), as
-// the outer container's must be; part p >= 1 is stage p - 1, with only the inputs it reads and
-// no outputs.
+// the outer container's must be; part p >= 1 is stage p - 1, with only the inputs it reads (and,
+// in a specialized program, those whose dims select the specialization) and no outputs.
+//
+// A retained-state pair (-retained-state: input X, output X_RetainedState, a KV cache) stays on
+// the stage whose ops read X and compute X_RetainedState: both are in that stage's io only, and
+// the cache never moves. Balanced stages never cut between a cache's read, its write and the
+// reads of what was written.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,7 +35,8 @@ using StageAssignment = std::vector<int>;
 // N stages over the ops in graph order, each a consecutive range holding about 1/N of the
 // weight bytes (the bytes of the constants an op reads first, plus one per op, so ops without
 // weights count too), none empty. Throws CompileError when the network has fewer ops than N.
-StageAssignment balanceStages(const ir::Graph& graph, std::size_t stages);
+// The retained buffers' names (both of each pair) are kept whole in one stage.
+StageAssignment balanceStages(const ir::Graph& graph, std::size_t stages, const std::set<std::string>& retained = {});
 
 // The stages the config's node lists give (nodeLists[s]: the op names of stage s). An op no list
 // names joins the latest stage among the ops whose results it reads (stage 0 without any).
@@ -56,8 +63,12 @@ struct StagedNetwork {
   std::string report() const;        // one line per transfer
 };
 
-// Splits `graph` (shapes inferred or not) into the stages `stages` assigns (stageCount >= 2).
-// Throws CompileError for an assignment that sends data backwards.
-StagedNetwork splitStages(const ir::Graph& graph, const StageAssignment& stages, std::size_t stageCount);
+// Splits `graph` (shapes inferred or not) into the stages `stages` assigns (stageCount >= 2);
+// `retained` names the retained-state buffers (both of each pair), `selecting` the inputs whose
+// dims differ between the program's specializations, which every stage maps (a card picks the
+// specialization by them). Throws CompileError for an assignment that sends data backwards, or
+// that reads a retained input in another stage than the one computing its X_RetainedState.
+StagedNetwork splitStages(const ir::Graph& graph, const StageAssignment& stages, std::size_t stageCount,
+                          const std::set<std::string>& retained = {}, const std::set<std::string>& selecting = {});
 
 }  // namespace qaic::compiler::partition

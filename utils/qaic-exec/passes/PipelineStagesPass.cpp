@@ -4,10 +4,12 @@
 // is cut into consecutive stages (partition/Pipelining.hpp): the stages the partitions' node
 // lists name, else N ranges balanced by weight bytes, chosen on the default specialization's
 // graph and applied to every specialization by op name. The config then holds each stage's
-// node list (what -mdp-dump-partition-config writes). Part 0 (the last stage) replaces the
+// node list (what -mdp-dump-partition-config writes). A retained-state pair stays on the stage
+// that reads and updates it (its io goes to that stage's part only). Part 0 (the last stage) replaces the
 // compilation's graphs, the other stages go to a compilation each, shaped by the part shape
 // passes, as tensor-slicing's parts are.
 #include <map>
+#include <set>
 
 #include "CompileError.hpp"
 #include "partition/Pipelining.hpp"
@@ -41,17 +43,21 @@ void pipelineStagesPass(Compilation& compilation) {
   if (!config.pipelined()) return;
   const std::size_t stages = config.partitions.size();
   const std::string& model = compilation.options.model;
-  for (std::size_t k = 0; k < compilation.retained.size(); ++k)
-    if (compilation.retained[k])
-      throw CompileError(model + ": pipeline stages with -retained-state: the retained buffers ('" +
-                         compilation.variants.front().graph.io[k].bufferName +
-                         "') would have to stay on the stage that reads them; use tensor slicing (one partition) "
-                         "for a program with retained state");
-
   const ir::Graph& main = compilation.variants[compilation.mainVariant].graph;
+  std::set<std::string> retained;  // each pair stays on the stage that reads and updates it
+  for (std::size_t k = 0; k < compilation.retained.size() && k < main.io.size(); ++k)
+    if (compilation.retained[k]) retained.insert(main.io[k].bufferName);
+  std::set<std::string> selecting;  // inputs whose dims differ between specializations
+  for (const LoadedModel& variant : compilation.variants) {
+    for (const ir::IoBuffer& io : variant.graph.io) {
+      if (io.direction != ir::Direction::In) continue;
+      for (const ir::IoBuffer& mainIo : main.io)
+        if (mainIo.bufferName == io.bufferName && mainIo.dims != io.dims) selecting.insert(io.bufferName);
+    }
+  }
   partition::StageAssignment assignment;
   if (config.partitions.front().nodeList.empty()) {
-    assignment = partition::balanceStages(main, stages);
+    assignment = partition::balanceStages(main, stages, retained);
   } else {
     std::vector<std::vector<std::string>> lists;
     for (const Partition& p : config.partitions) lists.push_back(p.nodeList);
@@ -66,7 +72,12 @@ void pipelineStagesPass(Compilation& compilation) {
     const partition::StageAssignment own = v == compilation.mainVariant
                                                ? assignment
                                                : byName(main, assignment, whole.graph, model, v);
-    partition::StagedNetwork net = partition::splitStages(whole.graph, own, stages);
+    partition::StagedNetwork net;
+    try {
+      net = partition::splitStages(whole.graph, own, stages, retained, selecting);
+    } catch (const CompileError& e) {
+      throw CompileError(model + ": " + e.what());
+    }
     if (v == compilation.mainVariant) {
       compilation.summary.pipelineStages = stages;
       compilation.summary.pipelineReport = net.report();
