@@ -249,15 +249,20 @@ void PeerRendezvous::fail(std::size_t part, int collective) {
 }
 
 std::optional<std::string> PeerRendezvous::mismatch() const {
+  // "all_reduce_sum 3 of 64 bytes of TL_FLOAT": what a slot says, as far as parts must agree.
+  const auto describe = [](const Slot& s) {
+    std::string text = std::string(kindName(s.kind == Kind::Sum)) + " " + std::to_string(s.collective) + " of " +
+                       std::to_string(s.bytes) + " bytes";
+    if (s.kind == Kind::Sum) text += " of " + std::string(ir::dtypeName(s.type));
+    return text;
+  };
   const Slot& first = partStates_[0].slot;
   for (std::size_t p = 1; p < parts_; ++p) {
     const Slot& s = partStates_[p].slot;
     if (s.collective != first.collective || s.kind != first.kind || s.bytes != first.bytes ||
         (s.kind == Kind::Sum && s.type != first.type)) {
-      return "parts disagree on the collective: part 0 calls " + std::string(kindName(first.kind == Kind::Sum)) + " " +
-             std::to_string(first.collective) + " of " + std::to_string(first.bytes) + " bytes, part " +
-             std::to_string(p) + " " + kindName(s.kind == Kind::Sum) + " " + std::to_string(s.collective) + " of " +
-             std::to_string(s.bytes) + " bytes";
+      return "parts disagree on the collective: part 0 calls " + describe(first) + ", part " + std::to_string(p) + " " +
+             describe(s);
     }
   }
   return std::nullopt;
@@ -286,7 +291,11 @@ uint32_t PeerRendezvous::arrive(std::size_t part, int collective, bool checkSlot
   uint64_t expected = before + 1;
   const uint64_t next = (static_cast<uint64_t>((step + 1) & 0x7fffffffu) << 32);
   if (!state_.compare_exchange_strong(expected, next)) {  // broken meanwhile: nobody goes on
-    if (dataPhaseFollows) inDataPhase_.store(0);
+    if (dataPhaseFollows) {
+      inDataPhase_.store(0);
+      std::lock_guard lock(mutex_);  // a part failing meanwhile may have seen the mark
+      dataPhasesEnded_.notify_all();
+    }
     fail(part, collective);
   }
   wakeSleepers();
