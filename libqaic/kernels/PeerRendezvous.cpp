@@ -9,14 +9,14 @@
 // every part is done with it, and the next collective's first step cannot complete before every
 // part has left the previous one.
 //
-// A small collective is one step: each part copies its buffer into its own staging slot,
-// arrives, then adds every slot in part order into its own buffer (or copies every slot into
-// its `all`). No part reads another part's buffer, so none waits for the others to finish; the
-// slots alternate by step parity, and a part writes the slot of step s + 2 only once every part
-// has arrived at s + 1, that is, has finished reading the slots of step s.
+// A small collective (stagedBytesPerPart()) is one step: each part copies its buffer into its
+// own staging slot, arrives, then adds every slot in part order into its own buffer (or copies
+// every slot into its `all`). No part reads another part's buffer, so none waits for the others
+// to finish; the slots alternate by step parity, and a part writes the slot of step s + 2 only
+// once every part has arrived at s + 1, that is, has finished reading the slots of step s.
 //
 // The barrier is one atomic word (the header says how), so a step costs one atomic add per part
-// and a cache line passed between the cores; a waiting part spins a few microseconds on that
+// and a cache line passed between the cores; a waiting part spins up to kSpinTime on that
 // word, where every part has a CPU of its own, then sleeps on a futex until its deadline. The
 // mutex is for the slow path only: the reason of a broken rendezvous, a part failing while
 // others are still in a data phase.
@@ -123,9 +123,10 @@ inline void cpuRelax() {
 #endif
 }
 
-// Long enough for a part on another core to arrive a little later, or for the last one to
-// finish a step's bookkeeping; short enough that a part that is not running costs little.
-constexpr auto kSpinTime = std::chrono::microseconds(5);
+// Long enough for a part on another core to arrive a little later (the parts' shares of a
+// large sum end microseconds apart, and a futex wake-up costs tens of them on a KVM guest),
+// short enough that a part that is not running costs little. Only where every part has a CPU.
+constexpr auto kSpinTime = std::chrono::microseconds(20);
 
 std::size_t cpusOfThisThread() {
   cpu_set_t set;
@@ -153,9 +154,10 @@ void futexWakeAll(std::atomic<uint32_t>& word) {
 
 const char* kindName(bool sum) { return sum ? "all_reduce_sum" : "all_gather"; }
 
-// A part's staging slot: its share of kStagedBytes, in whole cache lines.
-std::size_t stagingSlotBytesFor(std::size_t parts) {
-  return parts < 2 ? 0 : PeerRendezvous::kStagedBytes / parts / 64 * 64;
+// A part's staging slot: its share of the budget, in whole cache lines.
+std::size_t stagingSlotBytesFor(std::size_t parts, bool spinning) {
+  const std::size_t budget = spinning ? PeerRendezvous::kStagedBytesSpinning : PeerRendezvous::kStagedBytesSleeping;
+  return parts < 2 ? 0 : budget / parts / 64 * 64;
 }
 
 }  // namespace
@@ -164,9 +166,9 @@ PeerRendezvous::PeerRendezvous(std::size_t parts, std::chrono::milliseconds time
     : parts_(parts),
       timeout_(timeout),
       spinBeforeSleeping_(parts <= cpusOfThisThread()),
-      stagingSlotBytes_(stagingSlotBytesFor(parts)),
+      stagingSlotBytes_(stagingSlotBytesFor(parts, spinBeforeSleeping_)),
       partStates_(parts),
-      staging_(2 * parts * stagingSlotBytesFor(parts) / sizeof(CacheLine)) {
+      staging_(2 * parts * stagingSlotBytes_ / sizeof(CacheLine)) {
   if (parts == 0) throw ExecutionError("peer rendezvous: a program has at least one part");
   if (parts >= (uint64_t{1} << 32)) throw ExecutionError("peer rendezvous: " + std::to_string(parts) + " parts");
   for (PartState& state : partStates_) state.sources.resize(parts);

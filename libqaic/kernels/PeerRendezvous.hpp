@@ -3,9 +3,10 @@
 // cards, a test's threads) meet here for their collectives. Each part runs on its own thread
 // with its own PeerExchange (exchange(part)); a collective returns on a part once every part
 // has called it. A sum is added in part order once for all, so every part gets the same bits.
-// A large collective moves the data between the parts' own buffers, read and written in place
-// with no buffer in between; a small one (kStagedBytes over all parts at most) goes through a
-// staging slot per part, which costs a copy of bytes that are few and saves a synchronization.
+// A collective moves the data between the parts' own buffers, read and written in place with no
+// buffer in between, at the cost of two synchronizations; a small one goes through a staging
+// slot per part, which costs a copy of its bytes and saves one synchronization
+// (stagedBytesPerPart() says how small).
 //
 // A collective waits at most `timeout` for the other parts; then, or after cancel(reason), the
 // rendezvous is broken for good: every waiting and every later call throws ExecutionError
@@ -41,13 +42,20 @@ class PeerRendezvous : public std::enable_shared_from_this<PeerRendezvous> {
   };
 
   // A collective whose buffers come to at most this over all parts (every part's inOut of an
-  // all_reduce_sum, every part's `mine` of an all_gather) is staged: one synchronization.
-  static constexpr std::size_t kStagedBytes = 64 << 10;
+  // all_reduce_sum, every part's `mine` of an all_gather) is staged: one synchronization. When
+  // the parts outnumber the CPUs a synchronization is a sleep and a wake-up (microseconds), and
+  // staging pays up to 64 KiB; when every part has a CPU a part spinning sees the others arrive
+  // within 0.1 us, and the copy through the slots outweighs that above a few hundred bytes.
+  static constexpr std::size_t kStagedBytesSleeping = 64 << 10;
+  static constexpr std::size_t kStagedBytesSpinning = 512;
 
   // Create it with std::make_shared: each exchange keeps the rendezvous alive.
   PeerRendezvous(std::size_t parts, std::chrono::milliseconds timeout);
 
   std::size_t parts() const { return parts_; }
+  // The largest buffer per part (all_reduce_sum's inOut, all_gather's `mine`) a collective is
+  // staged for: one of the budgets above shared by the parts, in whole cache lines.
+  std::size_t stagedBytesPerPart() const { return stagingSlotBytes_; }
   // Part `part`'s exchange, for BuildOptions::peers of the program that part runs. Throws
   // ExecutionError for a part out of range.
   std::shared_ptr<PeerExchange> exchange(std::size_t part);

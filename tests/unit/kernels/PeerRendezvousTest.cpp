@@ -65,8 +65,8 @@ struct Round {
 };
 
 // Staged and in-place collectives in turn, sizes at both sides of the staging limit.
-std::vector<Round> roundsFor(std::size_t parts) {
-  const std::size_t stagedFloats = PeerRendezvous::kStagedBytes / parts / 64 * 64 / sizeof(float);
+std::vector<Round> roundsFor(const PeerRendezvous& rendezvous) {
+  const std::size_t stagedFloats = rendezvous.stagedBytesPerPart() / sizeof(float);
   const std::vector<Round> cycle{{Round::SumFloat, 1},
                                  {Round::SumFloat, stagedFloats},
                                  {Round::SumFloat, stagedFloats + 16},
@@ -86,7 +86,7 @@ TEST(PeerRendezvousStaging, ManyRoundsOfAlternatingSizesGiveEveryPartTheSumInPar
   for (std::size_t parts : {2u, 3u, 4u}) {
     SCOPED_TRACE(std::to_string(parts) + " parts");
     auto rendezvous = std::make_shared<PeerRendezvous>(parts, std::chrono::seconds(60));
-    const auto rounds = roundsFor(parts);
+    const auto rounds = roundsFor(*rendezvous);
     std::vector<std::size_t> wrongRounds(parts, 0);
     std::vector<uint64_t> expectedSent(parts, 0);
     const auto errors = onParts(parts, [&](std::size_t part) {
@@ -272,7 +272,7 @@ struct Call {
 };
 
 TEST(PeerRendezvousBreaks, EveryDisagreementIsFoundOnTheStagedPathToo) {
-  const std::size_t inPlaceBytes = PeerRendezvous::kStagedBytes;
+  const std::size_t inPlaceBytes = PeerRendezvous::kStagedBytesSleeping;  // over 2 parts' slots
   const struct {
     const char* what;
     Call calls[2];
