@@ -189,7 +189,8 @@ run_bench bin/qaicd_bench
 run_bench bin/qaicd_kubelet_bench
 
 # Multi-device programs: PeerRendezvous' all_reduce_sum (N parts on N threads) against one memcpy
-# of the bytes one part transfers, then an MLP split over 2 emulated cards against one card.
+# of the bytes one part transfers, and less the bare synchronization (BareSync: one float per
+# part) against the same memcpy; then an MLP split over 2 emulated cards against one card.
 peer_json=$(mktemp)
 trap 'rm -f "$peer_json"' EXIT
 run_bench bin/bench_peer_exchange "$peer_json"
@@ -200,6 +201,11 @@ def ns(r):
     return r["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[r["time_unit"]]
 memcpy = {int(r["transfer_bytes"]): ns(r) for r in runs if r["name"].startswith("Memcpy/")}
 native = {r["name"].split("/", 1)[1]: r for r in runs if r["name"].startswith("AllReduceSum/") and "transfer_bytes" in r}
+# The synchronization every collective pays whatever its size (one float per part), per part count.
+sync = {r["name"].rsplit("threads:", 1)[1]: ns(r) for r in runs
+        if r["name"].startswith("BareSync/") and r.get("run_type") != "aggregate"}
+for parts, t in sorted(sync.items()):
+    print(f"BareSync {parts} parts: {t/1e3:.2f} us (all_reduce_sum of one float per part)")
 for r in runs:
     kind = r["name"].split("/")[0]
     if kind not in ("AllReduceSum", "Mxint8AllReduceSum") or "transfer_bytes" not in r:
@@ -212,6 +218,9 @@ for r in runs:
     line = f"{kind} {parts} parts, {floats * 4 // 1024} KiB each: {ns(r)/1e3:.1f} us"
     line += f" = {ns(r)/memcpy[one]:.2f}x memcpy of one part's native {one // 1024} KiB ({memcpy[one]/1e3:.1f} us)"
     line += f", {ns(r)/memcpy[every]:.2f}x memcpy of all parts' {every // 1024} KiB ({memcpy[every]/1e3:.1f} us)"
+    if parts in sync:
+        bytes_ns = ns(r) - sync[parts]
+        line += f"; less the bare synchronization: {bytes_ns/1e3:.1f} us = {bytes_ns/memcpy[one]:.2f}x memcpy of one part's"
     print(line)
 PY
 rm -f "$peer_json"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Each collective is two steps of one barrier. After the first every part's buffers are known
-// and each part works, until the second, on its own share of all of them, in place.
+// A large collective is two steps of one barrier. After the first every part's buffers are
+// known and each part works, until the second, on its own share of all of them, in place.
 // all_reduce_sum: part p adds chunk p of every part's buffer in part order and writes the sum
 // into chunk p of every part's buffer, its own included. Chunk p of any buffer is read and
 // written by part p alone, so nothing goes through a buffer in between, and each part reads and
@@ -8,10 +8,31 @@
 // part's slice into its own `all`. The second step keeps every buffer alive and unchanged until
 // every part is done with it, and the next collective's first step cannot complete before every
 // part has left the previous one.
+//
+// A small collective (stagedBytesPerPart()) is one step: each part copies its buffer into its
+// own staging slot, arrives, then adds every slot in part order into its own buffer (or copies
+// every slot into its `all`). No part reads another part's buffer, so none waits for the others
+// to finish; the slots alternate by step parity, and a part writes the slot of step s + 2 only
+// once every part has arrived at s + 1, that is, has finished reading the slots of step s.
+//
+// The barrier is one atomic word (the header says how), so a step costs one atomic add per part
+// and a cache line passed between the cores; a waiting part spins up to kSpinTime on that
+// word, where every part has a CPU of its own, then sleeps on a futex until its deadline. The
+// mutex is for the slow path only: the reason of a broken rendezvous, a part failing while
+// others are still in a data phase.
 #include "kernels/PeerRendezvous.hpp"
 
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstring>
+#include <ctime>
+#include <thread>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -58,30 +79,42 @@ void accumulate(float* acc, const Element* in, std::size_t n, ToFloat toFloat) {
   }
 }
 
-// Elements [begin, end) of every buffer replaced by their sum over the buffers, added in
-// buffer order: `acc` (kSumBlock floats) gathers a block, which is then stored into each.
-void sumFloatsInPlace(const std::vector<std::byte*>& buffers, std::size_t begin, std::size_t end, float* acc) {
+// Elements [begin, end) of every destination replaced by their sum over the sources, added in
+// source order: `acc` (kSumBlock floats) gathers a block, which is then stored into each. The
+// destinations may be the sources (in place).
+void sumFloats(std::span<std::byte* const> sources, std::span<std::byte* const> destinations, std::size_t begin,
+               std::size_t end, float* acc) {
   for (std::size_t start = begin; start < end; start += kSumBlock) {
     const std::size_t n = std::min(kSumBlock, end - start);
-    std::memcpy(acc, buffers[0] + start * sizeof(float), n * sizeof(float));
-    for (std::size_t q = 1; q < buffers.size(); ++q)
-      accumulate(acc, reinterpret_cast<const float*>(buffers[q]) + start, n, [](float v) { return v; });
-    for (std::byte* buffer : buffers) std::memcpy(buffer + start * sizeof(float), acc, n * sizeof(float));
+    std::memcpy(acc, sources[0] + start * sizeof(float), n * sizeof(float));
+    for (std::size_t q = 1; q < sources.size(); ++q)
+      accumulate(acc, reinterpret_cast<const float*>(sources[q]) + start, n, [](float v) { return v; });
+    for (std::byte* to : destinations) std::memcpy(to + start * sizeof(float), acc, n * sizeof(float));
   }
 }
 
-// float16 accumulates in float over every buffer and rounds once.
-void sumHalvesInPlace(const std::vector<std::byte*>& buffers, std::size_t begin, std::size_t end, float* acc) {
+// float16 accumulates in float over every source and rounds once.
+void sumHalves(std::span<std::byte* const> sources, std::span<std::byte* const> destinations, std::size_t begin,
+               std::size_t end, float* acc) {
   uint16_t rounded[kSumBlock];
   for (std::size_t start = begin; start < end; start += kSumBlock) {
     const std::size_t n = std::min(kSumBlock, end - start);
-    const auto* first = reinterpret_cast<const uint16_t*>(buffers[0]) + start;
+    const auto* first = reinterpret_cast<const uint16_t*>(sources[0]) + start;
     for (std::size_t i = 0; i < n; ++i) acc[i] = halfToFloat(first[i]);
-    for (std::size_t q = 1; q < buffers.size(); ++q)
-      accumulate(acc, reinterpret_cast<const uint16_t*>(buffers[q]) + start, n, halfToFloat);
+    for (std::size_t q = 1; q < sources.size(); ++q)
+      accumulate(acc, reinterpret_cast<const uint16_t*>(sources[q]) + start, n, halfToFloat);
     for (std::size_t i = 0; i < n; ++i) rounded[i] = floatToHalf(acc[i]);
-    for (std::byte* buffer : buffers) std::memcpy(buffer + start * sizeof(uint16_t), rounded, n * sizeof(uint16_t));
+    for (std::byte* to : destinations) std::memcpy(to + start * sizeof(uint16_t), rounded, n * sizeof(uint16_t));
   }
+}
+
+void sum(ir::DType type, std::span<std::byte* const> sources, std::span<std::byte* const> destinations,
+         std::size_t begin, std::size_t end) {
+  float acc[kSumBlock];
+  if (type == ir::DType::Float)
+    sumFloats(sources, destinations, begin, end, acc);
+  else
+    sumHalves(sources, destinations, begin, end, acc);
 }
 
 inline void cpuRelax() {
@@ -90,13 +123,55 @@ inline void cpuRelax() {
 #endif
 }
 
+// Long enough for a part on another core to arrive a little later (the parts' shares of a
+// large sum end microseconds apart, and a futex wake-up costs tens of them on a KVM guest),
+// short enough that a part that is not running costs little. Only where every part has a CPU.
+constexpr auto kSpinTime = std::chrono::microseconds(20);
+
+std::size_t cpusOfThisThread() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<std::size_t>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free,
+              "the futex word is an atomic uint32_t");
+
+uint32_t* futexWord(std::atomic<uint32_t>& word) { return reinterpret_cast<uint32_t*>(&word); }
+
+// Sleeps while `word` holds `expected`, at most `wait`; returns on a wake-up, a changed word, a
+// signal or the end of the wait alike (the caller checks what it waits for).
+void futexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nanoseconds wait) {
+  timespec relative{};
+  relative.tv_sec = static_cast<time_t>(wait.count() / 1'000'000'000);
+  relative.tv_nsec = static_cast<long>(wait.count() % 1'000'000'000);
+  syscall(SYS_futex, futexWord(word), FUTEX_WAIT_PRIVATE, expected, &relative, nullptr, 0);
+}
+
+void futexWakeAll(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, futexWord(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
 const char* kindName(bool sum) { return sum ? "all_reduce_sum" : "all_gather"; }
+
+// A part's staging slot: its share of the budget, in whole cache lines.
+std::size_t stagingSlotBytesFor(std::size_t parts, bool spinning) {
+  const std::size_t budget = spinning ? PeerRendezvous::kStagedBytesSpinning : PeerRendezvous::kStagedBytesSleeping;
+  return parts < 2 ? 0 : budget / parts / 64 * 64;
+}
 
 }  // namespace
 
 PeerRendezvous::PeerRendezvous(std::size_t parts, std::chrono::milliseconds timeout)
-    : parts_(parts), timeout_(timeout), slots_(parts), present_(parts, false), transfers_(parts) {
+    : parts_(parts),
+      timeout_(timeout),
+      spinBeforeSleeping_(parts <= cpusOfThisThread()),
+      stagingSlotBytes_(stagingSlotBytesFor(parts, spinBeforeSleeping_)),
+      partStates_(parts),
+      staging_(2 * parts * stagingSlotBytes_ / sizeof(CacheLine)) {
   if (parts == 0) throw ExecutionError("peer rendezvous: a program has at least one part");
+  if (parts >= (uint64_t{1} << 32)) throw ExecutionError("peer rendezvous: " + std::to_string(parts) + " parts");
+  for (PartState& state : partStates_) state.sources.resize(parts);
 }
 
 std::shared_ptr<PeerExchange> PeerRendezvous::exchange(std::size_t part) {
@@ -107,93 +182,159 @@ std::shared_ptr<PeerExchange> PeerRendezvous::exchange(std::size_t part) {
   return std::make_shared<PartExchange>(shared_from_this(), part);
 }
 
-void PeerRendezvous::cancel(const std::string& reason) {
-  std::lock_guard lock(mutex_);
-  breakLocked(reason);
-}
+void PeerRendezvous::cancel(const std::string& reason) { breakWith(reason); }
 
-bool PeerRendezvous::cancelled() const {
-  std::lock_guard lock(mutex_);
-  return broken_.has_value();
-}
+bool PeerRendezvous::cancelled() const { return (state_.load() & kBroken) != 0; }
 
 PeerRendezvous::Transfer PeerRendezvous::transferredBytes(std::size_t part) const {
-  std::lock_guard lock(mutex_);
-  return part < parts_ ? transfers_[part] : Transfer{};
+  if (part >= parts_) return {};
+  const PartState& state = partStates_[part];
+  return {state.sent.load(std::memory_order_relaxed), state.received.load(std::memory_order_relaxed)};
 }
 
-void PeerRendezvous::breakLocked(const std::string& reason) {
-  if (!broken_) broken_ = reason;
-  brokenFlag_.store(true, std::memory_order_relaxed);
-  allArrived_.notify_all();
+std::byte* PeerRendezvous::stagingSlot(uint32_t step, std::size_t part) {
+  return reinterpret_cast<std::byte*>(staging_.data()) + ((step & 1u) * parts_ + part) * stagingSlotBytes_;
 }
 
-void PeerRendezvous::fail(std::unique_lock<std::mutex>& lock, std::size_t part, int collective) {
-  dataPhasesEnded_.wait(lock, [this] { return inDataPhase_ == 0; });
-  throw ExecutionError("part " + std::to_string(part) + ", collective " + std::to_string(collective) + ": " + *broken_);
-}
-
-bool PeerRendezvous::spinForStep(std::unique_lock<std::mutex>& lock, uint64_t step) {
-  // Long enough for a peer on another core to finish a step's bookkeeping, short enough that a
-  // peer that is not running costs little; the clock is read every 64 pauses.
-  constexpr auto kSpinTime = std::chrono::microseconds(20);
-  lock.unlock();
-  const auto until = std::chrono::steady_clock::now() + kSpinTime;
-  bool done = false;
-  for (unsigned spin = 1; !done; ++spin) {
-    cpuRelax();
-    done = step_.load(std::memory_order_acquire) != step || brokenFlag_.load(std::memory_order_relaxed);
-    if (spin % 64 == 0 && std::chrono::steady_clock::now() >= until) break;
+void PeerRendezvous::wakeSleepers() {
+  // Sequentially consistent with the sleepers' count and their check of the state: a part
+  // either sees the change before it sleeps, or is counted here and woken.
+  if (sleepers_.load() != 0) {
+    wakeups_.fetch_add(1);
+    futexWakeAll(wakeups_);
   }
-  lock.lock();
-  return done;
+}
+
+void PeerRendezvous::breakWith(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!reason_) reason_ = reason;
+    state_.fetch_or(kBroken);
+  }
+  wakeSleepers();
+}
+
+bool PeerRendezvous::breakForTimeout(uint32_t step) {
+  std::lock_guard lock(mutex_);
+  uint64_t state = state_.load();
+  for (;;) {
+    if (stepOf(state) != step || (state & kBroken) || countOf(state) == parts_) return false;
+    std::string missing;
+    for (std::size_t p = 0; p < parts_; ++p) {
+      if (partStates_[p].arrivedAt.load(std::memory_order_relaxed) != step + 1)
+        missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+    }
+    if (missing.empty()) return false;  // every part is arriving: the step completes at once
+    if (state_.compare_exchange_weak(state, state | kBroken)) {
+      reason_ = "timed out after " + std::to_string(timeout_.count()) + " ms waiting for part(s) " + missing;
+      break;
+    }
+  }
+  // Outside the lock would do too; the sleepers' wake-up needs no order with it.
+  wakeSleepers();
+  return true;
+}
+
+void PeerRendezvous::leaveDataPhase() {
+  // A failing part may be waiting for the data phases to end (only once the rendezvous broke).
+  if (inDataPhase_.fetch_sub(1) == 1 && (state_.load() & kBroken)) {
+    std::lock_guard lock(mutex_);
+    dataPhasesEnded_.notify_all();
+  }
+}
+
+void PeerRendezvous::fail(std::size_t part, int collective) {
+  std::unique_lock lock(mutex_);
+  dataPhasesEnded_.wait(lock, [this] { return inDataPhase_.load() == 0; });
+  throw ExecutionError("part " + std::to_string(part) + ", collective " + std::to_string(collective) + ": " +
+                       reason_.value_or("broken"));
 }
 
 std::optional<std::string> PeerRendezvous::mismatch() const {
-  const Slot& first = slots_[0];
+  // "all_reduce_sum 3 of 64 bytes of TL_FLOAT": what a slot says, as far as parts must agree.
+  const auto describe = [](const Slot& s) {
+    std::string text = std::string(kindName(s.kind == Kind::Sum)) + " " + std::to_string(s.collective) + " of " +
+                       std::to_string(s.bytes) + " bytes";
+    if (s.kind == Kind::Sum) text += " of " + std::string(ir::dtypeName(s.type));
+    return text;
+  };
+  const Slot& first = partStates_[0].slot;
   for (std::size_t p = 1; p < parts_; ++p) {
-    const Slot& s = slots_[p];
+    const Slot& s = partStates_[p].slot;
     if (s.collective != first.collective || s.kind != first.kind || s.bytes != first.bytes ||
         (s.kind == Kind::Sum && s.type != first.type)) {
-      return "parts disagree on the collective: part 0 calls " + std::string(kindName(first.kind == Kind::Sum)) + " " +
-             std::to_string(first.collective) + " of " + std::to_string(first.bytes) + " bytes, part " +
-             std::to_string(p) + " " + kindName(s.kind == Kind::Sum) + " " + std::to_string(s.collective) + " of " +
-             std::to_string(s.bytes) + " bytes";
+      return "parts disagree on the collective: part 0 calls " + describe(first) + ", part " + std::to_string(p) + " " +
+             describe(s);
     }
   }
   return std::nullopt;
 }
 
-void PeerRendezvous::arrive(std::unique_lock<std::mutex>& lock, std::size_t part, int collective, bool checkSlots) {
-  if (broken_) fail(lock, part, collective);
-  present_[part] = true;
-  if (++arrived_ == parts_) {
-    if (checkSlots) {
-      if (auto problem = mismatch()) {
-        breakLocked(*problem);
-        fail(lock, part, collective);
-      }
-    }
-    arrived_ = 0;
-    std::fill(present_.begin(), present_.end(), false);
-    step_.fetch_add(1, std::memory_order_release);
-    allArrived_.notify_all();
-    return;
+uint32_t PeerRendezvous::arrive(std::size_t part, int collective, bool checkSlots, bool dataPhaseFollows) {
+  // Before the step can complete (the count below): read only for the timeout's message.
+  const uint32_t stepNow = stepOf(state_.load(std::memory_order_relaxed));
+  partStates_[part].arrivedAt.store(stepNow + 1, std::memory_order_relaxed);
+  // Release: this part's slot and staged bytes; acquire: every earlier part's.
+  const uint64_t before = state_.fetch_add(1, std::memory_order_acq_rel);
+  if (before & kBroken) fail(part, collective);
+  const uint32_t step = stepOf(before);
+  if (countOf(before) + 1 < parts_) {
+    waitForStep(part, collective, step);
+    return step;
   }
-  const uint64_t step = step_.load(std::memory_order_relaxed);
-  spinForStep(lock, step);
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  while (step_.load(std::memory_order_relaxed) == step && !broken_) {
-    if (allArrived_.wait_until(lock, deadline) == std::cv_status::timeout &&
-        step_.load(std::memory_order_relaxed) == step && !broken_) {
-      std::string missing;
-      for (std::size_t p = 0; p < parts_; ++p) {
-        if (!present_[p]) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
-      }
-      breakLocked("timed out after " + std::to_string(timeout_.count()) + " ms waiting for part(s) " + missing);
+  if (checkSlots) {
+    if (auto problem = mismatch()) {
+      breakWith(*problem);
+      fail(part, collective);
     }
   }
-  if (step_.load(std::memory_order_relaxed) == step) fail(lock, part, collective);  // broken while waiting
+  // Marked before the others go on, so a part failing later waits for every one of them.
+  if (dataPhaseFollows) inDataPhase_.store(parts_);
+  uint64_t expected = before + 1;
+  const uint64_t next = (static_cast<uint64_t>((step + 1) & 0x7fffffffu) << 32);
+  if (!state_.compare_exchange_strong(expected, next)) {  // broken meanwhile: nobody goes on
+    if (dataPhaseFollows) {
+      inDataPhase_.store(0);
+      std::lock_guard lock(mutex_);  // a part failing meanwhile may have seen the mark
+      dataPhasesEnded_.notify_all();
+    }
+    fail(part, collective);
+  }
+  wakeSleepers();
+  return step;
+}
+
+void PeerRendezvous::waitForStep(std::size_t part, int collective, uint32_t step) {
+  // A completed step wins over a break that came after it: the other parts have gone on into
+  // its data phase, and this one must too.
+  const auto over = [&](uint64_t state) { return stepOf(state) != step || (state & kBroken); };
+  if (spinBeforeSleeping_) {
+    const auto until = std::chrono::steady_clock::now() + kSpinTime;
+    for (unsigned spin = 1;; ++spin) {
+      if (over(state_.load(std::memory_order_acquire))) break;
+      cpuRelax();
+      if (spin % 32 == 0 && std::chrono::steady_clock::now() >= until) break;
+    }
+  }
+  uint64_t state = state_.load(std::memory_order_acquire);
+  if (!over(state)) {
+    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    sleepers_.fetch_add(1);
+    for (;;) {
+      const uint32_t wakeups = wakeups_.load();
+      state = state_.load();
+      if (over(state)) break;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        // Every part counted: the last one is completing the step; look again shortly.
+        if (!breakForTimeout(step)) deadline = now + std::chrono::milliseconds(1);
+        continue;
+      }
+      futexWait(wakeups_, wakeups, deadline - now);
+    }
+    sleepers_.fetch_sub(1);
+  }
+  if (stepOf(state) == step) fail(part, collective);  // broken while waiting
 }
 
 void PeerRendezvous::allReduceSum(std::size_t part, int collective, ir::DType type, std::span<std::byte> inOut) {
@@ -201,30 +342,32 @@ void PeerRendezvous::allReduceSum(std::size_t part, int collective, ir::DType ty
     throw ExecutionError("part " + std::to_string(part) + ", collective " + std::to_string(collective) +
                          ": all_reduce_sum of " + std::string(ir::dtypeName(type)) + " (TL_FLOAT or TL_FLOAT16 only)");
   }
-  std::unique_lock lock(mutex_);
-  slots_[part] = Slot{collective, Kind::Sum, type, inOut.data(), nullptr, nullptr, inOut.size()};
-  arrive(lock, part, collective, true);
-  ++inDataPhase_;
-  std::vector<std::byte*> buffers;
-  for (const Slot& s : slots_) buffers.push_back(s.inOut);
-  lock.unlock();
+  PartState& mine = partStates_[part];
+  mine.slot = Slot{collective, Kind::Sum, type, inOut.data(), nullptr, nullptr, inOut.size()};
   const std::size_t elementBytes = ir::dtypeSize(type);
   const std::size_t count = inOut.size() / elementBytes;
   const auto [begin, end] = chunkOf(count, part, parts_);
-  float acc[kSumBlock];
-  if (type == ir::DType::Float)
-    sumFloatsInPlace(buffers, begin, end, acc);
-  else
-    sumHalvesInPlace(buffers, begin, end, acc);
-  lock.lock();
-  if (--inDataPhase_ == 0) dataPhasesEnded_.notify_all();
+  std::span<std::byte*> sources(mine.sources);
+  if (staged(inOut.size())) {
+    const uint32_t step = stepOf(state_.load(std::memory_order_relaxed));
+    if (!inOut.empty()) std::memcpy(stagingSlot(step, part), inOut.data(), inOut.size());
+    arrive(part, collective, true, false);
+    for (std::size_t q = 0; q < parts_; ++q) sources[q] = stagingSlot(step, q);
+    std::byte* own = inOut.data();
+    sum(type, sources, std::span<std::byte* const>(&own, 1), 0, count);
+  } else {
+    arrive(part, collective, true, true);
+    for (std::size_t q = 0; q < parts_; ++q) sources[q] = partStates_[q].slot.inOut;
+    sum(type, sources, sources, begin, end);
+    leaveDataPhase();
+    arrive(part, collective, false, false);
+  }
   // Counted as a reduce-scatter then an all-gather: this part's chunk in from every other part
   // and its sum back out to them, the other chunks out and their sums back in.
   const uint64_t own = (end - begin) * elementBytes;
   const uint64_t moved = (parts_ - 1) * own + (inOut.size() - own);
-  transfers_[part].sent += moved;
-  transfers_[part].received += moved;
-  arrive(lock, part, collective, false);
+  mine.sent.store(mine.sent.load(std::memory_order_relaxed) + moved, std::memory_order_relaxed);
+  mine.received.store(mine.received.load(std::memory_order_relaxed) + moved, std::memory_order_relaxed);
 }
 
 void PeerRendezvous::allGather(std::size_t part, int collective, std::span<const std::byte> mine,
@@ -234,21 +377,24 @@ void PeerRendezvous::allGather(std::size_t part, int collective, std::span<const
                          ": all_gather into " + std::to_string(all.size()) + " bytes, not " + std::to_string(parts_) +
                          " x " + std::to_string(mine.size()));
   }
-  std::unique_lock lock(mutex_);
-  slots_[part] = Slot{collective, Kind::Gather, ir::DType::Float, nullptr, mine.data(), all.data(), mine.size()};
-  arrive(lock, part, collective, true);
-  ++inDataPhase_;
-  std::vector<const std::byte*> slices;
-  for (const Slot& s : slots_) slices.push_back(s.mine);
-  lock.unlock();
-  for (std::size_t q = 0; q < parts_; ++q) {
-    if (mine.size()) std::memcpy(all.data() + q * mine.size(), slices[q], mine.size());
+  PartState& own = partStates_[part];
+  own.slot = Slot{collective, Kind::Gather, ir::DType::Float, nullptr, mine.data(), all.data(), mine.size()};
+  if (staged(mine.size())) {
+    const uint32_t step = stepOf(state_.load(std::memory_order_relaxed));
+    if (!mine.empty()) std::memcpy(stagingSlot(step, part), mine.data(), mine.size());
+    arrive(part, collective, true, false);
+    for (std::size_t q = 0; q < parts_ && !mine.empty(); ++q)
+      std::memcpy(all.data() + q * mine.size(), stagingSlot(step, q), mine.size());
+  } else {
+    arrive(part, collective, true, true);
+    for (std::size_t q = 0; q < parts_ && !mine.empty(); ++q)
+      std::memcpy(all.data() + q * mine.size(), partStates_[q].slot.mine, mine.size());
+    leaveDataPhase();
+    arrive(part, collective, false, false);
   }
-  lock.lock();
-  if (--inDataPhase_ == 0) dataPhasesEnded_.notify_all();
-  transfers_[part].sent += (parts_ - 1) * mine.size();
-  transfers_[part].received += (parts_ - 1) * mine.size();
-  arrive(lock, part, collective, false);
+  const uint64_t moved = (parts_ - 1) * mine.size();
+  own.sent.store(own.sent.load(std::memory_order_relaxed) + moved, std::memory_order_relaxed);
+  own.received.store(own.received.load(std::memory_order_relaxed) + moved, std::memory_order_relaxed);
 }
 
 }  // namespace qaic::kernels

@@ -3,9 +3,12 @@
 // all_reduce_sum with N parts on N threads (Google Benchmark's Threads(N): thread i is part i),
 // float32 buffers of 16 KiB to 4 MiB per part, against one memcpy of the bytes one part
 // transfers per collective (what the p2p counters count: PeerRendezvous::Transfer::sent) and one
-// of the bytes all parts transfer, timed in the same run. The MXINT8 wire too (-allow-mxint8-mdp-io): encode, the exchange of the
-// encodings, decode and sum, as the all_reduce_sum kernel does it. Goal (issue 37): the native
-// exchange at most one memcpy of the transferred bytes. scripts/bench.sh prints the ratios.
+// of the bytes all parts transfer, timed in the same run. The MXINT8 wire too
+// (-allow-mxint8-mdp-io): encode, the exchange of the encodings, decode and sum, as the
+// all_reduce_sum kernel does it. Goal (issue 37): the native
+// exchange at most one memcpy of the transferred bytes. BareSync is the synchronization every
+// collective pays whatever its size: the same rendezvous' all_reduce_sum of one float per part,
+// so what an exchange costs beyond it is what its bytes cost. scripts/bench.sh prints the ratios.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -14,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -66,6 +70,18 @@ void AllReduceSum(benchmark::State& state) {
   }
 }
 
+// all_reduce_sum of one float per part: a small collective's single synchronization and
+// next to no bytes.
+void BareSync(benchmark::State& state) {
+  const auto part = static_cast<std::size_t>(state.thread_index());
+  auto exchange = rendezvousFor(state, "sync")->exchange(part);
+  float value = static_cast<float>(part);
+  for (auto _ : state) {
+    exchange->allReduceSum(0, qaic::ir::DType::Float, std::as_writable_bytes(std::span(&value, 1)));
+    benchmark::DoNotOptimize(value);
+  }
+}
+
 // The all_reduce_sum kernel's MXINT8 path: its own encoding out, every part's in, decoded and
 // added in part order.
 void Mxint8AllReduceSum(benchmark::State& state) {
@@ -110,6 +126,7 @@ constexpr int64_t kFloats[] = {4 << 10, 64 << 10, 1 << 20};  // 16 KiB, 256 KiB,
 void registerAll() {
   std::set<int64_t> copies;
   for (int parts : {2, 4}) {
+    benchmark::RegisterBenchmark("BareSync", BareSync)->Arg(1)->Threads(parts)->UseRealTime();
     for (int64_t floats : kFloats) {
       benchmark::RegisterBenchmark("AllReduceSum", AllReduceSum)->Arg(floats)->Threads(parts)->UseRealTime();
       benchmark::RegisterBenchmark("Mxint8AllReduceSum", Mxint8AllReduceSum)
