@@ -79,17 +79,35 @@ void accumulate(float* acc, const Element* in, std::size_t n, ToFloat toFloat) {
   }
 }
 
+constexpr std::size_t kSumLane = 64;  // floats per step of the fused sum: four 512-bit vectors
+
 // Elements [begin, end) of every destination replaced by their sum over the sources, added in
-// source order: `acc` (kSumBlock floats) gathers a block, which is then stored into each. The
-// destinations may be the sources (in place).
-void sumFloats(std::span<std::byte* const> sources, std::span<std::byte* const> destinations, std::size_t begin,
-               std::size_t end, float* acc) {
-  for (std::size_t start = begin; start < end; start += kSumBlock) {
-    const std::size_t n = std::min(kSumBlock, end - start);
-    std::memcpy(acc, sources[0] + start * sizeof(float), n * sizeof(float));
-    for (std::size_t q = 1; q < sources.size(); ++q)
-      accumulate(acc, reinterpret_cast<const float*>(sources[q]) + start, n, [](float v) { return v; });
-    for (std::byte* to : destinations) std::memcpy(to + start * sizeof(float), acc, n * sizeof(float));
+// source order, in one pass: each step sums a few vectors' worth in registers and stores them
+// into each destination, so the bytes are read once and written once per destination. The
+// destinations may be the sources (in place). Compiled for AVX-512 and AVX2 as well, picked at
+// load time, since this pass is what an exchange between cards costs beyond its synchronization.
+[[gnu::target_clones("avx512f", "avx2", "default")]] void sumFloats(std::span<std::byte* const> sources,
+                                                                     std::span<std::byte* const> destinations,
+                                                                     std::size_t begin, std::size_t end, float*) {
+  const auto at = [](std::byte* base, std::size_t i) { return reinterpret_cast<float*>(base) + i; };
+  std::size_t i = begin;
+  for (; i + kSumLane <= end; i += kSumLane) {
+    float block[kSumLane];
+    const float* first = at(sources[0], i);
+    for (std::size_t j = 0; j < kSumLane; ++j) block[j] = first[j];
+    for (std::size_t q = 1; q < sources.size(); ++q) {
+      const float* next = at(sources[q], i);
+      for (std::size_t j = 0; j < kSumLane; ++j) block[j] += next[j];
+    }
+    for (std::byte* to : destinations) {
+      float* out = at(to, i);
+      for (std::size_t j = 0; j < kSumLane; ++j) out[j] = block[j];
+    }
+  }
+  for (; i < end; ++i) {
+    float total = *at(sources[0], i);
+    for (std::size_t q = 1; q < sources.size(); ++q) total += *at(sources[q], i);
+    for (std::byte* to : destinations) *at(to, i) = total;
   }
 }
 
