@@ -87,8 +87,8 @@ constexpr std::size_t kSumLane = 64;  // floats per step of the fused sum: four 
 // destinations may be the sources (in place). Compiled for AVX-512 and AVX2 as well, picked at
 // load time, since this pass is what an exchange between cards costs beyond its synchronization.
 [[gnu::target_clones("avx512f", "avx2", "default")]] void sumFloats(std::span<std::byte* const> sources,
-                                                                     std::span<std::byte* const> destinations,
-                                                                     std::size_t begin, std::size_t end, float*) {
+                                                                    std::span<std::byte* const> destinations,
+                                                                    std::size_t begin, std::size_t end, float*) {
   const auto at = [](std::byte* base, std::size_t i) { return reinterpret_cast<float*>(base) + i; };
   std::size_t i = begin;
   for (; i + kSumLane <= end; i += kSumLane) {
