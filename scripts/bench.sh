@@ -12,8 +12,8 @@
 #   qaic.Session.run vs the C++ round trip, run_benchmark vs qaic-runner (scripts/bench-python.py)
 #   GPT-2-small-shaped decode step and 128-token prefill vs PyTorch's (scripts/bench-llm.py;
 #   goals <= 1.5x and <= 1.0x), bytes moved per decode step
-#   multi-device: the exchange between cards vs memcpy of its bytes (build/bin/bench_peer_exchange;
-#   goal <= 1x), an MLP split over 2 cards vs 1 card (build/bin/qaic_multidevice_bench; <= 1.2x)
+#   multi-device: the exchange between cards vs memcpy of its bytes, per collective and for a
+#   decode step's 64 (build/bin/bench_peer_exchange; goal <= 1x), an MLP split over 2 cards vs 1 card (build/bin/qaic_multidevice_bench; <= 1.2x)
 #   2 pipeline stages on 2 cards with 2 activations vs one card (scripts/bench-pipeline.py;
 #   goal >= 1.6x throughput where the host has a core per stage)
 # Usage: scripts/bench.sh BUILD_DIR
@@ -222,6 +222,14 @@ for r in runs:
         bytes_ns = ns(r) - sync[parts]
         line += f"; less the bare synchronization: {bytes_ns/1e3:.1f} us = {bytes_ns/memcpy[one]:.2f}x memcpy of one part's"
     print(line)
+# One inference's transfer: a decode step's 64 sums of 16 KiB, against one memcpy of its bytes.
+for r in runs:
+    if not r["name"].startswith("DecodeStepExchanges/") or "transfer_bytes" not in r:
+        continue
+    parts, one = r["name"].rsplit("threads:", 1)[1], int(r["transfer_bytes"])
+    if one in memcpy:
+        print(f"DecodeStepExchanges {parts} parts (64 sums of 16 KiB, one inference's transfer): {ns(r)/1e3:.1f} us"
+              f" = {ns(r)/memcpy[one]:.2f}x memcpy of one part's {one // 1024} KiB ({memcpy[one]/1e3:.1f} us)")
 PY
 rm -f "$peer_json"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The transfer between the cards of a multi-device program, timed alone: kernels::PeerRendezvous
 // all_reduce_sum with N parts on N threads (Google Benchmark's Threads(N): thread i is part i),
-// float32 buffers of 16 KiB to 4 MiB per part, against one memcpy of the bytes one part
-// transfers per collective (what the p2p counters count: PeerRendezvous::Transfer::sent) and one
+// float32 buffers of 16 KiB to 4 MiB per part, and a decode step's 64 sums of 16 KiB (one
+// inference's transfer), against one memcpy of the bytes one part transfers per collective (what the p2p counters count: PeerRendezvous::Transfer::sent) and one
 // of the bytes all parts transfer, timed in the same run. The MXINT8 wire too
 // (-allow-mxint8-mdp-io): encode, the exchange of the encodings, decode and sum, as the
 // all_reduce_sum kernel does it. Goal (issue 37): the native
@@ -107,6 +107,35 @@ void Mxint8AllReduceSum(benchmark::State& state) {
   }
 }
 
+// One inference's exchanges, as a decoder split over the parts makes them at a decode step: a
+// 32-layer model of hidden size 4096 sums its attention's and its MLP's row-split products,
+// 4096 floats (16 KiB), twice per layer, each over a tensor of its own. Its transfer per
+// inference is their total, which the issue's goal compares with one memcpy of those bytes.
+constexpr std::size_t kDecodeHidden = 4096, kDecodeCollectives = 64;
+
+void DecodeStepExchanges(benchmark::State& state) {
+  const auto parts = static_cast<std::size_t>(state.threads());
+  const auto part = static_cast<std::size_t>(state.thread_index());
+  auto exchange = rendezvousFor(state, "decode")->exchange(part);
+  const std::size_t tensorBytes = kDecodeHidden * sizeof(float);
+  PageAlignedBuffer buffer(tensorBytes * kDecodeCollectives);
+  auto* values = reinterpret_cast<float*>(buffer.data());
+  for (std::size_t i = 0; i < kDecodeHidden * kDecodeCollectives; ++i) values[i] = static_cast<float>(i % 89) * 1e-3f;
+  for (auto _ : state) {
+    for (std::size_t c = 0; c < kDecodeCollectives; ++c)
+      exchange->allReduceSum(static_cast<int>(c), qaic::ir::DType::Float,
+                             buffer.span().subspan(c * tensorBytes, tensorBytes));
+    benchmark::ClobberMemory();
+  }
+  if (part == 0) {
+    uint64_t total = 0;
+    for (std::size_t p = 0; p < parts; ++p) total += kDecodeCollectives * nativeSentBytes(kDecodeHidden, parts, p);
+    state.counters["transfer_bytes"] = static_cast<double>(kDecodeCollectives *
+                                                           nativeSentBytes(kDecodeHidden, parts, 0));
+    state.counters["all_parts_transfer_bytes"] = static_cast<double>(total);
+  }
+}
+
 // The baseline: one memcpy of `bytes` between two page-aligned buffers.
 void Memcpy(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
@@ -127,6 +156,13 @@ void registerAll() {
   std::set<int64_t> copies;
   for (int parts : {2, 4}) {
     benchmark::RegisterBenchmark("BareSync", BareSync)->Arg(1)->Threads(parts)->UseRealTime();
+    // Its argument, the collectives of one inference, also keys its rendezvous.
+    benchmark::RegisterBenchmark("DecodeStepExchanges", DecodeStepExchanges)
+        ->Arg(kDecodeCollectives)
+        ->Threads(parts)
+        ->UseRealTime();
+    copies.insert(
+        static_cast<int64_t>(kDecodeCollectives * nativeSentBytes(kDecodeHidden, static_cast<std::size_t>(parts), 0)));
     for (int64_t floats : kFloats) {
       benchmark::RegisterBenchmark("AllReduceSum", AllReduceSum)->Arg(floats)->Threads(parts)->UseRealTime();
       benchmark::RegisterBenchmark("Mxint8AllReduceSum", Mxint8AllReduceSum)
