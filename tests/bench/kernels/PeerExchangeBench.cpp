@@ -2,13 +2,14 @@
 // The transfer between the cards of a multi-device program, timed alone: kernels::PeerRendezvous
 // all_reduce_sum with N parts on N threads (Google Benchmark's Threads(N): thread i is part i),
 // float32 buffers of 16 KiB to 4 MiB per part, and a decode step's 64 sums of 16 KiB (one
-// inference's transfer), against one memcpy of the bytes one part transfers per collective (what the p2p counters count: PeerRendezvous::Transfer::sent) and one
-// of the bytes all parts transfer, timed in the same run. The MXINT8 wire too
-// (-allow-mxint8-mdp-io): encode, the exchange of the encodings, decode and sum, as the
-// all_reduce_sum kernel does it. Goal (issue 37): the native
-// exchange at most one memcpy of the transferred bytes. BareSync is the synchronization every
-// collective pays whatever its size: the same rendezvous' all_reduce_sum of one float per part,
-// so what an exchange costs beyond it is what its bytes cost. scripts/bench.sh prints the ratios.
+// inference's transfer), against one memcpy of the bytes one part transfers per collective (what
+// the p2p counters count: PeerRendezvous::Transfer::sent) and one of the bytes all parts
+// transfer, timed in the same run. The MXINT8 wire too (-allow-mxint8-mdp-io): encode, the
+// exchange of the encodings, decode and sum, as the all_reduce_sum kernel does it. Goal (issue
+// 37): the native exchange at most one memcpy of the transferred bytes. BareSync is the
+// synchronization every collective pays whatever its size: the same rendezvous' all_reduce_sum
+// of one float per part, so what an exchange costs beyond it is what its bytes cost.
+// scripts/bench.sh prints the ratios.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
