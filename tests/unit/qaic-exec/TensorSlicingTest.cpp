@@ -63,6 +63,14 @@ HostTensor floats(const ir::Dims& dims, uint32_t seed) {
   return HostTensor::of(ir::DType::Float, dims, randomFloats(static_cast<std::size_t>(ir::elementCount(dims)), seed));
 }
 
+// Every part of `net` gives the unsplit graph's first output for `inputs`.
+void expectPartsMatch(const ir::Graph& graph, const Weights& w, const SlicedNetwork& net,
+                      const std::vector<HostTensor>& inputs) {
+  const auto expected = run(graph, w, inputs);
+  const auto results = runSplit(net, w, inputs);
+  for (std::size_t p = 0; p < net.parts.size(); ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+}
+
 // attentionWithCache's inputs: x, the (batch, head, position) tuples writing the three new rows
 // at positions 2, 3, 4 of every head, the causal mask, and the two caches in `cacheType`.
 std::vector<HostTensor> attentionInputs(ir::DType cacheType) {
@@ -122,9 +130,7 @@ TEST_P(TensorSlicing, MlpIsAColumnThenARowSplitWithOneSum) {
   EXPECT_EQ(net.report.collectiveBytes(), uint64_t(kRows * kHidden * sizeof(float)));
 
   const std::vector<HostTensor> inputs{floats({kRows, kHidden}, 5)};
-  const auto expected = run(graph, w, inputs);
-  const auto results = runSplit(net, w, inputs);
-  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  expectPartsMatch(graph, w, net, inputs);
 }
 
 TEST_P(TensorSlicing, AttentionSplitsByHeadsAndEachPartKeepsItsHeadsOfTheCache) {
@@ -367,9 +373,7 @@ TEST_P(TensorSlicing, FusedQkvSplitsEachOfItsGroupsByHeads) {
     for (int64_t g = 0; g < 3; ++g) EXPECT_EQ(part[g * share], whole[g * hidden + share]);
     std::vector<HostTensor> inputs{floats({1, kSeq, hidden}, 93)};
     if (mix == FusedMix::WholeInput) inputs.push_back(floats({1, kSeq, 3 * hidden}, 94));
-    const auto expected = run(graph, w, inputs);
-    const auto results = runSplit(net, w, inputs);
-    for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+    expectPartsMatch(graph, w, net, inputs);
   }
 }
 
@@ -415,9 +419,7 @@ TEST_P(TensorSlicing, MultiheadAttentionLayoutSplitsByHeadsOfEveryBatchElement) 
     EXPECT_EQ(part.tensors.at("p").dims, heads);
   }
   const std::vector<HostTensor> inputs{floats({kSeq, batch, hidden}, 112), floats({rows, 1, kSeq}, 113)};
-  const auto expected = run(graph, w, inputs);
-  const auto results = runSplit(net, w, inputs);
-  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  expectPartsMatch(graph, w, net, inputs);
 }
 
 // A lone projection to the output: column split, then all_gather to make the output whole.
@@ -544,9 +546,7 @@ TEST_P(TensorSlicing, ConvIsAColumnThenARowSplitThatAddsItsBiasOnce) {
   EXPECT_EQ(net.report.collectiveBytes(), uint64_t(kImages * 8 * 3 * 3 * sizeof(float)));
 
   const std::vector<HostTensor> inputs{floats({kImages, 8, kSide, kSide}, 150)};
-  const auto expected = run(graph, w, inputs);
-  const auto results = runSplit(net, w, inputs);
-  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  expectPartsMatch(graph, w, net, inputs);
 }
 
 // A ResNet bottleneck: 1x1 column split, 3x3 row split and sum, 1x1 column split; the residual
@@ -568,9 +568,7 @@ TEST_P(TensorSlicing, BottleneckResidualAndClassifierNeedNoGather) {
   EXPECT_THAT(text, HasSubstr("gemm 'fc': row split of weight 'fc_w' [10,16] -> [10," + perPart(16, parts) + "]"));
   for (uint64_t bytes : net.report.weightBytes) EXPECT_LT(bytes, w.bytes() / parts + 64);
   const std::vector<HostTensor> inputs{floats({kImages, 16, kSide, kSide}, 151)};
-  const auto expected = run(graph, w, inputs);
-  const auto results = runSplit(net, w, inputs);
-  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  expectPartsMatch(graph, w, net, inputs);
 }
 
 // The depthwise conv takes the expansion's channel split as it is: each part convolves its
@@ -598,9 +596,7 @@ TEST_P(TensorSlicing, DepthwiseAndSqueezeExcitationKeepTheChannelSplit) {
   EXPECT_THAT(net.report.text(), HasSubstr("conv2d 'se_reduce': row split"));
   EXPECT_THAT(net.report.text(), HasSubstr("conv2d 'se_expand': column split"));
   const std::vector<HostTensor> inputs{floats({kImages, 8, kSide, kSide}, 152)};
-  const auto expected = run(graph, w, inputs);
-  const auto results = runSplit(net, w, inputs);
-  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  expectPartsMatch(graph, w, net, inputs);
 }
 
 // A depthwise conv of a whole input is sliced locally only where its result stays split: not
@@ -622,9 +618,7 @@ TEST_P(TensorSlicing, ADepthwiseConvOfAWholeInputSplitsOnlyWhereItsResultStaysSp
   EXPECT_THAT(text, HasSubstr("matmul 'pw1_mm': column split"));
   EXPECT_THAT(text, HasSubstr("conv2d 'pw3': row split"));
   const std::vector<HostTensor> inputs{floats({1, 16, 4, 4}, 153)};
-  const auto expected = run(graph, w, inputs);
-  const auto results = runSplit(net, w, inputs);
-  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  expectPartsMatch(graph, w, net, inputs);
 }
 
 // The N-d conv splits as conv2d does; a pad of the length and a resize of it keep the channel
@@ -644,9 +638,7 @@ TEST_P(TensorSlicing, NdConvPadAndResizeKeepTheChannelSplit) {
   EXPECT_THAT(net.report.text(), HasSubstr("conv 'seq1': column split of weight 'seq1_w' [16,8,3]"));
   EXPECT_THAT(net.report.text(), HasSubstr("conv 'seq2': row split of weight 'seq2_w' [8,16,3]"));
   const std::vector<HostTensor> inputs{floats({kImages, 8, 10}, 154)};
-  const auto expected = run(graph, w, inputs);
-  const auto results = runSplit(net, w, inputs);
-  for (std::size_t p = 0; p < parts; ++p) expectClose(results.outputs[p][0].values<float>(), expected);
+  expectPartsMatch(graph, w, net, inputs);
 }
 
 // ConvNeXt's stem: a conv whose channels a layernorm over the channels reads stays whole, rather
