@@ -140,6 +140,24 @@ def worst_relative(got, want):
     return float(numpy.max(numpy.abs(got - want)) / numpy.max(numpy.abs(want)))
 
 
+def runner_generation_matches_pytorch(emulator, model, config, program, devices, out):
+    """qaic-runner -d per card over the model's whole generation (prefill chunks, then decode
+    calls, one activation): every call's logits within 1e-4 x max|torch| of PyTorch's, and
+    PyTorch's tokens."""
+    calls = config["prefill_chunks"] + config["generate"] - 1
+    cards = [arg for d in range(devices) for arg in ("-d", str(d))]
+    result = run([BIN / "qaic-runner", "-t", program, *cards, "--aic-batch-json-input", model / "generation.json",
+                  "-n", str(calls), "-S", "1", "-T", "1", "-a", "1", "-c", "--write-output-dir", out,
+                  "--write-output-num-samples", str(calls)], check=False, env=emulator.env())
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Output check passed: {calls} inferences" in result.stdout
+    for step in range(calls):
+        got = numpy.fromfile(out / f"logits-inf-{step}.bin", dtype=numpy.float32)
+        assert worst_relative(got, torch_logits(model, step)) <= 1e-4, f"logits of call {step}"
+        if step >= config["prefill_chunks"] - 1:
+            assert int(got.argmax()) == config["tokens"][step - config["prefill_chunks"] + 1]
+
+
 def test_each_card_keeps_its_heads_of_the_float16_cache(et_program):
     """The report of the split, Megatron's: each fused qkv projection divided by heads (its q, k
     and v columns as three groups), each output projection and second MLP matmul by rows with one
@@ -199,19 +217,8 @@ def test_qaic_runner_over_the_cards_checks_every_call_against_pytorch(emulator, 
                            f"-network-specialization-config={et_model / 'specializations.json'}")
     assert f"retained buffer 'past_value.1': each part keeps its slice along axis 1" in report, report
     assert len(collectives(report, "all_reduce_sum")) == 4, report
-    calls = et_config["prefill_chunks"] + et_config["generate"] - 1
     out = workdir / f"runner-out-{devices}"
-    cards = [arg for d in range(devices) for arg in ("-d", str(d))]
-    result = run([BIN / "qaic-runner", "-t", program, *cards, "--aic-batch-json-input", et_model / "generation.json",
-                  "-n", str(calls), "-S", "1", "-T", "1", "-a", "1", "-c", "--write-output-dir", out,
-                  "--write-output-num-samples", str(calls)], check=False, env=emulator.env())
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert f"Output check passed: {calls} inferences" in result.stdout
-    for step in range(calls):
-        got = numpy.fromfile(out / f"logits-inf-{step}.bin", dtype=numpy.float32)
-        assert worst_relative(got, torch_logits(et_model, step)) <= 1e-4, f"logits of call {step}"
-        if step >= et_config["prefill_chunks"] - 1:
-            assert int(got.argmax()) == et_config["tokens"][step - et_config["prefill_chunks"] + 1]
+    runner_generation_matches_pytorch(emulator, et_model, et_config, program, devices, out)
 
 
 def test_qaic_runner_takes_one_activation_over_several_cards_only_for_a_split_program(emulator, et_model, workdir):
@@ -312,18 +319,8 @@ def test_pipeline_stages_keep_each_cache_on_its_card(emulator, et_model, et_conf
     cache_bytes = et_config["ctx_len"] * et_config["hidden"] * 4
     moved = channel_bytes(report)
     assert moved and max(moved) < cache_bytes, report
-    calls = et_config["prefill_chunks"] + et_config["generate"] - 1
     out = workdir / f"pipeline-out-{stages}"
-    cards = [arg for d in range(stages) for arg in ("-d", str(d))]
-    result = run([BIN / "qaic-runner", "-t", program, *cards, "--aic-batch-json-input", et_model / "generation.json",
-                  "-n", str(calls), "-S", "1", "-T", "1", "-a", "1", "-c", "--write-output-dir", out,
-                  "--write-output-num-samples", str(calls)], check=False, env=emulator.env())
-    assert result.returncode == 0, result.stdout + result.stderr
-    for step in range(calls):
-        got = numpy.fromfile(out / f"logits-inf-{step}.bin", dtype=numpy.float32)
-        assert worst_relative(got, torch_logits(et_model, step)) <= 1e-4, f"logits of call {step}"
-        if step >= et_config["prefill_chunks"] - 1:
-            assert int(got.argmax()) == et_config["tokens"][step - et_config["prefill_chunks"] + 1]
+    runner_generation_matches_pytorch(emulator, et_model, et_config, program, stages, out)
 
 
 def test_efficient_transformers_session_over_two_pipeline_stages(emulator, et_model, et_config, workdir):
