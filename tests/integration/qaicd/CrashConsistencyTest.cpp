@@ -14,6 +14,7 @@
 
 #include "ClientChild.hpp"
 #include "DeviceAttributes.hpp"
+#include "Process.hpp"
 #include "QaicdTest.hpp"
 
 namespace qaic::qaicd::test {
@@ -49,6 +50,9 @@ TEST_F(CrashConsistencyTest, SigkillDuringCreateAndReleaseLeavesNoLeakedOrOrphan
     }
     std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 8000)(random)));
     ASSERT_EQ(::kill(qaicd_->pid(), SIGKILL), 0);
+    // kill() only queues the signal: until the old qaicd is gone its socket still answers, and
+    // the next one would refuse to start beside it.
+    ASSERT_TRUE(testing::waitForExit(qaicd_->pid(), 10s)) << "qaicd " << qaicd_->pid() << " outlived SIGKILL";
     for (auto& holder : holders)
       for (int r = 0; r < 3; ++r) (void)holder->reply(10s);  // answered, or refused: the connection broke
     const bool oneExits = std::uniform_int_distribution<int>(0, 1)(random) == 1;

@@ -316,7 +316,8 @@ TEST_F(DeviceParts, ResourcesPerPartFromEachPartsOwnContainer) {
   // Each card must hold the largest part, field by field: part 0's NSPs, part 2's memory.
   const rt::Resources each = largestPartNeeds(image->contents(), 0, 2);
   EXPECT_EQ(each.numNsp, 6u);
-  EXPECT_EQ(each.ddrSize, std::max({needs[0].resources.ddrSize, needs[1].resources.ddrSize, needs[2].resources.ddrSize}));
+  EXPECT_EQ(each.ddrSize,
+            std::max({needs[0].resources.ddrSize, needs[1].resources.ddrSize, needs[2].resources.ddrSize}));
   EXPECT_GT(each.ddrSize, needs[0].resources.ddrSize);
 }
 

@@ -81,8 +81,8 @@ TEST(Pipelining, ABalancedCutLeavesTheCacheOnOneStage) {
 
 TEST(Pipelining, NodeListsThatReadTheCacheInAnotherStageThanItsUpdateAreRefused) {
   const ir::Graph g = decoderLayer();
-  const StageAssignment stages =
-      stagesFromNodeLists(g, {{"h1", "pr", "row", "mix"}, {"upd", "k", "kt", "att", "y"}}, "mdp.json");
+  const StageAssignment stages = stagesFromNodeLists(g, {{"h1", "pr", "row", "mix"}, {"upd", "k", "kt", "att", "y"}},
+                                                     "mdp.json");
   try {
     splitStages(g, stages, 2, kRetained);
     FAIL() << "a cache read on stage 0 and updated on stage 1 was split";
