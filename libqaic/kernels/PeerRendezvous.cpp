@@ -37,7 +37,9 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/format/DwhcTilesAvx512.hpp"
 #include "kernels/format/Half.hpp"
+#include "kernels/format/VectorFormat.hpp"
 
 namespace qaic::kernels {
 
@@ -84,11 +86,15 @@ constexpr std::size_t kSumLane = 64;  // floats per step of the fused sum: four 
 // Elements [begin, end) of every destination replaced by their sum over the sources, added in
 // source order, in one pass: each step sums a few vectors' worth in registers and stores them
 // into each destination, so the bytes are read once and written once per destination. The
-// destinations may be the sources (in place). Compiled for AVX-512 and AVX2 as well, picked at
-// load time, since this pass is what an exchange between cards costs beyond its synchronization.
-[[gnu::target_clones("avx512f", "avx2", "default")]] void sumFloats(std::span<std::byte* const> sources,
-                                                                    std::span<std::byte* const> destinations,
-                                                                    std::size_t begin, std::size_t end, float*) {
+// destinations may be the sources (in place). This pass is what an exchange between cards costs
+// beyond its synchronization, so it is inlined into one function per instruction set, chosen
+// once by the CPU (function attributes rather than target_clones, whose ifunc resolver runs
+// before a sanitizer's runtime is up and crashes a ThreadSanitizer build at load).
+using SumFloatsPass = void (*)(std::span<std::byte* const>, std::span<std::byte* const>, std::size_t, std::size_t);
+
+[[gnu::always_inline]] inline void sumFloatsPass(std::span<std::byte* const> sources,
+                                                 std::span<std::byte* const> destinations, std::size_t begin,
+                                                 std::size_t end) {
   const auto at = [](std::byte* base, std::size_t i) { return reinterpret_cast<float*>(base) + i; };
   std::size_t i = begin;
   for (; i + kSumLane <= end; i += kSumLane) {
@@ -109,6 +115,31 @@ constexpr std::size_t kSumLane = 64;  // floats per step of the fused sum: four 
     for (std::size_t q = 1; q < sources.size(); ++q) total += *at(sources[q], i);
     for (std::byte* to : destinations) *at(to, i) = total;
   }
+}
+
+[[gnu::target("avx512f")]] void sumFloatsAvx512(std::span<std::byte* const> sources,
+                                                std::span<std::byte* const> destinations, std::size_t begin,
+                                                std::size_t end) {
+  sumFloatsPass(sources, destinations, begin, end);
+}
+
+[[gnu::target("avx2")]] void sumFloatsAvx2(std::span<std::byte* const> sources,
+                                           std::span<std::byte* const> destinations, std::size_t begin,
+                                           std::size_t end) {
+  sumFloatsPass(sources, destinations, begin, end);
+}
+
+void sumFloatsBaseline(std::span<std::byte* const> sources, std::span<std::byte* const> destinations, std::size_t begin,
+                       std::size_t end) {
+  sumFloatsPass(sources, destinations, begin, end);
+}
+
+void sumFloats(std::span<std::byte* const> sources, std::span<std::byte* const> destinations, std::size_t begin,
+               std::size_t end, float*) {
+  static const SumFloatsPass pass = format::cpuHasAvx512()     ? sumFloatsAvx512
+                                    : format::cpuHasF16cAvx2() ? sumFloatsAvx2
+                                                               : sumFloatsBaseline;
+  pass(sources, destinations, begin, end);
 }
 
 // float16 accumulates in float over every source and rounds once.
