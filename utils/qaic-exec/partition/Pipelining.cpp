@@ -7,6 +7,7 @@
 
 #include "CompileError.hpp"
 #include "PartitionConfig.hpp"
+#include "RetainedState.hpp"
 
 namespace qaic::compiler::partition {
 namespace {
@@ -34,24 +35,12 @@ std::map<std::string, std::size_t> producers(const ir::Graph& graph) {
 
 std::vector<double> asNumbers(const ir::Dims& dims) { return {dims.begin(), dims.end()}; }
 
-constexpr std::string_view kRetainedSuffix = "_RetainedState";
-
-// A retained-state pair's io indices.
-struct RetainedPair {
-  std::size_t input = 0, output = 0;
-};
-
+// The -retained-state pairs (RetainedState.hpp) whose buffers `retained` names.
 std::vector<RetainedPair> retainedPairs(const ir::Graph& graph, const std::set<std::string>& retained) {
+  if (retained.empty()) return {};
   std::vector<RetainedPair> pairs;
-  for (std::size_t i = 0; i < graph.io.size(); ++i) {
-    const ir::IoBuffer& in = graph.io[i];
-    if (in.direction != ir::Direction::In || !retained.count(in.bufferName)) continue;
-    for (std::size_t o = 0; o < graph.io.size(); ++o) {
-      const ir::IoBuffer& out = graph.io[o];
-      if (out.direction == ir::Direction::Out && out.bufferName == in.bufferName + std::string(kRetainedSuffix))
-        pairs.push_back({i, o});
-    }
-  }
+  for (const RetainedPair& pair : findRetainedPairs(graph))
+    if (retained.count(graph.io[pair.input].bufferName)) pairs.push_back(pair);
   return pairs;
 }
 

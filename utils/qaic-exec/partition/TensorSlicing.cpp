@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "RetainedState.hpp"
 #include "kernels/mx/Mxint8Format.hpp"
 
 namespace qaic::compiler::partition {
@@ -33,8 +34,6 @@ struct Value {
   // among the parts: part p holds the p-th share of every group, in group order. 1: one run.
   int64_t groups = 1;
 };
-
-constexpr std::string_view kRetainedSuffix = "_RetainedState";
 
 int64_t product(const ir::Dims& dims, std::size_t begin, std::size_t end) {
   int64_t p = 1;
@@ -165,7 +164,8 @@ class Slicer {
     for (const auto& io : graph_.io) {
       if (io.direction != ir::Direction::In || io.tensor != t) continue;
       for (const auto& other : graph_.io) {
-        if (other.direction == ir::Direction::Out && other.bufferName == io.bufferName + std::string(kRetainedSuffix))
+        if (other.direction == ir::Direction::Out &&
+            other.bufferName == io.bufferName + std::string(kRetainedStateSuffix))
           return &io;
       }
     }
@@ -1127,8 +1127,8 @@ class Slicer {
       if (io.direction != ir::Direction::Out) continue;
       const std::string& t = io.tensor;
       int target = -1;
-      if (io.bufferName.size() > kRetainedSuffix.size() && io.bufferName.ends_with(kRetainedSuffix)) {
-        const std::string input = io.bufferName.substr(0, io.bufferName.size() - kRetainedSuffix.size());
+      if (io.bufferName.size() > kRetainedStateSuffix.size() && io.bufferName.ends_with(kRetainedStateSuffix)) {
+        const std::string input = io.bufferName.substr(0, io.bufferName.size() - kRetainedStateSuffix.size());
         for (const auto& other : graph_.io) {
           if (other.direction == ir::Direction::In && other.bufferName == input) target = initialAxis(other.tensor);
         }

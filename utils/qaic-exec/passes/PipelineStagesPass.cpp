@@ -5,9 +5,9 @@
 // lists name, else N ranges balanced by weight bytes, chosen on the default specialization's
 // graph and applied to every specialization by op name. The config then holds each stage's
 // node list (what -mdp-dump-partition-config writes). A retained-state pair stays on the stage
-// that reads and updates it (its io goes to that stage's part only). Part 0 (the last stage) replaces the
-// compilation's graphs, the other stages go to a compilation each, shaped by the part shape
-// passes, as tensor-slicing's parts are.
+// that reads and updates it (its io goes to that stage's part only). Part 0 (the last stage)
+// replaces the compilation's graphs, the other stages go to a compilation each, shaped by the
+// part shape passes, as tensor-slicing's parts are.
 #include <map>
 #include <set>
 
