@@ -324,8 +324,7 @@ class Slicer {
       done = conv(op);
     } else if (!anySplit) {
       done = false;
-    } else if (type == "relu" || type == "lrelu" || type == "sigmoid" || type == "clip" || type == "unary" ||
-               type == "cast") {
+    } else if (sameShapeUnary(type)) {
       done = same(op, values_.at(op.inputs[0].name).axis);
     } else if (type == "softmax" || type == "log_softmax") {
       const int axis = values_.at(op.inputs[0].name).axis;
@@ -516,29 +515,36 @@ class Slicer {
   // and whose share of one group times what follows it is k * inner again. [B, S, H*D] split on
   // H*D <-> [B, S, H, D] split on H; [L, N, E] split on E -> [L, N*H, D] split on N*H in N groups
   // (each part its heads of every batch element, nn.MultiheadAttention's layout), and back.
-  bool reshape(const ir::Op& op) {
-    const std::string& src = op.inputs[0].name;
-    const Value& v = values_.at(src);
-    const ir::Dims& from = dims(src);
-    const ir::Dims& to = dims(op.outputs[0].name);
-    const auto a = static_cast<std::size_t>(v.axis);
-    const int64_t outer = product(from, 0, a) * v.groups;
-    const int64_t run = from[a] / v.groups * product(from, a + 1, from.size());
+  // The axis (and its groups) of `to` that holds a split of `from` along `axis` in `groups` after
+  // a reshape, by the rule above; nullopt when no axis does.
+  std::optional<std::pair<int, int64_t>> reshapedSplit(const ir::Dims& from, int axis, int64_t groups,
+                                                       const ir::Dims& to) const {
+    const auto a = static_cast<std::size_t>(axis);
+    const int64_t outer = product(from, 0, a) * groups;
+    const int64_t run = from[a] / groups * product(from, a + 1, from.size());
     for (std::size_t b = 0; b < to.size(); ++b) {
       const int64_t before = product(to, 0, b);
       if (before == 0 || outer % before != 0 || to[b] % (outer / before) != 0) continue;
-      const int64_t groups = outer / before;
-      const int64_t share = to[b] / groups;
-      if (share * product(to, b + 1, to.size()) != run || !divisible(share)) continue;
-      ir::Dims partDims = to;
-      partDims[b] /= static_cast<int64_t>(parts_);
-      emitWith(op, {v.names}, [&](ir::Op& copy, std::size_t) {
-        if (copy.optype == "reshape") setParam(copy, "dims", doubles(partDims));
-      });
-      setOutputs(op, static_cast<int>(b), groups);
-      return true;
+      const int64_t share = to[b] / (outer / before);
+      if (share * product(to, b + 1, to.size()) == run && divisible(share))
+        return std::make_pair(static_cast<int>(b), outer / before);
     }
-    return false;
+    return std::nullopt;
+  }
+
+  bool reshape(const ir::Op& op) {
+    const Value& v = values_.at(op.inputs[0].name);
+    const ir::Dims& to = dims(op.outputs[0].name);
+    const auto result = reshapedSplit(dims(op.inputs[0].name), v.axis, v.groups, to);
+    if (!result) return false;
+    const auto [axis, groups] = *result;
+    ir::Dims partDims = to;
+    partDims[static_cast<std::size_t>(axis)] /= static_cast<int64_t>(parts_);
+    emitWith(op, {v.names}, [&](ir::Op& copy, std::size_t) {
+      if (copy.optype == "reshape") setParam(copy, "dims", doubles(partDims));
+    });
+    setOutputs(op, axis, groups);
+    return true;
   }
 
   bool stridedSlice(const ir::Op& op) {
@@ -1054,16 +1060,6 @@ class Slicer {
 
   // The axis of `to` along which a reshape of `from` split along `axis` stays split (each part's
   // slice one run, as reshape() keeps it), or -1.
-  int runAxis(const ir::Dims& from, int axis, const ir::Dims& to) const {
-    const auto a = static_cast<std::size_t>(axis);
-    const int64_t before = product(from, 0, a), run = product(from, a, from.size());
-    for (std::size_t b = 0; b < to.size(); ++b) {
-      if (product(to, 0, b) == before && product(to, b, to.size()) == run && divisible(to[b]))
-        return static_cast<int>(b);
-    }
-    return -1;
-  }
-
   // Whether `t`, held split along `axis`, would stay split up to the ops that take such a split
   // as it is (a conv or a product over its input channels, which sums the parts' results), through
   // element-wise and channel-wise ops and transposes, without an all_gather on the way.
@@ -1103,8 +1099,9 @@ class Slicer {
       return to != axes.end() && splitSurvives(out, static_cast<int>(to - axes.begin()));
     }
     if (type == "reshape" || type == "flatten") {
-      const int to = runAxis(dims(t), axis, dims(out));
-      return to >= 0 && splitSurvives(out, to);
+      // The look-ahead follows one run of channels only, not a split held in groups.
+      const auto to = reshapedSplit(dims(t), axis, 1, dims(out));
+      return to && to->second == 1 && splitSurvives(out, to->first);
     }
     if (type == "reduce") {
       const auto axes = reader.integers("axes");
