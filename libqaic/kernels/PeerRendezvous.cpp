@@ -135,7 +135,7 @@ void sumFloatsBaseline(std::span<std::byte* const> sources, std::span<std::byte*
 }
 
 void sumFloats(std::span<std::byte* const> sources, std::span<std::byte* const> destinations, std::size_t begin,
-               std::size_t end, float*) {
+               std::size_t end) {
   static const SumFloatsPass pass = format::cpuHasAvx512()     ? sumFloatsAvx512
                                     : format::cpuHasF16cAvx2() ? sumFloatsAvx2
                                                                : sumFloatsBaseline;
@@ -159,11 +159,12 @@ void sumHalves(std::span<std::byte* const> sources, std::span<std::byte* const> 
 
 void sum(ir::DType type, std::span<std::byte* const> sources, std::span<std::byte* const> destinations,
          std::size_t begin, std::size_t end) {
-  float acc[kSumBlock];
-  if (type == ir::DType::Float)
-    sumFloats(sources, destinations, begin, end, acc);
-  else
+  if (type == ir::DType::Float) {
+    sumFloats(sources, destinations, begin, end);
+  } else {
+    float acc[kSumBlock];
     sumHalves(sources, destinations, begin, end, acc);
+  }
 }
 
 inline void cpuRelax() {
