@@ -5,21 +5,18 @@
 // (DbcWindow) both make these calls.
 #pragma once
 
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstdint>
-#include <ctime>
+
+#include "base/Futex.hpp"
 
 namespace qaic::driver {
 
 // Wakes every thread sleeping on `word`.
-inline void futexWakeAll(uint32_t* word) { ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0); }
+inline void futexWakeAll(uint32_t* word) { qaic::futexWakeAll(word, FutexScope::AcrossProcesses); }
 
 // Changes `word`, then wakes every thread sleeping on it. A thread that read the word before the
 // change and has not gone to sleep yet finds it changed and does not sleep.
@@ -28,31 +25,13 @@ inline void futexBumpAndWakeAll(uint32_t* word) {
   futexWakeAll(word);
 }
 
-// Sleeps while `word` still holds `seen`, at most `timeout`. A wake-up, a changed word, the
-// timeout and a signal all just return: the caller re-checks what it waits for.
+// Sleeps while `word` still holds `seen`, at most `timeout` (qaic::futexWaitWhile).
 inline void futexWaitWhile(uint32_t* word, uint32_t seen, std::chrono::nanoseconds timeout) {
-  if (timeout <= std::chrono::nanoseconds::zero()) return;
-  const timespec wait{static_cast<time_t>(timeout.count() / 1'000'000'000),
-                      static_cast<long>(timeout.count() % 1'000'000'000)};
-  ::syscall(SYS_futex, word, FUTEX_WAIT, seen, &wait, nullptr, 0);
+  qaic::futexWaitWhile(word, seen, timeout, FutexScope::AcrossProcesses);
 }
 
-// One turn of a bounded spin on a window's registers (both sides of the polling data path spin
-// before they sleep): the CPU's pause hint for the first turns, then sched_yield, so that on a
-// machine with more runnable threads than CPUs the spinner hands its CPU to the thread it waits
-// for instead of burning its time slice (on an idle CPU the yield returns at once).
-// Whether spinning can pay at all: not when this process may run on one CPU only (taskset), where
-// the spinner only delays the thread it waits for.
-inline bool spinningCanHelp() {
-  static const bool canHelp = [] {
-    cpu_set_t cpus;
-    CPU_ZERO(&cpus);
-    return ::sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) >= 2;
-  }();
-  return canHelp;
-}
-
-// Spinning that keeps failing is skipped: a spin that ran out makes the next waits sleep at once,
+// Spinning that keeps failing is skipped (and never tried where this process may run on one CPU
+// only, taskset: qaic::spinningCanHelp()): a spin that ran out makes the next waits sleep at once,
 // and every kSpinRetry-th wait tries again with a short spin, a sixteenth of the full one, which
 // restores full spins when it finds what it waits for (two threads placed on one CPU, or a peer
 // slower than the spin, turn the spin into pure delay: a full 1 ms spin retried every 8th wait
@@ -87,11 +66,13 @@ inline bool spinExpired(unsigned turn, std::chrono::steady_clock::time_point unt
   return (turn >= kPauseTurns || turn % 16 == 0) && std::chrono::steady_clock::now() >= until;
 }
 
+// One turn of a bounded spin on a window's registers (both sides of the polling data path spin
+// before they sleep): the CPU's pause hint for the first turns, then sched_yield, so that on a
+// machine with more runnable threads than CPUs the spinner hands its CPU to the thread it waits
+// for instead of burning its time slice (on an idle CPU the yield returns at once).
 inline void spinTurn(unsigned turn) {
   if (turn < kPauseTurns) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    spinPause();
     return;
   }
   ::sched_yield();

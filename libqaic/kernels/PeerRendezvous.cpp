@@ -22,21 +22,10 @@
 // others are still in a data phase.
 #include "kernels/PeerRendezvous.hpp"
 
-#include <linux/futex.h>
-#include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <climits>
 #include <cstring>
-#include <ctime>
-#include <thread>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
+#include "base/Futex.hpp"
 #include "kernels/format/DwhcTilesAvx512.hpp"
 #include "kernels/format/Half.hpp"
 #include "kernels/format/VectorFormat.hpp"
@@ -167,40 +156,15 @@ void sum(ir::DType type, std::span<std::byte* const> sources, std::span<std::byt
   }
 }
 
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#endif
-}
-
 // Long enough for a part on another core to arrive a little later (the parts' shares of a
 // large sum end microseconds apart, and a futex wake-up costs tens of them on a KVM guest),
 // short enough that a part that is not running costs little. Only where every part has a CPU.
 constexpr auto kSpinTime = std::chrono::microseconds(20);
 
-std::size_t cpusOfThisThread() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<std::size_t>(CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free,
               "the futex word is an atomic uint32_t");
 
 uint32_t* futexWord(std::atomic<uint32_t>& word) { return reinterpret_cast<uint32_t*>(&word); }
-
-// Sleeps while `word` holds `expected`, at most `wait`; returns on a wake-up, a changed word, a
-// signal or the end of the wait alike (the caller checks what it waits for).
-void futexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nanoseconds wait) {
-  timespec relative{};
-  relative.tv_sec = static_cast<time_t>(wait.count() / 1'000'000'000);
-  relative.tv_nsec = static_cast<long>(wait.count() % 1'000'000'000);
-  syscall(SYS_futex, futexWord(word), FUTEX_WAIT_PRIVATE, expected, &relative, nullptr, 0);
-}
-
-void futexWakeAll(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, futexWord(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-}
 
 const char* kindName(bool sum) { return sum ? "all_reduce_sum" : "all_gather"; }
 
@@ -215,7 +179,7 @@ std::size_t stagingSlotBytesFor(std::size_t parts, bool spinning) {
 PeerRendezvous::PeerRendezvous(std::size_t parts, std::chrono::milliseconds timeout)
     : parts_(parts),
       timeout_(timeout),
-      spinBeforeSleeping_(parts <= cpusOfThisThread()),
+      spinBeforeSleeping_(spinningCanHelp(parts)),
       stagingSlotBytes_(stagingSlotBytesFor(parts, spinBeforeSleeping_)),
       partStates_(parts),
       staging_(2 * parts * stagingSlotBytes_ / sizeof(CacheLine)) {
@@ -251,7 +215,7 @@ void PeerRendezvous::wakeSleepers() {
   // either sees the change before it sleeps, or is counted here and woken.
   if (sleepers_.load() != 0) {
     wakeups_.fetch_add(1);
-    futexWakeAll(wakeups_);
+    futexWakeAll(futexWord(wakeups_), FutexScope::ThisProcess);
   }
 }
 
@@ -362,7 +326,7 @@ void PeerRendezvous::waitForStep(std::size_t part, int collective, uint32_t step
     const auto until = std::chrono::steady_clock::now() + kSpinTime;
     for (unsigned spin = 1;; ++spin) {
       if (over(state_.load(std::memory_order_acquire))) break;
-      cpuRelax();
+      spinPause();
       if (spin % 32 == 0 && std::chrono::steady_clock::now() >= until) break;
     }
   }
@@ -380,7 +344,7 @@ void PeerRendezvous::waitForStep(std::size_t part, int collective, uint32_t step
         if (!breakForTimeout(step)) deadline = now + std::chrono::milliseconds(1);
         continue;
       }
-      futexWait(wakeups_, wakeups, deadline - now);
+      futexWaitWhile(futexWord(wakeups_), wakeups, deadline - now, FutexScope::ThisProcess);
     }
     sleepers_.fetch_sub(1);
   }
