@@ -103,8 +103,7 @@ InferenceSetImpl::InferenceSetImpl(std::shared_ptr<ContextImpl> context, std::sh
     const uint32_t activation = i / setSize;
     auto handle = std::make_shared<InferenceHandleImpl>(this, layout_, i, activation);
     pipelines_[activation]->addHandle(*handle);
-    handles_.push_back(std::move(handle));
-    available_.push_back(i);
+    handles_.add(std::move(handle));
   }
   resetPending_.assign(numActivations, false);
 
@@ -127,7 +126,7 @@ void InferenceSetImpl::shutdown() {
     shuttingDownFlag_.store(true);
     changed_.notify_all();
     availableChanged_.notify_all();
-    for (const auto& handle : handles_) handle->completed.notify_all();
+    for (const auto& handle : handles_.all()) handle->completed.notify_all();
     for (const auto& pipeline : pipelines_) pipeline->ring().interruptLeader().wake();
     // Give what is in flight its chance to finish; anything left is cancelled by the pipelines.
     const auto bound = inferenceBound();
@@ -168,12 +167,7 @@ void InferenceSetImpl::deactivate() {
 }
 
 InferenceHandleImpl& InferenceSetImpl::own(const shInferenceHandle& handle, const char* operation) const {
-  if (!handle) throw Error(QS_INVAL, std::string(operation) + ": null inference handle");
-  auto* impl = dynamic_cast<InferenceHandleImpl*>(handle.get());
-  if (impl == nullptr || impl->owner() != this)
-    throw Error(QS_WRONG_SET,
-                std::string(operation) + ": the inference handle belongs to another InferenceSet, not '" + name_ + "'");
-  return *impl;
+  return ownHandle(handle, this, name_, operation);
 }
 
 Pipeline& InferenceSetImpl::pipelineOf(const InferenceHandleImpl& handle) const {
@@ -254,26 +248,14 @@ QStatus InferenceSetImpl::acquireAvailable(shInferenceHandle& handle, uint64_t t
                                            std::optional<uint32_t> activation) {
   std::unique_lock lock(mutex_);
   handle.reset();
-  auto next = [&] {
-    return std::find_if(available_.begin(), available_.end(),
-                        [&](uint32_t index) { return !activation || handles_[index]->activation() == *activation; });
-  };
-  if (!waitFor(availableChanged_, lock, timeoutUs, [&] { return next() != available_.end(); }))
+  if (!waitFor(availableChanged_, lock, timeoutUs, [&] { return handles_.hasFree(activation); }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
-  const auto it = next();
-  const uint32_t index = *it;
-  available_.erase(it);
-  InferenceHandleImpl& impl = *handles_[index];
-  std::lock_guard handleLock(impl.mutex);
-  impl.state.acquire();
-  handle = handles_[index];
+  handle = handles_.take(activation);
   return QS_SUCCESS;
 }
 
 void InferenceSetImpl::checkActivation(const char* call, uint32_t activation) const {
-  if (activation >= numActivations_)
-    throw Error(QS_INVAL, std::string(call) + ": InferenceSet '" + name_ + "' has " + std::to_string(numActivations_) +
-                              " activation(s), not " + std::to_string(activation + 1));
+  checkActivationIndex(call, name_, activation, numActivations_);
 }
 
 void InferenceSetImpl::resetRetainedState(uint32_t activation) {
@@ -379,7 +361,7 @@ void InferenceSetImpl::finished(InferenceHandleImpl& h, QStatus status, const st
   }
   NotifyFn notify;
   void* userData = nullptr;
-  const shInferenceHandle shared = handles_[h.index()];
+  const shInferenceHandle shared = handles_.at(h.index());
   {
     std::lock_guard lock(mutex_);
     std::lock_guard handleLock(h.mutex);
@@ -417,59 +399,31 @@ void InferenceSetImpl::finished(InferenceHandleImpl& h, QStatus status, const st
   }
 }
 
-InferenceHandleImpl* InferenceSetImpl::soleCandidate(uint64_t requestId) const {
-  InferenceHandleImpl* sole = nullptr;
-  for (const auto& h : handles_) {
-    InferenceHandleImpl& impl = *h;
-    if (impl.requestId != requestId || impl.viaNotify) continue;
-    const HandleState state = impl.state.state();
-    if (state != HandleState::Submitted && !(state == HandleState::Completed && !impl.retrieved)) continue;
-    if (sole != nullptr) return nullptr;
-    sole = &impl;
-  }
-  return sole;
-}
-
 QStatus InferenceSetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs) {
   std::unique_lock lock(mutex_);
   handle.reset();
-  // The handles' own locks are not needed to read these fields: every change of a handle's
-  // state, request id and retrieval holds the set's lock too.
-  auto find = [&](bool completedOnly) -> int {
-    for (const auto& h : handles_) {
-      const InferenceHandleImpl& impl = *h;
-      if (impl.requestId != requestId || impl.viaNotify) continue;
-      const HandleState state = impl.state.state();
-      if (state == HandleState::Completed && !impl.retrieved) return static_cast<int>(impl.index());
-      if (!completedOnly && state == HandleState::Submitted) return static_cast<int>(impl.index());
-    }
-    return -1;
-  };
-  if (find(false) < 0)
+  if (handles_.findByRequestId(requestId, false) == nullptr)
     throw Error(QS_INVAL, "getCompletedId: no inference with requestId " + std::to_string(requestId) +
                               " was submitted to '" + name_ + "' (or it was already retrieved)");
-  int found = -1;
-  InferenceHandleImpl* sole = soleCandidate(requestId);
+  InferenceHandleImpl* found = nullptr;
+  InferenceHandleImpl* sole = handles_.soleWithRequestId(requestId);
   if (sole == nullptr) ++anyWaiters_;
-  auto completed = [&] { return (found = find(true)) >= 0; };
+  auto completed = [&] { return (found = handles_.findByRequestId(requestId, true)) != nullptr; };
   const bool ok = sole ? waitForHandle(*sole, lock, timeoutUs, completed)
                        : waitFor(changed_, lock, timeoutUs, completed);
   if (sole == nullptr) --anyWaiters_;
   if (!ok) return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
-  InferenceHandleImpl& impl = *handles_[static_cast<std::size_t>(found)];
-  std::lock_guard handleLock(impl.mutex);
-  impl.retrieved = true;
-  handle = handles_[static_cast<std::size_t>(found)];
-  return impl.status;
+  std::lock_guard handleLock(found->mutex);
+  found->retrieved = true;
+  handle = handles_.at(found->index());
+  return found->status;
 }
 
 void InferenceSetImpl::putCompleted(const shInferenceHandle& handle) {
   InferenceHandleImpl& h = own(handle, "putCompleted");
   {
     std::lock_guard lock(mutex_);
-    std::lock_guard handleLock(h.mutex);
-    h.state.put();
-    available_.push_back(h.index());
+    handles_.putBack(h);
   }
   availableChanged_.notify_all();  // a waiter may want only this activation's handles
 }
@@ -500,17 +454,7 @@ QStatus InferenceSetImpl::waitForCompletion(uint64_t timeoutUs) {
       changed_.wait(lock, drained);
     else if (!changed_.wait_for(lock, std::chrono::microseconds(timeoutUs), drained))
       return QS_TIMEDOUT;
-    // Seed 001: the results are discarded. A completion no one retrieved (getCompletedId,
-    // waitForCompletion(handle)) goes back to the pool as putCompleted would put it; a
-    // notify-path handle belongs to its callback and a retrieved one to the application.
-    for (const auto& shared : handles_) {
-      InferenceHandleImpl& h = *shared;
-      std::lock_guard handleLock(h.mutex);
-      if (h.state.state() != HandleState::Completed || h.viaNotify || h.retrieved || h.waitedFor) continue;
-      h.state.put();
-      available_.push_back(h.index());
-      ++discarded;
-    }
+    discarded = handles_.putBackUnclaimed();
   }
   if (discarded > 0) availableChanged_.notify_all();
   return QS_SUCCESS;

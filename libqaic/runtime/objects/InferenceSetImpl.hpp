@@ -19,7 +19,6 @@
 #pragma once
 
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +33,7 @@
 #include "runtime/loading/ProgramLoad.hpp"
 #include "runtime/loading/ResourceReservation.hpp"
 #include "runtime/objects/ContextImpl.hpp"
+#include "runtime/objects/HandlePool.hpp"
 #include "runtime/objects/InferenceHandleImpl.hpp"
 #include "runtime/objects/InferenceSetGroupImpl.hpp"
 #include "runtime/objects/ProfilingHandleImpl.hpp"
@@ -115,9 +115,6 @@ class InferenceSetImpl final : public InferenceSet, private PipelineOwner, priva
   template <typename Predicate>
   bool waitForHandle(InferenceHandleImpl& handle, std::unique_lock<std::mutex>& lock, uint64_t timeoutUs,
                      Predicate done);
-  // The handle a getCompletedId(requestId) caller can wait on alone, or nullptr when several
-  // handles carry that id (the caller then waits for any completion). Lock held.
-  InferenceHandleImpl* soleCandidate(uint64_t requestId) const;
   void shutdown();
 
   std::shared_ptr<ContextImpl> context_;
@@ -135,14 +132,13 @@ class InferenceSetImpl final : public InferenceSet, private PipelineOwner, priva
   std::unique_ptr<ResourceReservation> reservation_;  // null for a group member; released last
   std::map<QID, std::unique_ptr<ProgramLoad>> loads_;
   std::vector<std::unique_ptr<Pipeline>> pipelines_;
-  std::vector<std::shared_ptr<InferenceHandleImpl>> handles_;
+  HandlePool handles_;  // guarded by mutex_ once the constructor has built it
 
   mutable std::mutex mutex_;
   std::condition_variable availableChanged_;  // a handle was put back
   std::condition_variable changed_;           // the set drained, shuts down, or (anyWaiters_) any completion
   std::size_t anyWaiters_ = 0;                // getCompletedId callers waiting on changed_
-  std::deque<uint32_t> available_;
-  std::vector<bool> resetPending_;  // by activation: the next submission there resets its state
+  std::vector<bool> resetPending_;            // by activation: the next submission there resets its state
   std::size_t inFlight_ = 0;
   bool shuttingDown_ = false;
   std::atomic<bool> shuttingDownFlag_{false};  // shuttingDown_ for threads without the lock

@@ -67,8 +67,7 @@ MultiDeviceSetImpl::MultiDeviceSetImpl(std::shared_ptr<ContextImpl> context, std
   const ProgramLayout& layout = parts_.front().layout;
   flights_.resize(std::size_t{setSize} * numActivations);
   for (uint32_t i = 0; i < setSize * numActivations; ++i) {
-    handles_.push_back(std::make_shared<InferenceHandleImpl>(this, layout, i, i / setSize));
-    available_.push_back(i);
+    handles_.add(std::make_shared<InferenceHandleImpl>(this, layout, i, i / setSize));
     Flight& flight = flights_[i];
     flight.status.assign(parts_.size(), QS_SUCCESS);
     flight.message.assign(parts_.size(), "");
@@ -141,7 +140,7 @@ void MultiDeviceSetImpl::shutdown() {
     std::unique_lock lock(mutex_);
     shuttingDown_ = true;
     changed_.notify_all();
-    for (const auto& handle : handles_) handle->completed.notify_all();
+    for (const auto& handle : handles_.all()) handle->completed.notify_all();
   }
   // Each part's set gives its inferences in flight their chance to end and cancels the rest; the
   // callbacks of those still reach partEnded, whose state lives until the end of this body.
@@ -149,18 +148,11 @@ void MultiDeviceSetImpl::shutdown() {
 }
 
 InferenceHandleImpl& MultiDeviceSetImpl::own(const shInferenceHandle& handle, const char* operation) const {
-  if (!handle) throw Error(QS_INVAL, std::string(operation) + ": null inference handle");
-  auto* impl = dynamic_cast<InferenceHandleImpl*>(handle.get());
-  if (impl == nullptr || impl->owner() != this)
-    throw Error(QS_WRONG_SET,
-                std::string(operation) + ": the inference handle belongs to another InferenceSet, not '" + name_ + "'");
-  return *impl;
+  return ownHandle(handle, this, name_, operation);
 }
 
 void MultiDeviceSetImpl::checkActivation(const char* call, uint32_t activation) const {
-  if (activation >= numActivations_)
-    throw Error(QS_INVAL, std::string(call) + ": InferenceSet '" + name_ + "' has " + std::to_string(numActivations_) +
-                              " activation(s), not " + std::to_string(activation + 1));
+  checkActivationIndex(call, name_, activation, numActivations_);
 }
 
 template <typename Predicate>
@@ -186,19 +178,9 @@ QStatus MultiDeviceSetImpl::getAvailableOnActivation(uint32_t activation, shInfe
 QStatus MultiDeviceSetImpl::acquire(shInferenceHandle& handle, uint64_t timeoutUs, std::optional<uint32_t> activation) {
   std::unique_lock lock(mutex_);
   handle.reset();
-  auto next = [&] {
-    return std::find_if(available_.begin(), available_.end(),
-                        [&](uint32_t index) { return !activation || handles_[index]->activation() == *activation; });
-  };
-  if (!waitFor(changed_, lock, timeoutUs, [&] { return next() != available_.end(); }))
+  if (!waitFor(changed_, lock, timeoutUs, [&] { return handles_.hasFree(activation); }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
-  const auto it = next();
-  const uint32_t index = *it;
-  available_.erase(it);
-  InferenceHandleImpl& impl = *handles_[index];
-  std::lock_guard handleLock(impl.mutex);
-  impl.state.acquire();
-  handle = handles_[index];
+  handle = handles_.take(activation);
   return QS_SUCCESS;
 }
 
@@ -335,7 +317,7 @@ void MultiDeviceSetImpl::partEnded(InferenceHandleImpl& h, std::size_t p, const 
   void* userData = nullptr;
   std::string failure;
   QStatus outcome = QS_SUCCESS;
-  const shInferenceHandle shared = handles_[h.index()];
+  const shInferenceHandle shared = handles_.at(h.index());
   {
     std::lock_guard lock(mutex_);
     std::lock_guard handleLock(h.mutex);
@@ -394,36 +376,24 @@ void MultiDeviceSetImpl::partEnded(InferenceHandleImpl& h, std::size_t p, const 
 QStatus MultiDeviceSetImpl::getCompletedId(shInferenceHandle& handle, uint64_t requestId, uint64_t timeoutUs) {
   std::unique_lock lock(mutex_);
   handle.reset();
-  auto find = [&](bool completedOnly) -> int {
-    for (const auto& h : handles_) {
-      const InferenceHandleImpl& impl = *h;
-      if (impl.requestId != requestId || impl.viaNotify) continue;
-      const HandleState state = impl.state.state();
-      if (state == HandleState::Completed && !impl.retrieved) return static_cast<int>(impl.index());
-      if (!completedOnly && state == HandleState::Submitted) return static_cast<int>(impl.index());
-    }
-    return -1;
-  };
-  if (find(false) < 0)
+  if (handles_.findByRequestId(requestId, false) == nullptr)
     throw Error(QS_INVAL, "getCompletedId: no inference with requestId " + std::to_string(requestId) +
                               " was submitted to '" + name_ + "' (or it was already retrieved)");
-  int found = -1;
-  if (!waitFor(changed_, lock, timeoutUs, [&] { return (found = find(true)) >= 0; }))
+  InferenceHandleImpl* found = nullptr;
+  if (!waitFor(changed_, lock, timeoutUs,
+               [&] { return (found = handles_.findByRequestId(requestId, true)) != nullptr; }))
     return shuttingDown_ ? QS_CANCELED : QS_TIMEDOUT;
-  InferenceHandleImpl& impl = *handles_[static_cast<std::size_t>(found)];
-  std::lock_guard handleLock(impl.mutex);
-  impl.retrieved = true;
-  handle = handles_[static_cast<std::size_t>(found)];
-  return impl.status;
+  std::lock_guard handleLock(found->mutex);
+  found->retrieved = true;
+  handle = handles_.at(found->index());
+  return found->status;
 }
 
 void MultiDeviceSetImpl::putCompleted(const shInferenceHandle& handle) {
   InferenceHandleImpl& h = own(handle, "putCompleted");
   {
     std::lock_guard lock(mutex_);
-    std::lock_guard handleLock(h.mutex);
-    h.state.put();
-    available_.push_back(h.index());
+    handles_.putBack(h);
   }
   changed_.notify_all();
 }
@@ -454,15 +424,7 @@ QStatus MultiDeviceSetImpl::waitForCompletion(uint64_t timeoutUs) {
       changed_.wait(lock, drained);
     else if (!changed_.wait_for(lock, std::chrono::microseconds(timeoutUs), drained))
       return QS_TIMEDOUT;
-    // As InferenceSetImpl: completions no one retrieved go back to the pool.
-    for (const auto& shared : handles_) {
-      InferenceHandleImpl& h = *shared;
-      std::lock_guard handleLock(h.mutex);
-      if (h.state.state() != HandleState::Completed || h.viaNotify || h.retrieved || h.waitedFor) continue;
-      h.state.put();
-      available_.push_back(h.index());
-      ++discarded;
-    }
+    discarded = handles_.putBackUnclaimed();
   }
   if (discarded > 0) changed_.notify_all();
   return QS_SUCCESS;

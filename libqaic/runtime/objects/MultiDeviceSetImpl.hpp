@@ -16,7 +16,6 @@
 
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -26,6 +25,7 @@
 
 #include "runtime/loading/ProgramLayout.hpp"
 #include "runtime/objects/ContextImpl.hpp"
+#include "runtime/objects/HandlePool.hpp"
 #include "runtime/objects/InferenceHandleImpl.hpp"
 #include "runtime/objects/InferenceSetImpl.hpp"
 
@@ -109,13 +109,12 @@ class MultiDeviceSetImpl final : public InferenceSet {
   uint32_t id_;
   std::vector<QID> devices_;
   std::vector<Part> parts_;
-  std::vector<std::shared_ptr<InferenceHandleImpl>> handles_;
+  HandlePool handles_;           // guarded by mutex_ once the constructor has built it
   std::vector<Flight> flights_;  // by handle index
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // a handle completed or was put back, or the set shuts down
-  std::deque<uint32_t> available_;
-  std::vector<bool> resetPending_;  // by activation
+  std::vector<bool> resetPending_;   // by activation
   std::size_t inFlight_ = 0;
   bool shuttingDown_ = false;
 };
