@@ -6,8 +6,9 @@
 #   2. the same networks compiled by qaic-exec for 1 NSP and for THREADS NSPs
 #      (-aic-num-cores; the emulator computes on one host thread per NSP) and run by qaic-runner on
 #      a real qaic-emu, one inference at a time, against the host executor at as many threads
-#      measured in the same rounds (BENCH_ROUNDS, default 3): device / host, goal <= 1.1; and against PyTorch at as many threads: device / PyTorch, goal
-#      <= 1.0 (goal 0.8) for ResNet-50, DenseNet-121 and EfficientNet-B0 on THREADS NSPs;
+#      measured in the same rounds (BENCH_ROUNDS, default 3): device / host, goal <= 1.1; and
+#      against PyTorch at as many threads: device / PyTorch, goal <= 1.0 (goal 0.8) for ResNet-50,
+#      DenseNet-121 and EfficientNet-B0 on THREADS NSPs;
 #   3. qaic-emu's peak RSS running ResNet-50 against 2x its weights plus its two largest
 #      activations.
 # Usage: scripts/bench-models.sh [BUILD_DIR] [THREADS]

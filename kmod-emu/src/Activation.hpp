@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // One activated program on one DBC: its window file (registers + FIFOs), device memory (the IO
-// region), program, semaphores, interrupt eventfd, what it charged to the device, and the
-// channel thread that serves its ring and runs its program. Created by Device::activate, torn down by
+// region), program, semaphores, interrupt eventfd, what it charged to the device, and the channel
+// thread that serves its ring and runs its program. Created by Device::activate, torn down by
 // Device::teardown (deactivate, file release, reset, removal, shutdown).
 #pragma once
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The channel of one active DBC: processes request elements in ring order (presync semaphores,
-// DMA through the IOMMU, postsync semaphores, doorbell) and writes completions, waking the host
-// through the response futex or the eventfd "interrupt". Its thread sleeps on the doorbell futex,
-// or, with the module parameter datapath_polling, polls the request tail (spinning, then every
-// datapath_poll_interval_us) while requests keep coming, and is the activation's NSP as well: the element whose doorbell starts the program runs it
-// there and then, so a request never crosses a second thread inside the device.
+// The channel of one active DBC: processes request elements in ring order (presync semaphores, DMA
+// through the IOMMU, postsync semaphores, doorbell) and writes completions, waking the host through
+// the response futex or the eventfd "interrupt". Its thread sleeps on the doorbell futex, or, with
+// the module parameter datapath_polling, polls the request tail (spinning, then every
+// datapath_poll_interval_us) while requests keep coming, and is the activation's NSP as well: the
+// element whose doorbell starts the program runs it there and then, so a request never crosses a
+// second thread inside the device.
 #pragma once
 
 #include <atomic>

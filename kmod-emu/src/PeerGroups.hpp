@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The peer groups of one emulator instance: the activations that run the N parts of a
-// multi-device program (docs/emulator.md, "Multi-device programs"). Parts naming one token meet
-// in one kernels::PeerRendezvous (collectives) and one kernels::PeerPipes (a pipeline's stage
-// to stage transfers), whatever device of the instance they run on; each part's program is
-// built over its exchange, so the cards' collectives and transfers move data between the
-// cards' own memories, never through a client. A part whose activation ends, or whose device is reset,
-// hangs or goes away, breaks the group: the rendezvous is cancelled naming that device, and
-// every waiting and later collective of the other parts fails with that reason.
+// The peer groups of one emulator instance: the activations that run the N parts of a multi-device
+// program (docs/emulator.md, "Multi-device programs"). Parts naming one token meet in one
+// kernels::PeerRendezvous (collectives) and one kernels::PeerPipes (a pipeline's stage to stage
+// transfers), whatever device of the instance they run on; each part's program is built over its
+// exchange, so the cards' collectives and transfers move data between the cards' own memories,
+// never through a client. A part whose activation ends, or whose device is reset, hangs or goes
+// away, breaks the group: the rendezvous is cancelled naming that device, and every waiting and
+// later collective of the other parts fails with that reason.
 #pragma once
 
 #include <chrono>

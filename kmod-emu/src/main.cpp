@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // qaic-emu: the emulated qaic kernel driver and AIC100 devices, served over FUSE.
-//   qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v] [--trace-requests]
+//   qaic-emu --root DIR [--config FILE] [--devices N] [--daemon] [--foreground] [-v]
+//            [--trace-requests]
 //   qaic-emu [--root DIR] [--config FILE] [--devices N] --namespace -- COMMAND [ARG...]
 #include <fcntl.h>
 #include <poll.h>

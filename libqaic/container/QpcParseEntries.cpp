@@ -316,7 +316,8 @@ void Parser::readRetainedState() {
     QpcRetainedState r;
     r.name = string(readLe<uint32_t>(e, 0), field + ".name");
     r.stateName = string(readLe<uint32_t>(e, 4), field + ".state_name");
-    // Retained buffers are never mapped by the user: their names are no io buffer's, nor each other's.
+    // Retained buffers are never mapped by the user: their names are no io buffer's, nor each
+    // other's.
     for (const auto& [name, what] : {std::pair{r.name, ".name"}, std::pair{r.stateName, ".state_name"}}) {
       if (!names.insert(name).second)
         fail(QpcErrorCode::BadString, field + what, "'" + name + "' is also an io buffer or another retained buffer");

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// A buffer object and this process's mapping of it: created (CREATE_BO, MMAP_BO, then mmap of
-// the node at that offset; on an emulator without FUSE passthrough, of the node's memory file
-// <shm_dir>/memory-accel<N> at the same offset, docs/device-protocol.md section 1) or imported
-// from a dma-buf descriptor (PRIME_FD_TO_HANDLE, then a mapping of the descriptor itself; an
-// emulated device's export is mapped at its position, the BO's offset). Destruction unmaps it and closes the handle
-// (GEM_CLOSE through libdrm) while the node's file is open, so its memory goes back to the device
-// once no slice or queued request holds it; after the file closed, there is nothing left to close.
+// A buffer object and this process's mapping of it: created (CREATE_BO, MMAP_BO, then mmap of the
+// node at that offset; on an emulator without FUSE passthrough, of the node's memory file
+// <shm_dir>/memory-accel<N> at the same offset, docs/device-protocol.md section 1) or imported from
+// a dma-buf descriptor (PRIME_FD_TO_HANDLE, then a mapping of the descriptor itself; an emulated
+// device's export is mapped at its position, the BO's offset). Destruction unmaps it and closes the
+// handle (GEM_CLOSE through libdrm) while the node's file is open, so its memory goes back to the
+// device once no slice or queued request holds it; after the file closed, there is nothing left to
+// close.
 #pragma once
 
 #include <cstddef>

@@ -345,7 +345,8 @@ struct PartitionResponse {
   uint32_t magic;
   uint32_t version;
   int32_t status;           // 0 or a negative errno: -ENOSPC (a resource short; `shortResource`
-                            // names it), -ENOENT (no such partition), -EPERM (caller not privileged)
+                            // names it), -ENOENT (no such partition), -EPERM (caller not
+                            // privileged)
   uint32_t partitionId;     // create: the new derived device id
   rt::Resources resources;  // create: what the partition holds
   uint32_t shortResource;   // create refused with -ENOSPC: 1 nsp, 2 mcid, 3 sem, 4 vc, 5 ddr

@@ -22,9 +22,9 @@ class SysfsDevice {
 
   const std::filesystem::path& directory() const { return dir_; }
 
-  // `name` is relative to the class directory ("dbc0_state", "qaic-emu/pid"; SysfsNames.hpp). Values are read
-  // whole, with the trailing newline removed; sysfs attributes are small, larger files are
-  // refused with EFBIG rather than read unbounded.
+  // `name` is relative to the class directory ("dbc0_state", "qaic-emu/pid"; SysfsNames.hpp).
+  // Values are read whole, with the trailing newline removed; sysfs attributes are small, larger
+  // files are refused with EFBIG rather than read unbounded.
   Result<std::string> read(const std::string& name) const;
   // A single unsigned decimal (or 0x-prefixed hex) number; anything else is EINVAL.
   Result<uint64_t> readU64(const std::string& name) const;

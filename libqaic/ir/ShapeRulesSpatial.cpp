@@ -244,7 +244,8 @@ Outs shapePoolArgmax(const Op& op, Infos in) {
   return out;
 }
 
-// The N-D conv: src [N, C, d1..dk] (k = 1..3), weight [O, C/group, k1..kk], pads [begin..., end...].
+// The N-D conv: src [N, C, d1..dk] (k = 1..3), weight [O, C/group, k1..kk], pads [begin...,
+// end...].
 Outs shapeConvNd(const Op& op, Infos in) {
   const TensorInfo& src = in[0];
   const TensorInfo& weight = in[1];

@@ -199,8 +199,8 @@ void convertQLinearMatMul(Converter& c) {
                   outType);
 }
 
-// QLinearConv: y = saturate(round((conv(x - x_zero_point, w - w_zero_point) + B) * x_scale * w_scale /
-// y_scale) + y_zero_point); w's scale and zero point per tensor or per output channel.
+// QLinearConv: y = saturate(round((conv(x - x_zero_point, w - w_zero_point) + B) * x_scale *
+// w_scale / y_scale) + y_zero_point); w's scale and zero point per tensor or per output channel.
 void convertQLinearConv(Converter& c) {
   requireEightBit(c, 0, "x");
   requireEightBit(c, 3, "w");

@@ -346,7 +346,8 @@ void Converter::bindOutputs() {
     const auto it = values_.find(output.name());
     if (it == values_.end()) throw ImportError("graph output '" + output.name() + "' is not produced by any node");
     std::string tensor = materialize(it->second, output.name());
-    // An output must be its own tensor: copy (a same-shape reshape) when it is an input or bound twice.
+    // An output must be its own tensor: copy (a same-shape reshape) when it is an input or bound
+    // twice.
     if (inputTensors_.count(tensor) || boundTensors.count(tensor)) {
       const std::string copy = uniqueTensorName(output.name() + "/copy");
       emit("reshape", {{"src", tensor}}, {{"dst", copy}}, {integersParam("dims", irDims(tensorDims(tensor)))});

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Operators computed only at import time: their results are constants of the static network
-// (Constant, Shape, Size, Range, ConstantOfShape, EyeLike). Every other node with constant inputs is
-// evaluated through its IR ops (ConstantEvaluation.cpp).
+// (Constant, Shape, Size, Range, ConstantOfShape, EyeLike). Every other node with constant inputs
+// is evaluated through its IR ops (ConstantEvaluation.cpp).
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>

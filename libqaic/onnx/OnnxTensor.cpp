@@ -33,7 +33,8 @@ std::size_t checkedElementCount(const pb::TensorProto& proto, const std::string&
     throw ImportError(what + ": rank " + std::to_string(proto.dims_size()) + " exceeds the maximum of " +
                       std::to_string(ir::kMaxRank));
   }
-  // Zero dims are bounded as if they were 1, so that no product of a subset of dims overflows later.
+  // Zero dims are bounded as if they were 1, so that no product of a subset of dims overflows
+  // later.
   std::size_t bound = 1;
   bool empty = false;
   for (int i = 0; i < proto.dims_size(); ++i) {

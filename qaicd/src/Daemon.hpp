@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// qaicd itself: one event-loop thread serving the socket, following the devices and keeping
-// the leases (docs/qaicd.md). Everything runs on the thread that calls run(), except the calls
-// on device nodes, which run on one thread per device (DeviceWorker.hpp) and come back to this
-// one as results, and the kubelet device plugin's threads (kubelet/KubeletRegistrar.hpp); neither
-// touches what this thread owns. SIGTERM/SIGINT (blocked by the caller before start) end run() and leave every
-// partition on its device, so the next start re-adopts them.
+// qaicd itself: one event-loop thread serving the socket, following the devices and keeping the
+// leases (docs/qaicd.md). Everything runs on the thread that calls run(), except the calls on
+// device nodes, which run on one thread per device (DeviceWorker.hpp) and come back to this one as
+// results, and the kubelet device plugin's threads (kubelet/KubeletRegistrar.hpp); neither touches
+// what this thread owns. SIGTERM/SIGINT (blocked by the caller before start) end run() and leave
+// every partition on its device, so the next start re-adopts them.
 #pragma once
 
 #include <sys/types.h>

@@ -114,7 +114,8 @@ void DeviceRegistry::call(uint32_t device, Clock::time_point runBy,
                                    [this, number, answered, results, work = std::move(work), done = std::move(done)](
                                        const driver::DeviceNode* node, const std::string& whyNot) mutable {
                                      auto value = std::make_shared<T>(work(node, whyNot));
-                                     // Runs on the loop (onResults), where `this` is the registry that owns the mailbox.
+                                     // Runs on the loop (onResults), where `this` is the registry
+                                     // that owns the mailbox.
                                      results->post([this, number, answered, value, done = std::move(done)] {
                                        --outstanding_;
                                        const bool late = answered && deadlines_.erase(number) == 0;

@@ -49,8 +49,8 @@ std::string dimsText(const ir::Dims& dims) {
 }
 
 // Compiles `name` with -convert-to-fp16 [-fp16-io-layout=layout] on a fresh qaic-emu, checks that
-// qaic-util --qpc shows the input in `inputFormat` and the output in `outputFormat`, runs it once on
-// PyTorch's input and returns the error of its single output relative to PyTorch's range.
+// qaic-util --qpc shows the input in `inputFormat` and the output in `outputFormat`, runs it once
+// on PyTorch's input and returns the error of its single output relative to PyTorch's range.
 double runFp16(const std::string& name, const std::string& layout, const std::string& inputFormat,
                const std::string& outputFormat = "flat TL_FLOAT") {
   const SuiteModel model = loadSuiteModel(name);

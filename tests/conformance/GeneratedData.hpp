@@ -13,8 +13,8 @@ namespace qaic::conformance {
 std::string buildDir();
 std::string sourceDir();
 
-// Unless `outDir`/`stamp` exists, runs `/usr/bin/python3 <source>/scripts/<script> <outDir> args...`
-// under an exclusive lock on `outDir`.lock. The script must write `stamp` last. Throws
+// Unless `outDir`/`stamp` exists, runs `/usr/bin/python3 <source>/scripts/<script> <outDir>
+// args...` under an exclusive lock on `outDir`.lock. The script must write `stamp` last. Throws
 // std::runtime_error if the lock is not obtained or the script does not finish within `timeout`
 // (the script is then killed) or fails.
 void ensureGenerated(const std::string& script, const std::string& outDir, const std::string& stamp,

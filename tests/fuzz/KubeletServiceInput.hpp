@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The byte format of a kubelet_service fuzz input (read as FuzzInput.hpp says), shared by the
 // harness and the seed generator. An input is a node, then a sequence of calls:
-//   node:   flags (kEmulated, kMountsOnly, kNoInventoryYet), profile count, each profile (name length and bytes,
-//           DevicesKind and its indices, per_device byte, NSPs per partition), device count,
+//   node:   flags (kEmulated, kMountsOnly, kNoInventoryYet), profile count, each profile (name
+//           length and bytes, DevicesKind and its indices, per_device byte, NSPs per partition),
+//           device count,
 //           each device (index gap, IdKind, NUMA byte (0xff: unknown), health bit, NSPs it
 //           has), partition count, each partition (device, slot, LabelKind, static bit)
 //   calls:  one Call byte, then a resource byte (its index; past the last: a resource qaicd

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Python objects python_args passes to the qaicrt bindings, built from the fuzz input, and
-// what the harness knows of each independently of the module (through the exporter's own
-// buffer: any layout, and its element format where it has one): whether it has a buffer, whether that is C-contiguous and
-// writable, where its memory is and its bytes. Array memory is the harness's own: an exact-size
-// heap block per array (np.frombuffer over a memoryview of it), so ASan sees a read one byte past
-// an array; the blocks are freed at the end of the input, after checking that no buffer export
-// of them is still held.
+// The Python objects python_args passes to the qaicrt bindings, built from the fuzz input, and what
+// the harness knows of each independently of the module (through the exporter's own buffer: any
+// layout, and its element format where it has one): whether it has a buffer, whether that is
+// C-contiguous and writable, where its memory is and its bytes. Array memory is the harness's own:
+// an exact-size heap block per array (np.frombuffer over a memoryview of it), so ASan sees a read
+// one byte past an array; the blocks are freed at the end of the input, after checking that no
+// buffer export of them is still held.
 #pragma once
 
 #include <fuzzer/FuzzedDataProvider.h>

@@ -160,7 +160,8 @@ def test_tools_work_from_a_scratch_root(debs):
         assert run([root / "usr/sbin/qaicd", "--version"], env=env).stdout.startswith("qaicd (qaic-stack)")
         assert "Usage: lightnet" in run([root / "usr/bin/lightnet", "--help"], env=env).stdout
         assert run(["man", "-l", root / "usr/share/man/man1/qaic-compile.1.gz"], env=dict(env, MANWIDTH="80")).stdout
-        # python3-qaic: the module loads the root's libqaic and the package finds the root's qaic-exec.
+        # python3-qaic: the module loads the root's libqaic and the package finds the root's
+        # qaic-exec.
         site = root / SITE.lstrip("/")
         libs = run(["ldd", site / MODULE]).stdout
         assert str(root) in next(l for l in libs.splitlines() if "libqaic.so.1" in l), libs

@@ -129,7 +129,8 @@ def test_emulator_holds_the_constants_in_shared_memory(emulator, big_model, work
     loaded = status_kib(emulator.pid, "RssAnon")
     print(f"qaic-emu: RssAnon {before // 1024} MiB before the load, {loaded // 1024} MiB loaded and run; "
           f"RssShmem {status_kib(emulator.pid, 'RssShmem') // 1024} MiB")
-    # The 512 MiB of constants (packed in place for the MatMul) are not the emulator's private memory.
+    # The 512 MiB of constants (packed in place for the MatMul) are not the emulator's private
+    # memory.
     assert (loaded - before) * 1024 < DATA_BYTES // 4, f"RssAnon grew from {before} to {loaded} KiB"
     assert status_kib(emulator.pid, "RssShmem") * 1024 >= DATA_BYTES // 2  # where the constants are
     # Released with the set: the load's memory file goes with it.

@@ -52,7 +52,8 @@ class EmuTest : public ::testing::Test {
   // Loads the relu test program with `loadId` and activates it; returns the DBC.
   uint32_t activateRelu(const driver::DeviceNode& node, uint32_t loadId = 1, uint32_t queueSize = 16,
                         int eventfd = 0) const;
-  // Opens accel0 and activates relu (load id 1) with an interrupt eventfd; throws when a step fails.
+  // Opens accel0 and activates relu (load id 1) with an interrupt eventfd; throws when a step
+  // fails.
   ReluOnRing activateReluOnRing(uint32_t queueSize = 16) const;
 
   std::unique_ptr<EmulatorProcess> emu_;

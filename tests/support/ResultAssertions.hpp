@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// gtest assertions on qaic::Result (libqaic/base): EXPECT_TRUE(failsWith(node.mmapBo(12345), ENOENT)).
+// gtest assertions on qaic::Result (libqaic/base): EXPECT_TRUE(failsWith(node.mmapBo(12345),
+// ENOENT)).
 #pragma once
 
 #include <gtest/gtest.h>

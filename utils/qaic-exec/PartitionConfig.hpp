@@ -3,7 +3,8 @@
 // config (docs/formats/partition-config.md), as efficient-transformers writes it:
 //   {"connections": [{"devices": [0, 1], "type": "p2p"}],
 //    "partitions": [{"name": "Partition0",
-//                    "devices": [{"deviceId": 0, "numCores": 16}, {"deviceId": 1, "numCores": 16}]}]}
+//                    "devices": [{"deviceId": 0, "numCores": 16},
+//                                {"deviceId": 1, "numCores": 16}]}]}
 // One partition of several devices is tensor slicing; several partitions of one device each,
 // each naming its graph nodes in "nodeList" (or none naming any), are pipeline stages.
 // qaic-exec reads, checks and writes it.

@@ -39,8 +39,10 @@ class Partition {
   // Asks qaicd (socket: $QAICD_SOCKET, or /run/qaic/qaicd.sock) for a partition holding
   // `request` on `device` (absent: the first device with room), labelled `label` (printable
   // ASCII, at most 31 bytes; shown by qaic-util). Throws Error:
-  //   QS_NO_RESOURCES  the device lacks a resource; the message names it ("numNsp: 9 requested, 8 free")
-  //   QS_NODEV         qaicd is not running ("qaicd is not running (socket PATH)"), or no such device
+  //   QS_NO_RESOURCES  the device lacks a resource; the message names it
+  //                    ("numNsp: 9 requested, 8 free")
+  //   QS_NODEV         qaicd is not running ("qaicd is not running (socket PATH)"), or no such
+  //                    device
   //   QS_INVAL         a request qaicd refuses as malformed (no NSP, no VC, a bad label)
   //   QS_TIMEDOUT      qaicd did not answer within 10 s
   //   QS_ERROR         anything else, with qaicd's message

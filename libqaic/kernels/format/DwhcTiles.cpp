@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Built with -mf16c -mavx2. NCHW floats <-> DWHC, whole 8 x 8 pixel tiles.
 //
-// In DWHC a column w of a chunk of K channels holds H*K elements ordered (h, c). Eight rows h0..h0+7
-// therefore form 8K consecutive elements of each column; element e of that run is channel e % K of
-// row h0 + e / K. Taking the user rows (plane e % K, row h0 + e / K) at w0..w0+7 for e = 8k..8k+7
-// as the rows of an 8x8 tile and transposing it gives, for each of the eight columns, the
+// In DWHC a column w of a chunk of K channels holds H*K elements ordered (h, c). Eight rows
+// h0..h0+7 therefore form 8K consecutive elements of each column; element e of that run is channel
+// e % K of row h0 + e / K. Taking the user rows (plane e % K, row h0 + e / K) at w0..w0+7 for e =
+// 8k..8k+7 as the rows of an 8x8 tile and transposing it gives, for each of the eight columns, the
 // vector of elements 8k..8k+7. So every load and store is a whole vector and no lane is wasted,
 // whatever K is. Rows and columns outside whole tiles go through planarRegion.
 #include "kernels/format/Avx2Common.hpp"
@@ -60,11 +60,11 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0, int64_t hBegin, int
                            reinterpret_cast<__m128i*>(dev + j * column + 8 * k), x[j]);
     }
   };
-  // Measured (tests/bench/format/DeviceFormatBench.cpp): whole tiles, all groups at once, are fastest
-  // for narrow chunks and for cached tensors read into the device format. A tile of a wide chunk
-  // touches 8 * kK user rows at once, though: too many streams for the hardware prefetchers when
-  // the tensor comes from DRAM, and too many partly written lines when writing user rows. There
-  // one group (eight rows) crosses the whole band at a time.
+  // Measured (tests/bench/format/DeviceFormatBench.cpp): whole tiles, all groups at once, are
+  // fastest for narrow chunks and for cached tensors read into the device format. A tile of a wide
+  // chunk touches 8 * kK user rows at once, though: too many streams for the hardware prefetchers
+  // when the tensor comes from DRAM, and too many partly written lines when writing user rows.
+  // There one group (eight rows) crosses the whole band at a time.
   const bool fromDram = tensorFromDram(g);
   const bool groupMajor = kK > 4 && (fromDram || !kToDevice);
   // Narrow chunks read from DRAM into user rows: a band of eight rows reads only 32 * kK bytes

@@ -95,7 +95,8 @@ void chunkTiles(const PlanarJob& job, int64_t d, int64_t c0) {
   constexpr std::false_type ordinaryStores;
   // Whole tiles. Cached tensors read into user rows: sweeps across the width (DwhcSweepsAvx512.cpp;
   // postprocess 1/8/112/112 0.48 -> 0.62 of memcpy against tile by tile, which had beaten group by
-  // group, 0.42). From DRAM: below. Into the device format: the AVX2 kernel's orders (DwhcTiles.cpp).
+  // group, 0.42). From DRAM: below. Into the device format: the AVX2 kernel's orders
+  // (DwhcTiles.cpp).
   const bool fromDram = tensorFromDram(g);
   if (!kToDevice && !fromDram) {
     sweepWholeTiles(job, d, c0);

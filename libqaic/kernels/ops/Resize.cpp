@@ -5,7 +5,8 @@
 //
 // interpolate's coordinate modes, with s the axis scale (output / input) and x' the output index:
 //   half_pixel (x' + 0.5) / s - 0.5       pytorch_half_pixel: the same, 0 when the output is 1
-//   align_corners x' * (in - 1) / (out - 1)   asymmetric x' / s   tf_half_pixel_for_nn (x' + 0.5) / s
+//   align_corners x' * (in - 1) / (out - 1)   asymmetric x' / s
+//   tf_half_pixel_for_nn (x' + 0.5) / s
 // resize and upsample map as half_pixel with the ratio of the extents and round nearest
 // halfway away from zero (lightnet-ops.md); linear clamps x to the source first.
 #include <algorithm>

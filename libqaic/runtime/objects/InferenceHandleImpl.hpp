@@ -116,8 +116,8 @@ class InferenceHandleImpl final : public InferenceHandle {
   uint64_t betweenCardsBytes = 0;
   Clock::time_point submittedAt{};
 
-  // Written only by the pipeline while the handle is Submitted; InferenceSetImpl::finished publishes it
-  // into stages / outputDims under `mutex`.
+  // Written only by the pipeline while the handle is Submitted; InferenceSetImpl::finished
+  // publishes it into stages / outputDims under `mutex`.
   struct Work {
     StageDurations stages{};
     std::vector<IoDims> outputDims;

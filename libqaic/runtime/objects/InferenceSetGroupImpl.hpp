@@ -20,7 +20,8 @@
 
 namespace qaic::rt {
 
-// What a group needs from a member (implemented by InferenceSetImpl); called under the group's lock.
+// What a group needs from a member (implemented by InferenceSetImpl); called under the group's
+// lock.
 class GroupMember {
  public:
   virtual ~GroupMember() = default;

@@ -6,7 +6,8 @@
 //   Throughput/threads:4     4 application threads sharing a set of setSize 10, with the CPU time
 //                            per inference of this process and of the emulator
 //   Dma64MiB                 a 64 MiB input and output in DMA buffers through one inference
-//   Heap64MiB                the same through heap buffers (the runtime's staging, one copy each way)
+//   Heap64MiB                the same through heap buffers (the runtime's staging, one copy each
+//                            way)
 //   Memcpy64MiBBaseline      copying 64 MiB in and 64 MiB out
 //   SharedInput64MiBTwoDevices  one 64 MiB input in device 0's DMA buffer, given by its dma-buf
 //                            descriptor to a set on device 1 too: one inference on each device

@@ -160,8 +160,8 @@ TEST_F(CrossUserTest, TwoUnprivilegedUsersCannotOpenEachOthersFiles) {
     EXPECT_EQ(::stat(window.c_str(), &st), 0) << window;
     EXPECT_EQ(st.st_mode & 0777, 0600u) << window;
     EXPECT_EQ(st.st_uid, uidOf("nobody")) << window << " is not owned by its client's uid";
-    // The BO lives in the node's memory file, which admits whom the node admits (its owner,
-    // group and mode), as mmap of the node does (docs/emulator.md, "What still tells the difference").
+    // The BO lives in the node's memory file, which admits whom the node admits (its owner, group
+    // and mode), as mmap of the node does (docs/emulator.md, "What still tells the difference").
     struct stat node {};
     struct stat memory {};
     ASSERT_EQ(::stat(root().nodePath(0).c_str(), &node), 0);

@@ -401,7 +401,8 @@ TEST_F(PollingDatapath, ASpinningHostGetsNoInterrupt) {
 // wake-up, by a changed word and by timeout. The plain system calls are forced for the second
 // pass, as on a kernel before 6.7.
 TEST(FutexRingTest, WakeAndWaitOnBothPaths) {
-  // This machine's kernel (6.7 or later) has the io_uring futex operations; the probe must find them.
+  // This machine's kernel (6.7 or later) has the io_uring futex operations; the probe must find
+  // them.
   EXPECT_TRUE(driver::ioUringHasFutexOps()) << "IORING_OP_FUTEX_WAIT/WAKE not found by the probe";
   for (bool forced : {false, true}) {
     driver::forceFutexSyscalls(forced);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A process dies mid-inference: the emulator (the client must see a lost device, whatever its
-// data-path timeout, and a new emulator serves new work) or the client (the device must give back every
-// resource the client held, and serve a new run).
+// data-path timeout, and a new emulator serves new work) or the client (the device must give back
+// every resource the client held, and serve a new run).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -49,8 +49,8 @@ UtilRun queryDevices(const std::string& root) {
   return {e.exited ? e.code : -1, util.output() + util.errorOutput()};
 }
 
-// qaic-runner after its device was lost at `lostAt` (`how`: the property's name): it ends by itself,
-// exit 4, naming the lost device, never as a timeout.
+// qaic-runner after its device was lost at `lostAt` (`how`: the property's name): it ends by
+// itself, exit 4, naming the lost device, never as a timeout.
 void expectLostDeviceExit(Process& runner, std::chrono::steady_clock::time_point lostAt, const std::string& how) {
   const ExitStatus e = runner.wait(40s);
   const long long exitMs = msSince(lostAt);

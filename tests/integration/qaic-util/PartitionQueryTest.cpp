@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // qaic-util and partitions without qaicd: -q, -d, -j, -t and list read a partition from its node's
-// status query and the sys tree (it is created here with the driver's partition command, as qaicd would), and the
-// commands that need qaicd say clearly that it is not running.
+// status query and the sys tree (it is created here with the driver's partition command, as qaicd
+// would), and the commands that need qaicd say clearly that it is not running.
 #include <unistd.h>
 
 #include <cstdio>

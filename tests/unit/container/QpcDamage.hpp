@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Damaging a serialized container in place, for the corruption tests: finding its fields
-// (written with container/Bytes.hpp's writeLe), repairing the checksum so that the structural checks see the damage, and
-// expecting the typed rejection that must follow.
+// Damaging a serialized container in place, for the corruption tests: finding its fields (written
+// with container/Bytes.hpp's writeLe), repairing the checksum so that the structural checks see the
+// damage, and expecting the typed rejection that must follow.
 #pragma once
 
 #include <gtest/gtest.h>

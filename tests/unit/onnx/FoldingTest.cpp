@@ -49,9 +49,9 @@ TEST(OnnxFolding, BatchNormFoldsIntoConv) {
   EXPECT_EQ(m.graph.io[1].tensor, conv->outputs[0].name);
 }
 
-// A 1-D Conv (weight [O, C, K]) folds the same way; the folded weight is stored as the
-// [O, C, 1, K] image weight of the conv2d the importer runs it as, and the BatchNorm's output is the
-// reshape back to [N, O, L].
+// A 1-D Conv (weight [O, C, K]) folds the same way; the folded weight is stored as the [O, C, 1, K]
+// image weight of the conv2d the importer runs it as, and the BatchNorm's output is the reshape
+// back to [N, O, L].
 TEST(OnnxFolding, BatchNormFoldsIntoOneDimensionalConv) {
   const ImportedModel m = importConvBatchNorm({1, 1, 3}, {2, 1, 1});
   EXPECT_EQ(countOps(m.graph, "batchnorm"), 0u);

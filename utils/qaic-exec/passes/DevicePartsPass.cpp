@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // device-parts: a multi-device program's parts. Part p runs on the partition config's p-th device
-// (PartitionConfig::partDevices: a pipeline's last stage first) with that device's NSPs. Parts 1..N-1 are built by the same container passes as part 0 (the
-// compilation itself) and nested whole, each a single-device container with its own IO
-// descriptor, constants and retained state; the device_parts entries carry each part's figures
-// for qaic-util --qpc: its constant bytes, its retained bytes per activation and what it moves
-// between cards per inference (TensorSlicing.hpp's peerTraffic or the pipeline's transfers, at
-// the default dims).
+// (PartitionConfig::partDevices: a pipeline's last stage first) with that device's NSPs. Parts
+// 1..N-1 are built by the same container passes as part 0 (the compilation itself) and nested
+// whole, each a single-device container with its own IO descriptor, constants and retained
+// state; the device_parts entries carry each part's figures for qaic-util --qpc: its constant
+// bytes, its retained bytes per activation and what it moves between cards per inference
+// (TensorSlicing.hpp's peerTraffic or the pipeline's transfers, at the default dims).
 #include "container/QpcWriter.hpp"
 #include "passes/Passes.hpp"
 
