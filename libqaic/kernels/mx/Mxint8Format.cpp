@@ -3,98 +3,33 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <type_traits>
+#include <stdexcept>
+#include <string>
 
-#include "kernels/format/Half.hpp"
+#include "kernels/format/DwhcTilesAvx512.hpp"  // cpuHasAvx512
+#include "kernels/format/VectorFormat.hpp"
 #include "kernels/mx/E8m0.hpp"
+#include "kernels/mx/Mxint8Kernels.hpp"
 
 namespace qaic::kernels::mx {
 namespace {
 
-// Scale codes below this need a multiplier 2^(127 + 6 - code) beyond float's range: those blocks
-// scale in double (their values are below 2^-121, so it is rare and exact either way).
-constexpr int kFloatMultiplierMinCode = kE8m0Bias - kMxint8ElementExponent - 127;
-
-// Rounds |q| < 2^22 to the nearest integer, ties to even, in the default rounding mode: adding
-// 1.5 * 2^23 leaves no fraction bits. Vectorizes where nearbyint does not.
-inline float roundToEven(float q) {
-  constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
-  return (q + kShift) - kShift;
-}
-
-// 2^k from its bits for float's normal exponents (a libm ldexp per block would cost as much as
-// the block's elements), ldexp below them.
-inline float powerOfTwo(int k) {
-  if (k < -126 || k > 127) return std::ldexp(1.0f, k);
-  const uint32_t bits = static_cast<uint32_t>(k + 127) << 23;
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
-
-inline int8_t saturate(float rounded) {
-  return static_cast<int8_t>(std::clamp(rounded, float{-kMxint8MaxCode}, float{kMxint8MaxCode}));
-}
-
-// Runs f(n) with n a constant for a full block: -O2 vectorizes only loops of a length it knows to
-// leave no scalar remainder, and a block's loops are short enough for that to matter.
-template <typename F>
-void forBlockLength(std::size_t n, F&& f) {
-  if (n == kMxint8BlockElements)
-    f(std::integral_constant<std::size_t, kMxint8BlockElements>{});
-  else
-    f(n);
-}
-
-// One block of n <= 32 floats into its codes and scale. The largest magnitude comes from the
-// bits (sign cleared, compared as integers): for floats that order is the magnitudes' order, and
-// a bit pattern from the infinity's up is an infinity or a NaN.
-void encodeBlock(const float* values, std::size_t count, int8_t* codes, std::byte* scale) {
-  constexpr uint32_t kInfinityBits = 0x7F800000u;
-  forBlockLength(count, [&](auto n) {
-    uint32_t amaxBits = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, values + i, sizeof bits);
-      amaxBits = std::max(amaxBits, bits & 0x7FFFFFFFu);
-    }
-    if (amaxBits >= kInfinityBits || amaxBits == 0) {  // non-finite, or all zeros
-      *scale = static_cast<std::byte>(amaxBits == 0 ? 0 : kE8m0Nan);
-      std::fill(codes, codes + n, int8_t{0});
-      return;
-    }
-    // floor(log2(amax)) is the exponent field less the bias; a subnormal amax (below 2^-126)
-    // takes E8M0's smallest scale, as mxint8ScaleCode says.
-    const uint8_t code = amaxBits < 0x00800000u ? 0 : e8m0Code(static_cast<int>(amaxBits >> 23) - 127);
-    *scale = static_cast<std::byte>(code);
-    if (code >= kFloatMultiplierMinCode) {
-      const float multiplier = powerOfTwo(kE8m0Bias - kMxint8ElementExponent - int{code});
-      for (std::size_t i = 0; i < n; ++i) codes[i] = saturate(roundToEven(values[i] * multiplier));
-    } else {
-      for (std::size_t i = 0; i < n; ++i) codes[i] = mxint8ElementCode(values[i], code);
-    }
-  });
-}
-
-template <typename Store>
-void decodeRange(const std::byte* encoded, std::size_t count, std::size_t begin, std::size_t end, float* out,
-                 Store&& store) {
-  const auto* codes = reinterpret_cast<const int8_t*>(encoded);
-  const std::byte* scales = encoded + count;
-  std::size_t i = begin;
-  while (i < end) {
-    const std::size_t block = i / kMxint8BlockElements;
-    const std::size_t stop = std::min(end, (block + 1) * kMxint8BlockElements);
-    const auto scaleCode = std::to_integer<uint8_t>(scales[block]);
-    const float factor = scaleCode == kE8m0Nan ? NAN : powerOfTwo(int{scaleCode} - kE8m0Bias + kMxint8ElementExponent);
-    const int8_t* from = codes + i;
-    float* to = out + (i - begin);
-    forBlockLength(stop - i, [&](auto n) {
-      for (std::size_t k = 0; k < n; ++k) store(to[k], static_cast<float>(from[k]) * factor);
-    });
-    i = stop;
+const detail::Mxint8Kernels& kernelsFor(Mxint8Path path) {
+  switch (path) {
+    case Mxint8Path::Auto: break;
+    case Mxint8Path::Baseline: return detail::kMxint8Baseline;
+    case Mxint8Path::Avx2:
+    case Mxint8Path::Avx512:
+      if (!mxint8PathAvailable(path)) {
+        throw std::invalid_argument(std::string("MXINT8 path ") + mxint8PathName(path) +
+                                    " forced, but this CPU (or its OS) does not offer that instruction set");
+      }
+      return path == Mxint8Path::Avx512 ? detail::kMxint8Avx512 : detail::kMxint8Avx2;
   }
+  static const detail::Mxint8Kernels& best = format::cpuHasAvx512()     ? detail::kMxint8Avx512
+                                             : format::cpuHasF16cAvx2() ? detail::kMxint8Avx2
+                                                                        : detail::kMxint8Baseline;
+  return best;
 }
 
 }  // namespace
@@ -115,29 +50,42 @@ float mxint8Value(int8_t code, uint8_t scaleCode) {
   return static_cast<float>(code) * std::ldexp(1.0f, int{scaleCode} - kE8m0Bias + kMxint8ElementExponent);
 }
 
-void encodeMxint8(const float* values, std::size_t count, std::byte* out) {
-  auto* codes = reinterpret_cast<int8_t*>(out);
-  for (std::size_t b = 0, first = 0; first < count; ++b, first += kMxint8BlockElements) {
-    encodeBlock(values + first, std::min(kMxint8BlockElements, count - first), codes + first, out + count + b);
+bool mxint8PathAvailable(Mxint8Path path) {
+  switch (path) {
+    case Mxint8Path::Auto:
+    case Mxint8Path::Baseline: return true;
+    case Mxint8Path::Avx2: return format::cpuHasF16cAvx2();
+    case Mxint8Path::Avx512: return format::cpuHasAvx512();
   }
+  return false;
 }
 
-void encodeMxint8(const uint16_t* halves, std::size_t count, std::byte* out) {
-  auto* codes = reinterpret_cast<int8_t*>(out);
-  float block[kMxint8BlockElements];
-  for (std::size_t b = 0, first = 0; first < count; ++b, first += kMxint8BlockElements) {
-    const std::size_t n = std::min(kMxint8BlockElements, count - first);
-    for (std::size_t i = 0; i < n; ++i) block[i] = halfToFloat(halves[first + i]);
-    encodeBlock(block, n, codes + first, out + count + b);
+const char* mxint8PathName(Mxint8Path path) {
+  switch (path) {
+    case Mxint8Path::Auto: return "Auto";
+    case Mxint8Path::Baseline: return "Baseline";
+    case Mxint8Path::Avx2: return "Avx2";
+    case Mxint8Path::Avx512: return "Avx512";
   }
+  return "unknown";
 }
 
-void decodeMxint8(const std::byte* encoded, std::size_t count, std::size_t begin, std::size_t end, float* out) {
-  decodeRange(encoded, count, begin, end, out, [](float& slot, float value) { slot = value; });
+void encodeMxint8(const float* values, std::size_t count, std::byte* out, Mxint8Path path) {
+  kernelsFor(path).encodeFloats(values, count, out);
 }
 
-void accumulateMxint8(const std::byte* encoded, std::size_t count, std::size_t begin, std::size_t end, float* out) {
-  decodeRange(encoded, count, begin, end, out, [](float& slot, float value) { slot += value; });
+void encodeMxint8(const uint16_t* halves, std::size_t count, std::byte* out, Mxint8Path path) {
+  kernelsFor(path).encodeHalves(halves, count, out);
+}
+
+void decodeMxint8(const std::byte* encoded, std::size_t count, std::size_t begin, std::size_t end, float* out,
+                  Mxint8Path path) {
+  kernelsFor(path).decode(encoded, count, begin, end, out);
+}
+
+void accumulateMxint8(const std::byte* encoded, std::size_t count, std::size_t begin, std::size_t end, float* out,
+                      Mxint8Path path) {
+  kernelsFor(path).accumulate(encoded, count, begin, end, out);
 }
 
 }  // namespace qaic::kernels::mx

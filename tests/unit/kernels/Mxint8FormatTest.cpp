@@ -2,12 +2,18 @@
 // The MXINT8 format against a reference written here from the OCP Microscaling v1.0 rules
 // (docs/formats/mxint8.md): the scale 2^floor(log2(amax)) as an E8M0 code, each element the
 // nearest of the codes -127..127 times 2^-6 times the scale (found by search, ties to the even
-// code), saturation, zeros, short last blocks, non-finite blocks, float16 input.
+// code), saturation, zeros, short last blocks, non-finite blocks, float16 input; then every
+// compiled path (Mxint8Path) against the scalar functions, bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/format/Half.hpp"
@@ -195,6 +201,197 @@ TEST(Mxint8Format, DecodesAndAccumulatesAnyRange) {
   EXPECT_EQ(mxint8Value(static_cast<int8_t>(encoded[61]), std::to_integer<uint8_t>(encoded[150 + 1])), whole[61]);
   EXPECT_EQ(mxint8Value(-128, 127), -2.0f);  // decodes, though never written
   EXPECT_TRUE(std::isnan(mxint8Value(1, 255)));
+}
+
+// --- Every compiled path against the scalar rule ---------------------------------------------
+// mxint8ScaleCode / mxint8ElementCode / mxint8Value are the definition; each path's bytes and
+// floats must equal theirs bit for bit, NaN blocks, zero blocks, scales that need double, short
+// blocks and unaligned ranges included.
+
+constexpr Mxint8Path kVectorPaths[] = {Mxint8Path::Avx2, Mxint8Path::Avx512};
+
+std::vector<Mxint8Path> pathsThisCpuHas() {
+  std::vector<Mxint8Path> paths{Mxint8Path::Auto, Mxint8Path::Baseline};
+  for (Mxint8Path path : kVectorPaths)
+    if (mxint8PathAvailable(path)) paths.push_back(path);
+  return paths;
+}
+
+std::vector<std::byte> scalarEncode(const std::vector<float>& values) {
+  const std::size_t count = values.size();
+  std::vector<std::byte> out(mxint8EncodedBytes(count));
+  for (std::size_t first = 0, b = 0; first < count; first += 32, ++b) {
+    const std::size_t stop = std::min(count, first + 32);
+    float amax = 0;
+    bool finite = true;
+    for (std::size_t i = first; i < stop; ++i) {
+      finite = finite && std::isfinite(values[i]);
+      amax = std::max(amax, std::fabs(values[i]));
+    }
+    const uint8_t scale = finite ? mxint8ScaleCode(amax) : uint8_t{255};
+    out[count + b] = static_cast<std::byte>(scale);
+    for (std::size_t i = first; i < stop; ++i)
+      out[i] = static_cast<std::byte>(finite ? mxint8ElementCode(values[i], scale) : int8_t{0});
+  }
+  return out;
+}
+
+std::vector<uint32_t> bitsOf(const std::vector<float>& values) {
+  std::vector<uint32_t> bits(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) bits[i] = std::bit_cast<uint32_t>(values[i]);
+  return bits;
+}
+
+// Every path: encode equals scalarEncode; decode and accumulate over `ranges` equal
+// mxint8Value's (accumulating onto `base` in float), bit for bit.
+void expectEveryPathMatchesScalar(const std::vector<float>& values,
+                                  const std::vector<std::pair<std::size_t, std::size_t>>& ranges) {
+  const std::size_t count = values.size();
+  const std::vector<std::byte> expected = scalarEncode(values);
+  for (Mxint8Path path : pathsThisCpuHas()) {
+    SCOPED_TRACE(std::string("path ") + mxint8PathName(path) + ", count " + std::to_string(count));
+    std::vector<std::byte> encoded(expected.size(), std::byte{0x5A});
+    encodeMxint8(values.data(), count, encoded.data(), path);
+    for (std::size_t i = 0; i < encoded.size(); ++i) {
+      ASSERT_EQ(encoded[i], expected[i]) << (i < count
+                                                 ? "element " + std::to_string(i) + " = " + std::to_string(values[i])
+                                                 : "scale of block " + std::to_string(i - count));
+    }
+    for (auto [begin, end] : ranges) {
+      SCOPED_TRACE("elements [" + std::to_string(begin) + ", " + std::to_string(end) + ")");
+      std::vector<float> reference(end - begin), base(end - begin);
+      for (std::size_t i = begin; i < end; ++i) {
+        reference[i - begin] = mxint8Value(static_cast<int8_t>(expected[i]),
+                                           std::to_integer<uint8_t>(expected[count + i / 32]));
+        base[i - begin] = static_cast<float>(i % 13) - 6.5f;
+      }
+      std::vector<float> decoded(end - begin, 99.0f);
+      decodeMxint8(expected.data(), count, begin, end, decoded.data(), path);
+      ASSERT_EQ(bitsOf(decoded), bitsOf(reference));
+      std::vector<float> sums = base;
+      accumulateMxint8(expected.data(), count, begin, end, sums.data(), path);
+      for (std::size_t i = 0; i < sums.size(); ++i) base[i] += reference[i];
+      ASSERT_EQ(bitsOf(sums), bitsOf(base));
+    }
+  }
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> rangesOf(std::size_t count) {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges{{0, count}, {count, count}};
+  if (count > 2) ranges.push_back({1, count - 1});
+  if (count > 40) ranges.insert(ranges.end(), {{5, 29}, {31, 33}, {32, 64}, {7, count - 3}, {count / 2, count}});
+  return ranges;
+}
+
+// The blocks the rule treats apart, in a row, then every one of them in a random mix.
+std::vector<float> edgeBlocks(std::mt19937& rng) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> values;
+  const auto block = [&](auto make) {
+    for (int i = 0; i < 32; ++i) values.push_back(make(i));
+  };
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  block([](int i) { return i % 2 ? -0.0f : 0.0f; });         // zeros
+  block([&](int i) { return i == 7 ? nan : unit(rng); });    // a NaN
+  block([&](int i) { return i == 31 ? kInf : unit(rng); });  // +inf
+  block([&](int i) { return i == 0 ? -kInf : unit(rng); });  // -inf
+  // subnormal amax
+  block([&](int) { return unit(rng) * std::numeric_limits<float>::denorm_min() * 1000; });
+  // amax the smallest normal
+  block([&](int i) { return i == 3 ? std::ldexp(1.0f, -126) : unit(rng) * 1e-39f; });
+  // scale codes that need double
+  block([&](int) { return unit(rng) * std::ldexp(1.0f, -121); });
+  // around kFloatMultiplierMinCode
+  block([&](int) { return unit(rng) * std::ldexp(1.0f, -120); });
+  block([&](int) { return unit(rng) * std::numeric_limits<float>::max(); });  // the largest scales
+  // ties: (2k + 1) / 2 steps
+  block([](int i) { return i == 0 ? 1.0f : (2 * i + 1) / 128.0f * (i % 3 ? 1 : -1); });
+  // saturation to +-127
+  block([](int i) { return (i % 2 ? -1.0f : 1.0f) * (1.9921875f + i * 1e-4f); });
+  // amax a power of two
+  block([](int i) { return i == 5 ? 4.0f : 0.0f; });
+  std::vector<float> mixed = values;
+  std::shuffle(mixed.begin(), mixed.end(), rng);
+  values.insert(values.end(), mixed.begin(), mixed.end());
+  return values;
+}
+
+TEST(Mxint8FormatPaths, ThisCpuHasEveryVectorPath) {
+  // Loud on a CPU without them: the other tests then check only the paths it has.
+  for (Mxint8Path path : kVectorPaths) {
+    EXPECT_TRUE(mxint8PathAvailable(path))
+        << "this CPU lacks the " << mxint8PathName(path) << " MXINT8 path: it is not checked here";
+    if (!mxint8PathAvailable(path)) {
+      std::vector<float> one{1.0f};
+      std::vector<std::byte> out(mxint8EncodedBytes(1));
+      EXPECT_THROW(encodeMxint8(one.data(), 1, out.data(), path), std::invalid_argument);
+    }
+  }
+}
+
+TEST(Mxint8FormatPaths, EdgeBlocksBitExactOnEveryPath) {
+  std::mt19937 rng(37);
+  const std::vector<float> values = edgeBlocks(rng);
+  expectEveryPathMatchesScalar(values, rangesOf(values.size()));
+  // The same blocks cut short: every special block as a short last block too.
+  for (std::size_t count : {32 * 4 + 9, 32 * 7 + 31, 32 * 12 + 1})
+    expectEveryPathMatchesScalar(std::vector<float>(values.begin(), values.begin() + count), rangesOf(count));
+}
+
+TEST(Mxint8FormatPaths, RandomValuesBitExactOnEveryPathAndCount) {
+  std::mt19937 rng(2026);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-149, 127);
+  for (std::size_t count : {0, 1, 31, 32, 33, 4096 + 7}) {
+    // Each block's magnitude drawn from float's whole range, some elements far below it.
+    std::vector<float> values(count);
+    for (std::size_t first = 0; first < count; first += 32) {
+      const int e = exponent(rng);
+      for (std::size_t i = first; i < std::min(count, first + 32); ++i)
+        values[i] = std::ldexp(unit(rng), i % 5 == 0 ? std::max(e - 20, -149) : e);
+    }
+    expectEveryPathMatchesScalar(values, rangesOf(count));
+  }
+}
+
+TEST(Mxint8FormatPaths, EmptyInputWritesNothing) {
+  const std::vector<float> noFloats;
+  const std::vector<uint16_t> noHalves;
+  std::vector<std::byte> encoded;  // data() may be null: no path may touch it
+  std::vector<float> out;
+  for (Mxint8Path path : pathsThisCpuHas()) {
+    encodeMxint8(noFloats.data(), 0, encoded.data(), path);
+    encodeMxint8(noHalves.data(), 0, encoded.data(), path);
+    decodeMxint8(encoded.data(), 0, 0, 0, out.data(), path);
+    accumulateMxint8(encoded.data(), 0, 0, 0, out.data(), path);
+  }
+  EXPECT_TRUE(encoded.empty());
+}
+
+TEST(Mxint8FormatPaths, EveryFloat16BitPatternOnEveryPath) {
+  // All 65536 patterns (NaNs, infinities, subnormals, zeros of both signs), shuffled into blocks
+  // of mixed magnitudes, then some counts with a short last block.
+  std::vector<uint16_t> halves(65536);
+  for (std::size_t i = 0; i < halves.size(); ++i) halves[i] = static_cast<uint16_t>(i);
+  std::mt19937 rng(16);
+  std::shuffle(halves.begin(), halves.end(), rng);
+  // Finite blocks too: most shuffled blocks hold a NaN or an infinity.
+  std::vector<uint16_t> finite;
+  for (uint16_t h : halves)
+    if ((h & 0x7C00u) != 0x7C00u) finite.push_back(h);
+  halves.insert(halves.end(), finite.begin(), finite.end());
+  for (std::size_t count : {halves.size(), std::size_t{0}, std::size_t{1}, std::size_t{33}, std::size_t{4096 + 7}}) {
+    std::vector<float> asFloat(count);
+    for (std::size_t i = 0; i < count; ++i) asFloat[i] = halfToFloat(halves[i]);
+    const std::vector<std::byte> expected = scalarEncode(asFloat);
+    for (Mxint8Path path : pathsThisCpuHas()) {
+      SCOPED_TRACE(std::string("path ") + mxint8PathName(path) + ", count " + std::to_string(count));
+      std::vector<std::byte> encoded(expected.size());
+      encodeMxint8(halves.data(), count, encoded.data(), path);
+      ASSERT_EQ(encoded, expected);
+    }
+  }
 }
 
 }  // namespace
