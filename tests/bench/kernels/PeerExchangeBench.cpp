@@ -3,15 +3,18 @@
 // all_reduce_sum with N parts on N threads (Google Benchmark's Threads(N): thread i is part i),
 // float32 buffers of 16 KiB to 4 MiB per part, and a decode step's 64 sums of 16 KiB (one
 // inference's transfer), against one memcpy of the bytes one part transfers per collective (what
-// the p2p counters count: PeerRendezvous::Transfer::sent) and one of the bytes all parts
-// transfer, timed in the same run. The MXINT8 wire too (-allow-mxint8-mdp-io): encode, the
-// exchange of the encodings, decode and sum, as the all_reduce_sum kernel does it. Goal (issue
-// 37): the native exchange at most one memcpy of the transferred bytes. BareSync is the
+// a card's p2p counters count: PeerRendezvous::Transfer::sent) and one of the bytes all parts
+// transfer (what the inference's counter counts), timed in the same run. The decode step also
+// with each tensor written by its part right before its sum, against the same tensors copied once
+// from card to card. The MXINT8 wire too (-allow-mxint8-mdp-io): encode, the exchange of the
+// encodings, decode and sum, as the all_reduce_sum kernel does it. Goal (issue 37): an
+// inference's native transfer at most one memcpy of its transferred bytes. BareSync is the
 // synchronization every collective pays whatever its size: the same rendezvous' all_reduce_sum
 // of one float per part, so what an exchange costs beyond it is what its bytes cost.
 // scripts/bench.sh prints the ratios.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -91,15 +94,20 @@ void Mxint8AllReduceSum(benchmark::State& state) {
   const auto part = static_cast<std::size_t>(state.thread_index());
   auto exchange = rendezvousFor(state, "mxint8")->exchange(part);
   const std::size_t encodedBytes = mx::mxint8EncodedBytes(floats);
-  PageAlignedBuffer buffer(floats * sizeof(float)), mine(encodedBytes), all(encodedBytes * parts);
-  auto* values = reinterpret_cast<float*>(buffer.data());
+  PageAlignedBuffer input(floats * sizeof(float)), sum(floats * sizeof(float)), mine(encodedBytes),
+      all(encodedBytes * parts);
+  // The sum lands in a buffer of its own: summed back into the input, the values would double
+  // every iteration, and after a hundred or so every block would be an infinity, which encodes
+  // without any arithmetic.
+  auto* values = reinterpret_cast<float*>(input.data());
+  auto* total = reinterpret_cast<float*>(sum.data());
   for (std::size_t i = 0; i < floats; ++i) values[i] = static_cast<float>(i % 97) * 1e-3f;
   for (auto _ : state) {
     mx::encodeMxint8(values, floats, mine.data());
     exchange->allGather(0, mine.span(), all.span());
-    mx::decodeMxint8(all.data(), floats, 0, floats, values);
+    mx::decodeMxint8(all.data(), floats, 0, floats, total);
     for (std::size_t p = 1; p < parts; ++p)
-      mx::accumulateMxint8(all.data() + p * encodedBytes, floats, 0, floats, values);
+      mx::accumulateMxint8(all.data() + p * encodedBytes, floats, 0, floats, total);
     benchmark::ClobberMemory();
   }
   if (part == 0) {
@@ -137,6 +145,88 @@ void DecodeStepExchanges(benchmark::State& state) {
   }
 }
 
+// The same decode step as a card runs it: each tensor is written by its part (a kernel's output,
+// here a fill) right before its sum, so the bytes a part receives sit in the other core's cache.
+// The fills alone cost what DecodeStepProducedCopies' fills cost.
+float fillValue(std::size_t part, std::size_t collective) {
+  return static_cast<float>((part * kDecodeCollectives + collective) % 89) * 1e-3f;
+}
+
+void DecodeStepProducedExchanges(benchmark::State& state) {
+  const auto part = static_cast<std::size_t>(state.thread_index());
+  auto exchange = rendezvousFor(state, "decode-produced")->exchange(part);
+  const std::size_t tensorBytes = kDecodeHidden * sizeof(float);
+  PageAlignedBuffer buffer(tensorBytes * kDecodeCollectives);
+  for (auto _ : state) {
+    for (std::size_t c = 0; c < kDecodeCollectives; ++c) {
+      std::span<std::byte> tensor = buffer.span().subspan(c * tensorBytes, tensorBytes);
+      std::fill_n(reinterpret_cast<float*>(tensor.data()), kDecodeHidden, fillValue(part, c));
+      exchange->allReduceSum(static_cast<int>(c), qaic::ir::DType::Float, tensor);
+    }
+    benchmark::ClobberMemory();
+  }
+}
+
+// The baseline of "one copy of the transferred bytes" between cards: the same tensors, produced
+// the same way, and each part copies from the other parts' memory exactly the bytes an
+// all_reduce_sum transfers to it (from each other part q: q's contribution to this part's chunk
+// and q's chunk of the result; for 2 parts, the other's whole tensor), between the same two
+// synchronizations a collective has (the other part may rewrite its tensor only after the copy).
+// A P2P DMA moves the bytes that way, once, and no exchange can move fewer. Each tensor's bytes
+// land in a place of their own, as in a receiving card's memory.
+struct PeerBuffers {
+  std::mutex mutex;
+  std::vector<std::byte*> tensors;
+};
+
+void DecodeStepProducedCopies(benchmark::State& state) {
+  const auto parts = static_cast<std::size_t>(state.threads());
+  const auto part = static_cast<std::size_t>(state.thread_index());
+  auto rendezvous = rendezvousFor(state, "decode-copies");
+  auto exchange = rendezvous->exchange(part);
+  static std::map<std::size_t, PeerBuffers> registry;
+  static std::mutex registryMutex;
+  PeerBuffers* peers;
+  {
+    std::lock_guard lock(registryMutex);
+    peers = &registry[parts];
+  }
+  const std::size_t tensorBytes = kDecodeHidden * sizeof(float);
+  PageAlignedBuffer buffer(tensorBytes * kDecodeCollectives), received(tensorBytes * kDecodeCollectives * parts);
+  {
+    std::lock_guard lock(peers->mutex);
+    peers->tensors.resize(parts);
+    peers->tensors[part] = buffer.data();
+  }
+  float token = 0;
+  const auto synchronize = [&](int id) {
+    exchange->allReduceSum(id, qaic::ir::DType::Float, std::as_writable_bytes(std::span(&token, 1)));
+  };
+  synchronize(-1);  // every part's buffer registered (the rendezvous orders the writes before)
+  const std::size_t floats = kDecodeHidden;
+  const auto [mineBegin, mineEnd] = std::pair{floats * part / parts, floats * (part + 1) / parts};
+  uint64_t copied = 0;
+  for (auto _ : state) {
+    copied = 0;
+    for (std::size_t c = 0; c < kDecodeCollectives; ++c) {
+      std::fill_n(reinterpret_cast<float*>(buffer.data() + c * tensorBytes), kDecodeHidden, fillValue(part, c));
+      synchronize(0);
+      for (std::size_t q = 0; q < parts; ++q) {
+        if (q == part) continue;
+        const std::byte* from = peers->tensors[q] + c * tensorBytes;
+        std::byte* to = received.data() + (q * kDecodeCollectives + c) * tensorBytes;
+        const std::size_t theirsBegin = floats * q / parts, theirsEnd = floats * (q + 1) / parts;
+        std::memcpy(to + mineBegin * 4, from + mineBegin * 4, (mineEnd - mineBegin) * 4);
+        std::memcpy(to + theirsBegin * 4, from + theirsBegin * 4, (theirsEnd - theirsBegin) * 4);
+        copied += (mineEnd - mineBegin + theirsEnd - theirsBegin) * 4;
+      }
+      synchronize(1);
+    }
+    benchmark::ClobberMemory();
+  }
+  if (part == 0) state.counters["copied_bytes"] = static_cast<double>(copied);
+}
+
 // The baseline: one memcpy of `bytes` between two page-aligned buffers.
 void Memcpy(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
@@ -162,8 +252,21 @@ void registerAll() {
         ->Arg(kDecodeCollectives)
         ->Threads(parts)
         ->UseRealTime();
+    benchmark::RegisterBenchmark("DecodeStepProducedExchanges", DecodeStepProducedExchanges)
+        ->Arg(kDecodeCollectives)
+        ->Threads(parts)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("DecodeStepProducedCopies", DecodeStepProducedCopies)
+        ->Arg(kDecodeCollectives)
+        ->Threads(parts)
+        ->UseRealTime();
+    uint64_t decodeTotal = 0;
+    for (int p = 0; p < parts; ++p)
+      decodeTotal += kDecodeCollectives *
+                     nativeSentBytes(kDecodeHidden, static_cast<std::size_t>(parts), static_cast<std::size_t>(p));
     copies.insert(
         static_cast<int64_t>(kDecodeCollectives * nativeSentBytes(kDecodeHidden, static_cast<std::size_t>(parts), 0)));
+    copies.insert(static_cast<int64_t>(decodeTotal));
     for (int64_t floats : kFloats) {
       benchmark::RegisterBenchmark("AllReduceSum", AllReduceSum)->Arg(floats)->Threads(parts)->UseRealTime();
       benchmark::RegisterBenchmark("Mxint8AllReduceSum", Mxint8AllReduceSum)
