@@ -115,8 +115,13 @@ def convnext():
 
 
 def vit():
-    return tvm.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
-                                 num_classes=10)
+    model = tvm.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
+                                  num_classes=10)
+    # torchvision starts the classification head at zero, so every output would be 0 whatever the
+    # layers before it compute, and a comparison of outputs would test nothing of them.
+    torch.nn.init.normal_(model.heads.head.weight, std=0.2)
+    torch.nn.init.normal_(model.heads.head.bias, std=0.05)
+    return model
 
 
 def swin():

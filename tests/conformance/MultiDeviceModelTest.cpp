@@ -8,8 +8,8 @@
 // the Conv weights: the transformers check that their weights were divided, attention by heads
 // (nn.MultiheadAttention's [L, N*H, D] layout included) and the MLP by hidden units, the ResNets
 // and EfficientNets that their convs were and each card holds about its share of the weights;
-// DenseNet divides some convs, and ConvNeXt keeps its convs whole (a layernorm over the channels
-// reads each) while its linears divide.
+// DenseNet divides some convs, and ConvNeXt and ViT keep their convs whole (a layernorm over the
+// channels reads each) while their linears divide.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -50,8 +50,8 @@ struct SplitCase {
   Convs convs = Convs::None;
 };
 
-// The vit model is left out: torchvision initialises its classification head to zeros, so its
-// output is zero whatever the rest computes.
+// ViT's patch embedding, a conv whose output channels are the tokens' features, stays whole; its
+// linears divide (over 4 cards its 2 heads do not, so q, k and v are gathered for attention).
 const SplitCase kCases[] = {{"bert"},
                             {"bert_relu_opset17"},
                             {"gpt"},
@@ -65,7 +65,9 @@ const SplitCase kCases[] = {{"bert"},
                             {"efficientnet", Convs::Divided},
                             {"efficientnet_v2", Convs::Divided},
                             {"densenet", Convs::Some},
-                            {"convnext", Convs::Whole}};
+                            {"convnext", Convs::Whole},
+                            {"vit", Convs::Whole},
+                            {"vit_opset17", Convs::Whole}};
 
 void PrintTo(const SplitCase& c, std::ostream* out) { *out << c.model; }
 
