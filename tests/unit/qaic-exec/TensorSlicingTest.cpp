@@ -133,6 +133,34 @@ TEST_P(TensorSlicing, MlpIsAColumnThenARowSplitWithOneSum) {
   expectPartsMatch(graph, w, net, inputs);
 }
 
+// A model with prefill and decode specializations splits each graph: the second split, like the
+// walk that finds the caches' splits, takes the slices the first cut. A row split (the down
+// projection and the biases) is a view of the weight's own bytes; only the column split of `up`
+// is copied, once.
+TEST_P(TensorSlicing, SpecializationsShareTheSlicesAndARowSplitIsAView) {
+  const std::size_t parts = GetParam();
+  Weights w;
+  const ir::Graph graph = mlp(w);
+  const auto slices = std::make_shared<WeightSlices>();
+  const SlicedNetwork prefill = sliceTensors(graph, parts, w.lookup(), {}, slices);
+  const SlicedNetwork decode = sliceTensors(graph, parts, w.lookup(), {}, slices);
+  EXPECT_EQ(slices->copiedBytes(), uint64_t(kHidden * kInner * sizeof(float)));
+  const auto slice = [&](const SlicedNetwork& net, std::size_t p, const std::string& weight) {
+    const std::string name = weight + ".part" + std::to_string(p) + "of" + std::to_string(parts);
+    const ir::WeightTensor* found = net.findWeight(p, name, nullptr);
+    EXPECT_NE(found, nullptr) << name;
+    return found ? found->data : std::span<const std::byte>();
+  };
+  const std::span<const std::byte> down = w.lookup()("down")->data;
+  for (std::size_t p = 0; p < parts; ++p) {
+    EXPECT_EQ(slice(prefill, p, "up").data(), slice(decode, p, "up").data()) << "part " << p;
+    EXPECT_EQ(slice(prefill, p, "down").data(), down.data() + p * down.size() / parts) << "part " << p;
+    EXPECT_EQ(slice(decode, p, "down").size(), down.size() / parts);
+  }
+  const std::vector<HostTensor> inputs{floats({kRows, kHidden}, 5)};
+  expectPartsMatch(graph, w, decode, inputs);
+}
+
 TEST_P(TensorSlicing, AttentionSplitsByHeadsAndEachPartKeepsItsHeadsOfTheCache) {
   const std::size_t parts = GetParam();
   const int64_t heads = kHeads / static_cast<int64_t>(parts);

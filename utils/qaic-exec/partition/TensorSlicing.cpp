@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <list>
 #include <map>
 #include <optional>
 #include <set>
@@ -64,29 +63,11 @@ ir::Op makeOp(std::string name, std::string optype, std::vector<ir::TensorArg> i
 
 std::vector<double> doubles(const ir::Dims& dims) { return {dims.begin(), dims.end()}; }
 
-// The slice of a plain row-major constant along `axis` that part `part` of `parts` keeps: of
-// each of the axis' `groups` groups, its share.
-std::vector<std::byte> sliceBytes(const ir::WeightTensor& w, std::size_t axis, std::size_t part, std::size_t parts,
-                                  std::size_t groups) {
-  const std::size_t element = ir::dtypeSize(w.dtype);
-  const auto outer = static_cast<std::size_t>(product(w.dims, 0, axis));
-  const auto extent = static_cast<std::size_t>(w.dims[axis]);
-  const std::size_t inner = static_cast<std::size_t>(product(w.dims, axis + 1, w.dims.size())) * element;
-  const std::size_t group = extent / groups, share = group / parts;
-  std::vector<std::byte> out(outer * groups * share * inner);
-  std::byte* to = out.data();
-  for (std::size_t o = 0; o < outer; ++o) {
-    for (std::size_t g = 0; g < groups; ++g, to += share * inner)
-      std::memcpy(to, w.data.data() + (o * extent + g * group + part * share) * inner, share * inner);
-  }
-  return out;
-}
-
 class Slicer {
  public:
   Slicer(const ir::Graph& graph, std::size_t parts, const WeightLookup& weights, const SliceOptions& options,
-         const std::map<std::string, int>& retainedSplits)
-      : graph_(graph), parts_(parts), weights_(weights), options_(options) {
+         const std::map<std::string, int>& retainedSplits, std::shared_ptr<WeightSlices> slices)
+      : graph_(graph), parts_(parts), weights_(weights), options_(options), slices_(std::move(slices)) {
     for (const ir::Op& op : graph_.ops) {
       opNames_.insert(op.name);
       for (const auto& t : op.outputs) producers_[t.name] = &op;
@@ -113,7 +94,7 @@ class Slicer {
     renumberCollectives();
     result_.parts = std::move(out_);
     for (auto& g : result_.parts) ir::inferShapes(g);
-    result_.storage = storage_;
+    result_.storage = slices_;
     report();
     return std::move(result_);
   }
@@ -282,9 +263,9 @@ class Slicer {
       partDims[static_cast<std::size_t>(axis)] /= static_cast<int64_t>(parts_);
       for (std::size_t p = 0; p < parts_; ++p) {
         const std::string name = fresh(t + ".part" + std::to_string(p) + "of" + std::to_string(parts_));
-        storage_->push_back(
-            sliceBytes(*weight, static_cast<std::size_t>(axis), p, parts_, static_cast<std::size_t>(groups)));
-        result_.weights[p].push_back({name, weight->dtype, partDims, storage_->back(), ir::WeightEncoding::Plain, 0});
+        const auto bytes = slices_->slice(*weight, static_cast<std::size_t>(axis), p, parts_,
+                                          static_cast<std::size_t>(groups));
+        result_.weights[p].push_back({name, weight->dtype, partDims, bytes, ir::WeightEncoding::Plain, 0});
         ir::Op create = *producer;
         create.name = freshOp(producer->name + ".part" + std::to_string(p));
         create.outputs[0].name = name;
@@ -1264,7 +1245,7 @@ class Slicer {
   std::map<std::string, int> wishes_, initial_, splitIo_;
   std::vector<ir::Graph> out_;
   int nextCollective_ = 0;
-  std::shared_ptr<std::list<std::vector<std::byte>>> storage_ = std::make_shared<std::list<std::vector<std::byte>>>();
+  std::shared_ptr<WeightSlices> slices_;
   SlicedNetwork result_;
 };
 
@@ -1329,16 +1310,39 @@ PeerTraffic peerTraffic(const ir::Graph& part, std::size_t partIndex, std::size_
   return traffic;
 }
 
+std::span<const std::byte> WeightSlices::slice(const ir::WeightTensor& weight, std::size_t axis, std::size_t part,
+                                               std::size_t parts, std::size_t groups) {
+  const std::size_t element = ir::dtypeSize(weight.dtype);
+  const auto outer = static_cast<std::size_t>(product(weight.dims, 0, axis));
+  const auto extent = static_cast<std::size_t>(weight.dims[axis]);
+  const std::size_t inner = static_cast<std::size_t>(product(weight.dims, axis + 1, weight.dims.size())) * element;
+  const std::size_t group = extent / groups, share = group / parts;
+  if (outer == 1 && groups == 1) return weight.data.subspan(part * share * inner, share * inner);
+  const Key key{weight.name, weight.dtype, weight.dims, axis, part, parts, groups};
+  auto [it, inserted] = copies_.try_emplace(key);
+  if (!inserted) return it->second;
+  std::vector<std::byte>& out = it->second;
+  out.resize(outer * groups * share * inner);
+  std::byte* to = out.data();
+  for (std::size_t o = 0; o < outer; ++o) {
+    for (std::size_t g = 0; g < groups; ++g, to += share * inner)
+      std::memcpy(to, weight.data.data() + (o * extent + g * group + part * share) * inner, share * inner);
+  }
+  copiedBytes_ += out.size();
+  return out;
+}
+
 SlicedNetwork sliceTensors(const ir::Graph& graph, std::size_t parts, const WeightLookup& weights,
-                           const SliceOptions& options) {
+                           const SliceOptions& options, std::shared_ptr<WeightSlices> slices) {
   if (parts == 0) throw std::invalid_argument("tensor slicing: parts must be at least 1");
+  if (!slices) slices = std::make_shared<WeightSlices>();
   ir::Graph inferred = graph;
   ir::inferShapes(inferred);
   // First walk: which retained caches the network writes by heads. Second: with them split.
-  Slicer probe(inferred, parts, weights, options, {});
+  Slicer probe(inferred, parts, weights, options, {}, slices);
   probe.run();
   const std::map<std::string, int> retainedSplits = probe.wishes();
-  Slicer slicer(inferred, parts, weights, options, retainedSplits);
+  Slicer slicer(inferred, parts, weights, options, retainedSplits, slices);
   slicer.rememberInitial(retainedSplits);
   return slicer.run();
 }

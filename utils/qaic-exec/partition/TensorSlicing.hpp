@@ -37,9 +37,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "ir/Graph.hpp"
@@ -73,13 +76,32 @@ struct SliceReport {
   std::string text() const;          // the whole report, one line per entry
 };
 
+// The bytes of the weights' slices, shared by every walk over the same weights (each
+// specialization's graph splits its weights alike, and the walk that finds the caches' splits
+// cuts them too), so each slice is cut once. A slice that is one run of its weight's bytes (along
+// the first axis that is not 1, in one group: a row split) is not copied but viewed where the
+// weight lies, which the caller keeps alive (the unsplit network's owner).
+class WeightSlices {
+ public:
+  // Part `part` of `parts` of plain row-major `weight` along `axis`: of each of the axis'
+  // `groups` groups, its share.
+  std::span<const std::byte> slice(const ir::WeightTensor& weight, std::size_t axis, std::size_t part,
+                                   std::size_t parts, std::size_t groups);
+  uint64_t copiedBytes() const { return copiedBytes_; }  // what the slices that are not views hold
+
+ private:
+  using Key = std::tuple<std::string, ir::DType, ir::Dims, std::size_t, std::size_t, std::size_t, std::size_t>;
+  std::map<Key, std::vector<std::byte>> copies_;
+  uint64_t copiedBytes_ = 0;
+};
+
 struct SlicedNetwork {
   std::vector<ir::Graph> parts;  // shape-inferred, collectives numbered 0, 1, ... in graph order
   // Part p's new constants (the weight slices) by the names its `create` ops give them,
   // "<weight>.part<p>of<N>"; any other constant a part reads is the unsplit network's.
   std::vector<std::vector<ir::WeightTensor>> weights;
   SliceReport report;
-  std::shared_ptr<const void> storage;  // owns the slices' bytes
+  std::shared_ptr<const void> storage;  // owns the slices' bytes (a WeightSlices)
 
   // Part `part`'s constant `name`: its slice, else the unsplit network's from `unsplit`.
   const ir::WeightTensor* findWeight(std::size_t part, std::string_view name, const WeightLookup& unsplit) const;
@@ -97,9 +119,11 @@ struct PeerTraffic {
 };
 PeerTraffic peerTraffic(const ir::Graph& part, std::size_t partIndex, std::size_t parts);
 
-// Splits `graph` (its shapes inferred or not) into `parts` graphs. Throws ir::IrError for a
-// graph that does not validate, and std::invalid_argument for parts == 0.
+// Splits `graph` (its shapes inferred or not) into `parts` graphs, its slices cut into `slices`
+// (shared with the other specializations of the same weights; a store of its own when null).
+// Throws ir::IrError for a graph that does not validate, and std::invalid_argument for
+// parts == 0.
 SlicedNetwork sliceTensors(const ir::Graph& graph, std::size_t parts, const WeightLookup& weights,
-                           const SliceOptions& options = {});
+                           const SliceOptions& options = {}, std::shared_ptr<WeightSlices> slices = nullptr);
 
 }  // namespace qaic::compiler::partition

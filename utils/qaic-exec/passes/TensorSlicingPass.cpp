@@ -80,9 +80,10 @@ void tensorSlicingPass(Compilation& compilation) {
   const std::size_t parts = compilation.partitionConfig.deviceCount();
   if (parts < 2 || compilation.partitionConfig.pipelined()) return;
   std::vector<std::vector<LoadedModel>> byPart(parts);
+  const auto slices = std::make_shared<partition::WeightSlices>();  // every specialization's
   for (std::size_t v = 0; v < compilation.variants.size(); ++v) {
     const LoadedModel& unsplit = compilation.variants[v];
-    partition::SlicedNetwork net = partition::sliceTensors(unsplit.graph, parts, lookupIn(unsplit.weights));
+    partition::SlicedNetwork net = partition::sliceTensors(unsplit.graph, parts, lookupIn(unsplit.weights), {}, slices);
     if (compilation.options.allowMxint8MdpIo)
       for (ir::Graph& part : net.parts) sendMxint8(part);
     if (v == compilation.mainVariant) {
