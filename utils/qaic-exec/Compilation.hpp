@@ -26,6 +26,7 @@
 #include "PartitionConfig.hpp"
 #include "RetainedState.hpp"
 #include "SpecializationConfig.hpp"
+#include "base/MappedFile.hpp"
 #include "container/QpcModel.hpp"
 #include "ir/Graph.hpp"
 #include "partition/TensorSlicing.hpp"
@@ -63,8 +64,10 @@ struct Compilation {
   // default specialization's dims).
   std::vector<std::unique_ptr<Compilation>> otherParts;
   std::vector<partition::PeerTraffic> partTraffic;
-  // device-parts: the nested containers of parts 1..N-1 (contents.deviceParts spans into them).
-  std::vector<std::vector<std::byte>> partImages;
+  // device-parts: the nested containers of parts 1..N-1 (contents.deviceParts spans into them),
+  // each written to a file in the output directory, mapped, and unlinked at once: page cache
+  // rather than heap, however large a part.
+  std::vector<MappedFile> partImages;
 
   // pack-constants, specialization-payloads: the main variant's constants, then those of the
   // other specializations (a shared one with its name cleared). Spans into their storage stay

@@ -181,6 +181,11 @@ TEST_P(DeviceParts, MlpPartsHoldTheirSlicesAndComputeTheWholeResult) {
   expectParts(single, split, config);
   EXPECT_EQ(split.summary.splitWeights, 2u);  // up by columns, down by rows
   EXPECT_THAT(split.summary.sliceReport, HasSubstr("all_reduce_sum"));
+  // The parts' nested containers went through files beside the output, gone once mapped.
+  std::vector<std::string> written;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path() / "split"))
+    written.push_back(entry.path().filename().string());
+  EXPECT_EQ(written, std::vector<std::string>{"programqpc.bin"});
 
   const std::vector<HostTensor> inputs{floats({kRows, kHidden}, 7)};
   const PartProgram whole = programOf(single.image->contents());

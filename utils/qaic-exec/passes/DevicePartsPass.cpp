@@ -6,12 +6,35 @@
 // state; the device_parts entries carry each part's figures for qaic-util --qpc: its constant
 // bytes, its retained bytes per activation and what it moves between cards per inference
 // (TensorSlicing.hpp's peerTraffic or the pipeline's transfers, at the default dims).
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "CompileError.hpp"
 #include "container/QpcWriter.hpp"
 #include "passes/Passes.hpp"
 
 namespace qaic::compiler {
 
 namespace {
+
+// Part `part`'s container, written next to the output (programqpc.bin's directory, created here
+// as write-container would) and mapped; the file is unlinked once mapped, so nothing is left
+// behind whether the compile goes on or fails.
+MappedFile writePartImage(const Compilation& part, const std::string& binaryDir, std::size_t index) {
+  std::error_code ec;
+  std::filesystem::create_directories(binaryDir, ec);
+  if (ec) throw CompileError(binaryDir + ": cannot create the output directory: " + ec.message());
+  const std::string path = (std::filesystem::path(binaryDir) /
+                            (".programqpc.part" + std::to_string(index) + "." + std::to_string(::getpid()) + ".bin"))
+                               .string();
+  container::writeQpcFile(path, part.contents);
+  Result<MappedFile> mapped = MappedFile::openReadOnly(path);
+  ::unlink(path.c_str());
+  if (!mapped) throw CompileError(path + ": cannot map part " + std::to_string(index) + ": " + mapped.message());
+  return std::move(mapped).value();
+}
 
 uint64_t retainedBytes(const container::QpcContents& contents) {
   uint64_t total = 0;
@@ -29,7 +52,7 @@ void devicePartsPass(Compilation& compilation) {
   CompileSummary& summary = compilation.summary;
   summary.deviceParts.clear();
   compilation.partImages.clear();
-  compilation.partImages.reserve(parts - 1);  // the parts' spans point into these
+  compilation.partImages.reserve(parts - 1);
 
   for (std::size_t p = 0; p < parts; ++p) {
     Compilation& part = p == 0 ? compilation : *compilation.otherParts[p - 1];
@@ -54,8 +77,9 @@ void devicePartsPass(Compilation& compilation) {
     entry.sentBytes = figures.sentBytes;
     entry.receivedBytes = figures.receivedBytes;
     if (p > 0) {
-      compilation.partImages.push_back(container::serializeQpc(part.contents));
-      entry.image = compilation.partImages.back();
+      compilation.partImages.push_back(writePartImage(part, compilation.options.binaryDir, p));
+      entry.image = std::span<const std::byte>(compilation.partImages.back().data(),
+                                               compilation.partImages.back().size());
     }
     contents.deviceParts.push_back(entry);
   }
