@@ -81,7 +81,12 @@ class Emulator:
             cmd += ["--devices", str(devices)]
         if config:
             cmd += ["--config", config]
-        self.pid = int(run(cmd, env=env).stdout.strip())
+        try:
+            self.pid = int(run(cmd, env=env).stdout.strip())
+        except BaseException:  # nothing started: the root and the log are the caller's no more
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.log.unlink(missing_ok=True)
+            raise
 
     def env(self, **extra):
         env = dict(os.environ)
@@ -97,10 +102,16 @@ class Emulator:
             return False
         return stat.rpartition(")")[2].split()[0] != "Z"
 
+    def mounted(self):
+        """Whether the root is still mounted, live or dead: the mount of an emulator that died
+        answers every stat with ENOTCONN, so only the mount table can tell."""
+        with open("/proc/self/mountinfo") as table:
+            return any(line.split()[4] == str(self.root) for line in table)
+
     def stop(self):
         died = not self.alive()
         stop_process(self.pid)
-        if subprocess.run(["mountpoint", "-q", str(self.root)]).returncode == 0:
+        if self.mounted():
             subprocess.run(["fusermount3", "-u", "-z", str(self.root)])
         shutil.rmtree(self.root, ignore_errors=True)
         log = self.log.read_text(errors="replace") if self.log.exists() else ""
