@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/mx/MxPath.hpp"
 #include "kernels/mx/Mxfp6Format.hpp"
 
 namespace qaic::kernels::mx {
 
-// Auto picks the best the CPU has (AVX-512 with VBMI, else AVX-512, else AVX2 with FMA,
-// else scalar); the others force one path (tests, the benchmark) and throw MxFormatError when
-// the CPU lacks it. Avx512Vbmi differs from Avx512 in the fused kernel (m <= kGemvMaxRows) only.
-enum class MxPath : uint8_t { Auto, Scalar, Avx2, Avx512, Avx512Vbmi };
+// MxPath (MxPath.hpp): Auto picks the best the CPU has (AVX-512 with VBMI, else AVX-512, else
+// AVX2 with FMA, else scalar); a forced path the CPU lacks throws MxFormatError. Avx512Vbmi
+// differs from Avx512 in the fused kernel (m <= kGemvMaxRows) only.
 bool mxAvx2Available();        // AVX2 and FMA enabled by the OS
 bool mxAvx512Available();      // AVX-512 F/BW/VL/DQ enabled by the OS
 bool mxAvx512VbmiAvailable();  // and AVX-512 VBMI

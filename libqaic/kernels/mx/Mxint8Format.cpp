@@ -14,17 +14,19 @@
 namespace qaic::kernels::mx {
 namespace {
 
-const detail::Mxint8Kernels& kernelsFor(Mxint8Path path) {
+const detail::Mxint8Kernels& kernelsFor(MxPath path) {
+  if (path != MxPath::Auto && !mxint8PathAvailable(path)) {
+    throw std::invalid_argument(std::string("MXINT8 path ") + mxPathName(path) +
+                                (path == MxPath::Avx512Vbmi
+                                     ? " forced, but MXINT8 has no body of that path"
+                                     : " forced, but this CPU (or its OS) does not offer that instruction set"));
+  }
   switch (path) {
-    case Mxint8Path::Auto: break;
-    case Mxint8Path::Baseline: return detail::kMxint8Baseline;
-    case Mxint8Path::Avx2:
-    case Mxint8Path::Avx512:
-      if (!mxint8PathAvailable(path)) {
-        throw std::invalid_argument(std::string("MXINT8 path ") + mxint8PathName(path) +
-                                    " forced, but this CPU (or its OS) does not offer that instruction set");
-      }
-      return path == Mxint8Path::Avx512 ? detail::kMxint8Avx512 : detail::kMxint8Avx2;
+    case MxPath::Auto:
+    case MxPath::Avx512Vbmi: break;  // refused above
+    case MxPath::Scalar: return detail::kMxint8Baseline;
+    case MxPath::Avx2: return detail::kMxint8Avx2;
+    case MxPath::Avx512: return detail::kMxint8Avx512;
   }
   static const detail::Mxint8Kernels& best = format::cpuHasAvx512()     ? detail::kMxint8Avx512
                                              : format::cpuHasF16cAvx2() ? detail::kMxint8Avx2
@@ -50,41 +52,32 @@ float mxint8Value(int8_t code, uint8_t scaleCode) {
   return static_cast<float>(code) * std::ldexp(1.0f, int{scaleCode} - kE8m0Bias + kMxint8ElementExponent);
 }
 
-bool mxint8PathAvailable(Mxint8Path path) {
+bool mxint8PathAvailable(MxPath path) {
   switch (path) {
-    case Mxint8Path::Auto:
-    case Mxint8Path::Baseline: return true;
-    case Mxint8Path::Avx2: return format::cpuHasF16cAvx2();
-    case Mxint8Path::Avx512: return format::cpuHasAvx512();
+    case MxPath::Auto:
+    case MxPath::Scalar: return true;
+    case MxPath::Avx2: return format::cpuHasF16cAvx2();
+    case MxPath::Avx512: return format::cpuHasAvx512();
+    case MxPath::Avx512Vbmi: return false;
   }
   return false;
 }
 
-const char* mxint8PathName(Mxint8Path path) {
-  switch (path) {
-    case Mxint8Path::Auto: return "Auto";
-    case Mxint8Path::Baseline: return "Baseline";
-    case Mxint8Path::Avx2: return "Avx2";
-    case Mxint8Path::Avx512: return "Avx512";
-  }
-  return "unknown";
-}
-
-void encodeMxint8(const float* values, std::size_t count, std::byte* out, Mxint8Path path) {
+void encodeMxint8(const float* values, std::size_t count, std::byte* out, MxPath path) {
   kernelsFor(path).encodeFloats(values, count, out);
 }
 
-void encodeMxint8(const uint16_t* halves, std::size_t count, std::byte* out, Mxint8Path path) {
+void encodeMxint8(const uint16_t* halves, std::size_t count, std::byte* out, MxPath path) {
   kernelsFor(path).encodeHalves(halves, count, out);
 }
 
 void decodeMxint8(const std::byte* encoded, std::size_t count, std::size_t begin, std::size_t end, float* out,
-                  Mxint8Path path) {
+                  MxPath path) {
   kernelsFor(path).decode(encoded, count, begin, end, out);
 }
 
 void accumulateMxint8(const std::byte* encoded, std::size_t count, std::size_t begin, std::size_t end, float* out,
-                      Mxint8Path path) {
+                      MxPath path) {
   kernelsFor(path).accumulate(encoded, count, begin, end, out);
 }
 

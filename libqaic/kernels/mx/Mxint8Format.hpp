@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/mx/MxPath.hpp"
+
 namespace qaic::kernels::mx {
 
 inline constexpr std::size_t kMxint8BlockElements = 32;
@@ -32,26 +34,25 @@ int8_t mxint8ElementCode(float value, uint8_t scaleCode);
 // code * 2^(scaleCode - 127 - 6), exact in float; NaN for scale code 255.
 float mxint8Value(int8_t code, uint8_t scaleCode);
 
-// Which compiled body encodes and decodes: Auto takes the widest the CPU has (AVX-512, else AVX2
-// with F16C, else the baseline x86-64 one); the others force one for tests and benchmarks and
-// throw std::invalid_argument when the CPU lacks it. Every path writes the same bytes and floats
-// (the functions above are the rule they all follow).
-enum class Mxint8Path : uint8_t { Auto, Baseline, Avx2, Avx512 };
-bool mxint8PathAvailable(Mxint8Path path);
-const char* mxint8PathName(Mxint8Path path);
+// Which compiled body encodes and decodes (MxPath.hpp): Auto takes the widest the CPU has
+// (AVX-512 F/BW/VL/DQ, else AVX2 with F16C, else Scalar, the baseline x86-64 build); a forced
+// path the CPU lacks throws std::invalid_argument, and so does Avx512Vbmi, which MXINT8 has no
+// body of. Every path writes the same bytes and floats (the functions above are the rule they
+// all follow).
+bool mxint8PathAvailable(MxPath path);
 
 // `count` values encoded into out[0 .. mxint8EncodedBytes(count)). A block holding a NaN or an
 // infinity gets scale code 255 (E8M0's NaN) and element codes 0: it reads back as NaN throughout,
 // so a non-finite activation stays non-finite on every card rather than becoming a number.
-void encodeMxint8(const float* values, std::size_t count, std::byte* out, Mxint8Path path = Mxint8Path::Auto);
+void encodeMxint8(const float* values, std::size_t count, std::byte* out, MxPath path = MxPath::Auto);
 void encodeMxint8(const uint16_t* halves, std::size_t count, std::byte* out,  // float16 bits
-                  Mxint8Path path = Mxint8Path::Auto);
+                  MxPath path = MxPath::Auto);
 
 // Elements [begin, end) of an encoding of `count` elements, dequantized into out[0, end - begin)
 // (decode) or added to it elementwise (accumulate, in float).
 void decodeMxint8(const std::byte* encoded, std::size_t count, std::size_t begin, std::size_t end, float* out,
-                  Mxint8Path path = Mxint8Path::Auto);
+                  MxPath path = MxPath::Auto);
 void accumulateMxint8(const std::byte* encoded, std::size_t count, std::size_t begin, std::size_t end, float* out,
-                      Mxint8Path path = Mxint8Path::Auto);
+                      MxPath path = MxPath::Auto);
 
 }  // namespace qaic::kernels::mx

@@ -3,7 +3,7 @@
 // (docs/formats/mxint8.md): the scale 2^floor(log2(amax)) as an E8M0 code, each element the
 // nearest of the codes -127..127 times 2^-6 times the scale (found by search, ties to the even
 // code), saturation, zeros, short last blocks, non-finite blocks, float16 input; then every
-// compiled path (Mxint8Path) against the scalar functions, bit for bit.
+// compiled path (MxPath) against the scalar functions, bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -208,11 +208,11 @@ TEST(Mxint8Format, DecodesAndAccumulatesAnyRange) {
 // floats must equal theirs bit for bit, NaN blocks, zero blocks, scales that need double, short
 // blocks and unaligned ranges included.
 
-constexpr Mxint8Path kVectorPaths[] = {Mxint8Path::Avx2, Mxint8Path::Avx512};
+constexpr MxPath kVectorPaths[] = {MxPath::Avx2, MxPath::Avx512};
 
-std::vector<Mxint8Path> pathsThisCpuHas() {
-  std::vector<Mxint8Path> paths{Mxint8Path::Auto, Mxint8Path::Baseline};
-  for (Mxint8Path path : kVectorPaths)
+std::vector<MxPath> pathsThisCpuHas() {
+  std::vector<MxPath> paths{MxPath::Auto, MxPath::Scalar};
+  for (MxPath path : kVectorPaths)
     if (mxint8PathAvailable(path)) paths.push_back(path);
   return paths;
 }
@@ -248,8 +248,8 @@ void expectEveryPathMatchesScalar(const std::vector<float>& values,
                                   const std::vector<std::pair<std::size_t, std::size_t>>& ranges) {
   const std::size_t count = values.size();
   const std::vector<std::byte> expected = scalarEncode(values);
-  for (Mxint8Path path : pathsThisCpuHas()) {
-    SCOPED_TRACE(std::string("path ") + mxint8PathName(path) + ", count " + std::to_string(count));
+  for (MxPath path : pathsThisCpuHas()) {
+    SCOPED_TRACE(std::string("path ") + mxPathName(path) + ", count " + std::to_string(count));
     std::vector<std::byte> encoded(expected.size(), std::byte{0x5A});
     encodeMxint8(values.data(), count, encoded.data(), path);
     for (std::size_t i = 0; i < encoded.size(); ++i) {
@@ -319,15 +319,20 @@ std::vector<float> edgeBlocks(std::mt19937& rng) {
 
 TEST(Mxint8FormatPaths, ThisCpuHasEveryVectorPath) {
   // Loud on a CPU without them: the other tests then check only the paths it has.
-  for (Mxint8Path path : kVectorPaths) {
+  for (MxPath path : kVectorPaths) {
     EXPECT_TRUE(mxint8PathAvailable(path))
-        << "this CPU lacks the " << mxint8PathName(path) << " MXINT8 path: it is not checked here";
+        << "this CPU lacks the " << mxPathName(path) << " MXINT8 path: it is not checked here";
     if (!mxint8PathAvailable(path)) {
       std::vector<float> one{1.0f};
       std::vector<std::byte> out(mxint8EncodedBytes(1));
       EXPECT_THROW(encodeMxint8(one.data(), 1, out.data(), path), std::invalid_argument);
     }
   }
+  // MxPath is shared with the MXFP6 matmul; MXINT8 has no body of its VBMI path.
+  EXPECT_FALSE(mxint8PathAvailable(MxPath::Avx512Vbmi));
+  std::vector<float> one{1.0f};
+  std::vector<std::byte> out(mxint8EncodedBytes(1));
+  EXPECT_THROW(encodeMxint8(one.data(), 1, out.data(), MxPath::Avx512Vbmi), std::invalid_argument);
 }
 
 TEST(Mxint8FormatPaths, EdgeBlocksBitExactOnEveryPath) {
@@ -360,7 +365,7 @@ TEST(Mxint8FormatPaths, EmptyInputWritesNothing) {
   const std::vector<uint16_t> noHalves;
   std::vector<std::byte> encoded;  // data() may be null: no path may touch it
   std::vector<float> out;
-  for (Mxint8Path path : pathsThisCpuHas()) {
+  for (MxPath path : pathsThisCpuHas()) {
     encodeMxint8(noFloats.data(), 0, encoded.data(), path);
     encodeMxint8(noHalves.data(), 0, encoded.data(), path);
     decodeMxint8(encoded.data(), 0, 0, 0, out.data(), path);
@@ -385,8 +390,8 @@ TEST(Mxint8FormatPaths, EveryFloat16BitPatternOnEveryPath) {
     std::vector<float> asFloat(count);
     for (std::size_t i = 0; i < count; ++i) asFloat[i] = halfToFloat(halves[i]);
     const std::vector<std::byte> expected = scalarEncode(asFloat);
-    for (Mxint8Path path : pathsThisCpuHas()) {
-      SCOPED_TRACE(std::string("path ") + mxint8PathName(path) + ", count " + std::to_string(count));
+    for (MxPath path : pathsThisCpuHas()) {
+      SCOPED_TRACE(std::string("path ") + mxPathName(path) + ", count " + std::to_string(count));
       std::vector<std::byte> encoded(expected.size());
       encodeMxint8(halves.data(), count, encoded.data(), path);
       ASSERT_EQ(encoded, expected);
