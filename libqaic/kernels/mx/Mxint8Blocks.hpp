@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/format/Half.hpp"
 #include "kernels/mx/E8m0.hpp"
 #include "kernels/mx/Mxint8Format.hpp"
 
@@ -70,18 +71,6 @@ inline int8_t elementCode(float value, float multiplier) {
   return static_cast<int8_t>(std::clamp(rounded, -kMxint8MaxCode, kMxint8MaxCode));
 }
 
-// float16 bits to float without branches, so that it vectorizes: the magnitude moved into
-// float's bit positions and multiplied by 2^112 (exact) rebiases the exponent and normalises
-// a subnormal; float16's infinity/NaN exponent then becomes float's. Same value as halfToFloat.
-inline float halfBitsToFloat(uint16_t half) {
-  constexpr uint32_t kHalfInfinityMoved = 0x7C00u << 13;
-  const uint32_t moved = static_cast<uint32_t>(half & 0x7FFFu) << 13;
-  uint32_t bits = std::bit_cast<uint32_t>(std::bit_cast<float>(moved) * 0x1p112f);
-  bits |= moved >= kHalfInfinityMoved ? kFloatInfinityBits : 0u;
-  bits |= static_cast<uint32_t>(half & 0x8000u) << 16;
-  return std::bit_cast<float>(bits);
-}
-
 // The codes of a block whose scale is known. A block of n <= 32 floats: n is a constant for
 // full blocks, since gcc vectorizes a loop of known length without a scalar remainder.
 template <typename Length>
@@ -123,15 +112,16 @@ template <typename Length>
   if (first < count) encodeBlock(values + first, count - first, codes + first, scales + fullBlocks);
 }
 
-// The short last block of float16 input (every block, on the paths without a vector widening).
+// The short last block of float16 input (every block, on the Scalar path), widened by the
+// project's one float16 conversion; the vector paths widen their full blocks with vcvtph2ps.
 [[gnu::always_inline]] inline void encodeHalvesBlock(const uint16_t* halves, std::size_t n, int8_t* codes,
                                                      std::byte* scaleCode) {
   float block[kMxint8BlockElements];
-  for (std::size_t i = 0; i < n; ++i) block[i] = halfBitsToFloat(halves[i]);
+  for (std::size_t i = 0; i < n; ++i) block[i] = halfToFloat(halves[i]);
   encodeBlock(block, n, codes, scaleCode);
 }
 
-// Each block widened into a float block first: the widening and the encoding each vectorize.
+// The Scalar path: each block widened into a float block, then encoded as floats are.
 [[gnu::always_inline]] inline void encodeHalvesPass(const uint16_t* halves, std::size_t count, std::byte* out) {
   auto* codes = reinterpret_cast<int8_t*>(out);
   std::byte* scales = out + count;
@@ -139,7 +129,7 @@ template <typename Length>
   const std::size_t fullBlocks = count / kMxint8BlockElements;
   for (std::size_t b = 0; b < fullBlocks; ++b) {
     const std::size_t first = b * kMxint8BlockElements;
-    for (std::size_t i = 0; i < kMxint8BlockElements; ++i) block[i] = halfBitsToFloat(halves[first + i]);
+    for (std::size_t i = 0; i < kMxint8BlockElements; ++i) block[i] = halfToFloat(halves[first + i]);
     encodeBlock(block, FullBlock{}, codes + first, scales + b);
   }
   const std::size_t first = fullBlocks * kMxint8BlockElements;

@@ -28,8 +28,8 @@ void accumulateBaseline(const std::byte* encoded, std::size_t count, std::size_t
 [[gnu::target("avx2,f16c")]] void encodeFloatsAvx2(const float* values, std::size_t count, std::byte* out) {
   encodeFloatsPass(values, count, out);
 }
-// F16C widens eight float16 per instruction (vcvtph2ps, exact, whatever the denormals mode)
-// where the shared bit trick takes several, and the float block then encodes as floats do.
+// F16C widens eight float16 per instruction (vcvtph2ps, exact), and the float block then encodes
+// as floats do.
 [[gnu::target("avx2,f16c")]] void encodeHalvesAvx2(const uint16_t* halves, std::size_t count, std::byte* out) {
   auto* codes = reinterpret_cast<int8_t*>(out);
   std::byte* scales = out + count;
