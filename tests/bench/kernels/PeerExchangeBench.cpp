@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "PageAlignedBuffer.hpp"
@@ -48,8 +49,15 @@ std::shared_ptr<PeerRendezvous> rendezvousFor(const benchmark::State& state, con
 }
 
 // Per part and collective: the chunk sent to each other part and every other chunk back.
+// Part `part`'s chunk of a tensor of `floats` floats (PeerRendezvous' split of a sum): its
+// offset and size in bytes.
+std::pair<std::size_t, std::size_t> chunkBytes(std::size_t floats, std::size_t parts, std::size_t part) {
+  const std::size_t begin = floats * part / parts, end = floats * (part + 1) / parts;
+  return {begin * sizeof(float), (end - begin) * sizeof(float)};
+}
+
 uint64_t nativeSentBytes(std::size_t floats, std::size_t parts, std::size_t part) {
-  const uint64_t own = (floats * (part + 1) / parts - floats * part / parts) * sizeof(float);
+  const uint64_t own = chunkBytes(floats, parts, part).second;
   return (parts - 1) * own + (floats * sizeof(float) - own);
 }
 
@@ -174,37 +182,29 @@ void DecodeStepProducedExchanges(benchmark::State& state) {
 // synchronizations a collective has (the other part may rewrite its tensor only after the copy).
 // A P2P DMA moves the bytes that way, once, and no exchange can move fewer. Each tensor's bytes
 // land in a place of their own, as in a receiving card's memory.
-struct PeerBuffers {
-  std::mutex mutex;
-  std::vector<std::byte*> tensors;
-};
-
 void DecodeStepProducedCopies(benchmark::State& state) {
   const auto parts = static_cast<std::size_t>(state.threads());
   const auto part = static_cast<std::size_t>(state.thread_index());
   auto rendezvous = rendezvousFor(state, "decode-copies");
   auto exchange = rendezvous->exchange(part);
-  static std::map<std::size_t, PeerBuffers> registry;
+  // Every part's tensors, by part count, for the others to copy from.
+  static std::map<std::size_t, std::vector<std::byte*>> tensorsByParts;
   static std::mutex registryMutex;
-  PeerBuffers* peers;
-  {
-    std::lock_guard lock(registryMutex);
-    peers = &registry[parts];
-  }
   const std::size_t tensorBytes = kDecodeHidden * sizeof(float);
   PageAlignedBuffer buffer(tensorBytes * kDecodeCollectives), received(tensorBytes * kDecodeCollectives * parts);
+  std::vector<std::byte*>* peers;
   {
-    std::lock_guard lock(peers->mutex);
-    peers->tensors.resize(parts);
-    peers->tensors[part] = buffer.data();
+    std::lock_guard lock(registryMutex);
+    peers = &tensorsByParts[parts];
+    peers->resize(parts);
+    (*peers)[part] = buffer.data();
   }
   float token = 0;
   const auto synchronize = [&](int id) {
     exchange->allReduceSum(id, qaic::ir::DType::Float, std::as_writable_bytes(std::span(&token, 1)));
   };
   synchronize(-1);  // every part's buffer registered (the rendezvous orders the writes before)
-  const std::size_t floats = kDecodeHidden;
-  const auto [mineBegin, mineEnd] = std::pair{floats * part / parts, floats * (part + 1) / parts};
+  const auto [mineAt, mineBytes] = chunkBytes(kDecodeHidden, parts, part);
   uint64_t copied = 0;
   for (auto _ : state) {
     copied = 0;
@@ -213,12 +213,12 @@ void DecodeStepProducedCopies(benchmark::State& state) {
       synchronize(0);
       for (std::size_t q = 0; q < parts; ++q) {
         if (q == part) continue;
-        const std::byte* from = peers->tensors[q] + c * tensorBytes;
+        const std::byte* from = (*peers)[q] + c * tensorBytes;
         std::byte* to = received.data() + (q * kDecodeCollectives + c) * tensorBytes;
-        const std::size_t theirsBegin = floats * q / parts, theirsEnd = floats * (q + 1) / parts;
-        std::memcpy(to + mineBegin * 4, from + mineBegin * 4, (mineEnd - mineBegin) * 4);
-        std::memcpy(to + theirsBegin * 4, from + theirsBegin * 4, (theirsEnd - theirsBegin) * 4);
-        copied += (mineEnd - mineBegin + theirsEnd - theirsBegin) * 4;
+        const auto [theirsAt, theirsBytes] = chunkBytes(kDecodeHidden, parts, q);
+        std::memcpy(to + mineAt, from + mineAt, mineBytes);
+        std::memcpy(to + theirsAt, from + theirsAt, theirsBytes);
+        copied += mineBytes + theirsBytes;
       }
       synchronize(1);
     }
