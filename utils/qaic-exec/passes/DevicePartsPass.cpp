@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <system_error>
 
 #include "CompileError.hpp"
 #include "container/QpcWriter.hpp"
@@ -23,9 +22,7 @@ namespace {
 // as write-container would) and mapped; the file is unlinked once mapped, so nothing is left
 // behind whether the compile goes on or fails.
 MappedFile writePartImage(const Compilation& part, const std::string& binaryDir, std::size_t index) {
-  std::error_code ec;
-  std::filesystem::create_directories(binaryDir, ec);
-  if (ec) throw CompileError(binaryDir + ": cannot create the output directory: " + ec.message());
+  createOutputDirectory(binaryDir);
   const std::string path = (std::filesystem::path(binaryDir) /
                             (".programqpc.part" + std::to_string(index) + "." + std::to_string(::getpid()) + ".bin"))
                                .string();

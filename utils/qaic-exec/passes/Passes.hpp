@@ -38,6 +38,9 @@ void constantTablePass(Compilation& compilation);
 void programPass(Compilation& compilation);
 void devicePartsPass(Compilation& compilation);
 void writeContainerPass(Compilation& compilation);
+// -aic-binary-dir, created when missing (write-container, and device-parts for the parts'
+// files); CompileError naming it when it cannot be.
+void createOutputDirectory(const std::string& binaryDir);
 void dumpPartitionConfigPass(Compilation& compilation);
 
 }  // namespace qaic::compiler

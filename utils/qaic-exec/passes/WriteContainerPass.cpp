@@ -10,14 +10,16 @@
 
 namespace qaic::compiler {
 
+void createOutputDirectory(const std::string& binaryDir) {
+  std::error_code ec;
+  std::filesystem::create_directories(binaryDir, ec);
+  if (ec) throw CompileError(binaryDir + ": cannot create the output directory: " + ec.message());
+}
+
 void writeContainerPass(Compilation& compilation) {
   const ExecOptions& options = compilation.options;
   const container::QpcContents& contents = compilation.contents;
-  std::error_code ec;
-  std::filesystem::create_directories(options.binaryDir, ec);
-  if (ec) {
-    throw CompileError(options.binaryDir + ": cannot create the output directory: " + ec.message());
-  }
+  createOutputDirectory(options.binaryDir);
   CompileSummary& summary = compilation.summary;
   summary.outputPath = (std::filesystem::path(options.binaryDir) / "programqpc.bin").string();
   container::writeQpcFile(summary.outputPath, contents);
@@ -28,6 +30,7 @@ void writeContainerPass(Compilation& compilation) {
   summary.retained = contents.retainedState.size();
   summary.specializations = compilation.specializations.size();
   summary.ioRegionSize = contents.programs.front().ioRegionSize;
+  std::error_code ec;
   summary.fileBytes = std::filesystem::file_size(summary.outputPath, ec);
 }
 
